@@ -1,0 +1,3 @@
+from tau_tui.cli import main
+
+raise SystemExit(main())

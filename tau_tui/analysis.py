@@ -1,0 +1,151 @@
+"""Replay and DB check of recorded simulations: ties run files, domains and replay together.
+
+Used by the CLI, the TUI and the tests, so that all three see the same thing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
+from tau_tui.env.environment import Environment
+from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.model.results import SimulationRun
+from tau_tui.model.tasks import Task
+from tau_tui.replay import FindingKind, GoldResult, Timeline, Verdict, gold_state, replay, run_assertions
+from tau_tui.replay.timeline import Finding
+
+
+def task_fingerprint(task: Task) -> str:
+    """Hash of a task definition (what the gold state depends on)."""
+    return hashlib.sha256(orjson.dumps(task.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+@dataclass
+class SimAnalysis:
+    """Everything replay derives for one simulation."""
+
+    run: RunFile
+    index: int
+    sim: SimulationRun
+    domain: str | None
+    task: Task | None
+    timeline: Timeline
+    gold: GoldResult | None
+    assertions: list[tuple[Any, bool | None, str | None]] = field(default_factory=list)
+
+    @property
+    def pred_db(self) -> str | None:
+        return self.timeline.final.agent_hash()
+
+    @property
+    def pred_user_db(self) -> str | None:
+        return self.timeline.final.user_hash()
+
+    @property
+    def db_match(self) -> bool | None:
+        if self.gold is None:
+            return None
+        return self.pred_db == self.gold.agent_hash and self.pred_user_db == self.gold.user_hash
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.timeline.findings + (self.gold.findings if self.gold else [])
+
+    @property
+    def hallucinated(self) -> int:
+        return sum(1 for c in self.timeline.calls if c.verdict is Verdict.SKIPPED_UNKNOWN)
+
+    def first_mismatch(self) -> dict[str, Any] | None:
+        for record in self.timeline.calls:
+            if record.verdict is Verdict.MISMATCH:
+                return {
+                    "step": record.result_step,
+                    "call_id": record.call.id,
+                    "tool": record.name,
+                    "arguments": record.call.arguments,
+                    "recorded": record.recorded,
+                    "replayed": record.replayed,
+                }
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``tau-tui replay --json`` record."""
+        sim = self.sim
+        reward_info = sim.reward_info
+        return {
+            "file": str(self.run.path),
+            "sim": sim.id,
+            "task": sim.task_id,
+            "trial": sim.trial,
+            "domain": self.domain,
+            "termination": sim.termination_reason,
+            "strict_ok": self.timeline.strict_ok,
+            "first_mismatch": self.first_mismatch(),
+            "verdicts": self.timeline.verdict_counts(),
+            "findings": [f.to_json() for f in self.findings],
+            "pred_db": self.pred_db,
+            "pred_user_db": self.pred_user_db,
+            "gold_db": self.gold.agent_hash if self.gold else None,
+            "gold_user_db": self.gold.user_hash if self.gold else None,
+            "db_match": self.db_match,
+            "env_assertions": [met for _, met, _ in self.assertions],
+            "recorded_reward": reward_info.reward if reward_info else None,
+            "recorded_db_match": reward_info.db_check.db_match if reward_info and reward_info.db_check else None,
+        }
+
+
+class Analyzer:
+    """Replays simulations of loaded run files; caches gold states per task."""
+
+    def __init__(self, registry: DomainRegistry):
+        self.registry = registry
+        self._gold: dict[tuple[str, str], GoldResult] = {}
+
+    def domain_of(self, run: RunFile) -> tuple[Domain, str | None]:
+        name = run.domain
+        if name is None:
+            raise DomainError(f"{run.path}: cannot tell the domain (no info.environment_info.domain_name)")
+        base, variant = split_variant(name)
+        return self.registry.get(base), variant
+
+    def env_factory(self, domain: Domain, variant: str | None):
+        def new_env(solo: bool) -> Environment:
+            return domain.new_environment(solo=solo, variant=variant)
+
+        return new_env
+
+    def task_for(self, run: RunFile, sim: SimulationRun, domain: Domain) -> Task | None:
+        task = run.tasks().get(sim.task_id)
+        if task is None:
+            try:
+                task = domain.tasks().get(sim.task_id)
+            except DomainError:
+                task = None
+        return task
+
+    def gold_for(self, domain_key: str, task: Task, new_env) -> GoldResult:
+        key = (domain_key, task_fingerprint(task))
+        if key not in self._gold:
+            self._gold[key] = gold_state(task, new_env)
+        return self._gold[key]
+
+    def analyze(self, run: RunFile, index: int) -> SimAnalysis:
+        """Replay simulation ``index`` of ``run``; raises DomainError/RunFileError when it cannot start."""
+        sim = run.simulation(index)
+        domain, variant = self.domain_of(run)
+        new_env = self.env_factory(domain, variant)
+        task = self.task_for(run, sim, domain)
+        timeline = replay(sim.trajectory, task, new_env, solo=run.solo)
+        gold = None
+        if task is not None:
+            gold = self.gold_for(f"{domain.name}-{variant}", task, new_env)
+        assertions = run_assertions(timeline, task)
+        return SimAnalysis(run, index, sim, run.domain, task, timeline, gold, assertions)
+
+
+__all__ = ["Analyzer", "DomainError", "FindingKind", "RunFileError", "SimAnalysis", "task_fingerprint"]

@@ -1,0 +1,318 @@
+"""DB state as persistent JSON-like trees with copy-on-write and tau2's canonical hash.
+
+A state is a plain tree of dicts, lists and scalars whose top-level entity
+collections (``{"orders": {id: order, ...}}``) are ``Collection`` objects: a
+shared, never-mutated base plus this state's own changes. A ``Store`` hands out
+private copies on ``edit`` and copies only the containers on the path to what
+changes, so a snapshot (``freeze``) is just a root reference and keeping one per
+step costs what changed, not the size of the DB.
+
+The hash is tau2's: sha256 over ``json.dumps(model_dump(), sort_keys=True,
+default=str)``. It is assembled from cached per-entity JSON for everything
+that came unchanged from the shared base.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+_MISSING = object()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+class CollectionBase:
+    """The shared, immutable part of a collection, with its JSON cached piece by piece."""
+
+    __slots__ = ("data", "_pieces", "_sorted", "_full")
+
+    def __init__(self, data: dict[Any, Any]):
+        self.data = data
+        self._pieces: dict[Any, str] = {}
+        self._sorted: list[Any] | None = None
+        self._full: str | None = None
+
+    def piece(self, key: Any) -> str:
+        text = self._pieces.get(key)
+        if text is None:
+            text = self._pieces[key] = f"{json.dumps(key)}: {_dumps(self.data[key])}"
+        return text
+
+    def sorted_keys(self) -> list[Any]:
+        if self._sorted is None:
+            self._sorted = sorted(self.data)
+        return self._sorted
+
+    def full(self) -> str:
+        if self._full is None:
+            self._full = "{" + ", ".join(self.piece(k) for k in self.sorted_keys()) + "}"
+        return self._full
+
+
+class Collection(Mapping):
+    """A dict of entities: a shared base plus own changes. Copying costs the changes only."""
+
+    __slots__ = ("_base", "_over", "_gone")
+
+    def __init__(self, base: CollectionBase | dict[Any, Any], over: dict[Any, Any] | None = None,
+                 gone: set[Any] | None = None):
+        self._base = base if isinstance(base, CollectionBase) else CollectionBase(base)
+        self._over: dict[Any, Any] = over if over is not None else {}
+        self._gone: set[Any] = gone if gone is not None else set()
+
+    # Mapping protocol -------------------------------------------------------
+    def __getitem__(self, key: Any) -> Any:
+        value = self._over.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        if key in self._gone:
+            raise KeyError(key)
+        return self._base.data[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._over:
+            return True
+        return key not in self._gone and key in self._base.data
+
+    def __iter__(self) -> Iterator[Any]:
+        base = self._base.data
+        gone = self._gone
+        for key in base:
+            if key not in gone:
+                yield key
+        for key in self._over:
+            if key not in base:
+                yield key
+
+    def __len__(self) -> int:
+        base = self._base.data
+        return len(base) - len(self._gone) + sum(1 for k in self._over if k not in base)
+
+    def __repr__(self) -> str:
+        return f"Collection({len(self)} entities, {len(self._over)} changed)"
+
+    # Mutation: only on a private copy (Store.edit hands those out) ----------------
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._gone.discard(key)
+        self._over[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._over.pop(key, None)
+        if key in self._base.data:
+            self._gone.add(key)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def copy(self) -> Collection:
+        return Collection(self._base, dict(self._over), set(self._gone))
+
+    # Structure sharing --------------------------------------------------------
+    @property
+    def base(self) -> CollectionBase:
+        return self._base
+
+    def changed_keys(self) -> set[Any]:
+        """Keys whose entity differs (or may differ) from the shared base."""
+        return set(self._over) | self._gone
+
+    def canonical(self) -> str:
+        if not self._over and not self._gone:
+            return self._base.full()
+        base = self._base
+        keys = [k for k in base.sorted_keys() if k not in self._gone]
+        new = [k for k in self._over if k not in base.data]
+        if new:
+            keys = sorted(keys + new)
+        over = self._over
+        parts = [f"{json.dumps(k)}: {_dumps(over[k])}" if k in over else base.piece(k) for k in keys]
+        return "{" + ", ".join(parts) + "}"
+
+
+def canonical_json(node: Any) -> str:
+    """tau2's canonical JSON of a state tree (``json.dumps(..., sort_keys=True, default=str)``)."""
+    if isinstance(node, Collection):
+        return node.canonical()
+    if isinstance(node, dict) and any(isinstance(v, Collection) for v in node.values()):
+        return "{" + ", ".join(f"{json.dumps(k)}: {canonical_json(node[k])}" for k in sorted(node)) + "}"
+    return _dumps(node)
+
+
+def state_hash(node: Any) -> str:
+    """The tau2-compatible DB hash of a state tree."""
+    return hashlib.sha256(canonical_json(node).encode()).hexdigest()
+
+
+def clone(value: Any) -> Any:
+    """Deep copy of a JSON-like tree (scalars, dates and enums are shared)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: clone(v) for k, v in value.items()}
+    if kind is list:
+        return [clone(v) for v in value]
+    if isinstance(value, Collection):
+        return Collection(value.base, {k: clone(v) for k, v in value._over.items()}, set(value._gone))
+    if isinstance(value, dict):
+        return type(value)({k: clone(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    if kind is tuple:
+        return tuple(clone(v) for v in value)
+    return value
+
+
+def to_plain(node: Any) -> Any:
+    """A state tree with every ``Collection`` turned into a plain dict (shares entities)."""
+    if isinstance(node, Collection):
+        return {k: node[k] for k in node}
+    if isinstance(node, dict) and any(isinstance(v, Collection) for v in node.values()):
+        return {k: to_plain(v) for k, v in node.items()}
+    return node
+
+
+def _containers(value: Any) -> Iterator[Any]:
+    if isinstance(value, (dict, list, Collection)):
+        yield value
+        children = value.values() if isinstance(value, Mapping) else value
+        for child in children:
+            if isinstance(child, (dict, list, Collection)):
+                yield from _containers(child)
+
+
+class Store:
+    """One side's DB during an episode: read freely, write through ``edit``/``set``/``delete``.
+
+    Reads (``store.root``, ``store.get(...)``, ``store.orders``) return shared
+    objects that must not be mutated. ``edit(*path)`` returns a private deep copy
+    linked into the current state. ``freeze()`` ends a generation: the current
+    root becomes an immutable snapshot and later writes copy again.
+    """
+
+    def __init__(self, root: dict[str, Any], kind: str = "DB", schema: Any = None):
+        self._root = root
+        self.kind = kind
+        self.schema = schema
+        self._shallow: dict[int, Any] = {}
+        self._deep: dict[int, Any] = {}
+
+    @property
+    def root(self) -> dict[str, Any]:
+        return self._root
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        root = self.__dict__["_root"]
+        if name in root:
+            return root[name]
+        raise AttributeError(f"'{self.__dict__['kind']}' object has no attribute '{name}'")
+
+    def get(self, *path: Any) -> Any:
+        node: Any = self._root
+        for key in path:
+            node = node[key]
+        return node
+
+    # --- ownership --------------------------------------------------------
+    def _owned(self, node: Any) -> bool:
+        return id(node) in self._shallow or id(node) in self._deep
+
+    def _own_shallow(self, node: Any) -> Any:
+        if self._owned(node):
+            return node
+        if isinstance(node, Collection):
+            copy = node.copy()
+        elif isinstance(node, dict):
+            copy = dict(node)
+        elif isinstance(node, list):
+            copy = list(node)
+        else:
+            raise TypeError(f"cannot write inside a {type(node).__name__}")
+        self._shallow[id(copy)] = copy
+        return copy
+
+    def _adopt(self, value: Any) -> Any:
+        for node in _containers(value):
+            self._deep[id(node)] = node
+        return value
+
+    def _container(self, path: tuple[Any, ...]) -> Any:
+        """The container at ``path``, made private along the way."""
+        root = self._own_shallow(self._root)
+        self._root = root
+        node = root
+        for key in path:
+            child = node[key]
+            owned = self._own_shallow(child)
+            if owned is not child:
+                node[key] = owned
+            node = owned
+        return node
+
+    # --- writes -------------------------------------------------------------
+    def edit(self, *path: Any) -> Any:
+        """A private, mutable copy of the node at ``path`` (the root when no path)."""
+        if not path:
+            root = self._root
+            if id(root) not in self._deep:
+                root = self._adopt(clone(root))
+                self._root = root
+            return root
+        parent = self._container(path[:-1])
+        node = parent[path[-1]]
+        if id(node) not in self._deep:
+            node = self._adopt(clone(node))
+            parent[path[-1]] = node
+        return node
+
+    def set(self, *path_and_value: Any) -> Any:
+        """Put a value at a path (``store.set("orders", oid, order)``); the value is adopted, not copied."""
+        *path, value = path_and_value
+        if not path:
+            raise ValueError("set needs a path")
+        parent = self._container(tuple(path[:-1]))
+        if isinstance(parent, list) and path[-1] == len(parent):
+            parent.append(value)
+        else:
+            parent[path[-1]] = value
+        return self._adopt(value)
+
+    def append(self, *path_and_value: Any) -> Any:
+        """Append a value to the list at a path."""
+        *path, value = path_and_value
+        self._container(tuple(path)).append(value)
+        return self._adopt(value)
+
+    def delete(self, *path: Any) -> Any:
+        parent = self._container(tuple(path[:-1]))
+        return parent.pop(path[-1])
+
+    def replace_root(self, root: dict[str, Any]) -> None:
+        self._root = root
+        self._shallow.clear()
+        self._deep.clear()
+
+    def freeze(self) -> dict[str, Any]:
+        """End the current generation; the returned root never changes again."""
+        self._shallow.clear()
+        self._deep.clear()
+        return self._root
+
+    def hash(self) -> str:
+        return state_hash(self._root)
+
+    def plain(self) -> Any:
+        return to_plain(self._root)

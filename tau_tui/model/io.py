@@ -1,0 +1,417 @@
+"""Reading and writing recorded runs in every tau2 layout.
+
+Layouts read:
+  * results object ``{timestamp, info, tasks, simulations}`` (tau2's json format),
+  * directory layout: ``results.json`` (metadata, optional ``simulation_index``)
+    plus ``simulations/<id>.json``,
+  * a bare JSON list of simulations,
+  * single-simulation wrappers (``{task, simulation_run}`` and a lone simulation object).
+
+Opening a file parses JSON and builds a light index of its simulations; the
+pydantic models of a simulation are built only when it is opened.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import orjson
+from pydantic import ValidationError
+
+from tau_tui.model.results import Results, RunInfo, SimulationRun
+from tau_tui.model.tasks import Task
+
+KNOWN_DOMAINS = ("airline", "retail", "telecom", "mock")
+# Files that live in tau2 data folders and are never runs.
+_DATA_FILE_NAMES = {"db.json", "user_db.json", "tasks.json", "tasks_small.json", "split_tasks.json", "split_tasks_small.json"}
+
+
+class RunFileError(Exception):
+    """A run file that cannot be read; ``str()`` is one line naming file and problem."""
+
+    def __init__(self, path: Path | str, problem: str):
+        self.path = Path(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+@dataclass
+class SimEntry:
+    """Index row of one simulation, read from raw JSON without building models."""
+
+    index: int
+    id: str
+    task_id: str
+    trial: int | None
+    seed: int | None
+    termination: str | None
+    reward: float | None
+    db_match: bool | None
+    agent_cost: float | None
+    user_cost: float | None
+    duration: float | None
+    n_messages: int
+    n_tool_calls: int
+    n_tool_errors: int
+    problem: str | None = None
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _index_entry(i: int, raw: Any) -> SimEntry:
+    if not isinstance(raw, dict):
+        return SimEntry(i, f"#{i}", "?", None, None, None, None, None, None, None, None, 0, 0, 0,
+                        problem=f"simulation #{i} is a {type(raw).__name__}, not an object")
+    reward_info = raw.get("reward_info") if isinstance(raw.get("reward_info"), dict) else {}
+    db_check = reward_info.get("db_check") if isinstance(reward_info.get("db_check"), dict) else {}
+    messages = raw.get("messages")
+    if not isinstance(messages, list):
+        messages = []
+    n_calls = n_errors = 0
+    for m in messages:
+        if isinstance(m, dict):
+            calls = m.get("tool_calls")
+            if isinstance(calls, list):
+                n_calls += len(calls)
+            if m.get("role") == "tool" and m.get("error") is True:
+                n_errors += 1
+    db_match = db_check.get("db_match")
+    return SimEntry(
+        index=i,
+        id=str(raw.get("id") or f"#{i}"),
+        task_id=str(raw.get("task_id")),
+        trial=_int(raw.get("trial")),
+        seed=_int(raw.get("seed")),
+        termination=raw.get("termination_reason") if isinstance(raw.get("termination_reason"), str) else None,
+        reward=_num(reward_info.get("reward")),
+        db_match=db_match if isinstance(db_match, bool) else None,
+        agent_cost=_num(raw.get("agent_cost")),
+        user_cost=_num(raw.get("user_cost")),
+        duration=_num(raw.get("duration")),
+        n_messages=len(messages),
+        n_tool_calls=n_calls,
+        n_tool_errors=n_errors,
+    )
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; any failure becomes a one-line ``RunFileError``."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise RunFileError(path, "is a directory") from None
+    except OSError as exc:
+        raise RunFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise RunFileError(path, "is empty")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunFileError(path, f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        msg = str(exc)
+        if "recursion" in msg.lower():
+            raise RunFileError(path, "is not readable JSON: nested deeper than 1024 levels") from None
+        if exc.pos >= len(data.rstrip()) - 1 or "end of data" in msg.lower() or "EOF" in msg:
+            raise RunFileError(path, f"is truncated JSON ({msg})") from None
+        raise RunFileError(path, f"is not valid JSON ({msg})") from None
+
+
+def _looks_like_v1(items: list[Any]) -> bool:
+    first = items[0] if items else None
+    return isinstance(first, dict) and "traj" in first and "task_id" in first and "messages" not in first
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+@dataclass
+class RunFile:
+    """One loaded run (file or directory): metadata, tasks and an index of simulations."""
+
+    path: Path
+    layout: str
+    raw_sims: list[Any]
+    raw_info: dict[str, Any]
+    raw_tasks: list[Any]
+    timestamp: str | None = None
+    extra_top: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    entries: list[SimEntry] = field(default_factory=list)
+    _sims: dict[int, SimulationRun] = field(default_factory=dict, repr=False)
+    _tasks: dict[str, Task] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.entries = [_index_entry(i, raw) for i, raw in enumerate(self.raw_sims)]
+
+    # --- metadata -------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def _info_part(self, key: str) -> dict[str, Any]:
+        value = self.raw_info.get(key)
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def agent_model(self) -> str | None:
+        return self._info_part("agent_info").get("llm") or self.extra_top.get("model")
+
+    @property
+    def agent_implementation(self) -> str | None:
+        return self._info_part("agent_info").get("implementation")
+
+    @property
+    def user_model(self) -> str | None:
+        return self._info_part("user_info").get("llm")
+
+    @property
+    def user_implementation(self) -> str | None:
+        return self._info_part("user_info").get("implementation")
+
+    @property
+    def solo(self) -> bool:
+        """tau2 marks solo runs by the solo agent and the dummy user."""
+        agent = self.agent_implementation or ""
+        return "solo" in agent or self.user_implementation == "dummy_user"
+
+    @property
+    def domain_name(self) -> str | None:
+        """Domain as the file states it (``telecom-workflow`` included)."""
+        name = self._info_part("environment_info").get("domain_name")
+        if isinstance(name, str) and name:
+            return name
+        top = self.extra_top.get("domain")
+        return top if isinstance(top, str) and top else None
+
+    @property
+    def domain(self) -> str | None:
+        """The domain this run belongs to: stated, or guessed from the file name."""
+        stated = self.domain_name
+        if stated:
+            return stated
+        lowered = str(self.path).lower()
+        hits = [d for d in KNOWN_DOMAINS if d in Path(lowered).name] or [d for d in KNOWN_DOMAINS if d in lowered]
+        return hits[0] if hits else None
+
+    # --- lazy models ------------------------------------------------------
+    def tasks(self) -> dict[str, Task]:
+        """Tasks embedded in the file, by id (unreadable ones are skipped with a warning)."""
+        if self._tasks is None:
+            tasks: dict[str, Task] = {}
+            for i, raw in enumerate(self.raw_tasks):
+                try:
+                    task = Task.model_validate(raw)
+                except ValidationError as exc:
+                    self.warnings.append(f"task #{i} unreadable: {exc.errors()[0].get('msg')}")
+                    continue
+                tasks[task.id] = task
+            self._tasks = tasks
+        return self._tasks
+
+    def simulation(self, index: int) -> SimulationRun:
+        """The full model of simulation ``index`` (built once, then cached)."""
+        if index not in self._sims:
+            raw = self.raw_sims[index]
+            if not isinstance(raw, dict):
+                raise RunFileError(self.path, f"simulation #{index} is {_kind(raw)}, not an object")
+            try:
+                self._sims[index] = SimulationRun.model_validate(raw)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first.get("loc", ()))
+                raise RunFileError(self.path, f"simulation #{index} unreadable at {where}: {first.get('msg')}") from None
+        return self._sims[index]
+
+    def find(self, sim_id: str) -> int | None:
+        """Index of the simulation whose id equals or starts with ``sim_id``."""
+        for entry in self.entries:
+            if entry.id == sim_id:
+                return entry.index
+        prefixed = [e.index for e in self.entries if e.id.startswith(sim_id)]
+        return prefixed[0] if len(prefixed) == 1 else None
+
+    def to_results(self) -> Results:
+        """The whole run as a ``Results`` model in the standard layout."""
+        return Results(
+            timestamp=self.timestamp,
+            info=RunInfo.model_validate(self.raw_info),
+            tasks=list(self.tasks().values()),
+            simulations=[self.simulation(i) for i in range(len(self.raw_sims))],
+        )
+
+
+def _from_object(path: Path, data: dict[str, Any]) -> RunFile:
+    if "simulation_run" in data and isinstance(data["simulation_run"], dict):
+        task = data.get("task")
+        return RunFile(path, "wrapper", [data["simulation_run"]], {}, [task] if isinstance(task, dict) else [])
+    if "simulations" in data:
+        sims = data["simulations"]
+        if not isinstance(sims, list):
+            raise RunFileError(path, f"'simulations' is {_kind(sims)}, expected a list")
+        info = data.get("info")
+        tasks = data.get("tasks")
+        extra = {k: v for k, v in data.items() if k not in ("timestamp", "info", "tasks", "simulations")}
+        run = RunFile(
+            path,
+            "results",
+            sims,
+            info if isinstance(info, dict) else {},
+            tasks if isinstance(tasks, list) else [],
+            timestamp=data.get("timestamp") if isinstance(data.get("timestamp"), str) else None,
+            extra_top=extra,
+        )
+        return run
+    if "messages" in data and "task_id" in data:
+        return RunFile(path, "single", [data], {}, [])
+    keys = ", ".join(list(data)[:6]) or "no keys"
+    raise RunFileError(path, f"not a tau2 run: an object without 'simulations' or 'simulation_run' (keys: {keys})")
+
+
+def _open_dir(root: Path, meta_path: Path) -> RunFile:
+    meta = read_json(meta_path)
+    if not isinstance(meta, dict):
+        raise RunFileError(meta_path, f"top level is {_kind(meta)}, expected a results object")
+    sim_dir = root / "simulations"
+    files = sorted(sim_dir.glob("*.json")) if sim_dir.is_dir() else []
+    sims = [read_json(f) for f in files]
+    warnings: list[str] = []
+    index = meta.get("simulation_index")
+    if isinstance(index, list):
+        listed = {str(row.get("id")) for row in index if isinstance(row, dict)}
+        found = {f.stem for f in files}
+        if listed - found:
+            warnings.append(f"{len(listed - found)} simulation(s) in simulation_index have no file in simulations/")
+        if found - listed:
+            warnings.append(f"{len(found - listed)} file(s) in simulations/ are not in simulation_index")
+    if isinstance(meta.get("simulations"), list):
+        sims = list(meta["simulations"]) + sims
+    extra = {k: v for k, v in meta.items() if k not in ("timestamp", "info", "tasks", "simulations", "format_version")}
+    run = RunFile(
+        meta_path,
+        "dir",
+        sims,
+        meta.get("info") if isinstance(meta.get("info"), dict) else {},
+        meta.get("tasks") if isinstance(meta.get("tasks"), list) else [],
+        timestamp=meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None,
+        extra_top=extra,
+    )
+    run.warnings.extend(warnings)
+    return run
+
+
+def open_run(path: Path | str) -> RunFile:
+    """Open one run file or run directory; raises ``RunFileError`` with a one-line reason."""
+    path = Path(path)
+    if not path.exists():
+        raise RunFileError(path, "does not exist")
+    if path.is_dir():
+        meta = path / "results.json"
+        if not meta.is_file():
+            raise RunFileError(path, "is a directory without results.json")
+        return _open_dir(path, meta)
+    if path.name == "results.json" and (path.parent / "simulations").is_dir():
+        return _open_dir(path.parent, path)
+    data = read_json(path)
+    if isinstance(data, dict):
+        return _from_object(path, data)
+    if isinstance(data, list):
+        if _looks_like_v1(data):
+            raise RunFileError(
+                path,
+                f"tau-bench v1 trajectories ({len(data)} records of task_id/reward/traj), not a tau2 run; "
+                "convert it with tau2 first",
+            )
+        bad = next((i for i, s in enumerate(data) if not isinstance(s, dict)), None)
+        if bad is not None:
+            raise RunFileError(path, f"a list whose item #{bad} is {_kind(data[bad])}, expected simulation objects")
+        if data and not any("messages" in s or "ticks" in s for s in data):
+            raise RunFileError(path, "a list of objects that are not simulations (no 'messages')")
+        return RunFile(path, "list", data, {}, [])
+    raise RunFileError(path, f"top level is {_kind(data)}, expected a results object or a list of simulations")
+
+
+def describe_empty(run: RunFile) -> str | None:
+    """A note for runs that hold no simulation at all, or None."""
+    if run.raw_sims:
+        return None
+    return f"{run.path}: an empty run: a results object with 0 simulations ({len(run.raw_tasks)} tasks defined)"
+
+
+def _is_data_file(path: Path) -> bool:
+    return path.name in _DATA_FILE_NAMES or (path.parent / "policy.md").exists()
+
+
+def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
+    """Files and run directories named by ``paths``; folders are searched recursively.
+
+    A folder holding ``results.json`` is one run; other folders contribute every
+    ``*.json`` under them except tau2 domain data files and simulation parts.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir() or (path / "results.json").is_file():
+            out.append(path)
+            continue
+        found: list[Path] = []
+        for dirpath, dirnames, filenames in os.walk(path):
+            here = Path(dirpath)
+            if (here / "results.json").is_file() and here != path:
+                found.append(here)
+                dirnames[:] = []
+                continue
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                candidate = here / name
+                if name.endswith(".json") and not _is_data_file(candidate):
+                    found.append(candidate)
+        if not found:
+            out.append(path)  # open_run reports the empty directory
+        out.extend(sorted(found))
+    return out
+
+
+def _dump_bytes(data: Any) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+
+
+def write_atomic(path: Path | str, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` so readers see the old or the new file, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def results_to_dict(results: Results) -> dict[str, Any]:
+    return results.model_dump(mode="json")
+
+
+def save_results(results: Results | dict[str, Any], path: Path | str) -> None:
+    """Save in the standard results-object layout, atomically."""
+    data = results if isinstance(results, dict) else results_to_dict(results)
+    write_atomic(path, _dump_bytes(data))

@@ -1,0 +1,116 @@
+"""Recorded runs: ``Results`` (the run file) and ``SimulationRun`` (one episode)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from tau_tui.model.messages import Loose, Message, parse_message
+from tau_tui.model.tasks import Task
+
+TERMINATION_REASONS = (
+    "user_stop",
+    "agent_stop",
+    "max_steps",
+    "timeout",
+    "too_many_errors",
+    "agent_error",
+    "user_error",
+    "infrastructure_error",
+    "context_window_exceeded",
+    "unexpected_error",
+)
+SCORED_TERMINATIONS = ("user_stop", "agent_stop")
+
+
+class DBCheck(Loose):
+    db_match: bool | None = None
+    db_reward: float | None = None
+
+
+class RewardInfo(Loose):
+    reward: float | None = None
+    db_check: DBCheck | None = None
+    env_assertions: list[dict[str, Any]] | None = None
+    action_checks: list[dict[str, Any]] | None = None
+    nl_assertions: list[dict[str, Any]] | None = None
+    communicate_checks: list[dict[str, Any]] | None = None
+    reward_basis: list[str] | None = None
+    reward_breakdown: dict[str, float] | None = None
+    info: dict[str, Any] | None = None
+
+
+class SimulationRun(Loose):
+    id: str = ""
+    task_id: str = ""
+    timestamp: str | None = None
+    start_time: str | None = None
+    end_time: str | None = None
+    duration: float | None = None
+    termination_reason: str | None = None
+    agent_cost: float | None = None
+    user_cost: float | None = None
+    reward_info: RewardInfo | None = None
+    messages: list[Message] | None = None
+    trial: int | None = None
+    seed: int | None = None
+    mode: str | None = None
+    info: dict[str, Any] | None = None
+
+    @field_validator("id", "task_id", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> str:
+        return "" if value is None else str(value)
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _messages(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [m if isinstance(m, Message) else parse_message(m) for m in value]
+        return value
+
+    @property
+    def trajectory(self) -> list[Message]:
+        """The message list; full-duplex ``ticks`` are flattened when there are no messages."""
+        if self.messages is not None:
+            return self.messages
+        ticks = (self.model_extra or {}).get("ticks")
+        return flatten_ticks(ticks) if isinstance(ticks, list) else []
+
+
+def flatten_ticks(ticks: list[Any]) -> list[Message]:
+    """Turn full-duplex ticks into a half-duplex message list (user side first per tick)."""
+    out: list[Message] = []
+    for tick in ticks:
+        if not isinstance(tick, dict):
+            continue
+        for side in ("user", "agent"):
+            role = "user" if side == "user" else "assistant"
+            calls = tick.get(f"{side}_tool_calls") or []
+            chunk = tick.get(f"{side}_chunk")
+            if isinstance(chunk, dict):
+                out.append(parse_message(chunk))
+            if calls:
+                out.append(parse_message({"role": role, "content": None, "tool_calls": calls}))
+            for result in tick.get(f"{side}_tool_results") or []:
+                out.append(parse_message(result))
+    return out
+
+
+class RunInfo(Loose):
+    git_commit: str | None = None
+    num_trials: int | None = None
+    max_steps: int | None = None
+    max_errors: int | None = None
+    user_info: dict[str, Any] | None = None
+    agent_info: dict[str, Any] | None = None
+    environment_info: dict[str, Any] | None = None
+    seed: int | None = None
+
+
+class Results(Loose):
+    timestamp: str | None = None
+    info: RunInfo = Field(default_factory=RunInfo)
+    tasks: list[Task] = Field(default_factory=list)
+    simulations: list[SimulationRun] = Field(default_factory=list)

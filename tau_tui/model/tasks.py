@@ -1,0 +1,126 @@
+"""Task definitions (tau2 ``Task``): scenario, initial state, evaluation criteria."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from tau_tui.model.messages import Loose, Message, parse_message
+
+DEFAULT_REWARD_BASIS = ["DB", "COMMUNICATE"]
+REWARD_TYPES = ("DB", "ENV_ASSERTION", "NL_ASSERTION", "ACTION", "COMMUNICATE")
+
+
+class StructuredInstructions(Loose):
+    domain: str = ""
+    reason_for_call: str = ""
+    known_info: str | None = None
+    unknown_info: str | None = None
+    task_instructions: str = ""
+
+    def render(self) -> str:
+        """The text tau2 gives its user simulator for these instructions."""
+        tab = "\t"
+        lines = [f"Domain: {self.domain}", f"Reason for call:\n{textwrap.indent(self.reason_for_call, tab)}"]
+        if self.known_info is not None:
+            lines.append(f"Known info:\n{textwrap.indent(self.known_info, tab)}")
+        if self.unknown_info is not None:
+            lines.append(f"Unknown info:\n{textwrap.indent(self.unknown_info, tab)}")
+        lines.append(f"Task instructions:\n{textwrap.indent(self.task_instructions, tab)}")
+        return "\n".join(lines)
+
+
+class UserScenario(Loose):
+    persona: str | None = None
+    instructions: StructuredInstructions | str = ""
+
+    def render(self) -> str:
+        """``str(user_scenario)`` in tau2: the scenario block of the user prompt."""
+        lines = []
+        if self.persona is not None:
+            lines += ["Persona:", textwrap.indent(self.persona, "\t")]
+        body = self.instructions.render() if isinstance(self.instructions, StructuredInstructions) else self.instructions
+        lines += ["Instructions:", textwrap.indent(body, "\t")]
+        return "\n".join(lines)
+
+
+class EnvFunctionCall(Loose):
+    env_type: str = "assistant"
+    func_name: str = ""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class EnvAssertion(EnvFunctionCall):
+    assert_value: bool = True
+    message: str | None = None
+
+
+class Action(Loose):
+    action_id: str = ""
+    requestor: str = "assistant"
+    name: str = ""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    info: str | None = None
+    compare_args: list[str] | None = None
+
+
+class InitializationData(Loose):
+    agent_data: dict[str, Any] | None = None
+    user_data: dict[str, Any] | None = None
+
+
+class InitialState(Loose):
+    initialization_data: InitializationData | None = None
+    initialization_actions: list[EnvFunctionCall] | None = None
+    message_history: list[Message] | None = None
+
+    @field_validator("message_history", mode="before")
+    @classmethod
+    def _messages(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [m if isinstance(m, Message) else parse_message(m) for m in value]
+        return value
+
+
+class EvaluationCriteria(Loose):
+    actions: list[Action] | None = None
+    env_assertions: list[EnvAssertion] | None = None
+    communicate_info: list[str] | None = None
+    nl_assertions: list[str] | None = None
+    reward_basis: list[str] = Field(default_factory=lambda: list(DEFAULT_REWARD_BASIS))
+
+
+class Description(Loose):
+    purpose: str | None = None
+    relevant_policies: str | None = None
+    notes: str | None = None
+
+
+class Task(Loose):
+    id: str
+    description: Description | None = None
+    user_scenario: UserScenario | None = None
+    ticket: str | None = None
+    initial_state: InitialState | None = None
+    evaluation_criteria: EvaluationCriteria | None = None
+    user_tools: list[str] | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, value: Any) -> str:
+        return str(value)
+
+    @property
+    def history(self) -> list[Message]:
+        """The task's initial message history ([] when none)."""
+        if self.initial_state is None or self.initial_state.message_history is None:
+            return []
+        return list(self.initial_state.message_history)
+
+    @property
+    def expected_actions(self) -> list[Action]:
+        if self.evaluation_criteria is None or self.evaluation_criteria.actions is None:
+            return []
+        return list(self.evaluation_criteria.actions)

@@ -1,0 +1,18 @@
+"""Step-wise replay of recorded trajectories."""
+
+from tau_tui.replay.diff import Change, diff_states, path_text
+from tau_tui.replay.replayer import GoldResult, gold_state, initialize, replay, run_assertions
+from tau_tui.replay.timeline import (
+    FATAL_IN_TAU2,
+    CallRecord,
+    Finding,
+    FindingKind,
+    Step,
+    Timeline,
+    Verdict,
+)
+
+__all__ = [
+    "FATAL_IN_TAU2", "CallRecord", "Change", "Finding", "FindingKind", "GoldResult", "Step", "Timeline", "Verdict",
+    "diff_states", "gold_state", "initialize", "path_text", "replay", "run_assertions",
+]

@@ -1,0 +1,217 @@
+"""Replaying a trajectory against a fresh environment, with tau2's ``set_state`` semantics.
+
+For each tool call (paired with its result by id): an unknown name is
+skipped, a non-mutating tool is skipped, a mutating one is re-executed and its
+output compared with the recording (parsed JSON). Where tau2 would raise
+(results that do not pair, failing initialisation) we record a finding and
+carry on, so a broken recording still shows everything it can.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tau_tui.env.environment import Environment, EnvState
+from tau_tui.env.jsonify import UnsupportedResult, parse_content
+from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage, UserMessage
+from tau_tui.model.tasks import Task
+from tau_tui.replay.timeline import CallRecord, Finding, FindingKind, Step, Timeline, Verdict
+
+EnvFactory = Callable[[bool], Environment]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def initialize(env: Environment, task: Task | None, findings: list[Finding]) -> None:
+    """Apply the task's initialisation data and actions (tau2 order), noting failures."""
+    state = task.initial_state if task is not None else None
+    if state is None:
+        return
+    if state.initialization_data is not None:
+        try:
+            env.apply_initialization_data(state.initialization_data)
+        except Exception as exc:  # noqa: BLE001
+            findings.append(Finding(FindingKind.INIT_FAILED, f"initialization data: {_one_line(exc)}"))
+    for action in state.initialization_actions or []:
+        try:
+            env.run_env_function(action)
+        except Exception as exc:  # noqa: BLE001
+            findings.append(
+                Finding(FindingKind.INIT_FAILED, f"initialization action {action.func_name}: {_one_line(exc)}")
+            )
+
+
+class _Replay:
+    def __init__(self, env: Environment, messages: list[Message], solo: bool):
+        self.env = env
+        self.messages = messages
+        self.solo = solo
+        self.calls: list[CallRecord] = []
+        self.findings: list[Finding] = []
+        self.steps: list[Step] = []
+        self.pending: list[int] = []
+
+    def find(self, kind: FindingKind, message: str, step: int | None) -> None:
+        self.findings.append(Finding(kind, message, step))
+        if step is not None and step < len(self.steps):
+            self.steps[step].findings.append(len(self.findings) - 1)
+
+    def close_pending(self) -> None:
+        for idx in self.pending:
+            record = self.calls[idx]
+            self.find(FindingKind.CALL_WITHOUT_RESULT,
+                      f"call {record.name!r} (id {record.call.id!r}) has no result", record.call_step)
+        self.pending = []
+
+    def run(self, initial: EnvState) -> Timeline:
+        state = initial
+        for index, message in enumerate(self.messages):
+            step = Step(index, message, state)
+            self.steps.append(step)
+            if isinstance(message, ToolMessage):
+                state = self.on_result(step, message) or state
+                step.state = state
+                continue
+            self.close_pending()
+            if isinstance(message, OtherMessage):
+                self.find(FindingKind.UNREADABLE_MESSAGE, message.problem or "unreadable message", index)
+            if self.solo and isinstance(message, UserMessage):
+                self.find(FindingKind.USER_MESSAGE_IN_SOLO, "user message in a solo-mode run", index)
+            if isinstance(message, ParticipantMessage) and message.tool_calls is not None:
+                self.on_calls(step, message.tool_calls)
+        self.close_pending()
+        try:
+            self.env.sync()
+        except Exception as exc:  # noqa: BLE001
+            self.find(FindingKind.SYNC_FAILED, f"final sync: {_one_line(exc)}", None)
+        final = self.env.freeze()
+        return Timeline(self.steps, self.calls, self.findings, initial, final, solo=self.solo)
+
+    def on_calls(self, step: Step, tool_calls: list[ToolCall]) -> None:
+        seen: set[str] = set()
+        for call in tool_calls:
+            if call.id in seen:
+                self.find(FindingKind.DUPLICATE_ID, f"two calls share the id {call.id!r}", step.index)
+            seen.add(call.id)
+            record = CallRecord(
+                index=len(self.calls),
+                call=call,
+                call_step=step.index,
+                verdict=Verdict.NO_RESULT,
+                tool_type=self.env.tool_type(call.name) if self.env.has_tool(call.name) else None,
+                side=self.env.side_of(call.name) if self.env.has_tool(call.name) else None,
+            )
+            self.calls.append(record)
+            step.calls.append(record.index)
+            self.pending.append(record.index)
+            if not isinstance(call.arguments, dict):
+                self.find(FindingKind.BAD_ARGUMENTS,
+                          f"call {call.name!r}: arguments are {type(call.arguments).__name__}, not an object",
+                          step.index)
+
+    def pair(self, step: Step, message: ToolMessage) -> int | None:
+        if not self.pending:
+            self.find(FindingKind.RESULT_WITHOUT_CALL, f"tool result {message.id!r} follows no call", step.index)
+            return None
+        first = self.pending[0]
+        if self.calls[first].call.id == message.id:
+            return self.pending.pop(0)
+        for pos, idx in enumerate(self.pending):
+            if self.calls[idx].call.id == message.id:
+                self.find(FindingKind.OUT_OF_ORDER, f"result {message.id!r} comes before the result of an earlier call",
+                          step.index)
+                return self.pending.pop(pos)
+        self.find(FindingKind.ID_MISMATCH,
+                  f"result id {message.id!r} does not match call id {self.calls[first].call.id!r}", step.index)
+        return self.pending.pop(0)
+
+    def on_result(self, step: Step, message: ToolMessage) -> EnvState | None:
+        idx = self.pair(step, message)
+        if idx is None:
+            return None
+        record = self.calls[idx]
+        record.result_step = step.index
+        record.recorded = message.text
+        record.recorded_error = bool(message.error)
+        step.executed = idx
+        call = record.call
+        if not self.env.has_tool(call.name):
+            record.verdict = Verdict.SKIPPED_UNKNOWN
+            return None
+        if not self.env.mutates(call.name):
+            record.verdict = Verdict.SKIPPED_READ
+            return None
+        try:
+            result = self.env.call(call)
+            record.replayed, record.replayed_error = result.text, result.error
+        except UnsupportedResult as exc:
+            record.replayed, record.replayed_error = f"Error: {exc}", True
+            self.find(FindingKind.UNSUPPORTED_RESULT, f"call {call.name!r}: {exc}", step.index)
+        same = parse_content(record.replayed) == parse_content(record.recorded)
+        record.verdict = Verdict.REPLAYED if same else Verdict.MISMATCH
+        return self.env.freeze()
+
+
+def replay(messages: list[Message], task: Task | None, new_env: EnvFactory, solo: bool = False) -> Timeline:
+    """Build the timeline of ``messages`` (which include the task's history, as tau2 stores them)."""
+    env = new_env(solo)
+    findings: list[Finding] = []
+    if task is None:
+        findings.append(Finding(FindingKind.TASK_NOT_FOUND, "task not found: replaying from the pristine DB"))
+    initialize(env, task, findings)
+    initial = env.freeze()
+    run = _Replay(env, messages, solo)
+    run.findings.extend(findings)
+    timeline = run.run(initial)
+    timeline.env = env
+    return timeline
+
+
+@dataclass
+class GoldResult:
+    """The evaluator's target state: init + task history + expected actions (no sync, errors ignored)."""
+
+    state: EnvState
+    agent_hash: str | None
+    user_hash: str | None
+    action_errors: list[tuple[int, str]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def gold_state(task: Task, new_env: EnvFactory) -> GoldResult:
+    env = new_env(False)
+    findings: list[Finding] = []
+    initialize(env, task, findings)
+    sub = _Replay(env, task.history, False)
+    sub.run(env.freeze())
+    findings.extend(sub.findings)
+    for record in sub.calls:
+        if record.verdict is Verdict.MISMATCH:
+            findings.append(Finding(FindingKind.GOLD_FAILED, f"task history call {record.name!r} replays differently"))
+    errors: list[tuple[int, str]] = []
+    for i, action in enumerate(task.expected_actions):
+        try:
+            env.make_tool_call(action.name, action.requestor, action.arguments)
+        except Exception as exc:  # noqa: BLE001 - tau2 logs and ignores failing gold actions
+            errors.append((i, _one_line(exc)))
+    state = env.freeze()
+    return GoldResult(state, state.agent_hash(), state.user_hash(), errors, findings)
+
+
+def run_assertions(timeline: Timeline, task: Task | None) -> list[tuple[Any, bool | None, str | None]]:
+    """Env assertions of the task on the replayed environment: (assertion, met, error)."""
+    env = timeline.env
+    criteria = task.evaluation_criteria if task is not None else None
+    if env is None or criteria is None or not criteria.env_assertions:
+        return []
+    out = []
+    for assertion in criteria.env_assertions:
+        try:
+            out.append((assertion, env.run_assertion(assertion), None))
+        except Exception as exc:  # noqa: BLE001 - reported per assertion
+            out.append((assertion, None, _one_line(exc)))
+    return out

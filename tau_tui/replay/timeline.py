@@ -1,0 +1,164 @@
+"""The replay timeline: one step per message, a verdict per tool call, state per step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from tau_tui.env.environment import Environment, EnvState
+from tau_tui.env.jsonify import parse_content
+from tau_tui.env.tools import ToolType
+from tau_tui.model.messages import Message, ToolCall
+from tau_tui.replay.diff import Change, diff_states
+
+
+class Verdict(str, Enum):
+    REPLAYED = "replayed"  # mutating call re-executed, same output as recorded
+    MISMATCH = "mismatch"  # re-executed, output differs from the recording
+    SKIPPED_READ = "skipped_read"  # non-mutating tool: not re-executed
+    SKIPPED_UNKNOWN = "skipped_unknown"  # not a tool of this domain (hallucinated)
+    NO_RESULT = "no_result"  # the recording has no result for this call
+
+
+VERDICT_KEYS = ("replayed", "mismatch", "skipped_read", "skipped_unknown")
+
+
+class FindingKind(str, Enum):
+    RESULT_WITHOUT_CALL = "result_without_call"
+    ID_MISMATCH = "id_mismatch"
+    OUT_OF_ORDER = "out_of_order_result"
+    CALL_WITHOUT_RESULT = "call_without_result"
+    DUPLICATE_ID = "duplicate_id"
+    BAD_ARGUMENTS = "bad_arguments"
+    UNREADABLE_MESSAGE = "unreadable_message"
+    USER_MESSAGE_IN_SOLO = "user_message_in_solo"
+    UNSUPPORTED_RESULT = "unsupported_result"
+    INIT_FAILED = "init_failed"
+    TASK_NOT_FOUND = "task_not_found"
+    GOLD_FAILED = "gold_failed"
+    SYNC_FAILED = "sync_failed"
+
+
+# Findings where tau2's own replay raises instead of going on.
+FATAL_IN_TAU2 = {
+    FindingKind.RESULT_WITHOUT_CALL,
+    FindingKind.ID_MISMATCH,
+    FindingKind.OUT_OF_ORDER,
+    FindingKind.CALL_WITHOUT_RESULT,
+    FindingKind.USER_MESSAGE_IN_SOLO,
+    FindingKind.UNSUPPORTED_RESULT,
+    FindingKind.INIT_FAILED,
+    FindingKind.SYNC_FAILED,
+}
+
+
+@dataclass
+class Finding:
+    kind: FindingKind
+    message: str
+    step: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "step": self.step, "message": self.message}
+
+
+@dataclass
+class CallRecord:
+    """One tool call of the trajectory and what replay made of it."""
+
+    index: int
+    call: ToolCall
+    call_step: int
+    verdict: Verdict
+    result_step: int | None = None
+    recorded: str | None = None
+    recorded_error: bool = False
+    replayed: str | None = None
+    replayed_error: bool | None = None
+    tool_type: ToolType | None = None
+    side: str | None = None  # which toolkit declares the tool
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+    @property
+    def requestor(self) -> str:
+        return self.call.requestor
+
+    @property
+    def is_write(self) -> bool:
+        return self.verdict in (Verdict.REPLAYED, Verdict.MISMATCH)
+
+    def recorded_value(self) -> Any:
+        return parse_content(self.recorded)
+
+    def replayed_value(self) -> Any:
+        return parse_content(self.replayed)
+
+
+@dataclass
+class Step:
+    """One message of the trajectory, with the state after it."""
+
+    index: int
+    message: Message
+    state: EnvState
+    calls: list[int] = field(default_factory=list)  # calls this message makes
+    executed: int | None = None  # the call whose result this message carries
+    findings: list[int] = field(default_factory=list)
+
+    @property
+    def role(self) -> str:
+        return self.message.role
+
+
+@dataclass
+class Timeline:
+    """Replay of one simulation: steps, calls, findings, and state at any step."""
+
+    steps: list[Step]
+    calls: list[CallRecord]
+    findings: list[Finding]
+    initial: EnvState
+    final: EnvState
+    solo: bool = False
+    env: Environment | None = field(default=None, repr=False)
+    _diffs: dict[int, tuple[list[Change], list[Change]]] = field(default_factory=dict, repr=False)
+
+    def state_at(self, step: int) -> EnvState:
+        """State after message ``step`` (``-1``: after initialisation, before any message)."""
+        if step < 0:
+            return self.initial
+        return self.steps[step].state
+
+    def changes_at(self, step: int) -> tuple[list[Change], list[Change]]:
+        """(agent DB changes, user DB changes) made by message ``step``."""
+        if step not in self._diffs:
+            before, after = self.state_at(step - 1), self.state_at(step)
+            self._diffs[step] = (diff_states(before.agent, after.agent), diff_states(before.user, after.user))
+        return self._diffs[step]
+
+    def verdict_counts(self) -> dict[str, int]:
+        counts = {key: 0 for key in VERDICT_KEYS}
+        counts["recorded_error"] = 0
+        for record in self.calls:
+            if record.verdict.value in counts:
+                counts[record.verdict.value] += 1
+            if record.recorded_error:
+                counts["recorded_error"] += 1
+        return counts
+
+    @property
+    def mismatches(self) -> list[CallRecord]:
+        return [c for c in self.calls if c.verdict is Verdict.MISMATCH]
+
+    @property
+    def strict_ok(self) -> bool:
+        """Whether tau2's strict replay would go through without raising."""
+        return not self.mismatches and not any(f.kind in FATAL_IN_TAU2 for f in self.findings)
+
+    def call_at(self, step: int) -> CallRecord | None:
+        executed = self.steps[step].executed
+        return None if executed is None else self.calls[executed]
