@@ -122,7 +122,7 @@ def read_json(path: Path) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         msg = str(exc)
-        if "recursion" in msg.lower():
+        if "recursion" in msg.lower() or "depth limit" in msg.lower():
             raise RunFileError(path, "is not readable JSON: nested deeper than 1024 levels") from None
         if exc.pos >= len(data.rstrip()) - 1 or "end of data" in msg.lower() or "EOF" in msg:
             raise RunFileError(path, f"is truncated JSON ({msg})") from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializeAsAny, field_validator
 
 from tau_tui.model.messages import Loose, Message, parse_message
 from tau_tui.model.tasks import Task
@@ -52,7 +52,7 @@ class SimulationRun(Loose):
     agent_cost: float | None = None
     user_cost: float | None = None
     reward_info: RewardInfo | None = None
-    messages: list[Message] | None = None
+    messages: list[SerializeAsAny[Message]] | None = None
     trial: int | None = None
     seed: int | None = None
     mode: str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializeAsAny, field_validator
 
 from tau_tui.model.messages import Loose, Message, parse_message
 
@@ -74,7 +74,7 @@ class InitializationData(Loose):
 class InitialState(Loose):
     initialization_data: InitializationData | None = None
     initialization_actions: list[EnvFunctionCall] | None = None
-    message_history: list[Message] | None = None
+    message_history: list[SerializeAsAny[Message]] | None = None
 
     @field_validator("message_history", mode="before")
     @classmethod

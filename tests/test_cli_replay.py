@@ -1,0 +1,112 @@
+"""`tau-tui replay`: fields, human blocks, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tau_tui.cli import main
+from tests.conftest import CORPUS, ROOT
+from tests.helpers import call, greet, result, results_file, say, user
+
+TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
+FIELDS = {"file", "sim", "task", "domain", "termination", "strict_ok", "first_mismatch", "verdicts", "findings",
+          "pred_db", "pred_user_db", "gold_db", "gold_user_db", "db_match"}
+
+
+def replay(capsys, *args):
+    code = main(["replay", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_clean_run_exits_0_with_all_fields(tmp_path, tau2_data, capsys):
+    path = results_file(tmp_path / "ok.json", [greet(), user("done?"),
+                        call("update_task_status", {"task_id": "task_1", "status": "completed"}), result(TASK_1),
+                        say("Done.")])
+    code, out, err = replay(capsys, path, "--json", "--tau2-data", tau2_data)
+    record = json.loads(out)
+    assert code == 0 and err == ""
+    assert FIELDS <= set(record)
+    assert record["verdicts"] == {"replayed": 1, "mismatch": 0, "skipped_read": 0, "skipped_unknown": 0,
+                                  "recorded_error": 0}
+    assert record["db_match"] is True and record["strict_ok"] is True and record["first_mismatch"] is None
+
+
+def test_mismatch_exits_1_and_shows_both_outputs(tmp_path, tau2_data, capsys):
+    path = results_file(tmp_path / "bad.json", [greet(), call("update_task_status",
+                        {"task_id": "task_1", "status": "completed"}), result(dict(TASK_1, title="Other"))])
+    code, out, _ = replay(capsys, path, "--tau2-data", tau2_data)
+    assert code == 1
+    assert "1 mismatch" in out and "first mismatch at step 2: update_task_status" in out
+    assert '"title": "Other"' in out and '"title": "Test task"' in out
+    code, out, _ = replay(capsys, path, "--json", "--tau2-data", tau2_data)
+    mismatch = json.loads(out)["first_mismatch"]
+    assert code == 1 and mismatch["step"] == 2 and mismatch["tool"] == "update_task_status"
+
+
+def test_findings_exit_1(tmp_path, tau2_data, capsys):
+    path = results_file(tmp_path / "orphan.json", [greet(), result("x", "nope")])
+    code, out, _ = replay(capsys, path, "--tau2-data", tau2_data)
+    assert code == 1 and "finding [result_without_call] step 1" in out
+
+
+def test_sim_selection(tmp_path, tau2_data, capsys):
+    extra = {"id": "other-sim", "task_id": "t_update", "messages": [greet()], "termination_reason": "user_stop"}
+    path = results_file(tmp_path / "two.json", [greet()], extra_sims=[extra])
+    code, out, _ = replay(capsys, path, "--json", "--sim", "other", "--tau2-data", tau2_data)
+    assert code == 0 and [json.loads(line)["sim"] for line in out.splitlines()] == ["other-sim"]
+    code, _, err = replay(capsys, path, "--sim", "missing-id", "--tau2-data", tau2_data)
+    assert code == 2 and "no simulation 'missing-id'" in err
+
+
+@pytest.mark.parametrize("payload", [b"", b"{", b"\xff\xfe", b"[1]", b"7", b"[" * 3000])
+def test_unreadable_input_exits_2_with_one_line(tmp_path, tau2_data, capsys, payload):
+    path = tmp_path / "broken.json"
+    path.write_bytes(payload)
+    code, out, err = replay(capsys, path, "--tau2-data", tau2_data)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and str(path) in err and "Traceback" not in err
+
+
+def test_directory_without_results_exits_2(tmp_path, tau2_data, capsys):
+    (tmp_path / "run" / "simulations").mkdir(parents=True)
+    code, _, err = replay(capsys, tmp_path / "run", "--tau2-data", tau2_data)
+    assert code == 2 and "without results.json" in err
+
+
+def test_missing_tau2_data_is_one_clear_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    monkeypatch.setattr("tau_tui.domains._installed_tau2_data", lambda: None)
+    path = results_file(tmp_path / "ok.json", [greet()])
+    code, _, err = replay(capsys, path, "--tau2-data", tmp_path / "nowhere")
+    assert code == 2 and "no tau2 data for domain 'mock'" in err and "--tau2-data" in err and err.count("\n") == 1
+
+
+def test_corpus_notes_for_v1_and_empty_files(tau2_data, capsys):
+    code, _, err = replay(capsys, CORPUS / "sierra-research__tau-bench__gpt-4o-airline.json",
+                          CORPUS / "sierra-research__tau2-bench__qwen2.5-1.5b_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json",
+                          "--tau2-data", tau2_data)
+    assert code == 2
+    assert "tau-bench v1" in err and "empty run" in err
+
+
+def test_entry_point_runs_without_traceback(tmp_path):
+    broken = tmp_path / "x.json"
+    broken.write_text("{")
+    proc = subprocess.run([sys.executable, "-m", "tau_tui", "replay", str(broken)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "truncated JSON" in proc.stderr
+    helped = subprocess.run([sys.executable, "-m", "tau_tui", "replay", "--help"], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60)
+    assert helped.returncode == 0 and "--sim" in helped.stdout
+
+
+def test_core_imports_without_textual_or_litellm():
+    code = ("import sys, tau_tui.cli, tau_tui.analysis, tau_tui.model, tau_tui.env, tau_tui.replay;"
+            "bad=[m for m in ('textual','litellm') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
