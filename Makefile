@@ -2,36 +2,37 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Extras installed for the test suite; CI adds the optional tau2 extra (EXTRAS=dev,tau2).
+EXTRAS ?= dev
+comma := ,
+STAMP_TEST := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # A tau2 data folder for the bundled recordings: the corpus beside the project when present.
 TAU2_DATA_DIR ?= $(if $(wildcard ../shared/tau2-corpus/domains),../shared/tau2-corpus,)
 export TAU2_DATA_DIR
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test venv dev bench clean
+.PHONY: run test bench clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+$(STAMP_TEST): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(VENV)/.installed $@
-
-venv: $(VENV)/.installed
-dev: $(VENV)/.installed-dev
 
 run: $(VENV)/.installed
 	$(VENV)/bin/tau-tui $(ARGS)
 
-test: $(VENV)/.installed-dev
+test: $(STAMP_TEST)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-bench: $(VENV)/.installed-dev
-	$(PY) -m benchmarks.run_all
+bench: $(STAMP_TEST)
+	$(PY) -m benchmarks.replay_corpus
 
 clean:
 	rm -rf $(VENV)

@@ -37,7 +37,7 @@ class DataNotFound(DomainError):
 
 
 def _installed_tau2_data() -> Path | None:
-    spec = importlib.util.find_spec("tau2") if "tau2" in sys.modules or _module_exists("tau2") else None
+    spec = importlib.util.find_spec("tau2") if _module_exists("tau2") else None
     if spec is None or not spec.submodule_search_locations:
         return None
     pkg = Path(next(iter(spec.submodule_search_locations)))
@@ -209,9 +209,11 @@ def split_variant(name: str) -> tuple[str, str | None]:
 class DomainRegistry:
     """Finds domains by name; one loaded ``Domain`` per name and data folder."""
 
-    def __init__(self, tau2_data: Path | str | None = None, extra_paths: list[Path] | None = None):
+    def __init__(self, tau2_data: Path | str | None = None, extra_paths: list[Path] | None = None,
+                 use_tau2: bool = True):
         self.tau2_data = tau2_data
         self.search_path = domain_search_path(extra_paths)
+        self.use_tau2 = use_tau2
         self._loaded: dict[str, Domain] = {}
 
     def folder(self, name: str) -> Path | None:
@@ -235,6 +237,10 @@ class DomainRegistry:
             return self._loaded[base]
         folder = self.folder(base)
         if folder is None:
+            adapted = self._adapted(name)
+            if adapted is not None:
+                self._loaded[base] = adapted
+                return adapted
             raise DomainError(f"unknown domain '{name}' (known: {', '.join(self.names()) or 'none'})")
         module = _import_domain_package(folder)
         create = getattr(module, "create", None)
@@ -246,3 +252,11 @@ class DomainRegistry:
         domain = create(data_dir)
         self._loaded[base] = domain
         return domain
+
+    def _adapted(self, name: str) -> Domain | None:
+        """A domain registered in an installed tau2 (native domains always win)."""
+        if not self.use_tau2:
+            return None
+        from tau_tui.tau2_adapter import adapted_domain
+
+        return adapted_domain(name)
