@@ -275,3 +275,22 @@ def test_store_write_paths():
     assert store.root == {"top": {"map": {"k": {"v": 2}}, "new": {"x": 1}}}
     with pytest.raises(AttributeError, match="'Thing' object has no attribute 'nope'"):
         store.nope
+
+
+def test_an_argument_called_name_reaches_the_tool():
+    class Named(Toolkit):
+        @tool(ToolType.READ)
+        def greet(self, name: str) -> str:
+            """Greet someone."""
+            return f"hi {name}"
+
+        @helper
+        def set_name(self, name: str) -> str:
+            return name
+
+    kit = Named()
+    assert kit.use_tool("greet", name="Ada") == "hi Ada"
+    assert kit.run_function("set_name", name="Bo") == "Bo"
+    env = Environment("n", "p", Named())
+    message = env.call(ToolCall(id="1", name="greet", arguments={"name": "x", "tool_name": 1}))
+    assert message.content.endswith("Named.greet() got an unexpected keyword argument 'tool_name'")

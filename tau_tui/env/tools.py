@@ -98,11 +98,11 @@ class Toolkit:
         return getattr(self, name)
 
     # --- calling ----------------------------------------------------------
-    def use_tool(self, name: str, **kwargs: Any) -> Any:
+    def use_tool(self, name: str, /, **kwargs: Any) -> Any:
         """Call a declared tool; unknown names fail with tau2's wording."""
         return self.bound(name)(**kwargs)
 
-    def run_function(self, name: str, **kwargs: Any) -> Any:
+    def run_function(self, name: str, /, **kwargs: Any) -> Any:
         """Run a tool or a declared helper for a task definition."""
         if isinstance(name, str) and (name in self.declared_tools or name in self.declared_helpers):
             return getattr(self, name)(**kwargs)
