@@ -37,7 +37,11 @@ class DataNotFound(DomainError):
 
 
 def _installed_tau2_data() -> Path | None:
-    spec = importlib.util.find_spec("tau2") if _module_exists("tau2") else None
+    """The data folder shipped inside an installed ``tau2`` package, if any."""
+    try:
+        spec = importlib.util.find_spec("tau2")
+    except (ImportError, ValueError):
+        return None
     if spec is None or not spec.submodule_search_locations:
         return None
     pkg = Path(next(iter(spec.submodule_search_locations)))
@@ -45,13 +49,6 @@ def _installed_tau2_data() -> Path | None:
         if (candidate / "tau2" / "domains").is_dir() or (candidate / "domains").is_dir():
             return candidate
     return None
-
-
-def _module_exists(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def data_roots(explicit: Path | str | None = None) -> list[tuple[str, Path]]:

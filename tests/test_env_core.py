@@ -294,3 +294,29 @@ def test_an_argument_called_name_reaches_the_tool():
     env = Environment("n", "p", Named())
     message = env.call(ToolCall(id="1", name="greet", arguments={"name": "x", "tool_name": 1}))
     assert message.content.endswith("Named.greet() got an unexpected keyword argument 'tool_name'")
+
+
+def test_canonical_bytes_splice_matches_a_full_dump_for_any_edit_mix():
+    import random
+
+    rng = random.Random(7)
+    base = {f"k{i:03d}": {"v": i, "s": "x" * (i % 5)} for i in range(0, 200, 2)}
+    schema_tree = {"things": Collection(base), "meta": {"n": 1}}
+    for trial in range(60):
+        store = Store(schema_tree)
+        plain = {k: dict(v) for k, v in base.items()}
+        for _ in range(rng.randint(0, 8)):
+            op = rng.random()
+            key = f"k{rng.randrange(0, 210):03d}"
+            if op < 0.4 and key in plain:
+                store.edit("things", key)["v"] = -1
+                plain[key]["v"] = -1
+            elif op < 0.7:
+                store.set("things", key, {"v": trial})
+                plain[key] = {"v": trial}
+            elif key in plain:
+                store.delete("things", key)
+                del plain[key]
+        expected = json.dumps({"things": plain, "meta": {"n": 1}}, sort_keys=True, default=str)
+        assert canonical_json(store.root) == expected
+        assert state_hash(store.root) == hashlib.sha256(expected.encode()).hexdigest()

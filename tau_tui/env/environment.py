@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from tau_tui.env.jsonify import to_json_str
@@ -25,11 +26,23 @@ class EnvState:
     agent: Any
     user: Any
 
-    def agent_hash(self) -> str | None:
+    @cached_property
+    def _agent_hash(self) -> str | None:
         return None if self.agent is None else state_hash(self.agent)
 
+    @cached_property
+    def _user_hash(self) -> str | None:
+        if self.user is None:
+            return None
+        return self._agent_hash if self.user is self.agent else state_hash(self.user)
+
+    def agent_hash(self) -> str | None:
+        """tau2's hash of the agent DB (computed once per snapshot)."""
+        return self._agent_hash
+
     def user_hash(self) -> str | None:
-        return None if self.user is None else state_hash(self.user)
+        """tau2's hash of the user DB (computed once per snapshot)."""
+        return self._user_hash
 
 
 class Environment:

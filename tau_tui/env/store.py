@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -27,31 +28,51 @@ def _dumps(value: Any) -> str:
 
 
 class CollectionBase:
-    """The shared, immutable part of a collection, with its JSON cached piece by piece."""
+    """The shared, immutable part of a collection, with its canonical JSON cached once per process.
 
-    __slots__ = ("data", "_pieces", "_sorted", "_full")
+    ``full()`` is the collection's canonical JSON; ``spans`` locate each
+    entity's ``"key": value`` piece in it, so a state that changed a few
+    entities is hashed by splicing those pieces into the cached bytes.
+    """
+
+    __slots__ = ("data", "_sorted", "_index", "_full", "_spans")
 
     def __init__(self, data: dict[Any, Any]):
         self.data = data
-        self._pieces: dict[Any, str] = {}
         self._sorted: list[Any] | None = None
-        self._full: str | None = None
-
-    def piece(self, key: Any) -> str:
-        text = self._pieces.get(key)
-        if text is None:
-            text = self._pieces[key] = f"{json.dumps(key)}: {_dumps(self.data[key])}"
-        return text
+        self._index: dict[Any, int] | None = None
+        self._full: bytes | None = None
+        self._spans: list[tuple[int, int]] = []
 
     def sorted_keys(self) -> list[Any]:
         if self._sorted is None:
             self._sorted = sorted(self.data)
+            self._index = {k: i for i, k in enumerate(self._sorted)}
         return self._sorted
 
-    def full(self) -> str:
+    def index(self) -> dict[Any, int]:
+        self.sorted_keys()
+        assert self._index is not None
+        return self._index
+
+    def full(self) -> bytes:
         if self._full is None:
-            self._full = "{" + ", ".join(self.piece(k) for k in self.sorted_keys()) + "}"
+            pieces = [_piece(k, self.data[k]) for k in self.sorted_keys()]
+            spans, pos = [], 1
+            for piece in pieces:
+                spans.append((pos, pos + len(piece)))
+                pos += len(piece) + 2
+            self._spans = spans
+            self._full = b"{" + b", ".join(pieces) + b"}"
         return self._full
+
+    def spans(self) -> list[tuple[int, int]]:
+        self.full()
+        return self._spans
+
+
+def _piece(key: Any, value: Any) -> bytes:
+    return f"{json.dumps(key)}: {_dumps(value)}".encode()
 
 
 class Collection(Mapping):
@@ -129,31 +150,86 @@ class Collection(Mapping):
         """Keys whose entity differs (or may differ) from the shared base."""
         return set(self._over) | self._gone
 
-    def canonical(self) -> str:
+    def chunks(self) -> list[bytes | memoryview]:
+        """The collection's entity pieces in canonical order: unchanged runs are slices of the cached bytes."""
+        base = self._base
+        full = memoryview(base.full())
+        spans, keys, index = base.spans(), base.sorted_keys(), base.index()
+        n = len(keys)
+        replaced: dict[int, bytes | None] = {i: None for i in (index[k] for k in self._gone if k in index)}
+        inserted: dict[int, list[tuple[Any, bytes]]] = {}
+        for key, value in self._over.items():
+            if key in index:
+                replaced[index[key]] = _piece(key, value)
+            else:
+                inserted.setdefault(bisect_left(keys, key), []).append((key, _piece(key, value)))
+        out: list[bytes | memoryview] = []
+        prev = 0
+        for i in sorted(set(replaced) | set(inserted)):
+            if i > prev:
+                out.append(full[spans[prev][0]:spans[i - 1][1]])
+            out.extend(piece for _, piece in sorted(inserted.get(i, ())))
+            if i < n:
+                if i in replaced:
+                    if replaced[i] is not None:
+                        out.append(replaced[i])
+                else:
+                    out.append(full[spans[i][0]:spans[i][1]])
+            prev = i + 1
+        if prev < n:
+            out.append(full[spans[prev][0]:spans[n - 1][1]])
+        return out
+
+    def feed(self, digest: Any) -> None:
+        """Feed this collection's canonical JSON to a hashlib object without building it whole."""
+        if not self._over and not self._gone:
+            digest.update(self._base.full())
+            return
+        digest.update(b"{")
+        for i, chunk in enumerate(self.chunks()):
+            if i:
+                digest.update(b", ")
+            digest.update(chunk)
+        digest.update(b"}")
+
+    def canonical(self) -> bytes:
+        """Canonical JSON of the whole collection."""
         if not self._over and not self._gone:
             return self._base.full()
-        base = self._base
-        keys = [k for k in base.sorted_keys() if k not in self._gone]
-        new = [k for k in self._over if k not in base.data]
-        if new:
-            keys = sorted(keys + new)
-        over = self._over
-        parts = [f"{json.dumps(k)}: {_dumps(over[k])}" if k in over else base.piece(k) for k in keys]
-        return "{" + ", ".join(parts) + "}"
+        return b"{" + b", ".join(bytes(c) for c in self.chunks()) + b"}"
 
 
-def canonical_json(node: Any) -> str:
-    """tau2's canonical JSON of a state tree (``json.dumps(..., sort_keys=True, default=str)``)."""
+def canonical_bytes(node: Any) -> bytes:
+    """tau2's canonical JSON of a state tree (``json.dumps(..., sort_keys=True, default=str)``), encoded."""
     if isinstance(node, Collection):
         return node.canonical()
     if isinstance(node, dict) and any(isinstance(v, Collection) for v in node.values()):
-        return "{" + ", ".join(f"{json.dumps(k)}: {canonical_json(node[k])}" for k in sorted(node)) + "}"
-    return _dumps(node)
+        return b"{" + b", ".join(f"{json.dumps(k)}: ".encode() + canonical_bytes(node[k]) for k in sorted(node)) + b"}"
+    return _dumps(node).encode()
+
+
+def canonical_json(node: Any) -> str:
+    return canonical_bytes(node).decode()
+
+
+def _feed(digest: Any, node: Any) -> None:
+    if isinstance(node, Collection):
+        node.feed(digest)
+    elif isinstance(node, dict) and any(isinstance(v, Collection) for v in node.values()):
+        digest.update(b"{")
+        for i, key in enumerate(sorted(node)):
+            digest.update(f"{', ' if i else ''}{json.dumps(key)}: ".encode())
+            _feed(digest, node[key])
+        digest.update(b"}")
+    else:
+        digest.update(_dumps(node).encode())
 
 
 def state_hash(node: Any) -> str:
     """The tau2-compatible DB hash of a state tree."""
-    return hashlib.sha256(canonical_json(node).encode()).hexdigest()
+    digest = hashlib.sha256()
+    _feed(digest, node)
+    return digest.hexdigest()
 
 
 def clone(value: Any) -> Any:
