@@ -13,6 +13,7 @@ import orjson
 
 from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
 from tau_tui.env.environment import Environment
+from tau_tui.evaluate import Judge, ScorerConfig, SimReport, assess, scorer_config_for
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
@@ -105,6 +106,7 @@ class Analyzer:
     def __init__(self, registry: DomainRegistry):
         self.registry = registry
         self._gold: dict[tuple[str, str], GoldResult] = {}
+        self._scorers: dict[str, ScorerConfig | None] = {}
 
     def domain_of(self, run: RunFile) -> tuple[Domain, str | None]:
         name = run.domain
@@ -146,6 +148,35 @@ class Analyzer:
             gold = self.gold_for(f"{domain.name}-{variant}", task, new_env)
         assertions = run_assertions(timeline, task)
         return SimAnalysis(run, index, sim, run.domain, task, timeline, gold, assertions)
+
+    def scorer_config(self, run: RunFile) -> ScorerConfig | None:
+        """The tool-call scorer sidecar beside ``run`` (read once); raises ScorerConfigError if broken."""
+        key = str(run.path)
+        if key not in self._scorers:
+            self._scorers[key] = scorer_config_for(run.path)
+        return self._scorers[key]
+
+    def evaluate(self, run: RunFile, index: int, judge: Judge | None = None,
+                 scorer: ScorerConfig | None = None) -> SimReport:
+        """Replay simulation ``index`` and assess it: recomputed reward, explanation, tool-call score, flags.
+
+        ``scorer`` overrides the sidecar file beside the recording.
+        """
+        analysis = self.analyze(run, index)
+        config = scorer if scorer is not None else self.scorer_config(run)
+        spec = config.spec_for(analysis.sim.task_id) if config is not None else None
+        env_info = run.raw_info.get("environment_info")
+        policy = env_info.get("policy") if isinstance(env_info, dict) else None
+        in_recording = analysis.sim.task_id in run.tasks()
+        return assess(analysis, judge=judge, scorer=spec, policy=policy if isinstance(policy, str) else None,
+                      domain=run.domain, task_in_recording=in_recording,
+                      known_tasks=run.tasks() if in_recording else self._domain_tasks(run))
+
+    def _domain_tasks(self, run: RunFile) -> dict[str, Task]:
+        try:
+            return self.domain_of(run)[0].tasks()
+        except DomainError:
+            return {}
 
 
 __all__ = ["Analyzer", "DomainError", "FindingKind", "RunFileError", "SimAnalysis", "task_fingerprint"]

@@ -45,7 +45,81 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--sim", action="append", default=[], metavar="ID", help="only this simulation (id or prefix; repeatable)")
     replay.add_argument("--json", action="store_true", help="one JSON object per simulation, one per line")
     _add_common(replay)
+
+    evaluate = sub.add_parser(
+        "eval", help="recompute and explain rewards, with per-file metrics",
+        description="Recompute every simulation's reward with tau2's rules (EvaluationType.ALL), say what failed "
+        "and why, check the recording against its task, score tool calls, flag process issues, and print "
+        "per-file metrics (avg reward, pass^k, pass@k, terminations). Exit 0: no recomputed reward differs "
+        "from the recorded one; 1: some differ; 2: some input unreadable.")
+    evaluate.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
+    evaluate.add_argument("--sim", action="append", default=[], metavar="ID",
+                          help="only this simulation (id or prefix; repeatable)")
+    evaluate.add_argument("--json", action="store_true",
+                          help="one JSON object per simulation, one per line, then one per file with its metrics")
+    evaluate.add_argument("--judge", metavar="MODEL",
+                          help="litellm model that judges NL assertions (without one they are not evaluated)")
+    evaluate.add_argument("--judge-api-base", metavar="URL", help="API base URL for the judge model")
+    evaluate.add_argument("--scorer", metavar="FILE",
+                          help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
+    _add_common(evaluate)
+    _add_run(sub)
+    _add_play(sub)
     return parser
+
+
+def _add_run(sub: Any) -> None:
+    run = sub.add_parser(
+        "run", help="roll out tasks × k trials with a model or scripted agent and user",
+        description="Roll out tasks × k trials and save every simulation, evaluated, in a tau2 results file "
+        "as soon as it ends. MODEL is any litellm model string, or scripted/gold (agent) / scripted/user (user).")
+    run.add_argument("--domain", required=True, metavar="D", help="domain name (e.g. mock, airline, telecom-workflow)")
+    run.add_argument("--task", dest="tasks", action="extend", nargs="+", default=[], metavar="ID",
+                     help="only these tasks (repeatable; default: every task of the domain)")
+    run.add_argument("--agent-llm", required=True, metavar="MODEL", help="agent model, or scripted/gold")
+    run.add_argument("--user-llm", metavar="MODEL", help="user model, or scripted/user (not needed with --solo)")
+    run.add_argument("--agent-llm-args", metavar="JSON", help='extra litellm arguments for the agent, '
+                     'e.g. \'{"temperature": 0, "api_base": "http://..."}\' (default {"temperature": 0.0})')
+    run.add_argument("--user-llm-args", metavar="JSON", help="extra litellm arguments for the user")
+    run.add_argument("-k", "--num-trials", type=int, default=1, metavar="N", help="trials per task (default 1)")
+    run.add_argument("--concurrency", type=int, default=3, metavar="C", help="simulations at once (default 3)")
+    run.add_argument("--out", metavar="PATH", help="results file (default runs/<time>_<domain>_<agent>_<user>.json)")
+    run.add_argument("--format", choices=("json", "dir"), default="json",
+                     help="json: one results file (default); dir: results.json + simulations/<id>.json")
+    run.add_argument("--resume", action="store_true", help="finish an interrupted run in --out "
+                     "(skips finished (trial, task, seed); infrastructure errors run again)")
+    run.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit per simulation (default 200)")
+    run.add_argument("--max-errors", type=int, default=10, metavar="N", help="tool-error limit (default 10)")
+    run.add_argument("--seed", type=int, default=300, metavar="S", help="run seed; one seed per trial derives from it "
+                     "as in tau2 (default 300)")
+    run.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
+    run.add_argument("--solo", action="store_true", help="solo mode: the agent works the task's ticket alone")
+    run.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions (without it, tasks whose "
+                     "reward needs them stay unscored)")
+    run.add_argument("--llm-retries", type=int, default=5, metavar="N",
+                     help="retries of a model call on rate limits and transient errors (default 5)")
+    run.add_argument("--quiet", action="store_true", help="no progress display")
+    _add_common(run)
+
+
+def _add_play(sub: Any) -> None:
+    play = sub.add_parser(
+        "play", help="play the user or the agent of one task yourself",
+        description="A human session: you play one side of a task, MODEL (a litellm model string or a scripted "
+        "participant) plays the other. The result is evaluated and saved as a tau2 results file.")
+    play.add_argument("--as", dest="play_as", required=True, choices=("user", "agent"), help="the side you play")
+    play.add_argument("--domain", required=True, metavar="D", help="domain name")
+    play.add_argument("--task", required=True, metavar="ID", help="task id")
+    play.add_argument("--llm", required=True, metavar="MODEL",
+                      help="the other side: a litellm model, or scripted/gold (agent) / scripted/user (user)")
+    play.add_argument("--llm-args", metavar="JSON", help="extra litellm arguments for MODEL")
+    play.add_argument("--out", metavar="PATH", help="results file (default runs/<time>_play_<domain>_<task>.json)")
+    play.add_argument("--solo", action="store_true", help="solo mode (play the agent on the task's ticket)")
+    play.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit (default 200)")
+    play.add_argument("--seed", type=int, metavar="S", help="seed passed to MODEL")
+    play.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions")
+    play.add_argument("--plain", action="store_true", help="line-based play on this terminal instead of the TUI")
+    _add_common(play)
 
 
 def tui_parser() -> argparse.ArgumentParser:
@@ -190,6 +264,238 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return status
 
 
+# --- eval ----------------------------------------------------------------------
+
+
+def _selected(run, wanted: list[str], found: set[str]) -> list[int]:
+    """Indices of the simulations ``--sim`` asks for (all when none is asked for)."""
+    if not wanted:
+        return list(range(len(run.entries)))
+    picked = []
+    for sim_id in wanted:
+        index = run.find(sim_id)
+        if index is not None:
+            picked.append(index)
+            found.add(sim_id)
+    return picked
+
+
+def _num_trials(run) -> int | None:
+    trials = run.raw_info.get("num_trials")
+    return trials if isinstance(trials, int) and not isinstance(trials, bool) else None
+
+
+def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> dict[str, Any]:
+    """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards."""
+    from tau_tui.evaluate import FLAG_KINDS
+
+    compared = [r.agrees for r in reports if r.agrees is not None]
+    return {
+        "kind": "file",
+        "file": str(path),
+        "domain": run.domain,
+        "agent_model": run.agent_model,
+        "metrics": metrics.to_json(),
+        "recorded_metrics": recorded_metrics.to_json(),
+        "agreement": {"compared": len(compared), "agree": sum(compared), "differ": len(compared) - sum(compared),
+                      "not_computable": sum(r.evaluation.reward is None for r in reports)},
+        "flags": {kind: sum(r.flag_counts()[kind] for r in reports) for kind in FLAG_KINDS},
+    }
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    import orjson
+
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainError
+    from tau_tui.evaluate import LiteLLMJudge, Outcome, ScorerConfig, ScorerConfigError, compute_metrics
+    from tau_tui.evaluate.render import metrics_block, simulation_block
+    from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
+    from tau_tui.model.io import RunFileError, expand_paths
+
+    judge = LiteLLMJudge(args.judge, api_base=args.judge_api_base) if args.judge else None
+    override = None
+    if args.scorer:
+        try:
+            override = load_scorer_config(Path(args.scorer))
+        except ScorerConfigError as exc:
+            err(str(exc))
+            return EXIT_INPUT
+    analyzer = Analyzer(_registry(args))
+    status = EXIT_OK
+    found: set[str] = set()
+    files: list[dict[str, Any]] = []
+    out = sys.stdout
+    paths = [p for p in expand_paths(args.paths) if not is_sidecar(p)]
+    for path, run, error in _open_all(paths):
+        if run is None:
+            err(error or f"{path}: unreadable")
+            status = EXIT_INPUT
+            continue
+        scorer = override
+        if scorer is None:
+            try:
+                scorer = analyzer.scorer_config(run)
+            except ScorerConfigError as exc:
+                err(f"{exc} (tool-call scores skipped)")
+                status = EXIT_INPUT
+                scorer = ScorerConfig(None, None, {})
+        outcomes, recorded, reports = [], [], []
+        domain_missing = False
+        for index in _selected(run, args.sim, found):
+            try:
+                report = analyzer.evaluate(run, index, judge=judge, scorer=scorer)
+            except (DomainError, RunFileError) as exc:
+                err(str(exc))
+                status = EXIT_INPUT
+                domain_missing = isinstance(exc, DomainError)
+                if domain_missing:
+                    break
+                continue
+            reports.append(report)
+            outcomes.append(Outcome(report.task_id, report.evaluation.reward, report.evaluation.termination))
+            recorded.append(Outcome(report.task_id, report.recorded_reward, report.evaluation.termination))
+            if args.json:
+                out.write(orjson.dumps(report.to_json(str(path))).decode() + "\n")
+            else:
+                out.write(f"{path}\n{simulation_block(report)}\n\n")
+            if status == EXIT_OK and report.agrees is False:
+                status = EXIT_FINDINGS
+        if domain_missing:
+            continue
+        metrics = compute_metrics(outcomes, _num_trials(run))
+        recorded_metrics = compute_metrics(recorded, _num_trials(run))
+        files.append(_file_record(path, run, metrics, recorded_metrics, reports))
+        if not args.json:
+            out.write(metrics_block(str(path), metrics, recorded_metrics) + "\n\n")
+    if args.json:
+        for record in files:
+            out.write(orjson.dumps(record).decode() + "\n")
+    for sim_id in args.sim:
+        if sim_id not in found:
+            err(f"no simulation {sim_id!r} in the given files")
+            status = EXIT_INPUT
+    out.flush()
+    return status
+
+
+# --- run / play -------------------------------------------------------------------------
+
+
+def _json_arg(text: str | None, flag: str) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{flag}: not valid JSON ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{flag}: expected a JSON object")
+    return value
+
+
+def _judge(model: str | None):
+    if not model:
+        return None
+    from tau_tui.evaluate.judge import LiteLLMJudge
+
+    return LiteLLMJudge(model)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from tau_tui.domains import DomainError
+    from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, RetryPolicy, RunConfig, RunError, Runner
+    from tau_tui.rollout.runner import default_run_path
+
+    try:
+        agent_args = _json_arg(args.agent_llm_args, "--agent-llm-args")
+        user_args = _json_arg(args.user_llm_args, "--user-llm-args")
+    except ValueError as exc:
+        err(str(exc))
+        return EXIT_INPUT
+    if not args.user_llm and not args.solo:
+        err("--user-llm is required (a model, or scripted/user), unless --solo")
+        return EXIT_INPUT
+    retry = RetryPolicy(max_retries=max(0, args.llm_retries))
+    config = RunConfig(
+        domain=args.domain,
+        agent=ParticipantSpec(args.agent_llm, agent_args, retry=retry),
+        user=ParticipantSpec(args.user_llm or "scripted/user", user_args, retry=retry),
+        task_ids=list(args.tasks) or None, num_trials=args.num_trials, concurrency=args.concurrency,
+        max_steps=args.max_steps, max_errors=args.max_errors, seed=args.seed, timeout=args.timeout,
+        solo=args.solo, judge_llm=args.judge_llm, layout=args.format)
+    out = Path(args.out) if args.out else default_run_path(config)
+    progress = None
+    try:
+        runner = Runner(config, out, _registry(args), resume=args.resume, judge=_judge(args.judge_llm))
+        runner.prepare()
+        if not args.quiet:
+            from tau_tui.rollout.console import RunProgress
+
+            progress = RunProgress()
+            runner.listener = progress
+            progress.__enter__()
+        summary = asyncio.run(runner.run())
+    except (DomainError, RunError, ParticipantSpecError, ValueError) as exc:
+        err(str(exc))
+        return EXIT_INPUT
+    finally:
+        if progress is not None:
+            progress.__exit__(None, None, None)
+    avg = summary.average_reward
+    terms = ", ".join(f"{k} {v}" for k, v in sorted(summary.terminations.items())) or "none"
+    print(f"{summary.path}: {summary.already_done + summary.completed}/{summary.total} simulations "
+          f"({summary.completed} this run); average reward {'-' if avg is None else f'{avg:.3f}'}"
+          f"{f'; {summary.unscored} unscored' if summary.unscored else ''}; terminations: {terms}")
+    return EXIT_FINDINGS if summary.terminations.get("infrastructure_error") else EXIT_OK
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    import asyncio
+    from datetime import datetime
+
+    from tau_tui.domains import DomainError
+    from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, PlaySession
+
+    try:
+        llm_args = _json_arg(args.llm_args, "--llm-args")
+        out = Path(args.out) if args.out else Path("runs") / (
+            f"{datetime.now():%Y%m%d_%H%M%S}_play_{args.domain}_{args.task}.json")
+        if out.exists():
+            err(f"{out} already exists; choose another --out")
+            return EXIT_INPUT
+        registry = _registry(args)
+        other = ParticipantSpec(args.llm, llm_args)
+
+        async def main() -> int:
+            session = PlaySession(registry, args.domain, args.task, args.play_as, other, solo=args.solo,
+                                  seed=args.seed, max_steps=args.max_steps, judge=_judge(args.judge_llm))
+            screen = None if args.plain else _play_screen()
+            if screen is not None:
+                return await screen(session, out)
+            from tau_tui.rollout.console import play_plain
+
+            return await play_plain(session, out)
+
+        return asyncio.run(main())
+    except (DomainError, ParticipantSpecError, KeyError, ValueError) as exc:
+        err(str(exc).strip("'\""))
+        return EXIT_INPUT
+
+
+def _play_screen():
+    """The TUI's play screen, when the TUI provides one (``tau_tui.tui.play.run_play(session, out)``)."""
+    try:
+        from tau_tui.tui.play import run_play  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return run_play
+
+
 # --- TUI -----------------------------------------------------------------------
 
 
@@ -214,7 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = build_parser().parse_args(argv)
-            handler = {"replay": cmd_replay}.get(args.command)
+            handler = {"replay": cmd_replay, "eval": cmd_eval, "run": cmd_run, "play": cmd_play}.get(args.command)
             if handler is None:
                 err(f"'{args.command}' is not available yet")
                 return EXIT_INPUT

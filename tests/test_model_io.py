@@ -169,3 +169,10 @@ def test_task_defaults(tmp_path):
     task["evaluation_criteria"] = {"actions": []}
     path = results_file(tmp_path / "t.json", [greet()], task=task)
     assert open_run(path).tasks()["t_update"].evaluation_criteria.reward_basis == ["DB", "COMMUNICATE"]
+
+
+def test_folder_expansion_skips_sidecars(tmp_path):
+    run = results_file(tmp_path / "run.json", [greet()])
+    (tmp_path / "run.scorer.json").write_text("{}")
+    (tmp_path / "run.notes.json").write_text("{}")
+    assert expand_paths([tmp_path]) == [run]

@@ -11,7 +11,6 @@ asked for.
 
 from __future__ import annotations
 
-import copy
 import inspect
 import re
 import typing
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+import orjson
 from pydantic import Field, create_model
 
 from tau_tui.env.tools import Toolkit
@@ -136,11 +136,16 @@ def _cached_schema(kit_class: type[Toolkit], name: str) -> dict[str, Any]:
     return function_schema(method.__get__(object.__new__(kit_class), kit_class), name)
 
 
+@lru_cache(maxsize=None)
+def _cached_bytes(kit_class: type[Toolkit], name: str) -> bytes:
+    return orjson.dumps(_cached_schema(kit_class, name))
+
+
 def tool_schema(toolkit: Toolkit, name: str) -> dict[str, Any]:
     """The schema of one declared tool (a fresh copy; built once per toolkit class)."""
     if not toolkit.has_tool(name):
         raise ValueError(f"Tool '{name}' not found.")
-    return copy.deepcopy(_cached_schema(type(toolkit), name))
+    return orjson.loads(_cached_bytes(type(toolkit), name))
 
 
 def toolkit_schemas(toolkit: Toolkit | None, include: Iterable[str] | None = None,

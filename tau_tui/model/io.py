@@ -353,8 +353,13 @@ def describe_empty(run: RunFile) -> str | None:
     return f"{run.path}: an empty run: a results object with 0 simulations ({len(run.raw_tasks)} tasks defined)"
 
 
+# Sidecar files we write next to recordings (scorer specs, notes); never runs themselves.
+SIDECAR_SUFFIXES = (".scorer.json", ".notes.json")
+
+
 def _is_data_file(path: Path) -> bool:
-    return path.name in _DATA_FILE_NAMES or (path.parent / "policy.md").exists()
+    return (path.name in _DATA_FILE_NAMES or path.name.endswith(SIDECAR_SUFFIXES)
+            or (path.parent / "policy.md").exists())
 
 
 def expand_paths(paths: Iterable[Path | str]) -> list[Path]:

@@ -1,0 +1,29 @@
+"""Recomputing and explaining rewards: tau2's evaluators, a tool-call scorer, process flags, metrics.
+
+Headless: imports replay, env and model only. litellm is imported only inside
+``LiteLLMJudge.__call__``.
+"""
+
+from tau_tui.evaluate.checks import ActionCheck, CommunicateCheck, DBCheck, EnvAssertionCheck, NLCheck, action_matches
+from tau_tui.evaluate.diagnostics import FLAG_KINDS, Flag, diagnose
+from tau_tui.evaluate.explain import Divergence, Explanation, MissedAction, RecordingIssue, StateDiff, explain
+from tau_tui.evaluate.judge import Judge, JudgeError, LiteLLMJudge, parse_verdicts
+from tau_tui.evaluate.metrics import Outcome, RunMetrics, TaskMetrics, compute_metrics, pass_at_k, pass_hat_k
+from tau_tui.evaluate.report import SimReport, assess
+from tau_tui.evaluate.reward import Evaluation, Replayed, evaluate, is_success
+from tau_tui.evaluate.scorer import (
+    ScorerConfig,
+    ScorerConfigError,
+    ScorerResult,
+    ScorerSpec,
+    score_tool_calls,
+    scorer_config_for,
+)
+
+__all__ = [
+    "FLAG_KINDS", "ActionCheck", "CommunicateCheck", "DBCheck", "Divergence", "EnvAssertionCheck", "Evaluation",
+    "Explanation", "Flag", "Judge", "JudgeError", "LiteLLMJudge", "MissedAction", "NLCheck", "Outcome",
+    "RecordingIssue", "Replayed", "RunMetrics", "ScorerConfig", "ScorerConfigError", "ScorerResult", "ScorerSpec",
+    "SimReport", "StateDiff", "TaskMetrics", "action_matches", "assess", "compute_metrics", "diagnose", "evaluate",
+    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "score_tool_calls", "scorer_config_for",
+]

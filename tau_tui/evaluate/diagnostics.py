@@ -1,0 +1,246 @@
+"""Process diagnostics: how the agent behaved, derived from the replay and never part of the reward.
+
+Each flag points at the step (message index) where it happened. Messages of
+the task's own history are not the agent's doing and are skipped. The rules,
+kept simple and conservative on purpose:
+
+- ``parallel_calls``: an agent message with two or more tool calls, when the
+  policy asks for one tool call at a time.
+- ``text_with_calls``: an agent message with both text and tool calls.
+- ``repeated_call``: an agent call identical (tool and arguments) to an
+  earlier one, with no successful write in between (it could not learn
+  anything new; a repeated write did the same thing twice).
+- ``write_before_read``: an agent write whose id arguments (``id``, ``*_id``,
+  ``*_ids``) never appeared in an earlier successful call: neither in the
+  arguments of a read nor in any tool result (so ids the agent looked up, or
+  created itself, count as read).
+- ``error_ignored``: a write (or unknown-tool) call that returned an error and
+  never succeeded later, after which the agent's next text or write neither
+  retries that tool, nor transfers, nor asks the user, nor mentions a problem
+  (error, sorry, not, insufficient, ...).
+- ``unbacked_claim``: an agent sentence stating that something *has been done*
+  ("has been cancelled", "I've updated", "successfully booked") with no
+  successful write before it; distinctive actions (cancel, book, exchange,
+  return, suspend, resume, refuel) need a write of their own tool, other verbs
+  (updated, refunded, sent, ...) any write. Questions and sentences with
+  conditions, future or negation (if, once, will, not, ...) are never claims.
+- ``transfer_to_human``: a call to ``transfer_to_human_agents``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from tau_tui.env.tools import ToolType
+from tau_tui.model.messages import AssistantMessage
+from tau_tui.replay import CallRecord, Timeline
+
+FLAG_KINDS = ("parallel_calls", "text_with_calls", "repeated_call", "write_before_read", "error_ignored",
+              "unbacked_claim", "transfer_to_human")
+
+ONE_CALL_POLICY = re.compile(r"one tool call at a time", re.IGNORECASE)
+ACKNOWLEDGES_PROBLEM = re.compile(
+    r"\?|\b(errors?|unable|cannot|fail(ed|s|ure)?|issues?|problems?|invalid|unfortunately|sorry|apologi[sz]e|"
+    r"not|no|\w+n['’]t|insufficient|mismatch|exceeds?|only|must|need|instead|however|seems|appears)\b",
+    re.IGNORECASE)
+NOT_A_CLAIM = re.compile(
+    r"\?|\b(if|or|once|will|would|shall|should|could|can|may|might|going to|before|after|when|unless|not|no|"
+    r"never|yet|cannot|\w+n['’]t|let me|want|wish|like to|need|please)\b", re.IGNORECASE)
+# Participle → tool-name fragments of the writes that would back the claim. Verbs that
+# usually describe a side effect of another write (refunded, issued, updated, ...) are
+# backed by any successful write; only distinctive actions must match their own tool.
+CLAIM_VERBS: dict[str, tuple[str, ...] | None] = {
+    "cancelled": ("cancel",), "canceled": ("cancel",), "booked": ("book",), "reserved": ("book",),
+    "exchanged": ("exchange",), "suspended": ("suspend",), "resumed": ("resume",),
+    "reactivated": ("resume",), "refueled": ("refuel",), "refuelled": ("refuel",),
+    **{verb: None for verb in ("modified", "updated", "changed", "refunded", "upgraded", "downgraded", "enabled",
+                               "disabled", "activated", "deactivated", "added", "removed", "sent", "issued",
+                               "paid", "processed", "completed", "submitted", "credited", "returned")},
+}
+_VERBS = "|".join(sorted(CLAIM_VERBS, key=len, reverse=True))
+CLAIM = re.compile(
+    rf"\b(?:(?:has|have)\s+(?:now\s+|just\s+)?been\s+(?:successfully\s+)?|(?:is|are)\s+now\s+|"
+    rf"I(?:'ve|\s+have)\s+(?:now\s+|just\s+|also\s+)?(?:successfully\s+)?|successfully\s+)({_VERBS})\b",
+    re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass
+class Flag:
+    kind: str
+    step: int
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "step": self.step, "message": self.message}
+
+
+def _args_key(call: CallRecord) -> str:
+    return json.dumps([call.requestor, call.name, call.call.arguments], sort_keys=True, default=str)
+
+
+def _successful_write(call: CallRecord) -> bool:
+    """A re-executed write that succeeded both in the recording and in the replay."""
+    return call.is_write and not call.recorded_error and not call.replayed_error
+
+
+def message_flags(timeline: Timeline, start: int, policy: str | None) -> list[Flag]:
+    """Flags about the shape of agent messages: several calls at once, text mixed with calls."""
+    one_at_a_time = bool(policy and ONE_CALL_POLICY.search(policy))
+    out = []
+    for step in timeline.steps[start:]:
+        message = step.message
+        if not isinstance(message, AssistantMessage) or not message.tool_calls:
+            continue
+        if one_at_a_time and len(message.tool_calls) > 1:
+            names = ", ".join(c.name for c in message.tool_calls)
+            out.append(Flag("parallel_calls", step.index,
+                            f"{len(message.tool_calls)} tool calls in one message ({names}); "
+                            "the policy asks for one at a time"))
+        if isinstance(message.content, str) and message.content.strip():
+            out.append(Flag("text_with_calls", step.index, "text and tool calls in one message"))
+    return out
+
+
+def repeated_calls(timeline: Timeline, start: int) -> list[Flag]:
+    out = []
+    last_seen: dict[str, CallRecord] = {}
+    for call in timeline.calls:
+        key = _args_key(call)
+        earlier = last_seen.get(key)
+        last_seen[key] = call
+        if earlier is None or call.call_step < start or call.requestor != "assistant":
+            continue
+        between = timeline.calls[earlier.index + 1:call.index]
+        if not any(_successful_write(c) for c in between):
+            out.append(Flag("repeated_call", call.call_step,
+                            f"{call.name} called again with the same arguments as at step {earlier.call_step}, "
+                            "with no write in between"))
+    return out
+
+
+def _id_values(arguments: Any) -> list[str]:
+    if not isinstance(arguments, dict):
+        return []
+    out: list[str] = []
+    for key, value in arguments.items():
+        if key == "id" or key.endswith("_id") or key.endswith("_ids"):
+            values = value if isinstance(value, list) else [value]
+            out += [v for v in values if isinstance(v, str) and v]
+    return out
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _mentions(text: str, value: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])", text) is not None
+
+
+def writes_before_reads(timeline: Timeline, start: int) -> list[Flag]:
+    out = []
+    read_args: set[str] = set()
+    results: list[str] = []
+    for call in sorted(timeline.calls, key=lambda c: c.call_step):
+        if call.call_step >= start and call.requestor == "assistant" and call.tool_type is ToolType.WRITE:
+            unread = [v for v in _id_values(call.call.arguments)
+                      if v not in read_args and not any(_mentions(text, v) for text in results)]
+            if unread:
+                out.append(Flag("write_before_read", call.call_step,
+                                f"{call.name} writes to {', '.join(unread)}, never looked up before"))
+        if call.result_step is not None and not call.recorded_error:
+            if call.tool_type is not ToolType.WRITE:
+                read_args.update(_strings(call.call.arguments))
+            if call.recorded:
+                results.append(call.recorded)
+    return out
+
+
+def _next_agent_move(timeline: Timeline, after: int) -> tuple[int, AssistantMessage] | None:
+    """The agent's next message after ``after`` that talks to the user or calls a non-read tool."""
+    env = timeline.env
+    for step in timeline.steps[after + 1:]:
+        message = step.message
+        if not isinstance(message, AssistantMessage):
+            continue
+        if isinstance(message.content, str) and message.content.strip():
+            return step.index, message
+        calls = message.tool_calls or []
+        if any(env is None or not env.has_tool(c.name) or env.tool_type(c.name) is not ToolType.READ for c in calls):
+            return step.index, message
+    return None
+
+
+def ignored_errors(timeline: Timeline, start: int) -> list[Flag]:
+    out = []
+    for call in timeline.calls:
+        if (call.requestor != "assistant" or not call.recorded_error or call.result_step is None
+                or call.call_step < start or call.tool_type not in (None, ToolType.WRITE)):
+            continue
+        later = timeline.calls[call.index + 1:]
+        if any(c.name == call.name and c.result_step is not None and not c.recorded_error for c in later):
+            continue  # the agent got it done after all
+        move = _next_agent_move(timeline, call.result_step)
+        if move is None:
+            continue
+        step, message = move
+        retried = any(c.name == call.name or c.name.startswith("transfer_to_human") for c in message.tool_calls or [])
+        acknowledged = isinstance(message.content, str) and ACKNOWLEDGES_PROBLEM.search(message.content)
+        if not retried and not acknowledged:
+            what = "answered the user" if message.text.strip() else "made another write"
+            out.append(Flag("error_ignored", step,
+                            f"{call.name} failed at step {call.result_step} and never succeeded; the agent {what} "
+                            "without retrying, asking or mentioning the failure"))
+    return out
+
+
+def claims(text: str) -> list[tuple[str, str]]:
+    """(participle, the words making the claim) for each completion claim in ``text`` (see the module's rules)."""
+    out = []
+    for sentence in _SENTENCE.split(text):
+        if NOT_A_CLAIM.search(sentence):
+            continue
+        out += [(m.group(1).lower(), m.group(0)) for m in CLAIM.finditer(sentence)]
+    return out
+
+
+def unbacked_claims(timeline: Timeline, start: int) -> list[Flag]:
+    out = []
+    for step in timeline.steps[start:]:
+        message = step.message
+        if not isinstance(message, AssistantMessage) or not isinstance(message.content, str):
+            continue
+        writes = [c.name for c in timeline.calls if _successful_write(c) and c.call_step <= step.index]
+        for verb, words in claims(message.content):
+            fragments = CLAIM_VERBS[verb]
+            backed = any(fragments is None or any(f in name for f in fragments) for name in writes)
+            if not backed:
+                needed = "write" if fragments is None else f"{'/'.join(fragments)} write"
+                out.append(Flag("unbacked_claim", step.index,
+                                f"the agent says '{words}', but no successful {needed} came before"))
+                break
+    return out
+
+
+def transfers(timeline: Timeline, start: int) -> list[Flag]:
+    return [Flag("transfer_to_human", c.call_step, "transferred to a human agent")
+            for c in timeline.calls
+            if c.call_step >= start and c.requestor == "assistant" and c.name.startswith("transfer_to_human")]
+
+
+def diagnose(timeline: Timeline, history_len: int = 0, policy: str | None = None) -> list[Flag]:
+    """Every process flag of one trajectory, ordered by step."""
+    flags = (message_flags(timeline, history_len, policy) + repeated_calls(timeline, history_len)
+             + writes_before_reads(timeline, history_len) + ignored_errors(timeline, history_len)
+             + unbacked_claims(timeline, history_len) + transfers(timeline, history_len))
+    return sorted(flags, key=lambda f: (f.step, FLAG_KINDS.index(f.kind)))

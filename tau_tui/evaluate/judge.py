@@ -1,0 +1,157 @@
+"""The LLM judge for natural-language assertions.
+
+A ``Judge`` takes the trajectory and the task's assertions and returns one
+verdict per assertion, or raises ``JudgeError``; it never guesses a verdict it
+did not get. ``LiteLLMJudge`` asks any litellm model (temperature 0) with a
+prompt of our own and reads its JSON answer leniently. litellm is imported
+inside the call, so nothing pays its import cost unless a judge is used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Protocol
+
+from tau_tui.evaluate.checks import NLCheck
+from tau_tui.model.messages import Message, ParticipantMessage
+
+SYSTEM_PROMPT = """\
+You grade a recorded customer-service conversation between an agent and a customer \
+against a list of expected outcomes.
+Judge every expected outcome on its own, using only what the conversation shows \
+(tool calls and tool results included).
+Reply with a single JSON object and nothing else, shaped like this:
+{"results": [{"expectedOutcome": "<the outcome, copied from the list>", \
+"reasoning": "<one or two sentences>", "metExpectation": true}]}
+Give exactly one entry per expected outcome, in the order of the list; \
+metExpectation is true only if the conversation shows the outcome was met."""
+
+
+class JudgeError(Exception):
+    """The judge could not give a verdict for every assertion; ``str()`` is one line."""
+
+
+class Judge(Protocol):
+    def __call__(self, messages: list[Message], assertions: list[str]) -> list[NLCheck]: ...
+
+
+def render_conversation(messages: list[Message]) -> str:
+    """One ``role: text`` line per message; tool calls are written out as name(arguments)."""
+    lines = []
+    for message in messages:
+        text = message.text
+        if isinstance(message, ParticipantMessage) and message.tool_calls:
+            calls = "; ".join(f"{c.name}({json.dumps(c.arguments, sort_keys=True)})" for c in message.tool_calls)
+            text = f"{text}\n[tool calls: {calls}]" if text else f"[tool calls: {calls}]"
+        lines.append(f"{message.role}: {text}")
+    return "\n".join(lines)
+
+
+def judge_messages(messages: list[Message], assertions: list[str]) -> list[dict[str, str]]:
+    """The chat messages sent to the judge model."""
+    outcomes = "\n".join(f"{i}. {a}" for i, a in enumerate(assertions, 1))
+    user = f"Conversation:\n{render_conversation(messages)}\n\nExpected outcomes:\n{outcomes}"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.IGNORECASE)
+_TRUE, _FALSE = {"true", "yes", "met", "1"}, {"false", "no", "not met", "unmet", "0"}
+
+
+def _load_json(text: str) -> Any:
+    body = _FENCE.sub("", text.strip())
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        start, end = body.find("{"), body.rfind("}")
+        if start < 0 or end <= start:
+            raise JudgeError("the judge's reply holds no JSON object") from None
+        try:
+            return json.loads(body[start:end + 1])
+        except json.JSONDecodeError as exc:
+            raise JudgeError(f"the judge's reply is not valid JSON ({exc.msg})") from None
+
+
+def _first(item: dict[str, Any], *keys: str) -> Any:
+    return next((item[k] for k in keys if k in item), None)
+
+
+def _verdict(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    return None
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def parse_verdicts(reply: str | None, assertions: list[str]) -> list[NLCheck]:
+    """One ``NLCheck`` per assertion from the judge's reply, or ``JudgeError``.
+
+    Accepts a bare list or ``{"results": [...]}``, code fences, text around the
+    JSON, and a few spellings of the keys. Results are matched to assertions by
+    position when the counts agree, otherwise by the repeated outcome text.
+    """
+    if not reply or not reply.strip():
+        raise JudgeError("the judge gave an empty reply")
+    data = _load_json(reply)
+    items = data.get("results") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise JudgeError("the judge's reply has no 'results' list")
+    parsed: list[tuple[str | None, bool | None, str]] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        outcome = _first(item, "expectedOutcome", "expected_outcome", "outcome", "assertion")
+        met = _verdict(_first(item, "metExpectation", "met_expectation", "met", "passed"))
+        reasoning = _first(item, "reasoning", "justification", "explanation")
+        parsed.append((outcome if isinstance(outcome, str) else None, met, str(reasoning or "")))
+    if len(parsed) == len(assertions):
+        pairs = list(zip(assertions, parsed))
+    else:
+        by_text = {_norm(o): (o, m, r) for o, m, r in parsed if o}
+        pairs = [(a, by_text.get(_norm(a), (None, None, ""))) for a in assertions]
+    out = []
+    for assertion, (_, met, reasoning) in pairs:
+        if met is None:
+            raise JudgeError(f"the judge gave no verdict for: {assertion[:80]}")
+        out.append(NLCheck(assertion, met, reasoning))
+    return out
+
+
+class LiteLLMJudge:
+    """A judge backed by any litellm model string (e.g. ``openai/gpt-4.1``), temperature 0."""
+
+    def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
+                 timeout: float = 120.0, **completion_args: Any):
+        self.model = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.timeout = timeout
+        self.completion_args = completion_args
+
+    def __call__(self, messages: list[Message], assertions: list[str]) -> list[NLCheck]:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map download at import
+        try:
+            import litellm
+        except ImportError as exc:
+            raise JudgeError(f"the judge needs litellm ({exc})") from None
+        litellm.suppress_debug_info = True  # litellm otherwise prints help banners to stdout on errors
+        kwargs = dict(self.completion_args)
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        try:
+            response = litellm.completion(model=self.model, messages=judge_messages(messages, assertions),
+                                          temperature=0, timeout=self.timeout, **kwargs)
+            reply = response.choices[0].message.content
+        except Exception as exc:  # noqa: BLE001 - any provider failure means "not judged"
+            first = str(exc).strip().splitlines()
+            raise JudgeError(f"judge {self.model} failed: {type(exc).__name__}: {first[0] if first else ''}") from None
+        return parse_verdicts(reply, assertions)

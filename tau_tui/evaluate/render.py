@@ -1,0 +1,132 @@
+"""Plain-text renderings of assessments and metrics (for ``tau-tui eval`` and as TUI fallbacks).
+
+Small pure functions from data to lines; no terminal styling here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tau_tui.evaluate.metrics import RunMetrics
+from tau_tui.evaluate.report import SimReport
+
+DIFF_LINES = 6
+
+
+def fmt_reward(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:g}"
+
+
+def _value(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def reward_line(report: SimReport) -> str:
+    """Recomputed vs recorded reward, with the verdict and the basis."""
+    ev = report.evaluation
+    head = f"reward {fmt_reward(ev.reward)} recomputed"
+    if report.recorded_reward is not None:
+        verdict = {True: "agrees", False: "DIFFERS", None: "cannot compare"}[report.agrees]
+        head += f", {fmt_reward(report.recorded_reward)} recorded: {verdict}"
+    else:
+        head += " (no recorded reward)"
+    if ev.reward_basis:
+        head += f"  [basis {', '.join(ev.reward_basis)}]"
+    return head
+
+
+def breakdown_line(report: SimReport) -> str | None:
+    breakdown = report.evaluation.breakdown
+    if not breakdown:
+        return None
+    return "breakdown: " + ", ".join(f"{k} {fmt_reward(v)}" for k, v in breakdown.items())
+
+
+def diff_row_text(side: str, row: dict[str, Any]) -> str:
+    """One path of the DB diff: what the run left there against what gold has."""
+    if row["kind"] == "only_gold":
+        return f"{side} {row['path']}: missing (gold {_value(row['gold'])})"
+    if row["kind"] == "only_predicted":
+        return f"{side} {row['path']}: {_value(row['predicted'])} (gold has none)"
+    return f"{side} {row['path']}: {_value(row['predicted'])} vs gold {_value(row['gold'])}"
+
+
+def diff_lines(report: SimReport) -> list[str]:
+    diff = report.explanation.db_diff
+    if diff is None or diff.empty or report.evaluation.db_match is not False:
+        return []
+    data = diff.to_json(limit=DIFF_LINES)
+    rows = [("agent", r) for r in data["agent"]] + [("user", r) for r in data["user"]]
+    total = len(diff.agent) + len(diff.user)
+    lines = ["DB diff (predicted vs gold):"] + [f"  {diff_row_text(side, row)}" for side, row in rows[:DIFF_LINES]]
+    if total > DIFF_LINES:
+        lines.append(f"  … {total - DIFF_LINES} more path(s)")
+    return lines
+
+
+def recording_lines(report: SimReport) -> list[str]:
+    return [f"recording {'INCONSISTENT' if i.inconsistent else 'note'}: {i.message}"
+            for i in report.explanation.recording]
+
+
+def scorer_line(report: SimReport) -> str | None:
+    result = report.scorer
+    if result is None:
+        return None
+    verdict = "passed" if result.passed else "failed"
+    tail = f" ({'; '.join(result.notes)})" if result.notes else ""
+    return f"tool-call score {result.value:.2f} {verdict}{tail}"
+
+
+def flags_line(report: SimReport) -> str | None:
+    if not report.flags:
+        return None
+    steps: dict[str, list[int]] = {}
+    for flag in report.flags:
+        steps.setdefault(flag.kind, []).append(flag.step)
+    parts = [f"{kind} ×{len(s)} (step {', '.join(map(str, s[:5]))}{'…' if len(s) > 5 else ''})"
+             for kind, s in steps.items()]
+    return "flags: " + "; ".join(parts)
+
+
+def simulation_block(report: SimReport) -> str:
+    """One readable block per simulation: rewards, what failed and why, recording, score, flags."""
+    ev = report.evaluation
+    title = f"{report.sim_id}  task {report.task_id}"
+    if report.trial is not None:
+        title += f" trial {report.trial}"
+    title += f"  [{report.domain}, {ev.termination}]"
+    body = [line for line in (reward_line(report), breakdown_line(report)) if line]
+    failed = report.explanation.failed
+    if failed:
+        body.append("why:")
+        body += [f"  - {reason}" for reason in failed]
+    body += diff_lines(report)
+    body += recording_lines(report)
+    body += [f"note: {note}" for note in ev.notes if note not in failed]
+    body += [line for line in (scorer_line(report), flags_line(report)) if line]
+    return "\n".join([title] + [f"  {line}" for line in body])
+
+
+def _ks(values: dict[int, float]) -> str:
+    return "  ".join(f"{k}: {v:.3f}" for k, v in values.items()) or "n/a"
+
+
+def metrics_block(name: str, metrics: RunMetrics, recorded: RunMetrics | None = None) -> str:
+    """Per-file metrics: counts, average reward, pass^k and pass@k, terminations."""
+    avg = "n/a" if metrics.avg_reward is None else f"{metrics.avg_reward:.3f}"
+    lines = [
+        f"{name}: metrics over recomputed rewards",
+        f"  simulations {metrics.n_simulations}: {metrics.n_scored} scored, {metrics.n_unscored} unscored, "
+        f"{metrics.infrastructure_errors} infrastructure error(s) (left out)",
+        f"  avg reward {avg}",
+        f"  pass^k  {_ks(metrics.pass_hat_k)}",
+        f"  pass@k  {_ks(metrics.pass_at_k)}",
+        "  terminations: " + ", ".join(f"{k} {v}" for k, v in metrics.terminations.items()),
+    ]
+    if recorded is not None and recorded.n_scored:
+        rec_avg = "n/a" if recorded.avg_reward is None else f"{recorded.avg_reward:.3f}"
+        lines.append(f"  recorded rewards: avg {rec_avg}, pass^k {_ks(recorded.pass_hat_k)}")
+    return "\n".join(lines)

@@ -1,0 +1,271 @@
+"""Recomputing a simulation's reward with tau2 1.0.1's rules (``EvaluationType.ALL``).
+
+Order of decisions, as in tau2: a termination other than agent_stop/user_stop
+gives 0; a task without evaluation criteria gives 1; otherwise the env (DB and
+env assertions), action and communicate components are always computed, the
+NL component only when the basis names it, and the reward is the product of
+the components the task's ``reward_basis`` names. Where tau2 would need
+something we do not have (an LLM judge, the task), the reward is reported as
+not computable, never guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tau_tui.evaluate.checks import (
+    ActionCheck,
+    CommunicateCheck,
+    DBCheck,
+    EnvAssertionCheck,
+    NLCheck,
+    action_checks,
+    communicate_checks,
+    db_check,
+    env_assertion_checks,
+)
+from tau_tui.evaluate.judge import Judge, JudgeError
+from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
+from tau_tui.model.tasks import REWARD_TYPES, EvaluationCriteria, Task
+from tau_tui.replay import FATAL_IN_TAU2, GoldResult, Timeline
+
+ENV_BASES = ("DB", "ENV_ASSERTION")
+SUCCESS_TOLERANCE = 1e-6
+
+SCORED, PREMATURE, NO_CRITERIA, NO_TASK, NOT_COMPUTABLE = (
+    "scored", "premature", "no_criteria", "no_task", "not_computable")
+
+
+class Replayed(Protocol):
+    """What evaluation needs from a replayed simulation (``SimAnalysis`` has it)."""
+
+    sim: SimulationRun
+    task: Task | None
+    timeline: Timeline
+    gold: GoldResult | None
+    assertions: list[tuple[Any, bool | None, str | None]]
+
+
+@dataclass
+class Component:
+    """One evaluator's outcome; ``reward`` None means it could not be evaluated."""
+
+    reward: float | None
+    breakdown: dict[str, float] | None = None
+    info: dict[str, Any] | None = None
+
+
+@dataclass
+class Evaluation:
+    """The recomputed reward of one simulation, every check behind it, and why."""
+
+    reward: float | None
+    status: str
+    termination: str | None
+    reward_basis: list[str] | None = None
+    breakdown: dict[str, float] = field(default_factory=dict)
+    db_match: bool | None = None  # tau2's db_check verdict (forced true when nothing is checked)
+    db: DBCheck | None = None  # the hashes behind it, when compared
+    env_assertions: list[EnvAssertionCheck] | None = None
+    actions: list[ActionCheck] | None = None
+    communicate: list[CommunicateCheck] | None = None
+    nl: list[NLCheck] | None = None
+    nl_evaluated: bool = True
+    not_evaluated: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    info: dict[str, Any] | None = None
+    strict_ok: bool = True
+
+    @property
+    def computable(self) -> bool:
+        return self.reward is not None
+
+    @property
+    def success(self) -> bool | None:
+        return None if self.reward is None else is_success(self.reward)
+
+    def to_reward_info(self) -> dict[str, Any]:
+        """The evaluation in tau2's ``RewardInfo`` shape (reward null when not computable)."""
+        return {
+            "reward": self.reward,
+            "db_check": None if self.db_match is None else {"db_match": self.db_match,
+                                                            "db_reward": 1.0 if self.db_match else 0.0},
+            "env_assertions": None if self.env_assertions is None else [
+                {"env_assertion": c.assertion.model_dump(mode="json"), "met": bool(c.met),
+                 "reward": 1.0 if c.met else 0.0} for c in self.env_assertions],
+            "action_checks": None if self.actions is None else [
+                {"action": c.action.model_dump(mode="json"), "action_match": c.matched,
+                 "action_reward": 1.0 if c.matched else 0.0, "tool_type": c.tool_type} for c in self.actions],
+            "nl_assertions": None if self.nl is None else [
+                {"nl_assertion": c.assertion, "met": c.met, "justification": c.justification} for c in self.nl],
+            "communicate_checks": None if self.communicate is None else [
+                {"info": c.info, "met": c.met, "justification": c.justification} for c in self.communicate],
+            "reward_basis": self.reward_basis,
+            "reward_breakdown": self.breakdown if self.status == SCORED or self.breakdown else None,
+            "info": self.info,
+        }
+
+    def checks_json(self) -> dict[str, Any]:
+        """Every check with its result and the step it was decided at."""
+        db = None
+        if self.db_match is not None:
+            db = {"db_match": self.db_match}
+            if self.db is not None:
+                db.update(pred_db=self.db.pred_agent, pred_user_db=self.db.pred_user,
+                          gold_db=self.db.gold_agent, gold_user_db=self.db.gold_user)
+        return {
+            "db": db,
+            "env_assertions": None if self.env_assertions is None else [
+                {"func_name": c.assertion.func_name, "env_type": c.assertion.env_type,
+                 "arguments": c.assertion.arguments, "assert_value": c.assertion.assert_value,
+                 "met": c.met, "error": c.error} for c in self.env_assertions],
+            "actions": None if self.actions is None else [
+                {"action_id": c.action.action_id, "name": c.action.name, "requestor": c.action.requestor,
+                 "arguments": c.action.arguments, "compare_args": c.action.compare_args, "matched": c.matched,
+                 "tool_type": c.tool_type, "step": c.step} for c in self.actions],
+            "communicate": None if self.communicate is None else [
+                {"info": c.info, "met": c.met, "step": c.step} for c in self.communicate],
+            "nl_assertions": None if self.nl is None else [
+                {"assertion": c.assertion, "met": c.met, "justification": c.justification} for c in self.nl],
+        }
+
+
+def is_success(reward: float) -> bool:
+    """tau2's success test: the reward is 1 within 1e-6."""
+    return abs(reward - 1.0) <= SUCCESS_TOLERANCE
+
+
+def _product(values: list[float]) -> float:
+    out = 1.0
+    for value in values:
+        out *= value
+    return out
+
+
+def env_component(criteria: EvaluationCriteria, replayed: Replayed, basis: list[str],
+                  evaluation: Evaluation) -> Component:
+    """DB check and env assertions; tau2 skips both when the task lists neither actions nor assertions."""
+    if criteria.actions is None and criteria.env_assertions is None:
+        evaluation.db_match = True
+        return Component(1.0, None, {"note": "No expected actions or env assertions"})
+    if replayed.gold is None:
+        return Component(None, None, {"note": "no gold state"})
+    evaluation.db = db_check(replayed.timeline, replayed.gold)
+    evaluation.db_match = evaluation.db.match
+    evaluation.env_assertions = env_assertion_checks(replayed.assertions)
+    broken = [c for c in evaluation.env_assertions if c.met is None]
+    if broken:
+        first = broken[0]
+        evaluation.notes.append(f"env assertion {first.assertion.func_name} could not run ({first.error}); "
+                                "tau2 would raise here")
+        return Component(None, None, {"note": "env assertion failed to run"})
+    assertion_reward = _product([1.0 if c.met else 0.0 for c in evaluation.env_assertions])
+    breakdown: dict[str, float] = {}
+    if "DB" in basis:
+        breakdown["DB"] = evaluation.db.reward
+    if "ENV_ASSERTION" in basis:
+        breakdown["ENV_ASSERTION"] = assertion_reward
+    return Component(_product(list(breakdown.values())), breakdown, None)
+
+
+def action_component(criteria: EvaluationCriteria, replayed: Replayed, evaluation: Evaluation) -> Component:
+    if not criteria.actions:
+        return Component(1.0, {"ACTION": 1.0}, {"note": "No actions to evaluate"})
+    evaluation.actions = action_checks(criteria.actions, replayed.timeline.calls, replayed.timeline)
+    reward = 1.0 if all(c.matched for c in evaluation.actions) else 0.0
+    return Component(reward, {"ACTION": reward}, None)
+
+
+def communicate_component(criteria: EvaluationCriteria, replayed: Replayed, evaluation: Evaluation) -> Component:
+    if not criteria.communicate_info:
+        return Component(1.0, {"COMMUNICATE": 1.0}, {"note": "No communicate_info to evaluate"})
+    messages = [step.message for step in replayed.timeline.steps]
+    evaluation.communicate = communicate_checks(criteria.communicate_info, messages)
+    reward = 1.0 if all(c.met for c in evaluation.communicate) else 0.0
+    return Component(reward, {"COMMUNICATE": reward}, None)
+
+
+def nl_component(criteria: EvaluationCriteria, replayed: Replayed, judge: Judge | None,
+                 evaluation: Evaluation) -> Component:
+    if not criteria.nl_assertions:
+        evaluation.nl = []
+        return Component(1.0, {"NL_ASSERTION": 1.0}, {"note": "No nl_assertions to evaluate"})
+    if judge is None:
+        evaluation.nl_evaluated = False
+        evaluation.notes.append(f"{len(criteria.nl_assertions)} NL assertion(s) not evaluated: no judge given")
+        return Component(None, None, {"note": "not evaluated: no judge"})
+    try:
+        evaluation.nl = judge([step.message for step in replayed.timeline.steps], list(criteria.nl_assertions))
+    except JudgeError as exc:
+        evaluation.nl_evaluated = False
+        evaluation.notes.append(f"NL assertions not evaluated: {exc}")
+        return Component(None, None, {"note": f"not evaluated: {exc}"})
+    reward = 1.0 if all(c.met for c in evaluation.nl) else 0.0
+    return Component(reward, {"NL_ASSERTION": reward}, None)
+
+
+def _structural_note(timeline: Timeline) -> str | None:
+    """Why tau2's own replay would not go through, if it would not."""
+    fatal = [f for f in timeline.findings if f.kind in FATAL_IN_TAU2]
+    if fatal:
+        where = f" at step {fatal[0].step}" if fatal[0].step is not None else ""
+        return (f"tau2 cannot replay this trajectory ({fatal[0].kind.value}{where}: {fatal[0].message}); "
+                "the reward here is our tolerant replay's reading")
+    if timeline.mismatches:
+        first = timeline.mismatches[0]
+        return (f"recorded output of {first.name} at step {first.result_step} differs from the replay; "
+                "recomputed with lenient replay (as tau2 evaluate-trajs does)")
+    return None
+
+
+def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
+    """Recompute the reward of one replayed simulation (tau2 1.0.1, ``EvaluationType.ALL``)."""
+    termination = replayed.sim.termination_reason
+    if termination is None:
+        return Evaluation(None, NOT_COMPUTABLE, None, notes=["the recording has no termination_reason"])
+    if termination not in SCORED_TERMINATIONS:
+        note = f"Simulation terminated prematurely. Termination reason: {termination}"
+        return Evaluation(0.0, PREMATURE, termination, info={"note": note})
+    task = replayed.task
+    if task is None:
+        return Evaluation(None, NO_TASK, termination, notes=[f"task {replayed.sim.task_id!r} not found"])
+    criteria = task.evaluation_criteria
+    if criteria is None:
+        return Evaluation(1.0, NO_CRITERIA, termination, info={"note": "No evaluation criteria"},
+                          notes=["No evaluation criteria"])
+
+    basis = list(criteria.reward_basis)
+    evaluation = Evaluation(None, SCORED, termination, reward_basis=basis, strict_ok=replayed.timeline.strict_ok)
+    note = _structural_note(replayed.timeline)
+    if note:
+        evaluation.notes.append(note)
+    env = env_component(criteria, replayed, basis, evaluation)
+    action = action_component(criteria, replayed, evaluation)
+    communicate = communicate_component(criteria, replayed, evaluation)
+    nl = nl_component(criteria, replayed, judge, evaluation) if "NL_ASSERTION" in basis else None
+    evaluation.info = {"env": env.info, "nl": nl.info if nl else None,
+                       "communicate": communicate.info, "action": action.info}
+
+    unknown = [b for b in basis if b not in REWARD_TYPES]
+    if unknown:
+        evaluation.notes.append(f"reward_basis names unknown component(s): {', '.join(unknown)}")
+    reward = 1.0
+    missing = list(unknown)
+    for names, component in ((ENV_BASES, env), (("ACTION",), action), (("NL_ASSERTION",), nl),
+                             (("COMMUNICATE",), communicate)):
+        named = [b for b in names if b in basis]
+        if not named:
+            continue
+        if component is None or component.reward is None:
+            missing += named
+            continue
+        evaluation.breakdown.update(component.breakdown or {})
+        reward *= component.reward
+    evaluation.not_evaluated = missing
+    if missing:
+        evaluation.status = NOT_COMPUTABLE
+        evaluation.notes.append(f"reward not computable: {', '.join(missing)} not evaluated")
+    else:
+        evaluation.reward = reward
+    return evaluation

@@ -1,0 +1,100 @@
+"""The NL judge: lenient parsing of its answer, and LiteLLMJudge against a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tau_tui.evaluate import JudgeError, LiteLLMJudge, parse_verdicts
+from tau_tui.evaluate.judge import judge_messages
+from tau_tui.model import parse_message
+from tests.conftest import ROOT
+from tests.evaluate.support import ASSERTIONS, REPLY
+
+
+# --- parsing -----------------------------------------------------------------------------
+
+
+def test_plain_json_reply():
+    checks = parse_verdicts(json.dumps(REPLY), ASSERTIONS)
+    assert [(c.assertion, c.met, c.justification) for c in checks] == [
+        (ASSERTIONS[0], True, "said please"), (ASSERTIONS[1], False, "no cancel call")]
+
+
+def test_fenced_and_wrapped_reply():
+    text = "Here is my grading:\n```json\n" + json.dumps(REPLY) + "\n```\nThanks."
+    assert [c.met for c in parse_verdicts(text, ASSERTIONS)] == [True, False]
+    assert [c.met for c in parse_verdicts("```json\n" + json.dumps(REPLY) + "\n```", ASSERTIONS)] == [True, False]
+
+
+def test_bare_list_and_string_booleans():
+    items = [{"expectedOutcome": a, "metExpectation": v} for a, v in zip(ASSERTIONS, ["true", "False"])]
+    assert [c.met for c in parse_verdicts(json.dumps(items), ASSERTIONS)] == [True, False]
+
+
+def test_results_matched_by_text_when_counts_differ():
+    extra = {"results": REPLY["results"][::-1] + [{"expectedOutcome": "something else", "metExpectation": True}]}
+    assert [c.met for c in parse_verdicts(json.dumps(extra), ASSERTIONS)] == [True, False]
+
+
+@pytest.mark.parametrize("reply", [
+    "", "not json at all", '{"results": "nope"}',
+    json.dumps({"results": [REPLY["results"][0]]}),  # one assertion has no verdict
+    json.dumps({"results": [{"expectedOutcome": a, "metExpectation": "maybe"} for a in ASSERTIONS]}),
+])
+def test_unusable_replies_raise_instead_of_guessing(reply):
+    with pytest.raises(JudgeError):
+        parse_verdicts(reply, ASSERTIONS)
+
+
+def test_prompt_holds_conversation_tool_calls_and_numbered_outcomes():
+    messages = [parse_message({"role": "user", "content": "cancel #W1"}),
+                parse_message({"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c", "name": "cancel_pending_order", "arguments": {"order_id": "#W1"}}]})]
+    system, user = judge_messages(messages, ASSERTIONS)
+    assert system["role"] == "system" and "metExpectation" in system["content"]
+    assert "user: cancel #W1" in user["content"]
+    assert 'cancel_pending_order({"order_id": "#W1"})' in user["content"]
+    assert "1. The agent was polite\n2. The agent cancelled the order" in user["content"]
+
+
+# --- LiteLLMJudge against a local server ---------------------------------------------------------
+
+
+def conversation():
+    return [parse_message({"role": "assistant", "content": "Hi! How can I help you today?"}),
+            parse_message({"role": "user", "content": "Please cancel my order."})]
+
+
+def test_litellm_judge_asks_at_temperature_zero_and_reads_the_answer(server):
+    handler, base = server
+    judge = LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20)
+    checks = judge(conversation(), ASSERTIONS)
+    assert [c.met for c in checks] == [True, False]
+    [request] = handler.requests
+    assert request["path"].endswith("/chat/completions")
+    assert request["body"]["model"] == "test" and request["body"]["temperature"] == 0
+    assert "Please cancel my order." in request["body"]["messages"][1]["content"]
+
+
+def test_litellm_judge_turns_bad_answers_and_errors_into_judge_errors(server):
+    handler, base = server
+    handler.content = "I think the agent did fine."
+    with pytest.raises(JudgeError, match="no JSON"):
+        LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20)(conversation(), ASSERTIONS)
+    handler.status = 500
+    with pytest.raises(JudgeError, match="judge openai/test failed"):
+        LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20, num_retries=0)(
+            conversation(), ASSERTIONS)
+
+
+def test_cli_and_evaluation_import_without_litellm():
+    code = ("import sys, tau_tui.cli, tau_tui.evaluate, tau_tui.analysis; "
+            "print('litellm' in sys.modules, 'textual' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    assert out.stdout.split() == ["False", "False"]
