@@ -1,0 +1,49 @@
+"""The retail domain: tau2's online store (products, customers, orders; no user-side tools).
+
+Reads ``db.json``, ``policy.md`` and ``tasks.json`` from the tau2 data folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tau_tui.domains import Domain, read_data_file
+from tau_tui.env import DBSchema, Environment, make_store
+
+from .data_model import RetailDB
+from .tools import RetailTools
+
+SCHEMA = DBSchema(RetailDB)
+
+
+class RetailDomain(Domain):
+    name = "retail"
+
+    def __init__(self, data_dir: Path | None):
+        super().__init__(data_dir)
+        self._policy: str | None = None
+
+    def policy(self, solo: bool = False) -> str:
+        """The agent policy (read once); retail has no solo policy, as in tau2."""
+        if solo:
+            raise ValueError("Retail domain does not support solo mode")
+        if self._policy is None:
+            self._policy = self.read_text("policy.md")
+        return self._policy
+
+    def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:
+        policy = self.policy(solo)
+        data = self.require_data()
+        tree = self.pristine("db", SCHEMA, lambda: read_data_file(data / "db.json"))
+        return Environment(
+            domain_name="retail",
+            policy=policy,
+            agent=RetailTools(make_store(SCHEMA, tree)),
+        )
+
+
+DOMAIN = RetailDomain
+
+
+def create(data_dir: Path | None) -> RetailDomain:
+    return RetailDomain(data_dir)
