@@ -17,7 +17,7 @@ from tau_tui.evaluate import Judge, ScorerConfig, SimReport, assess, scorer_conf
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
-from tau_tui.replay import FindingKind, GoldResult, Timeline, Verdict, gold_state, replay, run_assertions
+from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, gold_state, replay, run_assertions
 from tau_tui.replay.timeline import Finding
 
 
@@ -106,7 +106,16 @@ class Analyzer:
     def __init__(self, registry: DomainRegistry):
         self.registry = registry
         self._gold: dict[tuple[str, str], GoldResult] = {}
+        self._init = InitCache()
+        self._fingerprints: dict[int, tuple[Task, str]] = {}
         self._scorers: dict[str, ScorerConfig | None] = {}
+
+    def fingerprint(self, task: Task) -> str:
+        """``task_fingerprint`` memoised per task object (tasks are immutable once loaded)."""
+        hit = self._fingerprints.get(id(task))
+        if hit is None or hit[0] is not task:
+            hit = self._fingerprints[id(task)] = (task, task_fingerprint(task))
+        return hit[1]
 
     def domain_of(self, run: RunFile) -> tuple[Domain, str | None]:
         name = run.domain
@@ -131,7 +140,7 @@ class Analyzer:
         return task
 
     def gold_for(self, domain_key: str, task: Task, new_env) -> GoldResult:
-        key = (domain_key, task_fingerprint(task))
+        key = (domain_key, self.fingerprint(task))
         if key not in self._gold:
             self._gold[key] = gold_state(task, new_env)
         return self._gold[key]
@@ -142,10 +151,12 @@ class Analyzer:
         domain, variant = self.domain_of(run)
         new_env = self.env_factory(domain, variant)
         task = self.task_for(run, sim, domain)
-        timeline = replay(sim.trajectory, task, new_env, solo=run.solo)
+        domain_key = f"{domain.name}-{variant}"
+        init_key = (domain_key, self.fingerprint(task), run.solo) if task is not None else None
+        timeline = replay(sim.trajectory, task, new_env, solo=run.solo, cache=self._init, cache_key=init_key)
         gold = None
         if task is not None:
-            gold = self.gold_for(f"{domain.name}-{variant}", task, new_env)
+            gold = self.gold_for(domain_key, task, new_env)
         assertions = run_assertions(timeline, task)
         return SimAnalysis(run, index, sim, run.domain, task, timeline, gold, assertions)
 

@@ -173,6 +173,9 @@ class Tau2Environment(Environment):
     def state(self) -> EnvState:
         return self.freeze()
 
+    def restore(self, state: EnvState) -> bool:
+        return False  # tau2's pydantic DBs are not rebuilt from snapshots
+
     def db_hash(self) -> str | None:
         return self.inner.get_db_hash()
 

@@ -182,6 +182,17 @@ class Environment:
             store.freeze()
         return self.state()
 
+    def restore(self, state: EnvState) -> bool:
+        """Put both DBs back to a snapshot of an environment of the same domain; False if unsupported."""
+        if self.agent is not None and self.agent.db is not None and state.agent is not None:
+            self.agent.db.replace_root(state.agent)
+        if self.user is not None and self.user.db is not None and state.user is not None:
+            if state.user is state.agent and self.agent is not None:
+                self.user.db = self.agent.db  # the initialisation aliased the two sides, as tau2 does
+            else:
+                self.user.db.replace_root(state.user)
+        return True
+
     def state(self) -> EnvState:
         agent = self.agent.db.root if self.agent is not None and self.agent.db is not None else None
         user = self.user.db.root if self.user is not None and self.user.db is not None else None

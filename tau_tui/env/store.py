@@ -201,9 +201,9 @@ class Collection(Mapping):
 
 def canonical_bytes(node: Any) -> bytes:
     """tau2's canonical JSON of a state tree (``json.dumps(..., sort_keys=True, default=str)``), encoded."""
-    if isinstance(node, Collection):
+    if type(node) is Collection:
         return node.canonical()
-    if isinstance(node, dict) and any(isinstance(v, Collection) for v in node.values()):
+    if isinstance(node, dict) and any(type(v) is Collection for v in node.values()):
         return b"{" + b", ".join(f"{json.dumps(k)}: ".encode() + canonical_bytes(node[k]) for k in sorted(node)) + b"}"
     return _dumps(node).encode()
 
@@ -213,9 +213,9 @@ def canonical_json(node: Any) -> str:
 
 
 def _feed(digest: Any, node: Any) -> None:
-    if isinstance(node, Collection):
+    if type(node) is Collection:
         node.feed(digest)
-    elif isinstance(node, dict) and any(isinstance(v, Collection) for v in node.values()):
+    elif isinstance(node, dict) and any(type(v) is Collection for v in node.values()):
         digest.update(b"{")
         for i, key in enumerate(sorted(node)):
             digest.update(f"{', ' if i else ''}{json.dumps(key)}: ".encode())
@@ -232,14 +232,19 @@ def state_hash(node: Any) -> str:
     return digest.hexdigest()
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def clone(value: Any) -> Any:
     """Deep copy of a JSON-like tree (scalars, dates and enums are shared)."""
     kind = type(value)
+    if kind in _ATOMS:
+        return value
     if kind is dict:
         return {k: clone(v) for k, v in value.items()}
     if kind is list:
         return [clone(v) for v in value]
-    if isinstance(value, Collection):
+    if type(value) is Collection:
         return Collection(value.base, {k: clone(v) for k, v in value._over.items()}, set(value._gone))
     if isinstance(value, dict):
         return type(value)({k: clone(v) for k, v in value.items()})
@@ -252,19 +257,27 @@ def clone(value: Any) -> Any:
 
 def to_plain(node: Any) -> Any:
     """A state tree with every ``Collection`` turned into a plain dict (shares entities)."""
-    if isinstance(node, Collection):
+    if type(node) is Collection:
         return {k: node[k] for k in node}
-    if isinstance(node, dict) and any(isinstance(v, Collection) for v in node.values()):
+    if isinstance(node, dict) and any(type(v) is Collection for v in node.values()):
         return {k: to_plain(v) for k, v in node.items()}
     return node
 
 
+_CONTAINERS = (dict, list)
+
+
 def _containers(value: Any) -> Iterator[Any]:
-    if isinstance(value, (dict, list, Collection)):
+    """Every container in a tree (dicts, lists, collections), the tree itself first."""
+    kind = type(value)
+    if kind is dict or kind is list or kind is Collection or isinstance(value, _CONTAINERS):
         yield value
-        children = value.values() if isinstance(value, Mapping) else value
+        children = value.values() if kind is not list and not isinstance(value, list) else value
         for child in children:
-            if isinstance(child, (dict, list, Collection)):
+            ck = type(child)
+            if ck is dict or ck is list or ck is Collection:
+                yield from _containers(child)
+            elif isinstance(child, _CONTAINERS):
                 yield from _containers(child)
 
 
@@ -309,7 +322,7 @@ class Store:
     def _own_shallow(self, node: Any) -> Any:
         if self._owned(node):
             return node
-        if isinstance(node, Collection):
+        if type(node) is Collection:
             copy = node.copy()
         elif isinstance(node, dict):
             copy = dict(node)

@@ -1,7 +1,7 @@
 """Step-wise replay of recorded trajectories."""
 
 from tau_tui.replay.diff import Change, diff_states, path_text
-from tau_tui.replay.replayer import GoldResult, gold_state, initialize, replay, run_assertions
+from tau_tui.replay.replayer import GoldResult, InitCache, gold_state, initialize, replay, run_assertions
 from tau_tui.replay.timeline import (
     FATAL_IN_TAU2,
     CallRecord,
@@ -13,6 +13,6 @@ from tau_tui.replay.timeline import (
 )
 
 __all__ = [
-    "FATAL_IN_TAU2", "CallRecord", "Change", "Finding", "FindingKind", "GoldResult", "Step", "Timeline", "Verdict",
+    "FATAL_IN_TAU2", "CallRecord", "Change", "Finding", "FindingKind", "GoldResult", "InitCache", "Step", "Timeline", "Verdict",
     "diff_states", "gold_state", "initialize", "path_text", "replay", "run_assertions",
 ]

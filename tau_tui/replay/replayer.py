@@ -156,14 +156,42 @@ class _Replay:
         return self.env.freeze()
 
 
-def replay(messages: list[Message], task: Task | None, new_env: EnvFactory, solo: bool = False) -> Timeline:
-    """Build the timeline of ``messages`` (which include the task's history, as tau2 stores them)."""
-    env = new_env(solo)
+@dataclass
+class InitCache:
+    """Initialised states per task, so simulations of one task skip re-running its setup.
+
+    Setup (initialisation data and actions) is deterministic for a task and a
+    domain, so its resulting snapshot can be shared; environments that cannot
+    restore a snapshot (the tau2 adapter) always run it.
+    """
+
+    states: dict[Any, tuple[EnvState, list[Finding]]] = field(default_factory=dict)
+
+
+def _initialized(env: Environment, task: Task | None, cache: InitCache | None, key: Any) -> tuple[EnvState, list[Finding]]:
+    if cache is not None and key is not None and key in cache.states:
+        state, findings = cache.states[key]
+        if env.restore(state):
+            return state, list(findings)
     findings: list[Finding] = []
     if task is None:
         findings.append(Finding(FindingKind.TASK_NOT_FOUND, "task not found: replaying from the pristine DB"))
     initialize(env, task, findings)
-    initial = env.freeze()
+    state = env.freeze()
+    if cache is not None and key is not None:
+        cache.states[key] = (state, list(findings))
+    return state, findings
+
+
+def replay(messages: list[Message], task: Task | None, new_env: EnvFactory, solo: bool = False,
+           cache: InitCache | None = None, cache_key: Any = None) -> Timeline:
+    """Build the timeline of ``messages`` (which include the task's history, as tau2 stores them).
+
+    ``cache``/``cache_key`` (e.g. the task's fingerprint and the solo flag) let
+    simulations of the same task share the initialised state.
+    """
+    env = new_env(solo)
+    initial, findings = _initialized(env, task, cache, cache_key)
     run = _Replay(env, messages, solo)
     run.findings.extend(findings)
     timeline = run.run(initial)

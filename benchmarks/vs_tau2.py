@@ -1,0 +1,107 @@
+"""Replay + DB check of recorded simulations: ours against tau2's own evaluator, in one run.
+
+    python -m benchmarks.vs_tau2 [PATH ...] [--limit N] [--tau2-data DIR]
+
+Needs the optional tau2 extra (`pip install -e '.[tau2]'`). For every simulation
+it times tau2's ``EnvironmentEvaluator.calculate_reward`` (a fresh tau2
+environment for the predicted and the gold side, as tau2 does) and our
+``Analyzer.analyze`` (replay, gold state, hashes, env assertions), then prints
+per-domain totals and the speed ratio. Ours is measured twice: as used
+(pristine DBs and gold states cached per process) and with the gold cache
+cleared before every simulation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from tau_tui.analysis import Analyzer
+from tau_tui.domains import DomainRegistry
+from tau_tui.model import RunFileError, expand_paths, open_run
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "tau2-corpus"
+
+
+def _tau2():
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="ERROR")
+    from tau2.data_model.message import AssistantMessage, SystemMessage, ToolMessage, UserMessage
+    from tau2.data_model.tasks import Task
+    from tau2.evaluator.evaluator_env import EnvironmentEvaluator
+    from tau2.registry import registry
+
+    roles = {"assistant": AssistantMessage, "user": UserMessage, "tool": ToolMessage, "system": SystemMessage}
+    return registry, Task, EnvironmentEvaluator, roles
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", default=[str(CORPUS)])
+    parser.add_argument("--limit", type=int, default=0, help="at most N simulations per file (0: all)")
+    parser.add_argument("--tau2-data", default=str(CORPUS))
+    args = parser.parse_args(argv)
+    logging.disable(logging.WARNING)
+    registry, Tau2Task, Evaluator, roles = _tau2()
+    analyzer = Analyzer(DomainRegistry(args.tau2_data, use_tau2=False))
+    ours = defaultdict(float)
+    ours_cold = defaultdict(float)
+    theirs = defaultdict(float)
+    counts = defaultdict(int)
+    tau2_failed = defaultdict(int)
+    for path in expand_paths(args.paths):
+        try:
+            run = open_run(path)
+        except RunFileError:
+            continue
+        domain = run.domain
+        if not run.entries or domain is None or domain == "mock":
+            continue  # the installed (older) tau2 has a different mock domain
+        constructor = registry.get_env_constructor(domain)
+        tau2_tasks = {}
+        for task_id, task in run.tasks().items():
+            tau2_tasks[task_id] = Tau2Task.model_validate(task.model_dump(mode="json"))
+        n = len(run.entries) if not args.limit else min(args.limit, len(run.entries))
+        for index in range(n):
+            sim = run.simulation(index)
+            task = tau2_tasks.get(sim.task_id)
+            if task is None:
+                continue
+            messages = [roles[m.role].model_validate(m.model_dump(mode="json")) for m in sim.trajectory
+                        if m.role in roles]
+            start = time.perf_counter()
+            try:
+                Evaluator.calculate_reward(constructor, task, messages, solo_mode=run.solo)
+            except Exception:  # noqa: BLE001 - older tau2 raises on replay mismatches; timed all the same
+                tau2_failed[domain] += 1
+            theirs[domain] += time.perf_counter() - start
+            start = time.perf_counter()
+            analyzer.analyze(run, index)
+            ours[domain] += time.perf_counter() - start
+            analyzer._gold.clear()
+            start = time.perf_counter()
+            analyzer.analyze(run, index)
+            ours_cold[domain] += time.perf_counter() - start
+            counts[domain] += 1
+    print(f"{'domain':8} {'sims':>5} {'tau2 s':>8} {'ours s':>8} {'ours cold s':>11} {'ratio':>7} {'ratio cold':>10}"
+          f" {'tau2 raised':>11}")
+    for domain in sorted(counts):
+        t, o, c = theirs[domain], ours[domain], ours_cold[domain]
+        print(f"{domain:8} {counts[domain]:5d} {t:8.2f} {o:8.2f} {c:11.2f} {t / o:7.1f} {t / c:10.1f} "
+              f"{tau2_failed[domain]:11d}   ({1000 * t / counts[domain]:.0f} vs {1000 * o / counts[domain]:.1f} ms/sim)")
+    total_t, total_o, total_c = sum(theirs.values()), sum(ours.values()), sum(ours_cold.values())
+    if total_o:
+        print(f"{'all':8} {sum(counts.values()):5d} {total_t:8.2f} {total_o:8.2f} {total_c:11.2f} "
+              f"{total_t / total_o:7.1f} {total_t / total_c:10.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
