@@ -176,3 +176,18 @@ def test_folder_expansion_skips_sidecars(tmp_path):
     (tmp_path / "run.scorer.json").write_text("{}")
     (tmp_path / "run.notes.json").write_text("{}")
     assert expand_paths([tmp_path]) == [run]
+
+
+def test_atomic_writes_keep_normal_permissions(tmp_path):
+    from tau_tui.model import write_atomic
+
+    fresh = tmp_path / "fresh.json"
+    write_atomic(fresh, b"{}")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~mask
+    kept = tmp_path / "kept.json"
+    kept.write_text("{}")
+    kept.chmod(0o640)
+    write_atomic(kept, b"[]")
+    assert kept.stat().st_mode & 0o777 == 0o640 and kept.read_text() == "[]"

@@ -1,38 +1,331 @@
-"""The tau-tui Textual app (a first runs listing; the inspector grows from here)."""
+"""The tau-tui Textual app: loads run files in a worker, replays in the background, hosts the screens.
+
+Data flow: the load worker opens files and posts ``FileLoaded`` / ``FileFailed``;
+the app adds them to the ``Catalog`` and queues every simulation for the
+replay worker, which posts ``SimsReplayed`` batches. Screens read the
+catalog; workers never touch widgets.
+"""
 
 from __future__ import annotations
 
+import gc
+import queue
+import time
+from collections import deque
+from functools import partial
 from pathlib import Path
+from typing import Any, Callable, Iterable
 
-from textual.app import App, ComposeResult
-from textual.widgets import DataTable, Footer, Header
+from rich.text import Text
+from textual import on, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import get_current_worker
 
-from tau_tui.model.io import RunFileError, expand_paths, open_run
+from tau_tui.model.io import RunFileError, describe_empty, expand_paths, open_run
+from tau_tui.tui.catalog import Catalog, RunRow
+from tau_tui.tui.external import run_viewer, write_temp_json
+from tau_tui.tui.keys import key_help
+from tau_tui.tui.messages import (
+    FileFailed, FileLoaded, LoadFinished, LoadStarted, ReplayIdle, ReplayOutcome, SimsReplayed,
+)
+from tau_tui.tui.render import PILL_HELP, pill
+from tau_tui.tui.replay_service import ReplayService
+from tau_tui.tui.screens.help import HelpScreen
+from tau_tui.tui.screens.runs import RunsScreen
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
+
+REPLAY_BATCH_SECONDS = 0.1
+TRAJECTORY = "trajectory"
+PRIORITY_ROWS = 120  # rows on screen and just below, replayed first
 
 
-class TauTuiApp(App):
+class TauTuiApp(App[None]):
+    """Browse recorded runs; step through each trajectory with the replayed DB beside it."""
+
     TITLE = "tau-tui"
-    BINDINGS = [("q", "quit", "Quit")]
+    CSS_PATH = "app.tcss"
 
-    def __init__(self, paths: list[Path], tau2_data: str | None = None, domain_paths: list[Path] | None = None):
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("r", "reload", "Reload files", id="app.reload"),
+        Binding("ctrl+p", "command_palette", "Commands", id="app.palette", show=False),
+    ]
+
+    def __init__(self, paths: Iterable[Path | str], tau2_data: Path | str | None = None,
+                 domain_paths: list[Path] | None = None,
+                 external_viewer: Callable[[Path], Any] | None = None) -> None:
         super().__init__()
-        self.paths = paths
-        self.tau2_data = tau2_data
-        self.domain_paths = domain_paths or []
+        self.paths = [Path(p) for p in paths]
+        self.catalog = Catalog()
+        self.replay_service = ReplayService(tau2_data, domain_paths)
+        self.generation = 0
+        self.load_total = 0
+        self.load_done = 0
+        self.loading_files = False
+        self.external_viewer = external_viewer
+        self._replay_queue: queue.Queue[tuple[int, RunRow]] = queue.Queue()
+        self._replay_first: deque[tuple[int, RunRow]] = deque()
+        self._replayed_keys: set[tuple[int, str]] = set()
+        self._replaying = False
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield DataTable(id="runs", cursor_type="row")
-        yield Footer()
+    def get_default_screen(self) -> Screen:
+        return RunsScreen()
+
+    @property
+    def runs_screen(self) -> RunsScreen:
+        screen = self.screen_stack[0]
+        assert isinstance(screen, RunsScreen)
+        return screen
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("file", "sim", "task", "trial", "reward", "termination", "messages")
-        for path in expand_paths(self.paths):
+        self.load_files()
+
+    # --- loading -------------------------------------------------------------------------------------------
+    def load_files(self) -> None:
+        self.generation += 1
+        self.loading_files = True
+        self._replayed_keys.clear()
+        self._replay_first.clear()
+        self.load_worker(self.generation, list(self.paths))
+
+    @work(thread=True, exclusive=True, group="load", name="load files")
+    def load_worker(self, generation: int, paths: list[Path]) -> None:
+        worker = get_current_worker()
+        files = expand_paths(paths)
+        self.post_message(LoadStarted(generation, len(files)))
+        for path in files:
+            if worker.is_cancelled:
+                return
             try:
                 run = open_run(path)
             except RunFileError as exc:
-                self.notify(str(exc), severity="error")
+                self.post_message(FileFailed(generation, path, exc.problem))
                 continue
-            for e in run.entries:
-                table.add_row(path.name, e.id[:8], e.task_id, e.trial, e.reward, e.termination, e.n_messages)
+            except Exception as exc:  # noqa: BLE001 - one unreadable file never stops the others
+                self.post_message(FileFailed(generation, path, f"unreadable ({type(exc).__name__}: {exc})"))
+                continue
+            notes = [n for n in [describe_empty(run)] if n] + list(run.warnings)
+            self.post_message(FileLoaded(generation, run, notes))
+        self.post_message(LoadFinished(generation, files))
+
+    @on(LoadStarted)
+    def _load_started(self, message: LoadStarted) -> None:
+        if message.generation != self.generation:
+            return
+        self.load_total, self.load_done = message.total, 0
+        self.runs_screen.loading(0, message.total, finished=False)
+
+    @on(FileLoaded)
+    def _file_loaded(self, message: FileLoaded) -> None:
+        if message.generation != self.generation:
+            return
+        run = message.run
+        rows = self.catalog.add_run(run)
+        for note in message.notes:
+            self.catalog.add_notice(run.path, note.replace(f"{run.path}: ", ""), "information")
+        self.queue_replay(rows)
+        self._count_file()
+        self.runs_screen.rows_changed()
+        if message.notes:
+            self.runs_screen.notices_changed()
+        for screen in self.screen_stack:
+            if isinstance(screen, TrajectoryScreen) and screen.run is not None and screen.run.path == run.path \
+                    and screen.run is not run:
+                screen.rebind(run)
+
+    @on(FileFailed)
+    def _file_failed(self, message: FileFailed) -> None:
+        if message.generation != self.generation:
+            return
+        self.catalog.remove_file(message.path)
+        self.catalog.add_notice(message.path, message.error, "error")
+        self._count_file()
+        self.runs_screen.notices_changed()
+        self.runs_screen.rows_changed()
+
+    def _count_file(self) -> None:
+        self.load_done += 1
+        self.runs_screen.loading(self.load_done, self.load_total, finished=False)
+
+    @on(LoadFinished)
+    def _load_finished(self, message: LoadFinished) -> None:
+        if message.generation != self.generation:
+            return
+        seen = {self.catalog.file_key(p) for p in message.seen}
+        for key in [k for k in self.catalog.files if k not in seen]:
+            self.catalog.remove_file(Path(key))
+        self.loading_files = False
+        # The loaded runs live as long as the app: keep them out of the cycle collector's full passes
+        # (millions of objects; a full pass over them is a visible pause). Refcounting still frees them.
+        gc.freeze()
+        self.runs_screen.loading(self.load_done, self.load_total, finished=True)
+        self.runs_screen.refresh_now()
+        self.queue_replay([])
+
+    # --- background replay ------------------------------------------------------------------------------------
+    def queue_replay(self, rows: list[RunRow]) -> None:
+        """Queue simulations for the background replay (the verdict columns of the runs table).
+
+        Replay starts once the files are indexed, so that it never slows loading down.
+        """
+        for row in rows:
+            self._replay_queue.put((self.generation, row))
+        waiting = not self._replay_queue.empty() or bool(self._replay_first)
+        if waiting and not self._replaying and not self.loading_files:
+            self._replaying = True
+            self.replay_worker()
+
+    def prioritize_replay(self, rows: list[RunRow]) -> None:
+        """Replay these rows (the ones on screen) before the rest of the queue."""
+        for row in reversed(rows[:PRIORITY_ROWS]):
+            if row.replay is None and row.replay_error is None:
+                self._replay_first.appendleft((self.generation, row))
+
+    def _next_to_replay(self) -> tuple[int, RunRow] | None:
+        while True:
+            try:
+                item = self._replay_first.popleft()
+            except IndexError:
+                try:
+                    item = self._replay_queue.get_nowait()
+                except queue.Empty:
+                    return None
+            generation, row = item
+            if generation == self.generation and (generation, row.key) not in self._replayed_keys:
+                return item
+
+    @work(thread=True, exclusive=True, group="replay", name="replay simulations")
+    def replay_worker(self) -> None:
+        """Replay queued simulations until the queue is empty; results go out in batches."""
+        worker = get_current_worker()
+        batch: list[ReplayOutcome] = []
+        batch_generation = self.generation
+        last_post = time.monotonic()
+        while not worker.is_cancelled:
+            item = self._next_to_replay()
+            if item is None:
+                break
+            generation, row = item
+            self._replayed_keys.add((generation, row.key))
+            if generation != batch_generation and batch:
+                self.post_message(SimsReplayed(batch_generation, batch))
+                batch = []
+            batch_generation = generation
+            summary, error = self.replay_service.summarize(row.run, row.index)
+            row.haystack()  # index the text for search while we are here, off the UI thread
+            batch.append(ReplayOutcome(row.key, summary, error))
+            if time.monotonic() - last_post > REPLAY_BATCH_SECONDS:
+                self.post_message(SimsReplayed(batch_generation, batch))
+                batch, last_post = [], time.monotonic()
+        if batch:
+            self.post_message(SimsReplayed(batch_generation, batch))
+        self.post_message(ReplayIdle())
+
+    @on(ReplayIdle)
+    def _replay_idle(self) -> None:
+        self._replaying = False
+        if not self._replay_queue.empty() or self._replay_first:
+            self.queue_replay([])
+        elif self.runs_screen.refresh_pending:
+            self.runs_screen.refresh_now()
+
+    @on(SimsReplayed)
+    def _sims_replayed(self, message: SimsReplayed) -> None:
+        if message.generation != self.generation:
+            return
+        rows = []
+        new_notice = False
+        for outcome in message.outcomes:
+            row = self.catalog.by_key.get(outcome.row_key)
+            if row is None:
+                continue
+            row.replay, row.replay_error = outcome.summary, outcome.error
+            rows.append(row)
+            if outcome.error and not any(n.text.endswith(outcome.error) for n in self.catalog.all_notices()):
+                self.catalog.add_notice(row.path, f"not replayed: {outcome.error}", "warning")
+                new_notice = True
+        self.runs_screen.rows_replayed(rows)
+        if new_notice:
+            self.runs_screen.notices_changed()
+
+    @property
+    def busy(self) -> bool:
+        """Loading, replaying or about to refresh the runs view (tests wait until this is False)."""
+        return self.loading_files or self._replaying or self.runs_screen.refresh_pending
+
+    # --- opening things ----------------------------------------------------------------------------------------
+    def open_simulation(self, row: RunRow, query: str = "") -> None:
+        """Open a simulation on the trajectory screen (one screen, kept and reused: reopening is instant)."""
+        if not self.is_screen_installed(TRAJECTORY):
+            self.install_screen(TrajectoryScreen(), TRAJECTORY)
+        screen = self.get_screen(TRAJECTORY)
+        assert isinstance(screen, TrajectoryScreen)
+        screen.open(row.run, row.index, query=query)
+        if screen not in self.screen_stack:
+            self.push_screen(screen)
+
+    def open_json(self, data: Any, hint: str) -> Path:
+        """Write ``data`` to a temp JSON file and open it in $EDITOR / $PAGER (the input file is never touched)."""
+        path = write_temp_json(data, hint)
+        if self.external_viewer is not None:
+            self.external_viewer(path)
+            return path
+        try:
+            with self.suspend():
+                run_viewer(path)
+        except Exception as exc:  # noqa: BLE001 - no terminal to hand over (web, tests): say where the file is
+            self.notify(f"cannot open a viewer here ({exc}); the JSON is at {path}", timeout=8)
+        self.refresh()
+        return path
+
+    # --- app-wide actions ---------------------------------------------------------------------------------------
+    def action_reload(self) -> None:
+        """Read every file again from disk; screens keep their place (file, simulation, step)."""
+        self.replay_service.forget_domain_errors()
+        self.notify("reloading files from disk…", timeout=2)
+        self.load_files()
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        sections = [(title, key_help(bindings)) for title, _, bindings in self._binding_owners(self.screen)]
+        self.push_screen(HelpScreen(sections, self._legend()))
+
+    def _binding_owners(self, screen: Screen) -> list[tuple[str, Any, list]]:
+        """(title, owner, bindings): the screen, the focused widget when it has keys of its own, the app."""
+        owners: list[tuple[str, Any, list]] = [
+            (f"{type(screen).__name__.replace('Screen', '')} screen", screen, list(screen.BINDINGS))]
+        focused = screen.focused
+        if focused is not None and type(focused).__module__.startswith("tau_tui.") and focused.BINDINGS:
+            owners.append((f"in the focused {type(focused).__name__}", focused, list(focused.BINDINGS)))
+        owners.append(("everywhere", self, list(self.BINDINGS)))
+        return owners
+
+    @staticmethod
+    def _legend() -> Text:
+        text = Text("tool-call pills\n", style="bold underline")
+        for name, meaning in PILL_HELP.items():
+            text.append_text(pill(name))
+            text.append(f"  {meaning}\n")
+        text.append("\nrecorded vs derived\n", style="bold underline")
+        text.append("Columns and panels marked ")
+        text.append("recorded", style="bold blue")
+        text.append(" show what the file says; ")
+        text.append("derived (*)", style="bold magenta")
+        text.append(" shows what tau-tui's own replay found. They are never mixed.")
+        return text
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Every key action of the current screen and the app, as palette commands."""
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for _, owner, bindings in self._binding_owners(screen):
+            for entry in key_help(bindings):
+                if entry.id in seen or entry.action == "command_palette":
+                    continue
+                seen.add(entry.id)
+                yield SystemCommand(entry.description, f"key {entry.keys} · {entry.id}",
+                                    partial(owner.run_action, entry.action))

@@ -1,0 +1,42 @@
+"""Making new trajectories: rollouts by models or scripts, and sessions with a person on one side.
+
+Layers inside this package (litellm is imported only inside a model call):
+
+- ``participants``: the ``Participant`` interface and the briefs (what each side may know);
+- ``agents`` / ``users``: LLM, scripted (``scripted/gold``, ``scripted/user``) and human participants;
+- ``human``: the turn requests and replies a UI exchanges with a human participant;
+- ``llm``: the litellm wrapper (retries with backoff, cost, tool-call parsing);
+- ``orchestrator``: one episode with tau2's turn semantics → ``SimulationRun``;
+- ``evaluation``: scoring a finished simulation with our evaluator;
+- ``records``: results files (run info, secrets kept out, atomic incremental saves);
+- ``runner``: tasks × k trials, concurrency, progress events, resume;
+- ``session``: ``PlaySession`` (a person plays one side) and forks.
+"""
+
+from tau_tui.rollout.factory import HUMAN, ParticipantSpec, ParticipantSpecError, build_agent, build_user
+from tau_tui.rollout.human import HumanReply, QueueSource, ToolRequest, TurnRequest
+from tau_tui.rollout.llm import RetryPolicy
+from tau_tui.rollout.orchestrator import EndEpisode, EpisodeEnded, HistoryError, MessageAdded, Orchestrator
+from tau_tui.rollout.participants import AgentBrief, Participant, UserBrief, agent_brief, user_brief
+from tau_tui.rollout.runner import (
+    LLMRetried,
+    RunConfig,
+    RunError,
+    RunFinished,
+    Runner,
+    RunStarted,
+    RunSummary,
+    SimulationFinished,
+    SimulationMessage,
+    SimulationStarted,
+    trial_seeds,
+)
+from tau_tui.rollout.session import Episode, PlaySession, continue_episode, fork_history
+
+__all__ = [
+    "HUMAN", "AgentBrief", "EndEpisode", "Episode", "EpisodeEnded", "HistoryError", "HumanReply", "LLMRetried",
+    "MessageAdded", "Orchestrator", "Participant", "ParticipantSpec", "ParticipantSpecError", "PlaySession",
+    "QueueSource", "RetryPolicy", "RunConfig", "RunError", "RunFinished", "RunStarted", "RunSummary", "Runner",
+    "SimulationFinished", "SimulationMessage", "SimulationStarted", "ToolRequest", "TurnRequest", "UserBrief",
+    "agent_brief", "build_agent", "build_user", "continue_episode", "fork_history", "trial_seeds", "user_brief",
+]

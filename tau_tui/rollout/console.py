@@ -1,0 +1,193 @@
+"""Terminal front-ends of the rollout core: a rich progress display for ``tau-tui run`` and a
+line-based ``tau-tui play`` for when no TUI screen is available.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
+from tau_tui.rollout.orchestrator import EpisodeEnded, MessageAdded
+from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, SimulationFinished, SimulationStarted
+from tau_tui.rollout.session import PlaySession
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class RunProgress:
+    """Draws runner events: a progress bar with the average reward, one line per finished simulation."""
+
+    def __init__(self, stream: TextIO | None = None, per_simulation: bool = True):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console(file=stream or sys.stderr, highlight=False, soft_wrap=True)
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
+                                 console=self.console, transient=False)
+        self.per_simulation = per_simulation
+        self.bar: Any = None
+        self.rewards: list[float] = []
+        self.running = 0
+
+    def __enter__(self) -> RunProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.stop()
+
+    def _status(self) -> str:
+        avg = f"avg reward {sum(self.rewards) / len(self.rewards):.3f}" if self.rewards else "avg reward -"
+        return f"{avg} · {self.running} running"
+
+    def __call__(self, event: Any) -> None:
+        if isinstance(event, RunStarted):
+            self.bar = self.progress.add_task("simulations", total=event.total, completed=event.already_done,
+                                              status=self._status())
+            if event.already_done:
+                self.console.print(f"resuming {event.path}: {event.already_done} done, {event.pending} to run")
+        elif isinstance(event, SimulationStarted):
+            self.running += 1
+        elif isinstance(event, LLMRetried):
+            self.console.print(f"[yellow]task {event.task_id} trial {event.trial}: {event.side} model retry "
+                               f"{event.attempt} in {event.delay:.1f}s ({_clip(event.error, 120)})[/yellow]")
+        elif isinstance(event, SimulationFinished):
+            self.running -= 1
+            if event.reward is not None:
+                self.rewards.append(event.reward)
+            if self.per_simulation:
+                sim = event.simulation
+                mark = ("[green]✓[/green]" if event.reward == 1.0 else "[red]✗[/red]" if event.reward is not None
+                        else "[yellow]?[/yellow]")
+                reward = "unscored" if event.reward is None else f"reward {event.reward:g}"
+                cost = f" · ${sim.agent_cost:.4f}" if sim.agent_cost else ""
+                self.console.print(f"{mark} task {event.task_id} trial {event.trial}: {reward} · "
+                                   f"{sim.termination_reason} · {len(sim.messages or [])} messages{cost}")
+            if self.bar is not None:
+                self.progress.update(self.bar, completed=event.completed, status=self._status())
+        elif isinstance(event, RunFinished) and self.bar is not None:
+            self.progress.update(self.bar, status=self._status())
+
+
+# --- line-based play ------------------------------------------------------------------------
+
+PLAY_HELP = """\
+Type a message and press Enter to send it. Commands:
+  /tools                 list the tools you can call
+  /call NAME {json}      call a tool, e.g. /call check_notifications {}
+  /stop                  end the conversation (###STOP###) and score it
+  /quit                  leave without saving
+  /help                  this help"""
+
+
+def describe_message(message: Message) -> str:
+    """One line (or a few) per message, as the plain play shows it."""
+    if isinstance(message, ToolMessage):
+        flag = " (error)" if message.error else ""
+        return f"  [tool result for {message.requestor}{flag}] {_clip(message.text)}"
+    who = "agent" if message.role == "assistant" else message.role
+    lines = []
+    if message.text:
+        lines.append(f"{who}: {message.text}")
+    if isinstance(message, ParticipantMessage):
+        for call in message.tool_calls or []:
+            lines.append(f"  [{who} calls] {call.name}({json.dumps(call.arguments)})")
+    return "\n".join(lines) or f"{who}: (empty)"
+
+
+def describe_tools(tools: list[dict[str, Any]]) -> str:
+    lines = []
+    for tool in tools:
+        function = tool["function"]
+        params = function["parameters"].get("properties", {})
+        required = set(function["parameters"].get("required", []))
+        args = ", ".join(f"{p}{'' if p in required else '?'}" for p in params)
+        lines.append(f"  {function['name']}({args}): {_clip(function['description'], 100)}")
+    return "\n".join(lines) or "  (no tools)"
+
+
+def parse_call(text: str) -> tuple[str, dict[str, Any]]:
+    """``NAME {json}`` → (name, arguments); raises ValueError with a readable reason."""
+    name, _, rest = text.strip().partition(" ")
+    if not name:
+        raise ValueError("usage: /call NAME {json arguments}")
+    rest = rest.strip()
+    if not rest:
+        return name, {}
+    try:
+        arguments = json.loads(rest)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not valid JSON ({exc.msg})") from None
+    if not isinstance(arguments, dict):
+        raise ValueError("arguments must be a JSON object")
+    return name, arguments
+
+
+async def _read_line(prompt: str, write: Callable[[str], None]) -> str | None:
+    write(prompt)
+    line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    return None if line == "" else line.rstrip("\n")
+
+
+async def play_plain(session: PlaySession, out: Path, write: Callable[[str], None] | None = None) -> int:
+    """Play a session on stdin/stdout; saves to ``out`` when the episode ends. Returns an exit status."""
+    def emit(text: str) -> None:
+        (write or (lambda t: (sys.stdout.write(t), sys.stdout.flush())))(text)
+
+    def show(event: Any) -> None:
+        if isinstance(event, MessageAdded):
+            emit(describe_message(event.message) + "\n")
+        elif isinstance(event, EpisodeEnded):
+            emit(f"-- ended: {event.termination}\n")
+
+    session.on_event = show
+    emit(f"Playing the {session.play_as} of task {session.task.id}. /help for commands.\n")
+    session.start()
+    while True:
+        request = await session.wait_turn()
+        if request is None:
+            break
+        while True:
+            line = await _read_line(f"you ({session.play_as})> ", emit)
+            if line is None or line.strip() == "/quit":
+                session.abort()
+                emit("left without saving\n")
+                return 130
+            command = line.strip()
+            try:
+                if command in ("/help", "?"):
+                    emit(PLAY_HELP + "\n")
+                    continue
+                if command == "/tools":
+                    emit(describe_tools(session.tools) + "\n")
+                    continue
+                if command == "/stop":
+                    session.end()
+                elif command.startswith("/call"):
+                    name, arguments = parse_call(command[len("/call"):])
+                    session.call_tool(name, arguments)
+                elif command.startswith("/"):
+                    emit(f"unknown command {command.split()[0]} (/help)\n")
+                    continue
+                elif not command:
+                    continue
+                else:
+                    session.say(line)
+                break
+            except ValueError as exc:
+                emit(f"! {exc}\n")
+    result = await session.wait()
+    reward = session.reward
+    emit(f"termination: {result.termination_reason}; reward: "
+         f"{'unscored' if reward is None else f'{reward:g}'}\n")
+    path = session.save(out)
+    emit(f"saved to {path}\n")
+    return 0

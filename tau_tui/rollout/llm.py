@@ -1,0 +1,252 @@
+"""Talking to any model through litellm: message conversion, retries with backoff, cost, tool-call parsing.
+
+litellm is imported inside the call (it costs seconds), with its cost map read
+from the installed package, never downloaded. Retries are ours, not
+litellm's or the provider SDK's (both are set to 0), so the policy is one
+place and a test can count them: rate limits, timeouts, connection failures
+and 5xx answers are retried with exponential backoff; anything else fails at
+once. A reply whose tool-call arguments are not a JSON object raises
+``MalformedToolCall``; the orchestrator ends the episode with agent_error (or
+user_error) and keeps the raw reply in the simulation's ``info``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tau_tui.model.messages import (
+    AssistantMessage,
+    Message,
+    ParticipantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+
+# litellm error classes worth another attempt (looked up by name: litellm is imported lazily).
+RETRYABLE_ERRORS = ("RateLimitError", "Timeout", "APIConnectionError", "InternalServerError",
+                    "ServiceUnavailableError", "BadGatewayError")
+
+
+class LLMError(Exception):
+    """A model call that did not give a usable reply; ``str()`` is one line."""
+
+    termination = "infrastructure_error"
+
+    def __init__(self, message: str, *, error_type: str | None = None, details: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.error_type = error_type or type(self).__name__
+        self.details = details or {}
+
+
+class LLMUnavailable(LLMError):
+    """The provider failed (after the retries, when the failure was transient)."""
+
+
+class ContextWindowExceeded(LLMError):
+    termination = "context_window_exceeded"
+
+
+class MalformedToolCall(LLMError):
+    """The model asked for a tool call whose arguments are not a JSON object."""
+
+    termination = "agent_error"  # the user side maps it to user_error
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff: ``initial * factor**attempt`` seconds, capped at ``max_delay``."""
+
+    max_retries: int = 5
+    initial: float = 1.0
+    factor: float = 2.0
+    max_delay: float = 30.0
+
+    def delay(self, attempt: int) -> float:
+        return min(self.max_delay, self.initial * self.factor ** attempt)
+
+
+@dataclass
+class Completion:
+    """One model reply, parsed."""
+
+    content: str | None
+    tool_calls: list[ToolCall] | None
+    cost: float
+    usage: dict[str, Any] | None
+    raw: dict[str, Any] | None
+    generation_time: float
+    attempts: int = 1
+
+
+@dataclass
+class LLMSettings:
+    """A model string and the arguments passed to litellm with every call (temperature, api_base, seed...)."""
+
+    model: str
+    args: dict[str, Any] = field(default_factory=dict)
+    timeout: float = 120.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+RetryListener = Callable[[int, float, BaseException], None]
+
+
+def _litellm():
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def to_litellm_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Our messages in the chat-completions shape (tool calls with JSON-encoded arguments)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": message.content})
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.content})
+        elif isinstance(message, AssistantMessage):
+            entry: dict[str, Any] = {"role": "assistant", "content": message.content}
+            if message.tool_calls:
+                entry["tool_calls"] = [
+                    {"id": call.id, "type": "function",
+                     "function": {"name": call.name, "arguments": json.dumps(call.arguments)}}
+                    for call in message.tool_calls
+                ]
+            out.append(entry)
+        elif isinstance(message, ToolMessage):
+            out.append({"role": "tool", "content": message.content, "tool_call_id": message.id})
+    return out
+
+
+def _is_retryable(litellm: Any, exc: BaseException) -> bool:
+    if isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
+        return True
+    for name in RETRYABLE_ERRORS:
+        cls = getattr(litellm, name, None)
+        if isinstance(cls, type) and isinstance(exc, cls):
+            return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+
+
+def _cost(litellm: Any, response: Any) -> float:
+    """litellm's cost of a reply (custom per-token prices in the args count); 0.0 when unpriced, as tau2."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost")
+    if isinstance(cost, (int, float)):
+        return float(cost)
+    try:
+        return float(litellm.completion_cost(completion_response=response))
+    except Exception:  # noqa: BLE001 - an unpriced model costs 0.0, as in tau2
+        return 0.0
+
+
+def _usage(response: Any) -> dict[str, Any] | None:
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None
+    return {"completion_tokens": getattr(usage, "completion_tokens", None),
+            "prompt_tokens": getattr(usage, "prompt_tokens", None)}
+
+
+def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
+    """Tool calls of a reply with parsed arguments; ``MalformedToolCall`` when any is not a JSON object."""
+    calls: list[ToolCall] = []
+    for raw in raw_calls or []:
+        function = getattr(raw, "function", None)
+        name = getattr(function, "name", None) or ""
+        text = getattr(function, "arguments", None)
+        call_id = getattr(raw, "id", None) or new_call_id()
+        if text is None or (isinstance(text, str) and not text.strip()):
+            arguments: Any = {}
+        elif isinstance(text, dict):
+            arguments = text
+        else:
+            try:
+                arguments = json.loads(text)
+            except (TypeError, json.JSONDecodeError) as exc:
+                raise MalformedToolCall(
+                    f"tool call {name!r}: arguments are not valid JSON ({exc})",
+                    details={"tool": name, "call_id": call_id, "arguments": str(text)}) from None
+            if not isinstance(arguments, dict):
+                raise MalformedToolCall(
+                    f"tool call {name!r}: arguments are a JSON {type(arguments).__name__}, not an object",
+                    details={"tool": name, "call_id": call_id, "arguments": str(text)})
+        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+    return calls or None
+
+
+async def complete(settings: LLMSettings, messages: list[Message], tools: list[dict[str, Any]] | None = None,
+                   tool_choice: str | None = None, on_retry: RetryListener | None = None) -> Completion:
+    """One chat completion with retries; raises an ``LLMError`` subclass when there is no usable reply."""
+    litellm = _litellm()
+    kwargs = dict(settings.args)
+    kwargs.update(num_retries=0, max_retries=0, drop_params=True)
+    kwargs.setdefault("timeout", settings.timeout)
+    if tools:
+        kwargs["tools"] = tools
+        kwargs["tool_choice"] = tool_choice or "auto"
+    payload = to_litellm_messages(messages)
+    attempt = 0
+    while True:
+        started = time.perf_counter()
+        try:
+            response = await litellm.acompletion(model=settings.model, messages=payload, **kwargs)
+            break
+        except Exception as exc:  # noqa: BLE001 - classified below
+            context_cls = getattr(litellm, "ContextWindowExceededError", None)
+            if isinstance(context_cls, type) and isinstance(exc, context_cls):
+                raise ContextWindowExceeded(_one_line(exc), error_type=type(exc).__name__) from None
+            if attempt < settings.retry.max_retries and _is_retryable(litellm, exc):
+                delay = settings.retry.delay(attempt)
+                if on_retry is not None:
+                    on_retry(attempt + 1, delay, exc)
+                attempt += 1
+                await asyncio.sleep(delay)
+                continue
+            tried = f" after {attempt + 1} attempts" if attempt else ""
+            raise LLMUnavailable(f"{settings.model}{tried}: {_one_line(exc)}", error_type=type(exc).__name__,
+                                 details={"attempts": attempt + 1}) from None
+    elapsed = time.perf_counter() - started
+    choice = response.choices[0]
+    message = choice.message
+    raw = response.to_dict() if hasattr(response, "to_dict") else None
+    try:
+        tool_calls = parse_tool_calls(getattr(message, "tool_calls", None))
+    except MalformedToolCall as exc:
+        exc.details["content"] = getattr(message, "content", None)
+        exc.details["cost"] = _cost(litellm, response)
+        raise
+    return Completion(content=getattr(message, "content", None), tool_calls=tool_calls,
+                      cost=_cost(litellm, response), usage=_usage(response), raw=raw,
+                      generation_time=elapsed, attempts=attempt + 1)
+
+
+def completion_message(role: str, completion: Completion) -> ParticipantMessage:
+    """The trajectory message for a completion (``role`` "assistant" or "user")."""
+    cls = AssistantMessage if role == "assistant" else UserMessage
+    calls = completion.tool_calls
+    if calls is not None and role == "user":
+        calls = [call.model_copy(update={"requestor": "user"}) for call in calls]
+    return cls(content=completion.content, tool_calls=calls, cost=completion.cost, usage=completion.usage,
+               raw_data=completion.raw, generation_time_seconds=completion.generation_time)

@@ -1,0 +1,248 @@
+"""Writing rollouts as tau2 results files: run info, secrets kept out, atomic incremental saves.
+
+Secrets never reach a file: model arguments whose key names a credential
+(api_key, token, secret, password, authorization...) are dropped from the
+recorded ``llm_args``, the values of such arguments are blanked wherever
+else they appear, and key-shaped strings (``sk-…`` and the like) are blanked
+in error details, where a provider may echo the key it was given.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+import orjson
+
+from tau_tui import __version__
+from tau_tui.model.io import write_atomic
+from tau_tui.model.results import SimulationRun
+from tau_tui.model.tasks import Task
+
+REDACTED = "***"
+_SECRET_KEY = re.compile(r"api[_-]?key|token|secret|password|passwd|authori[sz]ation|credential|access[_-]?key|"
+                         r"private[_-]?key|cookie", re.IGNORECASE)
+_KEY_SHAPED = re.compile(r"\b(?:sk|pk|rk|xai|gsk|key|AIza|ya29)[-_][A-Za-z0-9_\-]{12,}")
+_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{8,}")
+
+
+def is_secret_key(name: Any) -> bool:
+    return isinstance(name, str) and bool(_SECRET_KEY.search(name))
+
+
+def public_llm_args(args: dict[str, Any] | None) -> dict[str, Any]:
+    """``llm_args`` as they may be recorded: every credential-like key removed (nested dicts too)."""
+    out: dict[str, Any] = {}
+    for key, value in (args or {}).items():
+        if is_secret_key(key):
+            continue
+        out[key] = public_llm_args(value) if isinstance(value, dict) else value
+    return out
+
+
+def secret_values(*args: dict[str, Any] | None) -> set[str]:
+    """The values of credential-like keys in some ``llm_args`` (nested dicts included)."""
+    found: set[str] = set()
+    for mapping in args:
+        for key, value in (mapping or {}).items():
+            if isinstance(value, dict):
+                found |= secret_values(value)
+            elif is_secret_key(key) and isinstance(value, str) and len(value) >= 4:
+                found.add(value)
+    return found
+
+
+def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """Blank known secrets, bearer tokens and key-shaped strings in free text (error messages)."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return _KEY_SHAPED.sub(REDACTED, text)
+
+
+def redact(value: Any, secrets: Iterable[str], *, scrub: bool = False) -> Any:
+    """A JSON-like value with every known secret blanked.
+
+    ``scrub`` (for error details, never for trajectories) also blanks key-shaped
+    strings and the values of credential-like keys.
+    """
+    secrets = tuple(sorted(set(secrets), key=len, reverse=True))
+    if not secrets and not scrub:
+        return value
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            if scrub:
+                return scrub_text(node, secrets)
+            for secret in secrets:
+                if secret in node:
+                    node = node.replace(secret, REDACTED)
+            return node
+        if isinstance(node, dict):
+            return {k: (REDACTED if scrub and is_secret_key(k) and isinstance(v, str) else walk(v))
+                    for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(value)
+
+
+def sim_to_dict(sim: SimulationRun, secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """A simulation as saved: secrets blanked everywhere, key-shaped strings blanked in ``info``."""
+    data = redact(sim.model_dump(mode="json"), secrets)
+    if data.get("info"):
+        data["info"] = redact(data["info"], secrets, scrub=True)
+    return data
+
+
+def participant_info(info: dict[str, Any], side: str) -> dict[str, Any]:
+    """tau2's ``agent_info`` / ``user_info`` with public ``llm_args``."""
+    out = {"implementation": info.get("implementation"), "llm": info.get("llm"),
+           "llm_args": public_llm_args(info.get("llm_args")), "voice_settings": None}
+    if side == "user":
+        out["global_simulation_guidelines"] = info.get("global_simulation_guidelines")
+        out["persona_config"] = None
+    return out
+
+
+def run_info(*, domain_name: str, policy: str, agent: dict[str, Any], user: dict[str, Any], num_trials: int,
+             max_steps: int, max_errors: int, seed: int | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """tau2's ``info`` block of a results file (our own settings under ``tau_tui``)."""
+    info = {
+        "git_commit": f"tau-tui-{__version__}",
+        "num_trials": num_trials,
+        "max_steps": max_steps,
+        "max_errors": max_errors,
+        "user_info": participant_info(user, "user"),
+        "agent_info": participant_info(agent, "agent"),
+        "environment_info": {"domain_name": domain_name, "policy": policy, "tool_defs": None},
+        "seed": seed,
+    }
+    if extra:
+        info["tau_tui"] = extra
+    return info
+
+
+def _dump(data: Any) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+
+
+def _nested(data: bytes, indent: bytes = b"    ") -> bytes:
+    """Pretty JSON re-indented to sit inside a list two levels down."""
+    return indent + data.replace(b"\n", b"\n" + indent)
+
+
+
+
+def index_entry(sim: dict[str, Any]) -> dict[str, Any]:
+    """tau2's ``SimulationIndexEntry`` of a saved simulation (dir layout)."""
+    reward_info = sim.get("reward_info") or {}
+    return {"id": sim.get("id"), "task_id": sim.get("task_id"), "trial": sim.get("trial"),
+            "reward": reward_info.get("reward"), "termination_reason": sim.get("termination_reason"),
+            "agent_cost": sim.get("agent_cost"), "duration": sim.get("duration")}
+
+
+def detect_layout(path: Path) -> str:
+    """tau2's rule: a directory, or a ``simulations/`` folder beside the file, is the dir layout."""
+    if path.is_dir() or (path.parent / "simulations").is_dir() and path.name == "results.json":
+        return "dir"
+    return "json"
+
+
+class ResultsWriter:
+    """A tau2 results file kept valid at every moment: each ``add`` saves atomically.
+
+    ``layout`` "json" (tau2's default for text runs) rewrites one file per
+    simulation; each simulation is serialised and redacted once, so a save
+    costs the file's size, not its construction. "dir" writes
+    ``simulations/<id>.json`` and then the metadata with its
+    ``simulation_index`` (tau2's layout for big runs: a save costs one
+    simulation; a kill between the two writes leaves one file the index does
+    not list yet, which ``--resume`` takes back in).
+    """
+
+    def __init__(self, path: Path | str, info: dict[str, Any], tasks: list[Task], secrets: Iterable[str] = (),
+                 layout: str = "json", timestamp: str | None = None):
+        if layout not in ("json", "dir"):
+            raise ValueError(f"unknown results layout {layout!r}")
+        self.layout = layout
+        self.path = Path(path)
+        if layout == "dir" and self.path.name == "results.json":
+            self.path = self.path.parent
+        self.secrets = set(secrets)
+        self.info = redact(info, self.secrets)
+        self._timestamp = timestamp or datetime.now().isoformat()
+        self.simulations: list[dict[str, Any]] = []
+        self._encoded: list[bytes] = []
+        self.set_tasks(tasks)
+
+    @property
+    def timestamp(self) -> str:
+        return self._timestamp
+
+    @timestamp.setter
+    def timestamp(self, value: str) -> None:
+        self._timestamp = value
+        self._head_bytes = None
+
+    @property
+    def meta_path(self) -> Path:
+        return self.path / "results.json" if self.layout == "dir" else self.path
+
+    @property
+    def sims_dir(self) -> Path:
+        return self.path / "simulations"
+
+    def set_tasks(self, tasks: list[Task]) -> None:
+        self.tasks = list(tasks)
+        self._tasks = [t.model_dump(mode="json") for t in self.tasks]
+        self._head_bytes: bytes | None = None
+
+    def add(self, sim: SimulationRun) -> None:
+        data = sim_to_dict(sim, self.secrets)
+        self.simulations.append(data)
+        encoded = _dump(data)
+        if self.layout == "dir":
+            write_atomic(self.sims_dir / f"{data['id']}.json", encoded + b"\n")
+        else:
+            self._encoded.append(_nested(encoded))
+        self.write()
+
+    def keep(self, raw_simulations: Iterable[dict[str, Any]]) -> None:
+        """Carry simulations over from the earlier file of a resumed run, as they were saved."""
+        for raw in raw_simulations:
+            data = redact(dict(raw), self.secrets)
+            self.simulations.append(data)
+            encoded = _dump(data)
+            if self.layout == "dir":
+                target = self.sims_dir / f"{data['id']}.json"
+                if not target.exists():
+                    write_atomic(target, encoded + b"\n")
+            else:
+                self._encoded.append(_nested(encoded))
+
+    def discard(self, sim_ids: Iterable[str]) -> None:
+        """Remove simulation files that are not kept (dir layout: infrastructure errors run again)."""
+        if self.layout == "dir":
+            for sim_id in sim_ids:
+                (self.sims_dir / f"{sim_id}.json").unlink(missing_ok=True)
+
+    def _head(self) -> bytes:
+        """The fixed part of the file (timestamp, info, tasks), encoded once."""
+        if self._head_bytes is None:
+            top = _dump({"timestamp": self.timestamp, "info": self.info, "tasks": self._tasks})
+            self._head_bytes = top[:-2]  # without the closing "\n}"
+        return self._head_bytes
+
+    def write(self) -> None:
+        if self.layout == "dir":
+            self.sims_dir.mkdir(parents=True, exist_ok=True)
+            index = _nested(_dump([index_entry(s) for s in self.simulations]), b"  ")[2:]
+            write_atomic(self.meta_path, self._head() + b',\n  "simulation_index": ' + index + b"\n}\n")
+            return
+        body = b",\n".join(self._encoded)
+        sims = b'"simulations": [\n' + body + b"\n  ]" if body else b'"simulations": []'
+        write_atomic(self.path, self._head() + b",\n  " + sims + b"\n}\n")

@@ -1,0 +1,349 @@
+"""Tasks × k trials with a concurrency limit, each simulation saved the moment it ends.
+
+Seeds follow tau2: ``random.seed(seed)`` then one ``randint(0, 1_000_000)``
+per trial, shared by every task of that trial. Units run in tau2's order
+(trial by trial, tasks in order) under an ``asyncio.Semaphore``. A finished
+simulation is evaluated with our evaluator (``reward_info`` in tau2's shape)
+and the whole results file is rewritten atomically, so a run killed at any
+moment leaves a valid file. ``resume`` skips what that file already holds,
+keyed like tau2 by (trial, task_id, seed); infrastructure errors are dropped
+and run again.
+
+Progress is reported as events (``RunStarted``, ``SimulationStarted``,
+``SimulationMessage``, ``LLMRetried``, ``SimulationFinished``,
+``RunFinished``) to one listener: the CLI draws a rich progress bar from
+them, a TUI posts them as messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import traceback
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from tau_tui.analysis import task_fingerprint
+from tau_tui.domains import Domain, DomainRegistry, split_variant
+from tau_tui.model.io import RunFileError, open_run
+from tau_tui.model.results import SimulationRun
+from tau_tui.model.tasks import Task
+from tau_tui.rollout.evaluation import SimulationEvaluator
+from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_spec
+from tau_tui.rollout.orchestrator import MessageAdded, Orchestrator
+from tau_tui.rollout.records import ResultsWriter, detect_layout, run_info, scrub_text, secret_values
+
+INFRASTRUCTURE_ERROR = "infrastructure_error"
+
+
+class RunError(Exception):
+    """A run that cannot start (unknown task, existing file, resume mismatch); ``str()`` is one line."""
+
+
+@dataclass
+class RunConfig:
+    """What to run: a domain, the two sides, which tasks, how many trials, and the limits."""
+
+    domain: str
+    agent: ParticipantSpec
+    user: ParticipantSpec
+    task_ids: list[str] | None = None
+    num_trials: int = 1
+    concurrency: int = 3
+    max_steps: int = 200
+    max_errors: int = 10
+    seed: int = 300
+    timeout: float | None = None
+    solo: bool = False
+    judge_llm: str | None = None
+    layout: str = "json"  # "json": one results file; "dir": results.json + simulations/<id>.json
+
+
+# --- events ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    path: Path
+    total: int
+    already_done: int
+    pending: int
+
+
+@dataclass(frozen=True)
+class SimulationStarted:
+    task_id: str
+    trial: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class SimulationMessage:
+    task_id: str
+    trial: int
+    message: Any
+
+
+@dataclass(frozen=True)
+class LLMRetried:
+    task_id: str
+    trial: int
+    side: str
+    attempt: int
+    delay: float
+    error: str
+
+
+@dataclass(frozen=True)
+class SimulationFinished:
+    task_id: str
+    trial: int
+    seed: int
+    simulation: SimulationRun
+    reward: float | None
+    completed: int
+    total: int
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    path: Path
+    summary: RunSummary
+
+
+RunListener = Callable[[Any], None]
+
+
+@dataclass
+class RunSummary:
+    path: Path
+    total: int
+    already_done: int
+    completed: int = 0
+    rewards: list[float] = field(default_factory=list)
+    unscored: int = 0
+    terminations: Counter = field(default_factory=Counter)
+
+    @property
+    def average_reward(self) -> float | None:
+        return sum(self.rewards) / len(self.rewards) if self.rewards else None
+
+
+def trial_seeds(seed: int, num_trials: int) -> list[int]:
+    """tau2's seeds: one ``randint(0, 1_000_000)`` per trial after ``random.seed(seed)``."""
+    rng = random.Random(seed)
+    return [rng.randint(0, 1_000_000) for _ in range(num_trials)]
+
+
+def select_tasks(domain: Domain, task_ids: list[str] | None) -> list[Task]:
+    tasks = domain.tasks()
+    if not task_ids:
+        return list(tasks.values())
+    missing = [t for t in task_ids if t not in tasks]
+    if missing:
+        sample = ", ".join(list(tasks)[:8])
+        raise RunError(f"no task {missing[0]!r} in domain '{domain.name}' ({len(tasks)} tasks: {sample}, ...)")
+    return [tasks[t] for t in dict.fromkeys(task_ids)]
+
+
+def default_run_path(config: RunConfig, root: Path = Path("runs")) -> Path:
+    """``runs/<YYYYmmdd_HHMMSS>_<domain>_<agent>_<user>.json`` (tau2's run name, shortened)."""
+    def short(model: str) -> str:
+        return model.replace("/", "-").replace(":", "-")
+
+    stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
+    return root / f"{stamp}_{config.domain}_{short(config.agent.model)}_{short(config.user.model)}.json"
+
+
+def _identity(info: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a run's info that must match to resume it."""
+    agent = info.get("agent_info") or {}
+    user = info.get("user_info") or {}
+    env = info.get("environment_info") or {}
+    ours = info.get("tau_tui") or {}
+    return {"domain": env.get("domain_name"), "agent": agent.get("llm"),
+            "agent implementation": agent.get("implementation"), "user": user.get("llm"),
+            "user implementation": user.get("implementation"), "seed": info.get("seed"),
+            "max_steps": info.get("max_steps"), "max_errors": info.get("max_errors"), "solo": ours.get("solo", False)}
+
+
+class Runner:
+    """Runs a ``RunConfig`` into a results file; ``await run()`` returns a ``RunSummary``."""
+
+    def __init__(self, config: RunConfig, path: Path | str, registry: DomainRegistry, *, resume: bool = False,
+                 listener: RunListener | None = None, judge: Any = None):
+        self.config = config
+        self.path = Path(path)
+        self.registry = registry
+        self.resume = resume
+        self.listener = listener
+        self.judge = judge
+        self.done_keys: set[tuple[int, str, int]] = set()
+        self._prepared = False
+
+    def _emit(self, event: Any) -> None:
+        if self.listener is not None:
+            self.listener(event)
+
+    # --- preparation ---------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Load the domain and tasks, build the run info, and open (or resume) the results file."""
+        config = self.config
+        if config.num_trials < 1:
+            raise RunError("-k must be at least 1")
+        if config.concurrency < 1:
+            raise RunError("--concurrency must be at least 1")
+        if config.max_steps < 1 or config.max_errors < 1:
+            raise RunError("--max-steps and --max-errors must be at least 1")
+        check_spec(config.agent, "agent")
+        if not config.solo:
+            check_spec(config.user, "user")
+        if config.agent.is_human or config.user.is_human:
+            raise RunError("human participants play through 'tau-tui play', not 'run'")
+        base, self.variant = split_variant(config.domain)
+        self.domain = self.registry.get(base)
+        self.tasks = select_tasks(self.domain, config.task_ids)
+        self.seeds = trial_seeds(config.seed, config.num_trials)
+        env = self.domain.new_environment(solo=config.solo, variant=self.variant)
+        sample = self.tasks[0]
+        agent = build_agent(config.agent, sample, env, solo=config.solo)
+        user = build_user(config.user, sample, env, solo=config.solo)
+        self.secrets = secret_values(config.agent.llm_args, config.user.llm_args)
+        info = run_info(domain_name=env.domain_name, policy=env.policy, agent=agent.info(), user=user.info(),
+                        num_trials=config.num_trials, max_steps=config.max_steps, max_errors=config.max_errors,
+                        seed=config.seed, extra={"solo": config.solo, "timeout": config.timeout,
+                                                 "judge_llm": config.judge_llm, "concurrency": config.concurrency})
+        exists = self.path.exists()
+        if exists and not self.resume:
+            raise RunError(f"{self.path} already exists; pass --resume to finish it, or choose another --out")
+        layout = detect_layout(self.path) if exists else config.layout
+        self.writer = ResultsWriter(self.path, info, list(self.tasks), self.secrets, layout=layout)
+        if exists:
+            self._load_previous()
+        self.evaluator = SimulationEvaluator(self.domain, self.variant, self.judge)
+        self._prepared = True
+
+    def _load_previous(self) -> None:
+        try:
+            previous = open_run(self.path)
+        except RunFileError as exc:
+            raise RunError(f"cannot resume: {exc}") from None
+        self._remove_stale_temporaries()
+        old, new = _identity(previous.raw_info), _identity(self.writer.info)
+        changed = [k for k in new if old.get(k) != new[k]]
+        if changed:
+            key = changed[0]
+            raise RunError(f"cannot resume {self.path}: it was run with {key} {old.get(key)!r}, this run has "
+                           f"{new[key]!r}; choose another --out")
+        previous_tasks = previous.tasks()
+        for task in self.tasks:
+            before = previous_tasks.get(task.id)
+            if before is not None and task_fingerprint(before) != task_fingerprint(task):
+                raise RunError(f"cannot resume {self.path}: task {task.id!r} changed since it was run")
+        kept, dropped = [], []
+        for raw in previous.raw_sims:
+            if not isinstance(raw, dict):
+                continue
+            if raw.get("termination_reason") == INFRASTRUCTURE_ERROR:
+                dropped.append(str(raw.get("id")))
+                continue
+            kept.append(raw)
+            self.done_keys.add((raw.get("trial"), str(raw.get("task_id")), raw.get("seed")))
+        self.writer.keep(kept)
+        self.writer.discard(dropped)
+        if previous.timestamp:
+            self.writer.timestamp = previous.timestamp
+        selected = {t.id for t in self.tasks}
+        self.writer.set_tasks([t for t in previous_tasks.values() if t.id not in selected] + list(self.tasks))
+
+    def _remove_stale_temporaries(self) -> None:
+        """Half-written temporary files a killed run left beside its results (``write_atomic``'s names)."""
+        meta = self.writer.meta_path
+        folders = [(meta.parent, meta.name)]
+        if self.writer.layout == "dir":
+            folders += [(self.writer.sims_dir, "")]
+        for folder, name in folders:
+            for stale in folder.glob(f".{name}*.tmp") if folder.is_dir() else []:
+                stale.unlink(missing_ok=True)
+
+    # --- running -----------------------------------------------------------------------
+    def units(self) -> list[tuple[int, Task, int]]:
+        """(trial, task, seed) still to run, in tau2's order."""
+        return [(trial, task, seed) for trial, seed in enumerate(self.seeds) for task in self.tasks
+                if (trial, task.id, seed) not in self.done_keys]
+
+    async def run(self) -> RunSummary:
+        if not self._prepared:
+            self.prepare()
+        units = self.units()
+        total = len(self.tasks) * len(self.seeds)
+        summary = RunSummary(self.path, total, total - len(units))
+        self.writer.write()
+        self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
+        semaphore = asyncio.Semaphore(self.config.concurrency)
+        lock = asyncio.Lock()
+
+        async def one(trial: int, task: Task, seed: int) -> None:
+            async with semaphore:
+                self._emit(SimulationStarted(task.id, trial, seed))
+                sim = await self.simulate(task, trial, seed)
+                scored = await asyncio.to_thread(self._score, sim, task)
+                async with lock:
+                    self.writer.add(sim)
+                    summary.completed += 1
+                    summary.terminations[sim.termination_reason] += 1
+                    if scored is None:
+                        summary.unscored += 1
+                    else:
+                        summary.rewards.append(scored)
+                    done = summary.already_done + summary.completed
+                self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total))
+
+        await asyncio.gather(*(one(*unit) for unit in units))
+        self._emit(RunFinished(self.path, summary))
+        return summary
+
+    def _score(self, sim: SimulationRun, task: Task) -> float | None:
+        try:
+            return self.evaluator.apply(sim, task, self.config.solo).reward
+        except Exception as exc:  # noqa: BLE001 - an evaluator failure leaves the simulation unscored
+            sim.reward_info = None
+            sim.info = {**(sim.info or {}), "evaluation": {
+                "status": "failed", "notes": [scrub_text(f"{type(exc).__name__}: {exc}", self.secrets)]}}
+            return None
+
+    async def simulate(self, task: Task, trial: int, seed: int) -> SimulationRun:
+        """One episode; a failure to even start it becomes an infrastructure_error placeholder (as tau2)."""
+        config = self.config
+
+        def on_message(event: Any) -> None:
+            if isinstance(event, MessageAdded):
+                self._emit(SimulationMessage(task.id, trial, event.message))
+
+        def on_retry(side: str):
+            def report(attempt: int, delay: float, exc: BaseException) -> None:
+                text = scrub_text(f"{type(exc).__name__}: {exc}".splitlines()[0], self.secrets)
+                self._emit(LLMRetried(task.id, trial, side, attempt, delay, text))
+            return report
+
+        started = datetime.now().isoformat()
+        try:
+            env = self.domain.new_environment(solo=config.solo, variant=self.variant)
+            agent = build_agent(config.agent, task, env, solo=config.solo, on_retry=on_retry("agent"))
+            user = build_user(config.user, task, env, solo=config.solo, on_retry=on_retry("user"))
+            orchestrator = Orchestrator(env, task, agent, user, max_steps=config.max_steps,
+                                        max_errors=config.max_errors, timeout=config.timeout, seed=seed,
+                                        solo=config.solo, trial=trial, listener=on_message)
+            return await orchestrator.run()
+        except Exception as exc:  # noqa: BLE001 - recorded, never raised through the batch
+            now = datetime.now().isoformat()
+            return SimulationRun(
+                id=str(uuid.uuid4()), task_id=task.id, timestamp=now, start_time=started, end_time=now,
+                duration=0.0, termination_reason=INFRASTRUCTURE_ERROR, messages=[], trial=trial, seed=seed,
+                mode="half_duplex",
+                info={"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__,
+                      "error_traceback": traceback.format_exc(), "failed_after_attempts": 1})

@@ -1,0 +1,462 @@
+"""The runs catalog: every simulation of every loaded file, as rows to filter, sort and search.
+
+Pure Python (rich for cell styling, no textual), so it is tested on its own
+and shared by the runs screen and, later, by rollouts that add runs live.
+A row keeps what the recording says apart from what our replay derived
+(``ReplaySummary``, filled in by a background worker).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import orjson
+from rich.text import Text
+
+from tau_tui.model.io import RunFile, SimEntry
+from tau_tui.model.results import SCORED_TERMINATIONS
+
+INFRA_TERMINATIONS = ("infrastructure_error",)
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    """What our replay derived for one simulation (the runs table's derived columns)."""
+
+    mismatches: int
+    hallucinated: int
+    findings: int
+    replayed: int
+    reads: int
+    db_match: bool | None
+    strict_ok: bool
+    first_mismatch_step: int | None = None
+
+    @classmethod
+    def of(cls, analysis: Any) -> ReplaySummary:
+        counts = analysis.timeline.verdict_counts()
+        first = analysis.first_mismatch()
+        return cls(
+            mismatches=counts["mismatch"],
+            hallucinated=counts["skipped_unknown"],
+            findings=len(analysis.findings),
+            replayed=counts["replayed"],
+            reads=counts["skipped_read"],
+            db_match=analysis.db_match,
+            strict_ok=analysis.timeline.strict_ok,
+            first_mismatch_step=first["step"] if first else None,
+        )
+
+
+def _sim_error(raw: Any) -> str | None:
+    info = raw.get("info") if isinstance(raw, dict) else None
+    if isinstance(info, dict) and info.get("error"):
+        return str(info.get("error"))
+    return None
+
+
+@dataclass
+class RunRow:
+    """One simulation of one loaded file."""
+
+    key: str
+    run: RunFile
+    entry: SimEntry
+    order: tuple[int, int]  # (file load position, index in file)
+    replay: ReplaySummary | None = None
+    replay_error: str | None = None
+    _haystack: str | None = field(default=None, repr=False)
+
+    # --- what the recording says ------------------------------------------------
+    @property
+    def path(self) -> Path:
+        return self.run.path
+
+    @property
+    def index(self) -> int:
+        return self.entry.index
+
+    @property
+    def sim_id(self) -> str:
+        return self.entry.id
+
+    @property
+    def file_label(self) -> str:
+        return file_label(self.run)
+
+    @property
+    def model(self) -> str:
+        return self.run.agent_model or self.run.agent_implementation or "?"
+
+    @property
+    def domain(self) -> str:
+        return self.run.domain or "?"
+
+    @property
+    def task(self) -> str:
+        return self.entry.task_id
+
+    @property
+    def termination(self) -> str:
+        return self.entry.termination or "?"
+
+    @property
+    def cost(self) -> float | None:
+        parts = [c for c in (self.entry.agent_cost, self.entry.user_cost) if c is not None]
+        return sum(parts) if parts else None
+
+    @property
+    def error(self) -> str | None:
+        """The error an infrastructure failure left in ``info`` (None when there is none)."""
+        return _sim_error(self.run.raw_sims[self.index])
+
+    @property
+    def status(self) -> str:
+        """pass / fail / unscored / infra: an unscored or infra-failed run is never "fail"."""
+        if self.entry.termination in INFRA_TERMINATIONS or self.error:
+            return "infra"
+        reward = self.entry.reward
+        if reward is None:
+            return "unscored"
+        return "pass" if reward >= 1.0 - 1e-9 else "fail"
+
+    @property
+    def scored_termination(self) -> bool:
+        return self.entry.termination in SCORED_TERMINATIONS
+
+    # --- full-text search -----------------------------------------------------
+    def haystack(self) -> str:
+        """Lower-cased text of every message: contents, tool names, arguments, outputs."""
+        if self._haystack is None:
+            self._haystack = sim_text(self.run.raw_sims[self.index]).lower()
+        return self._haystack
+
+
+def file_label(run: RunFile) -> str:
+    """A short name for a run file: its stem (its folder for the dir layout), without the corpus prefix."""
+    name = run.path.parent.name if run.layout == "dir" else run.path.stem
+    for prefix in ("sierra-research__tau2-bench__", "sierra-research__"):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    return name
+
+
+def sim_text(raw: Any) -> str:
+    """Searchable text of a raw simulation."""
+    if not isinstance(raw, dict):
+        return ""
+    parts: list[str] = [str(raw.get("task_id", ""))]
+    messages = raw.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif content is not None:
+            parts.append(str(content))
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict):
+                parts.append(str(call.get("name", "")))
+                try:
+                    parts.append(orjson.dumps(call.get("arguments")).decode())
+                except TypeError:
+                    parts.append(str(call.get("arguments")))
+    return "\n".join(parts)
+
+
+def query_terms(query: str) -> list[str]:
+    """Search terms: whitespace-separated words, or one phrase in double quotes."""
+    query = query.strip().lower()
+    if len(query) >= 2 and query.startswith('"') and query.endswith('"'):
+        return [query[1:-1]] if query[1:-1] else []
+    return query.split()
+
+
+def text_matches(haystack: str, terms: list[str]) -> bool:
+    return all(term in haystack for term in terms)
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which rows to show. Empty values mean 'any'."""
+
+    failed_only: bool = False
+    termination: str | None = None
+    has_mismatch: bool = False
+    has_hallucination: bool = False
+    has_tool_error: bool = False
+    has_finding: bool = False
+    task: str | None = None
+    model: str | None = None
+    domain: str | None = None
+    file: str | None = None
+    text: str = ""
+
+    @property
+    def needs_replay(self) -> bool:
+        return self.has_mismatch or self.has_hallucination or self.has_finding
+
+    @property
+    def active(self) -> bool:
+        return self != RunFilter()
+
+    def with_(self, **changes: Any) -> RunFilter:
+        return replace(self, **changes)
+
+    def matches(self, row: RunRow) -> bool:
+        if self.failed_only and row.status != "fail":
+            return False
+        if self.termination and row.termination != self.termination:
+            return False
+        if self.task and self.task.lower() not in row.task.lower():
+            return False
+        if self.model and row.model != self.model:
+            return False
+        if self.domain and row.domain != self.domain:
+            return False
+        if self.file and row.file_label != self.file:
+            return False
+        if self.has_tool_error and not row.entry.n_tool_errors:
+            return False
+        if self.needs_replay:
+            summary = row.replay
+            if summary is None:
+                return False
+            if self.has_mismatch and not summary.mismatches:
+                return False
+            if self.has_hallucination and not summary.hallucinated:
+                return False
+            if self.has_finding and not summary.findings:
+                return False
+        if self.text:
+            terms = query_terms(self.text)
+            if terms and not text_matches(row.haystack(), terms):
+                return False
+        return True
+
+    def chips(self) -> list[str]:
+        """Short labels of the active filters, for the filter bar."""
+        out = []
+        if self.failed_only:
+            out.append("failed")
+        for label, value in (("domain", self.domain), ("file", self.file), ("model", self.model),
+                             ("task", self.task), ("end", self.termination)):
+            if value:
+                out.append(f"{label}:{value}")
+        for label, on in (("mismatch", self.has_mismatch), ("hallucinated", self.has_hallucination),
+                          ("tool error", self.has_tool_error), ("finding", self.has_finding)):
+            if on:
+                out.append(f"has {label}")
+        if self.text:
+            out.append(f"/{self.text}")
+        return out
+
+
+# --- columns -----------------------------------------------------------------------
+
+DASH = Text("—", style="dim")
+
+
+def _check(value: bool | None) -> Text:
+    if value is None:
+        return DASH
+    return Text("✓", style="green") if value else Text("✗", style="bold red")
+
+
+def _count(value: int | None, style: str) -> Text:
+    if value is None:
+        return DASH
+    return Text(str(value), style=style if value else "dim")
+
+
+def _derived(row: RunRow, get: Callable[[ReplaySummary], Any], render: Callable[[Any], Text]) -> Text:
+    if row.replay is None:
+        return Text("…", style="dim") if row.replay_error is None else DASH
+    return render(get(row.replay))
+
+
+def reward_cell(row: RunRow) -> Text:
+    status = row.status
+    if status == "infra":
+        return Text("infra", style="yellow")
+    if status == "unscored":
+        return Text("—", style="dim")
+    reward = row.entry.reward
+    return Text(f"{reward:.2f}".rstrip("0").rstrip(".") if reward is not None else "—",
+                style="green" if status == "pass" else "bold red")
+
+
+def _cost(row: RunRow) -> Text:
+    cost = row.cost
+    return DASH if cost is None else Text(f"${cost:.3f}" if cost < 10 else f"${cost:.1f}", style="dim")
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    width: int
+    cell: Callable[[RunRow], Any]
+    sort_key: Callable[[RunRow], Any]
+    derived: bool = False
+    help: str = ""
+
+
+def _summary_value(get: Callable[[ReplaySummary], Any]) -> Callable[[RunRow], Any]:
+    return lambda row: None if row.replay is None else get(row.replay)
+
+
+COLUMNS: list[Column] = [
+    Column("file", "file", 22, lambda r: r.file_label, lambda r: r.order, help="source file (load order)"),
+    Column("model", "agent model", 16, lambda r: r.model, lambda r: r.model),
+    Column("domain", "domain", 7, lambda r: r.domain, lambda r: r.domain),
+    Column("task", "task", 14, lambda r: r.task, lambda r: _natural(r.task)),
+    Column("trial", "tr", 2, lambda r: "" if r.entry.trial is None else str(r.entry.trial),
+           lambda r: r.entry.trial, help="trial"),
+    Column("reward", "reward", 6, reward_cell,
+           lambda r: (r.entry.reward if r.status in ("pass", "fail") else None), help="recorded reward"),
+    Column("db", "db", 2, lambda r: _check(r.entry.db_match), lambda r: r.entry.db_match,
+           help="recorded DB match"),
+    Column("our_db", "db*", 3, lambda r: _derived(r, lambda s: s.db_match, _check),
+           _summary_value(lambda s: s.db_match), derived=True, help="DB match after our replay"),
+    Column("writes", "✎*", 3, lambda r: _derived(r, lambda s: s.replayed + s.mismatches, lambda v: _count(v, "")),
+           _summary_value(lambda s: s.replayed + s.mismatches), derived=True, help="writes re-executed by our replay"),
+    Column("mismatches", "≠*", 3, lambda r: _derived(r, lambda s: s.mismatches, lambda v: _count(v, "bold red")),
+           _summary_value(lambda s: s.mismatches), derived=True, help="replay mismatches"),
+    Column("hallucinated", "?*", 3,
+           lambda r: _derived(r, lambda s: s.hallucinated, lambda v: _count(v, "bold magenta")),
+           _summary_value(lambda s: s.hallucinated), derived=True, help="hallucinated tool calls"),
+    Column("findings", "!*", 3, lambda r: _derived(r, lambda s: s.findings, lambda v: _count(v, "yellow")),
+           _summary_value(lambda s: s.findings), derived=True, help="structural findings"),
+    Column("errors", "err", 3, lambda r: _count(r.entry.n_tool_errors, "yellow"), lambda r: r.entry.n_tool_errors,
+           help="tool errors in the recording"),
+    Column("termination", "termination", 13, lambda r: Text(r.termination, style=_term_style(r)),
+           lambda r: r.termination),
+    Column("turns", "msgs", 4, lambda r: str(r.entry.n_messages), lambda r: r.entry.n_messages,
+           help="messages"),
+    Column("cost", "cost", 6, _cost, lambda r: r.cost),
+]
+COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
+
+
+def _term_style(row: RunRow) -> str:
+    if row.status == "infra":
+        return "yellow"
+    return "" if row.scored_termination else "red"
+
+
+def _natural(text: str) -> tuple:
+    """Sort key putting "2" before "10"."""
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+
+
+@dataclass(frozen=True)
+class SortSpec:
+    column: str | None = None  # None: load order
+    reverse: bool = False
+
+    def label(self) -> str:
+        if self.column is None:
+            return "load order"
+        column = COLUMN_BY_KEY[self.column]
+        return f"{column.help or column.label} {'↓' if self.reverse else '↑'}"
+
+
+def sort_rows(rows: Iterable[RunRow], spec: SortSpec) -> list[RunRow]:
+    """Rows sorted by one column; rows without a value always go last."""
+    rows = list(rows)
+    if spec.column is None:
+        return sorted(rows, key=lambda r: r.order, reverse=spec.reverse)
+    key = COLUMN_BY_KEY[spec.column].sort_key
+    present = [(key(r), r) for r in rows]
+    known = [(k, r) for k, r in present if k is not None]
+    missing = [r for k, r in present if k is None]
+    try:
+        known.sort(key=lambda kr: (kr[0], kr[1].order), reverse=spec.reverse)
+    except TypeError:  # mixed value types: fall back to their text
+        known.sort(key=lambda kr: (str(kr[0]), kr[1].order), reverse=spec.reverse)
+    return [r for _, r in known] + missing
+
+
+# --- the catalog ---------------------------------------------------------------------
+
+
+@dataclass
+class Notice:
+    path: Path
+    text: str
+    severity: str = "warning"  # "error": file not loaded; "warning"/"information": loaded with a note
+
+
+class Catalog:
+    """All loaded runs: rows in load order, per-file notices, replay summaries."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, RunFile] = {}
+        self.rows: list[RunRow] = []
+        self.by_key: dict[str, RunRow] = {}
+        self.notices: dict[str, list[Notice]] = {}
+        self._file_seq: dict[str, int] = {}
+
+    @staticmethod
+    def file_key(path: Path) -> str:
+        return str(path)
+
+    @staticmethod
+    def row_key(path: Path, index: int) -> str:
+        return f"{path}#{index}"
+
+    def add_run(self, run: RunFile) -> list[RunRow]:
+        """Add (or replace) the rows of one file; returns the new rows."""
+        fkey = self.file_key(run.path)
+        self.remove_file(run.path)
+        seq = self._file_seq.setdefault(fkey, len(self._file_seq))
+        self.files[fkey] = run
+        new = []
+        for entry in run.entries:
+            row = RunRow(self.row_key(run.path, entry.index), run, entry, order=(seq, entry.index))
+            new.append(row)
+            self.by_key[row.key] = row
+        self.rows.extend(new)
+        self.rows.sort(key=lambda r: r.order)
+        return new
+
+    def remove_file(self, path: Path) -> None:
+        fkey = self.file_key(path)
+        self.files.pop(fkey, None)
+        self.notices.pop(fkey, None)
+        gone = {r.key for r in self.rows if r.run.path == path}
+        self.rows = [r for r in self.rows if r.key not in gone]
+        for key in gone:
+            self.by_key.pop(key, None)
+
+    def add_notice(self, path: Path, text: str, severity: str = "warning") -> None:
+        self.notices.setdefault(self.file_key(path), []).append(Notice(path, text, severity))
+
+    def all_notices(self) -> list[Notice]:
+        return [n for notes in self.notices.values() for n in notes]
+
+    def find(self, path: Path, sim_id: str) -> RunRow | None:
+        """The row of simulation ``sim_id`` in file ``path`` (used to keep the cursor across reloads)."""
+        for row in self.rows:
+            if row.run.path == path and row.sim_id == sim_id:
+                return row
+        return None
+
+    def view(self, flt: RunFilter, sort: SortSpec) -> list[RunRow]:
+        return sort_rows((r for r in self.rows if flt.matches(r)), sort)
+
+    def values(self, column: str) -> list[tuple[str, int]]:
+        """Distinct values of a text column with their row counts, sorted by value (for filter pickers)."""
+        getter: dict[str, Callable[[RunRow], str]] = {
+            "termination": lambda r: r.termination, "model": lambda r: r.model,
+            "domain": lambda r: r.domain, "file": lambda r: r.file_label,
+        }
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            value = getter[column](row)
+            counts[value] = counts.get(value, 0) + 1
+        return sorted(counts.items())

@@ -1,0 +1,42 @@
+"""Opening JSON in the user's $EDITOR or $PAGER: always a temp copy, never the input file."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def viewer_command() -> list[str]:
+    """$EDITOR, else $PAGER, else less, else vi."""
+    for var in ("EDITOR", "PAGER"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            return shlex.split(value)
+    for fallback in ("less", "more", "vi"):
+        if shutil.which(fallback):
+            return [fallback]
+    return ["vi"]
+
+
+def write_temp_json(data: Any, hint: str) -> Path:
+    """Write ``data`` as indented JSON to a fresh file under the temp dir; returns its path."""
+    folder = Path(tempfile.gettempdir()) / "tau-tui"
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", hint)[:80] or "data"
+    fd, name = tempfile.mkstemp(prefix=f"{safe}.", suffix=".json", dir=folder)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+    return Path(name)
+
+
+def run_viewer(path: Path) -> int:
+    """Run the viewer on ``path`` in the foreground (the app is suspended around this)."""
+    return subprocess.call([*viewer_command(), str(path)])

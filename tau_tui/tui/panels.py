@@ -1,0 +1,378 @@
+"""Rich content of the side panels: state changes, mismatches, task, recorded reward, derived replay.
+
+Pure functions from core objects to rich renderables, testable as text.
+What the recording says and what our replay derived are rendered by
+different functions under different headings, never mixed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+import orjson
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from tau_tui.analysis import SimAnalysis
+from tau_tui.env.jsonify import parse_content
+from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
+from tau_tui.model.tasks import StructuredInstructions, Task
+from tau_tui.replay.diff import Change, diff_states, path_text
+from tau_tui.tui.render import PILL_HELP, call_signature, content_lines, one_line, pill, pretty_lines
+from tau_tui.tui.trajectory_doc import CallView
+
+MAX_CHANGES = 200
+MAX_SIDE_LINES = 400
+
+RECORDED_STYLE = "bold blue"
+DERIVED_STYLE = "bold magenta"
+
+
+def _value(value: Any, limit: int = 80, quote: bool = False) -> str:
+    """One-line text of a value; ``quote`` shows strings as JSON strings (to tell "1" from 1)."""
+    text = one_line(value) if not (quote and isinstance(value, str)) else orjson.dumps(value).decode()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, dict):
+        return f"{{{len(value)} fields}}"
+    if isinstance(value, list):
+        return f"[{len(value)} items]"
+    return _value(value)
+
+
+# --- state changes ----------------------------------------------------------------------
+
+KIND_MARKS = {"changed": ("~", "yellow"), "added": ("+", "green"), "removed": ("−", "red")}
+
+
+def render_change(change: Change) -> Text:
+    mark, style = KIND_MARKS.get(change.kind, ("?", ""))
+    line = Text.assemble((f"{mark} ", "bold " + style), (change.dotted, style))
+    if change.kind == "changed":
+        line.append("\n    ")
+        line.append(_value(change.before, 200, quote=True), style="red")
+        line.append(" → ", style="dim")
+        line.append(_value(change.after, 200, quote=True), style="green")
+    elif change.kind == "added":
+        lines = pretty_lines(change.after) if isinstance(change.after, (dict, list)) else [
+            _value(change.after, 200, quote=True)]
+        shown = lines[:12] + ([f"… {len(lines) - 12} more lines"] if len(lines) > 12 else [])
+        line.append("\n" + "\n".join("    " + s for s in shown), style="green")
+    else:
+        line.append(f"  (was {_short(change.before)})", style="dim")
+    return line
+
+
+def render_changes(sides: Iterable[tuple[str, list[Change] | None]], empty: str) -> Text:
+    """Changes per DB side, e.g. ``[("agent DB", [...]), ("user DB", [...])]``; None: no such DB."""
+    out = Text()
+    any_change = False
+    for label, changes in sides:
+        if changes is None:
+            continue
+        if not changes:
+            continue
+        any_change = True
+        if out:
+            out.append("\n")
+        out.append(f"{label} · {len(changes)} change{'s' if len(changes) != 1 else ''}\n", style="bold")
+        for change in changes[:MAX_CHANGES]:
+            out.append_text(render_change(change))
+            out.append("\n")
+        if len(changes) > MAX_CHANGES:
+            out.append(f"… {len(changes) - MAX_CHANGES} more changes\n", style="dim")
+    if not any_change:
+        out.append(empty, style="dim italic")
+    out.rstrip()
+    return out
+
+
+# --- a call and its mismatch --------------------------------------------------------------
+
+
+def render_call(call: CallView) -> Text:
+    record = call.record
+    head = Text.assemble(pill(call.pill), " ", (call.name, "bold"))
+    facts = [f"requested by {'the user' if call.by_user else 'the agent'}"]
+    if record is not None and record.tool_type is not None:
+        facts.append(f"{record.tool_type.value} tool")
+    head.append("  " + " · ".join(facts), style="dim")
+    head.append(f"\n{PILL_HELP.get(call.pill, '')}", style="italic dim")
+    return head
+
+
+class Comparison:
+    """Recorded vs replayed lines: side by side when there is room, one above the other when narrow."""
+
+    MIN_SIDE_BY_SIDE = 56
+
+    def __init__(self, left: list[str], right: list[str], titles: tuple[str, str]) -> None:
+        self.left, self.right, self.titles = left, right, titles
+
+    def __rich_console__(self, console, options):
+        if options.max_width >= self.MIN_SIDE_BY_SIDE:
+            yield side_by_side(self.left, self.right, self.titles)
+            return
+        yield Text.assemble(("− " + self.titles[0], "bold red"), ("   ", ""), ("+ " + self.titles[1], "bold green"))
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, self.left, self.right, autojunk=False).get_opcodes():
+            if tag == "equal":
+                for line in self.left[i1:i2]:
+                    yield Text("  " + line)
+                continue
+            for line in self.left[i1:i2]:
+                yield Text("− " + line, style="bold red")
+            for line in self.right[j1:j2]:
+                yield Text("+ " + line, style="bold green")
+
+
+def side_by_side(left: list[str], right: list[str], titles: tuple[str, str]) -> Table:
+    """Two aligned columns; lines that differ are marked (− recorded, + replayed)."""
+    table = Table(show_header=True, header_style="bold", expand=True, box=None, padding=(0, 1), show_edge=False)
+    table.add_column(titles[0], ratio=1, overflow="fold")
+    table.add_column(titles[1], ratio=1, overflow="fold")
+    rows = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, left, right, autojunk=False).get_opcodes():
+        a, b = left[i1:i2], right[j1:j2]
+        for k in range(max(len(a), len(b))):
+            if rows >= MAX_SIDE_LINES:
+                table.add_row(Text("… clipped", style="dim"), Text("… clipped", style="dim"))
+                return table
+            la = a[k] if k < len(a) else None
+            lb = b[k] if k < len(b) else None
+            if tag == "equal":
+                table.add_row(Text(la or ""), Text(lb or ""))
+            else:
+                table.add_row(Text("− " + la, style="bold red") if la is not None else Text(""),
+                              Text("+ " + lb, style="bold green") if lb is not None else Text(""))
+            rows += 1
+    return table
+
+
+def render_mismatch(call: CallView) -> RenderableType:
+    """Recorded vs replayed output of a mismatching call, side by side, with the differing paths."""
+    record = call.record
+    recorded = record.recorded if record is not None else call.result
+    replayed = record.replayed if record is not None else None
+    parts: list[RenderableType] = [
+        Text.assemble(("≠ mismatch ", "bold red"), (call_signature(call), "bold")),
+    ]
+    before, after = parse_content(recorded), parse_content(replayed)
+    if isinstance(before, (dict, list)) and isinstance(after, (dict, list)):
+        paths = diff_states(before, after)
+        if paths:
+            text = Text("differs at: ", style="dim")
+            text.append(", ".join(path_text(c.path) for c in paths[:12]), style="red")
+            if len(paths) > 12:
+                text.append(f" … {len(paths) - 12} more", style="dim")
+            parts.append(text)
+    if record is not None and record.recorded_error != bool(record.replayed_error):
+        parts.append(Text(f"recorded error={record.recorded_error}, replayed error={record.replayed_error}",
+                          style="red"))
+    parts.append(Comparison(content_lines(recorded), content_lines(replayed), ("recorded", "replayed (ours)")))
+    return Group(*parts)
+
+
+# --- task -------------------------------------------------------------------------------------
+
+
+def _section(out: list[RenderableType], title: str, body: str | Text | None, style: str = "") -> None:
+    if body is None or (isinstance(body, str) and not body.strip()):
+        return
+    out.append(Text(title, style="bold underline"))
+    out.append(body if isinstance(body, Text) else Text(body.strip("\n"), style=style))
+    out.append(Text(""))
+
+
+def render_task(task: Task | None, task_id: str) -> RenderableType:
+    if task is None:
+        return Text(f"Task {task_id!r} is neither in the file nor in the domain's task set.", style="italic")
+    out: list[RenderableType] = [Text(f"task {task.id}", style="bold reverse"), Text("")]
+    scenario = task.user_scenario
+    if scenario is not None:
+        _section(out, "Persona", scenario.persona)
+        instructions = scenario.instructions
+        if isinstance(instructions, StructuredInstructions):
+            _section(out, "Reason for call", instructions.reason_for_call)
+            _section(out, "Known info", instructions.known_info, "green")
+            _section(out, "Unknown info (the user does not know)", instructions.unknown_info, "yellow")
+            _section(out, "Task instructions", instructions.task_instructions)
+        else:
+            _section(out, "Instructions", instructions)
+    if task.ticket:
+        _section(out, "Ticket (solo mode)", task.ticket)
+    if task.description is not None:
+        _section(out, "Purpose", task.description.purpose)
+        _section(out, "Relevant policies", task.description.relevant_policies)
+        _section(out, "Notes", task.description.notes)
+    criteria = task.evaluation_criteria
+    if criteria is not None:
+        body = Text()
+        body.append("reward basis: ", style="dim")
+        body.append(", ".join(criteria.reward_basis) + "\n", style="bold")
+        for action in criteria.actions or []:
+            who = "user" if action.requestor == "user" else "agent"
+            args = ", ".join(f"{k}={one_line(v)}" for k, v in action.arguments.items())
+            body.append(f"• {who}: ", style="dim")
+            body.append(action.name, style="bold")
+            body.append(f"({args})")
+            if action.compare_args is not None:
+                body.append(f"  compare {action.compare_args}", style="dim")
+            body.append("\n")
+        for assertion in criteria.env_assertions or []:
+            args = ", ".join(f"{k}={one_line(v)}" for k, v in assertion.arguments.items())
+            body.append(f"• assert {assertion.env_type}: {assertion.func_name}({args}) is {assertion.assert_value}\n")
+        for info in criteria.communicate_info or []:
+            body.append("• communicate: ", style="dim")
+            body.append(f"{info}\n")
+        for nl in criteria.nl_assertions or []:
+            body.append("• NL: ", style="dim")
+            body.append(f"{nl}\n")
+        body.rstrip()
+        _section(out, "Evaluation criteria", body)
+    state = task.initial_state
+    if state is not None:
+        body = Text()
+        data = state.initialization_data
+        if data is not None:
+            for side, patch in (("agent data", data.agent_data), ("user data", data.user_data)):
+                if patch:
+                    lines = pretty_lines(patch)
+                    body.append(f"{side}:\n", style="dim")
+                    body.append("\n".join("  " + line for line in lines[:40]) + "\n")
+                    if len(lines) > 40:
+                        body.append(f"  … {len(lines) - 40} more lines\n", style="dim")
+        for action in state.initialization_actions or []:
+            args = ", ".join(f"{k}={one_line(v)}" for k, v in action.arguments.items())
+            body.append(f"• {action.env_type}: {action.func_name}({args})\n")
+        if state.message_history:
+            body.append(f"message history: {len(state.message_history)} messages (the first steps of the trajectory)\n",
+                        style="dim")
+        body.rstrip()
+        _section(out, "Initial state", body if body else None)
+    if task.user_tools is not None:
+        _section(out, "User tools", ", ".join(task.user_tools) or "(none)")
+    return Group(*out)
+
+
+# --- reward: recorded and derived, apart ---------------------------------------------------
+
+
+def _mark(ok: Any) -> Text:
+    if ok is None:
+        return Text("—", style="dim")
+    return Text("✓", style="green") if ok else Text("✗", style="bold red")
+
+
+def render_recorded(sim: SimulationRun) -> RenderableType:
+    """The reward and checks exactly as the recording states them."""
+    out = Text()
+    out.append("AS RECORDED", style=RECORDED_STYLE + " reverse")
+    out.append("  what the file says\n\n", style="dim")
+    out.append("termination: ", style="dim")
+    out.append(f"{sim.termination_reason or '?'}", style="" if sim.termination_reason in SCORED_TERMINATIONS else "red")
+    if sim.duration is not None:
+        out.append(f"   duration {sim.duration:.1f} s", style="dim")
+    costs = [f"{label} ${cost:.4f}" for label, cost in (("agent", sim.agent_cost), ("user", sim.user_cost))
+             if cost is not None]
+    if costs:
+        out.append("   " + ", ".join(costs), style="dim")
+    out.append("\n")
+    if sim.info and sim.info.get("error"):
+        out.append(f"error: {sim.info.get('error_type') or ''} {sim.info.get('error')}\n", style="yellow")
+    info = sim.reward_info
+    if info is None:
+        out.append("no reward_info: this run is unscored\n", style="italic")
+        return out
+    out.append("reward: ", style="dim")
+    reward = info.reward
+    out.append("—" if reward is None else f"{reward:g}", style="bold green" if reward == 1 else "bold red")
+    if info.reward_basis:
+        out.append(f"   basis {', '.join(info.reward_basis)}", style="dim")
+    if info.reward_breakdown:
+        out.append("   " + ", ".join(f"{k} {v:g}" for k, v in info.reward_breakdown.items()), style="dim")
+    out.append("\n")
+    if info.db_check is not None:
+        out.append("DB match ")
+        out.append_text(_mark(info.db_check.db_match))
+        out.append("\n")
+    for check in info.action_checks or []:
+        action = check.get("action") or {}
+        args = action.get("arguments") or {}
+        out.append_text(_mark(check.get("action_match")))
+        out.append(f" action {action.get('name', '?')}(")
+        out.append(", ".join(f"{k}={one_line(v)}" for k, v in args.items()) if isinstance(args, dict) else "")
+        out.append(")\n")
+    for check in info.env_assertions or []:
+        assertion = check.get("env_assertion") or {}
+        out.append_text(_mark(check.get("met")))
+        out.append(f" assertion {assertion.get('func_name', '?')}({one_line(assertion.get('arguments') or {})})\n")
+    for check in info.communicate_checks or []:
+        out.append_text(_mark(check.get("met")))
+        out.append(f" communicate {check.get('info', '')!r}\n")
+    for check in info.nl_assertions or []:
+        out.append_text(_mark(check.get("met")))
+        out.append(f" NL {check.get('nl_assertion', '')}\n")
+        if check.get("justification"):
+            out.append(f"    {check['justification']}\n", style="dim italic")
+    notes = info.info or {}
+    for key, value in notes.items():
+        if value:
+            out.append(f"{key}: {_value(value, 200)}\n", style="dim")
+    out.rstrip()
+    return out
+
+
+def render_derived(analysis: SimAnalysis | None, error: str | None) -> RenderableType:
+    """What tau-tui's own replay found; never mixed with the recorded reward."""
+    out = Text()
+    out.append("DERIVED", style=DERIVED_STYLE + " reverse")
+    out.append("  tau-tui's replay against its own environment\n\n", style="dim")
+    if analysis is None:
+        out.append(f"no replay: {error or 'not run'}\n", style="italic")
+        return out
+    counts = analysis.timeline.verdict_counts()
+    out.append(f"writes replayed {counts['replayed']}, mismatches {counts['mismatch']}, "
+               f"reads not re-run {counts['skipped_read']}, hallucinated {counts['skipped_unknown']}, "
+               f"recorded errors {counts['recorded_error']}\n")
+    out.append("strict replay (as tau2 would) ")
+    out.append_text(_mark(analysis.timeline.strict_ok))
+    first = analysis.first_mismatch()
+    if first:
+        out.append(f"   first mismatch at step {first['step']}: {first['tool']}", style="red")
+    out.append("\n")
+    out.append("DB match vs gold ")
+    out.append_text(_mark(analysis.db_match))
+    if analysis.gold is not None:
+        out.append(f"   agent {str(analysis.pred_db)[:10]} vs {str(analysis.gold.agent_hash)[:10]}", style="dim")
+        if analysis.pred_user_db is not None or analysis.gold.user_hash is not None:
+            out.append(f"; user {str(analysis.pred_user_db)[:10]} vs {str(analysis.gold.user_hash)[:10]}",
+                       style="dim")
+    else:
+        out.append("   (no gold state: task unknown)", style="dim")
+    out.append("\n")
+    recorded = analysis.sim.reward_info.db_check.db_match if (
+        analysis.sim.reward_info and analysis.sim.reward_info.db_check) else None
+    if recorded is not None and analysis.db_match is not None and recorded != analysis.db_match:
+        out.append(f"note: the recording says db_match={recorded}; our replay says {analysis.db_match}\n",
+                   style="yellow")
+    for assertion, met, error_text in analysis.assertions:
+        out.append_text(_mark(met))
+        out.append(f" assertion {assertion.func_name}({one_line(assertion.arguments)})")
+        if error_text:
+            out.append(f"  {error_text}", style="red")
+        out.append("\n")
+    if analysis.gold is not None:
+        for index, message in analysis.gold.action_errors:
+            out.append(f"gold action #{index} failed: {message}\n", style="yellow")
+    findings = analysis.findings
+    if findings:
+        out.append(f"\nfindings ({len(findings)})\n", style="bold yellow")
+        for finding in findings:
+            where = f"step {finding.step}: " if finding.step is not None else ""
+            out.append(f"⚠ {finding.kind.value}  {where}{finding.message}\n", style="yellow")
+    out.rstrip()
+    return out

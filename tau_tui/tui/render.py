@@ -1,0 +1,266 @@
+"""Render by lookup: one small pure function per trajectory event kind.
+
+``RENDERERS[kind](event, ctx)`` returns the rich ``Text`` of one event, at
+most ``ctx.width`` cells wide per line. The trajectory view adds the gutter
+(role, step number, cursor) around it. A new event kind costs one entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Callable
+
+import orjson
+from rich.text import Text
+
+from tau_tui.env.jsonify import parse_content
+from tau_tui.tui.trajectory_doc import CallView, Event, StepView
+
+# Lines of an expanded argument or result block before it is clipped.
+EXPANDED_LINES = 30
+
+PILL_STYLES: dict[str, str] = {
+    "ok": "bold black on green",
+    "read": "black on grey62",
+    "error": "bold white on dark_orange3",
+    "mismatch": "bold white on red3",
+    "hallucinated": "bold white on magenta",
+    "no result": "black on yellow",
+    "not replayed": "black on grey42",
+}
+PILL_HELP: dict[str, str] = {
+    "ok": "write re-executed by our replay, same output as recorded",
+    "read": "read-only tool: not re-executed",
+    "error": "the recorded result is an error",
+    "mismatch": "re-executed write whose output differs from the recording",
+    "hallucinated": "not a tool of this domain: never executed",
+    "no result": "the recording has no result for this call",
+    "not replayed": "replay could not run for this simulation",
+}
+
+# role → (label, style of label and gutter)
+ROLE_STYLES: dict[str, tuple[str, str]] = {
+    "assistant": ("agent", "green"),
+    "user": ("user", "cyan"),
+    "tool": ("tool", "grey62"),
+    "system": ("system", "yellow"),
+    "user_tool": ("user ⚒", "bright_cyan"),
+    "user_tool_result": ("user tool", "bright_cyan"),
+    "other": ("?", "red"),
+}
+STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+
+
+def role_of(step: StepView) -> tuple[str, str]:
+    """Label and style for a step's role column; user-side tool traffic is its own role."""
+    if step.user_side_tool:
+        return ROLE_STYLES["user_tool_result" if step.role == "tool" else "user_tool"]
+    return ROLE_STYLES.get(step.role, ROLE_STYLES["other"])
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    width: int
+    expanded: bool = False
+    terms: tuple[str, ...] = ()
+
+
+Renderer = Callable[[Event, RenderContext], Text]
+
+
+# --- helpers -------------------------------------------------------------------------
+
+
+def pill(name: str) -> Text:
+    return Text(f" {name} ", style=PILL_STYLES.get(name, "reverse"))
+
+
+def one_line(value: Any) -> str:
+    """Compact single-line text of a value (JSON for structures)."""
+    if isinstance(value, Enum):
+        value = value.value
+    if isinstance(value, str):
+        return " ".join(value.split())
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return " ".join(str(value).split())
+
+
+def pretty_lines(value: Any) -> list[str]:
+    """Indented JSON lines of a structure; a plain string stays as it is."""
+    if isinstance(value, str):
+        return value.splitlines() or [""]
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode().splitlines()
+    except TypeError:
+        return str(value).splitlines()
+
+
+def content_lines(text: str | None) -> list[str]:
+    """A tool output as readable lines: parsed JSON pretty-printed, plain text as is."""
+    return pretty_lines(parse_content(text)) if text else [""]
+
+
+def size_label(text: str | None) -> str:
+    n = len(text or "")
+    return f"{n} B" if n < 1000 else f"{n / 1000:.1f} kB"
+
+
+def clipped_block(lines: list[str], indent: str = "  ", limit: int = EXPANDED_LINES) -> Text:
+    shown = lines[:limit]
+    block = Text("\n".join(indent + line for line in shown), style="")
+    if len(lines) > limit:
+        block.append(f"\n{indent}… {len(lines) - limit} more lines — v: view all · e: open in $EDITOR",
+                     style="italic dim")
+    return block
+
+
+def call_signature(call: CallView, limit: int = 400) -> str:
+    """``name(k=v, ...)`` on one line, at most about ``limit`` characters."""
+    args = call.call.arguments
+    if isinstance(args, dict):
+        inner = ", ".join(f"{k}={clip(one_line(v), limit)}" for k, v in args.items())
+    else:
+        inner = one_line(args)
+    return f"{call.name}({clip(inner, limit)})"
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut a long one-line text early: rendering cost grows with its length, the screen shows a line."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def fit_line(body: Text, width: int, right: Text | None = None) -> Text:
+    """``body`` clipped to one line of ``width`` cells, with ``right`` flush right."""
+    room = width - (right.cell_len + 1 if right is not None else 0)
+    line = body.copy()
+    line.truncate(max(room, 1), overflow="ellipsis")
+    if right is not None:
+        line.pad_right(max(width - line.cell_len - right.cell_len, 1))
+        line.append_text(right)
+    return line
+
+
+def highlight(text: Text, ctx: RenderContext) -> Text:
+    if ctx.terms:
+        text.highlight_words(list(ctx.terms), style="black on yellow", case_sensitive=False)
+    return text
+
+
+# --- renderers ------------------------------------------------------------------------
+
+
+def render_message_text(event: Event, ctx: RenderContext) -> Text:
+    text = Text(event.text.strip("\n"))
+    for token in STOP_TOKENS:
+        text.highlight_words([token], style="bold dim")
+    return highlight(text, ctx)
+
+
+def render_system(event: Event, ctx: RenderContext) -> Text:
+    text = Text(event.text.strip("\n"), style="italic")
+    if not ctx.expanded and len(text.plain.splitlines()) > 3:
+        lines = text.plain.splitlines()
+        return Text("\n".join(lines[:3]) + f"\n… {len(lines) - 3} more lines (space: expand)", style="italic dim")
+    return highlight(text, ctx)
+
+
+def _call_line(event: Event, ctx: RenderContext, marker: str, style: str = "") -> Text:
+    call = event.call
+    assert call is not None
+    signature = call_signature(call, 2 * ctx.width)
+    body = Text.assemble((marker + " ", "bold " + style if style else "bold"), (call.name, "bold " + style),
+                         (signature[len(call.name):], "dim" if not style else style))
+    line = highlight(fit_line(body, ctx.width, pill(call.pill)), ctx)
+    if not ctx.expanded:
+        return line
+    line.append("\n")
+    line.append_text(clipped_block(pretty_lines(call.call.arguments)))
+    return line
+
+
+def render_tool_call(event: Event, ctx: RenderContext) -> Text:
+    return _call_line(event, ctx, "⚒")
+
+
+def render_write(event: Event, ctx: RenderContext) -> Text:
+    return _call_line(event, ctx, "✎")
+
+
+def render_mismatch(event: Event, ctx: RenderContext) -> Text:
+    text = _call_line(event, ctx, "≠", "red")
+    if ctx.expanded:
+        text.append("\n  replay gave a different output: recorded vs replayed in the state pane", style="red")
+    return text
+
+
+def render_hallucinated(event: Event, ctx: RenderContext) -> Text:
+    text = _call_line(event, ctx, "?", "magenta")
+    if ctx.expanded:
+        text.append("\n  not a tool of this domain: never executed, no state change", style="magenta")
+    return text
+
+
+def _result(event: Event, ctx: RenderContext, style: str) -> Text:
+    call = event.call
+    right = Text.assemble((size_label(event.text) + " ", "dim"), pill(call.pill if call else "no result"))
+    name = f"{call.name} → " if call is not None else "(no call) → "
+    body = Text.assemble(("↳ ", "dim"), (name, "dim"), (clip(one_line(parse_content(event.text)), 2 * ctx.width), style))
+    line = highlight(fit_line(body, ctx.width, right), ctx)
+    if ctx.expanded:
+        line.append("\n")
+        line.append_text(highlight(clipped_block(content_lines(event.text)), ctx))
+    return line
+
+
+def render_tool_result(event: Event, ctx: RenderContext) -> Text:
+    return _result(event, ctx, "")
+
+
+def render_tool_error(event: Event, ctx: RenderContext) -> Text:
+    return _result(event, ctx, "dark_orange")
+
+
+def render_finding(event: Event, ctx: RenderContext) -> Text:
+    kind = event.finding.kind.value if event.finding is not None else "finding"
+    return Text.assemble(("⚠ ", "bold yellow"), (f"{kind}: ", "yellow"), (event.text, "yellow"))
+
+
+def render_message_error(event: Event, ctx: RenderContext) -> Text:
+    text = event.text.strip()
+    if not ctx.expanded and len(text.splitlines()) > 2:
+        text = "\n".join(text.splitlines()[:2]) + " … (space: expand)"
+    return Text.assemble(("✗ recorded error: ", "bold dark_orange"), (text, "dark_orange"))
+
+
+def render_unreadable(event: Event, ctx: RenderContext) -> Text:
+    return Text.assemble(("⚠ unreadable message: ", "bold red"), (event.text, "red"))
+
+
+RENDERERS: dict[str, Renderer] = {
+    "system": render_system,
+    "user_text": render_message_text,
+    "assistant_text": render_message_text,
+    "tool_call": render_tool_call,
+    "write": render_write,
+    "mismatch": render_mismatch,
+    "hallucinated": render_hallucinated,
+    "tool_result": render_tool_result,
+    "tool_error": render_tool_error,
+    "finding": render_finding,
+    "message_error": render_message_error,
+    "unreadable": render_unreadable,
+}
+
+
+def render_event(event: Event, ctx: RenderContext) -> Text:
+    return RENDERERS[event.kind](event, ctx)
+
+
+def render_step(step: StepView, ctx: RenderContext) -> Text:
+    """All events of one message, one after another ("(empty message)" when it has none)."""
+    if not step.events:
+        return Text("(empty message)", style="dim italic")
+    return Text("\n").join(render_event(e, ctx) for e in step.events)

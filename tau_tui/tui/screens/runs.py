@@ -1,0 +1,312 @@
+"""The runs screen: every simulation of every loaded file; filter, sort, search, open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Label, ProgressBar, Static
+
+from tau_tui.tui.catalog import COLUMN_BY_KEY, COLUMNS, RunFilter, RunRow, SortSpec
+from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
+from tau_tui.tui.screens.filters import FilterScreen
+from tau_tui.tui.screens.picker import PickerScreen
+from tau_tui.tui.screens.text_view import TextViewScreen
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.run_table import RunTable
+
+if TYPE_CHECKING:
+    from tau_tui.tui.app import TauTuiApp
+
+MAX_NOTICE_LINES = 3
+
+
+class RunsScreen(Screen[None]):
+    """The default screen. Usable while files are still loading; verdict columns fill in as replay runs."""
+
+    BINDINGS = [
+        Binding("slash", "search", "Search", id="runs.search"),
+        Binding("f", "toggle_failed", "Failed only", id="runs.failed"),
+        Binding("F", "filters", "Filters…", id="runs.filters"),
+        Binding("c", "clear_filters", "Clear filters", id="runs.clear", show=False),
+        Binding("s", "sort", "Sort…", id="runs.sort"),
+        Binding("S", "reverse_sort", "Reverse sort", id="runs.reverse", show=False),
+        Binding("e", "open_json", "Simulation JSON in $EDITOR", id="runs.editor", show=False),
+        Binding("exclamation_mark", "notices", "Load notices", id="runs.notices", show=False),
+        Binding("escape", "escape", "Close search / clear text", id="runs.escape", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter = RunFilter()
+        self.sort = SortSpec()
+        self.shown: list[RunRow] = []
+        self._refresh_timer: Timer | None = None
+        self._search_timer: Timer | None = None
+        self._current: tuple[Path, str] | None = None  # (file, simulation id) under the cursor
+
+    @property
+    def tau_app(self) -> TauTuiApp:
+        return cast("TauTuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield InfoLine(id="runs-title")
+        yield InfoLine(id="filter-bar")
+        with Horizontal(id="loading"):
+            yield Label("indexing files…", id="loading-label")
+            yield ProgressBar(id="loading-bar", show_eta=False)
+        yield RunTable(id="runs")
+        yield Input(placeholder="search message contents (all words; \"quoted phrase\")", id="runs-search")
+        yield InfoLine(id="row-preview")
+        yield Static(id="notices")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#runs-search").display = False
+        self.query_one("#notices").display = False
+        self.query_one(RunTable).focus()
+        self.refresh_rows()
+
+    # --- called by the app as data arrives ----------------------------------------------------
+    def loading(self, done: int, total: int, finished: bool) -> None:
+        box = self.query_one("#loading")
+        box.display = not finished
+        if not finished:
+            self.query_one("#loading-bar", ProgressBar).update(total=max(total, 1), progress=done)
+            self.query_one("#loading-label", Label).update(f"indexing files {done}/{total}… ")
+        self._update_title()
+
+    def rows_changed(self) -> None:
+        """Rows were added or replaced: rebuild the view soon (coalescing bursts)."""
+        if self._refresh_timer is None:
+            self._refresh_timer = self.set_timer(0.15, self._timed_refresh)
+
+    def _timed_refresh(self) -> None:
+        self._refresh_timer = None
+        self.refresh_rows()
+
+    @property
+    def refresh_pending(self) -> bool:
+        return self._refresh_timer is not None
+
+    def refresh_now(self) -> None:
+        """Rebuild the view now, dropping a pending timed refresh (loading or replay just finished)."""
+        if self._refresh_timer is not None:
+            self._refresh_timer.stop()
+            self._refresh_timer = None
+        self.refresh_rows()
+
+    def rows_replayed(self, rows: list[RunRow]) -> None:
+        table = self.query_one(RunTable)
+        for row in rows:
+            table.update_row(row)
+        if table.current_key in {row.key for row in rows}:
+            self._update_preview()
+        if self.filter.needs_replay or (self.sort.column and COLUMN_BY_KEY[self.sort.column].derived):
+            self.rows_changed()
+        self._update_title()
+
+    def notices_changed(self) -> None:
+        notices = self.tau_app.catalog.all_notices()
+        widget = self.query_one("#notices", Static)
+        widget.display = bool(notices)
+        if not notices:
+            return
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for notice in notices[:MAX_NOTICE_LINES]:
+            style = "red" if notice.severity == "error" else "yellow"
+            text.append({"error": "⚠ ", "warning": "⚠ "}.get(notice.severity, "ℹ "), style=style)
+            text.append(f"{notice.path.name}: {notice.text}\n", style=style)
+        if len(notices) > MAX_NOTICE_LINES:
+            text.append(f"… {len(notices) - MAX_NOTICE_LINES} more notices (!: list them all)", style="dim")
+        text.rstrip()
+        widget.update(text)
+
+    # --- the view -------------------------------------------------------------------------------
+    def refresh_rows(self) -> None:
+        table = self.query_one(RunTable)
+        catalog = self.tau_app.catalog
+        current = catalog.find(*self._current) if self._current is not None else None
+        keep = current.key if current is not None else table.current_key
+        self.shown = catalog.view(self.filter, self.sort)
+        table.show_rows(self.shown, keep)
+        self.tau_app.prioritize_replay(self.shown[max(table.cursor_row - 20, 0):])
+        table.show_sort(self.sort)
+        self._update_title()
+        self._update_filter_bar()
+        self._update_preview()
+
+    def set_filter(self, flt: RunFilter) -> None:
+        self.filter = flt
+        self.refresh_rows()
+
+    def _update_title(self) -> None:
+        catalog = self.tau_app.catalog
+        total = len(catalog.rows)
+        files = len(catalog.files)
+        replayed = sum(1 for r in catalog.rows if r.replay is not None or r.replay_error is not None)
+        text = Text()
+        text.append(" tau-tui ", style="bold reverse")
+        text.append(f"  {len(self.shown)} of {total} simulations · {files} file{'s' if files != 1 else ''}")
+        if total and replayed < total:
+            text.append(f" · replaying {replayed}/{total}", style="dim")
+        text.append("   columns: ")
+        text.append("recorded", style=RECORDED_STYLE)
+        text.append(" │ ")
+        text.append("* derived by our replay", style=DERIVED_STYLE)
+        text.append(f"   sort: {self.sort.label()}", style="dim")
+        self.query_one("#runs-title", InfoLine).set(text)
+
+    def _update_filter_bar(self) -> None:
+        chips = self.filter.chips()
+        bar = self.query_one("#filter-bar", InfoLine)
+        if not chips:
+            bar.set(Text(" no filter · f failed only · F filters · / search · s sort · ? help", style="dim"))
+            return
+        text = Text(" filter: ", style="bold")
+        for chip in chips:
+            text.append(f" {chip} ", style="reverse")
+            text.append(" ")
+        text.append("  c clears", style="dim")
+        bar.set(text)
+
+    def _update_preview(self) -> None:
+        row = self.current_row
+        preview = self.query_one("#row-preview", InfoLine)
+        if row is None:
+            preview.set(Text(" no simulation selected", style="dim"))
+            return
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f" task {row.task}", style="bold")
+        text.append(f" · sim {row.sim_id} · {row.path.name}", style="dim")
+        if row.replay_error:
+            text.append(f"\n no replay: {row.replay_error}", style="yellow")
+        elif row.replay is not None and row.replay.first_mismatch_step is not None:
+            text.append(f"\n first mismatch at step {row.replay.first_mismatch_step}", style="red")
+        if row.error:
+            text.append(f"\n error: {row.error}", style="yellow")
+        first_user = self._first_user_message(row)
+        if first_user:
+            text.append("\n user: ", style="cyan")
+            text.append(first_user[:300].replace("\n", " "))
+        preview.set(text)
+
+    @staticmethod
+    def _first_user_message(row: RunRow) -> str:
+        raw = row.run.raw_sims[row.index]
+        messages = raw.get("messages") if isinstance(raw, dict) else None
+        for message in messages if isinstance(messages, list) else []:
+            if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), str):
+                return message["content"]
+        return ""
+
+    @property
+    def current_row(self) -> RunRow | None:
+        key = self.query_one(RunTable).current_key
+        return self.tau_app.catalog.by_key.get(key) if key else None
+
+    @on(RunTable.RowHighlighted)
+    def _highlighted(self) -> None:
+        row = self.current_row
+        if row is not None:
+            self._current = (row.path, row.sim_id)
+        self._update_preview()
+
+    @on(RunTable.RowSelected)
+    def _selected(self) -> None:
+        self.action_open_run()
+
+    @on(RunTable.HeaderClicked)
+    def _header(self, event: RunTable.HeaderClicked) -> None:
+        self._sort_by(event.column)
+
+    # --- actions ----------------------------------------------------------------------------------
+    def action_open_run(self) -> None:
+        row = self.current_row
+        if row is not None:
+            self.tau_app.open_simulation(row, query=self.filter.text)
+
+    def action_search(self) -> None:
+        search = self.query_one("#runs-search", Input)
+        search.display = True
+        search.value = self.filter.text
+        search.focus()
+
+    @on(Input.Changed, "#runs-search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        value = event.value.strip()
+        self._search_timer = self.set_timer(0.2, lambda: self._apply_search(value))
+
+    def _apply_search(self, value: str) -> None:
+        self._search_timer = None
+        if value != self.filter.text:
+            self.set_filter(self.filter.with_(text=value))
+
+    @on(Input.Submitted, "#runs-search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+            self._search_timer = None
+        self._apply_search(event.value.strip())
+        event.input.display = False
+        self.query_one(RunTable).focus()
+
+    def action_escape(self) -> None:
+        search = self.query_one("#runs-search", Input)
+        if search.display:
+            search.display = False
+            self.query_one(RunTable).focus()
+        elif self.filter.text:
+            self.set_filter(self.filter.with_(text=""))
+
+    def action_toggle_failed(self) -> None:
+        self.set_filter(self.filter.with_(failed_only=not self.filter.failed_only))
+
+    def action_clear_filters(self) -> None:
+        self.set_filter(RunFilter())
+
+    def action_filters(self) -> None:
+        catalog = self.tau_app.catalog
+        values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file")}
+        self.app.push_screen(FilterScreen(self.filter, values, self.set_filter))
+
+    def action_sort(self) -> None:
+        options = [("", "load order (file, then position in file)")]
+        options += [(c.key, f"{c.label}  ·  {c.help or c.label}{'  (derived)' if c.derived else ''}")
+                    for c in COLUMNS]
+
+        def picked(key: str | None) -> None:
+            if key is not None:
+                self._sort_by(key or None)
+
+        self.app.push_screen(PickerScreen("sort by", options, self.sort.column or ""), picked)
+
+    def _sort_by(self, key: str | None) -> None:
+        if key == self.sort.column and key is not None:
+            self.sort = SortSpec(key, not self.sort.reverse)
+        else:
+            self.sort = SortSpec(key, False)
+        self.refresh_rows()
+
+    def action_reverse_sort(self) -> None:
+        self.sort = SortSpec(self.sort.column, not self.sort.reverse)
+        self.refresh_rows()
+
+    def action_open_json(self) -> None:
+        row = self.current_row
+        if row is not None:
+            self.tau_app.open_json(row.run.raw_sims[row.index], f"{row.file_label}-{row.sim_id}")
+
+    def action_notices(self) -> None:
+        notices = self.tau_app.catalog.all_notices()
+        text = "\n".join(f"[{n.severity}] {n.path}: {n.text}" for n in notices) or "no notices"
+        self.app.push_screen(TextViewScreen(f"load notices ({len(notices)})", text))

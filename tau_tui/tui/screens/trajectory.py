@@ -1,0 +1,519 @@
+"""The trajectory screen: messages with a cursor, and beside them the live state at the cursor.
+
+Left: the message list (``TrajectoryView``). Right: tabs — State (agent and
+user DB trees at the cursor, then this step's change, a mismatch side by
+side, or the diff against the gold final state), Task, Reward (recorded and
+derived, apart). ``SIDE_TABS`` is where the evaluation pane of issue 5 goes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+
+from tau_tui.analysis import SimAnalysis
+from tau_tui.domains import DomainError
+from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.model.messages import message_to_dict
+from tau_tui.replay.diff import Change, diff_states
+from tau_tui.tui.catalog import file_label, query_terms
+from tau_tui.tui.messages import SimulationReady
+from tau_tui.tui.panels import (
+    DERIVED_STYLE, RECORDED_STYLE, render_call, render_changes, render_derived, render_mismatch, render_recorded,
+    render_task,
+)
+from tau_tui.tui.render import content_lines, pretty_lines
+from tau_tui.tui.screens.text_view import TextViewScreen
+from tau_tui.tui.state_nodes import marks_for
+from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
+from tau_tui.tui.widgets.state_tree import StateTree
+from tau_tui.tui.widgets.trajectory_view import TrajectoryView
+
+if TYPE_CHECKING:
+    from tau_tui.tui.app import TauTuiApp
+
+SPINNER_DELAY = 0.2  # seconds before a loading spinner shows
+
+# What each jump key looks for, and how the help names it.
+JUMPS = {
+    "call": "tool call",
+    "write": "write",
+    "mismatch": "mismatch",
+    "hallucinated": "hallucinated call",
+    "error": "error",
+    "finding": "finding",
+    "match": "search match",
+}
+
+
+def _jump_bindings() -> list[Binding]:
+    keys = {"call": "t", "write": "w", "mismatch": "m", "hallucinated": "h", "error": "x", "finding": "f",
+            "match": "n"}
+    out = []
+    for target, key in keys.items():
+        name = JUMPS[target]
+        out.append(Binding(key, f"jump('{target}', 1)", f"Next {name}", id=f"traj.next_{target}",
+                           show=target in ("write", "mismatch")))
+        out.append(Binding(key.upper(), f"jump('{target}', -1)", f"Previous {name}", id=f"traj.prev_{target}",
+                           show=False))
+    return out
+
+
+class TrajectoryScreen(Screen[None]):
+    """One simulation: step through its messages with the replayed state beside them."""
+
+    # (key, title) of the side tabs; each key has a ``_tab_<key>`` compose method. Issue 5's
+    # evaluation pane (recomputed vs recorded reward) is meant to be one more entry here.
+    SIDE_TABS = (("state", "State"), ("task", "Task"), ("reward", "Reward"))
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="traj.back"),
+        Binding("j,down", "step(1)", "Next message", id="traj.next_message", show=False),
+        Binding("k,up", "step(-1)", "Previous message", id="traj.prev_message", show=False),
+        Binding("g,home", "first", "First message", id="traj.first", show=False),
+        Binding("G,end", "last", "Last message", id="traj.last", show=False),
+        Binding("pagedown,ctrl+d", "step(10)", "10 messages down", id="traj.page_down", show=False),
+        Binding("pageup,ctrl+u", "step(-10)", "10 messages up", id="traj.page_up", show=False),
+        *_jump_bindings(),
+        Binding("space,enter", "toggle_expand", "Expand/collapse", id="traj.expand"),
+        Binding("a", "expand_all", "Expand/collapse all", id="traj.expand_all", show=False),
+        Binding("v", "view_all", "View message in full", id="traj.view_all", show=False),
+        Binding("d", "toggle_gold", "Diff vs gold", id="traj.gold"),
+        Binding("slash", "search", "Search", id="traj.search", show=False),
+        Binding("e", "open_message_json", "Message JSON in $EDITOR", id="traj.editor_message", show=False),
+        Binding("E", "open_simulation_json", "Simulation JSON in $EDITOR", id="traj.editor_sim", show=False),
+        Binding("1", "side_tab('state')", "State tab", id="traj.tab_state", show=False),
+        Binding("2", "side_tab('task')", "Task tab", id="traj.tab_task", show=False),
+        Binding("3", "side_tab('reward')", "Reward tab", id="traj.tab_reward", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run: RunFile | None = None
+        self.index = 0
+        self.sim_id = ""
+        self.doc: TrajectoryDoc | None = None
+        self.analysis: SimAnalysis | None = None
+        self.replay_error: str | None = None
+        self.gold_mode = False
+        self.query_text = ""
+        self._token = 0
+        self._restore_step: int | None = None
+        self._restore_expanded: set[int] = set()
+        self._shown_step: int | None = None
+        self._spinner: Timer | None = None
+
+    def open(self, run: RunFile, index: int, *, step: int | None = None, query: str = "") -> None:
+        """Show simulation ``index`` of ``run`` (the app keeps one trajectory screen and reuses it)."""
+        self.run, self.index, self.sim_id = run, index, run.entries[index].id
+        self.doc = self.analysis = self.replay_error = None
+        self.gold_mode = False
+        self.query_text = query
+        self._restore_step, self._restore_expanded = step, set()
+        if self.is_mounted:
+            self._begin()
+
+    @property
+    def tau_app(self) -> TauTuiApp:
+        return cast("TauTuiApp", self.app)
+
+    @property
+    def current(self) -> RunFile:
+        """The run file of the simulation on screen."""
+        assert self.run is not None, "no simulation opened"
+        return self.run
+
+    @property
+    def view(self) -> TrajectoryView:
+        return self.query_one(TrajectoryView)
+
+    @property
+    def cursor(self) -> int:
+        return self.view.cursor
+
+    # --- layout -------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield InfoLine(id="traj-header")
+        with Horizontal(id="traj-body"):
+            with Vertical(id="traj-left"):
+                yield TrajectoryView(id="trajectory")
+                yield InfoLine(id="traj-status")
+                yield Input(placeholder="search this trajectory (n / N: next / previous match)", id="traj-search")
+            with TabbedContent(id="side", initial="tab-state"):
+                for key, title in self.SIDE_TABS:
+                    with TabPane(title, id=f"tab-{key}"):
+                        yield from getattr(self, f"_tab_{key}")()
+        yield Footer()
+
+    # One method per side tab, found by key: a new tab is one SIDE_TABS entry and one method.
+    def _tab_state(self) -> ComposeResult:
+        yield StateTree(id="state-tree")
+        yield RichPane(id="change-view")
+
+    def _tab_task(self) -> ComposeResult:
+        with VerticalScroll(id="task-scroll"):
+            yield Static(id="task-view")
+
+    def _tab_reward(self) -> ComposeResult:
+        with VerticalScroll(id="reward-scroll"):
+            yield Static(id="recorded-view")
+            yield Static(id="derived-view")
+
+    def on_mount(self) -> None:
+        self.query_one("#recorded-view").border_title = "as recorded"
+        self.query_one("#derived-view").border_title = "derived by tau-tui"
+        if self.run is not None:
+            self._begin()
+
+    def _begin(self) -> None:
+        """Reset the panes for a new simulation and start loading it."""
+        self.query_one("#traj-search").display = False
+        self.action_side_tab("state")
+        self.query_one(StateTree).reset()
+        self.query_one("#change-view", RichPane).show("")
+        self.query_one("#traj-header", InfoLine).set(Text(f" opening {self.sim_id} …", style="dim"))
+        self.query_one("#traj-status", InfoLine).set("")
+        self.view.clear()
+        self.view.focus()
+        self._start_load()
+
+    # --- loading --------------------------------------------------------------------------------------
+    def _start_load(self) -> None:
+        self._token += 1
+        token, run, index = self._token, self.run, self.index
+        assert run is not None
+        service = self.tau_app.replay_service
+
+        def load() -> None:
+            try:
+                sim = run.simulation(index)
+            except RunFileError as exc:
+                self.post_message(SimulationReady(token, None, None, None, str(exc)))
+                return
+            analysis, replay_error = None, None
+            try:
+                analysis = service.analyze(run, index)
+            except (DomainError, RunFileError) as exc:
+                replay_error = str(exc)
+            except Exception as exc:  # noqa: BLE001 - the trajectory is still worth showing
+                replay_error = f"replay failed: {type(exc).__name__}: {exc}"
+            doc = TrajectoryDoc(sim.trajectory, analysis.timeline if analysis is not None else None)
+            self.post_message(SimulationReady(token, doc, analysis, replay_error, None))
+
+        self.run_worker(load, thread=True, exclusive=True, group="simulation", name="open simulation")
+        # A spinner only when replay takes a while (the first run of a domain loads its DB).
+        self._spinner = self.set_timer(SPINNER_DELAY, self._show_spinner)
+
+    def _show_spinner(self) -> None:
+        if self.doc is None:
+            self.view.loading = True
+
+    def rebind(self, run: RunFile) -> None:
+        """The file was reloaded: show the same simulation from the new data, at the same step."""
+        index = run.find(self.sim_id)
+        if index is None or run.entries[index].id != self.sim_id:
+            self.notify(f"simulation {self.sim_id} is no longer in {run.path.name}; showing the old copy",
+                        severity="warning")
+            return
+        self._restore_step = self.cursor
+        self._restore_expanded = set(self.view.expanded)
+        self.run, self.index = run, index
+        self._start_load()
+
+    @on(SimulationReady)
+    def _ready(self, message: SimulationReady) -> None:
+        if message.token != self._token:
+            return
+        if self._spinner is not None:
+            self._spinner.stop()
+        self.view.loading = False
+        if message.load_error is not None or message.doc is None:
+            self.notify(message.load_error or "cannot open this simulation", severity="error")
+            if self.doc is None:
+                self.dismiss(None)
+            return
+        self.doc, self.analysis, self.replay_error = message.doc, message.analysis, message.replay_error
+        step = self._restore_step if self._restore_step is not None else 0
+        hits = self.doc.search(self.query_text) if self.query_text else []
+        self.view.set_terms(tuple(query_terms(self.query_text)))
+        if self._restore_step is None and hits:
+            step = hits[0]
+        self._shown_step = None
+        self.view.set_doc(self.doc, cursor=step, expanded=self._restore_expanded, trailer=self._trailer())
+        self._restore_step, self._restore_expanded = None, set()
+        self._update_header()
+        self._update_task()
+        self._update_reward()
+        self._update_titles()
+
+    def _trailer(self) -> Text:
+        sim = self.current.simulation(self.index)
+        reason = sim.termination_reason or "?"
+        text = Text(f"      ■ end of trajectory: {reason}", style="bold dim")
+        if sim.info and sim.info.get("error"):
+            text.append(f" · {sim.info.get('error')}", style="yellow")
+        return text
+
+    # --- panels ------------------------------------------------------------------------------------------
+    def _update_header(self) -> None:
+        run, entry = self.current, self.current.entries[self.index]
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f" task {entry.task_id}", style="bold")
+        if entry.trial is not None:
+            text.append(f" · trial {entry.trial}")
+        text.append(f" · {run.domain or '?'}")
+        if run.solo:
+            text.append(" · solo (no user)", style="yellow")
+        text.append(f" · agent {run.agent_model or '?'}")
+        if run.user_model and not run.solo:
+            text.append(f" · user {run.user_model}")
+        text.append(f" · sim {entry.id} · {file_label(run)}", style="dim")
+        text.append("\n")
+        text.append(" recorded ", style=RECORDED_STYLE + " reverse")
+        reward = entry.reward
+        text.append(f" reward {'—' if reward is None else f'{reward:g}'}",
+                    style="green" if reward == 1 else ("red" if reward is not None else "dim"))
+        text.append(f" · db {'—' if entry.db_match is None else ('✓' if entry.db_match else '✗')}")
+        text.append(f" · {entry.termination or '?'}")
+        text.append("   ")
+        text.append(" derived ", style=DERIVED_STYLE + " reverse")
+        analysis = self.analysis
+        if analysis is None:
+            text.append(f" no replay: {self.replay_error or '?'}", style="yellow")
+        else:
+            counts = analysis.timeline.verdict_counts()
+            text.append(f" {counts['mismatch']} mismatch", style="red" if counts["mismatch"] else "")
+            text.append(f" · {counts['skipped_unknown']} hallucinated",
+                        style="magenta" if counts["skipped_unknown"] else "")
+            findings = len(analysis.findings)
+            text.append(f" · {findings} finding{'s' if findings != 1 else ''}", style="yellow" if findings else "")
+            match = analysis.db_match
+            text.append(f" · db vs gold {'—' if match is None else ('✓' if match else '✗')}",
+                        style="" if match is not False else "red")
+        self.query_one("#traj-header", InfoLine).set(text)
+
+    def _update_titles(self) -> None:
+        """Pane titles: set once per simulation or mode, never per step (a title change repaints a pane)."""
+        doc = self.doc
+        if doc is not None:
+            counts = doc.counts()
+            self.view.border_title = "trajectory"
+            self.view.border_subtitle = (f"⚒ {counts['call']} calls  ✎ {counts['write']}  ≠ {counts['mismatch']}  "
+                                         f"? {counts['hallucinated']}  ✗ {counts['error']}  ⚠ {counts['finding']}")
+        tree = self.query_one(StateTree)
+        if self.gold_mode:
+            tree.border_title = "≠ differs from the gold final state · d: back"
+        else:
+            has_gold = self.analysis is not None and self.analysis.gold is not None
+            tree.border_title = "state after this message" + (" · d: vs gold" if has_gold else "")
+
+    def _show_position(self, step: int) -> None:
+        """One status line under the messages: where the cursor is, and which write/mismatch/… it is on."""
+        doc = self.doc
+        assert doc is not None
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f" step {step}/{len(doc) - 1}", style="bold")
+        message = doc.steps[step].message
+        text.append(f" · {message.role}", style="dim")
+        for target, label in (("write", "write"), ("mismatch", "mismatch"), ("hallucinated", "hallucinated"),
+                              ("error", "error"), ("finding", "finding"), ("match", "match")):
+            steps = doc.targets.get(target, [])
+            if step in steps:
+                text.append(f" · {label} {steps.index(step) + 1}/{len(steps)}", style="bold yellow")
+        self.query_one("#traj-status", InfoLine).set(text)
+
+    def _update_task(self) -> None:
+        task_id = self.current.entries[self.index].task_id
+        task = self.analysis.task if self.analysis is not None else self.current.tasks().get(task_id)
+        self.query_one("#task-view", Static).update(render_task(task, task_id))
+
+    def _update_reward(self) -> None:
+        sim = self.current.simulation(self.index)
+        self.query_one("#recorded-view", Static).update(render_recorded(sim))
+        self.query_one("#derived-view", Static).update(render_derived(self.analysis, self.replay_error))
+
+    @on(TrajectoryView.CursorMoved)
+    def _cursor_moved(self, message: TrajectoryView.CursorMoved) -> None:
+        if message.step != self._shown_step:
+            self.show_step(message.step)
+
+    def go(self, step: int | None) -> None:
+        """Move the cursor and update the state pane at once, so both land in the same frame."""
+        if self.view.move_to(step):
+            self.show_step(self.cursor)
+
+    def show_step(self, step: int) -> None:
+        """Bring the state pane to ``step``: tree, marks, the step's change or the gold diff."""
+        doc = self.doc
+        if doc is None or not len(doc):
+            return
+        self._shown_step = step
+        self._show_position(step)
+        tree = self.query_one(StateTree)
+        change_view = self.query_one("#change-view", RichPane)
+        analysis = self.analysis
+        if analysis is None:
+            tree.display = False
+            change_view.show(Text(f"No replayed state: {self.replay_error or 'replay did not run'}.\n"
+                                    "The messages are shown as recorded.", style="italic yellow"))
+            return
+        tree.display = True
+        timeline = analysis.timeline
+        state = timeline.state_at(step)
+        parts: list[RenderableType] = [Text(f"⚠ {f.kind.value}: {f.message}", style="yellow")
+                                       for f in doc.general_findings]
+        parts += self._call_parts(step)
+        if self.gold_mode and analysis.gold is not None:
+            gold = analysis.gold.state
+            agent = self._diff(state.agent, gold.agent)
+            user = self._diff(state.user, gold.user)
+            marks = {"agent": marks_for(((c.path, "gold") for c in agent or []), "gold_within"),
+                     "user": marks_for(((c.path, "gold") for c in user or []), "gold_within")}
+            parts.append(Text(f"state after step {step} → gold final state", style="bold magenta"))
+            parts.append(render_changes((("agent DB", agent), ("user DB", user)),
+                                        "same as the gold final state"))
+        else:
+            agent, user = timeline.changes_at(step)
+            marks = {"agent": marks_for((c.path, c.kind) for c in agent),
+                     "user": marks_for((c.path, c.kind) for c in user)}
+            parts.append(Text(f"step {step} · DB change", style="bold"))
+            parts.append(render_changes((("agent DB", agent if state.agent is not None else None),
+                                         ("user DB", user if state.user is not None else None)),
+                                        "no DB change at this step"))
+        tree.show(state, marks)
+        change_view.show(Group(*parts))
+
+    @staticmethod
+    def _diff(before: Any, after: Any) -> list[Change] | None:
+        if before is None and after is None:
+            return None
+        return diff_states(before, after)
+
+    def _call_parts(self, step: int) -> list[RenderableType]:
+        assert self.doc is not None
+        parts: list[RenderableType] = []
+        for call in self.doc.call_views_at(step):
+            if call.pill == "mismatch":
+                parts.append(render_mismatch(call))
+            else:
+                parts.append(render_call(call))
+            parts.append(Text(""))
+        return parts
+
+    # --- actions ----------------------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        search = self.query_one("#traj-search", Input)
+        if search.display:
+            search.display = False
+            self.view.focus()
+            return
+        self.dismiss(None)
+
+    def action_step(self, delta: int) -> None:
+        self.go(self.cursor + delta)
+
+    def action_first(self) -> None:
+        self.go(0)
+
+    def action_last(self) -> None:
+        if self.doc is not None:
+            self.go(len(self.doc) - 1)
+
+    def action_jump(self, target: str, direction: int) -> None:
+        if self.doc is None:
+            return
+        step = self.doc.next(target, self.cursor) if direction > 0 else self.doc.previous(target, self.cursor)
+        if step is None:
+            where = "after" if direction > 0 else "before"
+            if target == "match" and not self.query_text:
+                self.notify("no search yet: press / to search this trajectory", timeout=2)
+            elif not self.doc.targets.get(target):
+                self.notify(f"this trajectory has no {JUMPS[target]}", timeout=2)
+            else:
+                self.notify(f"no {JUMPS[target]} {where} step {self.cursor}", timeout=2)
+            return
+        self.go(step)
+
+    def action_toggle_expand(self) -> None:
+        self.view.toggle_expanded()
+
+    def action_expand_all(self) -> None:
+        self.view.toggle_expand_all()
+
+    def action_toggle_gold(self) -> None:
+        if self.analysis is None or self.analysis.gold is None:
+            self.notify("no gold state for this simulation (task unknown or no replay)", timeout=3)
+            return
+        self.gold_mode = not self.gold_mode
+        self.action_side_tab("state")
+        self._update_titles()
+        self._shown_step = None
+        self.show_step(self.cursor)
+
+    def action_side_tab(self, key: str) -> None:
+        tabs = self.query_one(TabbedContent)
+        if tabs.active != f"tab-{key}":
+            tabs.active = f"tab-{key}"
+
+    def action_search(self) -> None:
+        search = self.query_one("#traj-search", Input)
+        search.display = True
+        search.value = self.query_text
+        search.focus()
+
+    @on(Input.Submitted, "#traj-search")
+    def _search(self, event: Input.Submitted) -> None:
+        self.query_text = event.value.strip()
+        event.input.display = False
+        self.view.focus()
+        if self.doc is None:
+            return
+        hits = self.doc.search(self.query_text)
+        self.view.set_terms(tuple(query_terms(self.query_text)))
+        if not self.query_text:
+            return
+        if not hits:
+            self.notify(f"no message matches {self.query_text!r}", timeout=3)
+            return
+        following = [h for h in hits if h >= self.cursor]
+        self.go(following[0] if following else hits[0])
+        self.notify(f"{len(hits)} matching message{'s' if len(hits) != 1 else ''} (n / N)", timeout=2)
+
+    def _message_raw(self, step: int) -> Any:
+        raw = self.current.raw_sims[self.index]
+        messages = raw.get("messages") if isinstance(raw, dict) else None
+        if isinstance(messages, list) and step < len(messages):
+            return messages[step]
+        assert self.doc is not None
+        return message_to_dict(self.doc.steps[step].message)
+
+    def action_open_message_json(self) -> None:
+        if self.doc is not None and len(self.doc):
+            self.tau_app.open_json(self._message_raw(self.cursor), f"{self.sim_id}-step{self.cursor}")
+
+    def action_open_simulation_json(self) -> None:
+        self.tau_app.open_json(self.current.raw_sims[self.index], self.sim_id)
+
+    def action_view_all(self) -> None:
+        if self.doc is None or not len(self.doc):
+            return
+        step = self.doc.steps[self.cursor]
+        lines: list[str] = []
+        message = step.message
+        if message.text:
+            lines += content_lines(message.text) if message.role == "tool" else message.text.splitlines()
+        for call in self.doc.call_views_at(self.cursor):
+            if call.call_step == self.cursor:
+                lines += ["", f"⚒ {call.name} ({call.pill})", *pretty_lines(call.call.arguments)]
+        self.app.push_screen(TextViewScreen(f"step {self.cursor} · {step.role}", "\n".join(lines).strip("\n")))

@@ -1,0 +1,245 @@
+"""A trajectory as the inspector shows it: steps, their events, and jump targets.
+
+Pure Python. Built from the recorded messages plus, when replay could run,
+the replay timeline (verdicts, findings). Each step is one message; each
+message yields events (text, tool call, tool result, finding) whose ``kind``
+picks a renderer in ``render.py``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
+from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
+from tau_tui.tui.catalog import query_terms, text_matches
+
+# Jump targets, in the order the help screen lists them.
+TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "finding", "match")
+
+
+@dataclass
+class CallView:
+    """One tool call: what the recording holds and what replay made of it."""
+
+    call: ToolCall
+    call_step: int
+    record: CallRecord | None = None
+    result_step: int | None = None
+    result: str | None = None
+    result_error: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+    @property
+    def by_user(self) -> bool:
+        return self.call.requestor == "user"
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return None if self.record is None else self.record.verdict
+
+    @property
+    def pill(self) -> str:
+        """ok / read / error / mismatch / hallucinated / no result / not replayed."""
+        verdict = self.verdict
+        if verdict is Verdict.SKIPPED_UNKNOWN:
+            return "hallucinated"
+        if verdict is Verdict.MISMATCH:
+            return "mismatch"
+        if self.result_step is None:
+            return "no result"
+        if self.result_error:
+            return "error"
+        if verdict is Verdict.REPLAYED:
+            return "ok"
+        if verdict is Verdict.SKIPPED_READ:
+            return "read"
+        return "not replayed"
+
+    @property
+    def kind(self) -> str:
+        """Event kind of the call itself."""
+        return {"hallucinated": "hallucinated", "mismatch": "mismatch"}.get(
+            self.pill, "write" if self.verdict is Verdict.REPLAYED else "tool_call")
+
+    @property
+    def is_write(self) -> bool:
+        return self.verdict in (Verdict.REPLAYED, Verdict.MISMATCH)
+
+
+@dataclass
+class Event:
+    kind: str
+    step: int
+    text: str = ""
+    call: CallView | None = None
+    finding: Finding | None = None
+
+
+@dataclass
+class StepView:
+    index: int
+    message: Message
+    events: list[Event] = field(default_factory=list)
+    searchable: str = ""
+
+    @property
+    def role(self) -> str:
+        return self.message.role
+
+    @property
+    def user_side_tool(self) -> bool:
+        """A tool call or result of the user's own tools (dual-control domains)."""
+        message = self.message
+        if isinstance(message, ToolMessage):
+            return message.requestor == "user"
+        return isinstance(message, ParticipantMessage) and message.role == "user" and bool(message.tool_calls)
+
+
+def _json(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return str(value)
+
+
+def _message_errors(message: Message) -> list[str]:
+    """Errors a recording attached to a message (newer tau2 keeps rejected agent output this way)."""
+    errors = (message.model_extra or {}).get("errors")
+    if isinstance(errors, str):
+        return [errors]
+    if isinstance(errors, list):
+        return [str(e) for e in errors if e]
+    return []
+
+
+class TrajectoryDoc:
+    """The steps of one simulation and where each kind of event happens."""
+
+    def __init__(self, messages: list[Message], timeline: Timeline | None = None):
+        self.timeline = timeline
+        self.steps = [StepView(i, m) for i, m in enumerate(messages)]
+        self.calls: list[CallView] = self._calls(messages, timeline)
+        self.general_findings: list[Finding] = []
+        self._build_events(timeline)
+        self.targets: dict[str, list[int]] = self._targets()
+
+    # --- construction -----------------------------------------------------------
+    @staticmethod
+    def _calls(messages: list[Message], timeline: Timeline | None) -> list[CallView]:
+        if timeline is not None:
+            views = []
+            for record in timeline.calls:
+                result = messages[record.result_step] if record.result_step is not None else None
+                views.append(CallView(record.call, record.call_step, record, record.result_step,
+                                      record.recorded if result is not None else None, record.recorded_error))
+            return views
+        # Without replay: pair results to calls by id, as tau2 does (first pending call otherwise).
+        views: list[CallView] = []
+        pending: list[CallView] = []
+        for index, message in enumerate(messages):
+            if isinstance(message, ToolMessage):
+                match = next((v for v in pending if v.call.id == message.id), pending[0] if pending else None)
+                if match is not None:
+                    pending.remove(match)
+                    match.result_step, match.result, match.result_error = index, message.text, bool(message.error)
+                continue
+            pending = []
+            if isinstance(message, ParticipantMessage):
+                for call in message.tool_calls or []:
+                    view = CallView(call, index)
+                    views.append(view)
+                    pending.append(view)
+        return views
+
+    def _build_events(self, timeline: Timeline | None) -> None:
+        by_call_step: dict[int, list[CallView]] = {}
+        by_result_step: dict[int, CallView] = {}
+        for view in self.calls:
+            by_call_step.setdefault(view.call_step, []).append(view)
+            if view.result_step is not None:
+                by_result_step[view.result_step] = view
+        for step in self.steps:
+            message = step.message
+            events = step.events
+            words = [message.text]
+            if isinstance(message, OtherMessage):
+                events.append(Event("unreadable", step.index, message.problem or "unreadable message"))
+            elif isinstance(message, ToolMessage):
+                view = by_result_step.get(step.index)
+                kind = "tool_error" if message.error else "tool_result"
+                events.append(Event(kind, step.index, message.text, call=view))
+            else:
+                if message.text:
+                    kind = {"system": "system", "user": "user_text"}.get(message.role, "assistant_text")
+                    events.append(Event(kind, step.index, message.text))
+                for view in by_call_step.get(step.index, []):
+                    events.append(Event(view.kind, step.index, call=view))
+                    words += [view.name, _json(view.call.arguments)]
+            for problem in _message_errors(message):
+                events.append(Event("message_error", step.index, problem))
+                words.append(problem)
+            step.searchable = "\n".join(words).lower()
+        if timeline is not None:
+            for finding in timeline.findings:
+                if finding.step is not None and 0 <= finding.step < len(self.steps):
+                    self.steps[finding.step].events.append(Event("finding", finding.step, finding.message,
+                                                                 finding=finding))
+                else:
+                    self.general_findings.append(finding)
+
+    def _targets(self) -> dict[str, list[int]]:
+        targets: dict[str, set[int]] = {name: set() for name in TARGETS}
+        for view in self.calls:
+            targets["call"].add(view.call_step)
+            landing = view.result_step if view.result_step is not None else view.call_step
+            if view.is_write:
+                targets["write"].add(landing)
+            if view.pill == "mismatch":
+                targets["mismatch"].add(landing)
+            if view.pill == "hallucinated":
+                targets["hallucinated"].add(view.call_step)
+        for step in self.steps:
+            for event in step.events:
+                if event.kind in ("tool_error", "message_error"):
+                    targets["error"].add(step.index)
+                elif event.kind in ("finding", "unreadable"):
+                    targets["finding"].add(step.index)
+        return {name: sorted(steps) for name, steps in targets.items()}
+
+    # --- navigation ---------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def next(self, target: str, step: int) -> int | None:
+        """The first step of ``target`` after ``step`` (None when there is none)."""
+        steps = self.targets.get(target, [])
+        pos = bisect_right(steps, step)
+        return steps[pos] if pos < len(steps) else None
+
+    def previous(self, target: str, step: int) -> int | None:
+        steps = self.targets.get(target, [])
+        pos = bisect_left(steps, step)
+        return steps[pos - 1] if pos > 0 else None
+
+    def search(self, query: str) -> list[int]:
+        """Steps whose text holds every term of ``query``; also the "match" jump target."""
+        terms = query_terms(query)
+        hits = [s.index for s in self.steps if terms and text_matches(s.searchable, terms)]
+        self.targets["match"] = hits
+        return hits
+
+    def call_views_at(self, step: int) -> list[CallView]:
+        """The calls a step makes, or the call whose result it carries."""
+        found = [e.call for e in self.steps[step].events if e.call is not None]
+        return found
+
+    def counts(self) -> dict[str, int]:
+        return {name: len(steps) for name, steps in self.targets.items()}

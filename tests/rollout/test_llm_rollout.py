@@ -1,0 +1,157 @@
+"""Full rollouts through litellm against a local OpenAI-compatible server (real HTTP on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from tau_tui.analysis import Analyzer
+from tau_tui.model.io import open_run
+from tau_tui.rollout import LLMRetried, ParticipantSpec, RetryPolicy, RunConfig, Runner, trial_seeds
+from tests.rollout.fake_llm import call, error, text
+
+FAST = RetryPolicy(max_retries=3, initial=0.01, factor=2.0, max_delay=0.05)
+PRICES = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
+
+
+def rollout(registry, tmp_path, fake, task_id, agent_model="openai/agent-model", user_model="openai/user-model",
+            retry=FAST, **config):
+    events: list = []
+    config.setdefault("task_ids", [task_id])
+    cfg = RunConfig(domain="mock",
+                    agent=ParticipantSpec(agent_model, fake.args(**PRICES), retry=retry),
+                    user=ParticipantSpec(user_model, fake.args(**PRICES), retry=retry), **config)
+    path = tmp_path / "run.json"
+    summary = asyncio.run(Runner(cfg, path, registry, listener=events.append).run())
+    run = open_run(path)
+    return summary, run, events
+
+
+def test_llm_agent_and_user_full_rollout_with_a_retried_rate_limit(registry, tmp_path, fake_llm):
+    fake_llm.script("agent-model", [
+        error(429, "Rate limit reached for requests"),
+        call("update_task_status", {"task_id": "task_1", "status": "completed"}, "call_x"),
+        text("task_1 is now completed. Anything else?"),
+    ])
+    fake_llm.script("user-model", [text("Hi, please mark task_1 as completed."), text("That's all. ###STOP###")])
+    summary, run, events = rollout(registry, tmp_path, fake_llm, "update_task_1")
+
+    assert summary.completed == 1 and summary.rewards == [1.0]
+    sim = run.simulation(0)
+    assert sim.termination_reason == "user_stop"
+    assert sim.reward_info.reward == 1.0 and sim.reward_info.db_check.db_match is True
+    assert [m.role for m in sim.messages] == ["assistant", "user", "assistant", "tool", "assistant", "user"]
+    call_msg = sim.messages[2]
+    assert call_msg.tool_calls[0].id == "call_x" and call_msg.tool_calls[0].requestor == "assistant"
+    assert call_msg.usage == {"completion_tokens": 5, "prompt_tokens": 10}
+    assert call_msg.cost == pytest.approx(10 * 1e-6 + 5 * 2e-6)
+    assert call_msg.raw_data["choices"][0]["message"]["tool_calls"][0]["id"] == "call_x"
+    assert call_msg.model_extra["generation_time_seconds"] >= 0
+    assert sim.agent_cost == pytest.approx(2 * 2e-5) and sim.user_cost == pytest.approx(2 * 2e-5)
+
+    # The rate limit was retried: three agent requests for two agent turns, and one retry event.
+    agent_requests = fake_llm.requests_for("agent-model")
+    assert len(agent_requests) == 3
+    assert agent_requests[0].body == agent_requests[1].body
+    retries = [e for e in events if isinstance(e, LLMRetried)]
+    assert len(retries) == 1 and retries[0].side == "agent" and "RateLimit" in retries[0].error
+
+    # What went over the wire: seed of the trial, tools, roles.
+    seed = trial_seeds(300, 1)[0]
+    first = agent_requests[1].body
+    assert first["seed"] == seed and sim.seed == seed and sim.trial == 0
+    assert first["tool_choice"] == "auto"
+    assert [t["function"]["name"] for t in first["tools"]] == [
+        "create_task", "get_users", "update_task_status", "transfer_to_human_agents"]
+    assert first["messages"][0]["role"] == "system" and "<policy>" in first["messages"][0]["content"]
+    assert [m["role"] for m in first["messages"][1:]] == ["assistant", "user"]
+    after_tool = agent_requests[2].body["messages"]
+    assert after_tool[-1] == {"role": "tool", "content": sim.messages[3].content, "tool_call_id": "call_x"}
+    user_second = fake_llm.requests_for("user-model")[1].body
+    assert [m["role"] for m in user_second["messages"]] == ["system", "user", "assistant", "user"]
+    assert user_second["messages"][2]["content"] == "Hi, please mark task_1 as completed."
+    assert [t["function"]["name"] for t in user_second["tools"]] == ["check_notifications", "dismiss_notification"]
+    assert agent_requests[1].headers["authorization"] == "Bearer sk-test-not-a-real-key-000000"
+
+    # Our replay accepts the recording as it is.
+    analysis = Analyzer(registry).analyze(run, 0)
+    assert analysis.timeline.strict_ok and analysis.db_match
+
+
+def test_malformed_tool_call_json_ends_with_agent_error(registry, tmp_path, fake_llm):
+    bad = '{"task_id": "task_1", "status": '
+    fake_llm.script("agent-model", [call("update_task_status", bad, "call_bad")])
+    fake_llm.script("user-model", [text("Please mark task_1 as completed.")])
+    summary, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
+    sim = run.simulation(0)
+    assert sim.termination_reason == "agent_error"
+    assert sim.info["side"] == "agent" and sim.info["error_type"] == "MalformedToolCall"
+    assert sim.info["malformed_reply"]["arguments"] == bad
+    assert sim.info["malformed_reply"]["tool"] == "update_task_status"
+    assert [m.role for m in sim.messages] == ["assistant", "user"]  # the malformed reply is not a message
+    assert sim.reward_info.reward == 0.0 and "agent_error" in sim.reward_info.info["note"]
+    assert len(fake_llm.requests_for("agent-model")) == 1  # not retried: the model answered, badly
+    assert Analyzer(registry).analyze(run, 0).timeline.strict_ok
+
+
+def test_tool_arguments_that_are_not_an_object_end_the_user_side_with_user_error(registry, tmp_path, fake_llm):
+    fake_llm.script("user-model", [call("check_notifications", "[1, 2]")])
+    _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
+    sim = run.simulation(0)
+    assert sim.termination_reason == "user_error" and sim.info["side"] == "user"
+    assert "not an object" in sim.info["error"]
+
+
+def test_transient_errors_exhaust_the_retries_as_an_infrastructure_error(registry, tmp_path, fake_llm):
+    fake_llm.script("user-model", [error(503, "overloaded")] * 4)
+    summary, run, events = rollout(registry, tmp_path, fake_llm, "update_task_1")
+    sim = run.simulation(0)
+    assert sim.termination_reason == "infrastructure_error"
+    assert len(fake_llm.requests_for("user-model")) == 4  # 1 + 3 retries
+    assert sim.info["details"]["attempts"] == 4 and "after 4 attempts" in sim.info["error"]
+    assert [e.attempt for e in events if isinstance(e, LLMRetried)] == [1, 2, 3]
+    assert sim.reward_info.reward == 0.0
+    assert summary.terminations["infrastructure_error"] == 1
+
+
+def test_authentication_errors_are_not_retried_and_the_key_is_not_recorded(registry, tmp_path, fake_llm):
+    fake_llm.script("agent-model", [error(401, "Incorrect API key provided: sk-test-not-a-real-key-000000.")])
+    fake_llm.script("user-model", [text("hello")])
+    _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
+    sim = run.simulation(0)
+    assert sim.termination_reason == "infrastructure_error"
+    assert sim.info["error_type"] == "AuthenticationError"
+    assert len(fake_llm.requests_for("agent-model")) == 1
+    written = (tmp_path / "run.json").read_text()
+    assert "sk-test-not-a-real-key" not in written
+    assert "api_key" not in json.loads(written)["info"]["agent_info"]["llm_args"]
+    assert "Incorrect API key provided: ***" in sim.info["error"]
+
+
+def test_context_window_overflow_has_its_own_termination(registry, tmp_path, fake_llm):
+    fake_llm.script("agent-model", [error(400, "This model's maximum context length is 8192 tokens. However, "
+                                               "your messages resulted in 9000 tokens.")])
+    fake_llm.script("user-model", [text("hello")])
+    _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
+    assert run.simulation(0).termination_reason == "context_window_exceeded"
+
+
+def test_solo_llm_agent_gets_required_tool_choice_and_done_stops(registry, tmp_path, fake_llm):
+    fake_llm.script("agent-model", [
+        call("update_task_status", {"task_id": "task_1", "status": "completed"}, "c1"),
+        call("done", {}, "c2"),
+    ])
+    summary, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1", solo=True)
+    sim = run.simulation(0)
+    assert sim.termination_reason == "agent_stop"
+    assert sim.messages[-1].content == "###STOP###" and sim.messages[-1].tool_calls is None
+    body = fake_llm.requests_for("agent-model")[0].body
+    assert body["tool_choice"] == "required"
+    names = [t["function"]["name"] for t in body["tools"]]
+    assert names[-1] == "done" and "check_notifications" in names
+    ticket = "<ticket>\nUser needs to update the status of task_1 to completed.\n</ticket>"
+    assert ticket in body["messages"][0]["content"]
+    assert run.user_implementation == "dummy_user" and run.solo
+    assert sim.reward_info.reward == 1.0

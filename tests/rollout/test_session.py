@@ -1,0 +1,154 @@
+"""Human-in-the-loop sessions driven programmatically, their recordings, and forks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tau_tui.analysis import Analyzer
+from tau_tui.evaluate import evaluate
+from tau_tui.model.io import open_run
+from tau_tui.rollout import PlaySession, continue_episode, fork_history
+from tests.conftest import ROOT
+
+
+async def _play_user(registry, path, on_event=None):
+    session = PlaySession(registry, "mock", "create_task_1", "user", "scripted/gold", seed=7, on_event=on_event)
+    session.start()
+    first = await session.wait_turn()
+    assert first is not None and first.side == "user"
+    assert first.incoming[0].content == "Hi! How can I help you today?"
+    assert [t["function"]["name"] for t in session.tools] == ["check_notifications", "dismiss_notification"]
+    with pytest.raises(ValueError, match="no tool named"):
+        session.call_tool("create_task", {"user_id": "user_1", "title": "x"})  # an agent tool: not the user's
+    with pytest.raises(ValueError, match="empty turn"):
+        session.say("   ")
+    session.call_tool("check_notifications", {})
+    after_tool = await session.wait_turn()
+    assert after_tool.incoming[0].role == "tool" and after_tool.incoming[0].requestor == "user"
+    session.say("Please create a task called 'Important Meeting' for user_1.")
+    closing = await session.wait_turn()
+    assert "anything else" in closing.incoming[-1].content.lower()
+    assert "task_2" in session.env.agent.db.tasks  # the live DB, as a DB pane would show it
+    session.end()
+    assert await session.wait_turn() is None
+    result = await session.wait()
+    return session, result, session.save(path)
+
+
+def test_human_as_user_session_is_saved_replayed_and_evaluated(registry, tmp_path):
+    events = []
+    session, sim, path = asyncio.run(_play_user(registry, tmp_path / "play.json", events.append))
+    assert sim.termination_reason == "user_stop" and sim.messages[-1].content == "###STOP###"
+    assert session.reward == 1.0 and sim.reward_info.reward == 1.0
+    assert len([e for e in events if hasattr(e, "message")]) == len(sim.messages) == len(session.messages)
+
+    run = open_run(path)
+    assert run.domain == "mock" and run.user_implementation == "human_user" and run.agent_model == "scripted/gold"
+    assert run.tasks()["create_task_1"].id == "create_task_1"
+    analysis = Analyzer(registry).analyze(run, 0)
+    assert analysis.timeline.strict_ok and analysis.db_match and not analysis.findings
+    assert evaluate(analysis).reward == 1.0
+    user_call = run.simulation(0).messages[1]
+    assert user_call.role == "user" and user_call.tool_calls[0].requestor == "user"
+    assert json.loads(path.read_text())["info"]["tau_tui"]["play_as"] == "user"
+
+
+async def _play_agent(registry):
+    session = PlaySession(registry, "mock", "update_task_1", "agent", "scripted/user")
+    session.start()
+    turn = await session.wait_turn()
+    assert turn.side == "agent" and turn.incoming[0].role == "user"
+    assert "update_task_status" in turn.tool_names and "check_notifications" not in turn.tool_names
+    assert turn.schema("update_task_status")["function"]["parameters"]["required"] == ["task_id", "status"]
+    session.call_tool("update_task_status", {"task_id": "task_1", "status": "completed"})
+    turn = await session.wait_turn()
+    assert '"status": "completed"' in turn.incoming[0].content
+    session.say("Done: task_1 is completed. Anything else?")
+    assert await session.wait_turn() is None
+    return session, await session.wait()
+
+
+def test_human_as_agent_calls_tools_through_structured_requests(registry):
+    session, sim = asyncio.run(_play_agent(registry))
+    assert sim.termination_reason == "user_stop"
+    assert sim.reward_info.reward == 1.0
+    assert sim.messages[2].tool_calls[0].name == "update_task_status"
+
+
+def test_human_agent_ends_with_stop(registry):
+    async def main():
+        session = PlaySession(registry, "mock", "update_task_1", "agent", "scripted/user")
+        await session.wait_turn()
+        session.end()
+        return await session.wait()
+
+    sim = asyncio.run(main())
+    assert sim.termination_reason == "agent_stop"
+
+
+def test_abort_leaves_no_result(registry):
+    async def main():
+        session = PlaySession(registry, "mock", "update_task_1", "agent", "scripted/user")
+        await session.wait_turn()
+        session.abort()
+        with pytest.raises(asyncio.CancelledError):
+            await session.wait()
+        return session
+
+    session = asyncio.run(main())
+    assert session.result is None and not session.done
+
+
+def test_bad_session_arguments(registry):
+    with pytest.raises(KeyError, match="no task"):
+        PlaySession(registry, "mock", "nope", "user", "scripted/gold")
+    with pytest.raises(ValueError, match="play as"):
+        PlaySession(registry, "mock", "update_task_1", "both", "scripted/gold")
+
+
+def test_fork_continues_a_recorded_prefix_with_new_participants(registry, tmp_path):
+    _, sim, _ = asyncio.run(_play_user(registry, tmp_path / "play.json"))
+    prefix = fork_history(sim.messages, 3)  # greeting, check, result, the user's request
+    assert prefix[-1].role == "user"
+    episode = asyncio.run(continue_episode(registry, "mock", "create_task_1", prefix, "scripted/gold", "scripted/user"))
+    forked = episode.result
+    assert [m.content for m in forked.messages[:4]] == [m.content for m in sim.messages[:4]]
+    assert forked.messages[4].tool_calls[0].name == "create_task"
+    assert forked.termination_reason == "user_stop" and episode.scored.reward == 1.0
+    saved = episode.save(tmp_path / "fork.json")
+    assert Analyzer(registry).analyze(open_run(saved), 0).timeline.strict_ok
+    with pytest.raises(IndexError):
+        fork_history(sim.messages, 99)
+
+
+def test_plain_terminal_play(tau2_data, tmp_path):
+    out = tmp_path / "plain.json"
+    lines = "\n".join(["/help", "/tools", "/call nope {}", "/call check_notifications {bad", "",
+                       "Please create a task called 'Important Meeting' for user_1.", "/stop"]) + "\n"
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--plain", "--as", "user", "--domain", "mock",
+                           "--task", "create_task_1", "--llm", "scripted/gold", "--tau2-data", str(tau2_data),
+                           "--out", str(out)], input=lines, capture_output=True, text=True, cwd=ROOT, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "check_notifications()" in proc.stdout  # /tools
+    assert "! no tool named 'nope'" in proc.stdout
+    assert "! arguments are not valid JSON" in proc.stdout
+    assert "[agent calls] create_task" in proc.stdout
+    assert "termination: user_stop; reward: 1" in proc.stdout
+    assert open_run(out).simulation(0).reward_info.reward == 1.0
+
+
+def test_plain_play_quit_saves_nothing(tau2_data, tmp_path):
+    out = tmp_path / "quit.json"
+    proc = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--plain", "--as", "agent", "--domain", "mock",
+                           "--task", "update_task_1", "--llm", "scripted/user", "--tau2-data", str(tau2_data),
+                           "--out", str(out)], input="/quit\n", capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 130 and "left without saving" in proc.stdout
+    assert not out.exists()
