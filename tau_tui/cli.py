@@ -250,6 +250,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                     break
                 continue
             record = analysis.to_json()
+            for note in analyzer.registry.new_warnings():
+                err(f"note: {note}")
             if args.json:
                 out.write(orjson.dumps(record).decode() + "\n")
             else:

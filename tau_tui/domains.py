@@ -113,6 +113,7 @@ class Domain:
     def __init__(self, data_dir: Path | None):
         self.data_dir = data_dir
         self._tasks: dict[str, Task] | None = None
+        self.warnings: list[str] = []  # data problems worth telling the user (shown once)
 
     # --- to implement ------------------------------------------------------
     def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:
@@ -212,6 +213,15 @@ class DomainRegistry:
         self.search_path = domain_search_path(extra_paths)
         self.use_tau2 = use_tau2
         self._loaded: dict[str, Domain] = {}
+
+    def new_warnings(self) -> list[str]:
+        """Data warnings of loaded domains not returned before (each is reported once)."""
+        out = []
+        for domain in self._loaded.values():
+            seen = getattr(domain, "_warned", 0)
+            out += [f"domain {domain.name}: {w}" for w in domain.warnings[seen:]]
+            domain._warned = len(domain.warnings)
+        return out
 
     def folder(self, name: str) -> Path | None:
         for base in self.search_path:

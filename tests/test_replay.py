@@ -166,3 +166,17 @@ def test_initialization_failures_are_findings(new_env):
     tl = timeline_of([greet()], new_env, task=task)
     assert kinds(tl) == [FindingKind.INIT_FAILED, FindingKind.INIT_FAILED]
     assert "not found" in tl.findings[0].message and "ghost" in tl.findings[1].message
+
+
+def test_mock_without_user_db_starts_with_an_empty_inbox(tmp_path):
+    from tests.conftest import CORPUS
+    from tau_tui.domains import DomainRegistry
+
+    data = tmp_path / "domains" / "mock"
+    data.mkdir(parents=True)
+    for name in ("db.json", "policy.md", "policy_solo.md", "tasks.json"):
+        (data / name).symlink_to(CORPUS / "domains" / "mock" / name)
+    domain = DomainRegistry(tmp_path).get("mock")
+    env = domain.new_environment()
+    assert env.user.db.root["notifications"] == {}
+    assert any("user_db.json is missing" in w for w in domain.warnings)

@@ -28,7 +28,7 @@ class MockDomain(Domain):
     def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:
         data = self.require_data()
         agent_tree = self.pristine("db", AGENT_SCHEMA, lambda: read_data_file(data / "db.json"))
-        user_tree = self.pristine("user_db", USER_SCHEMA, lambda: read_data_file(data / "user_db.json"))
+        user_tree = self.pristine("user_db", USER_SCHEMA, lambda: self._user_data(data))
         return Environment(
             domain_name="mock",
             policy=self.policy(solo),
@@ -36,6 +36,16 @@ class MockDomain(Domain):
             user=MockUserTools(make_store(USER_SCHEMA, user_tree)),
             solo=solo,
         )
+
+
+    def _user_data(self, data: Path) -> dict:
+        """The user inbox; data folders from before tau2 1.0.1 have none, so it starts empty."""
+        path = data / "user_db.json"
+        if not path.exists():
+            self.warnings.append(f"{path} is missing: the user inbox starts empty (user-DB hashes will differ "
+                                 "from tau2 1.0.1's)")
+            return {"notifications": {}}
+        return read_data_file(path)
 
 
 DOMAIN = MockDomain
