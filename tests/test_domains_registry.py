@@ -1,0 +1,102 @@
+"""The domain registry: bundled domains, user domain folders, tau2 data lookup."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tau_tui.domains import DataNotFound, DomainError, DomainRegistry, find_domain_data, split_variant
+
+USER_DOMAIN = '''
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from tau_tui.domains import Domain
+from tau_tui.env import DBSchema, Environment, Toolkit, ToolType, make_store, tool
+
+
+class Lamp(BaseModel):
+    on: bool = False
+
+
+class LampDB(BaseModel):
+    lamps: dict[str, Lamp]
+
+
+SCHEMA = DBSchema(LampDB)
+
+
+class LampTools(Toolkit):
+    @tool(ToolType.WRITE)
+    def switch_on(self, lamp_id: str) -> str:
+        """Switch a lamp on.
+
+        Args:
+            lamp_id: Which lamp.
+        """
+        self.db.edit("lamps", lamp_id)["on"] = True
+        return "ok"
+
+
+class LampDomain(Domain):
+    name = "lamps"
+    uses_tau2_data = False
+
+    def new_environment(self, solo=False, variant=None):
+        tree = self.pristine("db", SCHEMA, lambda: {"lamps": {"l1": {}}})
+        return Environment("lamps", "Be bright.", LampTools(make_store(SCHEMA, tree)))
+
+
+DOMAIN = LampDomain
+
+
+def create(data_dir: Path):
+    return LampDomain(data_dir)
+'''
+
+
+def test_user_domain_folder_is_found_and_replays(tmp_path, monkeypatch):
+    from tau_tui.model import ToolCall
+
+    folder = tmp_path / "my_domains" / "lamps"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(textwrap.dedent(USER_DOMAIN))
+    registry = DomainRegistry(None, [tmp_path / "my_domains"])
+    assert "lamps" in registry.names() and "mock" in registry.names()
+    env = registry.get("lamps").new_environment()
+    assert env.call(ToolCall(id="1", name="switch_on", arguments={"lamp_id": "l1"})).content == "ok"
+    assert env.agent.db.root["lamps"]["l1"] == {"on": True}
+    monkeypatch.setenv("TAU_TUI_DOMAINS", str(tmp_path / "my_domains"))
+    assert DomainRegistry(None).get("lamps").name == "lamps"
+
+
+def test_broken_user_domain_is_one_line(tmp_path):
+    folder = tmp_path / "d" / "broken"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("raise RuntimeError('boom')\n")
+    with pytest.raises(DomainError) as info:
+        DomainRegistry(None, [tmp_path / "d"], use_tau2=False).get("broken")
+    assert "boom" in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(DomainError, match="unknown domain 'nothing'"):
+        DomainRegistry(None, use_tau2=False).get("nothing")
+
+
+def test_data_lookup_order_and_layouts(tmp_path, monkeypatch):
+    explicit = tmp_path / "a"
+    (explicit / "domains" / "mock").mkdir(parents=True)
+    tau2_style = tmp_path / "b"
+    (tau2_style / "tau2" / "domains" / "mock").mkdir(parents=True)
+    (tau2_style / "tau2" / "domains" / "retail").mkdir(parents=True)
+    monkeypatch.setenv("TAU2_DATA_DIR", str(tau2_style))
+    monkeypatch.setattr("tau_tui.domains._installed_tau2_data", lambda: None)
+    assert find_domain_data("mock", explicit) == explicit / "domains" / "mock"
+    assert find_domain_data("retail", explicit) == tau2_style / "tau2" / "domains" / "retail"
+    with pytest.raises(DataNotFound, match="TAU2_DATA_DIR"):
+        find_domain_data("airline", explicit)
+
+
+def test_variants():
+    assert split_variant("telecom-workflow") == ("telecom", "workflow")
+    assert split_variant("mock") == ("mock", None)
