@@ -1,4 +1,4 @@
-"""Write recordings/mock_demo.json: mock-domain runs that show every replay verdict.
+"""Write tests/fixtures/mock_recordings/mock_demo.json: mock-domain runs that show every replay verdict.
 
 Tool results are produced by our own mock environment, so clean runs replay
 cleanly; the mismatch and the structural faults are then introduced on purpose.
@@ -38,7 +38,7 @@ def messages_for(env, script):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tau2-data")
-    parser.add_argument("--out", default="recordings/mock_demo.json")
+    parser.add_argument("--out", default="tests/fixtures/mock_recordings/mock_demo.json")
     args = parser.parse_args()
     domain = DomainRegistry(args.tau2_data).get("mock")
     tasks = domain.tasks()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
-SUBCOMMANDS = ("replay", "eval", "run", "play", "calibrate")
+SUBCOMMANDS = ("replay", "eval", "run", "play", "calibrate", "notes")
 
 
 def default_paths() -> list[Path]:
@@ -31,7 +31,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="extra folder of domain packages (repeatable; also $TAU_TUI_DOMAINS)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """All sub-commands; ``command`` (the one being run) lets the others skip costly set-up."""
     parser = argparse.ArgumentParser(
         prog="tau-tui",
         description="Inspect, replay, evaluate and run tau2-bench style agent evaluations.",
@@ -65,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(evaluate)
     _add_run(sub)
     _add_play(sub)
+    _add_calibrate(sub)
+    _add_notes(sub, full=command == "notes")
     return parser
 
 
@@ -72,8 +75,13 @@ def _add_run(sub: Any) -> None:
     run = sub.add_parser(
         "run", help="roll out tasks × k trials with a model or scripted agent and user",
         description="Roll out tasks × k trials and save every simulation, evaluated, in a tau2 results file "
-        "as soon as it ends. MODEL is any litellm model string, or scripted/gold (agent) / scripted/user (user).")
-    run.add_argument("--domain", required=True, metavar="D", help="domain name (e.g. mock, airline, telecom-workflow)")
+        "as soon as it ends. MODEL is any litellm model string, or scripted/gold (agent) / scripted/user (user). "
+        "With --cassette RECORDING the agent runs over the recorded simulations' tool results instead of a live "
+        "environment: a request gets the next result recorded for the same tool and arguments; any other request "
+        "(different arguments, a tool the recording never calls, past the end of what was recorded) is refused "
+        "with 'no recorded result' and the simulation ends as no_recorded_result.")
+    run.add_argument("--domain", metavar="D", help="domain name (e.g. mock, airline, telecom-workflow); "
+                     "required unless --cassette (then it is the recording's)")
     run.add_argument("--task", dest="tasks", action="extend", nargs="+", default=[], metavar="ID",
                      help="only these tasks (repeatable; default: every task of the domain)")
     run.add_argument("--agent-llm", required=True, metavar="MODEL", help="agent model, or scripted/gold")
@@ -90,8 +98,9 @@ def _add_run(sub: Any) -> None:
                      "(skips finished (trial, task, seed); infrastructure errors run again)")
     run.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit per simulation (default 200)")
     run.add_argument("--max-errors", type=int, default=10, metavar="N", help="tool-error limit (default 10)")
-    run.add_argument("--seed", type=int, default=300, metavar="S", help="run seed; one seed per trial derives from it "
-                     "as in tau2 (default 300)")
+    run.add_argument("--seed", type=int, metavar="S", help="run seed; one seed per trial derives from it "
+                     "as in tau2 (default 300; with --cassette: the sampling seed of every simulation, default each "
+                     "recorded simulation's own)")
     run.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
     run.add_argument("--solo", action="store_true", help="solo mode: the agent works the task's ticket alone")
     run.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions (without it, tasks whose "
@@ -99,6 +108,10 @@ def _add_run(sub: Any) -> None:
     run.add_argument("--llm-retries", type=int, default=5, metavar="N",
                      help="retries of a model call on rate limits and transient errors (default 5)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
+    run.add_argument("--cassette", metavar="RECORDING", help="run over the tool results of this recorded run "
+                     "(one new simulation per recorded one) instead of a live environment")
+    run.add_argument("--cassette-sim", action="append", default=[], metavar="ID",
+                     help="with --cassette: only this recorded simulation (id or prefix; repeatable)")
     _add_common(run)
 
 
@@ -120,6 +133,98 @@ def _add_play(sub: Any) -> None:
     play.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions")
     play.add_argument("--plain", action="store_true", help="line-based play on this terminal instead of the TUI")
     _add_common(play)
+
+
+def _add_calibrate(sub: Any) -> None:
+    cal = sub.add_parser(
+        "calibrate", help="k trials per task in a grid with bands (saturated, zero, learning zone), or a gold check",
+        description="Calibrate tasks: run k trials per task (and/or load recorded runs with --from) and show one "
+        "row per task version and setup: a cell per trial (pass, scored fail, unscored), pass rate, pass^k and "
+        "pass@k over scored attempts, and the band (saturated: all scored pass; zero: none; learning_zone: in "
+        "between; unscored: nothing scored). Results of different task fingerprints (task definition, tools, DB, "
+        "policy) are never pooled. With --gold-check: check each task's reference solution instead (the scripted "
+        "gold agent reaches 1.0; the evaluator's gold state equals the live path). Models: any litellm model "
+        "string, or scripted/gold, scripted/flaky[:P] (drops each reference action with probability P) for the "
+        "agent, scripted/user for the user.")
+    cal.add_argument("--domain", required=True, metavar="D", help="domain name (e.g. mock, airline, telecom-workflow)")
+    cal.add_argument("--task", dest="tasks", action="extend", nargs="+", default=[], metavar="ID",
+                     help="only these tasks (repeatable; default: every task of the domain)")
+    cal.add_argument("--gold-check", action="store_true",
+                     help="check the tasks' reference solutions instead of calibrating a model")
+    cal.add_argument("--agent-llm", metavar="MODEL", help="agent model to run (without it, only --from runs are shown)")
+    cal.add_argument("--user-llm", metavar="MODEL", help="user model, or scripted/user (needed with --agent-llm)")
+    cal.add_argument("--agent-llm-args", metavar="JSON", help="extra litellm arguments for the agent")
+    cal.add_argument("--user-llm-args", metavar="JSON", help="extra litellm arguments for the user")
+    cal.add_argument("-k", "--num-trials", type=int, default=4, metavar="N", help="trials per task (default 4)")
+    cal.add_argument("--concurrency", type=int, default=3, metavar="C", help="simulations at once (default 3)")
+    cal.add_argument("--from", dest="sources", action="extend", nargs="+", default=[], metavar="PATH",
+                     help="recorded runs (files or folders) to include; runs of other domains are skipped")
+    cal.add_argument("--recompute", action="store_true",
+                     help="score --from runs with our evaluator instead of their recorded rewards")
+    cal.add_argument("--out", metavar="PATH", help="results file for the new trials (default "
+                     "runs/calibrate_<time>_<domain>.json); an existing one is resumed: only missing trials run")
+    cal.add_argument("--seed", type=int, default=300, metavar="S", help="run seed (default 300)")
+    cal.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit per simulation (default 200)")
+    cal.add_argument("--max-errors", type=int, default=10, metavar="N", help="tool-error limit (default 10)")
+    cal.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
+    cal.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions (without it, rewards that "
+                     "need them are unscored; in --gold-check they are left out)")
+    cal.add_argument("--llm-retries", type=int, default=5, metavar="N",
+                     help="retries of a model call on rate limits and transient errors (default 5)")
+    cal.add_argument("--band", dest="bands", action="extend", nargs="+", default=[], metavar="BAND",
+                     choices=("saturated", "zero", "learning_zone", "unscored"), help="only rows in these bands")
+    cal.add_argument("--sort", choices=("task", "band", "pass_rate", "unscored"), default="task",
+                     help="row order (default task; band puts the learning zone first)")
+    cal.add_argument("--all", action="store_true", help="--gold-check: list passing tasks too (human output)")
+    cal.add_argument("--json", action="store_true", help="one JSON object per row (or per task with --gold-check), "
+                     "one per line")
+    cal.add_argument("--quiet", action="store_true", help="no progress display")
+    _add_common(cal)
+
+
+def _add_notes(sub: Any, full: bool) -> None:
+    """The notes sub-command; its vocabulary (pydantic models) is imported only when it runs."""
+    notes = sub.add_parser(
+        "notes", help="annotate simulations and steps (sidecar <recording>.notes.json), list and export notes",
+        description="Notes on recorded simulations, stored in <recording stem>.notes.json beside the recording "
+        "(the recording itself is never written).")
+    if not full:
+        return
+    from tau_tui.model.notes import ERROR_TYPES, SOURCES
+
+    actions = notes.add_subparsers(dest="notes_command", metavar="ACTION", required=True)
+    add = actions.add_parser("add", help="annotate a simulation or one of its steps",
+                             description="Error types: " + "; ".join(f"{k}: {v}" for k, v in ERROR_TYPES.items()))
+    add.add_argument("path", metavar="PATH", help="the recording (run file or run directory)")
+    add.add_argument("--sim", required=True, metavar="ID", help="simulation id (or a unique prefix)")
+    add.add_argument("--step", type=int, metavar="N", help="message index in the trajectory (default: the whole "
+                     "simulation)")
+    add.add_argument("--source", required=True, choices=SOURCES, help="whose fault or doing it is")
+    add.add_argument("--type", dest="error_type", required=True, choices=tuple(ERROR_TYPES), metavar="TYPE",
+                     help="error type: " + ", ".join(ERROR_TYPES))
+    add.add_argument("--text", default="", help="free text")
+    add.add_argument("--author", help="who wrote the note")
+    add.add_argument("--json", action="store_true", help="print the note as JSON")
+
+    def filters(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("paths", nargs="+", metavar="PATH", help="recordings (files or folders)")
+        parser.add_argument("--sim", metavar="ID", help="only notes on this simulation (id or prefix)")
+        parser.add_argument("--task", metavar="ID", help="only notes on simulations of this task")
+        parser.add_argument("--source", choices=SOURCES, help="only notes with this source")
+        parser.add_argument("--type", dest="error_type", choices=tuple(ERROR_TYPES), metavar="TYPE",
+                            help="only notes of this error type")
+        parser.add_argument("--grep", dest="text", metavar="TEXT", help="only notes whose text contains TEXT")
+
+    listing = actions.add_parser("list", help="show notes")
+    filters(listing)
+    listing.add_argument("--json", action="store_true", help="one JSON object per note, one per line")
+    export = actions.add_parser("export", help="export notes of several recordings as JSON or CSV")
+    filters(export)
+    export.add_argument("--format", choices=("json", "csv"), default="json", help="default json")
+    export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    remove = actions.add_parser("remove", help="delete a note")
+    remove.add_argument("path", metavar="PATH", help="the recording")
+    remove.add_argument("note_id", metavar="NOTE", help="note id (or a unique prefix)")
 
 
 def tui_parser() -> argparse.ArgumentParser:
@@ -186,6 +291,18 @@ def human_block(analysis) -> str:
         f"  calls: {v['replayed']} replayed, {v['mismatch']} mismatch, {v['skipped_read']} read (not re-run), "
         f"{v['skipped_unknown']} hallucinated; {v['recorded_error']} recorded errors",
     ]
+    timeline = analysis.timeline
+    if timeline.injected_faults:
+        faults = ", ".join(f"{c.name} {c.fault.get('kind')} (attempt {c.attempt}, step {c.result_step})"
+                           for c in timeline.injected_faults)
+        lines.append(f"  injected faults (a timeout or temporary error is reproduced, never re-run): {faults}")
+    refusals = timeline.refusals
+    if refusals:
+        first = refusals[0]
+        lines.append(f"  refused: {first.name} at step {first.result_step} ({first.refusal.get('reason')})"
+                     + (f" and {len(refusals) - 1} call(s) after it" if len(refusals) > 1 else ""))
+    for found in timeline.discoveries:
+        lines.append(f"  discovered {found.tool} at step {found.step}")
 
     def short(h: str | None) -> str:
         return "none" if h is None else h[:12]
@@ -423,13 +540,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         err("--user-llm is required (a model, or scripted/user), unless --solo")
         return EXIT_INPUT
     retry = RetryPolicy(max_retries=max(0, args.llm_retries))
+    if args.cassette:
+        return cmd_run_cassette(args, ParticipantSpec(args.agent_llm, agent_args, retry=retry),
+                                ParticipantSpec(args.user_llm or "scripted/user", user_args, retry=retry))
+    if args.cassette_sim:
+        err("--cassette-sim needs --cassette RECORDING")
+        return EXIT_INPUT
+    if not args.domain:
+        err("--domain is required (or --cassette RECORDING)")
+        return EXIT_INPUT
     config = RunConfig(
         domain=args.domain,
         agent=ParticipantSpec(args.agent_llm, agent_args, retry=retry),
         user=ParticipantSpec(args.user_llm or "scripted/user", user_args, retry=retry),
         task_ids=list(args.tasks) or None, num_trials=args.num_trials, concurrency=args.concurrency,
-        max_steps=args.max_steps, max_errors=args.max_errors, seed=args.seed, timeout=args.timeout,
-        solo=args.solo, judge_llm=args.judge_llm, layout=args.format)
+        max_steps=args.max_steps, max_errors=args.max_errors, seed=300 if args.seed is None else args.seed,
+        timeout=args.timeout, solo=args.solo, judge_llm=args.judge_llm, layout=args.format)
     out = Path(args.out) if args.out else default_run_path(config)
     progress = None
     try:
@@ -454,6 +580,45 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"({summary.completed} this run); average reward {'-' if avg is None else f'{avg:.3f}'}"
           f"{f'; {summary.unscored} unscored' if summary.unscored else ''}; terminations: {terms}")
     return EXIT_FINDINGS if summary.terminations.get("infrastructure_error") else EXIT_OK
+
+
+def cmd_run_cassette(args: argparse.Namespace, agent, user) -> int:
+    """``tau-tui run --cassette``: one new simulation per recorded one, over its recorded tool results."""
+    import asyncio
+    from datetime import datetime
+
+    from tau_tui.domains import DomainError
+    from tau_tui.rollout import ParticipantSpecError
+    from tau_tui.rollout.cassette import CassetteError, run_cassettes
+
+    if args.num_trials != 1 or args.resume or args.solo or args.format != "json":
+        err("--cassette runs one trial per recorded simulation, in the recording's mode, to a new json file "
+            "(-k, --resume, --solo and --format do not apply)")
+        return EXIT_INPUT
+    out = Path(args.out) if args.out else Path("runs") / (
+        f"{datetime.now():%Y%m%d_%H%M%S}_cassette_{Path(args.cassette).stem}.json")
+
+    def report(outcome) -> None:
+        sim = outcome.simulation
+        reward = "-" if outcome.reward is None else f"{outcome.reward:g}"
+        refusal = ((sim.info or {}).get("cassette") or {}).get("refusal")
+        tail = f"; refused {refusal['tool']} ({refusal['reason']})" if refusal else ""
+        if not args.quiet:
+            print(f"{outcome.source} -> {sim.id}: {sim.termination_reason}, reward {reward}{tail}")
+
+    try:
+        summary = asyncio.run(run_cassettes(
+            args.cassette, _registry(args), agent, user, out, sim_ids=list(args.cassette_sim) or None,
+            task_ids=list(args.tasks) or None, domain=args.domain, seed=args.seed,
+            max_steps=args.max_steps, max_errors=args.max_errors, timeout=args.timeout, judge=_judge(args.judge_llm),
+            listener=report))
+    except (CassetteError, DomainError, ParticipantSpecError, ValueError) as exc:
+        err(str(exc))
+        return EXIT_INPUT
+    refused = sum(o.simulation.termination_reason == "no_recorded_result" for o in summary.outcomes)
+    print(f"{summary.path}: {len(summary.outcomes)} simulations over {args.cassette}; {refused} stopped at a "
+          f"request with no recorded result")
+    return EXIT_OK
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -498,6 +663,201 @@ def _play_screen():
     return run_play
 
 
+# --- calibrate / notes ----------------------------------------------------------------------
+
+
+def _print_json(record: dict[str, Any]) -> None:
+    import orjson
+
+    sys.stdout.write(orjson.dumps(record).decode() + "\n")
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from tau_tui.calibrate.tasks import TaskSourceError
+    from tau_tui.domains import DomainError
+    from tau_tui.rollout import ParticipantSpecError, RunError
+
+    try:
+        if args.gold_check:
+            return _gold_check(args)
+        return _calibrate(args)
+    except (DomainError, RunError, ParticipantSpecError, TaskSourceError, ValueError) as exc:
+        err(str(exc))
+        return EXIT_INPUT
+
+
+def _gold_check(args: argparse.Namespace) -> int:
+    from tau_tui.calibrate.gold import GoldChecker
+    from tau_tui.calibrate.render import gold_summary, render_gold_check
+    from tau_tui.rollout.runner import select_tasks
+
+    checker = GoldChecker.for_name(_registry(args), args.domain, judge=_judge(args.judge_llm))
+    tasks = select_tasks(checker.domain, list(args.tasks) or None)
+
+    def show(check) -> None:
+        if args.json:
+            _print_json(check.to_json())
+        elif not check.ok:
+            print(render_gold_check(check))
+        elif args.all:
+            print(f"ok   {check.task_id}")
+
+    checks = checker.run(tasks, show)
+    summary = gold_summary(args.domain, checks)
+    print(summary, file=sys.stderr if args.json else sys.stdout)
+    return EXIT_FINDINGS if any(not c.ok for c in checks) else EXIT_OK
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from tau_tui.calibrate import Calibrator, fresh_run_path
+    from tau_tui.calibrate.render import render_grid
+    from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig
+
+    if not args.agent_llm and not args.sources:
+        err("give --agent-llm (and --user-llm) to run trials, or --from PATH to calibrate recorded runs")
+        return EXIT_INPUT
+    if args.agent_llm and not args.user_llm:
+        err("--user-llm is required with --agent-llm (a model, or scripted/user)")
+        return EXIT_INPUT
+    calibrator = Calibrator(_registry(args), args.domain, judge=_judge(args.judge_llm))
+    status = EXIT_OK
+    if args.sources:
+        report = calibrator.load_paths(args.sources, recompute=args.recompute)
+        for path, reason in report.skipped:
+            err(f"note: skipped {reason}" if str(path) in reason else f"note: skipped {path}: {reason}")
+        if not report.total and not args.agent_llm:
+            err(f"no simulation of domain '{args.domain}' in the given runs")
+            return EXIT_INPUT
+    summary = None
+    if args.agent_llm:
+        retry = RetryPolicy(max_retries=max(0, args.llm_retries))
+        config = RunConfig(
+            domain=args.domain,
+            agent=ParticipantSpec(args.agent_llm, _json_arg(args.agent_llm_args, "--agent-llm-args"), retry=retry),
+            user=ParticipantSpec(args.user_llm, _json_arg(args.user_llm_args, "--user-llm-args"), retry=retry),
+            task_ids=list(args.tasks) or None, num_trials=args.num_trials, concurrency=args.concurrency,
+            max_steps=args.max_steps, max_errors=args.max_errors, seed=args.seed, timeout=args.timeout,
+            judge_llm=args.judge_llm)
+        out = Path(args.out) if args.out else fresh_run_path("runs", args.domain)
+        progress = None
+        if not args.quiet:
+            from tau_tui.rollout.console import RunProgress
+
+            progress = RunProgress(per_simulation=False)
+            progress.__enter__()
+        try:
+            summary = asyncio.run(calibrator.run(config, out, resume=out.exists(), runner_listener=progress))
+        finally:
+            if progress is not None:
+                progress.__exit__(None, None, None)
+        err(f"note: trials saved in {out}")
+        if summary.terminations.get("infrastructure_error"):
+            status = EXIT_FINDINGS
+    wanted = set(args.tasks)
+    rows = [r for r in calibrator.grid.rows(sort=args.sort, bands=args.bands or None)
+            if not wanted or r.task_id in wanted]
+    if args.json:
+        for row in rows:
+            _print_json(row.to_json())
+    else:
+        print(render_grid(calibrator.grid, rows, k=args.num_trials if args.agent_llm else None))
+    return status
+
+
+def cmd_notes(args: argparse.Namespace) -> int:
+    from tau_tui.model.io import RunFileError
+    from tau_tui.model.notes import NotesError
+
+    try:
+        handler = {"add": _notes_add, "list": _notes_list, "export": _notes_export,
+                   "remove": _notes_remove}[args.notes_command]
+        return handler(args)
+    except (NotesError, RunFileError) as exc:
+        err(str(exc))
+        return EXIT_INPUT
+
+
+def _notes_add(args: argparse.Namespace) -> int:
+    from tau_tui.model.io import open_run
+    from tau_tui.model.notes import NoteBook
+
+    run = open_run(args.path)
+    index = run.find(args.sim)
+    if index is None:
+        err(f"{args.path}: no simulation {args.sim!r} (or the prefix is not unique)")
+        return EXIT_INPUT
+    entry = run.entries[index]
+    if args.step is not None and not 0 <= args.step < entry.n_messages:
+        err(f"{args.path}: simulation {entry.id} has {entry.n_messages} messages; no step {args.step}")
+        return EXIT_INPUT
+    book = NoteBook(run.path)
+    note = book.add(entry.id, args.source, args.error_type, args.text, step=args.step, task_id=entry.task_id,
+                    trial=entry.trial, author=args.author)
+    if args.json:
+        _print_json(note.model_dump(mode="json"))
+    else:
+        print(f"note {note.id} added to {book.path}")
+    return EXIT_OK
+
+
+def _notebooks(paths: Sequence[str]) -> list:
+    """The notebooks of every recording under ``paths`` that has a notes file."""
+    from tau_tui.model.io import expand_paths
+    from tau_tui.model.notes import NoteBook, notes_path
+
+    books = []
+    for path in expand_paths(paths):
+        if notes_path(path).exists():
+            books.append(NoteBook(path))
+    return books
+
+
+def _note_filters(args: argparse.Namespace) -> dict[str, Any]:
+    return {"sim_id": args.sim, "task_id": args.task, "source": args.source, "error_type": args.error_type,
+            "text": args.text}
+
+
+def _notes_list(args: argparse.Namespace) -> int:
+    from tau_tui.model.notes import note_rows
+
+    rows = note_rows(_notebooks(args.paths), **_note_filters(args))
+    for row in rows:
+        if args.json:
+            _print_json(row)
+        else:
+            where = f"step {row['step']}" if row["step"] is not None else "simulation"
+            text = f": {row['text']}" if row["text"] else ""
+            print(f"{row['id']}  {row['recording']}  sim {row['sim_id'][:8]} (task {row['task_id']}) {where}  "
+                  f"[{row['source']}/{row['error_type']}]{text}")
+    if not args.json:
+        print(f"{len(rows)} note(s)", file=sys.stderr)
+    return EXIT_OK
+
+
+def _notes_export(args: argparse.Namespace) -> int:
+    from tau_tui.model.io import write_atomic
+    from tau_tui.model.notes import export_csv, export_json, note_rows
+
+    rows = note_rows(_notebooks(args.paths), **_note_filters(args))
+    text = export_csv(rows) if args.format == "csv" else export_json(rows)
+    if args.out:
+        write_atomic(Path(args.out), text.encode())
+        print(f"{len(rows)} note(s) written to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _notes_remove(args: argparse.Namespace) -> int:
+    from tau_tui.model.notes import NoteBook
+
+    note = NoteBook(args.path).remove(args.note_id)
+    print(f"note {note.id} removed")
+    return EXIT_OK
+
+
 # --- TUI -----------------------------------------------------------------------
 
 
@@ -521,8 +881,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in SUBCOMMANDS:
-            args = build_parser().parse_args(argv)
-            handler = {"replay": cmd_replay, "eval": cmd_eval, "run": cmd_run, "play": cmd_play}.get(args.command)
+            args = build_parser(argv[0]).parse_args(argv)
+            handler = {"replay": cmd_replay, "eval": cmd_eval, "run": cmd_run, "play": cmd_play,
+                       "calibrate": cmd_calibrate, "notes": cmd_notes}.get(args.command)
             if handler is None:
                 err(f"'{args.command}' is not available yet")
                 return EXIT_INPUT

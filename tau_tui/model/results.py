@@ -20,7 +20,10 @@ TERMINATION_REASONS = (
     "infrastructure_error",
     "context_window_exceeded",
     "unexpected_error",
+    # Ours, not tau2's: a cassette run stopped at a request the recording holds no result for.
+    "no_recorded_result",
 )
+NO_RECORDED_RESULT = "no_recorded_result"
 SCORED_TERMINATIONS = ("user_stop", "agent_stop")
 
 

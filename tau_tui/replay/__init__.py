@@ -5,6 +5,7 @@ from tau_tui.replay.replayer import GoldResult, InitCache, gold_state, initializ
 from tau_tui.replay.timeline import (
     FATAL_IN_TAU2,
     CallRecord,
+    Discovery,
     Finding,
     FindingKind,
     Step,
@@ -13,6 +14,6 @@ from tau_tui.replay.timeline import (
 )
 
 __all__ = [
-    "FATAL_IN_TAU2", "CallRecord", "Change", "Finding", "FindingKind", "GoldResult", "InitCache", "Step", "Timeline", "Verdict",
+    "FATAL_IN_TAU2", "CallRecord", "Change", "Discovery", "Finding", "FindingKind", "GoldResult", "InitCache", "Step", "Timeline", "Verdict",
     "diff_states", "gold_state", "initialize", "path_text", "replay", "run_assertions",
 ]

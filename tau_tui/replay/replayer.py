@@ -5,6 +5,16 @@ skipped, a non-mutating tool is skipped, a mutating one is re-executed and its
 output compared with the recording (parsed JSON). Where tau2 would raise
 (results that do not pair, failing initialisation) we record a finding and
 carry on, so a broken recording still shows everything it can.
+
+Two kinds of recorded result are never re-executed, whatever the tool: a
+result marked as an injected fault that kept the call from being carried out
+(timeout, transient error) is reproduced as that fault (``injected_fault``),
+and a call the episode's backend refused (a cassette without a recorded
+result) stays refused (``refused``). Every other call counts as an attempt of
+its operation; when the task has a fault plan, each attempt is checked against
+it (a fault the plan does not give, or a planned fault the recording lacks,
+is a finding). A successful READ result naming a discoverable tool makes it
+known (``Timeline.discoveries``).
 """
 
 from __future__ import annotations
@@ -12,11 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tau_tui.env.discovery import discoverable_tools, revealed_tools
 from tau_tui.env.environment import Environment, EnvState
+from tau_tui.env.episode import refusal_mark
+from tau_tui.env.faults import AttemptCounter, FaultPlan, FaultPlanError, InjectedFault, fault_mark
 from tau_tui.env.jsonify import UnsupportedResult, parse_content
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage, UserMessage
 from tau_tui.model.tasks import Task
-from tau_tui.replay.timeline import CallRecord, Finding, FindingKind, Step, Timeline, Verdict
+from tau_tui.replay.timeline import CallRecord, Discovery, Finding, FindingKind, Step, Timeline, Verdict
 
 EnvFactory = Callable[[bool], Environment]
 
@@ -45,15 +58,29 @@ def initialize(env: Environment, task: Task | None, findings: list[Finding]) -> 
             )
 
 
+def _describe(name: str, arguments: object, attempt: int | None) -> str:
+    return f"{name}({_args_text(arguments)}) attempt {attempt}"
+
+
+def _args_text(arguments: object) -> str:
+    if isinstance(arguments, dict):
+        return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    return repr(arguments)
+
+
 class _Replay:
-    def __init__(self, env: Environment, messages: list[Message], solo: bool):
+    def __init__(self, env: Environment, messages: list[Message], solo: bool, plan: FaultPlan | None = None):
         self.env = env
         self.messages = messages
         self.solo = solo
+        self.plan = plan
         self.calls: list[CallRecord] = []
         self.findings: list[Finding] = []
         self.steps: list[Step] = []
         self.pending: list[int] = []
+        self.attempts = AttemptCounter()
+        self.hidden = {side: discoverable_tools(kit) for side, kit in (("assistant", env.agent), ("user", env.user))}
+        self.discoveries: list[Discovery] = []
 
     def find(self, kind: FindingKind, message: str, step: int | None) -> None:
         self.findings.append(Finding(kind, message, step))
@@ -89,7 +116,8 @@ class _Replay:
         except Exception as exc:  # noqa: BLE001
             self.find(FindingKind.SYNC_FAILED, f"final sync: {_one_line(exc)}", None)
         final = self.env.freeze()
-        return Timeline(self.steps, self.calls, self.findings, initial, final, solo=self.solo)
+        return Timeline(self.steps, self.calls, self.findings, initial, final, solo=self.solo,
+                        discoveries=self.discoveries)
 
     def on_calls(self, step: Step, tool_calls: list[ToolCall]) -> None:
         seen: set[str] = set()
@@ -97,13 +125,16 @@ class _Replay:
             if call.id in seen:
                 self.find(FindingKind.DUPLICATE_ID, f"two calls share the id {call.id!r}", step.index)
             seen.add(call.id)
+            known = self.env.has_tool(call.name)
+            side = self.env.side_of(call.name) if known else None
             record = CallRecord(
                 index=len(self.calls),
                 call=call,
                 call_step=step.index,
                 verdict=Verdict.NO_RESULT,
-                tool_type=self.env.tool_type(call.name) if self.env.has_tool(call.name) else None,
-                side=self.env.side_of(call.name) if self.env.has_tool(call.name) else None,
+                tool_type=self.env.tool_type(call.name) if known else None,
+                side=side,
+                discoverable=known and call.name in self.hidden.get(side or "", ()),
             )
             self.calls.append(record)
             step.calls.append(record.index)
@@ -139,6 +170,18 @@ class _Replay:
         record.recorded_error = bool(message.error)
         step.executed = idx
         call = record.call
+        refusal = refusal_mark(message)
+        if refusal is not None:
+            record.refusal = refusal
+            record.verdict = Verdict.REFUSED
+            return None
+        record.attempt = self.attempts.next(call.name, call.arguments)
+        fault = self.check_fault(step, record, message)
+        self.discover(step, record, message)
+        if fault is not None and fault.withheld:
+            record.replayed, record.replayed_error = fault.text(), True
+            record.verdict = Verdict.INJECTED_FAULT
+            return None
         if not self.env.has_tool(call.name):
             record.verdict = Verdict.SKIPPED_UNKNOWN
             return None
@@ -154,6 +197,38 @@ class _Replay:
         same = parse_content(record.replayed) == parse_content(record.recorded)
         record.verdict = Verdict.REPLAYED if same else Verdict.MISMATCH
         return self.env.freeze()
+
+    def check_fault(self, step: Step, record: CallRecord, message: ToolMessage) -> InjectedFault | None:
+        """The recorded injected fault of this result, checked against the task's fault plan."""
+        call = record.call
+        mark = fault_mark(message)
+        recorded = InjectedFault.from_mark(mark, call.name) if mark is not None else None
+        if mark is not None:
+            record.fault = mark
+        if self.plan is None:
+            return recorded
+        planned = self.plan.fault_for(call.name, call.arguments, record.attempt)
+        if recorded is not None and (planned is None or planned.kind != recorded.kind):
+            self.find(FindingKind.FAULT_NOT_IN_PLAN,
+                      f"{_describe(call.name, call.arguments, record.attempt)}: the recording has an injected "
+                      f"{recorded.kind.value}, the task's fault plan gives {planned.kind.value if planned else 'none'}",
+                      step.index)
+        elif recorded is None and planned is not None:
+            self.find(FindingKind.FAULT_NOT_RECORDED,
+                      f"{_describe(call.name, call.arguments, record.attempt)}: the task's fault plan injects a "
+                      f"{planned.kind.value}, the recording has a normal result", step.index)
+        return recorded
+
+    def discover(self, step: Step, record: CallRecord, message: ToolMessage) -> None:
+        """Discoverable tools this result makes known (first time only)."""
+        side = "user" if record.call.requestor == "user" else "assistant"
+        if not self.hidden.get(side):
+            return
+        known = {d.tool for d in self.discoveries if d.side == side}
+        found = [name for name in revealed_tools(self.env, record.name, side, message.text, bool(message.error))
+                 if name not in known]
+        record.revealed = found
+        self.discoveries.extend(Discovery(name, step.index, record.index, side) for name in found)
 
 
 @dataclass
@@ -192,7 +267,12 @@ def replay(messages: list[Message], task: Task | None, new_env: EnvFactory, solo
     """
     env = new_env(solo)
     initial, findings = _initialized(env, task, cache, cache_key)
-    run = _Replay(env, messages, solo)
+    try:
+        plan = FaultPlan.of_task(task)
+    except FaultPlanError as exc:
+        plan = None
+        findings.append(Finding(FindingKind.BAD_FAULT_PLAN, str(exc)))
+    run = _Replay(env, messages, solo, plan)
     run.findings.extend(findings)
     timeline = run.run(initial)
     timeline.env = env

@@ -18,10 +18,14 @@ class Verdict(str, Enum):
     MISMATCH = "mismatch"  # re-executed, output differs from the recording
     SKIPPED_READ = "skipped_read"  # non-mutating tool: not re-executed
     SKIPPED_UNKNOWN = "skipped_unknown"  # not a tool of this domain (hallucinated)
+    INJECTED_FAULT = "injected_fault"  # an injected fault kept the call from being carried out: reproduced, not re-run
+    REFUSED = "refused"  # the episode's backend refused the call (no recorded result in a cassette): never run
     NO_RESULT = "no_result"  # the recording has no result for this call
 
 
 VERDICT_KEYS = ("replayed", "mismatch", "skipped_read", "skipped_unknown")
+# Counted only when they occur (recordings made without fault plans or cassettes never have them).
+EPISODE_VERDICT_KEYS = ("injected_fault", "refused")
 
 
 class FindingKind(str, Enum):
@@ -38,6 +42,9 @@ class FindingKind(str, Enum):
     TASK_NOT_FOUND = "task_not_found"
     GOLD_FAILED = "gold_failed"
     SYNC_FAILED = "sync_failed"
+    FAULT_NOT_IN_PLAN = "fault_not_in_plan"  # a recorded injected fault the task's fault plan does not give
+    FAULT_NOT_RECORDED = "fault_not_recorded"  # the task's fault plan faults a call the recording shows as normal
+    BAD_FAULT_PLAN = "bad_fault_plan"  # the task's fault plan cannot be read
 
 
 # Findings where tau2's own replay raises instead of going on.
@@ -78,6 +85,11 @@ class CallRecord:
     replayed_error: bool | None = None
     tool_type: ToolType | None = None
     side: str | None = None  # which toolkit declares the tool
+    attempt: int | None = None  # n-th call of this tool with these arguments in the episode (counted at its result)
+    fault: dict[str, Any] | None = None  # the recorded ``injected_fault`` mark (kind, attempt, rule, seconds)
+    refusal: dict[str, Any] | None = None  # the recorded ``refused`` mark (reason, tool, ...)
+    revealed: list[str] = field(default_factory=list)  # discoverable tools this call's result made known
+    discoverable: bool = False  # the tool is a discoverable one
 
     @property
     def name(self) -> str:
@@ -96,6 +108,16 @@ class CallRecord:
 
     def replayed_value(self) -> Any:
         return parse_content(self.replayed)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """A discoverable tool became known: at the result message ``step`` of call ``call``."""
+
+    tool: str
+    step: int
+    call: int
+    side: str = "assistant"
 
 
 @dataclass
@@ -125,6 +147,7 @@ class Timeline:
     final: EnvState
     solo: bool = False
     env: Environment | None = field(default=None, repr=False)
+    discoveries: list[Discovery] = field(default_factory=list)
     _diffs: dict[int, tuple[list[Change], list[Change]]] = field(default_factory=dict, repr=False)
 
     def state_at(self, step: int) -> EnvState:
@@ -141,11 +164,15 @@ class Timeline:
         return self._diffs[step]
 
     def verdict_counts(self) -> dict[str, int]:
+        """Calls per verdict (``injected_fault`` and ``refused`` only when some call has them), recorded errors."""
         counts = {key: 0 for key in VERDICT_KEYS}
         counts["recorded_error"] = 0
         for record in self.calls:
-            if record.verdict.value in counts:
-                counts[record.verdict.value] += 1
+            verdict = record.verdict.value
+            if verdict in counts:
+                counts[verdict] += 1
+            elif verdict in EPISODE_VERDICT_KEYS:
+                counts[verdict] = 1
             if record.recorded_error:
                 counts["recorded_error"] += 1
         return counts
@@ -155,8 +182,26 @@ class Timeline:
         return [c for c in self.calls if c.verdict is Verdict.MISMATCH]
 
     @property
+    def injected_faults(self) -> list[CallRecord]:
+        """Calls whose recorded result is an injected fault (withheld or slow)."""
+        return [c for c in self.calls if c.fault is not None]
+
+    @property
+    def refusals(self) -> list[CallRecord]:
+        """Calls the episode's backend refused (a cassette with no recorded result, and the calls after it)."""
+        return [c for c in self.calls if c.verdict is Verdict.REFUSED]
+
+    def discovered_at(self, tool: str) -> int | None:
+        """The step at which a discoverable tool became known (None: never in this trajectory)."""
+        return next((d.step for d in self.discoveries if d.tool == tool), None)
+
+    @property
     def strict_ok(self) -> bool:
-        """Whether tau2's strict replay would go through without raising."""
+        """Whether tau2's strict replay would go through without raising.
+
+        Calls kept from running by an injected fault, and calls a cassette refused, count as reproduced:
+        tau2 knows neither and would re-run such a call if its tool mutates state.
+        """
         return not self.mismatches and not any(f.kind in FATAL_IN_TAU2 for f in self.findings)
 
     def call_at(self, step: int) -> CallRecord | None:

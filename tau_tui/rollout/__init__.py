@@ -6,7 +6,10 @@ Layers inside this package (litellm is imported only inside a model call):
 - ``agents`` / ``users``: LLM, scripted (``scripted/gold``, ``scripted/user``) and human participants;
 - ``human``: the turn requests and replies a UI exchanges with a human participant;
 - ``llm``: the litellm wrapper (retries with backoff, cost, tool-call parsing);
-- ``orchestrator``: one episode with tau2's turn semantics → ``SimulationRun``;
+- ``orchestrator``: one episode with tau2's turn semantics → ``SimulationRun`` (tool calls go through
+  ``tau_tui.env.EpisodeTools``: the task's fault plan, per-episode attempt counters);
+- ``cassette``: an episode against a recording's tool results instead of a live environment;
+- ``scripted``: an agent that follows a fixed list of steps (demo recordings, tests, cassette runs);
 - ``evaluation``: scoring a finished simulation with our evaluator;
 - ``records``: results files (run info, secrets kept out, atomic incremental saves);
 - ``runner``: tasks × k trials, concurrency, progress events, resume;

@@ -6,7 +6,16 @@ import copy
 import json
 from typing import Any
 
-from tau_tui.model.messages import AssistantMessage, Message, ParticipantMessage, SystemMessage, ToolCall, UserMessage
+from tau_tui.env.faults import is_withheld_fault
+from tau_tui.model.messages import (
+    AssistantMessage,
+    Message,
+    ParticipantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from tau_tui.model.tasks import Action, Task
 from tau_tui.rollout.human import HumanReply, HumanSource, TurnRequest
 from tau_tui.rollout.llm import LLMSettings, RetryListener, complete, completion_message, new_call_id
@@ -91,9 +100,13 @@ class GoldAgent(Participant):
     It reads the task's evaluation criteria: it is the reference solution, not
     an agent under test. Actions whose requestor is the user are asked of the
     user (in solo mode the agent runs them itself, as tau2 routes user tools
-    to the user toolkit there). One tool call per turn. After its closing
-    message it answers anything further with the stop token (agent_stop).
+    to the user toolkit there). One tool call per turn; a call that an
+    injected fault kept from being carried out (a timeout, a transient error)
+    is retried, up to ``MAX_FAULT_RETRIES`` times. After its closing message
+    it answers anything further with the stop token (agent_stop).
     """
+
+    MAX_FAULT_RETRIES = 3
 
     side = AGENT
     implementation = "scripted_gold"
@@ -111,8 +124,25 @@ class GoldAgent(Participant):
         self.position = 0
         transfers = [a for a in task.expected_actions if a.name == "transfer_to_human_agents"]
         self.transferred = bool(transfers)
+        self.last_call: ToolCall | None = None
+        self.retries = 0
+
+    def _retry(self, incoming: list[Message]) -> AssistantMessage | None:
+        """The last call again, when an injected fault kept it from being carried out."""
+        last = self.last_call
+        result = next((m for m in incoming if isinstance(m, ToolMessage) and last is not None and m.id == last.id),
+                      None)
+        if result is None or not is_withheld_fault(result) or self.retries >= self.MAX_FAULT_RETRIES:
+            return None
+        self.retries += 1
+        self.last_call = ToolCall(id=new_call_id(), name=last.name, arguments=copy.deepcopy(last.arguments),
+                                  requestor="assistant")
+        return AssistantMessage(content=None, tool_calls=[self.last_call], cost=0.0)
 
     async def generate(self, incoming: list[Message]) -> ParticipantMessage:
+        retry = self._retry(incoming)
+        if retry is not None:
+            return retry
         if self.position >= len(self.plan):
             return AssistantMessage(content=f"Everything for this request is done. {STOP}", cost=0.0)
         kind, action = self.plan[self.position]
@@ -120,6 +150,7 @@ class GoldAgent(Participant):
         if kind == "call":
             call = ToolCall(id=new_call_id(), name=action.name, arguments=copy.deepcopy(action.arguments),
                             requestor="assistant")
+            self.last_call, self.retries = call, 0
             return AssistantMessage(content=None, tool_calls=[call], cost=0.0)
         if kind == "ask":
             return AssistantMessage(content=ask_user_text(action), cost=0.0)

@@ -1,18 +1,22 @@
 """Participants from model strings: any litellm model, ``scripted/...``, or ``human``.
 
-``scripted/gold`` (agent) and ``scripted/user`` (user) need no model. More
-scripted participants can be registered in ``SCRIPTED_AGENTS`` /
-``SCRIPTED_USERS`` (a factory taking the task, the brief and the model
-arguments).
+``scripted/gold`` (agent), ``scripted/flaky[:P]`` (agent: the gold agent
+dropping each reference action with probability P) and ``scripted/user``
+(user) need no model. More scripted participants can be registered in
+``SCRIPTED_AGENTS`` / ``SCRIPTED_USERS`` (a factory taking the task, the
+brief and the model arguments); a name that takes an option after a colon
+(``scripted/flaky:0.3``) also registers a parser in ``SCRIPTED_OPTIONS``
+turning the option into factory arguments.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tau_tui.env.environment import Environment
-from tau_tui.model.tasks import Task
+from tau_tui.model.tasks import Action, Task
 from tau_tui.rollout.agents import GoldAgent, HumanAgent, LLMAgent
 from tau_tui.rollout.human import HumanSource
 from tau_tui.rollout.llm import LLMSettings, RetryListener, RetryPolicy
@@ -26,16 +30,68 @@ DEFAULT_LLM_ARGS: dict[str, Any] = {"temperature": 0.0}
 AgentFactory = Callable[[Task, AgentBrief, dict[str, Any]], Participant]
 UserFactory = Callable[[Task, UserBrief, dict[str, Any]], Participant]
 
-SCRIPTED_AGENTS: dict[str, AgentFactory] = {
-    "scripted/gold": lambda task, brief, args: GoldAgent(task, brief),
-}
-SCRIPTED_USERS: dict[str, UserFactory] = {
-    "scripted/user": lambda task, brief, args: ScriptedUser(brief, **args),
-}
+DEFAULT_DROP = 0.3
 
 
 class ParticipantSpecError(ValueError):
     """A model string that names no participant; ``str()`` is one line."""
+
+
+class FlakyAgent(GoldAgent):
+    """``scripted/flaky[:P]``: the gold agent, but each reference action is dropped with probability P.
+
+    The drops follow from the trial seed and the task id alone, so a trial
+    replays identically and the tasks of one trial are independent; a higher
+    P drops a superset of a lower one's actions. Used to produce tasks in
+    every band (saturated, zero, learning zone) offline.
+    """
+
+    implementation = "scripted_flaky"
+
+    def __init__(self, task: Task, brief: AgentBrief, drop: float = DEFAULT_DROP):
+        super().__init__(task, brief)
+        if isinstance(drop, bool) or not isinstance(drop, (int, float)) or not 0.0 <= drop <= 1.0:
+            raise ParticipantSpecError(f"scripted/flaky: the drop probability must be between 0 and 1, not {drop!r}")
+        self.drop = float(drop)
+        self.llm = f"scripted/flaky:{self.drop:g}"
+        self.full_plan = list(self.plan)
+        self.dropped: list[Action] = []
+        self.set_seed(None)
+
+    def set_seed(self, seed: int | None) -> None:
+        rng = random.Random(f"{0 if seed is None else seed}/{self.task.id}")
+        self.plan, self.dropped = [], []
+        for kind, action in self.full_plan:
+            if action is not None and rng.random() < self.drop:
+                self.dropped.append(action)
+            else:
+                self.plan.append((kind, action))
+        self.transferred = any(a is not None and a.name == "transfer_to_human_agents" for _, a in self.plan)
+
+    def llm_args(self) -> dict[str, Any]:
+        return {"drop": self.drop}
+
+
+def _drop_option(option: str) -> dict[str, Any]:
+    try:
+        drop = float(option)
+    except ValueError:
+        drop = -1.0
+    if not 0.0 <= drop <= 1.0:
+        raise ParticipantSpecError(f"scripted/flaky:{option}: the drop probability must be a number from 0 to 1")
+    return {"drop": drop}
+
+
+SCRIPTED_AGENTS: dict[str, AgentFactory] = {
+    "scripted/gold": lambda task, brief, args: GoldAgent(task, brief),
+    "scripted/flaky": lambda task, brief, args: FlakyAgent(task, brief, args.get("drop", DEFAULT_DROP)),
+}
+SCRIPTED_USERS: dict[str, UserFactory] = {
+    "scripted/user": lambda task, brief, args: ScriptedUser(brief, **args),
+}
+SCRIPTED_OPTIONS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "scripted/flaky": _drop_option,
+}
 
 
 @dataclass
@@ -64,11 +120,21 @@ class ParticipantSpec:
         return LLMSettings(self.model, args, self.timeout, self.retry)
 
 
+def scripted_factory(model: str, side: str) -> tuple[Callable[..., Participant], dict[str, Any]]:
+    """The factory of a scripted participant and the arguments its option (``name:option``) gives."""
+    known = SCRIPTED_AGENTS if side == "agent" else SCRIPTED_USERS
+    if model in known:
+        return known[model], {}
+    base, colon, option = model.partition(":")
+    if colon and base in known and base in SCRIPTED_OPTIONS:
+        return known[base], SCRIPTED_OPTIONS[base](option)
+    raise ParticipantSpecError(f"no scripted {side} {model!r} (known: {', '.join(sorted(known))})")
+
+
 def check_spec(spec: ParticipantSpec, side: str) -> None:
     """Refuse a model string that cannot play this side (before any episode starts)."""
-    known = SCRIPTED_AGENTS if side == "agent" else SCRIPTED_USERS
-    if spec.is_scripted and spec.model not in known:
-        raise ParticipantSpecError(f"no scripted {side} {spec.model!r} (known: {', '.join(sorted(known))})")
+    if spec.is_scripted:
+        scripted_factory(spec.model, side)
     if not spec.model.strip():
         raise ParticipantSpecError(f"empty model string for the {side}")
 
@@ -78,7 +144,8 @@ def build_agent(spec: ParticipantSpec, task: Task, env: Environment, *, solo: bo
     check_spec(spec, "agent")
     brief = agent_brief(task, env, solo)
     if spec.is_scripted:
-        return SCRIPTED_AGENTS[spec.model](task, brief, dict(spec.llm_args or {}))
+        make, options = scripted_factory(spec.model, "agent")
+        return make(task, brief, {**(spec.llm_args or {}), **options})
     if spec.is_human:
         if human is None:
             raise ParticipantSpecError("a human agent needs an input source")
@@ -94,7 +161,8 @@ def build_user(spec: ParticipantSpec, task: Task, env: Environment, *, solo: boo
     check_spec(spec, "user")
     brief = user_brief(task, env)
     if spec.is_scripted:
-        return SCRIPTED_USERS[spec.model](task, brief, dict(spec.llm_args or {}))
+        make, options = scripted_factory(spec.model, "user")
+        return make(task, brief, {**(spec.llm_args or {}), **options})
     if spec.is_human:
         if human is None:
             raise ParticipantSpecError("a human user needs an input source")

@@ -26,7 +26,19 @@
   failure after retries → infrastructure_error; a context overflow →
   context_window_exceeded; anything unexpected → unexpected_error. Details go
   in the simulation's ``info``. Anything the orchestrator calls may raise
-  ``EndEpisode`` to end the episode with a reason of its own.
+  ``EndEpisode`` to end the episode with a reason of its own; a tool backend
+  may hand it the result message of the refused call, which joins the
+  trajectory (the other calls of that message get "not run" results, so
+  every call keeps its result).
+- Tool calls go through a ``ToolBackend``: by default ``EpisodeTools`` (the
+  task's fault plan, attempt counters that start at zero with every
+  episode, then the environment), or a cassette of recorded results. Injected
+  faults are marked on their tool messages (``injected_fault``) and listed in
+  ``info["faults"]``; the episode's seeds (instance, faults, sampling) go in
+  ``info["seeds"]`` when the task has a fault plan or an instance seed.
+- Discoverable tools are not listed to a side until a result of one of its
+  READ tools names them; the result message then carries
+  ``discovered_tools`` and the side gets their schemas from its next turn.
 
 The result is a tau2 ``SimulationRun`` (messages carry turn_idx, timestamps,
 cost and usage); it is not evaluated here.
@@ -42,8 +54,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
+from tau_tui.env.discovery import kit_of, revealed_tools
 from tau_tui.env.environment import Environment
-from tau_tui.model.messages import AssistantMessage, Message, ParticipantMessage, ToolMessage, UserMessage
+from tau_tui.env.episode import EpisodeTools, ToolBackend, not_run_message
+from tau_tui.env.faults import FAULT_PLAN_KEY, INSTANCE_SEED_KEY, FaultPlan, fault_mark, task_seeds
+from tau_tui.env.tool_schema import tool_schema
+from tau_tui.model.messages import AssistantMessage, Message, ParticipantMessage, ToolCall, ToolMessage, UserMessage
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.replay import FATAL_IN_TAU2, replay
@@ -52,6 +68,7 @@ from tau_tui.rollout.participants import AGENT, USER, Participant, ParticipantEr
 
 GREETING = "Hi! How can I help you today?"
 ENV = "env"
+DISCOVERED_KEY = "discovered_tools"  # on a tool message: discoverable tools its content made known
 
 
 class HistoryError(ValueError):
@@ -76,13 +93,17 @@ EpisodeListener = Callable[[Any], None]
 
 
 class EndEpisode(Exception):
-    """Raised by anything the orchestrator calls (a participant, an environment wrapper such as a
-    cassette) to end the episode with its own termination reason and details for ``info``."""
+    """Raised by anything the orchestrator calls (a participant, a tool backend such as a cassette)
+    to end the episode with its own termination reason and details for ``info``.
 
-    def __init__(self, termination: str, info: dict[str, Any] | None = None):
+    ``message``: a tool backend's answer to the call it refused; it joins the trajectory before the end.
+    """
+
+    def __init__(self, termination: str, info: dict[str, Any] | None = None, message: ToolMessage | None = None):
         super().__init__(termination)
         self.termination = termination
         self.info = info or {}
+        self.message = message
 
 
 def validate_history(history: list[Message]) -> None:
@@ -115,14 +136,19 @@ class Orchestrator:
     a recorded trajectory, which already starts with the task's history).
     ``listener`` gets ``MessageAdded`` for every message and ``EpisodeEnded``
     at the end (a TUI posts them as messages; ``env`` is the live state).
+    ``tools`` replaces the live backend (``EpisodeTools`` over ``env`` with the
+    task's fault plan), e.g. with a cassette.
     """
 
     def __init__(self, env: Environment, task: Task, agent: Participant, user: Participant, *,
                  max_steps: int = 200, max_errors: int = 10, timeout: float | None = None,
                  seed: int | None = None, solo: bool = False, history: list[Message] | None = None,
                  strict_history: bool = True, sim_id: str | None = None, trial: int | None = None,
-                 listener: EpisodeListener | None = None):
+                 listener: EpisodeListener | None = None, tools: ToolBackend | None = None):
         self.env = env
+        self.fault_plan = FaultPlan.of_task(task)
+        self.tools: ToolBackend = tools if tools is not None else EpisodeTools(env, self.fault_plan)
+        self.discovered: dict[str, int] = {}  # discoverable tool -> trajectory index of the result naming it
         self.task = task
         self.agent = agent
         self.user = user
@@ -206,6 +232,9 @@ class Orchestrator:
                                    f"different result than recorded")
             finding = next(f for f in timeline.findings if f.kind in FATAL_IN_TAU2)
             raise HistoryError(f"the initial state cannot be set up: {finding.message}")
+        self.tools.prime(replayed)
+        for found in timeline.discoveries:
+            self._discover(found.tool, found.side, found.step)
 
     def _initialize(self) -> None:
         history = self._load_history()
@@ -339,15 +368,47 @@ class Orchestrator:
         if message is None or not message.tool_calls:
             raise RuntimeError("a step to the environment without tool calls")
         results: list[Message] = []
+        stop: EndEpisode | None = None
         for call in message.tool_calls:
-            result = self.env.call(call)
+            if stop is not None:
+                result = not_run_message(call)
+            else:
+                try:
+                    result = self.tools.call(call)
+                except EndEpisode as end:
+                    if end.message is None:
+                        raise
+                    stop, result = end, end.message
+                self._note_discoveries(call, result)
             if result.error:
                 self.num_errors += 1
             self._append(result)
             results.append(result)
+        if stop is not None:
+            raise stop
         self.pending_calls = None
         caller = self.from_role
         self.from_role, self.to_role, self.incoming = ENV, caller, results
+
+    # --- discoverable tools --------------------------------------------------------------
+    def _note_discoveries(self, call: ToolCall, result: ToolMessage) -> None:
+        """Mark the discoverable tools a result names (before it joins the trajectory) and list them."""
+        side = "user" if call.requestor == "user" else "assistant"
+        found = [name for name in revealed_tools(self.env, call.name, side, result.text, bool(result.error))
+                 if name not in self.discovered]
+        if found:
+            setattr(result, DISCOVERED_KEY, found)
+            for name in found:
+                self._discover(name, side, len(self.trajectory))
+
+    def _discover(self, name: str, side: str, step: int) -> None:
+        if name in self.discovered:
+            return
+        self.discovered[name] = step
+        kit = kit_of(self.env, side)
+        if kit is not None and kit.has_tool(name):
+            participant = self.user if side == "user" else self.agent
+            participant.add_tools([tool_schema(kit, name)])
 
     def _check_termination(self) -> None:
         """tau2's order: max steps, then max errors (wins), then the timeout; never while calls are pending."""
@@ -387,10 +448,26 @@ class Orchestrator:
         self._emit(EpisodeEnded(self.termination or "unexpected_error"))
         return self._result(start_time)
 
+    def _episode_info(self) -> dict[str, Any]:
+        """What the episode adds to ``info``: seeds, injected faults, discoveries, the backend's notes."""
+        extra = self.task.model_extra or {}
+        out: dict[str, Any] = {}
+        if FAULT_PLAN_KEY in extra or INSTANCE_SEED_KEY in extra:
+            out["seeds"] = task_seeds(self.task, self.seed)
+        injected = [{"step": index, "call_id": message.id, **mark} for index, message in enumerate(self.trajectory)
+                    if (mark := fault_mark(message)) is not None]
+        if self.fault_plan is not None or injected:
+            out["faults"] = {"seed": self.fault_plan.seed if self.fault_plan else None, "injected": injected}
+        if self.discovered:
+            out["discovered_tools"] = dict(self.discovered)
+        out.update(self.tools.episode_info())
+        return out
+
     def _result(self, start_time: str) -> SimulationRun:
         end_time = datetime.now().isoformat()
         for index, message in enumerate(self.trajectory):
             message.turn_idx = index
+        self.info.update(self._episode_info())
         return SimulationRun(
             id=self.sim_id,
             task_id=self.task.id,

@@ -121,6 +121,13 @@ class Participant(ABC):
     def set_seed(self, seed: int | None) -> None:
         """The trial's seed (LLM participants pass it to the model)."""
 
+    def add_tools(self, schemas: list[dict[str, Any]]) -> None:
+        """Tools this side found during the episode (discoverable ones): listed to it from its next turn."""
+        tools = getattr(getattr(self, "brief", None), "tools", None)
+        if isinstance(tools, list):
+            known = {t["function"]["name"] for t in tools}
+            tools.extend(s for s in schemas if s["function"]["name"] not in known)
+
     def llm_args(self) -> dict[str, Any]:
         """The model arguments to record (never secrets; see ``records.public_llm_args``)."""
         return {}

@@ -9,7 +9,10 @@ in error details, where a provider may echo the key it was given.
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
@@ -17,6 +20,7 @@ from typing import Any, Iterable
 import orjson
 
 from tau_tui import __version__
+from tau_tui.env.environment import Environment
 from tau_tui.model.io import write_atomic
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
@@ -124,6 +128,97 @@ def run_info(*, domain_name: str, policy: str, agent: dict[str, Any], user: dict
     if extra:
         info["tau_tui"] = extra
     return info
+
+
+# --- task fingerprints ---------------------------------------------------------------------
+# Recorded in every simulation's ``info`` so results of different task versions are never pooled.
+FINGERPRINT_KEY = "task_fingerprint"
+FINGERPRINT_PARTS_KEY = "task_fingerprint_parts"
+FINGERPRINT_PARTS = ("task", "tools", "db", "policy")
+
+
+def _digest(data: Any) -> str:
+    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
+
+
+def _without_nulls(value: Any, key: str | None = None) -> Any:
+    """Null-valued keys dropped, except inside tool arguments (where null and missing differ)."""
+    if isinstance(value, dict):
+        if key == "arguments":
+            return value
+        return {k: _without_nulls(v, k) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def task_content_digest(task: Any) -> str:
+    """Hash of a task definition that ignores null fields, so a task saved by tau2 with every optional
+    field written out hashes like the same task in a hand-written tasks.json."""
+    return _digest(_without_nulls(task.model_dump(mode="json")))
+
+
+def _callable_description(owner: Any, name: str) -> dict[str, Any]:
+    member = getattr(owner, name, None)
+    try:
+        signature = str(inspect.signature(member))
+    except (TypeError, ValueError):
+        signature = None
+    return {"name": name, "signature": signature, "doc": inspect.getdoc(member) if member is not None else None}
+
+
+def toolkit_description(kit: Any) -> dict[str, Any] | None:
+    """What a side's tools look like to a task: names, types, mutating flags, signatures, docstrings, helpers."""
+    if kit is None:
+        return None
+    declared = getattr(kit, "declared_tools", None)
+    if not isinstance(declared, dict):
+        return {"class": type(kit).__qualname__, "tools": None}
+    tools = []
+    for name, spec in sorted(declared.items()):
+        entry = _callable_description(kit, name)
+        entry.update(type=getattr(spec.type, "value", str(spec.type)), mutates=spec.mutates_state,
+                     discoverable=spec.discoverable)
+        tools.append(entry)
+    helpers = [_callable_description(kit, name) for name in sorted(getattr(kit, "declared_helpers", ()))]
+    return {"tools": tools, "helpers": helpers}
+
+
+@dataclass(frozen=True)
+class DomainFingerprint:
+    """Hashes of what a domain gives every task: its tools, its pristine DBs and its policy text."""
+
+    tools: str
+    db: str
+    policy: str
+
+
+def policy_digest(policy: str | None) -> str:
+    return hashlib.sha256((policy or "").encode()).hexdigest()
+
+
+def domain_fingerprint(env: Environment) -> DomainFingerprint:
+    """The domain part of a task fingerprint, from a fresh environment (solo and variant as run)."""
+    tools = _digest({"agent": toolkit_description(env.agent), "user": toolkit_description(env.user)})
+    db = _digest({"agent": env.db_hash(), "user": env.user_db_hash()})
+    return DomainFingerprint(tools, db, policy_digest(env.policy))
+
+
+def fingerprint_parts(task: Any, domain: DomainFingerprint, policy: str | None = None) -> dict[str, str]:
+    """Each part's hash; ``policy`` (a recording's policy text) replaces the domain's when given."""
+    return {"task": task_content_digest(task), "tools": domain.tools, "db": domain.db,
+            "policy": policy_digest(policy) if policy is not None else domain.policy}
+
+
+def combine_fingerprint(parts: dict[str, str]) -> str:
+    """The task fingerprint: one hash over its parts."""
+    return _digest({key: parts.get(key) for key in FINGERPRINT_PARTS})
+
+
+def fingerprint_info(task: Any, domain: DomainFingerprint) -> dict[str, Any]:
+    """What a simulation's ``info`` records about the task version it ran."""
+    parts = fingerprint_parts(task, domain)
+    return {FINGERPRINT_KEY: combine_fingerprint(parts), FINGERPRINT_PARTS_KEY: parts}
 
 
 def _dump(data: Any) -> bytes:

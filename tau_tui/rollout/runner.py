@@ -35,7 +35,15 @@ from tau_tui.model.tasks import Task
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_spec
 from tau_tui.rollout.orchestrator import MessageAdded, Orchestrator
-from tau_tui.rollout.records import ResultsWriter, detect_layout, run_info, scrub_text, secret_values
+from tau_tui.rollout.records import (
+    ResultsWriter,
+    detect_layout,
+    domain_fingerprint,
+    fingerprint_info,
+    run_info,
+    scrub_text,
+    secret_values,
+)
 
 INFRASTRUCTURE_ERROR = "infrastructure_error"
 
@@ -61,6 +69,7 @@ class RunConfig:
     solo: bool = False
     judge_llm: str | None = None
     layout: str = "json"  # "json": one results file; "dir": results.json + simulations/<id>.json
+    tasks: list[Task] | None = None  # explicit definitions (an edited task) instead of the domain's, by id
 
 
 # --- events ----------------------------------------------------------------------------
@@ -206,9 +215,19 @@ class Runner:
             raise RunError("human participants play through 'tau-tui play', not 'run'")
         base, self.variant = split_variant(config.domain)
         self.domain = self.registry.get(base)
-        self.tasks = select_tasks(self.domain, config.task_ids)
+        if config.tasks:
+            given = {t.id: t for t in config.tasks}
+            missing = [t for t in config.task_ids or [] if t not in given]
+            if missing:
+                raise RunError(f"no task {missing[0]!r} among the tasks given")
+            self.tasks = [given[t] for t in dict.fromkeys(config.task_ids or given)]
+        else:
+            self.tasks = select_tasks(self.domain, config.task_ids)
+        if not self.tasks:
+            raise RunError(f"domain '{self.domain.name}' has no tasks to run")
         self.seeds = trial_seeds(config.seed, config.num_trials)
         env = self.domain.new_environment(solo=config.solo, variant=self.variant)
+        self.domain_fingerprint = domain_fingerprint(env)
         sample = self.tasks[0]
         agent = build_agent(config.agent, sample, env, solo=config.solo)
         user = build_user(config.user, sample, env, solo=config.solo)
@@ -291,6 +310,7 @@ class Runner:
             async with semaphore:
                 self._emit(SimulationStarted(task.id, trial, seed))
                 sim = await self.simulate(task, trial, seed)
+                sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
                 scored = await asyncio.to_thread(self._score, sim, task)
                 async with lock:
                     self.writer.add(sim)

@@ -2,12 +2,15 @@
 
 Data flow: the load worker opens files and posts ``FileLoaded`` / ``FileFailed``;
 the app adds them to the ``Catalog`` and queues every simulation for the
-replay worker, which posts ``SimsReplayed`` batches. Screens read the
-catalog; workers never touch widgets.
+background worker, which replays and evaluates it and posts ``SimsReplayed``
+batches. A rollout runs in an async worker; each finished simulation is added
+to the catalog at once (``add_live_run``), as are the recordings of play
+sessions and forks. Screens read the catalog; workers never touch widgets.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import queue
 import time
@@ -23,12 +26,15 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from tau_tui.model.io import RunFileError, describe_empty, expand_paths, open_run
-from tau_tui.tui.catalog import Catalog, RunRow
+from tau_tui.evaluate import FLAG_KINDS
+from tau_tui.model.io import RunFile, RunFileError, describe_empty, expand_paths, open_run
+from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow
 from tau_tui.tui.external import run_viewer, write_temp_json
 from tau_tui.tui.keys import key_help
+from tau_tui.tui.live import RolloutProgress, carry_over, run_file_of
 from tau_tui.tui.messages import (
-    FileFailed, FileLoaded, LoadFinished, LoadStarted, ReplayIdle, ReplayOutcome, SimsReplayed,
+    FileFailed, FileLoaded, LiveFileAdded, LoadFinished, LoadStarted, ReplayIdle, ReplayOutcome, RolloutEvent,
+    RolloutFailed, SimsReplayed,
 )
 from tau_tui.tui.render import PILL_HELP, pill
 from tau_tui.tui.replay_service import ReplayService
@@ -50,15 +56,17 @@ class TauTuiApp(App[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("f1", "help", "Help (works while typing)", id="app.help_f1", show=False),
         Binding("r", "reload", "Reload files", id="app.reload"),
         Binding("ctrl+p", "command_palette", "Commands", id="app.palette", show=False),
     ]
 
     def __init__(self, paths: Iterable[Path | str], tau2_data: Path | str | None = None,
                  domain_paths: list[Path] | None = None,
-                 external_viewer: Callable[[Path], Any] | None = None) -> None:
+                 external_viewer: Callable[[Path], Any] | None = None, runs_dir: Path | str = "runs") -> None:
         super().__init__()
         self.paths = [Path(p) for p in paths]
+        self.runs_dir = Path(runs_dir)  # where new rollouts, play sessions and forks are saved by default
         self.catalog = Catalog()
         self.replay_service = ReplayService(tau2_data, domain_paths)
         self.generation = 0
@@ -70,6 +78,10 @@ class TauTuiApp(App[None]):
         self._replay_first: deque[tuple[int, RunRow]] = deque()
         self._replayed_keys: set[tuple[int, str]] = set()
         self._replaying = False
+        self.rollout: RolloutProgress | None = None
+        self._rollout_runner: Any = None
+        self._live_files: set[str] = set()
+        self._open_when_read: Path | None = None
 
     def get_default_screen(self) -> Screen:
         return RunsScreen()
@@ -154,7 +166,7 @@ class TauTuiApp(App[None]):
     def _load_finished(self, message: LoadFinished) -> None:
         if message.generation != self.generation:
             return
-        seen = {self.catalog.file_key(p) for p in message.seen}
+        seen = {self.catalog.file_key(p) for p in message.seen} | self._live_files
         for key in [k for k in self.catalog.files if k not in seen]:
             self.catalog.remove_file(Path(key))
         self.loading_files = False
@@ -214,9 +226,9 @@ class TauTuiApp(App[None]):
                 self.post_message(SimsReplayed(batch_generation, batch))
                 batch = []
             batch_generation = generation
-            summary, error = self.replay_service.summarize(row.run, row.index)
+            summaries = self.replay_service.summarize(row.run, row.index)
             row.haystack()  # index the text for search while we are here, off the UI thread
-            batch.append(ReplayOutcome(row.key, summary, error))
+            batch.append(ReplayOutcome(row.key, summaries))
             if time.monotonic() - last_post > REPLAY_BATCH_SECONDS:
                 self.post_message(SimsReplayed(batch_generation, batch))
                 batch, last_post = [], time.monotonic()
@@ -242,11 +254,14 @@ class TauTuiApp(App[None]):
             row = self.catalog.by_key.get(outcome.row_key)
             if row is None:
                 continue
-            row.replay, row.replay_error = outcome.summary, outcome.error
+            done = outcome.summaries
+            row.replay, row.replay_error = done.replay, done.error
+            row.evaluation, row.eval_error = done.evaluation, done.eval_error
             rows.append(row)
-            if outcome.error and not any(n.text.endswith(outcome.error) for n in self.catalog.all_notices()):
-                self.catalog.add_notice(row.path, f"not replayed: {outcome.error}", "warning")
-                new_notice = True
+            for prefix, error in (("not replayed", done.error), ("not evaluated", done.eval_error)):
+                if error and not any(n.text.endswith(error) for n in self.catalog.all_notices()):
+                    self.catalog.add_notice(row.path, f"{prefix}: {error}", "warning")
+                    new_notice = True
         self.runs_screen.rows_replayed(rows)
         if new_notice:
             self.runs_screen.notices_changed()
@@ -256,16 +271,162 @@ class TauTuiApp(App[None]):
         """Loading, replaying or about to refresh the runs view (tests wait until this is False)."""
         return self.loading_files or self._replaying or self.runs_screen.refresh_pending
 
+    # --- runs written while the app is open -----------------------------------------------------------
+    def add_live_run(self, run: RunFile) -> list[RunRow]:
+        """Add (or grow) a run this app wrote: its rows appear at once, derived columns follow in the background.
+
+        The file also joins the paths a reload reads.
+        """
+        key = self.catalog.file_key(run.path)
+        old = self.catalog.rows_of(run.path)
+        rows = self.catalog.add_run(run)
+        fresh = carry_over(old, rows)
+        for row in fresh:
+            self._replayed_keys.discard((self.generation, row.key))
+        if key not in self._live_files:
+            self._live_files.add(key)
+            if not any(self.catalog.file_key(p) == key for p in self.paths):
+                self.paths.append(run.path)
+        self.queue_replay(fresh)
+        self.runs_screen.rows_changed()
+        for screen in self.screen_stack:
+            if isinstance(screen, TrajectoryScreen) and screen.run is not None and screen.run.path == run.path \
+                    and screen.run is not run:
+                screen.rebind(run)
+        return rows
+
+    def read_live_file(self, path: Path) -> None:
+        """Read a results file this app just saved (a play session, a fork) into the runs table."""
+        self.read_live_file_worker(path)
+
+    @work(thread=True, group="live-file", name="read saved run")
+    def read_live_file_worker(self, path: Path) -> None:
+        try:
+            run = open_run(path)
+        except RunFileError as exc:
+            self.post_message(FileFailed(self.generation, path, exc.problem))
+            return
+        self.post_message(LiveFileAdded(run))
+
+    @on(LiveFileAdded)
+    def _live_file_added(self, message: LiveFileAdded) -> None:
+        rows = self.add_live_run(message.run)
+        if rows and self._open_when_read == message.run.path:
+            self._open_when_read = None
+            self.open_run_at(message.run, 0)
+
+    # --- rollouts -----------------------------------------------------------------------------------------
+    def start_rollout(self, config: Any, path: Path) -> bool:
+        """Run ``config`` (a ``RunConfig``) into ``path``; False when another rollout is still running."""
+        if self.rollout is not None and self.rollout.active:
+            self.notify("a rollout is already running (K on the runs screen stops it)", severity="warning")
+            return False
+        self.rollout = RolloutProgress(path, config.domain, config.agent.model,
+                                       "—" if config.solo else config.user.model)
+        self.runs_screen.rollout_changed()
+        self.rollout_worker(config, path)
+        return True
+
+    @work(exclusive=True, group="rollout", name="rollout")
+    async def rollout_worker(self, config: Any, path: Path) -> None:
+        """Prepare in a thread (domain loading), then run on the event loop (litellm calls are async)."""
+        from tau_tui.domains import DomainError
+        from tau_tui.rollout import ParticipantSpecError, RunError, Runner
+
+        runner = Runner(config, path, self.replay_service.registry, listener=self._rollout_listener)
+        try:
+            await asyncio.to_thread(runner.prepare)
+            self._rollout_runner = runner
+            await runner.run()
+        except (DomainError, RunError, ParticipantSpecError, ValueError, KeyError) as exc:
+            self.post_message(RolloutFailed(str(exc).strip("'\"")))
+        except Exception as exc:  # noqa: BLE001 - shown on the runs screen, never a crash
+            self.post_message(RolloutFailed(f"{type(exc).__name__}: {exc}"))
+
+    def _rollout_listener(self, event: Any) -> None:
+        self.post_message(RolloutEvent(event))
+
+    def stop_rollout(self) -> None:
+        """Stop the running rollout; what finished is saved (``tau-tui run --resume`` completes it)."""
+        if self.rollout is None or not self.rollout.active:
+            self.notify("no rollout is running", timeout=2)
+            return
+        self.workers.cancel_group(self, "rollout")
+        self.rollout.stopped = True
+        self.rollout.running = 0
+        self.runs_screen.rollout_changed()
+        self.notify(f"rollout stopped: {self.rollout.done} simulation(s) saved in {self.rollout.path}", timeout=6)
+
+    @on(RolloutEvent)
+    def _rollout_event(self, message: RolloutEvent) -> None:
+        from tau_tui.rollout import LLMRetried, RunFinished, RunStarted, SimulationFinished, SimulationStarted
+
+        progress, event = self.rollout, message.event
+        if progress is None or progress.stopped:
+            return
+        if isinstance(event, RunStarted):
+            progress.total, progress.already_done, progress.done = event.total, event.already_done, event.already_done
+        elif isinstance(event, SimulationStarted):
+            progress.running += 1
+        elif isinstance(event, LLMRetried):
+            self.notify(f"task {event.task_id}: {event.side} model retry {event.attempt} in {event.delay:.1f}s "
+                        f"({event.error[:120]})", severity="warning", timeout=4)
+        elif isinstance(event, SimulationFinished):
+            progress.running = max(progress.running - 1, 0)
+            progress.done = event.completed
+            if event.reward is None:
+                progress.unscored += 1
+            else:
+                progress.rewards.append(event.reward)
+            runner = self._rollout_runner
+            if runner is not None:
+                if progress.raw_tasks is None:
+                    progress.raw_tasks = [t.model_dump(mode="json") for t in runner.writer.tasks]
+                run = run_file_of(progress.path, runner.writer, progress.raw_tasks)
+                self.add_live_run(run)
+                if not progress.shown:
+                    progress.shown = True
+                    self.runs_screen.show_only_file(run)
+        elif isinstance(event, RunFinished):
+            progress.finished, progress.running = True, 0
+            avg = progress.average
+            self.notify(f"rollout finished: {progress.done} simulation(s), average reward "
+                        f"{'—' if avg is None else f'{avg:.3f}'}; saved in {progress.path}", timeout=6)
+        self.runs_screen.rollout_changed()
+
+    @on(RolloutFailed)
+    def _rollout_failed(self, message: RolloutFailed) -> None:
+        if self.rollout is not None:
+            self.rollout.error = message.error
+            self.rollout.running = 0
+        self.runs_screen.rollout_changed()
+        self.notify(f"rollout failed: {message.error}", severity="error", timeout=8)
+
     # --- opening things ----------------------------------------------------------------------------------------
     def open_simulation(self, row: RunRow, query: str = "") -> None:
         """Open a simulation on the trajectory screen (one screen, kept and reused: reopening is instant)."""
+        self.open_run_at(row.run, row.index, query=query)
+
+    def open_run_at(self, run: RunFile, index: int, *, step: int | None = None, query: str = "") -> None:
+        """Show simulation ``index`` of ``run``; when the inspector's trajectory screen is already under the
+        current one (a fork's comparison, a play session), a second trajectory screen opens on top."""
         if not self.is_screen_installed(TRAJECTORY):
             self.install_screen(TrajectoryScreen(), TRAJECTORY)
         screen = self.get_screen(TRAJECTORY)
         assert isinstance(screen, TrajectoryScreen)
-        screen.open(row.run, row.index, query=query)
+        if screen in self.screen_stack and self.screen is not screen:
+            screen = TrajectoryScreen()
+        screen.open(run, index, step=step, query=query)
         if screen not in self.screen_stack:
             self.push_screen(screen)
+
+    def open_saved_run(self, path: Path) -> None:
+        """Open the first simulation of a file this app saved (once it has been read back)."""
+        rows = self.catalog.rows_of(path)
+        if rows:
+            self.open_run_at(rows[0].run, rows[0].index)
+        else:
+            self._open_when_read = path
 
     def open_json(self, data: Any, hint: str) -> Path:
         """Write ``data`` to a temp JSON file and open it in $EDITOR / $PAGER (the input file is never touched)."""
@@ -315,7 +476,12 @@ class TauTuiApp(App[None]):
         text.append("recorded", style="bold blue")
         text.append(" show what the file says; ")
         text.append("derived (*)", style="bold magenta")
-        text.append(" shows what tau-tui's own replay found. They are never mixed.")
+        text.append(" shows what tau-tui's own replay and evaluator found. They are never mixed.\n")
+        text.append("\nprocess flags (flags* column, ⚑ in trajectories)\n", style="bold underline")
+        for kind in FLAG_KINDS:
+            text.append(f"{FLAG_CODES[kind]}", style="bold cyan")
+            text.append(f"  {kind}\n")
+        text.rstrip()
         return text
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

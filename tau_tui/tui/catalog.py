@@ -2,8 +2,9 @@
 
 Pure Python (rich for cell styling, no textual), so it is tested on its own
 and shared by the runs screen and, later, by rollouts that add runs live.
-A row keeps what the recording says apart from what our replay derived
-(``ReplaySummary``, filled in by a background worker).
+A row keeps what the recording says apart from what we derived: the replay
+(``ReplaySummary``) and the recomputed reward with its process flags
+(``EvalSummary``), both filled in by one background worker.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Callable, Iterable
 import orjson
 from rich.text import Text
 
+from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile, SimEntry
 from tau_tui.model.results import SCORED_TERMINATIONS
 
@@ -50,6 +52,48 @@ class ReplaySummary:
         )
 
 
+# One letter per process-flag kind, for the compact flags column (the help screen lists them).
+FLAG_CODES: dict[str, str] = {
+    "parallel_calls": "P", "text_with_calls": "T", "repeated_call": "R", "write_before_read": "W",
+    "error_ignored": "E", "unbacked_claim": "C", "transfer_to_human": "H",
+}
+ANY_FLAG = "any"
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    """What our evaluator derived for one simulation: recomputed reward, agreement, process flags."""
+
+    reward: float | None  # None: not computable (e.g. NL assertions without a judge)
+    status: str  # scored / premature / no_criteria / no_task / not_computable
+    agrees: bool | None  # recomputed equals recorded; None when either is missing
+    flags: dict[str, int]  # kind → count, only kinds that fired
+    inconsistent_recording: bool = False
+    not_evaluated: tuple[str, ...] = ()
+    first_reason: str | None = None  # the first line of "why", for the row preview
+
+    @classmethod
+    def of(cls, report: Any) -> EvalSummary:
+        ev = report.evaluation
+        failed = report.explanation.failed
+        return cls(
+            reward=ev.reward,
+            status=ev.status,
+            agrees=report.agrees,
+            flags={k: v for k, v in report.flag_counts().items() if v},
+            inconsistent_recording=report.explanation.inconsistent_recording,
+            not_evaluated=tuple(ev.not_evaluated),
+            first_reason=failed[0] if failed else None,
+        )
+
+    @property
+    def n_flags(self) -> int:
+        return sum(self.flags.values())
+
+    def flag_letters(self) -> str:
+        return "".join(FLAG_CODES[k] for k in FLAG_KINDS if k in self.flags)
+
+
 def _sim_error(raw: Any) -> str | None:
     info = raw.get("info") if isinstance(raw, dict) else None
     if isinstance(info, dict) and info.get("error"):
@@ -67,6 +111,8 @@ class RunRow:
     order: tuple[int, int]  # (file load position, index in file)
     replay: ReplaySummary | None = None
     replay_error: str | None = None
+    evaluation: EvalSummary | None = None
+    eval_error: str | None = None
     _haystack: str | None = field(default=None, repr=False)
 
     # --- what the recording says ------------------------------------------------
@@ -189,6 +235,8 @@ class RunFilter:
     has_hallucination: bool = False
     has_tool_error: bool = False
     has_finding: bool = False
+    disagrees: bool = False  # recomputed reward differs from the recorded one
+    flag: str | None = None  # a process-flag kind, or ANY_FLAG
     task: str | None = None
     model: str | None = None
     domain: str | None = None
@@ -197,7 +245,12 @@ class RunFilter:
 
     @property
     def needs_replay(self) -> bool:
-        return self.has_mismatch or self.has_hallucination or self.has_finding
+        """True when the filter reads derived columns (rows not yet replayed or evaluated never match)."""
+        return self.has_mismatch or self.has_hallucination or self.has_finding or self.needs_evaluation
+
+    @property
+    def needs_evaluation(self) -> bool:
+        return self.disagrees or self.flag is not None
 
     @property
     def active(self) -> bool:
@@ -231,6 +284,16 @@ class RunFilter:
                 return False
             if self.has_finding and not summary.findings:
                 return False
+        if self.needs_evaluation:
+            evaluation = row.evaluation
+            if evaluation is None:
+                return False
+            if self.disagrees and evaluation.agrees is not False:
+                return False
+            if self.flag == ANY_FLAG and not evaluation.flags:
+                return False
+            if self.flag not in (None, ANY_FLAG) and not evaluation.flags.get(self.flag):
+                return False
         if self.text:
             terms = query_terms(self.text)
             if terms and not text_matches(row.haystack(), terms):
@@ -243,13 +306,15 @@ class RunFilter:
         if self.failed_only:
             out.append("failed")
         for label, value in (("domain", self.domain), ("file", self.file), ("model", self.model),
-                             ("task", self.task), ("end", self.termination)):
+                             ("task", self.task), ("end", self.termination), ("flag", self.flag)):
             if value:
                 out.append(f"{label}:{value}")
         for label, on in (("mismatch", self.has_mismatch), ("hallucinated", self.has_hallucination),
                           ("tool error", self.has_tool_error), ("finding", self.has_finding)):
             if on:
                 out.append(f"has {label}")
+        if self.disagrees:
+            out.append("recomputed ≠ recorded")
         if self.text:
             out.append(f"/{self.text}")
         return out
@@ -278,6 +343,43 @@ def _derived(row: RunRow, get: Callable[[ReplaySummary], Any], render: Callable[
     return render(get(row.replay))
 
 
+def _evaluated(row: RunRow, render: Callable[[EvalSummary], Text]) -> Text:
+    if row.evaluation is None:
+        return Text("…", style="dim") if row.replay_error is None and row.eval_error is None else DASH
+    return render(row.evaluation)
+
+
+def _reward_text(reward: float) -> str:
+    return f"{reward:.2f}".rstrip("0").rstrip(".")
+
+
+def recomputed_cell(row: RunRow) -> Text:
+    """Our reward; an infra-failed run stays "infra", an uncomputable one "n/a" (never a fail)."""
+    def render(ev: EvalSummary) -> Text:
+        if row.status == "infra":
+            return Text("infra", style="yellow")
+        if ev.reward is None:
+            return Text("n/a", style="yellow")
+        return Text(_reward_text(ev.reward), style="green" if ev.reward >= 1.0 - 1e-6 else "bold red")
+    return _evaluated(row, render)
+
+
+def agrees_cell(row: RunRow) -> Text:
+    return _evaluated(row, lambda ev: _check(ev.agrees) if ev.agrees is not False else Text("≠", style="bold red"))
+
+
+def flags_cell(row: RunRow) -> Text:
+    def render(ev: EvalSummary) -> Text:
+        if not ev.flags:
+            return Text("0", style="dim")
+        return Text(f"{ev.n_flags} {ev.flag_letters()}", style="cyan")
+    return _evaluated(row, render)
+
+
+def _eval_value(get: Callable[[EvalSummary], Any]) -> Callable[[RunRow], Any]:
+    return lambda row: None if row.evaluation is None else get(row.evaluation)
+
+
 def reward_cell(row: RunRow) -> Text:
     status = row.status
     if status == "infra":
@@ -285,7 +387,7 @@ def reward_cell(row: RunRow) -> Text:
     if status == "unscored":
         return Text("—", style="dim")
     reward = row.entry.reward
-    return Text(f"{reward:.2f}".rstrip("0").rstrip(".") if reward is not None else "—",
+    return Text(_reward_text(reward) if reward is not None else "—",
                 style="green" if status == "pass" else "bold red")
 
 
@@ -331,6 +433,12 @@ COLUMNS: list[Column] = [
            _summary_value(lambda s: s.hallucinated), derived=True, help="hallucinated tool calls"),
     Column("findings", "!*", 3, lambda r: _derived(r, lambda s: s.findings, lambda v: _count(v, "yellow")),
            _summary_value(lambda s: s.findings), derived=True, help="structural findings"),
+    Column("our_reward", "rwd*", 4, recomputed_cell, _eval_value(lambda e: e.reward), derived=True,
+           help="reward recomputed by our evaluator"),
+    Column("agrees", "=*", 2, agrees_cell, _eval_value(lambda e: e.agrees), derived=True,
+           help="recomputed reward agrees with the recorded one"),
+    Column("flags", "flags*", 7, flags_cell, _eval_value(lambda e: e.n_flags), derived=True,
+           help="process flags (count and kinds: " + " ".join(f"{c}={k}" for k, c in FLAG_CODES.items()) + ")"),
     Column("errors", "err", 3, lambda r: _count(r.entry.n_tool_errors, "yellow"), lambda r: r.entry.n_tool_errors,
            help="tool errors in the recording"),
     Column("termination", "termination", 13, lambda r: Text(r.termination, style=_term_style(r)),
@@ -460,3 +568,15 @@ class Catalog:
             value = getter[column](row)
             counts[value] = counts.get(value, 0) + 1
         return sorted(counts.items())
+
+    def flag_counts(self) -> dict[str, int]:
+        """Evaluated rows with each process-flag kind (for the flag filter), in FLAG_KINDS order."""
+        counts = {kind: 0 for kind in FLAG_KINDS}
+        for row in self.rows:
+            if row.evaluation is not None:
+                for kind in row.evaluation.flags:
+                    counts[kind] += 1
+        return counts
+
+    def rows_of(self, path: Path) -> list[RunRow]:
+        return [row for row in self.rows if row.run.path == path]

@@ -7,9 +7,12 @@ from pathlib import Path
 
 from textual.message import Message
 
+from typing import Any
+
 from tau_tui.analysis import SimAnalysis
+from tau_tui.evaluate import SimReport
 from tau_tui.model.io import RunFile
-from tau_tui.tui.catalog import ReplaySummary
+from tau_tui.tui.replay_service import Summaries
 from tau_tui.tui.trajectory_doc import TrajectoryDoc
 
 
@@ -54,12 +57,11 @@ class LoadFinished(Message):
 @dataclass(frozen=True)
 class ReplayOutcome:
     row_key: str
-    summary: ReplaySummary | None
-    error: str | None
+    summaries: Summaries
 
 
 class SimsReplayed(Message):
-    """A batch of background replay results for the runs table."""
+    """A batch of background replay and evaluation results for the runs table."""
 
     def __init__(self, generation: int, outcomes: list[ReplayOutcome]) -> None:
         super().__init__()
@@ -75,10 +77,89 @@ class SimulationReady(Message):
     """The trajectory screen's simulation is parsed and (when possible) replayed."""
 
     def __init__(self, token: int, doc: TrajectoryDoc | None, analysis: SimAnalysis | None,
-                 replay_error: str | None, load_error: str | None) -> None:
+                 replay_error: str | None, load_error: str | None, report: SimReport | None = None,
+                 eval_error: str | None = None) -> None:
         super().__init__()
         self.token = token
         self.doc = doc
         self.analysis = analysis
         self.replay_error = replay_error
         self.load_error = load_error
+        self.report = report
+        self.eval_error = eval_error
+
+
+# --- rollouts, sessions, forks ---------------------------------------------------------------
+
+
+class RolloutEvent(Message):
+    """An event of the running rollout (``tau_tui.rollout.runner``: RunStarted, SimulationFinished, ...)."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
+class RolloutFailed(Message):
+    """The rollout could not start or stopped with an error; ``error`` is one line."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class LiveFileAdded(Message):
+    """A results file written by this app (a play session, a fork) was read back."""
+
+    def __init__(self, run: RunFile) -> None:
+        super().__init__()
+        self.run = run
+
+
+class SessionEvent(Message):
+    """An event of a play session: ``MessageAdded`` / ``EpisodeEnded`` from the orchestrator."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
+class SessionTurn(Message):
+    """It is the person's turn in a play session (``request`` is a ``TurnRequest``)."""
+
+    def __init__(self, request: Any) -> None:
+        super().__init__()
+        self.request = request
+
+
+class SessionFinished(Message):
+    """The play session's episode ended (``error`` set when it failed instead)."""
+
+    def __init__(self, error: str | None = None) -> None:
+        super().__init__()
+        self.error = error
+
+
+class ForkFinished(Message):
+    """A fork's continuation ran (``episode``), was saved (``path``) and read back (``run``), or failed."""
+
+    def __init__(self, token: int, episode: Any = None, path: Path | None = None, run: RunFile | None = None,
+                 error: str | None = None, step: int = 0) -> None:
+        super().__init__()
+        self.token = token
+        self.step = step
+        self.episode = episode
+        self.path = path
+        self.run = run
+        self.error = error
+
+
+class MetricsReady(Message):
+    """Progress of the metrics screen's evaluation; when ``final``, ``summaries`` maps index → EvalSummary."""
+
+    def __init__(self, summaries: dict[int, Any], done: int, total: int, final: bool) -> None:
+        super().__init__()
+        self.summaries = summaries
+        self.done = done
+        self.total = total
+        self.final = final

@@ -28,6 +28,7 @@ PILL_STYLES: dict[str, str] = {
     "hallucinated": "bold white on magenta",
     "no result": "black on yellow",
     "not replayed": "black on grey42",
+    "done": "bold black on green3",
 }
 PILL_HELP: dict[str, str] = {
     "ok": "write re-executed by our replay, same output as recorded",
@@ -37,6 +38,7 @@ PILL_HELP: dict[str, str] = {
     "hallucinated": "not a tool of this domain: never executed",
     "no result": "the recording has no result for this call",
     "not replayed": "replay could not run for this simulation",
+    "done": "executed by the environment in this live session",
 }
 
 # role → (label, style of label and gutter)
@@ -228,6 +230,14 @@ def render_finding(event: Event, ctx: RenderContext) -> Text:
     return Text.assemble(("⚠ ", "bold yellow"), (f"{kind}: ", "yellow"), (event.text, "yellow"))
 
 
+def render_flag(event: Event, ctx: RenderContext) -> Text:
+    return Text.assemble(("⚑ ", "bold cyan"), (event.text, "cyan"))
+
+
+def render_divergence(event: Event, ctx: RenderContext) -> Text:
+    return Text.assemble(("⤷ left the gold path here: ", "bold magenta"), (event.text, "magenta"))
+
+
 def render_message_error(event: Event, ctx: RenderContext) -> Text:
     text = event.text.strip()
     if not ctx.expanded and len(text.splitlines()) > 2:
@@ -250,6 +260,8 @@ RENDERERS: dict[str, Renderer] = {
     "tool_result": render_tool_result,
     "tool_error": render_tool_error,
     "finding": render_finding,
+    "flag": render_flag,
+    "divergence": render_divergence,
     "message_error": render_message_error,
     "unreadable": render_unreadable,
 }

@@ -1,25 +1,65 @@
 """Thread-safe access to the analyzer for the TUI's workers.
 
-The background replay worker (verdict columns of the runs table) and the
-trajectory screen's worker both replay simulations; one lock keeps domain
+The background worker (derived columns of the runs table) and the trajectory
+screen's worker both replay and evaluate simulations; one lock keeps domain
 loading and the gold-state cache consistent between them. Recent full
 analyses are kept so that reopening a run is instant.
+
+Evaluation reuses the analysis it is given (``assess_analysis``) instead of
+``Analyzer.evaluate``, which would replay the simulation a second time.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.domains import DomainError, DomainRegistry
+from tau_tui.evaluate import Judge, ScorerConfigError, SimReport, assess
 from tau_tui.model.io import RunFile, RunFileError
-from tau_tui.tui.catalog import ReplaySummary
+from tau_tui.tui.catalog import EvalSummary, ReplaySummary
+
+
+def assess_analysis(analyzer: Analyzer, analysis: SimAnalysis, judge: Judge | None = None) -> SimReport:
+    """``Analyzer.evaluate`` on an analysis already at hand (same scorer sidecar, policy and task sources).
+
+    A broken scorer sidecar leaves the tool-call score out; the recomputed reward never depends on it.
+    """
+    run = analysis.run
+    try:
+        config = analyzer.scorer_config(run)
+    except ScorerConfigError:
+        config = None
+    spec = config.spec_for(analysis.sim.task_id) if config is not None else None
+    env_info = run.raw_info.get("environment_info")
+    policy = env_info.get("policy") if isinstance(env_info, dict) else None
+    in_recording = analysis.sim.task_id in run.tasks()
+    if in_recording:
+        known = run.tasks()
+    else:
+        try:
+            known = analyzer.domain_of(run)[0].tasks()
+        except DomainError:
+            known = {}
+    return assess(analysis, judge=judge, scorer=spec, policy=policy if isinstance(policy, str) else None,
+                  domain=run.domain, task_in_recording=in_recording, known_tasks=known)
+
+
+@dataclass(frozen=True)
+class Summaries:
+    """The derived columns of one row: replay and evaluation, or why each is missing."""
+
+    replay: ReplaySummary | None = None
+    evaluation: EvalSummary | None = None
+    error: str | None = None  # no replay (and so no evaluation)
+    eval_error: str | None = None  # replayed, but the evaluation failed
 
 
 class ReplayService:
-    """Replays simulations of loaded runs; safe to call from several threads."""
+    """Replays and evaluates simulations of loaded runs; safe to call from several threads."""
 
     def __init__(self, tau2_data: Path | str | None = None, domain_paths: list[Path] | None = None,
                  keep: int = 8):
@@ -33,9 +73,15 @@ class ReplayService:
 
     @property
     def analyzer(self) -> Analyzer:
-        if self._analyzer is None:
-            self._analyzer = Analyzer(DomainRegistry(self.tau2_data, self.domain_paths))
-        return self._analyzer
+        with self._lock:
+            if self._analyzer is None:
+                self._analyzer = Analyzer(DomainRegistry(self.tau2_data, self.domain_paths))
+            return self._analyzer
+
+    @property
+    def registry(self) -> DomainRegistry:
+        """The domain registry rollouts, sessions and forks use (the same domains the inspector replays)."""
+        return self.analyzer.registry
 
     def analyze(self, run: RunFile, index: int) -> SimAnalysis:
         """Full analysis of one simulation; raises DomainError / RunFileError when replay cannot start."""
@@ -58,23 +104,32 @@ class ReplayService:
                 self._recent.popitem(last=False)
             return analysis
 
-    def summarize(self, run: RunFile, index: int) -> tuple[ReplaySummary | None, str | None]:
-        """(summary, None) or (None, one-line reason) for the runs table."""
+    def assess(self, analysis: SimAnalysis, judge: Judge | None = None) -> SimReport:
+        """The recomputed reward, explanation, tool-call score and flags of an analysed simulation."""
+        with self._lock:
+            return assess_analysis(self.analyzer, analysis, judge)
+
+    def summarize(self, run: RunFile, index: int) -> Summaries:
+        """What the runs table derives for one simulation; failures become one-line reasons, never raise."""
         try:
             with self._lock:
                 domain = run.domain or ""
                 if domain in self._domain_errors:
-                    return None, self._domain_errors[domain]
+                    return Summaries(error=self._domain_errors[domain])
                 analysis = self.analyzer.analyze(run, index)
         except DomainError as exc:
             with self._lock:
                 self._domain_errors[run.domain or ""] = str(exc)
-            return None, str(exc)
+            return Summaries(error=str(exc))
         except RunFileError as exc:
-            return None, str(exc)
+            return Summaries(error=str(exc))
         except Exception as exc:  # noqa: BLE001 - one broken simulation never stops the others
-            return None, f"replay failed: {type(exc).__name__}: {exc}"
-        return ReplaySummary.of(analysis), None
+            return Summaries(error=f"replay failed: {type(exc).__name__}: {exc}")
+        replay = ReplaySummary.of(analysis)
+        try:
+            return Summaries(replay, EvalSummary.of(self.assess(analysis)))
+        except Exception as exc:  # noqa: BLE001 - the replay columns are still worth showing
+            return Summaries(replay, eval_error=f"evaluation failed: {type(exc).__name__}: {exc}")
 
     def forget_domain_errors(self) -> None:
         """Retry domains that failed before (after a reload: a domain may have landed)."""

@@ -1,9 +1,11 @@
 """A trajectory as the inspector shows it: steps, their events, and jump targets.
 
 Pure Python. Built from the recorded messages plus, when replay could run,
-the replay timeline (verdicts, findings). Each step is one message; each
-message yields events (text, tool call, tool result, finding) whose ``kind``
-picks a renderer in ``render.py``.
+the replay timeline (verdicts, findings) and, when evaluation could run, its
+process flags and the step where the run left the gold path. Each step is one
+message; each message yields events (text, tool call, tool result, finding,
+flag) whose ``kind`` picks a renderer in ``render.py``. A live document (a
+play session) has no replay: its calls were executed by the environment.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
 from tau_tui.tui.catalog import query_terms, text_matches
 
 # Jump targets, in the order the help screen lists them.
-TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "finding", "match")
+TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "finding", "flag", "divergence", "match")
 
 
 @dataclass
@@ -32,6 +34,7 @@ class CallView:
     result_step: int | None = None
     result: str | None = None
     result_error: bool = False
+    live: bool = False  # executed by the environment of a running session, not replayed
 
     @property
     def name(self) -> str:
@@ -57,6 +60,8 @@ class CallView:
             return "no result"
         if self.result_error:
             return "error"
+        if self.live:
+            return "done"
         if verdict is Verdict.REPLAYED:
             return "ok"
         if verdict is Verdict.SKIPPED_READ:
@@ -123,13 +128,28 @@ def _message_errors(message: Message) -> list[str]:
 class TrajectoryDoc:
     """The steps of one simulation and where each kind of event happens."""
 
-    def __init__(self, messages: list[Message], timeline: Timeline | None = None):
+    def __init__(self, messages: list[Message], timeline: Timeline | None = None, *, live: bool = False):
         self.timeline = timeline
         self.steps = [StepView(i, m) for i, m in enumerate(messages)]
         self.calls: list[CallView] = self._calls(messages, timeline)
+        for call in self.calls if live else []:
+            call.live = True
         self.general_findings: list[Finding] = []
         self._build_events(timeline)
         self.targets: dict[str, list[int]] = self._targets()
+
+    def add_assessment(self, flags: list[Any], divergence: Any | None) -> None:
+        """Process flags and the step where the run left the gold path, as events and jump targets.
+
+        ``flags`` are ``evaluate.Flag`` (kind, step, message); ``divergence`` an ``evaluate.Divergence``.
+        """
+        for flag in flags:
+            if 0 <= flag.step < len(self.steps):
+                self.steps[flag.step].events.append(Event("flag", flag.step, f"{flag.kind}: {flag.message}"))
+        if divergence is not None and divergence.step is not None and 0 <= divergence.step < len(self.steps):
+            text = divergence.message.removeprefix(f"step {divergence.step}: ")
+            self.steps[divergence.step].events.append(Event("divergence", divergence.step, text))
+        self.targets = self._targets()
 
     # --- construction -----------------------------------------------------------
     @staticmethod
@@ -212,6 +232,8 @@ class TrajectoryDoc:
                     targets["error"].add(step.index)
                 elif event.kind in ("finding", "unreadable"):
                     targets["finding"].add(step.index)
+                elif event.kind in ("flag", "divergence"):
+                    targets[event.kind].add(step.index)
         return {name: sorted(steps) for name, steps in targets.items()}
 
     # --- navigation ---------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORDINGS = ROOT / "recordings"
+RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"  # the mock demo; recordings/ holds our own domains
 MOCK_DEMO = RECORDINGS / "mock_demo.json"
 SIZE = (120, 40)
 
@@ -39,6 +39,44 @@ async def open_sim(pilot, sim_id: str) -> None:
     await pilot.pause()
     assert isinstance(app.screen, TrajectoryScreen)
     assert app.screen.doc is not None
+
+
+async def wait_until(pilot, condition, what: str, tries: int = 500) -> None:
+    """Let the app run until ``condition()`` holds (sessions and rollouts run on the event loop)."""
+    for _ in range(tries):
+        if condition():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def set_input(pilot, selector: str, value: str) -> None:
+    field = pilot.app.screen.query_one(selector)
+    field.value = value
+    await pilot.pause()
+
+
+async def open_play(pilot, side: str, task: str, out: Path):
+    """From the runs screen: the play form (p), then the session screen once the person's first turn is up."""
+    from tau_tui.tui.screens.play import PlayScreen
+    from tau_tui.tui.screens.play_setup import PlaySetupScreen
+
+    app = pilot.app
+    await pilot.press("p")
+    form = app.screen
+    assert isinstance(form, PlaySetupScreen)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    form.query_one("#p-side").value = side
+    await pilot.pause()
+    await set_input(pilot, "#p-filter", task)
+    await set_input(pilot, "#p-out", str(out))
+    await pilot.press("ctrl+s")
+    await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
+    screen = app.screen
+    await wait_until(pilot, lambda: screen.session.pending is not None, "the first turn")
+    await pilot.pause()
+    return screen
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.tui.widgets.state_tree import StateTree
 
-from .conftest import SIZE, open_sim, settle
+from .conftest import RECORDINGS, SIZE, open_sim, settle
 
 
 def shown_ids(app: TauTuiApp) -> list[str]:
@@ -115,7 +115,7 @@ async def test_sort_by_column_and_reverse(make_app):
 async def test_unreadable_file_is_a_one_line_notice(make_app, tmp_path: Path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"simulations": [')
-    app = make_app([tmp_path, Path(__file__).resolve().parents[2] / "recordings"])
+    app = make_app([tmp_path, RECORDINGS])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         notices = app.catalog.all_notices()

@@ -19,8 +19,9 @@ CHECKS = (
     ("has_hallucination", "has hallucinated tool calls"),
     ("has_tool_error", "has tool errors"),
     ("has_finding", "has structural findings"),
+    ("disagrees", "recomputed reward differs from the recorded one"),
 )
-CHOICES = ("domain", "termination", "model", "file")
+CHOICES = ("domain", "termination", "model", "file", "flag")
 
 
 class FilterScreen(ModalScreen[None]):

@@ -1,4 +1,8 @@
-"""The runs screen: every simulation of every loaded file; filter, sort, search, open."""
+"""The runs screen: every simulation of every loaded file; filter, sort, search, open.
+
+From here: the metrics of a file (m), a new rollout (n) whose simulations
+appear here as they finish, and a play session as user or agent (p).
+"""
 
 from __future__ import annotations
 
@@ -14,10 +18,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Label, ProgressBar, Static
 
-from tau_tui.tui.catalog import COLUMN_BY_KEY, COLUMNS, RunFilter, RunRow, SortSpec
+from tau_tui.evaluate import FLAG_KINDS
+from tau_tui.model.io import RunFile
+from tau_tui.tui.catalog import ANY_FLAG, COLUMN_BY_KEY, COLUMNS, FLAG_CODES, RunFilter, RunRow, SortSpec, file_label
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.screens.filters import FilterScreen
+from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.screens.picker import PickerScreen
+from tau_tui.tui.screens.play_setup import PlaySetupScreen
+from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
@@ -38,6 +47,11 @@ class RunsScreen(Screen[None]):
         Binding("c", "clear_filters", "Clear filters", id="runs.clear", show=False),
         Binding("s", "sort", "Sort…", id="runs.sort"),
         Binding("S", "reverse_sort", "Reverse sort", id="runs.reverse", show=False),
+        Binding("x", "flag_filter", "Filter by process flag…", id="runs.flag_filter", show=False),
+        Binding("m", "metrics", "File metrics (pass^k)", id="runs.metrics"),
+        Binding("n", "new_rollout", "New rollout…", id="runs.rollout"),
+        Binding("p", "play", "Play a session…", id="runs.play"),
+        Binding("K", "stop_rollout", "Stop the running rollout", id="runs.stop_rollout", show=False),
         Binding("e", "open_json", "Simulation JSON in $EDITOR", id="runs.editor", show=False),
         Binding("exclamation_mark", "notices", "Load notices", id="runs.notices", show=False),
         Binding("escape", "escape", "Close search / clear text", id="runs.escape", show=False),
@@ -62,6 +76,9 @@ class RunsScreen(Screen[None]):
         with Horizontal(id="loading"):
             yield Label("indexing files…", id="loading-label")
             yield ProgressBar(id="loading-bar", show_eta=False)
+        with Horizontal(id="rollout"):
+            yield InfoLine(id="rollout-status")
+            yield ProgressBar(id="rollout-bar", show_eta=False, show_percentage=False)
         yield RunTable(id="runs")
         yield Input(placeholder="search message contents (all words; \"quoted phrase\")", id="runs-search")
         yield InfoLine(id="row-preview")
@@ -71,6 +88,7 @@ class RunsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#runs-search").display = False
         self.query_one("#notices").display = False
+        self.query_one("#rollout").display = False
         self.query_one(RunTable).focus()
         self.refresh_rows()
 
@@ -113,6 +131,18 @@ class RunsScreen(Screen[None]):
             self.rows_changed()
         self._update_title()
 
+    def rollout_changed(self) -> None:
+        """The rollout's progress changed: one status line and a bar while it runs."""
+        progress = self.tau_app.rollout
+        box = self.query_one("#rollout")
+        box.display = progress is not None
+        if progress is None:
+            return
+        self.query_one("#rollout-status", InfoLine).set(progress.status())
+        bar = self.query_one("#rollout-bar", ProgressBar)
+        bar.display = progress.active
+        bar.update(total=max(progress.total, 1), progress=progress.done)
+
     def notices_changed(self) -> None:
         notices = self.tau_app.catalog.all_notices()
         widget = self.query_one("#notices", Static)
@@ -147,6 +177,10 @@ class RunsScreen(Screen[None]):
         self.filter = flt
         self.refresh_rows()
 
+    def show_only_file(self, run: RunFile) -> None:
+        """Narrow the table to one file (a rollout's, as its simulations arrive); c clears it."""
+        self.set_filter(RunFilter(file=file_label(run)))
+
     def _update_title(self) -> None:
         catalog = self.tau_app.catalog
         total = len(catalog.rows)
@@ -160,7 +194,7 @@ class RunsScreen(Screen[None]):
         text.append("   columns: ")
         text.append("recorded", style=RECORDED_STYLE)
         text.append(" │ ")
-        text.append("* derived by our replay", style=DERIVED_STYLE)
+        text.append("* derived by our replay and evaluator", style=DERIVED_STYLE)
         text.append(f"   sort: {self.sort.label()}", style="dim")
         self.query_one("#runs-title", InfoLine).set(text)
 
@@ -168,7 +202,8 @@ class RunsScreen(Screen[None]):
         chips = self.filter.chips()
         bar = self.query_one("#filter-bar", InfoLine)
         if not chips:
-            bar.set(Text(" no filter · f failed only · F filters · / search · s sort · ? help", style="dim"))
+            bar.set(Text(" no filter · f failed only · x process flag · F filters · / search · s sort · ? help",
+                         style="dim"))
             return
         text = Text(" filter: ", style="bold")
         for chip in chips:
@@ -190,6 +225,18 @@ class RunsScreen(Screen[None]):
             text.append(f"\n no replay: {row.replay_error}", style="yellow")
         elif row.replay is not None and row.replay.first_mismatch_step is not None:
             text.append(f"\n first mismatch at step {row.replay.first_mismatch_step}", style="red")
+        evaluation = row.evaluation
+        if evaluation is not None:
+            if evaluation.agrees is False:
+                text.append(f"\n recomputed reward {evaluation.reward:g} ≠ recorded {row.entry.reward:g}",
+                            style="bold red")
+            elif evaluation.reward is None:
+                missing = ", ".join(evaluation.not_evaluated) or evaluation.status
+                text.append(f"\n recomputed reward not computable ({missing} not evaluated)", style="yellow")
+            if evaluation.first_reason and row.status == "fail":
+                text.append(f"\n why: {evaluation.first_reason}", style="red")
+            if evaluation.flags:
+                text.append("\n flags: " + ", ".join(f"{k} ×{n}" for k, n in evaluation.flags.items()), style="cyan")
         if row.error:
             text.append(f"\n error: {row.error}", style="yellow")
         first_user = self._first_user_message(row)
@@ -274,10 +321,32 @@ class RunsScreen(Screen[None]):
     def action_clear_filters(self) -> None:
         self.set_filter(RunFilter())
 
+    def _flag_values(self) -> list[tuple[str, int]]:
+        counts = self.tau_app.catalog.flag_counts()
+        with_any = sum(1 for r in self.tau_app.catalog.rows if r.evaluation is not None and r.evaluation.flags)
+        return [(ANY_FLAG, with_any)] + list(counts.items())
+
     def action_filters(self) -> None:
         catalog = self.tau_app.catalog
         values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file")}
+        values["flag"] = self._flag_values()
         self.app.push_screen(FilterScreen(self.filter, values, self.set_filter))
+
+    def action_flag_filter(self) -> None:
+        """Pick a process-flag kind; only runs with such a flag stay (derived: rows fill in as they are evaluated)."""
+        counts = dict(self._flag_values())
+        options = [("", "no process-flag filter"), (ANY_FLAG, f"any process flag  ·  {counts[ANY_FLAG]} runs")]
+        options += [(kind, f"{FLAG_CODES[kind]}  {kind}  ·  {counts[kind]} runs") for kind in FLAG_KINDS]
+        catalog = self.tau_app.catalog
+        pending = sum(1 for r in catalog.rows if r.evaluation is None and r.replay_error is None
+                      and r.eval_error is None)
+        title = "process flag" + (f" (still evaluating {pending} runs)" if pending else "")
+
+        def picked(kind: str | None) -> None:
+            if kind is not None:
+                self.set_filter(self.filter.with_(flag=kind or None))
+
+        self.app.push_screen(PickerScreen(title, options, self.filter.flag or ""), picked)
 
     def action_sort(self) -> None:
         options = [("", "load order (file, then position in file)")]
@@ -305,6 +374,34 @@ class RunsScreen(Screen[None]):
         row = self.current_row
         if row is not None:
             self.tau_app.open_json(row.run.raw_sims[row.index], f"{row.file_label}-{row.sim_id}")
+
+    def action_metrics(self) -> None:
+        row = self.current_row
+        if row is None:
+            self.notify("no file: nothing is selected", timeout=2)
+            return
+        self.app.push_screen(MetricsScreen(row.run))
+
+    def action_new_rollout(self) -> None:
+        app = self.tau_app
+        if app.rollout is not None and app.rollout.active:
+            self.notify("a rollout is already running (K stops it)", severity="warning")
+            return
+        domain = self.current_row.domain if self.current_row is not None else None
+
+        def chosen(result: tuple | None) -> None:
+            if result is not None:
+                app.start_rollout(*result)
+
+        self.app.push_screen(RolloutScreen(app.replay_service, domain, app.runs_dir), chosen)
+
+    def action_play(self) -> None:
+        row = self.current_row
+        self.app.push_screen(PlaySetupScreen(self.tau_app.replay_service, row.domain if row else None,
+                                             row.task if row else None))
+
+    def action_stop_rollout(self) -> None:
+        self.tau_app.stop_rollout()
 
     def action_notices(self) -> None:
         notices = self.tau_app.catalog.all_notices()

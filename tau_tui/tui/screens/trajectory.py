@@ -3,16 +3,21 @@
 Left: the message list (``TrajectoryView``). Right: tabs — State (agent and
 user DB trees at the cursor, then this step's change, a mismatch side by
 side, or the diff against the gold final state), Task, Reward (recorded and
-derived, apart). ``SIDE_TABS`` is where the evaluation pane of issue 5 goes.
+derived, apart), Eval (our recomputed reward beside the recorded one, each
+check, why it failed, the recording's consistency, the tool-call score and
+the process flags). ``b`` forks the run at the cursor (``ForkScreen``).
 """
 
 from __future__ import annotations
 
+import asyncio
+from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -22,16 +27,20 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
-from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
+from tau_tui.evaluate import SimReport
 from tau_tui.tui.catalog import file_label, query_terms
-from tau_tui.tui.messages import SimulationReady
+from tau_tui.tui.eval_panels import render_evaluation, render_no_evaluation
+from tau_tui.tui.messages import ForkFinished, SimulationReady
 from tau_tui.tui.panels import (
     DERIVED_STYLE, RECORDED_STYLE, render_call, render_changes, render_derived, render_mismatch, render_recorded,
     render_task,
 )
 from tau_tui.tui.render import content_lines, pretty_lines
+from tau_tui.tui.screens.compare import CompareScreen, Outcome
+from tau_tui.tui.screens.fork import ForkRequest, ForkScreen
 from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.state_nodes import marks_for
 from tau_tui.tui.trajectory_doc import TrajectoryDoc
@@ -53,13 +62,15 @@ JUMPS = {
     "hallucinated": "hallucinated call",
     "error": "error",
     "finding": "finding",
+    "flag": "process flag",
+    "divergence": "divergence from the gold path",
     "match": "search match",
 }
 
 
 def _jump_bindings() -> list[Binding]:
     keys = {"call": "t", "write": "w", "mismatch": "m", "hallucinated": "h", "error": "x", "finding": "f",
-            "match": "n"}
+            "flag": "p", "match": "n"}
     out = []
     for target, key in keys.items():
         name = JUMPS[target]
@@ -73,9 +84,8 @@ def _jump_bindings() -> list[Binding]:
 class TrajectoryScreen(Screen[None]):
     """One simulation: step through its messages with the replayed state beside them."""
 
-    # (key, title) of the side tabs; each key has a ``_tab_<key>`` compose method. Issue 5's
-    # evaluation pane (recomputed vs recorded reward) is meant to be one more entry here.
-    SIDE_TABS = (("state", "State"), ("task", "Task"), ("reward", "Reward"))
+    # (key, title) of the side tabs; each key has a ``_tab_<key>`` compose method.
+    SIDE_TABS = (("state", "State"), ("task", "Task"), ("reward", "Reward"), ("eval", "Eval"))
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="traj.back"),
@@ -96,6 +106,9 @@ class TrajectoryScreen(Screen[None]):
         Binding("1", "side_tab('state')", "State tab", id="traj.tab_state", show=False),
         Binding("2", "side_tab('task')", "Task tab", id="traj.tab_task", show=False),
         Binding("3", "side_tab('reward')", "Reward tab", id="traj.tab_reward", show=False),
+        Binding("4", "side_tab('eval')", "Eval tab", id="traj.tab_eval"),
+        Binding("D", "divergence", "Jump to where the run left the gold path", id="traj.divergence", show=False),
+        Binding("b", "fork", "Fork from here…", id="traj.fork"),
     ]
 
     def __init__(self) -> None:
@@ -106,6 +119,8 @@ class TrajectoryScreen(Screen[None]):
         self.doc: TrajectoryDoc | None = None
         self.analysis: SimAnalysis | None = None
         self.replay_error: str | None = None
+        self.report: SimReport | None = None
+        self.eval_error: str | None = None
         self.gold_mode = False
         self.query_text = ""
         self._token = 0
@@ -113,11 +128,12 @@ class TrajectoryScreen(Screen[None]):
         self._restore_expanded: set[int] = set()
         self._shown_step: int | None = None
         self._spinner: Timer | None = None
+        self._fork_token = 0
 
     def open(self, run: RunFile, index: int, *, step: int | None = None, query: str = "") -> None:
         """Show simulation ``index`` of ``run`` (the app keeps one trajectory screen and reuses it)."""
         self.run, self.index, self.sim_id = run, index, run.entries[index].id
-        self.doc = self.analysis = self.replay_error = None
+        self.doc = self.analysis = self.replay_error = self.report = self.eval_error = None
         self.gold_mode = False
         self.query_text = query
         self._restore_step, self._restore_expanded = step, set()
@@ -170,6 +186,9 @@ class TrajectoryScreen(Screen[None]):
             yield Static(id="recorded-view")
             yield Static(id="derived-view")
 
+    def _tab_eval(self) -> ComposeResult:
+        yield RichPane(id="eval-view")
+
     def on_mount(self) -> None:
         self.query_one("#recorded-view").border_title = "as recorded"
         self.query_one("#derived-view").border_title = "derived by tau-tui"
@@ -182,6 +201,7 @@ class TrajectoryScreen(Screen[None]):
         self.action_side_tab("state")
         self.query_one(StateTree).reset()
         self.query_one("#change-view", RichPane).show("")
+        self.query_one("#eval-view", RichPane).show(Text("evaluating…", style="dim"))
         self.query_one("#traj-header", InfoLine).set(Text(f" opening {self.sim_id} …", style="dim"))
         self.query_one("#traj-status", InfoLine).set("")
         self.view.clear()
@@ -209,7 +229,17 @@ class TrajectoryScreen(Screen[None]):
             except Exception as exc:  # noqa: BLE001 - the trajectory is still worth showing
                 replay_error = f"replay failed: {type(exc).__name__}: {exc}"
             doc = TrajectoryDoc(sim.trajectory, analysis.timeline if analysis is not None else None)
-            self.post_message(SimulationReady(token, doc, analysis, replay_error, None))
+            report, eval_error = None, None
+            if analysis is None:
+                eval_error = f"no replay ({replay_error})"
+            else:
+                try:
+                    report = service.assess(analysis)
+                except Exception as exc:  # noqa: BLE001 - the replay is still worth showing
+                    eval_error = f"evaluation failed: {type(exc).__name__}: {exc}"
+                else:
+                    doc.add_assessment(report.flags, report.explanation.divergence)
+            self.post_message(SimulationReady(token, doc, analysis, replay_error, None, report, eval_error))
 
         self.run_worker(load, thread=True, exclusive=True, group="simulation", name="open simulation")
         # A spinner only when replay takes a while (the first run of a domain loads its DB).
@@ -244,6 +274,7 @@ class TrajectoryScreen(Screen[None]):
                 self.dismiss(None)
             return
         self.doc, self.analysis, self.replay_error = message.doc, message.analysis, message.replay_error
+        self.report, self.eval_error = message.report, message.eval_error
         step = self._restore_step if self._restore_step is not None else 0
         hits = self.doc.search(self.query_text) if self.query_text else []
         self.view.set_terms(tuple(query_terms(self.query_text)))
@@ -255,6 +286,7 @@ class TrajectoryScreen(Screen[None]):
         self._update_header()
         self._update_task()
         self._update_reward()
+        self._update_eval()
         self._update_titles()
 
     def _trailer(self) -> Text:
@@ -301,6 +333,16 @@ class TrajectoryScreen(Screen[None]):
             match = analysis.db_match
             text.append(f" · db vs gold {'—' if match is None else ('✓' if match else '✗')}",
                         style="" if match is not False else "red")
+        report = self.report
+        if report is not None:
+            ev = report.evaluation
+            text.append(" · reward ")
+            text.append("n/a" if ev.reward is None else f"{ev.reward:g}",
+                        style="yellow" if ev.reward is None else ("green" if ev.success else "red"))
+            if report.agrees is False:
+                text.append(" ≠ recorded", style="bold white on red3")
+            if report.flags:
+                text.append(f" · {len(report.flags)} flag{'s' if len(report.flags) != 1 else ''}", style="cyan")
         self.query_one("#traj-header", InfoLine).set(text)
 
     def _update_titles(self) -> None:
@@ -310,7 +352,8 @@ class TrajectoryScreen(Screen[None]):
             counts = doc.counts()
             self.view.border_title = "trajectory"
             self.view.border_subtitle = (f"⚒ {counts['call']} calls  ✎ {counts['write']}  ≠ {counts['mismatch']}  "
-                                         f"? {counts['hallucinated']}  ✗ {counts['error']}  ⚠ {counts['finding']}")
+                                         f"? {counts['hallucinated']}  ✗ {counts['error']}  ⚠ {counts['finding']}  "
+                                         f"⚑ {counts['flag']}")
         tree = self.query_one(StateTree)
         if self.gold_mode:
             tree.border_title = "≠ differs from the gold final state · d: back"
@@ -327,7 +370,8 @@ class TrajectoryScreen(Screen[None]):
         message = doc.steps[step].message
         text.append(f" · {message.role}", style="dim")
         for target, label in (("write", "write"), ("mismatch", "mismatch"), ("hallucinated", "hallucinated"),
-                              ("error", "error"), ("finding", "finding"), ("match", "match")):
+                              ("error", "error"), ("finding", "finding"), ("flag", "flag"),
+                              ("divergence", "left the gold path"), ("match", "match")):
             steps = doc.targets.get(target, [])
             if step in steps:
                 text.append(f" · {label} {steps.index(step) + 1}/{len(steps)}", style="bold yellow")
@@ -342,6 +386,13 @@ class TrajectoryScreen(Screen[None]):
         sim = self.current.simulation(self.index)
         self.query_one("#recorded-view", Static).update(render_recorded(sim))
         self.query_one("#derived-view", Static).update(render_derived(self.analysis, self.replay_error))
+
+    def _update_eval(self) -> None:
+        pane = self.query_one("#eval-view", RichPane)
+        if self.report is None:
+            pane.show(render_no_evaluation(self.eval_error or "not evaluated"))
+            return
+        pane.show(render_evaluation(self.report, self.current.simulation(self.index)))
 
     @on(TrajectoryView.CursorMoved)
     def _cursor_moved(self, message: TrajectoryView.CursorMoved) -> None:
@@ -445,6 +496,21 @@ class TrajectoryScreen(Screen[None]):
             return
         self.go(step)
 
+    def action_divergence(self) -> None:
+        report = self.report
+        if report is None:
+            self.notify(f"no evaluation: {self.eval_error or 'not evaluated'}", timeout=3)
+            return
+        div = report.explanation.divergence
+        if div is None:
+            why = "the final DB matches gold" if report.evaluation.db_match else "no DB check for this task"
+            self.notify(f"the run never left the gold path ({why})", timeout=3)
+            return
+        if div.step is None:
+            self.notify(div.message, timeout=6)
+            return
+        self.go(div.step)
+
     def action_toggle_expand(self) -> None:
         self.view.toggle_expanded()
 
@@ -517,3 +583,87 @@ class TrajectoryScreen(Screen[None]):
             if call.call_step == self.cursor:
                 lines += ["", f"⚒ {call.name} ({call.pill})", *pretty_lines(call.call.arguments)]
         self.app.push_screen(TextViewScreen(f"step {self.cursor} · {step.role}", "\n".join(lines).strip("\n")))
+
+    # --- fork from here -----------------------------------------------------------------------------------------
+    def action_fork(self) -> None:
+        """Continue this trajectory after the cursor's message with a new agent and user, then compare."""
+        if self.doc is None or not len(self.doc):
+            return
+        step = self.doc.steps[self.cursor]
+
+        def chosen(request: ForkRequest | None) -> None:
+            if request is not None:
+                self._fork_token += 1
+                self.notify(f"forking after message {request.step}: {request.agent.model} / {request.user.model}…",
+                            timeout=3)
+                self.fork_worker(self._fork_token, self.current, self.index, request)
+
+        self.app.push_screen(ForkScreen(self.sim_id, step, solo=self.current.solo), chosen)
+
+    @work(exclusive=True, group="fork", name="fork")
+    async def fork_worker(self, token: int, run: RunFile, index: int, request: ForkRequest) -> None:
+        """The continuation runs on the event loop (model calls are async); loading, saving and reading in threads."""
+        from tau_tui.rollout import continue_episode, fork_history
+
+        registry = self.tau_app.replay_service.registry
+        analysis = self.analysis if self.analysis is not None and self.analysis.run is run else None
+        try:
+            sim = run.simulation(index)
+            domain = run.domain
+            if domain is None:
+                raise ValueError("the recording does not say its domain")
+            task = analysis.task if analysis is not None and analysis.task is not None else sim.task_id
+            history = fork_history(sim.trajectory, request.step)
+            await asyncio.to_thread(registry.get, domain)
+            episode = await continue_episode(registry, domain, task, history, request.agent, request.user,
+                                             solo=run.solo, strict_history=request.strict)
+            path = fork_path(run, sim.id, request.step, self.tau_app.runs_dir)
+            saved = await asyncio.to_thread(episode.save, path, {"forked_from": {
+                "file": str(run.path), "simulation": sim.id, "after_message": request.step}})
+            fork_run = await asyncio.to_thread(open_run, saved)
+        except Exception as exc:  # noqa: BLE001 - a history that cannot be replayed, a model error…: shown
+            self.post_message(ForkFinished(token, error=str(exc).strip("'\"") or type(exc).__name__))
+            return
+        self.post_message(ForkFinished(token, episode, saved, fork_run, step=request.step))
+
+    @on(ForkFinished)
+    def _fork_finished(self, message: ForkFinished) -> None:
+        if message.token != self._fork_token:
+            return
+        if message.error:
+            self.notify(f"fork failed: {message.error}", severity="error", timeout=8)
+            return
+        episode, fork_run = message.episode, message.run
+        self.tau_app.add_live_run(fork_run)
+        step = message.step
+        sim = self.current.simulation(self.index)
+        report = self.report
+        original = Outcome("original", self.current.entries[self.index].reward,
+                           report.evaluation.reward if report is not None else None, sim.termination_reason,
+                           list(sim.trajectory), self.analysis.db_match if self.analysis is not None else None,
+                           self.analysis.timeline.final if self.analysis is not None else None)
+        result = episode.result
+        reward_info = result.reward_info
+        fork = Outcome("fork", None, episode.scored.reward if episode.scored is not None else None,
+                       result.termination_reason, list(result.messages or []),
+                       reward_info.db_check.db_match if reward_info is not None and reward_info.db_check else None,
+                       episode.env.freeze())
+        title = (f"fork of {self.sim_id} after message {step} · agent {episode.agent_spec.model} · "
+                 f"user {episode.user_spec.model} · saved to {message.path}")
+        compare = CompareScreen(original, fork, step, fork_run, title)
+        if self.app.screen is self:
+            self.app.push_screen(compare)
+        else:
+            self.notify(f"fork finished: reward {fork.reward}; saved to {message.path}", timeout=6)
+
+
+def fork_path(run: RunFile, sim_id: str, step: int, root: Path) -> Path:
+    """``runs/<YYYYmmdd_HHMMSS>_fork_<file>_<sim>_m<step>.json`` (never an existing file)."""
+    stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
+    base = f"{stamp}_fork_{file_label(run)[:40]}_{sim_id[:12]}_m{step}"
+    path = root / f"{base}.json"
+    n = 1
+    while path.exists():
+        n += 1
+        path = root / f"{base}_{n}.json"
+    return path

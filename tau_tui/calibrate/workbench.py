@@ -1,0 +1,277 @@
+"""Filling a calibration grid: from recorded runs, and by running k trials per task live.
+
+``Calibrator`` owns a ``CalibrationGrid`` for one domain. ``load_run`` adds a
+cell per simulation of a recorded run of that domain (recorded reward, or
+recomputed with ``recompute=True``). ``run`` rolls out a ``RunConfig`` with
+the runner: a pending cell per (task, trial) appears at once, turns
+``running`` when its simulation starts and pass / fail / unscored when it
+ends (the simulation is on disk by then; the cell's ``ref`` names it).
+``rerun`` runs selected rows again with the tasks' current definitions (an
+edited task gets a new fingerprint, hence a new row). Subscribers of
+``grid`` get the grid's events, the runner's events (``SimulationMessage``,
+``LLMRetried``...) and ``CalibrationStarted`` / ``CalibrationFinished``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+from tau_tui.analysis import Analyzer
+from tau_tui.calibrate.fingerprint import Fingerprinter
+from tau_tui.calibrate.grid import CalibrationGrid, Cell, Outcome, RowKey, Setup, SimRef, classify
+from tau_tui.calibrate.tasks import reload_domain_tasks
+from tau_tui.domains import DomainError, DomainRegistry, split_variant
+from tau_tui.model.io import RunFile, RunFileError, expand_paths, open_run
+from tau_tui.model.tasks import Task
+from tau_tui.rollout.records import fingerprint_info
+from tau_tui.rollout.runner import RunConfig, Runner, RunSummary, SimulationFinished, SimulationStarted
+
+
+@dataclass(frozen=True)
+class CalibrationStarted:
+    path: Path
+    total: int
+    pending: int
+
+
+@dataclass(frozen=True)
+class CalibrationFinished:
+    path: Path
+    summary: RunSummary
+
+
+@dataclass
+class LoadReport:
+    """What loading recorded runs gave: simulations added per file, and files skipped with the reason."""
+
+    added: dict[Path, int] = field(default_factory=dict)
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.added.values())
+
+
+def same_domain(name: str | None, domain: str) -> bool:
+    """``telecom`` and ``telecom-workflow`` are different domains here (their policies differ)."""
+    return name is not None and split_variant(name) == split_variant(domain)
+
+
+def unscored_note(raw: Any) -> str | None:
+    """Why a recorded simulation has no reward, from what its ``info`` says."""
+    info = raw.get("info") if isinstance(raw, dict) else None
+    if not isinstance(info, dict):
+        return None
+    evaluation = info.get("evaluation")
+    if isinstance(evaluation, dict) and evaluation.get("notes"):
+        return str(evaluation["notes"][0])
+    error = info.get("error")
+    return str(error).splitlines()[0] if error else None
+
+
+def fresh_run_path(folder: Path | str, domain: str, label: str = "calibrate") -> Path:
+    """``<folder>/<label>_<YYYYmmdd_HHMMSS>_<domain>[_n].json`` that does not exist yet."""
+    folder = Path(folder)
+    stem = f"{label}_{datetime.now():%Y%m%d_%H%M%S}_{domain}"
+    path, n = folder / f"{stem}.json", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}_{n}.json"
+    return path
+
+
+class Calibrator:
+    """A calibration grid for one domain (variant), filled from runs and rollouts."""
+
+    def __init__(self, registry: DomainRegistry, domain: str, grid: CalibrationGrid | None = None, *,
+                 judge: Any = None):
+        self.registry = registry
+        self.domain_name = domain
+        base, self.variant = split_variant(domain)
+        self.domain = registry.get(base)
+        self.grid = grid if grid is not None else CalibrationGrid()
+        self.judge = judge
+        self.fingerprints = Fingerprinter(self.domain, self.variant)
+        self.task_overrides: dict[str, Task] = {}
+        self.runs_started = 0
+        self._seen: set[tuple[str, str]] = set()
+        self._analyzer: Analyzer | None = None
+
+    # --- task definitions ---------------------------------------------------------------
+    def current_task(self, task_id: str) -> Task | None:
+        """The definition a new run of ``task_id`` uses: an override (an edited task), else the domain's."""
+        if task_id in self.task_overrides:
+            return self.task_overrides[task_id]
+        try:
+            return self.domain.tasks().get(task_id)
+        except DomainError:
+            return None
+
+    def mark_current(self, task_ids: Iterable[str] | None = None) -> None:
+        """Tell the grid which fingerprint each task's current definition has."""
+        ids = dict.fromkeys(task_ids if task_ids is not None else (r.task_id for r in self.grid.rows()))
+        for task_id in ids:
+            task = self.current_task(task_id)
+            if task is not None:
+                fingerprint = self.fingerprints.of_task(task)
+                self.grid.set_current(task_id, fingerprint.value, fingerprint.parts)
+
+    def reload_tasks(self) -> None:
+        """Re-read the domain's task file and policy (after an edit) and re-mark every row."""
+        reload_domain_tasks(self.domain)
+        self.fingerprints = Fingerprinter(self.domain, self.variant)
+        self.mark_current()
+
+    def use_task(self, task: Task) -> None:
+        """Run ``task`` (e.g. an edited copy from a run file) from now on instead of the domain's definition."""
+        self.task_overrides[task.id] = task
+        self.mark_current([task.id])
+
+    # --- recorded runs --------------------------------------------------------------------
+    def analyzer(self) -> Analyzer:
+        if self._analyzer is None:
+            self._analyzer = Analyzer(self.registry)
+        return self._analyzer
+
+    def load_run(self, run: RunFile, *, recompute: bool = False) -> int:
+        """Add a cell per simulation of ``run`` not loaded before; returns how many were added.
+
+        ``recompute``: score with our evaluator (and the judge, if any) instead
+        of the reward the recording states.
+        """
+        if not same_domain(run.domain, self.domain_name):
+            raise DomainError(f"{run.path}: a run of domain '{run.domain or 'unknown'}', not '{self.domain_name}'")
+        setup = Setup(run.agent_model or run.agent_implementation, run.user_model or run.user_implementation)
+        added = 0
+        tasks = set()
+        for entry, raw in zip(run.entries, run.raw_sims):
+            ref = SimRef(run.path, entry.id)
+            if entry.problem or self._known(ref):
+                continue
+            reward, note = entry.reward, unscored_note(raw)
+            if recompute:
+                try:
+                    evaluation = self.analyzer().evaluate(run, entry.index, judge=self.judge).evaluation
+                    reward = evaluation.reward
+                    if reward is None and evaluation.notes:
+                        note = evaluation.notes[-1]
+                except RunFileError as exc:  # an unreadable simulation is unscored, the rest still loads
+                    reward, note = None, str(exc)
+            outcome, reason = classify(reward, entry.termination, note)
+            fingerprint = self.fingerprints.of_simulation(run, raw)
+            row = self.grid.ensure_row(entry.task_id, fingerprint.value, setup, parts=fingerprint.parts,
+                                       source=fingerprint.source)
+            self.grid.add_cell(row.key, Cell(outcome, entry.trial, entry.seed, reward, entry.termination, reason,
+                                             ref))
+            added += 1
+            tasks.add(entry.task_id)
+        self.mark_current(tasks)
+        return added
+
+    def load_paths(self, paths: Iterable[Path | str], *, recompute: bool = False) -> LoadReport:
+        """Load every run of this domain under ``paths``; other domains and unreadable files are skipped."""
+        report = LoadReport()
+        for path in expand_paths(paths):
+            try:
+                run = open_run(path)
+                report.added[path] = self.load_run(run, recompute=recompute)
+            except (RunFileError, DomainError) as exc:
+                report.skipped.append((path, str(exc)))
+        return report
+
+    def _known(self, ref: SimRef) -> bool:
+        key = (str(Path(ref.path).resolve()), ref.sim_id)
+        if key in self._seen:
+            return True
+        self._seen.add(key)
+        return False
+
+    # --- rollouts -------------------------------------------------------------------------
+    async def run(self, config: RunConfig, path: Path | str, *, resume: bool = False, replace: bool = False,
+                  runner_listener: Any = None) -> RunSummary:
+        """Roll out ``config`` into ``path`` and fill the grid live.
+
+        ``replace`` clears the rows this run fills before it starts (a fresh
+        calibration of those rows). ``resume`` finishes an interrupted file:
+        what it already holds appears as finished cells.
+        """
+        config = dataclasses.replace(config, domain=self.domain_name)
+        if config.tasks is None and self.task_overrides:
+            config = dataclasses.replace(config, tasks=self._current_tasks(config.task_ids))
+        path = Path(path)
+        cells: dict[tuple[int, str], tuple[RowKey, int]] = {}
+
+        def on_event(event: Any) -> None:
+            if isinstance(event, SimulationStarted):
+                hit = cells.get((event.trial, event.task_id))
+                if hit:
+                    self.grid.update_cell(*hit, outcome=Outcome.RUNNING)
+            elif isinstance(event, SimulationFinished):
+                hit = cells.get((event.trial, event.task_id))
+                if hit:
+                    self._finish(hit, event, path)
+            self.grid.emit(event)
+            if runner_listener is not None:
+                runner_listener(event)
+
+        runner = Runner(config, path, self.registry, resume=resume, listener=on_event, judge=self.judge)
+        runner.prepare()
+        self.runs_started += 1
+        info = runner.writer.info
+        setup = Setup((info.get("agent_info") or {}).get("llm"), (info.get("user_info") or {}).get("llm"))
+        keys: dict[str, RowKey] = {}
+        for task in runner.tasks:
+            stamp = fingerprint_info(task, runner.domain_fingerprint)
+            parts = stamp["task_fingerprint_parts"]
+            row = self.grid.ensure_row(task.id, stamp["task_fingerprint"], setup, parts=parts, source="recorded")
+            if replace:
+                self.grid.clear_cells(row.key)
+            keys[task.id] = row.key
+        self.mark_current(keys)
+        if resume and runner.writer.simulations:
+            self.load_run(open_run(path))
+        for trial, task, seed in runner.units():
+            index = self.grid.add_cell(keys[task.id], Cell(Outcome.PENDING, trial, seed))
+            cells[(trial, task.id)] = (keys[task.id], index)
+        self.grid.emit(CalibrationStarted(path, len(runner.tasks) * config.num_trials, len(cells)))
+        summary = await runner.run()
+        self.grid.emit(CalibrationFinished(path, summary))
+        return summary
+
+    def _current_tasks(self, task_ids: list[str] | None) -> list[Task]:
+        ids = list(task_ids) if task_ids else list(dict.fromkeys([*self.domain.tasks(), *self.task_overrides]))
+        tasks = []
+        for task_id in ids:
+            task = self.current_task(task_id)
+            if task is None:
+                raise DomainError(f"no task {task_id!r} in domain '{self.domain_name}'")
+            tasks.append(task)
+        return tasks
+
+    def _finish(self, hit: tuple[RowKey, int], event: SimulationFinished, path: Path) -> None:
+        sim = event.simulation
+        note = unscored_note({"info": sim.info})
+        outcome, reason = classify(event.reward, sim.termination_reason, note)
+        ref = SimRef(path, sim.id)
+        self._known(ref)
+        self.grid.update_cell(*hit, outcome=outcome, reward=event.reward, termination=sim.termination_reason,
+                              reason=reason, ref=ref)
+
+    async def rerun(self, keys: Iterable[RowKey], config: RunConfig, path: Path | str, *,
+                    replace: bool = False, seed: int | None = None) -> RunSummary:
+        """Run the tasks of the selected rows again, with their current definitions.
+
+        A task edited since a row was made runs under its new fingerprint, so
+        its trials land in a new row. Without ``seed``, each run of this
+        calibrator gets the next run seed (``config.seed`` + runs so far), so
+        the new trials are not copies of the old ones.
+        """
+        task_ids = list(dict.fromkeys(key[0] for key in keys))
+        tasks = self._current_tasks(task_ids)
+        run_seed = seed if seed is not None else config.seed + self.runs_started
+        config = dataclasses.replace(config, task_ids=task_ids, tasks=tasks, seed=run_seed)
+        return await self.run(config, path, replace=replace)

@@ -1,0 +1,226 @@
+"""Notes on recorded simulations, kept in a sidecar file next to the recording.
+
+A note annotates a whole simulation or one step (message index) of it: who
+is at fault (``source``: agent, user, environment or task), a short error
+type from a fixed list, and free text. The notes of ``run.json`` live in
+``run.notes.json`` beside it (for a directory run, ``results.notes.json``
+inside the directory); the recording itself is never written. Every save
+rewrites the sidecar atomically, merging with what another process may have
+saved in the meantime. Notes export as JSON or CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+import orjson
+from pydantic import BaseModel, Field, ValidationError
+
+from tau_tui.model.io import write_atomic
+
+NOTES_SUFFIX = ".notes.json"
+NOTES_VERSION = 1
+
+SOURCES = ("agent", "user", "environment", "task")
+Source = Literal["agent", "user", "environment", "task"]
+
+# The error types a note may carry, with what each means.
+ERROR_TYPES: dict[str, str] = {
+    "wrong_action": "called a tool it should not have, or the wrong tool",
+    "wrong_arguments": "right tool, wrong arguments",
+    "missed_action": "did not do something it had to",
+    "hallucination": "made up a fact, a tool or a value",
+    "policy_violation": "broke the domain policy",
+    "communication": "said something wrong, unclear, or left out what it had to say",
+    "premature_end": "ended or transferred the conversation too early",
+    "instruction_deviation": "did not follow its instructions or scenario (user simulator)",
+    "tool_bug": "a tool or the environment behaved wrongly",
+    "task_defect": "the task, its gold actions or its criteria are wrong or ambiguous",
+    "other": "anything else (say what in the text)",
+}
+ErrorType = Literal["wrong_action", "wrong_arguments", "missed_action", "hallucination", "policy_violation",
+                    "communication", "premature_end", "instruction_deviation", "tool_bug", "task_defect", "other"]
+
+CSV_COLUMNS = ("recording", "id", "sim_id", "task_id", "trial", "step", "source", "error_type", "text", "author",
+               "created_at", "updated_at")
+
+
+class NotesError(Exception):
+    """A notes file or a note that cannot be used; ``str()`` is one line."""
+
+
+class Note(BaseModel):
+    """One annotation of a simulation (``step`` None) or of one of its messages."""
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    sim_id: str
+    task_id: str | None = None
+    trial: int | None = None
+    step: int | None = None
+    source: Source
+    error_type: ErrorType
+    text: str = ""
+    author: str | None = None
+    created_at: str = Field(default_factory=lambda: datetime.now().isoformat(timespec="seconds"))
+    updated_at: str | None = None
+
+    @property
+    def target(self) -> str:
+        return f"{self.sim_id}" + (f" step {self.step}" if self.step is not None else "")
+
+
+class NotesFile(BaseModel):
+    version: int = NOTES_VERSION
+    recording: str
+    notes: list[Note] = Field(default_factory=list)
+
+
+def notes_path(recording: Path | str) -> Path:
+    """``<stem>.notes.json`` beside a recording file; inside the directory for a directory run."""
+    recording = Path(recording)
+    if recording.is_dir():
+        return recording / f"results{NOTES_SUFFIX}"
+    return recording.with_name(recording.stem + NOTES_SUFFIX)
+
+
+def _read(path: Path) -> NotesFile | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise NotesError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        return NotesFile.model_validate(orjson.loads(data))
+    except (orjson.JSONDecodeError, ValidationError) as exc:
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
+        detail = f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}" if first else str(exc)
+        raise NotesError(f"{path}: not a notes file ({detail})") from None
+
+
+class NoteBook:
+    """The notes of one recording: load, add, edit, remove, filter; every change is saved at once."""
+
+    def __init__(self, recording: Path | str):
+        self.recording = Path(recording)
+        self.path = notes_path(self.recording)
+        self.notes: list[Note] = []
+        self.reload()
+
+    def reload(self) -> None:
+        loaded = _read(self.path)
+        self.notes = list(loaded.notes) if loaded else []
+
+    # --- changes --------------------------------------------------------------------
+    def add(self, sim_id: str, source: str, error_type: str, text: str = "", *, step: int | None = None,
+            task_id: str | None = None, trial: int | None = None, author: str | None = None) -> Note:
+        """Add a note and save; an unknown source or error type raises ``NotesError``."""
+        try:
+            note = Note(sim_id=sim_id, source=source, error_type=error_type, text=text, step=step,
+                        task_id=task_id, trial=trial, author=author)
+        except ValidationError as exc:
+            raise NotesError(_validation_message(exc)) from None
+        if step is not None and step < 0:
+            raise NotesError(f"step must be 0 or more, not {step}")
+        self._save(added=[note])
+        return note
+
+    def update(self, note_id: str, **changes: Any) -> Note:
+        """Change a note's source, error_type, text or step, and save."""
+        note = self.get(note_id)
+        allowed = {"source", "error_type", "text", "step", "author"}
+        unknown = set(changes) - allowed
+        if unknown:
+            raise NotesError(f"cannot change {', '.join(sorted(unknown))} of a note")
+        try:
+            updated = Note.model_validate({**note.model_dump(), **changes,
+                                           "updated_at": datetime.now().isoformat(timespec="seconds")})
+        except ValidationError as exc:
+            raise NotesError(_validation_message(exc)) from None
+        self._save(added=[updated])
+        return updated
+
+    def remove(self, note_id: str) -> Note:
+        note = self.get(note_id)
+        self._save(removed={note.id})
+        return note
+
+    def _save(self, added: Iterable[Note] = (), removed: set[str] = frozenset()) -> None:
+        """Merge with the file as it is now (another process may have written it), apply, write atomically."""
+        on_disk = _read(self.path)
+        merged: dict[str, Note] = {n.id: n for n in (on_disk.notes if on_disk else [])}
+        for note in added:
+            merged[note.id] = note
+        for note_id in removed:
+            merged.pop(note_id, None)
+        self.notes = list(merged.values())
+        book = NotesFile(recording=self.recording.name, notes=self.notes)
+        write_atomic(self.path, orjson.dumps(book.model_dump(mode="json"), option=orjson.OPT_INDENT_2) + b"\n")
+
+    # --- reading --------------------------------------------------------------------
+    def get(self, note_id: str) -> Note:
+        hits = [n for n in self.notes if n.id == note_id or n.id.startswith(note_id)]
+        if len(hits) != 1:
+            raise NotesError(f"{'no' if not hits else 'more than one'} note {note_id!r} in {self.path}")
+        return hits[0]
+
+    def filter(self, **criteria: Any) -> list[Note]:
+        return filter_notes(self.notes, **criteria)
+
+    def by_simulation(self) -> dict[str, list[Note]]:
+        """Notes grouped by simulation id (for a runs table's notes column and filter)."""
+        out: dict[str, list[Note]] = {}
+        for note in self.notes:
+            out.setdefault(note.sim_id, []).append(note)
+        return out
+
+
+def _validation_message(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"])
+    if field == "source":
+        return f"source must be one of: {', '.join(SOURCES)}"
+    if field == "error_type":
+        return f"error type must be one of: {', '.join(ERROR_TYPES)}"
+    return f"{field}: {first['msg']}"
+
+
+def filter_notes(notes: Iterable[Note], *, sim_id: str | None = None, task_id: str | None = None,
+                 source: str | None = None, error_type: str | None = None, step: int | None = None,
+                 text: str | None = None) -> list[Note]:
+    """Notes matching every criterion given (``sim_id`` also matches a prefix; ``text`` any substring)."""
+    needle = text.lower() if text else None
+    return [n for n in notes
+            if (sim_id is None or n.sim_id.startswith(sim_id))
+            and (task_id is None or n.task_id == task_id)
+            and (source is None or n.source == source)
+            and (error_type is None or n.error_type == error_type)
+            and (step is None or n.step == step)
+            and (needle is None or needle in n.text.lower())]
+
+
+def note_rows(books: Iterable[NoteBook], **criteria: Any) -> list[dict[str, Any]]:
+    """Flat rows (one per note, with its recording's path) over several recordings."""
+    rows = []
+    for book in books:
+        for note in filter_notes(book.notes, **criteria):
+            rows.append({"recording": str(book.recording), **note.model_dump(mode="json")})
+    return rows
+
+
+def export_json(rows: list[dict[str, Any]]) -> str:
+    return orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def export_csv(rows: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_COLUMNS})
+    return buffer.getvalue()

@@ -1,0 +1,382 @@
+"""Rich content of the evaluation pane (trajectory screen) and of the metrics screen.
+
+Pure functions from the evaluator's objects to rich renderables, testable as
+text. The recorded reward and checks sit beside our recomputed ones, always
+under their own labels; where the two disagree the line is highlighted. The
+tool-call score and the process flags are shown apart from both: they never
+feed into a reward.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from tau_tui.evaluate import RunMetrics, SimReport
+from tau_tui.evaluate.render import diff_row_text
+from tau_tui.model.results import RewardInfo, SimulationRun
+from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
+from tau_tui.tui.render import one_line
+
+DIFFERS_STYLE = "bold white on red3"
+MAX_DIFF_ROWS = 8
+COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
+
+
+def fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}"
+
+
+def _mark(ok: bool | None, none: str = "—") -> Text:
+    if ok is None:
+        return Text(none, style="dim")
+    return Text("✓", style="green") if ok else Text("✗", style="bold red")
+
+
+def _key(name: Any, arguments: Any) -> str:
+    return json.dumps([name, arguments], sort_keys=True, default=str)
+
+
+def _call(name: str, arguments: Any, limit: int = 160) -> str:
+    inner = ", ".join(f"{k}={one_line(v)}" for k, v in arguments.items()) if isinstance(arguments, dict) \
+        else one_line(arguments)
+    if len(inner) > limit:
+        inner = inner[:limit] + "…"
+    return f"{name}({inner})"
+
+
+def _heading(title: str, hint: str = "") -> Text:
+    text = Text(title, style="bold underline")
+    if hint:
+        text.append(f"  {hint}", style="dim")
+    return text
+
+
+# --- the recorded verdicts, keyed like ours ---------------------------------------------------
+
+
+class RecordedChecks:
+    """The recorded reward_info's verdicts, looked up by the check they belong to (None: not recorded)."""
+
+    def __init__(self, info: RewardInfo | None):
+        self.info = info
+        self.actions: dict[str, bool] = {}
+        self.assertions: dict[str, bool] = {}
+        self.communicate: dict[str, bool] = {}
+        self.nl: dict[str, bool] = {}
+        if info is None:
+            return
+        for check in info.action_checks or []:
+            action = check.get("action") if isinstance(check, dict) else None
+            if isinstance(action, dict) and isinstance(check.get("action_match"), bool):
+                self.actions[_key(action.get("name"), action.get("arguments"))] = check["action_match"]
+        for check in info.env_assertions or []:
+            item = check.get("env_assertion") if isinstance(check, dict) else None
+            if isinstance(item, dict) and isinstance(check.get("met"), bool):
+                self.assertions[_key(item.get("func_name"), item.get("arguments"))] = check["met"]
+        for check in info.communicate_checks or []:
+            if isinstance(check, dict) and isinstance(check.get("info"), str) and isinstance(check.get("met"), bool):
+                self.communicate[check["info"]] = check["met"]
+        for check in info.nl_assertions or []:
+            if isinstance(check, dict) and isinstance(check.get("nl_assertion"), str) \
+                    and isinstance(check.get("met"), bool):
+                self.nl[check["nl_assertion"]] = check["met"]
+
+    @property
+    def reward(self) -> float | None:
+        return self.info.reward if self.info is not None else None
+
+    @property
+    def db_match(self) -> bool | None:
+        return self.info.db_check.db_match if self.info is not None and self.info.db_check is not None else None
+
+    @property
+    def breakdown(self) -> dict[str, float]:
+        return dict(self.info.reward_breakdown or {}) if self.info is not None else {}
+
+
+def _verdict_line(ours: bool | None, recorded: bool | None, what: Text, none: str = "—") -> Text:
+    """``✓ recorded ✓ ours  what``; highlighted when both exist and disagree."""
+    line = Text()
+    line.append_text(_mark(recorded, " "))
+    line.append(" ")
+    line.append_text(_mark(ours, none))
+    line.append("  ")
+    line.append_text(what)
+    if ours is not None and recorded is not None and ours != recorded:
+        line.stylize(DIFFERS_STYLE)
+        line.append("  ≠ recorded", style="bold red")
+    return line
+
+
+# --- the evaluation pane ----------------------------------------------------------------------------
+
+
+def render_reward_header(report: SimReport, sim: SimulationRun) -> Text:
+    """Both rewards on one line, apart, and whether they agree."""
+    ev = report.evaluation
+    recorded = sim.reward_info.reward if sim.reward_info is not None else None
+    out = Text()
+    out.append(" RECORDED ", style=RECORDED_STYLE + " reverse")
+    out.append(f" reward {fmt(recorded)}   ", style="bold")
+    out.append(" RECOMPUTED* ", style=DERIVED_STYLE + " reverse")
+    if ev.reward is None:
+        out.append(f" not computable ({', '.join(ev.not_evaluated) or ev.status})", style="bold yellow")
+    else:
+        out.append(f" reward {fmt(ev.reward)}", style="bold green" if ev.success else "bold red")
+    out.append("   ")
+    if report.agrees is True:
+        out.append(" agree ", style="bold black on green")
+    elif report.agrees is False:
+        out.append(" DIFFER ", style=DIFFERS_STYLE)
+    else:
+        out.append(" cannot compare ", style="black on grey62")
+    out.append(f"\nstatus {ev.status} · termination {ev.termination or '?'}", style="dim")
+    if ev.reward_basis:
+        out.append(f" · basis {', '.join(ev.reward_basis)}", style="dim")
+    return out
+
+
+def render_breakdown(report: SimReport, recorded: RecordedChecks) -> Table | Text:
+    """Reward components: recorded and recomputed in two columns, disagreeing rows highlighted."""
+    ours = report.evaluation.breakdown
+    theirs = recorded.breakdown
+    names = [c for c in COMPONENTS if c in ours or c in theirs] + [
+        c for c in list(ours) + list(theirs) if c not in COMPONENTS]
+    if not names:
+        return Text("no reward breakdown on either side", style="dim italic")
+    table = Table(box=None, padding=(0, 2), show_edge=False, header_style="bold")
+    table.add_column("component")
+    table.add_column("recorded", style="blue", justify="right")
+    table.add_column("recomputed*", style="magenta", justify="right")
+    for name in dict.fromkeys(names):
+        a, b = theirs.get(name), ours.get(name)
+        differs = a is not None and b is not None and abs(a - b) > 1e-6
+        table.add_row(name, fmt(a), fmt(b), style=DIFFERS_STYLE if differs else None)
+    return table
+
+
+def render_why(report: SimReport) -> Text:
+    failed = report.explanation.failed
+    out = Text()
+    if not failed:
+        out.append("nothing keeps the recomputed reward below 1" if report.evaluation.success else
+                   "no reason recorded", style="dim italic")
+        return out
+    for reason in failed:
+        out.append("• ", style="bold red")
+        out.append(f"{reason}\n")
+    div = report.explanation.divergence
+    if div is not None and div.step is not None:
+        out.append(f"D jumps to where the run left the gold path (step {div.step})", style="italic magenta")
+    out.rstrip()
+    return out
+
+
+def render_checks(report: SimReport, recorded: RecordedChecks) -> Text:
+    """Each recomputed check beside its recorded verdict (columns: recorded, ours)."""
+    ev = report.evaluation
+    out = Text("rec ours\n", style="dim")
+    if ev.db_match is not None or recorded.db_match is not None:
+        what = Text("DB matches gold")
+        if ev.db is not None:
+            what.append(f"  agent {str(ev.db.pred_agent)[:8]} vs gold {str(ev.db.gold_agent)[:8]}", style="dim")
+            if ev.db.pred_user is not None or ev.db.gold_user is not None:
+                what.append(f" · user {str(ev.db.pred_user)[:8]} vs {str(ev.db.gold_user)[:8]}", style="dim")
+        out.append_text(_verdict_line(ev.db_match, recorded.db_match, what))
+        out.append("\n")
+        diff = report.explanation.db_diff
+        if diff is not None and not diff.empty and ev.db_match is False:
+            data = diff.to_json(limit=MAX_DIFF_ROWS)
+            rows = [("agent", r) for r in data["agent"]] + [("user", r) for r in data["user"]]
+            for side, row in rows[:MAX_DIFF_ROWS]:
+                out.append(f"        {diff_row_text(side, row)}\n", style="yellow")
+            total = len(diff.agent) + len(diff.user)
+            if total > MAX_DIFF_ROWS:
+                out.append(f"        … {total - MAX_DIFF_ROWS} more path(s) · d on the State tab shows them all\n",
+                           style="dim")
+    for check in ev.env_assertions or []:
+        a = check.assertion
+        what = Text(f"assert {a.env_type}: {_call(a.func_name, a.arguments)} is {a.assert_value}")
+        if check.error:
+            what.append(f"  could not run: {check.error}", style="red")
+        out.append_text(_verdict_line(check.met, recorded.assertions.get(_key(a.func_name, a.arguments)), what))
+        out.append("\n")
+    missed = {_key(m.action.name, m.action.arguments): m for m in report.explanation.missed}
+    for check in ev.actions or []:
+        a = check.action
+        key = _key(a.name, a.arguments)
+        what = Text(f"{'user' if a.requestor == 'user' else 'agent'} action {_call(a.name, a.arguments)}")
+        if check.matched:
+            what.append(f"  at step {check.step}", style="dim")
+        elif key in missed:
+            miss = missed[key]
+            if miss.closest_step is None:
+                what.append("  never called", style="red")
+            else:
+                diffs = ", ".join(f"{d.name}: expected {one_line(d.to_json()['expected'])}, "
+                                  f"got {one_line(d.to_json()['actual'])}" for d in miss.differing)
+                what.append(f"\n        closest call at step {miss.closest_step}: {diffs}", style="red")
+        out.append_text(_verdict_line(check.matched, recorded.actions.get(key), what))
+        out.append("\n")
+    for check in ev.communicate or []:
+        what = Text(f"communicate {check.info!r}")
+        what.append(f"  said at step {check.step}" if check.met else "  never said", style="dim" if check.met else "red")
+        out.append_text(_verdict_line(check.met, recorded.communicate.get(check.info), what))
+        out.append("\n")
+    criteria_nl = _nl_assertions(report, recorded)
+    for assertion, verdict in criteria_nl:
+        what = Text(f"NL {assertion}")
+        if verdict is None:
+            what.append("  not evaluated (no judge)", style="yellow")
+        out.append_text(_verdict_line(verdict, recorded.nl.get(assertion), what, none="?"))
+        out.append("\n")
+    if len(out.plain.splitlines()) == 1:
+        out = Text("no checks: " + ("; ".join(ev.notes) or ev.status), style="dim italic")
+    out.rstrip()
+    return out
+
+
+def _nl_assertions(report: SimReport, recorded: RecordedChecks) -> list[tuple[str, bool | None]]:
+    """(assertion, our verdict or None when not judged) for every NL assertion we know of."""
+    ev = report.evaluation
+    if ev.nl:
+        return [(c.assertion, c.met) for c in ev.nl]
+    if not ev.nl_evaluated:
+        return [(text, None) for text in recorded.nl] or [("(the task's NL assertions)", None)]
+    return []
+
+
+def render_recording(report: SimReport) -> Text:
+    issues = report.explanation.recording
+    out = Text()
+    if not issues:
+        out.append("the recorded reward is consistent with its task and messages", style="dim italic")
+        return out
+    for issue in issues:
+        if issue.inconsistent:
+            out.append(" INCONSISTENT ", style=DIFFERS_STYLE)
+        else:
+            out.append(" note ", style="black on grey62")
+        out.append(f" {issue.message}\n", style="" if issue.inconsistent else "dim")
+    out.rstrip()
+    return out
+
+
+def render_scorer(report: SimReport) -> Text:
+    result = report.scorer
+    if result is None:
+        return Text("no scorer spec for this task (put one in <recording>.scorer.json)", style="dim italic")
+    out = Text()
+    out.append(f"value {result.value:.2f} ", style="bold")
+    out.append(" passed " if result.passed else " failed ",
+               style="bold black on green" if result.passed else "bold white on dark_orange3")
+    out.append("\n")
+    for check in result.checks:
+        out.append_text(_mark(check.satisfied))
+        out.append(f" {check.label}\n")
+    if result.additional:
+        out.append(f"other tools called: {', '.join(result.additional)}\n", style="dim")
+    for note in result.notes:
+        out.append(f"{note}\n", style="dim")
+    out.rstrip()
+    return out
+
+
+def render_flags(report: SimReport) -> Text:
+    if not report.flags:
+        return Text("no process flags", style="dim italic")
+    out = Text()
+    for flag in report.flags:
+        out.append(f"step {flag.step:>3} ", style="bold")
+        out.append(f"{flag.kind} ", style="cyan")
+        out.append(f"{flag.message}\n")
+    out.rstrip()
+    return out
+
+
+def render_evaluation(report: SimReport, sim: SimulationRun) -> RenderableType:
+    """The whole evaluation pane for one simulation."""
+    recorded = RecordedChecks(sim.reward_info)
+    ev = report.evaluation
+    parts: list[RenderableType] = [render_reward_header(report, sim), Text(""), render_breakdown(report, recorded),
+                                   Text(""), _heading("Why (recomputed)"), render_why(report), Text(""),
+                                   _heading("Checks", "recorded | ours*, highlighted where they differ"),
+                                   render_checks(report, recorded)]
+    notes = [n for n in ev.notes if n not in report.explanation.failed]
+    if notes:
+        parts += [Text(""), _heading("Evaluator notes")]
+        parts += [Text(f"• {note}", style="yellow") for note in notes]
+    parts += [Text(""), _heading("Recording vs its own task and messages"), render_recording(report),
+              Text(""), _heading("Tool-call score", "beside the reward, never part of it"), render_scorer(report),
+              Text(""), _heading(f"Process flags ({len(report.flags)})", "p / P: next / previous flag"),
+              render_flags(report)]
+    return Group(*parts)
+
+
+def render_no_evaluation(reason: str) -> Text:
+    return Text(f"No evaluation: {reason}", style="italic yellow")
+
+
+# --- metrics ----------------------------------------------------------------------------------------
+
+
+def _cell(value: float | int | None, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
+
+
+def render_metrics_summary(recomputed: RunMetrics, recorded: RunMetrics) -> Table:
+    """One row per metric: as recorded | recomputed*; rows where the two differ are highlighted."""
+    table = Table(box=None, padding=(0, 2), show_edge=False, header_style="bold")
+    table.add_column("metric")
+    table.add_column("as recorded", style="blue", justify="right")
+    table.add_column("recomputed*", style="magenta", justify="right")
+    rows: list[tuple[str, Any, Any]] = [
+        ("simulations", recorded.n_simulations, recomputed.n_simulations),
+        ("scored", recorded.n_scored, recomputed.n_scored),
+        ("unscored (left out)", recorded.n_unscored, recomputed.n_unscored),
+        ("infrastructure errors (left out)", recorded.infrastructure_errors, recomputed.infrastructure_errors),
+        ("average reward", recorded.avg_reward, recomputed.avg_reward),
+    ]
+    for k in sorted(set(recorded.pass_hat_k) | set(recomputed.pass_hat_k)):
+        rows.append((f"pass^{k}", recorded.pass_hat_k.get(k), recomputed.pass_hat_k.get(k)))
+    for k in sorted(set(recorded.pass_at_k) | set(recomputed.pass_at_k)):
+        rows.append((f"pass@{k}", recorded.pass_at_k.get(k), recomputed.pass_at_k.get(k)))
+    for label, a, b in rows:
+        differs = a is not None and b is not None and abs(a - b) > 1e-9
+        style = DIFFERS_STYLE if differs else ("yellow" if "left out" in label and (a or b) else None)
+        table.add_row(label, _cell(a), _cell(b), style=style)
+    return table
+
+
+def render_terminations(metrics: RunMetrics) -> Text:
+    out = Text()
+    for reason, count in metrics.terminations.items():
+        style = "yellow" if reason == "infrastructure_error" else ("" if reason in ("user_stop", "agent_stop")
+                                                                  else "red")
+        out.append(f"{reason} ", style=style)
+        out.append(f"{count}   ", style="bold")
+    return out
+
+
+def task_rows(recomputed: RunMetrics, recorded: RunMetrics) -> Iterable[tuple[str, list[str], bool]]:
+    """(task, cells, differs) per task: trials, passed (recorded / recomputed), avg, pass^k for each k."""
+    theirs = {t.task_id: t for t in recorded.tasks}
+    ours = {t.task_id: t for t in recomputed.tasks}
+    order = [t.task_id for t in recomputed.tasks] + [t for t in theirs if t not in ours]
+    for task_id in order:
+        a, b = theirs.get(task_id), ours.get(task_id)
+        main = b or a
+        assert main is not None
+        cells = [str(main.trials), "—" if a is None else str(a.successes), "—" if b is None else str(b.successes),
+                 "—" if b is None else f"{b.avg_reward:.2f}"]
+        cells += ["—" if b is None or k not in b.pass_hat_k else f"{b.pass_hat_k[k]:.2f}"
+                  for k in range(1, recomputed.max_k + 1)]
+        differs = a is not None and b is not None and a.successes != b.successes
+        yield task_id, cells, differs

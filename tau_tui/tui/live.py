@@ -1,0 +1,93 @@
+"""Runs that grow while the app is open: a rollout's progress and its results file as rows.
+
+Pure Python (rich for the status line). The runner saves every finished
+simulation at once; ``run_file_of`` turns what it saved into a ``RunFile``
+without reading the file back, so each finished simulation lands in the
+runs table the moment it ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from tau_tui.model.io import RunFile
+from tau_tui.tui.catalog import RunRow
+
+
+def run_file_of(path: Path, writer: Any, raw_tasks: list[dict[str, Any]]) -> RunFile:
+    """The results file a ``ResultsWriter`` just wrote, as a loaded run (its simulation dicts are shared)."""
+    return RunFile(path, "results", list(writer.simulations), dict(writer.info), raw_tasks,
+                   timestamp=writer.timestamp)
+
+
+def carry_over(old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
+    """Copy derived summaries from the previous rows of a file onto its new rows; returns the rows still to derive.
+
+    A simulation is the same when its id and message count are (saved simulations never change).
+    """
+    before = {(row.sim_id, row.entry.n_messages): row for row in old}
+    fresh = []
+    for row in new:
+        prior = before.get((row.sim_id, row.entry.n_messages))
+        if prior is not None and (prior.replay is not None or prior.replay_error is not None):
+            row.replay, row.replay_error = prior.replay, prior.replay_error
+            row.evaluation, row.eval_error = prior.evaluation, prior.eval_error
+        else:
+            fresh.append(row)
+    return fresh
+
+
+@dataclass
+class RolloutProgress:
+    """What the runs screen shows about the rollout in progress (or the last one)."""
+
+    path: Path
+    domain: str
+    agent: str
+    user: str
+    total: int = 0
+    done: int = 0
+    already_done: int = 0
+    running: int = 0
+    rewards: list[float] = field(default_factory=list)
+    unscored: int = 0
+    finished: bool = False
+    stopped: bool = False
+    error: str | None = None
+    raw_tasks: list[dict[str, Any]] | None = None
+    shown: bool = False  # the runs table was narrowed to this run's file once
+
+    @property
+    def active(self) -> bool:
+        return not (self.finished or self.stopped or self.error)
+
+    @property
+    def average(self) -> float | None:
+        return sum(self.rewards) / len(self.rewards) if self.rewards else None
+
+    def status(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(" rollout ", style="bold reverse")
+        text.append(f" {self.domain} · agent {self.agent} · user {self.user} · ")
+        if self.error:
+            text.append(f"failed: {self.error}", style="bold red")
+            return text
+        text.append(f"{self.done}/{self.total or '?'} done", style="bold")
+        if self.running and self.active:
+            text.append(f" · {self.running} running")
+        avg = self.average
+        text.append(f" · avg reward {'—' if avg is None else f'{avg:.3f}'}")
+        if self.unscored:
+            text.append(f" · {self.unscored} unscored", style="yellow")
+        text.append(f" · {self.path}", style="dim")
+        if self.stopped:
+            text.append("  stopped (tau-tui run --resume finishes it)", style="yellow")
+        elif self.finished:
+            text.append("  finished", style="green")
+        else:
+            text.append("  K stops", style="dim")
+        return text

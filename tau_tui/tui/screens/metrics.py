@@ -1,0 +1,167 @@
+"""The metrics of one run file: average reward, pass^k for every k, pass@k, terminations, per task.
+
+Recorded rewards and our recomputed ones side by side (``evaluate.metrics``
+rules: infrastructure errors and unscored simulations are left out and
+counted apart, never as failures). Evaluations the background worker already
+made are reused; the rest are computed here in a thread worker.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import get_current_worker
+
+from tau_tui.evaluate import Outcome, RunMetrics, compute_metrics
+from tau_tui.model.io import RunFile
+from tau_tui.tui.catalog import EvalSummary, file_label
+from tau_tui.tui.eval_panels import DIFFERS_STYLE, render_metrics_summary, render_terminations, task_rows
+from tau_tui.tui.messages import MetricsReady
+from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
+from tau_tui.tui.widgets.info_line import InfoLine
+
+if TYPE_CHECKING:
+    from tau_tui.tui.app import TauTuiApp
+
+PROGRESS_SECONDS = 0.25
+TASK_WIDTH = 80  # telecom's task ids run to ~100 characters; the rest is clipped
+
+
+class MetricsScreen(Screen[None]):
+    """Per-file metrics; Esc goes back to the runs."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="metrics.back"),
+        Binding("e", "open_json", "Metrics JSON in $EDITOR", id="metrics.editor"),
+    ]
+
+    def __init__(self, run: RunFile) -> None:
+        super().__init__()
+        self.run = run
+        self.summaries: dict[int, EvalSummary | None] = {}
+        self.recomputed: RunMetrics | None = None
+        self.recorded: RunMetrics | None = None
+        self.complete = False
+
+    @property
+    def tau_app(self) -> TauTuiApp:
+        return cast("TauTuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield InfoLine(id="metrics-title")
+        with Horizontal(id="metrics-top"):
+            with VerticalScroll(id="metrics-summary-box"):
+                yield Static(id="metrics-summary")
+            with VerticalScroll(id="metrics-side"):
+                yield Static(id="metrics-terminations")
+        yield DataTable(id="metrics-tasks", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#metrics-summary-box").border_title = "file metrics"
+        self.query_one("#metrics-side").border_title = "terminations (as recorded)"
+        self.query_one("#metrics-tasks").border_title = "per task (recomputed*)"
+        self._title(0, len(self.run.entries))
+        self.query_one("#metrics-summary", Static).update(Text("evaluating…", style="dim"))
+        self.query_one(DataTable).focus()
+        rows = self.tau_app.catalog.rows_of(self.run.path)
+        known = {row.index: row.evaluation for row in rows if row.run is self.run and row.evaluation is not None}
+        self.evaluate_worker(known)
+
+    def _title(self, done: int, total: int) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(" metrics ", style="bold reverse")
+        text.append(f"  {file_label(self.run)} · {self.run.domain or '?'} · agent {self.run.agent_model or '?'}")
+        num_trials = self.run.raw_info.get("num_trials")
+        if num_trials:
+            text.append(f" · {num_trials} trial{'s' if num_trials != 1 else ''}")
+        text.append("   ")
+        text.append("recorded", style=RECORDED_STYLE)
+        text.append(" │ ")
+        text.append("* recomputed by our evaluator", style=DERIVED_STYLE)
+        if done < total:
+            text.append(f"   evaluating {done}/{total}…", style="dim")
+        self.query_one("#metrics-title", InfoLine).set(text)
+
+    @work(thread=True, exclusive=True, group="metrics", name="evaluate file")
+    def evaluate_worker(self, known: dict[int, EvalSummary]) -> None:
+        worker = get_current_worker()
+        service = self.tau_app.replay_service
+        total = len(self.run.entries)
+        out: dict[int, EvalSummary | None] = dict(known)
+        last = time.monotonic()
+        for entry in self.run.entries:
+            if worker.is_cancelled:
+                return
+            if entry.index not in out:
+                out[entry.index] = service.summarize(self.run, entry.index).evaluation
+            if time.monotonic() - last > PROGRESS_SECONDS:
+                self.post_message(MetricsReady({}, len(out), total, final=False))
+                last = time.monotonic()
+        self.post_message(MetricsReady(out, total, total, final=True))
+
+    @on(MetricsReady)
+    def _ready(self, message: MetricsReady) -> None:
+        self._title(message.done, message.total)
+        if not message.final:
+            return
+        self.summaries = message.summaries
+        self.complete = True
+        self.recomputed, self.recorded = self.metrics()
+        self._show()
+
+    def metrics(self) -> tuple[RunMetrics, RunMetrics]:
+        """(recomputed, recorded) metrics of the file."""
+        num_trials = self.run.raw_info.get("num_trials")
+        num_trials = num_trials if isinstance(num_trials, int) and num_trials > 0 else None
+        ours, theirs = [], []
+        for entry in self.run.entries:
+            summary = self.summaries.get(entry.index)
+            ours.append(Outcome(entry.task_id, summary.reward if summary is not None else None, entry.termination))
+            theirs.append(Outcome(entry.task_id, entry.reward, entry.termination))
+        return compute_metrics(ours, num_trials), compute_metrics(theirs, num_trials)
+
+    def _show(self) -> None:
+        assert self.recomputed is not None and self.recorded is not None
+        self.query_one("#metrics-summary", Static).update(render_metrics_summary(self.recomputed, self.recorded))
+        side = render_terminations(self.recorded)
+        if self.recorded.infrastructure_errors:
+            side.append("\n\ninfrastructure errors are left out of every metric", style="yellow")
+        unscored = self.recomputed.n_unscored
+        if unscored:
+            side.append(f"\n\n{unscored} simulation(s) could not be scored by us (NL assertions without a "
+                        "judge, unknown task…): left out, never counted as failures", style="yellow")
+        self.query_one("#metrics-terminations", Static).update(side)
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        longest = max((len(t.task_id) for t in self.recomputed.tasks + self.recorded.tasks), default=4)
+        table.add_column("task", width=min(max(longest, 12), TASK_WIDTH))
+        table.add_column("trials", width=6)
+        table.add_column("✓ rec", width=6)
+        table.add_column("✓ ours*", width=7)
+        table.add_column("avg*", width=5)
+        for k in range(1, self.recomputed.max_k + 1):
+            table.add_column(f"pass^{k}*", width=8)
+        for task_id, cells, differs in task_rows(self.recomputed, self.recorded):
+            style = DIFFERS_STYLE if differs else ""
+            table.add_row(Text(task_id, style=style), *(Text(c, style=style, justify="right") for c in cells),
+                          key=task_id)
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    def action_open_json(self) -> None:
+        if self.recomputed is None or self.recorded is None:
+            self.notify("still evaluating", timeout=2)
+            return
+        data: dict[str, Any] = {"file": str(self.run.path), "recomputed": self.recomputed.to_json(),
+                                "recorded": self.recorded.to_json()}
+        self.tau_app.open_json(data, f"metrics-{file_label(self.run)}")

@@ -1,0 +1,202 @@
+"""The form that starts a play session: which side you play, domain, task, and who plays the other side.
+
+Modal. The task list loads in a thread worker and filters as you type.
+Start builds the ``PlaySession`` in a thread worker (the first use of a
+domain loads its data) and then replaces this form with the ``PlayScreen``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.suggester import SuggestFromList
+from textual.widgets import Button, Input, Label, OptionList, Select
+from textual.widgets.option_list import Option
+
+from tau_tui.tui.replay_service import ReplayService
+from tau_tui.tui.screens.rollout import (
+    AGENT_SUGGESTIONS, USER_SUGGESTIONS, FormError, TaskLister, json_object, task_option,
+)
+
+if TYPE_CHECKING:
+    from tau_tui.tui.app import TauTuiApp
+
+OTHER_DEFAULT = {"user": "scripted/gold", "agent": "scripted/user"}
+
+
+def default_play_path(domain: str, task: str, root: Path) -> Path:
+    """``runs/<YYYYmmdd_HHMMSS>_play_<domain>_<task>.json``, as ``tau-tui play`` names it."""
+    return root / f"{datetime.now():%Y%m%d_%H%M%S}_play_{domain}_{task}.json"
+
+
+class PlaySetupScreen(ModalScreen[None]):
+    """Pick the side, the task and the other participant; Start opens the session."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="play_setup.cancel"),
+        Binding("ctrl+s", "start", "Start the session", id="play_setup.start"),
+    ]
+
+    def __init__(self, service: ReplayService, domain: str | None = None, task: str | None = None) -> None:
+        super().__init__()
+        self.service = service
+        self.lister = TaskLister(service)
+        self.initial_domain = domain
+        self.initial_task = task
+        self.tasks: list[tuple[str, str]] = []
+        self.starting = False
+
+    @property
+    def tau_app(self) -> TauTuiApp:
+        return cast("TauTuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        names = self.service.registry.names()
+        domain = self.initial_domain if self.initial_domain in names else ("mock" if "mock" in names else None)
+        with Vertical(id="play-form", classes="form"):
+            with Horizontal(classes="form-row"):
+                yield Label("you play", classes="form-label")
+                yield Select([("the user (a customer)", "user"), ("the agent (with its tools)", "agent")],
+                             value="user", allow_blank=False, id="p-side", compact=True)
+            with Horizontal(classes="form-row"):
+                yield Label("domain", classes="form-label")
+                yield Select([(n, n) for n in names], value=domain if domain else Select.NULL,
+                             prompt="pick a domain", id="p-domain", compact=True)
+            with Horizontal(classes="form-row"):
+                yield Label("task", classes="form-label")
+                yield Input(placeholder="type to filter the tasks below", id="p-filter", compact=True)
+            yield OptionList(id="p-tasks")
+            with Horizontal(classes="form-row"):
+                yield Label("other side", classes="form-label")
+                yield Input(OTHER_DEFAULT["user"], id="p-other", compact=True,
+                            suggester=SuggestFromList(AGENT_SUGGESTIONS + USER_SUGGESTIONS, case_sensitive=False))
+                yield Input(placeholder="litellm args (JSON)", id="p-other-args", compact=True)
+            with Horizontal(classes="form-row"):
+                yield Label("output file", classes="form-label")
+                yield Input(placeholder=f"{self.tau_app.runs_dir}/<time>_play_<domain>_<task>.json", id="p-out",
+                            compact=True)
+            yield Label("", id="p-error", classes="form-error")
+            with Horizontal(classes="form-buttons"):
+                yield Button("Cancel", id="p-cancel")
+                yield Button("Start (ctrl+s)", id="p-start", variant="primary")
+
+    def on_mount(self) -> None:
+        form = self.query_one("#play-form")
+        form.border_title = "play a session · esc cancels · ctrl+s (or enter on a task) starts"
+        form.border_subtitle = "other side: a litellm model, or scripted/gold (agent) / scripted/user (user)"
+        domain = self.query_one("#p-domain", Select).value
+        if isinstance(domain, str):
+            self.task_worker(domain)
+
+    @on(Select.Changed, "#p-side")
+    def _side_changed(self, event: Select.Changed) -> None:
+        other = self.query_one("#p-other", Input)
+        if other.value in OTHER_DEFAULT.values() and isinstance(event.value, str):
+            other.value = OTHER_DEFAULT[event.value]
+
+    @on(Select.Changed, "#p-domain")
+    def _domain_changed(self, event: Select.Changed) -> None:
+        self.tasks = []
+        self._fill()
+        if isinstance(event.value, str):
+            self.task_worker(event.value)
+
+    @work(thread=True, exclusive=True, group="form-tasks", name="list tasks")
+    def task_worker(self, domain: str) -> None:
+        tasks, error = self.lister.load(domain)
+        self.app.call_from_thread(self._tasks_loaded, domain, tasks, error)
+
+    def _tasks_loaded(self, domain: str, tasks: list[tuple[str, str]], error: str | None) -> None:
+        if self.query_one("#p-domain", Select).value != domain:
+            return
+        self.tasks = tasks
+        if error:
+            self.query_one("#p-error", Label).update(error)
+        self._fill()
+
+    def _fill(self) -> None:
+        needle = self.query_one("#p-filter", Input).value.strip().lower()
+        shown = [(t, hint) for t, hint in self.tasks if needle in t.lower() or needle in hint.lower()]
+        options = self.query_one("#p-tasks", OptionList)
+        options.clear_options()
+        options.add_options([Option(task_option(task, hint), id=task) for task, hint in shown])
+        ids = [t for t, _ in shown]
+        if ids:
+            options.highlighted = ids.index(self.initial_task) if self.initial_task in ids else 0
+
+    @on(Input.Changed, "#p-filter")
+    def _filter_changed(self) -> None:
+        self._fill()
+
+    @on(Input.Submitted, "#p-filter")
+    def _filter_submitted(self) -> None:
+        self.query_one("#p-tasks").focus()
+
+    def _chosen_task(self) -> str | None:
+        options = self.query_one("#p-tasks", OptionList)
+        if options.highlighted is None or not options.option_count:
+            return None
+        return options.get_option_at_index(options.highlighted).id
+
+    @on(Button.Pressed, "#p-start")
+    @on(OptionList.OptionSelected, "#p-tasks")
+    def action_start(self) -> None:
+        if self.starting:
+            return
+        error = self.query_one("#p-error", Label)
+        try:
+            side = str(self.query_one("#p-side", Select).value)
+            domain = self.query_one("#p-domain", Select).value
+            if not isinstance(domain, str):
+                raise FormError("domain: pick one")
+            task = self._chosen_task()
+            if task is None:
+                raise FormError("task: pick one from the list")
+            other = self.query_one("#p-other", Input).value.strip()
+            if not other or other == "human":
+                raise FormError("other side: a model string, scripted/gold or scripted/user")
+            args = json_object(self.query_one("#p-other-args", Input).value, "other side args")
+            out_text = self.query_one("#p-out", Input).value.strip()
+            out = Path(out_text) if out_text else default_play_path(domain, task, self.tau_app.runs_dir)
+            if out.exists():
+                raise FormError(f"output file: {out} already exists")
+        except FormError as exc:
+            error.update(str(exc))
+            return
+        self.starting = True
+        error.update(Text(f"starting: loading {domain}…", style="dim"))
+        self.session_worker(side, domain, task, other, args, out)
+
+    @work(thread=True, exclusive=True, group="play-setup", name="start session")
+    def session_worker(self, side: str, domain: str, task: str, other: str, args: dict | None, out: Path) -> None:
+        from tau_tui.rollout import ParticipantSpec, PlaySession
+
+        try:
+            session = PlaySession(self.service.registry, domain, task, side, ParticipantSpec(other, args))
+        except Exception as exc:  # noqa: BLE001 - shown in the form
+            self.app.call_from_thread(self._failed, str(exc).strip("'\""))
+            return
+        self.app.call_from_thread(self._started, session, out)
+
+    def _failed(self, error: str) -> None:
+        self.starting = False
+        self.query_one("#p-error", Label).update(error)
+
+    def _started(self, session, out: Path) -> None:
+        from tau_tui.tui.screens.play import PlayScreen
+
+        app = self.tau_app
+        self.dismiss(None)
+        app.push_screen(PlayScreen(session, out, on_saved=app.read_live_file))
+
+    @on(Button.Pressed, "#p-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

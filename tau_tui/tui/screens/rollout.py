@@ -1,0 +1,266 @@
+"""The "new rollout" form: domain, tasks, agent and user models, k trials, concurrency, output file.
+
+Modal. Domains come from the registry; the task list loads in a thread
+worker when a domain is picked and filters as you type (space selects;
+selecting none runs every task). Models are any litellm model string or a
+scripted participant (``scripted/gold``, ``scripted/user``). Dismisses with
+``(RunConfig, Path)``; the app runs it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.suggester import SuggestFromList
+from textual.widgets import Button, Input, Label, Select, SelectionList
+
+from tau_tui.tui.replay_service import ReplayService
+
+AGENT_SUGGESTIONS = ["scripted/gold", "gpt-4.1", "gpt-4o", "claude-sonnet-4-20250514"]
+USER_SUGGESTIONS = ["scripted/user", "gpt-4.1", "gpt-4o"]
+
+
+class FormError(ValueError):
+    """A field of a form that cannot be used; ``str()`` names the field."""
+
+
+def json_object(text: str, field: str) -> dict[str, Any] | None:
+    """A JSON object typed into a form field (empty: None)."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormError(f"{field}: not valid JSON ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise FormError(f"{field}: expected a JSON object like {{\"api_base\": \"http://…\"}}")
+    return value
+
+
+def positive_int(text: str, field: str) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise FormError(f"{field}: a whole number, please") from None
+    if value < 1:
+        raise FormError(f"{field}: at least 1")
+    return value
+
+
+def task_option(task: str, hint: str, width: int = 84) -> Text:
+    """A task id with its hint dimmed, clipped to one line of ``width`` cells."""
+    room = width - len(task) - 2
+    hint = hint if len(hint) <= room else hint[: max(room - 1, 0)] + "…"
+    return Text.assemble(task, ("  " + hint if room > 4 else "", "dim"))
+
+
+def task_hint(task: Any) -> str:
+    """One short line saying what a task is about: the reason for the call, else the purpose or ticket."""
+    scenario = task.user_scenario
+    instructions = scenario.instructions if scenario is not None else None
+    text = getattr(instructions, "reason_for_call", None) or (instructions if isinstance(instructions, str) else "")
+    if not text and task.description is not None:
+        text = task.description.purpose or ""
+    text = text or task.ticket or ""
+    return " ".join(text.split())[:120]
+
+
+class TaskLister:
+    """The tasks of the picked domain, loaded off the UI thread; used by the rollout and play forms."""
+
+    def __init__(self, service: ReplayService):
+        self.service = service
+
+    def load(self, domain: str) -> tuple[list[tuple[str, str]], str | None]:
+        """[(task id, one-line description)] or ([], error)."""
+        try:
+            tasks = self.service.registry.get(domain).tasks()
+        except Exception as exc:  # noqa: BLE001 - shown in the form
+            return [], str(exc)
+        return [(task.id, task_hint(task)) for task in tasks.values()], None
+
+
+class RolloutScreen(ModalScreen[tuple | None]):
+    """Fill in a rollout; Start dismisses with (RunConfig, output path)."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="rollout.cancel"),
+        Binding("ctrl+s", "start", "Start the rollout", id="rollout.start"),
+        Binding("ctrl+a", "toggle_all", "Select all shown tasks / none", id="rollout.all", priority=True),
+    ]
+
+    def __init__(self, service: ReplayService, domain: str | None = None, runs_dir: Path = Path("runs")) -> None:
+        super().__init__()
+        self.service = service
+        self.runs_dir = runs_dir
+        self.lister = TaskLister(service)
+        self.initial_domain = domain
+        self.tasks: list[tuple[str, str]] = []
+        self.selected: set[str] = set()
+
+    def compose(self) -> ComposeResult:
+        names = self.service.registry.names()
+        domain = self.initial_domain if self.initial_domain in names else ("mock" if "mock" in names else None)
+        with Vertical(id="rollout-form", classes="form"):
+            with Horizontal(classes="form-row"):
+                yield Label("domain", classes="form-label")
+                yield Select([(n, n) for n in names], value=domain if domain else Select.NULL,
+                             prompt="pick a domain", id="r-domain", compact=True)
+            with Horizontal(classes="form-row"):
+                yield Label("tasks", classes="form-label")
+                yield Input(placeholder="type to filter the tasks below", id="r-filter", compact=True)
+            yield SelectionList[str](id="r-tasks")
+            yield Label("", id="r-task-count", classes="form-hint")
+            with Horizontal(classes="form-row"):
+                yield Label("agent model", classes="form-label")
+                yield Input("scripted/gold", id="r-agent", compact=True,
+                            suggester=SuggestFromList(AGENT_SUGGESTIONS, case_sensitive=False))
+                yield Input(placeholder='litellm args, e.g. {"api_base": "http://…"}', id="r-agent-args",
+                            compact=True)
+            with Horizontal(classes="form-row"):
+                yield Label("user model", classes="form-label")
+                yield Input("scripted/user", id="r-user", compact=True,
+                            suggester=SuggestFromList(USER_SUGGESTIONS, case_sensitive=False))
+                yield Input(placeholder="litellm args (JSON)", id="r-user-args", compact=True)
+            with Horizontal(classes="form-row"):
+                yield Label("trials (k)", classes="form-label")
+                yield Input("1", id="r-k", compact=True, type="integer")
+                yield Label("concurrency", classes="form-label")
+                yield Input("3", id="r-concurrency", compact=True, type="integer")
+            with Horizontal(classes="form-row"):
+                yield Label("output file", classes="form-label")
+                yield Input(placeholder=f"{self.runs_dir}/<time>_<domain>_<agent>_<user>.json", id="r-out",
+                            compact=True)
+            yield Label("", id="r-error", classes="form-error")
+            with Horizontal(classes="form-buttons"):
+                yield Button("Cancel", id="r-cancel")
+                yield Button("Start (ctrl+s)", id="r-start", variant="primary")
+
+    def on_mount(self) -> None:
+        form = self.query_one("#rollout-form")
+        form.border_title = "new rollout · esc cancels · ctrl+s starts"
+        form.border_subtitle = "models: any litellm model string, or scripted/gold (agent) / scripted/user (user)"
+        domain = self.query_one("#r-domain", Select).value
+        if isinstance(domain, str):
+            self.load_tasks(domain)
+
+    # --- tasks -----------------------------------------------------------------------------------------
+    @on(Select.Changed, "#r-domain")
+    def _domain_changed(self, event: Select.Changed) -> None:
+        self.selected.clear()
+        self.tasks = []
+        self._fill()
+        if isinstance(event.value, str):
+            self.load_tasks(event.value)
+
+    def load_tasks(self, domain: str) -> None:
+        self.query_one("#r-task-count", Label).update(f"loading the tasks of {domain}…")
+        self.task_worker(domain)
+
+    @work(thread=True, exclusive=True, group="form-tasks", name="list tasks")
+    def task_worker(self, domain: str) -> None:
+        tasks, error = self.lister.load(domain)
+        self.app.call_from_thread(self._tasks_loaded, domain, tasks, error)
+
+    def _tasks_loaded(self, domain: str, tasks: list[tuple[str, str]], error: str | None) -> None:
+        if self.query_one("#r-domain", Select).value != domain:
+            return
+        self.tasks = tasks
+        if error:
+            self.query_one("#r-error", Label).update(error)
+        self._fill()
+
+    def _shown(self) -> list[tuple[str, str]]:
+        needle = self.query_one("#r-filter", Input).value.strip().lower()
+        return [(t, hint) for t, hint in self.tasks if needle in t.lower() or needle in hint.lower()]
+
+    def _fill(self) -> None:
+        selection = self.query_one("#r-tasks", SelectionList)
+        selection.clear_options()
+        selection.add_options([(task_option(task, hint, 78), task, task in self.selected)
+                               for task, hint in self._shown()])
+        if selection.option_count:
+            selection.highlighted = 0
+        self._count()
+
+    def _count(self) -> None:
+        shown = len(self._shown())
+        picked = len(self.selected)
+        text = (f"{picked} of {len(self.tasks)} tasks selected" if picked
+                else f"no task selected: every task of the domain ({len(self.tasks)}) runs")
+        if shown != len(self.tasks):
+            text += f" · {shown} shown"
+        self.query_one("#r-task-count", Label).update(text + " · space selects · ctrl+a all shown")
+
+    @on(Input.Changed, "#r-filter")
+    def _filter_changed(self) -> None:
+        self._fill()
+
+    @on(Input.Submitted, "#r-filter")
+    def _filter_submitted(self) -> None:
+        self.query_one("#r-tasks").focus()
+
+    @on(SelectionList.SelectedChanged, "#r-tasks")
+    def _selection_changed(self, event: SelectionList.SelectedChanged) -> None:
+        visible = {task for task, _ in self._shown()}
+        self.selected = (self.selected - visible) | set(event.selection_list.selected)
+        self._count()
+
+    def action_toggle_all(self) -> None:
+        visible = {task for task, _ in self._shown()}
+        if visible <= self.selected:
+            self.selected -= visible
+        else:
+            self.selected |= visible
+        self._fill()
+
+    # --- start -------------------------------------------------------------------------------------------
+    def config(self) -> tuple[Any, Path]:
+        """The form as (RunConfig, path); raises FormError naming the first bad field."""
+        from tau_tui.rollout import ParticipantSpec, RunConfig
+        from tau_tui.rollout.runner import default_run_path
+
+        domain = self.query_one("#r-domain", Select).value
+        if not isinstance(domain, str):
+            raise FormError("domain: pick one")
+        agent = self.query_one("#r-agent", Input).value.strip()
+        user = self.query_one("#r-user", Input).value.strip()
+        if not agent or not user:
+            raise FormError("agent and user model: both are needed (scripted/gold, scripted/user, or a model)")
+        if "human" in (agent, user):
+            raise FormError("a human plays through 'Play as user or agent' (p), not in a rollout")
+        config = RunConfig(
+            domain=domain,
+            agent=ParticipantSpec(agent, json_object(self.query_one("#r-agent-args", Input).value, "agent args")),
+            user=ParticipantSpec(user, json_object(self.query_one("#r-user-args", Input).value, "user args")),
+            task_ids=[t for t, _ in self.tasks if t in self.selected] or None,
+            num_trials=positive_int(self.query_one("#r-k", Input).value, "trials (k)"),
+            concurrency=positive_int(self.query_one("#r-concurrency", Input).value, "concurrency"),
+        )
+        out = self.query_one("#r-out", Input).value.strip()
+        path = Path(out) if out else default_run_path(config, self.runs_dir)
+        if path.exists():
+            raise FormError(f"output file: {path} already exists (tau-tui run --resume finishes a run)")
+        return config, path
+
+    @on(Button.Pressed, "#r-start")
+    def action_start(self) -> None:
+        try:
+            result = self.config()
+        except FormError as exc:
+            self.query_one("#r-error", Label).update(str(exc))
+            return
+        self.dismiss(result)
+
+    @on(Button.Pressed, "#r-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,58 @@
+"""Fixtures for episode tests: our own domains (no tau2 data needed) and a way to run one episode."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tau_tui.domains import DomainRegistry
+from tau_tui.model.tasks import Task
+from tau_tui.rollout.orchestrator import Orchestrator
+from tau_tui.rollout.participants import user_brief
+from tau_tui.rollout.users import ScriptedUser
+from tests.rollout.fake_llm import FakeLLM
+
+
+@pytest.fixture(scope="session")
+def own_registry():
+    """Domains of this project only: never reads tau2 data, never asks an installed tau2."""
+    return DomainRegistry(None, use_tau2=False)
+
+
+@pytest.fixture
+def fake_llm():
+    """A local OpenAI-compatible server (127.0.0.1) answering with scripted replies."""
+    server = FakeLLM()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def warehouse(own_registry):
+    return own_registry.get("warehouse")
+
+
+@pytest.fixture(scope="session")
+def aftersales(own_registry):
+    return own_registry.get("aftersales")
+
+
+def with_plan(task: Task, plan: dict | None) -> Task:
+    """A copy of ``task`` with another fault plan (None: without one)."""
+    data = task.model_dump(mode="json")
+    data.pop("fault_plan", None)
+    if plan is not None:
+        data["fault_plan"] = plan
+    return Task.model_validate(data)
+
+
+def run_episode(env, task, agent, user=None, **kwargs):
+    """One episode with the scripted user unless another user is given; returns (simulation, orchestrator)."""
+    user = user if user is not None else ScriptedUser(user_brief(task, env))
+    orchestrator = Orchestrator(env, task, agent, user, **kwargs)
+    return asyncio.run(orchestrator.run()), orchestrator
+
+
+def tool_results(sim):
+    return [m for m in sim.messages if m.role == "tool"]

@@ -1,0 +1,178 @@
+"""Pilot tests of the evaluation in the inspector: runs-table columns, flag filter, the Eval tab, the metrics screen."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from rich.console import Console
+
+from tau_tui.evaluate import FLAG_KINDS, Outcome, compute_metrics
+from tau_tui.model.io import open_run
+from tau_tui.tui.catalog import FLAG_CODES, RunFilter, flags_cell, recomputed_cell
+from tau_tui.tui.screens.metrics import MetricsScreen
+from tau_tui.tui.screens.picker import PickerScreen
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.widgets.run_table import RunTable
+
+from ..conftest import CORPUS
+from .conftest import SIZE, open_sim, settle
+
+FOUR_TRIALS = CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+
+
+def plain(screen, selector: str) -> str:
+    console = Console(width=150, record=True, file=io.StringIO())
+    console.print(screen.query_one(selector).content)
+    return console.export_text()
+
+
+def shown_ids(app) -> list[str]:
+    return [row.sim_id for row in app.runs_screen.query_one(RunTable).rows]
+
+
+def test_every_flag_kind_has_a_letter():
+    assert set(FLAG_CODES) == set(FLAG_KINDS)
+    assert len(set(FLAG_CODES.values())) == len(FLAG_CODES)
+
+
+async def test_background_worker_fills_recomputed_reward_agreement_and_flags(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = {r.sim_id: r for r in app.catalog.rows}
+        assert all(r.evaluation is not None for r in rows.values())
+        user_tools = rows["demo-user-tools"].evaluation
+        assert user_tools.reward == 0.0 and user_tools.agrees is True
+        assert "DB differs from gold" in user_tools.first_reason
+        findings = rows["demo-structural-findings"].evaluation
+        assert findings.reward == 1.0 and findings.agrees is False  # recorded 0: highlighted as a disagreement
+        assert findings.flags == {"write_before_read": 2}
+        assert flags_cell(rows["demo-structural-findings"]).plain == "2 W"
+        assert recomputed_cell(rows["demo-user-tools"]).plain == "0"
+        assert rows["demo-hallucinated-tool"].evaluation.flags == {"transfer_to_human": 1}
+        # the preview names what the derived columns found
+        app.runs_screen.query_one(RunTable).move_cursor(3)
+        await pilot.pause()
+        assert "recomputed reward 1 ≠ recorded 0" in app.runs_screen.query_one("#row-preview").plain
+
+
+async def test_filter_by_process_flag_and_by_disagreement(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("x")
+        assert isinstance(app.screen, PickerScreen)
+        await pilot.press(*"write_before", "enter")
+        assert app.runs_screen.filter.flag == "write_before_read"
+        assert shown_ids(app) == ["demo-mismatch", "demo-structural-findings"]
+        assert "flag:write_before_read" in app.runs_screen.query_one("#filter-bar").plain
+        await pilot.press("x", *"transfer", "enter")
+        assert shown_ids(app) == ["demo-hallucinated-tool"]
+        await pilot.press("x", *"no process", "enter")
+        assert len(shown_ids(app)) == 5
+        app.runs_screen.set_filter(RunFilter(flag="any"))
+        assert shown_ids(app) == ["demo-mismatch", "demo-hallucinated-tool", "demo-structural-findings"]
+        app.runs_screen.set_filter(RunFilter(disagrees=True))
+        assert shown_ids(app) == ["demo-structural-findings"]
+
+
+async def test_eval_tab_names_the_cause_and_jumps_to_the_divergence(make_app):
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, "demo-user-tools")
+        screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
+        await pilot.press("4")
+        assert screen.query_one("#side").active == "tab-eval"
+        text = " ".join(screen.query_one("#eval-view").plain.split())
+        assert "RECORDED reward 0" in text and "RECOMPUTED* reward 0" in text
+        assert "DB differs from gold at 0 agent path(s) and 1 user path(s)" in text
+        assert "dismiss_notification" in text and 'user notifications.notif_1.status: "read" vs gold "unread"' in text
+        assert screen.doc.targets["divergence"] == [7]
+        await pilot.press("D")
+        assert screen.cursor == 7
+        assert "left the gold path" in screen.query_one("#traj-status").plain
+
+
+async def test_eval_tab_highlights_disagreement_and_jumps_between_flags(make_app):
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, "demo-structural-findings")
+        screen = app.screen
+        await pilot.press("4")
+        text = " ".join(screen.query_one("#eval-view").plain.split())
+        assert "DIFFER" in text and "tau2 cannot replay this trajectory" in text
+        assert "step 3 write_before_read" in text and "step 7 write_before_read" in text
+        assert "≠ recorded" in screen.query_one("#traj-header").plain
+        await pilot.press("p")
+        assert screen.cursor == 3
+        await pilot.press("p")
+        assert screen.cursor == 7
+        await pilot.press("P")
+        assert screen.cursor == 3
+        # a flag is an event of its step in the message list too
+        assert any(e.kind == "flag" for e in screen.doc.steps[3].events)
+        await pilot.press("D")  # the final DB matches gold: nowhere to go
+        assert screen.cursor == 3
+
+
+async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app, analyzer):
+    app = make_app([FOUR_TRIALS])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        screen = app.screen
+        assert isinstance(screen, MetricsScreen)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.complete
+        run = open_run(FOUR_TRIALS)
+        expected = compute_metrics([Outcome(e.task_id, analyzer.evaluate(run, e.index).evaluation.reward,
+                                            e.termination) for e in run.entries], 4)
+        assert screen.recomputed.pass_hat_k == expected.pass_hat_k and set(expected.pass_hat_k) == {1, 2, 3, 4}
+        assert screen.recorded.avg_reward == 0.8
+        summary = plain(screen, "#metrics-summary")
+        assert "pass^4" in summary and "pass@4" in summary and "average reward" in summary
+        assert "agent_stop 20" in plain(screen, "#metrics-terminations")
+        table = screen.query_one("#metrics-tasks")
+        assert table.row_count == 5
+        assert [str(c.label) for c in table.columns.values()][-4:] == ["pass^1*", "pass^2*", "pass^3*", "pass^4*"]
+        await pilot.press("escape")
+        assert app.screen is app.runs_screen
+
+
+async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_app, tmp_path):
+    from tests.helpers import call, greet, result, results_file, say, user
+
+    nl_task = {"id": "t_nl", "user_scenario": {"instructions": "Say hi."},
+               "evaluation_criteria": {"nl_assertions": ["The agent greets the user."],
+                                       "reward_basis": ["NL_ASSERTION"]}}
+    done = [greet(), user("finish task_1"), call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result({"task_id": "task_1", "status": "completed"}), say("done")]
+    infra = {"id": "sim-infra", "task_id": "t_update", "trial": 1, "termination_reason": "infrastructure_error",
+             "messages": [], "info": {"error": "provider down"}}
+    unscored = {"id": "sim-nl", "task_id": "t_nl", "trial": 0, "termination_reason": "user_stop",
+                "messages": [greet(), user("hi"), say("hello")]}
+    path = results_file(tmp_path / "mixed.json", done, extra_sims=[infra, unscored])
+    data = json.loads(path.read_text())
+    data["tasks"].append(nl_task)
+    path.write_text(json.dumps(data))
+    app = make_app([path])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        rows = {r.sim_id: r for r in app.catalog.rows}
+        assert recomputed_cell(rows["sim-infra"]).plain == "infra"  # never a fail
+        assert recomputed_cell(rows["sim-nl"]).plain == "n/a"  # NL without a judge: not computable
+        await pilot.press("m")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert screen.recomputed.infrastructure_errors == 1 and screen.recomputed.n_unscored == 1
+        assert screen.recomputed.n_scored == 1 and screen.recomputed.avg_reward == 1.0
+        summary = plain(screen, "#metrics-summary")
+        assert "infrastructure errors (left out)" in summary and "unscored (left out)" in summary
+        side = plain(screen, "#metrics-terminations")
+        assert "infrastructure_error 1" in side and "never counted as failures" in " ".join(side.split())
