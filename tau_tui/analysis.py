@@ -173,7 +173,12 @@ class Analyzer:
 
         ``scorer`` overrides the sidecar file beside the recording.
         """
-        analysis = self.analyze(run, index)
+        return self.assess(self.analyze(run, index), judge=judge, scorer=scorer)
+
+    def assess(self, analysis: SimAnalysis, judge: Judge | None = None,
+               scorer: ScorerConfig | None = None) -> SimReport:
+        """Assess an analysis already at hand (no second replay); see ``evaluate``."""
+        run = analysis.run
         config = scorer if scorer is not None else self.scorer_config(run)
         spec = config.spec_for(analysis.sim.task_id) if config is not None else None
         env_info = run.raw_info.get("environment_info")

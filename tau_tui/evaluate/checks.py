@@ -12,7 +12,7 @@ from typing import Any
 
 from tau_tui.model.messages import AssistantMessage, Message
 from tau_tui.model.tasks import Action, EnvAssertion
-from tau_tui.replay import CallRecord, GoldResult, Timeline
+from tau_tui.replay import CallRecord, GoldResult, Timeline, Verdict
 
 
 @dataclass
@@ -98,8 +98,13 @@ def action_matches(action: Action, name: str, arguments: Any) -> bool:
 
 
 def action_checks(actions: list[Action], calls: list[CallRecord], timeline: Timeline) -> list[ActionCheck]:
-    """Each expected action against every assistant and user call, in any order and multiplicity."""
+    """Each expected action against every assistant and user call, in any order and multiplicity.
+
+    Calls that never reached the environment — withheld by an injected fault or
+    refused by a cassette — do not count as done.
+    """
     env = timeline.env
+    calls = [c for c in calls if c.verdict not in (Verdict.INJECTED_FAULT, Verdict.REFUSED)]
     out = []
     for action in actions:
         tool_type = env.tool_type(action.name) if env is not None and env.has_tool(action.name) else None

@@ -36,7 +36,7 @@ from typing import Any
 
 from tau_tui.env.tools import ToolType
 from tau_tui.model.messages import AssistantMessage
-from tau_tui.replay import CallRecord, Timeline
+from tau_tui.replay import CallRecord, Timeline, Verdict
 
 FLAG_KINDS = ("parallel_calls", "text_with_calls", "repeated_call", "write_before_read", "error_ignored",
               "unbacked_claim", "transfer_to_human")
@@ -114,6 +114,8 @@ def repeated_calls(timeline: Timeline, start: int) -> list[Flag]:
         last_seen[key] = call
         if earlier is None or call.call_step < start or call.requestor != "assistant":
             continue
+        if earlier.verdict is Verdict.INJECTED_FAULT:
+            continue  # retrying a call a fault kept from running is the right thing to do
         between = timeline.calls[earlier.index + 1:call.index]
         if not any(_successful_write(c) for c in between):
             out.append(Flag("repeated_call", call.call_step,
