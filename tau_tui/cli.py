@@ -234,6 +234,8 @@ def tui_parser() -> argparse.ArgumentParser:
         "Sub-commands: " + ", ".join(SUBCOMMANDS) + " ('tau-tui <sub-command> --help').",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="run files or folders")
+    parser.add_argument("--calibrate", metavar="DOMAIN", help="open on the calibrate screen of DOMAIN (its loaded "
+                        "recordings in a grid; n runs k trials)")
     _add_common(parser)
     return parser
 
@@ -872,7 +874,8 @@ def cmd_tui(args: argparse.Namespace) -> int:
     except ImportError as exc:  # textual missing in a headless install
         err(f"the TUI needs textual ({exc}); headless sub-commands still work")
         return EXIT_INPUT
-    app = TauTuiApp(paths, tau2_data=args.tau2_data, domain_paths=[Path(p) for p in args.domains])
+    app = TauTuiApp(paths, tau2_data=args.tau2_data, domain_paths=[Path(p) for p in args.domains],
+                    calibrate=args.calibrate)
     app.run()
     return EXIT_OK
 

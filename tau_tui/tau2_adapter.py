@@ -33,7 +33,18 @@ def tau2_available() -> bool:
         return False
 
 
+def _quiet_tau2_logging() -> None:
+    """tau2 logs its start-up chatter (registry contents, missing .env) through loguru to stderr;
+    our CLI promises one-line errors, so records from tau2's own modules are switched off."""
+    try:
+        from loguru import logger
+    except ImportError:
+        return
+    logger.disable("tau2")
+
+
 def _registry():
+    _quiet_tau2_logging()
     try:
         from tau2.registry import registry  # heavy: imported only when an adapted domain is used
     except Exception as exc:  # noqa: BLE001 - a broken tau2 install is reported on one line

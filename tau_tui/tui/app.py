@@ -5,7 +5,10 @@ the app adds them to the ``Catalog`` and queues every simulation for the
 background worker, which replays and evaluates it and posts ``SimsReplayed``
 batches. A rollout runs in an async worker; each finished simulation is added
 to the catalog at once (``add_live_run``), as are the recordings of play
-sessions and forks. Screens read the catalog; workers never touch widgets.
+sessions and forks. Notes are read from each recording's sidecar with it
+and saved there in a thread worker (``save_note``); the recording is never
+written. The calibrate screen (one per domain, kept while the app runs)
+fills its grid live. Screens read the catalog; workers never touch widgets.
 """
 
 from __future__ import annotations
@@ -28,13 +31,14 @@ from textual.worker import get_current_worker
 
 from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile, RunFileError, describe_empty, expand_paths, open_run
+from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow
 from tau_tui.tui.external import run_viewer, write_temp_json
 from tau_tui.tui.keys import key_help
 from tau_tui.tui.live import RolloutProgress, carry_over, run_file_of
 from tau_tui.tui.messages import (
-    FileFailed, FileLoaded, LiveFileAdded, LoadFinished, LoadStarted, ReplayIdle, ReplayOutcome, RolloutEvent,
-    RolloutFailed, SimsReplayed,
+    FileFailed, FileLoaded, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle, ReplayOutcome,
+    RolloutEvent, RolloutFailed, SimulationOpened, SimsReplayed,
 )
 from tau_tui.tui.render import PILL_HELP, pill
 from tau_tui.tui.replay_service import ReplayService
@@ -63,7 +67,10 @@ class TauTuiApp(App[None]):
 
     def __init__(self, paths: Iterable[Path | str], tau2_data: Path | str | None = None,
                  domain_paths: list[Path] | None = None,
-                 external_viewer: Callable[[Path], Any] | None = None, runs_dir: Path | str = "runs") -> None:
+                 external_viewer: Callable[[Path], Any] | None = None, runs_dir: Path | str = "runs",
+                 calibrate: str | None = None, task_editor: Callable[[list[str]], Any] | None = None) -> None:
+        """``calibrate``: open the calibrate screen of this domain once the files are read;
+        ``task_editor``: runs an editor command instead of suspending the app (tests)."""
         super().__init__()
         self.paths = [Path(p) for p in paths]
         self.runs_dir = Path(runs_dir)  # where new rollouts, play sessions and forks are saved by default
@@ -82,6 +89,9 @@ class TauTuiApp(App[None]):
         self._rollout_runner: Any = None
         self._live_files: set[str] = set()
         self._open_when_read: Path | None = None
+        self._calibrate_on_start = calibrate
+        self.task_editor = task_editor
+        self.compare_mark: tuple[Path, str] | None = None  # (file, simulation id) marked with =
 
     def get_default_screen(self) -> Screen:
         return RunsScreen()
@@ -120,7 +130,12 @@ class TauTuiApp(App[None]):
                 self.post_message(FileFailed(generation, path, f"unreadable ({type(exc).__name__}: {exc})"))
                 continue
             notes = [n for n in [describe_empty(run)] if n] + list(run.warnings)
-            self.post_message(FileLoaded(generation, run, notes))
+            try:
+                notebook = NoteBook(run.path)
+            except NotesError as exc:
+                notebook = None
+                notes.append(f"notes not read: {exc}")
+            self.post_message(FileLoaded(generation, run, notes, notebook))
         self.post_message(LoadFinished(generation, files))
 
     @on(LoadStarted)
@@ -136,6 +151,8 @@ class TauTuiApp(App[None]):
             return
         run = message.run
         rows = self.catalog.add_run(run)
+        if message.notebook is not None:
+            self.catalog.set_notebook(message.notebook)
         for note in message.notes:
             self.catalog.add_notice(run.path, note.replace(f"{run.path}: ", ""), "information")
         self.queue_replay(rows)
@@ -175,7 +192,11 @@ class TauTuiApp(App[None]):
         gc.freeze()
         self.runs_screen.loading(self.load_done, self.load_total, finished=True)
         self.runs_screen.refresh_now()
+        self._notes_changed()
         self.queue_replay([])
+        if self._calibrate_on_start:
+            domain, self._calibrate_on_start = self._calibrate_on_start, None
+            self.open_calibrate(domain)
 
     # --- background replay ------------------------------------------------------------------------------------
     def queue_replay(self, rows: list[RunRow]) -> None:
@@ -441,6 +462,109 @@ class TauTuiApp(App[None]):
             self.notify(f"cannot open a viewer here ({exc}); the JSON is at {path}", timeout=8)
         self.refresh()
         return path
+
+    def open_simulation_ref(self, path: Path, sim_id: str, step: int | None = None) -> None:
+        """Open simulation ``sim_id`` of file ``path``: from the catalog, else read from disk in a thread
+        (a calibration's file while it is being written) and added to the runs table first."""
+        row = self.catalog.find(path, sim_id)
+        if row is not None:
+            self.open_run_at(row.run, row.index, step=step)
+            return
+        self.open_ref_worker(path, sim_id, step)
+
+    @work(thread=True, group="live-file", name="read run to open")
+    def open_ref_worker(self, path: Path, sim_id: str, step: int | None) -> None:
+        try:
+            run = open_run(path)
+        except RunFileError as exc:
+            self.post_message(SimulationOpened(None, sim_id, step, exc.problem))
+            return
+        self.post_message(SimulationOpened(run, sim_id, step))
+
+    @on(SimulationOpened)
+    def _simulation_opened(self, message: SimulationOpened) -> None:
+        run = message.run
+        if run is None:
+            self.notify(f"cannot open {message.sim_id}: {message.error}", severity="error")
+            return
+        self.add_live_run(run)
+        index = run.find(message.sim_id)
+        if index is None:
+            self.notify(f"{run.path.name} has no simulation {message.sim_id}", severity="error")
+            return
+        self.open_run_at(run, index, step=message.step)
+
+    def open_calibrate(self, domain: str) -> None:
+        """The calibrate screen of ``domain`` (one per domain: its grid and a running calibration survive Esc)."""
+        from tau_tui.tui.screens.calibrate import CalibrateScreen
+
+        name = f"calibrate:{domain}"
+        if not self.is_screen_installed(name):
+            self.install_screen(CalibrateScreen(domain), name)
+        screen = self.get_screen(name)
+        if screen in self.screen_stack:
+            while self.screen is not screen:
+                self.pop_screen()
+            return
+        self.push_screen(screen)
+
+    def mark_for_compare(self, path: Path, sim_id: str, task_id: str) -> None:
+        """``=``: mark a simulation; ``=`` on another simulation of the same task compares the two."""
+        mark = self.compare_mark
+        if mark is None:
+            self.compare_mark = (path, sim_id)
+            self.notify(f"marked {sim_id} (task {task_id}) for comparison: press = on another run of that task",
+                        timeout=4)
+            return
+        if mark == (path, sim_id):
+            self.compare_mark = None
+            self.notify("comparison mark cleared", timeout=2)
+            return
+        from tau_tui.tui.screens.trial_compare import TrialCompareScreen
+
+        self.compare_mark = None
+        self.push_screen(TrialCompareScreen(mark, (path, sim_id)))
+
+    # --- notes ----------------------------------------------------------------------------------------------
+    def save_note(self, path: Path, sim_id: str, request: Any, task_id: str | None = None,
+                  trial: int | None = None) -> None:
+        """Add a note (``NoteRequest``) on a simulation of ``path`` to its sidecar, off the UI thread."""
+        self.note_worker(path, lambda book: book.add(sim_id, request.source, request.error_type, request.text,
+                                                       step=request.step, task_id=task_id, trial=trial),
+                         "note saved")
+
+    def remove_note(self, path: Path, note_id: str) -> None:
+        self.note_worker(path, lambda book: book.remove(note_id), "note deleted")
+
+    @work(thread=True, group="notes", name="save note")
+    def note_worker(self, path: Path, change: Callable[[NoteBook], Any], done: str) -> None:
+        try:
+            book = NoteBook(path)
+            change(book)
+        except (NotesError, OSError) as exc:
+            self.post_message(NotesSaved(error=str(exc)))
+            return
+        self.post_message(NotesSaved(book, done=f"{done} in {book.path.name}"))
+
+    @on(NotesSaved)
+    def _notes_saved(self, message: NotesSaved) -> None:
+        if message.error is not None or message.notebook is None:
+            self.notify(f"note not saved: {message.error}", severity="error", timeout=8)
+            return
+        self.catalog.set_notebook(message.notebook)
+        self._notes_changed()
+        self.notify(message.done, timeout=3)
+
+    def _notes_changed(self) -> None:
+        """Notes were read or saved: the runs table, open trajectories and the notes list show them."""
+        from tau_tui.tui.screens.notes import NotesScreen
+
+        self.runs_screen.notes_changed()
+        for screen in self.screen_stack:
+            if isinstance(screen, TrajectoryScreen):
+                screen.notes_changed()
+            elif isinstance(screen, NotesScreen):
+                screen.refresh_notes()
 
     # --- app-wide actions ---------------------------------------------------------------------------------------
     def action_reload(self) -> None:

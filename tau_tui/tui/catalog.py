@@ -4,7 +4,9 @@ Pure Python (rich for cell styling, no textual), so it is tested on its own
 and shared by the runs screen and, later, by rollouts that add runs live.
 A row keeps what the recording says apart from what we derived: the replay
 (``ReplaySummary``) and the recomputed reward with its process flags
-(``EvalSummary``), both filled in by one background worker.
+(``EvalSummary``), both filled in by one background worker. Notes on a
+simulation (a sidecar beside its recording, ``model.notes``) are attached to
+its row by the catalog; they are neither recorded nor derived.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rich.text import Text
 
 from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile, SimEntry
+from tau_tui.model.notes import Note, NoteBook
 from tau_tui.model.results import SCORED_TERMINATIONS
 
 INFRA_TERMINATIONS = ("infrastructure_error",)
@@ -35,10 +38,14 @@ class ReplaySummary:
     db_match: bool | None
     strict_ok: bool
     first_mismatch_step: int | None = None
+    faults: int = 0  # calls with an injected fault (withheld or slow)
+    refused: int = 0  # calls the episode's backend refused (cassette: no recorded result)
+    discovered: int = 0  # discoverable tools this trajectory discovered
 
     @classmethod
     def of(cls, analysis: Any) -> ReplaySummary:
-        counts = analysis.timeline.verdict_counts()
+        timeline = analysis.timeline
+        counts = timeline.verdict_counts()
         first = analysis.first_mismatch()
         return cls(
             mismatches=counts["mismatch"],
@@ -49,6 +56,9 @@ class ReplaySummary:
             db_match=analysis.db_match,
             strict_ok=analysis.timeline.strict_ok,
             first_mismatch_step=first["step"] if first else None,
+            faults=len(timeline.injected_faults),
+            refused=len(timeline.refusals),
+            discovered=len(timeline.discoveries),
         )
 
 
@@ -113,6 +123,7 @@ class RunRow:
     replay_error: str | None = None
     evaluation: EvalSummary | None = None
     eval_error: str | None = None
+    notes: list[Note] = field(default_factory=list)  # from the recording's notes sidecar
     _haystack: str | None = field(default=None, repr=False)
 
     # --- what the recording says ------------------------------------------------
@@ -160,10 +171,14 @@ class RunRow:
 
     @property
     def status(self) -> str:
-        """pass / fail / unscored / infra: an unscored or infra-failed run is never "fail"."""
-        if self.entry.termination in INFRA_TERMINATIONS or self.error:
-            return "infra"
+        """pass / fail / unscored / infra: an unscored or infra-failed run is never "fail".
+
+        An error in ``info`` makes a run "infra" only when it has no reward: a scored episode that ended on an
+        error of the agent's own making (a cassette's refusal) is a pass or a fail.
+        """
         reward = self.entry.reward
+        if self.entry.termination in INFRA_TERMINATIONS or (self.error and reward is None):
+            return "infra"
         if reward is None:
             return "unscored"
         return "pass" if reward >= 1.0 - 1e-9 else "fail"
@@ -237,6 +252,11 @@ class RunFilter:
     has_finding: bool = False
     disagrees: bool = False  # recomputed reward differs from the recorded one
     flag: str | None = None  # a process-flag kind, or ANY_FLAG
+    has_fault: bool = False  # an injected fault
+    has_refusal: bool = False  # a call refused by a cassette
+    has_note: bool = False
+    note_source: str | None = None  # notes with this source (agent / user / environment / task)
+    note_type: str | None = None  # notes of this error type
     task: str | None = None
     model: str | None = None
     domain: str | None = None
@@ -246,7 +266,8 @@ class RunFilter:
     @property
     def needs_replay(self) -> bool:
         """True when the filter reads derived columns (rows not yet replayed or evaluated never match)."""
-        return self.has_mismatch or self.has_hallucination or self.has_finding or self.needs_evaluation
+        return (self.has_mismatch or self.has_hallucination or self.has_finding or self.has_fault
+                or self.has_refusal or self.needs_evaluation)
 
     @property
     def needs_evaluation(self) -> bool:
@@ -284,6 +305,10 @@ class RunFilter:
                 return False
             if self.has_finding and not summary.findings:
                 return False
+            if self.has_fault and not summary.faults:
+                return False
+            if self.has_refusal and not summary.refused:
+                return False
         if self.needs_evaluation:
             evaluation = row.evaluation
             if evaluation is None:
@@ -293,6 +318,11 @@ class RunFilter:
             if self.flag == ANY_FLAG and not evaluation.flags:
                 return False
             if self.flag not in (None, ANY_FLAG) and not evaluation.flags.get(self.flag):
+                return False
+        if self.has_note or self.note_source or self.note_type:
+            notes = [n for n in row.notes if (self.note_source is None or n.source == self.note_source)
+                     and (self.note_type is None or n.error_type == self.note_type)]
+            if not notes:
                 return False
         if self.text:
             terms = query_terms(self.text)
@@ -306,11 +336,14 @@ class RunFilter:
         if self.failed_only:
             out.append("failed")
         for label, value in (("domain", self.domain), ("file", self.file), ("model", self.model),
-                             ("task", self.task), ("end", self.termination), ("flag", self.flag)):
+                             ("task", self.task), ("end", self.termination), ("flag", self.flag),
+                             ("note source", self.note_source), ("note type", self.note_type)):
             if value:
                 out.append(f"{label}:{value}")
         for label, on in (("mismatch", self.has_mismatch), ("hallucinated", self.has_hallucination),
-                          ("tool error", self.has_tool_error), ("finding", self.has_finding)):
+                          ("tool error", self.has_tool_error), ("finding", self.has_finding),
+                          ("injected fault", self.has_fault), ("refusal", self.has_refusal),
+                          ("note", self.has_note)):
             if on:
                 out.append(f"has {label}")
         if self.disagrees:
@@ -391,6 +424,11 @@ def reward_cell(row: RunRow) -> Text:
                 style="green" if status == "pass" else "bold red")
 
 
+def notes_cell(row: RunRow) -> Text:
+    """How many notes the simulation has (its own and its steps'), blank when none."""
+    return Text(str(len(row.notes)), style="bold yellow") if row.notes else Text("")
+
+
 def _cost(row: RunRow) -> Text:
     cost = row.cost
     return DASH if cost is None else Text(f"${cost:.3f}" if cost < 10 else f"${cost:.1f}", style="dim")
@@ -418,6 +456,7 @@ COLUMNS: list[Column] = [
     Column("task", "task", 14, lambda r: r.task, lambda r: _natural(r.task)),
     Column("trial", "tr", 2, lambda r: "" if r.entry.trial is None else str(r.entry.trial),
            lambda r: r.entry.trial, help="trial"),
+    Column("notes", "✐", 2, notes_cell, lambda r: len(r.notes) or None, help="notes (sidecar beside the recording)"),
     Column("reward", "reward", 6, reward_cell,
            lambda r: (r.entry.reward if r.status in ("pass", "fail") else None), help="recorded reward"),
     Column("db", "db", 2, lambda r: _check(r.entry.db_match), lambda r: r.entry.db_match,
@@ -433,6 +472,12 @@ COLUMNS: list[Column] = [
            _summary_value(lambda s: s.hallucinated), derived=True, help="hallucinated tool calls"),
     Column("findings", "!*", 3, lambda r: _derived(r, lambda s: s.findings, lambda v: _count(v, "yellow")),
            _summary_value(lambda s: s.findings), derived=True, help="structural findings"),
+    Column("faults", "↯*", 2, lambda r: _derived(r, lambda s: s.faults, lambda v: _count(v, "bold orange1")),
+           _summary_value(lambda s: s.faults), derived=True, help="injected faults (timeout, error, slow)"),
+    Column("refused", "⊘*", 2, lambda r: _derived(r, lambda s: s.refused, lambda v: _count(v, "bold medium_purple1")),
+           _summary_value(lambda s: s.refused), derived=True, help="calls refused by a cassette (no recorded result)"),
+    Column("discovered", "✦*", 2, lambda r: _derived(r, lambda s: s.discovered, lambda v: _count(v, "cyan")),
+           _summary_value(lambda s: s.discovered), derived=True, help="discoverable tools discovered"),
     Column("our_reward", "rwd*", 4, recomputed_cell, _eval_value(lambda e: e.reward), derived=True,
            help="reward recomputed by our evaluator"),
     Column("agrees", "=*", 2, agrees_cell, _eval_value(lambda e: e.agrees), derived=True,
@@ -507,6 +552,7 @@ class Catalog:
         self.rows: list[RunRow] = []
         self.by_key: dict[str, RunRow] = {}
         self.notices: dict[str, list[Notice]] = {}
+        self.notebooks: dict[str, NoteBook] = {}
         self._file_seq: dict[str, int] = {}
 
     @staticmethod
@@ -530,7 +576,41 @@ class Catalog:
             self.by_key[row.key] = row
         self.rows.extend(new)
         self.rows.sort(key=lambda r: r.order)
+        self._attach_notes(fkey, new)
         return new
+
+    def set_notebook(self, book: NoteBook) -> list[RunRow]:
+        """The notes of one recording (read or just saved): attached to its rows; returns those rows."""
+        fkey = self.file_key(book.recording)
+        self.notebooks[fkey] = book
+        rows = [r for r in self.rows if self.file_key(r.path) == fkey]
+        self._attach_notes(fkey, rows)
+        return rows
+
+    def _attach_notes(self, fkey: str, rows: list[RunRow]) -> None:
+        book = self.notebooks.get(fkey)
+        by_sim = book.by_simulation() if book is not None else {}
+        for row in rows:
+            row.notes = by_sim.get(row.sim_id, [])
+
+    def all_notes(self) -> list[tuple[RunRow | None, NoteBook, Note]]:
+        """Every note of every loaded recording, with its row (None when the simulation is not loaded)."""
+        out = []
+        for fkey, book in self.notebooks.items():
+            if fkey not in self.files:
+                continue
+            rows = {r.sim_id: r for r in self.rows if self.file_key(r.path) == fkey}
+            for note in book.notes:
+                out.append((rows.get(note.sim_id), book, note))
+        return out
+
+    def note_values(self, name: str) -> list[tuple[str, int]]:
+        """Distinct note sources or error types with how many runs have such a note (for filter pickers)."""
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            for value in {n.source if name == "note_source" else n.error_type for n in row.notes}:
+                counts[value] = counts.get(value, 0) + 1
+        return sorted(counts.items())
 
     def remove_file(self, path: Path) -> None:
         fkey = self.file_key(path)

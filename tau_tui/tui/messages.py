@@ -26,13 +26,14 @@ class LoadStarted(Message):
 
 
 class FileLoaded(Message):
-    """One run file was opened and indexed."""
+    """One run file was opened and indexed; ``notebook`` holds its sidecar notes (None when unreadable)."""
 
-    def __init__(self, generation: int, run: RunFile, notes: list[str]) -> None:
+    def __init__(self, generation: int, run: RunFile, notes: list[str], notebook: Any = None) -> None:
         super().__init__()
         self.generation = generation
         self.run = run
         self.notes = notes
+        self.notebook = notebook
 
 
 class FileFailed(Message):
@@ -163,3 +164,100 @@ class MetricsReady(Message):
         self.done = done
         self.total = total
         self.final = final
+
+
+# --- notes, calibration, comparison -------------------------------------------------------
+
+
+class NotesSaved(Message):
+    """A note was added or removed: ``notebook`` is the recording's ``NoteBook`` as saved (or ``error``)."""
+
+    def __init__(self, notebook: Any = None, error: str | None = None, done: str = "") -> None:
+        super().__init__()
+        self.notebook = notebook
+        self.error = error
+        self.done = done
+
+
+class GridEvent(Message):
+    """An event of a calibration: the grid's (RowAdded, CellChanged, RowChanged), the runner's, or
+    CalibrationStarted / CalibrationFinished."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
+class CalibratorReady(Message):
+    """The calibrate screen's domain is loaded and its recorded runs are in the grid (or ``error``)."""
+
+    def __init__(self, calibrator: Any = None, loaded: int = 0, skipped: list[str] | None = None,
+                 error: str | None = None) -> None:
+        super().__init__()
+        self.calibrator = calibrator
+        self.loaded = loaded
+        self.skipped = skipped or []
+        self.error = error
+
+
+class CalibrationFailed(Message):
+    """A calibration run could not start or stopped with an error; ``error`` is one line."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class TaskReloaded(Message):
+    """After an edit: the task's definition was read back and the domain's tasks reloaded (or ``error``)."""
+
+    def __init__(self, task_id: str, fingerprinter: Any = None, error: str | None = None) -> None:
+        super().__init__()
+        self.task_id = task_id
+        self.fingerprinter = fingerprinter
+        self.error = error
+
+
+class SimulationOpened(Message):
+    """A run file read to open one of its simulations (a calibration cell, a compared side), or ``error``."""
+
+    def __init__(self, run: RunFile | None, sim_id: str, step: int | None = None, error: str | None = None) -> None:
+        super().__init__()
+        self.run = run
+        self.sim_id = sim_id
+        self.step = step
+        self.error = error
+
+
+class GoldChecked(Message):
+    """One task's gold sanity check (``check`` is a ``GoldCheck``), or the end of the check (``final``)."""
+
+    def __init__(self, check: Any = None, done: int = 0, total: int = 0, final: bool = False,
+                 error: str | None = None) -> None:
+        super().__init__()
+        self.check = check
+        self.done = done
+        self.total = total
+        self.final = final
+        self.error = error
+
+
+class ComparisonReady(Message):
+    """Two trajectories replayed and compared (``comparison`` is a ``calibrate.Comparison``), or ``error``."""
+
+    def __init__(self, comparison: Any = None, sides: tuple[Any, Any] | None = None,
+                 error: str | None = None) -> None:
+        super().__init__()
+        self.comparison = comparison
+        self.sides = sides
+        self.error = error
+
+
+class TaskLocated(Message):
+    """Where a task is defined (a ``calibrate.TaskSource``), found off the UI thread, or ``error``."""
+
+    def __init__(self, task_id: str, source: Any = None, error: str | None = None) -> None:
+        super().__init__()
+        self.task_id = task_id
+        self.source = source
+        self.error = error

@@ -20,7 +20,7 @@ from tau_tui.env.jsonify import parse_content
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
 from tau_tui.model.tasks import StructuredInstructions, Task
 from tau_tui.replay.diff import Change, diff_states, path_text
-from tau_tui.tui.render import PILL_HELP, call_signature, content_lines, one_line, pill, pretty_lines
+from tau_tui.tui.render import PILL_HELP, call_marks, call_signature, content_lines, one_line, pill, pretty_lines
 from tau_tui.tui.trajectory_doc import CallView
 
 MAX_CHANGES = 200
@@ -100,8 +100,12 @@ def render_call(call: CallView) -> Text:
     facts = [f"requested by {'the user' if call.by_user else 'the agent'}"]
     if record is not None and record.tool_type is not None:
         facts.append(f"{record.tool_type.value} tool")
+    if record is not None and record.attempt is not None and record.attempt > 1:
+        facts.append(f"attempt {record.attempt} with these arguments")
     head.append("  " + " · ".join(facts), style="dim")
     head.append(f"\n{PILL_HELP.get(call.pill, '')}", style="italic dim")
+    for text, style in call_marks(call):
+        head.append(f"\n{text}", style=style)
     return head
 
 

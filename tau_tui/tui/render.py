@@ -26,6 +26,9 @@ PILL_STYLES: dict[str, str] = {
     "error": "bold white on dark_orange3",
     "mismatch": "bold white on red3",
     "hallucinated": "bold white on magenta",
+    "fault": "bold black on orange1",
+    "slow": "black on khaki1",
+    "refused": "bold white on purple4",
     "no result": "black on yellow",
     "not replayed": "black on grey42",
     "done": "bold black on green3",
@@ -36,6 +39,9 @@ PILL_HELP: dict[str, str] = {
     "error": "the recorded result is an error",
     "mismatch": "re-executed write whose output differs from the recording",
     "hallucinated": "not a tool of this domain: never executed",
+    "fault": "an injected fault (timeout, transient error) kept the call from running: replay reproduces it",
+    "slow": "an injected slow response: the call ran and answered late",
+    "refused": "refused by the episode's backend (a cassette had no recorded result): never run",
     "no result": "the recording has no result for this call",
     "not replayed": "replay could not run for this simulation",
     "done": "executed by the environment in this live session",
@@ -151,6 +157,54 @@ def highlight(text: Text, ctx: RenderContext) -> Text:
     return text
 
 
+def fault_text(fault: dict[str, Any]) -> str:
+    """``timeout (30 s) · attempt 1 · plan rule 0``: what an injected fault was."""
+    parts = [str(fault.get("kind", "fault")).replace("_", " ")]
+    if fault.get("seconds") is not None:
+        parts[0] += f" ({fault['seconds']:g} s)"
+    if fault.get("attempt") is not None:
+        parts.append(f"attempt {fault['attempt']}")
+    if fault.get("rule") is not None:
+        parts.append(f"plan rule {fault['rule']}")
+    return " · ".join(parts)
+
+
+def refusal_text(refusal: dict[str, Any]) -> str:
+    """``refused by the cassette: different arguments``."""
+    by = refusal.get("by") or "backend"
+    reason = str(refusal.get("reason") or "no recorded result").replace("_", " ")
+    return f"refused by the {by}: {reason}"
+
+
+def discovery_text(call: CallView) -> str:
+    """Where a discoverable tool became known, for one of its calls."""
+    if call.discovered_at is None or call.discovered_at > call.call_step:
+        return "discoverable tool called before this trajectory discovered it"
+    return f"discoverable tool, discovered at step {call.discovered_at}"
+
+
+def call_marks(call: CallView) -> list[tuple[str, str]]:
+    """(text, style) lines saying what was special about a call: its fault, refusal, discovery."""
+    out = []
+    if call.fault is not None:
+        ran = "carried out, answered late" if call.pill == "slow" else "not carried out"
+        out.append((f"↯ injected fault: {fault_text(call.fault)} ({ran})", "orange1"))
+    if call.refusal is not None:
+        out.append((f"⊘ {refusal_text(call.refusal)} (never run)", "bold medium_purple1"))
+    if call.discoverable:
+        out.append((f"✦ {discovery_text(call)}", "cyan"))
+    return out
+
+
+def _right_side(call: CallView, before: Text | None = None) -> Text:
+    """The pill at the right end of a call or result line, with a ✦ for a discoverable tool."""
+    right = before.copy() if before is not None else Text()
+    if call.discoverable:
+        right.append("✦ ", style="bold cyan")
+    right.append_text(pill(call.pill))
+    return right
+
+
 # --- renderers ------------------------------------------------------------------------
 
 
@@ -175,11 +229,13 @@ def _call_line(event: Event, ctx: RenderContext, marker: str, style: str = "") -
     signature = call_signature(call, 2 * ctx.width)
     body = Text.assemble((marker + " ", "bold " + style if style else "bold"), (call.name, "bold " + style),
                          (signature[len(call.name):], "dim" if not style else style))
-    line = highlight(fit_line(body, ctx.width, pill(call.pill)), ctx)
+    line = highlight(fit_line(body, ctx.width, _right_side(call)), ctx)
     if not ctx.expanded:
         return line
     line.append("\n")
     line.append_text(clipped_block(pretty_lines(call.call.arguments)))
+    for text, mark_style in call_marks(call):
+        line.append(f"\n  {text}", style=mark_style)
     return line
 
 
@@ -205,15 +261,26 @@ def render_hallucinated(event: Event, ctx: RenderContext) -> Text:
     return text
 
 
+def render_fault(event: Event, ctx: RenderContext) -> Text:
+    return _call_line(event, ctx, "↯", "orange1")
+
+
+def render_refused(event: Event, ctx: RenderContext) -> Text:
+    return _call_line(event, ctx, "⊘", "medium_purple1")
+
+
 def _result(event: Event, ctx: RenderContext, style: str) -> Text:
     call = event.call
-    right = Text.assemble((size_label(event.text) + " ", "dim"), pill(call.pill if call else "no result"))
+    size = Text(size_label(event.text) + " ", style="dim")
+    right = _right_side(call, size) if call is not None else Text.assemble(size, pill("no result"))
     name = f"{call.name} → " if call is not None else "(no call) → "
     body = Text.assemble(("↳ ", "dim"), (name, "dim"), (clip(one_line(parse_content(event.text)), 2 * ctx.width), style))
     line = highlight(fit_line(body, ctx.width, right), ctx)
     if ctx.expanded:
         line.append("\n")
         line.append_text(highlight(clipped_block(content_lines(event.text)), ctx))
+        for text, mark_style in call_marks(call) if call is not None else []:
+            line.append(f"\n  {text}", style=mark_style)
     return line
 
 
@@ -232,6 +299,28 @@ def render_finding(event: Event, ctx: RenderContext) -> Text:
 
 def render_flag(event: Event, ctx: RenderContext) -> Text:
     return Text.assemble(("⚑ ", "bold cyan"), (event.text, "cyan"))
+
+
+def render_discovery(event: Event, ctx: RenderContext) -> Text:
+    return Text.assemble(("✦ discovered ", "bold cyan"), (event.text, "bold cyan"),
+                         (": this result made the tool known; the agent may call it from here on", "cyan"))
+
+
+def render_refusal(event: Event, ctx: RenderContext) -> Text:
+    call = event.call
+    refusal = call.refusal if call is not None and call.refusal is not None else {}
+    text = Text.assemble(("⊘ ", "bold medium_purple1"), (refusal_text(refusal), "bold medium_purple1"),
+                         (": no recorded result for this request; the call never ran", "medium_purple1"))
+    if event.text == "first":
+        text.append(" — the episode ended here", style="bold medium_purple1")
+    return text
+
+
+def render_note(event: Event, ctx: RenderContext) -> Text:
+    note = event.note
+    label = f"{note.source} · {note.error_type}" if note is not None else "note"
+    text = Text.assemble(("✐ note ", "bold yellow"), (f"[{label}] ", "yellow"), (event.text, "italic"))
+    return highlight(text, ctx)
 
 
 def render_divergence(event: Event, ctx: RenderContext) -> Text:
@@ -257,11 +346,16 @@ RENDERERS: dict[str, Renderer] = {
     "write": render_write,
     "mismatch": render_mismatch,
     "hallucinated": render_hallucinated,
+    "fault": render_fault,
+    "refused": render_refused,
     "tool_result": render_tool_result,
     "tool_error": render_tool_error,
     "finding": render_finding,
     "flag": render_flag,
     "divergence": render_divergence,
+    "discovery": render_discovery,
+    "refusal": render_refusal,
+    "note": render_note,
     "message_error": render_message_error,
     "unreadable": render_unreadable,
 }

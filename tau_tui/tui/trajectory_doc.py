@@ -4,8 +4,10 @@ Pure Python. Built from the recorded messages plus, when replay could run,
 the replay timeline (verdicts, findings) and, when evaluation could run, its
 process flags and the step where the run left the gold path. Each step is one
 message; each message yields events (text, tool call, tool result, finding,
-flag) whose ``kind`` picks a renderer in ``render.py``. A live document (a
-play session) has no replay: its calls were executed by the environment.
+flag, discovery, refusal, note) whose ``kind`` picks a renderer in
+``render.py``. A live document (a play session) has no replay: its calls were
+executed by the environment. Notes (a sidecar's annotations) are added and
+replaced with ``set_notes``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
 from tau_tui.tui.catalog import query_terms, text_matches
 
 # Jump targets, in the order the help screen lists them.
-TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "finding", "flag", "divergence", "match")
+TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "fault", "refusal", "discovery", "finding", "flag",
+           "divergence", "note", "match")
+SLOW_RESPONSE = "slow_response"  # the one injected fault that lets the call run (it only answers late)
 
 
 @dataclass
@@ -35,6 +39,7 @@ class CallView:
     result: str | None = None
     result_error: bool = False
     live: bool = False  # executed by the environment of a running session, not replayed
+    discovered_at: int | None = None  # a discoverable tool: the step that made it known (None: not before)
 
     @property
     def name(self) -> str:
@@ -49,15 +54,35 @@ class CallView:
         return None if self.record is None else self.record.verdict
 
     @property
+    def fault(self) -> dict[str, Any] | None:
+        """The recorded ``injected_fault`` mark (kind, attempt, rule, seconds), if the call was faulted."""
+        return None if self.record is None else self.record.fault
+
+    @property
+    def refusal(self) -> dict[str, Any] | None:
+        """The recorded ``refused`` mark (reason, by), if the episode's backend refused the call."""
+        return None if self.record is None else self.record.refusal
+
+    @property
+    def discoverable(self) -> bool:
+        return self.record is not None and self.record.discoverable
+
+    @property
     def pill(self) -> str:
-        """ok / read / error / mismatch / hallucinated / no result / not replayed."""
+        """ok / read / error / mismatch / hallucinated / fault / slow / refused / no result / not replayed."""
         verdict = self.verdict
         if verdict is Verdict.SKIPPED_UNKNOWN:
             return "hallucinated"
         if verdict is Verdict.MISMATCH:
             return "mismatch"
+        if verdict is Verdict.REFUSED:
+            return "refused"
+        if verdict is Verdict.INJECTED_FAULT:
+            return "fault"
         if self.result_step is None:
             return "no result"
+        if self.fault is not None and self.fault.get("kind") == SLOW_RESPONSE:
+            return "slow"
         if self.result_error:
             return "error"
         if self.live:
@@ -71,7 +96,7 @@ class CallView:
     @property
     def kind(self) -> str:
         """Event kind of the call itself."""
-        return {"hallucinated": "hallucinated", "mismatch": "mismatch"}.get(
+        return {"hallucinated": "hallucinated", "mismatch": "mismatch", "fault": "fault", "refused": "refused"}.get(
             self.pill, "write" if self.verdict is Verdict.REPLAYED else "tool_call")
 
     @property
@@ -86,6 +111,7 @@ class Event:
     text: str = ""
     call: CallView | None = None
     finding: Finding | None = None
+    note: Any = None  # a ``model.notes.Note`` (kind "note")
 
 
 @dataclass
@@ -135,6 +161,7 @@ class TrajectoryDoc:
         for call in self.calls if live else []:
             call.live = True
         self.general_findings: list[Finding] = []
+        self.run_notes: list[Any] = []  # notes on the whole simulation (step notes are events)
         self._build_events(timeline)
         self.targets: dict[str, list[int]] = self._targets()
 
@@ -151,6 +178,24 @@ class TrajectoryDoc:
             self.steps[divergence.step].events.append(Event("divergence", divergence.step, text))
         self.targets = self._targets()
 
+    def set_notes(self, notes: list[Any]) -> list[int]:
+        """Show ``notes`` (``model.notes.Note``) instead of the ones shown so far; returns the steps that changed.
+
+        A note with a step becomes an event of that step; one without is kept in ``run_notes``.
+        """
+        changed = {e.step for s in self.steps for e in s.events if e.kind == "note"}
+        for step in self.steps:
+            step.events = [e for e in step.events if e.kind != "note"]
+        self.run_notes = []
+        for note in notes:
+            if note.step is not None and 0 <= note.step < len(self.steps):
+                self.steps[note.step].events.append(Event("note", note.step, note.text, note=note))
+                changed.add(note.step)
+            else:
+                self.run_notes.append(note)
+        self.targets = {**self._targets(), "match": self.targets.get("match", [])}
+        return sorted(changed)
+
     # --- construction -----------------------------------------------------------
     @staticmethod
     def _calls(messages: list[Message], timeline: Timeline | None) -> list[CallView]:
@@ -159,7 +204,9 @@ class TrajectoryDoc:
             for record in timeline.calls:
                 result = messages[record.result_step] if record.result_step is not None else None
                 views.append(CallView(record.call, record.call_step, record, record.result_step,
-                                      record.recorded if result is not None else None, record.recorded_error))
+                                      record.recorded if result is not None else None, record.recorded_error,
+                                      discovered_at=timeline.discovered_at(record.name) if record.discoverable
+                                      else None))
             return views
         # Without replay: pair results to calls by id, as tau2 does (first pending call otherwise).
         views: list[CallView] = []
@@ -208,6 +255,15 @@ class TrajectoryDoc:
                 words.append(problem)
             step.searchable = "\n".join(words).lower()
         if timeline is not None:
+            for discovery in timeline.discoveries:
+                if 0 <= discovery.step < len(self.steps):
+                    self.steps[discovery.step].events.append(Event("discovery", discovery.step, discovery.tool))
+            first_refusal = True
+            for view in self.calls:
+                if view.pill == "refused" and view.result_step is not None:
+                    self.steps[view.result_step].events.append(
+                        Event("refusal", view.result_step, "first" if first_refusal else "", call=view))
+                    first_refusal = False
             for finding in timeline.findings:
                 if finding.step is not None and 0 <= finding.step < len(self.steps):
                     self.steps[finding.step].events.append(Event("finding", finding.step, finding.message,
@@ -226,13 +282,17 @@ class TrajectoryDoc:
                 targets["mismatch"].add(landing)
             if view.pill == "hallucinated":
                 targets["hallucinated"].add(view.call_step)
+            if view.fault is not None:
+                targets["fault"].add(landing)
+            if view.pill == "refused":
+                targets["refusal"].add(landing)
         for step in self.steps:
             for event in step.events:
                 if event.kind in ("tool_error", "message_error"):
                     targets["error"].add(step.index)
                 elif event.kind in ("finding", "unreadable"):
                     targets["finding"].add(step.index)
-                elif event.kind in ("flag", "divergence"):
+                elif event.kind in ("flag", "divergence", "discovery", "note"):
                     targets[event.kind].add(step.index)
         return {name: sorted(steps) for name, steps in targets.items()}
 
@@ -259,8 +319,11 @@ class TrajectoryDoc:
         return hits
 
     def call_views_at(self, step: int) -> list[CallView]:
-        """The calls a step makes, or the call whose result it carries."""
-        found = [e.call for e in self.steps[step].events if e.call is not None]
+        """The calls a step makes, or the call whose result it carries (each once)."""
+        found: list[CallView] = []
+        for event in self.steps[step].events:
+            if event.call is not None and all(event.call is not seen for seen in found):
+                found.append(event.call)
         return found
 
     def counts(self) -> dict[str, int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .conftest import SIZE, open_play, open_sim, settle, wait_until
+from .conftest import ROOT, SIZE, open_play, open_sim, set_input, settle, wait_until
 
 
 def test_runs_screen(snap_compare, make_app):
@@ -86,3 +86,46 @@ def test_play_as_user_after_the_agent_acted(snap_compare, make_app, tmp_path):
         await pilot.pause()
 
     assert snap_compare(make_app(runs_dir=tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+# --- our own domains: calibration, injected faults and cassette refusals ---------------------------------
+
+OUR_RECORDINGS = ROOT / "recordings"
+WIDE = (160, 40)
+
+
+def test_calibrate_grid_with_all_three_bands(snap_compare, make_app, tmp_path):
+    async def run_before(pilot):
+        from tau_tui.tui.screens.calibrate import CalibrateScreen
+
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, CalibrateScreen)
+        await wait_until(pilot, lambda: screen.ready, "the calibrator")
+        await pilot.press("n")
+        form = pilot.app.screen
+        await wait_until(pilot, lambda: len(form.tasks) == 14, "the task list")
+        await set_input(pilot, "#r-agent", "scripted/flaky:0.5")
+        await set_input(pilot, "#r-out", str(tmp_path / "snap-calibrate.json"))
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not screen.running, "the calibration", tries=2000)
+        await wait_until(pilot, lambda: not screen.refresh_pending, "the grid redraw")
+        await pilot.app.workers.wait_for_complete()
+        table = screen.table
+        table.move_to(next(i for i, r in enumerate(table.rows) if r.task_id == "south_times_out_twice"
+                           and "gives-up" in (r.setup.agent or "")), 1)  # a recorded trial: a stable name below
+        pilot.app.clear_notifications()  # the toast names the temporary folder
+        await pilot.pause()
+
+    app = make_app([OUR_RECORDINGS], runs_dir=tmp_path, calibrate="warehouse")
+    assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
+
+
+def test_trajectory_with_an_injected_fault_and_a_cassette_refusal(snap_compare, make_app):
+    async def run_before(pilot):
+        await settle(pilot)
+        await open_sim(pilot, "cas-greedy-refused")
+        await pilot.press("u")
+        await pilot.pause()
+
+    assert snap_compare(make_app([OUR_RECORDINGS]), terminal_size=SIZE, run_before=run_before)

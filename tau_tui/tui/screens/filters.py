@@ -19,9 +19,12 @@ CHECKS = (
     ("has_hallucination", "has hallucinated tool calls"),
     ("has_tool_error", "has tool errors"),
     ("has_finding", "has structural findings"),
+    ("has_fault", "has injected faults"),
+    ("has_refusal", "has calls refused by a cassette"),
     ("disagrees", "recomputed reward differs from the recorded one"),
+    ("has_note", "has notes"),
 )
-CHOICES = ("domain", "termination", "model", "file", "flag")
+CHOICES = ("domain", "termination", "model", "file", "flag", "note_source", "note_type")
 
 
 class FilterScreen(ModalScreen[None]):
@@ -45,13 +48,13 @@ class FilterScreen(ModalScreen[None]):
                 yield Checkbox(text, getattr(self.current, name), id=f"f-{name}", compact=True)
             for name in CHOICES:
                 with Horizontal(classes="filter-row"):
-                    yield Label(name, classes="filter-label")
+                    yield Label(name.replace("_", " "), classes="filter-label")
                     choices = self.values.get(name, [])
                     options = [(f"{value}  ({count})", value) for value, count in choices]
                     value = getattr(self.current, name)
                     known = {v for v, _ in choices}
                     yield Select(options, value=value if value in known else Select.NULL,
-                                 prompt=f"any {name}", id=f"f-{name}", compact=True)
+                                 prompt=f"any {name.replace('_', ' ')}", id=f"f-{name}", compact=True)
             with Horizontal(classes="filter-row"):
                 yield Label("task id", classes="filter-label")
                 yield Input(self.current.task or "", placeholder="contains…", id="f-task", compact=True)

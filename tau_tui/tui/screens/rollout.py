@@ -4,7 +4,9 @@ Modal. Domains come from the registry; the task list loads in a thread
 worker when a domain is picked and filters as you type (space selects;
 selecting none runs every task). Models are any litellm model string or a
 scripted participant (``scripted/gold``, ``scripted/user``). Dismisses with
-``(RunConfig, Path)``; the app runs it.
+``(RunConfig, Path)``; the app runs it. The calibrate screen uses the same
+form for its trials (``calibrate=True``: the domain is fixed, k defaults to
+4, and re-running rows fixes the tasks too).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from textual.widgets import Button, Input, Label, Select, SelectionList
 
 from tau_tui.tui.replay_service import ReplayService
 
-AGENT_SUGGESTIONS = ["scripted/gold", "gpt-4.1", "gpt-4o", "claude-sonnet-4-20250514"]
+AGENT_SUGGESTIONS = ["scripted/gold", "scripted/flaky:0.3", "gpt-4.1", "gpt-4o", "claude-sonnet-4-20250514"]
 USER_SUGGESTIONS = ["scripted/user", "gpt-4.1", "gpt-4o"]
 
 
@@ -98,14 +100,24 @@ class RolloutScreen(ModalScreen[tuple | None]):
         Binding("ctrl+a", "toggle_all", "Select all shown tasks / none", id="rollout.all", priority=True),
     ]
 
-    def __init__(self, service: ReplayService, domain: str | None = None, runs_dir: Path = Path("runs")) -> None:
+    def __init__(self, service: ReplayService, domain: str | None = None, runs_dir: Path = Path("runs"), *,
+                 calibrate: bool = False, tasks: list[str] | None = None, fixed_tasks: bool = False,
+                 agent: str = "scripted/gold", user: str = "scripted/user", trials: int | None = None,
+                 title: str | None = None) -> None:
+        """``calibrate``: trials for the calibrate screen of ``domain`` (fixed); ``tasks`` preselected
+        (``fixed_tasks``: they cannot change, as when re-running rows)."""
         super().__init__()
         self.service = service
         self.runs_dir = runs_dir
         self.lister = TaskLister(service)
         self.initial_domain = domain
+        self.calibrate = calibrate
+        self.fixed_tasks = fixed_tasks
+        self.agent, self.user = agent, user
+        self.trials = trials if trials is not None else (4 if calibrate else 1)
+        self.title_text = title or ("calibrate: k trials per task" if calibrate else "new rollout")
         self.tasks: list[tuple[str, str]] = []
-        self.selected: set[str] = set()
+        self.selected: set[str] = set(tasks or [])
 
     def compose(self) -> ComposeResult:
         names = self.service.registry.names()
@@ -114,32 +126,33 @@ class RolloutScreen(ModalScreen[tuple | None]):
             with Horizontal(classes="form-row"):
                 yield Label("domain", classes="form-label")
                 yield Select([(n, n) for n in names], value=domain if domain else Select.NULL,
-                             prompt="pick a domain", id="r-domain", compact=True)
+                             prompt="pick a domain", id="r-domain", compact=True, disabled=self.calibrate)
             with Horizontal(classes="form-row"):
                 yield Label("tasks", classes="form-label")
-                yield Input(placeholder="type to filter the tasks below", id="r-filter", compact=True)
-            yield SelectionList[str](id="r-tasks")
+                yield Input(placeholder="type to filter the tasks below", id="r-filter", compact=True,
+                            disabled=self.fixed_tasks)
+            yield SelectionList[str](id="r-tasks", disabled=self.fixed_tasks)
             yield Label("", id="r-task-count", classes="form-hint")
             with Horizontal(classes="form-row"):
                 yield Label("agent model", classes="form-label")
-                yield Input("scripted/gold", id="r-agent", compact=True,
+                yield Input(self.agent, id="r-agent", compact=True,
                             suggester=SuggestFromList(AGENT_SUGGESTIONS, case_sensitive=False))
                 yield Input(placeholder='litellm args, e.g. {"api_base": "http://…"}', id="r-agent-args",
                             compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("user model", classes="form-label")
-                yield Input("scripted/user", id="r-user", compact=True,
+                yield Input(self.user, id="r-user", compact=True,
                             suggester=SuggestFromList(USER_SUGGESTIONS, case_sensitive=False))
                 yield Input(placeholder="litellm args (JSON)", id="r-user-args", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("trials (k)", classes="form-label")
-                yield Input("1", id="r-k", compact=True, type="integer")
+                yield Input(str(self.trials), id="r-k", compact=True, type="integer")
                 yield Label("concurrency", classes="form-label")
                 yield Input("3", id="r-concurrency", compact=True, type="integer")
             with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
-                yield Input(placeholder=f"{self.runs_dir}/<time>_<domain>_<agent>_<user>.json", id="r-out",
-                            compact=True)
+                name = "calibrate_<time>_<domain>" if self.calibrate else "<time>_<domain>_<agent>_<user>"
+                yield Input(placeholder=f"{self.runs_dir}/{name}.json", id="r-out", compact=True)
             yield Label("", id="r-error", classes="form-error")
             with Horizontal(classes="form-buttons"):
                 yield Button("Cancel", id="r-cancel")
@@ -147,8 +160,9 @@ class RolloutScreen(ModalScreen[tuple | None]):
 
     def on_mount(self) -> None:
         form = self.query_one("#rollout-form")
-        form.border_title = "new rollout · esc cancels · ctrl+s starts"
-        form.border_subtitle = "models: any litellm model string, or scripted/gold (agent) / scripted/user (user)"
+        form.border_title = f"{self.title_text} · esc cancels · ctrl+s starts"
+        form.border_subtitle = ("models: any litellm model string, or scripted/gold, scripted/flaky:P (agent) / "
+                                "scripted/user (user)")
         domain = self.query_one("#r-domain", Select).value
         if isinstance(domain, str):
             self.load_tasks(domain)
@@ -156,6 +170,8 @@ class RolloutScreen(ModalScreen[tuple | None]):
     # --- tasks -----------------------------------------------------------------------------------------
     @on(Select.Changed, "#r-domain")
     def _domain_changed(self, event: Select.Changed) -> None:
+        if self.calibrate:
+            return  # the domain is fixed (and its tasks already loading)
         self.selected.clear()
         self.tasks = []
         self._fill()
@@ -180,6 +196,8 @@ class RolloutScreen(ModalScreen[tuple | None]):
         self._fill()
 
     def _shown(self) -> list[tuple[str, str]]:
+        if self.fixed_tasks:
+            return [(t, hint) for t, hint in self.tasks if t in self.selected]
         needle = self.query_one("#r-filter", Input).value.strip().lower()
         return [(t, hint) for t, hint in self.tasks if needle in t.lower() or needle in hint.lower()]
 
@@ -197,6 +215,9 @@ class RolloutScreen(ModalScreen[tuple | None]):
         picked = len(self.selected)
         text = (f"{picked} of {len(self.tasks)} tasks selected" if picked
                 else f"no task selected: every task of the domain ({len(self.tasks)}) runs")
+        if self.fixed_tasks:
+            self.query_one("#r-task-count", Label).update(f"{text} (the rows being re-run)")
+            return
         if shown != len(self.tasks):
             text += f" · {shown} shown"
         self.query_one("#r-task-count", Label).update(text + " · space selects · ctrl+a all shown")
@@ -216,6 +237,8 @@ class RolloutScreen(ModalScreen[tuple | None]):
         self._count()
 
     def action_toggle_all(self) -> None:
+        if self.fixed_tasks:
+            return
         visible = {task for task, _ in self._shown()}
         if visible <= self.selected:
             self.selected -= visible
@@ -247,7 +270,14 @@ class RolloutScreen(ModalScreen[tuple | None]):
             concurrency=positive_int(self.query_one("#r-concurrency", Input).value, "concurrency"),
         )
         out = self.query_one("#r-out", Input).value.strip()
-        path = Path(out) if out else default_run_path(config, self.runs_dir)
+        if out:
+            path = Path(out)
+        elif self.calibrate:
+            from tau_tui.calibrate import fresh_run_path
+
+            path = fresh_run_path(self.runs_dir, domain)
+        else:
+            path = default_run_path(config, self.runs_dir)
         if path.exists():
             raise FormError(f"output file: {path} already exists (tau-tui run --resume finishes a run)")
         return config, path

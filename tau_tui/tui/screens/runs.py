@@ -1,7 +1,10 @@
 """The runs screen: every simulation of every loaded file; filter, sort, search, open.
 
 From here: the metrics of a file (m), a new rollout (n) whose simulations
-appear here as they finish, and a play session as user or agent (p).
+appear here as they finish, a play session as user or agent (p), the
+calibrate screen of the cursor's domain (C), notes (A adds one on the
+simulation, N lists them all) and the comparison of two runs of one task
+(= marks one, = on another compares).
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from tau_tui.model.io import RunFile
 from tau_tui.tui.catalog import ANY_FLAG, COLUMN_BY_KEY, COLUMNS, FLAG_CODES, RunFilter, RunRow, SortSpec, file_label
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.screens.filters import FilterScreen
+from tau_tui.tui.notes_view import note_line
 from tau_tui.tui.screens.metrics import MetricsScreen
+from tau_tui.tui.screens.note_form import NoteFormScreen, NoteRequest
+from tau_tui.tui.screens.notes import NotesScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.screens.play_setup import PlaySetupScreen
 from tau_tui.tui.screens.rollout import RolloutScreen
@@ -51,6 +57,11 @@ class RunsScreen(Screen[None]):
         Binding("m", "metrics", "File metrics (pass^k)", id="runs.metrics"),
         Binding("n", "new_rollout", "New rollout…", id="runs.rollout"),
         Binding("p", "play", "Play a session…", id="runs.play"),
+        Binding("C", "calibrate", "Calibrate this domain (k trials, bands)", id="runs.calibrate"),
+        Binding("A", "add_note", "Add a note on this simulation…", id="runs.note"),
+        Binding("N", "notes", "Notes (list, filter, export)", id="runs.notes", show=False),
+        Binding("equals_sign", "compare", "Mark / compare with the marked run (same task)", id="runs.compare",
+                key_display="=", show=False),
         Binding("K", "stop_rollout", "Stop the running rollout", id="runs.stop_rollout", show=False),
         Binding("e", "open_json", "Simulation JSON in $EDITOR", id="runs.editor", show=False),
         Binding("exclamation_mark", "notices", "Load notices", id="runs.notices", show=False),
@@ -143,6 +154,16 @@ class RunsScreen(Screen[None]):
         bar.display = progress.active
         bar.update(total=max(progress.total, 1), progress=progress.done)
 
+    def notes_changed(self) -> None:
+        """Notes were read or saved: the notes column shows them, a notes filter re-applies."""
+        table = self.query_one(RunTable)
+        for row in self.tau_app.catalog.rows:
+            table.update_row(row)
+        flt = self.filter
+        if flt.has_note or flt.note_source or flt.note_type or self.sort.column == "notes":
+            self.rows_changed()
+        self._update_preview()
+
     def notices_changed(self) -> None:
         notices = self.tau_app.catalog.all_notices()
         widget = self.query_one("#notices", Static)
@@ -202,8 +223,8 @@ class RunsScreen(Screen[None]):
         chips = self.filter.chips()
         bar = self.query_one("#filter-bar", InfoLine)
         if not chips:
-            bar.set(Text(" no filter · f failed only · x process flag · F filters · / search · s sort · ? help",
-                         style="dim"))
+            bar.set(Text(" no filter · f failed only · x process flag · F filters · / search · s sort · "
+                         "C calibrate · A note · = compare · ? help", style="dim"))
             return
         text = Text(" filter: ", style="bold")
         for chip in chips:
@@ -239,6 +260,22 @@ class RunsScreen(Screen[None]):
                 text.append("\n flags: " + ", ".join(f"{k} ×{n}" for k, n in evaluation.flags.items()), style="cyan")
         if row.error:
             text.append(f"\n error: {row.error}", style="yellow")
+        replay = row.replay
+        if replay is not None and (replay.faults or replay.refused or replay.discovered):
+            marks = [f"{replay.faults} injected fault{'s' if replay.faults != 1 else ''}" if replay.faults else "",
+                     f"{replay.refused} refused (cassette)" if replay.refused else "",
+                     f"{replay.discovered} tool{'s' if replay.discovered != 1 else ''} discovered"
+                     if replay.discovered else ""]
+            text.append("\n " + " · ".join(m for m in marks if m), style="orange1")
+        for note in row.notes[:2]:
+            text.append("\n ")
+            text.append_text(note_line(note))
+        if len(row.notes) > 2:
+            text.append(f" (+{len(row.notes) - 2} more notes: N lists them)", style="dim")
+        mark = self.tau_app.compare_mark
+        if mark is not None:
+            here = mark == (row.path, row.sim_id)
+            text.append(f"\n = {'this run is' if here else mark[1] + ' is'} marked for comparison", style="cyan")
         first_user = self._first_user_message(row)
         if first_user:
             text.append("\n user: ", style="cyan")
@@ -330,6 +367,8 @@ class RunsScreen(Screen[None]):
         catalog = self.tau_app.catalog
         values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file")}
         values["flag"] = self._flag_values()
+        values["note_source"] = catalog.note_values("note_source")
+        values["note_type"] = catalog.note_values("note_type")
         self.app.push_screen(FilterScreen(self.filter, values, self.set_filter))
 
     def action_flag_filter(self) -> None:
@@ -399,6 +438,41 @@ class RunsScreen(Screen[None]):
         row = self.current_row
         self.app.push_screen(PlaySetupScreen(self.tau_app.replay_service, row.domain if row else None,
                                              row.task if row else None))
+
+    def action_calibrate(self) -> None:
+        """The calibrate screen of the cursor's domain (a picker when there is no row)."""
+        row = self.current_row
+        if row is not None and row.domain != "?":
+            self.tau_app.open_calibrate(row.domain)
+            return
+        names = self.tau_app.replay_service.registry.names()
+
+        def picked(domain: str | None) -> None:
+            if domain:
+                self.tau_app.open_calibrate(domain)
+
+        self.app.push_screen(PickerScreen("calibrate which domain", [(n, n) for n in names]), picked)
+
+    def action_add_note(self) -> None:
+        row = self.current_row
+        if row is None:
+            self.notify("no simulation selected", timeout=2)
+            return
+
+        def chosen(request: NoteRequest | None) -> None:
+            if request is not None:
+                self.tau_app.save_note(row.path, row.sim_id, request, task_id=row.task, trial=row.entry.trial)
+
+        self.app.push_screen(NoteFormScreen(f"simulation {row.sim_id} (task {row.task})"), chosen)
+
+    def action_notes(self) -> None:
+        self.app.push_screen(NotesScreen())
+
+    def action_compare(self) -> None:
+        row = self.current_row
+        if row is not None:
+            self.tau_app.mark_for_compare(row.path, row.sim_id, row.task)
+            self._update_preview()
 
     def action_stop_rollout(self) -> None:
         self.tau_app.stop_rollout()

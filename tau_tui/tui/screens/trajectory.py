@@ -5,7 +5,9 @@ user DB trees at the cursor, then this step's change, a mismatch side by
 side, or the diff against the gold final state), Task, Reward (recorded and
 derived, apart), Eval (our recomputed reward beside the recorded one, each
 check, why it failed, the recording's consistency, the tool-call score and
-the process flags). ``b`` forks the run at the cursor (``ForkScreen``).
+the process flags), Notes (the user's annotations, from the sidecar beside
+the recording). ``b`` forks the run at the cursor (``ForkScreen``); ``A``
+adds a note on the step under the cursor.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ from tau_tui.tui.panels import (
 )
 from tau_tui.tui.render import content_lines, pretty_lines
 from tau_tui.tui.screens.compare import CompareScreen, Outcome
-from tau_tui.tui.screens.fork import ForkRequest, ForkScreen
+from tau_tui.tui.notes_view import default_source, render_notes
+from tau_tui.tui.screens.fork import ForkRequest, ForkScreen, step_summary
+from tau_tui.tui.screens.note_form import NoteFormScreen, NoteRequest
 from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.state_nodes import marks_for
 from tau_tui.tui.trajectory_doc import TrajectoryDoc
@@ -61,16 +65,20 @@ JUMPS = {
     "mismatch": "mismatch",
     "hallucinated": "hallucinated call",
     "error": "error",
+    "fault": "injected fault",
+    "refusal": "refused call (cassette)",
+    "discovery": "discovered tool",
     "finding": "finding",
     "flag": "process flag",
     "divergence": "divergence from the gold path",
+    "note": "note",
     "match": "search match",
 }
 
 
 def _jump_bindings() -> list[Binding]:
-    keys = {"call": "t", "write": "w", "mismatch": "m", "hallucinated": "h", "error": "x", "finding": "f",
-            "flag": "p", "match": "n"}
+    keys = {"call": "t", "write": "w", "mismatch": "m", "hallucinated": "h", "error": "x", "fault": "i",
+            "refusal": "u", "finding": "f", "flag": "p", "note": "o", "match": "n"}
     out = []
     for target, key in keys.items():
         name = JUMPS[target]
@@ -85,7 +93,7 @@ class TrajectoryScreen(Screen[None]):
     """One simulation: step through its messages with the replayed state beside them."""
 
     # (key, title) of the side tabs; each key has a ``_tab_<key>`` compose method.
-    SIDE_TABS = (("state", "State"), ("task", "Task"), ("reward", "Reward"), ("eval", "Eval"))
+    SIDE_TABS = (("state", "State"), ("task", "Task"), ("reward", "Reward"), ("eval", "Eval"), ("notes", "Notes"))
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="traj.back"),
@@ -107,6 +115,8 @@ class TrajectoryScreen(Screen[None]):
         Binding("2", "side_tab('task')", "Task tab", id="traj.tab_task", show=False),
         Binding("3", "side_tab('reward')", "Reward tab", id="traj.tab_reward", show=False),
         Binding("4", "side_tab('eval')", "Eval tab", id="traj.tab_eval"),
+        Binding("5", "side_tab('notes')", "Notes tab", id="traj.tab_notes", show=False),
+        Binding("A", "add_note", "Add a note on this step…", id="traj.note", show=False),
         Binding("D", "divergence", "Jump to where the run left the gold path", id="traj.divergence", show=False),
         Binding("b", "fork", "Fork from here…", id="traj.fork"),
     ]
@@ -189,6 +199,9 @@ class TrajectoryScreen(Screen[None]):
     def _tab_eval(self) -> ComposeResult:
         yield RichPane(id="eval-view")
 
+    def _tab_notes(self) -> ComposeResult:
+        yield RichPane(id="notes-view")
+
     def on_mount(self) -> None:
         self.query_one("#recorded-view").border_title = "as recorded"
         self.query_one("#derived-view").border_title = "derived by tau-tui"
@@ -202,6 +215,7 @@ class TrajectoryScreen(Screen[None]):
         self.query_one(StateTree).reset()
         self.query_one("#change-view", RichPane).show("")
         self.query_one("#eval-view", RichPane).show(Text("evaluating…", style="dim"))
+        self.query_one("#notes-view", RichPane).show("")
         self.query_one("#traj-header", InfoLine).set(Text(f" opening {self.sim_id} …", style="dim"))
         self.query_one("#traj-status", InfoLine).set("")
         self.view.clear()
@@ -287,7 +301,22 @@ class TrajectoryScreen(Screen[None]):
         self._update_task()
         self._update_reward()
         self._update_eval()
+        self.notes_changed()
+
+    def notes_changed(self) -> None:
+        """Show the notes the catalog has for this simulation (after opening, a save, a reload)."""
+        doc = self.doc
+        if doc is None or self.run is None:
+            return
+        book = self.tau_app.catalog.notebooks.get(self.tau_app.catalog.file_key(self.run.path))
+        notes = book.by_simulation().get(self.sim_id, []) if book is not None else []
+        self.view.rerender(doc.set_notes(notes))
+        self.query_one("#notes-view", RichPane).show(
+            render_notes(doc.run_notes, [e.note for s in doc.steps for e in s.events if e.kind == "note"]))
         self._update_titles()
+        self._update_header()
+        if self._shown_step is not None:
+            self._show_position(self._shown_step)
 
     def _trailer(self) -> Text:
         sim = self.current.simulation(self.index)
@@ -330,6 +359,13 @@ class TrajectoryScreen(Screen[None]):
                         style="magenta" if counts["skipped_unknown"] else "")
             findings = len(analysis.findings)
             text.append(f" · {findings} finding{'s' if findings != 1 else ''}", style="yellow" if findings else "")
+            timeline = analysis.timeline
+            for count, label, style in ((len(timeline.injected_faults), "injected fault", "bold orange1"),
+                                        (len(timeline.refusals), "refused", "bold medium_purple1"),
+                                        (len(timeline.discoveries), "discovered", "cyan")):
+                if count:
+                    plural = "s" if count != 1 and label == "injected fault" else ""
+                    text.append(f" · {count} {label}{plural}", style=style)
             match = analysis.db_match
             text.append(f" · db vs gold {'—' if match is None else ('✓' if match else '✗')}",
                         style="" if match is not False else "red")
@@ -343,7 +379,16 @@ class TrajectoryScreen(Screen[None]):
                 text.append(" ≠ recorded", style="bold white on red3")
             if report.flags:
                 text.append(f" · {len(report.flags)} flag{'s' if len(report.flags) != 1 else ''}", style="cyan")
+        notes = self._note_count()
+        if notes:
+            text.append(f"   ✐ {notes} note{'s' if notes != 1 else ''} (5)", style="bold yellow")
         self.query_one("#traj-header", InfoLine).set(text)
+
+    def _note_count(self) -> int:
+        doc = self.doc
+        if doc is None:
+            return 0
+        return len(doc.run_notes) + sum(1 for s in doc.steps for e in s.events if e.kind == "note")
 
     def _update_titles(self) -> None:
         """Pane titles: set once per simulation or mode, never per step (a title change repaints a pane)."""
@@ -351,9 +396,12 @@ class TrajectoryScreen(Screen[None]):
         if doc is not None:
             counts = doc.counts()
             self.view.border_title = "trajectory"
+            extra = "".join(f"  {mark} {counts[key]}" for key, mark in (("fault", "↯"), ("refusal", "⊘"),
+                                                                         ("discovery", "✦"), ("note", "✐"))
+                            if counts[key])
             self.view.border_subtitle = (f"⚒ {counts['call']} calls  ✎ {counts['write']}  ≠ {counts['mismatch']}  "
                                          f"? {counts['hallucinated']}  ✗ {counts['error']}  ⚠ {counts['finding']}  "
-                                         f"⚑ {counts['flag']}")
+                                         f"⚑ {counts['flag']}{extra}")
         tree = self.query_one(StateTree)
         if self.gold_mode:
             tree.border_title = "≠ differs from the gold final state · d: back"
@@ -370,8 +418,9 @@ class TrajectoryScreen(Screen[None]):
         message = doc.steps[step].message
         text.append(f" · {message.role}", style="dim")
         for target, label in (("write", "write"), ("mismatch", "mismatch"), ("hallucinated", "hallucinated"),
-                              ("error", "error"), ("finding", "finding"), ("flag", "flag"),
-                              ("divergence", "left the gold path"), ("match", "match")):
+                              ("error", "error"), ("fault", "injected fault"), ("refusal", "refused"),
+                              ("discovery", "discovery"), ("finding", "finding"), ("flag", "flag"),
+                              ("divergence", "left the gold path"), ("note", "note"), ("match", "match")):
             steps = doc.targets.get(target, [])
             if step in steps:
                 text.append(f" · {label} {steps.index(step) + 1}/{len(steps)}", style="bold yellow")
@@ -583,6 +632,22 @@ class TrajectoryScreen(Screen[None]):
             if call.call_step == self.cursor:
                 lines += ["", f"⚒ {call.name} ({call.pill})", *pretty_lines(call.call.arguments)]
         self.app.push_screen(TextViewScreen(f"step {self.cursor} · {step.role}", "\n".join(lines).strip("\n")))
+
+    # --- notes ------------------------------------------------------------------------------------------------
+    def action_add_note(self) -> None:
+        """A note on the step under the cursor (the form can put it on the whole simulation instead)."""
+        if self.doc is None or not len(self.doc):
+            return
+        step = self.doc.steps[self.cursor]
+        entry = self.current.entries[self.index]
+        path, sim_id = self.current.path, self.sim_id
+
+        def chosen(request: NoteRequest | None) -> None:
+            if request is not None:
+                self.tau_app.save_note(path, sim_id, request, task_id=entry.task_id, trial=entry.trial)
+
+        self.app.push_screen(NoteFormScreen(f"simulation {sim_id} (task {entry.task_id})", step.index,
+                                            default_source(step.role), step_summary(step, 70)), chosen)
 
     # --- fork from here -----------------------------------------------------------------------------------------
     def action_fork(self) -> None:

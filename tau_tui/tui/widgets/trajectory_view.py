@@ -115,6 +115,18 @@ class TrajectoryView(ScrollView, can_focus=True):
         self._layout_width = 0
         self._relayout()
 
+    def rerender(self, steps: list[int]) -> None:
+        """Render these steps again (their events changed: a note was added or removed)."""
+        if self.doc is None or not self._blocks:
+            return
+        for step in steps:
+            if 0 <= step < len(self._blocks):
+                self._blocks[step] = self._wrap_block(step)
+                self._strips.pop(step, None)
+        if steps:
+            self._reindex()
+            self._scroll_to_cursor()
+
     def is_expanded(self, step: int) -> bool:
         return self.expand_all != (step in self.expanded)
 

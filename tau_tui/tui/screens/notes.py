@@ -1,0 +1,192 @@
+"""Every note of the loaded recordings: filter as you type, open the annotated step, delete, export.
+
+Notes live in sidecars beside their recordings (``<name>.notes.json``); the
+recordings are never written. Export writes the notes shown (after the
+filter) as JSON or CSV into the app's runs folder.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input
+
+from tau_tui.model.notes import Note, NoteBook, export_csv, export_json
+from tau_tui.tui.catalog import RunRow, file_label
+from tau_tui.tui.notes_view import NOTE_STYLE
+from tau_tui.tui.screens.confirm import ConfirmScreen
+from tau_tui.tui.screens.picker import PickerScreen
+from tau_tui.tui.widgets.info_line import InfoLine
+
+if TYPE_CHECKING:
+    from tau_tui.tui.app import TauTuiApp
+
+TEXT_WIDTH = 60
+
+
+def note_matches(row: RunRow | None, book: NoteBook, note: Note, needle: str) -> bool:
+    """Whether a note holds every word of ``needle`` (in its text, kind, source, task, simulation or file)."""
+    if not needle:
+        return True
+    hay = " ".join([note.text, note.source, note.error_type, note.task_id or "", note.sim_id,
+                    book.recording.name, f"step {note.step}" if note.step is not None else "simulation"]).lower()
+    return all(word in hay for word in needle.lower().split())
+
+
+def export_path(folder: Path, fmt: str) -> Path:
+    """``<folder>/notes_<YYYYmmdd_HHMMSS>.<fmt>`` that does not exist yet."""
+    stem = f"notes_{datetime.now():%Y%m%d_%H%M%S}"
+    path, n = folder / f"{stem}.{fmt}", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}_{n}.{fmt}"
+    return path
+
+
+class NotesScreen(Screen[None]):
+    """A table of notes; Enter opens the simulation at the annotated step."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="notes.back"),
+        Binding("slash", "search", "Filter the notes", id="notes.search"),
+        Binding("enter", "open", "Open the annotated step", id="notes.open"),
+        Binding("delete,x", "delete", "Delete the note…", id="notes.delete"),
+        Binding("e", "export", "Export the notes shown (JSON / CSV)…", id="notes.export"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown: list[tuple[RunRow | None, NoteBook, Note]] = []
+
+    @property
+    def tau_app(self) -> TauTuiApp:
+        return cast("TauTuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield InfoLine(id="notes-title")
+        yield Input(placeholder="filter: words in the text, type, source, task, simulation or file", id="notes-filter")
+        yield DataTable(id="notes-table", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, width in (("file", 22), ("simulation", 16), ("task", 22), ("where", 10), ("source", 11),
+                             ("error type", 21), ("text", TEXT_WIDTH)):
+            table.add_column(label, width=width, key=label)
+        self.refresh_notes()
+        table.focus()
+
+    def refresh_notes(self) -> None:
+        """Rebuild the table from the catalog's notebooks (after a save, a delete, a reload)."""
+        needle = self.query_one("#notes-filter", Input).value.strip()
+        notes = [item for item in self.tau_app.catalog.all_notes() if note_matches(*item, needle)]
+        notes.sort(key=lambda item: (str(item[1].recording), item[2].sim_id, -1 if item[2].step is None
+                                     else item[2].step, item[2].created_at))
+        self.shown = notes
+        table = self.query_one(DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for index, (row, book, note) in enumerate(notes):
+            where = "simulation" if note.step is None else f"step {note.step}"
+            label = file_label(row.run) if row is not None else book.recording.stem
+            text = note.text if len(note.text) <= TEXT_WIDTH else note.text[: TEXT_WIDTH - 1] + "…"
+            table.add_row(label, note.sim_id, note.task_id or "?", where, note.source,
+                          Text(note.error_type, style=NOTE_STYLE), text, key=str(index))
+        if notes:
+            table.move_cursor(row=min(cursor, len(notes) - 1))
+        total = len(self.tau_app.catalog.all_notes())
+        title = Text(no_wrap=True, overflow="ellipsis")
+        title.append(" notes ", style="bold reverse")
+        title.append(f"  {len(notes)} of {total} notes · stored beside each recording in <name>.notes.json")
+        title.append("   enter opens · x deletes · e exports the notes shown", style="dim")
+        self.query_one("#notes-title", InfoLine).set(title)
+
+    @property
+    def current(self) -> tuple[RunRow | None, NoteBook, Note] | None:
+        table = self.query_one(DataTable)
+        if not self.shown or table.cursor_row < 0:
+            return None
+        return self.shown[min(table.cursor_row, len(self.shown) - 1)]
+
+    @on(Input.Changed, "#notes-filter")
+    def _filter_changed(self) -> None:
+        self.refresh_notes()
+
+    @on(Input.Submitted, "#notes-filter")
+    def _filter_submitted(self) -> None:
+        self.query_one(DataTable).focus()
+
+    @on(DataTable.RowSelected)
+    def _selected(self) -> None:
+        self.action_open()
+
+    def action_search(self) -> None:
+        self.query_one("#notes-filter", Input).focus()
+
+    def action_back(self) -> None:
+        field = self.query_one("#notes-filter", Input)
+        if field.has_focus:
+            self.query_one(DataTable).focus()
+            return
+        self.dismiss(None)
+
+    def action_open(self) -> None:
+        current = self.current
+        if current is None:
+            return
+        row, _, note = current
+        if row is None:
+            self.notify(f"simulation {note.sim_id} is not in the loaded recording", severity="warning")
+            return
+        self.tau_app.open_run_at(row.run, row.index, step=note.step)
+
+    def action_delete(self) -> None:
+        current = self.current
+        if current is None:
+            return
+        _, book, note = current
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.tau_app.remove_note(book.recording, note.id)
+
+        self.app.push_screen(ConfirmScreen(f"Delete the note on {note.sim_id} ({note_label_text(note)})?",
+                                           "Delete"), answered)
+
+    def action_export(self) -> None:
+        if not self.shown:
+            self.notify("no notes to export", timeout=2)
+            return
+
+        def picked(fmt: str | None) -> None:
+            if fmt:
+                rows = [{"recording": str(book.recording), **note.model_dump(mode="json")}
+                        for _, book, note in self.shown]
+                self.export_worker(rows, fmt, export_path(self.tau_app.runs_dir, fmt))
+
+        self.app.push_screen(PickerScreen(f"export {len(self.shown)} notes as", [
+            ("json", "JSON  ·  one object per note"), ("csv", "CSV  ·  one row per note")]), picked)
+
+    @work(thread=True, exclusive=True, group="notes-export", name="export notes")
+    def export_worker(self, rows: list[dict[str, Any]], fmt: str, path: Path) -> None:
+        from tau_tui.model.io import write_atomic
+
+        text = export_csv(rows) if fmt == "csv" else export_json(rows)
+        try:
+            write_atomic(path, text.encode())
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, f"cannot write {path}: {exc}", severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"{len(rows)} note(s) exported to {path}", timeout=6)
+
+
+def note_label_text(note: Note) -> str:
+    where = "the simulation" if note.step is None else f"step {note.step}"
+    return f"{where}, {note.source}/{note.error_type}"

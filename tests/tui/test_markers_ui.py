@@ -1,0 +1,103 @@
+"""Injected faults, cassette refusals and discovered tools, as the bundled recordings show them."""
+
+from __future__ import annotations
+
+from tau_tui.analysis import Analyzer
+from tau_tui.domains import DomainRegistry
+from tau_tui.model.io import open_run
+from tau_tui.tui.catalog import RunFilter
+from tau_tui.tui.render import RenderContext, render_step
+from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.tui.widgets.run_table import RunTable
+
+from .conftest import ROOT, open_sim, settle
+
+BIG = (160, 45)
+OUR_RECORDINGS = ROOT / "recordings"
+
+
+def doc_of(name: str, sim_id: str) -> TrajectoryDoc:
+    run = open_run(OUR_RECORDINGS / name)
+    index = run.find(sim_id)
+    analysis = Analyzer(DomainRegistry(None)).analyze(run, index)
+    return TrajectoryDoc(run.simulation(index).trajectory, analysis.timeline)
+
+
+def step_text(doc: TrajectoryDoc, step: int, expanded: bool = False) -> str:
+    return render_step(doc.steps[step], RenderContext(120, expanded=expanded)).plain
+
+
+def test_injected_faults_have_their_pill_and_say_kind_and_attempt():
+    doc = doc_of("warehouse.json", "wh-gold-split")
+    assert doc.targets["fault"] == [7, 9, 13]
+    assert [c.pill for c in doc.calls] == ["read", "read", "fault", "slow", "read", "fault", "ok", "ok"]
+    assert "↯ lookup_stock(sku=TRV-15-WH, warehouse=south)" in step_text(doc, 6)
+    expanded = step_text(doc, 7, expanded=True)
+    assert "injected fault: timeout (30 s) · attempt 1 · plan rule 0 (not carried out)" in expanded
+    assert "slow response (6 s) · attempt 2 · plan rule 2 (carried out, answered late)" in step_text(doc, 9, True)
+    assert doc.calls[5].kind == "fault" and not doc.calls[5].is_write  # a faulted write changed nothing
+
+
+def test_a_cassette_refusal_ends_the_episode_where_it_is_marked():
+    doc = doc_of("warehouse_cassette.json", "cas-greedy-refused")
+    assert doc.targets["refusal"] == [9] and doc.calls[-1].pill == "refused"
+    text = step_text(doc, 9)
+    assert "⊘ refused by the cassette: different arguments" in text and "the episode ended here" in text
+    assert len(doc.call_views_at(9)) == 1  # the refused call once, though two events carry it
+
+
+def test_a_discovered_tool_is_marked_where_it_was_found_and_on_its_calls():
+    doc = doc_of("aftersales.json", "as-gold-goodwill")
+    assert doc.targets["discovery"] == [7]
+    assert "✦ discovered issue_goodwill_credit" in step_text(doc, 7)
+    credit = next(c for c in doc.calls if c.name == "issue_goodwill_credit")
+    assert credit.discoverable and credit.discovered_at == 7
+    assert "✦" in step_text(doc, 10) and "discoverable tool, discovered at step 7" in step_text(doc, 10, True)
+
+
+async def test_trajectory_screen_jumps_to_faults_and_refusals(make_app):
+    app = make_app([OUR_RECORDINGS])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, "wh-gold-timeouts")
+        screen = app.screen
+        await pilot.press("i")
+        assert screen.cursor == 7
+        assert "injected fault 1/3" in screen.query_one("#traj-status").plain
+        pane = " ".join(screen.query_one("#change-view").plain.split())
+        assert "fault lookup_stock" in pane and "injected fault: timeout (30 s) · attempt 1" in pane
+        await pilot.press("i")
+        assert screen.cursor == 9 and "attempt 2" in screen.query_one("#change-view").plain
+        assert "3 injected faults" in screen.query_one("#traj-header").plain
+        assert "↯ 3" in screen.view.border_subtitle
+        await pilot.press("u")  # no refusal in this run: the cursor stays
+        assert screen.cursor == 9
+        await pilot.press("escape")
+        await open_sim(pilot, "cas-greedy-refused")
+        screen = app.screen
+        await pilot.press("u")
+        assert screen.cursor == 9 and "refused 1/1" in screen.query_one("#traj-status").plain
+        assert "1 refused" in screen.query_one("#traj-header").plain
+        assert "refused by the cassette: different arguments (never run)" in " ".join(
+            screen.query_one("#change-view").plain.split())
+        await pilot.press("escape")
+        await open_sim(pilot, "as-gold-goodwill")
+        assert "1 discovered" in app.screen.query_one("#traj-header").plain
+
+
+async def test_runs_table_counts_faults_refusals_and_discoveries(make_app):
+    app = make_app([OUR_RECORDINGS])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        rows = {r.sim_id: r for r in app.catalog.rows}
+        assert {k: (r.replay.faults, r.replay.refused, r.replay.discovered) for k, r in rows.items()} == {
+            "as-gold-goodwill": (0, 0, 1), "as-gold-two-returns": (0, 0, 1), "as-hasty-refund": (0, 0, 0),
+            "wh-gold-split": (3, 0, 0), "wh-gold-timeouts": (3, 0, 0), "wh-gives-up": (1, 0, 0),
+            "cas-greedy-refused": (1, 1, 0), "cas-reordered-mismatch": (3, 0, 0)}
+        # a refused cassette run is a scored fail, not an infrastructure error
+        assert rows["cas-greedy-refused"].status == "fail"
+        screen = app.runs_screen
+        screen.set_filter(RunFilter(has_refusal=True))
+        assert [r.sim_id for r in screen.query_one(RunTable).rows] == ["cas-greedy-refused"]
+        screen.set_filter(RunFilter(has_fault=True))
+        assert len(screen.query_one(RunTable).rows) == 5

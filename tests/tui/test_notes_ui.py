@@ -1,0 +1,153 @@
+"""Pilot tests of notes: added from the runs and trajectory screens, shown, filtered, exported, reloaded,
+and always kept in the sidecar: the recording's bytes never change."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import shutil
+from pathlib import Path
+
+from tau_tui.model.notes import NoteBook, notes_path
+from tau_tui.tui.screens.note_form import NoteFormScreen
+from tau_tui.tui.screens.notes import NotesScreen
+from tau_tui.tui.screens.picker import PickerScreen
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.widgets.run_table import PAD, RunTable
+
+from .conftest import ROOT, open_sim, set_input, settle, wait_until
+
+BIG = (160, 45)
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def shown_cell(table: RunTable, row, key: str) -> str:
+    """The text a column of the runs table shows for ``row`` (as drawn, not as computed)."""
+    start = 0
+    for column in table.columns:
+        if column.key == key:
+            return table._row_strip(row).text[start + PAD:start + PAD + column.width].strip()
+        start += column.width + 2 * PAD
+    raise KeyError(key)
+
+
+def copy_recordings(tmp_path: Path) -> Path:
+    folder = tmp_path / "recordings"
+    shutil.copytree(ROOT / "recordings", folder)
+    return folder
+
+
+async def fill_note(pilot, error_type: str, text: str, source: str | None = None, whole: bool = False) -> None:
+    """The note form is open: pick, type, save (ctrl+s) and wait for the sidecar write."""
+    app = pilot.app
+    form = app.screen
+    assert isinstance(form, NoteFormScreen)
+    form.query_one("#n-type").value = error_type
+    if source is not None:
+        form.query_one("#n-source").value = source
+    if whole:
+        form.query_one("#n-whole").value = True
+    await set_input(pilot, "#n-text", text)
+    await pilot.press("ctrl+s")
+    assert app.screen is not form
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(make_app, tmp_path: Path):
+    folder = copy_recordings(tmp_path)
+    recording = folder / "aftersales.json"
+    before = digest(recording)
+    app = make_app([folder], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        table.move_cursor(next(i for i, r in enumerate(table.rows) if r.sim_id == "as-hasty-refund"))
+        table.focus()
+        await pilot.press("A")
+        await fill_note(pilot, "policy_violation", "refunded 449.00 without the approval the policy asks for")
+        row = app.catalog.find(recording, "as-hasty-refund")
+        assert [(n.source, n.error_type, n.step) for n in row.notes] == [("agent", "policy_violation", None)]
+        assert notes_path(recording).is_file() and digest(recording) == before
+        assert shown_cell(app.runs_screen.query_one(RunTable), row, "notes") == "1"
+        assert "✐ simulation · agent · policy_violation" in app.runs_screen.query_one("#row-preview").plain
+        # a note on a step, from the trajectory screen
+        await open_sim(pilot, "as-hasty-refund")
+        screen = app.screen
+        await pilot.press("w")  # the issue_refund write (its result, step 9)
+        await pilot.press("A")
+        assert app.screen.step == 9 and app.screen.source == "environment"
+        await fill_note(pilot, "wrong_action", "should have asked for approval", source="agent")
+        assert screen.doc.targets["note"] == [9]
+        assert [e.note.error_type for e in screen.doc.steps[9].events if e.kind == "note"] == ["wrong_action"]
+        assert "note 1/1" in screen.query_one("#traj-status").plain
+        assert "✐ 2 notes" in screen.query_one("#traj-header").plain
+        await pilot.press("5")
+        pane = screen.query_one("#notes-view").plain
+        assert "simulation · agent · policy_violation" in pane and "step 9 · agent · wrong_action" in pane
+        # reload: the notes come back from the sidecar, the cursor stays
+        await pilot.press("r")
+        await settle(pilot)
+        await wait_until(pilot, lambda: screen.doc is not None and screen.doc.targets["note"] == [9], "the reload")
+        row = app.catalog.find(recording, "as-hasty-refund")
+        assert len(row.notes) == 2 and screen.cursor == 9
+        await pilot.press("escape")
+        # the notes filter keeps only annotated runs
+        app.runs_screen.set_filter(app.runs_screen.filter.with_(has_note=True))
+        assert [r.sim_id for r in app.runs_screen.query_one(RunTable).rows] == ["as-hasty-refund"]
+        app.runs_screen.set_filter(app.runs_screen.filter.with_(has_note=False, note_type="wrong_action"))
+        assert [r.sim_id for r in app.runs_screen.query_one(RunTable).rows] == ["as-hasty-refund"]
+        app.runs_screen.set_filter(app.runs_screen.filter.with_(note_type="tool_bug"))
+        assert app.runs_screen.query_one(RunTable).rows == []
+    assert digest(recording) == before
+    book = NoteBook(recording)
+    assert sorted(n.error_type for n in book.notes) == ["policy_violation", "wrong_action"]
+    assert {n.task_id for n in book.notes} == {"large_refund_needs_approval"}
+
+
+async def test_notes_list_opens_the_step_exports_and_deletes(make_app, tmp_path: Path):
+    folder = copy_recordings(tmp_path)
+    before = {p.name: digest(p) for p in folder.glob("*.json")}
+    NoteBook(folder / "warehouse.json").add("wh-gives-up", "agent", "premature_end", "backordered on a timeout",
+                                            step=7, task_id="south_times_out_twice")
+    NoteBook(folder / "aftersales.json").add("as-hasty-refund", "task", "task_defect", "limit not in the task")
+    app = make_app([folder], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        assert {r.sim_id: len(r.notes) for r in app.catalog.rows if r.notes} == {"wh-gives-up": 1,
+                                                                                  "as-hasty-refund": 1}
+        await pilot.press("N")
+        screen = app.screen
+        assert isinstance(screen, NotesScreen) and len(screen.shown) == 2
+        await set_input(pilot, "#notes-filter", "timeout")
+        assert [n.sim_id for _, _, n in screen.shown] == ["wh-gives-up"]
+        screen.query_one("#notes-table").focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None,
+                         "the trajectory")
+        assert app.screen.sim_id == "wh-gives-up" and app.screen.cursor == 7
+        await pilot.press("escape")
+        assert app.screen is screen
+        await set_input(pilot, "#notes-filter", "")
+        for fmt in ("json", "csv"):
+            await pilot.press("e")
+            assert isinstance(app.screen, PickerScreen)
+            await pilot.press(*fmt, "enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        exported = json.loads(next(tmp_path.glob("notes_*.json")).read_text())
+        assert sorted(n["error_type"] for n in exported) == ["premature_end", "task_defect"]
+        rows = list(csv.DictReader(io.StringIO(next(tmp_path.glob("notes_*.csv")).read_text())))
+        assert {r["sim_id"]: r["step"] for r in rows} == {"wh-gives-up": "7", "as-hasty-refund": ""}
+        # delete one, after a yes
+        screen.query_one("#notes-table").focus()
+        await pilot.press("x", "y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(screen.shown) == 1 and len(app.catalog.all_notes()) == 1
+    assert {p.name: digest(p) for p in folder.glob("*.json") if not p.name.endswith(".notes.json")} == before
