@@ -517,12 +517,12 @@ def _json_arg(text: str | None, flag: str) -> dict[str, Any] | None:
     return value
 
 
-def _judge(model: str | None):
+def _judge(model: str | None, api_base: str | None = None):
     if not model:
         return None
     from tau_tui.evaluate.judge import LiteLLMJudge
 
-    return LiteLLMJudge(model)
+    return LiteLLMJudge(model, api_base=api_base)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -558,10 +558,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         task_ids=list(args.tasks) or None, num_trials=args.num_trials, concurrency=args.concurrency,
         max_steps=args.max_steps, max_errors=args.max_errors, seed=300 if args.seed is None else args.seed,
         timeout=args.timeout, solo=args.solo, judge_llm=args.judge_llm, layout=args.format)
-    out = Path(args.out) if args.out else default_run_path(config)
+    out = Path(args.out) if args.out else default_run_path(config, Path(args.runs_dir))
     progress = None
     try:
-        runner = Runner(config, out, _registry(args), resume=args.resume, judge=_judge(args.judge_llm))
+        runner = Runner(config, out, _registry(args), resume=args.resume, judge=_judge(args.judge_llm, args.judge_api_base))
         runner.prepare()
         if not args.quiet:
             from tau_tui.rollout.console import RunProgress
@@ -597,7 +597,7 @@ def cmd_run_cassette(args: argparse.Namespace, agent, user) -> int:
         err("--cassette runs one trial per recorded simulation, in the recording's mode, to a new json file "
             "(-k, --resume, --solo and --format do not apply)")
         return EXIT_INPUT
-    out = Path(args.out) if args.out else Path("runs") / (
+    out = Path(args.out) if args.out else Path(args.runs_dir) / (
         f"{datetime.now():%Y%m%d_%H%M%S}_cassette_{Path(args.cassette).stem}.json")
 
     def report(outcome) -> None:
@@ -612,7 +612,7 @@ def cmd_run_cassette(args: argparse.Namespace, agent, user) -> int:
         summary = asyncio.run(run_cassettes(
             args.cassette, _registry(args), agent, user, out, sim_ids=list(args.cassette_sim) or None,
             task_ids=list(args.tasks) or None, domain=args.domain, seed=args.seed,
-            max_steps=args.max_steps, max_errors=args.max_errors, timeout=args.timeout, judge=_judge(args.judge_llm),
+            max_steps=args.max_steps, max_errors=args.max_errors, timeout=args.timeout, judge=_judge(args.judge_llm, args.judge_api_base),
             listener=report))
     except (CassetteError, DomainError, ParticipantSpecError, ValueError) as exc:
         err(str(exc))
@@ -632,7 +632,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     try:
         llm_args = _json_arg(args.llm_args, "--llm-args")
-        out = Path(args.out) if args.out else Path("runs") / (
+        out = Path(args.out) if args.out else Path(args.runs_dir) / (
             f"{datetime.now():%Y%m%d_%H%M%S}_play_{args.domain}_{args.task}.json")
         if out.exists():
             err(f"{out} already exists; choose another --out")
@@ -642,7 +642,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
         async def main() -> int:
             session = PlaySession(registry, args.domain, args.task, args.play_as, other, solo=args.solo,
-                                  seed=args.seed, max_steps=args.max_steps, judge=_judge(args.judge_llm))
+                                  seed=args.seed, max_steps=args.max_steps, judge=_judge(args.judge_llm, args.judge_api_base))
             screen = None if args.plain else _play_screen()
             if screen is not None:
                 return await screen(session, out)
@@ -693,7 +693,7 @@ def _gold_check(args: argparse.Namespace) -> int:
     from tau_tui.calibrate.render import gold_summary, render_gold_check
     from tau_tui.rollout.runner import select_tasks
 
-    checker = GoldChecker.for_name(_registry(args), args.domain, judge=_judge(args.judge_llm))
+    checker = GoldChecker.for_name(_registry(args), args.domain, judge=_judge(args.judge_llm, args.judge_api_base))
     tasks = select_tasks(checker.domain, list(args.tasks) or None)
 
     def show(check) -> None:
@@ -723,7 +723,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     if args.agent_llm and not args.user_llm:
         err("--user-llm is required with --agent-llm (a model, or scripted/user)")
         return EXIT_INPUT
-    calibrator = Calibrator(_registry(args), args.domain, judge=_judge(args.judge_llm))
+    calibrator = Calibrator(_registry(args), args.domain, judge=_judge(args.judge_llm, args.judge_api_base))
     status = EXIT_OK
     if args.sources:
         report = calibrator.load_paths(args.sources, recompute=args.recompute)
@@ -742,7 +742,7 @@ def _calibrate(args: argparse.Namespace) -> int:
             task_ids=list(args.tasks) or None, num_trials=args.num_trials, concurrency=args.concurrency,
             max_steps=args.max_steps, max_errors=args.max_errors, seed=args.seed, timeout=args.timeout,
             judge_llm=args.judge_llm)
-        out = Path(args.out) if args.out else fresh_run_path("runs", args.domain)
+        out = Path(args.out) if args.out else fresh_run_path(Path(args.runs_dir), args.domain)
         progress = None
         if not args.quiet:
             from tau_tui.rollout.console import RunProgress
@@ -875,23 +875,55 @@ def cmd_tui(args: argparse.Namespace) -> int:
         err(f"the TUI needs textual ({exc}); headless sub-commands still work")
         return EXIT_INPUT
     app = TauTuiApp(paths, tau2_data=args.tau2_data, domain_paths=[Path(p) for p in args.domains],
+                    runs_dir=args.runs_dir,
                     calibrate=args.calibrate)
     app.run()
     return EXIT_OK
 
 
+def _apply_settings(args: argparse.Namespace) -> None:
+    """Fill what the command line left open from the settings file and environment (flags win).
+
+    Raises ``ConfigError`` (one line naming the file) for an unreadable settings file.
+    """
+    import os
+
+    from tau_tui.config import load_settings
+
+    settings = load_settings()
+    if getattr(args, "tau2_data", None) is None and settings.tau2_data and not os.environ.get("TAU2_DATA_DIR"):
+        args.tau2_data = str(settings.tau2_data)  # TAU2_DATA_DIR itself is looked up by the registry
+    if hasattr(args, "domains"):
+        args.domains = list(args.domains) + [str(p) for p in settings.domain_paths]
+    args.runs_dir = str(settings.runs_dir)
+    if hasattr(args, "judge") and not args.judge:
+        args.judge = settings.judge_model
+    if hasattr(args, "judge_llm") and not args.judge_llm:
+        args.judge_llm = settings.judge_model
+    if not getattr(args, "judge_api_base", None):
+        args.judge_api_base = settings.judge_api_base
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from tau_tui.config import ConfigError
+
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = build_parser(argv[0]).parse_args(argv)
+            _apply_settings(args)
             handler = {"replay": cmd_replay, "eval": cmd_eval, "run": cmd_run, "play": cmd_play,
                        "calibrate": cmd_calibrate, "notes": cmd_notes}.get(args.command)
             if handler is None:
                 err(f"'{args.command}' is not available yet")
                 return EXIT_INPUT
             return handler(args)
-        return cmd_tui(tui_parser().parse_args(argv))
+        args = tui_parser().parse_args(argv)
+        _apply_settings(args)
+        return cmd_tui(args)
+    except ConfigError as exc:
+        err(str(exc))
+        return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

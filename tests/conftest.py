@@ -14,6 +14,8 @@ ORACLE = CORPUS / "ORACLE.jsonl"
 
 # The corpus stands in for a tau2 data folder; litellm must never reach for the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# A settings file on the machine running the tests must not change what they see.
+os.environ["TAU_TUI_CONFIG"] = str(ROOT / "tests" / "fixtures" / "no-such-config.toml")
 
 
 def corpus_required() -> None:

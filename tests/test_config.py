@@ -41,3 +41,32 @@ def test_bad_files_are_one_line(clean_env, text, expected):
     with pytest.raises(ConfigError) as info:
         load_settings()
     assert expected in str(info.value) and str(clean_env) in str(info.value) and "\n" not in str(info.value)
+
+
+# --- the CLI takes its defaults from the settings (flags win) ---------------------------------------------------
+
+def test_cli_uses_the_settings_file_for_data_and_runs_folder(clean_env, tau2_data, tmp_path, monkeypatch, capsys):
+    from tau_tui.cli import main
+
+    runs = tmp_path / "my-runs"
+    clean_env.write_text(f'tau2_data = "{tau2_data.as_posix()}"\nruns_dir = "{runs.as_posix()}"\n')
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "--domain", "mock", "--task", "create_task_1", "--agent-llm", "scripted/gold",
+                 "--user-llm", "scripted/user", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    written = list(runs.glob("*_mock_scripted-gold_scripted-user.json"))
+    assert len(written) == 1 and not (tmp_path / "runs").exists()
+    # an explicit --out wins over the settings' folder
+    out = tmp_path / "explicit.json"
+    assert main(["run", "--domain", "mock", "--task", "create_task_1", "--agent-llm", "scripted/gold",
+                 "--user-llm", "scripted/user", "--quiet", "--out", str(out)]) == 0
+    assert out.is_file() and len(list(runs.iterdir())) == 1
+
+
+def test_cli_reports_a_broken_settings_file_on_one_line(clean_env, capsys):
+    from tau_tui.cli import main
+
+    clean_env.write_text("runs_dir = [1, 2]")
+    code = main(["replay", str(clean_env)])
+    err = capsys.readouterr().err
+    assert code == 2 and str(clean_env) in err and "runs_dir" in err and len(err.strip().splitlines()) == 1
