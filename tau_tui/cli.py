@@ -236,6 +236,9 @@ def tui_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="run files or folders")
     parser.add_argument("--calibrate", metavar="DOMAIN", help="open on the calibrate screen of DOMAIN (its loaded "
                         "recordings in a grid; n runs k trials)")
+    parser.add_argument("--judge", metavar="MODEL", help="litellm model that judges a trajectory's NL assertions "
+                        "when asked (J on the trajectory screen); default: judge_model from the settings")
+    parser.add_argument("--judge-api-base", metavar="URL", help="API base URL for the judge model")
     _add_common(parser)
     return parser
 
@@ -875,7 +878,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
         err(f"the TUI needs textual ({exc}); headless sub-commands still work")
         return EXIT_INPUT
     app = TauTuiApp(paths, tau2_data=args.tau2_data, domain_paths=[Path(p) for p in args.domains],
-                    runs_dir=args.runs_dir,
+                    runs_dir=args.runs_dir, judge_model=args.judge, judge_api_base=args.judge_api_base,
                     calibrate=args.calibrate)
     app.run()
     return EXIT_OK

@@ -68,10 +68,14 @@ class TauTuiApp(App[None]):
     def __init__(self, paths: Iterable[Path | str], tau2_data: Path | str | None = None,
                  domain_paths: list[Path] | None = None,
                  external_viewer: Callable[[Path], Any] | None = None, runs_dir: Path | str = "runs",
-                 calibrate: str | None = None, task_editor: Callable[[list[str]], Any] | None = None) -> None:
+                 calibrate: str | None = None, task_editor: Callable[[list[str]], Any] | None = None,
+                 judge_model: str | None = None, judge_api_base: str | None = None) -> None:
         """``calibrate``: open the calibrate screen of this domain once the files are read;
-        ``task_editor``: runs an editor command instead of suspending the app (tests)."""
+        ``task_editor``: runs an editor command instead of suspending the app (tests);
+        ``judge_model``: the litellm model that judges NL assertions on request (J on a trajectory)."""
         super().__init__()
+        self.judge_model = judge_model
+        self.judge_api_base = judge_api_base
         self.paths = [Path(p) for p in paths]
         self.runs_dir = Path(runs_dir)  # where new rollouts, play sessions and forks are saved by default
         self.catalog = Catalog()

@@ -232,7 +232,7 @@ def render_checks(report: SimReport, recorded: RecordedChecks) -> Text:
     for assertion, verdict in criteria_nl:
         what = Text(f"NL {assertion}")
         if verdict is None:
-            what.append("  not evaluated (no judge)", style="yellow")
+            what.append("  not evaluated (no judge; J asks one)", style="yellow")
         out.append_text(_verdict_line(verdict, recorded.nl.get(assertion), what, none="?"))
         out.append("\n")
     if len(out.plain.splitlines()) == 1:

@@ -74,6 +74,16 @@ class ReplayIdle(Message):
     """The replay worker emptied its queue and stopped."""
 
 
+class NLJudged(Message):
+    """The judge answered (or failed) for the NL assertions of the trajectory screen's simulation."""
+
+    def __init__(self, token: int, report: SimReport | None, error: str | None) -> None:
+        super().__init__()
+        self.token = token
+        self.report = report
+        self.error = error
+
+
 class SimulationReady(Message):
     """The trajectory screen's simulation is parsed and (when possible) replayed."""
 

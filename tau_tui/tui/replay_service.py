@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.domains import DomainError, DomainRegistry
-from tau_tui.evaluate import Judge, ScorerConfigError, SimReport, assess
+from tau_tui.evaluate import Judge, NLCheck, ScorerConfigError, SimReport, assess
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.tui.catalog import EvalSummary, ReplaySummary
 
@@ -48,6 +48,19 @@ def assess_analysis(analyzer: Analyzer, analysis: SimAnalysis, judge: Judge | No
                   domain=run.domain, task_in_recording=in_recording, known_tasks=known)
 
 
+def _sim_key(analysis: SimAnalysis) -> tuple[str, str]:
+    return str(analysis.run.path), analysis.sim.id
+
+
+def fixed_verdicts(checks: list[NLCheck]) -> Judge:
+    """A judge that answers with verdicts obtained earlier (re-assessing without asking the model again)."""
+
+    def judge(messages, assertions: list[str]) -> list[NLCheck]:  # noqa: ARG001 - the Judge protocol
+        return list(checks)
+
+    return judge
+
+
 @dataclass(frozen=True)
 class Summaries:
     """The derived columns of one row: replay and evaluation, or why each is missing."""
@@ -70,6 +83,8 @@ class ReplayService:
         self._recent: OrderedDict[tuple[int, int], SimAnalysis] = OrderedDict()
         self._keep = keep
         self._domain_errors: dict[str, str] = {}
+        # NL verdicts a judge gave in this session, by (file, simulation id): later assessments reuse them
+        self._nl_verdicts: dict[tuple[str, str], list[NLCheck]] = {}
 
     @property
     def analyzer(self) -> Analyzer:
@@ -105,9 +120,28 @@ class ReplayService:
             return analysis
 
     def assess(self, analysis: SimAnalysis, judge: Judge | None = None) -> SimReport:
-        """The recomputed reward, explanation, tool-call score and flags of an analysed simulation."""
+        """The recomputed reward, explanation, tool-call score and flags of an analysed simulation.
+
+        Without a judge, verdicts a judge gave earlier in this session for the simulation are used.
+        """
         with self._lock:
+            if judge is None:
+                known = self._nl_verdicts.get(_sim_key(analysis))
+                judge = fixed_verdicts(known) if known is not None else None
             return assess_analysis(self.analyzer, analysis, judge)
+
+    def judge_nl(self, analysis: SimAnalysis, judge: Judge) -> tuple[SimReport, list[NLCheck]]:
+        """Ask ``judge`` about the task's NL assertions, then re-assess with its verdicts.
+
+        The (slow) model call happens outside the lock, so the background replay keeps going meanwhile.
+        Raises ``JudgeError`` when the judge fails or gives no verdict.
+        """
+        criteria = analysis.task.evaluation_criteria if analysis.task is not None else None
+        assertions = list(criteria.nl_assertions or []) if criteria is not None else []
+        checks = judge([step.message for step in analysis.timeline.steps], assertions) if assertions else []
+        with self._lock:
+            self._nl_verdicts[_sim_key(analysis)] = checks
+        return self.assess(analysis, judge=fixed_verdicts(checks)), checks
 
     def summarize(self, run: RunFile, index: int) -> Summaries:
         """What the runs table derives for one simulation; failures become one-line reasons, never raise."""

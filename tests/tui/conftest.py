@@ -100,3 +100,6 @@ def make_app(tau2_data):
         return app
 
     return build
+
+
+from tests.evaluate.conftest import server  # noqa: E402,F401 - the local OpenAI-compatible server, for the judge

@@ -176,3 +176,57 @@ async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_a
         assert "infrastructure errors (left out)" in summary and "unscored (left out)" in summary
         side = plain(screen, "#metrics-terminations")
         assert "infrastructure_error 1" in side and "never counted as failures" in " ".join(side.split())
+
+
+async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(make_app, tmp_path, server):
+    """NL assertions are "not evaluated" until J asks the judge model (a local OpenAI-compatible server)."""
+    from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task
+    from tests.helpers import call, greet, result, results_file, say, user
+
+    handler, base = server
+    handler.content = json.dumps({"results": [{"expectedOutcome": "The agent was polite", "reasoning": "said please",
+                                               "metExpectation": True}]})
+    task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")
+    messages = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
+    path = results_file(tmp_path / "run.json", messages, task=task)
+    before = path.read_bytes()
+    app = make_app([path], judge_model="openai/judge", judge_api_base=base)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        row = app.catalog.rows[0]
+        assert row.evaluation is not None and row.evaluation.reward is None  # not computable without a verdict
+        await open_sim(pilot, row.sim_id)
+        screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
+        await pilot.press("4")
+        assert "not evaluated" in plain(screen, "#eval-view")
+        await pilot.press("J")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(handler.requests) == 1 and handler.requests[0]["body"]["model"] == "judge"
+        text = plain(screen, "#eval-view")
+        assert "The agent was polite" in text and "not evaluated" not in text
+        assert screen.report.evaluation.reward == 1.0
+        assert row.evaluation.reward == 1.0  # the runs table shows the judged reward too
+        # reopening the simulation reuses the verdict instead of asking again
+        await pilot.press("escape")
+        await open_sim(pilot, row.sim_id)
+        assert app.screen.report.evaluation.reward == 1.0 and len(handler.requests) == 1
+    assert path.read_bytes() == before
+
+
+async def test_j_without_a_judge_model_says_how_to_give_one(make_app, tmp_path):
+    from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task
+    from tests.helpers import call, greet, result, results_file, say, user
+
+    task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")
+    messages = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
+    path = results_file(tmp_path / "run.json", messages, task=task)
+    app = make_app([path])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, app.catalog.rows[0].sim_id)
+        await pilot.press("J")
+        await pilot.pause()
+        assert any("--judge MODEL" in n.message for n in app._notifications)
+        assert app.screen.report.evaluation.reward is None

@@ -35,7 +35,7 @@ from tau_tui.replay.diff import Change, diff_states
 from tau_tui.evaluate import SimReport
 from tau_tui.tui.catalog import file_label, query_terms
 from tau_tui.tui.eval_panels import render_evaluation, render_no_evaluation
-from tau_tui.tui.messages import ForkFinished, SimulationReady
+from tau_tui.tui.messages import ForkFinished, NLJudged, SimulationReady
 from tau_tui.tui.panels import (
     DERIVED_STYLE, RECORDED_STYLE, render_call, render_changes, render_derived, render_mismatch, render_recorded,
     render_task,
@@ -119,6 +119,7 @@ class TrajectoryScreen(Screen[None]):
         Binding("A", "add_note", "Add a note on this step…", id="traj.note", show=False),
         Binding("D", "divergence", "Jump to where the run left the gold path", id="traj.divergence", show=False),
         Binding("b", "fork", "Fork from here…", id="traj.fork"),
+        Binding("J", "judge", "Judge the NL assertions with the judge model", id="traj.judge", show=False),
     ]
 
     def __init__(self) -> None:
@@ -544,6 +545,58 @@ class TrajectoryScreen(Screen[None]):
                 self.notify(f"no {JUMPS[target]} {where} step {self.cursor}", timeout=2)
             return
         self.go(step)
+
+    def action_judge(self) -> None:
+        """Ask the judge model about this task's NL assertions; the Eval tab and reward follow its verdicts."""
+        app = self.tau_app
+        analysis = self.analysis
+        if analysis is None:
+            self.notify(f"nothing to judge: {self.replay_error or 'not replayed yet'}", severity="warning")
+            return
+        criteria = analysis.task.evaluation_criteria if analysis.task is not None else None
+        if criteria is None or not criteria.nl_assertions:
+            self.notify("this task has no NL assertions", timeout=3)
+            return
+        if not app.judge_model:
+            self.notify("no judge model: start tau-tui with --judge MODEL, or set judge_model in the settings file",
+                        severity="warning", timeout=6)
+            return
+        from tau_tui.evaluate import JudgeError, LiteLLMJudge
+
+        judge = LiteLLMJudge(app.judge_model, api_base=app.judge_api_base)
+        token, service = self._token, app.replay_service
+        self.notify(f"asking {app.judge_model} about {len(criteria.nl_assertions)} NL assertion(s)…", timeout=3)
+
+        def ask() -> None:
+            try:
+                report, _ = service.judge_nl(analysis, judge)
+            except JudgeError as exc:
+                self.post_message(NLJudged(token, None, str(exc)))
+            except Exception as exc:  # noqa: BLE001 - a judge failure never takes the screen down
+                self.post_message(NLJudged(token, None, f"judging failed: {type(exc).__name__}: {exc}"))
+            else:
+                self.post_message(NLJudged(token, report, None))
+
+        self.run_worker(ask, thread=True, exclusive=True, group="judge", name="judge NL assertions")
+
+    @on(NLJudged)
+    def _judged(self, message: NLJudged) -> None:
+        if message.token != self._token:
+            return
+        if message.report is None:
+            self.notify(message.error or "the judge gave no answer", severity="error", timeout=8)
+            return
+        self.report = message.report
+        self._update_header()
+        self._update_eval()
+        met = sum(1 for c in message.report.evaluation.nl if c.met)
+        self.notify(f"judged: {met}/{len(message.report.evaluation.nl)} NL assertion(s) met", timeout=4)
+        row = self.tau_app.catalog.find(self.run.path, self.sim_id) if self.run is not None else None
+        if row is not None:
+            from tau_tui.tui.catalog import EvalSummary
+
+            row.evaluation, row.eval_error = EvalSummary.of(message.report), None
+            self.tau_app.runs_screen.rows_replayed([row])
 
     def action_divergence(self) -> None:
         report = self.report
