@@ -5,7 +5,7 @@ screen's worker both replay and evaluate simulations; one lock keeps domain
 loading and the gold-state cache consistent between them. Recent full
 analyses are kept so that reopening a run is instant.
 
-Evaluation reuses the analysis it is given (``assess_analysis``) instead of
+Evaluation reuses the analysis it is given (``Analyzer.assess``) instead of
 ``Analyzer.evaluate``, which would replay the simulation a second time.
 """
 
@@ -18,34 +18,19 @@ from pathlib import Path
 
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.domains import DomainError, DomainRegistry
-from tau_tui.evaluate import Judge, NLCheck, ScorerConfigError, SimReport, assess
+from tau_tui.evaluate import Judge, NLCheck, ScorerConfig, ScorerConfigError, SimReport
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.tui.catalog import EvalSummary, ReplaySummary
 
 
 def assess_analysis(analyzer: Analyzer, analysis: SimAnalysis, judge: Judge | None = None) -> SimReport:
-    """``Analyzer.evaluate`` on an analysis already at hand (same scorer sidecar, policy and task sources).
-
-    A broken scorer sidecar leaves the tool-call score out; the recomputed reward never depends on it.
-    """
-    run = analysis.run
+    """``Analyzer.assess``, except that a broken scorer sidecar leaves the tool-call score out
+    (the recomputed reward never depends on it) instead of failing the evaluation."""
     try:
-        config = analyzer.scorer_config(run)
+        config = analyzer.scorer_config(analysis.run)
     except ScorerConfigError:
         config = None
-    spec = config.spec_for(analysis.sim.task_id) if config is not None else None
-    env_info = run.raw_info.get("environment_info")
-    policy = env_info.get("policy") if isinstance(env_info, dict) else None
-    in_recording = analysis.sim.task_id in run.tasks()
-    if in_recording:
-        known = run.tasks()
-    else:
-        try:
-            known = analyzer.domain_of(run)[0].tasks()
-        except DomainError:
-            known = {}
-    return assess(analysis, judge=judge, scorer=spec, policy=policy if isinstance(policy, str) else None,
-                  domain=run.domain, task_in_recording=in_recording, known_tasks=known)
+    return analyzer.assess(analysis, judge=judge, scorer=config or ScorerConfig(None, None, {}))
 
 
 def _sim_key(analysis: SimAnalysis) -> tuple[str, str]:
