@@ -42,6 +42,20 @@ LEAVE_CONFIRM_SECONDS = 3.0
 EXIT_SAVED, EXIT_LEFT = 0, 130
 
 
+def indented(text: str) -> RenderableType:
+    """Tab-indented text (tau2's scenario layout) with each level two columns in, wrapped lines kept under
+    their own indentation."""
+    from rich.padding import Padding
+
+    rows: list[RenderableType] = []
+    for line in text.splitlines():
+        stripped = line.lstrip("\t ")
+        depth = len(line) - len(stripped)
+        label = stripped.endswith(":") and len(stripped) < 40
+        rows.append(Padding(Text(stripped, style="bold" if label else ""), (0, 0, 0, 2 * depth)))
+    return Group(*rows)
+
+
 def brief_text(session: Any) -> RenderableType:
     """What the person's side knows: the user scenario or the agent policy, then the tools it may call."""
     person = session.episode.user if session.play_as == "user" else session.episode.agent
@@ -49,7 +63,7 @@ def brief_text(session: Any) -> RenderableType:
     parts: list[RenderableType] = []
     if session.play_as == "user":
         parts.append(Text("Your scenario (what the customer knows and wants)", style="bold underline"))
-        parts.append(Text(brief.scenario_text or "(no scenario)"))
+        parts.append(indented(brief.scenario_text or "(no scenario)"))
     else:
         if getattr(brief, "ticket", None):
             parts += [Text("Ticket", style="bold underline"), Text(brief.ticket)]
@@ -206,7 +220,9 @@ class PlayScreen(Screen[int]):
 
     @on(SessionFinished)
     def _finished(self, message: SessionFinished) -> None:
-        self.query_one("#play-input", Input).disabled = True
+        field = self.query_one("#play-input", Input)
+        field.disabled = True
+        field.placeholder = "the conversation has ended · ctrl+o opens the recording · esc leaves"
         if message.error:
             self.error = message.error
             self._status(Text(f" session failed: {message.error}", style="bold red"))
