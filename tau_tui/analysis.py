@@ -21,8 +21,12 @@ from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict
 from tau_tui.replay.timeline import Finding
 
 
-def task_fingerprint(task: Task) -> str:
-    """Hash of a task definition (what the gold state depends on)."""
+def task_definition_hash(task: Task) -> str:
+    """Hash of a task definition alone (what its gold state depends on; a cache key).
+
+    Not the calibration fingerprint, which also covers the domain's tools, data and policy
+    (``tau_tui.calibrate.fingerprint``).
+    """
     return hashlib.sha256(orjson.dumps(task.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -111,10 +115,10 @@ class Analyzer:
         self._scorers: dict[str, ScorerConfig | None] = {}
 
     def fingerprint(self, task: Task) -> str:
-        """``task_fingerprint`` memoised per task object (tasks are immutable once loaded)."""
+        """``task_definition_hash`` memoised per task object (tasks are immutable once loaded)."""
         hit = self._fingerprints.get(id(task))
         if hit is None or hit[0] is not task:
-            hit = self._fingerprints[id(task)] = (task, task_fingerprint(task))
+            hit = self._fingerprints[id(task)] = (task, task_definition_hash(task))
         return hit[1]
 
     def domain_of(self, run: RunFile) -> tuple[Domain, str | None]:
@@ -195,4 +199,4 @@ class Analyzer:
             return {}
 
 
-__all__ = ["Analyzer", "DomainError", "FindingKind", "RunFileError", "SimAnalysis", "task_fingerprint"]
+__all__ = ["Analyzer", "DomainError", "FindingKind", "RunFileError", "SimAnalysis", "task_definition_hash"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tau_tui.analysis import task_fingerprint
+from tau_tui.analysis import task_definition_hash
 from tau_tui.domains import Domain
 from tau_tui.env.environment import Environment
 from tau_tui.evaluate import evaluate
@@ -54,7 +54,7 @@ class SimulationEvaluator:
         return self.domain.new_environment(solo=solo, variant=self.variant)
 
     def gold(self, task: Task) -> GoldResult:
-        key = task_fingerprint(task)
+        key = task_definition_hash(task)
         if key not in self._gold:
             self._gold[key] = gold_state(task, self.new_env)
         return self._gold[key]

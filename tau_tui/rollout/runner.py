@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from tau_tui.analysis import task_fingerprint
+from tau_tui.analysis import task_definition_hash
 from tau_tui.domains import Domain, DomainRegistry, split_variant
 from tau_tui.model.io import RunFileError, open_run
 from tau_tui.model.results import SimulationRun
@@ -261,7 +261,7 @@ class Runner:
         previous_tasks = previous.tasks()
         for task in self.tasks:
             before = previous_tasks.get(task.id)
-            if before is not None and task_fingerprint(before) != task_fingerprint(task):
+            if before is not None and task_definition_hash(before) != task_definition_hash(task):
                 raise RunError(f"cannot resume {self.path}: task {task.id!r} changed since it was run")
         kept, dropped = [], []
         for raw in previous.raw_sims:
