@@ -11,16 +11,16 @@ from __future__ import annotations
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tau_tui.calibrate.grid import Row, RowKey
 from tau_tui.tui.calibration_view import GridColumn, grid_line, header_line, line_width
+from tau_tui.tui.widgets.line_table import LineTable
 
 
-class CalibrationTable(ScrollView, can_focus=True):
+class CalibrationTable(LineTable, can_focus=True):
     """Rows of a calibration grid; posts ``CursorMoved`` and ``CellChosen``."""
 
     BINDINGS = [
@@ -139,14 +139,8 @@ class CalibrationTable(ScrollView, can_focus=True):
         cell = self.current_cell
         self.move_to(self.cursor_row, (cell if cell is not None else 0) + delta)
 
-    def action_page(self, direction: int) -> None:
-        self.move_to(self.cursor_row + direction * self._body_height)
-
-    def action_first(self) -> None:
-        self.move_to(0)
-
-    def action_last(self) -> None:
-        self.move_to(len(self.rows) - 1)
+    def _go(self, row: int) -> None:
+        self.move_to(row)
 
     def action_choose(self) -> None:
         row, cell = self.current, self.current_cell
@@ -168,22 +162,6 @@ class CalibrationTable(ScrollView, can_focus=True):
         self._cache.clear()
         self.refresh()
 
-    @property
-    def _body_height(self) -> int:
-        return max(self.scrollable_content_region.height - 1, 1)
-
-    def _scroll_to_cursor(self) -> None:
-        y = self.scroll_offset.y
-        if self.cursor_row < y:
-            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
-        elif self.cursor_row >= y + self._body_height:
-            self.scroll_to(y=self.cursor_row - self._body_height + 1, animate=False, immediate=True)
-
-    def _refresh_row(self, index: int) -> None:
-        y = index - self.scroll_offset.y + 1
-        if 1 <= y < self.size.height:
-            self.refresh(Region(0, y, self.size.width, 1))
-
     # --- drawing ----------------------------------------------------------------------------------
     def _strip(self, text: Text) -> Strip:
         return Strip(list(text.render(self.app.console, end="")), text.cell_len)
@@ -201,25 +179,12 @@ class CalibrationTable(ScrollView, can_focus=True):
                 grid_line(row, self.columns, self.k, selected=row.key in self.selected))
         return strip
 
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.size.width
-        base = self.visual_style.rich_style
-        if y == 0:
-            strip = self._strip(header_line(self.columns)).apply_style(
-                self.get_component_rich_style("calibration-table--header"))
-        else:
-            index = scroll_y + y - 1
-            if index >= len(self.rows):
-                return Strip.blank(width, base)
-            strip = self._row_strip(index)
-        return strip.crop_extend(scroll_x, scroll_x + width, base).apply_style(base)
+    def _header_strip(self) -> Strip:
+        return self._strip(header_line(self.columns)).apply_style(
+            self.get_component_rich_style("calibration-table--header"))
 
-    def on_focus(self) -> None:
-        self._refresh_row(self.cursor_row)
-
-    def on_blur(self) -> None:
-        self._refresh_row(self.cursor_row)
+    def _body_strip(self, index: int) -> Strip:
+        return self._row_strip(index)
 
     def on_click(self, event: events.Click) -> None:
         index = self.scroll_offset.y + event.y - 1

@@ -13,16 +13,16 @@ from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tau_tui.tui.catalog import COLUMNS, Column, RunRow, SortSpec
 from tau_tui.tui.panels import DERIVED_STYLE
+from tau_tui.tui.widgets.line_table import LineTable
 
 PAD = 1  # cells of padding on each side of a column
 
 
-class RunTable(ScrollView, can_focus=True):
+class RunTable(LineTable, can_focus=True):
     """Rows of the catalog view with a row cursor; derived (replay) cells update in place."""
 
     BINDINGS = [
@@ -133,34 +133,11 @@ class RunTable(ScrollView, can_focus=True):
         self._scroll_to_cursor()
         self.post_message(self.RowHighlighted(self.current_key))
 
-    @property
-    def _body_height(self) -> int:
-        return max(self.scrollable_content_region.height - 1, 1)
-
-    def _scroll_to_cursor(self) -> None:
-        y = self.scroll_offset.y
-        height = self._body_height
-        if self.cursor_row < y:
-            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
-        elif self.cursor_row >= y + height:
-            self.scroll_to(y=self.cursor_row - height + 1, animate=False, immediate=True)
-
-    def _refresh_row(self, index: int) -> None:
-        y = index - self.scroll_offset.y + 1
-        if 1 <= y < self.size.height:
-            self.refresh(Region(0, y, self.size.width, 1))
-
     def action_cursor(self, delta: int) -> None:
         self.move_cursor(self.cursor_row + delta)
 
-    def action_page(self, direction: int) -> None:
-        self.move_cursor(self.cursor_row + direction * self._body_height)
-
-    def action_first(self) -> None:
-        self.move_cursor(0)
-
-    def action_last(self) -> None:
-        self.move_cursor(len(self.rows) - 1)
+    def _go(self, row: int) -> None:
+        self.move_cursor(row)
 
     def action_select(self) -> None:
         key = self.current_key
@@ -203,29 +180,17 @@ class RunTable(ScrollView, can_focus=True):
             self._cache[row.key] = strip
         return strip
 
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.size.width
-        base = self.visual_style.rich_style
-        if y == 0:
-            strip = self._header()
-        else:
-            index = scroll_y + y - 1
-            if index >= len(self.rows):
-                return Strip.blank(width, base)
-            strip = self._row_strip(self.rows[index])
-            if index == self.cursor_row:
-                cursor = "run-table--cursor" if self.has_focus else "run-table--cursor-unfocused"
-                strip = strip.apply_style(self.get_component_rich_style(cursor))
-            elif index % 2:
-                strip = strip.apply_style(self.get_component_rich_style("run-table--even"))
-        return strip.crop_extend(scroll_x, scroll_x + width, base).apply_style(base)
+    def _header_strip(self) -> Strip:
+        return self._header()
 
-    def on_focus(self) -> None:
-        self._refresh_row(self.cursor_row)
-
-    def on_blur(self) -> None:
-        self._refresh_row(self.cursor_row)
+    def _body_strip(self, index: int) -> Strip:
+        strip = self._row_strip(self.rows[index])
+        if index == self.cursor_row:
+            cursor = "run-table--cursor" if self.has_focus else "run-table--cursor-unfocused"
+            return strip.apply_style(self.get_component_rich_style(cursor))
+        if index % 2:
+            return strip.apply_style(self.get_component_rich_style("run-table--even"))
+        return strip
 
     def on_click(self, event: events.Click) -> None:
         if event.y == 0:
