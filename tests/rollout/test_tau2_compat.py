@@ -1,7 +1,6 @@
 """What we write, tau2 reads: recordings load in tau2's ``Results`` and tau2's evaluator agrees.
 
-Needs the optional tau2 extra; run with the venv that has it, e.g.
-``/work/tau2venv/bin/python -m pytest tests/rollout/test_tau2_compat.py -q -p no:cacheprovider``.
+Needs the optional tau2 extra: ``make test EXTRAS=dev,tau2`` (what CI runs).
 """
 
 from __future__ import annotations
