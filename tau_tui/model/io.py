@@ -350,7 +350,9 @@ def describe_empty(run: RunFile) -> str | None:
     """A note for runs that hold no simulation at all, or None."""
     if run.raw_sims:
         return None
-    return f"{run.path}: an empty run: a results object with 0 simulations ({len(run.raw_tasks)} tasks defined)"
+    what = {"list": "an empty list of simulations", "dir": "a run folder with 0 simulations"}.get(
+        run.layout, f"a results object with 0 simulations ({len(run.raw_tasks)} tasks defined)")
+    return f"{run.path}: an empty run: {what}"
 
 
 # Sidecar files we write next to recordings (scorer specs, notes); never runs themselves.
