@@ -51,6 +51,17 @@ TRAJECTORY = "trajectory"
 PRIORITY_ROWS = 120  # rows on screen and just below, replayed first
 
 
+def settle_heap() -> None:
+    """After a big load: collect once, then move what survived out of the collector's sight.
+
+    Loaded runs, their analyses and domain DBs are long-lived; left tracked, every full
+    collection walks all of them (about 250 ms with the whole corpus open), and one landing
+    during a cursor step shows as a stall. Frozen objects are still freed when unreferenced.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 class TauTuiApp(App[None]):
     """Browse recorded runs; step through each trajectory with the replayed DB beside it."""
 
@@ -259,6 +270,8 @@ class TauTuiApp(App[None]):
                 batch, last_post = [], time.monotonic()
         if batch:
             self.post_message(SimsReplayed(batch_generation, batch))
+        if not worker.is_cancelled:
+            settle_heap()
         self.post_message(ReplayIdle())
 
     @on(ReplayIdle)
