@@ -115,6 +115,13 @@ async def test_human_as_user_session_saves_a_recording_replay_and_evaluator_acce
         await wait_until(pilot, lambda: session.pending is not None and len(session.messages) == 3, "the tool result")
         assert session.messages[1].tool_calls[0].name == "check_notifications"
         assert screen.doc.calls[0].pill == "done"
+        # ↓/↑ in the filter walk the tool list; Enter takes the highlighted tool
+        await pilot.press("ctrl+t")
+        form = app.screen
+        await pilot.press("down", "up", "down")
+        assert form.current == "dismiss_notification" and form.focused is form.query_one("#tool-filter")
+        await pilot.press("escape")
+        assert app.screen is screen and len(session.messages) == 3
         await pilot.press("backspace")
         await pilot.press(*"Please create a task called 'Important Meeting' for user_1.", "enter")
         await wait_until(pilot, lambda: session.pending is not None and len(session.messages) > 4, "the agent")

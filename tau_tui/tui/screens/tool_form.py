@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -115,6 +115,18 @@ class ToolFormScreen(ModalScreen[tuple[str, dict[str, Any]] | None]):
     def _filter(self, event: Input.Changed) -> None:
         self._fill(event.value)
 
+    def on_key(self, event: events.Key) -> None:
+        """↑/↓ in the filter move through the tool list (the filter keeps the focus)."""
+        if event.key not in ("up", "down") or self.focused is not self.query_one("#tool-filter"):
+            return
+        options = self.query_one("#tool-list", OptionList)
+        if options.option_count:
+            current = options.highlighted if options.highlighted is not None else -1
+            step = 1 if event.key == "down" else -1
+            options.highlighted = max(0, min(options.option_count - 1, current + step))
+        event.stop()
+        event.prevent_default()
+
     @on(Input.Submitted, "#tool-filter")
     def _filter_done(self) -> None:
         first = self.query("#tool-fields Input")
@@ -135,7 +147,7 @@ class ToolFormScreen(ModalScreen[tuple[str, dict[str, Any]] | None]):
         self.current = name
         schema = self.tools[name]
         doc = Text(name, style="bold")
-        doc.append(f"\n{schema['function'].get('description', '')}", style="dim")
+        doc.append("\n" + " ".join(str(schema["function"].get("description", "")).split()), style="dim")
         self.query_one("#tool-doc", Static).update(doc)
         box = self.query_one("#tool-fields", VerticalScroll)
         box.remove_children()
