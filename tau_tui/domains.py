@@ -171,7 +171,7 @@ def domain_search_path(extra: list[Path] | None = None) -> list[Path]:
     env = os.environ.get(DOMAIN_PATH_ENV)
     if env:
         paths += [Path(p) for p in env.split(os.pathsep) if p]
-    return paths + bundled_domain_dirs()
+    return list(dict.fromkeys(paths + bundled_domain_dirs()))  # in order, each folder once
 
 
 def _import_domain_package(folder: Path) -> types.ModuleType:
