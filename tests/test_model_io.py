@@ -191,3 +191,12 @@ def test_atomic_writes_keep_normal_permissions(tmp_path):
     kept.chmod(0o640)
     write_atomic(kept, b"[]")
     assert kept.stat().st_mode & 0o777 == 0o640 and kept.read_text() == "[]"
+
+
+def test_unused_path_never_names_an_existing_file(tmp_path):
+    from tau_tui.model.io import unused_path
+
+    assert unused_path(tmp_path, "run", ".json") == tmp_path / "run.json"
+    (tmp_path / "run.json").write_text("{}")
+    (tmp_path / "run_2.json").write_text("{}")
+    assert unused_path(tmp_path, "run", ".json") == tmp_path / "run_3.json"

@@ -75,13 +75,9 @@ def unscored_note(raw: Any) -> str | None:
 
 def fresh_run_path(folder: Path | str, domain: str, label: str = "calibrate") -> Path:
     """``<folder>/<label>_<YYYYmmdd_HHMMSS>_<domain>[_n].json`` that does not exist yet."""
-    folder = Path(folder)
-    stem = f"{label}_{datetime.now():%Y%m%d_%H%M%S}_{domain}"
-    path, n = folder / f"{stem}.json", 1
-    while path.exists():
-        n += 1
-        path = folder / f"{stem}_{n}.json"
-    return path
+    from tau_tui.model.io import unused_path
+
+    return unused_path(folder, f"{label}_{datetime.now():%Y%m%d_%H%M%S}_{domain}", ".json")
 
 
 class Calibrator:

@@ -398,6 +398,16 @@ def _dump_bytes(data: Any) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
 
 
+def unused_path(folder: Path | str, stem: str, suffix: str) -> Path:
+    """``<folder>/<stem><suffix>``, or ``<stem>_2``, ``_3``… when taken: a file we create never replaces one."""
+    folder = Path(folder)
+    path, n = folder / f"{stem}{suffix}", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}_{n}{suffix}"
+    return path
+
+
 def write_atomic(path: Path | str, payload: bytes) -> None:
     """Write ``payload`` to ``path`` so readers see the old or the new file, never half."""
     path = Path(path)

@@ -42,12 +42,9 @@ def note_matches(row: RunRow | None, book: NoteBook, note: Note, needle: str) ->
 
 def export_path(folder: Path, fmt: str) -> Path:
     """``<folder>/notes_<YYYYmmdd_HHMMSS>.<fmt>`` that does not exist yet."""
-    stem = f"notes_{datetime.now():%Y%m%d_%H%M%S}"
-    path, n = folder / f"{stem}.{fmt}", 1
-    while path.exists():
-        n += 1
-        path = folder / f"{stem}_{n}.{fmt}"
-    return path
+    from tau_tui.model.io import unused_path
+
+    return unused_path(folder, f"notes_{datetime.now():%Y%m%d_%H%M%S}", f".{fmt}")
 
 
 class NotesScreen(Screen[None]):

@@ -29,7 +29,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
-from tau_tui.model.io import RunFile, RunFileError, open_run
+from tau_tui.model.io import RunFile, RunFileError, open_run, unused_path
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.evaluate import SimReport
@@ -778,10 +778,4 @@ class TrajectoryScreen(Screen[None]):
 def fork_path(run: RunFile, sim_id: str, step: int, root: Path) -> Path:
     """``runs/<YYYYmmdd_HHMMSS>_fork_<file>_<sim>_m<step>.json`` (never an existing file)."""
     stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
-    base = f"{stamp}_fork_{file_label(run)[:40]}_{sim_id[:12]}_m{step}"
-    path = root / f"{base}.json"
-    n = 1
-    while path.exists():
-        n += 1
-        path = root / f"{base}_{n}.json"
-    return path
+    return unused_path(root, f"{stamp}_fork_{file_label(run)[:40]}_{sim_id[:12]}_m{step}", ".json")
