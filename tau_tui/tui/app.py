@@ -51,6 +51,9 @@ TRAJECTORY = "trajectory"
 PRIORITY_ROWS = 120  # rows on screen and just below, replayed first
 
 
+SETTLE_AFTER = 200  # rows replayed since the last settling that make it worth it (a live run adds a few)
+
+
 def settle_heap() -> None:
     """After a big load: collect once, then move what survived out of the collector's sight.
 
@@ -100,6 +103,7 @@ class TauTuiApp(App[None]):
         self._replay_first: deque[tuple[int, RunRow]] = deque()
         self._replayed_keys: set[tuple[int, str]] = set()
         self._replaying = False
+        self._unsettled = 0  # rows replayed since the heap was last settled
         self.rollout: RolloutProgress | None = None
         self._rollout_runner: Any = None
         self._live_files: set[str] = set()
@@ -252,11 +256,13 @@ class TauTuiApp(App[None]):
         batch: list[ReplayOutcome] = []
         batch_generation = self.generation
         last_post = time.monotonic()
+        replayed = 0
         while not worker.is_cancelled:
             item = self._next_to_replay()
             if item is None:
                 break
             generation, row = item
+            replayed += 1
             self._replayed_keys.add((generation, row.key))
             if generation != batch_generation and batch:
                 self.post_message(SimsReplayed(batch_generation, batch))
@@ -270,8 +276,10 @@ class TauTuiApp(App[None]):
                 batch, last_post = [], time.monotonic()
         if batch:
             self.post_message(SimsReplayed(batch_generation, batch))
-        if not worker.is_cancelled:
+        self._unsettled += replayed
+        if self._unsettled >= SETTLE_AFTER and not worker.is_cancelled:
             settle_heap()
+            self._unsettled = 0
         self.post_message(ReplayIdle())
 
     @on(ReplayIdle)

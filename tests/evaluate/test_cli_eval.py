@@ -82,7 +82,7 @@ def test_sidecar_scorer_is_shown_beside_the_reward(tmp_path, tau2_data, capsys):
         {"default": {"expected_tools": ["update_task_status", "get_users"]}}))
     code, out, _ = evaluate_cli(capsys, tmp_path, "--json", "--tau2-data", tau2_data)  # the folder: sidecar skipped
     sim, _ = records(out)
-    assert code == 0 and sim["reward"] == 1.0
+    assert code == 0 and sim["reward"] == 1.0 and sim["file"] == str(path)
     assert sim["scorer"]["value"] == 0.5 and sim["scorer"]["passed"] is False
 
 
