@@ -33,7 +33,7 @@ from tau_tui.model.io import RunFile, RunFileError, open_run, unused_path
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.evaluate import SimReport
-from tau_tui.tui.catalog import file_label, query_terms
+from tau_tui.tui.catalog import EvalSummary, file_label, query_terms
 from tau_tui.tui.eval_panels import render_evaluation, render_no_evaluation
 from tau_tui.tui.messages import ForkFinished, NLJudged, SimulationReady
 from tau_tui.tui.panels import (
@@ -593,8 +593,6 @@ class TrajectoryScreen(Screen[None]):
         self.notify(f"judged: {met}/{len(message.report.evaluation.nl)} NL assertion(s) met", timeout=4)
         row = self.tau_app.catalog.find(self.run.path, self.sim_id) if self.run is not None else None
         if row is not None:
-            from tau_tui.tui.catalog import EvalSummary
-
             row.evaluation, row.eval_error = EvalSummary.of(message.report), None
             self.tau_app.runs_screen.rows_replayed([row])
 
