@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 SUBCOMMANDS = ("replay", "eval", "run", "play", "calibrate", "notes")
@@ -256,11 +256,18 @@ def _registry(args: argparse.Namespace):
     return DomainRegistry(args.tau2_data, [Path(p) for p in args.domains])
 
 
-def _open_all(paths: Sequence[Path | str]) -> Iterator[tuple[Path, Any, str | None]]:
-    """(path, run or None, error line or None) for every run file under ``paths``."""
-    from tau_tui.model.io import RunFileError, describe_empty, expand_paths, open_run
+def _open_all(paths: Sequence[Path | str], keep: Callable[[Path], bool] | None = None,
+              ) -> Iterator[tuple[Path, Any, str | None]]:
+    """(path, run or None, error line or None) for every run file under ``paths`` that ``keep`` accepts."""
+    from tau_tui.model.io import RunFileError, describe_empty, open_run, scan_paths
 
-    for path in expand_paths(paths):
+    scan = scan_paths(paths)
+    notice = scan.data_folder_notice()
+    if notice:
+        err(f"note: {notice}")
+    for path in scan.files:
+        if keep is not None and not keep(path):
+            continue
         try:
             run = open_run(path)
         except RunFileError as exc:
@@ -435,7 +442,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tau_tui.evaluate import LiteLLMJudge, Outcome, ScorerConfig, ScorerConfigError, compute_metrics
     from tau_tui.evaluate.render import metrics_block, simulation_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
-    from tau_tui.model.io import RunFileError, expand_paths
+    from tau_tui.model.io import RunFileError
 
     judge = LiteLLMJudge(args.judge, api_base=args.judge_api_base) if args.judge else None
     override = None
@@ -450,8 +457,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     found: set[str] = set()
     files: list[dict[str, Any]] = []
     out = sys.stdout
-    paths = [p for p in expand_paths(args.paths) if not is_sidecar(p)]
-    for path, run, error in _open_all(paths):
+    for path, run, error in _open_all(args.paths, keep=lambda p: not is_sidecar(p)):
         if run is None:
             err(error or f"{path}: unreadable")
             status = EXIT_INPUT

@@ -28,12 +28,34 @@ def test_every_corpus_file_loads_or_says_what_it_is():
             errors[path.name] = str(exc)
             continue
         loaded += 1
-        assert run.domain in {"airline", "retail", "telecom", "mock"}, path
+        assert run.domain in {"airline", "retail", "telecom", "mock", "banking_knowledge"}, path
         for i in range(len(run.entries)):
             assert run.simulation(i).id  # every simulation builds its model
     assert loaded >= 25
     assert list(errors) == ["sierra-research__tau-bench__gpt-4o-airline.json"]
     assert "tau-bench v1" in next(iter(errors.values())) and "\n" not in next(iter(errors.values()))
+
+
+def test_tau2_data_folders_are_skipped_whole_with_one_notice():
+    """The corpus's ``domains/`` holds tau2's data folders: their JSON files (banking's 698 documents and 97
+    task files among them) are domain data, never listed as runs."""
+    from tau_tui.model.io import scan_paths
+
+    scan = scan_paths([CORPUS])
+    assert {p.name for p in scan.data_folders} == {"airline", "banking_knowledge", "mock", "retail", "telecom"}
+    assert not [p for p in scan.files if "domains" in p.relative_to(CORPUS).parts]
+    notice = scan.data_folder_notice()
+    assert notice and "\n" not in notice and "skipped 5 tau2 data folders" in notice
+    assert notice.startswith(str(CORPUS / "domains"))
+    # one data folder named directly is skipped too, not reported as an empty directory
+    single = scan_paths([CORPUS / "domains" / "banking_knowledge"])
+    assert single.files == [] and [p.name for p in single.data_folders] == ["banking_knowledge"]
+
+
+def test_a_run_of_a_domain_we_do_not_have_opens_with_its_rows():
+    run = open_run(CORPUS / "generated" / "tau2-gold_banking_knowledge.json")
+    assert run.domain == "banking_knowledge" and len(run.entries) == 291
+    assert all(run.simulation(i).id for i in range(3))
 
 
 def test_empty_run_is_described():

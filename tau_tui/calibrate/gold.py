@@ -15,6 +15,13 @@ Two checks per task:
 
 tau2's telecom tasks differ in (b) for most tasks: its gold path skips the
 sync that copies the agent's line state to the user's device.
+
+Where (a) fails, the check also runs the task's env assertions on the gold
+state itself. An assertion the gold state does not meet says why: the
+reference actions alone cannot meet it (the task has none, or the assertion
+needs a step they leave out, such as a user's own tool call), and when DB is
+in the reward basis too, no trajectory at all can reach 1.0 (matching the
+gold DB and meeting the assertion exclude each other).
 """
 
 from __future__ import annotations
@@ -75,6 +82,7 @@ class GoldCheck:
     # (a) the gold agent's rollout
     gold_reward: float | None
     termination: str | None
+    no_reference_actions: bool = False
     reward_basis: list[str] | None = None
     breakdown: dict[str, float] = field(default_factory=dict)
     not_evaluated: list[str] = field(default_factory=list)
@@ -86,7 +94,33 @@ class GoldCheck:
     gold_action_errors: list[tuple[int, str]] = field(default_factory=list)
     live_action_errors: list[tuple[int, str]] = field(default_factory=list)
     setup_problems: list[str] = field(default_factory=list)
+    # env assertions that the gold state itself does not meet: (call text, error or None)
+    gold_unmet_assertions: list[tuple[str, str | None]] = field(default_factory=list)
     simulation: SimulationRun | None = None
+
+    @property
+    def reachable(self) -> bool | None:
+        """Whether any trajectory can score 1.0 on DB and ENV_ASSERTION together (None: not decided here).
+
+        False when DB and ENV_ASSERTION are both in the basis and the gold state
+        fails an env assertion: matching the gold DB then fails the assertion.
+        """
+        basis = self.reward_basis or []
+        if not self.gold_unmet_assertions or "ENV_ASSERTION" not in basis:
+            return None if not self.gold_unmet_assertions else True
+        return False if "DB" in basis else True
+
+    @property
+    def gold_state_reasons(self) -> list[str]:
+        """Why the reference solution cannot reach 1.0, from the gold state (only where (a) failed)."""
+        if self.gold_agent_ok or not self.gold_unmet_assertions:
+            return []
+        unmet = ", ".join(text + (f" ({error})" if error else "") for text, error in self.gold_unmet_assertions)
+        if self.reachable is False:
+            return [f"unreachable task: the gold state fails env assertion {unmet}, and DB is in the reward "
+                    "basis, so no trajectory can both match the gold DB and meet it"]
+        cause = "the task has no reference actions" if self.no_reference_actions else "the reference actions"
+        return [f"reference solution incomplete: {cause} and the gold state fails env assertion {unmet}"]
 
     @property
     def gold_consistent(self) -> bool:
@@ -124,7 +158,7 @@ class GoldCheck:
 
     @property
     def reasons(self) -> list[str]:
-        return [*self.setup_problems, *self.agent_reasons, *self.consistency_reasons]
+        return [*self.setup_problems, *self.agent_reasons, *self.gold_state_reasons, *self.consistency_reasons]
 
     @property
     def reason(self) -> str | None:
@@ -153,6 +187,8 @@ class GoldCheck:
             "diff": [d.to_json() for d in self.differences],
             "gold_action_errors": [{"action": i, "error": e} for i, e in self.gold_action_errors],
             "live_action_errors": [{"action": i, "error": e} for i, e in self.live_action_errors],
+            "gold_unmet_assertions": [{"assertion": a, "error": e} for a, e in self.gold_unmet_assertions],
+            "reachable": self.reachable,
         }
 
 
@@ -164,6 +200,10 @@ def failure_kind(check: GoldCheck) -> str:
     parts = []
     if check.setup_problems:
         parts.append("task setup")
+    if check.reachable is False:
+        parts.append("unreachable (gold state fails an env assertion, DB in basis)")
+    elif check.gold_state_reasons:
+        parts.append("reference solution incomplete")
     if not check.gold_agent_ok:
         failed = sorted(k for k, v in check.breakdown.items() if v < 1.0)
         parts.append("gold agent below 1.0" + (f" ({', '.join(failed)})" if failed else ""))
@@ -221,6 +261,30 @@ def compare_gold(gold: GoldResult, state: EnvState) -> list[StateDifference]:
     return out
 
 
+def assertion_text(assertion: Any) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in assertion.arguments.items())
+    return f"{assertion.func_name}({args})"
+
+
+def unmet_on_gold(task: Task, gold: GoldResult, new_env: Callable[[bool], Environment]) -> list[tuple[str, str | None]]:
+    """The task's env assertions that the gold state itself does not meet (an error counts as not met)."""
+    criteria = task.evaluation_criteria
+    if criteria is None or not criteria.env_assertions:
+        return []
+    env = new_env(False)
+    env.restore(gold.state)
+    out = []
+    for assertion in criteria.env_assertions:
+        try:
+            met = env.run_assertion(assertion)
+        except Exception as exc:  # noqa: BLE001 - reported with the assertion
+            out.append((assertion_text(assertion), f"{type(exc).__name__}: {exc}"))
+            continue
+        if met is not True:
+            out.append((assertion_text(assertion), None))
+    return out
+
+
 def _describe_failures(evaluation: Evaluation) -> list[str]:
     """What kept the gold agent's reward below 1, check by check."""
     out = []
@@ -231,8 +295,7 @@ def _describe_failures(evaluation: Evaluation) -> list[str]:
         for check in evaluation.env_assertions or []:
             if not check.met:
                 a = check.assertion
-                args = ", ".join(f"{k}={v!r}" for k, v in a.arguments.items())
-                out.append(f"env assertion {a.func_name}({args}) is not {a.assert_value} after the rollout")
+                out.append(f"env assertion {assertion_text(a)} is not {a.assert_value} after the rollout")
     if breakdown.get("ACTION", 1.0) < 1.0:
         for check in evaluation.actions or []:
             if not check.matched:
@@ -299,6 +362,7 @@ class GoldChecker:
             fingerprint=self.fingerprints.of_task(task).value,
             gold_reward=None,
             termination=None,
+            no_reference_actions=not task.expected_actions,
             differences=compare_gold(gold, state),
             gold_hashes=(gold.agent_hash, gold.user_hash),
             live_hashes=(state.agent_hash(), state.user_hash()),
@@ -321,6 +385,8 @@ class GoldChecker:
         result.breakdown = dict(evaluation.breakdown)
         result.not_evaluated = list(evaluation.not_evaluated)
         result.agent_reasons = agent_verdict(evaluation)
+        if result.agent_reasons:
+            result.gold_unmet_assertions = unmet_on_gold(task, gold, self.new_env)
         result.simulation = sim if self.keep_simulations else None
         return result
 

@@ -364,23 +364,57 @@ def _is_data_file(path: Path) -> bool:
             or (path.parent / "policy.md").exists())
 
 
-def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
+_DB_FILES = ("db.json", "db.toml", "user_db.json", "user_db.toml")
+
+
+def is_tau2_data_folder(folder: Path) -> bool:
+    """A tau2 domain data folder (``domains/<name>/``): a DB file beside its tasks (``tasks.json`` or ``tasks/``)."""
+    return (any((folder / name).is_file() for name in _DB_FILES)
+            and ((folder / "tasks.json").is_file() or (folder / "tasks").is_dir()))
+
+
+@dataclass
+class PathScan:
+    """What a scan of the given paths found: run files and directories, and the tau2 data folders it skipped."""
+
+    files: list[Path] = field(default_factory=list)
+    data_folders: list[Path] = field(default_factory=list)
+
+    def data_folder_notice(self) -> str | None:
+        """One line for every tau2 data folder skipped (their JSON files are domain data, not runs)."""
+        if not self.data_folders:
+            return None
+        parents = sorted({str(p.parent) for p in self.data_folders})
+        names = ", ".join(sorted(p.name for p in self.data_folders))
+        where = parents[0] if len(parents) == 1 else f"{len(parents)} folders"
+        count = len(self.data_folders)
+        return (f"{where}: skipped {count} tau2 data folder{'s' if count != 1 else ''} ({names}): "
+                "domain data (DB, tasks, documents), not runs")
+
+
+def scan_paths(paths: Iterable[Path | str]) -> PathScan:
     """Files and run directories named by ``paths``; folders are searched recursively.
 
-    A folder holding ``results.json`` is one run; other folders contribute every
-    ``*.json`` under them except tau2 domain data files and simulation parts.
+    A folder holding ``results.json`` is one run; a tau2 data folder is skipped
+    whole (and listed); other folders contribute every ``*.json`` under them
+    except domain data files and the sidecars we write.
     """
-    out: list[Path] = []
+    scan = PathScan()
     for raw in paths:
         path = Path(raw)
         if not path.is_dir() or (path / "results.json").is_file():
-            out.append(path)
+            scan.files.append(path)
             continue
         found: list[Path] = []
+        skipped_before = len(scan.data_folders)
         for dirpath, dirnames, filenames in os.walk(path):
             here = Path(dirpath)
             if (here / "results.json").is_file() and here != path:
                 found.append(here)
+                dirnames[:] = []
+                continue
+            if is_tau2_data_folder(here):
+                scan.data_folders.append(here)
                 dirnames[:] = []
                 continue
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -388,10 +422,15 @@ def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
                 candidate = here / name
                 if name.endswith(".json") and not _is_data_file(candidate):
                     found.append(candidate)
-        if not found:
-            out.append(path)  # open_run reports the empty directory
-        out.extend(sorted(found))
-    return out
+        if not found and len(scan.data_folders) == skipped_before:
+            scan.files.append(path)  # open_run reports the empty directory
+        scan.files.extend(sorted(found))
+    return scan
+
+
+def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
+    """The run files and directories under ``paths`` (see ``scan_paths``)."""
+    return scan_paths(paths).files
 
 
 def _dump_bytes(data: Any) -> bytes:

@@ -30,15 +30,15 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from tau_tui.evaluate import FLAG_KINDS
-from tau_tui.model.io import RunFile, RunFileError, describe_empty, expand_paths, open_run
+from tau_tui.model.io import RunFile, RunFileError, describe_empty, open_run, scan_paths
 from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow
 from tau_tui.tui.external import run_viewer, write_temp_json
 from tau_tui.tui.keys import key_help
 from tau_tui.tui.live import RolloutProgress, carry_over, run_file_of
 from tau_tui.tui.messages import (
-    FileFailed, FileLoaded, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle, ReplayOutcome,
-    RolloutEvent, RolloutFailed, SimulationOpened, SimsReplayed,
+    FileFailed, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,
+    ReplayOutcome, RolloutEvent, RolloutFailed, SimulationOpened, SimsReplayed,
 )
 from tau_tui.tui.render import PILL_HELP, pill
 from tau_tui.tui.replay_service import ReplayService
@@ -135,8 +135,12 @@ class TauTuiApp(App[None]):
     @work(thread=True, exclusive=True, group="load", name="load files")
     def load_worker(self, generation: int, paths: list[Path]) -> None:
         worker = get_current_worker()
-        files = expand_paths(paths)
+        scan = scan_paths(paths)
+        files = scan.files
         self.post_message(LoadStarted(generation, len(files)))
+        notice = scan.data_folder_notice()
+        if notice:
+            self.post_message(FolderNotice(generation, scan.data_folders[0].parent, notice))
         for path in files:
             if worker.is_cancelled:
                 return
@@ -183,6 +187,13 @@ class TauTuiApp(App[None]):
             if isinstance(screen, TrajectoryScreen) and screen.run is not None and screen.run.path == run.path \
                     and screen.run is not run:
                 screen.rebind(run)
+
+    @on(FolderNotice)
+    def _folder_notice(self, message: FolderNotice) -> None:
+        if message.generation != self.generation:
+            return
+        self.catalog.set_notice(message.path, message.text.replace(f"{message.path}: ", ""), "information")
+        self.runs_screen.notices_changed()
 
     @on(FileFailed)
     def _file_failed(self, message: FileFailed) -> None:

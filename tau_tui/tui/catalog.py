@@ -621,6 +621,10 @@ class Catalog:
         for key in gone:
             self.by_key.pop(key, None)
 
+    def set_notice(self, path: Path, text: str, severity: str = "warning") -> None:
+        """The one notice of ``path`` (a folder's summary, replaced on reload rather than repeated)."""
+        self.notices[self.file_key(path)] = [Notice(path, text, severity)]
+
     def add_notice(self, path: Path, text: str, severity: str = "warning") -> None:
         self.notices.setdefault(self.file_key(path), []).append(Notice(path, text, severity))
 

@@ -46,6 +46,16 @@ class FileFailed(Message):
         self.error = error
 
 
+class FolderNotice(Message):
+    """A note about a scanned folder as a whole (such as the tau2 data folders skipped in it)."""
+
+    def __init__(self, generation: int, path: Path, text: str) -> None:
+        super().__init__()
+        self.generation = generation
+        self.path = path
+        self.text = text
+
+
 class LoadFinished(Message):
     """Every file of this load generation was tried."""
 

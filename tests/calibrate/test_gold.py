@@ -5,6 +5,12 @@
     actions reach through the live environment (with sync after each call).
 Telecom's gold path skips the sync that copies the agent's line state to the user's device, so most telecom
 tasks fail (b); none of them has DB in its reward basis, so their rewards are not affected.
+
+Mock's two failing tasks are tau2 1.0.1's own: ``update_task_with_history_and_env_assertions`` has no
+reference actions (its env assertion needs task_2 completed), and ``update_task_with_user_tools`` asks for a
+notification the user dismisses, which no reference action does, while DB is in its basis: tau2's own gold
+trajectory of it scores env_assertions [false] in ORACLE.jsonl, and dismissing makes the user DB differ
+from the gold one (``test_user_tools_task_cannot_reach_one`` shows both sides).
 """
 
 from __future__ import annotations
@@ -22,13 +28,22 @@ pytestmark = pytest.mark.corpus
 
 EXPECTED = {
     "mock": {
-        "tasks": 9,
+        "tasks": 10,
         "failing": {
             "update_task_with_history_and_env_assertions":
                 "gold agent: reward 0 (env assertion assert_task_status(task_id='task_2', "
-                "expected_status='completed') is not True after the rollout)",
+                "expected_status='completed') is not True after the rollout); reference solution incomplete: "
+                "the task has no reference actions and the gold state fails env assertion "
+                "assert_task_status(task_id='task_2', expected_status='completed')",
+            "update_task_with_user_tools":
+                "gold agent: reward 0 (env assertion assert_notification_status(notification_id='notif_1', "
+                "expected_status='read') is not True after the rollout); unreachable task: the gold state fails "
+                "env assertion assert_notification_status(notification_id='notif_1', expected_status='read'), "
+                "and DB is in the reward basis, so no trajectory can both match the gold DB and meet it",
         },
-        "kinds": {"gold agent below 1.0 (ENV_ASSERTION)": 1},
+        "kinds": {"reference solution incomplete; gold agent below 1.0 (ENV_ASSERTION)": 1,
+                  "unreachable (gold state fails an env assertion, DB in basis); gold agent below 1.0 "
+                  "(ENV_ASSERTION)": 1},
     },
     "retail": {"tasks": 114, "failing": {}, "kinds": {}},
     "airline": {"tasks": 50, "failing": {}, "kinds": {}},
@@ -113,3 +128,21 @@ def test_a_check_can_be_stopped_between_tasks_and_reports_each_result(registry):
     seen = []
     checks = checker.run(list(checker.domain.tasks().values()), seen.append, cancelled=lambda: len(seen) >= 3)
     assert [c.task_id for c in checks] == [c.task_id for c in seen] == ["0", "1", "2"]
+
+
+def test_user_tools_task_cannot_reach_one(registry):
+    """Either side of the trade-off loses: dismissing breaks DB, not dismissing breaks ENV_ASSERTION."""
+    from tau_tui.evaluate import evaluate
+    from tests.evaluate.support import replayed
+
+    task = registry.get("mock").tasks()["update_task_with_user_tools"].model_dump(mode="json", exclude_none=True)
+    update = [{"role": "assistant", "tool_calls": [{"id": "c1", "name": "update_task_status",
+                                                    "arguments": {"task_id": "task_1", "status": "completed"}}]},
+              {"role": "tool", "id": "c1", "content": "{}"}]
+    dismiss = [{"role": "user", "tool_calls": [{"id": "u1", "name": "dismiss_notification", "requestor": "user",
+                                               "arguments": {"notification_id": "notif_1"}}]},
+               {"role": "tool", "id": "u1", "requestor": "user", "content": "Notification notif_1 dismissed"}]
+    plain = evaluate(replayed(registry, update, task))
+    dismissed = evaluate(replayed(registry, update + dismiss, task))
+    assert plain.breakdown == {"DB": 1.0, "ACTION": 1.0, "ENV_ASSERTION": 0.0}
+    assert dismissed.breakdown == {"DB": 0.0, "ACTION": 1.0, "ENV_ASSERTION": 1.0}

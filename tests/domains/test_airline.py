@@ -13,12 +13,8 @@ import sys
 
 import pytest
 
-from tau_tui.analysis import Analyzer
-from tau_tui.domains import DomainRegistry
 from tau_tui.env import ToolType
 from tau_tui.model.messages import ToolCall
-from tau_tui.model.tasks import Task
-from tests.conftest import CORPUS
 from tests.test_oracle_agreement import agreement
 
 PRISTINE_HASH = "124e39a664b56402bcd09cb8a6a9cece6acb8462337c969799d5658e3250f263"
@@ -267,56 +263,16 @@ def test_failing_booking_keeps_tau2s_partial_effects(env):
 # --- agreement with tau2 1.0.1 (ORACLE.jsonl) ----------------------------------------
 
 
-def _essentials(task: Task) -> str:
-    """What the gold state depends on: the initial state and the expected actions."""
-    data = task.model_dump(mode="json")
-    return json.dumps([data.get("initial_state"), data["evaluation_criteria"]], sort_keys=True)
+def test_oracle_agreement_airline(oracle_rows, analyzer, capsys):
+    """Every airline simulation, with the corpus data folder as it is (tau2 1.0.1's tasks and DB).
 
-
-@pytest.fixture(scope="module")
-def airline_analyzer(analyzer, domain, tmp_path_factory):
-    """An analyzer whose airline data folder holds tau2 1.0.1's task set.
-
-    One airline run in the corpus embeds no tasks, so its tasks come from the
-    data folder. The corpus's ``domains/airline/tasks.json`` is older than the
-    task set of tau2 1.0.1 (12 tasks have different expected actions), while
-    ``generated/tau2-gold_airline.json`` embeds the 1.0.1 set that the oracle
-    used. If the data folder differs, a copy is built from that recording
-    (only ``tasks.json`` is replaced; the rest are links to the corpus files).
+    The adaptive-agent run embeds no tasks, so its 50 simulations take their
+    task definitions from ``domains/airline/tasks.json``; the other files embed
+    their own.
     """
-    recorded = json.loads((CORPUS / "generated" / "tau2-gold_airline.json").read_text())["tasks"]
-    current = domain.tasks()
-    if all(t["id"] in current and _essentials(current[t["id"]]) == _essentials(Task.model_validate(t))
-           for t in recorded):
-        return analyzer
-    root = tmp_path_factory.mktemp("tau2-1.0.1-airline")
-    folder = root / "domains" / "airline"
-    folder.mkdir(parents=True)
-    for src in domain.require_data().iterdir():
-        if src.name != "tasks.json":
-            (folder / src.name).symlink_to(src.resolve())
-    (folder / "tasks.json").write_text(json.dumps(recorded))
-    return Analyzer(DomainRegistry(root))
-
-
-def test_oracle_agreement_airline(oracle_rows, airline_analyzer, capsys):
-    agree, total, problems = agreement("airline", oracle_rows, airline_analyzer)
+    agree, total, problems = agreement("airline", oracle_rows, analyzer)
     with capsys.disabled():
         counts = ", ".join(f"{f} {n}/{total}" for f, n in agree.items())
         print(f"\n[oracle] airline: {total} simulations; {counts}")
     assert total > 0
     assert not problems, "\n".join(problems[:20])
-
-
-def test_oracle_agreement_with_the_corpus_task_file(oracle_rows, analyzer, capsys):
-    """With the corpus data folder as it is, only the run without embedded tasks can differ.
-
-    Its tasks come from ``domains/airline/tasks.json``, which predates tau2 1.0.1's
-    task set (used by the oracle): 11 simulations get another gold state.
-    """
-    agree, total, problems = agreement("airline", oracle_rows, analyzer)
-    with capsys.disabled():
-        counts = ", ".join(f"{f} {n}/{total}" for f, n in agree.items())
-        print(f"\n[oracle] airline with the corpus tasks.json: {total} simulations; {counts}")
-    assert all("adaptive-agent_airline" in p and p.endswith("gold_db, db_match") for p in problems), problems
-    assert len(problems) in (0, 11)

@@ -56,7 +56,7 @@ def test_sigkill_leaves_a_valid_file_and_resume_finishes_only_the_missing(tau2_d
 
     killed = open_run(out)  # valid after the kill
     saved = [e.id for e in killed.entries]
-    total = 9 * 3
+    total = 10 * 3  # tau2 1.0.1's 10 mock tasks, k=3
     assert 3 <= len(saved) < total
     assert all(e.termination == "user_stop" for e in killed.entries)
 

