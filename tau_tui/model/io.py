@@ -532,8 +532,8 @@ def check_regular(path: Path) -> None:
     """Refuse (``WriteError``) a target that exists and is not a regular file; writing would replace it."""
     try:
         mode = path.stat().st_mode
-    except FileNotFoundError:
-        return
+    except (FileNotFoundError, NotADirectoryError):
+        return  # a new file (a folder on its path that is a file is reported by ``make_folder``)
     except OSError as exc:
         raise WriteError(path, _cause(exc), exc.errno or 0) from None
     if not stat.S_ISREG(mode):
