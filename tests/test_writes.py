@@ -80,12 +80,12 @@ def tmpfs(tmp_path):
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True,
-                          text=True)
+                          text=True, check=False)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}): "
                     "read-only and full-disk cases need one")
     yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
 
 
 def remount_read_only(mnt: Path) -> None:
@@ -182,7 +182,7 @@ def test_notes_sidecar_that_is_a_fifo_is_refused_without_blocking(tmp_path):
     os.mkfifo(notes_path(recording))
     done = subprocess.run([sys.executable, "-m", "tau_tui.cli", "notes", "add", str(recording), "--sim", SIM,
                            "--source", "agent", "--type", "other"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
     assert done.returncode == 2
     one_error_line(done.stderr, str(notes_path(recording)))
     assert notes_path(recording).is_fifo()
@@ -283,10 +283,9 @@ def test_slow_concurrent_note_writers_keep_every_note(tmp_path, monkeypatch):
 
 def test_a_held_lock_refuses_without_waiting(tmp_path):
     target = tmp_path / "run.json"
-    with file_lock(target):
-        with pytest.raises(WriteError, match="being written by another process"):
-            with file_lock(target, wait=False):
-                pass
+    with file_lock(target), pytest.raises(WriteError, match="being written by another process"), \
+            file_lock(target, wait=False):
+        pass
     with file_lock(target, wait=False):
         pass
     assert not (tmp_path / "run.json.lock").exists()
@@ -403,3 +402,36 @@ def test_two_runs_on_one_file_the_second_is_refused(registry, tmp_path):
     finally:
         first.close()
     Runner(cfg, tmp_path / "run.json", registry, resume=True).prepare()  # free again once the first closed
+
+
+def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path(registry, tmp_path):
+    import asyncio
+    from types import SimpleNamespace
+
+    from tau_tui.rollout import continue_episode
+    from tau_tui.tui.screens.trajectory import fork_path
+
+    episode = asyncio.run(continue_episode(registry, "mock", "create_task_1", [], "scripted/gold", "scripted/user"))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("keep me")
+    with pytest.raises(WriteError, match="is not a folder"):
+        episode.save(blocker / "fork.json")
+    assert blocker.read_text() == "keep me"
+    run = SimpleNamespace(layout="json", path=tmp_path / "../../evil.json")
+    for sim_id in ("../../x", "/tmp/x", ".."):
+        path = fork_path(run, sim_id, 3, tmp_path / "runs")
+        assert path.parent == tmp_path / "runs" and not path.name.startswith(".") and "/" not in path.name
+
+
+def test_play_that_cannot_save_says_so_in_one_line(tmp_path, tau2_data):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("keep me")
+    done = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--as", "user", "--domain", "mock", "--task",
+                           "create_task_1", "--llm", "scripted/gold", "--plain", "--out", str(blocker / "play.json"),
+                           "--tau2-data", str(tau2_data)],
+                          input="Please create a task called Important Meeting for user_1.\nthanks ###STOP###\n",
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "is not a folder" in one_error_line(done.stderr, str(blocker / "play.json"))
+    assert blocker.read_text() == "keep me"
