@@ -637,12 +637,13 @@ def cmd_play(args: argparse.Namespace) -> int:
     from datetime import datetime
 
     from tau_tui.domains import DomainError
+    from tau_tui.model.io import name_part
     from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, PlaySession
 
     try:
         llm_args = _json_arg(args.llm_args, "--llm-args")
         out = Path(args.out) if args.out else Path(args.runs_dir) / (
-            f"{datetime.now():%Y%m%d_%H%M%S}_play_{args.domain}_{args.task}.json")
+            f"{datetime.now():%Y%m%d_%H%M%S}_play_{name_part(args.domain, 60)}_{name_part(args.task, 80)}.json")
         if out.exists():
             err(f"{out} already exists; choose another --out")
             return EXIT_INPUT
@@ -915,6 +916,7 @@ def _apply_settings(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from tau_tui.config import ConfigError
+    from tau_tui.model.io import WriteError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -930,7 +932,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = tui_parser().parse_args(argv)
         _apply_settings(args)
         return cmd_tui(args)
-    except ConfigError as exc:
+    except (ConfigError, WriteError) as exc:  # a file that cannot be written: named, nothing half-written
         err(str(exc))
         return EXIT_INPUT
     except KeyboardInterrupt:

@@ -13,16 +13,26 @@ pydantic models of a simulation are built only when it is opened.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
+import urllib.parse
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks
+    fcntl = None  # type: ignore[assignment]
 
 import orjson
 from pydantic import ValidationError
 
 from tau_tui.model.results import Results, RunInfo, SimulationRun
+from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.tasks import Task
 
 KNOWN_DOMAINS = ("airline", "retail", "telecom", "mock")
@@ -106,6 +116,12 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
 
 def read_json(path: Path) -> Any:
     """Parse a JSON file; any failure becomes a one-line ``RunFileError``."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = stat.S_IFREG  # reported by the read below
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise RunFileError(path, f"is {_file_kind(mode)}, not a file")  # a FIFO would block the read
     try:
         data = path.read_bytes()
     except IsADirectoryError:
@@ -288,13 +304,18 @@ def _open_dir(root: Path, meta_path: Path) -> RunFile:
     if not isinstance(meta, dict):
         raise RunFileError(meta_path, f"top level is {_kind(meta)}, expected a results object")
     sim_dir = root / "simulations"
-    files = sorted(sim_dir.glob("*.json")) if sim_dir.is_dir() else []
-    sims = [read_json(f) for f in files]
     warnings: list[str] = []
+    files = []
+    for candidate in sorted(sim_dir.glob("*.json")) if sim_dir.is_dir() else []:
+        if not contained(sim_dir, candidate) or not candidate.is_file():
+            warnings.append(f"simulations/{candidate.name} skipped: not a file inside the run's folder")
+            continue
+        files.append(candidate)
+    sims = [read_json(f) for f in files]
     index = meta.get("simulation_index")
     if isinstance(index, list):
         listed = {str(row.get("id")) for row in index if isinstance(row, dict)}
-        found = {f.stem for f in files}
+        found = {id_from_filename(f.stem) for f in files}
         if listed - found:
             warnings.append(f"{len(listed - found)} simulation(s) in simulation_index have no file in simulations/")
         if found - listed:
@@ -447,11 +468,146 @@ def unused_path(folder: Path | str, stem: str, suffix: str) -> Path:
     return path
 
 
-def write_atomic(path: Path | str, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` so readers see the old or the new file, never half."""
+# --- file names from identifiers --------------------------------------------------------------
+# An id from a recording is data, never a path: it is percent-encoded into one file name.
+_SAFE_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+MAX_NAME_LENGTH = 200  # bytes of an encoded name; file systems allow 255 with the suffix
+
+
+def id_filename(identifier: str) -> str:
+    """A file name for ``identifier``: every byte outside ``[A-Za-z0-9._-]`` (and a leading dot) as ``%XX``.
+
+    Reversible (``id_from_filename``), never a path, a dot name or a hidden file. Raises ``ValueError``
+    for an id that cannot be mapped (empty, or longer than ``MAX_NAME_LENGTH`` once encoded).
+    """
+    if not identifier:
+        raise ValueError("an empty id cannot name a file")
+    name = _encode(identifier)
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValueError(f"id {identifier[:40]!r}… is too long to name a file ({len(name)} bytes encoded, "
+                         f"at most {MAX_NAME_LENGTH})")
+    return name
+
+
+def _encode(text: str) -> str:
+    out = []
+    for i, char in enumerate(text):
+        if char in _SAFE_NAME_CHARS and not (i == 0 and char == "."):
+            out.append(char)
+        else:
+            out.extend(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+    return "".join(out)
+
+
+def name_part(text: str, limit: int = 40) -> str:
+    """A piece of a new file's name taken from ``text`` (an id, a task, a model): encoded as ``id_filename``
+    does, cut at ``limit`` (not reversible; for names like ``<stamp>_fork_<file>_<sim>``)."""
+    return _encode(text)[:limit] or "_"
+
+
+def id_from_filename(name: str) -> str:
+    """The id ``id_filename`` encoded into ``name`` (a file stem)."""
+    return urllib.parse.unquote(name, errors="surrogatepass")
+
+
+def contained(folder: Path, path: Path) -> bool:
+    """Whether ``path``, symlinks resolved, is a direct child of ``folder`` (resolved too)."""
+    try:
+        return path.resolve().parent == folder.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def id_file(folder: Path | str, identifier: str, suffix: str = ".json") -> Path:
+    """``<folder>/<id_filename(identifier)><suffix>``, checked to stay inside ``folder``.
+
+    Raises ``WriteError`` naming the folder for an id that cannot be mapped or a name that leads outside
+    (a symlink planted in the folder).
+    """
+    folder = Path(folder)
+    try:
+        path = folder / f"{id_filename(identifier)}{suffix}"
+    except ValueError as exc:
+        raise WriteError(folder, str(exc)) from None
+    if folder.exists() and not contained(folder, path):
+        raise WriteError(path, f"leads outside {folder} (a link?); refused")
+    return path
+
+
+# --- writing ------------------------------------------------------------------------------------------
+class WriteError(OSError):
+    """A file that cannot be written; ``str()`` is one line naming the file and the cause.
+
+    Raised only after cleaning up: no temporary file is left, and the old file, if any, is untouched.
+    """
+
+    def __init__(self, path: Path | str, cause: str, code: int = 0):
+        super().__init__(code, cause)
+        self.path = Path(path)
+        self.cause = cause
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.cause}"
+
+
+_CAUSES = {errno.EROFS: "read-only file system", errno.ENOSPC: "no space left on device",
+           errno.EDQUOT: "disk quota exceeded", errno.EACCES: "permission denied", errno.EPERM: "not permitted",
+           errno.EISDIR: "is a directory", errno.ENOTDIR: "a folder on its path is not a folder"}
+
+
+def _cause(exc: OSError) -> str:
+    return _CAUSES.get(exc.errno) or str(exc.strerror or exc).lower()
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def check_regular(path: Path) -> None:
+    """Refuse (``WriteError``) a target that exists and is not a regular file; writing would replace it."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return  # a new file (a folder on its path that is a file is reported by ``make_folder``)
+    except OSError as exc:
+        raise WriteError(path, _cause(exc), exc.errno or 0) from None
+    if not stat.S_ISREG(mode):
+        kind = _file_kind(mode)
+        raise WriteError(path, f"is {kind}, not a file" if kind.startswith("a ") else f"is {kind}")
+
+
+def make_folder(folder: Path, for_path: Path) -> None:
+    """``mkdir -p folder``; a failure is a ``WriteError`` naming ``for_path``."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), folder)
+        raise WriteError(for_path, f"cannot create its folder: {blocker} is not a folder") from None
+    except OSError as exc:
+        raise WriteError(for_path, f"cannot create its folder {folder}: {_cause(exc)}", exc.errno or 0) from None
+
+
+def write_atomic(path: Path | str, payload: bytes, *, scrub: bool = True) -> None:
+    """Write ``payload`` to ``path`` so readers see the old or the new file, never half.
+
+    A temporary file in the same folder is written, flushed to disk and renamed over ``path``
+    (permissions of an existing file kept). Any failure (read-only folder, full disk, ``path`` a
+    directory or a FIFO...) raises ``WriteError`` with the temporary file removed and the old file
+    intact. ``scrub`` blanks the environment's credentials (``model.secrets``) in ``payload``.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if scrub:
+        payload = scrub_bytes(payload)
+    check_regular(path)
+    make_folder(path.parent, path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise WriteError(path, _cause(exc), exc.errno or 0) from None
     try:
         os.fchmod(fd, _file_mode(path))
         with os.fdopen(fd, "wb") as handle:
@@ -459,9 +615,73 @@ def write_atomic(path: Path | str, payload: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise WriteError(path, _cause(exc), exc.errno or 0) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (best effort: not every platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def file_lock(path: Path | str, *, wait: bool = True) -> Iterator[None]:
+    """Hold an exclusive advisory lock for the writers of ``path`` (read-merge-replace, a whole run).
+
+    The lock is ``flock`` on ``<path>.lock`` beside it, not on ``path`` itself: ``write_atomic``
+    replaces ``path`` by a new file, and a lock on the old one would not exclude a writer that opened
+    the new one. The holder removes the lock file before releasing it; a waiter that then gets the lock
+    on the removed file sees it is gone and locks the new one. Without ``wait`` a held lock raises
+    ``WriteError`` at once. Where ``fcntl`` is missing (Windows) writes stay atomic but are not locked.
+    """
+    path = Path(path)
+    lock = path.with_name(path.name + ".lock")
+    if fcntl is None:
+        yield
+        return
+    make_folder(lock.parent, path)
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise WriteError(lock, f"cannot lock: {_cause(exc)}", exc.errno or 0) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            raise WriteError(path, f"is being written by another process (locked by {lock.name})") from None
+        except OSError as exc:
+            os.close(fd)
+            raise WriteError(lock, f"cannot lock: {_cause(exc)}", exc.errno or 0) from None
+        try:
+            held, current = os.fstat(fd), os.stat(lock)
+            if (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the holder before us removed this lock file: lock the new one
+    try:
+        yield
+    finally:
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
+        os.close(fd)
 
 
 def _file_mode(path: Path) -> int:

@@ -5,14 +5,17 @@ is at fault (``source``: agent, user, environment or task), a short error
 type from a fixed list, and free text. The notes of ``run.json`` live in
 ``run.notes.json`` beside it (for a directory run, ``results.notes.json``
 inside the directory); the recording itself is never written. Every save
-rewrites the sidecar atomically, merging with what another process may have
-saved in the meantime. Notes export as JSON or CSV.
+takes the sidecar's advisory lock (``model.io.file_lock``), merges with what
+another process saved in the meantime and rewrites the sidecar atomically, so
+concurrent writers (the TUI and ``tau-tui notes``) keep every note. Notes
+export as JSON or CSV.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import stat
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +24,7 @@ from typing import Any, Iterable, Literal
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
-from tau_tui.model.io import write_atomic
+from tau_tui.model.io import file_lock, write_atomic
 
 NOTES_SUFFIX = ".notes.json"
 NOTES_VERSION = 1
@@ -90,6 +93,14 @@ def notes_path(recording: Path | str) -> Path:
 
 def _read(path: Path) -> NotesFile | None:
     try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise NotesError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        raise NotesError(f"{path}: is not a notes file ({'a directory' if stat.S_ISDIR(mode) else 'not a regular file'})")
+    try:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
@@ -151,16 +162,18 @@ class NoteBook:
         return note
 
     def _save(self, added: Iterable[Note] = (), removed: set[str] = frozenset()) -> None:
-        """Merge with the file as it is now (another process may have written it), apply, write atomically."""
-        on_disk = _read(self.path)
-        merged: dict[str, Note] = {n.id: n for n in (on_disk.notes if on_disk else [])}
-        for note in added:
-            merged[note.id] = note
-        for note_id in removed:
-            merged.pop(note_id, None)
-        self.notes = list(merged.values())
-        book = NotesFile(recording=self.recording.name, notes=self.notes)
-        write_atomic(self.path, orjson.dumps(book.model_dump(mode="json"), option=orjson.OPT_INDENT_2) + b"\n")
+        """Under the sidecar's lock: merge with the file as it is now (another process may have written it),
+        apply, write atomically. A failure raises ``WriteError`` and leaves the sidecar as it was."""
+        with file_lock(self.path):
+            on_disk = _read(self.path)
+            merged: dict[str, Note] = {n.id: n for n in (on_disk.notes if on_disk else [])}
+            for note in added:
+                merged[note.id] = note
+            for note_id in removed:
+                merged.pop(note_id, None)
+            book = NotesFile(recording=self.recording.name, notes=list(merged.values()))
+            write_atomic(self.path, orjson.dumps(book.model_dump(mode="json"), option=orjson.OPT_INDENT_2) + b"\n")
+        self.notes = book.notes
 
     # --- reading --------------------------------------------------------------------
     def get(self, note_id: str) -> Note:

@@ -2,8 +2,9 @@
 
 Secrets never reach a file: model arguments whose key names a credential
 (api_key, token, secret, password, authorization...) are dropped from the
-recorded ``llm_args``, the values of such arguments are blanked wherever
-else they appear, and key-shaped strings (``sk-…`` and the like) are blanked
+recorded ``llm_args``, the values of such arguments and of the environment's
+credential variables (``tau_tui.model.secrets``) are blanked wherever else
+they appear, and key-shaped strings (``sk-…`` and the like) are blanked
 in error details, where a provider may echo the key it was given.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,77 +21,19 @@ import orjson
 
 from tau_tui import __version__
 from tau_tui.env.environment import Environment
-from tau_tui.model.io import write_atomic
+from tau_tui.model.io import id_file, write_atomic
 from tau_tui.model.results import SimulationRun
+from tau_tui.model.secrets import (  # noqa: F401 - re-exported: the rollout's view of the one scrubber
+    REDACTED,
+    environment_secrets,
+    is_secret_key,
+    known_secrets,
+    public_llm_args,
+    redact,
+    scrub_text,
+    secret_values,
+)
 from tau_tui.model.tasks import Task
-
-REDACTED = "***"
-_SECRET_KEY = re.compile(r"api[_-]?key|token|secret|password|passwd|authori[sz]ation|credential|access[_-]?key|"
-                         r"private[_-]?key|cookie", re.IGNORECASE)
-_KEY_SHAPED = re.compile(r"\b(?:sk|pk|rk|xai|gsk|key|AIza|ya29)[-_][A-Za-z0-9_\-]{12,}")
-_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{8,}")
-
-
-def is_secret_key(name: Any) -> bool:
-    return isinstance(name, str) and bool(_SECRET_KEY.search(name))
-
-
-def public_llm_args(args: dict[str, Any] | None) -> dict[str, Any]:
-    """``llm_args`` as they may be recorded: every credential-like key removed (nested dicts too)."""
-    out: dict[str, Any] = {}
-    for key, value in (args or {}).items():
-        if is_secret_key(key):
-            continue
-        out[key] = public_llm_args(value) if isinstance(value, dict) else value
-    return out
-
-
-def secret_values(*args: dict[str, Any] | None) -> set[str]:
-    """The values of credential-like keys in some ``llm_args`` (nested dicts included)."""
-    found: set[str] = set()
-    for mapping in args:
-        for key, value in (mapping or {}).items():
-            if isinstance(value, dict):
-                found |= secret_values(value)
-            elif is_secret_key(key) and isinstance(value, str) and len(value) >= 4:
-                found.add(value)
-    return found
-
-
-def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """Blank known secrets, bearer tokens and key-shaped strings in free text (error messages)."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
-    return _KEY_SHAPED.sub(REDACTED, text)
-
-
-def redact(value: Any, secrets: Iterable[str], *, scrub: bool = False) -> Any:
-    """A JSON-like value with every known secret blanked.
-
-    ``scrub`` (for error details, never for trajectories) also blanks key-shaped
-    strings and the values of credential-like keys.
-    """
-    secrets = tuple(sorted(set(secrets), key=len, reverse=True))
-    if not secrets and not scrub:
-        return value
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, str):
-            if scrub:
-                return scrub_text(node, secrets)
-            for secret in secrets:
-                if secret in node:
-                    node = node.replace(secret, REDACTED)
-            return node
-        if isinstance(node, dict):
-            return {k: (REDACTED if scrub and is_secret_key(k) and isinstance(v, str) else walk(v))
-                    for k, v in node.items()}
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    return walk(value)
 
 
 def sim_to_dict(sim: SimulationRun, secrets: Iterable[str] = ()) -> dict[str, Any]:
@@ -250,10 +192,12 @@ def detect_layout(path: Path) -> str:
 class ResultsWriter:
     """A tau2 results file kept valid at every moment: each ``add`` saves atomically.
 
-    ``layout`` "json" (tau2's default for text runs) rewrites one file per
+    Every value of ``secrets`` and of the environment's credential variables is blanked in what it
+    writes. ``layout`` "json" (tau2's default for text runs) rewrites one file per
     simulation; each simulation is serialised and redacted once, so a save
     costs the file's size, not its construction. "dir" writes
-    ``simulations/<id>.json`` and then the metadata with its
+    ``simulations/<id>.json`` (the id percent-encoded into one file name inside ``simulations/``,
+    ``model.io.id_file``) and then the metadata with its
     ``simulation_index`` (tau2's layout for big runs: a save costs one
     simulation; a kill between the two writes leaves one file the index does
     not list yet, which ``--resume`` takes back in).
@@ -267,7 +211,7 @@ class ResultsWriter:
         self.path = Path(path)
         if layout == "dir" and self.path.name == "results.json":
             self.path = self.path.parent
-        self.secrets = set(secrets)
+        self.secrets = set(secrets) | environment_secrets()
         self.info = redact(info, self.secrets)
         self._timestamp = timestamp or datetime.now().isoformat()
         self.simulations: list[dict[str, Any]] = []
@@ -301,7 +245,7 @@ class ResultsWriter:
         self.simulations.append(data)
         encoded = _dump(data)
         if self.layout == "dir":
-            write_atomic(self.sims_dir / f"{data['id']}.json", encoded + b"\n")
+            write_atomic(id_file(self.sims_dir, str(data["id"])), encoded + b"\n")
         else:
             self._encoded.append(_nested(encoded))
         self.write()
@@ -313,7 +257,7 @@ class ResultsWriter:
             self.simulations.append(data)
             encoded = _dump(data)
             if self.layout == "dir":
-                target = self.sims_dir / f"{data['id']}.json"
+                target = id_file(self.sims_dir, str(data.get("id")))
                 if not target.exists():
                     write_atomic(target, encoded + b"\n")
             else:
@@ -323,7 +267,7 @@ class ResultsWriter:
         """Remove simulation files that are not kept (dir layout: infrastructure errors run again)."""
         if self.layout == "dir":
             for sim_id in sim_ids:
-                (self.sims_dir / f"{sim_id}.json").unlink(missing_ok=True)
+                id_file(self.sims_dir, sim_id).unlink(missing_ok=True)
 
     def _head(self) -> bytes:
         """The fixed part of the file (timestamp, info, tasks), encoded once."""

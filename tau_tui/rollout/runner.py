@@ -7,7 +7,9 @@ simulation is evaluated with our evaluator (``reward_info`` in tau2's shape)
 and the whole results file is rewritten atomically, so a run killed at any
 moment leaves a valid file. ``resume`` skips what that file already holds,
 keyed like tau2 by (trial, task_id, seed); infrastructure errors are dropped
-and run again.
+and run again. A run holds an advisory lock on its results file from
+``prepare`` to the end of ``run``: a second run (or ``--resume``) on the same
+file is refused while the first is going.
 
 Progress is reported as events (``RunStarted``, ``SimulationStarted``,
 ``SimulationMessage``, ``LLMRetried``, ``SimulationFinished``,
@@ -22,6 +24,7 @@ import random
 import traceback
 import uuid
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +32,7 @@ from typing import Any, Callable
 
 from tau_tui.analysis import task_definition_hash
 from tau_tui.domains import Domain, DomainRegistry, split_variant
-from tau_tui.model.io import RunFileError, open_run
+from tau_tui.model.io import RunFileError, file_lock, name_part, open_run
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.rollout.evaluation import SimulationEvaluator
@@ -40,9 +43,9 @@ from tau_tui.rollout.records import (
     detect_layout,
     domain_fingerprint,
     fingerprint_info,
+    known_secrets,
     run_info,
     scrub_text,
-    secret_values,
 )
 
 INFRASTRUCTURE_ERROR = "infrastructure_error"
@@ -161,11 +164,11 @@ def select_tasks(domain: Domain, task_ids: list[str] | None) -> list[Task]:
 
 def default_run_path(config: RunConfig, root: Path = Path("runs")) -> Path:
     """``runs/<YYYYmmdd_HHMMSS>_<domain>_<agent>_<user>.json`` (tau2's run name, shortened)."""
-    def short(model: str) -> str:
-        return model.replace("/", "-").replace(":", "-")
+    def short(name: str) -> str:
+        return name_part(name.replace("/", "-").replace(":", "-"), 60)
 
     stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
-    return root / f"{stamp}_{config.domain}_{short(config.agent.model)}_{short(config.user.model)}.json"
+    return root / f"{stamp}_{short(config.domain)}_{short(config.agent.model)}_{short(config.user.model)}.json"
 
 
 def _identity(info: dict[str, Any]) -> dict[str, Any]:
@@ -193,6 +196,7 @@ class Runner:
         self.judge = judge
         self.done_keys: set[tuple[int, str, int]] = set()
         self._prepared = False
+        self._lock = ExitStack()
 
     def _emit(self, event: Any) -> None:
         if self.listener is not None:
@@ -231,7 +235,7 @@ class Runner:
         sample = self.tasks[0]
         agent = build_agent(config.agent, sample, env, solo=config.solo)
         user = build_user(config.user, sample, env, solo=config.solo)
-        self.secrets = secret_values(config.agent.llm_args, config.user.llm_args)
+        self.secrets = known_secrets(config.agent.llm_args, config.user.llm_args)
         info = run_info(domain_name=env.domain_name, policy=env.policy, agent=agent.info(), user=user.info(),
                         num_trials=config.num_trials, max_steps=config.max_steps, max_errors=config.max_errors,
                         seed=config.seed, extra={"solo": config.solo, "timeout": config.timeout,
@@ -240,11 +244,26 @@ class Runner:
         if exists and not self.resume:
             raise RunError(f"{self.path} already exists; pass --resume to finish it, or choose another --out")
         layout = detect_layout(self.path) if exists else config.layout
-        self.writer = ResultsWriter(self.path, info, list(self.tasks), self.secrets, layout=layout)
-        if exists:
-            self._load_previous()
+        self._lock.enter_context(file_lock(self._lock_target(layout), wait=False))
+        try:
+            self.writer = ResultsWriter(self.path, info, list(self.tasks), self.secrets, layout=layout)
+            if exists:
+                self._load_previous()
+        except BaseException:
+            self.close()
+            raise
         self.evaluator = SimulationEvaluator(self.domain, self.variant, self.judge)
         self._prepared = True
+
+    def _lock_target(self, layout: str) -> Path:
+        """The path whose lock this run holds: the results file, or the folder of a dir-layout run."""
+        if layout == "dir" and self.path.name == "results.json":
+            return self.path.parent
+        return self.path
+
+    def close(self) -> None:
+        """Release the results file for other runs (``run`` does it when it ends)."""
+        self._lock.close()
 
     def _load_previous(self) -> None:
         try:
@@ -298,6 +317,12 @@ class Runner:
     async def run(self) -> RunSummary:
         if not self._prepared:
             self.prepare()
+        try:
+            return await self._run_units()
+        finally:
+            self.close()
+
+    async def _run_units(self) -> RunSummary:
         units = self.units()
         total = len(self.tasks) * len(self.seeds)
         summary = RunSummary(self.path, total, total - len(units))

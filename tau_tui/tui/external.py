@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 
+from tau_tui.model.secrets import scrub_bytes
+
 
 def viewer_command() -> list[str]:
     """$EDITOR, else $PAGER, else less, else vi."""
@@ -33,7 +35,7 @@ def write_temp_json(data: Any, hint: str) -> Path:
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", hint)[:80] or "data"
     fd, name = tempfile.mkstemp(prefix=f"{safe}.", suffix=".json", dir=folder)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+        handle.write(scrub_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"))
     return Path(name)
 
 

@@ -151,3 +151,35 @@ async def test_notes_list_opens_the_step_exports_and_deletes(make_app, tmp_path:
         await pilot.pause()
         assert len(screen.shown) == 1 and len(app.catalog.all_notes()) == 1
     assert {p.name: digest(p) for p in folder.glob("*.json") if not p.name.endswith(".notes.json")} == before
+
+
+async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_stays(make_app, tmp_path: Path,
+                                                                                     monkeypatch):
+    import errno
+    import os
+
+    folder = copy_recordings(tmp_path)
+    recording = folder / "aftersales.json"
+    NoteBook(recording).add("as-hasty-refund", "agent", "other", "already there")
+    before = notes_path(recording).read_bytes()
+    app = make_app([folder], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        table.move_cursor(next(i for i, r in enumerate(table.rows) if r.sim_id == "as-hasty-refund"))
+        table.focus()
+        shown: list[str] = []
+        real_notify = app.notify
+        monkeypatch.setattr(app, "notify", lambda message, **kw: (shown.append(str(message)),
+                                                                   real_notify(message, **kw)))
+
+        def read_only(*args, **kwargs):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+        monkeypatch.setattr(os, "replace", read_only)
+        await pilot.press("A")
+        await fill_note(pilot, "other", "this one cannot be saved")
+        monkeypatch.undo()
+        assert f"note not saved: {notes_path(recording)}: read-only file system" in shown
+        assert notes_path(recording).read_bytes() == before
+        assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]

@@ -179,7 +179,7 @@ class NotesScreen(Screen[None]):
         try:
             write_atomic(path, text.encode())
         except OSError as exc:
-            self.app.call_from_thread(self.notify, f"cannot write {path}: {exc}", severity="error")
+            self.app.call_from_thread(self.notify, f"notes not exported: {exc}", severity="error")
             return
         self.app.call_from_thread(self.notify, f"{len(rows)} note(s) exported to {path}", timeout=6)
 

@@ -171,7 +171,7 @@ class PlayScreen(Screen[int]):
         try:
             self.saved = await asyncio.to_thread(self.session.save, self.out)
         except OSError as exc:
-            self.post_message(SessionFinished(f"cannot save {self.out}: {exc.strerror or exc}"))
+            self.post_message(SessionFinished(f"not saved: {exc}"))  # a WriteError names the file and the cause
             return
         self.post_message(SessionFinished())
 
