@@ -153,3 +153,48 @@ def visible_text(text: Text, single_line: bool = False) -> Text:
     spans = [Span(moved[s.start], moved[s.end], s.style) for s in text.spans]
     return Text("".join(pieces), style=text.style, justify=text.justify, overflow=text.overflow,
                 no_wrap=text.no_wrap, end=text.end, spans=spans)
+
+
+def visible_segments(segments: list[Any], single_line: bool = True) -> list[Any]:
+    """Rendered rich ``Segment``s with their text made visible (a screen line's last check).
+
+    The list comes back as it is when nothing needs cleaning; control segments (cursor moves the
+    renderer itself made) are kept.
+    """
+    pattern = _UNSAFE_SINGLE if single_line else _UNSAFE_MULTI
+    if not any(pattern.search(segment.text) for segment in segments if not segment.control):
+        return segments
+    from rich.segment import Segment
+
+    clean = one_line if single_line else visible
+    return [segment if segment.control else Segment(clean(segment.text), segment.style)
+            for segment in segments]
+
+
+class _Visible:
+    """Any rich renderable drawn with its control characters visible (segments cleaned as they are made)."""
+
+    def __init__(self, renderable: Any) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        for segment in console.render(self.renderable, options):
+            yield segment if segment.control or not has_unsafe(segment.text) else \
+                type(segment)(visible(segment.text), segment.style)
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self.renderable)
+
+
+def visible_renderable(content: Any, single_line: bool = False) -> Any:
+    """What a widget should be given to show ``content``: a string as plain text (never markup), a rich
+    ``Text`` through :func:`visible_text`, any other renderable wrapped so its drawn text is cleaned."""
+    from rich.text import Text
+
+    if isinstance(content, str):
+        return Text(one_line(content) if single_line else visible(content))
+    if isinstance(content, Text):
+        return visible_text(content, single_line=single_line)
+    return _Visible(content)
