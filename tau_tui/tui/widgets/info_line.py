@@ -6,14 +6,14 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual.widget import Widget
 
-from tau_tui.textsafe import one_line, visible_text
+from tau_tui.textsafe import visible, visible_text
 
 
 def _visible(content: RenderableType) -> RenderableType:
     """Text with recorded control characters shown; a plain string is text, never markup."""
     if isinstance(content, str):
-        return Text(one_line(content))
-    return visible_text(content, single_line=True) if isinstance(content, Text) else content
+        return Text(visible(content))
+    return visible_text(content) if isinstance(content, Text) else content
 
 
 class InfoLine(Widget):
