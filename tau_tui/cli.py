@@ -244,7 +244,15 @@ def tui_parser() -> argparse.ArgumentParser:
 
 
 def err(message: str) -> None:
-    print(f"tau-tui: {message}", file=sys.stderr)
+    """An error or note line on stderr; ``message`` may echo recorded text or file names: shown visibly."""
+    say(f"tau-tui: {message}", file=sys.stderr)
+
+
+def say(text: Any, file: Any = None) -> None:
+    """Print a line of human output; recorded control characters in it are shown, never sent."""
+    from tau_tui.textsafe import shown
+
+    print(shown(text), file=file or sys.stdout)
 
 
 # --- replay ----------------------------------------------------------------------
@@ -344,8 +352,7 @@ def human_block(analysis) -> str:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    import orjson
-
+    from tau_tui.textsafe import json_line, visible
     from tau_tui.analysis import Analyzer
     from tau_tui.domains import DomainError
     from tau_tui.model.io import RunFileError
@@ -382,9 +389,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for note in analyzer.registry.new_warnings():
                 err(f"note: {note}")
             if args.json:
-                out.write(orjson.dumps(record).decode() + "\n")
+                out.write(json_line(record) + "\n")
             else:
-                out.write(f"{path}\n{human_block(analysis)}\n\n")
+                out.write(visible(f"{path}\n{human_block(analysis)}\n\n"))
             if status == EXIT_OK and (record["first_mismatch"] or record["findings"]):
                 status = EXIT_FINDINGS
     for sim_id in wanted:
@@ -435,8 +442,7 @@ def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> d
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    import orjson
-
+    from tau_tui.textsafe import json_line, visible
     from tau_tui.analysis import Analyzer
     from tau_tui.domains import DomainError
     from tau_tui.evaluate import LiteLLMJudge, Outcome, ScorerConfig, ScorerConfigError, compute_metrics
@@ -486,9 +492,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             outcomes.append(Outcome(report.task_id, report.evaluation.reward, report.evaluation.termination))
             recorded.append(Outcome(report.task_id, report.recorded_reward, report.evaluation.termination))
             if args.json:
-                out.write(orjson.dumps(report.to_json(str(path))).decode() + "\n")
+                out.write(json_line(report.to_json(str(path))) + "\n")
             else:
-                out.write(f"{path}\n{simulation_block(report)}\n\n")
+                out.write(visible(f"{path}\n{simulation_block(report)}\n\n"))
             if status == EXIT_OK and report.agrees is False:
                 status = EXIT_FINDINGS
         if domain_missing:
@@ -497,10 +503,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         recorded_metrics = compute_metrics(recorded, _num_trials(run))
         files.append(_file_record(path, run, metrics, recorded_metrics, reports))
         if not args.json:
-            out.write(metrics_block(str(path), metrics, recorded_metrics) + "\n\n")
+            out.write(visible(metrics_block(str(path), metrics, recorded_metrics) + "\n\n"))
     if args.json:
         for record in files:
-            out.write(orjson.dumps(record).decode() + "\n")
+            out.write(json_line(record) + "\n")
     for sim_id in args.sim:
         if sim_id not in found:
             err(f"no simulation {sim_id!r} in the given files")
@@ -587,7 +593,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress.__exit__(None, None, None)
     avg = summary.average_reward
     terms = ", ".join(f"{k} {v}" for k, v in sorted(summary.terminations.items())) or "none"
-    print(f"{summary.path}: {summary.already_done + summary.completed}/{summary.total} simulations "
+    say(f"{summary.path}: {summary.already_done + summary.completed}/{summary.total} simulations "
           f"({summary.completed} this run); average reward {'-' if avg is None else f'{avg:.3f}'}"
           f"{f'; {summary.unscored} unscored' if summary.unscored else ''}; terminations: {terms}")
     return EXIT_FINDINGS if summary.terminations.get("infrastructure_error") else EXIT_OK
@@ -615,7 +621,7 @@ def cmd_run_cassette(args: argparse.Namespace, agent, user) -> int:
         refusal = ((sim.info or {}).get("cassette") or {}).get("refusal")
         tail = f"; refused {refusal['tool']} ({refusal['reason']})" if refusal else ""
         if not args.quiet:
-            print(f"{outcome.source} -> {sim.id}: {sim.termination_reason}, reward {reward}{tail}")
+            say(f"{outcome.source} -> {sim.id}: {sim.termination_reason}, reward {reward}{tail}")
 
     try:
         summary = asyncio.run(run_cassettes(
@@ -627,7 +633,7 @@ def cmd_run_cassette(args: argparse.Namespace, agent, user) -> int:
         err(str(exc))
         return EXIT_INPUT
     refused = sum(o.simulation.termination_reason == "no_recorded_result" for o in summary.outcomes)
-    print(f"{summary.path}: {len(summary.outcomes)} simulations over {args.cassette}; {refused} stopped at a "
+    say(f"{summary.path}: {len(summary.outcomes)} simulations over {args.cassette}; {refused} stopped at a "
           f"request with no recorded result")
     return EXIT_OK
 
@@ -679,9 +685,9 @@ def _play_screen():
 
 
 def _print_json(record: dict[str, Any]) -> None:
-    import orjson
+    from tau_tui.textsafe import json_line
 
-    sys.stdout.write(orjson.dumps(record).decode() + "\n")
+    sys.stdout.write(json_line(record) + "\n")
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -710,13 +716,13 @@ def _gold_check(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(check.to_json())
         elif not check.ok:
-            print(render_gold_check(check))
+            say(render_gold_check(check))
         elif args.all:
-            print(f"ok   {check.task_id}")
+            say(f"ok   {check.task_id}")
 
     checks = checker.run(tasks, show)
     summary = gold_summary(args.domain, checks)
-    print(summary, file=sys.stderr if args.json else sys.stdout)
+    say(summary, file=sys.stderr if args.json else sys.stdout)
     return EXIT_FINDINGS if any(not c.ok for c in checks) else EXIT_OK
 
 
@@ -774,7 +780,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         for row in rows:
             _print_json(row.to_json())
     else:
-        print(render_grid(calibrator.grid, rows, k=args.num_trials if args.agent_llm else None))
+        say(render_grid(calibrator.grid, rows, k=args.num_trials if args.agent_llm else None))
     return status
 
 
@@ -810,7 +816,7 @@ def _notes_add(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(note.model_dump(mode="json"))
     else:
-        print(f"note {note.id} added to {book.path}")
+        say(f"note {note.id} added to {book.path}")
     return EXIT_OK
 
 
@@ -841,24 +847,25 @@ def _notes_list(args: argparse.Namespace) -> int:
         else:
             where = f"step {row['step']}" if row["step"] is not None else "simulation"
             text = f": {row['text']}" if row["text"] else ""
-            print(f"{row['id']}  {row['recording']}  sim {row['sim_id'][:8]} (task {row['task_id']}) {where}  "
+            say(f"{row['id']}  {row['recording']}  sim {row['sim_id'][:8]} (task {row['task_id']}) {where}  "
                   f"[{row['source']}/{row['error_type']}]{text}")
     if not args.json:
-        print(f"{len(rows)} note(s)", file=sys.stderr)
+        say(f"{len(rows)} note(s)", file=sys.stderr)
     return EXIT_OK
 
 
 def _notes_export(args: argparse.Namespace) -> int:
     from tau_tui.model.io import write_atomic
     from tau_tui.model.notes import export_csv, export_json, note_rows
+    from tau_tui.textsafe import json_visible, visible
 
     rows = note_rows(_notebooks(args.paths), **_note_filters(args))
     text = export_csv(rows) if args.format == "csv" else export_json(rows)
     if args.out:
         write_atomic(Path(args.out), text.encode())
-        print(f"{len(rows)} note(s) written to {args.out}", file=sys.stderr)
+        say(f"{len(rows)} note(s) written to {args.out}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(visible(text) if args.format == "csv" else json_visible(text))
     return EXIT_OK
 
 
@@ -866,7 +873,7 @@ def _notes_remove(args: argparse.Namespace) -> int:
     from tau_tui.model.notes import NoteBook
 
     note = NoteBook(args.path).remove(args.note_id)
-    print(f"note {note.id} removed")
+    say(f"note {note.id} removed")
     return EXIT_OK
 
 

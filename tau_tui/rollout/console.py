@@ -14,6 +14,14 @@ from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.rollout.orchestrator import EpisodeEnded, MessageAdded
 from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, SimulationFinished, SimulationStarted
 from tau_tui.rollout.session import PlaySession
+from tau_tui.textsafe import one_line, visible
+
+
+def _plain(value: Any) -> str:
+    """A recorded value for a rich markup string: control characters shown, brackets not read as markup."""
+    from rich.markup import escape
+
+    return escape(one_line(str(value)))
 
 
 def _clip(text: str, limit: int = 300) -> str:
@@ -53,12 +61,12 @@ class RunProgress:
             self.bar = self.progress.add_task("simulations", total=event.total, completed=event.already_done,
                                               status=self._status())
             if event.already_done:
-                self.console.print(f"resuming {event.path}: {event.already_done} done, {event.pending} to run")
+                self.console.print(f"resuming {_plain(event.path)}: {event.already_done} done, {event.pending} to run")
         elif isinstance(event, SimulationStarted):
             self.running += 1
         elif isinstance(event, LLMRetried):
-            self.console.print(f"[yellow]task {event.task_id} trial {event.trial}: {event.side} model retry "
-                               f"{event.attempt} in {event.delay:.1f}s ({_clip(event.error, 120)})[/yellow]")
+            self.console.print(f"[yellow]task {_plain(event.task_id)} trial {event.trial}: {event.side} model retry "
+                               f"{event.attempt} in {event.delay:.1f}s ({_plain(_clip(event.error, 120))})[/yellow]")
         elif isinstance(event, SimulationFinished):
             self.running -= 1
             if event.reward is not None:
@@ -69,8 +77,8 @@ class RunProgress:
                         else "[yellow]?[/yellow]")
                 reward = "unscored" if event.reward is None else f"reward {event.reward:g}"
                 cost = f" · ${sim.agent_cost:.4f}" if sim.agent_cost else ""
-                self.console.print(f"{mark} task {event.task_id} trial {event.trial}: {reward} · "
-                                   f"{sim.termination_reason} · {len(sim.messages or [])} messages{cost}")
+                self.console.print(f"{mark} task {_plain(event.task_id)} trial {event.trial}: {reward} · "
+                                   f"{_plain(sim.termination_reason)} · {len(sim.messages or [])} messages{cost}")
             if self.bar is not None:
                 self.progress.update(self.bar, completed=event.completed, status=self._status())
         elif isinstance(event, RunFinished) and self.bar is not None:
@@ -140,7 +148,7 @@ async def _read_line(prompt: str, write: Callable[[str], None]) -> str | None:
 async def play_plain(session: PlaySession, out: Path, write: Callable[[str], None] | None = None) -> int:
     """Play a session on stdin/stdout; saves to ``out`` when the episode ends. Returns an exit status."""
     def emit(text: str) -> None:
-        (write or (lambda t: (sys.stdout.write(t), sys.stdout.flush())))(text)
+        (write or (lambda t: (sys.stdout.write(t), sys.stdout.flush())))(visible(text))
 
     def show(event: Any) -> None:
         if isinstance(event, MessageAdded):

@@ -32,6 +32,7 @@ from textual.worker import get_current_worker
 from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile, RunFileError, describe_empty, open_run, scan_paths
 from tau_tui.model.notes import NoteBook, NotesError
+from tau_tui.textsafe import visible
 from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow
 from tau_tui.tui.external import run_viewer, write_temp_json
 from tau_tui.tui.keys import key_help
@@ -608,6 +609,13 @@ class TauTuiApp(App[None]):
         self.replay_service.forget_domain_errors()
         self.notify("reloading files from disk…", timeout=2)
         self.load_files()
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Every toast of every screen: its text often names recorded ids and errors, so it is shown with
+        control characters visible and never read as markup."""
+        kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        super().notify(visible(message), title=visible(title), severity=severity, markup=False, **kwargs)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

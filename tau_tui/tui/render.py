@@ -1,19 +1,23 @@
 """Render by lookup: one small pure function per trajectory event kind.
 
 ``RENDERERS[kind](event, ctx)`` returns the rich ``Text`` of one event, at
-most ``ctx.width`` cells wide per line. The trajectory view adds the gutter
+most ``ctx.width`` cells wide per line. ``render_event`` is the edge where
+recorded text is shown: the event's text goes in with its control characters
+made visible (``tau_tui.textsafe``) and the finished line is checked once more,
+so names and values inside it are never sent to the terminal either. The trajectory view adds the gutter
 (role, step number, cursor) around it. A new event kind costs one entry.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Callable
 
 import orjson
 from rich.text import Text
 
+from tau_tui import textsafe
 from tau_tui.env.jsonify import parse_content
 from tau_tui.tui.trajectory_doc import CallView, Event, StepView
 
@@ -89,21 +93,22 @@ def one_line(value: Any) -> str:
     if isinstance(value, Enum):
         value = value.value
     if isinstance(value, str):
-        return " ".join(value.split())
+        return textsafe.one_line(" ".join(value.split()))
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        return textsafe.one_line(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode())
     except TypeError:
-        return " ".join(str(value).split())
+        return textsafe.one_line(" ".join(str(value).split()))
 
 
 def pretty_lines(value: Any) -> list[str]:
     """Indented JSON lines of a structure; a plain string stays as it is."""
     if isinstance(value, str):
-        return value.splitlines() or [""]
+        return textsafe.visible(value).splitlines() or [""]
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode().splitlines()
+        return textsafe.visible(
+            orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()).splitlines()
     except TypeError:
-        return str(value).splitlines()
+        return textsafe.visible(str(value)).splitlines()
 
 
 def content_lines(text: str | None) -> list[str]:
@@ -132,7 +137,7 @@ def call_signature(call: CallView, limit: int = 400) -> str:
         inner = ", ".join(f"{k}={clip(one_line(v), limit)}" for k, v in args.items())
     else:
         inner = one_line(args)
-    return f"{call.name}({clip(inner, limit)})"
+    return f"{textsafe.one_line(call.name)}({clip(inner, limit)})"
 
 
 def clip(text: str, limit: int) -> str:
@@ -227,8 +232,9 @@ def _call_line(event: Event, ctx: RenderContext, marker: str, style: str = "") -
     call = event.call
     assert call is not None
     signature = call_signature(call, 2 * ctx.width)
-    body = Text.assemble((marker + " ", "bold " + style if style else "bold"), (call.name, "bold " + style),
-                         (signature[len(call.name):], "dim" if not style else style))
+    name = textsafe.one_line(call.name)
+    body = Text.assemble((marker + " ", "bold " + style if style else "bold"), (name, "bold " + style),
+                         (signature[len(name):], "dim" if not style else style))
     line = highlight(fit_line(body, ctx.width, _right_side(call)), ctx)
     if not ctx.expanded:
         return line
@@ -273,7 +279,7 @@ def _result(event: Event, ctx: RenderContext, style: str) -> Text:
     call = event.call
     size = Text(size_label(event.text) + " ", style="dim")
     right = _right_side(call, size) if call is not None else Text.assemble(size, pill("no result"))
-    name = f"{call.name} → " if call is not None else "(no call) → "
+    name = f"{textsafe.one_line(call.name)} → " if call is not None else "(no call) → "
     body = Text.assemble(("↳ ", "dim"), (name, "dim"), (clip(one_line(parse_content(event.text)), 2 * ctx.width), style))
     line = highlight(fit_line(body, ctx.width, right), ctx)
     if ctx.expanded:
@@ -362,7 +368,10 @@ RENDERERS: dict[str, Renderer] = {
 
 
 def render_event(event: Event, ctx: RenderContext) -> Text:
-    return RENDERERS[event.kind](event, ctx)
+    """One event's lines; recorded control characters come out visible (the edge of the trajectory)."""
+    if textsafe.has_unsafe(event.text):
+        event = replace(event, text=textsafe.visible(event.text))
+    return textsafe.visible_text(RENDERERS[event.kind](event, ctx))
 
 
 def render_step(step: StepView, ctx: RenderContext) -> Text:

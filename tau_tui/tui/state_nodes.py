@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 from rich.text import Text
 
+from tau_tui import textsafe
 from tau_tui.tui.render import one_line
 
 MISSING = object()
@@ -66,7 +67,7 @@ def size(value: Any) -> int:
 
 
 def key_text(key: Any) -> str:
-    return f"[{key}]" if isinstance(key, int) else str(key)
+    return f"[{key}]" if isinstance(key, int) else textsafe.one_line(str(key))
 
 
 def summary(value: Any, limit: int = 60) -> Text:
@@ -95,7 +96,7 @@ def label(key: Any, value: Any, mark: str | None = None) -> Text:
         text.append(key_text(key), style="bold" if is_container(value) else "")
     text.append(": " if not is_container(value) else " ", style="dim")
     text.append_text(summary(value))
-    return text
+    return textsafe.visible_text(text, single_line=True)
 
 
 def marks_for(paths: Iterable[tuple[tuple[Any, ...], str]], within: str = "within") -> dict[tuple[Any, ...], str]:

@@ -9,6 +9,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tau_tui.textsafe import visible_renderable
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Dismisses with True (y, Enter on the button) or False (n, Esc)."""
@@ -25,7 +27,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm", classes="form"):
-            yield Static(self.question, id="confirm-question")
+            yield Static(visible_renderable(self.question), id="confirm-question")
             with Horizontal(classes="form-buttons"):
                 yield Button("No (n)", id="confirm-no")
                 yield Button(f"{self.yes} (y)", id="confirm-yes", variant="error")

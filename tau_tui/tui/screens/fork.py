@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
+from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.render import one_line
 from tau_tui.tui.screens.rollout import AGENT_SUGGESTIONS, USER_SUGGESTIONS, FormError, json_object
 from tau_tui.tui.trajectory_doc import StepView
@@ -110,7 +111,7 @@ class ForkScreen(ModalScreen[ForkRequest | None]):
         try:
             request = self.request()
         except FormError as exc:
-            self.query_one("#k-error", Label).update(str(exc))
+            self.query_one("#k-error", Label).update(visible_renderable(str(exc)))
             return
         self.dismiss(request)
 

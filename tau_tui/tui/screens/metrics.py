@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
+from tau_tui.textsafe import visible_renderable
 from tau_tui.evaluate import Outcome, RunMetrics, compute_metrics
 from tau_tui.model.io import RunFile
 from tau_tui.tui.catalog import EvalSummary, file_label
@@ -131,7 +132,8 @@ class MetricsScreen(Screen[None]):
 
     def _show(self) -> None:
         assert self.recomputed is not None and self.recorded is not None
-        self.query_one("#metrics-summary", Static).update(render_metrics_summary(self.recomputed, self.recorded))
+        self.query_one("#metrics-summary", Static).update(
+            visible_renderable(render_metrics_summary(self.recomputed, self.recorded)))
         side = render_terminations(self.recorded)
         if self.recorded.infrastructure_errors:
             side.append("\n\ninfrastructure errors are left out of every metric", style="yellow")
@@ -139,7 +141,7 @@ class MetricsScreen(Screen[None]):
         if unscored:
             side.append(f"\n\n{unscored} simulation(s) could not be scored by us (NL assertions without a "
                         "judge, unknown task…): left out, never counted as failures", style="yellow")
-        self.query_one("#metrics-terminations", Static).update(side)
+        self.query_one("#metrics-terminations", Static).update(visible_renderable(side))
         table = self.query_one(DataTable)
         table.clear(columns=True)
         longest = max((len(t.task_id) for t in self.recomputed.tasks + self.recorded.tasks), default=4)
@@ -152,7 +154,8 @@ class MetricsScreen(Screen[None]):
             table.add_column(f"pass^{k}*", width=8)
         for task_id, cells, differs in task_rows(self.recomputed, self.recorded):
             style = DIFFERS_STYLE if differs else ""
-            table.add_row(Text(task_id, style=style), *(Text(c, style=style, justify="right") for c in cells),
+            table.add_row(visible_renderable(Text(task_id, style=style), single_line=True),
+                          *(Text(c, style=style, justify="right") for c in cells),
                           key=task_id)
 
     def action_back(self) -> None:

@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
+from tau_tui.textsafe import visible_renderable
 from tau_tui.model.notes import ERROR_TYPES, SOURCES
 
 
@@ -52,7 +53,7 @@ class NoteFormScreen(ModalScreen[NoteRequest | None]):
                 what.append(f" · step {self.step}", style="bold")
                 if self.step_summary:
                     what.append(f"  ({self.step_summary})", style="dim")
-            yield Static(what, id="note-what")
+            yield Static(visible_renderable(what), id="note-what")
             if self.step is not None:
                 yield Checkbox("on the whole simulation instead of this step", False, id="n-whole", compact=True)
             with Horizontal(classes="form-row"):

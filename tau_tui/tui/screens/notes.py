@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input
 
 from tau_tui.model.notes import Note, NoteBook, export_csv, export_json
+from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.catalog import RunRow, file_label
 from tau_tui.tui.notes_view import NOTE_STYLE
 from tau_tui.tui.screens.confirm import ConfirmScreen
@@ -94,8 +95,9 @@ class NotesScreen(Screen[None]):
             where = "simulation" if note.step is None else f"step {note.step}"
             label = file_label(row.run) if row is not None else book.recording.stem
             text = note.text if len(note.text) <= TEXT_WIDTH else note.text[: TEXT_WIDTH - 1] + "…"
-            table.add_row(label, note.sim_id, note.task_id or "?", where, note.source,
-                          Text(note.error_type, style=NOTE_STYLE), text, key=str(index))
+            cells = (label, note.sim_id, note.task_id or "?", where, note.source,
+                     Text(note.error_type, style=NOTE_STYLE), text)
+            table.add_row(*(visible_renderable(cell, single_line=True) for cell in cells), key=str(index))
         if notes:
             table.move_cursor(row=min(cursor, len(notes) - 1))
         total = len(self.tau_app.catalog.all_notes())

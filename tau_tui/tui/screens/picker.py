@@ -9,6 +9,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
+from tau_tui.textsafe import visible_renderable
+
 
 class PickerScreen(ModalScreen[str | None]):
     """Pick one of ``options`` ((value, label) pairs); dismisses with the value or None."""
@@ -30,7 +32,7 @@ class PickerScreen(ModalScreen[str | None]):
             yield OptionList(id="picker-options")
 
     def on_mount(self) -> None:
-        self.query_one("#picker").border_title = self.title_text
+        self.query_one("#picker").border_title = visible_renderable(self.title_text, single_line=True)
         self._fill("")
 
     def _fill(self, text: str) -> None:
@@ -38,7 +40,7 @@ class PickerScreen(ModalScreen[str | None]):
         options.clear_options()
         needle = text.lower()
         shown = [(v, label) for v, label in self.options if needle in label.lower()]
-        options.add_options([Option(label, id=value) for value, label in shown])
+        options.add_options([Option(visible_renderable(label, single_line=True), id=value) for value, label in shown])
         if shown:
             values = [v for v, _ in shown]
             options.highlighted = values.index(self.current) if self.current in values else 0

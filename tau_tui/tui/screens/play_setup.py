@@ -21,6 +21,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 
+from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.replay_service import ReplayService
 from tau_tui.tui.screens.rollout import (
     AGENT_SUGGESTIONS, USER_SUGGESTIONS, FormError, TaskLister, json_object, task_option,
@@ -119,7 +120,7 @@ class PlaySetupScreen(ModalScreen[None]):
             return
         self.tasks = tasks
         if error:
-            self.query_one("#p-error", Label).update(error)
+            self.query_one("#p-error", Label).update(visible_renderable(error))
         self._fill()
 
     def _fill(self) -> None:
@@ -169,7 +170,7 @@ class PlaySetupScreen(ModalScreen[None]):
             if out.exists():
                 raise FormError(f"output file: {out} already exists")
         except FormError as exc:
-            error.update(str(exc))
+            error.update(visible_renderable(str(exc)))
             return
         self.starting = True
         error.update(Text(f"starting: loading {domain}…", style="dim"))
@@ -188,7 +189,7 @@ class PlaySetupScreen(ModalScreen[None]):
 
     def _failed(self, error: str) -> None:
         self.starting = False
-        self.query_one("#p-error", Label).update(error)
+        self.query_one("#p-error", Label).update(visible_renderable(error))
 
     def _started(self, session, out: Path) -> None:
         from tau_tui.tui.screens.play import PlayScreen

@@ -24,6 +24,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList
 
+from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.replay_service import ReplayService
 
 AGENT_SUGGESTIONS = ["scripted/gold", "scripted/flaky:0.3", "gpt-4.1", "gpt-4o", "claude-sonnet-4-20250514"]
@@ -160,7 +161,7 @@ class RolloutScreen(ModalScreen[tuple | None]):
 
     def on_mount(self) -> None:
         form = self.query_one("#rollout-form")
-        form.border_title = f"{self.title_text} · esc cancels · ctrl+s starts"
+        form.border_title = visible_renderable(f"{self.title_text} · esc cancels · ctrl+s starts", single_line=True)
         form.border_subtitle = ("models: any litellm model string, or scripted/gold, scripted/flaky:P (agent) / "
                                 "scripted/user (user)")
         domain = self.query_one("#r-domain", Select).value
@@ -192,7 +193,7 @@ class RolloutScreen(ModalScreen[tuple | None]):
             return
         self.tasks = tasks
         if error:
-            self.query_one("#r-error", Label).update(error)
+            self.query_one("#r-error", Label).update(visible_renderable(error))
         self._fill()
 
     def _shown(self) -> list[tuple[str, str]]:
@@ -287,7 +288,7 @@ class RolloutScreen(ModalScreen[tuple | None]):
         try:
             result = self.config()
         except FormError as exc:
-            self.query_one("#r-error", Label).update(str(exc))
+            self.query_one("#r-error", Label).update(visible_renderable(str(exc)))
             return
         self.dismiss(result)
 

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Label, ProgressBar, Static
 
+from tau_tui.textsafe import visible_renderable
 from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile
 from tau_tui.tui.catalog import ANY_FLAG, COLUMN_BY_KEY, COLUMNS, FLAG_CODES, RunFilter, RunRow, SortSpec, file_label
@@ -178,7 +179,7 @@ class RunsScreen(Screen[None]):
         if len(notices) > MAX_NOTICE_LINES:
             text.append(f"… {len(notices) - MAX_NOTICE_LINES} more notices (!: list them all)", style="dim")
         text.rstrip()
-        widget.update(text)
+        widget.update(visible_renderable(text))
 
     # --- the view -------------------------------------------------------------------------------
     def refresh_rows(self) -> None:

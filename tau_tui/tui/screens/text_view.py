@@ -7,9 +7,11 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import TextArea
 
+from tau_tui.textsafe import visible, visible_renderable
+
 
 class TextViewScreen(ModalScreen[None]):
-    """Scrollable, selectable text; Esc or q closes."""
+    """Scrollable, selectable text (recorded control characters shown visibly); Esc or q closes."""
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="text.close"),
@@ -21,11 +23,11 @@ class TextViewScreen(ModalScreen[None]):
         self.text = text
 
     def compose(self) -> ComposeResult:
-        yield TextArea(self.text, read_only=True, soft_wrap=True, show_line_numbers=True, id="text-view")
+        yield TextArea(visible(self.text), read_only=True, soft_wrap=True, show_line_numbers=True, id="text-view")
 
     def on_mount(self) -> None:
         area = self.query_one(TextArea)
-        area.border_title = self.title_text
+        area.border_title = visible_renderable(self.title_text, single_line=True)
         area.border_subtitle = "esc to close"
         area.focus()
 

@@ -27,6 +27,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
+from tau_tui.textsafe import visible_renderable
 from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RunFile, RunFileError, name_part, open_run, unused_path
@@ -430,12 +431,13 @@ class TrajectoryScreen(Screen[None]):
     def _update_task(self) -> None:
         task_id = self.current.entries[self.index].task_id
         task = self.analysis.task if self.analysis is not None else self.current.tasks().get(task_id)
-        self.query_one("#task-view", Static).update(render_task(task, task_id))
+        self.query_one("#task-view", Static).update(visible_renderable(render_task(task, task_id)))
 
     def _update_reward(self) -> None:
         sim = self.current.simulation(self.index)
-        self.query_one("#recorded-view", Static).update(render_recorded(sim))
-        self.query_one("#derived-view", Static).update(render_derived(self.analysis, self.replay_error))
+        self.query_one("#recorded-view", Static).update(visible_renderable(render_recorded(sim)))
+        self.query_one("#derived-view", Static).update(
+            visible_renderable(render_derived(self.analysis, self.replay_error)))
 
     def _update_eval(self) -> None:
         pane = self.query_one("#eval-view", RichPane)

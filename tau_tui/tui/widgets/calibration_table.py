@@ -15,6 +15,8 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
+from tau_tui.textsafe import visible_text
+
 from tau_tui.calibrate.grid import Row, RowKey
 from tau_tui.tui.calibration_view import GridColumn, grid_line, header_line, line_width
 from tau_tui.tui.widgets.line_table import LineTable
@@ -164,6 +166,7 @@ class CalibrationTable(LineTable, can_focus=True):
 
     # --- drawing ----------------------------------------------------------------------------------
     def _strip(self, text: Text) -> Strip:
+        text = visible_text(text, single_line=True)
         return Strip(list(text.render(self.app.console, end="")), text.cell_len)
 
     def _row_strip(self, index: int) -> Strip:

@@ -6,6 +6,15 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual.widget import Widget
 
+from tau_tui.textsafe import visible, visible_text
+
+
+def _visible(content: RenderableType) -> RenderableType:
+    """Text with recorded control characters shown; a plain string is text, never markup."""
+    if isinstance(content, str):
+        return Text(visible(content))
+    return visible_text(content) if isinstance(content, Text) else content
+
 
 class InfoLine(Widget):
     """Like ``Static`` with a fixed height, but ``set()`` only repaints: cheap to update on every keypress."""
@@ -18,10 +27,10 @@ class InfoLine(Widget):
 
     def __init__(self, content: RenderableType = "", *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._content: RenderableType = content
+        self._content: RenderableType = _visible(content)
 
     def set(self, content: RenderableType) -> None:
-        self._content = content
+        self._content = _visible(content)
         self.refresh()
 
     def render(self) -> RenderableType:

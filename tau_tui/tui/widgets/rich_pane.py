@@ -13,6 +13,8 @@ from textual import events
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from tau_tui.textsafe import visible_segments
 from textual.widget import Widget
 
 
@@ -48,7 +50,7 @@ class RichPane(ScrollView, can_focus=True):
         options = console.options.update_width(width)
         base = self.visual_style.rich_style
         old = self.lines
-        self.lines = [Strip(line, width).apply_style(base)
+        self.lines = [_strip(line, width).apply_style(base)
                       for line in console.render_lines(self.content, options, pad=True)]
         size = Size(width, len(self.lines))
         if size != self.virtual_size:
@@ -81,3 +83,9 @@ class RichPane(ScrollView, can_focus=True):
         """The shown text, one line per row (for tests and copying)."""
         return "\n".join("".join(seg.text for seg in line if isinstance(seg, Segment)).rstrip()
                          for line in self.lines)
+
+
+def _strip(line: list[Segment], width: int) -> Strip:
+    """One screen line; recorded control characters anywhere in the content are drawn visibly."""
+    clean = visible_segments(line)
+    return Strip(line, width) if clean is line else Strip(clean).crop_extend(0, width, None)

@@ -15,6 +15,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from tau_tui.textsafe import one_line, visible_text
+
 from tau_tui.tui.catalog import COLUMNS, Column, RunRow, SortSpec
 from tau_tui.tui.panels import DERIVED_STYLE
 from tau_tui.tui.widgets.line_table import LineTable
@@ -171,7 +173,8 @@ class RunTable(LineTable, can_focus=True):
             text = Text(no_wrap=True)
             for index, column in enumerate(self.columns):
                 value = column.cell(row)
-                cell = value.copy() if isinstance(value, Text) else Text(str(value))
+                cell = visible_text(value.copy(), single_line=True) if isinstance(value, Text) \
+                    else Text(one_line(str(value)))
                 cell.truncate(column.width, overflow="ellipsis", pad=True)
                 text.append_text(self._left_pad(index))
                 text.append_text(cell)

@@ -19,6 +19,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tau_tui.textsafe import visible_text
 from tau_tui.tui.render import RenderContext, render_step, role_of
 from tau_tui.tui.trajectory_doc import TrajectoryDoc
 
@@ -254,7 +255,7 @@ class TrajectoryView(ScrollView, can_focus=True):
         index = self._step_at(line)
         if index is None:
             if self.trailer is not None and line == self._height - 1:
-                segments = list(self.trailer.render(self.app.console, end=""))
+                segments = list(visible_text(self.trailer, single_line=True).render(self.app.console, end=""))
                 return Strip(segments).extend_cell_length(width).apply_style(self.visual_style.rich_style)
             return Strip.blank(width, self.visual_style.rich_style)
         row = line - self._offsets[index]
