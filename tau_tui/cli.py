@@ -17,11 +17,9 @@ SUBCOMMANDS = ("replay", "eval", "run", "play", "calibrate", "notes")
 
 def default_paths() -> list[Path]:
     """The bundled recordings (the repo's ``recordings/`` or the copy inside the wheel)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "recordings", here / "_bundled" / "recordings"):
-        if candidate.is_dir():
-            return [candidate]
-    return []
+    from tau_tui.model.notes import bundled_recordings
+
+    return bundled_recordings()[:1]
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -810,13 +808,10 @@ def _notes_add(args: argparse.Namespace) -> int:
 def _notebooks(paths: Sequence[str]) -> list:
     """The notebooks of every recording under ``paths`` that has a notes file."""
     from tau_tui.model.io import expand_paths
-    from tau_tui.model.notes import NoteBook, notes_path
+    from tau_tui.model.notes import NoteBook
 
-    books = []
-    for path in expand_paths(paths):
-        if notes_path(path).exists():
-            books.append(NoteBook(path))
-    return books
+    books = [NoteBook(path) for path in expand_paths(paths)]
+    return [book for book in books if book.exists]
 
 
 def _note_filters(args: argparse.Namespace) -> dict[str, Any]:

@@ -569,7 +569,7 @@ class TauTuiApp(App[None]):
         except (NotesError, OSError) as exc:
             self.post_message(NotesSaved(error=str(exc)))
             return
-        self.post_message(NotesSaved(book, done=f"{done} in {book.path.name}"))
+        self.post_message(NotesSaved(book, done=f"{done} in {book.where}"))
 
     @on(NotesSaved)
     def _notes_saved(self, message: NotesSaved) -> None:
