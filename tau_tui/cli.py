@@ -346,6 +346,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     wanted = list(args.sim)
     found_wanted: set[str] = set()
     out = sys.stdout
+    totals = ReplayTotals()
     for path, run, error in _open_all(args.paths):
         if run is None:
             err(error or f"{path}: unreadable")
@@ -366,10 +367,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
             except (DomainError, RunFileError) as exc:
                 err(str(exc))
                 status = EXIT_INPUT
+                totals.failed += 1
                 if isinstance(exc, DomainError):
                     break
                 continue
             record = analysis.to_json()
+            totals.add(record)
             for note in analyzer.registry.new_warnings():
                 err(f"note: {note}")
             if args.json:
@@ -382,8 +385,38 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if sim_id not in found_wanted:
             err(f"no simulation {sim_id!r} in the given files")
             status = EXIT_INPUT
+    if totals.sims and not args.json:
+        out.write(totals.line() + "\n")
     out.flush()
     return status
+
+
+class ReplayTotals:
+    """What ``tau-tui replay`` found over all its files, for the line that ends its human output."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.sims = self.ok = self.mismatched = self.with_findings = self.failed = 0
+        self.db_checked = self.db_matched = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.files.add(record["file"])
+        self.sims += 1
+        self.mismatched += record["first_mismatch"] is not None
+        self.with_findings += bool(record["findings"])
+        self.ok += record["first_mismatch"] is None and not record["findings"]
+        if record["db_match"] is not None:
+            self.db_checked += 1
+            self.db_matched += bool(record["db_match"])
+
+    def line(self) -> str:
+        """``24 simulations in 3 files: 22 ok, 1 with mismatches, 1 with findings; db_match 20/24``."""
+        files = len(self.files)
+        text = (f"{self.sims} simulation{'s' if self.sims != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
+                f"{self.ok} ok, {self.mismatched} with mismatches, {self.with_findings} with findings")
+        if self.failed:
+            text += f", {self.failed} not replayed"
+        return text + f"; db_match {self.db_matched}/{self.db_checked}"
 
 
 # --- eval ----------------------------------------------------------------------
