@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from tau_tui.env.discovery import discovered_mark
+from tau_tui.env.episode import cassette_mark
 from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
 from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
@@ -46,6 +47,7 @@ class CallView:
     live: bool = False  # executed by the environment of a running session, not replayed
     discovered_at: int | None = None  # a discoverable tool: the step that made it known (None: not before)
     fault_marked: dict[str, Any] | None = None  # without replay: the ``injected_fault`` mark of its result
+    served: dict[str, Any] | None = None  # the ``cassette`` mark of its result: recorded where (sim, step)
 
 
     @property
@@ -221,7 +223,7 @@ class TrajectoryDoc:
                 views.append(CallView(record.call, record.call_step, record, record.result_step,
                                       record.recorded if result is not None else None, record.recorded_error,
                                       discovered_at=timeline.discovered_at(record.name) if record.discoverable
-                                      else None))
+                                      else None, served=cassette_mark(result) if result is not None else None))
             return views
         # Without replay: pair results to calls by id, as tau2 does (first pending call otherwise).
         views: list[CallView] = []
@@ -232,7 +234,7 @@ class TrajectoryDoc:
                 if match is not None:
                     pending.remove(match)
                     match.result_step, match.result, match.result_error = index, message.text, bool(message.error)
-                    match.fault_marked = fault_mark(message)
+                    match.fault_marked, match.served = fault_mark(message), cassette_mark(message)
                 continue
             pending = []
             if isinstance(message, ParticipantMessage):

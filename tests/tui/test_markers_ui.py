@@ -46,6 +46,16 @@ def test_a_cassette_refusal_ends_the_episode_where_it_is_marked():
     assert len(doc.call_views_at(9)) == 1  # the refused call once, though two events carry it
 
 
+def test_results_served_by_a_cassette_say_where_they_were_recorded():
+    from tau_tui.tui.panels import render_call
+
+    doc = doc_of("warehouse_cassette.json", "cas-greedy-refused")
+    served = "⏵ served by the cassette: the result recorded at wh-gold-split step 3"
+    assert served in render_call(doc.call_views_at(3)[0]).plain  # the side panel at the cursor
+    assert served in step_text(doc, 3, expanded=True) and served not in step_text(doc, 3)
+    assert "served by the cassette" not in render_call(doc.call_views_at(9)[0]).plain  # refused: never served
+
+
 def test_a_discovered_tool_is_marked_where_it_was_found_and_on_its_calls():
     doc = doc_of("aftersales.json", "as-gold-goodwill")
     assert doc.targets["discovery"] == [7]
