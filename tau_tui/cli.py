@@ -677,16 +677,21 @@ def cmd_play(args: argparse.Namespace) -> int:
         async def main() -> int:
             session = PlaySession(registry, args.domain, args.task, args.play_as, other, solo=args.solo,
                                   seed=args.seed, max_steps=args.max_steps, judge=_judge(args.judge_llm, args.judge_api_base))
-            screen = None if args.plain else _play_screen()
-            if screen is not None:
-                return await screen(session, out)
-            from tau_tui.rollout.console import play_plain
+            from tau_tui.rollout.console import outcome_line, play_plain
 
-            return await play_plain(session, out)
+            screen = None if args.plain else _play_screen()
+            if screen is None:
+                return await play_plain(session, out)
+            code = await screen(session, out)
+            if code == EXIT_OK:
+                print(f"{outcome_line(session)}saved to {out}", end="\n", flush=True)
+            else:
+                err("left before the conversation ended: nothing saved")
+            return code
 
         return asyncio.run(main())
     except (DomainError, ParticipantSpecError, KeyError, ValueError) as exc:
-        err(str(exc).strip("'\""))
+        err(exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc))  # a KeyError's str() adds quotes
         return EXIT_INPUT
 
 
