@@ -54,7 +54,7 @@ async def test_every_tab_shows_the_second_simulation_after_switching(make_app, t
                 await pilot.press(str(number))
                 assert screen.query_one("#side").active == f"tab-{tab}"
                 want, unwanted = EXPECTED[sim_id][tab], EXPECTED[other][tab]
-                await wait_until(pilot, lambda: want in shown(screen, tab), f"{sim_id}'s {tab} tab")
+                await wait_until(pilot, lambda s=screen, t=tab, w=want: w in shown(s, t), f"{sim_id}'s {tab} tab")
                 if unwanted != want:
                     assert unwanted not in shown(screen, tab), (sim_id, tab)
             await pilot.press("escape")
