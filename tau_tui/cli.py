@@ -662,6 +662,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from datetime import datetime
 
     from tau_tui.domains import DomainError
+    from tau_tui.model.io import error_text
     from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, PlaySession
 
     try:
@@ -691,7 +692,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
         return asyncio.run(main())
     except (DomainError, ParticipantSpecError, KeyError, ValueError) as exc:
-        err(exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc))  # a KeyError's str() adds quotes
+        err(error_text(exc))
         return EXIT_INPUT
 
 

@@ -30,7 +30,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from tau_tui.evaluate import FLAG_KINDS
-from tau_tui.model.io import RunFile, RunFileError, describe_empty, expand_paths, open_run
+from tau_tui.model.io import RunFile, RunFileError, describe_empty, error_text, expand_paths, open_run
 from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow
 from tau_tui.tui.external import run_viewer, write_temp_json
@@ -385,7 +385,7 @@ class TauTuiApp(App[None]):
             self._rollout_runner = runner
             await runner.run()
         except (DomainError, RunError, ParticipantSpecError, ValueError, KeyError) as exc:
-            self.post_message(RolloutFailed(str(exc).strip("'\"")))
+            self.post_message(RolloutFailed(error_text(exc)))
         except Exception as exc:  # noqa: BLE001 - shown on the runs screen, never a crash
             self.post_message(RolloutFailed(f"{type(exc).__name__}: {exc}"))
 

@@ -29,7 +29,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
-from tau_tui.model.io import RunFile, RunFileError, open_run, unused_path
+from tau_tui.model.io import RunFile, RunFileError, error_text, open_run, unused_path
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.evaluate import SimReport
@@ -742,7 +742,7 @@ class TrajectoryScreen(Screen[None]):
                 "file": str(run.path), "simulation": sim.id, "after_message": request.step}})
             fork_run = await asyncio.to_thread(open_run, saved)
         except Exception as exc:  # noqa: BLE001 - a history that cannot be replayed, a model error…: shown
-            self.post_message(ForkFinished(token, error=str(exc).strip("'\"") or type(exc).__name__))
+            self.post_message(ForkFinished(token, error=error_text(exc) or type(exc).__name__))
             return
         self.post_message(ForkFinished(token, episode, saved, fork_run, step=request.step))
 
