@@ -17,11 +17,9 @@ SUBCOMMANDS = ("replay", "eval", "run", "play", "calibrate", "notes")
 
 def default_paths() -> list[Path]:
     """The bundled recordings (the repo's ``recordings/`` or the copy inside the wheel)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "recordings", here / "_bundled" / "recordings"):
-        if candidate.is_dir():
-            return [candidate]
-    return []
+    from tau_tui.model.notes import bundled_recordings
+
+    return bundled_recordings()[:1]
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -362,6 +360,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     wanted = list(args.sim)
     found_wanted: set[str] = set()
     out = sys.stdout
+    totals = ReplayTotals()
     for path, run, error in _open_all(args.paths):
         if run is None:
             err(error or f"{path}: unreadable")
@@ -382,10 +381,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
             except (DomainError, RunFileError) as exc:
                 err(str(exc))
                 status = EXIT_INPUT
+                totals.failed += 1
                 if isinstance(exc, DomainError):
                     break
                 continue
             record = analysis.to_json()
+            totals.add(record)
             for note in analyzer.registry.new_warnings():
                 err(f"note: {note}")
             if args.json:
@@ -398,8 +399,38 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if sim_id not in found_wanted:
             err(f"no simulation {sim_id!r} in the given files")
             status = EXIT_INPUT
+    if totals.sims and not args.json:
+        out.write(totals.line() + "\n")
     out.flush()
     return status
+
+
+class ReplayTotals:
+    """What ``tau-tui replay`` found over all its files, for the line that ends its human output."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.sims = self.ok = self.mismatched = self.with_findings = self.failed = 0
+        self.db_checked = self.db_matched = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.files.add(record["file"])
+        self.sims += 1
+        self.mismatched += record["first_mismatch"] is not None
+        self.with_findings += bool(record["findings"])
+        self.ok += record["first_mismatch"] is None and not record["findings"]
+        if record["db_match"] is not None:
+            self.db_checked += 1
+            self.db_matched += bool(record["db_match"])
+
+    def line(self) -> str:
+        """``24 simulations in 3 files: 22 ok, 1 with mismatches, 1 with findings; db_match 20/24``."""
+        files = len(self.files)
+        text = (f"{self.sims} simulation{'s' if self.sims != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
+                f"{self.ok} ok, {self.mismatched} with mismatches, {self.with_findings} with findings")
+        if self.failed:
+            text += f", {self.failed} not replayed"
+        return text + f"; db_match {self.db_matched}/{self.db_checked}"
 
 
 # --- eval ----------------------------------------------------------------------
@@ -643,7 +674,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from datetime import datetime
 
     from tau_tui.domains import DomainError
-    from tau_tui.model.io import name_part
+    from tau_tui.model.io import error_text, name_part
     from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, PlaySession
 
     try:
@@ -659,16 +690,21 @@ def cmd_play(args: argparse.Namespace) -> int:
         async def main() -> int:
             session = PlaySession(registry, args.domain, args.task, args.play_as, other, solo=args.solo,
                                   seed=args.seed, max_steps=args.max_steps, judge=_judge(args.judge_llm, args.judge_api_base))
-            screen = None if args.plain else _play_screen()
-            if screen is not None:
-                return await screen(session, out)
-            from tau_tui.rollout.console import play_plain
+            from tau_tui.rollout.console import outcome_line, play_plain
 
-            return await play_plain(session, out)
+            screen = None if args.plain else _play_screen()
+            if screen is None:
+                return await play_plain(session, out)
+            code = await screen(session, out)
+            if code == EXIT_OK:
+                print(f"{outcome_line(session)}saved to {out}", end="\n", flush=True)
+            else:
+                err("left before the conversation ended: nothing saved")
+            return code
 
         return asyncio.run(main())
     except (DomainError, ParticipantSpecError, KeyError, ValueError) as exc:
-        err(str(exc).strip("'\""))
+        err(error_text(exc))
         return EXIT_INPUT
 
 
@@ -823,13 +859,10 @@ def _notes_add(args: argparse.Namespace) -> int:
 def _notebooks(paths: Sequence[str]) -> list:
     """The notebooks of every recording under ``paths`` that has a notes file."""
     from tau_tui.model.io import expand_paths
-    from tau_tui.model.notes import NoteBook, notes_path
+    from tau_tui.model.notes import NoteBook
 
-    books = []
-    for path in expand_paths(paths):
-        if notes_path(path).exists():
-            books.append(NoteBook(path))
-    return books
+    books = [NoteBook(path) for path in expand_paths(paths)]
+    return [book for book in books if book.exists]
 
 
 def _note_filters(args: argparse.Namespace) -> dict[str, Any]:

@@ -18,6 +18,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["TAU_TUI_CONFIG"] = str(ROOT / "tests" / "fixtures" / "no-such-config.toml")
 
 
+@pytest.fixture(autouse=True)
+def user_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh ``$XDG_DATA_HOME`` for every test: notes on bundled recordings never reach the real home."""
+    home = tmp_path_factory.mktemp("xdg-data")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    return home
+
+
 def corpus_required() -> None:
     if not CORPUS.is_dir():
         pytest.fail(f"the tau2 corpus is missing: expected it at {CORPUS} (shared/ beside the project)")

@@ -54,6 +54,21 @@ def test_findings_exit_1(tmp_path, tau2_data, capsys):
     assert code == 1 and "finding [result_without_call] step 1" in out
 
 
+def test_human_output_ends_with_totals_and_json_has_none(tmp_path, tau2_data, capsys):
+    good = results_file(tmp_path / "ok.json", [greet(), user("done?"),
+                        call("update_task_status", {"task_id": "task_1", "status": "completed"}), result(TASK_1),
+                        say("Done.")])
+    bad = results_file(tmp_path / "bad.json", [greet(), call("update_task_status",
+                       {"task_id": "task_1", "status": "completed"}), result(dict(TASK_1, title="Other"))],
+                       extra_sims=[{"id": "orphan", "task_id": "t_update", "termination_reason": "user_stop",
+                                    "messages": [greet(), result("x", "nope")]}])
+    code, out, _ = replay(capsys, good, bad, "--tau2-data", tau2_data)
+    assert code == 1
+    assert out.splitlines()[-1] == "3 simulations in 2 files: 1 ok, 1 with mismatches, 1 with findings; db_match 2/3"
+    code, out, _ = replay(capsys, good, bad, "--json", "--tau2-data", tau2_data)
+    assert [json.loads(line)["sim"] for line in out.splitlines()] == ["sim-1", "sim-1", "orphan"]
+
+
 def test_sim_selection(tmp_path, tau2_data, capsys):
     extra = {"id": "other-sim", "task_id": "t_update", "messages": [greet()], "termination_reason": "user_stop"}
     path = results_file(tmp_path / "two.json", [greet()], extra_sims=[extra])

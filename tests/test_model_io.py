@@ -222,3 +222,11 @@ def test_unused_path_never_names_an_existing_file(tmp_path):
     (tmp_path / "run.json").write_text("{}")
     (tmp_path / "run_2.json").write_text("{}")
     assert unused_path(tmp_path, "run", ".json") == tmp_path / "run_3.json"
+
+
+def test_error_text_keeps_a_key_errors_message_and_its_quotes():
+    from tau_tui.model.io import error_text
+
+    assert error_text(KeyError("no task '9' in domain 'retail'")) == "no task '9' in domain 'retail'"
+    assert error_text(ValueError("bad value 'x'")) == "bad value 'x'"
+    assert error_text(KeyError("tasks")) == "tasks" and error_text(KeyError(1, 2)) == "(1, 2)"

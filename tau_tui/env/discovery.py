@@ -14,6 +14,17 @@ from functools import lru_cache
 
 from tau_tui.env.environment import Environment
 from tau_tui.env.tools import Toolkit, ToolType
+from tau_tui.model.messages import Message, ToolMessage
+
+DISCOVERED_KEY = "discovered_tools"  # on a tool message: discoverable tools its content made known
+
+
+def discovered_mark(message: Message) -> list[str]:
+    """The tools a live episode marked as made known by this tool message (``discovered_tools``)."""
+    if not isinstance(message, ToolMessage):
+        return []
+    found = (message.model_extra or {}).get(DISCOVERED_KEY)
+    return [str(name) for name in found] if isinstance(found, list) else []
 
 
 def discoverable_tools(kit: Toolkit | None) -> list[str]:

@@ -23,6 +23,7 @@ from tau_tui.model.messages import Message, ParticipantMessage, ToolCall, ToolMe
 
 REFUSAL_KEY = "refused"  # on a tool message: the backend refused the call, which was never carried out
 NOT_RUN = "not_run"  # refusal reason of the calls left in a message after the episode ended
+CASSETTE_KEY = "cassette"  # on a tool message a cassette served: where the result was recorded (sim, step)
 
 
 def refusal_mark(message: Message) -> dict[str, Any] | None:
@@ -30,6 +31,14 @@ def refusal_mark(message: Message) -> dict[str, Any] | None:
     if not isinstance(message, ToolMessage):
         return None
     mark = (message.model_extra or {}).get(REFUSAL_KEY)
+    return mark if isinstance(mark, dict) else None
+
+
+def cassette_mark(message: Message) -> dict[str, Any] | None:
+    """The ``cassette`` mark of a served tool message (the simulation and step it was recorded at), if any."""
+    if not isinstance(message, ToolMessage):
+        return None
+    mark = (message.model_extra or {}).get(CASSETTE_KEY)
     return mark if isinstance(mark, dict) else None
 
 

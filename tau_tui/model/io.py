@@ -40,6 +40,13 @@ KNOWN_DOMAINS = ("airline", "retail", "telecom", "mock")
 _DATA_FILE_NAMES = {"db.json", "user_db.json", "tasks.json", "tasks_small.json", "split_tasks.json", "split_tasks_small.json"}
 
 
+def error_text(exc: BaseException) -> str:
+    """An exception's one-line message; a ``KeyError``'s ``str()`` adds quotes, its message is kept as given."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc)
+
+
 class RunFileError(Exception):
     """A run file that cannot be read; ``str()`` is one line naming file and problem."""
 

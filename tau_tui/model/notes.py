@@ -4,17 +4,22 @@ A note annotates a whole simulation or one step (message index) of it: who
 is at fault (``source``: agent, user, environment or task), a short error
 type from a fixed list, and free text. The notes of ``run.json`` live in
 ``run.notes.json`` beside it (for a directory run, ``results.notes.json``
-inside the directory); the recording itself is never written. Every save
-takes the sidecar's advisory lock (``model.io.file_lock``), merges with what
-another process saved in the meantime and rewrites the sidecar atomically, so
-concurrent writers (the TUI and ``tau-tui notes``) keep every note. Notes
-export as JSON or CSV.
+inside the directory); the recording itself is never written. A recording
+bundled with tau-tui, or one in a folder we cannot write, keeps its notes in
+the user's data folder instead (``$XDG_DATA_HOME/tau-tui/notes/``, named
+after the recording's absolute path); reading looks in both places. Every
+save takes the sidecar's advisory lock (``model.io.file_lock``), merges with
+what another process saved in the meantime and rewrites the sidecar
+atomically, so concurrent writers (the TUI and ``tau-tui notes``) keep every
+note. Notes export as JSON or CSV.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import os
 import stat
 import uuid
 from datetime import datetime
@@ -83,12 +88,51 @@ class NotesFile(BaseModel):
     notes: list[Note] = Field(default_factory=list)
 
 
-def notes_path(recording: Path | str) -> Path:
+def bundled_recordings() -> list[Path]:
+    """The folders of the recordings shipped with tau-tui: the checkout's ``recordings/``, the wheel's copy."""
+    here = Path(__file__).resolve().parents[1]
+    return [p for p in (here.parent / "recordings", here / "_bundled" / "recordings") if p.is_dir()]
+
+
+def beside_path(recording: Path | str) -> Path:
     """``<stem>.notes.json`` beside a recording file; inside the directory for a directory run."""
     recording = Path(recording)
     if recording.is_dir():
         return recording / f"results{NOTES_SUFFIX}"
     return recording.with_name(recording.stem + NOTES_SUFFIX)
+
+
+def user_notes_dir() -> Path:
+    """``$XDG_DATA_HOME/tau-tui/notes`` (default ``~/.local/share/tau-tui/notes``)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "tau-tui" / "notes"
+
+
+def user_notes_path(recording: Path | str) -> Path:
+    """The sidecar in the user's data folder: a digest of the absolute path keeps same-named files apart."""
+    recording = Path(recording).resolve()
+    digest = hashlib.sha256(str(recording).encode()).hexdigest()[:12]
+    return user_notes_dir() / f"{digest}-{beside_path(recording).name}"
+
+
+def notes_beside(recording: Path | str) -> bool:
+    """Whether the notes of ``recording`` go beside it: not a bundled recording, and its folder writable."""
+    recording = Path(recording).resolve()
+    if any(recording.is_relative_to(root) for root in bundled_recordings()):
+        return False
+    folder = beside_path(recording).parent
+    return os.access(folder, os.W_OK)
+
+
+def notes_path(recording: Path | str) -> Path:
+    """Where the notes of ``recording`` are saved (beside it, else in the user's data folder)."""
+    return beside_path(recording) if notes_beside(recording) else user_notes_path(recording)
+
+
+def notes_paths(recording: Path | str) -> list[Path]:
+    """Every place notes of ``recording`` may be, the one saved to first."""
+    first = notes_path(recording)
+    return [first] + [p for p in (beside_path(recording), user_notes_path(recording)) if p != first]
 
 
 def _read(path: Path) -> NotesFile | None:
@@ -120,12 +164,29 @@ class NoteBook:
     def __init__(self, recording: Path | str):
         self.recording = Path(recording)
         self.path = notes_path(self.recording)
+        self.others = notes_paths(self.recording)[1:]  # read too (notes saved before the recording moved…)
         self.notes: list[Note] = []
         self.reload()
 
     def reload(self) -> None:
-        loaded = _read(self.path)
-        self.notes = list(loaded.notes) if loaded else []
+        self.notes = list(self._merged().values())
+
+    def _merged(self) -> dict[str, Note]:
+        """The notes of every place, by id; the file saved to wins."""
+        merged: dict[str, Note] = {}
+        for path in (*reversed(self.others), self.path):
+            loaded = _read(path)
+            merged.update((n.id, n) for n in (loaded.notes if loaded else []))
+        return merged
+
+    @property
+    def where(self) -> str:
+        """The sidecar's name when it is beside the recording, else its whole path."""
+        return self.path.name if self.path == beside_path(self.recording) else str(self.path)
+
+    @property
+    def exists(self) -> bool:
+        return any(p.exists() for p in (self.path, *self.others))
 
     # --- changes --------------------------------------------------------------------
     def add(self, sim_id: str, source: str, error_type: str, text: str = "", *, step: int | None = None,
@@ -162,18 +223,29 @@ class NoteBook:
         return note
 
     def _save(self, added: Iterable[Note] = (), removed: set[str] = frozenset()) -> None:
-        """Under the sidecar's lock: merge with the file as it is now (another process may have written it),
-        apply, write atomically. A failure raises ``WriteError`` and leaves the sidecar as it was."""
+        """Under the sidecar's lock: merge with the files as they are now (another process may have written
+        them), apply, write atomically. Changes are written to ``path``; a removed note is also taken out of
+        the other file holding it. A failure raises ``WriteError`` and leaves the sidecar as it was."""
+        for other in self.others:
+            loaded = _read(other)
+            if loaded is None or not any(n.id in removed for n in loaded.notes):
+                continue  # only a file that holds a removed note is locked and written
+            with file_lock(other):
+                loaded = _read(other) or loaded
+                self._write(other, [n for n in loaded.notes if n.id not in removed])
         with file_lock(self.path):
             on_disk = _read(self.path)
-            merged: dict[str, Note] = {n.id: n for n in (on_disk.notes if on_disk else [])}
+            own: dict[str, Note] = {n.id: n for n in (on_disk.notes if on_disk else [])}
             for note in added:
-                merged[note.id] = note
+                own[note.id] = note
             for note_id in removed:
-                merged.pop(note_id, None)
-            book = NotesFile(recording=self.recording.name, notes=list(merged.values()))
-            write_atomic(self.path, orjson.dumps(book.model_dump(mode="json"), option=orjson.OPT_INDENT_2) + b"\n")
-        self.notes = book.notes
+                own.pop(note_id, None)
+            self._write(self.path, list(own.values()))
+        self.reload()
+
+    def _write(self, path: Path, notes: list[Note]) -> None:
+        book = NotesFile(recording=self.recording.name, notes=notes)
+        write_atomic(path, orjson.dumps(book.model_dump(mode="json"), option=orjson.OPT_INDENT_2) + b"\n")
 
     # --- reading --------------------------------------------------------------------
     def get(self, note_id: str) -> Note:

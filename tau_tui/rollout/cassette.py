@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tau_tui.domains import DomainError, DomainRegistry, split_variant
-from tau_tui.env.episode import REFUSAL_KEY, ToolBackend, refused_message
+from tau_tui.env.episode import CASSETTE_KEY, REFUSAL_KEY, ToolBackend, refused_message
 from tau_tui.env.faults import canonical_arguments
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.model.messages import ParticipantMessage, ToolCall, ToolMessage
@@ -45,7 +45,6 @@ from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, ch
 from tau_tui.rollout.orchestrator import DISCOVERED_KEY, EndEpisode, Orchestrator
 from tau_tui.rollout.records import ResultsWriter, run_info, secret_values
 
-CASSETTE_KEY = "cassette"  # on a served tool message: where the result was recorded
 UNKNOWN_TOOL, DIFFERENT_ARGUMENTS, PAST_END = "unknown_tool", "different_arguments", "past_end"
 _REASON_TEXT = {
     UNKNOWN_TOOL: "the recording never calls this tool",

@@ -192,10 +192,15 @@ async def play_plain(session: PlaySession, out: Path, write: Callable[[str], Non
                 break
             except ValueError as exc:
                 emit(f"! {exc}\n")
-    result = await session.wait()
-    reward = session.reward
-    emit(f"termination: {result.termination_reason}; reward: "
-         f"{'unscored' if reward is None else f'{reward:g}'}\n")
+    await session.wait()
+    emit(outcome_line(session))
     path = session.save(out)
     emit(f"saved to {path}\n")
     return 0
+
+
+def outcome_line(session: PlaySession) -> str:
+    """``termination: user_stop; reward: 1``: how a finished play session ended (both front ends print it)."""
+    reward = session.reward
+    termination = session.result.termination_reason if session.result is not None else "?"
+    return f"termination: {termination}; reward: {'unscored' if reward is None else f'{reward:g}'}\n"

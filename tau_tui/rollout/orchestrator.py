@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
-from tau_tui.env.discovery import kit_of, revealed_tools
+from tau_tui.env.discovery import DISCOVERED_KEY, kit_of, revealed_tools
 from tau_tui.env.environment import Environment
 from tau_tui.env.episode import EpisodeTools, ToolBackend, not_run_message
 from tau_tui.env.faults import FAULT_PLAN_KEY, INSTANCE_SEED_KEY, FaultPlan, fault_mark, task_seeds
@@ -68,7 +68,6 @@ from tau_tui.rollout.participants import AGENT, USER, Participant, ParticipantEr
 
 GREETING = "Hi! How can I help you today?"
 ENV = "env"
-DISCOVERED_KEY = "discovered_tools"  # on a tool message: discoverable tools its content made known
 
 
 class HistoryError(ValueError):

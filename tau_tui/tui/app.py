@@ -30,7 +30,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from tau_tui.evaluate import FLAG_KINDS
-from tau_tui.model.io import RunFile, RunFileError, describe_empty, open_run, scan_paths
+from tau_tui.model.io import RunFile, RunFileError, describe_empty, error_text, open_run, scan_paths
 from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
 from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow
@@ -397,7 +397,7 @@ class TauTuiApp(App[None]):
             self._rollout_runner = runner
             await runner.run()
         except (DomainError, RunError, ParticipantSpecError, ValueError, KeyError) as exc:
-            self.post_message(RolloutFailed(str(exc).strip("'\"")))
+            self.post_message(RolloutFailed(error_text(exc)))
         except Exception as exc:  # noqa: BLE001 - shown on the runs screen, never a crash
             self.post_message(RolloutFailed(f"{type(exc).__name__}: {exc}"))
 
@@ -581,7 +581,7 @@ class TauTuiApp(App[None]):
         except (NotesError, OSError) as exc:
             self.post_message(NotesSaved(error=str(exc)))
             return
-        self.post_message(NotesSaved(book, done=f"{done} in {book.path.name}"))
+        self.post_message(NotesSaved(book, done=f"{done} in {book.where}"))
 
     @on(NotesSaved)
     def _notes_saved(self, message: NotesSaved) -> None:

@@ -189,7 +189,7 @@ def discovery_text(call: CallView) -> str:
 
 
 def call_marks(call: CallView) -> list[tuple[str, str]]:
-    """(text, style) lines saying what was special about a call: its fault, refusal, discovery."""
+    """(text, style) lines saying what was special about a call: its fault, refusal, discovery, cassette."""
     out = []
     if call.fault is not None:
         ran = "carried out, answered late" if call.pill == "slow" else "not carried out"
@@ -198,6 +198,9 @@ def call_marks(call: CallView) -> list[tuple[str, str]]:
         out.append((f"⊘ {refusal_text(call.refusal)} (never run)", "bold medium_purple1"))
     if call.discoverable:
         out.append((f"✦ {discovery_text(call)}", "cyan"))
+    if call.served is not None:
+        where = f"{call.served.get('sim') or 'the recording'} step {call.served.get('step', '?')}"
+        out.append((f"⏵ served by the cassette: the result recorded at {where}", "dim cyan"))
     return out
 
 

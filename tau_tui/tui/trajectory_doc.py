@@ -2,7 +2,10 @@
 
 Pure Python. Built from the recorded messages plus, when replay could run,
 the replay timeline (verdicts, findings) and, when evaluation could run, its
-process flags and the step where the run left the gold path. Each step is one
+process flags and the step where the run left the gold path. Without replay
+(a live session, a domain we do not have) the marks an episode leaves on its
+tool messages still say which calls had an injected fault and which results
+made a tool known, so those are shown the same way. Each step is one
 message; each message yields events (text, tool call, tool result, finding,
 flag, discovery, refusal, note) whose ``kind`` picks a renderer in
 ``render.py``. A live document (a play session) has no replay: its calls were
@@ -18,6 +21,9 @@ from typing import Any
 
 import orjson
 
+from tau_tui.env.discovery import discovered_mark
+from tau_tui.env.episode import cassette_mark
+from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
 from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
 from tau_tui.tui.catalog import query_terms, text_matches
@@ -40,6 +46,9 @@ class CallView:
     result_error: bool = False
     live: bool = False  # executed by the environment of a running session, not replayed
     discovered_at: int | None = None  # a discoverable tool: the step that made it known (None: not before)
+    fault_marked: dict[str, Any] | None = None  # without replay: the ``injected_fault`` mark of its result
+    served: dict[str, Any] | None = None  # the ``cassette`` mark of its result: recorded where (sim, step)
+
 
     @property
     def name(self) -> str:
@@ -56,7 +65,15 @@ class CallView:
     @property
     def fault(self) -> dict[str, Any] | None:
         """The recorded ``injected_fault`` mark (kind, attempt, rule, seconds), if the call was faulted."""
-        return None if self.record is None else self.record.fault
+        return self.fault_marked if self.record is None else self.record.fault
+
+    @property
+    def withheld(self) -> bool:
+        """An injected fault kept the call from being carried out (replay's verdict, else the result's mark)."""
+        if self.record is not None:
+            return self.record.verdict is Verdict.INJECTED_FAULT
+        fault = InjectedFault.from_mark(self.fault_marked, self.name) if self.fault_marked else None
+        return fault is not None and fault.withheld
 
     @property
     def refusal(self) -> dict[str, Any] | None:
@@ -77,7 +94,7 @@ class CallView:
             return "mismatch"
         if verdict is Verdict.REFUSED:
             return "refused"
-        if verdict is Verdict.INJECTED_FAULT:
+        if self.withheld:
             return "fault"
         if self.result_step is None:
             return "no result"
@@ -206,7 +223,7 @@ class TrajectoryDoc:
                 views.append(CallView(record.call, record.call_step, record, record.result_step,
                                       record.recorded if result is not None else None, record.recorded_error,
                                       discovered_at=timeline.discovered_at(record.name) if record.discoverable
-                                      else None))
+                                      else None, served=cassette_mark(result) if result is not None else None))
             return views
         # Without replay: pair results to calls by id, as tau2 does (first pending call otherwise).
         views: list[CallView] = []
@@ -217,6 +234,7 @@ class TrajectoryDoc:
                 if match is not None:
                     pending.remove(match)
                     match.result_step, match.result, match.result_error = index, message.text, bool(message.error)
+                    match.fault_marked, match.served = fault_mark(message), cassette_mark(message)
                 continue
             pending = []
             if isinstance(message, ParticipantMessage):
@@ -254,7 +272,10 @@ class TrajectoryDoc:
                 events.append(Event("message_error", step.index, problem))
                 words.append(problem)
             step.searchable = "\n".join(words).lower()
-        if timeline is not None:
+        if timeline is None:
+            for step in self.steps:
+                step.events += [Event("discovery", step.index, tool) for tool in discovered_mark(step.message)]
+        else:
             for discovery in timeline.discoveries:
                 if 0 <= discovery.step < len(self.steps):
                     self.steps[discovery.step].events.append(Event("discovery", discovery.step, discovery.tool))

@@ -156,3 +156,16 @@ def test_notes_usage_errors_come_from_argparse(capsys):
         main(["notes", "add", "x.json", "--sim", "s", "--source", "model", "--type", "other"])
     assert exc.value.code == 2
     assert "invalid choice: 'model'" in capsys.readouterr().err
+
+
+def test_notes_on_a_bundled_recording_are_added_and_listed_from_the_user_data_folder(user_data_home, capsys):
+    from tests.conftest import ROOT
+
+    folder = ROOT / "recordings"
+    before = sorted(folder.iterdir())
+    code, out, err = run_cli(capsys, "notes", "add", str(folder / "warehouse.json"), "--sim", "wh-gives-up",
+                             "--source", "agent", "--type", "premature_end", "--text", "gave up")
+    assert code == 0, err
+    assert str(user_data_home) in out and sorted(folder.iterdir()) == before
+    code, out, _ = run_cli(capsys, "notes", "list", str(folder), "--json")
+    assert [n["text"] for n in json_lines(out) if n["sim_id"] == "wh-gives-up"] == ["gave up"]

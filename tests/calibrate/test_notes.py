@@ -6,8 +6,10 @@ import csv
 import hashlib
 import io
 import json
+import os
 import shutil
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -19,12 +21,15 @@ from tau_tui.model.notes import (
     ErrorType,
     NoteBook,
     NotesError,
+    beside_path,
     export_csv,
     export_json,
     note_rows,
     notes_path,
+    user_notes_path,
 )
 from tests.calibrate.test_workbench import TELECOM_4_TRIALS
+from tests.conftest import ROOT
 
 
 def digest(path) -> str:
@@ -122,3 +127,49 @@ def test_directory_runs_keep_their_notes_inside(tmp_path):
     (run_dir / "results.json").write_text("{}")
     assert notes_path(run_dir) == run_dir / "results.notes.json"
     assert notes_path(run_dir / "results.json") == run_dir / "results.notes.json"
+
+
+def test_notes_on_a_bundled_recording_go_to_the_user_data_folder(user_data_home):
+    recording = ROOT / "recordings" / "aftersales.json"
+    beside = beside_path(recording)
+    had_beside = beside.exists()
+    book = NoteBook(recording)
+    assert book.path == user_notes_path(recording) and book.path.is_relative_to(user_data_home / "tau-tui" / "notes")
+    assert book.path.name.endswith("-aftersales.notes.json")
+    note = book.add("as-hasty-refund", "agent", "policy_violation", "no approval")
+    assert book.path.is_file() and beside.exists() == had_beside
+    assert note.id in {n.id for n in NoteBook(recording).notes}
+    book.remove(note.id)
+    assert note.id not in {n.id for n in NoteBook(recording).notes}
+
+
+def test_same_named_recordings_in_the_user_data_folder_stay_apart(tmp_path):
+    first, second = tmp_path / "a" / "run.json", tmp_path / "b" / "run.json"
+    assert user_notes_path(first) != user_notes_path(second)
+    assert user_notes_path(first) == user_notes_path(tmp_path / "a" / ".." / "a" / "run.json")
+
+
+def test_a_read_only_folder_keeps_its_notes_in_the_user_data_folder(recording, user_data_home, monkeypatch):
+    folder = recording.parent
+    writable = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != folder and writable(path, mode))
+    book = NoteBook(recording)
+    book.add("sim-1", "agent", "other", "read-only here")
+    assert book.path.is_relative_to(user_data_home) and book.path == notes_path(recording)
+    assert not beside_path(recording).exists()
+    assert [n.text for n in NoteBook(recording).notes] == ["read-only here"]
+
+
+def test_notes_beside_and_in_the_user_data_folder_are_read_together(recording):
+    beside = NoteBook(recording)
+    kept = beside.add("sim-1", "agent", "other", "beside")
+    user = user_notes_path(recording)
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"version": 1, "recording": recording.name, "notes": [
+        {"id": "u1", "sim_id": "sim-1", "source": "user", "error_type": "other", "text": "in the data folder"}]}))
+    book = NoteBook(recording)
+    assert book.path == beside_path(recording)
+    assert {n.text for n in book.notes} == {"beside", "in the data folder"}
+    book.remove("u1")  # taken out of the file that holds it
+    assert [n.id for n in NoteBook(recording).notes] == [kept.id]
+    assert json.loads(user.read_text())["notes"] == []

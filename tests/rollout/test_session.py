@@ -152,3 +152,36 @@ def test_plain_play_quit_saves_nothing(tau2_data, tmp_path):
                            "--out", str(out)], input="/quit\n", capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 130 and "left without saving" in proc.stdout
     assert not out.exists()
+
+
+def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, capsys, monkeypatch):
+    """``tau-tui play`` in the TUI: leaving with esc after the end prints the outcome and the saved path."""
+    from tau_tui import cli
+    from tau_tui.tui.play import PlayApp
+
+    async def play_in_test_app(session, out):
+        app = PlayApp(session, out)
+        async with app.run_test() as pilot:
+            while session.pending is None:
+                await pilot.pause(0.01)
+            await pilot.press("ctrl+s")  # the person playing the agent ends the conversation
+            while app.screen.saved is None:
+                await pilot.pause(0.01)
+            await pilot.press("escape")
+        return app.return_value
+
+    monkeypatch.setattr(cli, "_play_screen", lambda: play_in_test_app)
+    out = tmp_path / "tui-play.json"
+    code = cli.main(["play", "--as", "agent", "--domain", "mock", "--task", "update_task_1", "--llm", "scripted/user",
+                     "--tau2-data", str(tau2_data), "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0 and out.is_file()
+    assert printed.splitlines()[-2:] == ["termination: agent_stop; reward: 0", f"saved to {out}"]
+
+
+def test_an_unknown_task_is_named_with_both_quotes(tau2_data, capsys):
+    from tau_tui import cli
+
+    code = cli.main(["play", "--plain", "--as", "user", "--domain", "mock", "--task", "99999", "--llm",
+                     "scripted/gold", "--tau2-data", str(tau2_data)])
+    assert code == 2 and capsys.readouterr().err.strip() == "tau-tui: no task '99999' in domain 'mock'"

@@ -11,6 +11,7 @@ from tau_tui.tui.app import TauTuiApp
 from tau_tui.tui.screens.filters import FilterScreen
 from tau_tui.tui.screens.help import HelpScreen
 from tau_tui.tui.screens.runs import RunsScreen
+from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.tui.widgets.state_tree import StateTree
@@ -123,6 +124,18 @@ async def test_unreadable_file_is_a_one_line_notice(make_app, tmp_path: Path):
         assert "truncated JSON" in notices[0].text
         assert len(shown_ids(app)) == 5
         assert "broken.json" in plain(app.runs_screen, "#notices")
+        await pilot.press("exclamation_mark")
+        assert isinstance(app.screen, TextViewScreen) and "broken.json" in app.screen.text
+
+
+async def test_load_notices_without_any_say_so_instead_of_an_empty_list(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.catalog.all_notices() == []
+        await pilot.press("exclamation_mark")
+        assert isinstance(app.screen, RunsScreen)
+        assert any("no load notices" in n.message for n in app._notifications)
 
 
 # --- trajectory screen -----------------------------------------------------------------------
@@ -232,6 +245,31 @@ async def test_findings_and_gold_diff(make_app):
         assert "notifications" in change_text(screen)
         tree = screen.query_one(StateTree)
         assert tree.marked_paths("user")[("notifications", "notif_1", "status")] == "gold"
+
+
+async def test_gold_diff_title_says_same_or_differs_at_each_step(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, "demo-clean-pass")
+        screen = app.screen
+        tree = screen.query_one(StateTree)
+        await pilot.press("G", "d")
+        assert "same as the gold final state" in change_text(screen)
+        assert tree.border_title.startswith("= same as the gold final state")
+        await pilot.press("g")
+        assert "same as the gold final state" not in change_text(screen)
+        assert tree.border_title.startswith("≠ differs from the gold final state")
+
+
+async def test_trajectory_header_names_the_domain_once_and_the_file_by_name(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, "demo-clean-pass")
+        header = app.screen.query_one("#traj-header").plain.splitlines()[0]
+        assert header.count("mock") == 1 + header.count("mock_demo")
+        assert header.endswith("sim demo-clean-pass · mock_demo.json")
 
 
 async def test_search_inside_trajectory(make_app):

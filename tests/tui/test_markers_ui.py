@@ -46,6 +46,16 @@ def test_a_cassette_refusal_ends_the_episode_where_it_is_marked():
     assert len(doc.call_views_at(9)) == 1  # the refused call once, though two events carry it
 
 
+def test_results_served_by_a_cassette_say_where_they_were_recorded():
+    from tau_tui.tui.panels import render_call
+
+    doc = doc_of("warehouse_cassette.json", "cas-greedy-refused")
+    served = "⏵ served by the cassette: the result recorded at wh-gold-split step 3"
+    assert served in render_call(doc.call_views_at(3)[0]).plain  # the side panel at the cursor
+    assert served in step_text(doc, 3, expanded=True) and served not in step_text(doc, 3)
+    assert "served by the cassette" not in render_call(doc.call_views_at(9)[0]).plain  # refused: never served
+
+
 def test_a_discovered_tool_is_marked_where_it_was_found_and_on_its_calls():
     doc = doc_of("aftersales.json", "as-gold-goodwill")
     assert doc.targets["discovery"] == [7]
@@ -101,3 +111,50 @@ async def test_runs_table_counts_faults_refusals_and_discoveries(make_app):
         assert [r.sim_id for r in screen.query_one(RunTable).rows] == ["cas-greedy-refused"]
         screen.set_filter(RunFilter(has_fault=True))
         assert len(screen.query_one(RunTable).rows) == 5
+
+
+# --- live play marks them as the inspector does ----------------------------------------------------------
+
+
+async def play_one_call(registry, tmp_path, domain: str, task: str, tool: str, arguments: dict):
+    """Play the agent of ``task``, call ``tool`` once; returns the screen, the view's text of the result step."""
+    from tau_tui.rollout import PlaySession
+    from tau_tui.tui.play import PlayApp
+    from tau_tui.tui.screens.play import PlayScreen
+    from tau_tui.tui.widgets.trajectory_view import TrajectoryView
+
+    from .conftest import wait_until
+
+    session = PlaySession(registry, domain, task, "agent", "scripted/user")
+    app = PlayApp(session, tmp_path / "play.json")
+    async with app.run_test(size=BIG) as pilot:
+        await wait_until(pilot, lambda: session.pending is not None, "the first turn")
+        screen = app.screen
+        assert isinstance(screen, PlayScreen)
+        before = len(session.messages)
+        session.call_tool(tool, arguments)
+        await wait_until(pilot, lambda: screen.doc is not None and len(screen.doc) >= before + 2
+                         and session.pending is not None, "the tool result")
+        await pilot.pause()
+        view = screen.query_one(TrajectoryView)
+        call_step, result_step = before, before + 1
+        shown = {step: "\n".join(line.plain for line in view._wrap_block(step)) for step in (call_step, result_step)}
+        return screen.doc, shown, call_step, result_step
+
+
+async def test_live_play_marks_an_injected_fault_as_the_inspector_does(registry, tmp_path):
+    doc, shown, call_step, result_step = await play_one_call(
+        registry, tmp_path, "warehouse", "south_times_out_twice", "lookup_stock",
+        {"sku": "CP-22-3M", "warehouse": "south"})
+    call = doc.calls[-1]
+    assert call.pill == "fault" and call.kind == "fault" and call.fault["kind"] == "timeout"
+    assert doc.targets["fault"] == [result_step]
+    assert "↯ lookup_stock" in shown[call_step] and "fault" in shown[call_step]
+    assert "error" not in shown[call_step].split()  # the pill says fault, not error
+
+
+async def test_live_play_shows_a_discovered_tool_as_the_inspector_does(registry, tmp_path):
+    doc, shown, _, result_step = await play_one_call(
+        registry, tmp_path, "aftersales", "goodwill_for_late_delivery", "read_document", {"doc_id": "KB-205"})
+    assert doc.targets["discovery"] == [result_step]
+    assert "✦ discovered issue_goodwill_credit" in shown[result_step]

@@ -37,8 +37,9 @@ def shown_cell(table: RunTable, row, key: str) -> str:
 
 
 def copy_recordings(tmp_path: Path) -> Path:
+    """The bundled recordings, without any notes a user may have left beside them."""
     folder = tmp_path / "recordings"
-    shutil.copytree(ROOT / "recordings", folder)
+    shutil.copytree(ROOT / "recordings", folder, ignore=shutil.ignore_patterns("*.notes.json"))
     return folder
 
 
@@ -183,3 +184,22 @@ async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_s
         assert f"note not saved: {notes_path(recording)}: read-only file system" in shown
         assert notes_path(recording).read_bytes() == before
         assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+async def test_a_note_on_the_bundled_recordings_goes_to_the_user_data_folder(make_app, tmp_path: Path,
+                                                                             user_data_home: Path):
+    folder = ROOT / "recordings"
+    before = sorted(p.name for p in folder.iterdir())
+    app = make_app([folder], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        table.move_cursor(next(i for i, r in enumerate(table.rows) if r.sim_id == "cas-reordered-mismatch"))
+        table.focus()
+        await pilot.press("A")
+        await fill_note(pilot, "tool_bug", "a note on a bundled recording")
+        row = app.catalog.find(folder / "warehouse_cassette.json", "cas-reordered-mismatch")
+        assert "a note on a bundled recording" in [n.text for n in row.notes]
+    assert sorted(p.name for p in folder.iterdir()) == before
+    saved = list((user_data_home / "tau-tui" / "notes").glob("*-warehouse_cassette.notes.json"))
+    assert len(saved) == 1 and "a note on a bundled recording" in saved[0].read_text()

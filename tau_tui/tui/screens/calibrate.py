@@ -34,6 +34,7 @@ from tau_tui.calibrate import (
     Band, CalibrationFinished, CalibrationStarted, Calibrator, CellChanged, Row, RowAdded, RowChanged,
 )
 from tau_tui.calibrate.render import BAND_LABELS
+from tau_tui.model.io import error_text
 from tau_tui.tui.calibration_view import (
     BAND_STYLES, MAX_TRIALS_WIDTH, cell_summary, columns, grid_k, trials_width,
 )
@@ -375,7 +376,7 @@ class CalibrateScreen(Screen[None]):
                 config = dataclasses.replace(config, seed=config.seed + calibrator.runs_started)
                 await calibrator.run(config, path)
         except (DomainError, RunError, ParticipantSpecError, ValueError, KeyError) as exc:
-            self.post_message(CalibrationFailed(str(exc).strip("'\"")))
+            self.post_message(CalibrationFailed(error_text(exc)))
         except Exception as exc:  # noqa: BLE001 - shown on this screen, never a crash
             self.post_message(CalibrationFailed(f"{type(exc).__name__}: {exc}"))
 

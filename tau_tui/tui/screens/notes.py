@@ -1,8 +1,9 @@
 """Every note of the loaded recordings: filter as you type, open the annotated step, delete, export.
 
-Notes live in sidecars beside their recordings (``<name>.notes.json``); the
-recordings are never written. Export writes the notes shown (after the
-filter) as JSON or CSV into the app's runs folder.
+Notes live in sidecars beside their recordings (``<name>.notes.json``), or in
+the user's data folder for bundled or read-only recordings; the recordings are
+never written. Export writes the notes shown (after the filter) as JSON or CSV
+into the app's runs folder.
 """
 
 from __future__ import annotations
@@ -103,7 +104,8 @@ class NotesScreen(Screen[None]):
         total = len(self.tau_app.catalog.all_notes())
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append(" notes ", style="bold reverse")
-        title.append(f"  {len(notes)} of {total} notes · stored beside each recording in <name>.notes.json")
+        title.append(f"  {len(notes)} of {total} notes · kept beside each recording in <name>.notes.json "
+                     "(or in the data folder)")
         title.append("   enter opens · x deletes · e exports the notes shown", style="dim")
         self.query_one("#notes-title", InfoLine).set(title)
 

@@ -21,6 +21,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 
+from tau_tui.model.io import error_text
 from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.replay_service import ReplayService
 from tau_tui.tui.screens.rollout import (
@@ -183,7 +184,7 @@ class PlaySetupScreen(ModalScreen[None]):
         try:
             session = PlaySession(self.service.registry, domain, task, side, ParticipantSpec(other, args))
         except Exception as exc:  # noqa: BLE001 - shown in the form
-            self.app.call_from_thread(self._failed, str(exc).strip("'\""))
+            self.app.call_from_thread(self._failed, error_text(exc))
             return
         self.app.call_from_thread(self._started, session, out)
 

@@ -480,5 +480,8 @@ class RunsScreen(Screen[None]):
 
     def action_notices(self) -> None:
         notices = self.tau_app.catalog.all_notices()
-        text = "\n".join(f"[{n.severity}] {n.path}: {n.text}" for n in notices) or "no notices"
+        if not notices:
+            self.notify("no load notices: every file was read without a problem", timeout=3)
+            return
+        text = "\n".join(f"[{n.severity}] {n.path}: {n.text}" for n in notices)
         self.app.push_screen(TextViewScreen(f"load notices ({len(notices)})", text))

@@ -30,7 +30,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from tau_tui.textsafe import visible_renderable
 from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
-from tau_tui.model.io import RunFile, RunFileError, name_part, open_run, unused_path
+from tau_tui.model.io import RunFile, RunFileError, error_text, name_part, open_run, unused_path
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.evaluate import SimReport
@@ -341,7 +341,7 @@ class TrajectoryScreen(Screen[None]):
         text.append(f" · agent {run.agent_model or '?'}")
         if run.user_model and not run.solo:
             text.append(f" · user {run.user_model}")
-        text.append(f" · sim {entry.id} · {file_label(run)}", style="dim")
+        text.append(f" · sim {entry.id} · {run.path.name}", style="dim")
         text.append("\n")
         text.append(" recorded ", style=RECORDED_STYLE + " reverse")
         reward = entry.reward
@@ -406,7 +406,7 @@ class TrajectoryScreen(Screen[None]):
                                          f"⚑ {counts['flag']}{extra}")
         tree = self.query_one(StateTree)
         if self.gold_mode:
-            tree.border_title = "≠ differs from the gold final state · d: back"
+            tree.border_title = "vs the gold final state · d: back"  # the step says same or differs
         else:
             has_gold = self.analysis is not None and self.analysis.gold is not None
             tree.border_title = "state after this message" + (" · d: vs gold" if has_gold else "")
@@ -483,6 +483,10 @@ class TrajectoryScreen(Screen[None]):
             user = self._diff(state.user, gold.user)
             marks = {"agent": marks_for(((c.path, "gold") for c in agent or []), "gold_within"),
                      "user": marks_for(((c.path, "gold") for c in user or []), "gold_within")}
+            differs = bool(agent or user)
+            title = f"{'≠ differs from' if differs else '= same as'} the gold final state · d: back"
+            if tree.border_title != title:  # changes only when the answer does (a title change repaints the pane)
+                tree.border_title = title
             parts.append(Text(f"state after step {step} → gold final state", style="bold magenta"))
             parts.append(render_changes((("agent DB", agent), ("user DB", user)),
                                         "same as the gold final state"))
@@ -740,7 +744,7 @@ class TrajectoryScreen(Screen[None]):
                 "file": str(run.path), "simulation": sim.id, "after_message": request.step}})
             fork_run = await asyncio.to_thread(open_run, saved)
         except Exception as exc:  # noqa: BLE001 - a history that cannot be replayed, a model error…: shown
-            self.post_message(ForkFinished(token, error=str(exc).strip("'\"") or type(exc).__name__))
+            self.post_message(ForkFinished(token, error=error_text(exc) or type(exc).__name__))
             return
         self.post_message(ForkFinished(token, episode, saved, fork_run, step=request.step))
 

@@ -2,7 +2,9 @@
 
 ``Static`` in a scroll container re-lays the screen out on every update; this
 pane renders its content to strips at its own width (again on resize) and
-repaints only itself, so it can change on every cursor step.
+repaints only itself, so it can change on every cursor step. Content given
+while the pane has no width (its tab hidden) is kept and drawn as soon as the
+pane is measured again: on resize or when shown, whatever its width was before.
 """
 
 from __future__ import annotations
@@ -34,18 +36,23 @@ class RichPane(ScrollView, can_focus=True):
         self.content: RenderableType = content
         self.lines: list[Strip] = []
         self._width = 0
+        self._stale = True  # ``content`` is not what ``lines`` show yet
 
     def show(self, content: RenderableType) -> None:
         self.content = content
+        self._stale = True
         self._render_content()
         self.scroll_to(y=0, animate=False, immediate=True)
 
     def _render_content(self) -> None:
         width = self.scrollable_content_region.width
         if width <= 0:
+            # Hidden: nothing can be drawn at no width, and the old lines belong to the old content.
+            if self._stale and self.lines:
+                self.lines = []
             return
         resized = width != self._width
-        self._width = width
+        self._width, self._stale = width, False
         console = self.app.console
         options = console.options.update_width(width)
         base = self.visual_style.rich_style
@@ -67,7 +74,11 @@ class RichPane(ScrollView, can_focus=True):
                 self.refresh(Region(0, y, self.size.width, 1))
 
     def on_resize(self, event: events.Resize) -> None:
-        if self.scrollable_content_region.width != self._width:
+        if self._stale or self.scrollable_content_region.width != self._width:
+            self._render_content()
+
+    def on_show(self, event: events.Show) -> None:
+        if self._stale:
             self._render_content()
 
     def render_line(self, y: int) -> Strip:
