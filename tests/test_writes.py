@@ -106,12 +106,24 @@ def fill(mnt: Path) -> None:
     (mnt / "probe").unlink(missing_ok=True)
 
 
-def test_notes_add_in_a_read_only_folder(capsys, tmpfs):
+def test_notes_add_in_a_read_only_folder_goes_to_the_user_data_folder(capsys, tmpfs, user_data_home):
     recording, sidecar, before = recording_with_a_note(tmpfs / "runs")
+    remount_read_only(tmpfs)
+    code, out, err = add_note(capsys, recording)
+    assert code == 0, err
+    assert sidecar.read_bytes() == before  # the note beside the recording stays, and is still read
+    saved = list((user_data_home / "tau-tui" / "notes").glob("*-mock_demo.notes.json"))
+    assert len(saved) == 1 and "a second note" in saved[0].read_text() and str(saved[0]) in out
+    assert [n.text for n in NoteBook(recording).notes] == ["the first note", "a second note"]
+
+
+def test_notes_add_where_neither_place_can_be_written(capsys, tmpfs, monkeypatch):
+    recording, sidecar, before = recording_with_a_note(tmpfs / "runs")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmpfs / "xdg"))  # the user data folder is read-only too
     remount_read_only(tmpfs)
     code, _, err = add_note(capsys, recording)
     assert code == 2
-    line = one_error_line(err, str(sidecar))
+    line = one_error_line(err, "xdg")
     assert "read-only file system" in line
     assert sidecar.read_bytes() == before
 
