@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any, Iterable, Literal
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
-from tau_tui.model.io import write_atomic
+from tau_tui.model.io import RunFileError, read_bytes, write_atomic
 
 NOTES_SUFFIX = ".notes.json"
 NOTES_VERSION = 1
@@ -89,12 +90,12 @@ def notes_path(recording: Path | str) -> Path:
 
 
 def _read(path: Path) -> NotesFile | None:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    except OSError as exc:
-        raise NotesError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = read_bytes(path)
+    except RunFileError as exc:
+        raise NotesError(str(exc)) from None
     try:
         return NotesFile.model_validate(orjson.loads(data))
     except (orjson.JSONDecodeError, ValidationError) as exc:
