@@ -4,8 +4,9 @@ litellm is imported inside the call (it costs seconds), with its cost map read
 from the installed package, never downloaded. Retries are ours, not
 litellm's or the provider SDK's (both are set to 0), so the policy is one
 place and a test can count them: rate limits, timeouts, connection failures
-and 5xx answers are retried with exponential backoff; anything else fails at
-once. A reply whose tool-call arguments are not a JSON object raises
+5xx answers and replies without a choice (or whose choice has no message)
+are retried with exponential backoff, and end as an infrastructure error
+once the retries are spent; anything else fails at once. A reply whose tool-call arguments are not a JSON object raises
 ``MalformedToolCall``; the orchestrator ends the episode with agent_error (or
 user_error) and keeps the raw reply in the simulation's ``info``.
 """
@@ -58,6 +59,10 @@ class MalformedToolCall(LLMError):
     """The model asked for a tool call whose arguments are not a JSON object."""
 
     termination = "agent_error"  # the user side maps it to user_error
+
+
+class EmptyReply(Exception):
+    """A provider reply without a usable choice: a provider failure, retried like a 5xx."""
 
 
 @dataclass(frozen=True)
@@ -133,8 +138,19 @@ def to_litellm_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def _first_message(response: Any) -> Any:
+    """The message of the reply's first choice; ``EmptyReply`` when there is none."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise EmptyReply("the provider replied with no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise EmptyReply("the provider's first choice has no message")
+    return message
+
+
 def _is_retryable(litellm: Any, exc: BaseException) -> bool:
-    if isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
+    if isinstance(exc, (asyncio.TimeoutError, ConnectionError, EmptyReply)):
         return True
     for name in RETRYABLE_ERRORS:
         cls = getattr(litellm, name, None)
@@ -212,6 +228,7 @@ async def complete(settings: LLMSettings, messages: list[Message], tools: list[d
         started = time.perf_counter()
         try:
             response = await litellm.acompletion(model=settings.model, messages=payload, **kwargs)
+            message = _first_message(response)
             break
         except Exception as exc:  # noqa: BLE001 - classified below
             context_cls = getattr(litellm, "ContextWindowExceededError", None)
@@ -228,8 +245,6 @@ async def complete(settings: LLMSettings, messages: list[Message], tools: list[d
             raise LLMUnavailable(f"{settings.model}{tried}: {_one_line(exc)}", error_type=type(exc).__name__,
                                  details={"attempts": attempt + 1}) from None
     elapsed = time.perf_counter() - started
-    choice = response.choices[0]
-    message = choice.message
     raw = response.to_dict() if hasattr(response, "to_dict") else None
     try:
         tool_calls = parse_tool_calls(getattr(message, "tool_calls", None))
