@@ -1,4 +1,4 @@
-"""Reading never hangs or explodes: only regular files are read, reads are bounded, bad input names its file."""
+"""Reading never hangs, explodes or crashes: only regular files, bounded reads, any nesting the reader accepts."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import socket
 import subprocess
 import sys
 
+import orjson
 import pytest
 
 from tau_tui.cli import main
 from tau_tui.model.io import MAX_READ_ENV, RunFileError, expand_paths, open_run, read_bytes
+from tau_tui.model.nesting import CUT_MARKER, MAX_NESTING, clip_nesting, nesting_depth
 from tests.conftest import ROOT
-from tests.helpers import greet, results_file
+from tests.helpers import READER_DEPTH, deep_results_file, greet, results_file
 
 # A reader that blocks on a FIFO would hang the test: every FIFO case runs in a child with a timeout.
 CHILD_TIMEOUT = 60
@@ -92,3 +94,56 @@ def test_unknown_domain_names_the_file(tmp_path, tau2_data, capsys):
         _, err = capsys.readouterr()
         assert code == 2
         assert err.startswith(f"tau-tui: {path}: unknown domain 'nowhere'") and err.count("\n") == 1
+
+
+# --- nesting -------------------------------------------------------------------------------------
+
+
+def test_depth_and_cut_work_at_any_depth():
+    value: object = "x"
+    for _ in range(100_000):
+        value = [value]
+    assert nesting_depth(value) == 100_000 and nesting_depth(value, stop=10) == 11
+    cut = clip_nesting(value)
+    assert nesting_depth(cut) == MAX_NESTING
+    bottom = cut
+    for _ in range(MAX_NESTING - 1):
+        bottom = bottom[0]
+    assert bottom == [CUT_MARKER]
+    shallow = {"a": [1, {"b": 2}], "c": "d"}
+    assert clip_nesting(shallow) == shallow and nesting_depth(shallow) == 3
+
+
+def test_the_deep_recording_is_as_deep_as_the_reader_accepts(tmp_path):
+    orjson.loads(deep_results_file(tmp_path / "ok.json").read_bytes())
+    with pytest.raises(orjson.JSONDecodeError, match="depth"):
+        orjson.loads(deep_results_file(tmp_path / "past.json", READER_DEPTH + 1).read_bytes())
+
+
+def test_deep_arguments_and_content_replay_with_findings(tmp_path, tau2_data, capsys):
+    path = deep_results_file(tmp_path / "deep.json")
+    code = main(["replay", str(path), "--json", "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    record = json.loads(out)
+    assert code == 1 and err == ""
+    assert [(f["kind"], f["step"]) for f in record["findings"]] == [("nested_too_deep", s) for s in (2, 4, 6, 8)]
+    # the two cut writes are not re-executed (mismatches); the write nested 100 levels deep is replayed
+    assert record["verdicts"] == {"replayed": 0, "mismatch": 3, "skipped_read": 1, "skipped_unknown": 1,
+                                  "recorded_error": 1}
+    assert record["first_mismatch"]["step"] == 3 and CUT_MARKER in out
+    code = main(["replay", str(path), "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    assert code == 1 and err == "" and "finding [nested_too_deep] step 2" in out
+
+
+def test_deep_arguments_and_content_evaluate(tmp_path, tau2_data, capsys):
+    path = deep_results_file(tmp_path / "deep.json")
+    code = main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    sim, file_record = map(json.loads, out.splitlines())
+    assert code == 0 and err == ""
+    assert sim["reward"] == 0.0 and sim["breakdown"] == {"DB": 0.0}
+    assert file_record["metrics"]["n_scored"] == 1
+    code = main(["eval", str(path), "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == "" and "pass@k" in out

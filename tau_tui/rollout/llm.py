@@ -30,6 +30,7 @@ from tau_tui.model.messages import (
     ToolMessage,
     UserMessage,
 )
+from tau_tui.model.nesting import MAX_NESTING, too_deep
 
 # litellm error classes worth another attempt (looked up by name: litellm is imported lazily).
 RETRYABLE_ERRORS = ("RateLimitError", "Timeout", "APIConnectionError", "InternalServerError",
@@ -185,6 +186,11 @@ def _usage(response: Any) -> dict[str, Any] | None:
             "prompt_tokens": getattr(usage, "prompt_tokens", None)}
 
 
+def _too_deep(name: str, call_id: str, text: Any) -> MalformedToolCall:
+    return MalformedToolCall(f"tool call {name!r}: arguments nested deeper than {MAX_NESTING} levels",
+                             details={"tool": name, "call_id": call_id, "arguments": str(text)[:2000]})
+
+
 def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
     """Tool calls of a reply with parsed arguments; ``MalformedToolCall`` when any is not a JSON object."""
     calls: list[ToolCall] = []
@@ -204,6 +210,10 @@ def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
                 raise MalformedToolCall(
                     f"tool call {name!r}: arguments are not valid JSON ({exc})",
                     details={"tool": name, "call_id": call_id, "arguments": str(text)}) from None
+            except RecursionError:
+                raise _too_deep(name, call_id, text) from None
+            if too_deep(arguments):
+                raise _too_deep(name, call_id, text)
             if not isinstance(arguments, dict):
                 raise MalformedToolCall(
                     f"tool call {name!r}: arguments are a JSON {type(arguments).__name__}, not an object",

@@ -96,6 +96,16 @@ def test_malformed_tool_call_json_ends_with_agent_error(registry, tmp_path, fake
     assert Analyzer(registry).analyze(run, 0).timeline.strict_ok
 
 
+def test_tool_arguments_nested_too_deep_end_with_agent_error(registry, tmp_path, fake_llm):
+    deep = '{"task_id": "task_1", "status": ' + "[" * 500 + "]" * 500 + "}"
+    fake_llm.script("agent-model", [call("update_task_status", deep, "call_deep")])
+    fake_llm.script("user-model", [text("Please mark task_1 as completed.")])
+    _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
+    sim = run.simulation(0)
+    assert sim.termination_reason == "agent_error" and sim.info["error_type"] == "MalformedToolCall"
+    assert "nested deeper than 100 levels" in sim.info["error"]
+
+
 def test_tool_arguments_that_are_not_an_object_end_the_user_side_with_user_error(registry, tmp_path, fake_llm):
     fake_llm.script("user-model", [call("check_notifications", "[1, 2]")])
     _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
