@@ -90,7 +90,7 @@ def notes_path(recording: Path | str) -> Path:
 
 
 def _read(path: Path) -> NotesFile | None:
-    if not os.path.lexists(path):
+    if not os.path.exists(path):
         return None
     try:
         data = read_bytes(path)
