@@ -126,7 +126,12 @@ class Analyzer:
         if name is None:
             raise DomainError(f"{run.path}: cannot tell the domain (no info.environment_info.domain_name)")
         base, variant = split_variant(name)
-        return self.registry.get(base), variant
+        try:
+            return self.registry.get(base), variant
+        except DomainError as exc:
+            if str(exc).startswith(f"{run.path}:"):
+                raise
+            raise DomainError(f"{run.path}: {exc}") from None
 
     def env_factory(self, domain: Domain, variant: str | None):
         def new_env(solo: bool) -> Environment:

@@ -21,6 +21,7 @@ import orjson
 
 from tau_tui.env.environment import Environment
 from tau_tui.env.schema import DBSchema
+from tau_tui.model.io import RunFileError, read_bytes
 from tau_tui.model.tasks import Task
 
 DOMAIN_PATH_ENV = "TAU_TUI_DOMAINS"
@@ -93,10 +94,12 @@ def read_data_file(path: Path) -> Any:
         if path.suffix == ".toml":
             import tomllib
 
-            return tomllib.loads(path.read_text(encoding="utf-8"))
-        return orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise DomainError(f"{path}: missing domain data file") from None
+            return tomllib.loads(read_bytes(path).decode("utf-8"))
+        return orjson.loads(read_bytes(path))
+    except RunFileError as exc:
+        if exc.problem == "does not exist":
+            raise DomainError(f"{path}: missing domain data file") from None
+        raise DomainError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any parse failure is reported on one line
         raise DomainError(f"{path}: unreadable domain data ({exc})") from None
 
@@ -140,9 +143,11 @@ class Domain:
     def read_text(self, name: str) -> str:
         path = self.require_data() / name
         try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise DomainError(f"{path}: missing domain data file") from None
+            return read_bytes(path).decode("utf-8", errors="replace")
+        except RunFileError as exc:
+            if exc.problem == "does not exist":
+                raise DomainError(f"{path}: missing domain data file") from None
+            raise DomainError(str(exc)) from None
 
     def tasks(self) -> dict[str, Task]:
         """The domain's task set, by id."""

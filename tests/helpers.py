@@ -66,3 +66,45 @@ def results_file(path: Path, messages: list[dict[str, Any]], task: dict[str, Any
     }
     path.write_text(json.dumps(data, indent=2))
     return path
+
+
+# orjson reads JSON nested at most this deep; a results object puts tool-call arguments 8 levels down.
+READER_DEPTH = 1024
+ARGUMENTS_LEVEL = 8  # results object, simulations, simulation, messages, message, tool_calls, call, arguments
+
+
+def nested_list(depth: int) -> str:
+    """JSON text of ``depth`` lists, one inside the other, around "x"."""
+    return "[" * depth + '"x"' + "]" * depth
+
+
+def nested_object(depth: int) -> str:
+    return '{"a":' * depth + '"x"' + "}" * depth
+
+
+def deep_results_file(path: Path, depth: int = READER_DEPTH) -> Path:
+    """A run whose tool-call arguments, tool results and message content nest as deep as ``depth`` allows.
+
+    Built as text (no recursive encoder can write it): each placeholder string
+    becomes a value nested to the file's limit, ``depth`` levels overall.
+    """
+    room = depth - ARGUMENTS_LEVEL  # levels left for a value inside the arguments object
+    text = json.dumps(nested_list(depth))  # tool result content: JSON text nested to the reader's limit
+    messages = [
+        greet(), user("go"),
+        call("update_task_status", {"task_id": "task_1", "status": "@ROOM_LIST@"}, "c1"), result(text, "c1"),
+        call("create_task", {"user_id": "user_1", "title": "@ROOM_OBJECT@", "description": "@ROOM_LIST@"}, "c2"),
+        result(text, "c2"),
+        call("get_users", {"x": "@ROOM_LIST@"}, "c3"), result("Error: " + text, "c3", error=True),
+        call("no_such_tool", {"x": "@ROOM_OBJECT@"}, "c4"), result(text, "c4"),
+        call("update_task_status", {"task_id": "task_1", "status": "@EDGE@"}, "c5"), result("{}", "c5"),
+        {"role": "assistant", "content": "@CONTENT@"},
+        say("task_1 has been updated."),
+    ]
+    results_file(path, messages)
+    raw = path.read_text()
+    for marker, value in (("@ROOM_LIST@", nested_list(room)), ("@ROOM_OBJECT@", nested_object(room)),
+                          ("@EDGE@", nested_list(99)), ("@CONTENT@", nested_list(depth - 5))):
+        raw = raw.replace(json.dumps(marker), value)
+    path.write_text(raw)
+    return path

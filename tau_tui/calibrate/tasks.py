@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from tau_tui.domains import Domain, DomainError
-from tau_tui.model.io import RunFile
+from tau_tui.model.io import RunFile, RunFileError, read_bytes
 from tau_tui.model.tasks import Task
 
 DOMAIN, RUN = "domain", "run"
@@ -102,9 +102,11 @@ def _line_of(text: str, offset: int) -> int:
 
 def _locate(path: Path, task_id: str, kind: str) -> TaskSource:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TaskSourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        text = read_bytes(path).decode("utf-8")
+    except RunFileError as exc:
+        raise TaskSourceError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise TaskSourceError(f"{path}: is not UTF-8 text") from None
     try:
         start = _skip(text, 0)
         candidates: Iterator[tuple[int, int, Any]]
@@ -169,7 +171,7 @@ def find_task_source(task_id: str, *, run: RunFile | None = None, domain: Domain
 def read_task(source: TaskSource) -> Task:
     """The task's definition as its file holds it now (after an edit)."""
     located = _locate(source.path, source.task_id, source.kind)
-    text = source.path.read_text(encoding="utf-8")
+    text = read_bytes(source.path).decode("utf-8")
     value, _ = _DECODER.raw_decode(text, located.offset)
     try:
         return Task.model_validate(value)

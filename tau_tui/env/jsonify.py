@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tau_tui.model.nesting import too_deep
+
 
 class ModelDict(dict):
     """A dict that tau2 would have returned as a pydantic model object."""
@@ -57,10 +59,15 @@ def to_json_str(value: Any) -> str:
 
 
 def parse_content(text: Any) -> Any:
-    """Tool-message content as tau2 compares it: parsed JSON, or the raw text."""
+    """Tool-message content as tau2 compares it: parsed JSON, or the raw text.
+
+    JSON nested deeper than ``MAX_NESTING`` levels stays text, so no later walk
+    over the parsed value can recurse too deep.
+    """
     if not isinstance(text, str):
         return text
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         return text
+    return text if too_deep(value) else value

@@ -107,17 +107,20 @@ def message_flags(timeline: Timeline, start: int, policy: str | None) -> list[Fl
 
 def repeated_calls(timeline: Timeline, start: int) -> list[Flag]:
     out = []
-    last_seen: dict[str, CallRecord] = {}
+    last_seen: dict[str, tuple[CallRecord, int]] = {}  # key → (last call, successful writes before it)
+    writes = 0
     for call in timeline.calls:
         key = _args_key(call)
-        earlier = last_seen.get(key)
-        last_seen[key] = call
+        earlier, writes_then = last_seen.get(key, (None, 0))
+        last_seen[key] = (call, writes)
+        written_since = writes > writes_then + (1 if earlier is not None and _successful_write(earlier) else 0)
+        if _successful_write(call):
+            writes += 1
         if earlier is None or call.call_step < start or call.requestor != "assistant":
             continue
         if earlier.verdict is Verdict.INJECTED_FAULT:
             continue  # retrying a call a fault kept from running is the right thing to do
-        between = timeline.calls[earlier.index + 1:call.index]
-        if not any(_successful_write(c) for c in between):
+        if not written_since:
             out.append(Flag("repeated_call", call.call_step,
                             f"{call.name} called again with the same arguments as at step {earlier.call_step}, "
                             "with no write in between"))
@@ -145,18 +148,52 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
 def _mentions(text: str, value: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])", text) is not None
+
+
+class _SeenText:
+    """The tool results seen so far, asked whether they mention a value as a whole word.
+
+    Each result is split into words once; a value made of word characters only
+    (the usual id) is a set lookup. Other values are searched in the results
+    added since they were last asked about, so every (value, result) pair is
+    searched at most once and the walk stays linear in the trajectory.
+    """
+
+    def __init__(self) -> None:
+        self.words: set[str] = set()
+        self.texts: list[str] = []
+        self._searched: dict[str, int] = {}
+        self._found: set[str] = set()
+
+    def add(self, text: str) -> None:
+        self.texts.append(text)
+        self.words.update(_WORD.findall(text))
+
+    def mentions(self, value: str) -> bool:
+        if _WORD.fullmatch(value):
+            return value in self.words
+        if value in self._found:
+            return True
+        done = self._searched.get(value, 0)
+        self._searched[value] = len(self.texts)
+        if any(_mentions(text, value) for text in self.texts[done:]):
+            self._found.add(value)
+            return True
+        return False
 
 
 def writes_before_reads(timeline: Timeline, start: int) -> list[Flag]:
     out = []
     read_args: set[str] = set()
-    results: list[str] = []
+    results = _SeenText()
     for call in sorted(timeline.calls, key=lambda c: c.call_step):
         if call.call_step >= start and call.requestor == "assistant" and call.tool_type is ToolType.WRITE:
-            unread = [v for v in _id_values(call.call.arguments)
-                      if v not in read_args and not any(_mentions(text, v) for text in results)]
+            unread = [v for v in _id_values(call.call.arguments) if v not in read_args and not results.mentions(v)]
             if unread:
                 out.append(Flag("write_before_read", call.call_step,
                                 f"{call.name} writes to {', '.join(unread)}, never looked up before"))
@@ -164,38 +201,51 @@ def writes_before_reads(timeline: Timeline, start: int) -> list[Flag]:
             if call.tool_type is not ToolType.WRITE:
                 read_args.update(_strings(call.call.arguments))
             if call.recorded:
-                results.append(call.recorded)
+                results.add(call.recorded)
     return out
 
 
-def _next_agent_move(timeline: Timeline, after: int) -> tuple[int, AssistantMessage] | None:
-    """The agent's next message after ``after`` that talks to the user or calls a non-read tool."""
+def _is_agent_move(timeline: Timeline, message: object) -> bool:
+    """An agent message that talks to the user or calls a non-read tool."""
+    if not isinstance(message, AssistantMessage):
+        return False
+    if isinstance(message.content, str) and message.content.strip():
+        return True
     env = timeline.env
-    for step in timeline.steps[after + 1:]:
-        message = step.message
-        if not isinstance(message, AssistantMessage):
-            continue
-        if isinstance(message.content, str) and message.content.strip():
-            return step.index, message
-        calls = message.tool_calls or []
-        if any(env is None or not env.has_tool(c.name) or env.tool_type(c.name) is not ToolType.READ for c in calls):
-            return step.index, message
-    return None
+    return any(env is None or not env.has_tool(c.name) or env.tool_type(c.name) is not ToolType.READ
+               for c in message.tool_calls or [])
+
+
+def _next_agent_moves(timeline: Timeline) -> list[int | None]:
+    """For each step position k, the position of the first agent move after k (one backward pass)."""
+    nexts: list[int | None] = [None] * len(timeline.steps)
+    upcoming = None
+    for i in range(len(timeline.steps) - 1, -1, -1):
+        nexts[i] = upcoming
+        if _is_agent_move(timeline, timeline.steps[i].message):
+            upcoming = i
+    return nexts
 
 
 def ignored_errors(timeline: Timeline, start: int) -> list[Flag]:
     out = []
+    last_success: dict[str, int] = {}  # tool name → index of its last call that returned without error
+    for c in timeline.calls:
+        if c.result_step is not None and not c.recorded_error:
+            last_success[c.name] = c.index
+    nexts: list[int | None] | None = None
     for call in timeline.calls:
         if (call.requestor != "assistant" or not call.recorded_error or call.result_step is None
                 or call.call_step < start or call.tool_type not in (None, ToolType.WRITE)):
             continue
-        later = timeline.calls[call.index + 1:]
-        if any(c.name == call.name and c.result_step is not None and not c.recorded_error for c in later):
+        if last_success.get(call.name, -1) > call.index:
             continue  # the agent got it done after all
-        move = _next_agent_move(timeline, call.result_step)
-        if move is None:
+        if nexts is None:
+            nexts = _next_agent_moves(timeline)
+        position = nexts[call.result_step] if call.result_step < len(nexts) else None
+        if position is None:
             continue
-        step, message = move
+        step, message = timeline.steps[position].index, timeline.steps[position].message
         retried = any(c.name == call.name or c.name.startswith("transfer_to_human") for c in message.tool_calls or [])
         acknowledged = isinstance(message.content, str) and ACKNOWLEDGES_PROBLEM.search(message.content)
         if not retried and not acknowledged:
@@ -217,12 +267,20 @@ def claims(text: str) -> list[tuple[str, str]]:
 
 
 def unbacked_claims(timeline: Timeline, start: int) -> list[Flag]:
+    """Claims with no backing write before them; the writes so far are gathered in one pass."""
     out = []
-    for step in timeline.steps[start:]:
+    pending = sorted((c for c in timeline.calls if _successful_write(c)), key=lambda c: c.call_step)
+    writes: set[str] = set()  # names of the successful writes made at or before the current step
+    taken = 0
+    for step in timeline.steps:
+        while taken < len(pending) and pending[taken].call_step <= step.index:
+            writes.add(pending[taken].name)
+            taken += 1
+        if step.index < start:
+            continue
         message = step.message
         if not isinstance(message, AssistantMessage) or not isinstance(message.content, str):
             continue
-        writes = [c.name for c in timeline.calls if _successful_write(c) and c.call_step <= step.index]
         for verb, words in claims(message.content):
             fragments = CLAIM_VERBS[verb]
             backed = any(fragments is None or any(f in name for f in fragments) for name in writes)

@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from tau_tui.model.io import RunFileError, read_bytes
 from tau_tui.replay import CallRecord
 
 SIDECAR_SUFFIX = ".scorer.json"
@@ -188,9 +189,9 @@ def is_sidecar(path: Path) -> bool:
 
 def load_scorer_config(path: Path) -> ScorerConfig:
     try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise ScorerConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        data = orjson.loads(read_bytes(path))
+    except RunFileError as exc:
+        raise ScorerConfigError(str(exc)) from None
     except orjson.JSONDecodeError as exc:
         raise ScorerConfigError(f"{path}: not valid JSON ({exc})") from None
     return ScorerConfig.from_json(data, path)

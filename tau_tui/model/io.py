@@ -35,6 +35,8 @@ from tau_tui.model.results import Results, RunInfo, SimulationRun
 from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.tasks import Task
 
+MAX_READ_ENV = "TAU_TUI_MAX_READ_BYTES"
+DEFAULT_MAX_READ_BYTES = 4 * 1024 ** 3
 KNOWN_DOMAINS = ("airline", "retail", "telecom", "mock")
 # Files that live in tau2 data folders and are never runs.
 _DATA_FILE_NAMES = {"db.json", "user_db.json", "tasks.json", "tasks_small.json", "split_tasks.json", "split_tasks_small.json"}
@@ -121,20 +123,71 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
     )
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; any failure becomes a one-line ``RunFileError``."""
+_FILE_KINDS = ((stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+               (stat.S_ISBLK, "block device"), (stat.S_ISDIR, "directory"))
+
+
+def file_kind(mode: int) -> str:
+    """'regular' or what else a stat mode says the path is (fifo, socket, device, directory)."""
+    if stat.S_ISREG(mode):
+        return "regular"
+    return next((name for test, name in _FILE_KINDS if test(mode)), "special file")
+
+
+def max_read_bytes() -> int:
+    """The size limit of one file read: ``$TAU_TUI_MAX_READ_BYTES`` or 4 GiB."""
+    raw = os.environ.get(MAX_READ_ENV, "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MAX_READ_BYTES
+
+
+def read_bytes(path: Path | str) -> bytes:
+    """The bytes of a regular file, at most ``max_read_bytes()``; anything else is a one-line ``RunFileError``.
+
+    A FIFO, socket or device is refused before it is opened (a FIFO would block
+    the reader forever). The file is opened non-blocking and checked again on
+    the open descriptor, so a path swapped for a FIFO in between is refused too.
+    """
+    path = Path(path)
     try:
-        mode = path.stat().st_mode
-    except OSError:
-        mode = stat.S_IFREG  # reported by the read below
-    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        raise RunFileError(path, f"is {_file_kind(mode)}, not a file")  # a FIFO would block the read
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise RunFileError(path, "is a directory") from None
+        kind = file_kind(os.stat(path).st_mode)
+    except FileNotFoundError:
+        raise RunFileError(path, "does not exist") from None
     except OSError as exc:
         raise RunFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if kind == "directory":
+        raise RunFileError(path, "is a directory")
+    if kind != "regular":
+        raise RunFileError(path, f"not a regular file ({kind})")
+    limit = max_read_bytes()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise RunFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RunFileError(path, f"not a regular file ({file_kind(info.st_mode)})")
+        if info.st_size > limit:
+            raise RunFileError(path, _too_big(info.st_size, limit))
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise RunFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise RunFileError(path, _too_big(len(data), limit))
+    return data
+
+
+def _too_big(size: int, limit: int) -> str:
+    return (f"is {size:,} bytes, more than the {limit:,}-byte read limit "
+            f"(raise it with {MAX_READ_ENV})")
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; any failure becomes a one-line ``RunFileError``."""
+    data = read_bytes(path)
     if not data.strip():
         raise RunFileError(path, "is empty")
     try:
@@ -150,6 +203,13 @@ def read_json(path: Path) -> Any:
         if exc.pos >= len(data.rstrip()) - 1 or "end of data" in msg.lower() or "EOF" in msg:
             raise RunFileError(path, f"is truncated JSON ({msg})") from None
         raise RunFileError(path, f"is not valid JSON ({msg})") from None
+
+
+def _kind_of(path: Path) -> str:
+    try:
+        return file_kind(os.stat(path).st_mode)
+    except OSError:
+        return "regular"  # gone or unreadable: the read that follows says which
 
 
 def _looks_like_v1(items: list[Any]) -> bool:
@@ -313,11 +373,14 @@ def _open_dir(root: Path, meta_path: Path) -> RunFile:
     sim_dir = root / "simulations"
     warnings: list[str] = []
     files = []
-    for candidate in sorted(sim_dir.glob("*.json")) if sim_dir.is_dir() else []:
-        if not contained(sim_dir, candidate) or not candidate.is_file():
-            warnings.append(f"simulations/{candidate.name} skipped: not a file inside the run's folder")
-            continue
-        files.append(candidate)
+    for part in sorted(sim_dir.glob("*.json")) if sim_dir.is_dir() else []:
+        kind = _kind_of(part)
+        if not contained(sim_dir, part):
+            warnings.append(f"simulations/{part.name} skipped: it leads outside the run's folder")
+        elif kind == "regular":
+            files.append(part)
+        else:
+            warnings.append(f"simulations/{part.name}: not a regular file ({kind}), skipped")
     sims = [read_json(f) for f in files]
     index = meta.get("simulation_index")
     if isinstance(index, list):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from tau_tui.model.nesting import clip_nesting, too_deep
 
 
 class Loose(BaseModel):
@@ -24,6 +26,20 @@ class ToolCall(Loose):
     name: str = ""
     arguments: Any = Field(default_factory=dict)
     requestor: str = "assistant"
+    _cut: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> "ToolCall":
+        """Arguments nested deeper than ``MAX_NESTING`` are cut there (see ``tau_tui.model.nesting``)."""
+        if too_deep(self.arguments):
+            self.arguments = clip_nesting(self.arguments)
+            self._cut = True
+        return self
+
+    @property
+    def arguments_cut(self) -> bool:
+        """Whether the recorded arguments nested too deep and were cut."""
+        return self._cut
 
     @field_validator("id", "name", mode="before")
     @classmethod
@@ -41,6 +57,13 @@ class Message(Loose):
     content: Any = None
     turn_idx: int | None = None
     timestamp: str | None = None
+
+    @model_validator(mode="after")
+    def _bounded(self) -> "Message":
+        """Content that is not text and nests deeper than ``MAX_NESTING`` is cut there."""
+        if not isinstance(self.content, str) and too_deep(self.content):
+            self.content = clip_nesting(self.content)
+        return self
 
     @property
     def text(self) -> str:

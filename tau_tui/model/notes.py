@@ -20,7 +20,6 @@ import csv
 import hashlib
 import io
 import os
-import stat
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any, Iterable, Literal
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
-from tau_tui.model.io import file_lock, write_atomic
+from tau_tui.model.io import RunFileError, file_lock, read_bytes, write_atomic
 
 NOTES_SUFFIX = ".notes.json"
 NOTES_VERSION = 1
@@ -136,20 +135,12 @@ def notes_paths(recording: Path | str) -> list[Path]:
 
 
 def _read(path: Path) -> NotesFile | None:
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
+    if not os.path.exists(path):
         return None
-    except OSError as exc:
-        raise NotesError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(mode):
-        raise NotesError(f"{path}: is not a notes file ({'a directory' if stat.S_ISDIR(mode) else 'not a regular file'})")
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise NotesError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        data = read_bytes(path)
+    except RunFileError as exc:
+        raise NotesError(str(exc)) from None
     try:
         return NotesFile.model_validate(orjson.loads(data))
     except (orjson.JSONDecodeError, ValidationError) as exc:

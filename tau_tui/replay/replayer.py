@@ -28,6 +28,7 @@ from tau_tui.env.episode import refusal_mark
 from tau_tui.env.faults import AttemptCounter, FaultPlan, FaultPlanError, InjectedFault, fault_mark
 from tau_tui.env.jsonify import UnsupportedResult, parse_content
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage, UserMessage
+from tau_tui.model.nesting import MAX_NESTING
 from tau_tui.model.tasks import Task
 from tau_tui.replay.timeline import CallRecord, Discovery, Finding, FindingKind, Step, Timeline, Verdict
 
@@ -139,6 +140,10 @@ class _Replay:
             self.calls.append(record)
             step.calls.append(record.index)
             self.pending.append(record.index)
+            if call.arguments_cut:
+                self.find(FindingKind.NESTED_TOO_DEEP,
+                          f"call {call.name!r}: arguments nested deeper than {MAX_NESTING} levels, cut there; "
+                          "not re-executed", step.index)
             if not isinstance(call.arguments, dict):
                 self.find(FindingKind.BAD_ARGUMENTS,
                           f"call {call.name!r}: arguments are {type(call.arguments).__name__}, not an object",
@@ -187,6 +192,11 @@ class _Replay:
             return None
         if not self.env.mutates(call.name):
             record.verdict = Verdict.SKIPPED_READ
+            return None
+        if call.arguments_cut:  # the write cannot be replayed as recorded: a disagreement, never a guess
+            record.replayed = f"Error: arguments nested deeper than {MAX_NESTING} levels: not re-executed"
+            record.replayed_error = True
+            record.verdict = Verdict.MISMATCH
             return None
         try:
             result = self.env.call(call)

@@ -45,6 +45,7 @@ class FindingKind(str, Enum):
     FAULT_NOT_IN_PLAN = "fault_not_in_plan"  # a recorded injected fault the task's fault plan does not give
     FAULT_NOT_RECORDED = "fault_not_recorded"  # the task's fault plan faults a call the recording shows as normal
     BAD_FAULT_PLAN = "bad_fault_plan"  # the task's fault plan cannot be read
+    NESTED_TOO_DEEP = "nested_too_deep"  # arguments nested past MAX_NESTING: cut, and a write is not re-executed
 
 
 # Findings where tau2's own replay raises instead of going on.

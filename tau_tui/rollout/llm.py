@@ -4,8 +4,9 @@ litellm is imported inside the call (it costs seconds), with its cost map read
 from the installed package, never downloaded. Retries are ours, not
 litellm's or the provider SDK's (both are set to 0), so the policy is one
 place and a test can count them: rate limits, timeouts, connection failures
-and 5xx answers are retried with exponential backoff; anything else fails at
-once. A reply whose tool-call arguments are not a JSON object raises
+5xx answers and replies without a choice (or whose choice has no message)
+are retried with exponential backoff, and end as an infrastructure error
+once the retries are spent; anything else fails at once. A reply whose tool-call arguments are not a JSON object raises
 ``MalformedToolCall``; the orchestrator ends the episode with agent_error (or
 user_error) and keeps the raw reply in the simulation's ``info``.
 """
@@ -29,6 +30,7 @@ from tau_tui.model.messages import (
     ToolMessage,
     UserMessage,
 )
+from tau_tui.model.nesting import MAX_NESTING, too_deep
 
 # litellm error classes worth another attempt (looked up by name: litellm is imported lazily).
 RETRYABLE_ERRORS = ("RateLimitError", "Timeout", "APIConnectionError", "InternalServerError",
@@ -58,6 +60,10 @@ class MalformedToolCall(LLMError):
     """The model asked for a tool call whose arguments are not a JSON object."""
 
     termination = "agent_error"  # the user side maps it to user_error
+
+
+class EmptyReply(Exception):
+    """A provider reply without a usable choice: a provider failure, retried like a 5xx."""
 
 
 @dataclass(frozen=True)
@@ -133,8 +139,19 @@ def to_litellm_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def _first_message(response: Any) -> Any:
+    """The message of the reply's first choice; ``EmptyReply`` when there is none."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise EmptyReply("the provider replied with no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise EmptyReply("the provider's first choice has no message")
+    return message
+
+
 def _is_retryable(litellm: Any, exc: BaseException) -> bool:
-    if isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
+    if isinstance(exc, (asyncio.TimeoutError, ConnectionError, EmptyReply)):
         return True
     for name in RETRYABLE_ERRORS:
         cls = getattr(litellm, name, None)
@@ -169,6 +186,11 @@ def _usage(response: Any) -> dict[str, Any] | None:
             "prompt_tokens": getattr(usage, "prompt_tokens", None)}
 
 
+def _too_deep(name: str, call_id: str, text: Any) -> MalformedToolCall:
+    return MalformedToolCall(f"tool call {name!r}: arguments nested deeper than {MAX_NESTING} levels",
+                             details={"tool": name, "call_id": call_id, "arguments": str(text)[:2000]})
+
+
 def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
     """Tool calls of a reply with parsed arguments; ``MalformedToolCall`` when any is not a JSON object."""
     calls: list[ToolCall] = []
@@ -188,6 +210,10 @@ def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
                 raise MalformedToolCall(
                     f"tool call {name!r}: arguments are not valid JSON ({exc})",
                     details={"tool": name, "call_id": call_id, "arguments": str(text)}) from None
+            except RecursionError:
+                raise _too_deep(name, call_id, text) from None
+            if too_deep(arguments):
+                raise _too_deep(name, call_id, text)
             if not isinstance(arguments, dict):
                 raise MalformedToolCall(
                     f"tool call {name!r}: arguments are a JSON {type(arguments).__name__}, not an object",
@@ -212,6 +238,7 @@ async def complete(settings: LLMSettings, messages: list[Message], tools: list[d
         started = time.perf_counter()
         try:
             response = await litellm.acompletion(model=settings.model, messages=payload, **kwargs)
+            message = _first_message(response)
             break
         except Exception as exc:  # noqa: BLE001 - classified below
             context_cls = getattr(litellm, "ContextWindowExceededError", None)
@@ -228,8 +255,6 @@ async def complete(settings: LLMSettings, messages: list[Message], tools: list[d
             raise LLMUnavailable(f"{settings.model}{tried}: {_one_line(exc)}", error_type=type(exc).__name__,
                                  details={"attempts": attempt + 1}) from None
     elapsed = time.perf_counter() - started
-    choice = response.choices[0]
-    message = choice.message
     raw = response.to_dict() if hasattr(response, "to_dict") else None
     try:
         tool_calls = parse_tool_calls(getattr(message, "tool_calls", None))

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile, SimEntry
+from tau_tui.model.nesting import bounded
 from tau_tui.model.notes import Note, NoteBook
 from tau_tui.model.results import SCORED_TERMINATIONS
 
@@ -217,14 +218,16 @@ def sim_text(raw: Any) -> str:
         if isinstance(content, str):
             parts.append(content)
         elif content is not None:
-            parts.append(str(content))
-        for call in message.get("tool_calls") or []:
+            parts.append(str(bounded(content)))
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
             if isinstance(call, dict):
                 parts.append(str(call.get("name", "")))
+                arguments = bounded(call.get("arguments"))
                 try:
-                    parts.append(orjson.dumps(call.get("arguments")).decode())
+                    parts.append(orjson.dumps(arguments).decode())
                 except TypeError:
-                    parts.append(str(call.get("arguments")))
+                    parts.append(str(arguments))
     return "\n".join(parts)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from tau_tui.model.secrets import scrub_bytes
+from tau_tui.model.nesting import bounded
 
 
 def viewer_command() -> list[str]:
@@ -29,13 +30,17 @@ def viewer_command() -> list[str]:
 
 
 def write_temp_json(data: Any, hint: str) -> Path:
-    """Write ``data`` as indented JSON to a fresh file under the temp dir; returns its path."""
+    """Write ``data`` as indented JSON to a fresh file under the temp dir; returns its path.
+
+    Values nested past ``MAX_NESTING`` levels are cut there (orjson writes at most 255).
+    """
     folder = Path(tempfile.gettempdir()) / "tau-tui"
     folder.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", hint)[:80] or "data"
     fd, name = tempfile.mkstemp(prefix=f"{safe}.", suffix=".json", dir=folder)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(scrub_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"))
+        handle.write(scrub_bytes(orjson.dumps(bounded(data), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+                                 + b"\n"))
     return Path(name)
 
 

@@ -66,6 +66,17 @@ def test_write_to_an_entity_never_read(registry):
     assert flags(registry, looked_up, "write_before_read") == []
 
 
+def test_ids_with_punctuation_count_as_read_once_a_later_result_names_them(registry):
+    odd = {"task_id": "#T-1", "status": "completed"}
+    messages = [greet(), call("update_task_status", odd, "w1"), result("Error: Task #T-1 not found", "w1", error=True),
+                call("update_task_status", odd, "w2"), result("Error: Task #T-1 not found", "w2", error=True),
+                call("get_users", {}, "r"), result({"note": "see #T-1, #T-10"}, "r"),
+                call("update_task_status", odd, "w3"), result("Error: Task #T-1 not found", "w3", error=True),
+                call("update_task_status", dict(odd, task_id="#T-10x"), "w4"),
+                result("Error: Task #T-10x not found", "w4", error=True)]
+    assert [s for s, _ in flags(registry, messages, "write_before_read")] == [1, 3, 9]
+
+
 def test_error_the_agent_carried_on_past(registry):
     failed = [greet(), call("update_task_status", UPDATE), result("Error: database locked", error=True),
               say("All set, your task is complete!")]

@@ -24,6 +24,7 @@ class Reply:
     error: str | None = None
     delay: float = 0.0
     usage: tuple[int, int] = (10, 5)
+    choices: list[dict[str, Any]] | None = None  # sent as is instead of one choice built from content/tool_calls
 
 
 def text(content: str, delay: float = 0.0) -> Reply:
@@ -40,6 +41,11 @@ def calls(*items: tuple[str, Any, str]) -> Reply:
     return Reply(tool_calls=[{"id": i, "type": "function",
                               "function": {"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)}}
                              for n, a, i in items])
+
+
+def no_choices(choices: list[dict[str, Any]] | None = None) -> Reply:
+    """A 200 reply with an empty ``choices`` list (or the given malformed choices)."""
+    return Reply(choices=choices or [])
 
 
 def error(status: int, message: str) -> Reply:
@@ -138,11 +144,12 @@ class FakeLLM:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls
+        choices = reply.choices if reply.choices is not None else [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}]
         return 200, {
             "id": f"chatcmpl-{len(request.body)}", "object": "chat.completion", "created": int(time.time()),
             "model": request.model,
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+            "choices": choices,
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }
 

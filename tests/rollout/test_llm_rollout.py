@@ -10,7 +10,7 @@ import pytest
 from tau_tui.analysis import Analyzer
 from tau_tui.model.io import open_run
 from tau_tui.rollout import LLMRetried, ParticipantSpec, RetryPolicy, RunConfig, Runner, trial_seeds
-from tests.rollout.fake_llm import call, error, text
+from tests.rollout.fake_llm import call, error, no_choices, text
 
 FAST = RetryPolicy(max_retries=3, initial=0.01, factor=2.0, max_delay=0.05)
 PRICES = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
@@ -96,6 +96,16 @@ def test_malformed_tool_call_json_ends_with_agent_error(registry, tmp_path, fake
     assert Analyzer(registry).analyze(run, 0).timeline.strict_ok
 
 
+def test_tool_arguments_nested_too_deep_end_with_agent_error(registry, tmp_path, fake_llm):
+    deep = '{"task_id": "task_1", "status": ' + "[" * 500 + "]" * 500 + "}"
+    fake_llm.script("agent-model", [call("update_task_status", deep, "call_deep")])
+    fake_llm.script("user-model", [text("Please mark task_1 as completed.")])
+    _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
+    sim = run.simulation(0)
+    assert sim.termination_reason == "agent_error" and sim.info["error_type"] == "MalformedToolCall"
+    assert "nested deeper than 100 levels" in sim.info["error"]
+
+
 def test_tool_arguments_that_are_not_an_object_end_the_user_side_with_user_error(registry, tmp_path, fake_llm):
     fake_llm.script("user-model", [call("check_notifications", "[1, 2]")])
     _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
@@ -114,6 +124,27 @@ def test_transient_errors_exhaust_the_retries_as_an_infrastructure_error(registr
     assert [e.attempt for e in events if isinstance(e, LLMRetried)] == [1, 2, 3]
     assert sim.reward_info.reward == 0.0
     assert summary.terminations["infrastructure_error"] == 1
+
+
+def test_a_reply_without_choices_is_retried_then_an_infrastructure_error_that_resume_reruns(
+        registry, tmp_path, fake_llm):
+    fake_llm.script("user-model", [no_choices()] * 4)
+    summary, run, events = rollout(registry, tmp_path, fake_llm, "update_task_1")
+    sim = run.simulation(0)
+    assert sim.termination_reason == "infrastructure_error" and summary.terminations["infrastructure_error"] == 1
+    assert sim.info["error_type"] == "EmptyReply" and "no choices" in sim.info["error"]
+    assert len(fake_llm.requests_for("user-model")) == 4
+    assert [e.attempt for e in events if isinstance(e, LLMRetried)] == [1, 2, 3]
+
+    fake_llm.script("agent-model", [text("Done.")])
+    fake_llm.script("user-model", [no_choices([{"index": 0, "finish_reason": "stop", "message": None}]),
+                                   text("Please complete task_1."), text("Bye ###STOP###")])
+    cfg = RunConfig(domain="mock", task_ids=["update_task_1"],
+                    agent=ParticipantSpec("openai/agent-model", fake_llm.args(**PRICES), retry=FAST),
+                    user=ParticipantSpec("openai/user-model", fake_llm.args(**PRICES), retry=FAST))
+    asyncio.run(Runner(cfg, tmp_path / "run.json", registry, resume=True).run())
+    again = open_run(tmp_path / "run.json")
+    assert [s.termination_reason for s in again.to_results().simulations] == ["user_stop"]
 
 
 def test_authentication_errors_are_not_retried_and_the_key_is_not_recorded(registry, tmp_path, fake_llm):

@@ -104,6 +104,29 @@ def test_premature_ends_load_and_score_zero_in_tau2(registry, tmp_path, monkeypa
             assert tau2_reward(results, sim) == 0.0
 
 
+def test_a_termination_reason_tau2_lacks_makes_its_loader_reject_the_file(registry, tmp_path):
+    """What the README says tau2's loader does with our reasons it does not know: refuses the whole file."""
+    import json
+
+    from pydantic import ValidationError
+
+    from tau_tui.model.results import TERMINATION_REASONS
+
+    path = tmp_path / "run.json"
+    config = RunConfig(domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
+                       task_ids=["create_task_1"])
+    asyncio.run(Runner(config, path, registry).run())
+    data = json.loads(path.read_text())
+    lacking = [reason for reason in TERMINATION_REASONS if reason not in tau2_terminations()]
+    assert "no_recorded_result" in lacking
+    for reason in lacking:
+        data["simulations"][0]["termination_reason"] = reason
+        edited = tmp_path / f"{reason}.json"
+        edited.write_text(json.dumps(data))
+        with pytest.raises(ValidationError, match="simulations.0.termination_reason"):
+            tau2_results(edited)
+
+
 async def _session(registry, path, with_user_tool: bool):
     session = PlaySession(registry, "mock", "create_task_1", "user", "scripted/gold")
     await session.wait_turn()

@@ -1,0 +1,149 @@
+"""Reading never hangs, explodes or crashes: only regular files, bounded reads, any nesting the reader accepts."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+from tau_tui.cli import main
+from tau_tui.model.io import MAX_READ_ENV, RunFileError, expand_paths, open_run, read_bytes
+from tau_tui.model.nesting import CUT_MARKER, MAX_NESTING, clip_nesting, nesting_depth
+from tests.conftest import ROOT
+from tests.helpers import READER_DEPTH, deep_results_file, greet, results_file
+
+# A reader that blocks on a FIFO would hang the test: every FIFO case runs in a child with a timeout.
+CHILD_TIMEOUT = 60
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tau_tui", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=CHILD_TIMEOUT, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("command", ["replay", "eval"])
+def test_fifo_given_directly_is_refused_with_one_line(tmp_path, command):
+    fifo = tmp_path / "x.json"
+    os.mkfifo(fifo)
+    proc = run_cli(command, fifo)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"tau-tui: {fifo}: not a regular file (fifo)\n"
+
+
+def test_fifo_found_in_a_folder_is_refused_and_the_rest_is_read(tmp_path, tau2_data):
+    os.mkfifo(tmp_path / "stuck.json")
+    results_file(tmp_path / "ok.json", [greet()])
+    proc = run_cli("replay", tmp_path, "--json", "--tau2-data", tau2_data)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"tau-tui: {tmp_path / 'stuck.json'}: not a regular file (fifo)"]
+    assert [json.loads(line)["file"] for line in proc.stdout.splitlines()] == [str(tmp_path / "ok.json")]
+
+
+def test_fifo_among_a_run_folders_simulations_is_skipped_with_a_note(tmp_path):
+    run = tmp_path / "run"
+    (run / "simulations").mkdir(parents=True)
+    (run / "results.json").write_text(json.dumps({"info": {}, "tasks": []}))
+    (run / "simulations" / "s1.json").write_text(json.dumps({"id": "s1", "task_id": "t", "messages": []}))
+    os.mkfifo(run / "simulations" / "s2.json")
+    code = ("import sys; from tau_tui.model.io import open_run; r = open_run(sys.argv[1]);"
+            "print(len(r.raw_sims)); print(r.warnings)")
+    proc = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True, text=True, cwd=ROOT,
+                          timeout=CHILD_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    count, warnings = proc.stdout.splitlines()
+    assert count == "1" and "simulations/s2.json: not a regular file (fifo), skipped" in warnings
+
+
+def test_device_is_refused(capsys):
+    code = main(["replay", os.devnull])
+    _, err = capsys.readouterr()
+    assert code == 2 and err == f"tau-tui: {os.devnull}: not a regular file (character device)\n"
+
+
+def test_unix_socket_named_json_is_refused_in_a_folder(tmp_path):
+    path = tmp_path / "x.json"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(path))
+        assert expand_paths([tmp_path]) == [path]
+        with pytest.raises(RunFileError, match=r"not a regular file \(socket\)$"):
+            open_run(path)
+    finally:
+        server.close()
+
+
+def test_reads_are_bounded(tmp_path, monkeypatch):
+    path = results_file(tmp_path / "big.json", [greet()])
+    size = path.stat().st_size
+    monkeypatch.setenv(MAX_READ_ENV, str(size - 1))
+    with pytest.raises(RunFileError, match=rf"is {size:,} bytes, more than the {size - 1:,}-byte read limit"):
+        open_run(path)
+    monkeypatch.setenv(MAX_READ_ENV, str(size))
+    assert read_bytes(path) == path.read_bytes()
+
+
+def test_unknown_domain_names_the_file(tmp_path, tau2_data, capsys):
+    path = results_file(tmp_path / "elsewhere.json", [greet()], domain="nowhere")
+    for command in ("replay", "eval"):
+        code = main([command, str(path), "--tau2-data", str(tau2_data)])
+        _, err = capsys.readouterr()
+        assert code == 2
+        assert err.startswith(f"tau-tui: {path}: unknown domain 'nowhere'") and err.count("\n") == 1
+
+
+# --- nesting -------------------------------------------------------------------------------------
+
+
+def test_depth_and_cut_work_at_any_depth():
+    value: object = "x"
+    for _ in range(100_000):
+        value = [value]
+    assert nesting_depth(value) == 100_000 and nesting_depth(value, stop=10) == 11
+    cut = clip_nesting(value)
+    assert nesting_depth(cut) == MAX_NESTING
+    bottom = cut
+    for _ in range(MAX_NESTING - 1):
+        bottom = bottom[0]
+    assert bottom == [CUT_MARKER]
+    shallow = {"a": [1, {"b": 2}], "c": "d"}
+    assert clip_nesting(shallow) == shallow and nesting_depth(shallow) == 3
+
+
+def test_the_deep_recording_is_as_deep_as_the_reader_accepts(tmp_path):
+    orjson.loads(deep_results_file(tmp_path / "ok.json").read_bytes())
+    with pytest.raises(orjson.JSONDecodeError, match="depth"):
+        orjson.loads(deep_results_file(tmp_path / "past.json", READER_DEPTH + 1).read_bytes())
+
+
+def test_deep_arguments_and_content_replay_with_findings(tmp_path, tau2_data, capsys):
+    path = deep_results_file(tmp_path / "deep.json")
+    code = main(["replay", str(path), "--json", "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    record = json.loads(out)
+    assert code == 1 and err == ""
+    assert [(f["kind"], f["step"]) for f in record["findings"]] == [("nested_too_deep", s) for s in (2, 4, 6, 8)]
+    # the two cut writes are not re-executed (mismatches); the write nested 100 levels deep is replayed
+    assert record["verdicts"] == {"replayed": 0, "mismatch": 3, "skipped_read": 1, "skipped_unknown": 1,
+                                  "recorded_error": 1}
+    assert record["first_mismatch"]["step"] == 3 and CUT_MARKER in out
+    code = main(["replay", str(path), "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    assert code == 1 and err == "" and "finding [nested_too_deep] step 2" in out
+
+
+def test_deep_arguments_and_content_evaluate(tmp_path, tau2_data, capsys):
+    path = deep_results_file(tmp_path / "deep.json")
+    code = main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    sim, file_record = map(json.loads, out.splitlines())
+    assert code == 0 and err == ""
+    assert sim["reward"] == 0.0 and sim["breakdown"] == {"DB": 0.0}
+    assert file_record["metrics"]["n_scored"] == 1
+    code = main(["eval", str(path), "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == "" and "pass@k" in out
