@@ -31,15 +31,19 @@ def middle_elide(text: str, width: int) -> str:
 def distinct_starts(values: Iterable[str]) -> dict[str, int]:
     """Where each value starts to differ from the values closest to it (0: from the start).
 
-    The start is the end of the longest prefix a value shares with another
-    value, moved back to the last token boundary in that prefix so the
+    The start is the end of the prefix a value shares with both its
+    neighbours in sorted order (so where it leaves either of them stays
+    visible), moved back to the last token boundary in that prefix so the
     distinguishing token is kept whole.
     """
     ordered = sorted(set(values))
     starts: dict[str, int] = {}
     for i, value in enumerate(ordered):
-        shared = max(_common_prefix(value, ordered[i - 1]) if i else 0,
-                     _common_prefix(value, ordered[i + 1]) if i + 1 < len(ordered) else 0)
+        neighbours = ordered[max(i - 1, 0):i] + ordered[i + 1:i + 2]
+        if not neighbours:
+            starts[value] = 0
+            continue
+        shared = min(_common_prefix(value, other) for other in neighbours)
         if shared >= len(value):  # a prefix of another value: nothing of its own to keep
             starts[value] = 0
             continue

@@ -1,0 +1,104 @@
+"""Pilot tests of fitted columns: the runs table at 80 columns and wider, scrolling by column, the sort arrow."""
+
+from __future__ import annotations
+
+import shutil
+
+from tau_tui.tui.widgets.run_table import RunTable
+
+from .conftest import MOCK_DEMO, settle
+
+NARROW = (80, 24)
+
+
+def shown_keys(table: RunTable) -> list[str]:
+    return [column.key for column, _ in table.shown_columns]
+
+
+def header(table: RunTable) -> str:
+    return table._header_strip().text
+
+
+async def test_at_80_columns_the_outcome_comes_before_recorded_detail(make_app):
+    app = make_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        keys = shown_keys(table)
+        for key in ("file", "task", "sim", "reward", "db", "our_reward", "agrees", "our_db", "flags"):
+            assert key in keys, keys
+        assert "model" not in keys and "cost" not in keys
+        text = header(table)
+        assert "rwd*" in text and "flags*" in text and text.rstrip().endswith("›")  # more columns to the right
+        assert len(table._row_strip(table.rows[0]).text) <= table.size.width
+        assert table.virtual_size.width <= table.size.width  # no character-wise horizontal scrolling
+
+
+async def test_l_and_h_scroll_one_whole_column(make_app):
+    app = make_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        table.focus()
+        before = shown_keys(table)
+        frozen = [c.key for c in table.frozen]
+        assert before[:len(frozen)] == frozen
+        await pilot.press("l")
+        after = shown_keys(table)
+        assert after[:len(frozen)] == frozen  # file, task and simulation stay
+        assert after[len(frozen)] == before[len(frozen) + 1]  # the first scrolled column went, whole
+        assert "‹" in header(table)
+        for _ in range(40):
+            await pilot.press("l")
+        keys = shown_keys(table)
+        assert keys[-1] == table.scrolling[-1].key and "model" in keys  # the last column is reachable
+        assert not header(table).rstrip().endswith("›")
+        await pilot.press("h")
+        assert shown_keys(table)[len(frozen)] == table.scrolling[table.first_column].key
+        assert table.first_column == table.last_first_column - 1
+
+
+async def test_columns_grow_with_the_terminal(make_app):
+    app = make_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        narrow = dict((c.key, w) for c, w in table.shown_columns)
+        await pilot.resize_terminal(220, 30)
+        await pilot.pause()
+        wide = dict((c.key, w) for c, w in table.shown_columns)
+        assert set(wide) == {c.key for c in table.columns}  # everything fits at 220
+        assert wide["task"] > narrow["task"] and wide["sim"] >= len("cas-reordered-mismatch")
+        row = next(r for r in table.rows if r.sim_id == "demo-structural-findings")
+        assert "demo-structural-findings" in table._row_strip(row).text
+
+
+async def test_file_names_differing_only_at_the_end_are_told_apart(make_app, tmp_path):
+    names = ["calibrate_20261201_053850", "calibrate_20261201_053934"]
+    for name in names:
+        shutil.copy(MOCK_DEMO, tmp_path / f"{name}.json")
+    app = make_app([tmp_path])
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        start, width = table.column_span("file")
+        cells = {table._row_strip(row).text[start:start + width].strip() for row in table.rows}
+        assert len(cells) == 2 and width < len(names[0])
+        assert {cell[-6:] for cell in cells} == {"053850", "053934"}
+
+
+async def test_the_sorted_column_makes_room_for_its_arrow(make_app):
+    app = make_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        screen = app.runs_screen
+        table = screen.query_one(RunTable)
+        screen._sort_by("our_reward")
+        await pilot.pause()
+        assert "rwd*↑" in header(table)
+        screen._sort_by("our_reward")
+        await pilot.pause()
+        assert "rwd*↓" in header(table)
+        screen._sort_by("reward")
+        await pilot.pause()
+        assert "reward↑" in header(table) and "rwd*" in header(table)
