@@ -102,3 +102,28 @@ async def test_the_sorted_column_makes_room_for_its_arrow(make_app):
         screen._sort_by("reward")
         await pilot.pause()
         assert "reward↑" in header(table) and "rwd*" in header(table)
+
+
+async def test_calibrate_grid_shares_the_width_and_keeps_setups_apart(make_app):
+    from tau_tui.tui.calibration_view import grid_line
+    from tau_tui.tui.widgets.calibration_table import CalibrationTable
+
+    from .test_calibrate_ui import OUR_RECORDINGS, open_calibrate
+
+    app = make_app([OUR_RECORDINGS])
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        screen = await open_calibrate(pilot)
+        table = screen.query_one(CalibrationTable)
+        width = {c.key: c.width for c in table.columns}
+        setups = {row.setup.label for row in table.rows}
+        assert len(setups) > 1 and width["setup"] < max(len(s) for s in setups)
+        lines = {row.setup.label: grid_line(row, table.columns, table.k).plain for row in table.rows}
+        start = 2 + sum(c.width + 1 for c in table.columns[:2])
+        shown = {label: line[start:start + width["setup"]] for label, line in lines.items()}
+        assert len(set(shown.values())) == len(setups), shown  # elided, yet told apart
+        await pilot.resize_terminal(220, 30)
+        await pilot.pause()
+        wide = {c.key: c.width for c in table.columns}
+        assert wide["task"] >= max(len(row.task_id) for row in table.rows)
+        assert wide["setup"] >= max(len(s) for s in setups)
