@@ -127,3 +127,54 @@ async def test_calibrate_grid_shares_the_width_and_keeps_setups_apart(make_app):
         wide = {c.key: c.width for c in table.columns}
         assert wide["task"] >= max(len(row.task_id) for row in table.rows)
         assert wide["setup"] >= max(len(s) for s in setups)
+
+
+async def test_compare_labels_name_each_side_by_its_whole_simulation_id(make_app):
+    from tau_tui.tui.screens.trial_compare import TrialCompareScreen
+
+    from .conftest import wait_until
+    from .test_calibrate_ui import OUR_RECORDINGS
+
+    app = make_app([OUR_RECORDINGS])
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        for sim in ("wh-gold-timeouts", "wh-gives-up"):
+            table.move_cursor(next(i for i, r in enumerate(table.rows) if r.sim_id == sim))
+            await pilot.press("equals_sign")
+        screen = app.screen
+        assert isinstance(screen, TrialCompareScreen)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=2000)
+        left, right = screen.comparison.left.label, screen.comparison.right.label
+        assert left.startswith("wh-gold-timeouts") and right.startswith("wh-gives-up")
+        assert "scripted/gold" not in left  # the same file-level model on both sides says nothing
+        title = screen.query_one("#trials-view").border_title
+        assert "wh-gold-timeouts" in title and "wh-gives-up" in title
+
+
+async def test_notes_list_shows_simulation_ids_that_differ_late_apart(make_app, tmp_path):
+    from textual.widgets import DataTable
+
+    from tau_tui.model.notes import NoteBook
+    from tau_tui.tui.screens.notes import NotesScreen
+
+    from .test_notes_ui import copy_recordings
+
+    folder = copy_recordings(tmp_path)
+    book = NoteBook(folder / "warehouse_cassette.json")
+    book.add("cas-reordered-mismatch", "agent", "wrong_action", "reordered", task_id="split_across_warehouses")
+    book.add("cas-greedy-refused", "agent", "wrong_action", "greedy", task_id="split_across_warehouses")
+    app = make_app([folder], runs_dir=tmp_path)
+    async with app.run_test(size=(140, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("N")
+        screen = app.screen
+        assert isinstance(screen, NotesScreen)
+        table = screen.query_one(DataTable)
+        sims = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert sorted(sims) == ["cas-greedy-refused", "cas-reordered-mismatch"]  # whole: the width allows it
+        await pilot.resize_terminal(*NARROW)
+        await pilot.pause()
+        sims = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert len(set(sims)) == 2 and all(len(s) < len("cas-greedy-refused") for s in sims)
+        assert {s[:6] for s in sims} == {"cas-gr", "cas-re"}
