@@ -112,7 +112,7 @@ def columns(k: int, trials_width: int) -> list[GridColumn]:
         GridColumn("pass_hat", f"pass^{k}", 6, lambda r, k_: rate_text(pass_k(r, k_, at=False))),
         GridColumn("pass_at", f"pass@{k}", 6, lambda r, k_: rate_text(pass_k(r, k_, at=True))),
         GridColumn("band", "band", 15, lambda r, _: band_text(r.band)),
-        GridColumn("remarks", "", 10, lambda r, _: remarks_text(r), flex=1),
+        GridColumn("remarks", "", 10, lambda r, _: remarks_text(r), flex=3),
     ]
 
 

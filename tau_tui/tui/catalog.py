@@ -502,14 +502,28 @@ COLUMNS: list[Column] = [
     Column("errors", "err", 3, lambda r: _count(r.entry.n_tool_errors, "yellow"), lambda r: r.entry.n_tool_errors,
            help="tool errors in the recording"),
     Column("termination", "termination", 11, lambda r: Text(r.termination, style=_term_style(r)),
-           lambda r: r.termination, flex=1, elide=True),
+           lambda r: r.termination, help="why the simulation ended", flex=1, elide=True),
     Column("turns", "msgs", 4, lambda r: str(r.entry.n_messages), lambda r: r.entry.n_messages,
            help="messages"),
-    Column("cost", "cost", 6, _cost, lambda r: r.cost),
-    Column("model", "agent model", 11, lambda r: r.model, lambda r: r.model, flex=2, elide=True),
-    Column("domain", "domain", 6, lambda r: r.domain, lambda r: r.domain, flex=1, elide=True),
+    Column("cost", "cost", 6, _cost, lambda r: r.cost, help="agent and user cost"),
+    Column("model", "agent model", 11, lambda r: r.model, lambda r: r.model, help="agent model (of the file)", flex=2,
+           elide=True),
+    Column("domain", "domain", 6, lambda r: r.domain, lambda r: r.domain, help="domain", flex=1, elide=True),
 ]
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
+
+
+def column_legend() -> Text:
+    """One line per runs-table column: its header and what it shows (derived ones marked), from ``COLUMNS``."""
+    text = Text()
+    for column in COLUMNS:
+        text.append(f"{column.label:<12}", style="bold magenta" if column.derived else "bold blue")
+        text.append(column.help or column.label)
+        if column.derived:
+            text.append("  (derived)", style="magenta")
+        text.append("\n")
+    text.rstrip()
+    return text
 
 
 def _term_style(row: RunRow) -> str:
