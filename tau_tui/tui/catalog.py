@@ -441,8 +441,9 @@ class Column:
     The registry's order is the order on screen and the order columns give way
     in at narrow widths: ``frozen`` columns (what tells runs apart) stay put,
     the others scroll one column at a time; the outcome (recorded, then
-    derived) comes before recorded detail. ``elide`` text is shortened in the
-    middle, keeping the part that differs from other rows.
+    derived) comes before recorded ``detail``, which also gives way to the
+    names when they lack room. ``elide`` text is shortened in the middle,
+    keeping the part that differs from other rows.
     """
 
     key: str
@@ -455,6 +456,7 @@ class Column:
     flex: int = 0
     frozen: bool = False
     elide: bool = False
+    detail: bool = False  # recorded detail: gives way to the names when the width is short
 
 
 def _summary_value(get: Callable[[ReplaySummary], Any]) -> Callable[[RunRow], Any]:
@@ -500,15 +502,15 @@ COLUMNS: list[Column] = [
     Column("discovered", "✦*", 2, lambda r: _derived(r, lambda s: s.discovered, lambda v: _count(v, "cyan")),
            _summary_value(lambda s: s.discovered), derived=True, help="discoverable tools discovered"),
     Column("errors", "err", 3, lambda r: _count(r.entry.n_tool_errors, "yellow"), lambda r: r.entry.n_tool_errors,
-           help="tool errors in the recording"),
+           help="tool errors in the recording", detail=True),
     Column("termination", "termination", 11, lambda r: Text(r.termination, style=_term_style(r)),
-           lambda r: r.termination, help="why the simulation ended", flex=1, elide=True),
+           lambda r: r.termination, help="why the simulation ended", flex=1, elide=True, detail=True),
     Column("turns", "msgs", 4, lambda r: str(r.entry.n_messages), lambda r: r.entry.n_messages,
-           help="messages"),
-    Column("cost", "cost", 6, _cost, lambda r: r.cost, help="agent and user cost"),
+           help="messages", detail=True),
+    Column("cost", "cost", 6, _cost, lambda r: r.cost, help="agent and user cost", detail=True),
     Column("model", "agent model", 11, lambda r: r.model, lambda r: r.model, help="agent model (of the file)", flex=2,
-           elide=True),
-    Column("domain", "domain", 6, lambda r: r.domain, lambda r: r.domain, help="domain", flex=1, elide=True),
+           elide=True, detail=True),
+    Column("domain", "domain", 6, lambda r: r.domain, lambda r: r.domain, help="domain", flex=1, elide=True, detail=True),
 ]
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
 

@@ -53,9 +53,12 @@ async def test_l_and_h_scroll_one_whole_column(make_app):
         keys = shown_keys(table)
         assert keys[-1] == table.scrolling[-1].key and "model" in keys  # the last column is reachable
         assert not header(table).rstrip().endswith("›")
+        last = table.first_column
+        await pilot.press("l")
+        assert table.first_column == last  # nothing more to the right: l stays
         await pilot.press("h")
+        assert table.first_column == last - 1
         assert shown_keys(table)[len(frozen)] == table.scrolling[table.first_column].key
-        assert table.first_column == table.last_first_column - 1
 
 
 async def test_columns_grow_with_the_terminal(make_app):
@@ -178,3 +181,19 @@ async def test_notes_list_shows_simulation_ids_that_differ_late_apart(make_app, 
         sims = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
         assert len(set(sims)) == 2 and all(len(s) < len("cas-greedy-refused") for s in sims)
         assert {s[:6] for s in sims} == {"cas-gr", "cas-re"}
+
+
+async def test_recorded_detail_gives_way_to_whole_names_beside_the_outcome(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        keys = shown_keys(table)
+        assert "flags" in keys and "cost" not in keys  # the outcome stays, the cost gives way
+        for row in table.rows:
+            text = table._row_strip(row).text
+            assert row.sim_id in text and row.task in text  # whole names
+        table.focus()
+        while table.more_right:
+            await pilot.press("l")
+        assert "cost" in shown_keys(table) and "model" in shown_keys(table)

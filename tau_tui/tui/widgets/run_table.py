@@ -159,29 +159,32 @@ class RunTable(LineTable, can_focus=True):
         width = self.scrollable_content_region.width
         return (width if width > 0 else 200) - MORE
 
-    @property
-    def last_first_column(self) -> int:
-        """The largest ``first_column``: the one from which the remaining columns all fit."""
-        available = self._available() - sum(self._min_width(c) + PAD for c in self.frozen)
-        mins = [self._min_width(c) for c in self.scrolling]
-        first = len(mins)
-        while first > 0 and fitting_count(mins[first - 1:], available, PAD) == len(mins) - first + 1:
-            first -= 1
-        return first
-
     def _relayout(self, force: bool = False) -> None:
-        """Choose the columns shown and their widths for the current width, first column and sort."""
+        """Choose the columns shown and their widths for the current width, first column and sort.
+
+        The frozen columns and, from ``first_column`` on, as many others as fit
+        at their minimum; then recorded-detail columns at the end of that window
+        give way while the names (file, task, simulation) lack room for their
+        whole text: which run is which matters more than its cost.
+        """
         width = self.scrollable_content_region.width
         if not force and width == self._layout_width:
             return
         self._layout_width = width
-        self.first_column = max(0, min(self.first_column, self.last_first_column))
+        self.first_column = max(0, min(self.first_column, len(self.scrolling) - 1))
         available = self._available()
         frozen_width = sum(self._min_width(c) + PAD for c in self.frozen)
         rest = self.scrolling[self.first_column:]
         count = fitting_count([self._min_width(c) for c in rest], available - frozen_width, PAD)
-        shown = self.frozen + rest[:count]
-        widths = share_widths([self._share(c) for c in shown], available - PAD * len(shown))
+        while True:
+            shown = self.frozen + rest[:count]
+            shares = [self._share(c) for c in shown]
+            widths = share_widths(shares, available - PAD * len(shown))
+            short = any(w < max(s.natural, s.min) for c, s, w in zip(shown, shares, widths) if c.frozen and c.flex)
+            # detail gives way only to make room beside outcome columns (once scrolled to it, it is what you read)
+            if not (short and rest[count - 1].detail and any(not c.detail for c in rest[:count - 1])):
+                break
+            count -= 1
         self.shown_columns = list(zip(shown, widths))
         self._cache.clear()
         self.virtual_size = Size(sum(w + PAD for w in widths) + MORE, len(self.rows) + 1)
@@ -192,11 +195,11 @@ class RunTable(LineTable, can_focus=True):
         return len(self.shown_columns) - len(self.frozen) < len(self.scrolling) - self.first_column
 
     def action_column(self, delta: int) -> None:
-        """Scroll the non-frozen columns by one whole column."""
-        first = max(0, min(self.first_column + delta, self.last_first_column))
-        if first != self.first_column:
-            self.first_column = first
-            self._relayout(force=True)
+        """Scroll the non-frozen columns by one whole column (right only while some are hidden there)."""
+        if (delta > 0 and not self.more_right) or (delta < 0 and not self.first_column):
+            return
+        self.first_column += 1 if delta > 0 else -1
+        self._relayout(force=True)
 
     def column_span(self, key: str) -> tuple[int, int] | None:
         """Where column ``key`` is drawn: (first cell, width), or None when it is not shown."""
