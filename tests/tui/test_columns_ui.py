@@ -66,10 +66,10 @@ async def test_columns_grow_with_the_terminal(make_app):
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
         table = app.runs_screen.query_one(RunTable)
-        narrow = dict((c.key, w) for c, w in table.shown_columns)
+        narrow = {c.key: w for c, w in table.shown_columns}
         await pilot.resize_terminal(220, 30)
         await pilot.pause()
-        wide = dict((c.key, w) for c, w in table.shown_columns)
+        wide = {c.key: w for c, w in table.shown_columns}
         assert set(wide) == {c.key for c in table.columns}  # everything fits at 220
         assert wide["task"] > narrow["task"] and wide["sim"] >= len("cas-reordered-mismatch")
         row = next(r for r in table.rows if r.sim_id == "demo-structural-findings")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from rich.console import Console
 from textual.widgets import Static
 
@@ -12,7 +14,7 @@ from .conftest import SIZE, open_sim, settle
 
 
 def help_text(screen: HelpScreen) -> str:
-    console = Console(width=120, record=True, file=open("/dev/null", "w"))
+    console = Console(width=120, record=True, file=io.StringIO())
     for static in screen.query(Static):
         console.print(static.content)
     return console.export_text()

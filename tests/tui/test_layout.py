@@ -5,14 +5,9 @@ from __future__ import annotations
 from tau_tui.tui.layout import Share, distinct_starts, elide, fitting_count, middle_elide, share_widths
 
 CALIBRATE_FILES = ["calibrate_20261201_053850", "calibrate_20261201_053934", "calibrate_20261201_054010"]
-TELECOM = [
-    "[mms_issue]airplane_mode_on|bad_network_preference|break_apn_mms_setting|break_app_both_permissions"
-    "|unseat_sim_card[PERSONA:Hard]",
-    "[mms_issue]airplane_mode_on|bad_network_preference|break_apn_mms_setting|break_app_sms_permission"
-    "|unseat_sim_card[PERSONA:Hard]",
-    "[mms_issue]airplane_mode_on|bad_network_preference|break_apn_mms_setting|break_app_sms_permission"
-    "|unseat_sim_card[PERSONA:None]",
-]
+SHARED = "[mms_issue]airplane_mode_on|bad_network_preference|break_apn_mms_setting|break_app_"
+TELECOM = [SHARED + "both_permissions|unseat_sim_card[PERSONA:Hard]", SHARED + "sms_permission|unseat_sim_card[PERSONA:Hard]",
+           SHARED + "sms_permission|unseat_sim_card[PERSONA:None]"]
 
 
 def test_middle_elide_keeps_head_and_tail():
