@@ -34,6 +34,7 @@ BAND_STYLES: dict[Band, str] = {
 CURSOR_CELL = "reverse"
 MIN_TRIALS_WIDTH = 6
 MAX_TRIALS_WIDTH = 32
+REMARKS_WIDTH = 44
 
 
 def band_text(band: Band) -> Text:
@@ -97,6 +98,7 @@ class GridColumn:
     cell: Callable[[Row, int], Any]  # (row, k) → Text or str
     flex: int = 0
     elide: bool = False  # middle-elide its text, keeping where a value differs from the others
+    natural: int = 0  # the most a flex column grows to (0: its longest value)
     starts: dict[str, int] = field(default_factory=dict, compare=False)
 
 
@@ -112,26 +114,35 @@ def columns(k: int, trials_width: int) -> list[GridColumn]:
         GridColumn("pass_hat", f"pass^{k}", 6, lambda r, k_: rate_text(pass_k(r, k_, at=False))),
         GridColumn("pass_at", f"pass@{k}", 6, lambda r, k_: rate_text(pass_k(r, k_, at=True))),
         GridColumn("band", "band", 15, lambda r, _: band_text(r.band)),
-        GridColumn("remarks", "", 10, lambda r, _: remarks_text(r), flex=3),
+        # remarks change while trials run: a fixed natural width, so the other columns do not shift
+        GridColumn("remarks", "", 10, lambda r, _: remarks_text(r), flex=3, natural=REMARKS_WIDTH),
     ]
 
 
 def fit_columns(cols: list[GridColumn], rows: list[Row], k: int, width: int) -> list[GridColumn]:
     """The columns with widths for a line ``width`` cells wide: flex columns share what is left, up to their
-    longest value; elided columns learn where each of their values differs from the others."""
+    longest value (remarks: a fixed width); the last column takes the rest; elided columns learn where
+    their values differ. Nothing depends on what changes while trials run, so the grid does not shift as
+    cells fill in.
+    """
     fitted = []
     shares = []
     for column in cols:
         natural = column.width
         starts: dict[str, int] = {}
-        if column.flex:
+        if column.flex and column.natural:
+            natural = column.natural
+        elif column.flex:
             values = {_plain(column.cell(row, k)) for row in rows}
             natural = max([len(v) for v in values] + [len(column.label), column.width])
             if column.elide:
                 starts = distinct_starts(values)
         shares.append(Share(column.width, column.flex, natural))
         fitted.append(replace(column, starts=starts))
-    widths = share_widths(shares, width - 2 - len(cols))  # the selection mark, a space after each column
+    available = width - 2 - len(cols)  # the selection mark, a space after each column
+    widths = share_widths(shares, available)
+    if widths:  # the last column takes the rest of the line
+        widths[-1] = max(widths[-1], available - sum(widths[:-1]))
     return [replace(column, width=w) for column, w in zip(fitted, widths)]
 
 
