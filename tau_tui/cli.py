@@ -880,7 +880,7 @@ def _notes_list(args: argparse.Namespace) -> int:
         else:
             where = f"step {row['step']}" if row["step"] is not None else "simulation"
             text = f": {row['text']}" if row["text"] else ""
-            say(f"{row['id']}  {row['recording']}  sim {row['sim_id'][:8]} (task {row['task_id']}) {where}  "
+            say(f"{row['id']}  {row['recording']}  sim {row['sim_id']} (task {row['task_id']}) {where}  "
                   f"[{row['source']}/{row['error_type']}]{text}")
     if not args.json:
         say(f"{len(rows)} note(s)", file=sys.stderr)

@@ -33,9 +33,9 @@ from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile, RunFileError, describe_empty, error_text, open_run, scan_paths
 from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
-from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow
+from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow, column_legend
 from tau_tui.tui.external import run_viewer, write_temp_json
-from tau_tui.tui.keys import key_help
+from tau_tui.tui.keys import help_sections, key_help
 from tau_tui.tui.live import RolloutProgress, carry_over, run_file_of
 from tau_tui.tui.messages import (
     FileFailed, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,
@@ -620,8 +620,7 @@ class TauTuiApp(App[None]):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        sections = [(title, key_help(bindings)) for title, _, bindings in self._binding_owners(self.screen)]
-        self.push_screen(HelpScreen(sections, self._legend()))
+        self.push_screen(HelpScreen(help_sections(self.screen), self._legend()))
 
     def _binding_owners(self, screen: Screen) -> list[tuple[str, Any, list]]:
         """(title, owner, bindings): the screen, the focused widget when it has keys of its own, the app."""
@@ -645,7 +644,9 @@ class TauTuiApp(App[None]):
         text.append(" show what the file says; ")
         text.append("derived (*)", style="bold magenta")
         text.append(" shows what tau-tui's own replay and evaluator found. They are never mixed.\n")
-        text.append("\nprocess flags (flags* column, ⚑ in trajectories)\n", style="bold underline")
+        text.append("\nruns-table columns\n", style="bold underline")
+        text.append_text(column_legend())
+        text.append("\n\nprocess flags (flags* column, ⚑ in trajectories)\n", style="bold underline")
         for kind in FLAG_KINDS:
             text.append(f"{FLAG_CODES[kind]}", style="bold cyan")
             text.append(f"  {kind}\n")

@@ -9,13 +9,14 @@ the band, and remarks (unscored attempts, a version that is not current).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from rich.text import Text
 
 from tau_tui.calibrate.grid import Band, Cell, Outcome, Row
 from tau_tui.calibrate.render import BAND_LABELS, CELL_GLYPHS
+from tau_tui.tui.layout import Share, distinct_starts, elide, share_widths
 
 CELL_STYLES: dict[Outcome, str] = {
     Outcome.PASS: "bold green",
@@ -33,6 +34,7 @@ BAND_STYLES: dict[Band, str] = {
 CURSOR_CELL = "reverse"
 MIN_TRIALS_WIDTH = 6
 MAX_TRIALS_WIDTH = 32
+REMARKS_WIDTH = 44
 
 
 def band_text(band: Band) -> Text:
@@ -88,26 +90,64 @@ def pass_k(row: Row, k: int, at: bool) -> float | None:
 
 @dataclass(frozen=True)
 class GridColumn:
+    """A grid column: ``width`` wide (its minimum until ``fit_columns`` shares out the line's width)."""
+
     key: str
     label: str
     width: int
     cell: Callable[[Row, int], Any]  # (row, k) → Text or str
+    flex: int = 0
+    elide: bool = False  # middle-elide its text, keeping where a value differs from the others
+    natural: int = 0  # the most a flex column grows to (0: its longest value)
+    starts: dict[str, int] = field(default_factory=dict, compare=False)
 
 
 def columns(k: int, trials_width: int) -> list[GridColumn]:
     """The grid's columns at ``k`` (pass^k, pass@k) with a trials column ``trials_width`` wide."""
     return [
-        GridColumn("task", "task", 34, lambda r, _: r.task_id),
+        GridColumn("task", "task", 12, lambda r, _: r.task_id, flex=3, elide=True),
         GridColumn("version", "version", 9, lambda r, _: version_text(r)),
-        GridColumn("setup", "agent / user", 34, lambda r, _: r.setup.label),
+        GridColumn("setup", "agent / user", 12, lambda r, _: r.setup.label, flex=3, elide=True),
         GridColumn("trials", "trials", trials_width, lambda r, _: Text("")),  # drawn by ``grid_line``
         GridColumn("pass", "pass", 5, lambda r, _: Text(f"{r.n_passed}/{r.n_scored}", justify="right")),
         GridColumn("rate", "rate", 4, lambda r, _: rate_text(r.pass_rate)),
         GridColumn("pass_hat", f"pass^{k}", 6, lambda r, k_: rate_text(pass_k(r, k_, at=False))),
         GridColumn("pass_at", f"pass@{k}", 6, lambda r, k_: rate_text(pass_k(r, k_, at=True))),
         GridColumn("band", "band", 15, lambda r, _: band_text(r.band)),
-        GridColumn("remarks", "", 44, lambda r, _: remarks_text(r)),
+        # remarks change while trials run: a fixed natural width, so the other columns do not shift
+        GridColumn("remarks", "", 10, lambda r, _: remarks_text(r), flex=3, natural=REMARKS_WIDTH),
     ]
+
+
+def fit_columns(cols: list[GridColumn], rows: list[Row], k: int, width: int) -> list[GridColumn]:
+    """The columns with widths for a line ``width`` cells wide: flex columns share what is left, up to their
+    longest value (remarks: a fixed width); the last column takes the rest; elided columns learn where
+    their values differ. Nothing depends on what changes while trials run, so the grid does not shift as
+    cells fill in.
+    """
+    fitted = []
+    shares = []
+    for column in cols:
+        natural = column.width
+        starts: dict[str, int] = {}
+        if column.flex and column.natural:
+            natural = column.natural
+        elif column.flex:
+            values = {_plain(column.cell(row, k)) for row in rows}
+            natural = max([len(v) for v in values] + [len(column.label), column.width])
+            if column.elide:
+                starts = distinct_starts(values)
+        shares.append(Share(column.width, column.flex, natural))
+        fitted.append(replace(column, starts=starts))
+    available = width - 2 - len(cols)  # the selection mark, a space after each column
+    widths = share_widths(shares, available)
+    if widths:  # the last column takes the rest of the line
+        widths[-1] = max(widths[-1], available - sum(widths[:-1]))
+    return [replace(column, width=w) for column, w in zip(fitted, widths)]
+
+
+def _plain(value: Any) -> str:
+    return value.plain if isinstance(value, Text) else str(value)
 
 
 def trials_width(rows: list[Row]) -> int:
@@ -132,6 +172,8 @@ def grid_line(row: Row, cols: list[GridColumn], k: int, *, selected: bool = Fals
         else:
             value = column.cell(row, k)
             cell = value.copy() if isinstance(value, Text) else Text(str(value))
+            if column.elide and cell.cell_len > column.width:
+                cell = Text(elide(cell.plain, column.width, column.starts.get(cell.plain, 0)), style=cell.style)
         cell.truncate(column.width, overflow="ellipsis", pad=True)
         text.append_text(cell)
         text.append(" ")

@@ -439,6 +439,16 @@ def _cost(row: RunRow) -> Text:
 
 @dataclass(frozen=True)
 class Column:
+    """A runs-table column. ``width`` is its minimum; ``flex`` columns share the width left over.
+
+    The registry's order is the order on screen and the order columns give way
+    in at narrow widths: ``frozen`` columns (what tells runs apart) stay put,
+    the others scroll one column at a time; the outcome (recorded, then
+    derived) comes before recorded ``detail``, which also gives way to the
+    names when they lack room. ``elide`` text is shortened in the middle,
+    keeping the part that differs from other rows.
+    """
+
     key: str
     label: str
     width: int
@@ -446,6 +456,10 @@ class Column:
     sort_key: Callable[[RunRow], Any]
     derived: bool = False
     help: str = ""
+    flex: int = 0
+    frozen: bool = False
+    elide: bool = False
+    detail: bool = False  # recorded detail: gives way to the names when the width is short
 
 
 def _summary_value(get: Callable[[ReplaySummary], Any]) -> Callable[[RunRow], Any]:
@@ -453,27 +467,36 @@ def _summary_value(get: Callable[[ReplaySummary], Any]) -> Callable[[RunRow], An
 
 
 COLUMNS: list[Column] = [
-    Column("file", "file", 22, lambda r: r.file_label, lambda r: r.order, help="source file (load order)"),
-    Column("model", "agent model", 16, lambda r: r.model, lambda r: r.model),
-    Column("domain", "domain", 7, lambda r: r.domain, lambda r: r.domain),
-    Column("task", "task", 14, lambda r: r.task, lambda r: _natural(r.task)),
+    Column("file", "file", 10, lambda r: r.file_label, lambda r: r.order, help="source file (load order)",
+           flex=2, frozen=True, elide=True),
+    Column("task", "task", 10, lambda r: r.task, lambda r: _natural(r.task), help="task id", flex=3, frozen=True,
+           elide=True),
+    Column("sim", "sim", 10, lambda r: r.sim_id, lambda r: r.sim_id, help="simulation id", flex=2, frozen=True,
+           elide=True),
     Column("trial", "tr", 2, lambda r: "" if r.entry.trial is None else str(r.entry.trial),
-           lambda r: r.entry.trial, help="trial"),
-    Column("notes", "✐", 2, notes_cell, lambda r: len(r.notes) or None, help="notes (sidecar beside the recording)"),
+           lambda r: r.entry.trial, help="trial", frozen=True),
+    Column("notes", "✐", 1, notes_cell, lambda r: len(r.notes) or None, help="notes (sidecar beside the recording)",
+           frozen=True),
     Column("reward", "reward", 6, reward_cell,
            lambda r: (r.entry.reward if r.status in ("pass", "fail") else None), help="recorded reward"),
     Column("db", "db", 2, lambda r: _check(r.entry.db_match), lambda r: r.entry.db_match,
            help="recorded DB match"),
+    Column("our_reward", "rwd*", 4, recomputed_cell, _eval_value(lambda e: e.reward), derived=True,
+           help="reward recomputed by our evaluator"),
+    Column("agrees", "=*", 2, agrees_cell, _eval_value(lambda e: e.agrees), derived=True,
+           help="recomputed reward agrees with the recorded one"),
     Column("our_db", "db*", 3, lambda r: _derived(r, lambda s: s.db_match, _check),
            _summary_value(lambda s: s.db_match), derived=True, help="DB match after our replay"),
-    Column("writes", "✎*", 3, lambda r: _derived(r, lambda s: s.replayed + s.mismatches, lambda v: _count(v, "")),
-           _summary_value(lambda s: s.replayed + s.mismatches), derived=True, help="writes re-executed by our replay"),
-    Column("mismatches", "≠*", 3, lambda r: _derived(r, lambda s: s.mismatches, lambda v: _count(v, "bold red")),
+    Column("flags", "flags*", 6, flags_cell, _eval_value(lambda e: e.n_flags), derived=True,
+           help="process flags (count and kinds: " + " ".join(f"{c}={k}" for k, c in FLAG_CODES.items()) + ")"),
+    Column("mismatches", "≠*", 2, lambda r: _derived(r, lambda s: s.mismatches, lambda v: _count(v, "bold red")),
            _summary_value(lambda s: s.mismatches), derived=True, help="replay mismatches"),
-    Column("hallucinated", "?*", 3,
+    Column("writes", "✎*", 2, lambda r: _derived(r, lambda s: s.replayed + s.mismatches, lambda v: _count(v, "")),
+           _summary_value(lambda s: s.replayed + s.mismatches), derived=True, help="writes re-executed by our replay"),
+    Column("hallucinated", "?*", 2,
            lambda r: _derived(r, lambda s: s.hallucinated, lambda v: _count(v, "bold magenta")),
            _summary_value(lambda s: s.hallucinated), derived=True, help="hallucinated tool calls"),
-    Column("findings", "!*", 3, lambda r: _derived(r, lambda s: s.findings, lambda v: _count(v, "yellow")),
+    Column("findings", "!*", 2, lambda r: _derived(r, lambda s: s.findings, lambda v: _count(v, "yellow")),
            _summary_value(lambda s: s.findings), derived=True, help="structural findings"),
     Column("faults", "↯*", 2, lambda r: _derived(r, lambda s: s.faults, lambda v: _count(v, "bold orange1")),
            _summary_value(lambda s: s.faults), derived=True, help="injected faults (timeout, error, slow)"),
@@ -481,21 +504,31 @@ COLUMNS: list[Column] = [
            _summary_value(lambda s: s.refused), derived=True, help="calls refused by a cassette (no recorded result)"),
     Column("discovered", "✦*", 2, lambda r: _derived(r, lambda s: s.discovered, lambda v: _count(v, "cyan")),
            _summary_value(lambda s: s.discovered), derived=True, help="discoverable tools discovered"),
-    Column("our_reward", "rwd*", 4, recomputed_cell, _eval_value(lambda e: e.reward), derived=True,
-           help="reward recomputed by our evaluator"),
-    Column("agrees", "=*", 2, agrees_cell, _eval_value(lambda e: e.agrees), derived=True,
-           help="recomputed reward agrees with the recorded one"),
-    Column("flags", "flags*", 7, flags_cell, _eval_value(lambda e: e.n_flags), derived=True,
-           help="process flags (count and kinds: " + " ".join(f"{c}={k}" for k, c in FLAG_CODES.items()) + ")"),
     Column("errors", "err", 3, lambda r: _count(r.entry.n_tool_errors, "yellow"), lambda r: r.entry.n_tool_errors,
-           help="tool errors in the recording"),
-    Column("termination", "termination", 13, lambda r: Text(r.termination, style=_term_style(r)),
-           lambda r: r.termination),
+           help="tool errors in the recording", detail=True),
+    Column("termination", "termination", 11, lambda r: Text(r.termination, style=_term_style(r)),
+           lambda r: r.termination, help="why the simulation ended", flex=1, elide=True, detail=True),
     Column("turns", "msgs", 4, lambda r: str(r.entry.n_messages), lambda r: r.entry.n_messages,
-           help="messages"),
-    Column("cost", "cost", 6, _cost, lambda r: r.cost),
+           help="messages", detail=True),
+    Column("cost", "cost", 6, _cost, lambda r: r.cost, help="agent and user cost", detail=True),
+    Column("model", "agent model", 11, lambda r: r.model, lambda r: r.model, help="agent model (of the file)", flex=2,
+           elide=True, detail=True),
+    Column("domain", "domain", 6, lambda r: r.domain, lambda r: r.domain, help="domain", flex=1, elide=True, detail=True),
 ]
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
+
+
+def column_legend() -> Text:
+    """One line per runs-table column: its header and what it shows (derived ones marked), from ``COLUMNS``."""
+    text = Text()
+    for column in COLUMNS:
+        text.append(f"{column.label:<12}", style="bold magenta" if column.derived else "bold blue")
+        text.append(column.help or column.label)
+        if column.derived:
+            text.append("  (derived)", style="magenta")
+        text.append("\n")
+    text.rstrip()
+    return text
 
 
 def _term_style(row: RunRow) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from textual.binding import Binding, BindingType
 from textual.keys import format_key
@@ -34,3 +34,83 @@ def key_help(bindings: Iterable[BindingType]) -> list[KeyHelp]:
         keys = binding.key_display or " / ".join(_display(k.strip()) for k in binding.key.split(","))
         out.append(KeyHelp(keys, binding.description, binding.action, binding.id or binding.action))
     return out
+
+
+# Scroll actions a widget skips (textual's SkipAction) when it cannot scroll that way: the key goes on down the chain.
+SCROLL_ACTIONS = {
+    "scroll_up": "allow_vertical_scroll", "scroll_down": "allow_vertical_scroll",
+    "page_up": "allow_vertical_scroll", "page_down": "allow_vertical_scroll",
+    "scroll_left": "allow_horizontal_scroll", "scroll_right": "allow_horizontal_scroll",
+    "page_left": "allow_horizontal_scroll", "page_right": "allow_horizontal_scroll",
+    "scroll_home": "_allow_scroll", "scroll_end": "_allow_scroll",
+}
+
+
+def _skipped(node: Any, binding: Binding) -> bool:
+    """True when ``node`` would skip ``binding`` (a built-in scroll action on a widget with nothing to scroll)."""
+    from textual.widget import Widget
+
+    allowed = SCROLL_ACTIONS.get(binding.action)
+    if allowed is None or not isinstance(node, Widget):
+        return False
+    method = f"action_{binding.action}"
+    return getattr(type(node), method, None) is getattr(Widget, method) and not getattr(node, allowed)
+
+
+def applying_bindings(screen: Any) -> dict[str, tuple[Any, Binding]]:
+    """key → (node, binding) that a press of the key runs on ``screen`` now.
+
+    textual's ``Screen.active_bindings`` walks the focus chain (focused
+    widget, its containers, the screen, the app; priority bindings win) but
+    keeps a built-in scroll binding of a widget that has nothing to scroll,
+    which textual then skips at key time; here the key falls through as it does.
+    """
+    app = screen.app
+    out: dict[str, tuple[Any, Binding]] = {}
+    for node, bindings in screen._modal_binding_chain:
+        for key, binding in bindings:
+            if app._check_action_state(binding.action, node) is False or _skipped(node, binding):
+                continue
+            existing = out.get(key)
+            if existing is None or (binding.priority and not existing[1].priority):
+                out[key] = (node, binding)
+    return out
+
+
+def help_sections(screen: Any) -> list[tuple[str, list[KeyHelp]]]:
+    """The keys of ``screen`` as they work right now: each key once, with the binding that applies to it.
+
+    Keys of one binding are joined ("j / ↓"); a key another binding shadows
+    is not listed under the shadowed one. Two sections: this screen (its own
+    keys and the focused widget's), and everywhere (the app's, and textual's
+    own screen keys such as tab).
+    """
+    app = screen.app
+    groups: dict[tuple[int, str, str], tuple[Any, Binding, list[str]]] = {}
+    for key, (node, binding) in applying_bindings(screen).items():
+        if not binding.description:
+            continue
+        group = (id(node), binding.action, binding.description)
+        groups.setdefault(group, (node, binding, []))[2].append(key)
+    here: list[tuple[int, KeyHelp]] = []
+    everywhere: list[KeyHelp] = []
+    for node, binding, keys in groups.values():
+        declared = [k.strip() for k in binding.key.split(",")]
+        keys.sort(key=lambda k: declared.index(k) if k in declared else len(declared))
+        shown = binding.key_display if binding.key_display and len(keys) == len(declared) else \
+            " / ".join(_display(k) for k in keys)
+        entry = KeyHelp(shown, binding.description, binding.action, binding.id or binding.action)
+        if node is app or (node is screen and _textual_screen_binding(binding)):
+            everywhere.append(entry)
+        else:
+            here.append((0 if node is screen else 1, entry))
+    title = f"{type(screen).__name__.replace('Screen', '')} screen"
+    return [(title, [entry for _, entry in sorted(here, key=lambda item: item[0])]), ("everywhere", everywhere)]
+
+
+def _textual_screen_binding(binding: Binding) -> bool:
+    """Whether ``binding`` is one every textual screen has (tab, shift+tab, copy), not the screen's own."""
+    from textual.screen import Screen
+
+    return any(isinstance(b, Binding) and (b.action, b.description) == (binding.action, binding.description)
+               for b in Screen.BINDINGS)

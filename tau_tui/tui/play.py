@@ -15,7 +15,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from tau_tui.tui.keys import key_help
+from tau_tui.tui.keys import help_sections, key_help
 from tau_tui.tui.screens.help import HelpScreen
 from tau_tui.tui.screens.play import EXIT_LEFT, PlayScreen
 
@@ -43,7 +43,7 @@ class PlayApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen([(title, key_help(b)) for title, _, b in self._sections(self.screen)]))
+            self.push_screen(HelpScreen(help_sections(self.screen)))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The play screen's keys as palette commands."""

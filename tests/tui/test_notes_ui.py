@@ -15,7 +15,7 @@ from tau_tui.tui.screens.note_form import NoteFormScreen
 from tau_tui.tui.screens.notes import NotesScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
-from tau_tui.tui.widgets.run_table import PAD, RunTable
+from tau_tui.tui.widgets.run_table import RunTable
 
 from .conftest import ROOT, open_sim, set_input, settle, wait_until
 
@@ -28,12 +28,11 @@ def digest(path: Path) -> str:
 
 def shown_cell(table: RunTable, row, key: str) -> str:
     """The text a column of the runs table shows for ``row`` (as drawn, not as computed)."""
-    start = 0
-    for column in table.columns:
-        if column.key == key:
-            return table._row_strip(row).text[start + PAD:start + PAD + column.width].strip()
-        start += column.width + 2 * PAD
-    raise KeyError(key)
+    span = table.column_span(key)
+    if span is None:
+        raise KeyError(key)
+    start, width = span
+    return table._row_strip(row).text[start:start + width].strip()
 
 
 def copy_recordings(tmp_path: Path) -> Path:

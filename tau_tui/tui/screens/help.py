@@ -1,4 +1,4 @@
-"""The `?` help: every key of the current screen and of the app, with what it does."""
+"""The `?` help: every key of the current screen and of the app, once each, with what it does; then legends."""
 
 from __future__ import annotations
 
@@ -32,9 +32,8 @@ class HelpScreen(ModalScreen[None]):
                               title_justify="left", title_style="bold underline")
                 table.add_column("keys", style="bold cyan", no_wrap=True, width=16)
                 table.add_column("what", ratio=1)
-                table.add_column("id", style="dim", no_wrap=True)
                 for key in keys:
-                    table.add_row(key.keys, key.description, key.id)
+                    table.add_row(key.keys, key.description)
                 yield Static(table, classes="help-section")
             if self.legend is not None:
                 yield Static(self.legend, id="help-legend")

@@ -20,8 +20,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input
 
 from tau_tui.model.notes import Note, NoteBook, export_csv, export_json
-from tau_tui.textsafe import visible_renderable
+from tau_tui.textsafe import one_line
 from tau_tui.tui.catalog import RunRow, file_label
+from tau_tui.tui.layout import Share, distinct_starts, elide, share_widths
 from tau_tui.tui.notes_view import NOTE_STYLE
 from tau_tui.tui.screens.confirm import ConfirmScreen
 from tau_tui.tui.screens.picker import PickerScreen
@@ -30,7 +31,10 @@ from tau_tui.tui.widgets.info_line import InfoLine
 if TYPE_CHECKING:
     from tau_tui.tui.app import TauTuiApp
 
-TEXT_WIDTH = 60
+# (label, minimum width, share of the width left over, elided in the middle keeping where values differ)
+NOTE_COLUMNS = (("file", 8, 1, True), ("simulation", 12, 4, True), ("task", 8, 2, True), ("where", 10, 0, False),
+                ("source", 8, 0, False), ("error type", 10, 1, False), ("text", 12, 6, False))
+SCROLLBAR = 2
 
 
 def note_matches(row: RunRow | None, book: NoteBook, note: Note, needle: str) -> bool:
@@ -75,12 +79,12 @@ class NotesScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label, width in (("file", 22), ("simulation", 16), ("task", 22), ("where", 10), ("source", 11),
-                             ("error type", 21), ("text", TEXT_WIDTH)):
-            table.add_column(label, width=width, key=label)
         self.refresh_notes()
-        table.focus()
+        self.query_one(DataTable).focus()
+
+    def on_resize(self) -> None:
+        if self.is_mounted:
+            self.refresh_notes()
 
     def refresh_notes(self) -> None:
         """Rebuild the table from the catalog's notebooks (after a save, a delete, a reload)."""
@@ -91,14 +95,23 @@ class NotesScreen(Screen[None]):
         self.shown = notes
         table = self.query_one(DataTable)
         cursor = table.cursor_row
-        table.clear()
-        for index, (row, book, note) in enumerate(notes):
+        table.clear(columns=True)
+        cells = []
+        for row, book, note in notes:
             where = "simulation" if note.step is None else f"step {note.step}"
             label = file_label(row.run) if row is not None else book.recording.stem
-            text = note.text if len(note.text) <= TEXT_WIDTH else note.text[: TEXT_WIDTH - 1] + "…"
-            cells = (label, note.sim_id, note.task_id or "?", where, note.source,
-                     Text(note.error_type, style=NOTE_STYLE), text)
-            table.add_row(*(visible_renderable(cell, single_line=True) for cell in cells), key=str(index))
+            cells.append([one_line(v) for v in (label, note.sim_id, note.task_id or "?", where, note.source,
+                                                 note.error_type, " ".join(note.text.split()))])
+        widths = self._widths(cells)
+        for (label, *_), width in zip(NOTE_COLUMNS, widths):
+            table.add_column(label, width=width, key=label)
+        starts = [distinct_starts(c[i] for c in cells) if elided else {}
+                  for i, (_, _, _, elided) in enumerate(NOTE_COLUMNS)]
+        for index, values in enumerate(cells):
+            shown = [elide(v, w, starts[i].get(v, 0)) if NOTE_COLUMNS[i][3] else
+                     (v if len(v) <= w else v[: w - 1] + "…") for i, (v, w) in enumerate(zip(values, widths))]
+            table.add_row(*(Text(v, style=NOTE_STYLE if i == 5 else "") for i, v in enumerate(shown)),
+                          key=str(index))  # Text, never markup: notes and ids are recorded text
         if notes:
             table.move_cursor(row=min(cursor, len(notes) - 1))
         total = len(self.tau_app.catalog.all_notes())
@@ -108,6 +121,13 @@ class NotesScreen(Screen[None]):
                      "(or in the data folder)")
         title.append("   enter opens · x deletes · e exports the notes shown", style="dim")
         self.query_one("#notes-title", InfoLine).set(title)
+
+    def _widths(self, cells: list[list[str]]) -> list[int]:
+        """Column widths sharing the screen's width (each cell is padded by one on both sides)."""
+        shares = [Share(minimum, flex, max([len(label)] + [len(c[i]) for c in cells]))
+                  for i, (label, minimum, flex, _) in enumerate(NOTE_COLUMNS)]
+        available = (self.size.width or 120) - SCROLLBAR - 2 * len(NOTE_COLUMNS)
+        return share_widths(shares, available)
 
     @property
     def current(self) -> tuple[RunRow | None, NoteBook, Note] | None:

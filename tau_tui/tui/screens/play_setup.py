@@ -80,6 +80,7 @@ class PlaySetupScreen(ModalScreen[None]):
                 yield Label("other side", classes="form-label")
                 yield Input(OTHER_DEFAULT["user"], id="p-other", compact=True,
                             suggester=SuggestFromList(AGENT_SUGGESTIONS + USER_SUGGESTIONS, case_sensitive=False))
+                yield Label("args", classes="form-label-short")
                 yield Input(placeholder="litellm args (JSON)", id="p-other-args", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
@@ -140,7 +141,8 @@ class PlaySetupScreen(ModalScreen[None]):
 
     @on(Input.Submitted, "#p-filter")
     def _filter_submitted(self) -> None:
-        self.query_one("#p-tasks").focus()
+        """Enter in the filter starts the session on the highlighted task (the first one shown)."""
+        self.action_start()
 
     def _chosen_task(self) -> str | None:
         options = self.query_one("#p-tasks", OptionList)

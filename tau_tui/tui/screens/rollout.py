@@ -138,12 +138,14 @@ class RolloutScreen(ModalScreen[tuple | None]):
                 yield Label("agent model", classes="form-label")
                 yield Input(self.agent, id="r-agent", compact=True,
                             suggester=SuggestFromList(AGENT_SUGGESTIONS, case_sensitive=False))
+                yield Label("args", classes="form-label-short")
                 yield Input(placeholder='litellm args, e.g. {"api_base": "http://…"}', id="r-agent-args",
                             compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("user model", classes="form-label")
                 yield Input(self.user, id="r-user", compact=True,
                             suggester=SuggestFromList(USER_SUGGESTIONS, case_sensitive=False))
+                yield Label("args", classes="form-label-short")
                 yield Input(placeholder="litellm args (JSON)", id="r-user-args", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("trials (k)", classes="form-label")

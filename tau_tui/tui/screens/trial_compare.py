@@ -21,6 +21,7 @@ from textual.widgets import Footer
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.tui.catalog import file_label
 from tau_tui.tui.compare_view import divergent_turn, render_trial_comparison
+from tau_tui.tui.layout import distinct_starts, elide
 from tau_tui.tui.messages import ComparisonReady
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
@@ -29,18 +30,28 @@ if TYPE_CHECKING:
     from tau_tui.tui.app import TauTuiApp
 
 SimKey = tuple[Path, str]  # (file, simulation id)
+LABEL_FILE_WIDTH = 24
 
 
 def side_labels(left: tuple[RunFile, int], right: tuple[RunFile, int]) -> tuple[str, str]:
-    """Short names for the two sides: model and trial; the simulation id when that does not tell them apart."""
-    def label(run: RunFile, index: int) -> str:
-        entry = run.entries[index]
-        model = run.agent_model or run.agent_implementation or file_label(run)
-        return f"{model} · trial {entry.trial}" if entry.trial is not None else f"{model} · {entry.id[:10]}"
+    """Names for the two sides that tell them apart: the simulation id (whole) and trial, then what else differs.
 
-    a, b = label(*left), label(*right)
-    if a == b:
-        a, b = f"{a} · {left[0].entries[left[1]].id[:10]}", f"{b} · {right[0].entries[right[1]].id[:10]}"
+    The agent model is added only when the two sides' models differ, the file
+    only when the simulation ids are the same (the same run saved twice).
+    """
+    def parts(run: RunFile, index: int) -> tuple[str, str, str]:
+        entry = run.entries[index]
+        sim = entry.id if entry.trial is None else f"{entry.id} · trial {entry.trial}"
+        return sim, run.agent_model or run.agent_implementation or "", file_label(run)
+
+    (a_sim, a_model, a_file), (b_sim, b_model, b_file) = parts(*left), parts(*right)
+    a, b = a_sim, b_sim
+    if a_model != b_model:
+        a, b = f"{a} · {a_model or '?'}", f"{b} · {b_model or '?'}"
+    if a_sim == b_sim and a_file != b_file:
+        starts = distinct_starts([a_file, b_file])
+        a = f"{a} · {elide(a_file, LABEL_FILE_WIDTH, starts[a_file])}"
+        b = f"{b} · {elide(b_file, LABEL_FILE_WIDTH, starts[b_file])}"
     return a, b
 
 

@@ -18,7 +18,7 @@ from textual.strip import Strip
 from tau_tui.textsafe import visible_text
 
 from tau_tui.calibrate.grid import Row, RowKey
-from tau_tui.tui.calibration_view import GridColumn, grid_line, header_line, line_width
+from tau_tui.tui.calibration_view import GridColumn, fit_columns, grid_line, header_line, line_width
 from tau_tui.tui.widgets.line_table import LineTable
 
 
@@ -75,7 +75,9 @@ class CalibrationTable(LineTable, can_focus=True):
         super().__init__(id=id)
         self.rows: list[Row] = []
         self.row_index: dict[RowKey, int] = {}
-        self.columns: list[GridColumn] = []
+        self.columns: list[GridColumn] = []  # fitted to the width
+        self._base_columns: list[GridColumn] = []
+        self._fitted_width = -1
         self.k = 1
         self.cursor_row = 0
         self.cursor_cell = 0
@@ -96,16 +98,29 @@ class CalibrationTable(LineTable, can_focus=True):
 
     def show_rows(self, rows: list[Row], columns: list[GridColumn], k: int, keep: RowKey | None = None) -> None:
         """Show ``rows``; the cursor stays on row ``keep`` when it is still shown."""
-        self.rows, self.columns, self.k = rows, columns, k
+        self.rows, self._base_columns, self.k = rows, columns, k
         self.row_index = {row.key: i for i, row in enumerate(rows)}
         self.selected &= set(self.row_index)
-        self._cache.clear()
-        self.virtual_size = Size(line_width(columns), len(rows) + 1)
+        self._fit(force=True)
         target = self.row_index.get(keep) if keep is not None else None
         self.cursor_row = target if target is not None else min(self.cursor_row, max(len(rows) - 1, 0))
         self._scroll_to_cursor()
         self.refresh()
         self._moved()
+
+    def _fit(self, force: bool = False) -> None:
+        """Share the width among the columns (again when it changed): task and agent / user grow first."""
+        width = self.scrollable_content_region.width
+        if not force and width == self._fitted_width:
+            return
+        self._fitted_width = width
+        self.columns = fit_columns(self._base_columns, self.rows, self.k, width if width > 0 else 200)
+        self._cache.clear()
+        self.virtual_size = Size(line_width(self.columns), len(self.rows) + 1)
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._fit()
 
     def update_row(self, key: RowKey) -> None:
         """Re-render one row (a cell of it changed)."""

@@ -1,16 +1,23 @@
-"""The runs table: fixed-width columns, one row per simulation, rendering only the visible rows.
+"""The runs table: columns fitted to the width, one row per simulation, rendering only the visible rows.
 
 A Line API scroll view rather than ``DataTable``: DataTable measures every
 cell of every row it is given, so re-filtering 1,600 runs took seconds;
 here a new filter or sort swaps a list, and an update re-renders one row.
+
+The columns share the width the widget has (``layout.share_widths``, again
+on every resize): the frozen ones (file, task, simulation) always show,
+the others follow in registry order as far as they fit, and ``h``/``l``
+scroll them one whole column at a time. Names are shortened in the middle,
+keeping the part that tells a row apart from the others.
 """
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
@@ -18,10 +25,13 @@ from textual.strip import Strip
 from tau_tui.textsafe import one_line, visible_text
 
 from tau_tui.tui.catalog import COLUMNS, Column, RunRow, SortSpec
+from tau_tui.tui.layout import Share, distinct_starts, elide, fitting_count, share_widths
 from tau_tui.tui.panels import DERIVED_STYLE
 from tau_tui.tui.widgets.line_table import LineTable
 
-PAD = 1  # cells of padding on each side of a column
+PAD = 1  # cells before each column (a rule between recorded and derived columns)
+MORE = 1  # cells kept at the right for the "more columns" mark
+MAX_NATURAL = 80  # a flex column never grows past this, whatever its longest value
 
 
 class RunTable(LineTable, can_focus=True):
@@ -35,8 +45,8 @@ class RunTable(LineTable, can_focus=True):
         Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="table.page_up"),
         Binding("g,home", "first", "First run", show=False, id="table.first"),
         Binding("G,end", "last", "Last run", show=False, id="table.last"),
-        Binding("h,left", "scroll_left", "Scroll left", show=False, id="table.left"),
-        Binding("l,right", "scroll_right", "Scroll right", show=False, id="table.right"),
+        Binding("h,left", "column(-1)", "Columns: one to the left", show=False, id="table.left"),
+        Binding("l,right", "column(1)", "Columns: one to the right", show=False, id="table.right"),
     ]
 
     COMPONENT_CLASSES = {"run-table--header", "run-table--cursor", "run-table--cursor-unfocused",
@@ -87,7 +97,13 @@ class RunTable(LineTable, can_focus=True):
         self.row_index: dict[str, int] = {}
         self.sort = SortSpec()
         self._cache: dict[str, Strip] = {}
-        self._total_width = sum(c.width + 2 * PAD for c in self.columns)
+        self.frozen = [c for c in self.columns if c.frozen]
+        self.scrolling = [c for c in self.columns if not c.frozen]
+        self.first_column = 0  # index in ``scrolling`` of the first one shown
+        self.shown_columns: list[tuple[Column, int]] = []  # (column, width) as drawn
+        self._starts: dict[str, dict[str, int]] = {}  # column key → value → where it differs from others
+        self._natural: dict[str, int] = {}
+        self._layout_width = -1
 
     # --- data ------------------------------------------------------------------------------------
     @property
@@ -104,7 +120,8 @@ class RunTable(LineTable, can_focus=True):
         """Show ``rows``; keep the cursor on row ``keep`` when it is still shown."""
         self.rows = rows
         self.row_index = {row.key: i for i, row in enumerate(rows)}
-        self.virtual_size = Size(self._total_width, len(rows) + 1)
+        self._measure(rows)
+        self._relayout(force=True)
         target = self.row_index.get(keep, None) if keep is not None else None
         if target is None:
             target = min(self.cursor_row, max(len(rows) - 1, 0))
@@ -115,7 +132,89 @@ class RunTable(LineTable, can_focus=True):
 
     def show_sort(self, sort: SortSpec) -> None:
         self.sort = sort
-        self.refresh(Region(0, 0, self.size.width, 1))
+        self._relayout(force=True)
+        self.refresh()
+
+    # --- columns --------------------------------------------------------------------------------------
+    def _measure(self, rows: list[RunRow]) -> None:
+        """What the text columns hold: their longest value and where each value differs from the others."""
+        self._starts.clear()
+        self._natural.clear()
+        for column in self.columns:
+            if not column.flex and not column.elide:
+                continue
+            values = {_plain(column.cell(row)) for row in rows}
+            if column.elide:
+                self._starts[column.key] = distinct_starts(values)
+            self._natural[column.key] = min(max((len(v) for v in values), default=0), MAX_NATURAL)
+
+    def _min_width(self, column: Column) -> int:
+        """A column's minimum: its registry width, room for its label and, when sorted, the arrow."""
+        arrow = 1 if self.sort.column == column.key else 0
+        return max(column.width, cell_len(column.label) + arrow)
+
+    def _share(self, column: Column) -> Share:
+        natural = max(self._natural.get(column.key, 0), cell_len(column.label) + (self.sort.column == column.key))
+        return Share(self._min_width(column), column.flex, natural)
+
+    def _available(self) -> int:
+        width = self.scrollable_content_region.width
+        return (width if width > 0 else 200) - MORE
+
+    def _relayout(self, force: bool = False) -> None:
+        """Choose the columns shown and their widths for the current width, first column and sort.
+
+        The frozen columns and, from ``first_column`` on, as many others as fit
+        at their minimum; then recorded-detail columns at the end of that window
+        give way while the names (file, task, simulation) lack room for their
+        whole text: which run is which matters more than its cost.
+        """
+        width = self.scrollable_content_region.width
+        if not force and width == self._layout_width:
+            return
+        self._layout_width = width
+        self.first_column = max(0, min(self.first_column, len(self.scrolling) - 1))
+        available = self._available()
+        frozen_width = sum(self._min_width(c) + PAD for c in self.frozen)
+        rest = self.scrolling[self.first_column:]
+        count = fitting_count([self._min_width(c) for c in rest], available - frozen_width, PAD)
+        while True:
+            shown = self.frozen + rest[:count]
+            shares = [self._share(c) for c in shown]
+            widths = share_widths(shares, available - PAD * len(shown))
+            short = any(w < max(s.natural, s.min) for c, s, w in zip(shown, shares, widths) if c.frozen and c.flex)
+            # detail gives way only to make room beside outcome columns (once scrolled to it, it is what you read)
+            if not (short and rest[count - 1].detail and any(not c.detail for c in rest[:count - 1])):
+                break
+            count -= 1
+        self.shown_columns = list(zip(shown, widths))
+        self._cache.clear()
+        self.virtual_size = Size(sum(w + PAD for w in widths) + MORE, len(self.rows) + 1)
+        self.refresh()
+
+    @property
+    def more_right(self) -> bool:
+        return len(self.shown_columns) - len(self.frozen) < len(self.scrolling) - self.first_column
+
+    def action_column(self, delta: int) -> None:
+        """Scroll the non-frozen columns by one whole column (right only while some are hidden there)."""
+        if (delta > 0 and not self.more_right) or (delta < 0 and not self.first_column):
+            return
+        self.first_column += 1 if delta > 0 else -1
+        self._relayout(force=True)
+
+    def column_span(self, key: str) -> tuple[int, int] | None:
+        """Where column ``key`` is drawn: (first cell, width), or None when it is not shown."""
+        x = 0
+        for column, width in self.shown_columns:
+            x += PAD
+            if column.key == key:
+                return x, width
+            x += width
+        return None
+
+    def on_resize(self) -> None:
+        self._relayout()
 
     def update_row(self, row: RunRow) -> None:
         """Re-render one row (its replay summary arrived)."""
@@ -147,39 +246,48 @@ class RunTable(LineTable, can_focus=True):
             self.post_message(self.RowSelected(key))
 
     # --- drawing --------------------------------------------------------------------------------------
-    def _left_pad(self, index: int) -> Text:
-        """A rule between the recorded and the derived columns, a space elsewhere."""
-        if index and self.columns[index].derived != self.columns[index - 1].derived:
-            return Text("│" + " " * (PAD - 1), style=DERIVED_STYLE.replace("bold ", ""))
+    def _left_pad(self, index: int, header: bool = False) -> Text:
+        """A rule between recorded and derived columns, "‹" (header) before scrolled columns, else a space."""
+        column = self.shown_columns[index][0]
+        if header and index == len(self.frozen) and self.first_column:
+            return Text("‹", style="bold")
+        previous = self.shown_columns[index - 1][0] if index else None
+        if previous is not None and column.derived != previous.derived:
+            return Text("│", style=DERIVED_STYLE.replace("bold ", ""))
         return Text(" " * PAD)
 
     def _header(self) -> Strip:
         text = Text()
-        for index, column in enumerate(self.columns):
+        for index, (column, width) in enumerate(self.shown_columns):
             arrow = ""
             if self.sort.column == column.key:
                 arrow = "↓" if self.sort.reverse else "↑"
             label = Text(column.label + arrow, style=DERIVED_STYLE if column.derived else "bold")
-            label.truncate(column.width, overflow="ellipsis", pad=True)
-            text.append_text(self._left_pad(index))
+            label.truncate(width, overflow="ellipsis", pad=True)
+            text.append_text(self._left_pad(index, header=True))
             text.append_text(label)
-            text.append(" " * PAD)
+        if self.more_right:
+            text.append("›", style="bold")
         style = self.get_component_rich_style("run-table--header")
         return Strip(list(text.render(self.app.console, end=""))).apply_style(style)
+
+    def _cell(self, column: Column, row: RunRow, width: int) -> Text:
+        value = column.cell(row)
+        cell = visible_text(value.copy(), single_line=True) if isinstance(value, Text) else Text(one_line(str(value)))
+        if column.elide and cell.cell_len > width:
+            start = self._starts.get(column.key, {}).get(cell.plain, 0)
+            cell = Text(elide(cell.plain, width, start), style=cell.style)
+        cell.truncate(width, overflow="ellipsis", pad=True)
+        return cell
 
     def _row_strip(self, row: RunRow) -> Strip:
         strip = self._cache.get(row.key)
         if strip is None:
             text = Text(no_wrap=True)
-            for index, column in enumerate(self.columns):
-                value = column.cell(row)
-                cell = visible_text(value.copy(), single_line=True) if isinstance(value, Text) \
-                    else Text(one_line(str(value)))
-                cell.truncate(column.width, overflow="ellipsis", pad=True)
+            for index, (column, width) in enumerate(self.shown_columns):
                 text.append_text(self._left_pad(index))
-                text.append_text(cell)
-                text.append(" " * PAD)
-            strip = Strip(list(text.render(self.app.console, end="")), self._total_width)
+                text.append_text(self._cell(column, row, width))
+            strip = Strip(list(text.render(self.app.console, end="")), text.cell_len)
             self._cache[row.key] = strip
         return strip
 
@@ -198,8 +306,8 @@ class RunTable(LineTable, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         if event.y == 0:
             x = event.x + self.scroll_offset.x
-            for column in self.columns:
-                x -= column.width + 2 * PAD
+            for column, width in self.shown_columns:
+                x -= width + PAD
                 if x < 0:
                     self.post_message(self.HeaderClicked(column.key))
                     return
@@ -210,3 +318,8 @@ class RunTable(LineTable, can_focus=True):
             if event.chain == 2:
                 self.action_select()
 
+
+
+def _plain(value: object) -> str:
+    """A cell's text as drawn (control characters made visible), to measure and elide."""
+    return one_line(value.plain if isinstance(value, Text) else str(value))

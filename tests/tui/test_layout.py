@@ -1,0 +1,56 @@
+"""Width sharing and middle elision (``tui.layout``): the pure functions behind every fitted column."""
+
+from __future__ import annotations
+
+from tau_tui.tui.layout import Share, distinct_starts, elide, fitting_count, middle_elide, share_widths
+
+CALIBRATE_FILES = ["calibrate_20261201_053850", "calibrate_20261201_053934", "calibrate_20261201_054010"]
+SHARED = "[mms_issue]airplane_mode_on|bad_network_preference|break_apn_mms_setting|break_app_"
+TELECOM = [SHARED + "both_permissions|unseat_sim_card[PERSONA:Hard]", SHARED + "sms_permission|unseat_sim_card[PERSONA:Hard]",
+           SHARED + "sms_permission|unseat_sim_card[PERSONA:None]"]
+
+
+def test_middle_elide_keeps_head_and_tail():
+    assert middle_elide("calibrate_20261201_053850.json", 20) == "calibrate_…053850.json"[:10] + "…" + "053850.json"[-9:]
+    assert middle_elide("short", 10) == "short"
+    assert len(middle_elide("x" * 50, 12)) == 12
+    assert middle_elide("abc", 1) == "…"
+
+
+def test_file_names_differing_only_at_the_end_stay_apart_at_any_width():
+    starts = distinct_starts(CALIBRATE_FILES)
+    assert starts[CALIBRATE_FILES[0]] == len("calibrate_20261201_")  # the token that differs is kept whole
+    for width in (10, 12, 16, 22):
+        shown = [elide(name, width, starts[name]) for name in CALIBRATE_FILES]
+        assert len(set(shown)) == 3, shown
+        assert all(len(s) <= width for s in shown)
+        assert [s[-6:] for s in shown] == ["053850", "053934", "054010"]
+
+
+def test_telecom_task_ids_keep_where_they_differ_and_their_tail():
+    starts = distinct_starts(TELECOM)
+    for width in (14, 20, 30):
+        shown = [elide(task, width, starts[task]) for task in TELECOM]
+        assert len(set(shown)) == 3, shown
+        assert all(len(s) == width for s in shown)
+    shown = [elide(task, 30, starts[task]) for task in TELECOM]
+    assert "both" in shown[0] and "sms" in shown[1] and shown[1].endswith("Hard]") and shown[2].endswith("None]")
+
+
+def test_distinct_start_of_a_prefix_of_another_value_is_zero():
+    starts = distinct_starts(["warehouse", "warehouse_cassette", "aftersales"])
+    assert starts == {"warehouse": 0, "warehouse_cassette": len("warehouse"), "aftersales": 0}
+
+
+def test_share_widths_gives_minimums_then_the_rest_by_share_up_to_natural():
+    shares = [Share(10, 2, 40), Share(10, 1, 12), Share(3)]
+    assert share_widths(shares, 23) == [10, 10, 3]
+    widths = share_widths(shares, 40)
+    assert widths[1] == 12 and widths[2] == 3 and sum(widths) == 40  # the capped column's part goes to the other
+    assert share_widths(shares, 200) == [40, 12, 3]  # nothing grows past its content
+
+
+def test_fitting_count_counts_whole_columns():
+    assert fitting_count([5, 5, 5], 12) == 2  # 6 + 6 cells; the third would need 18
+    assert fitting_count([5, 5, 5], 18) == 3
+    assert fitting_count([5], 3) == 0
