@@ -210,3 +210,50 @@ def test_fork_comparison_shows_hostile_labels_and_terminations_literally():
     fork = Outcome(f"fork{EVIL}", None, 1.0, f"max_steps{EVIL}", [], None, None)
     text = wide(render_comparison(original, fork, -1))
     assert min(text.count(OVERWRITE), text.count(MARKUP), text.count(LINK)) >= 4, text
+
+
+async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app, hostile):
+    """Composed lines: rich drops CR, BS and BEL from recorded text unless it goes through textsafe first."""
+    from tau_tui.tui.widgets.run_table import RunTable
+
+    app = make_app([hostile.parent])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(RunTable)
+        index = rows_of(table, "hostile.json", f"task{EVIL}")[0]
+        table.move_cursor(index)
+        await pilot.pause()
+        preview = app.screen.query_one("#row-preview").plain
+        assert f"task task{OVERWRITE}" in preview.replace("␛[2J␛]0;PWNED␇␛]52;c;cHduZWQ=␇␛]8;;http://evil.example/"
+                                                           "␛\\link␛]8;;␛\\", "")
+        assert preview.count(OVERWRITE) >= 2 and not raw_controls(preview), preview  # task and sim id
+        sim_id = table.rows[index].sim_id
+        await open_sim(pilot, sim_id)
+        header = app.screen.query_one("#traj-header").plain
+        assert header.count(OVERWRITE) >= 3 and MARKUP in header and not raw_controls(header), header
+
+
+def test_recorded_brackets_alone_are_never_read_as_markup():
+    """Without any control character (the cleaning leaves such text as it is), tables and heads still show it."""
+    from tau_tui.replay.diff import Change
+    from tau_tui.tui.compare_view import changes_table
+    from tau_tui.tui.panels import side_by_side
+    from tau_tui.tui.screens.compare import Outcome, render_comparison
+    from tau_tui.tui.screens.gold_check import render_check
+
+    bold, link = "[bold red]x[/]", "[link=http://e]y[/link]"
+    m = bold + link
+    change = Change(path=("tasks", f"t{m}"), kind="changed", before=f"a{m}", after="b")
+    difference = SimpleNamespace(to_json=lambda: {"side": "agent", "path": f"p{m}", "gold": f"g{m}", "live": "l"})
+    gold = SimpleNamespace(ok=False, task_id=f"t{m}", fingerprint=None, gold_reward=0.0, gold_agent_ok=False,
+                           termination="x", breakdown={}, not_evaluated=[], gold_consistent=False,
+                           inconsistency_matters=True, reasons=[f"r{m}"], differences=[difference])
+    drawn = {
+        "changes table": (wide(changes_table([("agent", change)], f"L{m}", f"R{m}")), 4),
+        "side by side": (wide(side_by_side([f"a{m}"], [f"b{m}"], (f"T{m}", f"U{m}"))), 4),
+        "fork comparison": (wide(render_comparison(Outcome(f"o{m}", 1.0, 0.0, f"s{m}", [], None, None),
+                                                   Outcome(f"f{m}", None, 1.0, f"u{m}", [], None, None), -1)), 4),
+        "gold check": (wide(render_check(gold)), 4),
+    }
+    for where, (text, times) in drawn.items():
+        assert text.count(bold) >= times and text.count(link) >= times, f"{where}\n{text}"
