@@ -28,17 +28,18 @@ ROLE_LABELS = {"assistant": "agent", "user": "user", "system": "system"}
 def _side_head(side: Side) -> Text:
     reward = "—" if side.reward is None else f"{side.reward:g}"
     style = "green" if side.reward is not None and side.reward >= 1.0 - 1e-9 else "red"
-    return Text.assemble((side.label, "bold"), (f"  {side.termination or '?'} · reward ", "dim"), (reward, style))
+    return Text.assemble((one_line(side.label), "bold"), (f"  {one_line(side.termination or '?')} · reward ", "dim"),
+                         (reward, style))
 
 
 def _call_text(call: CallView, differs: bool, side: str) -> Text:
     args = call.arguments
-    inner = ", ".join(f"{k}={one_line(v)}" for k, v in args.items()) if isinstance(args, dict) else one_line(args)
-    who = "" if call.requestor == "assistant" else f"[{call.requestor}] "
+    inner = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in args.items()) if isinstance(args, dict) else one_line(args)
+    who = "" if call.requestor == "assistant" else f"[{one_line(call.requestor)}] "
     text = Text()
     if differs:
         text.append("▶ ", style="bold red" if side == "left" else "bold green")
-    text.append(f"⚒ {who}{call.name}", style="bold" + (" red" if differs and side == "left" else
+    text.append(f"⚒ {who}{one_line(call.name)}", style="bold" + (" red" if differs and side == "left" else
                                                         " green" if differs else ""))
     text.append(f"({inner})", style="red" if differs and side == "left" else "green" if differs else "dim")
     if call.error:
@@ -54,7 +55,7 @@ def turn_cell(turn: Turn | None, divergent_call: CallView | None, side: str) -> 
     label = ROLE_LABELS.get(turn.role, turn.role)
     out.append(f"{label}: ", style="bold cyan" if turn.role == "user" else "bold green")
     if turn.text:
-        text = " ".join(turn.text.split())
+        text = one_line(turn.text)  # visible before the whitespace is folded
         out.append(text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…")
     elif not turn.calls:
         out.append("(no text)", style="dim")
@@ -76,12 +77,12 @@ def changes_table(changes: list[tuple[str, Change]], left: str, right: str) -> R
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
     table.add_column("DB", no_wrap=True, style="dim")
     table.add_column("path", ratio=2, overflow="fold")
-    table.add_column(left, ratio=2, overflow="fold", style="red")
-    table.add_column(right, ratio=2, overflow="fold", style="green")
+    table.add_column(Text(one_line(left)), ratio=2, overflow="fold", style="red")  # recorded labels: never markup
+    table.add_column(Text(one_line(right)), ratio=2, overflow="fold", style="green")
     for side, change in changes[:MAX_CHANGES]:
         before = "(absent)" if change.kind == "added" else _value(change.before)
         after = "(absent)" if change.kind == "removed" else _value(change.after)
-        table.add_row(side, path_text(change.path), before, after)
+        table.add_row(Text(side), Text(one_line(path_text(change.path))), Text(before), Text(after))
     if len(changes) > MAX_CHANGES:
         table.add_row("", Text(f"… {len(changes) - MAX_CHANGES} more", style="dim"), "", "")
     return table

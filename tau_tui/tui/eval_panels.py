@@ -19,6 +19,7 @@ from rich.text import Text
 from tau_tui.evaluate import RunMetrics, SimReport
 from tau_tui.evaluate.render import diff_row_text
 from tau_tui.model.results import RewardInfo, SimulationRun
+from tau_tui.textsafe import shown
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.render import one_line
 
@@ -42,11 +43,11 @@ def _key(name: Any, arguments: Any) -> str:
 
 
 def _call(name: str, arguments: Any, limit: int = 160) -> str:
-    inner = ", ".join(f"{k}={one_line(v)}" for k, v in arguments.items()) if isinstance(arguments, dict) \
+    inner = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in arguments.items()) if isinstance(arguments, dict) \
         else one_line(arguments)
     if len(inner) > limit:
         inner = inner[:limit] + "…"
-    return f"{name}({inner})"
+    return f"{one_line(name)}({inner})"
 
 
 def _heading(title: str, hint: str = "") -> Text:
@@ -135,7 +136,7 @@ def render_reward_header(report: SimReport, sim: SimulationRun) -> Text:
         out.append(" DIFFER ", style=DIFFERS_STYLE)
     else:
         out.append(" cannot compare ", style="black on grey62")
-    out.append(f"\nstatus {ev.status} · termination {ev.termination or '?'}", style="dim")
+    out.append(f"\nstatus {ev.status} · termination {shown(ev.termination or '?')}", style="dim")
     if ev.reward_basis:
         out.append(f" · basis {', '.join(ev.reward_basis)}", style="dim")
     return out
@@ -156,7 +157,7 @@ def render_breakdown(report: SimReport, recorded: RecordedChecks) -> Table | Tex
     for name in dict.fromkeys(names):
         a, b = theirs.get(name), ours.get(name)
         differs = a is not None and b is not None and abs(a - b) > 1e-6
-        table.add_row(name, fmt(a), fmt(b), style=DIFFERS_STYLE if differs else None)
+        table.add_row(Text(one_line(name)), fmt(a), fmt(b), style=DIFFERS_STYLE if differs else None)
     return table
 
 
@@ -169,7 +170,7 @@ def render_why(report: SimReport) -> Text:
         return out
     for reason in failed:
         out.append("• ", style="bold red")
-        out.append(f"{reason}\n")
+        out.append(f"{shown(reason)}\n")
     div = report.explanation.divergence
     if div is not None and div.step is not None:
         out.append(f"D jumps to where the run left the gold path (step {div.step})", style="italic magenta")
@@ -203,7 +204,7 @@ def render_checks(report: SimReport, recorded: RecordedChecks) -> Text:
         a = check.assertion
         what = Text(f"assert {a.env_type}: {_call(a.func_name, a.arguments)} is {a.assert_value}")
         if check.error:
-            what.append(f"  could not run: {check.error}", style="red")
+            what.append(f"  could not run: {shown(check.error)}", style="red")
         out.append_text(_verdict_line(check.met, recorded.assertions.get(_key(a.func_name, a.arguments)), what))
         out.append("\n")
     missed = {_key(m.action.name, m.action.arguments): m for m in report.explanation.missed}
@@ -224,13 +225,13 @@ def render_checks(report: SimReport, recorded: RecordedChecks) -> Text:
         out.append_text(_verdict_line(check.matched, recorded.actions.get(key), what))
         out.append("\n")
     for check in ev.communicate or []:
-        what = Text(f"communicate {check.info!r}")
+        what = Text(f"communicate {shown(repr(check.info))}")
         what.append(f"  said at step {check.step}" if check.met else "  never said", style="dim" if check.met else "red")
         out.append_text(_verdict_line(check.met, recorded.communicate.get(check.info), what))
         out.append("\n")
     criteria_nl = _nl_assertions(report, recorded)
     for assertion, verdict in criteria_nl:
-        what = Text(f"NL {assertion}")
+        what = Text(f"NL {shown(assertion)}")
         if verdict is None:
             what.append("  not evaluated (no judge; J asks one)", style="yellow")
         out.append_text(_verdict_line(verdict, recorded.nl.get(assertion), what, none="?"))
@@ -262,7 +263,7 @@ def render_recording(report: SimReport) -> Text:
             out.append(" INCONSISTENT ", style=DIFFERS_STYLE)
         else:
             out.append(" note ", style="black on grey62")
-        out.append(f" {issue.message}\n", style="" if issue.inconsistent else "dim")
+        out.append(f" {shown(issue.message)}\n", style="" if issue.inconsistent else "dim")
     out.rstrip()
     return out
 
@@ -282,7 +283,7 @@ def render_scorer(report: SimReport) -> Text:
     if result.additional:
         out.append(f"other tools called: {', '.join(result.additional)}\n", style="dim")
     for note in result.notes:
-        out.append(f"{note}\n", style="dim")
+        out.append(f"{shown(note)}\n", style="dim")
     out.rstrip()
     return out
 
@@ -294,7 +295,7 @@ def render_flags(report: SimReport) -> Text:
     for flag in report.flags:
         out.append(f"step {flag.step:>3} ", style="bold")
         out.append(f"{flag.kind} ", style="cyan")
-        out.append(f"{flag.message}\n")
+        out.append(f"{shown(flag.message)}\n")
     out.rstrip()
     return out
 
@@ -310,7 +311,7 @@ def render_evaluation(report: SimReport, sim: SimulationRun) -> RenderableType:
     notes = [n for n in ev.notes if n not in report.explanation.failed]
     if notes:
         parts += [Text(""), _heading("Evaluator notes")]
-        parts += [Text(f"• {note}", style="yellow") for note in notes]
+        parts += [Text(f"• {shown(note)}", style="yellow") for note in notes]
     parts += [Text(""), _heading("Recording vs its own task and messages"), render_recording(report),
               Text(""), _heading("Tool-call score", "beside the reward, never part of it"), render_scorer(report),
               Text(""), _heading(f"Process flags ({len(report.flags)})", "p / P: next / previous flag"),
@@ -319,7 +320,7 @@ def render_evaluation(report: SimReport, sim: SimulationRun) -> RenderableType:
 
 
 def render_no_evaluation(reason: str) -> Text:
-    return Text(f"No evaluation: {reason}", style="italic yellow")
+    return Text(f"No evaluation: {shown(reason)}", style="italic yellow")
 
 
 # --- metrics ----------------------------------------------------------------------------------------

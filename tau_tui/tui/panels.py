@@ -20,7 +20,16 @@ from tau_tui.env.jsonify import parse_content
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
 from tau_tui.model.tasks import StructuredInstructions, Task
 from tau_tui.replay.diff import Change, diff_states, path_text
-from tau_tui.tui.render import PILL_HELP, call_marks, call_signature, content_lines, one_line, pill, pretty_lines
+from tau_tui.textsafe import shown
+from tau_tui.tui.render import (
+    PILL_HELP,
+    call_marks,
+    call_signature,
+    content_lines,
+    one_line,
+    pill,
+    pretty_lines,
+)
 from tau_tui.tui.trajectory_doc import CallView
 
 MAX_CHANGES = 200
@@ -51,7 +60,7 @@ KIND_MARKS = {"changed": ("~", "yellow"), "added": ("+", "green"), "removed": ("
 
 def render_change(change: Change) -> Text:
     mark, style = KIND_MARKS.get(change.kind, ("?", ""))
-    line = Text.assemble((f"{mark} ", "bold " + style), (change.dotted, style))
+    line = Text.assemble((f"{mark} ", "bold " + style), (one_line(change.dotted), style))
     if change.kind == "changed":
         line.append("\n    ")
         line.append(_value(change.before, 200, quote=True), style="red")
@@ -96,7 +105,7 @@ def render_changes(sides: Iterable[tuple[str, list[Change] | None]], empty: str)
 
 def render_call(call: CallView) -> Text:
     record = call.record
-    head = Text.assemble(pill(call.pill), " ", (call.name, "bold"))
+    head = Text.assemble(pill(call.pill), " ", (one_line(call.name), "bold"))
     facts = [f"requested by {'the user' if call.by_user else 'the agent'}"]
     if record is not None and record.tool_type is not None:
         facts.append(f"{record.tool_type.value} tool")
@@ -105,7 +114,7 @@ def render_call(call: CallView) -> Text:
     head.append("  " + " · ".join(facts), style="dim")
     head.append(f"\n{PILL_HELP.get(call.pill, '')}", style="italic dim")
     for text, style in call_marks(call):
-        head.append(f"\n{text}", style=style)
+        head.append(f"\n{shown(text)}", style=style)
     return head
 
 
@@ -121,23 +130,24 @@ class Comparison:
         if options.max_width >= self.MIN_SIDE_BY_SIDE:
             yield side_by_side(self.left, self.right, self.titles)
             return
-        yield Text.assemble(("− " + self.titles[0], "bold red"), ("   ", ""), ("+ " + self.titles[1], "bold green"))
+        yield Text.assemble(("− " + one_line(self.titles[0]), "bold red"), ("   ", ""),
+                            ("+ " + one_line(self.titles[1]), "bold green"))
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, self.left, self.right, autojunk=False).get_opcodes():
             if tag == "equal":
                 for line in self.left[i1:i2]:
-                    yield Text("  " + line)
+                    yield Text("  " + shown(line))
                 continue
             for line in self.left[i1:i2]:
-                yield Text("− " + line, style="bold red")
+                yield Text("− " + shown(line), style="bold red")
             for line in self.right[j1:j2]:
-                yield Text("+ " + line, style="bold green")
+                yield Text("+ " + shown(line), style="bold green")
 
 
 def side_by_side(left: list[str], right: list[str], titles: tuple[str, str]) -> Table:
     """Two aligned columns; lines that differ are marked (− recorded, + replayed)."""
     table = Table(show_header=True, header_style="bold", expand=True, box=None, padding=(0, 1), show_edge=False)
-    table.add_column(titles[0], ratio=1, overflow="fold")
-    table.add_column(titles[1], ratio=1, overflow="fold")
+    table.add_column(Text(one_line(titles[0])), ratio=1, overflow="fold")  # a recorded label: never markup
+    table.add_column(Text(one_line(titles[1])), ratio=1, overflow="fold")
     rows = 0
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, left, right, autojunk=False).get_opcodes():
         a, b = left[i1:i2], right[j1:j2]
@@ -148,10 +158,10 @@ def side_by_side(left: list[str], right: list[str], titles: tuple[str, str]) -> 
             la = a[k] if k < len(a) else None
             lb = b[k] if k < len(b) else None
             if tag == "equal":
-                table.add_row(Text(la or ""), Text(lb or ""))
+                table.add_row(Text(shown(la or "")), Text(shown(lb or "")))
             else:
-                table.add_row(Text("− " + la, style="bold red") if la is not None else Text(""),
-                              Text("+ " + lb, style="bold green") if lb is not None else Text(""))
+                table.add_row(Text("− " + shown(la), style="bold red") if la is not None else Text(""),
+                              Text("+ " + shown(lb), style="bold green") if lb is not None else Text(""))
             rows += 1
     return table
 
@@ -169,7 +179,7 @@ def render_mismatch(call: CallView) -> RenderableType:
         paths = diff_states(before, after)
         if paths:
             text = Text("differs at: ", style="dim")
-            text.append(", ".join(path_text(c.path) for c in paths[:12]), style="red")
+            text.append(", ".join(one_line(path_text(c.path)) for c in paths[:12]), style="red")
             if len(paths) > 12:
                 text.append(f" … {len(paths) - 12} more", style="dim")
             parts.append(text)
@@ -187,14 +197,14 @@ def _section(out: list[RenderableType], title: str, body: str | Text | None, sty
     if body is None or (isinstance(body, str) and not body.strip()):
         return
     out.append(Text(title, style="bold underline"))
-    out.append(body if isinstance(body, Text) else Text(body.strip("\n"), style=style))
+    out.append(body if isinstance(body, Text) else Text(shown(body.strip("\n")), style=style))
     out.append(Text(""))
 
 
 def render_task(task: Task | None, task_id: str) -> RenderableType:
     if task is None:
-        return Text(f"Task {task_id!r} is neither in the file nor in the domain's task set.", style="italic")
-    out: list[RenderableType] = [Text(f"task {task.id}", style="bold reverse"), Text("")]
+        return Text(f"Task {shown(repr(task_id))} is neither in the file nor in the domain's task set.", style="italic")
+    out: list[RenderableType] = [Text(f"task {one_line(task.id)}", style="bold reverse"), Text("")]
     scenario = task.user_scenario
     if scenario is not None:
         _section(out, "Persona", scenario.persona)
@@ -216,25 +226,26 @@ def render_task(task: Task | None, task_id: str) -> RenderableType:
     if criteria is not None:
         body = Text()
         body.append("reward basis: ", style="dim")
-        body.append(", ".join(criteria.reward_basis) + "\n", style="bold")
+        body.append(shown(", ".join(criteria.reward_basis)) + "\n", style="bold")
         for action in criteria.actions or []:
             who = "user" if action.requestor == "user" else "agent"
-            args = ", ".join(f"{k}={one_line(v)}" for k, v in action.arguments.items())
+            args = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in action.arguments.items())
             body.append(f"• {who}: ", style="dim")
-            body.append(action.name, style="bold")
+            body.append(one_line(action.name), style="bold")
             body.append(f"({args})")
             if action.compare_args is not None:
-                body.append(f"  compare {action.compare_args}", style="dim")
+                body.append(f"  compare {shown(action.compare_args)}", style="dim")
             body.append("\n")
         for assertion in criteria.env_assertions or []:
-            args = ", ".join(f"{k}={one_line(v)}" for k, v in assertion.arguments.items())
-            body.append(f"• assert {assertion.env_type}: {assertion.func_name}({args}) is {assertion.assert_value}\n")
+            args = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in assertion.arguments.items())
+            body.append(f"• assert {shown(assertion.env_type)}: {one_line(assertion.func_name)}({args}) is "
+                        f"{shown(assertion.assert_value)}\n")
         for info in criteria.communicate_info or []:
             body.append("• communicate: ", style="dim")
-            body.append(f"{info}\n")
+            body.append(f"{shown(info)}\n")
         for nl in criteria.nl_assertions or []:
             body.append("• NL: ", style="dim")
-            body.append(f"{nl}\n")
+            body.append(f"{shown(nl)}\n")
         body.rstrip()
         _section(out, "Evaluation criteria", body)
     state = task.initial_state
@@ -250,15 +261,15 @@ def render_task(task: Task | None, task_id: str) -> RenderableType:
                     if len(lines) > 40:
                         body.append(f"  … {len(lines) - 40} more lines\n", style="dim")
         for action in state.initialization_actions or []:
-            args = ", ".join(f"{k}={one_line(v)}" for k, v in action.arguments.items())
-            body.append(f"• {action.env_type}: {action.func_name}({args})\n")
+            args = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in action.arguments.items())
+            body.append(f"• {shown(action.env_type)}: {one_line(action.func_name)}({args})\n")
         if state.message_history:
             body.append(f"message history: {len(state.message_history)} messages (the first steps of the trajectory)\n",
                         style="dim")
         body.rstrip()
         _section(out, "Initial state", body if body else None)
     if task.user_tools is not None:
-        _section(out, "User tools", ", ".join(task.user_tools) or "(none)")
+        _section(out, "User tools", ", ".join(map(one_line, task.user_tools)) or "(none)")
     return Group(*out)
 
 
@@ -277,7 +288,7 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     out.append("AS RECORDED", style=RECORDED_STYLE + " reverse")
     out.append("  what the file says\n\n", style="dim")
     out.append("termination: ", style="dim")
-    out.append(f"{sim.termination_reason or '?'}", style="" if sim.termination_reason in SCORED_TERMINATIONS else "red")
+    out.append(one_line(sim.termination_reason or "?"), style="" if sim.termination_reason in SCORED_TERMINATIONS else "red")
     if sim.duration is not None:
         out.append(f"   duration {sim.duration:.1f} s", style="dim")
     costs = [f"{label} ${cost:.4f}" for label, cost in (("agent", sim.agent_cost), ("user", sim.user_cost))
@@ -286,7 +297,7 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
         out.append("   " + ", ".join(costs), style="dim")
     out.append("\n")
     if sim.info and sim.info.get("error"):
-        out.append(f"error: {sim.info.get('error_type') or ''} {sim.info.get('error')}\n", style="yellow")
+        out.append(f"error: {shown(sim.info.get('error_type') or '')} {shown(sim.info.get('error'))}\n", style="yellow")
     info = sim.reward_info
     if info is None:
         out.append("no reward_info: this run is unscored\n", style="italic")
@@ -295,9 +306,9 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     reward = info.reward
     out.append("—" if reward is None else f"{reward:g}", style="bold green" if reward == 1 else "bold red")
     if info.reward_basis:
-        out.append(f"   basis {', '.join(info.reward_basis)}", style="dim")
+        out.append(f"   basis {shown(', '.join(map(str, info.reward_basis)))}", style="dim")
     if info.reward_breakdown:
-        out.append("   " + ", ".join(f"{k} {v:g}" for k, v in info.reward_breakdown.items()), style="dim")
+        out.append("   " + ", ".join(f"{one_line(k)} {v:g}" for k, v in info.reward_breakdown.items()), style="dim")
     out.append("\n")
     if info.db_check is not None:
         out.append("DB match ")
@@ -307,25 +318,25 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
         action = check.get("action") or {}
         args = action.get("arguments") or {}
         out.append_text(_mark(check.get("action_match")))
-        out.append(f" action {action.get('name', '?')}(")
-        out.append(", ".join(f"{k}={one_line(v)}" for k, v in args.items()) if isinstance(args, dict) else "")
+        out.append(f" action {one_line(action.get('name', '?'))}(")
+        out.append(", ".join(f"{one_line(k)}={one_line(v)}" for k, v in args.items()) if isinstance(args, dict) else "")
         out.append(")\n")
     for check in info.env_assertions or []:
         assertion = check.get("env_assertion") or {}
         out.append_text(_mark(check.get("met")))
-        out.append(f" assertion {assertion.get('func_name', '?')}({one_line(assertion.get('arguments') or {})})\n")
+        out.append(f" assertion {one_line(assertion.get('func_name', '?'))}({one_line(assertion.get('arguments') or {})})\n")
     for check in info.communicate_checks or []:
         out.append_text(_mark(check.get("met")))
-        out.append(f" communicate {check.get('info', '')!r}\n")
+        out.append(f" communicate {shown(repr(check.get('info', '')))}\n")
     for check in info.nl_assertions or []:
         out.append_text(_mark(check.get("met")))
-        out.append(f" NL {check.get('nl_assertion', '')}\n")
+        out.append(f" NL {shown(check.get('nl_assertion', ''))}\n")
         if check.get("justification"):
-            out.append(f"    {check['justification']}\n", style="dim italic")
+            out.append(f"    {shown(check['justification'])}\n", style="dim italic")
     notes = info.info or {}
     for key, value in notes.items():
         if value:
-            out.append(f"{key}: {_value(value, 200)}\n", style="dim")
+            out.append(f"{one_line(key)}: {_value(value, 200)}\n", style="dim")
     out.rstrip()
     return out
 
@@ -336,7 +347,7 @@ def render_derived(analysis: SimAnalysis | None, error: str | None) -> Renderabl
     out.append("DERIVED", style=DERIVED_STYLE + " reverse")
     out.append("  tau-tui's replay against its own environment\n\n", style="dim")
     if analysis is None:
-        out.append(f"no replay: {error or 'not run'}\n", style="italic")
+        out.append(f"no replay: {shown(error or 'not run')}\n", style="italic")
         return out
     counts = analysis.timeline.verdict_counts()
     out.append(f"writes replayed {counts['replayed']}, mismatches {counts['mismatch']}, "
@@ -346,7 +357,7 @@ def render_derived(analysis: SimAnalysis | None, error: str | None) -> Renderabl
     out.append_text(_mark(analysis.timeline.strict_ok))
     first = analysis.first_mismatch()
     if first:
-        out.append(f"   first mismatch at step {first['step']}: {first['tool']}", style="red")
+        out.append(f"   first mismatch at step {first['step']}: {one_line(first['tool'])}", style="red")
     out.append("\n")
     out.append("DB match vs gold ")
     out.append_text(_mark(analysis.db_match))
@@ -365,18 +376,18 @@ def render_derived(analysis: SimAnalysis | None, error: str | None) -> Renderabl
                    style="yellow")
     for assertion, met, error_text in analysis.assertions:
         out.append_text(_mark(met))
-        out.append(f" assertion {assertion.func_name}({one_line(assertion.arguments)})")
+        out.append(f" assertion {one_line(assertion.func_name)}({one_line(assertion.arguments)})")
         if error_text:
-            out.append(f"  {error_text}", style="red")
+            out.append(f"  {shown(error_text)}", style="red")
         out.append("\n")
     if analysis.gold is not None:
         for index, message in analysis.gold.action_errors:
-            out.append(f"gold action #{index} failed: {message}\n", style="yellow")
+            out.append(f"gold action #{index} failed: {shown(message)}\n", style="yellow")
     findings = analysis.findings
     if findings:
         out.append(f"\nfindings ({len(findings)})\n", style="bold yellow")
         for finding in findings:
             where = f"step {finding.step}: " if finding.step is not None else ""
-            out.append(f"⚠ {finding.kind.value}  {where}{finding.message}\n", style="yellow")
+            out.append(f"⚠ {finding.kind.value}  {where}{shown(finding.message)}\n", style="yellow")
     out.rstrip()
     return out

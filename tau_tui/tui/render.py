@@ -92,12 +92,12 @@ def one_line(value: Any) -> str:
     """Compact single-line text of a value (JSON for structures)."""
     if isinstance(value, Enum):
         value = value.value
-    if isinstance(value, str):
-        return textsafe.one_line(" ".join(value.split()))
+    if isinstance(value, str):  # made visible before the split: CR, VT, FF, NEL are not whitespace to drop
+        return textsafe.one_line(" ".join(textsafe.visible(value).split()))
     try:
         return textsafe.one_line(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode())
     except TypeError:
-        return textsafe.one_line(" ".join(str(value).split()))
+        return textsafe.one_line(" ".join(textsafe.visible(str(value)).split()))
 
 
 def pretty_lines(value: Any) -> list[str]:
@@ -134,7 +134,7 @@ def call_signature(call: CallView, limit: int = 400) -> str:
     """``name(k=v, ...)`` on one line, at most about ``limit`` characters."""
     args = call.call.arguments
     if isinstance(args, dict):
-        inner = ", ".join(f"{k}={clip(one_line(v), limit)}" for k, v in args.items())
+        inner = ", ".join(f"{one_line(k)}={clip(one_line(v), limit)}" for k, v in args.items())
     else:
         inner = one_line(args)
     return f"{textsafe.one_line(call.name)}({clip(inner, limit)})"

@@ -40,7 +40,7 @@ def message_line(message: Message) -> str:
     who = {"assistant": "agent"}.get(message.role, message.role)
     parts = [one_line(message.text)] if message.text else []
     if isinstance(message, ParticipantMessage):
-        parts += [f"⚒ {call.name}({one_line(call.arguments)})" for call in message.tool_calls or []]
+        parts += [f"⚒ {one_line(call.name)}({one_line(call.arguments)})" for call in message.tool_calls or []]
     return f"{who}: {' · '.join(parts) or '(empty)'}"[:LINE_LIMIT]
 
 
@@ -60,18 +60,18 @@ class Outcome:
 def render_comparison(original: Outcome, fork: Outcome, step: int) -> RenderableType:
     table = Table(box=None, padding=(0, 2), show_edge=False, header_style="bold")
     table.add_column("")
-    table.add_column(original.label, style="blue")
-    table.add_column(fork.label, style="magenta")
+    table.add_column(Text(one_line(original.label)), style="blue")  # recorded text: never markup
+    table.add_column(Text(one_line(fork.label)), style="magenta")
     rows = [
         ("recorded reward", fmt(original.recorded_reward), "—"),
         ("reward (our evaluator)", fmt(original.reward), fmt(fork.reward)),
-        ("termination", original.termination or "?", fork.termination or "?"),
+        ("termination", one_line(original.termination or "?"), one_line(fork.termination or "?")),
         ("messages after the fork", str(len(original.messages) - step - 1), str(len(fork.messages) - step - 1)),
         ("final DB matches gold", _yes(original.db_match), _yes(fork.db_match)),
     ]
     for label, a, b in rows:
         differs = label in ("reward (our evaluator)", "final DB matches gold", "termination") and a != b
-        table.add_row(label, a, b, style=DIFFERS_STYLE if differs else None)
+        table.add_row(Text(label), Text(a), Text(b), style=DIFFERS_STYLE if differs else None)
     left = [message_line(m) for m in original.messages[step + 1:]]
     right = [message_line(m) for m in fork.messages[step + 1:]]
     parts: list[RenderableType] = [
@@ -121,7 +121,7 @@ class CompareScreen(Screen[None]):
         return cast("TauTuiApp", self.app)
 
     def compose(self) -> ComposeResult:
-        yield InfoLine(Text(f" {self.title_text}", no_wrap=True, overflow="ellipsis"), id="compare-header")
+        yield InfoLine(Text(f" {one_line(self.title_text)}", no_wrap=True, overflow="ellipsis"), id="compare-header")
         yield RichPane(id="compare-view")
         yield Footer()
 

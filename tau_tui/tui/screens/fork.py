@@ -85,7 +85,8 @@ class ForkScreen(ModalScreen[ForkRequest | None]):
 
     def on_mount(self) -> None:
         form = self.query_one("#fork-form")
-        form.border_title = f"fork {self.sim_id} after message {self.step.index} · esc cancels · ctrl+s runs"
+        form.border_title = visible_renderable(f"fork {self.sim_id} after message {self.step.index} · esc cancels · "
+                                               "ctrl+s runs", single_line=True)
         form.border_subtitle = "models: a litellm model string, or scripted/gold (agent) / scripted/user (user)"
         self.query_one("#k-agent").focus()
 

@@ -23,6 +23,7 @@ from textual.widgets import Footer, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from tau_tui.textsafe import shown
 from tau_tui.tui.messages import GoldChecked
 from tau_tui.tui.render import one_line
 from tau_tui.tui.widgets.info_line import InfoLine
@@ -36,7 +37,7 @@ MAX_PATHS = 60
 
 def check_option(check: Any) -> Text:
     mark = ("✓ ", "green") if check.ok else ("✗ ", "bold red")
-    text = Text.assemble(mark, (check.task_id, "" if check.ok else "bold"))
+    text = Text.assemble(mark, (one_line(check.task_id), "" if check.ok else "bold"))
     text.no_wrap, text.overflow = True, "ellipsis"
     return text
 
@@ -46,7 +47,7 @@ def render_check(check: Any) -> RenderableType:
     parts: list[RenderableType] = []
     head = Text()
     head.append(" OK " if check.ok else " FAIL ", style="bold black on green" if check.ok else "bold white on red3")
-    head.append(f"  {check.task_id}", style="bold")
+    head.append(f"  {one_line(check.task_id)}", style="bold")
     if check.fingerprint:
         head.append(f"  version {check.fingerprint[:8]}", style="dim")
     parts.append(head)
@@ -54,11 +55,11 @@ def render_check(check: Any) -> RenderableType:
     facts.append("gold agent: ", style="dim")
     reward = "—" if check.gold_reward is None else f"{check.gold_reward:g}"
     facts.append(f"reward {reward}", style="green" if check.gold_agent_ok else "bold red")
-    facts.append(f" · {check.termination or '?'}", style="dim")
+    facts.append(f" · {one_line(check.termination or '?')}", style="dim")
     if check.breakdown:
-        facts.append("  " + ", ".join(f"{k} {v:g}" for k, v in check.breakdown.items()), style="dim")
+        facts.append("  " + ", ".join(f"{one_line(k)} {v:g}" for k, v in check.breakdown.items()), style="dim")
     if check.not_evaluated:
-        facts.append(f"  (not evaluated: {', '.join(check.not_evaluated)})", style="yellow")
+        facts.append(f"  (not evaluated: {', '.join(map(one_line, check.not_evaluated))})", style="yellow")
     facts.append("\ngold state vs live path: ", style="dim")
     facts.append("same" if check.gold_consistent else "DIFFERENT",
                  style="green" if check.gold_consistent else "bold red")
@@ -68,7 +69,7 @@ def render_check(check: Any) -> RenderableType:
     if check.reasons:
         reasons = Text("\nwhy\n", style="bold underline")
         for reason in check.reasons:
-            reasons.append(f"• {reason}\n", style="red")
+            reasons.append(f"• {shown(reason)}\n", style="red")
         reasons.rstrip()
         parts.append(reasons)
     if check.differences:
@@ -80,7 +81,8 @@ def render_check(check: Any) -> RenderableType:
         table.add_column("live path", ratio=2, overflow="fold", style="green")
         for difference in check.differences[:MAX_PATHS]:
             data = difference.to_json()
-            table.add_row(data["side"], data["path"], _short(data["gold"]), _short(data["live"]))
+            table.add_row(*(Text(cell) for cell in (one_line(data["side"]), one_line(data["path"]), _short(data["gold"]),
+                                                     _short(data["live"]))))  # recorded text: never markup
         if len(check.differences) > MAX_PATHS:
             table.add_row("", Text(f"… {len(check.differences) - MAX_PATHS} more", style="dim"), "", "")
         parts.append(table)
@@ -160,7 +162,7 @@ class GoldCheckScreen(Screen[None]):
     def _checked(self, message: GoldChecked) -> None:
         if message.error is not None:
             self.finished = True
-            self.query_one("#gold-detail", RichPane).show(Text(f"cannot check: {message.error}", style="bold red"))
+            self.query_one("#gold-detail", RichPane).show(Text(f"cannot check: {shown(message.error)}", style="bold red"))
             self._title()
             return
         self.done, self.total = message.done, message.total
@@ -180,7 +182,7 @@ class GoldCheckScreen(Screen[None]):
         failing = sum(not c.ok for c in self.checks)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" gold check ", style="bold reverse")
-        text.append(f"  {self.domain} · {self.done}/{self.total or '?'} tasks checked · ")
+        text.append(f"  {one_line(self.domain)} · {self.done}/{self.total or '?'} tasks checked · ")
         text.append(f"{failing} failing", style="bold red" if failing else "green")
         agent = sum(not c.gold_agent_ok for c in self.checks)
         inconsistent = sum(not c.gold_consistent for c in self.checks)

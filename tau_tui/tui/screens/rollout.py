@@ -24,7 +24,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList
 
-from tau_tui.textsafe import visible_renderable
+from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.replay_service import ReplayService
 
 AGENT_SUGGESTIONS = ["scripted/gold", "scripted/flaky:0.3", "gpt-4.1", "gpt-4o", "claude-sonnet-4-20250514"]
@@ -61,6 +61,7 @@ def positive_int(text: str, field: str) -> int:
 
 def task_option(task: str, hint: str, width: int = 84) -> Text:
     """A task id with its hint dimmed, clipped to one line of ``width`` cells."""
+    task, hint = one_line(task), one_line(hint)  # a task set may come from a file: shown, never sent
     room = width - len(task) - 2
     hint = hint if len(hint) <= room else hint[: max(room - 1, 0)] + "…"
     return Text.assemble(task, ("  " + hint if room > 4 else "", "dim"))

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Label, ProgressBar, Static
 
-from tau_tui.textsafe import visible_renderable
+from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile
 from tau_tui.tui.catalog import ANY_FLAG, COLUMN_BY_KEY, COLUMNS, FLAG_CODES, RunFilter, RunRow, SortSpec, file_label
@@ -241,10 +241,10 @@ class RunsScreen(Screen[None]):
             preview.set(Text(" no simulation selected", style="dim"))
             return
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f" task {row.task}", style="bold")
-        text.append(f" · sim {row.sim_id} · {row.path.name}", style="dim")
+        text.append(f" task {one_line(str(row.task))}", style="bold")
+        text.append(f" · sim {one_line(row.sim_id)} · {one_line(row.path.name)}", style="dim")
         if row.replay_error:
-            text.append(f"\n no replay: {row.replay_error}", style="yellow")
+            text.append(f"\n no replay: {one_line(row.replay_error)}", style="yellow")
         elif row.replay is not None and row.replay.first_mismatch_step is not None:
             text.append(f"\n first mismatch at step {row.replay.first_mismatch_step}", style="red")
         evaluation = row.evaluation
@@ -256,11 +256,11 @@ class RunsScreen(Screen[None]):
                 missing = ", ".join(evaluation.not_evaluated) or evaluation.status
                 text.append(f"\n recomputed reward not computable ({missing} not evaluated)", style="yellow")
             if evaluation.first_reason and row.status == "fail":
-                text.append(f"\n why: {evaluation.first_reason}", style="red")
+                text.append(f"\n why: {one_line(evaluation.first_reason)}", style="red")
             if evaluation.flags:
-                text.append("\n flags: " + ", ".join(f"{k} ×{n}" for k, n in evaluation.flags.items()), style="cyan")
+                text.append("\n flags: " + ", ".join(f"{one_line(k)} ×{n}" for k, n in evaluation.flags.items()), style="cyan")
         if row.error:
-            text.append(f"\n error: {row.error}", style="yellow")
+            text.append(f"\n error: {one_line(row.error)}", style="yellow")
         replay = row.replay
         if replay is not None and (replay.faults or replay.refused or replay.discovered):
             marks = [f"{replay.faults} injected fault{'s' if replay.faults != 1 else ''}" if replay.faults else "",
@@ -276,11 +276,11 @@ class RunsScreen(Screen[None]):
         mark = self.tau_app.compare_mark
         if mark is not None:
             here = mark == (row.path, row.sim_id)
-            text.append(f"\n = {'this run is' if here else mark[1] + ' is'} marked for comparison", style="cyan")
+            text.append(f"\n = {'this run is' if here else one_line(mark[1]) + ' is'} marked for comparison", style="cyan")
         first_user = self._first_user_message(row)
         if first_user:
             text.append("\n user: ", style="cyan")
-            text.append(first_user[:300].replace("\n", " "))
+            text.append(one_line(first_user[:300].replace("\n", " ")))
         preview.set(text)
 
     @staticmethod

@@ -27,7 +27,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
-from tau_tui.textsafe import visible_renderable
+from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RunFile, RunFileError, error_text, name_part, open_run, unused_path
@@ -218,7 +218,7 @@ class TrajectoryScreen(Screen[None]):
         self.query_one("#change-view", RichPane).show("")
         self.query_one("#eval-view", RichPane).show(Text("evaluating…", style="dim"))
         self.query_one("#notes-view", RichPane).show("")
-        self.query_one("#traj-header", InfoLine).set(Text(f" opening {self.sim_id} …", style="dim"))
+        self.query_one("#traj-header", InfoLine).set(Text(f" opening {one_line(self.sim_id)} …", style="dim"))
         self.query_one("#traj-status", InfoLine).set("")
         self.view.clear()
         self.view.focus()
@@ -332,28 +332,28 @@ class TrajectoryScreen(Screen[None]):
     def _update_header(self) -> None:
         run, entry = self.current, self.current.entries[self.index]
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f" task {entry.task_id}", style="bold")
+        text.append(f" task {one_line(str(entry.task_id))}", style="bold")
         if entry.trial is not None:
             text.append(f" · trial {entry.trial}")
-        text.append(f" · {run.domain or '?'}")
+        text.append(f" · {one_line(run.domain or '?')}")
         if run.solo:
             text.append(" · solo (no user)", style="yellow")
-        text.append(f" · agent {run.agent_model or '?'}")
+        text.append(f" · agent {one_line(run.agent_model or '?')}")
         if run.user_model and not run.solo:
-            text.append(f" · user {run.user_model}")
-        text.append(f" · sim {entry.id} · {run.path.name}", style="dim")
+            text.append(f" · user {one_line(run.user_model)}")
+        text.append(f" · sim {one_line(entry.id)} · {one_line(run.path.name)}", style="dim")
         text.append("\n")
         text.append(" recorded ", style=RECORDED_STYLE + " reverse")
         reward = entry.reward
         text.append(f" reward {'—' if reward is None else f'{reward:g}'}",
                     style="green" if reward == 1 else ("red" if reward is not None else "dim"))
         text.append(f" · db {'—' if entry.db_match is None else ('✓' if entry.db_match else '✗')}")
-        text.append(f" · {entry.termination or '?'}")
+        text.append(f" · {one_line(entry.termination or '?')}")
         text.append("   ")
         text.append(" derived ", style=DERIVED_STYLE + " reverse")
         analysis = self.analysis
         if analysis is None:
-            text.append(f" no replay: {self.replay_error or '?'}", style="yellow")
+            text.append(f" no replay: {one_line(self.replay_error or '?')}", style="yellow")
         else:
             counts = analysis.timeline.verdict_counts()
             text.append(f" {counts['mismatch']} mismatch", style="red" if counts["mismatch"] else "")

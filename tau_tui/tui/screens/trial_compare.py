@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from tau_tui.model.io import RunFile, RunFileError, open_run
+from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.catalog import file_label
 from tau_tui.tui.compare_view import divergent_turn, render_trial_comparison
 from tau_tui.tui.layout import distinct_starts, elide
@@ -85,7 +86,8 @@ class TrialCompareScreen(Screen[None]):
 
     def on_mount(self) -> None:
         (lp, ls), (rp, rs) = self.keys
-        self.query_one("#trials-header", InfoLine).set(Text(f" comparing {ls} ({lp.name}) with {rs} ({rp.name})…",
+        self.query_one("#trials-header", InfoLine).set(Text(f" comparing {one_line(ls)} ({one_line(lp.name)}) with {one_line(rs)} "
+                                                                 f"({one_line(rp.name)})…",
                                                             style="dim"))
         self.query_one("#trials-view", RichPane).focus()
         self._start()
@@ -142,7 +144,7 @@ class TrialCompareScreen(Screen[None]):
         d = comparison.divergence
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append(" compare ", style="bold reverse")
-        header.append(f"  task {comparison.left.task_id} · {len(comparison.turns)} turns aligned · ")
+        header.append(f"  task {one_line(str(comparison.left.task_id))} · {len(comparison.turns)} turns aligned · ")
         kind = "write " if comparison.writes_only else ""
         if d is None:
             header.append(f"same {kind}tool calls", style="green")
@@ -154,7 +156,7 @@ class TrialCompareScreen(Screen[None]):
         final = len(comparison.final_agent_diff) + len(comparison.final_user_diff)
         header.append(f" · final DB: {'same' if not final else f'{final} differing paths'}")
         self.query_one("#trials-header", InfoLine).set(header)
-        pane.border_title = f"{comparison.left.label}  │  {comparison.right.label}"
+        pane.border_title = visible_renderable(f"{comparison.left.label}  │  {comparison.right.label}", single_line=True)
         pane.border_subtitle = "d: to the divergence · o / O: open left / right there · w: writes only"
         self.action_divergence()
 
