@@ -629,14 +629,6 @@ def _cause(exc: OSError) -> str:
     return _CAUSES.get(exc.errno) or str(exc.strerror or exc).lower()
 
 
-def _file_kind(mode: int) -> str:
-    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return kind
-    return "not a regular file"
-
-
 def check_regular(path: Path) -> None:
     """Refuse (``WriteError``) a target that exists and is not a regular file; writing would replace it."""
     try:
@@ -646,8 +638,8 @@ def check_regular(path: Path) -> None:
     except OSError as exc:
         raise WriteError(path, _cause(exc), exc.errno or 0) from None
     if not stat.S_ISREG(mode):
-        kind = _file_kind(mode)
-        raise WriteError(path, f"is {kind}, not a file" if kind.startswith("a ") else f"is {kind}")
+        kind = file_kind(mode)
+        raise WriteError(path, "is a directory" if kind == "directory" else f"not a regular file ({kind})")
 
 
 def make_folder(folder: Path, for_path: Path) -> None:

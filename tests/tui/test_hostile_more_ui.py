@@ -56,9 +56,9 @@ async def test_trial_comparison_of_two_hostile_runs(make_app, hostile):
         assert isinstance(screen, TrialCompareScreen)
         await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=2000)
         await pilot.pause()
-        text = check(app, "trial comparison", ("model␛[2J",))
+        text = check(app, "trial comparison", ("demo-clean-pass␛[2J",))
         assert MARKUP in screen.query_one("#trials-view")._border_title.plain
-        assert "model␛[2J" in text  # the side labels (the model) in the column heads and the border
+        assert "demo-user-tools␛[2J" in text  # the side labels (the sim ids) in the column heads and the border
         drawn = wide(screen.query_one("#trials-view", RichPane).content)
         literal(drawn, "trial comparison")
         assert "arg␛[2J" in drawn  # the tool call's hostile argument
@@ -177,7 +177,7 @@ async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(mak
         await wait_until(pilot, lambda: isinstance(app.screen, TrialCompareScreen)
                          and app.screen.comparison is not None, "the comparison", tries=2000)
         await pilot.pause()
-        check(app, "calibrate trial comparison", ("model␛[2J",))
+        check(app, "calibrate trial comparison", ("␛[2J",))
         literal(wide(app.screen.query_one("#trials-view").content), "calibrate trial comparison")
         await pilot.press("escape")
         await pilot.pause()

@@ -54,8 +54,15 @@ async def test_runs_screen_and_its_modals(make_app, hostile):
     app = make_app([hostile.parent])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        text = check(app, "runs", ("model␛[2J", "task␛[2J", "mock␛[", "user_stop␛["))
+        text = check(app, "runs", ("task␛[2J", "demo-clean-pass␛[2J"))
         table = app.screen.query_one(RunTable)
+        table.focus()
+        for _ in range(40):  # to the recorded detail columns at the right end, one column per key
+            if not table.more_right:
+                break
+            await pilot.press("l")
+        await pilot.pause()
+        check(app, "runs, scrolled right", ("model␛[2J", "mock␛[", "user_stop␛["))
         for index in range(len(table.rows)):  # the preview line of every row
             table.move_cursor(index)
             await pilot.pause()

@@ -178,11 +178,14 @@ class RunTable(LineTable, can_focus=True):
         frozen_width = sum(self._min_width(c) + PAD for c in self.frozen)
         rest = self.scrolling[self.first_column:]
         count = fitting_count([self._min_width(c) for c in rest], available - frozen_width, PAD)
+        # the names may claim at most half the width before other columns give way to them
+        name_cap = max(1, available // (2 * max(1, sum(1 for c in self.frozen if c.flex))))
         while True:
             shown = self.frozen + rest[:count]
             shares = [self._share(c) for c in shown]
             widths = share_widths(shares, available - PAD * len(shown))
-            short = any(w < max(s.natural, s.min) for c, s, w in zip(shown, shares, widths) if c.frozen and c.flex)
+            short = any(w < max(min(s.natural, name_cap), s.min)
+                        for c, s, w in zip(shown, shares, widths) if c.frozen and c.flex)
             # detail gives way only to make room beside outcome columns (once scrolled to it, it is what you read)
             if not (short and rest[count - 1].detail and any(not c.detail for c in rest[:count - 1])):
                 break
