@@ -317,6 +317,7 @@ class TauTuiApp(App[None]):
             row.evaluation, row.eval_error = done.evaluation, done.eval_error
             rows.append(row)
             for prefix, error in (("not replayed", done.error), ("not evaluated", done.eval_error)):
+                error = error.removeprefix(f"{row.path}: ") if error else error  # the notice names the file
                 if error and not any(n.text.endswith(error) for n in self.catalog.all_notices()):
                     self.catalog.add_notice(row.path, f"{prefix}: {error}", "warning")
                     new_notice = True

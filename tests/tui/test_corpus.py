@@ -160,3 +160,5 @@ async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen) and screen.doc is not None
         assert screen.analysis is None and "banking_knowledge" in (screen.replay_error or "")
+    notice = next(n for n in app.catalog.all_notices() if n.path == path)
+    assert "unknown domain 'banking_knowledge'" in notice.text and str(path) not in notice.text  # named once
