@@ -671,16 +671,15 @@ def cmd_run_cassette(args: argparse.Namespace, agent, user) -> int:
 
 def cmd_play(args: argparse.Namespace) -> int:
     import asyncio
-    from datetime import datetime
 
     from tau_tui.domains import DomainError
-    from tau_tui.model.io import error_text, name_part
+    from tau_tui.model.io import error_text
     from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, PlaySession
+    from tau_tui.rollout.session import default_play_path
 
     try:
         llm_args = _json_arg(args.llm_args, "--llm-args")
-        out = Path(args.out) if args.out else Path(args.runs_dir) / (
-            f"{datetime.now():%Y%m%d_%H%M%S}_play_{name_part(args.domain, 60)}_{name_part(args.task, 80)}.json")
+        out = Path(args.out) if args.out else default_play_path(args.domain, args.task, args.runs_dir)
         if out.exists():
             err(f"{out} already exists; choose another --out")
             return EXIT_INPUT

@@ -447,3 +447,50 @@ def test_play_that_cannot_save_says_so_in_one_line(tmp_path, tau2_data):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "is not a folder" in one_error_line(done.stderr, str(blocker / "play.json"))
     assert blocker.read_text() == "keep me"
+
+
+# --- new files are created, never replaced ---------------------------------------------------------------------
+def test_a_new_file_write_never_replaces_one_made_meanwhile(tmp_path):
+    import errno
+
+    from tau_tui.model.io import WriteError, write_atomic
+
+    target = tmp_path / "x.json"
+    target.write_bytes(b"someone else's")
+    with pytest.raises(WriteError) as caught:
+        write_atomic(target, b"ours", replace=False)
+    assert caught.value.errno == errno.EEXIST and str(target) in str(caught.value)
+    assert target.read_bytes() == b"someone else's" and no_temporaries(tmp_path)
+    fresh = tmp_path / "y.json"
+    write_atomic(fresh, b"ours", replace=False)
+    assert fresh.read_bytes() == b"ours" and no_temporaries(tmp_path)
+
+
+def test_writers_of_new_files_at_the_same_moment_get_a_file_each(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tau_tui.model.io import write_new
+
+    with ThreadPoolExecutor(8) as pool:
+        paths = list(pool.map(lambda i: write_new(tmp_path, "notes_20261201_000000", ".json", b"%d" % i), range(8)))
+    assert len(set(paths)) == 8
+    assert sorted(int(p.read_bytes()) for p in paths) == list(range(8))
+
+
+def test_a_results_file_made_by_someone_else_after_we_chose_the_name_is_kept(tmp_path):
+    from tau_tui.model.io import WriteError
+    from tau_tui.rollout.records import ResultsWriter
+
+    target = tmp_path / "play.json"
+    writer = ResultsWriter(target, {}, [])
+    target.write_bytes(b"another session's results")
+    with pytest.raises(WriteError, match="already exists"):
+        writer.write()
+    assert target.read_bytes() == b"another session's results"
+
+
+def test_a_play_file_name_from_a_task_id_stays_in_the_runs_folder(tmp_path):
+    from tau_tui.rollout.session import default_play_path
+
+    path = default_play_path("mock/../..", "../../etc/x", tmp_path)
+    assert path.parent == tmp_path and "/" not in path.name and not path.name.startswith(".")

@@ -653,13 +653,16 @@ def make_folder(folder: Path, for_path: Path) -> None:
         raise WriteError(for_path, f"cannot create its folder {folder}: {_cause(exc)}", exc.errno or 0) from None
 
 
-def write_atomic(path: Path | str, payload: bytes, *, scrub: bool = True) -> None:
+def write_atomic(path: Path | str, payload: bytes, *, scrub: bool = True, replace: bool = True) -> None:
     """Write ``payload`` to ``path`` so readers see the old or the new file, never half.
 
     A temporary file in the same folder is written, flushed to disk and renamed over ``path``
     (permissions of an existing file kept). Any failure (read-only folder, full disk, ``path`` a
     directory or a FIFO...) raises ``WriteError`` with the temporary file removed and the old file
     intact. ``scrub`` blanks the environment's credentials (``model.secrets``) in ``payload``.
+    With ``replace=False`` the file must be new: it is linked into place, which fails (``WriteError``
+    with ``errno.EEXIST``) when another writer created ``path`` in the meantime, so a file someone
+    else made is never replaced.
     """
     path = Path(path)
     if scrub:
@@ -676,7 +679,14 @@ def write_atomic(path: Path | str, payload: bytes, *, scrub: bool = True) -> Non
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            _link_new(tmp, path)
+    except FileExistsError:
+        Path(tmp).unlink(missing_ok=True)
+        raise WriteError(path, "already exists (made by another writer meanwhile); not replaced",
+                         errno.EEXIST) from None
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise WriteError(path, _cause(exc), exc.errno or 0) from None
@@ -684,6 +694,34 @@ def write_atomic(path: Path | str, payload: bytes, *, scrub: bool = True) -> Non
         Path(tmp).unlink(missing_ok=True)
         raise
     _sync_folder(path.parent)
+
+
+def _link_new(tmp: str, path: Path) -> None:
+    """Put ``tmp`` at ``path`` only if nothing is there (a hard link cannot replace), then drop ``tmp``."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: reserve the name, then rename over the reservation
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
+
+
+def write_new(folder: Path | str, stem: str, suffix: str, payload: bytes) -> Path:
+    """Write ``payload`` to a new file ``<folder>/<stem><suffix>`` (or ``_2``, ``_3``… when taken) and
+    return it; two writers at the same moment get two files, never one replacing the other."""
+    for _ in range(1000):
+        path = unused_path(folder, stem, suffix)
+        try:
+            write_atomic(path, payload, replace=False)
+        except WriteError as exc:
+            if exc.errno == errno.EEXIST:
+                continue  # taken between the look and the write: the next name
+            raise
+        return path
+    raise WriteError(Path(folder) / f"{stem}{suffix}", "no free name")
 
 
 def _sync_folder(folder: Path) -> None:

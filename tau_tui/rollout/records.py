@@ -216,6 +216,7 @@ class ResultsWriter:
         self._timestamp = timestamp or datetime.now().isoformat()
         self.simulations: list[dict[str, Any]] = []
         self._encoded: list[bytes] = []
+        self._new = not self.meta_path.exists()  # a file that was not there is created, never replaced
         self.set_tasks(tasks)
 
     @property
@@ -280,8 +281,11 @@ class ResultsWriter:
         if self.layout == "dir":
             self.sims_dir.mkdir(parents=True, exist_ok=True)
             index = _nested(_dump([index_entry(s) for s in self.simulations]), b"  ")[2:]
-            write_atomic(self.meta_path, self._head() + b',\n  "simulation_index": ' + index + b"\n}\n")
+            write_atomic(self.meta_path, self._head() + b',\n  "simulation_index": ' + index + b"\n}\n",
+                         replace=not self._new)
+            self._new = False
             return
         body = b",\n".join(self._encoded)
         sims = b'"simulations": [\n' + body + b"\n  ]" if body else b'"simulations": []'
-        write_atomic(self.path, self._head() + b",\n  " + sims + b"\n}\n")
+        write_atomic(self.path, self._head() + b",\n  " + sims + b"\n}\n", replace=not self._new)
+        self._new = False

@@ -46,13 +46,6 @@ def note_matches(row: RunRow | None, book: NoteBook, note: Note, needle: str) ->
     return all(word in hay for word in needle.lower().split())
 
 
-def export_path(folder: Path, fmt: str) -> Path:
-    """``<folder>/notes_<YYYYmmdd_HHMMSS>.<fmt>`` that does not exist yet."""
-    from tau_tui.model.io import unused_path
-
-    return unused_path(folder, f"notes_{datetime.now():%Y%m%d_%H%M%S}", f".{fmt}")
-
-
 class NotesScreen(Screen[None]):
     """A table of notes; Enter opens the simulation at the annotated step."""
 
@@ -190,18 +183,19 @@ class NotesScreen(Screen[None]):
             if fmt:
                 rows = [{"recording": str(book.recording), **note.model_dump(mode="json")}
                         for _, book, note in self.shown]
-                self.export_worker(rows, fmt, export_path(self.tau_app.runs_dir, fmt))
+                self.export_worker(rows, fmt, self.tau_app.runs_dir)
 
         self.app.push_screen(PickerScreen(f"export {len(self.shown)} notes as", [
             ("json", "JSON  ·  one object per note"), ("csv", "CSV  ·  one row per note")]), picked)
 
     @work(thread=True, exclusive=True, group="notes-export", name="export notes")
-    def export_worker(self, rows: list[dict[str, Any]], fmt: str, path: Path) -> None:
-        from tau_tui.model.io import write_atomic
+    def export_worker(self, rows: list[dict[str, Any]], fmt: str, folder: Path) -> None:
+        """Write ``<folder>/notes_<YYYYmmdd_HHMMSS>.<fmt>``, a new file (another name when that one is taken)."""
+        from tau_tui.model.io import write_new
 
         text = export_csv(rows) if fmt == "csv" else export_json(rows)
         try:
-            write_atomic(path, text.encode())
+            path = write_new(folder, f"notes_{datetime.now():%Y%m%d_%H%M%S}", f".{fmt}", text.encode())
         except OSError as exc:
             self.app.call_from_thread(self.notify, f"notes not exported: {exc}", severity="error")
             return

@@ -7,7 +7,6 @@ domain loads its data) and then replaces this form with the ``PlayScreen``.
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -22,6 +21,7 @@ from textual.widgets import Button, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 
 from tau_tui.model.io import error_text
+from tau_tui.rollout.session import default_play_path
 from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.replay_service import ReplayService
 from tau_tui.tui.screens.rollout import (
@@ -32,11 +32,6 @@ if TYPE_CHECKING:
     from tau_tui.tui.app import TauTuiApp
 
 OTHER_DEFAULT = {"user": "scripted/gold", "agent": "scripted/user"}
-
-
-def default_play_path(domain: str, task: str, root: Path) -> Path:
-    """``runs/<YYYYmmdd_HHMMSS>_play_<domain>_<task>.json``, as ``tau-tui play`` names it."""
-    return root / f"{datetime.now():%Y%m%d_%H%M%S}_play_{domain}_{task}.json"
 
 
 class PlaySetupScreen(ModalScreen[None]):
