@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tau_tui.model.nesting import too_deep
+from tau_tui.model.nesting import text_may_nest_deeper, too_deep
 
 
 class ModelDict(dict):
@@ -70,4 +70,4 @@ def parse_content(text: Any) -> Any:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         return text
-    return text if too_deep(value) else value
+    return text if text_may_nest_deeper(text) and too_deep(value) else value

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tau_tui.model.nesting import clip_nesting, too_deep
+from tau_tui.model.nesting import clip_nesting, too_deep, was_cut
 
 
 class Loose(BaseModel):
@@ -26,20 +26,17 @@ class ToolCall(Loose):
     name: str = ""
     arguments: Any = Field(default_factory=dict)
     requestor: str = "assistant"
-    _cut: bool = PrivateAttr(default=False)
 
-    @model_validator(mode="after")
-    def _bounded(self) -> "ToolCall":
+    @field_validator("arguments", mode="after")
+    @classmethod
+    def _bounded(cls, value: Any) -> Any:
         """Arguments nested deeper than ``MAX_NESTING`` are cut there (see ``tau_tui.model.nesting``)."""
-        if too_deep(self.arguments):
-            self.arguments = clip_nesting(self.arguments)
-            self._cut = True
-        return self
+        return clip_nesting(value) if too_deep(value) else value
 
     @property
     def arguments_cut(self) -> bool:
         """Whether the recorded arguments nested too deep and were cut."""
-        return self._cut
+        return was_cut(self.arguments)
 
     @field_validator("id", "name", mode="before")
     @classmethod
@@ -58,12 +55,11 @@ class Message(Loose):
     turn_idx: int | None = None
     timestamp: str | None = None
 
-    @model_validator(mode="after")
-    def _bounded(self) -> "Message":
+    @field_validator("content", mode="after")
+    @classmethod
+    def _bounded(cls, value: Any) -> Any:
         """Content that is not text and nests deeper than ``MAX_NESTING`` is cut there."""
-        if not isinstance(self.content, str) and too_deep(self.content):
-            self.content = clip_nesting(self.content)
-        return self
+        return clip_nesting(value) if not isinstance(value, str) and too_deep(value) else value
 
     @property
     def text(self) -> str:

@@ -35,14 +35,38 @@ def nesting_depth(value: Any, stop: int | None = None) -> int:
 
 
 def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    if not isinstance(value, (dict, list)):
+        return False
+    children = value.values() if isinstance(value, dict) else value
+    if not any(isinstance(child, (dict, list)) for child in children):
+        return limit < 1  # one level: the common case of flat tool arguments, without a walk
     return nesting_depth(value, limit) > limit
 
 
+def text_may_nest_deeper(text: str, limit: int = MAX_NESTING) -> bool:
+    """Whether JSON ``text`` could nest deeper than ``limit``: it cannot with at most ``limit`` brackets."""
+    return text.count("{") + text.count("[") > limit
+
+
+class CutDict(dict):
+    """An object cut by ``clip_nesting`` (so a reader can tell, with one ``isinstance``)."""
+
+
+class CutList(list):
+    """A list cut by ``clip_nesting``."""
+
+
+def was_cut(value: Any) -> bool:
+    return isinstance(value, (CutDict, CutList))
+
+
 def clip_nesting(value: Any, limit: int = MAX_NESTING) -> Any:
-    """A copy of ``value`` whose lists and objects below ``limit`` levels are replaced by ``CUT_MARKER``."""
+    """A copy of ``value`` whose lists and objects below ``limit`` levels are replaced by ``CUT_MARKER``.
+
+    The copy's top level is a ``CutDict`` or ``CutList`` (``was_cut``)."""
     if not isinstance(value, (dict, list)):
         return value
-    root: Any = {} if isinstance(value, dict) else []
+    root: Any = CutDict() if isinstance(value, dict) else CutList()
     stack: list[tuple[Any, Any, int]] = [(value, root, 1)]
     while stack:
         source, target, depth = stack.pop()
