@@ -257,9 +257,9 @@ def say(text: Any, file: Any = None) -> None:
 
 
 def _registry(args: argparse.Namespace):
-    from tau_tui.domains import DomainRegistry
+    from tau_tui.domains import default_registry
 
-    return DomainRegistry(args.tau2_data, [Path(p) for p in args.domains])
+    return default_registry(args.tau2_data, [Path(p) for p in args.domains])
 
 
 def _open_all(paths: Sequence[Path | str], keep: Callable[[Path], bool] | None = None,

@@ -12,29 +12,22 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import threading
 import types
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Callable, ClassVar
 
-import orjson
+from tau_tui.env.domain import DataNotFound, Domain, DomainError, DomainProvider, read_data_file
+from tau_tui.tau2_adapter import adapted_domain
 
-from tau_tui.env.environment import Environment
-from tau_tui.env.schema import DBSchema
-from tau_tui.model.io import RunFileError, read_bytes
-from tau_tui.model.tasks import Task
+__all__ = [
+    "DATA_ENV", "DOMAIN_PATH_ENV", "DataNotFound", "Domain", "DomainError", "DomainProvider", "DomainRegistry",
+    "data_roots", "default_fallbacks", "default_registry", "domain_data_dir", "domain_search_path",
+    "find_domain_data", "read_data_file", "split_variant",
+]
 
 DOMAIN_PATH_ENV = "TAU_TUI_DOMAINS"
 DATA_ENV = "TAU2_DATA_DIR"
 _PACKAGE_PREFIX = "tau_tui_domains"
-
-
-class DomainError(Exception):
-    """A domain that cannot be found or loaded; ``str()`` is one line."""
-
-
-class DataNotFound(DomainError):
-    pass
 
 
 def _installed_tau2_data() -> Path | None:
@@ -88,83 +81,6 @@ def find_domain_data(name: str, explicit: Path | str | None = None) -> Path:
     )
 
 
-def read_data_file(path: Path) -> Any:
-    """JSON or TOML data file of a domain."""
-    try:
-        if path.suffix == ".toml":
-            import tomllib
-
-            return tomllib.loads(read_bytes(path).decode("utf-8"))
-        return orjson.loads(read_bytes(path))
-    except RunFileError as exc:
-        if exc.problem == "does not exist":
-            raise DomainError(f"{path}: missing domain data file") from None
-        raise DomainError(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - any parse failure is reported on one line
-        raise DomainError(f"{path}: unreadable domain data ({exc})") from None
-
-
-class Domain:
-    """A domain: its environments, tasks and policy. Subclasses live in domain folders."""
-
-    name: ClassVar[str] = ""
-    uses_tau2_data: ClassVar[bool] = True
-    # One pristine state tree per (class, data folder, side) for the whole process.
-    _pristine: ClassVar[dict[tuple[Any, ...], Any]] = {}
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-
-    def __init__(self, data_dir: Path | None):
-        self.data_dir = data_dir
-        self._tasks: dict[str, Task] | None = None
-        self.warnings: list[str] = []  # data problems worth telling the user (shown once)
-
-    # --- to implement ------------------------------------------------------
-    def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:
-        raise NotImplementedError
-
-    def task_file(self) -> Path:
-        return self.require_data() / "tasks.json"
-
-    # --- shared helpers -------------------------------------------------------
-    def require_data(self) -> Path:
-        if self.data_dir is None:
-            raise DataNotFound(f"domain '{self.name}' has no data folder")
-        return self.data_dir
-
-    def pristine(self, key: str, schema: DBSchema, load: Callable[[], Any]) -> dict[str, Any]:
-        """The validated state tree for ``key``, loaded once per process and shared read-only."""
-        cache_key = (type(self), str(self.data_dir), key)
-        with self._lock:
-            tree = self._pristine.get(cache_key)
-            if tree is None:
-                tree = self._pristine[cache_key] = schema.tree(load())
-        return tree
-
-    def read_text(self, name: str) -> str:
-        path = self.require_data() / name
-        try:
-            return read_bytes(path).decode("utf-8", errors="replace")
-        except RunFileError as exc:
-            if exc.problem == "does not exist":
-                raise DomainError(f"{path}: missing domain data file") from None
-            raise DomainError(str(exc)) from None
-
-    def tasks(self) -> dict[str, Task]:
-        """The domain's task set, by id."""
-        if self._tasks is None:
-            raw = read_data_file(self.task_file())
-            if isinstance(raw, dict) and "tasks" in raw:
-                raw = raw["tasks"]
-            if not isinstance(raw, list):
-                raise DomainError(f"{self.task_file()}: expected a list of tasks")
-            self._tasks = {t.id: t for t in (Task.model_validate(item) for item in raw)}
-        return self._tasks
-
-    def splits(self) -> dict[str, list[str]]:
-        path = self.task_file().parent / f"split_{self.task_file().stem}.json"
-        return read_data_file(path) if path.exists() else {}
-
-
 def bundled_domain_dirs() -> list[Path]:
     """Where this project's own domains live (the repo's ``domains/``, or inside the wheel)."""
     here = Path(__file__).resolve().parent
@@ -210,22 +126,29 @@ def split_variant(name: str) -> tuple[str, str | None]:
 
 
 class DomainRegistry:
-    """Finds domains by name; one loaded ``Domain`` per name and data folder."""
+    """Finds domains by name; one loaded ``Domain`` per name and data folder.
+
+    Domain folders on the search path come first; a name none of them holds is
+    asked of each fallback provider in order (``fallbacks``). Without
+    ``fallbacks`` the registry uses ``default_fallbacks(use_tau2)``: the tau2
+    adapter, unless ``use_tau2`` is false.
+    """
 
     def __init__(self, tau2_data: Path | str | None = None, extra_paths: list[Path] | None = None,
-                 use_tau2: bool = True):
+                 use_tau2: bool = True, *, fallbacks: Iterable[DomainProvider] | None = None):
         self.tau2_data = tau2_data
         self.search_path = domain_search_path(extra_paths)
-        self.use_tau2 = use_tau2
+        self.fallbacks: list[DomainProvider] = list(default_fallbacks(use_tau2) if fallbacks is None else fallbacks)
         self._loaded: dict[str, Domain] = {}
+        self._reported: dict[str, int] = {}  # per loaded name: how many of its warnings were returned
 
     def new_warnings(self) -> list[str]:
         """Data warnings of loaded domains not returned before (each is reported once)."""
         out = []
-        for domain in self._loaded.values():
-            seen = getattr(domain, "_warned", 0)
+        for key, domain in self._loaded.items():
+            seen = self._reported.get(key, 0)
             out += [f"domain {domain.name}: {w}" for w in domain.warnings[seen:]]
-            domain._warned = len(domain.warnings)
+            self._reported[key] = len(domain.warnings)
         return out
 
     def folder(self, name: str) -> Path | None:
@@ -249,10 +172,11 @@ class DomainRegistry:
             return self._loaded[base]
         folder = self.folder(base)
         if folder is None:
-            adapted = self._adapted(name)
-            if adapted is not None:
-                self._loaded[base] = adapted
-                return adapted
+            for provider in self.fallbacks:  # native domains always win
+                found = provider(name)
+                if found is not None:
+                    self._loaded[base] = found
+                    return found
             raise DomainError(f"unknown domain '{name}' (known: {', '.join(self.names()) or 'none'})")
         module = _import_domain_package(folder)
         create = getattr(module, "create", None)
@@ -265,10 +189,13 @@ class DomainRegistry:
         self._loaded[base] = domain
         return domain
 
-    def _adapted(self, name: str) -> Domain | None:
-        """A domain registered in an installed tau2 (native domains always win)."""
-        if not self.use_tau2:
-            return None
-        from tau_tui.tau2_adapter import adapted_domain
 
-        return adapted_domain(name)
+def default_fallbacks(use_tau2: bool = True) -> list[DomainProvider]:
+    """The fallback providers of a default registry: domains registered in an installed tau2."""
+    return [adapted_domain] if use_tau2 else []
+
+
+def default_registry(tau2_data: Path | str | None = None, extra_paths: list[Path] | None = None, *,
+                     use_tau2: bool = True, fallbacks: Iterable[DomainProvider] = ()) -> DomainRegistry:
+    """The registry a front end starts from: domain folders, then ``fallbacks``, then tau2's registry."""
+    return DomainRegistry(tau2_data, extra_paths, fallbacks=[*fallbacks, *default_fallbacks(use_tau2)])

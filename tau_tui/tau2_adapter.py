@@ -19,7 +19,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from tau_tui.domains import Domain, DomainError
+from tau_tui.env.domain import Domain, DomainError
 from tau_tui.env.environment import Environment, EnvState
 from tau_tui.env.store import clone
 from tau_tui.env.tools import ToolType, UnknownFunction
@@ -215,8 +215,8 @@ class Tau2Domain(Domain):
             inner = constructor()
         return Tau2Environment(inner, solo=solo)
 
-    def policy(self, solo: bool = False) -> str:
-        return self.new_environment(solo=solo).policy
+    def policy(self, solo: bool = False, variant: str | None = None) -> str:
+        return self.new_environment(solo=solo, variant=variant).policy
 
     def tasks(self) -> dict[str, Task]:
         if self._tasks is None:

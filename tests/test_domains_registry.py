@@ -100,3 +100,55 @@ def test_data_lookup_order_and_layouts(tmp_path, monkeypatch):
 def test_variants():
     assert split_variant("telecom-workflow") == ("telecom", "workflow")
     assert split_variant("mock") == ("mock", None)
+
+
+class _Found:
+    """A stand-in domain a fallback provider hands out."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.warnings = ["first"]
+
+
+def test_fallback_providers_are_asked_in_order_after_domain_folders():
+    from tau_tui.domains import default_registry
+
+    asked: list[str] = []
+
+    def nothing(name):
+        asked.append(f"nothing:{name}")
+        return None
+
+    def lamps(name):
+        asked.append(f"lamps:{name}")
+        return _Found("lamps") if name.startswith("lamps") else None
+
+    registry = DomainRegistry(None, fallbacks=[nothing, lamps])
+    assert registry.get("lamps-dim").name == "lamps"
+    assert asked == ["nothing:lamps-dim", "lamps:lamps-dim"]
+    assert registry.get("lamps") is registry.get("lamps-dim")  # loaded once per base name
+    assert registry.get("mock").name == "mock" and len(asked) == 2  # a domain folder wins, providers unasked
+    with pytest.raises(DomainError, match="unknown domain 'lampz'"):
+        registry.get("lampz")
+    assert DomainRegistry(None, use_tau2=False).fallbacks == []
+    composed = default_registry(None, fallbacks=[lamps], use_tau2=False)
+    assert composed.fallbacks == [lamps]
+
+
+def test_warnings_are_reported_once_by_the_registry_not_marked_on_the_domain():
+    registry = DomainRegistry(None, fallbacks=[lambda name: _Found(name)])
+    domain = registry.get("lamps")
+    assert registry.new_warnings() == ["domain lamps: first"]
+    assert registry.new_warnings() == []
+    domain.warnings.append("second")
+    assert registry.new_warnings() == ["domain lamps: second"]
+    assert vars(domain).keys() == {"name", "warnings"}
+
+
+def test_domain_base_declares_its_interface():
+    from tau_tui.domains import Domain as Reexported
+    from tau_tui.env.domain import Domain
+
+    assert Reexported is Domain
+    assert Domain.__abstractmethods__ == {"new_environment"}
+    assert callable(Domain.policy)

@@ -19,7 +19,9 @@ AGENT_SCHEMA = DBSchema(FlightDB)
 class AirlineDomain(Domain):
     name = "airline"
 
-    def policy(self) -> str:
+    def policy(self, solo: bool = False, variant: str | None = None) -> str:
+        if solo:
+            raise ValueError("Airline domain does not support solo mode")
         return self.read_text("policy.md")
 
     def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:

@@ -22,7 +22,7 @@ USER_SCHEMA = DBSchema(MockUserDB)
 class MockDomain(Domain):
     name = "mock"
 
-    def policy(self, solo: bool = False) -> str:
+    def policy(self, solo: bool = False, variant: str | None = None) -> str:
         return self.read_text("policy_solo.md" if solo else "policy.md")
 
     def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:

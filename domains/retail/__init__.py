@@ -23,7 +23,7 @@ class RetailDomain(Domain):
         super().__init__(data_dir)
         self._policy: str | None = None
 
-    def policy(self, solo: bool = False) -> str:
+    def policy(self, solo: bool = False, variant: str | None = None) -> str:
         """The agent policy (read once); retail has no solo policy, as in tau2."""
         if solo:
             raise ValueError("Retail domain does not support solo mode")

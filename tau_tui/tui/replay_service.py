@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tau_tui.analysis import Analyzer, SimAnalysis
-from tau_tui.domains import DomainError, DomainRegistry
+from tau_tui.domains import DomainError, DomainRegistry, default_registry
 from tau_tui.evaluate import Judge, NLCheck, ScorerConfig, ScorerConfigError, SimReport
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.tui.catalog import EvalSummary, ReplaySummary
@@ -75,7 +75,7 @@ class ReplayService:
     def analyzer(self) -> Analyzer:
         with self._lock:
             if self._analyzer is None:
-                self._analyzer = Analyzer(DomainRegistry(self.tau2_data, self.domain_paths))
+                self._analyzer = Analyzer(default_registry(self.tau2_data, self.domain_paths))
             return self._analyzer
 
     @property

@@ -1,0 +1,120 @@
+"""The domain base: what every domain provides, whoever serves it.
+
+A ``Domain`` hands out fresh environments, its task set and its policy. Native
+domains (``domains/<name>/``, user folders) and the tau2 adapter
+(``tau_tui.tau2_adapter``) both subclass it; ``tau_tui.domains`` finds them.
+This module sits in the env layer so that neither of those needs the other.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+import orjson
+
+from tau_tui.env.environment import Environment
+from tau_tui.env.schema import DBSchema
+from tau_tui.model.io import RunFileError, read_bytes
+from tau_tui.model.tasks import Task
+
+
+class DomainError(Exception):
+    """A domain that cannot be found or loaded; ``str()`` is one line."""
+
+
+class DataNotFound(DomainError):
+    pass
+
+
+def read_data_file(path: Path) -> Any:
+    """JSON or TOML data file of a domain."""
+    try:
+        if path.suffix == ".toml":
+            import tomllib
+
+            return tomllib.loads(read_bytes(path).decode("utf-8"))
+        return orjson.loads(read_bytes(path))
+    except RunFileError as exc:
+        if exc.problem == "does not exist":
+            raise DomainError(f"{path}: missing domain data file") from None
+        raise DomainError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - any parse failure is reported on one line
+        raise DomainError(f"{path}: unreadable domain data ({exc})") from None
+
+
+class Domain(ABC):
+    """A domain: its environments, tasks and policy. Subclasses live in domain folders.
+
+    To implement: ``new_environment``. Override ``policy`` when the policy can be
+    read without building an environment, ``task_file`` or ``tasks`` when the
+    tasks are not ``<data>/tasks.json``.
+    """
+
+    name: ClassVar[str] = ""
+    uses_tau2_data: ClassVar[bool] = True
+    # One pristine state tree per (class, data folder, side) for the whole process.
+    _pristine: ClassVar[dict[tuple[Any, ...], Any]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, data_dir: Path | None):
+        self.data_dir = data_dir
+        self._tasks: dict[str, Task] | None = None
+        self.warnings: list[str] = []  # data problems worth telling the user (the registry reports each once)
+
+    # --- the interface ----------------------------------------------------------
+    @abstractmethod
+    def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:
+        """A fresh environment in its initial state (``variant``: ``telecom-workflow`` → ``workflow``)."""
+
+    def policy(self, solo: bool = False, variant: str | None = None) -> str:
+        """The agent policy text; by default the one a new environment carries."""
+        return self.new_environment(solo=solo, variant=variant).policy
+
+    def task_file(self) -> Path:
+        return self.require_data() / "tasks.json"
+
+    def tasks(self) -> dict[str, Task]:
+        """The domain's task set, by id."""
+        if self._tasks is None:
+            raw = read_data_file(self.task_file())
+            if isinstance(raw, dict) and "tasks" in raw:
+                raw = raw["tasks"]
+            if not isinstance(raw, list):
+                raise DomainError(f"{self.task_file()}: expected a list of tasks")
+            self._tasks = {t.id: t for t in (Task.model_validate(item) for item in raw)}
+        return self._tasks
+
+    def splits(self) -> dict[str, list[str]]:
+        path = self.task_file().parent / f"split_{self.task_file().stem}.json"
+        return read_data_file(path) if path.exists() else {}
+
+    # --- shared helpers -------------------------------------------------------
+    def require_data(self) -> Path:
+        if self.data_dir is None:
+            raise DataNotFound(f"domain '{self.name}' has no data folder")
+        return self.data_dir
+
+    def pristine(self, key: str, schema: DBSchema, load: Callable[[], Any]) -> dict[str, Any]:
+        """The validated state tree for ``key``, loaded once per process and shared read-only."""
+        cache_key = (type(self), str(self.data_dir), key)
+        with self._lock:
+            tree = self._pristine.get(cache_key)
+            if tree is None:
+                tree = self._pristine[cache_key] = schema.tree(load())
+        return tree
+
+    def read_text(self, name: str) -> str:
+        path = self.require_data() / name
+        try:
+            return read_bytes(path).decode("utf-8", errors="replace")
+        except RunFileError as exc:
+            if exc.problem == "does not exist":
+                raise DomainError(f"{path}: missing domain data file") from None
+            raise DomainError(str(exc)) from None
+
+
+DomainProvider = Callable[[str], "Domain | None"]
+"""A fallback source of domains: the domain called ``name`` (maybe ``base-variant``), or ``None``."""
