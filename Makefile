@@ -28,7 +28,9 @@ $(STAMP_TEST): pyproject.toml | $(VENV)/bin/python
 run: $(VENV)/.installed
 	$(VENV)/bin/tau-tui $(ARGS)
 
+# The layer contracts first (pyproject.toml [tool.importlinter], docs/architecture.md), then the suite.
 test: $(STAMP_TEST)
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP_TEST)
