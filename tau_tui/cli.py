@@ -964,10 +964,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser(argv[0]).parse_args(argv)
             _apply_settings(args)
             handler = {"replay": cmd_replay, "eval": cmd_eval, "run": cmd_run, "play": cmd_play,
-                       "calibrate": cmd_calibrate, "notes": cmd_notes}.get(args.command)
-            if handler is None:
-                err(f"'{args.command}' is not available yet")
-                return EXIT_INPUT
+                       "calibrate": cmd_calibrate, "notes": cmd_notes}[args.command]
             return handler(args)
         args = tui_parser().parse_args(argv)
         _apply_settings(args)

@@ -204,7 +204,3 @@ class Timeline:
         tau2 knows neither and would re-run such a call if its tool mutates state.
         """
         return not self.mismatches and not any(f.kind in FATAL_IN_TAU2 for f in self.findings)
-
-    def call_at(self, step: int) -> CallRecord | None:
-        executed = self.steps[step].executed
-        return None if executed is None else self.calls[executed]
