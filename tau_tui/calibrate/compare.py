@@ -61,6 +61,8 @@ class Turn:
 
 @dataclass
 class AlignedTurn:
+    """Turn ``index`` of both trials side by side (None where one side has no such turn)."""
+
     index: int
     left: Turn | None
     right: Turn | None
@@ -82,6 +84,8 @@ class TrialDivergence:
 
 @dataclass
 class Side:
+    """One of the two compared trials: its label, outcome and replayed timeline."""
+
     label: str
     task_id: str
     termination: str | None
@@ -91,6 +95,8 @@ class Side:
 
 @dataclass
 class TrialComparison:
+    """Two trials of a task aligned by turn, their first differing call and final DB diffs."""
+
     left: Side
     right: Side
     turns: list[AlignedTurn]

@@ -34,6 +34,8 @@ UNSCORED_TERMINATIONS = frozenset({"infrastructure_error", "timeout", "unexpecte
 
 
 class Band(str, Enum):
+    """Where a row's pass rate puts its task: always, never, sometimes passed, or unscored."""
+
     SATURATED = "saturated"
     ZERO = "zero"
     LEARNING_ZONE = "learning_zone"
@@ -45,6 +47,8 @@ BAND_ORDER = {Band.LEARNING_ZONE: 0, Band.ZERO: 1, Band.SATURATED: 2, Band.UNSCO
 
 
 class TrialOutcome(str, Enum):
+    """One trial cell of the calibration grid: pending, running, pass, fail or unscored."""
+
     PENDING = "pending"
     RUNNING = "running"
     PASS = "pass"

@@ -12,6 +12,8 @@ from textual.keys import format_key
 
 @dataclass(frozen=True)
 class KeyHelp:
+    """One binding as help and the palette show it: its keys, description, action and id."""
+
     keys: str
     description: str
     action: str
