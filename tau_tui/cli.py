@@ -694,7 +694,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             screen = None if args.plain else _play_screen()
             if screen is None:
                 return await play_plain(session, out)
-            code = await screen(session, out)
+            code = await screen(session, out, keymap=args.keymap)
             if code == EXIT_OK:
                 print(f"{outcome_line(session)}saved to {out}", end="\n", flush=True)
             else:
@@ -925,7 +925,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     app = TauTuiApp(paths, tau2_data=args.tau2_data, domain_paths=[Path(p) for p in args.domains],
                     runs_dir=args.runs_dir, judge_model=args.judge, judge_api_base=args.judge_api_base,
-                    calibrate=args.calibrate)
+                    calibrate=args.calibrate, keymap=args.keymap)
     app.run()
     return EXIT_OK
 
@@ -951,6 +951,7 @@ def _apply_settings(args: argparse.Namespace) -> None:
         args.judge_llm = settings.judge_model
     if not getattr(args, "judge_api_base", None):
         args.judge_api_base = settings.judge_api_base
+    args.keymap = settings.keymap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -963,10 +964,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser(argv[0]).parse_args(argv)
             _apply_settings(args)
             handler = {"replay": cmd_replay, "eval": cmd_eval, "run": cmd_run, "play": cmd_play,
-                       "calibrate": cmd_calibrate, "notes": cmd_notes}.get(args.command)
-            if handler is None:
-                err(f"'{args.command}' is not available yet")
-                return EXIT_INPUT
+                       "calibrate": cmd_calibrate, "notes": cmd_notes}[args.command]
             return handler(args)
         args = tui_parser().parse_args(argv)
         _apply_settings(args)

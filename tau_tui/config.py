@@ -4,7 +4,8 @@ The file is ``$TAU_TUI_CONFIG`` if set, else ``$XDG_CONFIG_HOME/tau-tui/config.t
 (``~/.config/tau-tui/config.toml``). Environment variables win over the file:
 ``TAU2_DATA_DIR``, ``TAU_TUI_DOMAINS`` (``os.pathsep``-separated),
 ``TAU_TUI_RUNS_DIR``, ``TAU_TUI_JUDGE``, ``TAU_TUI_JUDGE_API_BASE``. Command-line
-flags win over both. Secrets (API keys) are never read from or written to this
+flags win over both. ``keymap`` remaps keys by binding id (``[keymap]`` table, binding id →
+comma-separated keys); the TUI checks the ids when it starts. Secrets (API keys) are never read from or written to this
 file: litellm takes them from the environment.
 """
 
@@ -14,7 +15,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 CONFIG_ENV = "TAU_TUI_CONFIG"
 
@@ -24,6 +25,8 @@ class ConfigError(Exception):
 
 
 class Settings(BaseModel):
+    """What the settings file and the environment set; command-line flags win over it."""
+
     model_config = ConfigDict(extra="forbid")
 
     tau2_data: Path | None = None
@@ -31,6 +34,15 @@ class Settings(BaseModel):
     runs_dir: Path = Path("runs")
     judge_model: str | None = None
     judge_api_base: str | None = None
+    keymap: dict[str, str] = {}  # binding id → comma-separated keys, e.g. {"traj.next_write": "ctrl+w,W"}
+
+    @field_validator("keymap")
+    @classmethod
+    def _keys_given(cls, keymap: dict[str, str]) -> dict[str, str]:
+        for binding_id, keys in keymap.items():
+            if not all(k.strip() for k in keys.split(",")):
+                raise ValueError(f"{binding_id!r}: {keys!r} is not a comma-separated list of keys")
+        return {binding_id: ",".join(k.strip() for k in keys.split(",")) for binding_id, keys in keymap.items()}
 
 
 def config_path() -> Path:

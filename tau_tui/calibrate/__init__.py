@@ -12,7 +12,7 @@
 Notes on simulations are data and live in ``tau_tui.model.notes``.
 """
 
-from tau_tui.calibrate.compare import Comparison, compare_simulations, compare_timelines, render_comparison
+from tau_tui.calibrate.compare import TrialComparison, compare_simulations, compare_timelines, render_comparison
 from tau_tui.calibrate.fingerprint import Fingerprint, Fingerprinter, changed_parts
 from tau_tui.calibrate.gold import GoldCheck, GoldChecker, StateDifference
 from tau_tui.calibrate.grid import (
@@ -22,12 +22,12 @@ from tau_tui.calibrate.grid import (
     CalibrationGrid,
     Cell,
     CellChanged,
-    Outcome,
     Row,
     RowAdded,
     RowChanged,
     Setup,
     SimRef,
+    TrialOutcome,
     classify,
     filter_rows,
     sort_rows,
@@ -43,8 +43,9 @@ from tau_tui.calibrate.workbench import (
 
 __all__ = [
     "BAND_ORDER", "UNSCORED_TERMINATIONS", "Band", "CalibrationFinished", "CalibrationGrid", "CalibrationStarted",
-    "Calibrator", "Cell", "CellChanged", "Comparison", "Fingerprint", "Fingerprinter", "GoldCheck", "GoldChecker",
-    "LoadReport", "Outcome", "Row", "RowAdded", "RowChanged", "Setup", "SimRef", "StateDifference", "TaskSource",
-    "TaskSourceError", "changed_parts", "classify", "compare_simulations", "compare_timelines", "filter_rows",
-    "find_task_source", "fresh_run_path", "read_task", "reload_domain_tasks", "render_comparison", "sort_rows",
+    "Calibrator", "Cell", "CellChanged", "Fingerprint", "Fingerprinter", "GoldCheck", "GoldChecker", "LoadReport",
+    "Row", "RowAdded", "RowChanged", "Setup", "SimRef", "StateDifference", "TaskSource", "TaskSourceError",
+    "TrialComparison", "TrialOutcome", "changed_parts", "classify", "compare_simulations", "compare_timelines",
+    "filter_rows", "find_task_source", "fresh_run_path", "read_task", "reload_domain_tasks", "render_comparison",
+    "sort_rows",
 ]

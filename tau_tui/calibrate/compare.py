@@ -25,7 +25,7 @@ from tau_tui.replay import Change, Timeline, diff_states, path_text
 
 
 @dataclass(frozen=True)
-class CallView:
+class TrialCall:
     """One tool call of a trajectory, with its result."""
 
     position: int  # among the compared calls of its trajectory
@@ -56,11 +56,13 @@ class Turn:
     role: str
     steps: list[int]
     text: str | None
-    calls: list[CallView] = field(default_factory=list)
+    calls: list[TrialCall] = field(default_factory=list)
 
 
 @dataclass
 class AlignedTurn:
+    """Turn ``index`` of both trials side by side (None where one side has no such turn)."""
+
     index: int
     left: Turn | None
     right: Turn | None
@@ -68,12 +70,12 @@ class AlignedTurn:
 
 
 @dataclass
-class Divergence:
+class TrialDivergence:
     """The first position where the two call sequences differ, and the DB states just after it."""
 
     position: int
-    left: CallView | None
-    right: CallView | None
+    left: TrialCall | None
+    right: TrialCall | None
     left_step: int  # state step compared (after the call's result, or the last step)
     right_step: int
     agent_diff: list[Change]
@@ -82,6 +84,8 @@ class Divergence:
 
 @dataclass
 class Side:
+    """One of the two compared trials: its label, outcome and replayed timeline."""
+
     label: str
     task_id: str
     termination: str | None
@@ -90,11 +94,13 @@ class Side:
 
 
 @dataclass
-class Comparison:
+class TrialComparison:
+    """Two trials of a task aligned by turn, their first differing call and final DB diffs."""
+
     left: Side
     right: Side
     turns: list[AlignedTurn]
-    divergence: Divergence | None
+    divergence: TrialDivergence | None
     final_agent_diff: list[Change]
     final_user_diff: list[Change]
     writes_only: bool = False
@@ -108,7 +114,7 @@ class Comparison:
             return [{"path": path_text(c.path), "kind": c.kind, "left": to_plain(c.before), "right": to_plain(c.after)}
                     for c in items]
 
-        def call(view: CallView | None) -> dict[str, Any] | None:
+        def call(view: TrialCall | None) -> dict[str, Any] | None:
             return None if view is None else {"position": view.position, "requestor": view.requestor,
                                               "name": view.name, "arguments": view.arguments, "step": view.step,
                                               "result": view.result, "error": view.error}
@@ -134,10 +140,10 @@ def _is_write(timeline: Timeline, name: str) -> bool:
     return env is None or not env.has_tool(name) or env.mutates(name)
 
 
-def turns_of(timeline: Timeline, writes_only: bool = False) -> tuple[list[Turn], list[CallView]]:
+def turns_of(timeline: Timeline, writes_only: bool = False) -> tuple[list[Turn], list[TrialCall]]:
     """The trajectory's turns, and its compared calls in order (only mutating ones with ``writes_only``)."""
     turns: list[Turn] = []
-    calls: list[CallView] = []
+    calls: list[TrialCall] = []
     for step in timeline.steps:
         message: Message = step.message
         if isinstance(message, ToolMessage) and turns:
@@ -151,21 +157,21 @@ def turns_of(timeline: Timeline, writes_only: bool = False) -> tuple[list[Turn],
                 record = timeline.calls[record_index]
                 if writes_only and not _is_write(timeline, record.name):
                     continue
-                view = CallView(len(calls), record.requestor, record.name, record.call.arguments, record.call_step,
-                                record.result_step, record.recorded, record.recorded_error)
+                view = TrialCall(len(calls), record.requestor, record.name, record.call.arguments, record.call_step,
+                                 record.result_step, record.recorded, record.recorded_error)
                 calls.append(view)
                 turn.calls.append(view)
     return turns, calls
 
 
-def _state_after(timeline: Timeline, call: CallView | None) -> tuple[int, EnvState]:
+def _state_after(timeline: Timeline, call: TrialCall | None) -> tuple[int, EnvState]:
     if call is not None and call.result_step is not None:
         return call.result_step, timeline.state_at(call.result_step)
     last = len(timeline.steps) - 1
     return last, timeline.state_at(last)
 
 
-def compare_timelines(left: Side, right: Side, writes_only: bool = False) -> Comparison:
+def compare_timelines(left: Side, right: Side, writes_only: bool = False) -> TrialComparison:
     """Align two replayed trajectories by turn and find their first differing tool call."""
     left_turns, left_calls = turns_of(left.timeline, writes_only)
     right_turns, right_calls = turns_of(right.timeline, writes_only)
@@ -176,9 +182,9 @@ def compare_timelines(left: Side, right: Side, writes_only: bool = False) -> Com
         if a is None or b is None or a.signature != b.signature:
             left_step, left_state = _state_after(left.timeline, a)
             right_step, right_state = _state_after(right.timeline, b)
-            divergence = Divergence(position, a, b, left_step, right_step,
-                                    diff_states(left_state.agent, right_state.agent),
-                                    diff_states(left_state.user, right_state.user))
+            divergence = TrialDivergence(position, a, b, left_step, right_step,
+                                         diff_states(left_state.agent, right_state.agent),
+                                         diff_states(left_state.user, right_state.user))
             break
     aligned = []
     for index in range(max(len(left_turns), len(right_turns))):
@@ -188,9 +194,9 @@ def compare_timelines(left: Side, right: Side, writes_only: bool = False) -> Com
             t is not None and any(call is view for call in t.calls)
             for t, view in ((lt, divergence.left), (rt, divergence.right)))
         aligned.append(AlignedTurn(index, lt, rt, marked))
-    return Comparison(left, right, aligned, divergence,
-                      diff_states(left.timeline.final.agent, right.timeline.final.agent),
-                      diff_states(left.timeline.final.user, right.timeline.final.user), writes_only)
+    return TrialComparison(left, right, aligned, divergence,
+                           diff_states(left.timeline.final.agent, right.timeline.final.agent),
+                           diff_states(left.timeline.final.user, right.timeline.final.user), writes_only)
 
 
 def side_of(analysis: SimAnalysis, label: str | None = None) -> Side:
@@ -202,7 +208,7 @@ def side_of(analysis: SimAnalysis, label: str | None = None) -> Side:
 
 def compare_simulations(analyzer: Analyzer, left: tuple[RunFile, int], right: tuple[RunFile, int], *,
                         labels: tuple[str | None, str | None] = (None, None), writes_only: bool = False,
-                        allow_other_tasks: bool = False) -> Comparison:
+                        allow_other_tasks: bool = False) -> TrialComparison:
     """Replay two recorded simulations and compare them (they must be of the same task unless allowed)."""
     a = analyzer.analyze(*left)
     b = analyzer.analyze(*right)
@@ -242,7 +248,7 @@ def change_lines(changes: list[Change], side: str, limit: int = 20) -> list[str]
     return out
 
 
-def render_comparison(comparison: Comparison, width: int = 120) -> str:
+def render_comparison(comparison: TrialComparison, width: int = 120) -> str:
     """Side by side, one aligned turn per block, the divergent turn marked ``>>``, then the DB diffs."""
     col = max(20, (width - 8) // 2)
     left, right = comparison.left, comparison.right

@@ -34,6 +34,8 @@ UNSCORED_TERMINATIONS = frozenset({"infrastructure_error", "timeout", "unexpecte
 
 
 class Band(str, Enum):
+    """Where a row's pass rate puts its task: always, never, sometimes passed, or unscored."""
+
     SATURATED = "saturated"
     ZERO = "zero"
     LEARNING_ZONE = "learning_zone"
@@ -44,7 +46,9 @@ class Band(str, Enum):
 BAND_ORDER = {Band.LEARNING_ZONE: 0, Band.ZERO: 1, Band.SATURATED: 2, Band.UNSCORED: 3}
 
 
-class Outcome(str, Enum):
+class TrialOutcome(str, Enum):
+    """One trial cell of the calibration grid: pending, running, pass, fail or unscored."""
+
     PENDING = "pending"
     RUNNING = "running"
     PASS = "pass"
@@ -52,16 +56,16 @@ class Outcome(str, Enum):
     UNSCORED = "unscored"
 
 
-FINISHED = (Outcome.PASS, Outcome.FAIL, Outcome.UNSCORED)
+FINISHED = (TrialOutcome.PASS, TrialOutcome.FAIL, TrialOutcome.UNSCORED)
 
 
-def classify(reward: float | None, termination: str | None, note: str | None = None) -> tuple[Outcome, str | None]:
+def classify(reward: float | None, termination: str | None, note: str | None = None) -> tuple[TrialOutcome, str | None]:
     """A finished attempt's outcome and, when unscored, why."""
     if termination in UNSCORED_TERMINATIONS:
-        return Outcome.UNSCORED, termination + (f": {note}" if note else "")
+        return TrialOutcome.UNSCORED, termination + (f": {note}" if note else "")
     if reward is None:
-        return Outcome.UNSCORED, note or "reward not computable"
-    return (Outcome.PASS if is_success(reward) else Outcome.FAIL), None
+        return TrialOutcome.UNSCORED, note or "reward not computable"
+    return (TrialOutcome.PASS if is_success(reward) else TrialOutcome.FAIL), None
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,7 @@ class Setup:
 class Cell:
     """One trial of a row."""
 
-    outcome: Outcome = Outcome.PENDING
+    outcome: TrialOutcome = TrialOutcome.PENDING
     trial: int | None = None
     seed: int | None = None
     reward: float | None = None
@@ -129,11 +133,11 @@ class Row:
 
     @property
     def n_passed(self) -> int:
-        return sum(c.outcome is Outcome.PASS for c in self.cells)
+        return sum(c.outcome is TrialOutcome.PASS for c in self.cells)
 
     @property
     def n_failed(self) -> int:
-        return sum(c.outcome is Outcome.FAIL for c in self.cells)
+        return sum(c.outcome is TrialOutcome.FAIL for c in self.cells)
 
     @property
     def n_scored(self) -> int:
@@ -141,7 +145,7 @@ class Row:
 
     @property
     def n_unscored(self) -> int:
-        return sum(c.outcome is Outcome.UNSCORED for c in self.cells)
+        return sum(c.outcome is TrialOutcome.UNSCORED for c in self.cells)
 
     @property
     def n_pending(self) -> int:

@@ -7,10 +7,10 @@ from collections import Counter
 from typing import Iterable
 
 from tau_tui.calibrate.gold import GoldCheck, failure_kind
-from tau_tui.calibrate.grid import Band, CalibrationGrid, Outcome, Row
+from tau_tui.calibrate.grid import Band, CalibrationGrid, Row, TrialOutcome
 
-CELL_GLYPHS = {Outcome.PASS: "✓", Outcome.FAIL: "✗", Outcome.UNSCORED: "?", Outcome.PENDING: "·",
-               Outcome.RUNNING: "…"}
+CELL_GLYPHS = {TrialOutcome.PASS: "✓", TrialOutcome.FAIL: "✗", TrialOutcome.UNSCORED: "?",
+               TrialOutcome.PENDING: "·", TrialOutcome.RUNNING: "…"}
 BAND_LABELS = {Band.SATURATED: "saturated", Band.ZERO: "zero", Band.LEARNING_ZONE: "learning zone",
                Band.UNSCORED: "unscored"}
 
@@ -66,9 +66,9 @@ def render_grid(grid: CalibrationGrid, rows: Iterable[Row] | None = None, k: int
     if any(r.mixed_versions for r in rows):
         lines.append("* the task has results of several versions (task, tools, DB or policy changed): "
                      "never pooled, one row each")
-    lines.append(f"cells: {CELL_GLYPHS[Outcome.PASS]} pass, {CELL_GLYPHS[Outcome.FAIL]} fail, "
-                 f"{CELL_GLYPHS[Outcome.UNSCORED]} unscored (left out of rates), "
-                 f"{CELL_GLYPHS[Outcome.PENDING]} pending")
+    lines.append(f"cells: {CELL_GLYPHS[TrialOutcome.PASS]} pass, {CELL_GLYPHS[TrialOutcome.FAIL]} fail, "
+                 f"{CELL_GLYPHS[TrialOutcome.UNSCORED]} unscored (left out of rates), "
+                 f"{CELL_GLYPHS[TrialOutcome.PENDING]} pending")
     return "\n".join(lines)
 
 

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 from tau_tui.analysis import Analyzer
 from tau_tui.calibrate.fingerprint import Fingerprinter
-from tau_tui.calibrate.grid import CalibrationGrid, Cell, Outcome, RowKey, Setup, SimRef, classify
+from tau_tui.calibrate.grid import CalibrationGrid, Cell, RowKey, Setup, SimRef, TrialOutcome, classify
 from tau_tui.calibrate.tasks import reload_domain_tasks
 from tau_tui.domains import DomainError, DomainRegistry, split_variant
 from tau_tui.model.io import RunFile, RunFileError, expand_paths, open_run
@@ -205,7 +205,7 @@ class Calibrator:
             if isinstance(event, SimulationStarted):
                 hit = cells.get((event.trial, event.task_id))
                 if hit:
-                    self.grid.update_cell(*hit, outcome=Outcome.RUNNING)
+                    self.grid.update_cell(*hit, outcome=TrialOutcome.RUNNING)
             elif isinstance(event, SimulationFinished):
                 hit = cells.get((event.trial, event.task_id))
                 if hit:
@@ -231,7 +231,7 @@ class Calibrator:
         if resume and runner.writer.simulations:
             self.load_run(open_run(path))
         for trial, task, seed in runner.units():
-            index = self.grid.add_cell(keys[task.id], Cell(Outcome.PENDING, trial, seed))
+            index = self.grid.add_cell(keys[task.id], Cell(TrialOutcome.PENDING, trial, seed))
             cells[(trial, task.id)] = (keys[task.id], index)
         self.grid.emit(CalibrationStarted(path, len(runner.tasks) * config.num_trials, len(cells)))
         summary = await runner.run()

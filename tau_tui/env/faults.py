@@ -52,6 +52,8 @@ INSTANCE_SEED_KEY = "instance_seed"  # on a task generated from a seed
 
 
 class FaultKind(str, Enum):
+    """The faults a fault plan injects into tool calls."""
+
     TIMEOUT = "timeout"
     TRANSIENT_ERROR = "transient_error"
     SLOW_RESPONSE = "slow_response"
@@ -142,6 +144,8 @@ def is_withheld_fault(message: Message) -> bool:
 
 @dataclass(frozen=True)
 class FaultRule:
+    """One rule of a fault plan: which calls of a tool get which fault, on which attempt, how often."""
+
     tool: str
     fault: FaultKind
     arguments: str | None = None  # canonical text of the exact arguments

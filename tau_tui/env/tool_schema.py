@@ -161,11 +161,3 @@ def toolkit_schemas(toolkit: Toolkit | None, include: Iterable[str] | None = Non
     wanted = None if include is None else set(include)
     return [tool_schema(toolkit, name) for name in toolkit.tool_names(include_discoverable)
             if wanted is None or name in wanted]
-
-
-def schema_names(schemas: Iterable[dict[str, Any]]) -> list[str]:
-    return [s["function"]["name"] for s in schemas]
-
-
-def required_parameters(schema: dict[str, Any]) -> list[str]:
-    return list(schema["function"]["parameters"].get("required", []))

@@ -21,6 +21,8 @@ _HELPER_ATTR = "__tau_tui_helper__"
 
 
 class ToolType(str, Enum):
+    """tau2's tool types: read, write, think, generic."""
+
     READ = "read"
     WRITE = "write"
     THINK = "think"
@@ -29,6 +31,8 @@ class ToolType(str, Enum):
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """A toolkit method marked as a tool: its type, whether it mutates state, whether discoverable."""
+
     name: str
     type: ToolType
     mutates_state: bool

@@ -40,12 +40,6 @@ def value_at(tree: Any, path: tuple[Any, ...]) -> Any:
     return node
 
 
-def same_value(a: Any, b: Any) -> bool:
-    if a is _MISSING or b is _MISSING:
-        return a is b
-    return not diff_states(a, b)
-
-
 # --- DB diff -------------------------------------------------------------------
 
 

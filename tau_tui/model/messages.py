@@ -22,6 +22,8 @@ class Loose(BaseModel):
 
 
 class ToolCall(Loose):
+    """A tool call a participant made: name, arguments, who requested it."""
+
     id: str = ""
     name: str = ""
     arguments: Any = Field(default_factory=dict)
@@ -50,6 +52,8 @@ class ToolCall(Loose):
 
 
 class Message(Loose):
+    """One message of a trajectory; the subclasses are the roles."""
+
     role: str
     content: Any = None
     turn_idx: int | None = None

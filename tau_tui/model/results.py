@@ -28,11 +28,15 @@ SCORED_TERMINATIONS = ("user_stop", "agent_stop")
 
 
 class DBCheck(Loose):
+    """The DB check a recording holds (recorded by tau2, not computed here)."""
+
     db_match: bool | None = None
     db_reward: float | None = None
 
 
 class RewardInfo(Loose):
+    """A simulation's recorded reward and the checks it came from."""
+
     reward: float | None = None
     db_check: DBCheck | None = None
     env_assertions: list[dict[str, Any]] | None = None
@@ -45,6 +49,8 @@ class RewardInfo(Loose):
 
 
 class SimulationRun(Loose):
+    """One recorded simulation: a task's conversation, how it ended, its recorded reward."""
+
     id: str = ""
     task_id: str = ""
     timestamp: str | None = None
@@ -102,6 +108,8 @@ def flatten_ticks(ticks: list[Any]) -> list[Message]:
 
 
 class RunInfo(Loose):
+    """How a run was made: trials, limits, agent, user and environment settings."""
+
     git_commit: str | None = None
     num_trials: int | None = None
     max_steps: int | None = None
@@ -113,6 +121,8 @@ class RunInfo(Loose):
 
 
 class Results(Loose):
+    """A tau2 results file: run info, the tasks it ran and their simulations."""
+
     timestamp: str | None = None
     info: RunInfo = Field(default_factory=RunInfo)
     tasks: list[Task] = Field(default_factory=list)

@@ -99,6 +99,8 @@ class Description(Loose):
 
 
 class Task(Loose):
+    """A tau2 task: the user's scenario, the initial state and how the run is evaluated."""
+
     id: str
     description: Description | None = None
     user_scenario: UserScenario | None = None

@@ -14,6 +14,8 @@ from tau_tui.replay.diff import Change, diff_states
 
 
 class Verdict(str, Enum):
+    """What the replay did with one recorded tool call."""
+
     REPLAYED = "replayed"  # mutating call re-executed, same output as recorded
     MISMATCH = "mismatch"  # re-executed, output differs from the recording
     SKIPPED_READ = "skipped_read"  # non-mutating tool: not re-executed
@@ -29,6 +31,8 @@ EPISODE_VERDICT_KEYS = ("injected_fault", "refused")
 
 
 class FindingKind(str, Enum):
+    """The kinds of problem the replay finds in a recording."""
+
     RESULT_WITHOUT_CALL = "result_without_call"
     ID_MISMATCH = "id_mismatch"
     OUT_OF_ORDER = "out_of_order_result"
@@ -63,6 +67,8 @@ FATAL_IN_TAU2 = {
 
 @dataclass
 class Finding:
+    """A problem the replay found in the recording, at a step when it has one."""
+
     kind: FindingKind
     message: str
     step: int | None = None
@@ -204,7 +210,3 @@ class Timeline:
         tau2 knows neither and would re-run such a call if its tool mutates state.
         """
         return not self.mismatches and not any(f.kind in FATAL_IN_TAU2 for f in self.findings)
-
-    def call_at(self, step: int) -> CallRecord | None:
-        executed = self.steps[step].executed
-        return None if executed is None else self.calls[executed]

@@ -111,10 +111,6 @@ class ParticipantSpec:
     def is_human(self) -> bool:
         return self.model == HUMAN
 
-    @property
-    def is_llm(self) -> bool:
-        return not self.is_scripted and not self.is_human
-
     def settings(self) -> LLMSettings:
         args = dict(DEFAULT_LLM_ARGS) if self.llm_args is None else dict(self.llm_args)
         return LLMSettings(self.model, args, self.timeout, self.retry)

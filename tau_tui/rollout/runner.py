@@ -132,6 +132,8 @@ RunListener = Callable[[Any], None]
 
 @dataclass
 class RunSummary:
+    """What a rollout did: simulations to run, already done, completed, their rewards."""
+
     path: Path
     total: int
     already_done: int

@@ -18,7 +18,6 @@ import gc
 import queue
 import time
 from collections import deque
-from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -35,7 +34,7 @@ from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
 from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow, column_legend
 from tau_tui.tui.external import run_viewer, write_temp_json
-from tau_tui.tui.keys import help_sections, key_help
+from tau_tui.tui.keys import check_keymap, palette_commands, show_help
 from tau_tui.tui.live import RolloutProgress, carry_over, run_file_of
 from tau_tui.tui.messages import (
     FileFailed, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,
@@ -43,7 +42,6 @@ from tau_tui.tui.messages import (
 )
 from tau_tui.tui.render import PILL_HELP, pill
 from tau_tui.tui.replay_service import ReplayService
-from tau_tui.tui.screens.help import HelpScreen
 from tau_tui.tui.screens.runs import RunsScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 
@@ -84,11 +82,14 @@ class TauTuiApp(App[None]):
                  domain_paths: list[Path] | None = None,
                  external_viewer: Callable[[Path], Any] | None = None, runs_dir: Path | str = "runs",
                  calibrate: str | None = None, task_editor: Callable[[list[str]], Any] | None = None,
-                 judge_model: str | None = None, judge_api_base: str | None = None) -> None:
+                 judge_model: str | None = None, judge_api_base: str | None = None,
+                 keymap: dict[str, str] | None = None) -> None:
         """``calibrate``: open the calibrate screen of this domain once the files are read;
         ``task_editor``: runs an editor command instead of suspending the app (tests);
-        ``judge_model``: the litellm model that judges NL assertions on request (J on a trajectory)."""
+        ``judge_model``: the litellm model that judges NL assertions on request (J on a trajectory);
+        ``keymap``: binding id → keys from the settings file (``ConfigError`` naming an unknown id)."""
         super().__init__()
+        self.set_keymap(check_keymap(keymap or {}))
         self.judge_model = judge_model
         self.judge_api_base = judge_api_base
         self.paths = [Path(p) for p in paths]
@@ -619,19 +620,7 @@ class TauTuiApp(App[None]):
         super().notify(visible(message), title=visible(title), severity=severity, markup=False, **kwargs)
 
     def action_help(self) -> None:
-        if isinstance(self.screen, HelpScreen):
-            return
-        self.push_screen(HelpScreen(help_sections(self.screen), self._legend()))
-
-    def _binding_owners(self, screen: Screen) -> list[tuple[str, Any, list]]:
-        """(title, owner, bindings): the screen, the focused widget when it has keys of its own, the app."""
-        owners: list[tuple[str, Any, list]] = [
-            (f"{type(screen).__name__.replace('Screen', '')} screen", screen, list(screen.BINDINGS))]
-        focused = screen.focused
-        if focused is not None and type(focused).__module__.startswith("tau_tui.") and focused.BINDINGS:
-            owners.append((f"in the focused {type(focused).__name__}", focused, list(focused.BINDINGS)))
-        owners.append(("everywhere", self, list(self.BINDINGS)))
-        return owners
+        show_help(self, self._legend())
 
     @staticmethod
     def _legend() -> Text:
@@ -657,11 +646,4 @@ class TauTuiApp(App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Every key action of the current screen and the app, as palette commands."""
         yield from super().get_system_commands(screen)
-        seen: set[str] = set()
-        for _, owner, bindings in self._binding_owners(screen):
-            for entry in key_help(bindings):
-                if entry.id in seen or entry.action == "command_palette":
-                    continue
-                seen.add(entry.id)
-                yield SystemCommand(entry.description, f"key {entry.keys} · {entry.id}",
-                                    partial(owner.run_action, entry.action))
+        yield from palette_commands(screen)

@@ -14,16 +14,16 @@ from typing import Any, Callable
 
 from rich.text import Text
 
-from tau_tui.calibrate.grid import Band, Cell, Outcome, Row
+from tau_tui.calibrate.grid import Band, Cell, Row, TrialOutcome
 from tau_tui.calibrate.render import BAND_LABELS, CELL_GLYPHS
 from tau_tui.tui.layout import Share, distinct_starts, elide, share_widths
 
-CELL_STYLES: dict[Outcome, str] = {
-    Outcome.PASS: "bold green",
-    Outcome.FAIL: "bold red",
-    Outcome.UNSCORED: "bold yellow",
-    Outcome.PENDING: "dim",
-    Outcome.RUNNING: "bold cyan",
+CELL_STYLES: dict[TrialOutcome, str] = {
+    TrialOutcome.PASS: "bold green",
+    TrialOutcome.FAIL: "bold red",
+    TrialOutcome.UNSCORED: "bold yellow",
+    TrialOutcome.PENDING: "dim",
+    TrialOutcome.RUNNING: "bold cyan",
 }
 BAND_STYLES: dict[Band, str] = {
     Band.SATURATED: "green",
@@ -72,7 +72,7 @@ def remarks_text(row: Row) -> Text:
     if row.n_unscored:
         text.append(f"{row.n_unscored} unscored ", style="yellow")
     if row.n_pending:
-        running = sum(c.outcome is Outcome.RUNNING for c in row.cells)
+        running = sum(c.outcome is TrialOutcome.RUNNING for c in row.cells)
         text.append(f"{row.n_pending - running} pending " if row.n_pending > running else "", style="dim")
         if running:
             text.append(f"{running} running ", style="cyan")

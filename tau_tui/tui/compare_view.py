@@ -1,6 +1,6 @@
 """Two trajectories of one task side by side, as rich content (the compare screen's pane).
 
-Pure functions over ``calibrate.compare.Comparison``: one row per aligned
+Pure functions over ``calibrate.compare.TrialComparison``: one row per aligned
 turn (left | right), the turn holding the first differing tool call marked
 and that call highlighted on both sides, then the DB states right after it
 diffed (path, left value, right value), then the final DBs.
@@ -14,7 +14,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tau_tui.calibrate.compare import AlignedTurn, CallView, Comparison, Side, Turn
+from tau_tui.calibrate.compare import AlignedTurn, Side, TrialCall, TrialComparison, Turn
 from tau_tui.env.store import to_plain
 from tau_tui.replay.diff import Change, path_text
 from tau_tui.tui.render import one_line
@@ -32,7 +32,7 @@ def _side_head(side: Side) -> Text:
                          (reward, style))
 
 
-def _call_text(call: CallView, differs: bool, side: str) -> Text:
+def _call_text(call: TrialCall, differs: bool, side: str) -> Text:
     args = call.arguments
     inner = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in args.items()) if isinstance(args, dict) else one_line(args)
     who = "" if call.requestor == "assistant" else f"[{one_line(call.requestor)}] "
@@ -47,7 +47,7 @@ def _call_text(call: CallView, differs: bool, side: str) -> Text:
     return text
 
 
-def turn_cell(turn: Turn | None, divergent_call: CallView | None, side: str) -> Text:
+def turn_cell(turn: Turn | None, divergent_call: TrialCall | None, side: str) -> Text:
     """A turn's text and its calls; the divergent call (if in this turn) marked."""
     if turn is None:
         return Text("—", style="dim")
@@ -92,11 +92,11 @@ def _sided(agent: list[Change], user: list[Change]) -> list[tuple[str, Change]]:
     return [("agent", c) for c in agent] + [("user", c) for c in user]
 
 
-def divergent_turn(comparison: Comparison) -> AlignedTurn | None:
+def divergent_turn(comparison: TrialComparison) -> AlignedTurn | None:
     return next((t for t in comparison.turns if t.divergent), None)
 
 
-def render_trial_comparison(comparison: Comparison) -> RenderableType:
+def render_trial_comparison(comparison: TrialComparison) -> RenderableType:
     """The whole comparison: heads, aligned turns, first differing call, DB at that point, final DB."""
     left, right = comparison.left, comparison.right
     d = comparison.divergence

@@ -1,8 +1,9 @@
-"""Key bindings as the help screen and the command palette list them."""
+"""Key bindings as the help screen and the command palette list them, and the keymap that remaps them by id."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Iterable
 
 from textual.binding import Binding, BindingType
@@ -11,6 +12,8 @@ from textual.keys import format_key
 
 @dataclass(frozen=True)
 class KeyHelp:
+    """One binding as help and the palette show it: its keys, description, action and id."""
+
     keys: str
     description: str
     action: str
@@ -114,3 +117,79 @@ def _textual_screen_binding(binding: Binding) -> bool:
 
     return any(isinstance(b, Binding) and (b.action, b.description) == (binding.action, binding.description)
                for b in Screen.BINDINGS)
+
+
+# --- keymap (binding id → keys, from the settings file) and the help / palette both apps share ----------------
+
+def known_binding_ids() -> list[str]:
+    """Every binding id of tau-tui's screens, widgets and apps (each module of ``tau_tui.tui`` is imported)."""
+    import importlib
+    import pkgutil
+
+    import tau_tui.tui
+    from textual.dom import DOMNode
+
+    for module in pkgutil.walk_packages(tau_tui.tui.__path__, "tau_tui.tui."):
+        importlib.import_module(module.name)
+    ids: set[str] = set()
+    pending = [DOMNode]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.__module__.startswith("tau_tui."):
+            ids.update(b.id for b in cls.__dict__.get("BINDINGS", ()) if isinstance(b, Binding) and b.id)
+    return sorted(ids)
+
+
+def check_keymap(keymap: dict[str, str]) -> dict[str, str]:
+    """``keymap`` when every id in it names a binding; else ``ConfigError``, one line naming the id and the known ids."""
+    from tau_tui.config import ConfigError, config_path
+
+    if not keymap:
+        return keymap
+    known = known_binding_ids()
+    unknown = [binding_id for binding_id in keymap if binding_id not in known]
+    if unknown:
+        raise ConfigError(f"{config_path()}: keymap: unknown binding id {unknown[0]!r}; known ids: {', '.join(known)}")
+    return keymap
+
+
+def binding_owners(screen: Any) -> list[tuple[str, Any, list]]:
+    """(title, owner, bindings): the screen, the focused widget when it has keys of its own, the app."""
+    owners: list[tuple[str, Any, list]] = [
+        (f"{type(screen).__name__.replace('Screen', '')} screen", screen, list(screen.BINDINGS))]
+    focused = screen.focused
+    if focused is not None and type(focused).__module__.startswith("tau_tui.") and focused.BINDINGS:
+        owners.append((f"in the focused {type(focused).__name__}", focused, list(focused.BINDINGS)))
+    owners.append(("everywhere", screen.app, list(screen.app.BINDINGS)))
+    return owners
+
+
+def _remapped(bindings: Iterable[BindingType], keymap: dict[str, str]) -> list[BindingType]:
+    """``bindings`` with the keys ``keymap`` gives their ids (as textual applies it at key time)."""
+    return [b.with_key(keymap[b.id], key_display=None) if isinstance(b, Binding) and b.id in keymap else b
+            for b in bindings]
+
+
+def palette_commands(screen: Any) -> Iterable[Any]:
+    """Every key action of ``screen``, its focused widget and the app as palette commands, with the keys
+    the keymap gives them; each binding id once."""
+    from textual.app import SystemCommand
+
+    keymap = screen.app._keymap
+    seen: set[str] = set()
+    for _, owner, bindings in binding_owners(screen):
+        for entry in key_help(_remapped(bindings, keymap)):
+            if entry.id in seen or entry.action == "command_palette":
+                continue
+            seen.add(entry.id)
+            yield SystemCommand(entry.description, f"key {entry.keys} · {entry.id}",
+                                partial(owner.run_action, entry.action))
+
+
+def show_help(app: Any, legend: Any = None) -> None:
+    """Push the `?` help for the current screen (not over itself)."""
+    from tau_tui.tui.screens.help import HelpScreen
+
+    if not isinstance(app.screen, HelpScreen):
+        app.push_screen(HelpScreen(help_sections(app.screen), legend))

@@ -263,7 +263,7 @@ class GoldChecked(Message):
 
 
 class ComparisonReady(Message):
-    """Two trajectories replayed and compared (``comparison`` is a ``calibrate.Comparison``), or ``error``."""
+    """Two trajectories replayed and compared (``comparison`` is a ``calibrate.TrialComparison``), or ``error``."""
 
     def __init__(self, comparison: Any = None, sides: tuple[Any, Any] | None = None,
                  error: str | None = None) -> None:

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from rich.text import Text
 
-from tau_tui.model.notes import ERROR_TYPES, SOURCES
+from tau_tui.model.notes import ERROR_TYPES
 
 NOTE_STYLE = "yellow"
 
@@ -64,12 +64,3 @@ def render_notes(run_notes: Iterable[Any], step_notes: Iterable[Any]) -> Text:
         out.append("\n")
     out.append("A: add a note on the step under the cursor (or on the whole simulation)", style="dim")
     return out
-
-
-def source_options() -> list[tuple[str, str]]:
-    return [(source, source) for source in SOURCES]
-
-
-def error_type_options() -> list[tuple[str, str]]:
-    """(label, value) pairs for a picker: the type and what it means."""
-    return [(f"{name} — {meaning}", name) for name, meaning in ERROR_TYPES.items()]

@@ -7,7 +7,6 @@ its model calls and the screen share it.
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -15,8 +14,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from tau_tui.tui.keys import help_sections, key_help
-from tau_tui.tui.screens.help import HelpScreen
+from tau_tui.tui.keys import check_keymap, palette_commands, show_help
 from tau_tui.tui.screens.play import EXIT_LEFT, PlayScreen
 
 
@@ -30,33 +28,29 @@ class PlayApp(App[int]):
         Binding("ctrl+q", "quit", "Quit without saving", id="play_app.quit", show=False),
     ]
 
-    def __init__(self, session: Any, out: Path | str) -> None:
+    def __init__(self, session: Any, out: Path | str, keymap: dict[str, str] | None = None) -> None:
         super().__init__()
+        self.set_keymap(check_keymap(keymap or {}))
         self.session = session
         self.out = Path(out)
 
     def on_mount(self) -> None:
         self.push_screen(PlayScreen(self.session, self.out, finish=self.exit))
 
-    def _sections(self, screen: Screen) -> list[tuple[str, Any, list]]:
-        return [("play screen", screen, list(screen.BINDINGS)), ("everywhere", self, list(self.BINDINGS))]
-
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(help_sections(self.screen)))
+        show_help(self)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The play screen's keys as palette commands."""
         yield from super().get_system_commands(screen)
-        for _, owner, bindings in self._sections(screen):
-            for entry in key_help(bindings):
-                yield SystemCommand(entry.description, f"key {entry.keys} · {entry.id}",
-                                    partial(owner.run_action, entry.action))
+        yield from palette_commands(screen)
 
 
-async def run_play(session: Any, out: Path | str) -> int:
-    """Play ``session`` in the TUI; the recording is saved to ``out`` when the conversation ends."""
-    app = PlayApp(session, out)
+async def run_play(session: Any, out: Path | str, keymap: dict[str, str] | None = None) -> int:
+    """Play ``session`` in the TUI; the recording is saved to ``out`` when the conversation ends.
+
+    ``keymap``: binding id → keys from the settings file."""
+    app = PlayApp(session, out, keymap)
     code = await app.run_async()
     if code is None:
         session.abort()

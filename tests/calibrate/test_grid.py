@@ -12,41 +12,41 @@ from tau_tui.calibrate.grid import (
     CalibrationGrid,
     Cell,
     CellChanged,
-    Outcome,
     Row,
     RowAdded,
     RowChanged,
     Setup,
     SimRef,
+    TrialOutcome,
     classify,
     filter_rows,
     sort_rows,
 )
 
 SETUP = Setup("model-a", "scripted/user")
-P, F, U = Outcome.PASS, Outcome.FAIL, Outcome.UNSCORED
+P, F, U = TrialOutcome.PASS, TrialOutcome.FAIL, TrialOutcome.UNSCORED
 
 
-def row(*outcomes: Outcome, task: str = "t", fingerprint: str = "f1") -> Row:
+def row(*outcomes: TrialOutcome, task: str = "t", fingerprint: str = "f1") -> Row:
     return Row(task, fingerprint, SETUP, [Cell(o, trial=i) for i, o in enumerate(outcomes)])
 
 
 @pytest.mark.parametrize("reward, termination, expected", [
-    (1.0, "user_stop", Outcome.PASS),
-    (0.9999999, "agent_stop", Outcome.PASS),  # tau2's 1e-6 tolerance
-    (0.0, "user_stop", Outcome.FAIL),
-    (0.5, "user_stop", Outcome.FAIL),
-    (0.0, "max_steps", Outcome.FAIL),  # the agent's own failure: scored
-    (0.0, "too_many_errors", Outcome.FAIL),
-    (0.0, "infrastructure_error", Outcome.UNSCORED),
-    (0.0, "timeout", Outcome.UNSCORED),
-    (None, "unexpected_error", Outcome.UNSCORED),
-    (None, "user_stop", Outcome.UNSCORED),  # reward not computable (e.g. NL assertions without a judge)
+    (1.0, "user_stop", TrialOutcome.PASS),
+    (0.9999999, "agent_stop", TrialOutcome.PASS),  # tau2's 1e-6 tolerance
+    (0.0, "user_stop", TrialOutcome.FAIL),
+    (0.5, "user_stop", TrialOutcome.FAIL),
+    (0.0, "max_steps", TrialOutcome.FAIL),  # the agent's own failure: scored
+    (0.0, "too_many_errors", TrialOutcome.FAIL),
+    (0.0, "infrastructure_error", TrialOutcome.UNSCORED),
+    (0.0, "timeout", TrialOutcome.UNSCORED),
+    (None, "unexpected_error", TrialOutcome.UNSCORED),
+    (None, "user_stop", TrialOutcome.UNSCORED),  # reward not computable (e.g. NL assertions without a judge)
 ])
 def test_classify(reward, termination, expected):
     outcome, reason = classify(reward, termination, "why")
     assert outcome is expected
-    assert (reason is not None) == (expected is Outcome.UNSCORED)
+    assert (reason is not None) == (expected is TrialOutcome.UNSCORED)
 
 
 def test_unscored_reason_names_the_termination():
@@ -69,7 +69,7 @@ def test_bands(outcomes, band):
 
 
 def test_pending_and_running_cells_count_for_nothing_yet():
-    r = row(P, F, Outcome.PENDING, Outcome.RUNNING)
+    r = row(P, F, TrialOutcome.PENDING, TrialOutcome.RUNNING)
     assert (r.n_scored, r.n_passed, r.n_unscored, r.n_pending) == (2, 1, 0, 2)
     assert not r.complete
     assert r.band is Band.LEARNING_ZONE
@@ -126,9 +126,9 @@ def test_grid_events_and_version_marks():
     r1 = grid.ensure_row("t", "v1", SETUP, parts={"task": "a", "tools": "x", "db": "y", "policy": "z"})
     assert events == [RowAdded(r1.key)]
     index = grid.add_cell(r1.key, Cell())
-    grid.update_cell(r1.key, index, outcome=Outcome.PASS, reward=1.0, ref=SimRef(Path("run.json"), "sim-1"))
+    grid.update_cell(r1.key, index, outcome=TrialOutcome.PASS, reward=1.0, ref=SimRef(Path("run.json"), "sim-1"))
     assert [type(e) for e in events[1:]] == [CellChanged, CellChanged]
-    assert grid.row(r1.key).cells[0].outcome is Outcome.PASS
+    assert grid.row(r1.key).cells[0].outcome is TrialOutcome.PASS
     assert r1.versions == 1 and r1.current is None
 
     # the task is edited: its current definition has another fingerprint, and a run of it makes a new row

@@ -14,8 +14,8 @@ from tau_tui.calibrate import (
     CalibrationStarted,
     Calibrator,
     CellChanged,
-    Outcome,
     RowAdded,
+    TrialOutcome,
     fresh_run_path,
 )
 from tau_tui.domains import DomainError
@@ -58,13 +58,13 @@ def test_cells_fill_live_as_simulations_finish(registry, tmp_path):
     path = tmp_path / "live.json"
     summary = asyncio.run(calibrator.run(config(), path))
     assert summary.completed == 12
-    assert snapshot_at_start == [Outcome.PENDING] * 12
+    assert snapshot_at_start == [TrialOutcome.PENDING] * 12
     assert sum(isinstance(e, RowAdded) for e in events) == 3
     assert isinstance(events[-1], CalibrationFinished)
     assert len(history) == 12
     for outcomes in history.values():
-        assert outcomes[:2] == [Outcome.PENDING, Outcome.RUNNING]
-        assert outcomes[2] in (Outcome.PASS, Outcome.FAIL, Outcome.UNSCORED) and len(outcomes) == 3
+        assert outcomes[:2] == [TrialOutcome.PENDING, TrialOutcome.RUNNING]
+        assert outcomes[2] in (TrialOutcome.PASS, TrialOutcome.FAIL, TrialOutcome.UNSCORED) and len(outcomes) == 3
 
     rows = {r.task_id: r for r in calibrator.grid.rows()}
     assert {r.task_id: len(r.cells) for r in rows.values()} == {t: 4 for t in TASKS}
@@ -77,7 +77,7 @@ def test_cells_fill_live_as_simulations_finish(registry, tmp_path):
             sim = run.simulation(run.find(cell.ref.sim_id))
             assert sim.task_id == row.task_id and sim.trial == cell.trial
             assert sim.info["task_fingerprint"] == row.fingerprint
-            assert (sim.reward_info.reward == 1.0) == (cell.outcome is Outcome.PASS)
+            assert (sim.reward_info.reward == 1.0) == (cell.outcome is TrialOutcome.PASS)
 
 
 def test_loading_the_run_file_again_adds_nothing(registry, tmp_path):
@@ -150,7 +150,7 @@ def test_recorded_unscored_simulations_say_why(registry, tmp_path):
     cells = {c.ref.sim_id: c for r in calibrator.grid.rows() for c in r.cells}
     assert cells[sims[0]["id"]].reason == "infrastructure_error: RateLimitError: too many requests"
     assert cells[sims[1]["id"]].reason == "NL assertions not evaluated"
-    assert cells[sims[2]["id"]].outcome in (Outcome.PASS, Outcome.FAIL)
+    assert cells[sims[2]["id"]].outcome in (TrialOutcome.PASS, TrialOutcome.FAIL)
 
 
 def test_fresh_run_path_never_collides(tmp_path):
@@ -169,8 +169,8 @@ def test_recomputed_rewards_replace_the_recorded_ones(registry, tmp_path):
     path.write_text(json.dumps(data))
     recorded = Calibrator(registry, "telecom")
     recorded.load_run(open_run(path))
-    assert {c.outcome for r in recorded.grid.rows() for c in r.cells} == {Outcome.FAIL}
+    assert {c.outcome for r in recorded.grid.rows() for c in r.cells} == {TrialOutcome.FAIL}
     recomputed = Calibrator(registry, "telecom")
     recomputed.load_run(open_run(path), recompute=True)
     assert {c.reward for r in recomputed.grid.rows() for c in r.cells} <= {0.0, 1.0}
-    assert Outcome.PASS in {c.outcome for r in recomputed.grid.rows() for c in r.cells}
+    assert TrialOutcome.PASS in {c.outcome for r in recomputed.grid.rows() for c in r.cells}

@@ -159,8 +159,8 @@ def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, ca
     from tau_tui import cli
     from tau_tui.tui.play import PlayApp
 
-    async def play_in_test_app(session, out):
-        app = PlayApp(session, out)
+    async def play_in_test_app(session, out, keymap=None):
+        app = PlayApp(session, out, keymap)
         async with app.run_test() as pilot:
             while session.pending is None:
                 await pilot.pause(0.01)

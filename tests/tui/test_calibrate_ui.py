@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tau_tui.calibrate import Band, CellChanged, Outcome
+from tau_tui.calibrate import Band, CellChanged, TrialOutcome
 from tau_tui.calibrate.render import CELL_GLYPHS
 from tau_tui.tui.calibration_view import grid_line
 from tau_tui.tui.screens.calibrate import CalibrateScreen
@@ -77,7 +77,7 @@ async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(mak
         recorded = len(grid)
         assert recorded and all(r.task_id in ("south_times_out_twice", "split_across_warehouses")
                                 for r in grid.rows())  # the loaded warehouse recordings are in the grid
-        seen: list[Outcome] = []
+        seen: list[TrialOutcome] = []
         grid.subscribe(lambda e: seen.append(e.cell.outcome) if isinstance(e, CellChanged) else None)
         drawn: list[str] = []  # the trials column of each row the table redrew while the run went on
         update_row = screen.table.update_row
@@ -90,8 +90,8 @@ async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(mak
         flaky_out = tmp_path / "flaky.json"
         await run_trials(pilot, screen, "scripted/flaky:0.5", 4, flaky_out)
         # live: cells went pending → running → finished, and the table redrew rows while trials were unfinished
-        assert Outcome.PENDING in seen and Outcome.RUNNING in seen
-        assert {Outcome.PASS, Outcome.FAIL} <= set(seen)
+        assert TrialOutcome.PENDING in seen and TrialOutcome.RUNNING in seen
+        assert {TrialOutcome.PASS, TrialOutcome.FAIL} <= set(seen)
         assert any("·" in glyphs or "…" in glyphs for glyphs in drawn)
         assert any(set(glyphs) <= {"✓", "✗"} and len(glyphs) == 4 for glyphs in drawn)
         flaky = [r for r in grid.rows() if r.setup.agent == "scripted/flaky:0.5"]
@@ -147,8 +147,8 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
         await pilot.press("escape")
         assert app.screen is screen
         # = on a failing and a passing trial of the task: the comparison marks where they part
-        failing = next(i for i, c in enumerate(row.cells) if c.outcome is Outcome.FAIL)
-        passing = next(i for i, c in enumerate(row.cells) if c.outcome is Outcome.PASS)
+        failing = next(i for i, c in enumerate(row.cells) if c.outcome is TrialOutcome.FAIL)
+        passing = next(i for i, c in enumerate(row.cells) if c.outcome is TrialOutcome.PASS)
         table.move_to(index, failing)
         await pilot.press("equals_sign")
         table.move_to(index, passing)

@@ -204,10 +204,10 @@ def test_gold_check_detail_shows_hostile_task_text_literally():
 
 
 def test_fork_comparison_shows_hostile_labels_and_terminations_literally():
-    from tau_tui.tui.screens.compare import Outcome, render_comparison
+    from tau_tui.tui.screens.compare import ForkSide, render_comparison
 
-    original = Outcome(f"original{EVIL}", 1.0, 0.0, f"user_stop{EVIL}", [], None, None)
-    fork = Outcome(f"fork{EVIL}", None, 1.0, f"max_steps{EVIL}", [], None, None)
+    original = ForkSide(f"original{EVIL}", 1.0, 0.0, f"user_stop{EVIL}", [], None, None)
+    fork = ForkSide(f"fork{EVIL}", None, 1.0, f"max_steps{EVIL}", [], None, None)
     text = wide(render_comparison(original, fork, -1))
     assert min(text.count(OVERWRITE), text.count(MARKUP), text.count(LINK)) >= 4, text
 
@@ -238,7 +238,7 @@ def test_recorded_brackets_alone_are_never_read_as_markup():
     from tau_tui.replay.diff import Change
     from tau_tui.tui.compare_view import changes_table
     from tau_tui.tui.panels import side_by_side
-    from tau_tui.tui.screens.compare import Outcome, render_comparison
+    from tau_tui.tui.screens.compare import ForkSide, render_comparison
     from tau_tui.tui.screens.gold_check import render_check
 
     bold, link = "[bold red]x[/]", "[link=http://e]y[/link]"
@@ -251,8 +251,8 @@ def test_recorded_brackets_alone_are_never_read_as_markup():
     drawn = {
         "changes table": (wide(changes_table([("agent", change)], f"L{m}", f"R{m}")), 4),
         "side by side": (wide(side_by_side([f"a{m}"], [f"b{m}"], (f"T{m}", f"U{m}"))), 4),
-        "fork comparison": (wide(render_comparison(Outcome(f"o{m}", 1.0, 0.0, f"s{m}", [], None, None),
-                                                   Outcome(f"f{m}", None, 1.0, f"u{m}", [], None, None), -1)), 4),
+        "fork comparison": (wide(render_comparison(ForkSide(f"o{m}", 1.0, 0.0, f"s{m}", [], None, None),
+                                                   ForkSide(f"f{m}", None, 1.0, f"u{m}", [], None, None), -1)), 4),
         "gold check": (wide(render_check(gold)), 4),
     }
     for where, (text, times) in drawn.items():

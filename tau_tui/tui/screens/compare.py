@@ -45,7 +45,7 @@ def message_line(message: Message) -> str:
 
 
 @dataclass
-class Outcome:
+class ForkSide:
     """One side of the comparison."""
 
     label: str
@@ -57,7 +57,7 @@ class Outcome:
     final: Any  # EnvState, or None when unknown
 
 
-def render_comparison(original: Outcome, fork: Outcome, step: int) -> RenderableType:
+def render_comparison(original: ForkSide, fork: ForkSide, step: int) -> RenderableType:
     table = Table(box=None, padding=(0, 2), show_edge=False, header_style="bold")
     table.add_column("")
     table.add_column(Text(one_line(original.label)), style="blue")  # recorded text: never markup
@@ -108,7 +108,7 @@ class CompareScreen(Screen[None]):
         Binding("o", "open_fork", "Open the fork in the inspector", id="compare.open"),
     ]
 
-    def __init__(self, original: Outcome, fork: Outcome, step: int, fork_run: RunFile, title: str) -> None:
+    def __init__(self, original: ForkSide, fork: ForkSide, step: int, fork_run: RunFile, title: str) -> None:
         super().__init__()
         self.original = original
         self.fork = fork

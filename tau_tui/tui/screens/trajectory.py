@@ -42,7 +42,7 @@ from tau_tui.tui.panels import (
     render_task,
 )
 from tau_tui.tui.render import content_lines, pretty_lines
-from tau_tui.tui.screens.compare import CompareScreen, Outcome
+from tau_tui.tui.screens.compare import CompareScreen, ForkSide
 from tau_tui.tui.notes_view import default_source, render_notes
 from tau_tui.tui.screens.fork import ForkRequest, ForkScreen, step_summary
 from tau_tui.tui.screens.note_form import NoteFormScreen, NoteRequest
@@ -760,16 +760,16 @@ class TrajectoryScreen(Screen[None]):
         step = message.step
         sim = self.current.simulation(self.index)
         report = self.report
-        original = Outcome("original", self.current.entries[self.index].reward,
-                           report.evaluation.reward if report is not None else None, sim.termination_reason,
-                           list(sim.trajectory), self.analysis.db_match if self.analysis is not None else None,
-                           self.analysis.timeline.final if self.analysis is not None else None)
+        original = ForkSide("original", self.current.entries[self.index].reward,
+                            report.evaluation.reward if report is not None else None, sim.termination_reason,
+                            list(sim.trajectory), self.analysis.db_match if self.analysis is not None else None,
+                            self.analysis.timeline.final if self.analysis is not None else None)
         result = episode.result
         reward_info = result.reward_info
-        fork = Outcome("fork", None, episode.scored.reward if episode.scored is not None else None,
-                       result.termination_reason, list(result.messages or []),
-                       reward_info.db_check.db_match if reward_info is not None and reward_info.db_check else None,
-                       episode.env.freeze())
+        fork = ForkSide("fork", None, episode.scored.reward if episode.scored is not None else None,
+                        result.termination_reason, list(result.messages or []),
+                        reward_info.db_check.db_match if reward_info is not None and reward_info.db_check else None,
+                        episode.env.freeze())
         title = (f"fork of {self.sim_id} after message {step} · agent {episode.agent_spec.model} · "
                  f"user {episode.user_spec.model} · saved to {message.path}")
         compare = CompareScreen(original, fork, step, fork_run, title)
