@@ -34,7 +34,8 @@ from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
 from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow, column_legend
 from tau_tui.tui.external import run_viewer, write_temp_json
-from tau_tui.tui.keys import check_keymap, palette_commands, show_help
+from tau_tui.tui.keys import check_keymap, palette_commands
+from tau_tui.tui.screens.help import show_help
 from tau_tui.tui.live import RolloutProgress, carry_over, run_file_of
 from tau_tui.tui.messages import (
     FileFailed, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,

@@ -185,11 +185,3 @@ def palette_commands(screen: Any) -> Iterable[Any]:
             seen.add(entry.id)
             yield SystemCommand(entry.description, f"key {entry.keys} · {entry.id}",
                                 partial(owner.run_action, entry.action))
-
-
-def show_help(app: Any, legend: Any = None) -> None:
-    """Push the `?` help for the current screen (not over itself)."""
-    from tau_tui.tui.screens.help import HelpScreen
-
-    if not isinstance(app.screen, HelpScreen):
-        app.push_screen(HelpScreen(help_sections(app.screen), legend))

@@ -14,7 +14,8 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from tau_tui.tui.keys import check_keymap, palette_commands, show_help
+from tau_tui.tui.keys import check_keymap, palette_commands
+from tau_tui.tui.screens.help import show_help
 from tau_tui.tui.screens.play import EXIT_LEFT, PlayScreen
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -10,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tau_tui.tui.keys import KeyHelp
+from tau_tui.tui.keys import KeyHelp, help_sections
 
 
 class HelpScreen(ModalScreen[None]):
@@ -43,3 +45,9 @@ class HelpScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def show_help(app: Any, legend: Any = None) -> None:
+    """Push the `?` help for the current screen (not over itself)."""
+    if not isinstance(app.screen, HelpScreen):
+        app.push_screen(HelpScreen(help_sections(app.screen), legend))
