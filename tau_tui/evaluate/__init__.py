@@ -5,7 +5,16 @@ Headless: imports replay, env and model only. litellm is imported only inside
 """
 
 from tau_tui.evaluate.checks import ActionCheck, CommunicateCheck, DBCheck, EnvAssertionCheck, NLCheck, action_matches
-from tau_tui.evaluate.diagnostics import FLAG_KINDS, Flag, diagnose
+from tau_tui.evaluate.diagnostics import (
+    DETECTORS,
+    FLAG_KINDS,
+    FLAG_LETTERS,
+    Detector,
+    Flag,
+    diagnose,
+    register_detector,
+    unregister_detector,
+)
 from tau_tui.evaluate.explain import Divergence, Explanation, MissedAction, RecordingIssue, StateDiff, explain
 from tau_tui.evaluate.judge import Judge, JudgeError, LiteLLMJudge, parse_verdicts
 from tau_tui.evaluate.metrics import Outcome, RunMetrics, TaskMetrics, compute_metrics, pass_at_k, pass_hat_k
@@ -21,9 +30,10 @@ from tau_tui.evaluate.scorer import (
 )
 
 __all__ = [
-    "FLAG_KINDS", "ActionCheck", "CommunicateCheck", "DBCheck", "Divergence", "EnvAssertionCheck", "Evaluation",
+    "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "Divergence", "EnvAssertionCheck", "Evaluation",
     "Explanation", "Flag", "Judge", "JudgeError", "LiteLLMJudge", "MissedAction", "NLCheck", "Outcome",
     "RecordingIssue", "Replayed", "RunMetrics", "ScorerConfig", "ScorerConfigError", "ScorerResult", "ScorerSpec",
     "SimReport", "StateDiff", "TaskMetrics", "action_matches", "assess", "compute_metrics", "diagnose", "evaluate",
-    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "score_tool_calls", "scorer_config_for",
+    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "register_detector", "score_tool_calls",
+    "scorer_config_for", "unregister_detector",
 ]
