@@ -19,7 +19,16 @@ from tau_tui.evaluate.explain import Divergence, Explanation, MissedAction, Reco
 from tau_tui.evaluate.judge import Judge, JudgeError, LiteLLMJudge, parse_verdicts
 from tau_tui.evaluate.metrics import Outcome, RunMetrics, TaskMetrics, compute_metrics, pass_at_k, pass_hat_k
 from tau_tui.evaluate.report import SimReport, assess
-from tau_tui.evaluate.reward import Evaluation, Replayed, evaluate, is_success
+from tau_tui.evaluate.reward import (
+    REWARD_COMPONENTS,
+    Evaluation,
+    Replayed,
+    RewardComponent,
+    evaluate,
+    is_success,
+    register_component,
+    unregister_component,
+)
 from tau_tui.evaluate.scorer import (
     ScorerConfig,
     ScorerConfigError,
@@ -29,11 +38,13 @@ from tau_tui.evaluate.scorer import (
     scorer_config_for,
 )
 
+from tau_tui.evaluate import components  # noqa: F401  (registers the built-in reward components)
+
 __all__ = [
-    "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "Divergence", "EnvAssertionCheck", "Evaluation",
+    "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "REWARD_COMPONENTS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "Divergence", "EnvAssertionCheck", "Evaluation",
     "Explanation", "Flag", "Judge", "JudgeError", "LiteLLMJudge", "MissedAction", "NLCheck", "Outcome",
-    "RecordingIssue", "Replayed", "RunMetrics", "ScorerConfig", "ScorerConfigError", "ScorerResult", "ScorerSpec",
+    "RecordingIssue", "Replayed", "RewardComponent", "RunMetrics", "ScorerConfig", "ScorerConfigError", "ScorerResult", "ScorerSpec",
     "SimReport", "StateDiff", "TaskMetrics", "action_matches", "assess", "compute_metrics", "diagnose", "evaluate",
-    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "register_detector", "score_tool_calls",
-    "scorer_config_for", "unregister_detector",
+    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "register_component", "register_detector", "score_tool_calls",
+    "scorer_config_for", "unregister_component", "unregister_detector",
 ]
