@@ -84,4 +84,10 @@ def test_tui_mismatch_view_lists_the_fields(cassette_call):
 def test_deepdiff_is_imported_only_when_a_mismatch_is_detailed():
     code = ("import sys, tau_tui.cli, tau_tui.analysis, tau_tui.replay.mismatch, tau_tui.tui.panels;"
             "sys.exit(1 if 'deepdiff' in sys.modules else 0)")
-    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60).returncode == 0
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60, check=False).returncode == 0
+
+
+def test_long_texts_are_shown_from_where_they_differ():
+    recorded, replayed = "Error: " + "x" * 100 + " version 2.12", "Error: " + "x" * 100 + " version 2.14"
+    (line,) = detail_lines([c.to_json() for c in mismatch_detail(recorded, replayed)])
+    assert line.startswith("(root): …") and "2.12" in line and "2.14" in line

@@ -61,10 +61,25 @@ def change_text(change: dict[str, Any], limit: int = 80) -> str:
         return f"{path}: added {short_json(change['replayed'], limit)}"
     if kind == REMOVED:
         return f"{path}: removed (recorded {short_json(change['recorded'], limit)})"
-    head = f"{path}: {short_json(change['recorded'], limit)} → {short_json(change['replayed'], limit)}"
+    before, after = pair_text(change["recorded"], change["replayed"], limit)
+    head = f"{path}: {before} → {after}"
     if kind == TYPE_CHANGED:
         head += f" (type {' → '.join(change['types'])})"
     return head
+
+
+def pair_text(a: Any, b: Any, limit: int) -> tuple[str, str]:
+    """Both values as short JSON; long texts that start alike are shown from a little before they differ."""
+    ta, tb = json.dumps(a, sort_keys=True, default=str), json.dumps(b, sort_keys=True, default=str)
+    if not (isinstance(a, str) and isinstance(b, str)) or max(len(ta), len(tb)) <= limit:
+        return short_json(a, limit), short_json(b, limit)
+    same = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x != y), min(len(ta), len(tb)))
+    start = max(0, same - 20)
+
+    def cut(text: str) -> str:
+        part = text[start:start + limit]
+        return ("…" if start else "") + part + ("…" if start + limit < len(text) else "")
+    return cut(ta), cut(tb)
 
 
 def short_json(value: Any, limit: int = 80) -> str:

@@ -20,7 +20,7 @@ from tau_tui.env.jsonify import parse_content
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
 from tau_tui.model.tasks import StructuredInstructions, Task
 from tau_tui.replay.diff import Change, diff_states, path_text
-from tau_tui.replay.mismatch import mismatch_detail, short_json
+from tau_tui.replay.mismatch import mismatch_detail, pair_text, short_json
 from tau_tui.textsafe import shown
 from tau_tui.tui.render import (
     PILL_HELP,
@@ -185,9 +185,10 @@ def render_mismatch_detail(changes: list[dict[str, Any]]) -> Text | None:
             text.append("removed ", style="dim")
             text.append(one_line(short_json(change["recorded"])), style="red")
         else:
-            text.append(one_line(short_json(change["recorded"])), style="red")
+            before, after = pair_text(change["recorded"], change["replayed"], 80)
+            text.append(one_line(before), style="red")
             text.append(" → ")
-            text.append(one_line(short_json(change["replayed"])), style="green")
+            text.append(one_line(after), style="green")
             if kind == "type_changed":
                 text.append(f"  (type {' → '.join(change['types'])})", style="yellow")
         text.append("\n")
