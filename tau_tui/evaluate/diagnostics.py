@@ -25,6 +25,10 @@ kept simple and conservative on purpose:
   (updated, refunded, sent, ...) any write. Questions and sentences with
   conditions, future or negation (if, once, will, not, ...) are never claims.
 - ``transfer_to_human``: a call to ``transfer_to_human_agents``.
+
+Each rule is one ``Detector`` in ``DETECTORS`` (kind, letter, description,
+function); ``diagnose`` runs them all, and every table of flag kinds (the TUI
+letters, legend and flag filter, the CLI and JSON counts) is derived from it.
 """
 
 from __future__ import annotations
@@ -379,4 +383,4 @@ def diagnose(timeline: Timeline, history_len: int = 0, policy: str | None = None
     """Every process flag of one trajectory (every registered detector), ordered by step, then registry order."""
     order = {kind: i for i, kind in enumerate(DETECTORS)}
     flags = [flag for detector in list(DETECTORS.values()) for flag in detector.detect(timeline, history_len, policy)]
-    return sorted(flags, key=lambda f: (f.step, order[f.kind]))
+    return sorted(flags, key=lambda f: (f.step, order.get(f.kind, len(order))))

@@ -7,6 +7,10 @@ NL component only when the basis names it, and the reward is the product of
 the components the task's ``reward_basis`` names. Where tau2 would need
 something we do not have (an LLM judge, the task), the reward is reported as
 not computable, never guessed.
+
+Each component is one ``RewardComponent`` in ``REWARD_COMPONENTS`` (the
+built-in ones in ``components.py``): ``evaluate``, the RewardInfo and checks
+records, the explanation and the TUI's Eval tab iterate the registry.
 """
 
 from __future__ import annotations
