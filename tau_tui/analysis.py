@@ -18,6 +18,7 @@ from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, gold_state, replay, run_assertions
+from tau_tui.replay.mismatch import mismatch_detail
 from tau_tui.replay.timeline import Finding
 
 
@@ -65,10 +66,11 @@ class SimAnalysis:
     def hallucinated(self) -> int:
         return sum(1 for c in self.timeline.calls if c.verdict is Verdict.SKIPPED_UNKNOWN)
 
-    def first_mismatch(self) -> dict[str, Any] | None:
+    def first_mismatch(self, detail: bool = False) -> dict[str, Any] | None:
+        """The first call whose replayed output differs from the recording; ``detail``: field by field too."""
         for record in self.timeline.calls:
             if record.verdict is Verdict.MISMATCH:
-                return {
+                out = {
                     "step": record.result_step,
                     "call_id": record.call.id,
                     "tool": record.name,
@@ -76,6 +78,9 @@ class SimAnalysis:
                     "recorded": record.recorded,
                     "replayed": record.replayed,
                 }
+                if detail:
+                    out["detail"] = [c.to_json() for c in mismatch_detail(record.recorded, record.replayed)]
+                return out
         return None
 
     def to_json(self) -> dict[str, Any]:
@@ -90,7 +95,7 @@ class SimAnalysis:
             "domain": self.domain,
             "termination": sim.termination_reason,
             "strict_ok": self.timeline.strict_ok,
-            "first_mismatch": self.first_mismatch(),
+            "first_mismatch": self.first_mismatch(detail=True),
             "verdicts": self.timeline.verdict_counts(),
             "findings": [f.to_json() for f in self.findings],
             "pred_db": self.pred_db,

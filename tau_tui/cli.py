@@ -298,9 +298,11 @@ def _clip(text: str | None, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
 
 
-def human_block(analysis) -> str:
-    """One readable block per simulation for ``tau-tui replay``."""
-    data = analysis.to_json()
+def human_block(analysis, data: dict[str, Any] | None = None) -> str:
+    """One readable block per simulation for ``tau-tui replay`` (``data``: its ``to_json()``, when made already)."""
+    from tau_tui.replay.mismatch import detail_lines
+
+    data = analysis.to_json() if data is None else data
     v = data["verdicts"]
     lines = [
         f"{data['sim']}  task {data['task']}"
@@ -341,6 +343,10 @@ def human_block(analysis) -> str:
         lines.append(f"  first mismatch at step {mismatch['step']}: {mismatch['tool']}({_fmt_args(mismatch['arguments'])})")
         lines.append(f"    recorded: {_clip(mismatch['recorded'])}")
         lines.append(f"    replayed: {_clip(mismatch['replayed'])}")
+        detail = mismatch.get("detail") or []
+        if detail:
+            lines.append("    field by field (recorded → replayed):")
+            lines += [f"      {line}" for line in detail_lines(detail)]
     for finding in data["findings"]:
         where = f"step {finding['step']}: " if finding["step"] is not None else ""
         lines.append(f"  finding [{finding['kind']}] {where}{finding['message']}")
@@ -392,7 +398,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             if args.json:
                 out.write(json_line(record) + "\n")
             else:
-                out.write(visible(f"{path}\n{human_block(analysis)}\n\n"))
+                out.write(visible(f"{path}\n{human_block(analysis, record)}\n\n"))
             if status == EXIT_OK and (record["first_mismatch"] or record["findings"]):
                 status = EXIT_FINDINGS
     for sim_id in wanted:

@@ -5,12 +5,30 @@ Headless: imports replay, env and model only. litellm is imported only inside
 """
 
 from tau_tui.evaluate.checks import ActionCheck, CommunicateCheck, DBCheck, EnvAssertionCheck, NLCheck, action_matches
-from tau_tui.evaluate.diagnostics import FLAG_KINDS, Flag, diagnose
+from tau_tui.evaluate.diagnostics import (
+    DETECTORS,
+    FLAG_KINDS,
+    FLAG_LETTERS,
+    Detector,
+    Flag,
+    diagnose,
+    register_detector,
+    unregister_detector,
+)
 from tau_tui.evaluate.explain import Divergence, Explanation, MissedAction, RecordingIssue, StateDiff, explain
 from tau_tui.evaluate.judge import Judge, JudgeError, LiteLLMJudge, parse_verdicts
 from tau_tui.evaluate.metrics import Outcome, RunMetrics, TaskMetrics, compute_metrics, pass_at_k, pass_hat_k
 from tau_tui.evaluate.report import SimReport, assess
-from tau_tui.evaluate.reward import Evaluation, Replayed, evaluate, is_success
+from tau_tui.evaluate.reward import (
+    REWARD_COMPONENTS,
+    Evaluation,
+    Replayed,
+    RewardComponent,
+    evaluate,
+    is_success,
+    register_component,
+    unregister_component,
+)
 from tau_tui.evaluate.scorer import (
     ScorerConfig,
     ScorerConfigError,
@@ -20,10 +38,13 @@ from tau_tui.evaluate.scorer import (
     scorer_config_for,
 )
 
+from tau_tui.evaluate import components  # noqa: F401  (registers the built-in reward components)
+
 __all__ = [
-    "FLAG_KINDS", "ActionCheck", "CommunicateCheck", "DBCheck", "Divergence", "EnvAssertionCheck", "Evaluation",
+    "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "REWARD_COMPONENTS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "Divergence", "EnvAssertionCheck", "Evaluation",
     "Explanation", "Flag", "Judge", "JudgeError", "LiteLLMJudge", "MissedAction", "NLCheck", "Outcome",
-    "RecordingIssue", "Replayed", "RunMetrics", "ScorerConfig", "ScorerConfigError", "ScorerResult", "ScorerSpec",
+    "RecordingIssue", "Replayed", "RewardComponent", "RunMetrics", "ScorerConfig", "ScorerConfigError", "ScorerResult", "ScorerSpec",
     "SimReport", "StateDiff", "TaskMetrics", "action_matches", "assess", "compute_metrics", "diagnose", "evaluate",
-    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "score_tool_calls", "scorer_config_for",
+    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "register_component", "register_detector", "score_tool_calls",
+    "scorer_config_for", "unregister_component", "unregister_detector",
 ]

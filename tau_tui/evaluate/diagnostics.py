@@ -25,21 +25,23 @@ kept simple and conservative on purpose:
   (updated, refunded, sent, ...) any write. Questions and sentences with
   conditions, future or negation (if, once, will, not, ...) are never claims.
 - ``transfer_to_human``: a call to ``transfer_to_human_agents``.
+
+Each rule is one ``Detector`` in ``DETECTORS`` (kind, letter, description,
+function); ``diagnose`` runs them all, and every table of flag kinds (the TUI
+letters, legend and flag filter, the CLI and JSON counts) is derived from it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tau_tui.env.tools import ToolType
 from tau_tui.model.messages import AssistantMessage
 from tau_tui.replay import CallRecord, Timeline, Verdict
-
-FLAG_KINDS = ("parallel_calls", "text_with_calls", "repeated_call", "write_before_read", "error_ignored",
-              "unbacked_claim", "transfer_to_human")
 
 ONE_CALL_POLICY = re.compile(r"one tool call at a time", re.IGNORECASE)
 ACKNOWLEDGES_PROBLEM = re.compile(
@@ -87,25 +89,33 @@ def _successful_write(call: CallRecord) -> bool:
     return call.is_write and not call.recorded_error and not call.replayed_error
 
 
-def message_flags(timeline: Timeline, start: int, policy: str | None) -> list[Flag]:
-    """Flags about the shape of agent messages: several calls at once, text mixed with calls."""
-    one_at_a_time = bool(policy and ONE_CALL_POLICY.search(policy))
-    out = []
+def _calling_messages(timeline: Timeline, start: int) -> Iterator[tuple[int, AssistantMessage]]:
     for step in timeline.steps[start:]:
         message = step.message
-        if not isinstance(message, AssistantMessage) or not message.tool_calls:
-            continue
-        if one_at_a_time and len(message.tool_calls) > 1:
-            names = ", ".join(c.name for c in message.tool_calls)
-            out.append(Flag("parallel_calls", step.index,
-                            f"{len(message.tool_calls)} tool calls in one message ({names}); "
-                            "the policy asks for one at a time"))
-        if isinstance(message.content, str) and message.content.strip():
-            out.append(Flag("text_with_calls", step.index, "text and tool calls in one message"))
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            yield step.index, message
+
+
+def parallel_calls(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
+    """Several tool calls in one agent message, when the policy asks for one at a time."""
+    if not (policy and ONE_CALL_POLICY.search(policy)):
+        return []
+    out = []
+    for index, message in _calling_messages(timeline, start):
+        if len(message.tool_calls or []) > 1:
+            calls = message.tool_calls or []
+            out.append(Flag("parallel_calls", index, f"{len(calls)} tool calls in one message "
+                            f"({', '.join(c.name for c in calls)}); the policy asks for one at a time"))
     return out
 
 
-def repeated_calls(timeline: Timeline, start: int) -> list[Flag]:
+def text_with_calls(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
+    return [Flag("text_with_calls", index, "text and tool calls in one message")
+            for index, message in _calling_messages(timeline, start)
+            if isinstance(message.content, str) and message.content.strip()]
+
+
+def repeated_calls(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
     out = []
     last_seen: dict[str, tuple[CallRecord, int]] = {}  # key → (last call, successful writes before it)
     writes = 0
@@ -187,7 +197,7 @@ class _SeenText:
         return False
 
 
-def writes_before_reads(timeline: Timeline, start: int) -> list[Flag]:
+def writes_before_reads(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
     out = []
     read_args: set[str] = set()
     results = _SeenText()
@@ -227,7 +237,7 @@ def _next_agent_moves(timeline: Timeline) -> list[int | None]:
     return nexts
 
 
-def ignored_errors(timeline: Timeline, start: int) -> list[Flag]:
+def ignored_errors(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
     out = []
     last_success: dict[str, int] = {}  # tool name → index of its last call that returned without error
     for c in timeline.calls:
@@ -266,7 +276,7 @@ def claims(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def unbacked_claims(timeline: Timeline, start: int) -> list[Flag]:
+def unbacked_claims(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
     """Claims with no backing write before them; the writes so far are gathered in one pass."""
     out = []
     pending = sorted((c for c in timeline.calls if _successful_write(c)), key=lambda c: c.call_step)
@@ -292,15 +302,85 @@ def unbacked_claims(timeline: Timeline, start: int) -> list[Flag]:
     return out
 
 
-def transfers(timeline: Timeline, start: int) -> list[Flag]:
+def transfers(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
     return [Flag("transfer_to_human", c.call_step, "transferred to a human agent")
             for c in timeline.calls
             if c.call_step >= start and c.requestor == "assistant" and c.name.startswith("transfer_to_human")]
 
 
+Detect = Callable[[Timeline, int, str | None], list[Flag]]
+
+
+@dataclass(frozen=True)
+class Detector:
+    """One kind of process flag: its one-letter code (TUI flags column), what it means, and how it is found.
+
+    ``detect(timeline, start, policy)`` returns the flags of its kind, ``start``
+    being the first message that is the agent's doing (the task's history is
+    skipped).
+    """
+
+    kind: str
+    letter: str
+    description: str
+    detect: Detect
+
+
+# The registry: every table of flag kinds (the TUI letters, legend and filter, the CLI and JSON counts)
+# is derived from it, in this order. A new flag kind is one ``register_detector`` call.
+DETECTORS: dict[str, Detector] = {}
+
+
+def register_detector(detector: Detector) -> Detector:
+    """Add a detector (kinds and letters must be new); returns it."""
+    if detector.kind in DETECTORS:
+        raise ValueError(f"process flag {detector.kind!r} is already registered")
+    taken = {d.letter: d.kind for d in DETECTORS.values()}
+    if len(detector.letter) != 1 or detector.letter in taken:
+        raise ValueError(f"process flag {detector.kind!r}: letter {detector.letter!r} must be one character, "
+                         f"not taken (taken by {taken.get(detector.letter)})")
+    DETECTORS[detector.kind] = detector
+    return detector
+
+
+def unregister_detector(kind: str) -> None:
+    DETECTORS.pop(kind, None)
+
+
+class _Letters(Mapping[str, str]):
+    """kind → letter, a live view of ``DETECTORS``."""
+
+    def __getitem__(self, kind: str) -> str:
+        return DETECTORS[kind].letter
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(DETECTORS)
+
+    def __len__(self) -> int:
+        return len(DETECTORS)
+
+
+FLAG_KINDS = DETECTORS.keys()  # live: registered kinds, in registry order
+FLAG_LETTERS: Mapping[str, str] = _Letters()
+
+for _detector in (
+    Detector("parallel_calls", "P", "two or more tool calls in one message, when the policy asks for one at a time",
+             parallel_calls),
+    Detector("text_with_calls", "T", "text and tool calls in one agent message", text_with_calls),
+    Detector("repeated_call", "R", "the same call (tool and arguments) again, with no write in between",
+             repeated_calls),
+    Detector("write_before_read", "W", "a write to an id never looked up (nor created) before", writes_before_reads),
+    Detector("error_ignored", "E", "a failed write the agent neither retried, transferred, asked nor mentioned",
+             ignored_errors),
+    Detector("unbacked_claim", "C", "the agent says something was done, with no successful write before it",
+             unbacked_claims),
+    Detector("transfer_to_human", "H", "a transfer to a human agent", transfers),
+):
+    register_detector(_detector)
+
+
 def diagnose(timeline: Timeline, history_len: int = 0, policy: str | None = None) -> list[Flag]:
-    """Every process flag of one trajectory, ordered by step."""
-    flags = (message_flags(timeline, history_len, policy) + repeated_calls(timeline, history_len)
-             + writes_before_reads(timeline, history_len) + ignored_errors(timeline, history_len)
-             + unbacked_claims(timeline, history_len) + transfers(timeline, history_len))
-    return sorted(flags, key=lambda f: (f.step, FLAG_KINDS.index(f.kind)))
+    """Every process flag of one trajectory (every registered detector), ordered by step, then registry order."""
+    order = {kind: i for i, kind in enumerate(DETECTORS)}
+    flags = [flag for detector in list(DETECTORS.values()) for flag in detector.detect(timeline, history_len, policy)]
+    return sorted(flags, key=lambda f: (f.step, order.get(f.kind, len(order))))

@@ -13,7 +13,7 @@ from typing import Any
 
 from tau_tui.env.store import to_plain
 from tau_tui.evaluate.checks import ActionCheck, action_matches, agent_texts
-from tau_tui.evaluate.reward import PREMATURE, Evaluation, Replayed
+from tau_tui.evaluate.reward import PREMATURE, REWARD_COMPONENTS, Evaluation, Replayed
 from tau_tui.model.results import SCORED_TERMINATIONS, RewardInfo
 from tau_tui.model.tasks import Action, Task
 from tau_tui.replay import CallRecord, Change, Timeline, diff_states
@@ -519,28 +519,56 @@ def _db_reasons(diff: StateDiff | None, div: Divergence | None, missed: list[Mis
     return out
 
 
-def failure_reasons(evaluation: Evaluation, diff: StateDiff | None, div: Divergence | None,
-                    missed: list[MissedAction]) -> list[str]:
-    """One line per thing that keeps the recomputed reward below 1 (or from being computed)."""
-    if evaluation.status == PREMATURE:
-        return [f"terminated by '{evaluation.termination}': tau2 gives 0"]
-    basis = set(evaluation.reward_basis or [])
+@dataclass
+class Reasons:
+    """What a reward component's ``why`` may draw on besides the evaluation."""
+
+    basis: set[str]
+    diff: StateDiff | None
+    divergence: Divergence | None
+    missed: list[MissedAction]
+
+
+def env_reasons(evaluation: Evaluation, r: Reasons) -> list[str]:
     out = []
-    if "DB" in basis and evaluation.db_match is False:
-        out += _db_reasons(diff, div, missed, "ACTION" not in basis)
-    if "ENV_ASSERTION" in basis:
+    if "DB" in r.basis and evaluation.db_match is False:
+        out += _db_reasons(r.diff, r.divergence, r.missed, "ACTION" not in r.basis)
+    if "ENV_ASSERTION" in r.basis:
         failed = [c for c in evaluation.env_assertions or [] if c.met is False]
         for check in failed:
             out.append(f"env assertion {_call_text(check.assertion.func_name, check.assertion.arguments)} "
                        f"not met" + (f" ({check.assertion.message})" if check.assertion.message else ""))
-        if failed and "DB" not in basis and evaluation.db_match is False:
-            out += _db_reasons(diff, div, missed, "ACTION" not in basis, prefix="the DB also differs from gold: ")
-    if "ACTION" in basis:
-        out += [m.message for m in missed]
-    if "COMMUNICATE" in basis:
-        out += [f"agent never said {c.info!r}" for c in evaluation.communicate or [] if not c.met]
-    if "NL_ASSERTION" in basis:
-        out += [f"NL assertion not met: {c.assertion}" for c in evaluation.nl or [] if not c.met]
+        if failed and "DB" not in r.basis and evaluation.db_match is False:
+            out += _db_reasons(r.diff, r.divergence, r.missed, "ACTION" not in r.basis,
+                               prefix="the DB also differs from gold: ")
+    return out
+
+
+def action_reasons(evaluation: Evaluation, r: Reasons) -> list[str]:
+    return [m.message for m in r.missed] if "ACTION" in r.basis else []
+
+
+def communicate_reasons(evaluation: Evaluation, r: Reasons) -> list[str]:
+    if "COMMUNICATE" not in r.basis:
+        return []
+    return [f"agent never said {c.info!r}" for c in evaluation.communicate or [] if not c.met]
+
+
+def nl_reasons(evaluation: Evaluation, r: Reasons) -> list[str]:
+    if "NL_ASSERTION" not in r.basis:
+        return []
+    return [f"NL assertion not met: {c.assertion}" for c in evaluation.nl or [] if not c.met]
+
+
+def failure_reasons(evaluation: Evaluation, diff: StateDiff | None, div: Divergence | None,
+                    missed: list[MissedAction]) -> list[str]:
+    """One line per thing that keeps the recomputed reward below 1 (or from being computed): each component's."""
+    if evaluation.status == PREMATURE:
+        return [f"terminated by '{evaluation.termination}': tau2 gives 0"]
+    reasons = Reasons(set(evaluation.reward_basis or []), diff, div, missed)
+    out = []
+    for component in list(REWARD_COMPONENTS.values()):
+        out += component.why(evaluation, reasons)
     out += [f"{name} not evaluated" for name in evaluation.not_evaluated]
     return out
 

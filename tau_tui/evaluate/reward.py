@@ -7,10 +7,15 @@ NL component only when the basis names it, and the reward is the product of
 the components the task's ``reward_basis`` names. Where tau2 would need
 something we do not have (an LLM judge, the task), the reward is reported as
 not computable, never guessed.
+
+Each component is one ``RewardComponent`` in ``REWARD_COMPONENTS`` (the
+built-in ones in ``components.py``): ``evaluate``, the RewardInfo and checks
+records, the explanation and the TUI's Eval tab iterate the registry.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,10 +32,9 @@ from tau_tui.evaluate.checks import (
 )
 from tau_tui.evaluate.judge import Judge, JudgeError
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
-from tau_tui.model.tasks import REWARD_TYPES, EvaluationCriteria, Task
+from tau_tui.model.tasks import EvaluationCriteria, Task
 from tau_tui.replay import FATAL_IN_TAU2, GoldResult, Timeline
 
-ENV_BASES = ("DB", "ENV_ASSERTION")
 SUCCESS_TOLERANCE = 1e-6
 
 SCORED, PREMATURE, NO_CRITERIA, NO_TASK, NOT_COMPUTABLE = (
@@ -76,6 +80,8 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
     info: dict[str, Any] | None = None
     strict_ok: bool = True
+    results: dict[str, Any] = field(default_factory=dict)  # component name → its checks, for registered ones
+
 
     @property
     def computable(self) -> bool:
@@ -87,48 +93,20 @@ class Evaluation:
 
     def to_reward_info(self) -> dict[str, Any]:
         """The evaluation in tau2's ``RewardInfo`` shape (reward null when not computable)."""
-        return {
-            "reward": self.reward,
-            "db_check": None if self.db_match is None else {"db_match": self.db_match,
-                                                            "db_reward": 1.0 if self.db_match else 0.0},
-            "env_assertions": None if self.env_assertions is None else [
-                {"env_assertion": c.assertion.model_dump(mode="json"), "met": bool(c.met),
-                 "reward": 1.0 if c.met else 0.0} for c in self.env_assertions],
-            "action_checks": None if self.actions is None else [
-                {"action": c.action.model_dump(mode="json"), "action_match": c.matched,
-                 "action_reward": 1.0 if c.matched else 0.0, "tool_type": c.tool_type} for c in self.actions],
-            "nl_assertions": None if self.nl is None else [
-                {"nl_assertion": c.assertion, "met": c.met, "justification": c.justification} for c in self.nl],
-            "communicate_checks": None if self.communicate is None else [
-                {"info": c.info, "met": c.met, "justification": c.justification} for c in self.communicate],
-            "reward_basis": self.reward_basis,
-            "reward_breakdown": self.breakdown if self.status == SCORED or self.breakdown else None,
-            "info": self.info,
-        }
+        out: dict[str, Any] = {"reward": self.reward}
+        for component in REWARD_COMPONENTS.values():
+            out.update(component.reward_info(self))
+        out.update(reward_basis=self.reward_basis,
+                   reward_breakdown=self.breakdown if self.status == SCORED or self.breakdown else None,
+                   info=self.info)
+        return out
 
     def checks_json(self) -> dict[str, Any]:
         """Every check with its result and the step it was decided at."""
-        db = None
-        if self.db_match is not None:
-            db = {"db_match": self.db_match}
-            if self.db is not None:
-                db.update(pred_db=self.db.pred_agent, pred_user_db=self.db.pred_user,
-                          gold_db=self.db.gold_agent, gold_user_db=self.db.gold_user)
-        return {
-            "db": db,
-            "env_assertions": None if self.env_assertions is None else [
-                {"func_name": c.assertion.func_name, "env_type": c.assertion.env_type,
-                 "arguments": c.assertion.arguments, "assert_value": c.assertion.assert_value,
-                 "met": c.met, "error": c.error} for c in self.env_assertions],
-            "actions": None if self.actions is None else [
-                {"action_id": c.action.action_id, "name": c.action.name, "requestor": c.action.requestor,
-                 "arguments": c.action.arguments, "compare_args": c.action.compare_args, "matched": c.matched,
-                 "tool_type": c.tool_type, "step": c.step} for c in self.actions],
-            "communicate": None if self.communicate is None else [
-                {"info": c.info, "met": c.met, "step": c.step} for c in self.communicate],
-            "nl_assertions": None if self.nl is None else [
-                {"assertion": c.assertion, "met": c.met, "justification": c.justification} for c in self.nl],
-        }
+        out: dict[str, Any] = {}
+        for component in REWARD_COMPONENTS.values():
+            out.update(component.checks_json(self))
+        return out
 
 
 def is_success(reward: float) -> bool:
@@ -205,6 +183,63 @@ def nl_component(criteria: EvaluationCriteria, replayed: Replayed, judge: Judge 
     return Component(reward, {"NL_ASSERTION": reward}, None)
 
 
+# --- the registry of reward components ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """One check of a component as the Eval tab lists it: our verdict, the recorded one (None: none), what."""
+
+    ours: bool | None
+    recorded: bool | None
+    text: str
+
+Run = Callable[[EvaluationCriteria, Replayed, list[str], Judge | None, Evaluation], Component | None]
+
+
+@dataclass(frozen=True)
+class RewardComponent:
+    """One evaluator of tau2's reward, everything about it in one entry.
+
+    ``run`` computes the component (recording its checks on the evaluation) and
+    returns None when it does not apply; ``reward_info`` and ``checks_json``
+    give its fields of the tau2 ``RewardInfo`` and of our checks record; ``why``
+    its lines of the explanation (from ``evaluate.explain.Reasons``);
+    ``check_lines(evaluation, recorded reward_info)`` (optional) its checks for
+    the TUI's Eval tab (the built-in components have richer renderers there).
+    """
+
+    name: str  # its key in the evaluation's info
+    bases: tuple[str, ...]  # the reward_basis names it answers for
+    run: Run
+    reward_info: Callable[[Evaluation], dict[str, Any]]
+    checks_json: Callable[[Evaluation], dict[str, Any]]
+    why: Callable[[Evaluation, Any], list[str]]
+    check_lines: Callable[[Evaluation, Any], list[CheckLine]] | None = None
+
+
+# In tau2's order (the order of the breakdown and of RewardInfo); the built-in entries are in
+# ``evaluate/components.py``. A new component is one ``register_component`` call.
+REWARD_COMPONENTS: dict[str, RewardComponent] = {}
+
+
+def register_component(component: RewardComponent) -> RewardComponent:
+    taken = {b for c in REWARD_COMPONENTS.values() for b in c.bases}
+    if component.name in REWARD_COMPONENTS or taken & set(component.bases):
+        raise ValueError(f"reward component {component.name!r} or one of its bases {component.bases} is registered")
+    REWARD_COMPONENTS[component.name] = component
+    return component
+
+
+def unregister_component(name: str) -> None:
+    REWARD_COMPONENTS.pop(name, None)
+
+
+def reward_types() -> list[str]:
+    """Every reward_basis name some component answers for, in registry order."""
+    return [b for c in REWARD_COMPONENTS.values() for b in c.bases]
+
+
 def _structural_note(timeline: Timeline) -> str | None:
     """Why tau2's own replay would not go through, if it would not."""
     fatal = [f for f in timeline.findings if f.kind in FATAL_IN_TAU2]
@@ -240,21 +275,18 @@ def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
     note = _structural_note(replayed.timeline)
     if note:
         evaluation.notes.append(note)
-    env = env_component(criteria, replayed, basis, evaluation)
-    action = action_component(criteria, replayed, evaluation)
-    communicate = communicate_component(criteria, replayed, evaluation)
-    nl = nl_component(criteria, replayed, judge, evaluation) if "NL_ASSERTION" in basis else None
-    evaluation.info = {"env": env.info, "nl": nl.info if nl else None,
-                       "communicate": communicate.info, "action": action.info}
+    results = [(entry, entry.run(criteria, replayed, basis, judge, evaluation))
+               for entry in list(REWARD_COMPONENTS.values())]
+    evaluation.info = {entry.name: component.info if component else None for entry, component in results}
 
-    unknown = [b for b in basis if b not in REWARD_TYPES]
+    known = reward_types()
+    unknown = [b for b in basis if b not in known]
     if unknown:
         evaluation.notes.append(f"reward_basis names unknown component(s): {', '.join(unknown)}")
     reward = 1.0
     missing = list(unknown)
-    for names, component in ((ENV_BASES, env), (("ACTION",), action), (("NL_ASSERTION",), nl),
-                             (("COMMUNICATE",), communicate)):
-        named = [b for b in names if b in basis]
+    for entry, component in results:
+        named = [b for b in entry.bases if b in basis]
         if not named:
             continue
         if component is None or component.reward is None:

@@ -10,7 +10,6 @@ from pydantic import Field, SerializeAsAny, field_validator
 from tau_tui.model.messages import Loose, Message, parse_message
 
 DEFAULT_REWARD_BASIS = ["DB", "COMMUNICATE"]
-REWARD_TYPES = ("DB", "ENV_ASSERTION", "NL_ASSERTION", "ACTION", "COMMUNICATE")
 
 
 class StructuredInstructions(Loose):

@@ -28,11 +28,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile, RunFileError, describe_empty, error_text, open_run, scan_paths
 from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
-from tau_tui.tui.catalog import FLAG_CODES, Catalog, RunRow, column_legend
+from tau_tui.tui.catalog import Catalog, RunRow, column_legend, flag_legend
 from tau_tui.tui.external import run_viewer, write_temp_json
 from tau_tui.tui.keys import check_keymap, palette_commands
 from tau_tui.tui.screens.help import show_help
@@ -638,9 +637,10 @@ class TauTuiApp(App[None]):
         text.append("\nruns-table columns\n", style="bold underline")
         text.append_text(column_legend())
         text.append("\n\nprocess flags (flags* column, ⚑ in trajectories)\n", style="bold underline")
-        for kind in FLAG_KINDS:
-            text.append(f"{FLAG_CODES[kind]}", style="bold cyan")
-            text.append(f"  {kind}\n")
+        for letter, kind, description in flag_legend():
+            text.append(letter, style="bold cyan")
+            text.append(f"  {kind}", style="bold")
+            text.append(f"  {description}\n")
         text.rstrip()
         return text
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 import orjson
 from rich.text import Text
 
-from tau_tui.evaluate import FLAG_KINDS
+from tau_tui.evaluate import DETECTORS, FLAG_KINDS, FLAG_LETTERS
 from tau_tui.model.io import RunFile, SimEntry
 from tau_tui.model.nesting import bounded
 from tau_tui.model.notes import Note, NoteBook
@@ -63,12 +63,21 @@ class ReplaySummary:
         )
 
 
-# One letter per process-flag kind, for the compact flags column (the help screen lists them).
-FLAG_CODES: dict[str, str] = {
-    "parallel_calls": "P", "text_with_calls": "T", "repeated_call": "R", "write_before_read": "W",
-    "error_ignored": "E", "unbacked_claim": "C", "transfer_to_human": "H",
-}
+# One letter per process-flag kind, for the compact flags column (the help screen lists them):
+# a live view of the detector registry (``evaluate.DETECTORS``), never a table of its own.
+FLAG_CODES = FLAG_LETTERS
 ANY_FLAG = "any"
+
+
+def flag_legend() -> list[tuple[str, str, str]]:
+    """(letter, kind, description) per registered process flag, in registry order."""
+    return [(d.letter, d.kind, d.description) for d in DETECTORS.values()]
+
+
+def flag_options(counts: dict[str, int]) -> list[tuple[str, str]]:
+    """The process-flag picker's choices, from the flag counts (``Catalog.flag_counts`` plus ``ANY_FLAG``)."""
+    options = [("", "no process-flag filter"), (ANY_FLAG, f"any process flag  ·  {counts.get(ANY_FLAG, 0)} runs")]
+    return options + [(kind, f"{letter}  {kind}  ·  {counts.get(kind, 0)} runs") for letter, kind, _ in flag_legend()]
 
 
 @dataclass(frozen=True)
@@ -488,7 +497,7 @@ COLUMNS: list[Column] = [
     Column("our_db", "db*", 3, lambda r: _derived(r, lambda s: s.db_match, _check),
            _summary_value(lambda s: s.db_match), derived=True, help="DB match after our replay"),
     Column("flags", "flags*", 6, flags_cell, _eval_value(lambda e: e.n_flags), derived=True,
-           help="process flags (count and kinds: " + " ".join(f"{c}={k}" for k, c in FLAG_CODES.items()) + ")"),
+           help="process flags (count and kinds: one letter each, listed under process flags)"),
     Column("mismatches", "≠*", 2, lambda r: _derived(r, lambda s: s.mismatches, lambda v: _count(v, "bold red")),
            _summary_value(lambda s: s.mismatches), derived=True, help="replay mismatches"),
     Column("writes", "✎*", 2, lambda r: _derived(r, lambda s: s.replayed + s.mismatches, lambda v: _count(v, "")),
@@ -695,7 +704,8 @@ class Catalog:
         for row in self.rows:
             if row.evaluation is not None:
                 for kind in row.evaluation.flags:
-                    counts[kind] += 1
+                    if kind in counts:  # a kind unregistered since the row was evaluated is not offered
+                        counts[kind] += 1
         return counts
 
     def rows_of(self, path: Path) -> list[RunRow]:

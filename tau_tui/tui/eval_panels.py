@@ -16,7 +16,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tau_tui.evaluate import RunMetrics, SimReport
+from tau_tui.evaluate import REWARD_COMPONENTS, RunMetrics, SimReport
 from tau_tui.evaluate.render import diff_row_text
 from tau_tui.model.results import RewardInfo, SimulationRun
 from tau_tui.textsafe import shown
@@ -25,7 +25,6 @@ from tau_tui.tui.render import one_line
 
 DIFFERS_STYLE = "bold white on red3"
 MAX_DIFF_ROWS = 8
-COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 
 
 def fmt(value: float | None) -> str:
@@ -146,8 +145,8 @@ def render_breakdown(report: SimReport, recorded: RecordedChecks) -> Table | Tex
     """Reward components: recorded and recomputed in two columns, disagreeing rows highlighted."""
     ours = report.evaluation.breakdown
     theirs = recorded.breakdown
-    names = [c for c in COMPONENTS if c in ours or c in theirs] + [
-        c for c in list(ours) + list(theirs) if c not in COMPONENTS]
+    known = [b for c in REWARD_COMPONENTS.values() for b in c.bases]
+    names = [c for c in known if c in ours or c in theirs] + [c for c in list(ours) + list(theirs) if c not in known]
     if not names:
         return Text("no reward breakdown on either side", style="dim italic")
     table = Table(box=None, padding=(0, 2), show_edge=False, header_style="bold")
@@ -179,9 +178,25 @@ def render_why(report: SimReport) -> Text:
 
 
 def render_checks(report: SimReport, recorded: RecordedChecks) -> Text:
-    """Each recomputed check beside its recorded verdict (columns: recorded, ours)."""
+    """Each recomputed check beside its recorded verdict (columns: recorded, ours), component by component."""
     ev = report.evaluation
     out = Text("rec ours\n", style="dim")
+    for component in list(REWARD_COMPONENTS.values()):
+        draw = CHECK_RENDERERS.get(component.name)
+        if draw is not None:
+            draw(report, recorded, out)
+        elif component.check_lines is not None:
+            for line in component.check_lines(ev, recorded.info):
+                out.append_text(_verdict_line(line.ours, line.recorded, Text(shown(line.text))))
+                out.append("\n")
+    if len(out.plain.splitlines()) == 1:
+        out = Text("no checks: " + ("; ".join(ev.notes) or ev.status), style="dim italic")
+    out.rstrip()
+    return out
+
+
+def _env_lines(report: SimReport, recorded: RecordedChecks, out: Text) -> None:
+    ev = report.evaluation
     if ev.db_match is not None or recorded.db_match is not None:
         what = Text("DB matches gold")
         if ev.db is not None:
@@ -207,6 +222,10 @@ def render_checks(report: SimReport, recorded: RecordedChecks) -> Text:
             what.append(f"  could not run: {shown(check.error)}", style="red")
         out.append_text(_verdict_line(check.met, recorded.assertions.get(_key(a.func_name, a.arguments)), what))
         out.append("\n")
+
+
+def _action_lines(report: SimReport, recorded: RecordedChecks, out: Text) -> None:
+    ev = report.evaluation
     missed = {_key(m.action.name, m.action.arguments): m for m in report.explanation.missed}
     for check in ev.actions or []:
         a = check.action
@@ -224,22 +243,28 @@ def render_checks(report: SimReport, recorded: RecordedChecks) -> Text:
                 what.append(f"\n        closest call at step {miss.closest_step}: {diffs}", style="red")
         out.append_text(_verdict_line(check.matched, recorded.actions.get(key), what))
         out.append("\n")
-    for check in ev.communicate or []:
+
+
+def _communicate_lines(report: SimReport, recorded: RecordedChecks, out: Text) -> None:
+    for check in report.evaluation.communicate or []:
         what = Text(f"communicate {shown(repr(check.info))}")
         what.append(f"  said at step {check.step}" if check.met else "  never said", style="dim" if check.met else "red")
         out.append_text(_verdict_line(check.met, recorded.communicate.get(check.info), what))
         out.append("\n")
-    criteria_nl = _nl_assertions(report, recorded)
-    for assertion, verdict in criteria_nl:
+
+
+def _nl_lines(report: SimReport, recorded: RecordedChecks, out: Text) -> None:
+    for assertion, verdict in _nl_assertions(report, recorded):
         what = Text(f"NL {shown(assertion)}")
         if verdict is None:
             what.append("  not evaluated (no judge; J asks one)", style="yellow")
         out.append_text(_verdict_line(verdict, recorded.nl.get(assertion), what, none="?"))
         out.append("\n")
-    if len(out.plain.splitlines()) == 1:
-        out = Text("no checks: " + ("; ".join(ev.notes) or ev.status), style="dim italic")
-    out.rstrip()
-    return out
+
+
+# The built-in components' own renderers (hashes, DB diff rows, closest calls); a registered
+# component without one is drawn from its ``check_lines``.
+CHECK_RENDERERS = {"env": _env_lines, "action": _action_lines, "communicate": _communicate_lines, "nl": _nl_lines}
 
 
 def _nl_assertions(report: SimReport, recorded: RecordedChecks) -> list[tuple[str, bool | None]]:

@@ -20,6 +20,7 @@ from tau_tui.env.jsonify import parse_content
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
 from tau_tui.model.tasks import StructuredInstructions, Task
 from tau_tui.replay.diff import Change, diff_states, path_text
+from tau_tui.replay.mismatch import mismatch_detail, pair_text, short_json
 from tau_tui.textsafe import shown
 from tau_tui.tui.render import (
     PILL_HELP,
@@ -166,6 +167,37 @@ def side_by_side(left: list[str], right: list[str], titles: tuple[str, str]) -> 
     return table
 
 
+MISMATCH_DETAIL_LINES = 20
+
+
+def render_mismatch_detail(changes: list[dict[str, Any]]) -> Text | None:
+    """Field by field (``FieldChange.to_json`` records): path, recorded → replayed, type changes, added/removed."""
+    if not changes:
+        return None
+    text = Text("field by field (recorded → replayed)\n", style="bold")
+    for change in changes[:MISMATCH_DETAIL_LINES]:
+        text.append(f"  {one_line(change['path'])}: ", style="bold")
+        kind = change["change"]
+        if kind == "added":
+            text.append("added ", style="dim")
+            text.append(one_line(short_json(change["replayed"])), style="green")
+        elif kind == "removed":
+            text.append("removed ", style="dim")
+            text.append(one_line(short_json(change["recorded"])), style="red")
+        else:
+            before, after = pair_text(change["recorded"], change["replayed"], 80)
+            text.append(one_line(before), style="red")
+            text.append(" → ")
+            text.append(one_line(after), style="green")
+            if kind == "type_changed":
+                text.append(f"  (type {' → '.join(change['types'])})", style="yellow")
+        text.append("\n")
+    if len(changes) > MISMATCH_DETAIL_LINES:
+        text.append(f"  … {len(changes) - MISMATCH_DETAIL_LINES} more field(s)\n", style="dim")
+    text.rstrip()
+    return text
+
+
 def render_mismatch(call: CallView) -> RenderableType:
     """Recorded vs replayed output of a mismatching call, side by side, with the differing paths."""
     record = call.record
@@ -183,6 +215,10 @@ def render_mismatch(call: CallView) -> RenderableType:
             if len(paths) > 12:
                 text.append(f" … {len(paths) - 12} more", style="dim")
             parts.append(text)
+    if record is not None and record.recorded is not None and record.replayed is not None:
+        detail = render_mismatch_detail([c.to_json() for c in mismatch_detail(record.recorded, record.replayed)])
+        if detail is not None:
+            parts.append(detail)
     if record is not None and record.recorded_error != bool(record.replayed_error):
         parts.append(Text(f"recorded error={record.recorded_error}, replayed error={record.replayed_error}",
                           style="red"))

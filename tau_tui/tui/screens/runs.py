@@ -22,9 +22,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Label, ProgressBar, Static
 
 from tau_tui.textsafe import one_line, visible_renderable
-from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile
-from tau_tui.tui.catalog import ANY_FLAG, COLUMN_BY_KEY, COLUMNS, FLAG_CODES, RunFilter, RunRow, SortSpec, file_label
+from tau_tui.tui.catalog import ANY_FLAG, COLUMN_BY_KEY, COLUMNS, RunFilter, RunRow, SortSpec, file_label, flag_options
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.screens.filters import FilterScreen
 from tau_tui.tui.notes_view import note_line
@@ -375,8 +374,7 @@ class RunsScreen(Screen[None]):
     def action_flag_filter(self) -> None:
         """Pick a process-flag kind; only runs with such a flag stay (derived: rows fill in as they are evaluated)."""
         counts = dict(self._flag_values())
-        options = [("", "no process-flag filter"), (ANY_FLAG, f"any process flag  ·  {counts[ANY_FLAG]} runs")]
-        options += [(kind, f"{FLAG_CODES[kind]}  {kind}  ·  {counts[kind]} runs") for kind in FLAG_KINDS]
+        options = flag_options(counts)
         catalog = self.tau_app.catalog
         pending = sum(1 for r in catalog.rows if r.evaluation is None and r.replay_error is None
                       and r.eval_error is None)
