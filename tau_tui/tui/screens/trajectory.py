@@ -13,7 +13,6 @@ adds a note on the step under the cursor.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -30,7 +29,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
-from tau_tui.model.io import RunFile, RunFileError, error_text, name_part, open_run, unused_path
+from tau_tui.model.io import RunFile, RunFileError, error_text, new_output_path, open_run
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.evaluate import SimReport
@@ -781,5 +780,4 @@ class TrajectoryScreen(Screen[None]):
 
 def fork_path(run: RunFile, sim_id: str, step: int, root: Path) -> Path:
     """``runs/<YYYYmmdd_HHMMSS>_fork_<file>_<sim>_m<step>.json`` (never an existing file)."""
-    stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
-    return unused_path(root, f"{stamp}_fork_{name_part(file_label(run), 40)}_{name_part(sim_id, 12)}_m{step}", ".json")
+    return new_output_path(root, "fork", file_label(run), sim_id, f"m{step}")
