@@ -890,9 +890,9 @@ def cmd_tui(args: argparse.Namespace) -> int:
     except ImportError as exc:  # textual missing in a headless install
         err(f"the TUI needs textual ({exc}); headless sub-commands still work")
         return EXIT_INPUT
-    app = TauTuiApp(paths, tau2_data=args.tau2_data, domain_paths=[Path(p) for p in args.domains],
-                    runs_dir=args.runs_dir, judge_model=args.judge, judge_api_base=args.judge_api_base,
-                    calibrate=args.calibrate)
+    from tau_tui.workspace import Workspace
+
+    app = TauTuiApp(paths, workspace=Workspace.from_args(args), calibrate=args.calibrate)
     app.run()
     return EXIT_OK
 

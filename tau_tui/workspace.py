@@ -47,6 +47,22 @@ class RequestError(ValueError):
         self.field = field
 
 
+def parse_json_object(value: str | dict | None, label: str, name: str = "") -> dict[str, Any] | None:
+    """Litellm arguments typed as JSON (the one parser of both front ends); ``RequestError`` names ``label``."""
+    if value is None or isinstance(value, dict):
+        return value
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RequestError(name or label, label, f"not valid JSON ({exc.msg})") from None
+    if not isinstance(parsed, dict):
+        raise RequestError(name or label, label, 'expected a JSON object like {"api_base": "http://…"}')
+    return parsed
+
+
 @dataclass
 class _Request:
     labels: dict[str, str] = field(default_factory=lambda: dict(CLI_LABELS), kw_only=True)
@@ -59,19 +75,7 @@ class _Request:
 
     def json_object(self, name: str) -> dict[str, Any] | None:
         """A JSON-object field (text, a dict or None; empty text: None)."""
-        value = getattr(self, name)
-        if value is None or isinstance(value, dict):
-            return value
-        text = str(value).strip()
-        if not text:
-            return None
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise self.error(name, f"not valid JSON ({exc.msg})") from None
-        if not isinstance(parsed, dict):
-            raise self.error(name, 'expected a JSON object like {"api_base": "http://…"}')
-        return parsed
+        return parse_json_object(getattr(self, name), self.label(name), name)
 
     def whole(self, name: str, minimum: int = 1) -> int:
         value = getattr(self, name)
