@@ -18,7 +18,7 @@ class NoTextual(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, NoTextual())
-import tau_tui, tau_tui.model, tau_tui.env, tau_tui.replay, tau_tui.analysis, tau_tui.cli, tau_tui.domains, tau_tui.textsafe
+import tau_tui, tau_tui.model, tau_tui.env, tau_tui.replay, tau_tui.analysis, tau_tui.cli, tau_tui.domains, tau_tui.textsafe, tau_tui.workspace
 assert not any(m == "textual" or m.startswith("textual.") for m in sys.modules), "textual was imported"
 try:
     import tau_tui.tui.app
