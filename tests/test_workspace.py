@@ -252,6 +252,19 @@ def test_the_tui_and_the_cli_plan_the_same_run(settings_file, judge_server, tmp_
         assert judge is not None and judge.model == "openai/judge" and judge.api_base == judge_server[1]
 
 
+def test_a_fork_is_judged(settings_file, judge_server):
+    """The TUI's fork (f on a trajectory) continues through the workspace: scored with the judge too."""
+    import asyncio
+
+    ws = tui_workspace()
+    before = judge_calls(judge_server)
+    episode = asyncio.run(ws.fork("mock", TASK, [], "scripted/gold", "scripted/user"))
+    assert episode.scored is not None and episode.scored.reward == 1.0
+    assert judge_calls(judge_server) > before
+    path = ws.fork_path("file", "sim", 3)
+    assert path.parent == ws.runs_dir and path.name.endswith("_fork_file_sim_m3.json")
+
+
 # --- requests ---------------------------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList
 
+from tau_tui.config import Settings
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.replay_service import ReplayService
 from tau_tui.workspace import FORM_LABELS, RequestError, RunRequest, Workspace, parse_json_object
@@ -41,16 +42,6 @@ def json_object(text: str, field: str) -> dict[str, Any] | None:
         return parse_json_object(text, field)
     except RequestError as exc:
         raise FormError(str(exc)) from None
-
-
-def positive_int(text: str, field: str) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise FormError(f"{field}: a whole number, please") from None
-    if value < 1:
-        raise FormError(f"{field}: at least 1")
-    return value
 
 
 def task_option(task: str, hint: str, width: int = 84) -> Text:
@@ -121,10 +112,8 @@ class RolloutScreen(ModalScreen[tuple | None]):
         """What the rollout is built through: the one given, else the app's."""
         if self._workspace is None:
             found = getattr(self.app, "workspace", None)
-            self._workspace = found if isinstance(found, Workspace) else Workspace.from_settings(
-                runs_dir=self.runs_dir)
-            if found is None:
-                self._workspace._registry = self.service.registry
+            self._workspace = found if isinstance(found, Workspace) else Workspace(
+                Settings(runs_dir=self.runs_dir), registry=self.service.registry)
         return self._workspace
 
     def compose(self) -> ComposeResult:
