@@ -33,7 +33,7 @@ CLI_LABELS = {
 FORM_LABELS = {
     "domain": "domain", "agent": "agent model", "user": "user model", "agent_args": "agent args",
     "user_args": "user args", "num_trials": "trials (k)", "concurrency": "concurrency", "max_steps": "max steps",
-    "max_errors": "max errors", "timeout": "timeout", "llm_retries": "retries", "out": "output file",
+    "max_errors": "max errors", "timeout": "timeout (s)", "llm_retries": "retries", "out": "output file",
     "task": "task", "other": "other side", "other_args": "other side args", "play_as": "side",
 }
 
@@ -104,7 +104,7 @@ class RunRequest(_Request):
     max_steps: int | str = 200
     max_errors: int | str = 10
     seed: int | None = 300
-    timeout: float | None = None
+    timeout: float | str | None = None
     solo: bool = False
     llm_retries: int = 5
     layout: str = "json"
@@ -130,8 +130,19 @@ class RunRequest(_Request):
         self.whole("concurrency")
         self.whole("max_steps")
         self.whole("max_errors")
-        if self.timeout is not None and self.timeout <= 0:
-            raise self.error("timeout", "must be more than 0 seconds")
+        self.seconds("timeout")
+
+    def seconds(self, name: str) -> float | None:
+        value = getattr(self, name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            raise self.error(name, "a number of seconds, please") from None
+        if number <= 0:
+            raise self.error(name, "must be more than 0 seconds")
+        return number
 
 
 @dataclass
@@ -284,7 +295,7 @@ class Workspace:
             domain=str(request.domain), agent=agent, user=user, task_ids=list(request.tasks or []) or None,
             num_trials=request.whole("num_trials"), concurrency=request.whole("concurrency"),
             max_steps=request.whole("max_steps"), max_errors=request.whole("max_errors"),
-            seed=300 if request.seed is None else request.seed, timeout=request.timeout, solo=request.solo,
+            seed=300 if request.seed is None else request.seed, timeout=request.seconds("timeout"), solo=request.solo,
             judge_llm=self.settings.judge_model, layout=request.layout)
         out = str(request.out).strip() if request.out is not None else ""
         if out:

@@ -202,12 +202,16 @@ async def tui_rewards(tmp_path: Path, judge_server) -> dict[str, float]:
         form.selected = {TASK}
         out = tmp_path / "tui-run.json"
         await set_input(pilot, "#r-out", str(out))
+        await set_input(pilot, "#r-max-steps", "150")  # the form's limits reach the run
+        await set_input(pilot, "#r-timeout", "60")
         await pilot.press("ctrl+s")
         assert app.screen is app.runs_screen
         await wait_until(pilot, lambda: app.rollout is not None and app.rollout.finished, "the rollout")
         assert app.rollout.error is None and app.rollout.unscored == 0
         rewards["run"] = scored(sim_of(out))
         assert judge_calls(judge_server) > before, "the TUI rollout never asked the judge"
+        config = app._rollout_runner.config
+        assert config.max_steps == 150 and config.timeout == 60.0 and config.agent.retry.max_retries == 5
 
         # play (p)
         before = judge_calls(judge_server)
@@ -276,6 +280,8 @@ def test_a_fork_is_judged(settings_file, judge_server):
     ({"num_trials": 0}, "-k must be at least 1", "trials (k): at least 1"),
     ({"concurrency": "x"}, "--concurrency: a whole number", "concurrency: a whole number"),
     ({"domain": None}, "--domain is required", "domain: is required"),
+    ({"max_steps": "0"}, "--max-steps must be at least 1", "max steps: at least 1"),
+    ({"timeout": "soon"}, "--timeout: a number of seconds", "timeout (s): a number of seconds"),
     ({"user": "human"}, "--user-llm: a human plays", "user model: a human plays"),
 ])
 def test_a_bad_run_request_names_its_field_as_each_front_end_does(fields, cli, form, tmp_path):

@@ -149,6 +149,13 @@ class RolloutScreen(ModalScreen[tuple | None]):
                 yield Label("concurrency", classes="form-label")
                 yield Input("3", id="r-concurrency", compact=True, type="integer")
             with Horizontal(classes="form-row"):
+                yield Label("max steps", classes="form-label")
+                yield Input("200", id="r-max-steps", compact=True, type="integer")
+                yield Label("max errors", classes="form-label")
+                yield Input("10", id="r-max-errors", compact=True, type="integer")
+                yield Label("timeout (s)", classes="form-label")
+                yield Input(placeholder="none", id="r-timeout", compact=True, type="number")
+            with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
                 name = "calibrate_<time>_<domain>" if self.calibrate else "<time>_<domain>_<agent>_<user>"
                 yield Input(placeholder=f"{self.runs_dir}/{name}.json", id="r-out", compact=True)
@@ -247,7 +254,7 @@ class RolloutScreen(ModalScreen[tuple | None]):
 
     # --- start -------------------------------------------------------------------------------------------
     def request(self) -> RunRequest:
-        """The form as a ``RunRequest`` (the limits and retries are the command line's defaults)."""
+        """The form as a ``RunRequest`` (the retry policy is the command line's default)."""
         domain = self.query_one("#r-domain", Select).value
         agent = self.query_one("#r-agent", Input).value.strip()
         user = self.query_one("#r-user", Input).value.strip()
@@ -260,6 +267,9 @@ class RolloutScreen(ModalScreen[tuple | None]):
             tasks=[t for t, _ in self.tasks if t in self.selected] or None,
             num_trials=self.query_one("#r-k", Input).value,
             concurrency=self.query_one("#r-concurrency", Input).value,
+            max_steps=self.query_one("#r-max-steps", Input).value,
+            max_errors=self.query_one("#r-max-errors", Input).value,
+            timeout=self.query_one("#r-timeout", Input).value.strip() or None,
             out=self.query_one("#r-out", Input).value, kind="calibrate" if self.calibrate else "run",
             labels=dict(FORM_LABELS))
 
