@@ -256,12 +256,6 @@ def say(text: Any, file: Any = None) -> None:
 # --- replay ----------------------------------------------------------------------
 
 
-def _registry(args: argparse.Namespace):
-    from tau_tui.domains import default_registry
-
-    return default_registry(args.tau2_data, [Path(p) for p in args.domains])
-
-
 def _open_all(paths: Sequence[Path | str], keep: Callable[[Path], bool] | None = None,
               ) -> Iterator[tuple[Path, Any, str | None]]:
     """(path, run or None, error line or None) for every run file under ``paths`` that ``keep`` accepts."""
@@ -357,11 +351,11 @@ def human_block(analysis, data: dict[str, Any] | None = None) -> str:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from tau_tui.textsafe import json_line, visible
-    from tau_tui.analysis import Analyzer
+    from tau_tui.workspace import Workspace
     from tau_tui.domains import DomainError
     from tau_tui.model.io import RunFileError
 
-    analyzer = Analyzer(_registry(args))
+    analyzer = Workspace.from_args(args).analyzer
     status = EXIT_OK
     wanted = list(args.sim)
     found_wanted: set[str] = set()
@@ -480,14 +474,17 @@ def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> d
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from tau_tui.textsafe import json_line, visible
-    from tau_tui.analysis import Analyzer
     from tau_tui.domains import DomainError
-    from tau_tui.evaluate import LiteLLMJudge, Outcome, ScorerConfig, ScorerConfigError, compute_metrics
+    from tau_tui.evaluate import Outcome, ScorerConfig, ScorerConfigError, compute_metrics
     from tau_tui.evaluate.render import metrics_block, simulation_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
     from tau_tui.model.io import RunFileError
 
-    judge = LiteLLMJudge(args.judge, api_base=args.judge_api_base) if args.judge else None
+    from tau_tui.workspace import Workspace
+
+    ws = Workspace.from_args(args)
+    judge = ws.judge()
+    analyzer = ws.analyzer
     override = None
     if args.scorer:
         try:
@@ -495,7 +492,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except ScorerConfigError as exc:
             err(str(exc))
             return EXIT_INPUT
-    analyzer = Analyzer(_registry(args))
     status = EXIT_OK
     found: set[str] = set()
     files: list[dict[str, Any]] = []
@@ -555,65 +551,34 @@ def cmd_eval(args: argparse.Namespace) -> int:
 # --- run / play -------------------------------------------------------------------------
 
 
-def _json_arg(text: str | None, flag: str) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    import json
-
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{flag}: not valid JSON ({exc.msg})") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{flag}: expected a JSON object")
-    return value
-
-
-def _judge(model: str | None, api_base: str | None = None):
-    if not model:
-        return None
-    from tau_tui.evaluate.judge import LiteLLMJudge
-
-    return LiteLLMJudge(model, api_base=api_base)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     import asyncio
 
     from tau_tui.domains import DomainError
-    from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, RetryPolicy, RunConfig, RunError, Runner
-    from tau_tui.rollout.runner import default_run_path
+    from tau_tui.rollout import ParticipantSpecError, RunError
+    from tau_tui.workspace import RequestError, Workspace
 
+    ws = Workspace.from_args(args)
+    request = _run_request(args, domain=args.domain or "-")  # the domain is checked below (or the cassette's)
     try:
-        agent_args = _json_arg(args.agent_llm_args, "--agent-llm-args")
-        user_args = _json_arg(args.user_llm_args, "--user-llm-args")
-    except ValueError as exc:
+        request.validate()
+    except RequestError as exc:
         err(str(exc))
         return EXIT_INPUT
-    if not args.user_llm and not args.solo:
-        err("--user-llm is required (a model, or scripted/user), unless --solo")
-        return EXIT_INPUT
-    retry = RetryPolicy(max_retries=max(0, args.llm_retries))
     if args.cassette:
-        return cmd_run_cassette(args, ParticipantSpec(args.agent_llm, agent_args, retry=retry),
-                                ParticipantSpec(args.user_llm or "scripted/user", user_args, retry=retry))
+        return cmd_run_cassette(args, ws,
+                                ws.participant(args.agent_llm, request.json_object("agent_args"), args.llm_retries),
+                                ws.participant(args.user_llm or "scripted/user", request.json_object("user_args"),
+                                               args.llm_retries))
     if args.cassette_sim:
         err("--cassette-sim needs --cassette RECORDING")
         return EXIT_INPUT
     if not args.domain:
         err("--domain is required (or --cassette RECORDING)")
         return EXIT_INPUT
-    config = RunConfig(
-        domain=args.domain,
-        agent=ParticipantSpec(args.agent_llm, agent_args, retry=retry),
-        user=ParticipantSpec(args.user_llm or "scripted/user", user_args, retry=retry),
-        task_ids=list(args.tasks) or None, num_trials=args.num_trials, concurrency=args.concurrency,
-        max_steps=args.max_steps, max_errors=args.max_errors, seed=300 if args.seed is None else args.seed,
-        timeout=args.timeout, solo=args.solo, judge_llm=args.judge_llm, layout=args.format)
-    out = Path(args.out) if args.out else default_run_path(config, Path(args.runs_dir))
     progress = None
     try:
-        runner = Runner(config, out, _registry(args), resume=args.resume, judge=_judge(args.judge_llm, args.judge_api_base))
+        runner = ws.runner(ws.run_plan(_run_request(args)))
         runner.prepare()
         if not args.quiet:
             from tau_tui.rollout.console import RunProgress
@@ -636,10 +601,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if summary.terminations.get("infrastructure_error") else EXIT_OK
 
 
-def cmd_run_cassette(args: argparse.Namespace, agent, user) -> int:
+def _run_request(args: argparse.Namespace, **fields: Any):
+    """The run flags as a ``RunRequest`` (run and calibrate)."""
+    from tau_tui.workspace import RunRequest
+
+    values: dict[str, Any] = dict(
+        domain=args.domain, agent=args.agent_llm, user=args.user_llm, agent_args=args.agent_llm_args,
+        user_args=args.user_llm_args, tasks=list(args.tasks) or None, num_trials=args.num_trials,
+        concurrency=args.concurrency, max_steps=args.max_steps, max_errors=args.max_errors, seed=args.seed,
+        timeout=args.timeout, solo=getattr(args, "solo", False), llm_retries=args.llm_retries,
+        layout=getattr(args, "format", "json"), out=args.out, resume=getattr(args, "resume", False),
+        allow_existing=True)
+    values.update(fields)
+    return RunRequest(**values)
+
+
+def cmd_run_cassette(args: argparse.Namespace, ws, agent, user) -> int:
     """``tau-tui run --cassette``: one new simulation per recorded one, over its recorded tool results."""
     import asyncio
-    from datetime import datetime
 
     from tau_tui.domains import DomainError
     from tau_tui.rollout import ParticipantSpecError
@@ -649,8 +628,7 @@ def cmd_run_cassette(args: argparse.Namespace, agent, user) -> int:
         err("--cassette runs one trial per recorded simulation, in the recording's mode, to a new json file "
             "(-k, --resume, --solo and --format do not apply)")
         return EXIT_INPUT
-    out = Path(args.out) if args.out else Path(args.runs_dir) / (
-        f"{datetime.now():%Y%m%d_%H%M%S}_cassette_{Path(args.cassette).stem}.json")
+    out = Path(args.out) if args.out else ws.new_output_path("cassette", Path(args.cassette).stem)
 
     def report(outcome) -> None:
         sim = outcome.simulation
@@ -662,10 +640,9 @@ def cmd_run_cassette(args: argparse.Namespace, agent, user) -> int:
 
     try:
         summary = asyncio.run(run_cassettes(
-            args.cassette, _registry(args), agent, user, out, sim_ids=list(args.cassette_sim) or None,
+            args.cassette, ws.registry, agent, user, out, sim_ids=list(args.cassette_sim) or None,
             task_ids=list(args.tasks) or None, domain=args.domain, seed=args.seed,
-            max_steps=args.max_steps, max_errors=args.max_errors, timeout=args.timeout, judge=_judge(args.judge_llm, args.judge_api_base),
-            listener=report))
+            max_steps=args.max_steps, max_errors=args.max_errors, timeout=args.timeout, judge=ws.judge(), listener=report))
     except (CassetteError, DomainError, ParticipantSpecError, ValueError) as exc:
         err(str(exc))
         return EXIT_INPUT
@@ -680,21 +657,17 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     from tau_tui.domains import DomainError
     from tau_tui.model.io import error_text
-    from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, PlaySession
-    from tau_tui.rollout.session import default_play_path
+    from tau_tui.rollout import ParticipantSpecError
+    from tau_tui.workspace import PlayRequest, Workspace
 
+    ws = Workspace.from_args(args)
     try:
-        llm_args = _json_arg(args.llm_args, "--llm-args")
-        out = Path(args.out) if args.out else default_play_path(args.domain, args.task, args.runs_dir)
-        if out.exists():
-            err(f"{out} already exists; choose another --out")
-            return EXIT_INPUT
-        registry = _registry(args)
-        other = ParticipantSpec(args.llm, llm_args)
+        request = PlayRequest(args.domain, args.task, args.play_as, args.llm, args.llm_args, solo=args.solo,
+                              seed=args.seed, max_steps=args.max_steps, out=args.out)
+        out = ws.play_path(request)
 
         async def main() -> int:
-            session = PlaySession(registry, args.domain, args.task, args.play_as, other, solo=args.solo,
-                                  seed=args.seed, max_steps=args.max_steps, judge=_judge(args.judge_llm, args.judge_api_base))
+            session = ws.play_session(request)
             from tau_tui.rollout.console import outcome_line, play_plain
 
             screen = None if args.plain else _play_screen()
@@ -746,11 +719,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _gold_check(args: argparse.Namespace) -> int:
-    from tau_tui.calibrate.gold import GoldChecker
     from tau_tui.calibrate.render import gold_summary, render_gold_check
     from tau_tui.rollout.runner import select_tasks
 
-    checker = GoldChecker.for_name(_registry(args), args.domain, judge=_judge(args.judge_llm, args.judge_api_base))
+    from tau_tui.workspace import GoldCheckRequest, Workspace
+
+    checker = Workspace.from_args(args).gold_checker(GoldCheckRequest(args.domain, list(args.tasks) or None))
     tasks = select_tasks(checker.domain, list(args.tasks) or None)
 
     def show(check) -> None:
@@ -770,9 +744,8 @@ def _gold_check(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     import asyncio
 
-    from tau_tui.calibrate import Calibrator, fresh_run_path
     from tau_tui.calibrate.render import render_grid
-    from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig
+    from tau_tui.workspace import CalibrateRequest, Workspace
 
     if not args.agent_llm and not args.sources:
         err("give --agent-llm (and --user-llm) to run trials, or --from PATH to calibrate recorded runs")
@@ -780,7 +753,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     if args.agent_llm and not args.user_llm:
         err("--user-llm is required with --agent-llm (a model, or scripted/user)")
         return EXIT_INPUT
-    calibrator = Calibrator(_registry(args), args.domain, judge=_judge(args.judge_llm, args.judge_api_base))
+    ws = Workspace.from_args(args)
+    calibrator = ws.calibrator(CalibrateRequest(args.domain))
     status = EXIT_OK
     if args.sources:
         report = calibrator.load_paths(args.sources, recompute=args.recompute)
@@ -791,15 +765,8 @@ def _calibrate(args: argparse.Namespace) -> int:
             return EXIT_INPUT
     summary = None
     if args.agent_llm:
-        retry = RetryPolicy(max_retries=max(0, args.llm_retries))
-        config = RunConfig(
-            domain=args.domain,
-            agent=ParticipantSpec(args.agent_llm, _json_arg(args.agent_llm_args, "--agent-llm-args"), retry=retry),
-            user=ParticipantSpec(args.user_llm, _json_arg(args.user_llm_args, "--user-llm-args"), retry=retry),
-            task_ids=list(args.tasks) or None, num_trials=args.num_trials, concurrency=args.concurrency,
-            max_steps=args.max_steps, max_errors=args.max_errors, seed=args.seed, timeout=args.timeout,
-            judge_llm=args.judge_llm)
-        out = Path(args.out) if args.out else fresh_run_path(Path(args.runs_dir), args.domain)
+        plan = ws.run_plan(_run_request(args, kind="calibrate", solo=False, layout="json"))
+        out = plan.path
         progress = None
         if not args.quiet:
             from tau_tui.rollout.console import RunProgress
@@ -807,7 +774,7 @@ def _calibrate(args: argparse.Namespace) -> int:
             progress = RunProgress(per_simulation=False)
             progress.__enter__()
         try:
-            summary = asyncio.run(calibrator.run(config, out, resume=out.exists(), runner_listener=progress))
+            summary = asyncio.run(calibrator.run(plan.config, out, resume=out.exists(), runner_listener=progress))
         finally:
             if progress is not None:
                 progress.__exit__(None, None, None)
@@ -929,9 +896,9 @@ def cmd_tui(args: argparse.Namespace) -> int:
     except ImportError as exc:  # textual missing in a headless install
         err(f"the TUI needs textual ({exc}); headless sub-commands still work")
         return EXIT_INPUT
-    app = TauTuiApp(paths, tau2_data=args.tau2_data, domain_paths=[Path(p) for p in args.domains],
-                    runs_dir=args.runs_dir, judge_model=args.judge, judge_api_base=args.judge_api_base,
-                    calibrate=args.calibrate, keymap=args.keymap)
+    from tau_tui.workspace import Workspace
+
+    app = TauTuiApp(paths, workspace=Workspace.from_args(args), calibrate=args.calibrate, keymap=args.keymap)
     app.run()
     return EXIT_OK
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -75,9 +74,9 @@ def unscored_note(raw: Any) -> str | None:
 
 def fresh_run_path(folder: Path | str, domain: str, label: str = "calibrate") -> Path:
     """``<folder>/<label>_<YYYYmmdd_HHMMSS>_<domain>[_n].json`` that does not exist yet."""
-    from tau_tui.model.io import name_part, unused_path
+    from tau_tui.model.io import new_output_path
 
-    return unused_path(folder, f"{label}_{datetime.now():%Y%m%d_%H%M%S}_{name_part(domain, 60)}", ".json")
+    return new_output_path(folder, label, domain)
 
 
 class Calibrator:

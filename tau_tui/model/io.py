@@ -528,6 +528,27 @@ def _dump_bytes(data: Any) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
 
 
+def new_output_path(folder: Path | str, kind: str, *parts: str, suffix: str = ".json",
+                    when: Any = None) -> Path:
+    """The one naming rule for new results files, never an existing one (``unused_path``).
+
+    ``<folder>/<YYYYmmdd_HHMMSS>_<kind>_<part>_…``; kind ``run`` is left out of the name
+    (``<stamp>_<domain>_<agent>_<user>``, tau2's run name) and kind ``calibrate`` goes first
+    (``calibrate_<stamp>_<domain>``). Each part is encoded (``name_part``), never a path.
+    """
+    from datetime import datetime
+
+    stamp = f"{when or datetime.now():%Y%m%d_%H%M%S}"
+    pieces = [name_part(str(p).replace("/", "-").replace(":", "-"), 60) for p in parts]
+    if kind == "calibrate":
+        head = [kind, stamp]
+    elif kind == "run":
+        head = [stamp]
+    else:
+        head = [stamp, name_part(kind, 20)]
+    return unused_path(folder, "_".join(head + pieces), suffix)
+
+
 def unused_path(folder: Path | str, stem: str, suffix: str) -> Path:
     """``<folder>/<stem><suffix>``, or ``<stem>_2``, ``_3``… when taken: a file we create never replaces one."""
     folder = Path(folder)

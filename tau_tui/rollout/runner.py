@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from tau_tui.analysis import task_definition_hash
 from tau_tui.domains import Domain, DomainRegistry, split_variant
-from tau_tui.model.io import RunFileError, file_lock, name_part, open_run
+from tau_tui.model.io import RunFileError, file_lock, open_run
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.rollout.evaluation import SimulationEvaluator
@@ -166,11 +166,9 @@ def select_tasks(domain: Domain, task_ids: list[str] | None) -> list[Task]:
 
 def default_run_path(config: RunConfig, root: Path = Path("runs")) -> Path:
     """``runs/<YYYYmmdd_HHMMSS>_<domain>_<agent>_<user>.json`` (tau2's run name, shortened)."""
-    def short(name: str) -> str:
-        return name_part(name.replace("/", "-").replace(":", "-"), 60)
+    from tau_tui.model.io import new_output_path
 
-    stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
-    return root / f"{stamp}_{short(config.domain)}_{short(config.agent.model)}_{short(config.user.model)}.json"
+    return new_output_path(root, "run", config.domain, config.agent.model, config.user.model)
 
 
 def _identity(info: dict[str, Any]) -> dict[str, Any]:

@@ -90,11 +90,9 @@ class Episode:
 
 def default_play_path(domain: str, task: str, root: Path | str) -> Path:
     """``<root>/<YYYYmmdd_HHMMSS>_play_<domain>_<task>.json`` (ids encoded into the name, never a path)."""
-    from datetime import datetime
+    from tau_tui.model.io import new_output_path
 
-    from tau_tui.model.io import name_part
-
-    return Path(root) / f"{datetime.now():%Y%m%d_%H%M%S}_play_{name_part(domain, 60)}_{name_part(task, 80)}.json"
+    return new_output_path(root, "play", domain, task)
 
 
 def _domain(registry: DomainRegistry, name: str) -> tuple[Domain, str | None]:

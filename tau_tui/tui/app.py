@@ -44,6 +44,7 @@ from tau_tui.tui.render import PILL_HELP, pill
 from tau_tui.tui.replay_service import ReplayService
 from tau_tui.tui.screens.runs import RunsScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.workspace import RunPlan, Workspace
 
 REPLAY_BATCH_SECONDS = 0.1
 TRAJECTORY = "trajectory"
@@ -83,19 +84,24 @@ class TauTuiApp(App[None]):
                  external_viewer: Callable[[Path], Any] | None = None, runs_dir: Path | str = "runs",
                  calibrate: str | None = None, task_editor: Callable[[list[str]], Any] | None = None,
                  judge_model: str | None = None, judge_api_base: str | None = None,
-                 keymap: dict[str, str] | None = None) -> None:
-        """``calibrate``: open the calibrate screen of this domain once the files are read;
+                 workspace: Workspace | None = None, keymap: dict[str, str] | None = None) -> None:
+        """``workspace``: the configured session (settings, registry, judge…) every screen builds through;
+        without it one is made from ``tau2_data``, ``domain_paths``, ``runs_dir``, ``judge_model`` and
+        ``judge_api_base`` (``judge_model``: the litellm model that judges NL assertions, in rollouts,
+        calibrations, play sessions, forks, gold checks and on request, J on a trajectory);
+        ``calibrate``: open the calibrate screen of this domain once the files are read;
         ``task_editor``: runs an editor command instead of suspending the app (tests);
-        ``judge_model``: the litellm model that judges NL assertions on request (J on a trajectory);
         ``keymap``: binding id → keys from the settings file (``ConfigError`` naming an unknown id)."""
         super().__init__()
         self.set_keymap(check_keymap(keymap or {}))
-        self.judge_model = judge_model
-        self.judge_api_base = judge_api_base
+        self.workspace = workspace if workspace is not None else Workspace.from_settings(
+            tau2_data, domain_paths, runs_dir, judge_model, judge_api_base)
+        self.judge_model = self.workspace.judge_model
+        self.judge_api_base = self.workspace.judge_api_base
         self.paths = [Path(p) for p in paths]
-        self.runs_dir = Path(runs_dir)  # where new rollouts, play sessions and forks are saved by default
+        self.runs_dir = self.workspace.runs_dir  # where new rollouts, play sessions and forks are saved by default
         self.catalog = Catalog()
-        self.replay_service = ReplayService(tau2_data, domain_paths)
+        self.replay_service = ReplayService(analyzer=self.workspace.analyzer)
         self.generation = 0
         self.load_total = 0
         self.load_done = 0
@@ -376,24 +382,26 @@ class TauTuiApp(App[None]):
             self.open_run_at(message.run, 0)
 
     # --- rollouts -----------------------------------------------------------------------------------------
-    def start_rollout(self, config: Any, path: Path) -> bool:
-        """Run ``config`` (a ``RunConfig``) into ``path``; False when another rollout is still running."""
+    def start_rollout(self, config: Any, path: Path | None = None) -> bool:
+        """Run a ``RunPlan`` (or a ``RunConfig`` into ``path``); False when another rollout is still running."""
+        plan = config if isinstance(config, RunPlan) else RunPlan(config, Path(path or ""))
+        config, path = plan.config, plan.path
         if self.rollout is not None and self.rollout.active:
             self.notify("a rollout is already running (K on the runs screen stops it)", severity="warning")
             return False
         self.rollout = RolloutProgress(path, config.domain, config.agent.model,
                                        "—" if config.solo else config.user.model)
         self.runs_screen.rollout_changed()
-        self.rollout_worker(config, path)
+        self.rollout_worker(plan)
         return True
 
     @work(exclusive=True, group="rollout", name="rollout")
-    async def rollout_worker(self, config: Any, path: Path) -> None:
+    async def rollout_worker(self, plan: RunPlan) -> None:
         """Prepare in a thread (domain loading), then run on the event loop (litellm calls are async)."""
         from tau_tui.domains import DomainError
-        from tau_tui.rollout import ParticipantSpecError, RunError, Runner
+        from tau_tui.rollout import ParticipantSpecError, RunError
 
-        runner = Runner(config, path, self.replay_service.registry, listener=self._rollout_listener)
+        runner = self.workspace.runner(plan, listener=self._rollout_listener)  # with the judge, as tau-tui run
         try:
             await asyncio.to_thread(runner.prepare)
             self._rollout_runner = runner

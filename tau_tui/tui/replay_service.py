@@ -60,10 +60,11 @@ class ReplayService:
     """Replays and evaluates simulations of loaded runs; safe to call from several threads."""
 
     def __init__(self, tau2_data: Path | str | None = None, domain_paths: list[Path] | None = None,
-                 keep: int = 8):
+                 keep: int = 8, analyzer: Analyzer | None = None):
+        """``analyzer``: the workspace's (one registry, one gold cache); else one over ``tau2_data``."""
         self.tau2_data = tau2_data
         self.domain_paths = list(domain_paths or [])
-        self._analyzer: Analyzer | None = None
+        self._analyzer: Analyzer | None = analyzer
         self._lock = threading.RLock()
         self._recent: OrderedDict[tuple[int, int], SimAnalysis] = OrderedDict()
         self._keep = keep

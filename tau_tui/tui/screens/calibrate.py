@@ -136,7 +136,7 @@ class CalibrateScreen(Screen[None]):
         from tau_tui.domains import DomainError
 
         try:
-            calibrator = Calibrator(self.tau_app.replay_service.registry, self.domain)
+            calibrator = self.tau_app.workspace.calibrator(self.domain)  # with the judge
         except (DomainError, ValueError) as exc:
             self.post_message(CalibratorReady(error=str(exc)))
             return

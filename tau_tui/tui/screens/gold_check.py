@@ -136,12 +136,12 @@ class GoldCheckScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="gold-check", name="gold check")
     def check_worker(self) -> None:
-        from tau_tui.calibrate import GoldChecker
+        from tau_tui.workspace import GoldCheckRequest
         from tau_tui.rollout.runner import select_tasks
 
         worker = get_current_worker()
         try:
-            checker = GoldChecker.for_name(self.tau_app.replay_service.registry, self.domain)
+            checker = self.tau_app.workspace.gold_checker(GoldCheckRequest(self.domain, self.task_ids))
             tasks = select_tasks(checker.domain, self.task_ids)
         except Exception as exc:  # noqa: BLE001 - a domain that cannot load is reported on the screen
             self.post_message(GoldChecked(final=True, error=str(exc)))

@@ -21,11 +21,11 @@ from textual.widgets import Button, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 
 from tau_tui.model.io import error_text
-from tau_tui.rollout.session import default_play_path
 from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.replay_service import ReplayService
+from tau_tui.workspace import FORM_LABELS, PlayRequest, RequestError
 from tau_tui.tui.screens.rollout import (
-    AGENT_SUGGESTIONS, USER_SUGGESTIONS, FormError, TaskLister, json_object, task_option,
+    AGENT_SUGGESTIONS, USER_SUGGESTIONS, FormError, TaskLister, task_option,
 )
 
 if TYPE_CHECKING:
@@ -159,27 +159,21 @@ class PlaySetupScreen(ModalScreen[None]):
             task = self._chosen_task()
             if task is None:
                 raise FormError("task: pick one from the list")
-            other = self.query_one("#p-other", Input).value.strip()
-            if not other or other == "human":
-                raise FormError("other side: a model string, scripted/gold or scripted/user")
-            args = json_object(self.query_one("#p-other-args", Input).value, "other side args")
-            out_text = self.query_one("#p-out", Input).value.strip()
-            out = Path(out_text) if out_text else default_play_path(domain, task, self.tau_app.runs_dir)
-            if out.exists():
-                raise FormError(f"output file: {out} already exists")
-        except FormError as exc:
+            request = PlayRequest(domain, task, side, self.query_one("#p-other", Input).value,
+                                  self.query_one("#p-other-args", Input).value,
+                                  out=self.query_one("#p-out", Input).value, labels=dict(FORM_LABELS))
+            out = self.tau_app.workspace.play_path(request)
+        except (FormError, RequestError) as exc:
             error.update(visible_renderable(str(exc)))
             return
         self.starting = True
         error.update(Text(f"starting: loading {domain}…", style="dim"))
-        self.session_worker(side, domain, task, other, args, out)
+        self.session_worker(request, out)
 
     @work(thread=True, exclusive=True, group="play-setup", name="start session")
-    def session_worker(self, side: str, domain: str, task: str, other: str, args: dict | None, out: Path) -> None:
-        from tau_tui.rollout import ParticipantSpec, PlaySession
-
+    def session_worker(self, request: PlayRequest, out: Path) -> None:
         try:
-            session = PlaySession(self.service.registry, domain, task, side, ParticipantSpec(other, args))
+            session = self.tau_app.workspace.play_session(request)  # with the judge, as tau-tui play
         except Exception as exc:  # noqa: BLE001 - shown in the form
             self.app.call_from_thread(self._failed, error_text(exc))
             return

@@ -11,7 +11,6 @@ form for its trials (``calibrate=True``: the domain is fixed, k defaults to
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,10 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList
 
+from tau_tui.config import Settings
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.replay_service import ReplayService
+from tau_tui.workspace import FORM_LABELS, RequestError, RunRequest, Workspace, parse_json_object
 
 AGENT_SUGGESTIONS = ["scripted/gold", "scripted/flaky:0.3", "gpt-4.1", "gpt-4o", "claude-sonnet-4-20250514"]
 USER_SUGGESTIONS = ["scripted/user", "gpt-4.1", "gpt-4o"]
@@ -37,26 +38,10 @@ class FormError(ValueError):
 
 def json_object(text: str, field: str) -> dict[str, Any] | None:
     """A JSON object typed into a form field (empty: None)."""
-    text = text.strip()
-    if not text:
-        return None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormError(f"{field}: not valid JSON ({exc.msg})") from None
-    if not isinstance(value, dict):
-        raise FormError(f"{field}: expected a JSON object like {{\"api_base\": \"http://…\"}}")
-    return value
-
-
-def positive_int(text: str, field: str) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise FormError(f"{field}: a whole number, please") from None
-    if value < 1:
-        raise FormError(f"{field}: at least 1")
-    return value
+        return parse_json_object(text, field)
+    except RequestError as exc:
+        raise FormError(str(exc)) from None
 
 
 def task_option(task: str, hint: str, width: int = 84) -> Text:
@@ -105,11 +90,12 @@ class RolloutScreen(ModalScreen[tuple | None]):
     def __init__(self, service: ReplayService, domain: str | None = None, runs_dir: Path = Path("runs"), *,
                  calibrate: bool = False, tasks: list[str] | None = None, fixed_tasks: bool = False,
                  agent: str = "scripted/gold", user: str = "scripted/user", trials: int | None = None,
-                 title: str | None = None) -> None:
+                 title: str | None = None, workspace: Workspace | None = None) -> None:
         """``calibrate``: trials for the calibrate screen of ``domain`` (fixed); ``tasks`` preselected
         (``fixed_tasks``: they cannot change, as when re-running rows)."""
         super().__init__()
         self.service = service
+        self._workspace = workspace
         self.runs_dir = runs_dir
         self.lister = TaskLister(service)
         self.initial_domain = domain
@@ -120,6 +106,15 @@ class RolloutScreen(ModalScreen[tuple | None]):
         self.title_text = title or ("calibrate: k trials per task" if calibrate else "new rollout")
         self.tasks: list[tuple[str, str]] = []
         self.selected: set[str] = set(tasks or [])
+
+    @property
+    def workspace(self) -> Workspace:
+        """What the rollout is built through: the one given, else the app's."""
+        if self._workspace is None:
+            found = getattr(self.app, "workspace", None)
+            self._workspace = found if isinstance(found, Workspace) else Workspace(
+                Settings(runs_dir=self.runs_dir), registry=self.service.registry)
+        return self._workspace
 
     def compose(self) -> ComposeResult:
         names = self.service.registry.names()
@@ -153,6 +148,13 @@ class RolloutScreen(ModalScreen[tuple | None]):
                 yield Input(str(self.trials), id="r-k", compact=True, type="integer")
                 yield Label("concurrency", classes="form-label")
                 yield Input("3", id="r-concurrency", compact=True, type="integer")
+            with Horizontal(classes="form-row"):
+                yield Label("max steps", classes="form-label")
+                yield Input("200", id="r-max-steps", compact=True, type="integer")
+                yield Label("max errors", classes="form-label")
+                yield Input("10", id="r-max-errors", compact=True, type="integer")
+                yield Label("timeout (s)", classes="form-label")
+                yield Input(placeholder="none", id="r-timeout", compact=True, type="number")
             with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
                 name = "calibrate_<time>_<domain>" if self.calibrate else "<time>_<domain>_<agent>_<user>"
@@ -251,46 +253,37 @@ class RolloutScreen(ModalScreen[tuple | None]):
         self._fill()
 
     # --- start -------------------------------------------------------------------------------------------
-    def config(self) -> tuple[Any, Path]:
-        """The form as (RunConfig, path); raises FormError naming the first bad field."""
-        from tau_tui.rollout import ParticipantSpec, RunConfig
-        from tau_tui.rollout.runner import default_run_path
-
+    def request(self) -> RunRequest:
+        """The form as a ``RunRequest`` (the retry policy is the command line's default)."""
         domain = self.query_one("#r-domain", Select).value
-        if not isinstance(domain, str):
-            raise FormError("domain: pick one")
         agent = self.query_one("#r-agent", Input).value.strip()
         user = self.query_one("#r-user", Input).value.strip()
-        if not agent or not user:
+        if agent and not user:
             raise FormError("agent and user model: both are needed (scripted/gold, scripted/user, or a model)")
-        if "human" in (agent, user):
-            raise FormError("a human plays through 'Play as user or agent' (p), not in a rollout")
-        config = RunConfig(
-            domain=domain,
-            agent=ParticipantSpec(agent, json_object(self.query_one("#r-agent-args", Input).value, "agent args")),
-            user=ParticipantSpec(user, json_object(self.query_one("#r-user-args", Input).value, "user args")),
-            task_ids=[t for t, _ in self.tasks if t in self.selected] or None,
-            num_trials=positive_int(self.query_one("#r-k", Input).value, "trials (k)"),
-            concurrency=positive_int(self.query_one("#r-concurrency", Input).value, "concurrency"),
-        )
-        out = self.query_one("#r-out", Input).value.strip()
-        if out:
-            path = Path(out)
-        elif self.calibrate:
-            from tau_tui.calibrate import fresh_run_path
+        return RunRequest(
+            domain if isinstance(domain, str) else None, agent, user,
+            agent_args=self.query_one("#r-agent-args", Input).value,
+            user_args=self.query_one("#r-user-args", Input).value,
+            tasks=[t for t, _ in self.tasks if t in self.selected] or None,
+            num_trials=self.query_one("#r-k", Input).value,
+            concurrency=self.query_one("#r-concurrency", Input).value,
+            max_steps=self.query_one("#r-max-steps", Input).value,
+            max_errors=self.query_one("#r-max-errors", Input).value,
+            timeout=self.query_one("#r-timeout", Input).value.strip() or None,
+            out=self.query_one("#r-out", Input).value, kind="calibrate" if self.calibrate else "run",
+            labels=dict(FORM_LABELS))
 
-            path = fresh_run_path(self.runs_dir, domain)
-        else:
-            path = default_run_path(config, self.runs_dir)
-        if path.exists():
-            raise FormError(f"output file: {path} already exists (tau-tui run --resume finishes a run)")
-        return config, path
+    def config(self) -> tuple[Any, Path]:
+        """The form as (RunConfig, path), built by the workspace; raises ``RequestError`` (or
+        ``FormError``) naming the first bad field."""
+        plan = self.workspace.run_plan(self.request())
+        return plan.config, plan.path
 
     @on(Button.Pressed, "#r-start")
     def action_start(self) -> None:
         try:
             result = self.config()
-        except FormError as exc:
+        except (FormError, RequestError) as exc:
             self.query_one("#r-error", Label).update(visible_renderable(str(exc)))
             return
         self.dismiss(result)

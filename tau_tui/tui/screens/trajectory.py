@@ -13,7 +13,6 @@ adds a note on the step under the cursor.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -30,7 +29,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
-from tau_tui.model.io import RunFile, RunFileError, error_text, name_part, open_run, unused_path
+from tau_tui.model.io import RunFile, RunFileError, error_text, new_output_path, open_run
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.evaluate import SimReport
@@ -567,9 +566,9 @@ class TrajectoryScreen(Screen[None]):
             self.notify("no judge model: start tau-tui with --judge MODEL, or set judge_model in the settings file",
                         severity="warning", timeout=6)
             return
-        from tau_tui.evaluate import JudgeError, LiteLLMJudge
+        from tau_tui.evaluate import JudgeError
 
-        judge = LiteLLMJudge(app.judge_model, api_base=app.judge_api_base)
+        judge = app.workspace.judge()
         token, service = self._token, app.replay_service
         self.notify(f"asking {app.judge_model} about {len(criteria.nl_assertions)} NL assertion(s)…", timeout=3)
 
@@ -725,9 +724,10 @@ class TrajectoryScreen(Screen[None]):
     @work(exclusive=True, group="fork", name="fork")
     async def fork_worker(self, token: int, run: RunFile, index: int, request: ForkRequest) -> None:
         """The continuation runs on the event loop (model calls are async); loading, saving and reading in threads."""
-        from tau_tui.rollout import continue_episode, fork_history
+        from tau_tui.rollout import fork_history
 
-        registry = self.tau_app.replay_service.registry
+        workspace = self.tau_app.workspace
+        registry = workspace.registry
         analysis = self.analysis if self.analysis is not None and self.analysis.run is run else None
         try:
             sim = run.simulation(index)
@@ -737,9 +737,9 @@ class TrajectoryScreen(Screen[None]):
             task = analysis.task if analysis is not None and analysis.task is not None else sim.task_id
             history = fork_history(sim.trajectory, request.step)
             await asyncio.to_thread(registry.get, domain)
-            episode = await continue_episode(registry, domain, task, history, request.agent, request.user,
-                                             solo=run.solo, strict_history=request.strict)
-            path = fork_path(run, sim.id, request.step, self.tau_app.runs_dir)
+            episode = await workspace.fork(domain, task, history, request.agent, request.user, solo=run.solo,
+                                           strict_history=request.strict)  # scored with the judge
+            path = workspace.fork_path(file_label(run), sim.id, request.step)
             saved = await asyncio.to_thread(episode.save, path, {"forked_from": {
                 "file": str(run.path), "simulation": sim.id, "after_message": request.step}})
             fork_run = await asyncio.to_thread(open_run, saved)
@@ -781,5 +781,4 @@ class TrajectoryScreen(Screen[None]):
 
 def fork_path(run: RunFile, sim_id: str, step: int, root: Path) -> Path:
     """``runs/<YYYYmmdd_HHMMSS>_fork_<file>_<sim>_m<step>.json`` (never an existing file)."""
-    stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
-    return unused_path(root, f"{stamp}_fork_{name_part(file_label(run), 40)}_{name_part(sim_id, 12)}_m{step}", ".json")
+    return new_output_path(root, "fork", file_label(run), sim_id, f"m{step}")

@@ -1,0 +1,366 @@
+"""The one composition root (STYLE rule 7): a configured tau-tui session, headless.
+
+A ``Workspace`` owns the settings, the domain registry, one analyzer (one gold
+cache), the judge, the retry policy and limits, the runs folder and the one
+output-path namer. Runs, calibrations, play sessions, forks and gold checks are
+built here from validated requests; the CLI and the TUI only fill requests and
+render results, so the two front ends cannot drift apart (the TUI once ran
+rollouts with no judge while ``tau-tui run`` scored them).
+
+Requests validate to one error type, ``RequestError``, whose message starts
+with the field's name as the front end shows it (``--agent-llm-args`` on the
+command line, ``agent args`` in a form): each request takes ``labels``.
+
+Imports the core only (never textual).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from tau_tui.config import Settings
+
+# field -> how the command line names it; forms pass their own labels
+CLI_LABELS = {
+    "domain": "--domain", "agent": "--agent-llm", "user": "--user-llm", "agent_args": "--agent-llm-args",
+    "user_args": "--user-llm-args", "num_trials": "-k", "concurrency": "--concurrency", "max_steps": "--max-steps",
+    "max_errors": "--max-errors", "timeout": "--timeout", "llm_retries": "--llm-retries", "out": "--out",
+    "task": "--task", "other": "--llm", "other_args": "--llm-args", "play_as": "--as",
+}
+FORM_LABELS = {
+    "domain": "domain", "agent": "agent model", "user": "user model", "agent_args": "agent args",
+    "user_args": "user args", "num_trials": "trials (k)", "concurrency": "concurrency", "max_steps": "max steps",
+    "max_errors": "max errors", "timeout": "timeout (s)", "llm_retries": "retries", "out": "output file",
+    "task": "task", "other": "other side", "other_args": "other side args", "play_as": "side",
+}
+
+
+class RequestError(ValueError):
+    """A request field that cannot be used; ``str()`` starts with the field's label, ``field`` is its name."""
+
+    def __init__(self, field: str, label: str, message: str):
+        flag = label.startswith("-") and message.startswith(("is ", "must "))
+        super().__init__(f"{label}{' ' if flag else ': '}{message}")
+        self.field = field
+
+
+def parse_json_object(value: str | dict | None, label: str, name: str = "") -> dict[str, Any] | None:
+    """Litellm arguments typed as JSON (the one parser of both front ends); ``RequestError`` names ``label``."""
+    if value is None or isinstance(value, dict):
+        return value
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RequestError(name or label, label, f"not valid JSON ({exc.msg})") from None
+    if not isinstance(parsed, dict):
+        raise RequestError(name or label, label, 'expected a JSON object like {"api_base": "http://…"}')
+    return parsed
+
+
+@dataclass
+class _Request:
+    labels: dict[str, str] = field(default_factory=lambda: dict(CLI_LABELS), kw_only=True)
+
+    def label(self, name: str) -> str:
+        return self.labels.get(name, name)
+
+    def error(self, name: str, message: str) -> RequestError:
+        return RequestError(name, self.label(name), message)
+
+    def json_object(self, name: str) -> dict[str, Any] | None:
+        """A JSON-object field (text, a dict or None; empty text: None)."""
+        return parse_json_object(getattr(self, name), self.label(name), name)
+
+    def whole(self, name: str, minimum: int = 1) -> int:
+        value = getattr(self, name)
+        try:
+            number = int(str(value).strip()) if not isinstance(value, int) else value
+        except ValueError:
+            raise self.error(name, "a whole number, please") from None
+        if number < minimum:
+            raise self.error(name, f"must be at least {minimum}" if self.label(name).startswith("-")
+                             else f"at least {minimum}")
+        return number
+
+
+@dataclass
+class RunRequest(_Request):
+    """A rollout (``tau-tui run``, the TUI's new-rollout form) or the trials of a calibration."""
+
+    domain: str | None
+    agent: str | None
+    user: str | None = None
+    agent_args: str | dict | None = None
+    user_args: str | dict | None = None
+    tasks: list[str] | None = None
+    num_trials: int | str = 1
+    concurrency: int | str = 3
+    max_steps: int | str = 200
+    max_errors: int | str = 10
+    seed: int | None = 300
+    timeout: float | str | None = None
+    solo: bool = False
+    llm_retries: int = 5
+    layout: str = "json"
+    out: str | Path | None = None
+    kind: str = "run"  # "run" or "calibrate": which default output name
+    resume: bool = False  # finish the run already in ``out``
+    allow_existing: bool = False  # leave an existing ``out`` to the runner (its error says --resume)
+
+    def validate(self) -> None:
+        """Raise ``RequestError`` naming the first field that cannot be used."""
+        if not self.domain:
+            raise self.error("domain", "is required")
+        if not self.agent or not str(self.agent).strip():
+            raise self.error("agent", "is required (a model, or scripted/gold)")
+        if not self.solo and not (self.user or "").strip():
+            raise self.error("user", "is required (a model, or scripted/user), unless solo")
+        if "human" in (self.agent, self.user):
+            raise self.error("agent" if self.agent == "human" else "user",
+                             "a human plays through 'Play as user or agent' (p) or tau-tui play, not in a rollout")
+        self.json_object("agent_args")
+        self.json_object("user_args")
+        self.whole("num_trials")
+        self.whole("concurrency")
+        self.whole("max_steps")
+        self.whole("max_errors")
+        self.seconds("timeout")
+
+    def seconds(self, name: str) -> float | None:
+        value = getattr(self, name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            raise self.error(name, "a number of seconds, please") from None
+        if number <= 0:
+            raise self.error(name, "must be more than 0 seconds")
+        return number
+
+
+@dataclass
+class RunPlan:
+    """A validated run: what to run and where it is saved."""
+
+    config: Any  # RunConfig
+    path: Path
+    resume: bool = False
+
+
+@dataclass
+class PlayRequest(_Request):
+    """A play session: a person plays one side of one task."""
+
+    domain: str | None
+    task: str | None
+    play_as: str
+    other: str | None
+    other_args: str | dict | None = None
+    solo: bool = False
+    seed: int | None = None
+    max_steps: int | str = 200
+    out: str | Path | None = None
+
+    def validate(self) -> None:
+        if not self.domain:
+            raise self.error("domain", "pick one")
+        if not self.task:
+            raise self.error("task", "pick one from the list")
+        if self.play_as not in ("user", "agent"):
+            raise self.error("play_as", "user or agent")
+        if not self.other or not self.other.strip() or self.other.strip() == "human":
+            raise self.error("other", "a model string, scripted/gold or scripted/user")
+        self.json_object("other_args")
+        self.whole("max_steps")
+
+
+@dataclass
+class CalibrateRequest(_Request):
+    domain: str | None
+
+    def validate(self) -> None:
+        if not self.domain:
+            raise self.error("domain", "is required")
+
+
+@dataclass
+class GoldCheckRequest(_Request):
+    domain: str | None
+    tasks: list[str] | None = None
+
+    def validate(self) -> None:
+        if not self.domain:
+            raise self.error("domain", "is required")
+
+
+class Workspace:
+    """Settings + registry + analyzer + judge + retry policy + runs folder + output naming."""
+
+    def __init__(self, settings: Settings | None = None, *, registry: Any = None,
+                 judge_factory: Callable[[str, str | None], Any] | None = None):
+        self.settings = settings if settings is not None else Settings()
+        self._registry = registry
+        self._analyzer: Any = None
+        self._judge_factory = judge_factory
+
+    @classmethod
+    def from_settings(cls, tau2_data: Path | str | None = None, domain_paths: list[Path] | None = None,
+                      runs_dir: Path | str = "runs", judge_model: str | None = None,
+                      judge_api_base: str | None = None) -> "Workspace":
+        return cls(Settings(tau2_data=tau2_data, domain_paths=[Path(p) for p in domain_paths or []],
+                            runs_dir=Path(runs_dir), judge_model=judge_model or None,
+                            judge_api_base=judge_api_base or None))
+
+    @classmethod
+    def from_args(cls, args: Any) -> "Workspace":
+        """From parsed command-line flags (after the settings file and environment filled them in)."""
+        judge = getattr(args, "judge_llm", None) or getattr(args, "judge", None)
+        return cls.from_settings(getattr(args, "tau2_data", None), [Path(p) for p in getattr(args, "domains", [])],
+                                 getattr(args, "runs_dir", "runs"), judge, getattr(args, "judge_api_base", None))
+
+    # --- what it owns ------------------------------------------------------------------------------
+    @property
+    def runs_dir(self) -> Path:
+        return Path(self.settings.runs_dir)
+
+    @property
+    def registry(self):
+        if self._registry is None:
+            from tau_tui.domains import default_registry
+
+            self._registry = default_registry(self.settings.tau2_data, list(self.settings.domain_paths))
+        return self._registry
+
+    @property
+    def analyzer(self):
+        """The one analyzer (and gold cache) of this workspace."""
+        if self._analyzer is None:
+            from tau_tui.analysis import Analyzer
+
+            self._analyzer = Analyzer(self.registry)
+        return self._analyzer
+
+    @property
+    def judge_model(self) -> str | None:
+        return self.settings.judge_model
+
+    @property
+    def judge_api_base(self) -> str | None:
+        return self.settings.judge_api_base
+
+    def judge(self) -> Any:
+        """The NL-assertion judge of the settings, or None when no judge model is set."""
+        if not self.settings.judge_model:
+            return None
+        if self._judge_factory is not None:
+            return self._judge_factory(self.settings.judge_model, self.settings.judge_api_base)
+        from tau_tui.evaluate.judge import LiteLLMJudge
+
+        return LiteLLMJudge(self.settings.judge_model, api_base=self.settings.judge_api_base)
+
+    @staticmethod
+    def retry_policy(retries: int = 5):
+        from tau_tui.rollout import RetryPolicy
+
+        return RetryPolicy(max_retries=max(0, retries))
+
+    def new_output_path(self, kind: str, *parts: str) -> Path:
+        """A new results file in the runs folder (the one naming rule, ``model.io.new_output_path``)."""
+        from tau_tui.model.io import new_output_path
+
+        return new_output_path(self.runs_dir, kind, *parts)
+
+    # --- builders ------------------------------------------------------------------------------------
+    def participant(self, model: str, args: dict | None, retries: int = 5):
+        from tau_tui.rollout import ParticipantSpec
+
+        return ParticipantSpec(model, args, retry=self.retry_policy(retries))
+
+    def run_plan(self, request: RunRequest) -> RunPlan:
+        """Validate ``request`` and build its ``RunConfig`` and output path (``RequestError`` names the field)."""
+        from tau_tui.rollout import RunConfig
+
+        request.validate()
+        agent = self.participant(str(request.agent).strip(), request.json_object("agent_args"), request.llm_retries)
+        user = self.participant((request.user or "scripted/user").strip(), request.json_object("user_args"),
+                                request.llm_retries)
+        config = RunConfig(
+            domain=str(request.domain), agent=agent, user=user, task_ids=list(request.tasks or []) or None,
+            num_trials=request.whole("num_trials"), concurrency=request.whole("concurrency"),
+            max_steps=request.whole("max_steps"), max_errors=request.whole("max_errors"),
+            seed=300 if request.seed is None else request.seed, timeout=request.seconds("timeout"), solo=request.solo,
+            judge_llm=self.settings.judge_model, layout=request.layout)
+        out = str(request.out).strip() if request.out is not None else ""
+        if out:
+            path = Path(out)
+        elif request.kind == "calibrate":
+            path = self.new_output_path("calibrate", config.domain)
+        else:
+            path = self.new_output_path("run", config.domain, config.agent.model, config.user.model)
+        if path.exists() and not (request.allow_existing or request.resume):
+            raise request.error("out", f"{path} already exists (tau-tui run --resume finishes a run)")
+        return RunPlan(config, path, resume=request.resume)
+
+    def runner(self, plan: RunPlan, listener: Any = None):
+        """A ``Runner`` for ``plan``, with the judge; retries and limits come from the plan's config."""
+        from tau_tui.rollout import Runner
+
+        return Runner(plan.config, plan.path, self.registry, resume=plan.resume, listener=listener,
+                      judge=self.judge())
+
+    def calibrator(self, request: CalibrateRequest | str):
+        from tau_tui.calibrate import Calibrator
+
+        if isinstance(request, str):
+            request = CalibrateRequest(request)
+        request.validate()
+        return Calibrator(self.registry, str(request.domain), judge=self.judge())
+
+    def gold_checker(self, request: GoldCheckRequest | str):
+        from tau_tui.calibrate.gold import GoldChecker
+
+        if isinstance(request, str):
+            request = GoldCheckRequest(request)
+        request.validate()
+        return GoldChecker.for_name(self.registry, str(request.domain), judge=self.judge())
+
+    def play_path(self, request: PlayRequest) -> Path:
+        """Where ``request``'s session is saved; ``RequestError`` when that file exists."""
+        request.validate()
+        out = str(request.out).strip() if request.out is not None else ""
+        path = Path(out) if out else self.new_output_path("play", str(request.domain), str(request.task))
+        if path.exists():
+            raise request.error("out", f"{path} already exists; choose another")
+        return path
+
+    def play_session(self, request: PlayRequest):
+        """A ``PlaySession`` with the judge (loads the domain: call it off a UI thread)."""
+        from tau_tui.rollout import PlaySession
+
+        request.validate()
+        other = self.participant(str(request.other).strip(), request.json_object("other_args"))
+        return PlaySession(self.registry, str(request.domain), str(request.task), request.play_as, other,
+                           solo=request.solo, seed=request.seed, max_steps=request.whole("max_steps"),
+                           judge=self.judge())
+
+    async def fork(self, domain: str, task: Any, history: list, agent: Any, user: Any, *, solo: bool = False,
+                   strict_history: bool = True):
+        """Continue a recorded prefix with new sides (scored with the judge)."""
+        from tau_tui.rollout import continue_episode
+
+        return await continue_episode(self.registry, domain, task, history, agent, user, solo=solo,
+                                      strict_history=strict_history, judge=self.judge())
+
+    def fork_path(self, file_label: str, sim_id: str, step: int) -> Path:
+        return self.new_output_path("fork", file_label, sim_id, f"m{step}")
+
+
+__all__ = ["CLI_LABELS", "FORM_LABELS", "CalibrateRequest", "GoldCheckRequest", "PlayRequest", "RequestError",
+           "RunPlan", "RunRequest", "Workspace"]

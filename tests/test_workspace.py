@@ -1,0 +1,338 @@
+"""The one composition root: both front ends build through ``tau_tui.workspace.Workspace``.
+
+The done-when of "one headless workspace for both front ends": with ``judge_model``
+set in the settings file, a local fake judge server is asked by every rollout path
+of the CLI (run, calibrate, play, gold check) and of the TUI (the rollout form, the
+calibrate screen's trials, play, the gold check), NL assertions are scored (never
+"not evaluated"), and the same settings give the same rewards from both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tau_tui.model.io import open_run
+from tau_tui.workspace import FORM_LABELS, GoldCheckRequest, PlayRequest, RequestError, RunRequest, Workspace
+
+from tests.conftest import CORPUS, ROOT
+from tests.evaluate.support import FakeOpenAI
+
+TASK = "create_task_1"
+ASSERTION = "The agent confirmed the task was created successfully"
+JUDGE_REPLY = {"results": [{"expectedOutcome": ASSERTION, "reasoning": "it said so", "metExpectation": True}]}
+BIG = (160, 45)
+
+
+@pytest.fixture
+def judge_server(monkeypatch):
+    """(handler, base URL) of a local OpenAI-compatible judge; requests are recorded on the handler."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")  # a placeholder the local server ignores
+    handler = type("Judge", (FakeOpenAI,), {"requests": [], "content": json.dumps(JUDGE_REPLY), "status": 200})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield handler, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def settings_file(tmp_path: Path, judge_server, monkeypatch) -> Path:
+    """A settings file naming the judge, a runs folder and a tau2 data folder whose mock task needs the judge."""
+    data = tmp_path / "tau2"
+    shutil.copytree(CORPUS / "domains" / "mock", data / "domains" / "mock")
+    tasks_file = data / "domains" / "mock" / "tasks.json"
+    tasks = json.loads(tasks_file.read_text())
+    for task in tasks:
+        if task["id"] == TASK:
+            task["evaluation_criteria"]["reward_basis"] = ["DB", "NL_ASSERTION"]
+            assert task["evaluation_criteria"]["nl_assertions"] == [ASSERTION]
+    tasks_file.write_text(json.dumps(tasks))
+    _, base = judge_server
+    runs = tmp_path / "runs"
+    path = tmp_path / "config.toml"
+    path.write_text(f'tau2_data = "{data}"\nruns_dir = "{runs}"\njudge_model = "openai/judge"\n'
+                    f'judge_api_base = "{base}"\n')
+    monkeypatch.setenv("TAU_TUI_CONFIG", str(path))
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    return path
+
+
+def judge_calls(judge_server) -> int:
+    handler, _ = judge_server
+    return sum(r["body"].get("model") == "judge" for r in handler.requests)
+
+
+def sim_of(path: Path):
+    run = open_run(path)
+    assert len(run.entries) == 1
+    return run.simulation(0)
+
+
+def scored(sim) -> float:
+    """The reward of a simulation whose NL assertions were judged (met)."""
+    info = sim.reward_info
+    assert info is not None, sim.info  # unscored: the judge never came
+    assert [c["met"] for c in info.nl_assertions or []] == [True], info
+    return info.reward
+
+
+def tui_workspace(extra: list[str] | None = None) -> Workspace:
+    """The workspace ``tau-tui`` gives the app: the TUI's flags over the settings, as the CLI builds it."""
+    from tau_tui.cli import _apply_settings, tui_parser
+
+    args = tui_parser().parse_args(extra or [])
+    _apply_settings(args)
+    return Workspace.from_args(args)
+
+
+# --- the CLI -----------------------------------------------------------------------------------------------
+
+
+def cli_rewards(tmp_path: Path, judge_server, capsys) -> dict[str, float]:
+    from tau_tui.cli import main
+
+    rewards: dict[str, float] = {}
+    before = judge_calls(judge_server)
+    out = tmp_path / "cli-run.json"
+    assert main(["run", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
+                 "scripted/user", "--out", str(out), "--quiet"]) == 0, capsys.readouterr().err
+    rewards["run"] = scored(sim_of(out))
+    assert judge_calls(judge_server) > before, "tau-tui run never asked the judge"
+
+    before = judge_calls(judge_server)
+    out = tmp_path / "cli-calibrate.json"
+    assert main(["calibrate", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
+                 "scripted/user", "-k", "1", "--out", str(out), "--quiet", "--json"]) == 0, capsys.readouterr().err
+    rewards["calibrate"] = scored(sim_of(out))
+    assert judge_calls(judge_server) > before, "tau-tui calibrate never asked the judge"
+
+    before = judge_calls(judge_server)
+    capsys.readouterr()
+    assert main(["calibrate", "--domain", "mock", "--gold-check", "--task", TASK, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert record["task"] == TASK and record["ok"] and record["gold_reward"] is not None
+    rewards["gold"] = record["gold_reward"]
+    assert judge_calls(judge_server) > before, "tau-tui calibrate --gold-check never asked the judge"
+
+    before = judge_calls(judge_server)
+    out = tmp_path / "cli-play.json"
+    done = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--as", "user", "--domain", "mock",
+                           "--task", TASK, "--llm", "scripted/gold", "--plain", "--out", str(out)],
+                          input="Please create a task called 'Important Meeting' for user_1.\nthanks ###STOP###\n",
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    rewards["play"] = scored(sim_of(out))
+    assert judge_calls(judge_server) > before, "tau-tui play never asked the judge"
+    return rewards
+
+
+def test_every_cli_rollout_path_is_judged(settings_file, judge_server, tmp_path, capsys):
+    rewards = cli_rewards(tmp_path, judge_server, capsys)
+    assert rewards == {"run": 1.0, "calibrate": 1.0, "gold": 1.0, "play": 1.0}
+
+
+# --- the TUI, and the same rewards as the CLI ---------------------------------------------------------------
+
+
+async def tui_rewards(tmp_path: Path, judge_server) -> dict[str, float]:
+    from tau_tui.tui.app import TauTuiApp
+    from tau_tui.tui.screens.calibrate import CalibrateScreen
+    from tau_tui.tui.screens.gold_check import GoldCheckScreen
+    from tau_tui.tui.screens.rollout import RolloutScreen
+
+    from tests.tui.conftest import RECORDINGS, open_play, set_input, settle, wait_until
+
+    rewards: dict[str, float] = {}
+    app = TauTuiApp([RECORDINGS], workspace=tui_workspace([str(RECORDINGS)]), calibrate="mock")
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        calibrate = app.screen
+        assert isinstance(calibrate, CalibrateScreen)
+        await wait_until(pilot, lambda: calibrate.ready, "the calibrator")
+
+        # the calibrate screen's trials (n): the calibrator's runner has the judge
+        before = judge_calls(judge_server)
+        await pilot.press("n")
+        form = app.screen
+        assert isinstance(form, RolloutScreen) and form.calibrate
+        await wait_until(pilot, lambda: len(form.tasks) == 10, "the task list")
+        form.selected = {TASK}
+        await set_input(pilot, "#r-agent", "scripted/gold")
+        await set_input(pilot, "#r-k", "1")
+        out = tmp_path / "tui-calibrate.json"
+        await set_input(pilot, "#r-out", str(out))
+        await pilot.press("ctrl+s")
+        assert app.screen is calibrate
+        await wait_until(pilot, lambda: not calibrate.running, "the calibration", tries=2000)
+        rewards["calibrate"] = scored(sim_of(out))
+        assert judge_calls(judge_server) > before, "the calibrate screen never asked the judge"
+
+        # the gold check (c)
+        before = judge_calls(judge_server)
+        calibrate.query_one("#cal-grid").focus()
+        await pilot.press("c")
+        gold = app.screen
+        assert isinstance(gold, GoldCheckScreen)
+        await wait_until(pilot, lambda: gold.finished, "the gold check", tries=2000)
+        check = next(c for c in gold.checks if c.task_id == TASK)
+        assert check.ok and check.gold_reward is not None
+        rewards["gold"] = check.gold_reward
+        assert judge_calls(judge_server) > before, "the gold check screen never asked the judge"
+        await pilot.press("escape")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.runs_screen, "the runs screen")
+
+        # the new-rollout form (n on the runs screen)
+        before = judge_calls(judge_server)
+        await pilot.press("n")
+        form = app.screen
+        assert isinstance(form, RolloutScreen) and not form.calibrate
+        await wait_until(pilot, lambda: len(form.tasks) == 10, "the task list")
+        form.selected = {TASK}
+        out = tmp_path / "tui-run.json"
+        await set_input(pilot, "#r-out", str(out))
+        await set_input(pilot, "#r-max-steps", "150")  # the form's limits reach the run
+        await set_input(pilot, "#r-timeout", "60")
+        await pilot.press("ctrl+s")
+        assert app.screen is app.runs_screen
+        await wait_until(pilot, lambda: app.rollout is not None and app.rollout.finished, "the rollout")
+        assert app.rollout.error is None and app.rollout.unscored == 0
+        rewards["run"] = scored(sim_of(out))
+        assert judge_calls(judge_server) > before, "the TUI rollout never asked the judge"
+        config = app._rollout_runner.config
+        assert config.max_steps == 150 and config.timeout == 60.0 and config.agent.retry.max_retries == 5
+
+        # play (p)
+        before = judge_calls(judge_server)
+        out = tmp_path / "tui-play.json"
+        screen = await open_play(pilot, "user", TASK, out)
+        session = screen.session
+        await pilot.press(*"Please create a task called 'Important Meeting' for user_1.", "enter")
+        await wait_until(pilot, lambda: session.pending is not None and len(session.messages) > 2, "the agent")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.saved is not None, "the saved recording")
+        rewards["play"] = scored(sim_of(out))
+        assert judge_calls(judge_server) > before, "the TUI play session never asked the judge"
+    return rewards
+
+
+def test_every_tui_rollout_path_is_judged_with_the_cli_rewards(settings_file, judge_server, tmp_path, capsys):
+    import asyncio
+
+    tui = asyncio.run(tui_rewards(tmp_path, judge_server))
+    cli = cli_rewards(tmp_path, judge_server, capsys)
+    assert tui == cli == {"run": 1.0, "calibrate": 1.0, "gold": 1.0, "play": 1.0}
+
+
+def test_the_tui_and_the_cli_plan_the_same_run(settings_file, judge_server, tmp_path):
+    """The form's request and ``tau-tui run``'s flags give equal plans, judge included."""
+    from tau_tui.cli import _apply_settings, _run_request, build_parser
+
+    args = build_parser("run").parse_args(["run", "--domain", "mock", "--task", TASK, "--agent-llm",
+                                           "scripted/gold", "--user-llm", "scripted/user", "--out",
+                                           str(tmp_path / "x.json")])
+    _apply_settings(args)
+    cli_ws = Workspace.from_args(args)
+    cli_plan = cli_ws.run_plan(_run_request(args))
+    tui_ws = tui_workspace()
+    form = RunRequest("mock", "scripted/gold", "scripted/user", agent_args="", user_args="", tasks=[TASK],
+                      num_trials="1", concurrency="3", out=str(tmp_path / "x.json"), labels=dict(FORM_LABELS))
+    tui_plan = tui_ws.run_plan(form)
+    assert cli_plan.config == tui_plan.config and cli_plan.path == tui_plan.path
+    assert cli_plan.config.judge_llm == "openai/judge" and cli_plan.config.agent.retry.max_retries == 5
+    for ws in (cli_ws, tui_ws):
+        judge = ws.judge()
+        assert judge is not None and judge.model == "openai/judge" and judge.api_base == judge_server[1]
+
+
+def test_a_fork_is_judged(settings_file, judge_server):
+    """The TUI's fork (f on a trajectory) continues through the workspace: scored with the judge too."""
+    import asyncio
+
+    ws = tui_workspace()
+    before = judge_calls(judge_server)
+    episode = asyncio.run(ws.fork("mock", TASK, [], "scripted/gold", "scripted/user"))
+    assert episode.scored is not None and episode.scored.reward == 1.0
+    assert judge_calls(judge_server) > before
+    path = ws.fork_path("file", "sim", 3)
+    assert path.parent == ws.runs_dir and path.name.endswith("_fork_file_sim_m3.json")
+
+
+# --- requests ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fields, cli, form", [
+    ({"agent_args": "{x"}, "--agent-llm-args: not valid JSON", "agent args: not valid JSON"),
+    ({"user_args": "[1]"}, "--user-llm-args: expected a JSON object", "user args: expected a JSON object"),
+    ({"user": ""}, "--user-llm is required", "user model: is required"),
+    ({"agent": " "}, "--agent-llm is required", "agent model: is required"),
+    ({"num_trials": 0}, "-k must be at least 1", "trials (k): at least 1"),
+    ({"concurrency": "x"}, "--concurrency: a whole number", "concurrency: a whole number"),
+    ({"domain": None}, "--domain is required", "domain: is required"),
+    ({"max_steps": "0"}, "--max-steps must be at least 1", "max steps: at least 1"),
+    ({"timeout": "soon"}, "--timeout: a number of seconds", "timeout (s): a number of seconds"),
+    ({"user": "human"}, "--user-llm: a human plays", "user model: a human plays"),
+])
+def test_a_bad_run_request_names_its_field_as_each_front_end_does(fields, cli, form, tmp_path):
+    ws = Workspace.from_settings(runs_dir=tmp_path)
+    base = {"domain": "mock", "agent": "scripted/gold", "user": "scripted/user", **fields}
+    for labels, message in ((None, cli), (FORM_LABELS, form)):
+        request = RunRequest(**base) if labels is None else RunRequest(**base, labels=dict(labels))
+        with pytest.raises(RequestError) as caught:
+            ws.run_plan(request)
+        assert str(caught.value).startswith(message), str(caught.value)
+        assert caught.value.field == next(iter(fields))
+
+
+def test_solo_needs_no_user_and_an_existing_output_is_refused(tmp_path):
+    ws = Workspace.from_settings(runs_dir=tmp_path)
+    plan = ws.run_plan(RunRequest("mock", "scripted/gold", None, solo=True))
+    assert plan.config.solo and plan.path.parent == tmp_path and not plan.path.exists()
+    taken = tmp_path / "taken.json"
+    taken.write_text("{}")
+    with pytest.raises(RequestError, match="already exists") as caught:
+        ws.run_plan(RunRequest("mock", "scripted/gold", "scripted/user", out=taken, labels=dict(FORM_LABELS)))
+    assert str(caught.value).startswith("output file: ")
+    assert ws.run_plan(RunRequest("mock", "scripted/gold", "scripted/user", out=taken, resume=True)).resume
+
+
+def test_play_and_gold_check_requests(tmp_path):
+    ws = Workspace.from_settings(runs_dir=tmp_path)
+    with pytest.raises(RequestError, match="^other side: a model string"):
+        ws.play_path(PlayRequest("mock", TASK, "user", "human", labels=dict(FORM_LABELS)))
+    with pytest.raises(RequestError, match="^--llm-args: not valid JSON"):
+        ws.play_path(PlayRequest("mock", TASK, "user", "scripted/gold", "{"))
+    path = ws.play_path(PlayRequest("mock", "../../etc/x", "user", "scripted/gold"))
+    assert path.parent == tmp_path and "_play_mock_" in path.name
+    with pytest.raises(RequestError, match="^--domain is required"):
+        ws.gold_checker(GoldCheckRequest(None))
+    assert ws.judge() is None  # no judge model: no judge
+
+
+def test_one_output_namer_for_every_kind(tmp_path):
+    from datetime import datetime
+
+    from tau_tui.model.io import new_output_path
+
+    when = datetime(2026, 12, 1, 8, 0, 0)
+    names = {kind: new_output_path(tmp_path, kind, *parts, when=when).name for kind, parts in {
+        "run": ("mock", "scripted/gold", "gpt:4"), "calibrate": ("mock",), "play": ("mock", "t1"),
+        "fork": ("file", "sim", "m3"), "cassette": ("rec",)}.items()}
+    assert names == {"run": "20261201_080000_mock_scripted-gold_gpt-4.json",
+                     "calibrate": "calibrate_20261201_080000_mock.json",
+                     "play": "20261201_080000_play_mock_t1.json",
+                     "fork": "20261201_080000_fork_file_sim_m3.json",
+                     "cassette": "20261201_080000_cassette_rec.json"}
+    (tmp_path / names["play"]).write_text("{}")
+    assert new_output_path(tmp_path, "play", "mock", "t1", when=when).name == "20261201_080000_play_mock_t1_2.json"
