@@ -254,6 +254,9 @@ def _structural_note(timeline: Timeline) -> str | None:
     return None
 
 
+TAU2_INFO_ORDER = ("env", "nl", "communicate", "action")
+
+
 def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
     """Recompute the reward of one replayed simulation (tau2 1.0.1, ``EvaluationType.ALL``)."""
     termination = replayed.sim.termination_reason
@@ -277,7 +280,9 @@ def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
         evaluation.notes.append(note)
     results = [(entry, entry.run(criteria, replayed, basis, judge, evaluation))
                for entry in list(REWARD_COMPONENTS.values())]
-    evaluation.info = {entry.name: component.info if component else None for entry, component in results}
+    info = {entry.name: component.info if component else None for entry, component in results}
+    # tau2 writes reward_info.info in this order (evaluator.py); components registered later follow
+    evaluation.info = {**{k: info[k] for k in TAU2_INFO_ORDER if k in info}, **info}
 
     known = reward_types()
     unknown = [b for b in basis if b not in known]
