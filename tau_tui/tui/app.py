@@ -26,12 +26,14 @@ from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.signal import Signal
 from textual.worker import get_current_worker
 
 from tau_tui.model.io import RunFile, RunFileError, describe_empty, error_text, open_run, scan_paths
 from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
 from tau_tui.tui.catalog import Catalog, RunRow, column_legend, flag_legend
+from tau_tui.tui.context import LoadProgress, PendingRefresh
 from tau_tui.tui.external import run_viewer, write_temp_json
 from tau_tui.tui.keys import check_keymap, palette_commands
 from tau_tui.tui.screens.help import show_help
@@ -43,11 +45,10 @@ from tau_tui.tui.messages import (
 from tau_tui.tui.render import PILL_HELP, pill
 from tau_tui.tui.replay_service import ReplayService
 from tau_tui.tui.screens.runs import RunsScreen
-from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.screens.trajectory import show_trajectory
 from tau_tui.workspace import RunPlan, Workspace
 
 REPLAY_BATCH_SECONDS = 0.1
-TRAJECTORY = "trajectory"
 PRIORITY_ROWS = 120  # rows on screen and just below, replayed first
 
 
@@ -119,15 +120,27 @@ class TauTuiApp(App[None]):
         self._calibrate_on_start = calibrate
         self.task_editor = task_editor
         self.compare_mark: tuple[Path, str] | None = None  # (file, simulation id) marked with =
+        # What screens subscribe to (tau_tui.tui.context); the app publishes, never calls a screen.
+        self.loading_changed: Signal[LoadProgress] = Signal(self, "loading-changed")
+        self.catalog_changed: Signal[None] = Signal(self, "catalog-changed")
+        self.rows_replayed: Signal[list[RunRow]] = Signal(self, "rows-replayed")
+        self.replay_idle: Signal[None] = Signal(self, "replay-idle")
+        self.notices_changed: Signal[None] = Signal(self, "notices-changed")
+        self.notes_changed: Signal[None] = Signal(self, "notes-changed")
+        self.rollout_changed: Signal[None] = Signal(self, "rollout-changed")
+        self.rollout_file: Signal[RunFile] = Signal(self, "rollout-file")
+        self.file_rebound: Signal[RunFile] = Signal(self, "file-rebound")
+        self._runs_screen: RunsScreen | None = None
 
     def get_default_screen(self) -> Screen:
-        return RunsScreen()
+        self._runs_screen = RunsScreen()
+        return self._runs_screen
 
     @property
     def runs_screen(self) -> RunsScreen:
-        screen = self.screen_stack[0]
-        assert isinstance(screen, RunsScreen)
-        return screen
+        """The runs screen at the bottom of the stack (for tests; the app itself only publishes)."""
+        assert self._runs_screen is not None
+        return self._runs_screen
 
     def on_mount(self) -> None:
         self.load_files()
@@ -174,7 +187,7 @@ class TauTuiApp(App[None]):
         if message.generation != self.generation:
             return
         self.load_total, self.load_done = message.total, 0
-        self.runs_screen.loading(0, message.total, finished=False)
+        self.loading_changed.publish(LoadProgress(0, message.total, finished=False))
 
     @on(FileLoaded)
     def _file_loaded(self, message: FileLoaded) -> None:
@@ -188,20 +201,17 @@ class TauTuiApp(App[None]):
             self.catalog.add_notice(run.path, note.replace(f"{run.path}: ", ""), "information")
         self.queue_replay(rows)
         self._count_file()
-        self.runs_screen.rows_changed()
+        self.catalog_changed.publish(None)
         if message.notes:
-            self.runs_screen.notices_changed()
-        for screen in self.screen_stack:
-            if isinstance(screen, TrajectoryScreen) and screen.run is not None and screen.run.path == run.path \
-                    and screen.run is not run:
-                screen.rebind(run)
+            self.notices_changed.publish(None)
+        self.file_rebound.publish(run)
 
     @on(FolderNotice)
     def _folder_notice(self, message: FolderNotice) -> None:
         if message.generation != self.generation:
             return
         self.catalog.set_notice(message.path, message.text.replace(f"{message.path}: ", ""), "information")
-        self.runs_screen.notices_changed()
+        self.notices_changed.publish(None)
 
     @on(FileFailed)
     def _file_failed(self, message: FileFailed) -> None:
@@ -210,12 +220,12 @@ class TauTuiApp(App[None]):
         self.catalog.remove_file(message.path)
         self.catalog.add_notice(message.path, message.error, "error")
         self._count_file()
-        self.runs_screen.notices_changed()
-        self.runs_screen.rows_changed()
+        self.notices_changed.publish(None)
+        self.catalog_changed.publish(None)
 
     def _count_file(self) -> None:
         self.load_done += 1
-        self.runs_screen.loading(self.load_done, self.load_total, finished=False)
+        self.loading_changed.publish(LoadProgress(self.load_done, self.load_total, finished=False))
 
     @on(LoadFinished)
     def _load_finished(self, message: LoadFinished) -> None:
@@ -228,9 +238,8 @@ class TauTuiApp(App[None]):
         # The loaded runs live as long as the app: keep them out of the cycle collector's full passes
         # (millions of objects; a full pass over them is a visible pause). Refcounting still frees them.
         gc.freeze()
-        self.runs_screen.loading(self.load_done, self.load_total, finished=True)
-        self.runs_screen.refresh_now()
-        self._notes_changed()
+        self.loading_changed.publish(LoadProgress(self.load_done, self.load_total, finished=True))  # and redraw now
+        self.notes_changed.publish(None)
         self.queue_replay([])
         if self._calibrate_on_start:
             domain, self._calibrate_on_start = self._calibrate_on_start, None
@@ -306,8 +315,8 @@ class TauTuiApp(App[None]):
         self._replaying = False
         if not self._replay_queue.empty() or self._replay_first:
             self.queue_replay([])
-        elif self.runs_screen.refresh_pending:
-            self.runs_screen.refresh_now()
+        else:
+            self.replay_idle.publish(None)
 
     @on(SimsReplayed)
     def _sims_replayed(self, message: SimsReplayed) -> None:
@@ -328,14 +337,15 @@ class TauTuiApp(App[None]):
                 if error and not any(n.text.endswith(error) for n in self.catalog.all_notices()):
                     self.catalog.add_notice(row.path, f"{prefix}: {error}", "warning")
                     new_notice = True
-        self.runs_screen.rows_replayed(rows)
+        self.rows_replayed.publish(rows)
         if new_notice:
-            self.runs_screen.notices_changed()
+            self.notices_changed.publish(None)
 
     @property
     def busy(self) -> bool:
         """Loading, replaying or about to refresh the runs view (tests wait until this is False)."""
-        return self.loading_files or self._replaying or self.runs_screen.refresh_pending
+        base = self.screen_stack[0] if self.screen_stack else None
+        return self.loading_files or self._replaying or (isinstance(base, PendingRefresh) and base.refresh_pending)
 
     # --- runs written while the app is open -----------------------------------------------------------
     def add_live_run(self, run: RunFile) -> list[RunRow]:
@@ -354,11 +364,8 @@ class TauTuiApp(App[None]):
             if not any(self.catalog.file_key(p) == key for p in self.paths):
                 self.paths.append(run.path)
         self.queue_replay(fresh)
-        self.runs_screen.rows_changed()
-        for screen in self.screen_stack:
-            if isinstance(screen, TrajectoryScreen) and screen.run is not None and screen.run.path == run.path \
-                    and screen.run is not run:
-                screen.rebind(run)
+        self.catalog_changed.publish(None)
+        self.file_rebound.publish(run)
         return rows
 
     def read_live_file(self, path: Path) -> None:
@@ -391,7 +398,7 @@ class TauTuiApp(App[None]):
             return False
         self.rollout = RolloutProgress(path, config.domain, config.agent.model,
                                        "—" if config.solo else config.user.model)
-        self.runs_screen.rollout_changed()
+        self.rollout_changed.publish(None)
         self.rollout_worker(plan)
         return True
 
@@ -422,7 +429,7 @@ class TauTuiApp(App[None]):
         self.workers.cancel_group(self, "rollout")
         self.rollout.stopped = True
         self.rollout.running = 0
-        self.runs_screen.rollout_changed()
+        self.rollout_changed.publish(None)
         self.notify(f"rollout stopped: {self.rollout.done} simulation(s) saved in {self.rollout.path}", timeout=6)
 
     @on(RolloutEvent)
@@ -454,20 +461,20 @@ class TauTuiApp(App[None]):
                 self.add_live_run(run)
                 if not progress.shown:
                     progress.shown = True
-                    self.runs_screen.show_only_file(run)
+                    self.rollout_file.publish(run)
         elif isinstance(event, RunFinished):
             progress.finished, progress.running = True, 0
             avg = progress.average
             self.notify(f"rollout finished: {progress.done} simulation(s), average reward "
                         f"{'—' if avg is None else f'{avg:.3f}'}; saved in {progress.path}", timeout=6)
-        self.runs_screen.rollout_changed()
+        self.rollout_changed.publish(None)
 
     @on(RolloutFailed)
     def _rollout_failed(self, message: RolloutFailed) -> None:
         if self.rollout is not None:
             self.rollout.error = message.error
             self.rollout.running = 0
-        self.runs_screen.rollout_changed()
+        self.rollout_changed.publish(None)
         self.notify(f"rollout failed: {message.error}", severity="error", timeout=8)
 
     # --- opening things ----------------------------------------------------------------------------------------
@@ -478,15 +485,7 @@ class TauTuiApp(App[None]):
     def open_run_at(self, run: RunFile, index: int, *, step: int | None = None, query: str = "") -> None:
         """Show simulation ``index`` of ``run``; when the inspector's trajectory screen is already under the
         current one (a fork's comparison, a play session), a second trajectory screen opens on top."""
-        if not self.is_screen_installed(TRAJECTORY):
-            self.install_screen(TrajectoryScreen(), TRAJECTORY)
-        screen = self.get_screen(TRAJECTORY)
-        assert isinstance(screen, TrajectoryScreen)
-        if screen in self.screen_stack and self.screen is not screen:
-            screen = TrajectoryScreen()
-        screen.open(run, index, step=step, query=query)
-        if screen not in self.screen_stack:
-            self.push_screen(screen)
+        show_trajectory(self, run, index, step=step, query=query)
 
     def open_saved_run(self, path: Path) -> None:
         """Open the first simulation of a file this app saved (once it has been read back)."""
@@ -599,19 +598,8 @@ class TauTuiApp(App[None]):
             self.notify(f"note not saved: {message.error}", severity="error", timeout=8)
             return
         self.catalog.set_notebook(message.notebook)
-        self._notes_changed()
+        self.notes_changed.publish(None)  # the runs table, open trajectories and the notes list show them
         self.notify(message.done, timeout=3)
-
-    def _notes_changed(self) -> None:
-        """Notes were read or saved: the runs table, open trajectories and the notes list show them."""
-        from tau_tui.tui.screens.notes import NotesScreen
-
-        self.runs_screen.notes_changed()
-        for screen in self.screen_stack:
-            if isinstance(screen, TrajectoryScreen):
-                screen.notes_changed()
-            elif isinstance(screen, NotesScreen):
-                screen.refresh_notes()
 
     # --- app-wide actions ---------------------------------------------------------------------------------------
     def action_reload(self) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -35,6 +35,7 @@ from tau_tui.calibrate import (
 )
 from tau_tui.calibrate.render import BAND_LABELS
 from tau_tui.model.io import error_text
+from tau_tui.tui.context import context
 from tau_tui.tui.calibration_view import (
     BAND_STYLES, MAX_TRIALS_WIDTH, cell_summary, columns, grid_k, trials_width,
 )
@@ -45,8 +46,6 @@ from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.widgets.calibration_table import CalibrationTable
 from tau_tui.tui.widgets.info_line import InfoLine
 
-if TYPE_CHECKING:
-    from tau_tui.tui.app import TauTuiApp
 
 REFRESH_SECONDS = 0.1  # coalesce bursts of grid events into one redraw
 READ_BACK_SECONDS = 0.5  # how soon a finished trial appears in the runs table
@@ -103,10 +102,6 @@ class CalibrateScreen(Screen[None]):
         self._read_timer: Timer | None = None
 
     @property
-    def tau_app(self) -> TauTuiApp:
-        return cast("TauTuiApp", self.app)
-
-    @property
     def table(self) -> CalibrationTable:
         return self.query_one(CalibrationTable)
 
@@ -126,7 +121,7 @@ class CalibrateScreen(Screen[None]):
         self.table.focus()
         self._update_title()
         self._set_status(Text(f" loading domain {self.domain} and its recorded runs…", style="dim"))
-        runs = [run for run in self.tau_app.catalog.files.values() if run.domain]
+        runs = [run for run in context(self).catalog.files.values() if run.domain]
         self.load_worker(runs)
 
     @work(thread=True, exclusive=True, group="calibrate-load", name="load calibration")
@@ -136,7 +131,7 @@ class CalibrateScreen(Screen[None]):
         from tau_tui.domains import DomainError
 
         try:
-            calibrator = self.tau_app.workspace.calibrator(self.domain)  # with the judge
+            calibrator = context(self).workspace.calibrator(self.domain)  # with the judge
         except (DomainError, ValueError) as exc:
             self.post_message(CalibratorReady(error=str(exc)))
             return
@@ -303,11 +298,11 @@ class CalibrateScreen(Screen[None]):
             self._read_timer.stop()
             self._read_timer = None
         if self.run_path is not None and self.run_path.exists():
-            self.tau_app.read_live_file(self.run_path)
+            context(self).read_live_file(self.run_path)
 
     # --- running trials -------------------------------------------------------------------------------
     def _form(self, **kwargs: Any) -> RolloutScreen:
-        app = self.tau_app
+        app = context(self)
         return RolloutScreen(app.replay_service, self.domain, app.runs_dir, calibrate=True, **kwargs)
 
     def action_new_trials(self) -> None:
@@ -410,7 +405,7 @@ class CalibrateScreen(Screen[None]):
         if cell.ref is None:
             self.notify(f"this trial is {cell.outcome.value}: nothing to open yet", timeout=2)
             return
-        self.tau_app.open_simulation_ref(cell.ref.path, cell.ref.sim_id)
+        context(self).open_simulation_ref(cell.ref.path, cell.ref.sim_id)
 
     def action_compare(self) -> None:
         hit = self._cursor_cell()
@@ -418,7 +413,7 @@ class CalibrateScreen(Screen[None]):
             self.notify("no finished trial under the cursor", timeout=2)
             return
         row, cell = hit
-        self.tau_app.mark_for_compare(cell.ref.path, cell.ref.sim_id, row.task_id)
+        context(self).mark_for_compare(cell.ref.path, cell.ref.sim_id, row.task_id)
 
     # --- sort, filter, select ------------------------------------------------------------------------------
     def action_sort(self) -> None:
@@ -485,7 +480,7 @@ class CalibrateScreen(Screen[None]):
             return
         source = message.source
         command = source.editor_command()
-        editor = self.tau_app.task_editor
+        editor = context(self).task_editor
         try:
             if editor is not None:
                 editor(command)

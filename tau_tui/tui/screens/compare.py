@@ -8,7 +8,7 @@ final DB differs from the original's. ``o`` opens the fork in the inspector.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -21,14 +21,13 @@ from textual.widgets import Footer
 from tau_tui.model.io import RunFile
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.replay.diff import Change, diff_states
+from tau_tui.tui.context import context
 from tau_tui.tui.eval_panels import DIFFERS_STYLE, fmt
 from tau_tui.tui.panels import render_changes, side_by_side
 from tau_tui.tui.render import one_line
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 
-if TYPE_CHECKING:
-    from tau_tui.tui.app import TauTuiApp
 
 LINE_LIMIT = 100
 
@@ -116,10 +115,6 @@ class CompareScreen(Screen[None]):
         self.fork_run = fork_run
         self.title_text = title
 
-    @property
-    def tau_app(self) -> TauTuiApp:
-        return cast("TauTuiApp", self.app)
-
     def compose(self) -> ComposeResult:
         yield InfoLine(Text(f" {one_line(self.title_text)}", no_wrap=True, overflow="ellipsis"), id="compare-header")
         yield RichPane(id="compare-view")
@@ -139,4 +134,4 @@ class CompareScreen(Screen[None]):
         self.dismiss(None)
 
     def action_open_fork(self) -> None:
-        self.tau_app.open_run_at(self.fork_run, 0, step=self.step + 1)
+        context(self).open_run_at(self.fork_run, 0, step=self.step + 1)

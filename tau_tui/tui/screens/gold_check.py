@@ -9,7 +9,7 @@ differ (gold value → live value).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -24,13 +24,12 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from tau_tui.textsafe import shown
+from tau_tui.tui.context import context
 from tau_tui.tui.messages import GoldChecked
 from tau_tui.tui.render import one_line
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 
-if TYPE_CHECKING:
-    from tau_tui.tui.app import TauTuiApp
 
 MAX_PATHS = 60
 
@@ -112,10 +111,6 @@ class GoldCheckScreen(Screen[None]):
         self.done = self.total = 0
         self.finished = False
 
-    @property
-    def tau_app(self) -> TauTuiApp:
-        return cast("TauTuiApp", self.app)
-
     def compose(self) -> ComposeResult:
         yield InfoLine(id="gold-title")
         with Horizontal(id="gold-body"):
@@ -141,7 +136,7 @@ class GoldCheckScreen(Screen[None]):
 
         worker = get_current_worker()
         try:
-            checker = self.tau_app.workspace.gold_checker(GoldCheckRequest(self.domain, self.task_ids))
+            checker = context(self).workspace.gold_checker(GoldCheckRequest(self.domain, self.task_ids))
             tasks = select_tasks(checker.domain, self.task_ids)
         except Exception as exc:  # noqa: BLE001 - a domain that cannot load is reported on the screen
             self.post_message(GoldChecked(final=True, error=str(exc)))
@@ -219,7 +214,7 @@ class GoldCheckScreen(Screen[None]):
     def action_open_json(self) -> None:
         check = self.current
         if check is not None:
-            self.tau_app.open_json(check.to_json(), f"gold-{check.task_id}")
+            context(self).open_json(check.to_json(), f"gold-{check.task_id}")
 
     def action_back(self) -> None:
         self.workers.cancel_group(self, "gold-check")

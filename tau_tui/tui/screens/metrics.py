@@ -9,7 +9,7 @@ made are reused; the rest are computed here in a thread worker.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -23,14 +23,13 @@ from textual.worker import get_current_worker
 from tau_tui.textsafe import visible_renderable
 from tau_tui.evaluate import Outcome, RunMetrics, compute_metrics
 from tau_tui.model.io import RunFile
+from tau_tui.tui.context import context
 from tau_tui.tui.catalog import EvalSummary, file_label
 from tau_tui.tui.eval_panels import DIFFERS_STYLE, render_metrics_summary, render_terminations, task_rows
 from tau_tui.tui.messages import MetricsReady
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.widgets.info_line import InfoLine
 
-if TYPE_CHECKING:
-    from tau_tui.tui.app import TauTuiApp
 
 PROGRESS_SECONDS = 0.25
 TASK_WIDTH = 80  # telecom's task ids run to ~100 characters; the rest is clipped
@@ -52,10 +51,6 @@ class MetricsScreen(Screen[None]):
         self.recorded: RunMetrics | None = None
         self.complete = False
 
-    @property
-    def tau_app(self) -> TauTuiApp:
-        return cast("TauTuiApp", self.app)
-
     def compose(self) -> ComposeResult:
         yield InfoLine(id="metrics-title")
         with Horizontal(id="metrics-top"):
@@ -73,7 +68,7 @@ class MetricsScreen(Screen[None]):
         self._title(0, len(self.run.entries))
         self.query_one("#metrics-summary", Static).update(Text("evaluating…", style="dim"))
         self.query_one(DataTable).focus()
-        rows = self.tau_app.catalog.rows_of(self.run.path)
+        rows = context(self).catalog.rows_of(self.run.path)
         known = {row.index: row.evaluation for row in rows if row.run is self.run and row.evaluation is not None}
         self.evaluate_worker(known)
 
@@ -95,7 +90,7 @@ class MetricsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="metrics", name="evaluate file")
     def evaluate_worker(self, known: dict[int, EvalSummary]) -> None:
         worker = get_current_worker()
-        service = self.tau_app.replay_service
+        service = context(self).replay_service
         total = len(self.run.entries)
         out: dict[int, EvalSummary | None] = dict(known)
         last = time.monotonic()
@@ -167,4 +162,4 @@ class MetricsScreen(Screen[None]):
             return
         data: dict[str, Any] = {"file": str(self.run.path), "recomputed": self.recomputed.to_json(),
                                 "recorded": self.recorded.to_json()}
-        self.tau_app.open_json(data, f"metrics-{file_label(self.run)}")
+        context(self).open_json(data, f"metrics-{file_label(self.run)}")

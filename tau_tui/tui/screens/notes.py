@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Input
 
 from tau_tui.model.notes import Note, NoteBook, export_csv, export_json
 from tau_tui.textsafe import one_line
+from tau_tui.tui.context import context, subscribe
 from tau_tui.tui.catalog import RunRow, file_label
 from tau_tui.tui.layout import Share, distinct_starts, elide, share_widths
 from tau_tui.tui.notes_view import NOTE_STYLE
@@ -28,8 +29,6 @@ from tau_tui.tui.screens.confirm import ConfirmScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.widgets.info_line import InfoLine
 
-if TYPE_CHECKING:
-    from tau_tui.tui.app import TauTuiApp
 
 # (label, minimum width, share of the width left over, elided in the middle keeping where values differ)
 NOTE_COLUMNS = (("file", 8, 1, True), ("simulation", 12, 4, True), ("task", 8, 2, True), ("where", 10, 0, False),
@@ -61,10 +60,6 @@ class NotesScreen(Screen[None]):
         super().__init__()
         self.shown: list[tuple[RunRow | None, NoteBook, Note]] = []
 
-    @property
-    def tau_app(self) -> TauTuiApp:
-        return cast("TauTuiApp", self.app)
-
     def compose(self) -> ComposeResult:
         yield InfoLine(id="notes-title")
         yield Input(placeholder="filter: words in the text, type, source, task, simulation or file", id="notes-filter")
@@ -74,6 +69,7 @@ class NotesScreen(Screen[None]):
     def on_mount(self) -> None:
         self.refresh_notes()
         self.query_one(DataTable).focus()
+        subscribe(self, context(self).notes_changed, lambda _: self.refresh_notes())
 
     def on_resize(self) -> None:
         if self.is_mounted:
@@ -82,7 +78,7 @@ class NotesScreen(Screen[None]):
     def refresh_notes(self) -> None:
         """Rebuild the table from the catalog's notebooks (after a save, a delete, a reload)."""
         needle = self.query_one("#notes-filter", Input).value.strip()
-        notes = [item for item in self.tau_app.catalog.all_notes() if note_matches(*item, needle)]
+        notes = [item for item in context(self).catalog.all_notes() if note_matches(*item, needle)]
         notes.sort(key=lambda item: (str(item[1].recording), item[2].sim_id, -1 if item[2].step is None
                                      else item[2].step, item[2].created_at))
         self.shown = notes
@@ -107,7 +103,7 @@ class NotesScreen(Screen[None]):
                           key=str(index))  # Text, never markup: notes and ids are recorded text
         if notes:
             table.move_cursor(row=min(cursor, len(notes) - 1))
-        total = len(self.tau_app.catalog.all_notes())
+        total = len(context(self).catalog.all_notes())
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append(" notes ", style="bold reverse")
         title.append(f"  {len(notes)} of {total} notes · kept beside each recording in <name>.notes.json "
@@ -159,7 +155,7 @@ class NotesScreen(Screen[None]):
         if row is None:
             self.notify(f"simulation {note.sim_id} is not in the loaded recording", severity="warning")
             return
-        self.tau_app.open_run_at(row.run, row.index, step=note.step)
+        context(self).open_run_at(row.run, row.index, step=note.step)
 
     def action_delete(self) -> None:
         current = self.current
@@ -169,7 +165,7 @@ class NotesScreen(Screen[None]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.tau_app.remove_note(book.recording, note.id)
+                context(self).remove_note(book.recording, note.id)
 
         self.app.push_screen(ConfirmScreen(f"Delete the note on {note.sim_id} ({note_label_text(note)})?",
                                            "Delete"), answered)
@@ -183,7 +179,7 @@ class NotesScreen(Screen[None]):
             if fmt:
                 rows = [{"recording": str(book.recording), **note.model_dump(mode="json")}
                         for _, book, note in self.shown]
-                self.export_worker(rows, fmt, self.tau_app.runs_dir)
+                self.export_worker(rows, fmt, context(self).runs_dir)
 
         self.app.push_screen(PickerScreen(f"export {len(self.shown)} notes as", [
             ("json", "JSON  ·  one object per note"), ("csv", "CSV  ·  one row per note")]), picked)

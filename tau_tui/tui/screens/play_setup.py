@@ -8,7 +8,6 @@ domain loads its data) and then replaces this form with the ``PlayScreen``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -22,14 +21,13 @@ from textual.widgets.option_list import Option
 
 from tau_tui.model.io import error_text
 from tau_tui.textsafe import visible_renderable
+from tau_tui.tui.context import context
 from tau_tui.tui.replay_service import ReplayService
 from tau_tui.workspace import FORM_LABELS, PlayRequest, RequestError
 from tau_tui.tui.screens.rollout import (
     AGENT_SUGGESTIONS, USER_SUGGESTIONS, FormError, TaskLister, task_option,
 )
 
-if TYPE_CHECKING:
-    from tau_tui.tui.app import TauTuiApp
 
 OTHER_DEFAULT = {"user": "scripted/gold", "agent": "scripted/user"}
 
@@ -50,10 +48,6 @@ class PlaySetupScreen(ModalScreen[None]):
         self.initial_task = task
         self.tasks: list[tuple[str, str]] = []
         self.starting = False
-
-    @property
-    def tau_app(self) -> TauTuiApp:
-        return cast("TauTuiApp", self.app)
 
     def compose(self) -> ComposeResult:
         names = self.service.registry.names()
@@ -79,7 +73,7 @@ class PlaySetupScreen(ModalScreen[None]):
                 yield Input(placeholder="litellm args (JSON)", id="p-other-args", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
-                yield Input(placeholder=f"{self.tau_app.runs_dir}/<time>_play_<domain>_<task>.json", id="p-out",
+                yield Input(placeholder=f"{context(self).runs_dir}/<time>_play_<domain>_<task>.json", id="p-out",
                             compact=True)
             yield Label("", id="p-error", classes="form-error")
             with Horizontal(classes="form-buttons"):
@@ -162,7 +156,7 @@ class PlaySetupScreen(ModalScreen[None]):
             request = PlayRequest(domain, task, side, self.query_one("#p-other", Input).value,
                                   self.query_one("#p-other-args", Input).value,
                                   out=self.query_one("#p-out", Input).value, labels=dict(FORM_LABELS))
-            out = self.tau_app.workspace.play_path(request)
+            out = context(self).workspace.play_path(request)
         except (FormError, RequestError) as exc:
             error.update(visible_renderable(str(exc)))
             return
@@ -173,7 +167,7 @@ class PlaySetupScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, group="play-setup", name="start session")
     def session_worker(self, request: PlayRequest, out: Path) -> None:
         try:
-            session = self.tau_app.workspace.play_session(request)  # with the judge, as tau-tui play
+            session = context(self).workspace.play_session(request)  # with the judge, as tau-tui play
         except Exception as exc:  # noqa: BLE001 - shown in the form
             self.app.call_from_thread(self._failed, error_text(exc))
             return
@@ -186,9 +180,9 @@ class PlaySetupScreen(ModalScreen[None]):
     def _started(self, session, out: Path) -> None:
         from tau_tui.tui.screens.play import PlayScreen
 
-        app = self.tau_app
+        app, ctx = self.app, context(self)
         self.dismiss(None)
-        app.push_screen(PlayScreen(session, out, on_saved=app.read_live_file))
+        app.push_screen(PlayScreen(session, out, on_saved=ctx.read_live_file))
 
     @on(Button.Pressed, "#p-cancel")
     def action_cancel(self) -> None:

@@ -10,7 +10,6 @@ simulation, N lists them all) and the comparison of two runs of one task
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on
@@ -23,6 +22,7 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Static
 
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.model.io import RunFile
+from tau_tui.tui.context import LoadProgress, context, subscribe
 from tau_tui.tui.catalog import ANY_FLAG, COLUMN_BY_KEY, COLUMNS, RunFilter, RunRow, SortSpec, file_label, flag_options
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.screens.filters import FilterScreen
@@ -37,8 +37,6 @@ from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
 
-if TYPE_CHECKING:
-    from tau_tui.tui.app import TauTuiApp
 
 MAX_NOTICE_LINES = 3
 
@@ -77,10 +75,6 @@ class RunsScreen(Screen[None]):
         self._search_timer: Timer | None = None
         self._current: tuple[Path, str] | None = None  # (file, simulation id) under the cursor
 
-    @property
-    def tau_app(self) -> TauTuiApp:
-        return cast("TauTuiApp", self.app)
-
     def compose(self) -> ComposeResult:
         yield InfoLine(id="runs-title")
         yield InfoLine(id="filter-bar")
@@ -102,8 +96,26 @@ class RunsScreen(Screen[None]):
         self.query_one("#rollout").display = False
         self.query_one(RunTable).focus()
         self.refresh_rows()
+        ctx = context(self)
+        subscribe(self, ctx.loading_changed, self._loading_changed)
+        subscribe(self, ctx.catalog_changed, lambda _: self.rows_changed())
+        subscribe(self, ctx.rows_replayed, self.rows_replayed)
+        subscribe(self, ctx.replay_idle, self._replay_idle)
+        subscribe(self, ctx.notices_changed, lambda _: self.notices_changed())
+        subscribe(self, ctx.notes_changed, lambda _: self.notes_changed())
+        subscribe(self, ctx.rollout_changed, lambda _: self.rollout_changed())
+        subscribe(self, ctx.rollout_file, self.show_only_file)
 
-    # --- called by the app as data arrives ----------------------------------------------------
+    # --- the app's signals, as data arrives ----------------------------------------------------
+    def _loading_changed(self, progress: LoadProgress) -> None:
+        self.loading(progress.done, progress.total, progress.finished)
+        if progress.finished:
+            self.refresh_now()
+
+    def _replay_idle(self, _: None) -> None:
+        if self.refresh_pending:
+            self.refresh_now()
+
     def loading(self, done: int, total: int, finished: bool) -> None:
         box = self.query_one("#loading")
         box.display = not finished
@@ -144,7 +156,7 @@ class RunsScreen(Screen[None]):
 
     def rollout_changed(self) -> None:
         """The rollout's progress changed: one status line and a bar while it runs."""
-        progress = self.tau_app.rollout
+        progress = context(self).rollout
         box = self.query_one("#rollout")
         box.display = progress is not None
         if progress is None:
@@ -157,7 +169,7 @@ class RunsScreen(Screen[None]):
     def notes_changed(self) -> None:
         """Notes were read or saved: the notes column shows them, a notes filter re-applies."""
         table = self.query_one(RunTable)
-        for row in self.tau_app.catalog.rows:
+        for row in context(self).catalog.rows:
             table.update_row(row)
         flt = self.filter
         if flt.has_note or flt.note_source or flt.note_type or self.sort.column == "notes":
@@ -165,7 +177,7 @@ class RunsScreen(Screen[None]):
         self._update_preview()
 
     def notices_changed(self) -> None:
-        notices = self.tau_app.catalog.all_notices()
+        notices = context(self).catalog.all_notices()
         widget = self.query_one("#notices", Static)
         widget.display = bool(notices)
         if not notices:
@@ -183,12 +195,12 @@ class RunsScreen(Screen[None]):
     # --- the view -------------------------------------------------------------------------------
     def refresh_rows(self) -> None:
         table = self.query_one(RunTable)
-        catalog = self.tau_app.catalog
+        catalog = context(self).catalog
         current = catalog.find(*self._current) if self._current is not None else None
         keep = current.key if current is not None else table.current_key
         self.shown = catalog.view(self.filter, self.sort)
         table.show_rows(self.shown, keep)
-        self.tau_app.prioritize_replay(self.shown[max(table.cursor_row - 20, 0):])
+        context(self).prioritize_replay(self.shown[max(table.cursor_row - 20, 0):])
         table.show_sort(self.sort)
         self._update_title()
         self._update_filter_bar()
@@ -203,7 +215,7 @@ class RunsScreen(Screen[None]):
         self.set_filter(RunFilter(file=file_label(run)))
 
     def _update_title(self) -> None:
-        catalog = self.tau_app.catalog
+        catalog = context(self).catalog
         total = len(catalog.rows)
         files = len(catalog.files)
         replayed = sum(1 for r in catalog.rows if r.replay is not None or r.replay_error is not None)
@@ -272,7 +284,7 @@ class RunsScreen(Screen[None]):
             text.append_text(note_line(note))
         if len(row.notes) > 2:
             text.append(f" (+{len(row.notes) - 2} more notes: N lists them)", style="dim")
-        mark = self.tau_app.compare_mark
+        mark = context(self).compare_mark
         if mark is not None:
             here = mark == (row.path, row.sim_id)
             text.append(f"\n = {'this run is' if here else one_line(mark[1]) + ' is'} marked for comparison", style="cyan")
@@ -294,7 +306,7 @@ class RunsScreen(Screen[None]):
     @property
     def current_row(self) -> RunRow | None:
         key = self.query_one(RunTable).current_key
-        return self.tau_app.catalog.by_key.get(key) if key else None
+        return context(self).catalog.by_key.get(key) if key else None
 
     @on(RunTable.RowHighlighted)
     def _highlighted(self) -> None:
@@ -315,7 +327,7 @@ class RunsScreen(Screen[None]):
     def action_open_run(self) -> None:
         row = self.current_row
         if row is not None:
-            self.tau_app.open_simulation(row, query=self.filter.text)
+            context(self).open_simulation(row, query=self.filter.text)
 
     def action_search(self) -> None:
         search = self.query_one("#runs-search", Input)
@@ -359,12 +371,12 @@ class RunsScreen(Screen[None]):
         self.set_filter(RunFilter())
 
     def _flag_values(self) -> list[tuple[str, int]]:
-        counts = self.tau_app.catalog.flag_counts()
-        with_any = sum(1 for r in self.tau_app.catalog.rows if r.evaluation is not None and r.evaluation.flags)
+        counts = context(self).catalog.flag_counts()
+        with_any = sum(1 for r in context(self).catalog.rows if r.evaluation is not None and r.evaluation.flags)
         return [(ANY_FLAG, with_any)] + list(counts.items())
 
     def action_filters(self) -> None:
-        catalog = self.tau_app.catalog
+        catalog = context(self).catalog
         values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file")}
         values["flag"] = self._flag_values()
         values["note_source"] = catalog.note_values("note_source")
@@ -375,7 +387,7 @@ class RunsScreen(Screen[None]):
         """Pick a process-flag kind; only runs with such a flag stay (derived: rows fill in as they are evaluated)."""
         counts = dict(self._flag_values())
         options = flag_options(counts)
-        catalog = self.tau_app.catalog
+        catalog = context(self).catalog
         pending = sum(1 for r in catalog.rows if r.evaluation is None and r.replay_error is None
                       and r.eval_error is None)
         title = "process flag" + (f" (still evaluating {pending} runs)" if pending else "")
@@ -411,7 +423,7 @@ class RunsScreen(Screen[None]):
     def action_open_json(self) -> None:
         row = self.current_row
         if row is not None:
-            self.tau_app.open_json(row.run.raw_sims[row.index], f"{row.file_label}-{row.sim_id}")
+            context(self).open_json(row.run.raw_sims[row.index], f"{row.file_label}-{row.sim_id}")
 
     def action_metrics(self) -> None:
         row = self.current_row
@@ -421,7 +433,7 @@ class RunsScreen(Screen[None]):
         self.app.push_screen(MetricsScreen(row.run))
 
     def action_new_rollout(self) -> None:
-        app = self.tau_app
+        app = context(self)
         if app.rollout is not None and app.rollout.active:
             self.notify("a rollout is already running (K stops it)", severity="warning")
             return
@@ -435,20 +447,20 @@ class RunsScreen(Screen[None]):
 
     def action_play(self) -> None:
         row = self.current_row
-        self.app.push_screen(PlaySetupScreen(self.tau_app.replay_service, row.domain if row else None,
+        self.app.push_screen(PlaySetupScreen(context(self).replay_service, row.domain if row else None,
                                              row.task if row else None))
 
     def action_calibrate(self) -> None:
         """The calibrate screen of the cursor's domain (a picker when there is no row)."""
         row = self.current_row
         if row is not None and row.domain != "?":
-            self.tau_app.open_calibrate(row.domain)
+            context(self).open_calibrate(row.domain)
             return
-        names = self.tau_app.replay_service.registry.names()
+        names = context(self).replay_service.registry.names()
 
         def picked(domain: str | None) -> None:
             if domain:
-                self.tau_app.open_calibrate(domain)
+                context(self).open_calibrate(domain)
 
         self.app.push_screen(PickerScreen("calibrate which domain", [(n, n) for n in names]), picked)
 
@@ -460,7 +472,7 @@ class RunsScreen(Screen[None]):
 
         def chosen(request: NoteRequest | None) -> None:
             if request is not None:
-                self.tau_app.save_note(row.path, row.sim_id, request, task_id=row.task, trial=row.entry.trial)
+                context(self).save_note(row.path, row.sim_id, request, task_id=row.task, trial=row.entry.trial)
 
         self.app.push_screen(NoteFormScreen(f"simulation {row.sim_id} (task {row.task})"), chosen)
 
@@ -470,14 +482,14 @@ class RunsScreen(Screen[None]):
     def action_compare(self) -> None:
         row = self.current_row
         if row is not None:
-            self.tau_app.mark_for_compare(row.path, row.sim_id, row.task)
+            context(self).mark_for_compare(row.path, row.sim_id, row.task)
             self._update_preview()
 
     def action_stop_rollout(self) -> None:
-        self.tau_app.stop_rollout()
+        context(self).stop_rollout()
 
     def action_notices(self) -> None:
-        notices = self.tau_app.catalog.all_notices()
+        notices = context(self).catalog.all_notices()
         if not notices:
             self.notify("no load notices: every file was read without a problem", timeout=3)
             return

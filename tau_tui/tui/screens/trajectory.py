@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
@@ -33,6 +33,7 @@ from tau_tui.model.io import RunFile, RunFileError, error_text, new_output_path,
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.evaluate import SimReport
+from tau_tui.tui.context import context, subscribe
 from tau_tui.tui.catalog import EvalSummary, file_label, query_terms
 from tau_tui.tui.eval_panels import render_evaluation, render_no_evaluation
 from tau_tui.tui.messages import ForkFinished, NLJudged, SimulationReady
@@ -53,9 +54,8 @@ from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.state_tree import StateTree
 from tau_tui.tui.widgets.trajectory_view import TrajectoryView
 
-if TYPE_CHECKING:
-    from tau_tui.tui.app import TauTuiApp
 
+TRAJECTORY = "trajectory"  # the name of the inspector's trajectory screen, installed once
 SPINNER_DELAY = 0.2  # seconds before a loading spinner shows
 
 # What each jump key looks for, and how the help names it.
@@ -152,10 +152,6 @@ class TrajectoryScreen(Screen[None]):
             self._begin()
 
     @property
-    def tau_app(self) -> TauTuiApp:
-        return cast("TauTuiApp", self.app)
-
-    @property
     def current(self) -> RunFile:
         """The run file of the simulation on screen."""
         assert self.run is not None, "no simulation opened"
@@ -208,6 +204,13 @@ class TrajectoryScreen(Screen[None]):
         self.query_one("#derived-view").border_title = "derived by tau-tui"
         if self.run is not None:
             self._begin()
+        ctx = context(self)
+        subscribe(self, ctx.file_rebound, self._file_rebound)
+        subscribe(self, ctx.notes_changed, lambda _: self.notes_changed())
+
+    def _file_rebound(self, run: RunFile) -> None:
+        if self.run is not None and self.run.path == run.path and self.run is not run:
+            self.rebind(run)
 
     def _begin(self) -> None:
         """Reset the panes for a new simulation and start loading it."""
@@ -228,7 +231,7 @@ class TrajectoryScreen(Screen[None]):
         self._token += 1
         token, run, index = self._token, self.run, self.index
         assert run is not None
-        service = self.tau_app.replay_service
+        service = context(self).replay_service
 
         def load() -> None:
             try:
@@ -309,7 +312,7 @@ class TrajectoryScreen(Screen[None]):
         doc = self.doc
         if doc is None or self.run is None:
             return
-        book = self.tau_app.catalog.notebooks.get(self.tau_app.catalog.file_key(self.run.path))
+        book = context(self).catalog.notebooks.get(context(self).catalog.file_key(self.run.path))
         notes = book.by_simulation().get(self.sim_id, []) if book is not None else []
         self.view.rerender(doc.set_notes(notes))
         self.query_one("#notes-view", RichPane).show(
@@ -553,7 +556,7 @@ class TrajectoryScreen(Screen[None]):
 
     def action_judge(self) -> None:
         """Ask the judge model about this task's NL assertions; the Eval tab and reward follow its verdicts."""
-        app = self.tau_app
+        app = context(self)
         analysis = self.analysis
         if analysis is None:
             self.notify(f"nothing to judge: {self.replay_error or 'not replayed yet'}", severity="warning")
@@ -596,10 +599,10 @@ class TrajectoryScreen(Screen[None]):
         self._update_eval()
         met = sum(1 for c in message.report.evaluation.nl if c.met)
         self.notify(f"judged: {met}/{len(message.report.evaluation.nl)} NL assertion(s) met", timeout=4)
-        row = self.tau_app.catalog.find(self.run.path, self.sim_id) if self.run is not None else None
+        row = context(self).catalog.find(self.run.path, self.sim_id) if self.run is not None else None
         if row is not None:
             row.evaluation, row.eval_error = EvalSummary.of(message.report), None
-            self.tau_app.runs_screen.rows_replayed([row])
+            context(self).rows_replayed.publish([row])
 
     def action_divergence(self) -> None:
         report = self.report
@@ -671,10 +674,10 @@ class TrajectoryScreen(Screen[None]):
 
     def action_open_message_json(self) -> None:
         if self.doc is not None and len(self.doc):
-            self.tau_app.open_json(self._message_raw(self.cursor), f"{self.sim_id}-step{self.cursor}")
+            context(self).open_json(self._message_raw(self.cursor), f"{self.sim_id}-step{self.cursor}")
 
     def action_open_simulation_json(self) -> None:
-        self.tau_app.open_json(self.current.raw_sims[self.index], self.sim_id)
+        context(self).open_json(self.current.raw_sims[self.index], self.sim_id)
 
     def action_view_all(self) -> None:
         if self.doc is None or not len(self.doc):
@@ -700,7 +703,7 @@ class TrajectoryScreen(Screen[None]):
 
         def chosen(request: NoteRequest | None) -> None:
             if request is not None:
-                self.tau_app.save_note(path, sim_id, request, task_id=entry.task_id, trial=entry.trial)
+                context(self).save_note(path, sim_id, request, task_id=entry.task_id, trial=entry.trial)
 
         self.app.push_screen(NoteFormScreen(f"simulation {sim_id} (task {entry.task_id})", step.index,
                                             default_source(step.role), step_summary(step, 70)), chosen)
@@ -726,7 +729,7 @@ class TrajectoryScreen(Screen[None]):
         """The continuation runs on the event loop (model calls are async); loading, saving and reading in threads."""
         from tau_tui.rollout import fork_history
 
-        workspace = self.tau_app.workspace
+        workspace = context(self).workspace
         registry = workspace.registry
         analysis = self.analysis if self.analysis is not None and self.analysis.run is run else None
         try:
@@ -756,7 +759,7 @@ class TrajectoryScreen(Screen[None]):
             self.notify(f"fork failed: {message.error}", severity="error", timeout=8)
             return
         episode, fork_run = message.episode, message.run
-        self.tau_app.add_live_run(fork_run)
+        context(self).add_live_run(fork_run)
         step = message.step
         sim = self.current.simulation(self.index)
         report = self.report
@@ -782,3 +785,18 @@ class TrajectoryScreen(Screen[None]):
 def fork_path(run: RunFile, sim_id: str, step: int, root: Path) -> Path:
     """``runs/<YYYYmmdd_HHMMSS>_fork_<file>_<sim>_m<step>.json`` (never an existing file)."""
     return new_output_path(root, "fork", file_label(run), sim_id, f"m{step}")
+
+
+def show_trajectory(app: App[Any], run: RunFile, index: int, *, step: int | None = None, query: str = "") -> None:
+    """Show simulation ``index`` of ``run`` on the inspector's trajectory screen (installed once, reused: reopening
+    is instant); when that screen is already under the current one (a fork's comparison, a play session), a
+    second trajectory screen opens on top."""
+    if not app.is_screen_installed(TRAJECTORY):
+        app.install_screen(TrajectoryScreen(), TRAJECTORY)
+    screen = app.get_screen(TRAJECTORY)
+    assert isinstance(screen, TrajectoryScreen)
+    if screen in app.screen_stack and app.screen is not screen:
+        screen = TrajectoryScreen()
+    screen.open(run, index, step=step, query=query)
+    if screen not in app.screen_stack:
+        app.push_screen(screen)

@@ -9,7 +9,7 @@ is a different view: a fork shares its prefix with the original.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -20,6 +20,7 @@ from textual.widgets import Footer
 
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.textsafe import one_line, visible_renderable
+from tau_tui.tui.context import context
 from tau_tui.tui.catalog import file_label
 from tau_tui.tui.compare_view import divergent_turn, render_trial_comparison
 from tau_tui.tui.layout import distinct_starts, elide
@@ -27,8 +28,6 @@ from tau_tui.tui.messages import ComparisonReady
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 
-if TYPE_CHECKING:
-    from tau_tui.tui.app import TauTuiApp
 
 SimKey = tuple[Path, str]  # (file, simulation id)
 LABEL_FILE_WIDTH = 24
@@ -75,10 +74,6 @@ class TrialCompareScreen(Screen[None]):
         self.comparison: Any = None
         self.sides: tuple[tuple[RunFile, int], tuple[RunFile, int]] | None = None
 
-    @property
-    def tau_app(self) -> TauTuiApp:
-        return cast("TauTuiApp", self.app)
-
     def compose(self) -> ComposeResult:
         yield InfoLine(id="trials-header")
         yield RichPane(id="trials-view")
@@ -93,7 +88,7 @@ class TrialCompareScreen(Screen[None]):
         self._start()
 
     def _start(self) -> None:
-        catalog = self.tau_app.catalog
+        catalog = context(self).catalog
         known = []
         for path, sim_id in self.keys:
             row = catalog.find(path, sim_id)
@@ -104,7 +99,7 @@ class TrialCompareScreen(Screen[None]):
     def compare_worker(self, known: list[tuple[RunFile, int] | None], writes_only: bool) -> None:
         from tau_tui.calibrate.compare import compare_timelines, side_of
 
-        service = self.tau_app.replay_service
+        service = context(self).replay_service
         sides = []
         try:
             for (path, sim_id), hit in zip(self.keys, known):
@@ -184,7 +179,7 @@ class TrialCompareScreen(Screen[None]):
         if d is not None:
             call = d.left if side == "left" else d.right
             step = call.step if call is not None else (d.left_step if side == "left" else d.right_step)
-        self.tau_app.open_run_at(run, index, step=step)
+        context(self).open_run_at(run, index, step=step)
 
     def action_toggle_writes(self) -> None:
         self.writes_only = not self.writes_only
@@ -193,4 +188,4 @@ class TrialCompareScreen(Screen[None]):
 
     def action_open_json(self) -> None:
         if self.comparison is not None:
-            self.tau_app.open_json(self.comparison.to_json(), "comparison")
+            context(self).open_json(self.comparison.to_json(), "comparison")
