@@ -130,6 +130,7 @@ class TauTuiApp(App[None]):
         self.rollout_changed: Signal[None] = Signal(self, "rollout-changed")
         self.rollout_file: Signal[RunFile] = Signal(self, "rollout-file")
         self.file_rebound: Signal[RunFile] = Signal(self, "file-rebound")
+        self.load_progress: LoadProgress | None = None  # the last one published (a screen mounted later catches up)
         self._runs_screen: RunsScreen | None = None
 
     def get_default_screen(self) -> Screen:
@@ -187,7 +188,7 @@ class TauTuiApp(App[None]):
         if message.generation != self.generation:
             return
         self.load_total, self.load_done = message.total, 0
-        self.loading_changed.publish(LoadProgress(0, message.total, finished=False))
+        self._loading(LoadProgress(0, message.total, finished=False))
 
     @on(FileLoaded)
     def _file_loaded(self, message: FileLoaded) -> None:
@@ -223,9 +224,13 @@ class TauTuiApp(App[None]):
         self.notices_changed.publish(None)
         self.catalog_changed.publish(None)
 
+    def _loading(self, progress: LoadProgress) -> None:
+        self.load_progress = progress
+        self.loading_changed.publish(progress)
+
     def _count_file(self) -> None:
         self.load_done += 1
-        self.loading_changed.publish(LoadProgress(self.load_done, self.load_total, finished=False))
+        self._loading(LoadProgress(self.load_done, self.load_total, finished=False))
 
     @on(LoadFinished)
     def _load_finished(self, message: LoadFinished) -> None:
@@ -238,7 +243,7 @@ class TauTuiApp(App[None]):
         # The loaded runs live as long as the app: keep them out of the cycle collector's full passes
         # (millions of objects; a full pass over them is a visible pause). Refcounting still frees them.
         gc.freeze()
-        self.loading_changed.publish(LoadProgress(self.load_done, self.load_total, finished=True))  # and redraw now
+        self._loading(LoadProgress(self.load_done, self.load_total, finished=True))  # and redraw now
         self.notes_changed.publish(None)
         self.queue_replay([])
         if self._calibrate_on_start:

@@ -60,6 +60,7 @@ class TauContext(Protocol):
     task_editor: Callable[[list[str]], Any] | None
     rollout: RolloutProgress | None
     compare_mark: tuple[Path, str] | None
+    load_progress: LoadProgress | None  # the last ``loading_changed`` (None before the first)
 
     # --- signals -------------------------------------------------------------------------------------
     loading_changed: Signal[LoadProgress]
@@ -107,7 +108,8 @@ def context(node: DOMNode) -> TauContext:
 def subscribe(screen: Screen, signal: Signal[T], callback: Callable[[T], Any]) -> None:
     """Call ``callback`` at once whenever ``signal`` is published while ``screen`` is on the screen stack.
 
-    Call it on mount. A screen that is installed but not on the stack (the trajectory screen after Esc)
+    Call it on mount, then catch up with what was published before (the app mounts before its first screen,
+    and starts loading then). A screen that is installed but not on the stack (the trajectory screen after Esc)
     is skipped, as it catches up when it is opened again. The call is immediate (the app's order of
     updates is kept); an error in it is raised in the screen's message loop rather than swallowed.
     """

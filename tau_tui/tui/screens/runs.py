@@ -105,6 +105,10 @@ class RunsScreen(Screen[None]):
         subscribe(self, ctx.notes_changed, lambda _: self.notes_changed())
         subscribe(self, ctx.rollout_changed, lambda _: self.rollout_changed())
         subscribe(self, ctx.rollout_file, self.show_only_file)
+        if ctx.load_progress is not None:  # published before this screen was mounted
+            self._loading_changed(ctx.load_progress)
+        self.notices_changed()
+        self.rollout_changed()
 
     # --- the app's signals, as data arrives ----------------------------------------------------
     def _loading_changed(self, progress: LoadProgress) -> None:
