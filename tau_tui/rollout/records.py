@@ -219,6 +219,11 @@ class ResultsWriter:
     def sims_dir(self) -> Path:
         return self.path / "simulations"
 
+    @property
+    def raw_tasks(self) -> list[dict[str, Any]]:
+        """The tasks as saved (JSON dicts)."""
+        return list(self._tasks)
+
     def set_tasks(self, tasks: list[Task]) -> None:
         self.tasks = list(tasks)
         self._tasks = [t.model_dump(mode="json") for t in self.tasks]

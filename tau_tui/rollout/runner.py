@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tau_tui.domains import Domain, DomainRegistry, split_variant
-from tau_tui.model.io import RunFileError, file_lock, open_run
+from tau_tui.model.io import RunFile, RunFileError, file_lock, open_run
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task, task_content_digest
 from tau_tui.rollout.evaluation import SimulationEvaluator
@@ -200,6 +200,16 @@ class Runner:
     def _emit(self, event: Any) -> None:
         if self.listener is not None:
             self.listener(event)
+
+    def snapshot(self) -> RunFile:
+        """The results file as saved so far, as a loaded run, without reading it back (after ``prepare``).
+
+        Its simulation dicts are the saved ones (shared, never changed once saved), so a front end can
+        show each finished simulation the moment it ends without reaching into the writer.
+        """
+        writer = self.writer
+        return RunFile(self.path, "results", list(writer.simulations), dict(writer.info), writer.raw_tasks,
+                       timestamp=writer.timestamp)
 
     # --- preparation ---------------------------------------------------------------------
     def prepare(self) -> None:
