@@ -5,30 +5,18 @@ Used by the CLI, the TUI and the tests, so that all three see the same thing.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
 from tau_tui.env.environment import Environment
-from tau_tui.evaluate import Judge, ScorerConfig, SimReport, assess, scorer_config_for
+from tau_tui.evaluate import GoldCache, Judge, ScorerConfig, SimReport, assess, scorer_config_for
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
-from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, gold_state, replay, run_assertions
+from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, replay, run_assertions
 from tau_tui.replay.mismatch import mismatch_detail
 from tau_tui.replay.timeline import Finding
-
-
-def task_definition_hash(task: Task) -> str:
-    """Hash of a task definition alone (what its gold state depends on; a cache key).
-
-    Not the calibration fingerprint, which also covers the domain's tools, data and policy
-    (``tau_tui.calibrate.fingerprint``).
-    """
-    return hashlib.sha256(orjson.dumps(task.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 @dataclass
@@ -114,17 +102,13 @@ class Analyzer:
 
     def __init__(self, registry: DomainRegistry):
         self.registry = registry
-        self._gold: dict[tuple[str, str], GoldResult] = {}
+        self.golds = GoldCache()
         self._init = InitCache()
-        self._fingerprints: dict[int, tuple[Task, str]] = {}
         self._scorers: dict[str, ScorerConfig | None] = {}
 
     def fingerprint(self, task: Task) -> str:
-        """``task_definition_hash`` memoised per task object (tasks are immutable once loaded)."""
-        hit = self._fingerprints.get(id(task))
-        if hit is None or hit[0] is not task:
-            hit = self._fingerprints[id(task)] = (task, task_definition_hash(task))
-        return hit[1]
+        """The task's ``task_content_digest`` (memoised; the key of the gold and initial-state caches)."""
+        return self.golds.digest(task)
 
     def domain_of(self, run: RunFile) -> tuple[Domain, str | None]:
         name = run.domain
@@ -154,10 +138,7 @@ class Analyzer:
         return task
 
     def gold_for(self, domain_key: str, task: Task, new_env) -> GoldResult:
-        key = (domain_key, self.fingerprint(task))
-        if key not in self._gold:
-            self._gold[key] = gold_state(task, new_env)
-        return self._gold[key]
+        return self.golds.get(task, new_env, domain_key)
 
     def analyze(self, run: RunFile, index: int) -> SimAnalysis:
         """Replay simulation ``index`` of ``run``; raises DomainError/RunFileError when it cannot start."""
@@ -209,4 +190,4 @@ class Analyzer:
             return {}
 
 
-__all__ = ["Analyzer", "DomainError", "FindingKind", "RunFileError", "SimAnalysis", "task_definition_hash"]
+__all__ = ["Analyzer", "DomainError", "FindingKind", "RunFileError", "SimAnalysis"]

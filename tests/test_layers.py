@@ -46,6 +46,8 @@ def copy_of_project(tmp_path: Path) -> Path:
     ("evaluate/reward.py", "import textual.widget", "the core is headless"),
     ("replay/diff.py", "from tau_tui.tui.render import one_line", "tau_tui layers"),
     ("rollout/llm.py", "from tau_tui.tui.app import TauTuiApp", "the core is headless"),
+    # rollout and analysis are independent siblings: both score through evaluate (review P1.5)
+    ("rollout/evaluation.py", "from tau_tui.analysis import Analyzer", "tau_tui layers"),
     ("workbench_new.py", "from tau_tui.model import Task", "tau_tui layers"),  # no layer given
     ("tui/widgets/info_line.py", "from tau_tui.tui.app import TauTuiApp", "no import cycles"),
 ])

@@ -35,7 +35,7 @@ from tau_tui.calibrate.fingerprint import Fingerprinter
 from tau_tui.domains import Domain, split_variant
 from tau_tui.env.environment import Environment, EnvState
 from tau_tui.env.store import to_plain
-from tau_tui.evaluate import Evaluation, evaluate
+from tau_tui.evaluate import Evaluation, score
 from tau_tui.model.messages import ToolCall
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
@@ -43,12 +43,10 @@ from tau_tui.replay import (
     Change,
     GoldResult,
     InitCache,
-    Timeline,
     diff_states,
     gold_state,
     path_text,
     replay,
-    run_assertions,
 )
 from tau_tui.rollout.factory import ParticipantSpec
 from tau_tui.rollout.session import Episode
@@ -214,15 +212,6 @@ def failure_kind(check: GoldCheck) -> str:
 
 
 @dataclass
-class _Scored:
-    sim: SimulationRun
-    task: Task
-    timeline: Timeline
-    gold: GoldResult
-    assertions: list[tuple[Any, bool | None, str | None]]
-
-
-@dataclass
 class LivePath:
     """The reference actions run through the live environment, with sync, as a rollout runs them."""
 
@@ -377,8 +366,7 @@ class GoldChecker:
         except Exception as exc:  # noqa: BLE001 - a task whose episode cannot start fails the check
             result.agent_reasons = [f"gold agent: the episode cannot start ({type(exc).__name__}: {exc})"]
             return result
-        timeline = replay(sim.trajectory, task, self.new_env, cache=init, cache_key=task.id)
-        evaluation = evaluate(_Scored(sim, task, timeline, gold, run_assertions(timeline, task)), self.judge)
+        evaluation = score(sim, task, self.new_env, self.judge, gold=gold, init=init, init_key=task.id)
         result.gold_reward = evaluation.reward
         result.termination = sim.termination_reason
         result.reward_basis = evaluation.reward_basis

@@ -37,14 +37,15 @@ from tau_tui.evaluate.scorer import (
     score_tool_calls,
     scorer_config_for,
 )
+from tau_tui.evaluate.scoring import GoldCache, ScoredSimulation, score
 
 from tau_tui.evaluate import components  # noqa: F401  (registers the built-in reward components)
 
 __all__ = [
     "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "REWARD_COMPONENTS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "Divergence", "EnvAssertionCheck", "Evaluation",
-    "Explanation", "Flag", "Judge", "JudgeError", "LiteLLMJudge", "MissedAction", "NLCheck", "Outcome",
+    "Explanation", "Flag", "GoldCache", "Judge", "JudgeError", "LiteLLMJudge", "MissedAction", "NLCheck", "Outcome",
     "RecordingIssue", "Replayed", "RewardComponent", "RunMetrics", "ScorerConfig", "ScorerConfigError", "ScorerResult", "ScorerSpec",
-    "SimReport", "StateDiff", "TaskMetrics", "action_matches", "assess", "compute_metrics", "diagnose", "evaluate",
-    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "register_component", "register_detector", "score_tool_calls",
+    "ScoredSimulation", "SimReport", "StateDiff", "TaskMetrics", "action_matches", "assess", "compute_metrics", "diagnose", "evaluate",
+    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "register_component", "register_detector", "score", "score_tool_calls",
     "scorer_config_for", "unregister_component", "unregister_detector",
 ]

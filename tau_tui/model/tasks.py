@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
 from typing import Any
 
+import orjson
 from pydantic import Field, SerializeAsAny, field_validator
 
 from tau_tui.model.messages import Loose, Message, parse_message
@@ -125,3 +127,27 @@ class Task(Loose):
         if self.evaluation_criteria is None or self.evaluation_criteria.actions is None:
             return []
         return list(self.evaluation_criteria.actions)
+
+
+def _without_nulls(value: Any, key: str | None = None) -> Any:
+    """Null-valued keys dropped, except inside tool arguments (where null and missing differ)."""
+    if isinstance(value, dict):
+        if key == "arguments":
+            return value
+        return {k: _without_nulls(v, k) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def task_content_digest(task: Task) -> str:
+    """The one hash of a task definition: its content with null fields ignored.
+
+    A task saved by tau2 with every optional field written out hashes like the same
+    task in a hand-written tasks.json (nulls inside tool arguments are kept: passing
+    None and leaving an argument out differ). It is the ``task`` part of the calibration
+    fingerprint (``tau_tui.rollout.records.fingerprint_parts``) and the key of the gold
+    and initial-state caches; changing it changes every recorded fingerprint.
+    """
+    data = _without_nulls(task.model_dump(mode="json"))
+    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()

@@ -12,7 +12,8 @@ from typing import Any, Callable, TextIO
 
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.rollout.orchestrator import EpisodeEnded, MessageAdded
-from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, SimulationFinished, SimulationStarted
+from tau_tui.rollout.progress import RunTally
+from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, SimulationFinished
 from tau_tui.rollout.session import PlaySession
 from tau_tui.textsafe import one_line, visible
 
@@ -30,7 +31,8 @@ def _clip(text: str, limit: int = 300) -> str:
 
 
 class RunProgress:
-    """Draws runner events: a progress bar with the average reward, one line per finished simulation."""
+    """Draws runner events (folded by ``RunTally``): a progress bar with the average reward, one line per
+    finished simulation."""
 
     def __init__(self, stream: TextIO | None = None, per_simulation: bool = True):
         from rich.console import Console
@@ -42,8 +44,7 @@ class RunProgress:
                                  console=self.console, transient=False)
         self.per_simulation = per_simulation
         self.bar: Any = None
-        self.rewards: list[float] = []
-        self.running = 0
+        self.tally = RunTally()
 
     def __enter__(self) -> RunProgress:
         self.progress.start()
@@ -53,24 +54,21 @@ class RunProgress:
         self.progress.stop()
 
     def _status(self) -> str:
-        avg = f"avg reward {sum(self.rewards) / len(self.rewards):.3f}" if self.rewards else "avg reward -"
-        return f"{avg} · {self.running} running"
+        average = self.tally.average
+        avg = f"avg reward {average:.3f}" if average is not None else "avg reward -"
+        return f"{avg} · {self.tally.running} running"
 
     def __call__(self, event: Any) -> None:
+        self.tally.apply(event)
         if isinstance(event, RunStarted):
             self.bar = self.progress.add_task("simulations", total=event.total, completed=event.already_done,
                                               status=self._status())
             if event.already_done:
                 self.console.print(f"resuming {_plain(event.path)}: {event.already_done} done, {event.pending} to run")
-        elif isinstance(event, SimulationStarted):
-            self.running += 1
         elif isinstance(event, LLMRetried):
             self.console.print(f"[yellow]task {_plain(event.task_id)} trial {event.trial}: {event.side} model retry "
                                f"{event.attempt} in {event.delay:.1f}s ({_plain(_clip(event.error, 120))})[/yellow]")
         elif isinstance(event, SimulationFinished):
-            self.running -= 1
-            if event.reward is not None:
-                self.rewards.append(event.reward)
             if self.per_simulation:
                 sim = event.simulation
                 mark = ("[green]✓[/green]" if event.reward == 1.0 else "[red]✗[/red]" if event.reward is not None
@@ -80,7 +78,7 @@ class RunProgress:
                 self.console.print(f"{mark} task {_plain(event.task_id)} trial {event.trial}: {reward} · "
                                    f"{_plain(sim.termination_reason)} · {len(sim.messages or [])} messages{cost}")
             if self.bar is not None:
-                self.progress.update(self.bar, completed=event.completed, status=self._status())
+                self.progress.update(self.bar, completed=self.tally.done, status=self._status())
         elif isinstance(event, RunFinished) and self.bar is not None:
             self.progress.update(self.bar, status=self._status())
 

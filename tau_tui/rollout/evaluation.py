@@ -1,7 +1,8 @@
 """Scoring a finished simulation with our evaluator (tau_tui.evaluate), in tau2's ``reward_info`` shape.
 
-The simulation is replayed on a fresh environment exactly as for a recorded
-run, the gold state is built from the task (once per task), and the reward is
+The simulation goes through the one scoring path (``tau_tui.evaluate.score``):
+it is replayed on a fresh environment exactly as for a recorded run, the gold
+state is built from the task (once per task, ``GoldCache``), and the reward is
 recomputed with tau2's rules. When it cannot be computed (NL assertions in
 the basis and no judge) the simulation keeps ``reward_info`` null, which is
 what tau2's loader accepts for an unscored run, and the reason goes in
@@ -10,25 +11,15 @@ what tau2's loader accepts for an unscored run, and the reason goes in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from tau_tui.analysis import task_definition_hash
 from tau_tui.domains import Domain
 from tau_tui.env.environment import Environment
-from tau_tui.evaluate import evaluate
+from tau_tui.evaluate import GoldCache, score
 from tau_tui.model.results import RewardInfo, SimulationRun
 from tau_tui.model.tasks import Task
-from tau_tui.replay import GoldResult, Timeline, gold_state, replay, run_assertions
-
-
-@dataclass
-class _Replayed:
-    sim: SimulationRun
-    task: Task | None
-    timeline: Timeline
-    gold: GoldResult | None
-    assertions: list[tuple[Any, bool | None, str | None]] = field(default_factory=list)
+from tau_tui.replay import GoldResult
 
 
 @dataclass
@@ -48,21 +39,16 @@ class SimulationEvaluator:
         self.domain = domain
         self.variant = variant
         self.judge = judge
-        self._gold: dict[str, GoldResult] = {}
+        self.golds = GoldCache()
 
     def new_env(self, solo: bool) -> Environment:
         return self.domain.new_environment(solo=solo, variant=self.variant)
 
     def gold(self, task: Task) -> GoldResult:
-        key = task_definition_hash(task)
-        if key not in self._gold:
-            self._gold[key] = gold_state(task, self.new_env)
-        return self._gold[key]
+        return self.golds.get(task, self.new_env)
 
     def score(self, sim: SimulationRun, task: Task, solo: bool = False) -> Scored:
-        timeline = replay(sim.trajectory, task, self.new_env, solo)
-        replayed = _Replayed(sim, task, timeline, self.gold(task), run_assertions(timeline, task))
-        evaluation = evaluate(replayed, self.judge)
+        evaluation = score(sim, task, self.new_env, self.judge, solo=solo, golds=self.golds)
         reward_info = evaluation.to_reward_info() if evaluation.reward is not None else None
         return Scored(evaluation.reward, reward_info, list(evaluation.notes), evaluation.status)
 

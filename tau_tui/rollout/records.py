@@ -33,7 +33,7 @@ from tau_tui.model.secrets import (  # noqa: F401 - re-exported: the rollout's v
     scrub_text,
     secret_values,
 )
-from tau_tui.model.tasks import Task
+from tau_tui.model.tasks import Task, task_content_digest
 
 
 def sim_to_dict(sim: SimulationRun, secrets: Iterable[str] = ()) -> dict[str, Any]:
@@ -81,23 +81,6 @@ FINGERPRINT_PARTS = ("task", "tools", "db", "policy")
 
 def _digest(data: Any) -> str:
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
-
-
-def _without_nulls(value: Any, key: str | None = None) -> Any:
-    """Null-valued keys dropped, except inside tool arguments (where null and missing differ)."""
-    if isinstance(value, dict):
-        if key == "arguments":
-            return value
-        return {k: _without_nulls(v, k) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
-
-
-def task_content_digest(task: Any) -> str:
-    """Hash of a task definition that ignores null fields, so a task saved by tau2 with every optional
-    field written out hashes like the same task in a hand-written tasks.json."""
-    return _digest(_without_nulls(task.model_dump(mode="json")))
 
 
 def _callable_description(owner: Any, name: str) -> dict[str, Any]:
@@ -235,6 +218,11 @@ class ResultsWriter:
     @property
     def sims_dir(self) -> Path:
         return self.path / "simulations"
+
+    @property
+    def raw_tasks(self) -> list[dict[str, Any]]:
+        """The tasks as saved (JSON dicts)."""
+        return list(self._tasks)
 
     def set_tasks(self, tasks: list[Task]) -> None:
         self.tasks = list(tasks)

@@ -30,11 +30,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from tau_tui.analysis import task_definition_hash
 from tau_tui.domains import Domain, DomainRegistry, split_variant
-from tau_tui.model.io import RunFileError, file_lock, open_run
+from tau_tui.model.io import RunFile, RunFileError, file_lock, open_run
 from tau_tui.model.results import SimulationRun
-from tau_tui.model.tasks import Task
+from tau_tui.model.tasks import Task, task_content_digest
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_spec
 from tau_tui.rollout.orchestrator import MessageAdded, Orchestrator
@@ -202,6 +201,16 @@ class Runner:
         if self.listener is not None:
             self.listener(event)
 
+    def snapshot(self) -> RunFile:
+        """The results file as saved so far, as a loaded run, without reading it back (after ``prepare``).
+
+        Its simulation dicts are the saved ones (shared, never changed once saved), so a front end can
+        show each finished simulation the moment it ends without reaching into the writer.
+        """
+        writer = self.writer
+        return RunFile(self.path, "results", list(writer.simulations), dict(writer.info), writer.raw_tasks,
+                       timestamp=writer.timestamp)
+
     # --- preparation ---------------------------------------------------------------------
     def prepare(self) -> None:
         """Load the domain and tasks, build the run info, and open (or resume) the results file."""
@@ -280,7 +289,7 @@ class Runner:
         previous_tasks = previous.tasks()
         for task in self.tasks:
             before = previous_tasks.get(task.id)
-            if before is not None and task_definition_hash(before) != task_definition_hash(task):
+            if before is not None and task_content_digest(before) != task_content_digest(task):
                 raise RunError(f"cannot resume {self.path}: task {task.id!r} changed since it was run")
         kept, dropped = [], []
         for raw in previous.raw_sims:

@@ -8,13 +8,14 @@ runs table the moment it ends.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 
 from tau_tui.model.io import RunFile
+from tau_tui.rollout.progress import RunTally
 from tau_tui.tui.catalog import RunRow
 
 
@@ -42,20 +43,17 @@ def carry_over(old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
 
 
 @dataclass
-class RolloutProgress:
-    """What the runs screen shows about the rollout in progress (or the last one)."""
+class RolloutProgress(RunTally):
+    """What the runs screen shows about the rollout in progress (or the last one).
+
+    The counts are a ``RunTally`` (``apply`` folds the runner's events into them); this adds
+    what the runs screen needs besides: the run's names, stop/failure and its rows' state.
+    """
 
     path: Path
     domain: str
     agent: str
     user: str
-    total: int = 0
-    done: int = 0
-    already_done: int = 0
-    running: int = 0
-    rewards: list[float] = field(default_factory=list)
-    unscored: int = 0
-    finished: bool = False
     stopped: bool = False
     error: str | None = None
     raw_tasks: list[dict[str, Any]] | None = None
@@ -64,10 +62,6 @@ class RolloutProgress:
     @property
     def active(self) -> bool:
         return not (self.finished or self.stopped or self.error)
-
-    @property
-    def average(self) -> float | None:
-        return sum(self.rewards) / len(self.rewards) if self.rewards else None
 
     def status(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")

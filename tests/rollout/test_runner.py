@@ -209,3 +209,16 @@ def test_assistant_message_costs_are_summed_per_side(registry, tmp_path):
     sim = open_run(path).simulation(0)
     assert sim.agent_cost == 0.0 and sim.user_cost == 0.0
     assert isinstance(sim.messages[0], AssistantMessage)
+
+
+def test_a_snapshot_is_the_results_file_as_saved_without_reading_it_back(registry, tmp_path):
+    path = tmp_path / "run.json"
+    seen: list[int] = []
+    runner = Runner(config(num_trials=2, concurrency=1), path, registry)
+    runner.listener = lambda e: seen.append(len(runner.snapshot().entries)) if isinstance(e, SimulationFinished) else None
+    asyncio.run(runner.run())
+    assert seen == [1, 2, 3, 4, 5, 6]  # each finished simulation is in the snapshot when its event arrives
+    snapshot, saved = runner.snapshot(), open_run(path)
+    assert snapshot.path == saved.path and snapshot.raw_info == saved.raw_info
+    assert [t.id for t in snapshot.tasks().values()] == [t.id for t in saved.tasks().values()]
+    assert [(e.id, e.task_id, e.trial) for e in snapshot.entries] == [(e.id, e.task_id, e.trial) for e in saved.entries]
