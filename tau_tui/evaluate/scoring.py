@@ -7,9 +7,12 @@ agent's episode), so that all three score a simulation the same way.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from tau_tui.evaluate.judge import Judge
 from tau_tui.evaluate.reward import Evaluation, evaluate
@@ -26,12 +29,26 @@ from tau_tui.replay import (
 from tau_tui.replay.replayer import EnvFactory
 
 
+def _exact_key(task: Task) -> str:
+    """The whole task definition, nulls included (a null in initialization data sets a field, so two
+    tasks that differ only there have different gold states): the cache's key, not a fingerprint."""
+    return hashlib.sha256(orjson.dumps(task.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
 class GoldCache:
-    """Gold states per (scope, task content digest); ``scope`` tells domains (variants) apart."""
+    """Gold states per (scope, exact task definition); ``scope`` tells domains (variants) apart."""
 
     def __init__(self) -> None:
         self._states: dict[tuple[Hashable, str], GoldResult] = {}
         self._digests: dict[int, tuple[Task, str]] = {}
+        self._keys: dict[int, tuple[Task, str]] = {}
+
+    def _key_of(self, task: Task) -> str:
+        """``_exact_key`` memoised per task object (tasks are immutable once loaded)."""
+        hit = self._keys.get(id(task))
+        if hit is None or hit[0] is not task:
+            hit = self._keys[id(task)] = (task, _exact_key(task))
+        return hit[1]
 
     def digest(self, task: Task) -> str:
         """``task_content_digest`` memoised per task object (tasks are immutable once loaded)."""
@@ -41,8 +58,8 @@ class GoldCache:
         return hit[1]
 
     def get(self, task: Task, new_env: EnvFactory, scope: Hashable = None) -> GoldResult:
-        """The gold state of ``task`` (built on the first call for its content and scope)."""
-        key = (scope, self.digest(task))
+        """The gold state of ``task`` (built on the first call for its definition and scope)."""
+        key = (scope, self._key_of(task))
         if key not in self._states:
             self._states[key] = gold_state(task, new_env)
         return self._states[key]

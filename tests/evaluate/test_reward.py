@@ -327,3 +327,22 @@ def test_structure_tau2_cannot_replay_is_noted(registry):
     ev = evaluate(replayed(registry, messages, UPDATE_TASK))
     assert ev.reward == 1.0 and not ev.strict_ok
     assert any(n.startswith("tau2 cannot replay this trajectory (result_without_call at step 1") for n in ev.notes)
+
+
+def test_the_gold_cache_tells_apart_tasks_that_differ_only_by_a_null(registry):
+    """A null in initialization data sets a field: the two tasks have different gold states."""
+    from tau_tui.evaluate.scoring import GoldCache
+    from tau_tui.model import Task
+
+    mock = registry.get("mock")
+    base = {"id": "t", "user_scenario": {"instructions": "x"},
+            "evaluation_criteria": {"actions": [], "reward_basis": ["DB"]}}
+    def with_update(update: dict) -> Task:
+        return Task.model_validate({**base, "initial_state": {"initialization_data": {
+            "agent_data": {"tasks": {"task_1": update}}}}})
+
+    plain, with_null = with_update({}), with_update({"description": None})
+    cache = GoldCache()
+    first = cache.get(plain, lambda solo=False: mock.new_environment(solo=solo))
+    second = cache.get(with_null, lambda solo=False: mock.new_environment(solo=solo))
+    assert first.agent_hash != second.agent_hash
