@@ -68,7 +68,7 @@ def run(args: argparse.Namespace, workspace) -> int:
 def _play_screen():
     """The TUI's play screen, when the TUI provides one (``tau_tui.tui.play.run_play(session, out)``)."""
     try:
-        from tau_tui.tui.play import run_play  # type: ignore[import-not-found]
+        from tau_tui.tui.play import run_play
     except ImportError:
         return None
     return run_play

@@ -13,7 +13,7 @@ SHARED_FLAGS = True
 
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
-    run = sub.add_parser(
+    parser = sub.add_parser(
         NAME, help="roll out tasks × k trials with a model or scripted agent and user",
         description="Roll out tasks × k trials and save every simulation, evaluated, in a tau2 results file "
         "as soon as it ends. MODEL is any litellm model string, or scripted/gold (agent) / scripted/user (user). "
@@ -21,39 +21,39 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         "environment: a request gets the next result recorded for the same tool and arguments; any other request "
         "(different arguments, a tool the recording never calls, past the end of what was recorded) is refused "
         "with 'no recorded result' and the simulation ends as no_recorded_result.")
-    run.add_argument("--domain", metavar="D", help="domain name (e.g. mock, airline, telecom-workflow); "
-                     "required unless --cassette (then it is the recording's)")
-    run.add_argument("--task", dest="tasks", action="extend", nargs="+", default=[], metavar="ID",
-                     help="only these tasks (repeatable; default: every task of the domain)")
-    run.add_argument("--agent-llm", required=True, metavar="MODEL", help="agent model, or scripted/gold")
-    run.add_argument("--user-llm", metavar="MODEL", help="user model, or scripted/user (not needed with --solo)")
-    run.add_argument("--agent-llm-args", metavar="JSON", help='extra litellm arguments for the agent, '
+    parser.add_argument("--domain", metavar="D", help="domain name (e.g. mock, airline, telecom-workflow); "
+                        "required unless --cassette (then it is the recording's)")
+    parser.add_argument("--task", dest="tasks", action="extend", nargs="+", default=[], metavar="ID",
+                        help="only these tasks (repeatable; default: every task of the domain)")
+    parser.add_argument("--agent-llm", required=True, metavar="MODEL", help="agent model, or scripted/gold")
+    parser.add_argument("--user-llm", metavar="MODEL", help="user model, or scripted/user (not needed with --solo)")
+    parser.add_argument("--agent-llm-args", metavar="JSON", help='extra litellm arguments for the agent, '
                      'e.g. \'{"temperature": 0, "api_base": "http://..."}\' (default {"temperature": 0.0})')
-    run.add_argument("--user-llm-args", metavar="JSON", help="extra litellm arguments for the user")
-    run.add_argument("-k", "--num-trials", type=int, default=1, metavar="N", help="trials per task (default 1)")
-    run.add_argument("--concurrency", type=int, default=3, metavar="C", help="simulations at once (default 3)")
-    run.add_argument("--out", metavar="PATH", help="results file (default runs/<time>_<domain>_<agent>_<user>.json)")
-    run.add_argument("--format", choices=("json", "dir"), default="json",
-                     help="json: one results file (default); dir: results.json + simulations/<id>.json")
-    run.add_argument("--resume", action="store_true", help="finish an interrupted run in --out "
-                     "(skips finished (trial, task, seed); infrastructure errors run again)")
-    run.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit per simulation (default 200)")
-    run.add_argument("--max-errors", type=int, default=10, metavar="N", help="tool-error limit (default 10)")
-    run.add_argument("--seed", type=int, metavar="S", help="run seed; one seed per trial derives from it "
-                     "as in tau2 (default 300; with --cassette: the sampling seed of every simulation, default each "
-                     "recorded simulation's own)")
-    run.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
-    run.add_argument("--solo", action="store_true", help="solo mode: the agent works the task's ticket alone")
-    run.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions (without it, tasks whose "
-                     "reward needs them stay unscored)")
-    run.add_argument("--llm-retries", type=int, default=5, metavar="N",
-                     help="retries of a model call on rate limits and transient errors (default 5)")
-    run.add_argument("--quiet", action="store_true", help="no progress display")
-    run.add_argument("--cassette", metavar="RECORDING", help="run over the tool results of this recorded run "
-                     "(one new simulation per recorded one) instead of a live environment")
-    run.add_argument("--cassette-sim", action="append", default=[], metavar="ID",
-                     help="with --cassette: only this recorded simulation (id or prefix; repeatable)")
-    return run
+    parser.add_argument("--user-llm-args", metavar="JSON", help="extra litellm arguments for the user")
+    parser.add_argument("-k", "--num-trials", type=int, default=1, metavar="N", help="trials per task (default 1)")
+    parser.add_argument("--concurrency", type=int, default=3, metavar="C", help="simulations at once (default 3)")
+    parser.add_argument("--out", metavar="PATH", help="results file (default runs/<time>_<domain>_<agent>_<user>.json)")
+    parser.add_argument("--format", choices=("json", "dir"), default="json",
+                        help="json: one results file (default); dir: results.json + simulations/<id>.json")
+    parser.add_argument("--resume", action="store_true", help="finish an interrupted run in --out "
+                        "(skips finished (trial, task, seed); infrastructure errors run again)")
+    parser.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit per simulation (default 200)")
+    parser.add_argument("--max-errors", type=int, default=10, metavar="N", help="tool-error limit (default 10)")
+    parser.add_argument("--seed", type=int, metavar="S", help="run seed; one seed per trial derives from it "
+                        "as in tau2 (default 300; with --cassette: the sampling seed of every simulation, default each "
+                        "recorded simulation's own)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
+    parser.add_argument("--solo", action="store_true", help="solo mode: the agent works the task's ticket alone")
+    parser.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions (without it, tasks whose "
+                        "reward needs them stay unscored)")
+    parser.add_argument("--llm-retries", type=int, default=5, metavar="N",
+                        help="retries of a model call on rate limits and transient errors (default 5)")
+    parser.add_argument("--quiet", action="store_true", help="no progress display")
+    parser.add_argument("--cassette", metavar="RECORDING", help="run over the tool results of this recorded run "
+                        "(one new simulation per recorded one) instead of a live environment")
+    parser.add_argument("--cassette-sim", action="append", default=[], metavar="ID",
+                        help="with --cassette: only this recorded simulation (id or prefix; repeatable)")
+    return parser
 
 
 def run(args: argparse.Namespace, workspace) -> int:
