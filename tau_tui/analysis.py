@@ -15,6 +15,7 @@ from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, replay, run_assertions
+from tau_tui.replay.facts import Fact, replay_facts
 from tau_tui.replay.mismatch import mismatch_detail
 from tau_tui.replay.timeline import Finding
 
@@ -95,6 +96,10 @@ class SimAnalysis:
             "recorded_reward": reward_info.reward if reward_info else None,
             "recorded_db_match": reward_info.db_check.db_match if reward_info and reward_info.db_check else None,
         }
+
+    def facts(self, record: dict[str, Any] | None = None) -> list[Fact]:
+        """What to show about this simulation, in order (``tau_tui.replay.facts``; ``record``: ``to_json()``)."""
+        return replay_facts(self.to_json() if record is None else record, self.timeline, self.gold is not None)
 
 
 class Analyzer:

@@ -237,14 +237,15 @@ def test_every_tui_rollout_path_is_judged_with_the_cli_rewards(settings_file, ju
 
 def test_the_tui_and_the_cli_plan_the_same_run(settings_file, judge_server, tmp_path):
     """The form's request and ``tau-tui run``'s flags give equal plans, judge included."""
-    from tau_tui.cli import _apply_settings, _run_request, build_parser
+    from tau_tui.cli import _apply_settings, build_parser
+    from tau_tui.commands.run import run_request
 
     args = build_parser("run").parse_args(["run", "--domain", "mock", "--task", TASK, "--agent-llm",
                                            "scripted/gold", "--user-llm", "scripted/user", "--out",
                                            str(tmp_path / "x.json")])
     _apply_settings(args)
     cli_ws = Workspace.from_args(args)
-    cli_plan = cli_ws.run_plan(_run_request(args))
+    cli_plan = cli_ws.run_plan(run_request(args))
     tui_ws = tui_workspace()
     form = RunRequest("mock", "scripted/gold", "scripted/user", agent_args="", user_args="", tasks=[TASK],
                       num_trials="1", concurrency="3", out=str(tmp_path / "x.json"), labels=dict(FORM_LABELS))

@@ -1,6 +1,6 @@
 """``tau-tui play`` in the TUI: one ``PlayScreen`` in an app of its own.
 
-``cli.cmd_play`` builds the ``PlaySession`` and awaits ``run_play(session, out)``
+``tau_tui.commands.play`` builds the ``PlaySession`` and awaits ``run_play(session, out)``
 on its event loop; the app runs on that same loop, so the session's episode,
 its model calls and the screen share it.
 """

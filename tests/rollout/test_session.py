@@ -157,6 +157,7 @@ def test_plain_play_quit_saves_nothing(tau2_data, tmp_path):
 def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, capsys, monkeypatch):
     """``tau-tui play`` in the TUI: leaving with esc after the end prints the outcome and the saved path."""
     from tau_tui import cli
+    from tau_tui.commands import play as play_command
     from tau_tui.tui.play import PlayApp
 
     async def play_in_test_app(session, out, keymap=None):
@@ -170,7 +171,7 @@ def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, ca
             await pilot.press("escape")
         return app.return_value
 
-    monkeypatch.setattr(cli, "_play_screen", lambda: play_in_test_app)
+    monkeypatch.setattr(play_command, "_play_screen", lambda: play_in_test_app)
     out = tmp_path / "tui-play.json"
     code = cli.main(["play", "--as", "agent", "--domain", "mock", "--task", "update_task_1", "--llm", "scripted/user",
                      "--tau2-data", str(tau2_data), "--out", str(out)])

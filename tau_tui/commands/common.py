@@ -1,0 +1,68 @@
+"""What the commands share: exit statuses, the output lines, reading run files, ``--sim`` selection.
+
+Imports only the standard library at module level (start-up stays fast).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+
+
+def err(message: str) -> None:
+    """An error or note line on stderr; ``message`` may echo recorded text or file names: shown visibly."""
+    say(f"tau-tui: {message}", file=sys.stderr)
+
+
+def say(text: Any, file: Any = None) -> None:
+    """Print a line of human output; recorded control characters in it are shown, never sent."""
+    from tau_tui.textsafe import shown
+
+    print(shown(text), file=file or sys.stdout)
+
+
+def print_json(record: dict[str, Any]) -> None:
+    from tau_tui.textsafe import json_line
+
+    sys.stdout.write(json_line(record) + "\n")
+
+
+def open_all(paths: Sequence[Path | str], keep: Callable[[Path], bool] | None = None,
+             ) -> Iterator[tuple[Path, Any, str | None]]:
+    """(path, run or None, error line or None) for every run file under ``paths`` that ``keep`` accepts."""
+    from tau_tui.model.io import RunFileError, describe_empty, open_run, scan_paths
+
+    scan = scan_paths(paths)
+    notice = scan.data_folder_notice()
+    if notice:
+        err(f"note: {notice}")
+    for path in scan.files:
+        if keep is not None and not keep(path):
+            continue
+        try:
+            run = open_run(path)
+        except RunFileError as exc:
+            yield path, None, str(exc)
+            continue
+        note = describe_empty(run)
+        if note:
+            err(f"note: {note}")
+        for warning in run.warnings:
+            err(f"note: {path}: {warning}")
+        yield path, run, None
+
+
+def selected(run, wanted: list[str], found: set[str]) -> list[int]:
+    """Indices of the simulations ``--sim`` asks for (all when none is asked for)."""
+    if not wanted:
+        return list(range(len(run.entries)))
+    picked = []
+    for sim_id in wanted:
+        index = run.find(sim_id)
+        if index is not None:
+            picked.append(index)
+            found.add(sim_id)
+    return picked

@@ -1,0 +1,144 @@
+"""``tau-tui eval``: recompute and explain rewards, with per-file metrics."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from tau_tui.commands.common import (
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    err,
+    open_all,
+    selected,
+)
+
+NAME = "eval"
+SHARED_FLAGS = True
+
+
+def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+    evaluate = sub.add_parser(
+        NAME, help="recompute and explain rewards, with per-file metrics",
+        description="Recompute every simulation's reward with tau2's rules (EvaluationType.ALL), say what failed "
+        "and why, check the recording against its task, score tool calls, flag process issues, and print "
+        "per-file metrics (avg reward, pass^k, pass@k, terminations). Exit 0: no recomputed reward differs "
+        "from the recorded one; 1: some differ; 2: some input unreadable.")
+    evaluate.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
+    evaluate.add_argument("--sim", action="append", default=[], metavar="ID",
+                          help="only this simulation (id or prefix; repeatable)")
+    evaluate.add_argument("--json", action="store_true",
+                          help="one JSON object per simulation, one per line, then one per file with its metrics")
+    evaluate.add_argument("--judge", metavar="MODEL",
+                          help="litellm model that judges NL assertions (without one they are not evaluated)")
+    evaluate.add_argument("--judge-api-base", metavar="URL", help="API base URL for the judge model")
+    evaluate.add_argument("--scorer", metavar="FILE",
+                          help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
+    return evaluate
+
+
+def _num_trials(run) -> int | None:
+    trials = run.raw_info.get("num_trials")
+    return trials if isinstance(trials, int) and not isinstance(trials, bool) else None
+
+
+def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> dict[str, Any]:
+    """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards."""
+    from tau_tui.evaluate import FLAG_KINDS
+
+    compared = [r.agrees for r in reports if r.agrees is not None]
+    return {
+        "kind": "file",
+        "file": str(path),
+        "domain": run.domain,
+        "agent_model": run.agent_model,
+        "metrics": metrics.to_json(),
+        "recorded_metrics": recorded_metrics.to_json(),
+        "agreement": {"compared": len(compared), "agree": sum(compared), "differ": len(compared) - sum(compared),
+                      "not_computable": sum(r.evaluation.reward is None for r in reports)},
+        "flags": {kind: sum(r.flag_counts()[kind] for r in reports) for kind in FLAG_KINDS},
+    }
+
+
+
+def run(args: argparse.Namespace, workspace) -> int:
+    from tau_tui.domains import DomainError
+    from tau_tui.evaluate import (
+        Outcome,
+        ScorerConfig,
+        ScorerConfigError,
+        compute_metrics,
+    )
+    from tau_tui.evaluate.render import metrics_block, simulation_block
+    from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
+    from tau_tui.model.io import RunFileError
+    from tau_tui.textsafe import json_line, visible
+
+    ws = workspace
+    judge = ws.judge()
+    analyzer = ws.analyzer
+    override = None
+    if args.scorer:
+        try:
+            override = load_scorer_config(Path(args.scorer))
+        except ScorerConfigError as exc:
+            err(str(exc))
+            return EXIT_INPUT
+    status = EXIT_OK
+    found: set[str] = set()
+    files: list[dict[str, Any]] = []
+    out = sys.stdout
+    for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
+        if run is None:
+            err(error or f"{path}: unreadable")
+            status = EXIT_INPUT
+            continue
+        scorer = override
+        if scorer is None:
+            try:
+                scorer = analyzer.scorer_config(run)
+            except ScorerConfigError as exc:
+                err(f"{exc} (tool-call scores skipped)")
+                status = EXIT_INPUT
+                scorer = ScorerConfig(None, None, {})
+        outcomes, recorded, reports = [], [], []
+        domain_missing = False
+        for index in selected(run, args.sim, found):
+            try:
+                report = analyzer.evaluate(run, index, judge=judge, scorer=scorer)
+            except (DomainError, RunFileError) as exc:
+                err(str(exc))
+                status = EXIT_INPUT
+                domain_missing = isinstance(exc, DomainError)
+                if domain_missing:
+                    break
+                continue
+            reports.append(report)
+            outcomes.append(Outcome(report.task_id, report.evaluation.reward, report.evaluation.termination))
+            recorded.append(Outcome(report.task_id, report.recorded_reward, report.evaluation.termination))
+            if args.json:
+                out.write(json_line(report.to_json(str(path))) + "\n")
+            else:
+                out.write(visible(f"{path}\n{simulation_block(report)}\n\n"))
+            if status == EXIT_OK and report.agrees is False:
+                status = EXIT_FINDINGS
+        if domain_missing:
+            continue
+        metrics = compute_metrics(outcomes, _num_trials(run))
+        recorded_metrics = compute_metrics(recorded, _num_trials(run))
+        files.append(_file_record(path, run, metrics, recorded_metrics, reports))
+        if not args.json:
+            out.write(visible(metrics_block(str(path), metrics, recorded_metrics) + "\n\n"))
+    if args.json:
+        for record in files:
+            out.write(json_line(record) + "\n")
+    for sim_id in args.sim:
+        if sim_id not in found:
+            err(f"no simulation {sim_id!r} in the given files")
+            status = EXIT_INPUT
+    out.flush()
+    return status
+

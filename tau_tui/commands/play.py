@@ -1,0 +1,74 @@
+"""``tau-tui play``: play the user or the agent of one task yourself."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err
+
+NAME = "play"
+SHARED_FLAGS = True
+
+
+def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+    play = sub.add_parser(
+        NAME, help="play the user or the agent of one task yourself",
+        description="A human session: you play one side of a task, MODEL (a litellm model string or a scripted "
+        "participant) plays the other. The result is evaluated and saved as a tau2 results file.")
+    play.add_argument("--as", dest="play_as", required=True, choices=("user", "agent"), help="the side you play")
+    play.add_argument("--domain", required=True, metavar="D", help="domain name")
+    play.add_argument("--task", required=True, metavar="ID", help="task id")
+    play.add_argument("--llm", required=True, metavar="MODEL",
+                      help="the other side: a litellm model, or scripted/gold (agent) / scripted/user (user)")
+    play.add_argument("--llm-args", metavar="JSON", help="extra litellm arguments for MODEL")
+    play.add_argument("--out", metavar="PATH", help="results file (default runs/<time>_play_<domain>_<task>.json)")
+    play.add_argument("--solo", action="store_true", help="solo mode (play the agent on the task's ticket)")
+    play.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit (default 200)")
+    play.add_argument("--seed", type=int, metavar="S", help="seed passed to MODEL")
+    play.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions")
+    play.add_argument("--plain", action="store_true", help="line-based play on this terminal instead of the TUI")
+    return play
+
+
+def run(args: argparse.Namespace, workspace) -> int:
+    import asyncio
+
+    from tau_tui.domains import DomainError
+    from tau_tui.model.io import error_text
+    from tau_tui.rollout import ParticipantSpecError
+    from tau_tui.workspace import PlayRequest
+
+    ws = workspace
+    try:
+        request = PlayRequest(args.domain, args.task, args.play_as, args.llm, args.llm_args, solo=args.solo,
+                              seed=args.seed, max_steps=args.max_steps, out=args.out)
+        out = ws.play_path(request)
+
+        async def main() -> int:
+            session = ws.play_session(request)
+            from tau_tui.rollout.console import outcome_line, play_plain
+
+            screen = None if args.plain else _play_screen()
+            if screen is None:
+                return await play_plain(session, out)
+            code = await screen(session, out, keymap=args.keymap)
+            if code == EXIT_OK:
+                print(f"{outcome_line(session)}saved to {out}", end="\n", flush=True)
+            else:
+                err("left before the conversation ended: nothing saved")
+            return code
+
+        return asyncio.run(main())
+    except (DomainError, ParticipantSpecError, KeyError, ValueError) as exc:
+        err(error_text(exc))
+        return EXIT_INPUT
+
+
+def _play_screen():
+    """The TUI's play screen, when the TUI provides one (``tau_tui.tui.play.run_play(session, out)``)."""
+    try:
+        from tau_tui.tui.play import run_play
+    except ImportError:
+        return None
+    return run_play

@@ -1,0 +1,104 @@
+"""``tau-tui replay``: replay recorded runs against the environment and check them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tau_tui.commands.common import (
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    err,
+    open_all,
+    selected,
+)
+
+NAME = "replay"
+SHARED_FLAGS = True
+
+
+def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+    replay = sub.add_parser(NAME, help="replay recorded runs against the environment and check them",
+                            description="Replay every simulation: a verdict per tool call, findings, DB hashes.")
+    replay.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
+    replay.add_argument("--sim", action="append", default=[], metavar="ID", help="only this simulation (id or prefix; repeatable)")
+    replay.add_argument("--json", action="store_true", help="one JSON object per simulation, one per line")
+    return replay
+
+
+def run(args: argparse.Namespace, workspace) -> int:
+    from tau_tui.domains import DomainError
+    from tau_tui.model.io import RunFileError
+    from tau_tui.replay.facts import plain_text
+    from tau_tui.textsafe import json_line, visible
+
+    analyzer = workspace.analyzer
+    status = EXIT_OK
+    wanted = list(args.sim)
+    found_wanted: set[str] = set()
+    out = sys.stdout
+    totals = ReplayTotals()
+    for path, recording, error in open_all(args.paths):
+        if recording is None:
+            err(error or f"{path}: unreadable")
+            status = EXIT_INPUT
+            continue
+        for index in selected(recording, wanted, found_wanted):
+            try:
+                analysis = analyzer.analyze(recording, index)
+            except (DomainError, RunFileError) as exc:
+                err(str(exc))
+                status = EXIT_INPUT
+                totals.failed += 1
+                if isinstance(exc, DomainError):
+                    break
+                continue
+            record = analysis.to_json()
+            totals.add(record)
+            for note in analyzer.registry.new_warnings():
+                err(f"note: {note}")
+            if args.json:
+                out.write(json_line(record) + "\n")
+            else:
+                out.write(visible(f"{path}\n{plain_text(analysis.facts(record))}\n\n"))
+            if status == EXIT_OK and (record["first_mismatch"] or record["findings"]):
+                status = EXIT_FINDINGS
+    for sim_id in wanted:
+        if sim_id not in found_wanted:
+            err(f"no simulation {sim_id!r} in the given files")
+            status = EXIT_INPUT
+    if totals.sims and not args.json:
+        out.write(totals.line() + "\n")
+    out.flush()
+    return status
+
+
+class ReplayTotals:
+    """What ``tau-tui replay`` found over all its files, for the line that ends its human output."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.sims = self.ok = self.mismatched = self.with_findings = self.failed = 0
+        self.db_checked = self.db_matched = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.files.add(record["file"])
+        self.sims += 1
+        self.mismatched += record["first_mismatch"] is not None
+        self.with_findings += bool(record["findings"])
+        self.ok += record["first_mismatch"] is None and not record["findings"]
+        if record["db_match"] is not None:
+            self.db_checked += 1
+            self.db_matched += bool(record["db_match"])
+
+    def line(self) -> str:
+        """``24 simulations in 3 files: 22 ok, 1 with mismatches, 1 with findings; db_match 20/24``."""
+        files = len(self.files)
+        text = (f"{self.sims} simulation{'s' if self.sims != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
+                f"{self.ok} ok, {self.mismatched} with mismatches, {self.with_findings} with findings")
+        if self.failed:
+            text += f", {self.failed} not replayed"
+        return text + f"; db_match {self.db_matched}/{self.db_checked}"
+

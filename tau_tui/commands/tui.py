@@ -1,0 +1,51 @@
+"""``tau-tui [PATH...]`` (no sub-command): open the TUI on run files or folders.
+
+textual is imported only here, inside ``run``, which turns a missing textual
+into one line: the headless sub-commands work without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err
+
+NAME = None  # the command a first argument that names no sub-command runs
+SHARED_FLAGS = True
+
+
+def default_paths() -> list[Path]:
+    """The bundled recordings (the repo's ``recordings/`` or the copy inside the wheel)."""
+    from tau_tui.model.notes import bundled_recordings
+
+    return bundled_recordings()[:1]
+
+
+def register(parser: argparse.ArgumentParser, running: bool = False) -> argparse.ArgumentParser:
+    """The TUI's flags, on the top-level ``tau-tui`` parser itself (it has no sub-command of its own)."""
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="run files or folders")
+    parser.add_argument("--calibrate", metavar="DOMAIN", help="open on the calibrate screen of DOMAIN (its loaded "
+                        "recordings in a grid; n runs k trials)")
+    parser.add_argument("--judge", metavar="MODEL", help="litellm model that judges a trajectory's NL assertions "
+                        "when asked (J on the trajectory screen); default: judge_model from the settings")
+    parser.add_argument("--judge-api-base", metavar="URL", help="API base URL for the judge model")
+    return parser
+
+
+def run(args: argparse.Namespace, workspace: Any) -> int:
+    paths = [Path(p) for p in args.paths] or default_paths()
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        err(f"{missing[0]}: does not exist")
+        return EXIT_INPUT
+    try:
+        from tau_tui.tui.app import TauTuiApp
+    except ImportError as exc:  # textual missing in a headless install
+        err(f"the TUI needs textual ({exc}); headless sub-commands still work")
+        return EXIT_INPUT
+
+    app = TauTuiApp(paths, workspace=workspace, calibrate=args.calibrate, keymap=args.keymap)
+    app.run()
+    return EXIT_OK
