@@ -37,7 +37,7 @@ from tau_tui.tui.context import LoadProgress, PendingRefresh
 from tau_tui.tui.external import run_viewer, write_temp_json
 from tau_tui.tui.keys import check_keymap, palette_commands
 from tau_tui.tui.screens.help import show_help
-from tau_tui.tui.live import RolloutProgress, carry_over, run_file_of
+from tau_tui.tui.live import RolloutProgress, carry_over
 from tau_tui.tui.messages import (
     FileFailed, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,
     ReplayOutcome, RolloutEvent, RolloutFailed, SimulationOpened, SimsReplayed,
@@ -439,36 +439,22 @@ class TauTuiApp(App[None]):
 
     @on(RolloutEvent)
     def _rollout_event(self, message: RolloutEvent) -> None:
-        from tau_tui.rollout import LLMRetried, RunFinished, RunStarted, SimulationFinished, SimulationStarted
+        from tau_tui.rollout import LLMRetried, RunFinished, SimulationFinished
 
         progress, event = self.rollout, message.event
         if progress is None or progress.stopped:
             return
-        if isinstance(event, RunStarted):
-            progress.total, progress.already_done, progress.done = event.total, event.already_done, event.already_done
-        elif isinstance(event, SimulationStarted):
-            progress.running += 1
-        elif isinstance(event, LLMRetried):
+        progress.apply(event)  # the one fold of runner events (rollout/progress.py), as tau-tui run's
+        if isinstance(event, LLMRetried):
             self.notify(f"task {event.task_id}: {event.side} model retry {event.attempt} in {event.delay:.1f}s "
                         f"({event.error[:120]})", severity="warning", timeout=4)
-        elif isinstance(event, SimulationFinished):
-            progress.running = max(progress.running - 1, 0)
-            progress.done = event.completed
-            if event.reward is None:
-                progress.unscored += 1
-            else:
-                progress.rewards.append(event.reward)
-            runner = self._rollout_runner
-            if runner is not None:
-                if progress.raw_tasks is None:
-                    progress.raw_tasks = [t.model_dump(mode="json") for t in runner.writer.tasks]
-                run = run_file_of(progress.path, runner.writer, progress.raw_tasks)
-                self.add_live_run(run)
-                if not progress.shown:
-                    progress.shown = True
-                    self.rollout_file.publish(run)
+        elif isinstance(event, SimulationFinished) and self._rollout_runner is not None:
+            run = self._rollout_runner.snapshot()
+            self.add_live_run(run)
+            if not progress.shown:
+                progress.shown = True
+                self.rollout_file.publish(run)
         elif isinstance(event, RunFinished):
-            progress.finished, progress.running = True, 0
             avg = progress.average
             self.notify(f"rollout finished: {progress.done} simulation(s), average reward "
                         f"{'—' if avg is None else f'{avg:.3f}'}; saved in {progress.path}", timeout=6)

@@ -1,28 +1,20 @@
 """Runs that grow while the app is open: a rollout's progress and its results file as rows.
 
 Pure Python (rich for the status line). The runner saves every finished
-simulation at once; ``run_file_of`` turns what it saved into a ``RunFile``
-without reading the file back, so each finished simulation lands in the
-runs table the moment it ends.
+simulation at once; ``Runner.snapshot()`` gives what it saved as a ``RunFile``
+without reading the file back, so each finished simulation lands in the runs
+table the moment it ends. The progress itself is ``rollout.progress.RunTally``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 
-from tau_tui.model.io import RunFile
 from tau_tui.rollout.progress import RunTally
 from tau_tui.tui.catalog import RunRow
-
-
-def run_file_of(path: Path, writer: Any, raw_tasks: list[dict[str, Any]]) -> RunFile:
-    """The results file a ``ResultsWriter`` just wrote, as a loaded run (its simulation dicts are shared)."""
-    return RunFile(path, "results", list(writer.simulations), dict(writer.info), raw_tasks,
-                   timestamp=writer.timestamp)
 
 
 def carry_over(old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
@@ -56,7 +48,6 @@ class RolloutProgress(RunTally):
     user: str
     stopped: bool = False
     error: str | None = None
-    raw_tasks: list[dict[str, Any]] | None = None
     shown: bool = False  # the runs table was narrowed to this run's file once
 
     @property
