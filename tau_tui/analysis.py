@@ -112,7 +112,7 @@ class Analyzer:
         self._scorers: dict[str, ScorerConfig | None] = {}
 
     def fingerprint(self, task: Task) -> str:
-        """The task's ``task_content_digest`` (memoised; the key of the gold and initial-state caches)."""
+        """The task's ``task_content_digest`` (memoised): what the calibration fingerprint holds."""
         return self.golds.digest(task)
 
     def domain_of(self, run: RunFile) -> tuple[Domain, str | None]:
@@ -152,7 +152,7 @@ class Analyzer:
         new_env = self.env_factory(domain, variant)
         task = self.task_for(run, sim, domain)
         domain_key = f"{domain.name}-{variant}"
-        init_key = (domain_key, self.fingerprint(task), run.solo) if task is not None else None
+        init_key = (domain_key, self.golds.exact_key(task), run.solo) if task is not None else None
         timeline = replay(sim.trajectory, task, new_env, solo=run.solo, cache=self._init, cache_key=init_key)
         gold = None
         if task is not None:

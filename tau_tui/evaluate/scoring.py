@@ -43,7 +43,7 @@ class GoldCache:
         self._digests: dict[int, tuple[Task, str]] = {}
         self._keys: dict[int, tuple[Task, str]] = {}
 
-    def _key_of(self, task: Task) -> str:
+    def exact_key(self, task: Task) -> str:
         """``_exact_key`` memoised per task object (tasks are immutable once loaded)."""
         hit = self._keys.get(id(task))
         if hit is None or hit[0] is not task:
@@ -59,7 +59,7 @@ class GoldCache:
 
     def get(self, task: Task, new_env: EnvFactory, scope: Hashable = None) -> GoldResult:
         """The gold state of ``task`` (built on the first call for its definition and scope)."""
-        key = (scope, self._key_of(task))
+        key = (scope, self.exact_key(task))
         if key not in self._states:
             self._states[key] = gold_state(task, new_env)
         return self._states[key]
