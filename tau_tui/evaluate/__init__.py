@@ -15,9 +15,9 @@ from tau_tui.evaluate.diagnostics import (
     register_detector,
     unregister_detector,
 )
-from tau_tui.evaluate.explain import Divergence, Explanation, MissedAction, RecordingIssue, StateDiff, explain
+from tau_tui.evaluate.explain import Explanation, GoldDivergence, MissedAction, RecordingIssue, StateDiff, explain
 from tau_tui.evaluate.judge import Judge, JudgeError, LiteLLMJudge, parse_verdicts
-from tau_tui.evaluate.metrics import Outcome, RunMetrics, TaskMetrics, compute_metrics, pass_at_k, pass_hat_k
+from tau_tui.evaluate.metrics import MetricOutcome, RunMetrics, TaskMetrics, compute_metrics, pass_at_k, pass_hat_k
 from tau_tui.evaluate.report import SimReport, assess
 from tau_tui.evaluate.reward import (
     REWARD_COMPONENTS,
@@ -42,8 +42,8 @@ from tau_tui.evaluate.scoring import GoldCache, ScoredSimulation, score
 from tau_tui.evaluate import components  # noqa: F401  (registers the built-in reward components)
 
 __all__ = [
-    "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "REWARD_COMPONENTS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "Divergence", "EnvAssertionCheck", "Evaluation",
-    "Explanation", "Flag", "GoldCache", "Judge", "JudgeError", "LiteLLMJudge", "MissedAction", "NLCheck", "Outcome",
+    "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "REWARD_COMPONENTS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "EnvAssertionCheck", "Evaluation",
+    "Explanation", "Flag", "GoldCache", "GoldDivergence", "Judge", "JudgeError", "LiteLLMJudge", "MetricOutcome", "MissedAction", "NLCheck",
     "RecordingIssue", "Replayed", "RewardComponent", "RunMetrics", "ScorerConfig", "ScorerConfigError", "ScorerResult", "ScorerSpec",
     "ScoredSimulation", "SimReport", "StateDiff", "TaskMetrics", "action_matches", "assess", "compute_metrics", "diagnose", "evaluate",
     "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "register_component", "register_detector", "score", "score_tool_calls",

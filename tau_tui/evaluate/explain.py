@@ -84,7 +84,7 @@ def state_diff(timeline: Timeline, gold_state: Any) -> StateDiff:
 
 
 @dataclass
-class Divergence:
+class GoldDivergence:
     """Where the trajectory left the gold path.
 
     ``wrong_write``: the first write whose effect the gold state lacks (``step``
@@ -129,7 +129,7 @@ def _call_text(name: str, arguments: Any, limit: int = 240) -> str:
 
 
 def divergence(timeline: Timeline, gold_state: Any, diff: StateDiff, actions: list[ActionCheck] | None,
-               history_len: int) -> Divergence | None:
+               history_len: int) -> GoldDivergence | None:
     """The first write that took the DB off the gold path, or the point after which a write was missing."""
     if diff.empty:
         return None
@@ -140,7 +140,7 @@ def divergence(timeline: Timeline, gold_state: Any, diff: StateDiff, actions: li
             continue
         side, change, written, expected = wrong[0]
         more = f" (+{len(wrong) - 1} more path(s))" if len(wrong) > 1 else ""
-        return Divergence(
+        return GoldDivergence(
             "wrong_write", record.call_step,
             f"step {record.call_step}: {_call_text(record.name, record.call.arguments)} set {side} DB "
             f"{change.dotted} to {_describe(written)}; gold has {_describe(expected)}{more}",
@@ -149,7 +149,7 @@ def divergence(timeline: Timeline, gold_state: Any, diff: StateDiff, actions: li
     last = writes[-1].result_step if writes else None
     where = f"after step {last}" if last is not None else "from the start"
     what = "; ".join(missing) if missing else f"gold differs at {_first_paths(diff)}"
-    return Divergence("missing_write", last, f"{where} no write brought the DB to gold: {what}", missing=missing)
+    return GoldDivergence("missing_write", last, f"{where} no write brought the DB to gold: {what}", missing=missing)
 
 
 def _wrong_changes(timeline: Timeline, record: CallRecord, gold_state: Any,
@@ -487,7 +487,7 @@ def _against_messages(recorded: RewardInfo, timeline: Timeline) -> list[Recordin
 @dataclass
 class Explanation:
     db_diff: StateDiff | None
-    divergence: Divergence | None
+    divergence: GoldDivergence | None
     missed: list[MissedAction]
     recording: list[RecordingIssue]
     failed: list[str]
@@ -507,7 +507,7 @@ class Explanation:
         }
 
 
-def _db_reasons(diff: StateDiff | None, div: Divergence | None, missed: list[MissedAction], with_missed: bool,
+def _db_reasons(diff: StateDiff | None, div: GoldDivergence | None, missed: list[MissedAction], with_missed: bool,
                 prefix: str = "") -> list[str]:
     """What the DB diff says: how much differs, where the run left the gold path, which writes were missed."""
     n_agent, n_user = (len(diff.agent), len(diff.user)) if diff else (0, 0)
@@ -525,7 +525,7 @@ class Reasons:
 
     basis: set[str]
     diff: StateDiff | None
-    divergence: Divergence | None
+    divergence: GoldDivergence | None
     missed: list[MissedAction]
 
 
@@ -560,7 +560,7 @@ def nl_reasons(evaluation: Evaluation, r: Reasons) -> list[str]:
     return [f"NL assertion not met: {c.assertion}" for c in evaluation.nl or [] if not c.met]
 
 
-def failure_reasons(evaluation: Evaluation, diff: StateDiff | None, div: Divergence | None,
+def failure_reasons(evaluation: Evaluation, diff: StateDiff | None, div: GoldDivergence | None,
                     missed: list[MissedAction]) -> list[str]:
     """One line per thing that keeps the recomputed reward below 1 (or from being computed): each component's."""
     if evaluation.status == PREMATURE:

@@ -36,7 +36,7 @@ def pass_at_k(trials: int, successes: int, k: int) -> float:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class MetricOutcome:
     """One simulation as metrics see it; ``reward`` None means unscored."""
 
     task_id: str
@@ -84,7 +84,7 @@ class RunMetrics:
         }
 
 
-def compute_metrics(outcomes: Iterable[Outcome], num_trials: int | None = None) -> RunMetrics:
+def compute_metrics(outcomes: Iterable[MetricOutcome], num_trials: int | None = None) -> RunMetrics:
     """Metrics over one file's simulations; ``num_trials`` is the run's ``info.num_trials`` when known."""
     outcomes = list(outcomes)
     terminations = Counter(o.termination or "unknown" for o in outcomes)

@@ -27,7 +27,7 @@ NO_RECORDED_RESULT = "no_recorded_result"
 SCORED_TERMINATIONS = ("user_stop", "agent_stop")
 
 
-class DBCheck(Loose):
+class RecordedDBCheck(Loose):
     """The DB check a recording holds (recorded by tau2, not computed here)."""
 
     db_match: bool | None = None
@@ -38,7 +38,7 @@ class RewardInfo(Loose):
     """A simulation's recorded reward and the checks it came from."""
 
     reward: float | None = None
-    db_check: DBCheck | None = None
+    db_check: RecordedDBCheck | None = None
     env_assertions: list[dict[str, Any]] | None = None
     action_checks: list[dict[str, Any]] | None = None
     nl_assertions: list[dict[str, Any]] | None = None

@@ -185,7 +185,7 @@ class TrajectoryDoc:
     def add_assessment(self, flags: list[Any], divergence: Any | None) -> None:
         """Process flags and the step where the run left the gold path, as events and jump targets.
 
-        ``flags`` are ``evaluate.Flag`` (kind, step, message); ``divergence`` an ``evaluate.Divergence``.
+        ``flags`` are ``evaluate.Flag`` (kind, step, message); ``divergence`` an ``evaluate.GoldDivergence``.
         """
         for flag in flags:
             if 0 <= flag.step < len(self.steps):

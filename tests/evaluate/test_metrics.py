@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tau_tui.evaluate import Outcome, compute_metrics, pass_at_k, pass_hat_k
+from tau_tui.evaluate import MetricOutcome, compute_metrics, pass_at_k, pass_hat_k
 
 
 def outcomes(task_id, rewards, termination="user_stop"):
-    return [Outcome(task_id, r, termination) for r in rewards]
+    return [MetricOutcome(task_id, r, termination) for r in rewards]
 
 
 def test_pass_hat_k_hand_computed():
@@ -51,7 +51,7 @@ def test_max_k_is_capped_by_the_fewest_trials_and_num_trials():
 
 
 def test_infrastructure_errors_are_left_out_and_counted():
-    data = outcomes("1", [1, 0]) + [Outcome("1", 0.0, "infrastructure_error")]
+    data = outcomes("1", [1, 0]) + [MetricOutcome("1", 0.0, "infrastructure_error")]
     metrics = compute_metrics(data, num_trials=3)
     assert metrics.infrastructure_errors == 1 and metrics.n_scored == 2 and metrics.max_k == 2
     assert metrics.pass_hat_k == pytest.approx({1: 0.5, 2: 0.0})

@@ -7,7 +7,7 @@ import json
 
 from rich.console import Console
 
-from tau_tui.evaluate import FLAG_KINDS, Outcome, compute_metrics
+from tau_tui.evaluate import FLAG_KINDS, MetricOutcome, compute_metrics
 from tau_tui.model.io import open_run
 from tau_tui.tui.catalog import FLAG_CODES, RunFilter, flags_cell, recomputed_cell
 from tau_tui.tui.screens.metrics import MetricsScreen
@@ -130,7 +130,7 @@ async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app, analyzer):
         await pilot.pause()
         assert screen.complete
         run = open_run(FOUR_TRIALS)
-        expected = compute_metrics([Outcome(e.task_id, analyzer.evaluate(run, e.index).evaluation.reward,
+        expected = compute_metrics([MetricOutcome(e.task_id, analyzer.evaluate(run, e.index).evaluation.reward,
                                             e.termination) for e in run.entries], 4)
         assert screen.recomputed.pass_hat_k == expected.pass_hat_k and set(expected.pass_hat_k) == {1, 2, 3, 4}
         assert screen.recorded.avg_reward == 0.8

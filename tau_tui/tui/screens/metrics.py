@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
 from tau_tui.textsafe import visible_renderable
-from tau_tui.evaluate import Outcome, RunMetrics, compute_metrics
+from tau_tui.evaluate import MetricOutcome, RunMetrics, compute_metrics
 from tau_tui.model.io import RunFile
 from tau_tui.tui.context import context
 from tau_tui.tui.catalog import EvalSummary, file_label
@@ -121,8 +121,8 @@ class MetricsScreen(Screen[None]):
         ours, theirs = [], []
         for entry in self.run.entries:
             summary = self.summaries.get(entry.index)
-            ours.append(Outcome(entry.task_id, summary.reward if summary is not None else None, entry.termination))
-            theirs.append(Outcome(entry.task_id, entry.reward, entry.termination))
+            ours.append(MetricOutcome(entry.task_id, summary.reward if summary is not None else None, entry.termination))
+            theirs.append(MetricOutcome(entry.task_id, entry.reward, entry.termination))
         return compute_metrics(ours, num_trials), compute_metrics(theirs, num_trials)
 
     def _show(self) -> None:
