@@ -78,8 +78,6 @@ def _apply_settings(args: argparse.Namespace) -> None:
     args.runs_dir = str(settings.runs_dir)
     if hasattr(args, "judge") and not args.judge:
         args.judge = settings.judge_model
-    if hasattr(args, "judge_llm") and not args.judge_llm:
-        args.judge_llm = settings.judge_model
     if not getattr(args, "judge_api_base", None):
         args.judge_api_base = settings.judge_api_base
     args.keymap = settings.keymap

@@ -221,9 +221,9 @@ class Workspace:
     @classmethod
     def from_args(cls, args: Any) -> "Workspace":
         """From parsed command-line flags (after the settings file and environment filled them in)."""
-        judge = getattr(args, "judge_llm", None) or getattr(args, "judge", None)
         return cls.from_settings(getattr(args, "tau2_data", None), [Path(p) for p in getattr(args, "domains", [])],
-                                 getattr(args, "runs_dir", "runs"), judge, getattr(args, "judge_api_base", None))
+                                 getattr(args, "runs_dir", "runs"), getattr(args, "judge", None),
+                                 getattr(args, "judge_api_base", None))
 
     # --- what it owns ------------------------------------------------------------------------------
     @property

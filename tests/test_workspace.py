@@ -270,6 +270,98 @@ def test_a_fork_is_judged(settings_file, judge_server):
     assert path.parent == ws.runs_dir and path.name.endswith("_fork_file_sim_m3.json")
 
 
+
+# --- the judge flags: --judge (alias --judge-llm) and --judge-api-base on every command that judges -------------
+
+JUDGING = {  # command -> the least argv it parses
+    None: [],
+    "eval": ["eval", "x.json"],
+    "run": ["run", "--agent-llm", "scripted/gold"],
+    "play": ["play", "--as", "user", "--domain", "mock", "--task", TASK, "--llm", "scripted/gold"],
+    "calibrate": ["calibrate", "--domain", "mock"],
+}
+
+
+@pytest.mark.parametrize("command", list(JUDGING))
+@pytest.mark.parametrize("flag", ["--judge", "--judge-llm"])
+def test_every_judging_command_takes_both_judge_spellings_and_the_api_base(command, flag, tmp_path, monkeypatch):
+    from tau_tui.cli import _apply_settings, build_parser, tui_parser
+
+    empty = tmp_path / "config.toml"
+    empty.write_text("")
+    monkeypatch.setenv("TAU_TUI_CONFIG", str(empty))
+    for name in ("TAU_TUI_JUDGE", "TAU_TUI_JUDGE_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    parser = tui_parser() if command is None else build_parser(command)
+    args = parser.parse_args(JUDGING[command] + [flag, "openai/judge", "--judge-api-base", "http://judge.test/v1"])
+    assert (args.judge, args.judge_api_base) == ("openai/judge", "http://judge.test/v1")
+    _apply_settings(args)
+    judge = Workspace.from_args(args).judge()
+    assert judge is not None and (judge.model, judge.api_base) == ("openai/judge", "http://judge.test/v1")
+    bare = parser.parse_args(JUDGING[command])
+    _apply_settings(bare)
+    assert Workspace.from_args(bare).judge() is None  # no flag, no settings: no judge
+
+
+@pytest.fixture
+def judgeless_settings(settings_file: Path) -> Path:
+    """The settings file without judge_model and judge_api_base: only the flags name the judge."""
+    settings_file.write_text("".join(line for line in settings_file.read_text().splitlines(keepends=True)
+                                     if not line.startswith("judge")))
+    return settings_file
+
+
+def test_the_judge_flags_reach_the_judge_of_every_cli_path(judgeless_settings, judge_server, tmp_path, capsys):
+    """``--judge``/``--judge-llm`` with ``--judge-api-base``, no judge in the settings: the local judge is asked."""
+    from tau_tui.cli import main
+
+    _, base = judge_server
+    flags = {spelling: [spelling, "openai/judge", "--judge-api-base", base] for spelling in ("--judge", "--judge-llm")}
+    before = judge_calls(judge_server)
+    out = tmp_path / "flags-run.json"
+    assert main(["run", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
+                 "scripted/user", "--out", str(out), "--quiet", *flags["--judge-llm"]]) == 0, capsys.readouterr().err
+    assert scored(sim_of(out)) == 1.0 and judge_calls(judge_server) > before
+
+    before = judge_calls(judge_server)
+    capsys.readouterr()
+    assert main(["eval", str(out), "--json", *flags["--judge"]]) == 0, capsys.readouterr().err
+    assert judge_calls(judge_server) > before, "tau-tui eval never asked the judge"
+
+    before = judge_calls(judge_server)
+    out = tmp_path / "flags-calibrate.json"
+    assert main(["calibrate", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
+                 "scripted/user", "-k", "1", "--out", str(out), "--quiet", "--json", *flags["--judge"]]) == 0
+    assert scored(sim_of(out)) == 1.0 and judge_calls(judge_server) > before
+
+    before = judge_calls(judge_server)
+    capsys.readouterr()
+    assert main(["calibrate", "--domain", "mock", "--gold-check", "--task", TASK, "--json", *flags["--judge-llm"]]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["gold_reward"] == 1.0
+    assert judge_calls(judge_server) > before, "tau-tui calibrate --gold-check never asked the judge"
+
+    before = judge_calls(judge_server)
+    out = tmp_path / "flags-play.json"
+    done = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--as", "user", "--domain", "mock",
+                           "--task", TASK, "--llm", "scripted/gold", "--plain", "--out", str(out), *flags["--judge"]],
+                          input="Please create a task called 'Important Meeting' for user_1.\nthanks ###STOP###\n",
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert scored(sim_of(out)) == 1.0 and judge_calls(judge_server) > before, "tau-tui play never asked the judge"
+
+
+def test_the_tui_judge_flags_reach_the_judge(judgeless_settings, judge_server):
+    import asyncio
+
+    _, base = judge_server
+    for spelling in ("--judge", "--judge-llm"):
+        ws = tui_workspace([spelling, "openai/judge", "--judge-api-base", base])
+        before = judge_calls(judge_server)
+        episode = asyncio.run(ws.fork("mock", TASK, [], "scripted/gold", "scripted/user"))
+        assert episode.scored is not None and episode.scored.reward == 1.0
+        assert judge_calls(judge_server) > before
+
 # --- requests ---------------------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    add_judge_flags,
     err,
     print_json,
     say,
@@ -51,8 +52,8 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     cal.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit per simulation (default 200)")
     cal.add_argument("--max-errors", type=int, default=10, metavar="N", help="tool-error limit (default 10)")
     cal.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
-    cal.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions (without it, rewards that "
-                     "need them are unscored; in --gold-check they are left out)")
+    add_judge_flags(cal, "litellm model that judges NL assertions (without one, rewards that need them are "
+                    "unscored; in --gold-check they are left out)")
     cal.add_argument("--llm-retries", type=int, default=5, metavar="N",
                      help="retries of a model call on rate limits and transient errors (default 5)")
     cal.add_argument("--band", dest="bands", action="extend", nargs="+", default=[], metavar="BAND",

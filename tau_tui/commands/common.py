@@ -66,3 +66,15 @@ def selected(run, wanted: list[str], found: set[str]) -> list[int]:
             picked.append(index)
             found.add(sim_id)
     return picked
+
+
+def add_judge_flags(parser: Any, model_help: str) -> None:
+    """``--judge MODEL`` (``--judge-llm`` is the same flag) and ``--judge-api-base URL``: every command that judges.
+
+    Both land on ``args.judge`` and ``args.judge_api_base``; what the command line leaves open comes from the
+    settings (``judge_model``, ``judge_api_base``).
+    """
+    parser.add_argument("--judge", "--judge-llm", dest="judge", metavar="MODEL",
+                        help=f"{model_help}; default: judge_model from the settings")
+    parser.add_argument("--judge-api-base", metavar="URL",
+                        help="API base URL for the judge model; default: judge_api_base from the settings")

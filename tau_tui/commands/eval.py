@@ -11,6 +11,7 @@ from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    add_judge_flags,
     err,
     open_all,
     selected,
@@ -32,9 +33,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
                           help="only this simulation (id or prefix; repeatable)")
     evaluate.add_argument("--json", action="store_true",
                           help="one JSON object per simulation, one per line, then one per file with its metrics")
-    evaluate.add_argument("--judge", metavar="MODEL",
-                          help="litellm model that judges NL assertions (without one they are not evaluated)")
-    evaluate.add_argument("--judge-api-base", metavar="URL", help="API base URL for the judge model")
+    add_judge_flags(evaluate, "litellm model that judges NL assertions (without one they are not evaluated)")
     evaluate.add_argument("--scorer", metavar="FILE",
                           help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
     return evaluate
@@ -67,7 +66,7 @@ def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> d
 def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.domains import DomainError
     from tau_tui.evaluate import (
-        Outcome,
+        MetricOutcome,
         ScorerConfig,
         ScorerConfigError,
         compute_metrics,
@@ -117,8 +116,8 @@ def run(args: argparse.Namespace, workspace) -> int:
                     break
                 continue
             reports.append(report)
-            outcomes.append(Outcome(report.task_id, report.evaluation.reward, report.evaluation.termination))
-            recorded.append(Outcome(report.task_id, report.recorded_reward, report.evaluation.termination))
+            outcomes.append(MetricOutcome(report.task_id, report.evaluation.reward, report.evaluation.termination))
+            recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.evaluation.termination))
             if args.json:
                 out.write(json_line(report.to_json(str(path))) + "\n")
             else:

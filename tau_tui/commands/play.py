@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err
 
 NAME = "play"
 SHARED_FLAGS = True
@@ -26,7 +26,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     play.add_argument("--solo", action="store_true", help="solo mode (play the agent on the task's ticket)")
     play.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit (default 200)")
     play.add_argument("--seed", type=int, metavar="S", help="seed passed to MODEL")
-    play.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions")
+    add_judge_flags(play, "litellm model that judges NL assertions")
     play.add_argument("--plain", action="store_true", help="line-based play on this terminal instead of the TUI")
     return play
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, err, say
+from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, add_judge_flags, err, say
 
 NAME = "run"
 SHARED_FLAGS = True
@@ -44,8 +44,8 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
                         "recorded simulation's own)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
     parser.add_argument("--solo", action="store_true", help="solo mode: the agent works the task's ticket alone")
-    parser.add_argument("--judge-llm", metavar="MODEL", help="model judging NL assertions (without it, tasks whose "
-                        "reward needs them stay unscored)")
+    add_judge_flags(parser, "litellm model that judges NL assertions (without one, tasks whose reward needs them "
+                    "stay unscored)")
     parser.add_argument("--llm-retries", type=int, default=5, metavar="N",
                         help="retries of a model call on rate limits and transient errors (default 5)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")

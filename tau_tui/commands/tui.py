@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err
 
 NAME = None  # the command a first argument that names no sub-command runs
 SHARED_FLAGS = True
@@ -28,9 +28,8 @@ def register(parser: argparse.ArgumentParser, running: bool = False) -> argparse
     parser.add_argument("paths", nargs="*", metavar="PATH", help="run files or folders")
     parser.add_argument("--calibrate", metavar="DOMAIN", help="open on the calibrate screen of DOMAIN (its loaded "
                         "recordings in a grid; n runs k trials)")
-    parser.add_argument("--judge", metavar="MODEL", help="litellm model that judges a trajectory's NL assertions "
-                        "when asked (J on the trajectory screen); default: judge_model from the settings")
-    parser.add_argument("--judge-api-base", metavar="URL", help="API base URL for the judge model")
+    add_judge_flags(parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory "
+                    "screen)")
     return parser
 
 
