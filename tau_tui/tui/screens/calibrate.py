@@ -35,6 +35,7 @@ from tau_tui.calibrate import (
 )
 from tau_tui.calibrate.render import BAND_LABELS
 from tau_tui.model.io import error_text
+from tau_tui.rollout.progress import RunTally
 from tau_tui.tui.context import context
 from tau_tui.tui.calibration_view import (
     BAND_STYLES, MAX_TRIALS_WIDTH, cell_summary, columns, grid_k, trials_width,
@@ -94,12 +95,24 @@ class CalibrateScreen(Screen[None]):
         self.stopped = False
         self.run_path: Path | None = None
         self.run_label = ""
-        self.total = self.done = self.active = 0
+        self.tally = RunTally()  # the running calibration's progress, folded from the runner's events
         self.editing: Row | None = None
         self.last_setup: tuple[str, str] | None = None  # (agent, user) of the last run started here
         self._unsubscribe: Any = None
         self._refresh_timer: Timer | None = None
         self._read_timer: Timer | None = None
+
+    @property
+    def total(self) -> int:
+        return self.tally.total
+
+    @property
+    def done(self) -> int:
+        return self.tally.done
+
+    @property
+    def active(self) -> int:
+        return self.tally.running
 
     @property
     def table(self) -> CalibrationTable:
@@ -254,6 +267,7 @@ class CalibrateScreen(Screen[None]):
         from tau_tui.rollout import LLMRetried, SimulationFinished, SimulationStarted
 
         event = message.event
+        self.tally.apply(event)  # the runner's events (the grid's and the calibrator's own are not counted)
         if isinstance(event, RowAdded):
             self._schedule_refresh()
         elif isinstance(event, (CellChanged, RowChanged)):
@@ -264,15 +278,13 @@ class CalibrateScreen(Screen[None]):
             else:
                 self._update_title()
         elif isinstance(event, CalibrationStarted):
-            self.total, self.done, self.active = event.total, event.total - event.pending, 0
+            done = event.total - event.pending
+            self.tally = RunTally(total=event.total, done=done, already_done=done)
             self.refresh_grid()  # every trial of the run shows at once, pending; cells then change in place
             self._run_status()
         elif isinstance(event, SimulationStarted):
-            self.active += 1
             self._run_status()
         elif isinstance(event, SimulationFinished):
-            self.active = max(self.active - 1, 0)
-            self.done = event.completed
             self._run_status()
             if self._read_timer is None:
                 self._read_timer = self.set_timer(READ_BACK_SECONDS, self._read_back)
@@ -352,7 +364,7 @@ class CalibrateScreen(Screen[None]):
         self.run_path, self.k = path, config.num_trials
         self.last_setup = (config.agent.model, config.user.model)
         self.run_label = f"{config.agent.model} / {config.user.model} · k={config.num_trials}"
-        self.total = self.done = self.active = 0
+        self.tally = RunTally()
         self._run_status()
         self.calibration_worker(config, path, keys)
 
@@ -386,7 +398,7 @@ class CalibrateScreen(Screen[None]):
             self.notify("no calibration is running", timeout=2)
             return
         self.workers.cancel_group(self, "calibration")
-        self.running, self.stopped, self.active = False, True, 0
+        self.running, self.stopped, self.tally.running = False, True, 0
         self._run_status()
         self._read_back()
 
