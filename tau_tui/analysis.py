@@ -15,7 +15,7 @@ from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, replay, run_assertions
-from tau_tui.replay.facts import Fact, replay_facts
+from tau_tui.replay.facts import Fact, replay_facts, summary_facts
 from tau_tui.replay.mismatch import mismatch_detail
 from tau_tui.replay.timeline import Finding
 
@@ -72,8 +72,8 @@ class SimAnalysis:
                 return out
         return None
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``tau-tui replay --json`` record."""
+    def to_json(self, detail: bool = True) -> dict[str, Any]:
+        """The ``tau-tui replay --json`` record (``detail``: the first mismatch field by field, with deepdiff)."""
         sim = self.sim
         reward_info = sim.reward_info
         return {
@@ -84,7 +84,7 @@ class SimAnalysis:
             "domain": self.domain,
             "termination": sim.termination_reason,
             "strict_ok": self.timeline.strict_ok,
-            "first_mismatch": self.first_mismatch(detail=True),
+            "first_mismatch": self.first_mismatch(detail=detail),
             "verdicts": self.timeline.verdict_counts(),
             "findings": [f.to_json() for f in self.findings],
             "pred_db": self.pred_db,
@@ -97,9 +97,16 @@ class SimAnalysis:
             "recorded_db_match": reward_info.db_check.db_match if reward_info and reward_info.db_check else None,
         }
 
-    def facts(self, record: dict[str, Any] | None = None) -> list[Fact]:
-        """What to show about this simulation, in order (``tau_tui.replay.facts``; ``record``: ``to_json()``)."""
-        return replay_facts(self.to_json() if record is None else record, self.timeline, self.gold is not None)
+    def facts(self, record: dict[str, Any] | None = None, detail: bool = True) -> list[Fact]:
+        """What to show about this simulation, in order (``tau_tui.replay.facts``; ``record``: ``to_json()``).
+
+        ``detail=False``: without the first mismatch's field-by-field detail, so without importing deepdiff.
+        """
+        return replay_facts(self.to_json(detail) if record is None else record, self.timeline, self.gold is not None)
+
+    def summary(self, record: dict[str, Any] | None = None) -> list[Fact]:
+        """The one-line counts of the inspector's header (``tau_tui.replay.facts.summary_facts``)."""
+        return summary_facts(self.to_json(detail=False) if record is None else record, self.timeline)
 
 
 class Analyzer:

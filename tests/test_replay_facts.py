@@ -18,8 +18,9 @@ def test_a_clean_run_is_ok_in_order(tmp_path, registry):
     path = results_file(tmp_path / "ok.json", [greet(), user("done?"), call("update_task_status",
                         {"task_id": "task_1", "status": "completed"}), result(TASK_1), say("Done.")])
     facts = facts_of(path, registry)
-    assert [f.kind for f in facts] == ["simulation", "calls", "db", "strict_ok"]
-    assert [f.severity for f in facts[2:]] == ["ok", "ok"]
+    assert [f.kind for f in facts if f.cli] == ["simulation", "calls", "db", "strict_ok"]
+    assert [f.severity for f in facts if f.cli][2:] == ["ok", "ok"]
+    assert [f.kind for f in facts if f.panel] == ["calls", "strict", "db"]
     text = plain_text(facts).splitlines()
     assert text[1].startswith("  calls: 1 replayed, 0 mismatch") and text[-1] == "  strict replay ok"
     assert not text[0].startswith(" ")

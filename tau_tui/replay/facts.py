@@ -10,6 +10,16 @@ such as "the recording says db_match=X but we say Y" is written once, here.
 
 Severities: ``info`` (neutral), ``ok``, ``warn``, ``bad``. A fact that reports
 the recording itself (not what we derive) has ``recorded=True``.
+
+The inspector shows the same list: ``short`` is its wording of a line (it
+falls back to ``text``), ``marked`` facts carry a ✓/✗/— ``mark`` after the
+short wording, ``aside`` is a dim tail, and ``cli``/``panel`` say which view
+shows a fact (the CLI's heading is the inspector's header; the inspector's
+strict-replay line is the CLI's "strict replay ok"). ``summary_facts`` is the
+one-line count summary of the inspector's header, from the same record.
+
+The record may lack the mismatch's field-by-field ``detail`` (``to_json(detail=False)``):
+the facts are then computed without deepdiff.
 """
 
 from __future__ import annotations
@@ -34,6 +44,16 @@ class Fact:
     detail: tuple[str, ...] = ()
     recorded: bool = False
     level: int = 1  # indentation depth in the plain text (0: the simulation's heading)
+    short: str | None = None  # the inspector's wording (None: ``text``)
+    marked: bool = False  # the inspector draws ``mark`` (✓ True, ✗ False, — None) after ``short``
+    mark: bool | None = None
+    aside: str | None = None  # the inspector's dim tail after the line
+    cli: bool = True  # shown by ``tau-tui replay``
+    panel: bool = True  # shown by the inspector's derived panel
+
+    @property
+    def short_text(self) -> str:
+        return self.text if self.short is None else self.short
 
     @property
     def text(self) -> str:
@@ -61,10 +81,14 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
     trial = f" trial {record['trial']}" if record["trial"] is not None else ""
     facts = [
         Fact("simulation", record["sim"], f"task {record['task']}{trial}  [{record['domain']}, "
-             f"{record['termination']}]", sep="  ", level=0),
+             f"{record['termination']}]", sep="  ", level=0, panel=False),
         Fact("calls", "calls", f"{v['replayed']} replayed, {v['mismatch']} mismatch, {v['skipped_read']} read "
              f"(not re-run), {v['skipped_unknown']} hallucinated; {v['recorded_error']} recorded errors",
-             severity="bad" if v["mismatch"] else "info"),
+             severity="bad" if v["mismatch"] else "info",
+             short=f"writes replayed {v['replayed']}, mismatches {v['mismatch']}, reads not re-run "
+                   f"{v['skipped_read']}, hallucinated {v['skipped_unknown']}, recorded errors {v['recorded_error']}"),
+        Fact("strict", "strict replay (as tau2 would)", severity="ok" if record["strict_ok"] else "bad", cli=False,
+             marked=True, mark=record["strict_ok"]),
     ]
     if timeline.injected_faults:
         faults = ", ".join(f"{c.name} {c.fault.get('kind')} (attempt {c.attempt}, step {c.result_step})"
@@ -79,18 +103,10 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
                           f"({first.refusal.get('reason')}){more}", severity="warn"))
     for found in timeline.discoveries:
         facts.append(Fact("discovered", "discovered", f"{found.tool} at step {found.step}", sep=" "))
-    if record["gold_db"] is None and record["pred_db"] is not None and not has_gold:
-        facts.append(Fact("db", "DB", f"predicted {short_hash(record['pred_db'])}; no gold state (task not found)",
-                          severity="warn"))
-    else:
-        verdict = "match" if record["db_match"] else "DIFFER"
-        facts.append(Fact("db", "DB", f"{verdict}  agent {short_hash(record['pred_db'])} vs gold "
-                          f"{short_hash(record['gold_db'])}; user {short_hash(record['pred_user_db'])} vs gold "
-                          f"{short_hash(record['gold_user_db'])}", severity="ok" if record["db_match"] else "bad"))
-    recorded = record["recorded_db_match"]
-    if recorded is not None and record["db_match"] is not None and recorded != record["db_match"]:
-        facts.append(Fact("recorded_db_match", "note", f"the recording says db_match={recorded}", severity="warn",
-                          recorded=True))
+    facts.append(db_fact(record, has_gold))
+    disagreement = recorded_db_match_fact(record)
+    if disagreement is not None:
+        facts.append(disagreement)
     mismatch = record["first_mismatch"]
     if mismatch:
         detail = [f"recorded: {clip(mismatch['recorded'])}", f"replayed: {clip(mismatch['replayed'])}"]
@@ -101,13 +117,59 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
             detail += [f"  {line}" for line in detail_lines(mismatch["detail"])]
         facts.append(Fact("first_mismatch", f"first mismatch at step {mismatch['step']}",
                           f"{mismatch['tool']}({format_arguments(mismatch['arguments'])})", severity="bad",
-                          detail=tuple(detail)))
+                          detail=tuple(detail), short=f"first mismatch at step {mismatch['step']}: {mismatch['tool']}"))
     for finding in record["findings"]:
         where = f"step {finding['step']}: " if finding["step"] is not None else ""
         facts.append(Fact("finding", f"finding [{finding['kind']}]", f"{where}{finding['message']}", severity="warn",
-                          sep=" "))
+                          sep=" ", short=f"⚠ {finding['kind']}  {where}{finding['message']}"))
     if not mismatch and not record["findings"]:
-        facts.append(Fact("strict_ok", "strict replay ok", severity="ok"))
+        facts.append(Fact("strict_ok", "strict replay ok", severity="ok", panel=False))
+    return facts
+
+
+def db_fact(record: dict[str, Any], has_gold: bool) -> Fact:
+    """The DB check: the predicted final state's hashes against the gold ones."""
+    agent = f"agent {short_hash(record['pred_db'])} vs {short_hash(record['gold_db'])}"
+    if record["pred_user_db"] is not None or record["gold_user_db"] is not None:
+        agent += f"; user {short_hash(record['pred_user_db'])} vs {short_hash(record['gold_user_db'])}"
+    common = dict(short="DB match vs gold", marked=True, mark=record["db_match"])
+    if record["gold_db"] is None and record["pred_db"] is not None and not has_gold:
+        return Fact("db", "DB", f"predicted {short_hash(record['pred_db'])}; no gold state (task not found)",
+                    severity="warn", aside="(no gold state: task unknown)", **common)
+    verdict = "match" if record["db_match"] else "DIFFER"
+    return Fact("db", "DB", f"{verdict}  agent {short_hash(record['pred_db'])} vs gold "
+                f"{short_hash(record['gold_db'])}; user {short_hash(record['pred_user_db'])} vs gold "
+                f"{short_hash(record['gold_user_db'])}", severity="ok" if record["db_match"] else "bad",
+                aside=agent if has_gold else "(no gold state: task unknown)", **common)
+
+
+def recorded_db_match_fact(record: dict[str, Any]) -> Fact | None:
+    """Where the recording's DB check disagrees with ours (None: it agrees, or one side is unknown)."""
+    recorded, ours = record["recorded_db_match"], record["db_match"]
+    if recorded is None or ours is None or recorded == ours:
+        return None
+    return Fact("recorded_db_match", "note", f"the recording says db_match={recorded}; our replay says {ours}",
+                severity="warn", recorded=True)
+
+
+def summary_facts(record: dict[str, Any], timeline: Timeline) -> list[Fact]:
+    """The inspector header's one-line counts: each a fact whose severity is ``info`` when there is nothing to see."""
+    v = record["verdicts"]
+    findings = len(record["findings"])
+    facts = [
+        Fact("mismatch", f"{v['mismatch']} mismatch", severity="bad" if v["mismatch"] else "info"),
+        Fact("hallucinated", f"{v['skipped_unknown']} hallucinated", severity="warn" if v["skipped_unknown"] else "info"),
+        Fact("findings", f"{findings} finding{'s' if findings != 1 else ''}", severity="warn" if findings else "info"),
+    ]
+    for kind, count, label in (("injected_faults", len(timeline.injected_faults), "injected fault"),
+                               ("refused", len(timeline.refusals), "refused"),
+                               ("discovered", len(timeline.discoveries), "discovered")):
+        if count:
+            plural = "s" if count != 1 and kind == "injected_faults" else ""
+            facts.append(Fact(kind, f"{count} {label}{plural}", severity="warn"))
+    match = record["db_match"]
+    facts.append(Fact("db", "db vs gold", severity="bad" if match is False else ("ok" if match else "info"),
+                      marked=True, mark=match))
     return facts
 
 
@@ -115,6 +177,8 @@ def plain_text(facts: list[Fact]) -> str:
     """The block ``tau-tui replay`` prints: one line per fact, its detail lines indented below it."""
     lines = []
     for fact in facts:
+        if not fact.cli:
+            continue
         lines.append("  " * fact.level + fact.text)
         lines += ["  " * (fact.level + 1) + line for line in fact.detail]
     return "\n".join(lines)

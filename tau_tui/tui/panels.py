@@ -20,6 +20,7 @@ from tau_tui.env.jsonify import parse_content
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
 from tau_tui.model.tasks import StructuredInstructions, Task
 from tau_tui.replay.diff import Change, diff_states, path_text
+from tau_tui.replay.facts import Fact
 from tau_tui.replay.mismatch import mismatch_detail, pair_text, short_json
 from tau_tui.textsafe import shown
 from tau_tui.tui.render import (
@@ -377,6 +378,24 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     return out
 
 
+FACT_STYLES = {"info": "", "ok": "", "warn": "yellow", "bad": "red"}
+FACT_STYLE_BY_KIND = {"calls": "", "strict": "", "db": "", "finding": "yellow", "injected_faults": "bold orange1",
+                      "refused": "bold medium_purple1", "discovered": "cyan"}
+
+
+def render_fact(fact: Fact) -> Text:
+    """One headless fact (``tau_tui.replay.facts``) as the derived panel's line: its short wording, styled."""
+    out = Text()
+    style = FACT_STYLE_BY_KIND.get(fact.kind, FACT_STYLES[fact.severity])
+    out.append(shown(fact.short_text), style=style)
+    if fact.marked:
+        out.append(" ")
+        out.append_text(_mark(fact.mark))
+    if fact.aside:
+        out.append(f"   {shown(fact.aside)}", style="dim")
+    return out
+
+
 def render_derived(analysis: SimAnalysis | None, error: str | None) -> RenderableType:
     """What tau-tui's own replay found; never mixed with the recorded reward."""
     out = Text()
@@ -385,31 +404,12 @@ def render_derived(analysis: SimAnalysis | None, error: str | None) -> Renderabl
     if analysis is None:
         out.append(f"no replay: {shown(error or 'not run')}\n", style="italic")
         return out
-    counts = analysis.timeline.verdict_counts()
-    out.append(f"writes replayed {counts['replayed']}, mismatches {counts['mismatch']}, "
-               f"reads not re-run {counts['skipped_read']}, hallucinated {counts['skipped_unknown']}, "
-               f"recorded errors {counts['recorded_error']}\n")
-    out.append("strict replay (as tau2 would) ")
-    out.append_text(_mark(analysis.timeline.strict_ok))
-    first = analysis.first_mismatch()
-    if first:
-        out.append(f"   first mismatch at step {first['step']}: {one_line(first['tool'])}", style="red")
-    out.append("\n")
-    out.append("DB match vs gold ")
-    out.append_text(_mark(analysis.db_match))
-    if analysis.gold is not None:
-        out.append(f"   agent {str(analysis.pred_db)[:10]} vs {str(analysis.gold.agent_hash)[:10]}", style="dim")
-        if analysis.pred_user_db is not None or analysis.gold.user_hash is not None:
-            out.append(f"; user {str(analysis.pred_user_db)[:10]} vs {str(analysis.gold.user_hash)[:10]}",
-                       style="dim")
-    else:
-        out.append("   (no gold state: task unknown)", style="dim")
-    out.append("\n")
-    recorded = analysis.sim.reward_info.db_check.db_match if (
-        analysis.sim.reward_info and analysis.sim.reward_info.db_check) else None
-    if recorded is not None and analysis.db_match is not None and recorded != analysis.db_match:
-        out.append(f"note: the recording says db_match={recorded}; our replay says {analysis.db_match}\n",
-                   style="yellow")
+    facts = [f for f in analysis.facts(detail=False) if f.panel]
+    for fact in facts:
+        if fact.kind == "finding":
+            continue
+        out.append_text(render_fact(fact))
+        out.append("\n")
     for assertion, met, error_text in analysis.assertions:
         out.append_text(_mark(met))
         out.append(f" assertion {one_line(assertion.func_name)}({one_line(assertion.arguments)})")
@@ -419,11 +419,11 @@ def render_derived(analysis: SimAnalysis | None, error: str | None) -> Renderabl
     if analysis.gold is not None:
         for index, message in analysis.gold.action_errors:
             out.append(f"gold action #{index} failed: {shown(message)}\n", style="yellow")
-    findings = analysis.findings
+    findings = [f for f in facts if f.kind == "finding"]
     if findings:
         out.append(f"\nfindings ({len(findings)})\n", style="bold yellow")
-        for finding in findings:
-            where = f"step {finding.step}: " if finding.step is not None else ""
-            out.append(f"⚠ {finding.kind.value}  {where}{shown(finding.message)}\n", style="yellow")
+        for fact in findings:
+            out.append_text(render_fact(fact))
+            out.append("\n")
     out.rstrip()
     return out

@@ -32,6 +32,7 @@ from tau_tui.domains import DomainError
 from tau_tui.model.io import RunFile, RunFileError, error_text, new_output_path, open_run
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
+from tau_tui.replay.facts import Fact
 from tau_tui.evaluate import SimReport
 from tau_tui.tui.context import context, subscribe
 from tau_tui.tui.catalog import EvalSummary, file_label, query_terms
@@ -87,6 +88,17 @@ def _jump_bindings() -> list[Binding]:
         out.append(Binding(key.upper(), f"jump('{target}', -1)", f"Previous {name}", id=f"traj.prev_{target}",
                            show=False))
     return out
+
+
+HEADER_STYLES = {"mismatch": "red", "hallucinated": "magenta", "findings": "yellow", "injected_faults": "bold orange1",
+                 "refused": "bold medium_purple1", "discovered": "cyan", "db": "red"}
+
+
+def header_fact(fact: Fact, sep: str = "") -> Text:
+    """One count of the header's derived summary (``SimAnalysis.summary()``), styled by kind when it is not neutral."""
+    style = HEADER_STYLES.get(fact.kind, "") if fact.severity in ("warn", "bad") else ""
+    mark = f" {'—' if fact.mark is None else ('✓' if fact.mark else '✗')}" if fact.marked else ""
+    return Text(f"{sep}{one_line(fact.short_text)}{mark}", style=style)
 
 
 class TrajectoryScreen(Screen[None]):
@@ -357,22 +369,8 @@ class TrajectoryScreen(Screen[None]):
         if analysis is None:
             text.append(f" no replay: {one_line(self.replay_error or '?')}", style="yellow")
         else:
-            counts = analysis.timeline.verdict_counts()
-            text.append(f" {counts['mismatch']} mismatch", style="red" if counts["mismatch"] else "")
-            text.append(f" · {counts['skipped_unknown']} hallucinated",
-                        style="magenta" if counts["skipped_unknown"] else "")
-            findings = len(analysis.findings)
-            text.append(f" · {findings} finding{'s' if findings != 1 else ''}", style="yellow" if findings else "")
-            timeline = analysis.timeline
-            for count, label, style in ((len(timeline.injected_faults), "injected fault", "bold orange1"),
-                                        (len(timeline.refusals), "refused", "bold medium_purple1"),
-                                        (len(timeline.discoveries), "discovered", "cyan")):
-                if count:
-                    plural = "s" if count != 1 and label == "injected fault" else ""
-                    text.append(f" · {count} {label}{plural}", style=style)
-            match = analysis.db_match
-            text.append(f" · db vs gold {'—' if match is None else ('✓' if match else '✗')}",
-                        style="" if match is not False else "red")
+            for n, fact in enumerate(analysis.summary()):
+                text.append_text(header_fact(fact, " · " if n else " "))
         report = self.report
         if report is not None:
             ev = report.evaluation
