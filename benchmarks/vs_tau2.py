@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     theirs = defaultdict(float)
     counts = defaultdict(int)
     tau2_failed = defaultdict(int)
+    tau2_missing: set[str] = set()
     work = []  # (domain, run, index, tau2 task, tau2 messages, constructor)
     for path in expand_paths(args.paths):
         try:
@@ -68,7 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         domain = run.domain
         if not run.entries or domain is None or domain == "mock":
             continue  # the installed (older) tau2 has a different mock domain
-        constructor = registry.get_env_constructor(domain)
+        try:
+            constructor = registry.get_env_constructor(domain)
+        except KeyError:
+            if domain not in tau2_missing:
+                print(f"skipped {domain}: the installed tau2 has no such domain", file=sys.stderr)
+            tau2_missing.add(domain)
+            continue
         tau2_tasks = {tid: Tau2Task.model_validate(t.model_dump(mode="json")) for tid, t in run.tasks().items()}
         n = len(run.entries) if not args.limit else min(args.limit, len(run.entries))
         for index in range(n):
@@ -95,8 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         ours[domain] += time.perf_counter() - start
     gc.collect()
     for domain, run, index, *_ in work:
-        analyzer._gold.clear()
-        analyzer._init.states.clear()
+        analyzer.forget()
         start = time.perf_counter()
         analyzer.analyze(run, index).to_json()
         ours_cold[domain] += time.perf_counter() - start

@@ -118,6 +118,11 @@ class Analyzer:
         self._init = InitCache()
         self._scorers: dict[str, ScorerConfig | None] = {}
 
+    def forget(self) -> None:
+        """Drop the cached gold and initial states (a cold start, as benchmarks measure it)."""
+        self.golds = GoldCache()
+        self._init = InitCache()
+
     def fingerprint(self, task: Task) -> str:
         """The task's ``task_content_digest`` (memoised): what the calibration fingerprint holds."""
         return self.golds.digest(task)
