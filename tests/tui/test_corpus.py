@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ def corpus(analyzer):
 def test_every_corpus_simulation_renders(corpus, analyzer: Analyzer):
     runs, failures = corpus
     assert len(failures) == 1 and "tau-bench v1" in failures[0]
-    console = Console(width=90, file=open("/dev/null", "w"))
+    console = Console(width=90, file=open(os.devnull, "w"))
     seen = 0
     for run in runs:
         for entry in run.entries:
