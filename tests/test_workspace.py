@@ -14,8 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -24,7 +22,7 @@ from tau_tui.model.io import open_run
 from tau_tui.workspace import FORM_LABELS, GoldCheckRequest, PlayRequest, RequestError, RunRequest, Workspace
 
 from tests.conftest import CORPUS, ROOT
-from tests.evaluate.support import FakeOpenAI
+from tests.evaluate.support import fake_openai
 
 TASK = "create_task_1"
 ASSERTION = "The agent confirmed the task was created successfully"
@@ -36,13 +34,8 @@ BIG = (160, 45)
 def judge_server(monkeypatch):
     """(handler, base URL) of a local OpenAI-compatible judge; requests are recorded on the handler."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")  # a placeholder the local server ignores
-    handler = type("Judge", (FakeOpenAI,), {"requests": [], "content": json.dumps(JUDGE_REPLY), "status": 200})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield handler, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    with fake_openai(json.dumps(JUDGE_REPLY), "Judge") as served:
+        yield served
 
 
 @pytest.fixture

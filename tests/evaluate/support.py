@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator
 
 from tau_tui.model import SimulationRun, Task
 from tau_tui.replay import GoldResult, Timeline, gold_state, replay, run_assertions
@@ -88,3 +90,17 @@ class FakeOpenAI(BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+@contextmanager
+def fake_openai(content: str | None = None, name: str = "Handler") -> Iterator[tuple[type, str]]:
+    """(handler class, base URL) of a local OpenAI-compatible server on 127.0.0.1; requests are recorded."""
+    handler = type(name, (FakeOpenAI,), {"requests": [], "content": content or FakeOpenAI.content, "status": 200})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield handler, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
