@@ -125,3 +125,12 @@ def test_core_imports_without_textual_or_litellm():
             "bad=[m for m in ('textual','litellm') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_totals_count_every_simulation_a_missing_domain_keeps_from_replay(capsys):
+    code, out, err = replay(capsys, CORPUS / "generated" / "tau2-gold_banking_knowledge.json",
+                            CORPUS / "sierra-research__tau2-bench__e2e_mock_baseline.json",
+                            "--tau2-data", str(CORPUS))
+    assert code == 2 and err.count("unknown domain 'banking_knowledge'") == 1
+    assert out.splitlines()[-1].startswith("1 simulation in 1 file: 1 ok")
+    assert "; 291 more not replayed;" in out.splitlines()[-1]

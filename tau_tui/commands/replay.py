@@ -45,15 +45,17 @@ def run(args: argparse.Namespace, workspace) -> int:
             err(error or f"{path}: unreadable")
             status = EXIT_INPUT
             continue
-        for index in selected(recording, wanted, found_wanted):
+        indices = list(selected(recording, wanted, found_wanted))
+        for position, index in enumerate(indices):
             try:
                 analysis = analyzer.analyze(recording, index)
             except (DomainError, RunFileError) as exc:
                 err(str(exc))
                 status = EXIT_INPUT
-                totals.failed += 1
-                if isinstance(exc, DomainError):
+                if isinstance(exc, DomainError):  # the file's domain: none of its simulations can be replayed
+                    totals.failed += len(indices) - position
                     break
+                totals.failed += 1
                 continue
             record = analysis.to_json()
             totals.add(record)
@@ -99,6 +101,6 @@ class ReplayTotals:
         text = (f"{self.sims} simulation{'s' if self.sims != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
                 f"{self.ok} ok, {self.mismatched} with mismatches, {self.with_findings} with findings")
         if self.failed:
-            text += f", {self.failed} not replayed"
+            text += f"; {self.failed} more not replayed"
         return text + f"; db_match {self.db_matched}/{self.db_checked}"
 
