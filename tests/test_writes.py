@@ -490,7 +490,7 @@ def test_a_results_file_made_by_someone_else_after_we_chose_the_name_is_kept(tmp
 
 
 def test_a_play_file_name_from_a_task_id_stays_in_the_runs_folder(tmp_path):
-    from tau_tui.rollout.session import default_play_path
+    from tau_tui.model.io import new_output_path
 
-    path = default_play_path("mock/../..", "../../etc/x", tmp_path)
+    path = new_output_path(tmp_path, "play", "mock/../..", "../../etc/x")
     assert path.parent == tmp_path and "/" not in path.name and not path.name.startswith(".")

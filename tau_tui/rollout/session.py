@@ -88,13 +88,6 @@ class Episode:
         return writer.path
 
 
-def default_play_path(domain: str, task: str, root: Path | str) -> Path:
-    """``<root>/<YYYYmmdd_HHMMSS>_play_<domain>_<task>.json`` (ids encoded into the name, never a path)."""
-    from tau_tui.model.io import new_output_path
-
-    return new_output_path(root, "play", domain, task)
-
-
 def _domain(registry: DomainRegistry, name: str) -> tuple[Domain, str | None]:
     base, variant = split_variant(name)
     return registry.get(base), variant
