@@ -29,12 +29,14 @@ CLI_LABELS = {
     "user_args": "--user-llm-args", "num_trials": "-k", "concurrency": "--concurrency", "max_steps": "--max-steps",
     "max_errors": "--max-errors", "timeout": "--timeout", "llm_retries": "--llm-retries", "out": "--out",
     "task": "--task", "other": "--llm", "other_args": "--llm-args", "play_as": "--as",
+    "after": "--after", "sim": "--sim",
 }
 FORM_LABELS = {
     "domain": "domain", "agent": "agent model", "user": "user model", "agent_args": "agent args",
     "user_args": "user args", "num_trials": "trials (k)", "concurrency": "concurrency", "max_steps": "max steps",
     "max_errors": "max errors", "timeout": "timeout (s)", "llm_retries": "retries", "out": "output file",
     "task": "task", "other": "other side", "other_args": "other side args", "play_as": "side",
+    "after": "after message", "sim": "simulation",
 }
 
 
@@ -179,6 +181,43 @@ class PlayRequest(_Request):
             raise self.error("other", "a model string, scripted/gold or scripted/user")
         self.json_object("other_args")
         self.whole("max_steps")
+
+
+@dataclass
+class ForkRequest(_Request):
+    """Continue simulation ``sim`` of a recording after message ``after`` with a new agent and user."""
+
+    sim: str | None
+    after: int | str
+    agent: str | None
+    user: str | None = "scripted/user"
+    agent_args: str | dict | None = None
+    user_args: str | dict | None = None
+    strict: bool = True  # replay the recorded prefix strictly (tau2's rule); lenient continues from any state
+    llm_retries: int = 5
+    out: str | Path | None = None
+
+    def validate(self) -> None:
+        if not self.sim or not str(self.sim).strip():
+            raise self.error("sim", "is required (a simulation id of the file)")
+        self.whole("after", 0)
+        if not self.agent or not str(self.agent).strip():
+            raise self.error("agent", "is required (a model, or scripted/gold)")
+        for name in ("agent", "user"):
+            if str(getattr(self, name) or "").strip() == "human":
+                raise self.error(name, "a fork runs without a person: a model or a scripted participant")
+        self.json_object("agent_args")
+        self.json_object("user_args")
+
+
+@dataclass
+class ForkResult:
+    """A finished fork: the evaluated episode, where it was saved, and what it continued."""
+
+    episode: Any  # rollout.Episode
+    path: Path
+    sim_id: str
+    after: int
 
 
 @dataclass
@@ -361,6 +400,43 @@ class Workspace:
     def fork_path(self, file_label: str, sim_id: str, step: int) -> Path:
         return self.new_output_path("fork", file_label, sim_id, f"m{step}")
 
+    async def fork_simulation(self, run: Any, request: ForkRequest, task: Any = None) -> ForkResult:
+        """The whole fork (``tau-tui fork`` and the trajectory screen's ``b``): validate, cut the recorded
+        history after ``request.after``, continue it with the new sides (scored with the judge) and save it
+        beside the runs (``forked_from`` names the source). ``task``: the recording's resolved task, when the
+        caller has it (else the domain's task of that id). Blocking steps run in threads."""
+        import asyncio
 
-__all__ = ["CLI_LABELS", "FORM_LABELS", "CalibrateRequest", "GoldCheckRequest", "PlayRequest", "RequestError",
+        from tau_tui.domains import split_variant
+        from tau_tui.rollout import fork_history
+
+        request.validate()
+        index = run.find(str(request.sim).strip())
+        if index is None:
+            raise request.error("sim", f"no simulation {str(request.sim).strip()!r} in {run.path}")
+        after = request.whole("after", 0)
+        sim = await asyncio.to_thread(run.simulation, index)
+        if after >= len(sim.trajectory):
+            raise request.error("after", f"the simulation has {len(sim.trajectory)} messages (0 to "
+                                         f"{len(sim.trajectory) - 1})")
+        domain = run.domain
+        if domain is None:
+            raise ValueError(f"{run.path}: the recording does not say its domain")
+        agent = self.participant(str(request.agent).strip(), request.json_object("agent_args"), request.llm_retries)
+        user = self.participant((request.user or "scripted/user").strip(), request.json_object("user_args"),
+                                request.llm_retries)
+        out = str(request.out).strip() if request.out is not None else ""
+        path = Path(out) if out else self.fork_path(run.label, sim.id, after)
+        if path.exists():
+            raise request.error("out", f"{path} already exists; choose another")
+        await asyncio.to_thread(self.registry.get, split_variant(domain)[0])
+        episode = await self.fork(domain, task if task is not None else sim.task_id, fork_history(sim.trajectory, after),
+                                  agent, user, solo=run.solo, strict_history=request.strict)
+        saved = await asyncio.to_thread(episode.save, path, {"forked_from": {
+            "file": str(run.path), "simulation": sim.id, "after_message": after}})
+        return ForkResult(episode, saved, sim.id, after)
+
+
+__all__ = ["CLI_LABELS", "FORM_LABELS", "CalibrateRequest", "ForkRequest", "ForkResult", "GoldCheckRequest",
+           "PlayRequest", "RequestError",
            "RunPlan", "RunRequest", "Workspace"]

@@ -263,6 +263,35 @@ def test_a_fork_is_judged(settings_file, judge_server):
     assert path.parent == ws.runs_dir and path.name.endswith("_fork_file_sim_m3.json")
 
 
+def test_tau_tui_fork_is_judged_and_gives_the_tui_fork_reward(settings_file, judge_server, tmp_path, capsys):
+    """``tau-tui fork`` and the trajectory screen's fork share ``Workspace.fork_simulation``: both judged."""
+    import asyncio
+
+    from tau_tui.cli import main
+    from tau_tui.workspace import ForkRequest
+
+    recording = tmp_path / "recorded.json"
+    assert main(["run", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
+                 "scripted/user", "--out", str(recording), "--quiet"]) == 0, capsys.readouterr().err
+    sim_id = open_run(recording).entries[0].id
+    before = judge_calls(judge_server)
+    capsys.readouterr()
+    assert main(["fork", str(recording), "--sim", sim_id, "--after", "1", "--agent-llm", "scripted/gold",
+                 "--json"]) == 0, capsys.readouterr().err
+    record = json.loads(capsys.readouterr().out)
+    assert judge_calls(judge_server) > before, "tau-tui fork never asked the judge"
+    assert record["simulation"] == sim_id and record["after_message"] == 1
+    cli_sim = sim_of(Path(record["saved_to"]))
+    assert record["reward"] == scored(cli_sim) == 1.0
+
+    before = judge_calls(judge_server)
+    result = asyncio.run(tui_workspace().fork_simulation(open_run(recording), ForkRequest(
+        sim_id, 1, "scripted/gold", labels=dict(FORM_LABELS))))
+    assert judge_calls(judge_server) > before
+    assert scored(sim_of(result.path)) == record["reward"]
+    assert result.path != Path(record["saved_to"])  # a second fork never overwrites the first
+
+
 
 # --- the judge flags: --judge (alias --judge-llm) and --judge-api-base on every command that judges -------------
 
@@ -272,6 +301,7 @@ JUDGING = {  # command -> the least argv it parses
     "run": ["run", "--agent-llm", "scripted/gold"],
     "play": ["play", "--as", "user", "--domain", "mock", "--task", TASK, "--llm", "scripted/gold"],
     "calibrate": ["calibrate", "--domain", "mock"],
+    "fork": ["fork", "x.json", "--sim", "s", "--after", "1", "--agent-llm", "scripted/gold"],
 }
 
 

@@ -418,10 +418,9 @@ def test_two_runs_on_one_file_the_second_is_refused(registry, tmp_path):
 
 def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path(registry, tmp_path):
     import asyncio
-    from types import SimpleNamespace
 
     from tau_tui.rollout import continue_episode
-    from tau_tui.tui.screens.trajectory import fork_path
+    from tau_tui.workspace import Workspace
 
     episode = asyncio.run(continue_episode(registry, "mock", "create_task_1", [], "scripted/gold", "scripted/user"))
     blocker = tmp_path / "a-file"
@@ -429,9 +428,9 @@ def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path
     with pytest.raises(WriteError, match="is not a folder"):
         episode.save(blocker / "fork.json")
     assert blocker.read_text() == "keep me"
-    run = SimpleNamespace(layout="json", path=tmp_path / "../../evil.json")
+    workspace = Workspace.from_settings(runs_dir=tmp_path / "runs")
     for sim_id in ("../../x", "/abs/x", ".."):
-        path = fork_path(run, sim_id, 3, tmp_path / "runs")
+        path = workspace.fork_path("../../evil", sim_id, 3)
         assert path.parent == tmp_path / "runs" and not path.name.startswith(".") and "/" not in path.name
 
 

@@ -247,6 +247,15 @@ class RunFile:
     def name(self) -> str:
         return self.path.name
 
+    @property
+    def label(self) -> str:
+        """A short name: the file's stem (its folder for the dir layout), without the corpus prefix."""
+        name = self.path.parent.name if self.layout == "dir" else self.path.stem
+        for prefix in ("sierra-research__tau2-bench__", "sierra-research__"):
+            if name.startswith(prefix):
+                name = name[len(prefix):]
+        return name
+
     def _info_part(self, key: str) -> dict[str, Any]:
         value = self.raw_info.get(key)
         return value if isinstance(value, dict) else {}

@@ -206,12 +206,8 @@ class RunRow:
 
 
 def file_label(run: RunFile) -> str:
-    """A short name for a run file: its stem (its folder for the dir layout), without the corpus prefix."""
-    name = run.path.parent.name if run.layout == "dir" else run.path.stem
-    for prefix in ("sierra-research__tau2-bench__", "sierra-research__"):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
-    return name
+    """A short name for a run file (``RunFile.label``)."""
+    return run.label
 
 
 def sim_text(raw: Any) -> str:

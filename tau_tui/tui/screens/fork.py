@@ -4,13 +4,11 @@ Modal. Agent and user are any litellm model string or a scripted
 participant. Strict replay of the recorded prefix (tau2's rule) is the
 default; a recording made with other tool versions may need the lenient
 setting, which continues from whatever state the prefix replays to.
-Dismisses with a ``ForkRequest``.
+Dismisses with the workspace's ``ForkRequest`` (validated the same way as
+``tau-tui fork``'s flags).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -23,19 +21,9 @@ from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.render import one_line
-from tau_tui.tui.screens.rollout import AGENT_SUGGESTIONS, USER_SUGGESTIONS, FormError, json_object
+from tau_tui.tui.screens.rollout import AGENT_SUGGESTIONS, USER_SUGGESTIONS
 from tau_tui.tui.trajectory_doc import StepView
-
-if TYPE_CHECKING:
-    from tau_tui.rollout import ParticipantSpec
-
-
-@dataclass(frozen=True)
-class ForkRequest:
-    step: int
-    agent: ParticipantSpec
-    user: ParticipantSpec
-    strict: bool
+from tau_tui.workspace import FORM_LABELS, ForkRequest, RequestError
 
 
 def step_summary(step: StepView, limit: int = 100) -> str:
@@ -91,27 +79,21 @@ class ForkScreen(ModalScreen[ForkRequest | None]):
         self.query_one("#k-agent").focus()
 
     def request(self) -> ForkRequest:
-        from tau_tui.rollout import ParticipantSpec
-
-        agent = self.query_one("#k-agent", Input).value.strip()
-        user = self.query_one("#k-user", Input).value.strip() or "scripted/user"
-        if not agent:
-            raise FormError("agent model: needed (scripted/gold or a model string)")
-        if "human" in (agent, user):
-            raise FormError("a fork runs without a person: pick a model or a scripted participant")
-        return ForkRequest(
-            self.step.index,
-            ParticipantSpec(agent, json_object(self.query_one("#k-agent-args", Input).value, "agent args")),
-            ParticipantSpec(user, json_object(self.query_one("#k-user-args", Input).value, "user args")),
-            strict=not self.query_one("#k-lenient", Checkbox).value,
-        )
+        """The form as a validated request (``RequestError`` names the field as the form labels it)."""
+        request = ForkRequest(
+            self.sim_id, self.step.index, self.query_one("#k-agent", Input).value,
+            self.query_one("#k-user", Input).value.strip() or "scripted/user",
+            self.query_one("#k-agent-args", Input).value, self.query_one("#k-user-args", Input).value,
+            strict=not self.query_one("#k-lenient", Checkbox).value, labels=dict(FORM_LABELS))
+        request.validate()
+        return request
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#k-start")
     def action_start(self) -> None:
         try:
             request = self.request()
-        except FormError as exc:
+        except RequestError as exc:
             self.query_one("#k-error", Label).update(visible_renderable(str(exc)))
             return
         self.dismiss(request)

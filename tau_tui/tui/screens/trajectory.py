@@ -13,7 +13,6 @@ adds a note on the step under the cursor.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -29,13 +28,13 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
-from tau_tui.model.io import RunFile, RunFileError, error_text, new_output_path, open_run
+from tau_tui.model.io import RunFile, RunFileError, error_text, open_run
 from tau_tui.model.messages import message_to_dict
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.replay.facts import Fact
 from tau_tui.evaluate import SimReport
 from tau_tui.tui.context import context, subscribe
-from tau_tui.tui.catalog import EvalSummary, file_label, query_terms
+from tau_tui.tui.catalog import EvalSummary, query_terms
 from tau_tui.tui.eval_panels import render_evaluation, render_no_evaluation
 from tau_tui.tui.messages import ForkFinished, NLJudged, SimulationReady
 from tau_tui.tui.panels import (
@@ -716,38 +715,25 @@ class TrajectoryScreen(Screen[None]):
         def chosen(request: ForkRequest | None) -> None:
             if request is not None:
                 self._fork_token += 1
-                self.notify(f"forking after message {request.step}: {request.agent.model} / {request.user.model}…",
+                self.notify(f"forking after message {request.after}: {request.agent} / {request.user}…",
                             timeout=3)
-                self.fork_worker(self._fork_token, self.current, self.index, request)
+                self.fork_worker(self._fork_token, self.current, request)
 
         self.app.push_screen(ForkScreen(self.sim_id, step, solo=self.current.solo), chosen)
 
     @work(exclusive=True, group="fork", name="fork")
-    async def fork_worker(self, token: int, run: RunFile, index: int, request: ForkRequest) -> None:
-        """The continuation runs on the event loop (model calls are async); loading, saving and reading in threads."""
-        from tau_tui.rollout import fork_history
-
-        workspace = context(self).workspace
-        registry = workspace.registry
+    async def fork_worker(self, token: int, run: RunFile, request: ForkRequest) -> None:
+        """The continuation runs on the event loop (model calls are async); the workspace reads and saves in
+        threads (``Workspace.fork_simulation``, shared with ``tau-tui fork``)."""
         analysis = self.analysis if self.analysis is not None and self.analysis.run is run else None
+        task = analysis.task if analysis is not None else None
         try:
-            sim = run.simulation(index)
-            domain = run.domain
-            if domain is None:
-                raise ValueError("the recording does not say its domain")
-            task = analysis.task if analysis is not None and analysis.task is not None else sim.task_id
-            history = fork_history(sim.trajectory, request.step)
-            await asyncio.to_thread(registry.get, domain)
-            episode = await workspace.fork(domain, task, history, request.agent, request.user, solo=run.solo,
-                                           strict_history=request.strict)  # scored with the judge
-            path = workspace.fork_path(file_label(run), sim.id, request.step)
-            saved = await asyncio.to_thread(episode.save, path, {"forked_from": {
-                "file": str(run.path), "simulation": sim.id, "after_message": request.step}})
-            fork_run = await asyncio.to_thread(open_run, saved)
+            result = await context(self).workspace.fork_simulation(run, request, task)  # scored with the judge
+            fork_run = await asyncio.to_thread(open_run, result.path)
         except Exception as exc:  # noqa: BLE001 - a history that cannot be replayed, a model error…: shown
             self.post_message(ForkFinished(token, error=error_text(exc) or type(exc).__name__))
             return
-        self.post_message(ForkFinished(token, episode, saved, fork_run, step=request.step))
+        self.post_message(ForkFinished(token, result.episode, result.path, fork_run, step=result.after))
 
     @on(ForkFinished)
     def _fork_finished(self, message: ForkFinished) -> None:
@@ -778,11 +764,6 @@ class TrajectoryScreen(Screen[None]):
             self.app.push_screen(compare)
         else:
             self.notify(f"fork finished: reward {fork.reward}; saved to {message.path}", timeout=6)
-
-
-def fork_path(run: RunFile, sim_id: str, step: int, root: Path) -> Path:
-    """``runs/<YYYYmmdd_HHMMSS>_fork_<file>_<sim>_m<step>.json`` (never an existing file)."""
-    return new_output_path(root, "fork", file_label(run), sim_id, f"m{step}")
 
 
 def show_trajectory(app: App[Any], run: RunFile, index: int, *, step: int | None = None, query: str = "") -> None:
