@@ -22,6 +22,7 @@ from tau_tui.env.store import to_plain
 from tau_tui.model.io import RunFile
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.replay import Change, Timeline, diff_states, path_text
+from tau_tui import formats
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,7 @@ def render_comparison(comparison: TrialComparison, width: int = 120) -> str:
     left, right = comparison.left, comparison.right
 
     def head(side: Side) -> str:
-        reward = "-" if side.reward is None else f"{side.reward:g}"
+        reward = formats.reward(side.reward, "-")
         return f"{side.label} [{side.termination}, reward {reward}]"
 
     lines = [f"task {left.task_id}" + (f" vs {right.task_id}" if right.task_id != left.task_id else ""),

@@ -8,6 +8,7 @@ from typing import Iterable
 
 from tau_tui.calibrate.gold import GoldCheck, failure_kind
 from tau_tui.calibrate.grid import Band, CalibrationGrid, Row, TrialOutcome
+from tau_tui import formats
 
 CELL_GLYPHS = {TrialOutcome.PASS: "✓", TrialOutcome.FAIL: "✗", TrialOutcome.UNSCORED: "?",
                TrialOutcome.PENDING: "·", TrialOutcome.RUNNING: "…"}
@@ -21,7 +22,7 @@ def cells_text(row: Row, limit: int = 16) -> str:
 
 
 def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+    return formats.rate(value, "-")
 
 
 def version_mark(row: Row) -> str:

@@ -59,6 +59,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, workspace) -> int:
     import asyncio
 
+    from tau_tui import formats
     from tau_tui.domains import DomainError
     from tau_tui.rollout import ParticipantSpecError, RunError
     from tau_tui.workspace import RequestError
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     avg = summary.average_reward
     terms = ", ".join(f"{k} {v}" for k, v in sorted(summary.terminations.items())) or "none"
     say(f"{summary.path}: {summary.already_done + summary.completed}/{summary.total} simulations "
-          f"({summary.completed} this run); average reward {'-' if avg is None else f'{avg:.3f}'}"
+          f"({summary.completed} this run); average reward {formats.average(avg, '-')}"
           f"{f'; {summary.unscored} unscored' if summary.unscored else ''}; terminations: {terms}")
     return EXIT_FINDINGS if summary.terminations.get("infrastructure_error") else EXIT_OK
 
@@ -125,6 +126,7 @@ def run_cassette(args: argparse.Namespace, ws, agent, user) -> int:
     """``tau-tui run --cassette``: one new simulation per recorded one, over its recorded tool results."""
     import asyncio
 
+    from tau_tui import formats
     from tau_tui.domains import DomainError
     from tau_tui.rollout import ParticipantSpecError
     from tau_tui.rollout.cassette import CassetteError, run_cassettes
@@ -137,7 +139,7 @@ def run_cassette(args: argparse.Namespace, ws, agent, user) -> int:
 
     def report(outcome) -> None:
         sim = outcome.simulation
-        reward = "-" if outcome.reward is None else f"{outcome.reward:g}"
+        reward = formats.reward(outcome.reward, "-")
         refusal = ((sim.info or {}).get("cassette") or {}).get("refusal")
         tail = f"; refused {refusal['tool']} ({refusal['reason']})" if refusal else ""
         if not args.quiet:

@@ -10,12 +10,13 @@ from typing import Any
 
 from tau_tui.evaluate.metrics import RunMetrics
 from tau_tui.evaluate.report import SimReport
+from tau_tui import formats
 
 DIFF_LINES = 6
 
 
 def fmt_reward(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:g}"
+    return formats.reward(value, "n/a")
 
 
 def _value(value: Any, limit: int = 60) -> str:
@@ -116,7 +117,7 @@ def _ks(values: dict[int, float]) -> str:
 
 def metrics_block(name: str, metrics: RunMetrics, recorded: RunMetrics | None = None) -> str:
     """Per-file metrics: counts, average reward, pass^k and pass@k, terminations."""
-    avg = "n/a" if metrics.avg_reward is None else f"{metrics.avg_reward:.3f}"
+    avg = formats.average(metrics.avg_reward, "n/a")
     lines = [
         f"{name}: metrics over recomputed rewards",
         f"  simulations {metrics.n_simulations}: {metrics.n_scored} scored, {metrics.n_unscored} unscored, "
@@ -127,6 +128,6 @@ def metrics_block(name: str, metrics: RunMetrics, recorded: RunMetrics | None = 
         "  terminations: " + ", ".join(f"{k} {v}" for k, v in metrics.terminations.items()),
     ]
     if recorded is not None and recorded.n_scored:
-        rec_avg = "n/a" if recorded.avg_reward is None else f"{recorded.avg_reward:.3f}"
+        rec_avg = formats.average(recorded.avg_reward, "n/a")
         lines.append(f"  recorded rewards: avg {rec_avg}, pass^k {_ks(recorded.pass_hat_k)}")
     return "\n".join(lines)

@@ -12,10 +12,11 @@ from typing import Any, Callable, TextIO
 
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.rollout.orchestrator import EpisodeEnded, MessageAdded
-from tau_tui.rollout.progress import RunTally
+from tau_tui.rollout.progress import RunTally, retry_text
 from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, SimulationFinished
 from tau_tui.rollout.session import PlaySession
 from tau_tui.textsafe import one_line, visible
+from tau_tui import formats
 
 
 def _plain(value: Any) -> str:
@@ -55,7 +56,7 @@ class RunProgress:
 
     def _status(self) -> str:
         average = self.tally.average
-        avg = f"avg reward {average:.3f}" if average is not None else "avg reward -"
+        avg = f"avg reward {formats.average(average, '-')}"
         return f"{avg} · {self.tally.running} running"
 
     def __call__(self, event: Any) -> None:
@@ -66,15 +67,14 @@ class RunProgress:
             if event.already_done:
                 self.console.print(f"resuming {_plain(event.path)}: {event.already_done} done, {event.pending} to run")
         elif isinstance(event, LLMRetried):
-            self.console.print(f"[yellow]task {_plain(event.task_id)} trial {event.trial}: {event.side} model retry "
-                               f"{event.attempt} in {event.delay:.1f}s ({_plain(_clip(event.error, 120))})[/yellow]")
+            self.console.print(f"[yellow]{_plain(retry_text(event))}[/yellow]")
         elif isinstance(event, SimulationFinished):
             if self.per_simulation:
                 sim = event.simulation
                 mark = ("[green]✓[/green]" if event.reward == 1.0 else "[red]✗[/red]" if event.reward is not None
                         else "[yellow]?[/yellow]")
-                reward = "unscored" if event.reward is None else f"reward {event.reward:g}"
-                cost = f" · ${sim.agent_cost:.4f}" if sim.agent_cost else ""
+                reward = "unscored" if event.reward is None else f"reward {formats.reward(event.reward)}"
+                cost = f" · {formats.money(sim.agent_cost)}" if sim.agent_cost else ""
                 self.console.print(f"{mark} task {_plain(event.task_id)} trial {event.trial}: {reward} · "
                                    f"{_plain(sim.termination_reason)} · {len(sim.messages or [])} messages{cost}")
             if self.bar is not None:
@@ -201,4 +201,4 @@ def outcome_line(session: PlaySession) -> str:
     """``termination: user_stop; reward: 1``: how a finished play session ended (both front ends print it)."""
     reward = session.reward
     termination = session.result.termination_reason if session.result is not None else "?"
-    return f"termination: {termination}; reward: {'unscored' if reward is None else f'{reward:g}'}\n"
+    return f"termination: {termination}; reward: {formats.reward(reward, 'unscored')}\n"

@@ -439,15 +439,16 @@ class TauTuiApp(App[None]):
 
     @on(RolloutEvent)
     def _rollout_event(self, message: RolloutEvent) -> None:
+        from tau_tui import formats
         from tau_tui.rollout import LLMRetried, RunFinished, SimulationFinished
+        from tau_tui.rollout.progress import retry_text
 
         progress, event = self.rollout, message.event
         if progress is None or progress.stopped:
             return
         progress.apply(event)  # the one fold of runner events (rollout/progress.py), as tau-tui run's
         if isinstance(event, LLMRetried):
-            self.notify(f"task {event.task_id}: {event.side} model retry {event.attempt} in {event.delay:.1f}s "
-                        f"({event.error[:120]})", severity="warning", timeout=4)
+            self.notify(retry_text(event), severity="warning", timeout=4)
         elif isinstance(event, SimulationFinished) and self._rollout_runner is not None:
             run = self._rollout_runner.snapshot()
             self.add_live_run(run)
@@ -457,7 +458,7 @@ class TauTuiApp(App[None]):
         elif isinstance(event, RunFinished):
             avg = progress.average
             self.notify(f"rollout finished: {progress.done} simulation(s), average reward "
-                        f"{'—' if avg is None else f'{avg:.3f}'}; saved in {progress.path}", timeout=6)
+                        f"{formats.average(avg)}; saved in {progress.path}", timeout=6)
         self.rollout_changed.publish(None)
 
     @on(RolloutFailed)

@@ -17,6 +17,7 @@ from rich.text import Text
 from tau_tui.calibrate.grid import Band, Cell, Row, TrialOutcome
 from tau_tui.calibrate.render import BAND_LABELS, CELL_GLYPHS
 from tau_tui.tui.layout import Share, distinct_starts, elide, share_widths
+from tau_tui import formats
 
 CELL_STYLES: dict[TrialOutcome, str] = {
     TrialOutcome.PASS: "bold green",
@@ -44,7 +45,7 @@ def band_text(band: Band) -> Text:
 def rate_text(value: float | None) -> Text:
     if value is None:
         return Text("—", style="dim")
-    return Text(f"{value:.2f}", style="green" if value >= 1.0 - 1e-9 else ("red" if value == 0 else ""))
+    return Text(formats.rate(value), style="green" if value >= 1.0 - 1e-9 else ("red" if value == 0 else ""))
 
 
 def cells_text(row: Row, width: int, cursor: int | None = None) -> Text:
@@ -212,7 +213,7 @@ def cell_summary(row: Row, cell: Cell | None, index: int | None) -> Text:
     text.append(" · ")
     text.append(cell.outcome.value, style=CELL_STYLES[cell.outcome])
     if cell.reward is not None:
-        text.append(f" · reward {cell.reward:g}")
+        text.append(f" · reward {formats.reward(cell.reward)}")
     if cell.termination:
         text.append(f" · {cell.termination}", style="dim")
     if cell.reason:

@@ -18,6 +18,7 @@ from tau_tui.calibrate.compare import AlignedTurn, Side, TrialCall, TrialCompari
 from tau_tui.env.store import to_plain
 from tau_tui.replay.diff import Change, path_text
 from tau_tui.tui.render import one_line
+from tau_tui import formats
 
 DIVERGENT_STYLE = "on grey23"
 TEXT_LIMIT = 240
@@ -26,7 +27,7 @@ ROLE_LABELS = {"assistant": "agent", "user": "user", "system": "system"}
 
 
 def _side_head(side: Side) -> Text:
-    reward = "—" if side.reward is None else f"{side.reward:g}"
+    reward = formats.reward(side.reward)
     style = "green" if side.reward is not None and side.reward >= 1.0 - 1e-9 else "red"
     return Text.assemble((one_line(side.label), "bold"), (f"  {one_line(side.termination or '?')} · reward ", "dim"),
                          (reward, style))

@@ -22,13 +22,13 @@ from tau_tui.model.results import RewardInfo, SimulationRun
 from tau_tui.textsafe import shown
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.render import one_line
+from tau_tui import formats
 
 DIFFERS_STYLE = "bold white on red3"
 MAX_DIFF_ROWS = 8
 
 
-def fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:g}"
+fmt = formats.reward
 
 
 def _mark(ok: bool | None, none: str = "—") -> Text:
@@ -401,7 +401,7 @@ def task_rows(recomputed: RunMetrics, recorded: RunMetrics) -> Iterable[tuple[st
         main = b or a
         assert main is not None
         cells = [str(main.trials), "—" if a is None else str(a.successes), "—" if b is None else str(b.successes),
-                 "—" if b is None else f"{b.avg_reward:.2f}"]
+                 formats.rate(b.avg_reward if b is not None else None)]
         cells += ["—" if b is None or k not in b.pass_hat_k else f"{b.pass_hat_k[k]:.2f}"
                   for k in range(1, recomputed.max_k + 1)]
         differs = a is not None and b is not None and a.successes != b.successes

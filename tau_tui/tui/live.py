@@ -15,6 +15,7 @@ from rich.text import Text
 
 from tau_tui.rollout.progress import RunTally
 from tau_tui.tui.catalog import RunRow
+from tau_tui import formats
 
 
 def carry_over(old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
@@ -65,7 +66,7 @@ class RolloutProgress(RunTally):
         if self.running and self.active:
             text.append(f" · {self.running} running")
         avg = self.average
-        text.append(f" · avg reward {'—' if avg is None else f'{avg:.3f}'}")
+        text.append(f" · avg reward {formats.average(avg)}")
         if self.unscored:
             text.append(f" · {self.unscored} unscored", style="yellow")
         text.append(f" · {self.path}", style="dim")

@@ -33,6 +33,7 @@ from tau_tui.tui.render import (
     pretty_lines,
 )
 from tau_tui.tui.trajectory_doc import CallView
+from tau_tui import formats
 
 MAX_CHANGES = 200
 MAX_SIDE_LINES = 400
@@ -327,8 +328,8 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     out.append("termination: ", style="dim")
     out.append(one_line(sim.termination_reason or "?"), style="" if sim.termination_reason in SCORED_TERMINATIONS else "red")
     if sim.duration is not None:
-        out.append(f"   duration {sim.duration:.1f} s", style="dim")
-    costs = [f"{label} ${cost:.4f}" for label, cost in (("agent", sim.agent_cost), ("user", sim.user_cost))
+        out.append(f"   duration {formats.seconds(sim.duration)}", style="dim")
+    costs = [f"{label} {formats.money(cost)}" for label, cost in (("agent", sim.agent_cost), ("user", sim.user_cost))
              if cost is not None]
     if costs:
         out.append("   " + ", ".join(costs), style="dim")
@@ -341,7 +342,7 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
         return out
     out.append("reward: ", style="dim")
     reward = info.reward
-    out.append("—" if reward is None else f"{reward:g}", style="bold green" if reward == 1 else "bold red")
+    out.append(formats.reward(reward), style="bold green" if reward == 1 else "bold red")
     if info.reward_basis:
         out.append(f"   basis {shown(', '.join(map(str, info.reward_basis)))}", style="dim")
     if info.reward_breakdown:

@@ -20,6 +20,7 @@ from rich.text import Text
 from tau_tui import textsafe
 from tau_tui.env.jsonify import parse_content
 from tau_tui.tui.trajectory_doc import CallView, Event, StepView
+from tau_tui import formats
 
 # Lines of an expanded argument or result block before it is clipped.
 EXPANDED_LINES = 30
@@ -117,8 +118,7 @@ def content_lines(text: str | None) -> list[str]:
 
 
 def size_label(text: str | None) -> str:
-    n = len(text or "")
-    return f"{n} B" if n < 1000 else f"{n / 1000:.1f} kB"
+    return formats.size(len(text or ""))
 
 
 def clipped_block(lines: list[str], indent: str = "  ", limit: int = EXPANDED_LINES) -> Text:

@@ -35,7 +35,7 @@ from tau_tui.calibrate import (
 )
 from tau_tui.calibrate.render import BAND_LABELS
 from tau_tui.model.io import error_text
-from tau_tui.rollout.progress import RunTally
+from tau_tui.rollout.progress import RunTally, retry_text
 from tau_tui.tui.context import context
 from tau_tui.tui.calibration_view import (
     BAND_STYLES, MAX_TRIALS_WIDTH, cell_summary, columns, grid_k, trials_width,
@@ -289,8 +289,7 @@ class CalibrateScreen(Screen[None]):
             if self._read_timer is None:
                 self._read_timer = self.set_timer(READ_BACK_SECONDS, self._read_back)
         elif isinstance(event, LLMRetried):
-            self.notify(f"task {event.task_id}: {event.side} model retry {event.attempt} in {event.delay:.1f}s "
-                        f"({event.error[:120]})", severity="warning", timeout=4)
+            self.notify(retry_text(event), severity="warning", timeout=4)
         elif isinstance(event, CalibrationFinished):
             self.running = False
             self._run_status()

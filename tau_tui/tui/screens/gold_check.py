@@ -29,6 +29,7 @@ from tau_tui.tui.messages import GoldChecked
 from tau_tui.tui.render import one_line
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
+from tau_tui import formats
 
 
 MAX_PATHS = 60
@@ -52,7 +53,7 @@ def render_check(check: Any) -> RenderableType:
     parts.append(head)
     facts = Text()
     facts.append("gold agent: ", style="dim")
-    reward = "—" if check.gold_reward is None else f"{check.gold_reward:g}"
+    reward = formats.reward(check.gold_reward)
     facts.append(f"reward {reward}", style="green" if check.gold_agent_ok else "bold red")
     facts.append(f" · {one_line(check.termination or '?')}", style="dim")
     if check.breakdown:

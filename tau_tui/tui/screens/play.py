@@ -37,6 +37,7 @@ from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.state_tree import StateTree
 from tau_tui.tui.widgets.trajectory_view import TrajectoryView
+from tau_tui import formats
 
 LEAVE_CONFIRM_SECONDS = 3.0
 EXIT_SAVED, EXIT_LEFT = 0, 130
@@ -232,7 +233,7 @@ class PlayScreen(Screen[int]):
         reward = self.session.reward
         text = Text(" ended ", style="bold reverse")
         text.append(f" {result.termination_reason} · reward ")
-        text.append("unscored" if reward is None else f"{reward:g}",
+        text.append(formats.reward(reward, "unscored"),
                     style="yellow" if reward is None else ("bold green" if reward >= 1 - 1e-6 else "bold red"))
         text.append(f" · saved to {self.saved} · ctrl+o opens it · esc leaves", style="dim")
         self._status(text)

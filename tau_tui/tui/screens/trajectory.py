@@ -53,6 +53,7 @@ from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.state_tree import StateTree
 from tau_tui.tui.widgets.trajectory_view import TrajectoryView
+from tau_tui import formats
 
 
 TRAJECTORY = "trajectory"  # the name of the inspector's trajectory screen, installed once
@@ -358,7 +359,7 @@ class TrajectoryScreen(Screen[None]):
         text.append("\n")
         text.append(" recorded ", style=RECORDED_STYLE + " reverse")
         reward = entry.reward
-        text.append(f" reward {'—' if reward is None else f'{reward:g}'}",
+        text.append(f" reward {formats.reward(reward)}",
                     style="green" if reward == 1 else ("red" if reward is not None else "dim"))
         text.append(f" · db {'—' if entry.db_match is None else ('✓' if entry.db_match else '✗')}")
         text.append(f" · {one_line(entry.termination or '?')}")
@@ -374,7 +375,7 @@ class TrajectoryScreen(Screen[None]):
         if report is not None:
             ev = report.evaluation
             text.append(" · reward ")
-            text.append("n/a" if ev.reward is None else f"{ev.reward:g}",
+            text.append(formats.reward(ev.reward, "n/a"),
                         style="yellow" if ev.reward is None else ("green" if ev.success else "red"))
             if report.agrees is False:
                 text.append(" ≠ recorded", style="bold white on red3")
