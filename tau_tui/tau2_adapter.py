@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tau_tui.env.domain import Domain, DomainError
-from tau_tui.env.environment import Environment, EnvState
+from tau_tui.env.environment import Environment, EnvState, call_arguments
 from tau_tui.env.store import clone
 from tau_tui.env.tools import ToolType, UnknownFunction
 from tau_tui.model.tasks import EnvFunctionCall, InitializationData, Task
@@ -149,9 +149,7 @@ class Tau2Environment(Environment):
         return None
 
     def make_tool_call(self, name: str, requestor: str = "assistant", arguments: Any = None) -> Any:
-        arguments = {} if arguments is None else arguments
-        if not isinstance(arguments, dict):
-            raise TypeError(f"tool arguments must be an object, got {type(arguments).__name__}")
+        arguments = call_arguments(arguments)
         if not self.has_tool(name):
             raise ValueError(f"Tool '{name}' not found.")
         result = self.inner.make_tool_call(name, requestor=requestor, **arguments)

@@ -45,6 +45,14 @@ class EnvState:
         return self._user_hash
 
 
+def call_arguments(arguments: Any) -> dict[str, Any]:
+    """A call's arguments as a tool takes them: None is no arguments; anything but an object is a TypeError."""
+    arguments = {} if arguments is None else arguments
+    if not isinstance(arguments, dict):
+        raise TypeError(f"tool arguments must be an object, got {type(arguments).__name__}")
+    return arguments
+
+
 class Environment:
     """tau2's ``Environment``: route calls, turn results into tool messages, keep both DBs.
 
@@ -102,9 +110,7 @@ class Environment:
     # --- calling ------------------------------------------------------------
     def make_tool_call(self, name: str, requestor: str = "assistant", arguments: Any = None) -> Any:
         """Run a tool for a requestor, without sync; returns a private copy of the result."""
-        arguments = {} if arguments is None else arguments
-        if not isinstance(arguments, dict):
-            raise TypeError(f"tool arguments must be an object, got {type(arguments).__name__}")
+        arguments = call_arguments(arguments)
         if requestor == "user":
             if self.solo:
                 raise ValueError("User tool calls are not allowed in solo mode")

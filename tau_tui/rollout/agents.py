@@ -172,7 +172,20 @@ def reply_message(reply: HumanReply, role: str) -> ParticipantMessage:
     return cls(content=reply.text, cost=0.0)
 
 
-class HumanAgent(Participant):
+class HumanTurns:
+    """A side played by a person: each turn is a ``TurnRequest`` answered by ``source`` (a form, a prompt)."""
+
+    def __init__(self, brief: Any, source: HumanSource):
+        super().__init__()
+        self.brief = brief
+        self.source = source
+
+    async def human_reply(self, side: str, role: str, incoming: list[Message]) -> ParticipantMessage:
+        request = TurnRequest(side, list(self.history), list(incoming), self.brief.tools)  # type: ignore[attr-defined]
+        return reply_message(await self.source(request), role)
+
+
+class HumanAgent(HumanTurns, Participant):
     """A person playing the agent: writes messages, calls the agent's tools through structured requests.
 
     Sending a message containing ###STOP### ends the conversation (agent_stop);
@@ -182,15 +195,10 @@ class HumanAgent(Participant):
     side = AGENT
     implementation = "human_agent"
     llm = "human"
-
-    def __init__(self, brief: AgentBrief, source: HumanSource):
-        super().__init__()
-        self.brief = brief
-        self.source = source
+    brief: AgentBrief
 
     async def generate(self, incoming: list[Message]) -> ParticipantMessage:
-        request = TurnRequest(AGENT, list(self.history), list(incoming), self.brief.tools)
-        message = reply_message(await self.source(request), "assistant")
+        message = await self.human_reply(AGENT, "assistant", incoming)
         return _solo_stop(message) if self.brief.solo else message
 
     def is_stop(self, message: ParticipantMessage) -> bool:

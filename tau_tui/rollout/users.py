@@ -16,8 +16,7 @@ from tau_tui.model.messages import (
     UserMessage,
 )
 from tau_tui.model.tasks import StructuredInstructions
-from tau_tui.rollout.agents import reply_message
-from tau_tui.rollout.human import HumanSource, TurnRequest
+from tau_tui.rollout.agents import HumanTurns
 from tau_tui.rollout.llm import LLMSettings, RetryListener, complete, completion_message, new_call_id
 from tau_tui.rollout.participants import USER, Participant, ParticipantError, UserBrief
 from tau_tui.rollout.prompts import OUT_OF_SCOPE, STOP, TRANSFER, is_user_stop, user_guidelines, user_system_prompt
@@ -185,7 +184,7 @@ class ScriptedUser(_UserSide):
         return self._say("I don't know more than what I told you. Could you go ahead with my request?")
 
 
-class HumanUser(_UserSide):
+class HumanUser(HumanTurns, _UserSide):
     """A person playing the customer: writes messages, calls the user's tools of dual-control domains.
 
     A message containing ###STOP### (or ###TRANSFER###, ###OUT-OF-SCOPE###) ends the conversation.
@@ -193,15 +192,10 @@ class HumanUser(_UserSide):
 
     implementation = "human_user"
     llm = "human"
-
-    def __init__(self, brief: UserBrief, source: HumanSource):
-        super().__init__()
-        self.brief = brief
-        self.source = source
+    brief: UserBrief
 
     async def generate(self, incoming: list[Message]) -> ParticipantMessage:
-        request = TurnRequest(USER, list(self.history), list(incoming), self.brief.tools)
-        return reply_message(await self.source(request), "user")
+        return await self.human_reply(USER, "user", incoming)
 
 
 class NoUser(_UserSide):

@@ -121,7 +121,7 @@ def render_call(call: CallView) -> Text:
     return head
 
 
-class Comparison:
+class OutputLines:
     """Recorded vs replayed lines: side by side when there is room, one above the other when narrow."""
 
     MIN_SIDE_BY_SIDE = 56
@@ -224,7 +224,7 @@ def render_mismatch(call: CallView) -> RenderableType:
     if record is not None and record.recorded_error != bool(record.replayed_error):
         parts.append(Text(f"recorded error={record.recorded_error}, replayed error={record.replayed_error}",
                           style="red"))
-    parts.append(Comparison(content_lines(recorded), content_lines(replayed), ("recorded", "replayed (ours)")))
+    parts.append(OutputLines(content_lines(recorded), content_lines(replayed), ("recorded", "replayed (ours)")))
     return Group(*parts)
 
 

@@ -179,9 +179,9 @@ def test_state_labels_and_marks(run, analyzer):
 
 
 def test_comparison_stacks_when_narrow():
-    from tau_tui.tui.panels import Comparison
+    from tau_tui.tui.panels import OutputLines
 
-    comparison = Comparison(["{", '  "a": 1', "}"], ["{", '  "a": 2', "}"], ("recorded", "replayed"))
+    comparison = OutputLines(["{", '  "a": 1', "}"], ["{", '  "a": 2', "}"], ("recorded", "replayed"))
     wide = text_of(comparison, 100)
     assert "recorded" in wide.splitlines()[0] and "replayed" in wide.splitlines()[0]
     assert '−   "a": 1' in wide and '+   "a": 2' in wide
