@@ -35,6 +35,31 @@ def carry_over(old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
     return fresh
 
 
+def progress_status(pill: str, head: str, done: int | None = None, total: int | None = None, running: int = 0,
+                    tail: list[tuple[str, str]] | None = None, state: str = "running",
+                    stopped: str = "stopped", head_style: str = "") -> Text:
+    """The one status line of work in progress (a rollout, a calibration's trials):
+    ``[pill] head done/total done · N running <tail> <state>`` where state is ``finished``,
+    ``stopped`` (its own wording) or running (``K stops``)."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(f" {pill} ", style="bold reverse")
+    text.append(head, style=head_style)
+    if done is None:
+        return text
+    text.append(f"{done}/{total or '?'} done", style="bold")
+    if running:
+        text.append(f" · {running} running")
+    for part, style in tail or []:
+        text.append(part, style=style)
+    if state == "stopped":
+        text.append(f"  {stopped}", style="yellow")
+    elif state == "finished":
+        text.append("  finished", style="green")
+    else:
+        text.append("  K stops", style="dim")
+    return text
+
+
 @dataclass
 class RolloutProgress(RunTally):
     """What the runs screen shows about the rollout in progress (or the last one).
@@ -56,24 +81,15 @@ class RolloutProgress(RunTally):
         return not (self.finished or self.stopped or self.error)
 
     def status(self) -> Text:
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(" rollout ", style="bold reverse")
-        text.append(f" {self.domain} · agent {self.agent} · user {self.user} · ")
+        head = f" {self.domain} · agent {self.agent} · user {self.user} · "
         if self.error:
+            text = progress_status("rollout", head)
             text.append(f"failed: {self.error}", style="bold red")
             return text
-        text.append(f"{self.done}/{self.total or '?'} done", style="bold")
-        if self.running and self.active:
-            text.append(f" · {self.running} running")
-        avg = self.average
-        text.append(f" · avg reward {formats.average(avg)}")
+        tail: list[tuple[str, str]] = [(f" · avg reward {formats.average(self.average)}", "")]
         if self.unscored:
-            text.append(f" · {self.unscored} unscored", style="yellow")
-        text.append(f" · {self.path}", style="dim")
-        if self.stopped:
-            text.append("  stopped (tau-tui run --resume finishes it)", style="yellow")
-        elif self.finished:
-            text.append("  finished", style="green")
-        else:
-            text.append("  K stops", style="dim")
-        return text
+            tail.append((f" · {self.unscored} unscored", "yellow"))
+        tail.append((f" · {self.path}", "dim"))
+        return progress_status("rollout", head, self.done, self.total, self.running if self.active else 0, tail,
+                               "stopped" if self.stopped else "finished" if self.finished else "running",
+                               "stopped (tau-tui run --resume finishes it)")

@@ -37,6 +37,7 @@ from tau_tui.calibrate.render import BAND_LABELS
 from tau_tui.model.io import error_text
 from tau_tui.rollout.progress import RunTally, retry_text
 from tau_tui.tui.context import context
+from tau_tui.tui.live import progress_status
 from tau_tui.tui.calibration_view import (
     BAND_STYLES, MAX_TRIALS_WIDTH, cell_summary, columns, grid_k, trials_width,
 )
@@ -236,20 +237,11 @@ class CalibrateScreen(Screen[None]):
         self._set_status(text)
 
     def _run_status(self) -> None:
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(" trials ", style="bold reverse")
-        text.append(f" {self.run_label} · {self.done}/{self.total or '?'} done", style="bold")
-        if self.active and self.running:
-            text.append(f" · {self.active} running")
-        if self.run_path is not None:
-            text.append(f" · saved in {self.run_path.name}", style="dim")
-        if self.stopped:
-            text.append("  stopped: unfinished trials stay pending", style="yellow")
-        elif self.running:
-            text.append("  K stops", style="dim")
-        else:
-            text.append("  finished", style="green")
-        self._set_status(text)
+        tail = [(f" · saved in {self.run_path.name}", "dim")] if self.run_path is not None else []
+        self._set_status(progress_status(
+            "trials", f" {self.run_label} · ", self.done, self.total, self.active if self.running else 0, tail,
+            "stopped" if self.stopped else "running" if self.running else "finished",
+            "stopped: unfinished trials stay pending", head_style="bold"))
 
     @on(CalibrationTable.CursorMoved)
     def _cursor_moved(self, message: CalibrationTable.CursorMoved) -> None:
