@@ -35,7 +35,23 @@ def _has_stop(message: ParticipantMessage) -> bool:
     return isinstance(message.content, str) and STOP in message.content
 
 
-class LLMAgent(Participant):
+class LLMTurns:
+    """A side played by a litellm model: its settings (a private copy), seed and retry listener."""
+
+    def use_model(self, settings: LLMSettings, on_retry: RetryListener | None) -> None:
+        self.settings = LLMSettings(settings.model, dict(settings.args), settings.timeout, settings.retry)
+        self.llm = settings.model
+        self.on_retry = on_retry
+
+    def set_seed(self, seed: int | None) -> None:
+        if seed is not None:
+            self.settings.args["seed"] = seed
+
+    def llm_args(self) -> dict[str, Any]:
+        return dict(self.settings.args)
+
+
+class LLMAgent(LLMTurns, Participant):
     """An agent backed by any litellm model: the policy in the system prompt, tools as function schemas.
 
     Like tau2's ``LLMAgent`` it never ends the conversation itself (the user
@@ -47,18 +63,9 @@ class LLMAgent(Participant):
     def __init__(self, brief: AgentBrief, settings: LLMSettings, on_retry: RetryListener | None = None):
         super().__init__()
         self.brief = brief
-        self.settings = LLMSettings(settings.model, dict(settings.args), settings.timeout, settings.retry)
-        self.llm = settings.model
+        self.use_model(settings, on_retry)
         self.implementation = "llm_agent_solo" if brief.solo else "llm_agent"
         self.system_prompt = agent_system_prompt(brief.policy, brief.solo, brief.ticket)
-        self.on_retry = on_retry
-
-    def set_seed(self, seed: int | None) -> None:
-        if seed is not None:
-            self.settings.args["seed"] = seed
-
-    def llm_args(self) -> dict[str, Any]:
-        return dict(self.settings.args)
 
     def prompt(self) -> list[Message]:
         """Exactly the messages the model is given for its next turn."""

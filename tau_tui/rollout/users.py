@@ -16,7 +16,7 @@ from tau_tui.model.messages import (
     UserMessage,
 )
 from tau_tui.model.tasks import StructuredInstructions
-from tau_tui.rollout.agents import HumanTurns
+from tau_tui.rollout.agents import HumanTurns, LLMTurns
 from tau_tui.rollout.llm import LLMSettings, RetryListener, complete, completion_message, new_call_id
 from tau_tui.rollout.participants import USER, Participant, ParticipantError, UserBrief
 from tau_tui.rollout.prompts import OUT_OF_SCOPE, STOP, TRANSFER, is_user_stop, user_guidelines, user_system_prompt
@@ -43,7 +43,7 @@ def flip_roles(history: list[Message]) -> list[Message]:
     return out
 
 
-class LLMUser(_UserSide):
+class LLMUser(LLMTurns, _UserSide):
     """tau2's user simulator on any litellm model: guidelines plus the task's scenario, user tools if any."""
 
     implementation = "user_simulator"
@@ -51,17 +51,8 @@ class LLMUser(_UserSide):
     def __init__(self, brief: UserBrief, settings: LLMSettings, on_retry: RetryListener | None = None):
         super().__init__()
         self.brief = brief
-        self.settings = LLMSettings(settings.model, dict(settings.args), settings.timeout, settings.retry)
-        self.llm = settings.model
+        self.use_model(settings, on_retry)
         self.system_prompt = user_system_prompt(brief.scenario_text, with_tools=bool(brief.tools))
-        self.on_retry = on_retry
-
-    def set_seed(self, seed: int | None) -> None:
-        if seed is not None:
-            self.settings.args["seed"] = seed
-
-    def llm_args(self) -> dict[str, Any]:
-        return dict(self.settings.args)
 
     def info(self) -> dict[str, Any]:
         return {**super().info(), "global_simulation_guidelines": user_guidelines(bool(self.brief.tools))}
