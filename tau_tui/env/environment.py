@@ -72,6 +72,14 @@ class Environment:
     def sync(self) -> None:
         """Propagate effects between the agent and user DBs (nothing by default)."""
 
+    def bind_task(self, task: Any) -> None:
+        """Set what the environment takes from the task it runs (nothing by default).
+
+        Called before initialisation by replay, the gold state and live episodes.
+        banking_knowledge takes the task's read-log allowlist from here, as tau2
+        builds its environment with the task.
+        """
+
     # --- what tools exist ---------------------------------------------------
     def _owner(self, name: str) -> Toolkit | None:
         for kit in (self.agent, self.user):
