@@ -239,3 +239,15 @@ def test_the_allowlist_is_what_makes_required_reads_count(domain, analyzer):
 
     without = gold_state(task, unbound)
     assert with_list.agent_hash != without.agent_hash
+
+
+def test_gold_agent_scores_one_on_every_task_that_needs_no_judge(registry):
+    from tau_tui.calibrate import GoldChecker
+
+    checker = GoldChecker.for_name(registry, "banking_knowledge")
+    checks = checker.run(list(checker.domain.tasks().values()))
+    judged = {c.task_id for c in checks if "NL_ASSERTION" in (c.to_json()["reward_basis"] or [])}
+    assert judged == {"task_102"}
+    scored = [c.to_json() for c in checks if c.task_id not in judged]
+    assert len(scored) == 96 and all(c["gold_reward"] == 1.0 and c["ok"] for c in scored)
+    assert all(c.gold_consistent for c in checks)
