@@ -55,6 +55,9 @@ class BankingEnvironment(Environment):
         self.data_dir = data_dir
         super().__init__(*args, **kwargs)
 
+    def recorded_info(self) -> dict[str, Any]:
+        return {"retrieval_config": self.variant.name}
+
     def bind_task(self, task: Task | None) -> None:
         if isinstance(self.agent, KnowledgeTools):
             self.agent.set_read_log_allowlist(read_log_allowlist(task))

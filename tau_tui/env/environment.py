@@ -72,6 +72,10 @@ class Environment:
     def sync(self) -> None:
         """Propagate effects between the agent and user DBs (nothing by default)."""
 
+    def recorded_info(self) -> dict[str, Any]:
+        """Top-level ``info`` fields a results file of this environment records (none by default)."""
+        return {}
+
     def bind_task(self, task: Any) -> None:
         """Set what the environment takes from the task it runs (nothing by default).
 

@@ -251,3 +251,122 @@ def test_gold_agent_scores_one_on_every_task_that_needs_no_judge(registry):
     scored = [c.to_json() for c in checks if c.task_id not in judged]
     assert len(scored) == 96 and all(c["gold_reward"] == 1.0 and c["ok"] for c in scored)
     assert all(c.gold_consistent for c in checks)
+
+
+# --- retrieval variants ---------------------------------------------------------------------------
+
+
+def test_bm25_search_ranks_the_documents_about_the_query(domain):
+    pytest.importorskip("rank_bm25")
+    env = domain.new_environment(variant="bm25")
+    assert not env.agent.has_tool("grep")
+    text = env.agent.KB_search("Gold Rewards Card annual fee")
+    first = text.split("\n")[0]
+    assert first.startswith("1. ") and "Gold" in first
+    assert "   ID: doc_" in text and "   Score: " in text and text.rstrip().endswith("ms]")
+    assert text.count("\n   ID: ") == 10  # top_k
+
+
+def test_grep_counts_matches_and_falls_back_to_a_literal(domain):
+    env = domain.new_environment(variant="grep_only")
+    assert not env.agent.has_tool("KB_search")
+    scores = [float(line.split(": ")[1]) for line in env.agent.grep("Diamond Elite").splitlines()
+              if line.startswith("   Score: ")]
+    assert scores and scores == sorted(scores, reverse=True) and len(scores) <= 10
+    assert env.agent.grep("(unclosed") == "No matches found for pattern: (unclosed"  # bad regex: literal search
+    assert "ID: doc_" in env.agent.grep("Rho-Bank+")  # '+' after '-Bank' is a regex; still finds documents
+    assert env.agent.grep("zzqx-no-such-words") == "No matches found for pattern: zzqx-no-such-words"
+
+
+def test_each_variant_has_its_own_policy(domain):
+    policies = {v: domain.policy(variant=v) for v in ("no_knowledge", "bm25_grep", "bm25", "grep_only", "full_kb")}
+    assert len(set(policies.values())) == len(policies)
+    assert "{{component:" not in "".join(policies.values())
+    titles = [d.title for d in list(domain.knowledge().documents.values())[:5]]
+    assert all(f"## {t}" in policies["full_kb"] for t in titles)
+    assert not any(f"## {titles[0]}\n" in policies[v] for v in ("no_knowledge", "bm25_grep"))
+
+
+def test_golden_retrieval_inlines_the_task_documents(domain):
+    task = domain.tasks()["task_001"]
+    env = domain.new_environment(variant="golden_retrieval")
+    assert "(No documents provided)" in env.policy
+    env.bind_task(task)
+    wanted = domain.knowledge().documents[task.required_documents[0]]
+    assert f"## {wanted.title}\n\n{wanted.content}" in env.policy
+
+
+def test_variants_that_need_what_we_lack_fail_in_one_line(domain):
+    from tau_tui.domains import DomainError
+
+    for name in ("alltools", "terminal_use", "bm25_reranker_grep"):
+        with pytest.raises(ValueError) as err:
+            domain.new_environment(variant=name)
+        assert "\n" not in str(err.value) and name in str(err.value)
+    with pytest.raises(DomainError, match="Unknown retrieval variant"):
+        domain.new_environment(variant="nope")
+
+
+def test_a_rollout_records_its_retrieval_config(domain):
+    from tau_tui.rollout.factory import ParticipantSpec
+    from tau_tui.rollout.session import Episode
+    import asyncio
+
+    episode = Episode(domain, "grep_only", domain.tasks()["task_001"], ParticipantSpec("scripted/gold"),
+                      ParticipantSpec("scripted/user"))
+    asyncio.run(episode.run(evaluate=False))
+    assert episode.info()["retrieval_config"] == "grep_only"
+    assert episode.env.policy == domain.policy(variant="grep_only")
+
+
+class _FakeEmbeddings:
+    """A local OpenAI-compatible /embeddings endpoint: bag-of-words vectors, so cosine ranks by shared words."""
+
+    DIM = 256
+
+    @classmethod
+    def vector(cls, text: str) -> list[float]:
+        vec = [0.0] * cls.DIM
+        for word in text.lower().split():
+            vec[int(hashlib.sha256(word.encode()).hexdigest(), 16) % cls.DIM] += 1.0
+        return vec
+
+
+def test_embedding_variant_goes_through_litellm_to_the_configured_server(domain, monkeypatch):
+    from tests.evaluate.support import FakeOpenAI  # the project's fake OpenAI server, taught /embeddings
+
+    class Handler(FakeOpenAI):
+        requests: list = []
+
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            type(self).requests.append({"path": self.path, "model": body.get("model"), "n": len(body["input"])})
+            data = json.dumps({"object": "list", "model": body.get("model"), "usage": {"prompt_tokens": 1,
+                                                                                     "total_tokens": 1},
+                               "data": [{"object": "embedding", "index": i, "embedding": _FakeEmbeddings.vector(t)}
+                                        for i, t in enumerate(body["input"])]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    pytest.importorskip("litellm")
+    from http.server import ThreadingHTTPServer
+    import threading
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+        monkeypatch.setenv("TAU_TUI_EMBEDDINGS_API_BASE", f"http://127.0.0.1:{httpd.server_address[1]}/v1")
+        env = domain.new_environment(variant="openai_embeddings")
+        target = next(d for d in domain.knowledge().documents.values() if "Diamond Elite" in d.title)
+        text = env.agent.KB_search(target.content[:400])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert text.split("\n")[1] == f"   ID: {target.id}"
+    assert all(r["path"].endswith("/embeddings") for r in Handler.requests)
+    assert {r["model"] for r in Handler.requests} == {"text-embedding-3-large"}
+    assert sum(r["n"] for r in Handler.requests) == len(domain.knowledge().documents) + 1
