@@ -45,7 +45,7 @@ def agreement(domain: str, oracle_rows: list[dict], analyzer) -> tuple[dict[str,
     return agree, len(rows), problems
 
 
-@pytest.mark.parametrize("domain", ["mock"])
+@pytest.mark.parametrize("domain", ["mock", "banking_knowledge"])
 def test_oracle_agreement(domain, oracle_rows, analyzer, capsys):
     agree, total, problems = agreement(domain, oracle_rows, analyzer)
     with capsys.disabled():

@@ -80,6 +80,18 @@ class Environment:
     def sync(self) -> None:
         """Propagate effects between the agent and user DBs (nothing by default)."""
 
+    def recorded_info(self) -> dict[str, Any]:
+        """Top-level ``info`` fields a results file of this environment records (none by default)."""
+        return {}
+
+    def bind_task(self, task: Any) -> None:
+        """Set what the environment takes from the task it runs (nothing by default).
+
+        Called before initialisation by replay, the gold state and live episodes.
+        banking_knowledge takes the task's read-log allowlist from here, as tau2
+        builds its environment with the task.
+        """
+
     # --- what tools exist ---------------------------------------------------
     def _owner(self, name: str) -> Toolkit | None:
         for kit in (self.agent, self.user):

@@ -65,6 +65,9 @@ class Toolkit:
 
     declared_tools: ClassVar[dict[str, ToolSpec]] = {}
     declared_helpers: ClassVar[frozenset[str]] = frozenset()
+    # Whether a READ result naming a discoverable tool makes it known (``env/discovery.py``). A toolkit whose
+    # discoverable tools are reached through wrapper tools instead (tau2's banking_knowledge) sets False.
+    reveals_by_reading: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

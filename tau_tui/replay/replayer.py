@@ -276,6 +276,7 @@ def replay(messages: list[Message], task: Task | None, new_env: EnvFactory, solo
     simulations of the same task share the initialised state.
     """
     env = new_env(solo)
+    env.bind_task(task)
     initial, findings = _initialized(env, task, cache, cache_key)
     try:
         plan = FaultPlan.of_task(task)
@@ -302,6 +303,7 @@ class GoldResult:
 
 def gold_state(task: Task, new_env: EnvFactory) -> GoldResult:
     env = new_env(False)
+    env.bind_task(task)
     findings: list[Finding] = []
     initialize(env, task, findings)
     sub = _Replay(env, task.history, False)

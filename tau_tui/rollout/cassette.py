@@ -233,6 +233,7 @@ async def run_cassettes(recording: Path | str, registry: DomainRegistry, agent: 
                     agent=build_agent(agent, sample_task, sample_env, solo=run.solo).info(),
                     user=build_user(user, sample_task, sample_env, solo=run.solo).info(),
                     num_trials=1, max_steps=max_steps, max_errors=max_errors, seed=seed,
+                    env_info=sample_env.recorded_info(),
                     extra={"solo": run.solo, "cassette": {"recording": str(run.path),
                                                           "simulations": [run.entries[i].id for i in indices]}})
     writer = ResultsWriter(out, info, list(tasks.values()), secret_values(agent.llm_args, user.llm_args))
@@ -243,6 +244,7 @@ async def run_cassettes(recording: Path | str, registry: DomainRegistry, agent: 
         recorded = run.simulation(index)
         task = tasks[recorded.task_id]
         env = dom.new_environment(solo=run.solo, variant=variant)
+        env.bind_task(task)
         cassette = Cassette.from_simulation(recorded, task, str(run.path))
         orchestrator = Orchestrator(env, task, build_agent(agent, task, env, solo=run.solo),
                                     build_user(user, task, env, solo=run.solo), max_steps=max_steps,

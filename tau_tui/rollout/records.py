@@ -55,8 +55,13 @@ def participant_info(info: dict[str, Any], side: str) -> dict[str, Any]:
 
 
 def run_info(*, domain_name: str, policy: str, agent: dict[str, Any], user: dict[str, Any], num_trials: int,
-             max_steps: int, max_errors: int, seed: int | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """tau2's ``info`` block of a results file (our own settings under ``tau_tui``)."""
+             max_steps: int, max_errors: int, seed: int | None, extra: dict[str, Any] | None = None,
+             env_info: dict[str, Any] | None = None) -> dict[str, Any]:
+    """tau2's ``info`` block of a results file (our own settings under ``tau_tui``).
+
+    ``env_info``: top-level fields the environment records (``Environment.recorded_info``, e.g. banking's
+    ``retrieval_config``).
+    """
     info = {
         "git_commit": f"tau-tui-{__version__}",
         "num_trials": num_trials,
@@ -67,6 +72,7 @@ def run_info(*, domain_name: str, policy: str, agent: dict[str, Any], user: dict
         "environment_info": {"domain_name": domain_name, "policy": policy, "tool_defs": None},
         "seed": seed,
     }
+    info.update(env_info or {})
     if extra:
         info["tau_tui"] = extra
     return info

@@ -247,7 +247,8 @@ class Runner:
         self.secrets = known_secrets(config.agent.llm_args, config.user.llm_args)
         info = run_info(domain_name=env.domain_name, policy=env.policy, agent=agent.info(), user=user.info(),
                         num_trials=config.num_trials, max_steps=config.max_steps, max_errors=config.max_errors,
-                        seed=config.seed, extra={"solo": config.solo, "timeout": config.timeout,
+                        seed=config.seed, env_info=env.recorded_info(),
+                        extra={"solo": config.solo, "timeout": config.timeout,
                                                  "judge_llm": config.judge_llm, "concurrency": config.concurrency})
         exists = self.path.exists()
         if exists and not self.resume:
@@ -387,6 +388,7 @@ class Runner:
         started = datetime.now().isoformat()
         try:
             env = self.domain.new_environment(solo=config.solo, variant=self.variant)
+            env.bind_task(task)  # before the agent reads the policy (banking's golden_retrieval is per task)
             agent = build_agent(config.agent, task, env, solo=config.solo, on_retry=on_retry("agent"))
             user = build_user(config.user, task, env, solo=config.solo, on_retry=on_retry("user"))
             orchestrator = Orchestrator(env, task, agent, user, max_steps=config.max_steps,

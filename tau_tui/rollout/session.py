@@ -57,6 +57,7 @@ class Episode:
         self.domain, self.variant, self.task, self.solo = domain, variant, task, solo
         self.agent_spec, self.user_spec = agent, user
         self.env: Environment = domain.new_environment(solo=solo, variant=variant)
+        self.env.bind_task(task)  # before the agent reads the policy (banking's golden_retrieval is per task)
         self.agent: Participant = build_agent(agent, task, self.env, solo=solo, human=human)
         self.user: Participant = build_user(user, task, self.env, solo=solo, human=human)
         self.orchestrator = Orchestrator(self.env, task, self.agent, self.user, max_steps=max_steps,
@@ -76,7 +77,7 @@ class Episode:
         return run_info(domain_name=self.env.domain_name, policy=self.env.policy, agent=self.agent.info(),
                         user=self.user.info(), num_trials=1, max_steps=self.orchestrator.max_steps,
                         max_errors=self.orchestrator.max_errors, seed=self.orchestrator.seed,
-                        extra={"solo": self.solo, **(extra or {})})
+                        env_info=self.env.recorded_info(), extra={"solo": self.solo, **(extra or {})})
 
     def save(self, path: Path | str, extra: dict[str, Any] | None = None) -> Path:
         """Write a tau2 results file with this task and simulation (atomically; secrets kept out)."""

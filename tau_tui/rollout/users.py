@@ -129,13 +129,18 @@ class ScriptedUser(_UserSide):
         return UserMessage(content=text, cost=0.0)
 
     def reason(self) -> str:
+        """The reason for the call, without the end-of-call markers free-text instructions may quote."""
         scenario = self.brief.scenario
         if scenario is None:
             return "Hi, I need some help."
         instructions = scenario.instructions
         if isinstance(instructions, StructuredInstructions):
-            return instructions.reason_for_call.strip() or instructions.task_instructions.strip()
-        return str(instructions).strip() or "Hi, I need some help."
+            text = instructions.reason_for_call.strip() or instructions.task_instructions.strip()
+        else:
+            text = str(instructions).strip()
+        for marker in (STOP, TRANSFER, OUT_OF_SCOPE):
+            text = text.replace(marker, "")
+        return text.strip() or "Hi, I need some help."
 
     def known_info(self) -> str | None:
         scenario = self.brief.scenario

@@ -47,6 +47,7 @@ EXPECTED = {
     },
     "retail": {"tasks": 114, "failing": {}, "kinds": {}},
     "airline": {"tasks": 50, "failing": {}, "kinds": {}},
+    "banking_knowledge": {"tasks": 97, "failing": {}, "kinds": {}},
     "telecom": {
         "tasks": 2285,
         "failing": 1688,

@@ -1,0 +1,130 @@
+"""tau2's banking_knowledge domain (τ³-Banking): Rho-Bank's customer service with a 698-document knowledge base.
+
+Reads tau2's data folder: ``db.json`` (the 23-table ``TransactionalDB``),
+``documents/*.json`` (the knowledge base), ``prompts/`` (one policy template
+per retrieval variant) and the tasks from ``tasks/task_*.json`` — tau2 reads
+that folder, not ``tasks.json``, whose entries partly differ.
+
+The agent and the customer share one DB. Discoverable tools are unlocked,
+given and called through wrapper tools (``tools.py``); the unlocks live with
+the episode's toolkit, the calls are logged in hashed tables. The task's
+read-log allowlist (the discoverable tools its reference actions call) is set
+when an environment is bound to the task. The retrieval variant
+(``variant``, tau2's ``retrieval_config``) picks the agent's search tools and
+policy text; it never changes a verdict, since every retrieval tool is
+read-only. Without a variant an environment is built as ``bm25_grep`` (the
+variant tau2's verdicts in the corpus were computed with; tau2's own default,
+``alltools``, needs OpenAI embeddings and a shell sandbox).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tau_tui.domains import Domain, DomainError, read_data_file
+from tau_tui.env import DBSchema, Environment, make_store
+from tau_tui.model.tasks import Task
+
+from .data_model import TransactionalDB
+from .retrieval import DEFAULT_VARIANT, KnowledgeBase, Variant, resolve_variant
+from .tools import KnowledgeTools
+from .user_tools import KnowledgeUserTools
+
+SCHEMA = DBSchema(TransactionalDB)
+
+
+def read_log_allowlist(task: Task | None) -> set[str]:
+    """The discoverable agent tools the task's reference actions call (their reads are logged, so hashed)."""
+    names: set[str] = set()
+    criteria = task.evaluation_criteria if task is not None else None
+    for action in (criteria.actions or []) if criteria is not None else []:
+        if action.name == "call_discoverable_agent_tool":
+            name = (action.arguments or {}).get("agent_tool_name")
+            if name:
+                names.add(name)
+    return names
+
+
+class BankingEnvironment(Environment):
+    """The banking environment: binding a task sets its read-log allowlist (and, for golden_retrieval, the policy)."""
+
+    def __init__(self, *args: Any, variant: Variant, knowledge: KnowledgeBase, data_dir: Path, **kwargs: Any):
+        self.variant = variant
+        self.knowledge = knowledge
+        self.data_dir = data_dir
+        super().__init__(*args, **kwargs)
+
+    def recorded_info(self) -> dict[str, Any]:
+        return {"retrieval_config": self.variant.name}
+
+    def bind_task(self, task: Task | None) -> None:
+        if isinstance(self.agent, KnowledgeTools):
+            self.agent.set_read_log_allowlist(read_log_allowlist(task))
+        if self.variant.task_specific:
+            self.policy = self.variant.policy(self.data_dir, self.knowledge, task)
+
+
+class BankingDomain(Domain):
+    name = "banking_knowledge"
+
+    def __init__(self, data_dir: Path | None):
+        super().__init__(data_dir)
+        self._knowledge: KnowledgeBase | None = None
+
+    def knowledge(self) -> KnowledgeBase:
+        if self._knowledge is None:
+            self._knowledge = KnowledgeBase.load(self.require_data() / "documents")
+        return self._knowledge
+
+    def variant(self, name: str | None) -> Variant:
+        try:
+            return resolve_variant(name or DEFAULT_VARIANT)
+        except ValueError as exc:
+            raise DomainError(str(exc)) from None
+
+    def policy(self, solo: bool = False, variant: str | None = None) -> str:
+        return self.variant(variant).policy(self.require_data(), self.knowledge(), None)
+
+    def new_environment(self, solo: bool = False, variant: str | None = None) -> BankingEnvironment:
+        if solo:
+            raise ValueError("banking_knowledge domain does not support solo mode")
+        data = self.require_data()
+        chosen = self.variant(variant)
+        tree = self.pristine("db", SCHEMA, lambda: read_data_file(data / "db.json"))
+        store = make_store(SCHEMA, tree)
+        knowledge = self.knowledge()
+        agent = chosen.toolkit(store, knowledge)
+        user = KnowledgeUserTools(store)
+        return BankingEnvironment(domain_name="banking_knowledge", policy=chosen.policy(data, knowledge, None),
+                                  agent=agent, user=user, variant=chosen, knowledge=knowledge, data_dir=data)
+
+    def task_file(self) -> Path:
+        return self.require_data() / "tasks"
+
+    def tasks(self) -> dict[str, Task]:
+        """``tasks/task_*.json`` in name order, as tau2 reads them."""
+        if self._tasks is None:
+            folder = self.task_file()
+            if not folder.is_dir():
+                raise DomainError(f"{folder}: missing task folder")
+            tasks: dict[str, Task] = {}
+            for path in sorted(folder.glob("task_*.json")):
+                try:
+                    task = Task.model_validate(read_data_file(path))
+                except Exception as exc:  # noqa: BLE001 - tau2 skips a task file it cannot read, with a warning
+                    self.warnings.append(f"{path}: skipped, not a task ({(str(exc).splitlines() or [''])[0]})")
+                    continue
+                tasks[task.id] = task
+            self._tasks = tasks
+        return self._tasks
+
+    def splits(self) -> dict[str, list[str]]:
+        return {}
+
+
+DOMAIN = BankingDomain
+
+
+def create(data_dir: Path | None) -> BankingDomain:
+    return BankingDomain(data_dir)
