@@ -2,7 +2,7 @@
 
 The test starts ``tau-tui serve`` on a free loopback port, opens the page, and drives the app
 with key presses as a person would: open a run, step through it, switch the side tabs, fetch
-the simulation JSON (a browser download), go back, quit. What the page's terminal shows is read
+the simulation JSON and the notes export (browser downloads), go back, quit. What the page's terminal shows is read
 row by row from the xterm.js terminal in the page: textual-serve renders on a canvas, so the
 test exposes the page's ``Terminal`` object (one assignment added to textual-serve's script as
 the browser fetches it) and reads its buffer. Screenshots of the runs screen and of a
@@ -30,6 +30,7 @@ from tests.conftest import CORPUS, ROOT
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+NOTE_TEXT = "served notes export check"
 TERMINAL_HOOK = re.compile(r"this\.terminal=new (\w+)\.Terminal\(")
 ROWS_JS = """() => {
   const t = window.__tauTerminal;
@@ -74,7 +75,13 @@ def served(tmp_path: Path):
         pytest.skip(f"the tau2 corpus is missing at {CORPUS}")
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT), TAU2_DATA_DIR=str(CORPUS), TMPDIR=str(tmp_path))
-    server = subprocess.Popen([sys.executable, "-m", "tau_tui", "serve", "--port", str(port), str(RECORDINGS)],
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(RECORDINGS / "mock_demo.json", runs)  # a copy: its notes sidecar is written beside it
+    subprocess.run([sys.executable, "-m", "tau_tui", "notes", "add", str(runs / "mock_demo.json"), "--sim",
+                    "demo-mismatch", "--source", "agent", "--type", "tool_bug", "--text", NOTE_TEXT],
+                   env=env, check=True, capture_output=True, timeout=60)
+    server = subprocess.Popen([sys.executable, "-m", "tau_tui", "serve", "--port", str(port), str(runs)],
                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         wait_for_port(port, server)
@@ -173,10 +180,25 @@ def test_served_app_in_chromium_opens_a_run_steps_switches_tabs_downloads_and_qu
     simulation = json.loads(saved.read_text())
     assert simulation["id"] == "demo-clean-pass" and simulation["task_id"] == "update_task_1"
 
-    # back to the runs screen, then quit: the app's process ends and the page says so
+    # back to the runs screen
     page.locator(".xterm-helper-textarea").focus()
     page.keyboard.press("Escape")
     wait_for_text(page, r"5 of 5 simulations", "the runs screen again")
+    # the notes export is a download too (the server's folders are not the browser user's)
+    page.keyboard.press("N")
+    wait_for_text(page, NOTE_TEXT, "the notes screen")
+    page.keyboard.press("e")
+    wait_for_text(page, r"JSON  ·  one object per note", "the export format picker")
+    with page.expect_download(timeout=30_000) as download_info:
+        page.keyboard.press("Enter")
+    download = download_info.value
+    assert re.fullmatch(r"notes_\d{8}_\d{6}\.json", download.suggested_filename), download.suggested_filename
+    download.save_as(str(tmp_path / "notes.json"))
+    notes = json.loads((tmp_path / "notes.json").read_text())
+    assert [(n["sim_id"], n["text"]) for n in notes] == [("demo-mismatch", NOTE_TEXT)]
+    assert not list((tmp_path / "runs").glob("notes_*")), "served, the export must not land in the server's folder"
+    page.keyboard.press("Escape")
+    wait_for_text(page, r"5 of 5 simulations", "the runs screen after the notes")
     page.keyboard.press("q")
     page.wait_for_selector("body.-closed", timeout=30_000)
     print(f"\nscreenshots: {runs_shot} {trajectory_shot}")
