@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ def test_a_network_host_without_allow_network_is_refused_in_one_line(capsys):
     (["--port", "0"], "--port 0: not a port number"),
     (["--port", "70000"], "--port 70000: not a port number"),
     (["no/such/file.json"], "no/such/file.json: does not exist"),
+    (["--public-url", "example.org:8000"], "--public-url example.org:8000: not an http:// or https:// URL"),
 ])
 def test_bad_arguments_are_one_line(argv, message, capsys):
     assert main(["serve", *argv]) == 2
@@ -74,8 +76,8 @@ def test_allow_network_warns_that_there_is_no_authentication_and_serves():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "tau_tui", "serve", "--host", "0.0.0.0", "--allow-network",
-                             "--port", str(port), str(RECORDINGS)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                             "--port", str(port), "--public-url", f"http://127.0.0.1:{port}/", str(RECORDINGS)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         warning = proc.stderr.readline()
         assert "warning: serving on 0.0.0.0" in warning and "no authentication" in warning
@@ -88,6 +90,9 @@ def test_allow_network_warns_that_there_is_no_authentication_and_serves():
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, "serve did not start listening"
                 time.sleep(0.2)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
+            html = page.read().decode()
+        assert f"ws://127.0.0.1:{port}/ws" in html  # the page connects back to --public-url, not to 0.0.0.0
     finally:
         proc.terminate()
         proc.wait(timeout=15)

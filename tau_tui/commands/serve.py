@@ -40,6 +40,9 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="N", help=f"port (default {DEFAULT_PORT})")
     parser.add_argument("--allow-network", action="store_true",
                         help="allow a --host other than loopback (no authentication: see above)")
+    parser.add_argument("--public-url", metavar="URL",
+                        help="the address browsers open (default http://HOST:PORT); needed with --host 0.0.0.0 "
+                        "or behind a proxy, as the page connects back to it")
     add_judge_flags(parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory "
                     "screen)")
     return parser
@@ -95,8 +98,12 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
     except ImportError as exc:
         err(f"serving needs the 'serve' extra (pip install 'tau-tui[serve]'): {exc}")
         return EXIT_INPUT
+    if args.public_url and not args.public_url.startswith(("http://", "https://")):
+        err(f"--public-url {args.public_url}: not an http:// or https:// URL")
+        return EXIT_INPUT
+    public_url = args.public_url.rstrip("/") if args.public_url else None
     server = Server(app_command(paths, workspace, args.judge, args.judge_api_base), host=args.host, port=args.port,
-                    title="tau-tui")
+                    title="tau-tui", public_url=public_url)
     try:
         server.serve()
     except OSError as exc:  # the port is taken, the address is not this machine's...
