@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# Extras installed for the test suite; CI adds the optional tau2 extra (EXTRAS=dev,tau2).
+# Extras installed for the test suite; CI adds the optional ones (.ci/run: EXTRAS=dev,tau2,serve,browser-test,llm-local).
 EXTRAS ?= dev
 comma := ,
 STAMP_TEST := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
@@ -11,7 +11,7 @@ TAU2_DATA_DIR ?= $(if $(wildcard ../shared/tau2-corpus/domains),../shared/tau2-c
 export TAU2_DATA_DIR
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test bench clean
+.PHONY: run test test-llm bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ run: $(VENV)/.installed
 test: $(STAMP_TEST)
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The real-model tests (tests/test_real_model.py, marker real_model; about a minute once built): SmolLM2-135M
+# served by llama-cpp-python on 127.0.0.1. They need the llm-local extra, which builds llama-cpp-python from
+# source (cmake, a C++ compiler, about 7 minutes on 2 cores): make test-llm EXTRAS=dev,llm-local
+test-llm: $(STAMP_TEST)
+	$(PY) -m pytest -m real_model $(PYTEST_ARGS)
 
 bench: $(STAMP_TEST)
 	$(PY) -m benchmarks.replay_corpus

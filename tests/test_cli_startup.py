@@ -28,7 +28,7 @@ print(json.dumps({"code": code, "heavy": heavy}))
 
 @pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["eval", "--help"], ["run", "--help"],
                                   ["play", "--help"], ["calibrate", "--help"], ["notes", "--help"],
-                                  ["notes", "add", "--help"]])
+                                  ["notes", "add", "--help"], ["serve", "--help"]])
 def test_help_imports_no_heavy_module(argv):
     proc = subprocess.run([sys.executable, "-c", PROBE, *argv], input=json.dumps(HEAVY), capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
@@ -41,7 +41,7 @@ def test_every_command_is_one_module_in_one_list():
     """``main`` loops over ``COMMANDS``: the sub-commands in --help order, then the TUI (no name)."""
     from tau_tui.commands import COMMANDS, SUBCOMMANDS
 
-    assert SUBCOMMANDS == ("replay", "eval", "run", "play", "fork", "calibrate", "notes")
+    assert SUBCOMMANDS == ("replay", "eval", "run", "play", "fork", "calibrate", "notes", "serve")
     assert [c.NAME for c in COMMANDS] == [*SUBCOMMANDS, None]
     for command in COMMANDS:
         assert callable(command.register) and callable(command.run), command.__name__

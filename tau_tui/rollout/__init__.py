@@ -6,6 +6,7 @@ Layers inside this package (litellm is imported only inside a model call):
 - ``agents`` / ``users``: LLM, scripted (``scripted/gold``, ``scripted/user``) and human participants;
 - ``human``: the turn requests and replies a UI exchanges with a human participant;
 - ``llm``: the litellm wrapper (retries with backoff, cost, tool-call parsing);
+- ``json_tools``: tool calls as schema-held JSON replies, for models without native tool calling;
 - ``orchestrator``: one episode with tau2's turn semantics → ``SimulationRun`` (tool calls go through
   ``tau_tui.env.EpisodeTools``: the task's fault plan, per-episode attempt counters);
 - ``cassette``: an episode against a recording's tool results instead of a live environment;

@@ -31,6 +31,7 @@ from tau_tui.model.messages import (
     UserMessage,
 )
 from tau_tui.model.nesting import MAX_NESTING, too_deep
+from tau_tui.rollout import json_tools
 
 # litellm error classes worth another attempt (looked up by name: litellm is imported lazily).
 RETRYABLE_ERRORS = ("RateLimitError", "Timeout", "APIConnectionError", "InternalServerError",
@@ -222,17 +223,35 @@ def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
     return calls or None
 
 
+def _json_reply(content: Any) -> tuple[str | None, list[ToolCall] | None]:
+    """Text or one tool call from a reply in the JSON tool protocol; ``MalformedToolCall`` otherwise."""
+    call_id = new_call_id()
+    try:
+        return json_tools.parse_reply(content, call_id)
+    except json_tools.ReplyError as exc:
+        raise MalformedToolCall(f"reply in the {json_tools.JSON_SCHEMA} tool protocol: {exc}",
+                                details={"tool": None, "call_id": call_id, "arguments": str(content)[:2000]}) from None
+
+
 async def complete(settings: LLMSettings, messages: list[Message], tools: list[dict[str, Any]] | None = None,
                    tool_choice: str | None = None, on_retry: RetryListener | None = None) -> Completion:
     """One chat completion with retries; raises an ``LLMError`` subclass when there is no usable reply."""
     litellm = _litellm()
     kwargs = dict(settings.args)
+    protocol = kwargs.pop(json_tools.TOOL_PROTOCOL_ARG, None)
+    if protocol is not None and protocol not in json_tools.PROTOCOLS:
+        raise LLMError(f"{settings.model}: {json_tools.TOOL_PROTOCOL_ARG} {str(protocol)[:40]!r} is not one of "
+                       f"{', '.join(json_tools.PROTOCOLS)}", error_type="BadArgument")
     kwargs.update(num_retries=0, max_retries=0, drop_params=True)
     kwargs.setdefault("timeout", settings.timeout)
-    if tools:
+    payload = to_litellm_messages(messages)
+    as_json = bool(tools) and protocol == json_tools.JSON_SCHEMA
+    if as_json:  # no native tool calls: the reply is one JSON object held to a schema (rollout/json_tools.py)
+        payload = json_tools.plain_messages(payload, tools, require_tool=tool_choice == "required")
+        kwargs["response_format"] = json_tools.response_format(tools, require_tool=tool_choice == "required")
+    elif tools:
         kwargs["tools"] = tools
         kwargs["tool_choice"] = tool_choice or "auto"
-    payload = to_litellm_messages(messages)
     attempt = 0
     while True:
         started = time.perf_counter()
@@ -256,13 +275,17 @@ async def complete(settings: LLMSettings, messages: list[Message], tools: list[d
                                  details={"attempts": attempt + 1}) from None
     elapsed = time.perf_counter() - started
     raw = response.to_dict() if hasattr(response, "to_dict") else None
+    content = getattr(message, "content", None)
     try:
-        tool_calls = parse_tool_calls(getattr(message, "tool_calls", None))
+        if as_json:
+            content, tool_calls = _json_reply(content)
+        else:
+            tool_calls = parse_tool_calls(getattr(message, "tool_calls", None))
     except MalformedToolCall as exc:
         exc.details["content"] = getattr(message, "content", None)
         exc.details["cost"] = _cost(litellm, response)
         raise
-    return Completion(content=getattr(message, "content", None), tool_calls=tool_calls,
+    return Completion(content=content, tool_calls=tool_calls,
                       cost=_cost(litellm, response), usage=_usage(response), raw=raw,
                       generation_time=elapsed, attempts=attempt + 1)
 

@@ -34,7 +34,7 @@ from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
 from tau_tui.tui.catalog import Catalog, RunRow, column_legend, flag_legend
 from tau_tui.tui.context import LoadProgress, PendingRefresh
-from tau_tui.tui.external import run_viewer, write_temp_json
+from tau_tui.tui.external import download_name, run_viewer, write_temp_json
 from tau_tui.tui.keys import check_keymap, palette_commands
 from tau_tui.tui.screens.help import show_help
 from tau_tui.tui.live import RolloutProgress, carry_over
@@ -488,10 +488,16 @@ class TauTuiApp(App[None]):
             self._open_when_read = path
 
     def open_json(self, data: Any, hint: str) -> Path:
-        """Write ``data`` to a temp JSON file and open it in $EDITOR / $PAGER (the input file is never touched)."""
+        """Write ``data`` to a temp JSON file and open it in $EDITOR / $PAGER (the input file is never touched);
+        served to a browser (``tau-tui serve``), the file is a download instead."""
         path = write_temp_json(data, hint)
         if self.external_viewer is not None:
             self.external_viewer(path)
+            return path
+        if self.is_web:
+            name = download_name(hint, ".json")
+            self.deliver_binary(path, save_filename=name, mime_type="application/json")
+            self.notify(f"{name}: sent to the browser as a download", timeout=4)
             return path
         try:
             with self.suspend():

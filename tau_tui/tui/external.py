@@ -29,6 +29,16 @@ def viewer_command() -> list[str]:
     return ["vi"]
 
 
+def safe_stem(hint: str) -> str:
+    """A file-name stem from ``hint`` (an id from a recording, say): only ``[A-Za-z0-9._-]``, at most 80."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", hint)[:80].lstrip(".") or "data"
+
+
+def download_name(hint: str, suffix: str) -> str:
+    """The name a browser download of ``hint`` is offered under (never a path)."""
+    return safe_stem(hint) + suffix
+
+
 def write_temp_json(data: Any, hint: str) -> Path:
     """Write ``data`` as indented JSON to a fresh file under the temp dir; returns its path.
 
@@ -36,7 +46,7 @@ def write_temp_json(data: Any, hint: str) -> Path:
     """
     folder = Path(tempfile.gettempdir()) / "tau-tui"
     folder.mkdir(parents=True, exist_ok=True)
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", hint)[:80] or "data"
+    safe = safe_stem(hint)
     fd, name = tempfile.mkstemp(prefix=f"{safe}.", suffix=".json", dir=folder)
     with os.fdopen(fd, "wb") as handle:
         handle.write(scrub_bytes(orjson.dumps(bounded(data), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)

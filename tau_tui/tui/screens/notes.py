@@ -8,6 +8,7 @@ into the app's runs folder.
 
 from __future__ import annotations
 
+import io
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -190,6 +191,13 @@ class NotesScreen(Screen[None]):
         from tau_tui.model.io import write_new
 
         text = export_csv(rows) if fmt == "csv" else export_json(rows)
+        if self.app.is_web:  # served to a browser: the server's folders are not the user's, so a download
+            name = f"notes_{datetime.now():%Y%m%d_%H%M%S}.{fmt}"
+            mime = "text/csv" if fmt == "csv" else "application/json"
+            self.app.call_from_thread(self.app.deliver_binary, io.BytesIO(text.encode()), save_filename=name,
+                                      mime_type=mime)
+            self.app.call_from_thread(self.notify, f"{len(rows)} note(s): {name} sent to the browser", timeout=6)
+            return
         try:
             path = write_new(folder, f"notes_{datetime.now():%Y%m%d_%H%M%S}", f".{fmt}", text.encode())
         except OSError as exc:
