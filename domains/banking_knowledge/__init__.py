@@ -55,6 +55,8 @@ class BankingEnvironment(Environment):
         self.data_dir = data_dir
         super().__init__(*args, **kwargs)
 
+    log_tables = ("agent_discoverable_tools", "user_discoverable_tools", "user_discoverable_tool_calls")
+
     def recorded_info(self) -> dict[str, Any]:
         return {"retrieval_config": self.variant.name}
 

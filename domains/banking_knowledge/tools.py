@@ -111,6 +111,24 @@ class KnowledgeTools(Tables, Toolkit):
     def set_read_log_allowlist(self, names: Any) -> None:
         self.read_log_allowlist = set(names or [])
 
+    # --- how the workbench shows unlocks, gives and wrapper calls (tau_tui.env.tools hooks) ---------------
+    def unlocks(self, name: str, arguments: Any, content: str, error: bool) -> list[tuple[str, str, str]]:
+        target = arguments.get("agent_tool_name" if name == "unlock_discoverable_agent_tool"
+                               else "discoverable_tool_name") if isinstance(arguments, dict) else None
+        if error or not isinstance(target, str):
+            return []
+        if name == "unlock_discoverable_agent_tool" and content.startswith(f"Tool unlocked: {target}\n"):
+            return [("assistant", target, "unlock")]
+        if name == "give_discoverable_user_tool" and content.startswith(f"Tool given to user: {target}\n"):
+            return [("user", target, "give")]
+        return []
+
+    def wrapped_tool(self, name: str, arguments: Any) -> str | None:
+        target = arguments.get("agent_tool_name") if isinstance(arguments, dict) else None
+        spec = self.declared_tools.get(target) if name == "call_discoverable_agent_tool" and isinstance(target, str) \
+            else None
+        return target if spec is not None and spec.discoverable else None
+
     def discoverable(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name, spec in self.declared_tools.items() if spec.discoverable}
 

@@ -51,6 +51,13 @@ class KnowledgeUserTools(Tables, Toolkit):
 
     reveals_by_reading = False
 
+    def wrapped_tool(self, name: str, arguments: Any) -> Optional[str]:
+        """The given tool a ``call_discoverable_user_tool`` runs (tau_tui.env.tools hook)."""
+        target = arguments.get("discoverable_tool_name") if isinstance(arguments, dict) else None
+        spec = self.declared_tools.get(target) if name == "call_discoverable_user_tool" and isinstance(target, str) \
+            else None
+        return target if spec is not None and spec.discoverable else None
+
     def _not_given(self, name: str) -> Optional[str]:
         if "No records found" in self.lookup("user_discoverable_tools", "tool_name", name):
             return (f"Error: Tool '{name}' has not been given to you by the agent. "
