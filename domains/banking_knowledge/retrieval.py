@@ -50,7 +50,9 @@ class KnowledgeBase:
         from tau_tui.domains import DomainError, read_data_file
 
         docs: dict[str, Document] = {}
-        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        # tau2's order: the folder's own listing order (not sorted). It decides BM25 and grep ties and the
+        # full-KB prompt's order, so sorting here would make those differ from tau2's on the same folder.
+        for path in folder.glob("*.json") if folder.is_dir() else []:
             raw = read_data_file(path)
             if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in ("id", "title", "content")):
                 raise DomainError(f"{path}: a document needs string 'id', 'title' and 'content'")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 import json
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from tau_tui.env import Toolkit, ToolType, tool
 
@@ -38,6 +38,8 @@ TRANSFER_REASONS = (
     "supervisor_request_service_complaint", "customer_requests_human_no_specific_reason",
     "request_completed_customer_wants_human_followup", "other",
 )
+
+TransferReason = Literal[TRANSFER_REASONS]  # the tool schema lists them as an enum, as tau2's does
 
 SEQUENTIAL_PINS = ("0123", "1234", "2345", "3456", "4567", "5678", "6789",
                    "9876", "8765", "7654", "6543", "5432", "4321", "3210")
@@ -134,7 +136,7 @@ class KnowledgeTools(Tables, Toolkit):
 
     # --- base tools -------------------------------------------------------------------------
     @tool(ToolType.GENERIC)
-    def transfer_to_human_agents(self, summary: str, reason: str = "other") -> str:
+    def transfer_to_human_agents(self, summary: str, reason: TransferReason = "other") -> str:
         """Transfer the user to a human agent.
 
         The proper transfer reason enum can be found in the knowledge base: search it before calling this tool to select the proper applicable reason.

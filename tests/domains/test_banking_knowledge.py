@@ -77,6 +77,9 @@ def test_discoverable_tools_are_hidden_from_the_schemas(env):
     assert "unlock_discoverable_agent_tool" in agent and "call_discoverable_agent_tool" in agent
     assert "file_debit_card_transaction_dispute_6281" not in agent
     assert "deposit_check_3847" not in user and "call_discoverable_user_tool" in user
+    transfer = next(s for s in toolkit_schemas(env.agent) if s["function"]["name"] == "transfer_to_human_agents")
+    reason = transfer["function"]["parameters"]["properties"]["reason"]
+    assert reason["default"] == "other" and len(reason["enum"]) == 19 and "fraud_or_security_concern" in reason["enum"]
     assert len([n for n, s in env.agent.declared_tools.items() if s.discoverable]) == 44
     assert len([n for n, s in env.user.declared_tools.items() if s.discoverable]) == 4
 
