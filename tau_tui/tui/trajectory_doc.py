@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from tau_tui.env.discovery import discovered_mark
+from tau_tui.env.discovery import discovered_how, discovered_mark
 from tau_tui.env.episode import cassette_mark
 from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
@@ -275,7 +275,9 @@ class TrajectoryDoc:
             step.searchable = "\n".join(words).lower()
         if timeline is None:
             for step in self.steps:
-                step.events += [Event("discovery", step.index, tool) for tool in discovered_mark(step.message)]
+                how = discovered_how(step.message)
+                step.events += [Event("discovery", step.index, tool, how=how.get(tool, "read"))
+                                for tool in discovered_mark(step.message)]
         else:
             for discovery in timeline.discoveries:
                 if 0 <= discovery.step < len(self.steps):

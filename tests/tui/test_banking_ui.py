@@ -90,3 +90,22 @@ async def test_retrieval_variant_is_a_column_and_a_filter(make_app, tmp_path):
         screen.set_filter(RunFilter(retrieval="grep_only"))
         assert [r.retrieval for r in screen.query_one(RunTable).rows] == ["grep_only"]
         assert "retrieval:grep_only" in RunFilter(retrieval="grep_only").chips()
+
+
+async def test_a_live_episode_marks_unlocks_and_gives_without_listing_the_tools():
+    """Live results carry the marks (the play screen shows them); the agent still reaches them by the wrappers."""
+    from tau_tui.rollout.factory import ParticipantSpec
+    from tau_tui.rollout.session import Episode
+
+    domain = DomainRegistry(CORPUS).get("banking_knowledge")
+    episode = Episode(domain, None, domain.tasks()["task_026"], ParticipantSpec("scripted/gold"),
+                      ParticipantSpec("scripted/user"))
+    sim = await episode.run(evaluate=False)
+    steps = sim.info["discovered_tools"]
+    assert set(steps) == {"submit_cash_back_dispute_0589", "update_transaction_rewards_3847"}
+    live = TrajectoryDoc(sim.trajectory, live=True)
+    assert "✦ given to the user submit_cash_back_dispute_0589" in text_at(live, steps["submit_cash_back_dispute_0589"])
+    assert "✦ unlocked update_transaction_rewards_3847" in text_at(live, steps["update_transaction_rewards_3847"])
+    assert "update_transaction_rewards_3847" not in episode.agent.brief.tool_names
+    assert "unlock_discoverable_agent_tool" in episode.agent.brief.tool_names
+    assert "submit_cash_back_dispute_0589" not in episode.user.brief.tool_names
