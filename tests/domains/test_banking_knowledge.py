@@ -373,3 +373,20 @@ def test_embedding_variant_goes_through_litellm_to_the_configured_server(domain,
     assert all(r["path"].endswith("/embeddings") for r in Handler.requests)
     assert {r["model"] for r in Handler.requests} == {"text-embedding-3-large"}
     assert sum(r["n"] for r in Handler.requests) == len(domain.knowledge().documents) + 1
+
+
+def test_search_tools_of_other_variants_replay_as_reads_not_hallucinations(domain):
+    from tau_tui.model.messages import AssistantMessage, ToolMessage
+    from tau_tui.replay import replay
+    from tau_tui.replay.timeline import Verdict
+
+    calls = [ToolCall(id=f"c{i}", name=name, arguments={"query": "fees"}) for i, name in
+             enumerate(("KB_search_dense", "shell", "KB_search", "no_such_tool"))]
+    messages = [AssistantMessage(role="assistant", content=None, tool_calls=calls)]
+    messages += [ToolMessage(id=c.id, role="tool", content="whatever was recorded", requestor="assistant")
+                 for c in calls]
+    timeline = replay(messages, None, lambda solo: domain.new_environment(variant="no_knowledge"))
+    assert [r.verdict for r in timeline.calls] == [Verdict.SKIPPED_READ] * 3 + [Verdict.SKIPPED_UNKNOWN]
+    env = domain.new_environment(variant="no_knowledge")
+    text, error = call(env, "KB_search_dense", query="fees")
+    assert error and text == "Error: Tool 'KB_search_dense' not found."  # still not callable here, as in tau2
