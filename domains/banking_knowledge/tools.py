@@ -119,9 +119,15 @@ class KnowledgeTools(Tables, Toolkit):
                                else "discoverable_tool_name") if isinstance(arguments, dict) else None
         if error or not isinstance(target, str):
             return []
-        if name == "unlock_discoverable_agent_tool" and content.startswith(f"Tool unlocked: {target}\n"):
+        from .user_tools import KnowledgeUserTools
+
+        # only names of declared discoverable tools: a recording's text never becomes a shown tool name
+        if name == "unlock_discoverable_agent_tool" and target in self.discoverable() \
+                and content.startswith(f"Tool unlocked: {target}\n"):
             return [("assistant", target, "unlock")]
-        if name == "give_discoverable_user_tool" and content.startswith(f"Tool given to user: {target}\n"):
+        given = KnowledgeUserTools.declared_tools.get(target)
+        if name == "give_discoverable_user_tool" and given is not None and given.discoverable \
+                and content.startswith(f"Tool given to user: {target}\n"):
             return [("user", target, "give")]
         return []
 

@@ -109,3 +109,17 @@ async def test_a_live_episode_marks_unlocks_and_gives_without_listing_the_tools(
     assert "update_transaction_rewards_3847" not in episode.agent.brief.tool_names
     assert "unlock_discoverable_agent_tool" in episode.agent.brief.tool_names
     assert "submit_cash_back_dispute_0589" not in episode.user.brief.tool_names
+
+
+def test_a_recording_cannot_make_up_an_unlocked_tool_name():
+    from tau_tui.model.messages import AssistantMessage, ToolCall, ToolMessage
+    from tau_tui.replay import replay
+
+    domain = DomainRegistry(CORPUS).get("banking_knowledge")
+    bogus = "evil\x1b[2Jname"
+    call = ToolCall(id="c1", name="unlock_discoverable_agent_tool", arguments={"agent_tool_name": bogus})
+    messages = [AssistantMessage(role="assistant", content=None, tool_calls=[call]),
+                ToolMessage(id="c1", role="tool", content=f"Tool unlocked: {bogus}\nDescription: x",
+                            requestor="assistant")]
+    timeline = replay(messages, None, lambda solo: domain.new_environment())
+    assert timeline.discoveries == []
