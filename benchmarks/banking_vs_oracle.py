@@ -57,7 +57,12 @@ def tau2_pass(src: str, corpus: Path, run, indices: list[int], ours: dict[str, t
     from loguru import logger
 
     logger.remove()
-    from tau2.data_model.message import AssistantMessage, SystemMessage, ToolMessage, UserMessage
+    from tau2.data_model.message import (
+        AssistantMessage,
+        SystemMessage,
+        ToolMessage,
+        UserMessage,
+    )
     from tau2.data_model.tasks import Task
     from tau2.evaluator.evaluator_env import EnvironmentEvaluator
     from tau2.registry import registry

@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 import json
 from datetime import datetime
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from tau_tui.env import Toolkit, ToolType, tool
 
@@ -71,7 +71,7 @@ DEFAULT_ATM_LIMITS = {
 }
 
 
-def pin_problem(pin: Any) -> Optional[str]:
+def pin_problem(pin: Any) -> str | None:
     """Why a PIN is not acceptable, or None."""
     if not pin or not pin.isdigit() or len(pin) != 4:
         return "PIN must be exactly 4 digits."
@@ -375,7 +375,7 @@ class KnowledgeTools(Tables, Toolkit):
         """A look-up's answer: a heading, what ran, for what, then the listing (or a 'none found' line)."""
         return _lines(heading, "", f"Executed: {tool_name}", subject, listing if R.found(listing) else f"\n{none}")
 
-    def _card_account_missing(self, cc_account_id: str) -> Optional[str]:
+    def _card_account_missing(self, cc_account_id: str) -> str | None:
         if not R.found(self.lookup("credit_card_accounts", "account_id", cc_account_id)):
             return f"Error: Credit card account '{cc_account_id}' not found."
         return None
@@ -498,7 +498,7 @@ class KnowledgeTools(Tables, Toolkit):
         self, transaction_id: str, card_action: str, card_last_4_digits: str, full_name: str, user_id: str,
         phone: str, email: str, address: str, contacted_merchant: bool, purchase_date: str,
         issue_noticed_date: str, dispute_reason: str, resolution_requested: str,
-        eligible_for_provisional_credit: bool, partial_refund_amount: Optional[float] = None,
+        eligible_for_provisional_credit: bool, partial_refund_amount: float | None = None,
     ) -> str:
         """File a formal dispute for a credit card transaction.
 
@@ -1482,7 +1482,7 @@ class KnowledgeTools(Tables, Toolkit):
     @tool(ToolType.WRITE, discoverable=True)
     def order_debit_card_5739(self, account_id: str, user_id: str, delivery_option: str, delivery_fee: float,
                               card_design: str, design_fee: float, shipping_address: str,
-                              excess_replacement_fee: Optional[float] = None) -> str:
+                              excess_replacement_fee: float | None = None) -> str:
         """Order a new debit card for a customer's checking account.
 
         Args:
