@@ -123,3 +123,20 @@ def test_a_recording_cannot_make_up_an_unlocked_tool_name():
                             requestor="assistant")]
     timeline = replay(messages, None, lambda solo: domain.new_environment())
     assert timeline.discoveries == []
+
+
+async def test_a_fork_after_an_unlock_keeps_the_tool_unlocked():
+    """The unlock lives with the episode: a fork rebuilds it by replaying the history's unlock call."""
+    from tau_tui.rollout.factory import ParticipantSpec
+    from tau_tui.rollout.session import Episode, fork_history
+
+    domain = DomainRegistry(CORPUS).get("banking_knowledge")
+    run = open_run(GOLD)
+    sim = run.simulation(run.find(SIM))
+    history = fork_history(sim.trajectory, 16)  # just after "Tool unlocked: update_transaction_rewards_3847"
+    episode = Episode(domain, None, domain.tasks()["task_026"], ParticipantSpec("scripted/gold"),
+                      ParticipantSpec("scripted/user"), history=history)
+    forked = await episode.run(evaluate=False)
+    assert "update_transaction_rewards_3847" in episode.env.agent.unlocked
+    later = [m.text for m in forked.trajectory[len(history):] if m.role == "tool"]
+    assert later and not any("has not been unlocked" in text for text in later)
