@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
             constructor = registry.get_env_constructor(domain)
         except KeyError:
             if domain not in tau2_missing:
-                print(f"skipped {domain}: the installed tau2 has no such domain", file=sys.stderr)
+                hint = " (python -m benchmarks.banking_vs_oracle compares with tau2 1.0.1's recorded seconds)" \
+                    if domain == "banking_knowledge" else ""
+                print(f"skipped {domain}: the installed tau2 has no such domain{hint}", file=sys.stderr)
             tau2_missing.add(domain)
             continue
         tau2_tasks = {tid: Tau2Task.model_validate(t.model_dump(mode="json")) for tid, t in run.tasks().items()}

@@ -127,10 +127,20 @@ def test_core_imports_without_textual_or_litellm():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_the_totals_count_every_simulation_a_missing_domain_keeps_from_replay(capsys):
-    code, out, err = replay(capsys, CORPUS / "generated" / "tau2-gold_banking_knowledge.json",
-                            CORPUS / "sierra-research__tau2-bench__e2e_mock_baseline.json",
+def test_the_totals_count_every_simulation_a_missing_domain_keeps_from_replay(capsys, tmp_path):
+    # banking_knowledge is a domain now: its gold file, renamed to a domain nobody has, keeps 291 from replay
+    unknown = tmp_path / "unknown_domain.json"
+    unknown.write_bytes((CORPUS / "generated" / "tau2-gold_banking_knowledge.json").read_bytes()
+                        .replace(b'"banking_knowledge"', b'"no_such_domain"'))
+    code, out, err = replay(capsys, unknown, CORPUS / "sierra-research__tau2-bench__e2e_mock_baseline.json",
                             "--tau2-data", str(CORPUS))
-    assert code == 2 and err.count("unknown domain 'banking_knowledge'") == 1
+    assert code == 2 and err.count("unknown domain 'no_such_domain'") == 1
     assert out.splitlines()[-1].startswith("1 simulation in 1 file: 1 ok")
     assert "; 291 more not replayed;" in out.splitlines()[-1]
+
+
+def test_banking_knowledge_replays_every_simulation(capsys):
+    code, out, err = replay(capsys, CORPUS / "generated" / "tau2-gold_banking_knowledge.json",
+                            "--tau2-data", str(CORPUS))
+    assert code == 0 and not err
+    assert out.splitlines()[-1].startswith("291 simulations in 1 file: 291 ok")

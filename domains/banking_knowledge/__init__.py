@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tau_tui.domains import Domain, DomainError, read_data_file
-from tau_tui.env import DBSchema, Environment, make_store
+from tau_tui.env import DBSchema, Environment, ToolType, make_store
 from tau_tui.model.tasks import Task
 
 from .data_model import TransactionalDB
@@ -32,6 +32,12 @@ from .tools import KnowledgeTools
 from .user_tools import KnowledgeUserTools
 
 SCHEMA = DBSchema(TransactionalDB)
+
+# The agent's search tools across tau2's retrieval variants, none of which mutates state. A recording made with
+# another variant (the leaderboard's alltools: KB_search_bm25, KB_search_dense, shell) calls some this
+# environment lacks; replay skips them as reads, not as hallucinated tools (tau2 skips both, so no verdict moves).
+RETRIEVAL_TOOLS = {"KB_search": ToolType.READ, "grep": ToolType.READ, "KB_search_bm25": ToolType.READ,
+                   "KB_search_dense": ToolType.READ, "shell": ToolType.READ, "rewrite_context": ToolType.WRITE}
 
 
 def read_log_allowlist(task: Task | None) -> set[str]:
@@ -54,6 +60,23 @@ class BankingEnvironment(Environment):
         self.knowledge = knowledge
         self.data_dir = data_dir
         super().__init__(*args, **kwargs)
+
+    log_tables = ("agent_discoverable_tools", "user_discoverable_tools", "user_discoverable_tool_calls")
+
+    def _other_variant_tool(self, name: Any) -> bool:
+        return name in RETRIEVAL_TOOLS and not super().has_tool(name)
+
+    def has_tool(self, name: Any) -> bool:
+        return super().has_tool(name) or self._other_variant_tool(name)
+
+    def mutates(self, name: str) -> bool:
+        return False if self._other_variant_tool(name) else super().mutates(name)
+
+    def tool_type(self, name: str) -> ToolType | None:
+        return RETRIEVAL_TOOLS[name] if self._other_variant_tool(name) else super().tool_type(name)
+
+    def side_of(self, name: str) -> str | None:
+        return "assistant" if self._other_variant_tool(name) else super().side_of(name)
 
     def recorded_info(self) -> dict[str, Any]:
         return {"retrieval_config": self.variant.name}

@@ -6,7 +6,7 @@ unlock and give state of an episode are not part of it.
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 class DatabaseTable(BaseModel):
     """One table: records by id, and the free-text notes that describe its fields."""
 
-    data: Dict[str, Dict[str, Any]] = Field(default_factory=dict)
+    data: dict[str, dict[str, Any]] = Field(default_factory=dict)
     notes: str = ""
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _ARGS = re.compile(r"\n\s*Args:\s*\n")
 _RETURNS = re.compile(r"\n\s*Returns:\s*\n")

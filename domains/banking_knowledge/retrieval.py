@@ -17,9 +17,10 @@ import math
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from tau_tui.env import ToolType, tool
 
@@ -46,11 +47,13 @@ class KnowledgeBase:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def load(cls, folder: Path) -> "KnowledgeBase":
+    def load(cls, folder: Path) -> KnowledgeBase:
         from tau_tui.domains import DomainError, read_data_file
 
         docs: dict[str, Document] = {}
-        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        # tau2's order: the folder's own listing order (not sorted). It decides BM25 and grep ties and the
+        # full-KB prompt's order, so sorting here would make those differ from tau2's on the same folder.
+        for path in folder.glob("*.json") if folder.is_dir() else []:
             raw = read_data_file(path)
             if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in ("id", "title", "content")):
                 raise DomainError(f"{path}: a document needs string 'id', 'title' and 'content'")
@@ -63,7 +66,7 @@ class KnowledgeBase:
                 self._indexes[key] = build()
             return self._indexes[key]
 
-    def as_markdown(self, docs: Optional[list[Document]] = None) -> str:
+    def as_markdown(self, docs: list[Document] | None = None) -> str:
         return "\n\n---\n\n".join(f"## {d.title}\n\n{d.content}" for d in (docs or list(self.documents.values())))
 
 
@@ -102,7 +105,7 @@ def grep_search(kb: KnowledgeBase, pattern: str, top_k: int, case_sensitive: boo
     return hits[:top_k]
 
 
-def dense_search(kb: KnowledgeBase, query: str, top_k: int, model: str, api_base: Optional[str]) -> list[tuple[str, float]]:
+def dense_search(kb: KnowledgeBase, query: str, top_k: int, model: str, api_base: str | None) -> list[tuple[str, float]]:
     """Cosine similarity of litellm embeddings (documents embedded once per model and endpoint)."""
     if not query or not query.strip():
         return []
@@ -153,7 +156,7 @@ class KBSearchTool:
     search_config: dict[str, Any]
 
     @tool(ToolType.READ)
-    def KB_search(self, query: str) -> str:  # noqa: N802 - tau2's tool name
+    def KB_search(self, query: str) -> str:
         """Search the knowledge base for relevant documents.
 
         Args:
@@ -207,10 +210,10 @@ class Variant:
     name: str
     template: str
     prompt: str = "standard"  # standard | full_kb | golden
-    kb: Optional[str] = None  # None | bm25 | embedding
-    model: Optional[str] = None  # embedding model (litellm name)
+    kb: str | None = None  # None | bm25 | embedding
+    model: str | None = None  # embedding model (litellm name)
     grep: bool = False
-    unsupported: Optional[str] = None  # why this variant cannot be built here
+    unsupported: str | None = None  # why this variant cannot be built here
     top_k: int = 10
 
     @property
@@ -262,7 +265,7 @@ class Variant:
         return text
 
 
-def _embedding_api_base() -> Optional[str]:
+def _embedding_api_base() -> str | None:
     import os
 
     return os.environ.get("TAU_TUI_EMBEDDINGS_API_BASE") or None

@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 import json
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any, Literal
 
 from tau_tui.env import Toolkit, ToolType, tool
 
@@ -38,6 +38,8 @@ TRANSFER_REASONS = (
     "supervisor_request_service_complaint", "customer_requests_human_no_specific_reason",
     "request_completed_customer_wants_human_followup", "other",
 )
+
+TransferReason = Literal[TRANSFER_REASONS]  # the tool schema lists them as an enum, as tau2's does
 
 SEQUENTIAL_PINS = ("0123", "1234", "2345", "3456", "4567", "5678", "6789",
                    "9876", "8765", "7654", "6543", "5432", "4321", "3210")
@@ -69,7 +71,7 @@ DEFAULT_ATM_LIMITS = {
 }
 
 
-def pin_problem(pin: Any) -> Optional[str]:
+def pin_problem(pin: Any) -> str | None:
     """Why a PIN is not acceptable, or None."""
     if not pin or not pin.isdigit() or len(pin) != 4:
         return "PIN must be exactly 4 digits."
@@ -111,12 +113,36 @@ class KnowledgeTools(Tables, Toolkit):
     def set_read_log_allowlist(self, names: Any) -> None:
         self.read_log_allowlist = set(names or [])
 
+    # --- how the workbench shows unlocks, gives and wrapper calls (tau_tui.env.tools hooks) ---------------
+    def unlocks(self, name: str, arguments: Any, content: str, error: bool) -> list[tuple[str, str, str]]:
+        target = arguments.get("agent_tool_name" if name == "unlock_discoverable_agent_tool"
+                               else "discoverable_tool_name") if isinstance(arguments, dict) else None
+        if error or not isinstance(target, str):
+            return []
+        from .user_tools import KnowledgeUserTools
+
+        # only names of declared discoverable tools: a recording's text never becomes a shown tool name
+        if name == "unlock_discoverable_agent_tool" and target in self.discoverable() \
+                and content.startswith(f"Tool unlocked: {target}\n"):
+            return [("assistant", target, "unlock")]
+        given = KnowledgeUserTools.declared_tools.get(target)
+        if name == "give_discoverable_user_tool" and given is not None and given.discoverable \
+                and content.startswith(f"Tool given to user: {target}\n"):
+            return [("user", target, "give")]
+        return []
+
+    def wrapped_tool(self, name: str, arguments: Any) -> str | None:
+        target = arguments.get("agent_tool_name") if isinstance(arguments, dict) else None
+        spec = self.declared_tools.get(target) if name == "call_discoverable_agent_tool" and isinstance(target, str) \
+            else None
+        return target if spec is not None and spec.discoverable else None
+
     def discoverable(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name, spec in self.declared_tools.items() if spec.discoverable}
 
     # --- base tools -------------------------------------------------------------------------
     @tool(ToolType.GENERIC)
-    def transfer_to_human_agents(self, summary: str, reason: str = "other") -> str:
+    def transfer_to_human_agents(self, summary: str, reason: TransferReason = "other") -> str:
         """Transfer the user to a human agent.
 
         The proper transfer reason enum can be found in the knowledge base: search it before calling this tool to select the proper applicable reason.
@@ -349,7 +375,7 @@ class KnowledgeTools(Tables, Toolkit):
         """A look-up's answer: a heading, what ran, for what, then the listing (or a 'none found' line)."""
         return _lines(heading, "", f"Executed: {tool_name}", subject, listing if R.found(listing) else f"\n{none}")
 
-    def _card_account_missing(self, cc_account_id: str) -> Optional[str]:
+    def _card_account_missing(self, cc_account_id: str) -> str | None:
         if not R.found(self.lookup("credit_card_accounts", "account_id", cc_account_id)):
             return f"Error: Credit card account '{cc_account_id}' not found."
         return None
@@ -472,7 +498,7 @@ class KnowledgeTools(Tables, Toolkit):
         self, transaction_id: str, card_action: str, card_last_4_digits: str, full_name: str, user_id: str,
         phone: str, email: str, address: str, contacted_merchant: bool, purchase_date: str,
         issue_noticed_date: str, dispute_reason: str, resolution_requested: str,
-        eligible_for_provisional_credit: bool, partial_refund_amount: Optional[float] = None,
+        eligible_for_provisional_credit: bool, partial_refund_amount: float | None = None,
     ) -> str:
         """File a formal dispute for a credit card transaction.
 
@@ -1456,7 +1482,7 @@ class KnowledgeTools(Tables, Toolkit):
     @tool(ToolType.WRITE, discoverable=True)
     def order_debit_card_5739(self, account_id: str, user_id: str, delivery_option: str, delivery_fee: float,
                               card_design: str, design_fee: float, shipping_address: str,
-                              excess_replacement_fee: Optional[float] = None) -> str:
+                              excess_replacement_fee: float | None = None) -> str:
         """Order a new debit card for a customer's checking account.
 
         Args:

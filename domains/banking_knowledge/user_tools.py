@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from typing import Any, Optional
+from typing import Any
 
 from tau_tui.env import Toolkit, ToolType, tool
 
@@ -51,7 +51,14 @@ class KnowledgeUserTools(Tables, Toolkit):
 
     reveals_by_reading = False
 
-    def _not_given(self, name: str) -> Optional[str]:
+    def wrapped_tool(self, name: str, arguments: Any) -> str | None:
+        """The given tool a ``call_discoverable_user_tool`` runs (tau_tui.env.tools hook)."""
+        target = arguments.get("discoverable_tool_name") if isinstance(arguments, dict) else None
+        spec = self.declared_tools.get(target) if name == "call_discoverable_user_tool" and isinstance(target, str) \
+            else None
+        return target if spec is not None and spec.discoverable else None
+
+    def _not_given(self, name: str) -> str | None:
         if "No records found" in self.lookup("user_discoverable_tools", "tool_name", name):
             return (f"Error: Tool '{name}' has not been given to you by the agent. "
                     f"The agent must first use `give_discoverable_user_tool` to give this tool to you.")
@@ -61,7 +68,7 @@ class KnowledgeUserTools(Tables, Toolkit):
         self.add("user_discoverable_tool_calls", R.user_tool_call_id(name, arguments),
                  {"tool_name": name, "arguments": arguments, "called_at": TODAY, "status": "CALLED"})
 
-    def _given_call(self, name: str, **arguments: Any) -> Optional[str]:
+    def _given_call(self, name: str, **arguments: Any) -> str | None:
         """Check the tool was given and log the call; the refusal text if it was not."""
         refused = self._not_given(name)
         if refused is None:

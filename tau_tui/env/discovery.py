@@ -17,6 +17,7 @@ from tau_tui.env.tools import Toolkit, ToolType
 from tau_tui.model.messages import Message, ToolMessage
 
 DISCOVERED_KEY = "discovered_tools"  # on a tool message: discoverable tools its content made known
+DISCOVERED_HOW_KEY = "discovered_how"  # on a tool message: {tool: "unlock" | "give"} for wrapper-reached tools
 
 
 def discovered_mark(message: Message) -> list[str]:
@@ -25,6 +26,12 @@ def discovered_mark(message: Message) -> list[str]:
         return []
     found = (message.model_extra or {}).get(DISCOVERED_KEY)
     return [str(name) for name in found] if isinstance(found, list) else []
+
+
+def discovered_how(message: Message) -> dict[str, str]:
+    """How each tool of the ``discovered_tools`` mark became available ("read" unless the mark says otherwise)."""
+    how = (message.model_extra or {}).get(DISCOVERED_HOW_KEY) if isinstance(message, ToolMessage) else None
+    return {str(k): str(v) for k, v in how.items()} if isinstance(how, dict) else {}
 
 
 def discoverable_tools(kit: Toolkit | None) -> list[str]:

@@ -80,6 +80,9 @@ class Environment:
     def sync(self) -> None:
         """Propagate effects between the agent and user DBs (nothing by default)."""
 
+    # DB tables that log tool use (shown apart on the State tab), e.g. banking's discoverable-tool logs.
+    log_tables: tuple[str, ...] = ()
+
     def recorded_info(self) -> dict[str, Any]:
         """Top-level ``info`` fields a results file of this environment records (none by default)."""
         return {}

@@ -104,6 +104,15 @@ class Toolkit:
             raise ValueError(f"Tool '{name}' not found.")
         return getattr(self, name)
 
+    # --- discoverable tools reached through wrappers (banking_knowledge) ------
+    def unlocks(self, name: str, arguments: Any, content: str, error: bool) -> list[tuple[str, str, str]]:
+        """(side, tool, how) this result of ``name`` makes available; ``how`` is "unlock" or "give". None here."""
+        return []
+
+    def wrapped_tool(self, name: str, arguments: Any) -> str | None:
+        """The discoverable tool a wrapper call of ``name`` runs (None: not a wrapper)."""
+        return None
+
     # --- calling ----------------------------------------------------------
     def use_tool(self, name: str, /, **kwargs: Any) -> Any:
         """Call a declared tool; unknown names fail with tau2's wording."""

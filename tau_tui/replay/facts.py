@@ -102,7 +102,8 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
         facts.append(Fact("refused", "refused", f"{first.name} at step {first.result_step} "
                           f"({first.refusal.get('reason')}){more}", severity="warn"))
     for found in timeline.discoveries:
-        facts.append(Fact("discovered", "discovered", f"{found.tool} at step {found.step}", sep=" "))
+        how = {"unlock": " (unlocked by the agent)", "give": " (given to the user)"}.get(found.how, "")
+        facts.append(Fact("discovered", "discovered", f"{found.tool} at step {found.step}{how}", sep=" "))
     facts.append(db_fact(record, has_gold))
     disagreement = recorded_db_match_fact(record)
     if disagreement is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tau_tui.env.discovery import discoverable_tools, revealed_tools
+from tau_tui.env.discovery import discoverable_tools, kit_of, revealed_tools
 from tau_tui.env.environment import Environment, EnvState
 from tau_tui.env.episode import refusal_mark
 from tau_tui.env.faults import AttemptCounter, FaultPlan, FaultPlanError, InjectedFault, fault_mark
@@ -128,6 +128,8 @@ class _Replay:
             seen.add(call.id)
             known = self.env.has_tool(call.name)
             side = self.env.side_of(call.name) if known else None
+            owner = kit_of(self.env, side) if side is not None else None
+            via = owner.wrapped_tool(call.name, call.arguments) if owner is not None else None
             record = CallRecord(
                 index=len(self.calls),
                 call=call,
@@ -135,7 +137,8 @@ class _Replay:
                 verdict=Verdict.NO_RESULT,
                 tool_type=self.env.tool_type(call.name) if known else None,
                 side=side,
-                discoverable=known and call.name in self.hidden.get(side or "", ()),
+                discoverable=known and (via is not None or call.name in self.hidden.get(side or "", ())),
+                via=via,
             )
             self.calls.append(record)
             step.calls.append(record.index)
@@ -230,14 +233,21 @@ class _Replay:
         return recorded
 
     def discover(self, step: Step, record: CallRecord, message: ToolMessage) -> None:
-        """Discoverable tools this result makes known (first time only)."""
+        """Discoverable tools this result makes known (first time only): read about, unlocked or given."""
         side = "user" if record.call.requestor == "user" else "assistant"
+        owner = kit_of(self.env, record.side) if record.side is not None else None
+        if owner is not None:
+            for target_side, name, how in owner.unlocks(record.name, record.call.arguments, message.text,
+                                                          bool(message.error)):
+                if not any(d.tool == name and d.side == target_side for d in self.discoveries):
+                    record.revealed.append(name)
+                    self.discoveries.append(Discovery(name, step.index, record.index, target_side, how))
         if not self.hidden.get(side):
             return
         known = {d.tool for d in self.discoveries if d.side == side}
         found = [name for name in revealed_tools(self.env, record.name, side, message.text, bool(message.error))
                  if name not in known]
-        record.revealed = found
+        record.revealed += found
         self.discoveries.extend(Discovery(name, step.index, record.index, side) for name in found)
 
 

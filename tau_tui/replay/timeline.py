@@ -96,7 +96,8 @@ class CallRecord:
     fault: dict[str, Any] | None = None  # the recorded ``injected_fault`` mark (kind, attempt, rule, seconds)
     refusal: dict[str, Any] | None = None  # the recorded ``refused`` mark (reason, tool, ...)
     revealed: list[str] = field(default_factory=list)  # discoverable tools this call's result made known
-    discoverable: bool = False  # the tool is a discoverable one
+    discoverable: bool = False  # the tool is a discoverable one (or a wrapper call of one: ``via``)
+    via: str | None = None  # the discoverable tool a wrapper call runs (banking's call_discoverable_*_tool)
 
     @property
     def name(self) -> str:
@@ -125,6 +126,7 @@ class Discovery:
     step: int
     call: int
     side: str = "assistant"
+    how: str = "read"  # read: a READ result named it; unlock: the agent unlocked it; give: given to the user
 
 
 @dataclass

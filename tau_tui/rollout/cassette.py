@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tau_tui.domains import DomainError, DomainRegistry, split_variant
+from tau_tui.env.discovery import DISCOVERED_HOW_KEY
 from tau_tui.env.episode import CASSETTE_KEY, REFUSAL_KEY, ToolBackend, refused_message
 from tau_tui.env.faults import canonical_arguments
 from tau_tui.model.io import RunFile, RunFileError, open_run
@@ -135,7 +136,7 @@ class Cassette(ToolBackend):
             raise refusal
         entry = queue.popleft()
         extra = {k: v for k, v in (entry.result.model_extra or {}).items()
-                 if k not in (CASSETTE_KEY, REFUSAL_KEY, DISCOVERED_KEY)}
+                 if k not in (CASSETTE_KEY, REFUSAL_KEY, DISCOVERED_KEY, DISCOVERED_HOW_KEY)}
         message = ToolMessage(id=tool_call.id, content=entry.result.content, requestor=tool_call.requestor,
                               error=bool(entry.result.error), **extra)
         setattr(message, CASSETTE_KEY, {"sim": self.source, "step": entry.step})

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
-from tau_tui.env.discovery import DISCOVERED_KEY, kit_of, revealed_tools
+from tau_tui.env.discovery import DISCOVERED_HOW_KEY, DISCOVERED_KEY, kit_of, revealed_tools
 from tau_tui.env.environment import Environment
 from tau_tui.env.episode import EpisodeTools, ToolBackend, not_run_message
 from tau_tui.env.faults import FAULT_PLAN_KEY, INSTANCE_SEED_KEY, FaultPlan, fault_mark, task_seeds
@@ -233,7 +233,7 @@ class Orchestrator:
             raise HistoryError(f"the initial state cannot be set up: {finding.message}")
         self.tools.prime(replayed)
         for found in timeline.discoveries:
-            self._discover(found.tool, found.side, found.step)
+            self._discover(found.tool, found.side, found.step, found.how)
 
     def _initialize(self) -> None:
         history = self._load_history()
@@ -395,17 +395,26 @@ class Orchestrator:
         side = "user" if call.requestor == "user" else "assistant"
         found = [name for name in revealed_tools(self.env, call.name, side, result.text, bool(result.error))
                  if name not in self.discovered]
-        if found:
-            setattr(result, DISCOVERED_KEY, found)
+        # tools a wrapper domain's result unlocks or gives (banking): marked, but reached through the wrappers
+        owner = kit_of(self.env, self.env.side_of(call.name) or side) if self.env.has_tool(call.name) else None
+        made = [(to, name, how) for to, name, how in (owner.unlocks(call.name, call.arguments, result.text,
+                                                                     bool(result.error)) if owner else [])
+                if name not in self.discovered and name not in found]
+        if found or made:
+            setattr(result, DISCOVERED_KEY, found + [name for _, name, _ in made])
+            if made:
+                setattr(result, DISCOVERED_HOW_KEY, {name: how for _, name, how in made})
             for name in found:
                 self._discover(name, side, len(self.trajectory))
+            for to, name, how in made:
+                self._discover(name, to, len(self.trajectory), how)
 
-    def _discover(self, name: str, side: str, step: int) -> None:
+    def _discover(self, name: str, side: str, step: int, how: str = "read") -> None:
         if name in self.discovered:
             return
         self.discovered[name] = step
         kit = kit_of(self.env, side)
-        if kit is not None and kit.has_tool(name):
+        if how == "read" and kit is not None and kit.has_tool(name):
             participant = self.user if side == "user" else self.agent
             participant.add_tools([tool_schema(kit, name)])
 

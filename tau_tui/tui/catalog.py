@@ -162,6 +162,12 @@ class RunRow:
         return self.run.domain or "?"
 
     @property
+    def retrieval(self) -> str:
+        """The retrieval variant the run used (tau2's ``info.retrieval_config``, banking_knowledge); "" if none."""
+        value = self.run.raw_info.get("retrieval_config")
+        return value if isinstance(value, str) else ""
+
+    @property
     def task(self) -> str:
         return self.entry.task_id
 
@@ -270,6 +276,7 @@ class RunFilter:
     domain: str | None = None
     file: str | None = None
     text: str = ""
+    retrieval: str | None = None  # tau2's info.retrieval_config
 
     @property
     def needs_replay(self) -> bool:
@@ -298,6 +305,8 @@ class RunFilter:
         if self.model and row.model != self.model:
             return False
         if self.domain and row.domain != self.domain:
+            return False
+        if self.retrieval and row.retrieval != self.retrieval:
             return False
         if self.file and row.file_label != self.file:
             return False
@@ -345,7 +354,8 @@ class RunFilter:
             out.append("failed")
         for label, value in (("domain", self.domain), ("file", self.file), ("model", self.model),
                              ("task", self.task), ("end", self.termination), ("flag", self.flag),
-                             ("note source", self.note_source), ("note type", self.note_type)):
+                             ("note source", self.note_source), ("note type", self.note_type),
+                             ("retrieval", self.retrieval)):
             if value:
                 out.append(f"{label}:{value}")
         for label, on in (("mismatch", self.has_mismatch), ("hallucinated", self.has_hallucination),
@@ -519,6 +529,8 @@ COLUMNS: list[Column] = [
     Column("model", "agent model", 11, lambda r: r.model, lambda r: r.model, help="agent model (of the file)", flex=2,
            elide=True, detail=True),
     Column("domain", "domain", 6, lambda r: r.domain, lambda r: r.domain, help="domain", flex=1, elide=True, detail=True),
+    Column("retrieval", "retrieval", 9, lambda r: r.retrieval, lambda r: r.retrieval,
+           help="retrieval variant (info.retrieval_config, banking_knowledge)", flex=1, elide=True, detail=True),
 ]
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
 
@@ -651,7 +663,7 @@ class Catalog:
         for row in self.rows:
             for value in {n.source if name == "note_source" else n.error_type for n in row.notes}:
                 counts[value] = counts.get(value, 0) + 1
-        return sorted(counts.items())
+        return sorted((value, n) for value, n in counts.items() if value != "")
 
     def remove_file(self, path: Path) -> None:
         fkey = self.file_key(path)
@@ -686,7 +698,7 @@ class Catalog:
         """Distinct values of a text column with their row counts, sorted by value (for filter pickers)."""
         getter: dict[str, Callable[[RunRow], str]] = {
             "termination": lambda r: r.termination, "model": lambda r: r.model,
-            "domain": lambda r: r.domain, "file": lambda r: r.file_label,
+            "domain": lambda r: r.domain, "file": lambda r: r.file_label, "retrieval": lambda r: r.retrieval,
         }
         counts: dict[str, int] = {}
         for row in self.rows:

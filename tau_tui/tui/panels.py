@@ -428,3 +428,33 @@ def render_derived(analysis: SimAnalysis | None, error: str | None) -> Renderabl
             out.append("\n")
     out.rstrip()
     return out
+
+
+def render_tool_log(timeline: Any, state: Any, step: int) -> Text | None:
+    """Discoverable tools made available up to ``step`` and the environment's tool-log tables at that step.
+
+    The log tables (``Environment.log_tables``, e.g. banking's unlock/give/call logs) are part of the hashed
+    DB; the unlocks themselves live with the episode, so they come from the timeline.
+    """
+    env = getattr(timeline, "env", None)
+    tables = getattr(env, "log_tables", ())
+    found = [d for d in getattr(timeline, "discoveries", []) if d.step <= step]
+    if not tables and not found:
+        return None
+    out = Text()
+    if found:
+        out.append("discoverable tools so far\n", style="bold cyan")
+        how = {"unlock": "unlocked by the agent", "give": "given to the user", "read": "discovered"}
+        for d in found:
+            out.append(f"  ✦ {_value(d.tool)}", style="cyan")
+            out.append(f"  {how.get(d.how, d.how)} at step {d.step}\n", style="dim")
+    agent = state.agent if state is not None else None
+    for table in tables:
+        rows = ((agent or {}).get(table) or {}).get("data") if isinstance(agent, dict) else None
+        if rows is None:
+            continue
+        out.append(f"log {table} ({len(rows)}, hashed)\n", style="bold")
+        for rid, record in rows.items():
+            out.append(f"  {_value(rid)}  {_value(record, 100)}\n")
+    return out
+

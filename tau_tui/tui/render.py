@@ -182,7 +182,12 @@ def refusal_text(refusal: dict[str, Any]) -> str:
 
 
 def discovery_text(call: CallView) -> str:
-    """Where a discoverable tool became known, for one of its calls."""
+    """Where a discoverable tool became known, for one of its calls (through a wrapper: which tool)."""
+    via = call.record.via if call.record is not None else None
+    if via is not None:
+        if call.discovered_at is None or call.discovered_at > call.call_step:
+            return f"runs discoverable tool {via}, not unlocked or given before this call"
+        return f"runs discoverable tool {via}, made available at step {call.discovered_at}"
     if call.discovered_at is None or call.discovered_at > call.call_step:
         return "discoverable tool called before this trajectory discovered it"
     return f"discoverable tool, discovered at step {call.discovered_at}"
@@ -311,6 +316,12 @@ def render_flag(event: Event, ctx: RenderContext) -> Text:
 
 
 def render_discovery(event: Event, ctx: RenderContext) -> Text:
+    if event.how == "unlock":
+        return Text.assemble(("✦ unlocked ", "bold cyan"), (event.text, "bold cyan"),
+                             (": the agent may call it through call_discoverable_agent_tool from here on", "cyan"))
+    if event.how == "give":
+        return Text.assemble(("✦ given to the user ", "bold cyan"), (event.text, "bold cyan"),
+                             (": the user may call it through call_discoverable_user_tool from here on", "cyan"))
     return Text.assemble(("✦ discovered ", "bold cyan"), (event.text, "bold cyan"),
                          (": this result made the tool known; the agent may call it from here on", "cyan"))
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from tau_tui.env.discovery import discovered_mark
+from tau_tui.env.discovery import discovered_how, discovered_mark
 from tau_tui.env.episode import cassette_mark
 from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
@@ -129,6 +129,7 @@ class Event:
     call: CallView | None = None
     finding: Finding | None = None
     note: Any = None  # a ``model.notes.Note`` (kind "note")
+    how: str = "read"  # a discovery: read about, unlocked (by the agent) or given (to the user)
 
 
 @dataclass
@@ -222,8 +223,8 @@ class TrajectoryDoc:
                 result = messages[record.result_step] if record.result_step is not None else None
                 views.append(CallView(record.call, record.call_step, record, record.result_step,
                                       record.recorded if result is not None else None, record.recorded_error,
-                                      discovered_at=timeline.discovered_at(record.name) if record.discoverable
-                                      else None, served=cassette_mark(result) if result is not None else None))
+                                      discovered_at=timeline.discovered_at(record.via or record.name)
+                                      if record.discoverable else None, served=cassette_mark(result) if result is not None else None))
             return views
         # Without replay: pair results to calls by id, as tau2 does (first pending call otherwise).
         views: list[CallView] = []
@@ -274,11 +275,14 @@ class TrajectoryDoc:
             step.searchable = "\n".join(words).lower()
         if timeline is None:
             for step in self.steps:
-                step.events += [Event("discovery", step.index, tool) for tool in discovered_mark(step.message)]
+                how = discovered_how(step.message)
+                step.events += [Event("discovery", step.index, tool, how=how.get(tool, "read"))
+                                for tool in discovered_mark(step.message)]
         else:
             for discovery in timeline.discoveries:
                 if 0 <= discovery.step < len(self.steps):
-                    self.steps[discovery.step].events.append(Event("discovery", discovery.step, discovery.tool))
+                    self.steps[discovery.step].events.append(Event("discovery", discovery.step, discovery.tool,
+                                                                   how=discovery.how))
             first_refusal = True
             for view in self.calls:
                 if view.pill == "refused" and view.result_step is not None:

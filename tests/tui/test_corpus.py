@@ -147,8 +147,11 @@ async def test_the_corpus_folder_opens_with_one_notice_for_its_data_folders(tau2
         assert len(notices) <= 4  # the folder note, the tau-bench v1 file, the empty run, nothing per data file
 
 
-async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_data):
-    path = CORPUS / "generated" / "tau2-gold_banking_knowledge.json"
+async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_data, tmp_path):
+    # banking_knowledge is a domain now: its gold file, renamed to a domain nobody has
+    path = tmp_path / "unknown_domain.json"
+    path.write_bytes((CORPUS / "generated" / "tau2-gold_banking_knowledge.json").read_bytes()
+                     .replace(b'"banking_knowledge"', b'"no_such_domain"'))
     app = TauTuiApp([path], tau2_data=tau2_data)
     async with app.run_test(size=(160, 45)) as pilot:
         while app.generation == 0 or app.busy:
@@ -160,6 +163,6 @@ async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen) and screen.doc is not None
-        assert screen.analysis is None and "banking_knowledge" in (screen.replay_error or "")
+        assert screen.analysis is None and "no_such_domain" in (screen.replay_error or "")
     notice = next(n for n in app.catalog.all_notices() if n.path == path)
-    assert "unknown domain 'banking_knowledge'" in notice.text and str(path) not in notice.text  # named once
+    assert "unknown domain 'no_such_domain'" in notice.text and str(path) not in notice.text  # named once

@@ -39,7 +39,7 @@ from tau_tui.tui.eval_panels import render_evaluation, render_no_evaluation
 from tau_tui.tui.messages import ForkFinished, NLJudged, SimulationReady
 from tau_tui.tui.panels import (
     DERIVED_STYLE, RECORDED_STYLE, render_call, render_changes, render_derived, render_mismatch, render_recorded,
-    render_task,
+    render_task, render_tool_log,
 )
 from tau_tui.tui.render import content_lines, pretty_lines
 from tau_tui.tui.screens.compare import CompareScreen, ForkSide
@@ -477,6 +477,9 @@ class TrajectoryScreen(Screen[None]):
         parts: list[RenderableType] = [Text(f"⚠ {f.kind.value}: {f.message}", style="yellow")
                                        for f in doc.general_findings]
         parts += self._call_parts(step)
+        tool_log = render_tool_log(timeline, state, step)
+        if tool_log is not None:
+            parts.append(tool_log)
         if self.gold_mode and analysis.gold is not None:
             gold = analysis.gold.state
             agent = self._diff(state.agent, gold.agent)
