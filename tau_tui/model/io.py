@@ -464,12 +464,21 @@ def is_tau2_data_folder(folder: Path) -> bool:
             and ((folder / "tasks.json").is_file() or (folder / "tasks").is_dir()))
 
 
+# A leaderboard submission folder (tau2 submit prepare): submission.json beside trajectories/ (model/submission.py).
+SUBMISSION_FILE, TRAJECTORIES_DIR = "submission.json", "trajectories"
+
+
+def is_submission_folder(folder: Path) -> bool:
+    return (folder / SUBMISSION_FILE).is_file() and (folder / TRAJECTORIES_DIR).is_dir()
+
+
 @dataclass
 class PathScan:
     """What a scan of the given paths found: run files and directories, and the tau2 data folders it skipped."""
 
     files: list[Path] = field(default_factory=list)
     data_folders: list[Path] = field(default_factory=list)
+    submissions: list[Path] = field(default_factory=list)  # submission folders: their trajectories are in files
 
     def data_folder_notice(self) -> str | None:
         """One line for every tau2 data folder skipped (their JSON files are domain data, not runs)."""
@@ -493,6 +502,8 @@ def scan_paths(paths: Iterable[Path | str]) -> PathScan:
     scan = PathScan()
     for raw in paths:
         path = Path(raw)
+        if path.name == SUBMISSION_FILE and is_submission_folder(path.parent):
+            path = path.parent  # submission.json names its folder
         if not path.is_dir() or (path / "results.json").is_file():
             scan.files.append(path)
             continue
@@ -507,6 +518,10 @@ def scan_paths(paths: Iterable[Path | str]) -> PathScan:
             if is_tau2_data_folder(here):
                 scan.data_folders.append(here)
                 dirnames[:] = []
+                continue
+            if is_submission_folder(here):
+                scan.submissions.append(here)
+                dirnames[:] = [TRAJECTORIES_DIR]
                 continue
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):

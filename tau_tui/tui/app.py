@@ -30,6 +30,7 @@ from textual.signal import Signal
 from textual.worker import get_current_worker
 
 from tau_tui.model.io import RunFile, RunFileError, describe_empty, error_text, open_run, scan_paths
+from tau_tui.model.submission import submission_notes
 from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
 from tau_tui.tui.catalog import Catalog, RunRow, column_legend, flag_legend
@@ -174,7 +175,7 @@ class TauTuiApp(App[None]):
             except Exception as exc:  # noqa: BLE001 - one unreadable file never stops the others
                 self.post_message(FileFailed(generation, path, f"unreadable ({type(exc).__name__}: {exc})"))
                 continue
-            notes = [n for n in [describe_empty(run)] if n] + list(run.warnings)
+            notes = [n for n in [describe_empty(run)] if n] + list(run.warnings) + submission_notes(run.path)
             try:
                 notebook = NoteBook(run.path)
             except NotesError as exc:

@@ -23,6 +23,7 @@ from tau_tui.model.io import RunFile, SimEntry
 from tau_tui.model.nesting import bounded
 from tau_tui.model.notes import Note, NoteBook
 from tau_tui.model.results import SCORED_TERMINATIONS
+from tau_tui.model.submission import submission_label
 
 INFRA_TERMINATIONS = ("infrastructure_error",)
 
@@ -135,6 +136,7 @@ class RunRow:
     eval_error: str | None = None
     notes: list[Note] = field(default_factory=list)  # from the recording's notes sidecar
     _haystack: str | None = field(default=None, repr=False)
+    _submission: str | None = field(default=None, repr=False)
 
     # --- what the recording says ------------------------------------------------
     @property
@@ -164,6 +166,13 @@ class RunRow:
     @property
     def task(self) -> str:
         return self.entry.task_id
+
+    @property
+    def submission(self) -> str:
+        """The leaderboard submission the file belongs to (model · organisation), "" outside one."""
+        if self._submission is None:
+            self._submission = submission_label(self.path)
+        return self._submission
 
     @property
     def termination(self) -> str:
@@ -273,6 +282,7 @@ class RunFilter:
     model: str | None = None
     domain: str | None = None
     file: str | None = None
+    submission: str | None = None
     text: str = ""
 
     @property
@@ -304,6 +314,8 @@ class RunFilter:
         if self.domain and row.domain != self.domain:
             return False
         if self.file and row.file_label != self.file:
+            return False
+        if self.submission and row.submission != self.submission:
             return False
         if self.has_tool_error and not row.entry.n_tool_errors:
             return False
@@ -347,7 +359,8 @@ class RunFilter:
         out = []
         if self.failed_only:
             out.append("failed")
-        for label, value in (("domain", self.domain), ("file", self.file), ("model", self.model),
+        for label, value in (("domain", self.domain), ("file", self.file), ("submission", self.submission),
+                             ("model", self.model),
                              ("task", self.task), ("end", self.termination), ("flag", self.flag),
                              ("note source", self.note_source), ("note type", self.note_type)):
             if value:
@@ -520,6 +533,9 @@ COLUMNS: list[Column] = [
     Column("turns", "msgs", 4, lambda r: str(r.entry.n_messages), lambda r: r.entry.n_messages,
            help="messages", detail=True),
     Column("cost", "cost", 6, _cost, lambda r: r.cost, help="agent and user cost", detail=True),
+    Column("submission", "submission", 10, lambda r: r.submission, lambda r: r.submission or None,
+           help="leaderboard submission folder (model · organisation); sorting groups its domains", flex=1,
+           elide=True, detail=True),
     Column("model", "agent model", 11, lambda r: r.model, lambda r: r.model, help="agent model (of the file)", flex=2,
            elide=True, detail=True),
     Column("domain", "domain", 6, lambda r: r.domain, lambda r: r.domain, help="domain", flex=1, elide=True, detail=True),
@@ -690,11 +706,13 @@ class Catalog:
         """Distinct values of a text column with their row counts, sorted by value (for filter pickers)."""
         getter: dict[str, Callable[[RunRow], str]] = {
             "termination": lambda r: r.termination, "model": lambda r: r.model,
-            "domain": lambda r: r.domain, "file": lambda r: r.file_label,
+            "domain": lambda r: r.domain, "file": lambda r: r.file_label, "submission": lambda r: r.submission,
         }
         counts: dict[str, int] = {}
         for row in self.rows:
             value = getter[column](row)
+            if value == "" and column == "submission":
+                continue  # runs outside any submission folder
             counts[value] = counts.get(value, 0) + 1
         return sorted(counts.items())
 

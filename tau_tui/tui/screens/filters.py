@@ -24,7 +24,7 @@ CHECKS = (
     ("disagrees", "recomputed reward differs from the recorded one"),
     ("has_note", "has notes"),
 )
-CHOICES = ("domain", "termination", "model", "file", "flag", "note_source", "note_type")
+CHOICES = ("domain", "termination", "model", "file", "submission", "flag", "note_source", "note_type")
 
 
 class FilterScreen(ModalScreen[None]):

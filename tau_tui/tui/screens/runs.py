@@ -381,7 +381,7 @@ class RunsScreen(Screen[None]):
 
     def action_filters(self) -> None:
         catalog = context(self).catalog
-        values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file")}
+        values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file", "submission")}
         values["flag"] = self._flag_values()
         values["note_source"] = catalog.note_values("note_source")
         values["note_type"] = catalog.note_values("note_type")
