@@ -472,6 +472,15 @@ def is_submission_folder(folder: Path) -> bool:
     return (folder / SUBMISSION_FILE).is_file() and (folder / TRAJECTORIES_DIR).is_dir()
 
 
+REVIEWED_FILE = "results_reviewed.json"  # tau2 review's copy of a run's results.json, with its reviews
+
+
+def _run_entry(folder: Path) -> Path:
+    """A run folder, or its ``results_reviewed.json`` when ``tau2 review`` wrote one beside a one-file results.json."""
+    reviewed = folder / REVIEWED_FILE
+    return reviewed if reviewed.is_file() and not (folder / "simulations").is_dir() else folder
+
+
 @dataclass
 class PathScan:
     """What a scan of the given paths found: run files and directories, and the tau2 data folders it skipped."""
@@ -505,14 +514,14 @@ def scan_paths(paths: Iterable[Path | str]) -> PathScan:
         if path.name == SUBMISSION_FILE and is_submission_folder(path.parent):
             path = path.parent  # submission.json names its folder
         if not path.is_dir() or (path / "results.json").is_file():
-            scan.files.append(path)
+            scan.files.append(_run_entry(path) if path.is_dir() else path)
             continue
         found: list[Path] = []
         skipped_before = len(scan.data_folders)
         for dirpath, dirnames, filenames in os.walk(path):
             here = Path(dirpath)
             if (here / "results.json").is_file() and here != path:
-                found.append(here)
+                found.append(_run_entry(here))
                 dirnames[:] = []
                 continue
             if is_tau2_data_folder(here):

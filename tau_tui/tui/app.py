@@ -164,6 +164,7 @@ class TauTuiApp(App[None]):
         notice = scan.data_folder_notice()
         if notice:
             self.post_message(FolderNotice(generation, scan.data_folders[0].parent, notice))
+        opened: list[Path] = []  # a run folder's run is keyed by its results.json, not by the folder scanned
         for path in files:
             if worker.is_cancelled:
                 return
@@ -181,8 +182,9 @@ class TauTuiApp(App[None]):
             except NotesError as exc:
                 notebook = None
                 notes.append(f"notes not read: {exc}")
+            opened.append(run.path)
             self.post_message(FileLoaded(generation, run, notes, notebook))
-        self.post_message(LoadFinished(generation, files))
+        self.post_message(LoadFinished(generation, files + opened))
 
     @on(LoadStarted)
     def _load_started(self, message: LoadStarted) -> None:
@@ -570,6 +572,12 @@ class TauTuiApp(App[None]):
         self.note_worker(path, lambda book: book.add(sim_id, request.source, request.error_type, request.text,
                                                        step=request.step, task_id=task_id, trial=trial),
                          "note saved")
+
+    def adopt_notes(self, path: Path, sim_id: str, suggestions: list[Any], task_id: str | None = None,
+                    trial: int | None = None) -> None:
+        """Keep a recorded review's errors as notes (``NoteBook.adopt``: the ones not noted yet), off the UI thread."""
+        self.note_worker(path, lambda book: book.adopt(sim_id, suggestions, task_id=task_id, trial=trial),
+                         f"{len(suggestions)} review error(s) kept as notes (already noted ones skipped)")
 
     def remove_note(self, path: Path, note_id: str) -> None:
         self.note_worker(path, lambda book: book.remove(note_id), "note deleted")

@@ -30,7 +30,7 @@ from tau_tui.tui.catalog import query_terms, text_matches
 
 # Jump targets, in the order the help screen lists them.
 TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "fault", "refusal", "discovery", "finding", "flag",
-           "divergence", "note", "match")
+           "divergence", "review", "note", "match")
 SLOW_RESPONSE = "slow_response"  # the one injected fault that lets the call run (it only answers late)
 
 
@@ -129,6 +129,7 @@ class Event:
     call: CallView | None = None
     finding: Finding | None = None
     note: Any = None  # a ``model.notes.Note`` (kind "note")
+    review: Any = None  # a ``model.reviews.ReviewError`` (kind "review") or ``EffectEvent`` (kind "effect")
 
 
 @dataclass
@@ -179,6 +180,9 @@ class TrajectoryDoc:
             call.live = True
         self.general_findings: list[Finding] = []
         self.run_notes: list[Any] = []  # notes on the whole simulation (step notes are events)
+        self.review: Any = None  # the recorded review fields (``model.reviews.SimReview``), when there are any
+        self.run_reviews: list[Any] = []  # review errors that name no step
+        self.ticks: Any = None  # the tick timeline of a full-duplex run (``model.ticks.TickTimeline``)
         self._build_events(timeline)
         self.targets: dict[str, list[int]] = self._targets()
 
@@ -194,6 +198,46 @@ class TrajectoryDoc:
             text = divergence.message.removeprefix(f"step {divergence.step}: ")
             self.steps[divergence.step].events.append(Event("divergence", divergence.step, text))
         self.targets = self._targets()
+
+    def add_reviews(self, review: Any, ticks: Any = None) -> None:
+        """The recorded review (``model.reviews.SimReview``) at its steps, and the tick timeline of a voice run.
+
+        An error's turn is the message of that ``turn_idx`` (tau2 renumbers turns 0..n-1, so the index when
+        no message records it); a tick range lands on the first message of its first tick; a hallucination
+        check's error on the user message it quotes. Audio effects land on the tick they start in.
+        """
+        self.review, self.ticks = review, ticks
+        turns = {}
+        for step in self.steps:
+            turn = getattr(step.message, "turn_idx", None)
+            if isinstance(turn, int) and not isinstance(turn, bool):
+                turns.setdefault(turn, step.index)
+        for error in review.errors if review is not None else []:
+            step = self._review_step(error, turns)
+            if step is None:
+                self.run_reviews.append(error)
+            else:
+                self.steps[step].events.append(Event("review", step, error.reasoning, review=error))
+        if ticks is not None and review is not None and len(ticks):
+            for effect in review.effects:
+                step = ticks.rows[ticks.position_at_ms(effect.start_ms)].step
+                if 0 <= step < len(self.steps):
+                    self.steps[step].events.append(Event("effect", step, effect.effect_type, review=effect))
+        self.targets = {**self._targets(), "match": self.targets.get("match", [])}
+
+    def _review_step(self, error: Any, turns: dict[int, int]) -> int | None:
+        if error.turn_idx is not None:
+            step = turns.get(error.turn_idx, error.turn_idx)
+            return step if 0 <= step < len(self.steps) else None
+        if error.tick_start is not None and self.ticks is not None:
+            step = self.ticks.step_of_tick(error.tick_start)
+            return step if step is not None and 0 <= step < len(self.steps) else None
+        if error.user_message:
+            needle = error.user_message.strip().lower()[:200]
+            for step in self.steps:
+                if step.role == "user" and needle and needle in step.message.text.lower():
+                    return step.index
+        return None
 
     def set_notes(self, notes: list[Any]) -> list[int]:
         """Show ``notes`` (``model.notes.Note``) instead of the ones shown so far; returns the steps that changed.
@@ -313,7 +357,7 @@ class TrajectoryDoc:
                     targets["error"].add(step.index)
                 elif event.kind in ("finding", "unreadable"):
                     targets["finding"].add(step.index)
-                elif event.kind in ("flag", "divergence", "discovery", "note"):
+                elif event.kind in ("flag", "divergence", "discovery", "note", "review"):
                     targets[event.kind].add(step.index)
         return {name: sorted(steps) for name, steps in targets.items()}
 
