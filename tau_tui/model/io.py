@@ -21,7 +21,7 @@ import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 try:
     import fcntl
@@ -406,11 +406,18 @@ def _open_dir(root: Path, meta_path: Path) -> RunFile:
     return run
 
 
+# Readers of run formats that are not tau2 JSON, by file suffix (``model/inspect_log.py`` adds ".eval").
+RUN_OPENERS: dict[str, Callable[[Path], RunFile]] = {}
+
+
 def open_run(path: Path | str) -> RunFile:
     """Open one run file or run directory; raises ``RunFileError`` with a one-line reason."""
     path = Path(path)
     if not path.exists():
         raise RunFileError(path, "does not exist")
+    opener = RUN_OPENERS.get(path.suffix.lower()) if path.is_file() else None
+    if opener is not None:
+        return opener(path)
     if path.is_dir():
         meta = path / "results.json"
         if not meta.is_file():
@@ -535,7 +542,7 @@ def scan_paths(paths: Iterable[Path | str]) -> PathScan:
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
                 candidate = here / name
-                if name.endswith(".json") and not _is_data_file(candidate):
+                if (name.endswith(".json") or candidate.suffix.lower() in RUN_OPENERS) and not _is_data_file(candidate):
                     found.append(candidate)
         if not found and len(scan.data_folders) == skipped_before:
             scan.files.append(path)  # open_run reports the empty directory
