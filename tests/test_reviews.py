@@ -213,3 +213,22 @@ def test_review_and_tick_panels_render_as_text(tmp_path):
     panel = render_review(read_review(run.raw_sims[0]), []).plain
     assert "review (agent + user)" in panel and "audio effects burst_noise ×1, frame_drop ×1" in panel
     assert "Not a full-duplex run" in render_ticks(None, None).plain
+
+
+def test_cli_keeps_the_review_errors_as_notes_once(tmp_path, capsys):
+    from tau_tui.cli import main
+
+    folder = reviewed_run(tmp_path, keep=4)
+    path = folder / "results_reviewed.json"
+    assert main(["notes", "from-review", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}: 5 note(s) kept from the reviews of 3 simulation(s) (0 already noted)" in out
+    notes = NoteBook(path).notes
+    assert len(notes) == 5 and {(n.step, n.source, n.error_type) for n in notes} == {
+        (6, "agent", "wrong_arguments"), (3, "user", "hallucination"), (None, "task", "other"),
+        (1, "user", "instruction_deviation"), (1, "user", "hallucination")}
+    assert {n.author for n in notes} == {"tau2 review", "tau2 hallucination check"}
+    assert main(["notes", "from-review", str(path)]) == 0
+    assert "0 note(s) kept from the reviews of 3 simulation(s) (5 already noted)" in capsys.readouterr().out
+    assert main(["notes", "from-review", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json: does not exist" in capsys.readouterr().err

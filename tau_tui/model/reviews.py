@@ -266,3 +266,27 @@ def read_review(raw_sim: Any) -> SimReview:
             out.hallucination_retries = retries
     _effects(out, raw_sim.get("effect_timeline"))
     return out
+
+
+def error_step(error: ReviewError, messages: list[Any], ticks: Any = None) -> int | None:
+    """The trajectory step a review error names, or None.
+
+    A turn is the message recording that ``turn_idx`` (tau2 renumbers turns 0..n-1, so the index when no
+    message records one); a tick range lands on the first message of its first tick (``ticks``: a
+    ``model.ticks.TickTimeline``); a hallucination check's error on the user message it quotes.
+    """
+    n = len(messages)
+    if error.turn_idx is not None:
+        step = next((i for i, m in enumerate(messages) if getattr(m, "turn_idx", None) == error.turn_idx),
+                    error.turn_idx)
+        return step if 0 <= step < n else None
+    if error.tick_start is not None and ticks is not None:
+        step = ticks.step_of_tick(error.tick_start)
+        return step if step is not None and 0 <= step < n else None
+    if error.user_message:
+        needle = error.user_message.strip().lower()[:200]
+        for i, message in enumerate(messages):
+            text = getattr(message, "text", "") or ""
+            if getattr(message, "role", None) == "user" and needle and needle in text.lower():
+                return i
+    return None

@@ -25,6 +25,7 @@ from tau_tui.env.discovery import discovered_mark
 from tau_tui.env.episode import cassette_mark
 from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
+from tau_tui.model.reviews import error_step
 from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
 from tau_tui.tui.catalog import query_terms, text_matches
 
@@ -202,18 +203,13 @@ class TrajectoryDoc:
     def add_reviews(self, review: Any, ticks: Any = None) -> None:
         """The recorded review (``model.reviews.SimReview``) at its steps, and the tick timeline of a voice run.
 
-        An error's turn is the message of that ``turn_idx`` (tau2 renumbers turns 0..n-1, so the index when
-        no message records it); a tick range lands on the first message of its first tick; a hallucination
-        check's error on the user message it quotes. Audio effects land on the tick they start in.
+        Each error lands on the step ``model.reviews.error_step`` names (or in ``run_reviews``); audio effects
+        on the first step of the tick they start in.
         """
         self.review, self.ticks = review, ticks
-        turns = {}
-        for step in self.steps:
-            turn = getattr(step.message, "turn_idx", None)
-            if isinstance(turn, int) and not isinstance(turn, bool):
-                turns.setdefault(turn, step.index)
+        messages = [step.message for step in self.steps]
         for error in review.errors if review is not None else []:
-            step = self._review_step(error, turns)
+            step = error_step(error, messages, ticks)
             if step is None:
                 self.run_reviews.append(error)
             else:
@@ -224,20 +220,6 @@ class TrajectoryDoc:
                 if 0 <= step < len(self.steps):
                     self.steps[step].events.append(Event("effect", step, effect.effect_type, review=effect))
         self.targets = {**self._targets(), "match": self.targets.get("match", [])}
-
-    def _review_step(self, error: Any, turns: dict[int, int]) -> int | None:
-        if error.turn_idx is not None:
-            step = turns.get(error.turn_idx, error.turn_idx)
-            return step if 0 <= step < len(self.steps) else None
-        if error.tick_start is not None and self.ticks is not None:
-            step = self.ticks.step_of_tick(error.tick_start)
-            return step if step is not None and 0 <= step < len(self.steps) else None
-        if error.user_message:
-            needle = error.user_message.strip().lower()[:200]
-            for step in self.steps:
-                if step.role == "user" and needle and needle in step.message.text.lower():
-                    return step.index
-        return None
 
     def set_notes(self, notes: list[Any]) -> list[int]:
         """Show ``notes`` (``model.notes.Note``) instead of the ones shown so far; returns the steps that changed.
