@@ -6,6 +6,7 @@ Used by the CLI, the TUI and the tests, so that all three see the same thing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
@@ -17,6 +18,7 @@ from tau_tui.model.tasks import Task
 from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, replay, run_assertions
 from tau_tui.replay.facts import Fact, replay_facts, summary_facts
 from tau_tui.replay.mismatch import mismatch_detail
+from tau_tui.replay.recorded_db import RecordedDBCheck, check_recorded_db
 from tau_tui.replay.timeline import Finding
 
 
@@ -46,6 +48,11 @@ class SimAnalysis:
         if self.gold is None:
             return None
         return self.pred_db == self.gold.agent_hash and self.pred_user_db == self.gold.user_hash
+
+    @cached_property
+    def recorded_db_check(self) -> RecordedDBCheck | None:
+        """The final DB the recording stores (an Inspect log's) against ours; None when it stores none."""
+        return check_recorded_db(self.sim.info, self.timeline.final)
 
     @property
     def findings(self) -> list[Finding]:
@@ -95,6 +102,7 @@ class SimAnalysis:
             "env_assertions": [met for _, met, _ in self.assertions],
             "recorded_reward": reward_info.reward if reward_info else None,
             "recorded_db_match": reward_info.db_check.db_match if reward_info and reward_info.db_check else None,
+            "recorded_final_db": self.recorded_db_check.to_json() if self.recorded_db_check else None,
         }
 
     def facts(self, record: dict[str, Any] | None = None, detail: bool = True) -> list[Fact]:

@@ -62,6 +62,30 @@ def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> d
     }
 
 
+def _claim_record(sub, run) -> dict[str, Any]:
+    """The submission a file belongs to and what it claims for the file's domain (``tau-tui eval --json``)."""
+    claim = sub.claim_for(run)
+    return {**sub.to_json(), "label": sub.label, "domain": sub.run_domain(run),
+            "claimed_pass_hat_k": None if claim is None else {str(k): v for k, v in claim.pass_hat_k.items()},
+            "claimed_cost": None if claim is None else claim.cost,
+            "retrieval_config": None if claim is None else claim.retrieval_config}
+
+
+def _claim_lines(record: dict[str, Any], metrics) -> str:
+    """Claimed pass^k beside ours, one k per column: what the submission says against what we recompute."""
+    claimed = record["claimed_pass_hat_k"]
+    head = f"  submission {record['label']} ({record['domain'] or '?'})"
+    if not claimed:
+        return f"{head}: claims no pass^k for this domain"
+    ks = sorted({int(k) for k in claimed} | set(metrics.pass_hat_k))
+    cells = []
+    for k in ks:
+        ours = metrics.pass_hat_k.get(k)
+        theirs = claimed.get(str(k))
+        cells.append(f"{k}: claimed {'n/a' if theirs is None else f'{theirs:.3f}'}"
+                     f" / ours {'n/a' if ours is None else f'{ours:.3f}'}")
+    return f"{head}: pass^k " + ", ".join(cells)
+
 
 def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.domains import DomainError
@@ -74,6 +98,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.evaluate.render import metrics_block, simulation_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
     from tau_tui.model.io import RunFileError
+    from tau_tui.model.submission import SubmissionError, submission_for
     from tau_tui.textsafe import json_line, visible
 
     ws = workspace
@@ -90,6 +115,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     found: set[str] = set()
     files: list[dict[str, Any]] = []
     out = sys.stdout
+    bad_submissions: set[str] = set()
     for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
         if run is None:
             err(error or f"{path}: unreadable")
@@ -128,9 +154,25 @@ def run(args: argparse.Namespace, workspace) -> int:
             continue
         metrics = compute_metrics(outcomes, _num_trials(run))
         recorded_metrics = compute_metrics(recorded, _num_trials(run))
-        files.append(_file_record(path, run, metrics, recorded_metrics, reports))
+        record = _file_record(path, run, metrics, recorded_metrics, reports)
+        sub = submission_for(run.path)
+        if isinstance(sub, SubmissionError):
+            if str(sub) not in bad_submissions:
+                bad_submissions.add(str(sub))
+                err(str(sub))
+            status = EXIT_INPUT
+        elif sub is not None:
+            if str(sub.folder) not in bad_submissions:
+                bad_submissions.add(str(sub.folder))
+                for warning in sub.warnings:
+                    err(f"note: {sub.path}: {warning}")
+            record["submission"] = _claim_record(sub, run)
+        files.append(record)
         if not args.json:
-            out.write(visible(metrics_block(str(path), metrics, recorded_metrics) + "\n\n"))
+            block = metrics_block(str(path), metrics, recorded_metrics)
+            if "submission" in record:
+                block += "\n" + _claim_lines(record["submission"], metrics)
+            out.write(visible(block + "\n\n"))
     if args.json:
         for record in files:
             out.write(json_line(record) + "\n")

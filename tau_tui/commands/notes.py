@@ -53,6 +53,12 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     filters(export)
     export.add_argument("--format", choices=("json", "csv"), default="json", help="default json")
     export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    adopt = actions.add_parser(
+        "from-review", help="keep a recorded review's errors as notes (tau2 review, hallucination checks)",
+        description="Every error a recorded review (review, user_only_review, hallucination_check) found becomes a "
+        "note at its step, by 'tau2 review'; errors already noted are skipped.")
+    adopt.add_argument("paths", nargs="+", metavar="PATH", help="reviewed recordings (files or folders)")
+    adopt.add_argument("--sim", metavar="ID", help="only this simulation (id or prefix)")
     remove = actions.add_parser("remove", help="delete a note")
     remove.add_argument("path", metavar="PATH", help="the recording")
     remove.add_argument("note_id", metavar="NOTE", help="note id (or a unique prefix)")
@@ -65,7 +71,7 @@ def run(args: argparse.Namespace, workspace) -> int:
 
     try:
         handler = {"add": _notes_add, "list": _notes_list, "export": _notes_export,
-                   "remove": _notes_remove}[args.notes_command]
+                   "remove": _notes_remove, "from-review": _notes_from_review}[args.notes_command]
         return handler(args)
     except (NotesError, RunFileError) as exc:
         err(str(exc))
@@ -93,6 +99,40 @@ def _notes_add(args: argparse.Namespace) -> int:
     else:
         say(f"note {note.id} added to {book.path}")
     return EXIT_OK
+
+
+def _notes_from_review(args: argparse.Namespace) -> int:
+    from tau_tui.commands.common import open_all
+    from tau_tui.model.notes import NoteBook, review_suggestion
+    from tau_tui.model.reviews import error_step, read_review
+    from tau_tui.model.ticks import read_ticks
+
+    status = EXIT_OK
+    for path, run, error in open_all(args.paths):
+        if run is None:
+            err(error or f"{path}: unreadable")
+            status = EXIT_INPUT
+            continue
+        indices = [e.index for e in run.entries] if args.sim is None else [
+            i for i in [run.find(args.sim)] if i is not None]
+        book = NoteBook(run.path)
+        reviewed = added = offered = 0
+        for index in indices:
+            raw = run.raw_sims[index]
+            review = read_review(raw)
+            if not review.errors:
+                continue
+            sim = run.simulation(index)
+            ticks = read_ticks(raw.get("ticks")) if sim.messages is None and isinstance(raw, dict) else None
+            messages = sim.trajectory
+            suggestions = [review_suggestion(e, error_step(e, messages, ticks)) for e in review.errors]
+            entry = run.entries[index]
+            reviewed += 1
+            offered += len(suggestions)
+            added += len(book.adopt(entry.id, suggestions, task_id=entry.task_id, trial=entry.trial))
+        say(f"{run.path}: {added} note(s) kept from the reviews of {reviewed} simulation(s) "
+            f"({offered - added} already noted) in {book.path}")
+    return status
 
 
 def _notebooks(paths: Sequence[str]) -> list:

@@ -65,7 +65,9 @@ def run(args: argparse.Namespace, workspace) -> int:
                 out.write(json_line(record) + "\n")
             else:
                 out.write(visible(f"{path}\n{plain_text(analysis.facts(record))}\n\n"))
-            if status == EXIT_OK and (record["first_mismatch"] or record["findings"]):
+            stored = record.get("recorded_final_db")
+            if status == EXIT_OK and (record["first_mismatch"] or record["findings"]
+                                      or (stored is not None and stored["match"] is False)):
                 status = EXIT_FINDINGS
     for sim_id in wanted:
         if sim_id not in found_wanted:

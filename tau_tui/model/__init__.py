@@ -1,5 +1,6 @@
 """Data models for tau2 recordings and the readers/writers of every layout."""
 
+from tau_tui.model import inspect_log as _inspect_log  # noqa: F401 - registers the reader of Inspect .eval logs
 from tau_tui.model.io import RunFile, RunFileError, SimEntry, expand_paths, open_run, save_results, write_atomic
 from tau_tui.model.messages import (
     AssistantMessage,

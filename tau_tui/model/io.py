@@ -21,7 +21,7 @@ import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 try:
     import fcntl
@@ -415,11 +415,18 @@ def _open_dir(root: Path, meta_path: Path) -> RunFile:
     return run
 
 
+# Readers of run formats that are not tau2 JSON, by file suffix (``model/inspect_log.py`` adds ".eval").
+RUN_OPENERS: dict[str, Callable[[Path], RunFile]] = {}
+
+
 def open_run(path: Path | str) -> RunFile:
     """Open one run file or run directory; raises ``RunFileError`` with a one-line reason."""
     path = Path(path)
     if not path.exists():
         raise RunFileError(path, "does not exist")
+    opener = RUN_OPENERS.get(path.suffix.lower()) if path.is_file() else None
+    if opener is not None:
+        return opener(path)
     if path.is_dir():
         meta = path / "results.json"
         if not meta.is_file():
@@ -473,12 +480,30 @@ def is_tau2_data_folder(folder: Path) -> bool:
             and ((folder / "tasks.json").is_file() or (folder / "tasks").is_dir()))
 
 
+# A leaderboard submission folder (tau2 submit prepare): submission.json beside trajectories/ (model/submission.py).
+SUBMISSION_FILE, TRAJECTORIES_DIR = "submission.json", "trajectories"
+
+
+def is_submission_folder(folder: Path) -> bool:
+    return (folder / SUBMISSION_FILE).is_file() and (folder / TRAJECTORIES_DIR).is_dir()
+
+
+REVIEWED_FILE = "results_reviewed.json"  # tau2 review's copy of a run's results.json, with its reviews
+
+
+def _run_entry(folder: Path) -> Path:
+    """A run folder, or its ``results_reviewed.json`` when ``tau2 review`` wrote one beside a one-file results.json."""
+    reviewed = folder / REVIEWED_FILE
+    return reviewed if reviewed.is_file() and not (folder / "simulations").is_dir() else folder
+
+
 @dataclass
 class PathScan:
     """What a scan of the given paths found: run files and directories, and the tau2 data folders it skipped."""
 
     files: list[Path] = field(default_factory=list)
     data_folders: list[Path] = field(default_factory=list)
+    submissions: list[Path] = field(default_factory=list)  # submission folders: their trajectories are in files
 
     def data_folder_notice(self) -> str | None:
         """One line for every tau2 data folder skipped (their JSON files are domain data, not runs)."""
@@ -502,25 +527,31 @@ def scan_paths(paths: Iterable[Path | str]) -> PathScan:
     scan = PathScan()
     for raw in paths:
         path = Path(raw)
+        if path.name == SUBMISSION_FILE and is_submission_folder(path.parent):
+            path = path.parent  # submission.json names its folder
         if not path.is_dir() or (path / "results.json").is_file():
-            scan.files.append(path)
+            scan.files.append(_run_entry(path) if path.is_dir() else path)
             continue
         found: list[Path] = []
         skipped_before = len(scan.data_folders)
         for dirpath, dirnames, filenames in os.walk(path):
             here = Path(dirpath)
             if (here / "results.json").is_file() and here != path:
-                found.append(here)
+                found.append(_run_entry(here))
                 dirnames[:] = []
                 continue
             if is_tau2_data_folder(here):
                 scan.data_folders.append(here)
                 dirnames[:] = []
                 continue
+            if is_submission_folder(here):
+                scan.submissions.append(here)
+                dirnames[:] = [TRAJECTORIES_DIR]
+                continue
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
                 candidate = here / name
-                if name.endswith(".json") and not _is_data_file(candidate):
+                if (name.endswith(".json") or candidate.suffix.lower() in RUN_OPENERS) and not _is_data_file(candidate):
                     found.append(candidate)
         if not found and len(scan.data_folders) == skipped_before:
             scan.files.append(path)  # open_run reports the empty directory

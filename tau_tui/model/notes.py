@@ -248,6 +248,24 @@ class NoteBook:
     def filter(self, **criteria: Any) -> list[Note]:
         return filter_notes(self.notes, **criteria)
 
+    def adopt(self, sim_id: str, suggestions: Iterable[ReviewSuggestion], *, task_id: str | None = None,
+              trial: int | None = None) -> list[Note]:
+        """Add the suggested notes this simulation does not hold yet (same step, source, type and text), in one
+        save; returns the notes added."""
+        have = {(n.step, n.source, n.error_type, n.text) for n in self.notes if n.sim_id == sim_id}
+        added = []
+        for suggestion in suggestions:
+            key = (suggestion.step, suggestion.source, suggestion.error_type, suggestion.text)
+            if key in have:
+                continue
+            have.add(key)
+            added.append(Note(sim_id=sim_id, task_id=task_id, trial=trial, step=suggestion.step,
+                              source=suggestion.source, error_type=suggestion.error_type, text=suggestion.text,
+                              author=suggestion.author))
+        if added:
+            self._save(added=added)
+        return added
+
     def by_simulation(self) -> dict[str, list[Note]]:
         """Notes grouped by simulation id (for a runs table's notes column and filter)."""
         out: dict[str, list[Note]] = {}
@@ -300,3 +318,52 @@ def export_csv(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_COLUMNS})
     return buffer.getvalue()
+
+
+# --- notes offered from a recorded review (``model.reviews``) ---------------------------------------------------
+
+# tau2 review tags → our error types; the first tag of an error that maps decides.
+REVIEW_TAG_TYPES: dict[str, str] = {
+    "hallucination": "hallucination",
+    "incorrect_interpretation": "communication",
+    "guideline_violation": "policy_violation",
+    "revealed_info_early": "policy_violation",
+    "inconsistent_behavior": "communication",
+    "tool_call_schema_error": "wrong_arguments",
+    "tool_call_argument_error": "wrong_arguments",
+    "irrelevant_tool_call": "wrong_action",
+    "premature_termination": "premature_end",
+    "missed_required_action": "missed_action",
+    "wrong_sequence": "wrong_action",
+    "interruption_error": "communication",
+    "other": "other",
+}
+
+
+class ReviewSuggestion(BaseModel):
+    """A note a recorded review suggests: where, who, which type, and the review's own words."""
+
+    step: int | None
+    source: Source
+    error_type: ErrorType
+    text: str
+    author: str = "tau2 review"
+
+
+def review_suggestion(error: Any, step: int | None) -> ReviewSuggestion:
+    """The note a ``model.reviews.ReviewError`` suggests at ``step``.
+
+    A user simulator's guideline violation is an instruction deviation; an error whose source the review
+    left unknown is filed under the task, for a person to assign.
+    """
+    source = error.source if error.source in ("agent", "user") else "task"
+    error_type = next((REVIEW_TAG_TYPES[t] for t in error.tags if t in REVIEW_TAG_TYPES), "other")
+    if source == "user" and error_type == "policy_violation":
+        error_type = "instruction_deviation"
+    head = " · ".join(p for p in (error.severity, ", ".join(error.tags), error.where) if p)
+    text = f"[{head}] {error.reasoning}".strip() if head else error.reasoning
+    if error.correct_behavior:
+        text += f" (should have: {error.correct_behavior})"
+    return ReviewSuggestion(step=step, source=source, error_type=error_type, text=text[:4000],
+                            author="tau2 hallucination check" if error.origin == "hallucination_check"
+                            else "tau2 review")

@@ -108,6 +108,9 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
     disagreement = recorded_db_match_fact(record)
     if disagreement is not None:
         facts.append(disagreement)
+    stored = recorded_final_db_fact(record)
+    if stored is not None:
+        facts.append(stored)
     mismatch = record["first_mismatch"]
     if mismatch:
         detail = [f"recorded: {clip(mismatch['recorded'])}", f"replayed: {clip(mismatch['replayed'])}"]
@@ -151,6 +154,21 @@ def recorded_db_match_fact(record: dict[str, Any]) -> Fact | None:
         return None
     return Fact("recorded_db_match", "note", f"the recording says db_match={recorded}; our replay says {ours}",
                 severity="warn", recorded=True)
+
+
+def recorded_final_db_fact(record: dict[str, Any]) -> Fact | None:
+    """The final DB the recording stores (an Inspect log's) against the one our replay ends with."""
+    check = record.get("recorded_final_db")
+    if not check:
+        return None
+    if check["match"]:
+        return Fact("recorded_final_db", f"final DB stored in the {check['source']}", "same as ours",
+                    severity="ok", marked=True, mark=True, short=f"{check['source']} DB = ours")
+    more = check["n_differences"] - len([d for d in check["differences"] if ": our replay" not in d])
+    detail = tuple(check["differences"]) + ((f"… and {more} more",) if more > 0 else ())
+    return Fact("recorded_final_db", f"final DB stored in the {check['source']}",
+                f"DIFFERS from ours ({check['n_differences']} difference(s))", severity="bad", detail=detail,
+                marked=True, mark=False, short=f"{check['source']} DB ≠ ours")
 
 
 def summary_facts(record: dict[str, Any], timeline: Timeline) -> list[Fact]:

@@ -30,6 +30,7 @@ from textual.signal import Signal
 from textual.worker import get_current_worker
 
 from tau_tui.model.io import RunFile, RunFileError, describe_empty, error_text, open_run, scan_paths
+from tau_tui.model.submission import submission_notes
 from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
 from tau_tui.tui.catalog import Catalog, RunRow, column_legend, flag_legend
@@ -163,6 +164,7 @@ class TauTuiApp(App[None]):
         notice = scan.data_folder_notice()
         if notice:
             self.post_message(FolderNotice(generation, scan.data_folders[0].parent, notice))
+        opened: list[Path] = []  # a run folder's run is keyed by its results.json, not by the folder scanned
         for path in files:
             if worker.is_cancelled:
                 return
@@ -174,14 +176,15 @@ class TauTuiApp(App[None]):
             except Exception as exc:  # noqa: BLE001 - one unreadable file never stops the others
                 self.post_message(FileFailed(generation, path, f"unreadable ({type(exc).__name__}: {exc})"))
                 continue
-            notes = [n for n in [describe_empty(run)] if n] + list(run.warnings)
+            notes = [n for n in [describe_empty(run)] if n] + list(run.warnings) + submission_notes(run.path)
             try:
                 notebook = NoteBook(run.path)
             except NotesError as exc:
                 notebook = None
                 notes.append(f"notes not read: {exc}")
+            opened.append(run.path)
             self.post_message(FileLoaded(generation, run, notes, notebook))
-        self.post_message(LoadFinished(generation, files))
+        self.post_message(LoadFinished(generation, files + opened))
 
     @on(LoadStarted)
     def _load_started(self, message: LoadStarted) -> None:
@@ -576,6 +579,12 @@ class TauTuiApp(App[None]):
         self.note_worker(path, lambda book: book.add(sim_id, request.source, request.error_type, request.text,
                                                        step=request.step, task_id=task_id, trial=trial),
                          "note saved")
+
+    def adopt_notes(self, path: Path, sim_id: str, suggestions: list[Any], task_id: str | None = None,
+                    trial: int | None = None) -> None:
+        """Keep a recorded review's errors as notes (``NoteBook.adopt``: the ones not noted yet), off the UI thread."""
+        self.note_worker(path, lambda book: book.adopt(sim_id, suggestions, task_id=task_id, trial=trial),
+                         f"{len(suggestions)} review error(s) kept as notes (already noted ones skipped)")
 
     def remove_note(self, path: Path, note_id: str) -> None:
         self.note_worker(path, lambda book: book.remove(note_id), "note deleted")

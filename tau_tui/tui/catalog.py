@@ -23,6 +23,8 @@ from tau_tui.model.io import RunFile, SimEntry
 from tau_tui.model.nesting import bounded
 from tau_tui.model.notes import Note, NoteBook
 from tau_tui.model.results import SCORED_TERMINATIONS
+from tau_tui.model.reviews import SimReview, read_review
+from tau_tui.model.submission import submission_label
 
 INFRA_TERMINATIONS = ("infrastructure_error",)
 
@@ -135,6 +137,8 @@ class RunRow:
     eval_error: str | None = None
     notes: list[Note] = field(default_factory=list)  # from the recording's notes sidecar
     _haystack: str | None = field(default=None, repr=False)
+    _submission: str | None = field(default=None, repr=False)
+    _review: SimReview | None = field(default=None, repr=False)
 
     # --- what the recording says ------------------------------------------------
     @property
@@ -170,6 +174,20 @@ class RunRow:
     @property
     def task(self) -> str:
         return self.entry.task_id
+
+    @property
+    def review(self) -> SimReview:
+        """The recorded review fields (``tau2 review``, auth, hallucination check), read once."""
+        if self._review is None:
+            self._review = read_review(self.run.raw_sims[self.index])
+        return self._review
+
+    @property
+    def submission(self) -> str:
+        """The leaderboard submission the file belongs to (model · organisation), "" outside one."""
+        if self._submission is None:
+            self._submission = submission_label(self.path)
+        return self._submission
 
     @property
     def termination(self) -> str:
@@ -275,6 +293,12 @@ class RunFilter:
     model: str | None = None
     domain: str | None = None
     file: str | None = None
+    submission: str | None = None
+    has_review_error: bool = False  # the recorded review found an agent or user error
+    review_source: str | None = None  # a recorded review error of this source (agent / user / unknown)
+    review_tag: str | None = None
+    review_severity: str | None = None
+    auth: str | None = None  # recorded auth classification (succeeded / failed / not_needed)
     text: str = ""
     retrieval: str | None = None  # tau2's info.retrieval_config
 
@@ -310,8 +334,22 @@ class RunFilter:
             return False
         if self.file and row.file_label != self.file:
             return False
+        if self.submission and row.submission != self.submission:
+            return False
         if self.has_tool_error and not row.entry.n_tool_errors:
             return False
+        if self.has_review_error or self.review_source or self.review_tag or self.review_severity or self.auth:
+            review = row.review
+            if self.has_review_error and not review.errors:
+                return False
+            if self.review_source and not review.errors_by(self.review_source):
+                return False
+            if self.review_tag and self.review_tag not in review.tags:
+                return False
+            if self.review_severity and self.review_severity not in review.severities:
+                return False
+            if self.auth and review.auth_status != self.auth:
+                return False
         if self.needs_replay:
             summary = row.replay
             if summary is None:
@@ -352,7 +390,10 @@ class RunFilter:
         out = []
         if self.failed_only:
             out.append("failed")
-        for label, value in (("domain", self.domain), ("file", self.file), ("model", self.model),
+        for label, value in (("domain", self.domain), ("file", self.file), ("submission", self.submission),
+                             ("model", self.model), ("review source", self.review_source),
+                             ("review tag", self.review_tag), ("severity", self.review_severity),
+                             ("auth", self.auth),
                              ("task", self.task), ("end", self.termination), ("flag", self.flag),
                              ("note source", self.note_source), ("note type", self.note_type),
                              ("retrieval", self.retrieval)):
@@ -361,7 +402,7 @@ class RunFilter:
         for label, on in (("mismatch", self.has_mismatch), ("hallucinated", self.has_hallucination),
                           ("tool error", self.has_tool_error), ("finding", self.has_finding),
                           ("injected fault", self.has_fault), ("refusal", self.has_refusal),
-                          ("note", self.has_note)):
+                          ("note", self.has_note), ("review error", self.has_review_error)):
             if on:
                 out.append(f"has {label}")
         if self.disagrees:
@@ -447,6 +488,26 @@ def notes_cell(row: RunRow) -> Text:
     return Text(str(len(row.notes)), style="bold yellow") if row.notes else Text("")
 
 
+def review_cell(row: RunRow) -> Text:
+    """Recorded review errors: ``2a 1u`` (agent, user, ? unknown; red when one is critical), blank when not reviewed."""
+    review = row.review
+    if not review.reviewed and not review.errors:
+        return Text("")
+    if not review.errors:
+        return Text("0", style="green")
+    parts = [f"{len(review.errors_by(s))}{mark}" for s, mark in (("agent", "a"), ("user", "u"), ("unknown", "?"))
+             if review.errors_by(s)]
+    return Text(" ".join(parts), style="bold red" if any(e.critical for e in review.errors) else "yellow")
+
+
+AUTH_MARKS = {"succeeded": ("✓", "green"), "failed": ("✗", "bold red"), "not_needed": ("·", "dim")}
+
+
+def auth_cell(row: RunRow) -> Text:
+    mark = AUTH_MARKS.get(row.review.auth_status or "")
+    return Text(mark[0], style=mark[1]) if mark else Text("")
+
+
 def _cost(row: RunRow) -> Text:
     cost = row.cost
     return DASH if cost is None else Text(f"${cost:.3f}" if cost < 10 else f"${cost:.1f}", style="dim")
@@ -475,6 +536,7 @@ class Column:
     frozen: bool = False
     elide: bool = False
     detail: bool = False  # recorded detail: gives way to the names when the width is short
+    when: Callable[[RunRow], bool] | None = None  # shown only when some row shown satisfies it (None: always)
 
 
 def _summary_value(get: Callable[[ReplaySummary], Any]) -> Callable[[RunRow], Any]:
@@ -519,6 +581,11 @@ COLUMNS: list[Column] = [
            _summary_value(lambda s: s.refused), derived=True, help="calls refused by a cassette (no recorded result)"),
     Column("discovered", "✦*", 2, lambda r: _derived(r, lambda s: s.discovered, lambda v: _count(v, "cyan")),
            _summary_value(lambda s: s.discovered), derived=True, help="discoverable tools discovered"),
+    Column("review", "rev", 3, review_cell, lambda r: len(r.review.errors) if r.review.reviewed else None,
+           help="errors a recorded review found (a agent, u user, ? unknown; red: one is critical)", detail=True,
+           when=lambda r: r.review.reviewed),
+    Column("auth", "au", 2, auth_cell, lambda r: r.review.auth_status, help="recorded auth classification",
+           detail=True, when=lambda r: r.review.auth_status is not None),
     Column("errors", "err", 3, lambda r: _count(r.entry.n_tool_errors, "yellow"), lambda r: r.entry.n_tool_errors,
            help="tool errors in the recording", detail=True),
     Column("termination", "termination", 11, lambda r: Text(r.termination, style=_term_style(r)),
@@ -526,11 +593,15 @@ COLUMNS: list[Column] = [
     Column("turns", "msgs", 4, lambda r: str(r.entry.n_messages), lambda r: r.entry.n_messages,
            help="messages", detail=True),
     Column("cost", "cost", 6, _cost, lambda r: r.cost, help="agent and user cost", detail=True),
+    Column("submission", "submission", 10, lambda r: r.submission, lambda r: r.submission or None,
+           help="leaderboard submission folder (model · organisation); sorting groups its domains", flex=1,
+           elide=True, detail=True, when=lambda r: bool(r.submission)),
     Column("model", "agent model", 11, lambda r: r.model, lambda r: r.model, help="agent model (of the file)", flex=2,
            elide=True, detail=True),
     Column("domain", "domain", 6, lambda r: r.domain, lambda r: r.domain, help="domain", flex=1, elide=True, detail=True),
     Column("retrieval", "retrieval", 9, lambda r: r.retrieval, lambda r: r.retrieval,
-           help="retrieval variant (info.retrieval_config, banking_knowledge)", flex=1, elide=True, detail=True),
+           help="retrieval variant (info.retrieval_config, banking_knowledge)", flex=1, elide=True, detail=True,
+           when=lambda r: bool(r.retrieval)),
 ]
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
 
@@ -699,11 +770,26 @@ class Catalog:
         getter: dict[str, Callable[[RunRow], str]] = {
             "termination": lambda r: r.termination, "model": lambda r: r.model,
             "domain": lambda r: r.domain, "file": lambda r: r.file_label, "retrieval": lambda r: r.retrieval,
+            "submission": lambda r: r.submission,
         }
         counts: dict[str, int] = {}
         for row in self.rows:
             value = getter[column](row)
+            if value == "" and column == "submission":
+                continue  # runs outside any submission folder
             counts[value] = counts.get(value, 0) + 1
+        return sorted(counts.items())
+
+    def review_values(self, name: str) -> list[tuple[str, int]]:
+        """Distinct review sources, tags, severities or auth statuses with their row counts (filter pickers)."""
+        get: dict[str, Callable[[SimReview], Iterable[str]]] = {
+            "review_source": lambda r: {e.source for e in r.errors}, "review_tag": lambda r: r.tags,
+            "review_severity": lambda r: r.severities,
+            "auth": lambda r: [r.auth_status] if r.auth_status else []}
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            for value in set(get[name](row.review)):
+                counts[value] = counts.get(value, 0) + 1
         return sorted(counts.items())
 
     def flag_counts(self) -> dict[str, int]:

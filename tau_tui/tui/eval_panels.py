@@ -381,6 +381,25 @@ def render_metrics_summary(recomputed: RunMetrics, recorded: RunMetrics) -> Tabl
     return table
 
 
+def render_claims(label: str, domain: str | None, claim: Any, recomputed: RunMetrics) -> Text:
+    """What a leaderboard submission claims for this file's domain, pass^k beside our recomputed one."""
+    out = Text()
+    out.append(f"\nsubmission {label}", style="bold")
+    out.append(f" claims for {domain or '?'}: ", style="dim")
+    if claim is None or not claim.pass_hat_k:
+        out.append("no pass^k", style="dim")
+        return out
+    for n, k in enumerate(sorted(claim.pass_hat_k)):
+        ours = recomputed.pass_hat_k.get(k)
+        theirs = claim.pass_hat_k[k]
+        differs = ours is not None and abs(ours - theirs) > 0.005
+        out.append(("  " if n else "") + f"pass^{k} {theirs:.3f} (ours {'n/a' if ours is None else f'{ours:.3f}'})",
+                   style=DIFFERS_STYLE if differs else "")
+    if claim.retrieval_config:
+        out.append(f"  · retrieval {claim.retrieval_config}", style="dim")
+    return out
+
+
 def render_terminations(metrics: RunMetrics) -> Text:
     out = Text()
     for reason, count in metrics.terminations.items():

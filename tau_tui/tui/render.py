@@ -343,6 +343,37 @@ def render_note(event: Event, ctx: RenderContext) -> Text:
     return highlight(text, ctx)
 
 
+REVIEW_STYLES = {"agent": "bold white on dark_red", "user": "bold black on cyan", "unknown": "bold black on grey62"}
+
+
+def render_review(event: Event, ctx: RenderContext) -> Text:
+    """A recorded review's error (``tau2 review``, or a hallucination check): who, how bad, tags, why."""
+    error = event.review
+    origin = {"review": "review", "user_only_review": "user review", "hallucination_check": "hallucination check"}
+    text = Text.assemble((f" {origin.get(error.origin, 'review')} ", REVIEW_STYLES.get(error.source, "")),
+                         (f" {error.label}", "bold red" if error.critical else "bold yellow"))
+    if error.tick_start is not None:
+        text.append(f" ({error.where})", style="dim")
+    body = event.text.strip()
+    if not ctx.expanded and len(body) > 300:
+        body = body[:300] + " … (space: expand)"
+    if body:
+        text.append(f"\n  {body}", style="italic")
+    if ctx.expanded and error.correct_behavior:
+        text.append(f"\n  should have: {error.correct_behavior}", style="green")
+    if ctx.expanded and error.user_message:
+        text.append(f"\n  user said: {error.user_message}", style="dim")
+    return highlight(text, ctx)
+
+
+def render_effect(event: Event, ctx: RenderContext) -> Text:
+    effect = event.review
+    span = f"{effect.start_ms} ms" + ("" if effect.end_ms is None else f"–{effect.end_ms} ms")
+    params = f" {one_line(effect.params)}" if effect.params and ctx.expanded else ""
+    return Text.assemble(("♪ audio effect ", "bold blue"), (f"{effect.effect_type} ", "blue"),
+                         (f"on the {effect.participant} side, {span}{params}", "dim"))
+
+
 def render_divergence(event: Event, ctx: RenderContext) -> Text:
     return Text.assemble(("⤷ left the gold path here: ", "bold magenta"), (event.text, "magenta"))
 
@@ -376,6 +407,8 @@ RENDERERS: dict[str, Renderer] = {
     "discovery": render_discovery,
     "refusal": render_refusal,
     "note": render_note,
+    "review": render_review,
+    "effect": render_effect,
     "message_error": render_message_error,
     "unreadable": render_unreadable,
 }

@@ -25,12 +25,13 @@ from tau_tui.env.discovery import discovered_how, discovered_mark
 from tau_tui.env.episode import cassette_mark
 from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
+from tau_tui.model.reviews import error_step
 from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
 from tau_tui.tui.catalog import query_terms, text_matches
 
 # Jump targets, in the order the help screen lists them.
 TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "fault", "refusal", "discovery", "finding", "flag",
-           "divergence", "note", "match")
+           "divergence", "review", "note", "match")
 SLOW_RESPONSE = "slow_response"  # the one injected fault that lets the call run (it only answers late)
 
 
@@ -130,6 +131,7 @@ class Event:
     finding: Finding | None = None
     note: Any = None  # a ``model.notes.Note`` (kind "note")
     how: str = "read"  # a discovery: read about, unlocked (by the agent) or given (to the user)
+    review: Any = None  # a ``model.reviews.ReviewError`` (kind "review") or ``EffectEvent`` (kind "effect")
 
 
 @dataclass
@@ -180,6 +182,9 @@ class TrajectoryDoc:
             call.live = True
         self.general_findings: list[Finding] = []
         self.run_notes: list[Any] = []  # notes on the whole simulation (step notes are events)
+        self.review: Any = None  # the recorded review fields (``model.reviews.SimReview``), when there are any
+        self.run_reviews: list[Any] = []  # review errors that name no step
+        self.ticks: Any = None  # the tick timeline of a full-duplex run (``model.ticks.TickTimeline``)
         self._build_events(timeline)
         self.targets: dict[str, list[int]] = self._targets()
 
@@ -195,6 +200,27 @@ class TrajectoryDoc:
             text = divergence.message.removeprefix(f"step {divergence.step}: ")
             self.steps[divergence.step].events.append(Event("divergence", divergence.step, text))
         self.targets = self._targets()
+
+    def add_reviews(self, review: Any, ticks: Any = None) -> None:
+        """The recorded review (``model.reviews.SimReview``) at its steps, and the tick timeline of a voice run.
+
+        Each error lands on the step ``model.reviews.error_step`` names (or in ``run_reviews``); audio effects
+        on the first step of the tick they start in.
+        """
+        self.review, self.ticks = review, ticks
+        messages = [step.message for step in self.steps]
+        for error in review.errors if review is not None else []:
+            step = error_step(error, messages, ticks)
+            if step is None:
+                self.run_reviews.append(error)
+            else:
+                self.steps[step].events.append(Event("review", step, error.reasoning, review=error))
+        if ticks is not None and review is not None and len(ticks):
+            for effect in review.effects:
+                step = ticks.rows[ticks.position_at_ms(effect.start_ms)].step
+                if 0 <= step < len(self.steps):
+                    self.steps[step].events.append(Event("effect", step, effect.effect_type, review=effect))
+        self.targets = {**self._targets(), "match": self.targets.get("match", [])}
 
     def set_notes(self, notes: list[Any]) -> list[int]:
         """Show ``notes`` (``model.notes.Note``) instead of the ones shown so far; returns the steps that changed.
@@ -317,7 +343,7 @@ class TrajectoryDoc:
                     targets["error"].add(step.index)
                 elif event.kind in ("finding", "unreadable"):
                     targets["finding"].add(step.index)
-                elif event.kind in ("flag", "divergence", "discovery", "note"):
+                elif event.kind in ("flag", "divergence", "discovery", "note", "review"):
                     targets[event.kind].add(step.index)
         return {name: sorted(steps) for name, steps in targets.items()}
 

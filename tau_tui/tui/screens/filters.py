@@ -23,8 +23,10 @@ CHECKS = (
     ("has_refusal", "has calls refused by a cassette"),
     ("disagrees", "recomputed reward differs from the recorded one"),
     ("has_note", "has notes"),
+    ("has_review_error", "a recorded review found an error"),
 )
-CHOICES = ("domain", "termination", "model", "file", "flag", "note_source", "note_type", "retrieval")
+CHOICES = ("domain", "termination", "model", "file", "submission", "retrieval", "flag", "note_source", "note_type",
+           "review_source", "review_tag", "review_severity", "auth")
 
 
 class FilterScreen(ModalScreen[None]):

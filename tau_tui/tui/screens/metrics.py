@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,7 +26,14 @@ from tau_tui.evaluate import MetricOutcome, RunMetrics, compute_metrics
 from tau_tui.model.io import RunFile
 from tau_tui.tui.context import context
 from tau_tui.tui.catalog import EvalSummary, file_label
-from tau_tui.tui.eval_panels import DIFFERS_STYLE, render_metrics_summary, render_terminations, task_rows
+from tau_tui.model.submission import Submission, submission_for
+from tau_tui.tui.eval_panels import (
+    DIFFERS_STYLE,
+    render_claims,
+    render_metrics_summary,
+    render_terminations,
+    task_rows,
+)
 from tau_tui.tui.messages import MetricsReady
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.widgets.info_line import InfoLine
@@ -127,8 +135,12 @@ class MetricsScreen(Screen[None]):
 
     def _show(self) -> None:
         assert self.recomputed is not None and self.recorded is not None
-        self.query_one("#metrics-summary", Static).update(
-            visible_renderable(render_metrics_summary(self.recomputed, self.recorded)))
+        summary: Any = render_metrics_summary(self.recomputed, self.recorded)
+        sub = submission_for(self.run.path)
+        if isinstance(sub, Submission):
+            summary = Group(summary, render_claims(sub.label, sub.run_domain(self.run), sub.claim_for(self.run),
+                                                   self.recomputed))
+        self.query_one("#metrics-summary", Static).update(visible_renderable(summary))
         side = render_terminations(self.recorded)
         if self.recorded.infrastructure_errors:
             side.append("\n\ninfrastructure errors are left out of every metric", style="yellow")

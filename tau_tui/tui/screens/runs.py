@@ -381,10 +381,13 @@ class RunsScreen(Screen[None]):
 
     def action_filters(self) -> None:
         catalog = context(self).catalog
-        values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file", "retrieval")}
+        values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file", "submission",
+                                                          "retrieval")}
         values["flag"] = self._flag_values()
         values["note_source"] = catalog.note_values("note_source")
         values["note_type"] = catalog.note_values("note_type")
+        for name in ("review_source", "review_tag", "review_severity", "auth"):
+            values[name] = catalog.review_values(name)
         self.app.push_screen(FilterScreen(self.filter, values, self.set_filter))
 
     def action_flag_filter(self) -> None:

@@ -30,6 +30,9 @@ from tau_tui.analysis import SimAnalysis
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RunFile, RunFileError, error_text, open_run
 from tau_tui.model.messages import message_to_dict
+from tau_tui.model.notes import review_suggestion
+from tau_tui.model.reviews import read_review
+from tau_tui.model.ticks import read_ticks
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.replay.facts import Fact
 from tau_tui.evaluate import SimReport
@@ -42,6 +45,8 @@ from tau_tui.tui.panels import (
     render_task, render_tool_log,
 )
 from tau_tui.tui.render import content_lines, pretty_lines
+from tau_tui.tui.review_view import render_review as render_review_panel
+from tau_tui.tui.review_view import render_ticks
 from tau_tui.tui.screens.compare import CompareScreen, ForkSide
 from tau_tui.tui.notes_view import default_source, render_notes
 from tau_tui.tui.screens.fork import ForkRequest, ForkScreen, step_summary
@@ -72,6 +77,7 @@ JUMPS = {
     "finding": "finding",
     "flag": "process flag",
     "divergence": "divergence from the gold path",
+    "review": "review error (recorded review)",
     "note": "note",
     "match": "search match",
 }
@@ -79,7 +85,7 @@ JUMPS = {
 
 def _jump_bindings() -> list[Binding]:
     keys = {"call": "t", "write": "w", "mismatch": "m", "hallucinated": "h", "error": "x", "fault": "i",
-            "refusal": "u", "finding": "f", "flag": "p", "note": "o", "match": "n"}
+            "refusal": "u", "finding": "f", "flag": "p", "review": "y", "note": "o", "match": "n"}
     out = []
     for target, key in keys.items():
         name = JUMPS[target]
@@ -105,7 +111,9 @@ class TrajectoryScreen(Screen[None]):
     """One simulation: step through its messages with the replayed state beside them."""
 
     # (key, title) of the side tabs; each key has a ``_tab_<key>`` compose method.
-    SIDE_TABS = (("state", "State"), ("task", "Task"), ("reward", "Reward"), ("eval", "Eval"), ("notes", "Notes"))
+    SIDE_TABS = (("state", "State"), ("task", "Task"), ("reward", "Reward"), ("eval", "Eval"), ("notes", "Notes"),
+                 ("review", "Review"), ("ticks", "Ticks"))
+    OPTIONAL_TABS = ("review", "ticks")  # shown only for a simulation that has a recorded review / ticks
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="traj.back"),
@@ -128,6 +136,11 @@ class TrajectoryScreen(Screen[None]):
         Binding("3", "side_tab('reward')", "Reward tab", id="traj.tab_reward", show=False),
         Binding("4", "side_tab('eval')", "Eval tab", id="traj.tab_eval"),
         Binding("5", "side_tab('notes')", "Notes tab", id="traj.tab_notes", show=False),
+        Binding("6", "side_tab('review')", "Review tab (recorded review, auth, hallucination check)",
+                id="traj.tab_review", show=False),
+        Binding("7", "side_tab('ticks')", "Ticks tab (voice runs: who speaks when)", id="traj.tab_ticks", show=False),
+        Binding("R", "adopt_review", "Keep the recorded review's errors as notes", id="traj.adopt_review",
+                show=False),
         Binding("A", "add_note", "Add a note on this step…", id="traj.note", show=False),
         Binding("D", "divergence", "Jump to where the run left the gold path", id="traj.divergence", show=False),
         Binding("b", "fork", "Fork from here…", id="traj.fork"),
@@ -211,6 +224,12 @@ class TrajectoryScreen(Screen[None]):
     def _tab_notes(self) -> ComposeResult:
         yield RichPane(id="notes-view")
 
+    def _tab_review(self) -> ComposeResult:
+        yield RichPane(id="review-view")
+
+    def _tab_ticks(self) -> ComposeResult:
+        yield RichPane(id="ticks-view")
+
     def on_mount(self) -> None:
         self.query_one("#recorded-view").border_title = "as recorded"
         self.query_one("#derived-view").border_title = "derived by tau-tui"
@@ -232,6 +251,9 @@ class TrajectoryScreen(Screen[None]):
         self.query_one("#change-view", RichPane).show("")
         self.query_one("#eval-view", RichPane).show(Text("evaluating…", style="dim"))
         self.query_one("#notes-view", RichPane).show("")
+        tabs = self.query_one(TabbedContent)
+        for key in self.OPTIONAL_TABS:
+            tabs.hide_tab(f"tab-{key}")
         self.query_one("#traj-header", InfoLine).set(Text(f" opening {one_line(self.sim_id)} …", style="dim"))
         self.query_one("#traj-status", InfoLine).set("")
         self.view.clear()
@@ -259,6 +281,12 @@ class TrajectoryScreen(Screen[None]):
             except Exception as exc:  # noqa: BLE001 - the trajectory is still worth showing
                 replay_error = f"replay failed: {type(exc).__name__}: {exc}"
             doc = TrajectoryDoc(sim.trajectory, analysis.timeline if analysis is not None else None)
+            raw = run.raw_sims[index] if isinstance(run.raw_sims[index], dict) else {}
+            review = read_review(raw)
+            ticks = read_ticks(raw.get("ticks")) if sim.messages is None and isinstance(raw.get("ticks"), list) \
+                else None
+            if review.present or ticks is not None:
+                doc.add_reviews(review, ticks)
             report, eval_error = None, None
             if analysis is None:
                 eval_error = f"no replay ({replay_error})"
@@ -317,6 +345,7 @@ class TrajectoryScreen(Screen[None]):
         self._update_task()
         self._update_reward()
         self._update_eval()
+        self._update_review()
         self.notes_changed()
 
     def notes_changed(self) -> None:
@@ -333,6 +362,39 @@ class TrajectoryScreen(Screen[None]):
         self._update_header()
         if self._shown_step is not None:
             self._show_position(self._shown_step)
+
+    def _update_review(self) -> None:
+        """Show the Review and Ticks tabs when the simulation has a recorded review or ticks (hidden otherwise)."""
+        doc = self.doc
+        assert doc is not None
+        tabs = self.query_one(TabbedContent)
+        has_review = doc.review is not None and doc.review.present
+        has_ticks = doc.ticks is not None and len(doc.ticks) > 0
+        for key, shown in (("review", has_review), ("ticks", has_ticks)):
+            (tabs.show_tab if shown else tabs.hide_tab)(f"tab-{key}")
+        if has_review:
+            self.query_one("#review-view", RichPane).show(render_review_panel(doc.review, doc.run_reviews))
+
+    def _update_ticks(self, step: int) -> None:
+        doc = self.doc
+        if doc is None or doc.ticks is None or not len(doc.ticks):
+            return
+        pane = self.query_one("#ticks-view", RichPane)
+        width = max(20, (pane.size.width or 80) - 10)
+        pane.show(render_ticks(doc.ticks, doc.ticks.tick_at_step(step), width))
+
+    def action_adopt_review(self) -> None:
+        """Keep the recorded review's errors as notes, each at its step (ones already noted are skipped)."""
+        doc = self.doc
+        if doc is None or doc.review is None or not doc.review.errors:
+            self.notify("no recorded review errors on this simulation", severity="warning")
+            return
+        suggestions = [review_suggestion(e.review, e.step) for s in doc.steps for e in s.events
+                       if e.kind == "review"]
+        suggestions += [review_suggestion(error, None) for error in doc.run_reviews]
+        entry = self.current.entries[self.index]
+        context(self).adopt_notes(self.current.path, self.sim_id, suggestions, task_id=entry.task_id,
+                                  trial=entry.trial)
 
     def _trailer(self) -> Text:
         sim = self.current.simulation(self.index)
@@ -381,6 +443,14 @@ class TrajectoryScreen(Screen[None]):
                 text.append(" ≠ recorded", style="bold white on red3")
             if report.flags:
                 text.append(f" · {len(report.flags)} flag{'s' if len(report.flags) != 1 else ''}", style="cyan")
+        review = self.doc.review if self.doc is not None else None
+        if review is not None and review.present:
+            text.append("   review ", style="bold")
+            agent, user = len(review.errors_by("agent")), len(review.errors_by("user"))
+            text.append(f"{agent} agent / {user} user error(s)", style="bold red" if agent or user else "green")
+            if review.auth_status:
+                text.append(f" · auth {review.auth_status}", style="dim")
+            text.append(" (6)", style="dim")
         notes = self._note_count()
         if notes:
             text.append(f"   ✐ {notes} note{'s' if notes != 1 else ''} (5)", style="bold yellow")
@@ -399,7 +469,8 @@ class TrajectoryScreen(Screen[None]):
             counts = doc.counts()
             self.view.border_title = "trajectory"
             extra = "".join(f"  {mark} {counts[key]}" for key, mark in (("fault", "↯"), ("refusal", "⊘"),
-                                                                         ("discovery", "✦"), ("note", "✐"))
+                                                                         ("discovery", "✦"), ("review", "☰"),
+                                                                         ("note", "✐"))
                             if counts[key])
             self.view.border_subtitle = (f"⚒ {counts['call']} calls  ✎ {counts['write']}  ≠ {counts['mismatch']}  "
                                          f"? {counts['hallucinated']}  ✗ {counts['error']}  ⚠ {counts['finding']}  "
@@ -422,7 +493,8 @@ class TrajectoryScreen(Screen[None]):
         for target, label in (("write", "write"), ("mismatch", "mismatch"), ("hallucinated", "hallucinated"),
                               ("error", "error"), ("fault", "injected fault"), ("refusal", "refused"),
                               ("discovery", "discovery"), ("finding", "finding"), ("flag", "flag"),
-                              ("divergence", "left the gold path"), ("note", "note"), ("match", "match")):
+                              ("divergence", "left the gold path"), ("review", "review error"), ("note", "note"),
+                              ("match", "match")):
             steps = doc.targets.get(target, [])
             if step in steps:
                 text.append(f" · {label} {steps.index(step) + 1}/{len(steps)}", style="bold yellow")
@@ -463,6 +535,7 @@ class TrajectoryScreen(Screen[None]):
             return
         self._shown_step = step
         self._show_position(step)
+        self._update_ticks(step)
         tree = self.query_one(StateTree)
         change_view = self.query_one("#change-view", RichPane)
         analysis = self.analysis
@@ -638,6 +711,10 @@ class TrajectoryScreen(Screen[None]):
 
     def action_side_tab(self, key: str) -> None:
         tabs = self.query_one(TabbedContent)
+        if key in self.OPTIONAL_TABS and not tabs.get_tab(f"tab-{key}").display:
+            what = "recorded review" if key == "review" else "ticks (not a full-duplex run)"
+            self.notify(f"this simulation has no {what}", severity="information")
+            return
         if tabs.active != f"tab-{key}":
             tabs.active = f"tab-{key}"
 

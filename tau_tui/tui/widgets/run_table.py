@@ -120,6 +120,9 @@ class RunTable(LineTable, can_focus=True):
         """Show ``rows``; keep the cursor on row ``keep`` when it is still shown."""
         self.rows = rows
         self.row_index = {row.key: i for i, row in enumerate(rows)}
+        # a column that shows what only some recordings hold (a submission, a review) only when one is shown
+        self.scrolling = [c for c in self.columns
+                          if not c.frozen and (c.when is None or any(c.when(r) for r in rows))]
         self._measure(rows)
         self._relayout(force=True)
         target = self.row_index.get(keep, None) if keep is not None else None

@@ -1,0 +1,79 @@
+"""Pilot tests of the Review and Ticks tabs: a reviewed run and a full-duplex run on the trajectory screen."""
+
+from __future__ import annotations
+
+import pytest
+
+from tau_tui.model.notes import NoteBook
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.widgets.rich_pane import RichPane
+from tau_tui.tui.widgets.run_table import RunTable
+from tests.review_fixtures import full_duplex_run, reviewed_run
+
+from .conftest import open_sim, settle
+
+pytestmark = pytest.mark.corpus
+BIG = (160, 45)
+
+
+def pane_text(screen, selector: str) -> str:
+    return screen.query_one(selector, RichPane).plain
+
+
+async def test_a_reviewed_simulation_shows_its_review_jumps_to_errors_and_keeps_them_as_notes(make_app, tmp_path):
+    folder = reviewed_run(tmp_path, keep=5)
+    path = folder / "results_reviewed.json"
+    app = make_app([tmp_path], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        row = app.catalog.rows[0]
+        assert row.path == path and row.review.reviewed
+        table = app.runs_screen.query_one(RunTable)
+        assert {"review", "auth"} <= {c.key for c in table.scrolling}
+        assert "submission" not in {c.key for c in table.scrolling}
+        await open_sim(pilot, row.sim_id)
+        screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
+        tabs = screen.query_one("#side")
+        assert tabs.get_tab("tab-review").display and not tabs.get_tab("tab-ticks").display
+        await pilot.press("6")
+        assert tabs.active == "tab-review"
+        panel = pane_text(screen, "#review-view")
+        assert "review (agent + user)" in panel and "authentication succeeded" in panel
+        assert "errors that name no step" in panel and "The conversation ended abruptly." in panel
+        await pilot.press("y")
+        assert screen.cursor == 3
+        await pilot.press("y")
+        assert screen.cursor == 6
+        await pilot.press("R")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        notes = NoteBook(path).notes
+        assert sorted((n.step, n.source, n.error_type) for n in notes if n.step is not None) == [
+            (3, "user", "hallucination"), (6, "agent", "wrong_arguments")]
+        assert len(notes) == 3
+        await pilot.press("R")  # again: nothing noted twice
+        await app.workers.wait_for_complete()
+        assert len(NoteBook(path).notes) == 3
+        await pilot.press("7")  # no ticks: the tab stays hidden
+        assert tabs.active == "tab-review"
+
+
+async def test_a_full_duplex_simulation_has_a_tick_timeline(make_app, tmp_path):
+    full_duplex_run(tmp_path)
+    app = make_app([tmp_path], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        # a run folder found inside the folder given stays loaded (it used to vanish once loading finished)
+        assert [r.sim_id for r in app.catalog.rows] == ["fd-sim-1"]
+        await open_sim(pilot, "fd-sim-1")
+        screen = app.screen
+        tabs = screen.query_one("#side")
+        assert tabs.get_tab("tab-ticks").display
+        await pilot.press("7")
+        await pilot.press("y")  # the review error at ticks 30-38
+        await pilot.pause()
+        text = pane_text(screen, "#ticks-view")
+        assert "51 ticks of 0.2 s" in text and "agent interrupts user: the user kept talking" in text
+        assert "tick 30 at 6.0 s: agent and user speaking" in text
+        assert "around tick 30" in text

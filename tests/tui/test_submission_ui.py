@@ -1,0 +1,42 @@
+"""Pilot test of a submission folder in the TUI: the runs table groups by it, the metrics screen shows its claims."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from tau_tui.tui.screens.metrics import MetricsScreen
+from tau_tui.tui.widgets.run_table import RunTable
+from tests.test_submission import build_submission
+
+from .conftest import settle
+
+pytestmark = pytest.mark.corpus
+
+
+def plain(screen, selector: str) -> str:
+    console = Console(width=150, record=True, file=io.StringIO())
+    console.print(screen.query_one(selector).content)
+    return console.export_text()
+
+
+async def test_a_submission_folder_in_the_runs_table_and_the_metrics_screen(make_app, tmp_path):
+    folder = build_submission(tmp_path)
+    app = make_app([folder], runs_dir=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        assert [r.submission for r in app.catalog.rows] == ["gpt-4.1-mini · OpenAI"] * 3
+        table = app.runs_screen.query_one(RunTable)
+        assert "submission" in {c.key for c in table.scrolling}
+        retail = next(i for i, r in enumerate(table.rows) if r.domain == "retail")
+        table.move_cursor(retail)
+        table.focus()
+        await pilot.press("m")
+        screen = app.screen
+        assert isinstance(screen, MetricsScreen)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        summary = plain(screen, "#metrics-summary")
+        assert "submission gpt-4.1-mini · OpenAI claims for retail: pass^1 0.500 (ours 1.000)" in summary
