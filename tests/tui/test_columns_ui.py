@@ -72,7 +72,7 @@ async def test_columns_grow_with_the_terminal(make_app):
         wide = {c.key: w for c, w in table.shown_columns}
         assert set(wide) == {c.key for c in table.frozen + table.scrolling}  # everything fits at 220
         # the columns of what only some recordings hold stay out while no row holds it
-        assert {c.key for c in table.columns} - set(wide) == {"submission", "review", "auth"}
+        assert {c.key for c in table.columns} - set(wide) == {"submission", "review", "auth", "retrieval"}
         assert wide["task"] > narrow["task"] and wide["sim"] >= len("cas-reordered-mismatch")
         row = next(r for r in table.rows if r.sim_id == "demo-structural-findings")
         assert "demo-structural-findings" in table._row_strip(row).text
