@@ -12,6 +12,8 @@ from tau_tui.trust.compare import (
     compare_runs,
     comparison_lines,
     load_side,
+    statistics_lines,
 )
 
-__all__ = ["CATEGORIES", "PairRow", "RunComparison", "SideOutcome", "compare_runs", "comparison_lines", "load_side"]
+__all__ = ["CATEGORIES", "PairRow", "RunComparison", "SideOutcome", "compare_runs", "comparison_lines", "load_side",
+           "statistics_lines"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from tau_tui.analysis import Analyzer
 from tau_tui.domains import DomainError
@@ -137,15 +137,21 @@ def _digest(run: RunFile, task_id: str, analyzer: Analyzer | None) -> str | None
 
 
 def load_side(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, recorded: bool = False,
-              judge: Judge | None = None) -> tuple[list[SideOutcome], list[str]]:
+              judge: Judge | None = None, via: Any = None,
+              cancelled: Callable[[], bool] | None = None) -> tuple[list[SideOutcome], list[str]]:
     """The outcomes of every simulation of ``runs``, and one error line per file that could not be scored.
 
-    With ``recorded`` the recorded rewards are compared and nothing is replayed.
+    With ``recorded`` the recorded rewards are compared and nothing is replayed. ``via``: what replays and
+    assesses (``analyze(run, index)``, ``assess(analysis, judge=)``), the analyzer itself by default (the
+    TUI passes its thread-safe replay service); ``cancelled`` stops early when it returns true.
     """
+    source = via if via is not None else analyzer
     outcomes: list[SideOutcome] = []
     errors: list[str] = []
     for path, run in runs:
         for index, entry in enumerate(run.entries):
+            if cancelled is not None and cancelled():
+                return outcomes, errors
             if entry.problem:
                 errors.append(f"{path}: {entry.problem}")
                 continue
@@ -155,8 +161,8 @@ def load_side(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, recor
                                             entry.reward, entry.termination, entry.db_match, None, digest))
                 continue
             try:
-                analysis = analyzer.analyze(run, index)
-                report = analyzer.assess(analysis, judge=judge)
+                analysis = source.analyze(run, index)
+                report = source.assess(analysis, judge=judge)
             except DomainError as exc:
                 errors.append(str(exc))
                 break
@@ -231,6 +237,22 @@ def _reward(o: SideOutcome | None) -> str:
     return "unscored" if o.unscored else f"{o.reward:g}"
 
 
+def statistics_lines(cmp: RunComparison) -> list[str]:
+    """McNemar, the paired interval of B − A, and each side's interval, flip rate and noise floor."""
+    m = cmp.matrix
+    out = []
+    if cmp.mcnemar_p is not None:
+        out.append(f"McNemar exact: A-only {m['a_only']}, B-only {m['b_only']}, p = {cmp.mcnemar_p:.4g}")
+    if cmp.difference is not None:
+        d = cmp.difference
+        out.append(f"mean reward B − A: {d.estimate * 100:+.1f} points "
+                   f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] ({d.level:.0%} paired bootstrap over tasks, "
+                   f"seed {d.seed}, {d.resamples} resamples)")
+    for name, conf in (("A", cmp.a_confidence), ("B", cmp.b_confidence)):
+        out.append(f"{name}: " + "; ".join(conf.lines()[:1] + [conf.flips.text(), conf.noise.text()]))
+    return out
+
+
 def comparison_lines(cmp: RunComparison, rows: bool = True) -> list[str]:
     """The plain-text report of ``tau-tui compare``: the matrix, the statistics, then one line per pair."""
     m = cmp.matrix
@@ -241,15 +263,7 @@ def comparison_lines(cmp: RunComparison, rows: bool = True) -> list[str]:
     reasons = ", ".join(f"{n} {reason}" for reason, n in cmp.not_comparable.items())
     out.append(f"not comparable: {m['not_comparable']}" + (f" ({reasons})" if reasons else ""))
     out.append("")
-    if cmp.mcnemar_p is not None:
-        out.append(f"McNemar exact: A-only {m['a_only']}, B-only {m['b_only']}, p = {cmp.mcnemar_p:.4g}")
-    if cmp.difference is not None:
-        d = cmp.difference
-        out.append(f"mean reward B − A: {d.estimate * 100:+.1f} points "
-                   f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] ({d.level:.0%} paired bootstrap over tasks, "
-                   f"seed {d.seed}, {d.resamples} resamples)")
-    for name, conf in (("A", cmp.a_confidence), ("B", cmp.b_confidence)):
-        out.append(f"{name}: " + "; ".join(conf.lines()[:1] + [conf.flips.text(), conf.noise.text()]))
+    out += statistics_lines(cmp)
     if rows:
         out.append("")
         out.append(f"{'task':<14}{'#':>3}  {'A':>9}  {'B':>9}  {'db A/B':<9} {'same DB':<8} cell")

@@ -244,3 +244,10 @@ class TaskLocated(Message):
     task_id: str
     source: Any = None
     error: str | None = None
+
+
+@dataclass
+class RunComparisonReady(Message):
+    """Two run files compared task by task (``comparison`` is a ``trust.RunComparison``), or ``error``."""
+    comparison: Any = None
+    error: str | None = None

@@ -60,6 +60,8 @@ class RunsScreen(Screen[None]):
         Binding("N", "notes", "Notes (list, filter, export)", id="runs.notes", show=False),
         Binding("equals_sign", "compare", "Mark / compare with the marked run (same task)", id="runs.compare",
                 key_display="=", show=False),
+        Binding("M", "compare_files", "Mark this file / compare its run with the marked file", id="runs.compare_files",
+                show=False),
         Binding("K", "stop_rollout", "Stop the running rollout", id="runs.stop_rollout", show=False),
         Binding("e", "open_json", "Simulation JSON in $EDITOR", id="runs.editor", show=False),
         Binding("exclamation_mark", "notices", "Load notices", id="runs.notices", show=False),
@@ -71,6 +73,7 @@ class RunsScreen(Screen[None]):
         self.filter = RunFilter()
         self.sort = SortSpec()
         self.shown: list[RunRow] = []
+        self.file_mark: Path | None = None  # the run file marked with M for a run-vs-run comparison
         self._refresh_timer: Timer | None = None
         self._search_timer: Timer | None = None
         self._current: tuple[Path, str] | None = None  # (file, simulation id) under the cursor
@@ -488,6 +491,21 @@ class RunsScreen(Screen[None]):
         if row is not None:
             context(self).mark_for_compare(row.path, row.sim_id, row.task)
             self._update_preview()
+
+    def action_compare_files(self) -> None:
+        """``M``: mark the cursor's file; ``M`` on a row of another file compares the two runs task by task."""
+        row = self.current_row
+        if row is None:
+            return
+        if self.file_mark is None or self.file_mark == row.path:
+            self.file_mark = None if self.file_mark == row.path else row.path
+            self.notify(f"marked {row.path.name} for a run comparison: press M on a row of another file"
+                        if self.file_mark else "file mark cleared", timeout=4)
+            return
+        from tau_tui.tui.screens.run_compare import RunCompareScreen
+
+        marked, self.file_mark = self.file_mark, None
+        self.app.push_screen(RunCompareScreen(marked, row.path))
 
     def action_stop_rollout(self) -> None:
         context(self).stop_rollout()

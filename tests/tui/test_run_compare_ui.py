@@ -1,0 +1,49 @@
+"""The run-vs-run comparison screen: M marks a file in the runs table, M on another file compares them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tau_tui.tui.screens.run_compare import RunCompareScreen
+from tau_tui.tui.screens.trial_compare import TrialCompareScreen
+from tau_tui.tui.widgets.run_table import RunTable
+
+from ..conftest import CORPUS
+from .conftest import settle, wait_until
+
+pytestmark = pytest.mark.corpus
+
+BIG = (170, 50)
+A = CORPUS / "sierra-research__tau2-bench__gpt-4.1_telecom_default_gpt-4.1_1trials.json"
+B = CORPUS / "sierra-research__tau2-bench__ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_telecom_default_gpt-4.1_1trials.json"
+
+
+async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app):
+    app = make_app([A, B])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        for path in (A, B):
+            table.move_cursor(next(i for i, r in enumerate(table.rows) if r.path == path))
+            await pilot.press("M")
+        screen = app.screen
+        assert isinstance(screen, RunCompareScreen)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
+        cmp = screen.comparison
+        # the same matrix as `tau-tui compare` (tests/test_cli_compare.py counts it by hand from the JSON)
+        assert cmp.matrix == {"both_pass": 18, "a_only": 0, "b_only": 12, "both_fail": 10, "not_comparable": 0}
+        summary = str(screen.query_one("#runcmp-summary").render())
+        assert "B only 12" in summary and "p = 0.0004883" in summary and "seed 0" in summary
+        assert len(screen.shown) == 40
+        await pilot.press("f")  # discordant cells only
+        await pilot.pause()
+        assert screen.cell_filter == "discordant"
+        assert len(screen.shown) == 12 and all(row.category == "b_only" for row in screen.shown)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TrialCompareScreen), "the trial comparison")
+        trial = app.screen
+        await wait_until(pilot, lambda: trial.comparison is not None, "the pair replayed", tries=2000)
+        row = screen.shown[0]
+        assert trial.comparison.left.task_id == trial.comparison.right.task_id == row.task
+        await pilot.press("escape")
+        assert app.screen is screen
