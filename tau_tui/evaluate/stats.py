@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from tau_tui.evaluate.reward import is_success
 
@@ -232,8 +232,11 @@ class NoiseFloor:
     def text(self) -> str:
         if self.points is None:
             return f"noise floor: n/a ({self.reason})"
+        tasks = f"{self.tasks} task{'s' if self.tasks != 1 else ''} with trials"
+        if self.points >= 100.0:
+            return f"noise floor: any difference is within trial-to-trial noise here ({self.level:.0%}, {tasks})"
         return (f"noise floor: differences under {self.points:.1f} points are within trial-to-trial noise here "
-                f"({self.level:.0%}, {self.tasks} tasks)")
+                f"({self.level:.0%}, {tasks})")
 
 
 def noise_floor(by_task: Mapping[str, Sequence[float]], level: float = DEFAULT_LEVEL) -> NoiseFloor:
@@ -259,6 +262,7 @@ class Confidence:
     success_rate: Interval | None  # Wilson, over all scored simulations
     flips: FlipRate
     noise: NoiseFloor
+    n_scored: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {**self.intervals.to_json(), "success_rate": self.success_rate.to_json() if self.success_rate else None,
@@ -275,7 +279,8 @@ class Confidence:
         for k, iv in self.intervals.pass_hat_k.items():
             out.append(f"pass^{k} {iv.text()}")
         if self.success_rate is not None:
-            out.append(f"success rate {self.success_rate.text()}  (Wilson)")
+            out.append(f"success rate {self.success_rate.text()}  (Wilson, {self.n_scored} simulations taken as "
+                       "independent)")
         out.append(self.flips.text())
         out.append(self.noise.text())
         if seed is not None:
@@ -292,6 +297,15 @@ def group_by_task(outcomes: Sequence[tuple[str, float | None]]) -> dict[str, lis
     return by_task
 
 
+def outcome_confidence(outcomes: Iterable[Any], max_k: int, *, seed: int = DEFAULT_SEED,
+                       resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL) -> Confidence:
+    """``confidence`` of ``MetricOutcome``s, left out as ``compute_metrics`` leaves them (unscored, infra errors)."""
+    from tau_tui.evaluate.metrics import INFRASTRUCTURE_ERROR
+
+    kept = [(o.task_id, o.reward) for o in outcomes if o.termination != INFRASTRUCTURE_ERROR]
+    return confidence(group_by_task(kept), max_k, seed=seed, resamples=resamples, level=level)
+
+
 def confidence(by_task: Mapping[str, Sequence[float]], max_k: int, *, seed: int = DEFAULT_SEED,
                resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL) -> Confidence:
     """Intervals, Wilson rate, flip rate and noise floor of one file's scored rewards per task."""
@@ -301,11 +315,12 @@ def confidence(by_task: Mapping[str, Sequence[float]], max_k: int, *, seed: int 
         wilson(sum(is_success(r) for r in rewards), len(rewards), level),
         flip_rate(by_task),
         noise_floor(by_task, level),
+        len(rewards),
     )
 
 
 __all__ = [
     "Confidence", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "FlipRate", "Interval", "NoiseFloor", "TaskIntervals",
     "bootstrap_tasks", "confidence", "flip_rate", "group_by_task", "mcnemar_exact", "noise_floor",
-    "paired_bootstrap", "wilson",
+    "outcome_confidence", "paired_bootstrap", "wilson",
 ]

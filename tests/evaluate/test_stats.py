@@ -135,7 +135,9 @@ def test_noise_floor_by_hand():
     # variances: [1,0] -> 0.5, [1,1] -> 0; v = 0.25, T = 2: 1.96 * sqrt(2 * 0.25 / 2) = 0.98 -> 98 points
     floor = noise_floor({"a": [1.0, 0.0], "b": [1.0, 1.0]})
     assert floor.points == pytest.approx(100 * 1.959964 * 0.5, rel=1e-5)
-    assert "within trial-to-trial noise" in floor.text()
+    assert "under 98.0 points are within trial-to-trial noise" in floor.text() and "2 tasks with trials" in floor.text()
+    wide = noise_floor({"a": [1.0, 0.0]})  # 196 points: more than the scale has
+    assert wide.points > 100 and "any difference is within trial-to-trial noise" in wide.text()
     none = noise_floor({"a": [1.0], "b": [0.0]})
     assert none.points is None and "two or more" in none.reason
 
