@@ -9,10 +9,10 @@ inside its ``run``, so ``tau-tui --help`` stays fast.
 
 from __future__ import annotations
 
-from tau_tui.commands import calibrate, compare, export, notes, play, replay, run, tui
+from tau_tui.commands import audit, calibrate, compare, export, notes, play, replay, run, tui
 from tau_tui.commands import eval as evaluate
 
-COMMANDS = (replay, evaluate, run, play, calibrate, notes, compare, export, tui)
+COMMANDS = (replay, evaluate, run, play, calibrate, notes, compare, audit, export, tui)
 SUBCOMMANDS = tuple(command.NAME for command in COMMANDS if command.NAME)
 
 __all__ = ["COMMANDS", "SUBCOMMANDS"]
