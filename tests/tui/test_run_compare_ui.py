@@ -47,3 +47,32 @@ async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app):
         assert trial.comparison.left.task_id == trial.comparison.right.task_id == row.task
         await pilot.press("escape")
         assert app.screen is screen
+
+
+AIRLINE = CORPUS / "sierra-research__tau2-bench__airline.json"
+
+
+async def test_passed_but_violated_flag_filter(make_app, analyzer):
+    """The flag filter's "passed but violated the policy": a pass with a policy-compliance flag."""
+    from tau_tui.evaluate.compliance import COMPLIANCE_KINDS
+    from tau_tui.model.io import open_run
+    from tau_tui.tui.catalog import PASSED_BUT_VIOLATED, RunFilter, flag_options
+
+    run = open_run(AIRLINE)
+    expected = set()
+    for entry in run.entries:
+        report = analyzer.evaluate(run, entry.index)
+        if report.evaluation.reward == 1.0 and any(f.kind in COMPLIANCE_KINDS for f in report.flags):
+            expected.add(entry.id)
+    assert expected  # claude-opus-4-6 passes some airline tasks with an unconfirmed write or an early transfer
+    app = make_app([AIRLINE])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: all(r.evaluation is not None for r in app.catalog.rows), "evaluations",
+                         tries=3000)
+        counts = dict(app.runs_screen._flag_values())
+        assert counts[PASSED_BUT_VIOLATED] == len(expected)
+        assert (PASSED_BUT_VIOLATED, f"passed but violated the policy  ·  {len(expected)} runs") in flag_options(counts)
+        app.runs_screen.set_filter(RunFilter(flag=PASSED_BUT_VIOLATED))
+        await pilot.pause()
+        assert {r.sim_id for r in app.runs_screen.query_one(RunTable).rows} == expected

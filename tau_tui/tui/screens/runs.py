@@ -23,7 +23,8 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Static
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.model.io import RunFile
 from tau_tui.tui.context import LoadProgress, context, subscribe
-from tau_tui.tui.catalog import ANY_FLAG, COLUMN_BY_KEY, COLUMNS, RunFilter, RunRow, SortSpec, file_label, flag_options
+from tau_tui.tui.catalog import (ANY_FLAG, COLUMN_BY_KEY, COLUMNS, PASSED_BUT_VIOLATED, RunFilter, RunRow, SortSpec,
+                                 file_label, flag_options)
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.screens.filters import FilterScreen
 from tau_tui.tui.notes_view import note_line
@@ -379,8 +380,10 @@ class RunsScreen(Screen[None]):
 
     def _flag_values(self) -> list[tuple[str, int]]:
         counts = context(self).catalog.flag_counts()
-        with_any = sum(1 for r in context(self).catalog.rows if r.evaluation is not None and r.evaluation.flags)
-        return [(ANY_FLAG, with_any)] + list(counts.items())
+        rows = [r.evaluation for r in context(self).catalog.rows if r.evaluation is not None]
+        with_any = sum(1 for e in rows if e.flags)
+        violated = sum(1 for e in rows if e.passed_but_violated)
+        return [(ANY_FLAG, with_any), (PASSED_BUT_VIOLATED, violated)] + list(counts.items())
 
     def action_filters(self) -> None:
         catalog = context(self).catalog
