@@ -266,12 +266,14 @@ def comparison_lines(cmp: RunComparison, rows: bool = True) -> list[str]:
     out += statistics_lines(cmp)
     if rows:
         out.append("")
-        out.append(f"{'task':<14}{'#':>3}  {'A':>9}  {'B':>9}  {'db A/B':<9} {'same DB':<8} cell")
+        width = min(max([4, *(len(row.task) for row in cmp.rows)]), 90)
+        out.append(f"{'task':<{width}} {'#':>3}  {'A':>9}  {'B':>9}  {'db A/B':<9} {'same DB':<8} cell")
         for row in cmp.rows:
             dbs = "/".join("?" if o is None or o.db_match is None else "ok" if o.db_match else "x"
                            for o in (row.a, row.b))
             same = "" if row.same_final_db is None else "yes" if row.same_final_db else "no"
             cell = row.category + (f" ({row.reason})" if row.reason else "")
-            out.append(f"{row.task:<14.14}{row.ordinal:>3}  {_reward(row.a):>9}  {_reward(row.b):>9}  "
+            task = row.task if len(row.task) <= width else row.task[: width - 1] + "…"
+            out.append(f"{task:<{width}} {row.ordinal:>3}  {_reward(row.a):>9}  {_reward(row.b):>9}  "
                        f"{dbs:<9} {same:<8} {cell}")
     return out
