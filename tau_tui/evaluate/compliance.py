@@ -158,6 +158,8 @@ def users_stopping_early(timeline: Timeline, start: int, policy: str | None = No
 
 SUGGESTED_SOURCE = {"unconfirmed_write": "agent", "write_before_auth": "agent", "transfer_against_policy": "agent",
                     "user_stopped_early": "user"}
+SUGGESTED_ERROR_TYPE = {"unconfirmed_write": "policy_violation", "write_before_auth": "policy_violation",
+                        "transfer_against_policy": "premature_end", "user_stopped_early": "premature_end"}
 COMPLIANCE_KINDS = ("unconfirmed_write", "write_before_auth", "transfer_against_policy")
 
 for _detector in (

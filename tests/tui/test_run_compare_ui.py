@@ -76,3 +76,32 @@ async def test_passed_but_violated_flag_filter(make_app, analyzer):
         app.runs_screen.set_filter(RunFilter(flag=PASSED_BUT_VIOLATED))
         await pilot.pause()
         assert {r.sim_id for r in app.runs_screen.query_one(RunTable).rows} == expected
+
+
+async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app, tmp_path):
+    """``user_stopped_early`` suggests the user: S on its step saves that note, with no form."""
+    from tests.helpers import greet, results_file, say, user
+
+    from .conftest import open_sim
+
+    messages = [greet(), user("finish task_1"), say("Shall I mark task_1 as completed?"), user("Yes please. ###STOP###")]
+    path = results_file(tmp_path / "early.json", messages)
+    app = make_app([path], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, "sim-1")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.report is not None, "the evaluation")
+        assert [(f.kind, f.step) for f in screen.report.flags if f.kind == "user_stopped_early"] == \
+            [("user_stopped_early", 3)]
+        screen.go(1)
+        await pilot.pause()
+        await pilot.press("S")  # no flag with a suggestion here: nothing saved
+        await pilot.pause()
+        screen.go(3)
+        await pilot.pause()
+        await pilot.press("S")
+        await wait_until(pilot, lambda: bool(app.catalog.find(path, "sim-1").notes), "the note")
+        note = app.catalog.find(path, "sim-1").notes[0]
+        assert (note.source, note.error_type, note.step) == ("user", "premature_end", 3)
+        assert note.text.startswith("user_stopped_early:") and len(app.catalog.find(path, "sim-1").notes) == 1
