@@ -283,8 +283,10 @@ def without_tasks(run: RunFile) -> RunFile:
 
 def audit_file(path: Path, run: RunFile, analyzer: Analyzer, *, judge: Judge | None = None,
                cancelled: Callable[[], bool] | None = None, live: _LivePaths | None = None,
-               current_tasks: bool = False) -> tuple[FileAudit, list[str]]:
-    """Audit one file; ``current_tasks``: grade against the domain's current task definitions."""
+               current_tasks: bool = False, via: Any = None) -> tuple[FileAudit, list[str]]:
+    """Audit one file; ``current_tasks``: grade against the domain's current task definitions; ``via``: what
+    replays and assesses (``analyze``, ``assess(analysis, judge=)``; the TUI's thread-safe replay service)."""
+    source = via if via is not None else analyzer
     live = live or _LivePaths(analyzer)
     recorded_run, run = run, (without_tasks(run) if current_tasks else run)
     result = FileAudit(path, run.domain)
@@ -294,8 +296,8 @@ def audit_file(path: Path, run: RunFile, analyzer: Analyzer, *, judge: Judge | N
         if cancelled is not None and cancelled():
             break
         try:
-            analysis = analyzer.analyze(run, index)
-            report = analyzer.assess(analysis, judge=judge)
+            analysis = source.analyze(run, index)
+            report = source.assess(analysis, judge=judge)
         except DomainError as exc:
             errors.append(str(exc))
             return result, errors

@@ -105,3 +105,36 @@ async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app, tmp_
         note = app.catalog.find(path, "sim-1").notes[0]
         assert (note.source, note.error_type, note.step) == ("user", "premature_end", 3)
         assert note.text.startswith("user_stopped_early:") and len(app.catalog.find(path, "sim-1").notes) == 1
+
+
+TOOLORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
+
+
+async def test_audit_screen_matches_the_cli_and_opens_a_simulation(make_app, tau2_data, capsys):
+    import json
+
+    from tau_tui.cli import main
+    from tau_tui.tui.screens.audit import AuditScreen
+    from tau_tui.tui.screens.trajectory import TrajectoryScreen
+
+    main(["audit", "--json", "--tau2-data", str(tau2_data), str(TOOLORCHESTRA)])
+    expected = {json.loads(line)["sim"] for line in capsys.readouterr().out.splitlines()
+                if json.loads(line)["kind"] == "simulation"}
+    app = make_app([TOOLORCHESTRA])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        await pilot.press("u")
+        screen = app.screen
+        assert isinstance(screen, AuditScreen)
+        await wait_until(pilot, lambda: screen.audit is not None, "the audit", tries=3000)
+        assert {s.sim_id for s in screen.shown} == expected and len(expected) == 25
+        summary = str(screen.query_one("#audit-summary").render())
+        assert "avg reward 56.0 recorded → 14.0 ours" in summary
+        await pilot.press("a")  # every simulation a rule applies to, the agreeing ones as notes
+        await pilot.pause()
+        assert len(screen.shown) > 25
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen), "the trajectory")
+        assert app.screen.sim_id == screen.shown[0].sim_id

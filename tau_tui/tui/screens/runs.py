@@ -61,6 +61,7 @@ class RunsScreen(Screen[None]):
         Binding("N", "notes", "Notes (list, filter, export)", id="runs.notes", show=False),
         Binding("equals_sign", "compare", "Mark / compare with the marked run (same task)", id="runs.compare",
                 key_display="=", show=False),
+        Binding("u", "audit", "Re-grade audit of this file (why rewards differ)", id="runs.audit", show=False),
         Binding("M", "compare_files", "Mark this file / compare its run with the marked file", id="runs.compare_files",
                 show=False),
         Binding("K", "stop_rollout", "Stop the running rollout", id="runs.stop_rollout", show=False),
@@ -494,6 +495,14 @@ class RunsScreen(Screen[None]):
         if row is not None:
             context(self).mark_for_compare(row.path, row.sim_id, row.task)
             self._update_preview()
+
+    def action_audit(self) -> None:
+        row = self.current_row
+        if row is None:
+            return
+        from tau_tui.tui.screens.audit import AuditScreen
+
+        self.app.push_screen(AuditScreen(row.run))
 
     def action_compare_files(self) -> None:
         """``M``: mark the cursor's file; ``M`` on a row of another file compares the two runs task by task."""
