@@ -156,3 +156,28 @@ def test_text_output_names_the_rule_and_the_effect(tau2_data, tmp_path, capsys):
     assert code == 1
     assert "recorded 1 → ours unscored  [NL judge needed]" in out
     assert "effect: avg reward 100.0 recorded → n/a ours" in out
+
+
+@pytest.mark.corpus
+def test_submission_folder_claims_beside_ours(tau2_data, tmp_path, capsys):
+    """A leaderboard submission folder (submission.json + trajectories/): the claimed pass^k per domain, ours."""
+    folder = tmp_path / "button-claude-opus-4-6_distyl-ai_2026-03-04"
+    (folder / "trajectories").mkdir(parents=True)
+    airline = CORPUS / "sierra-research__tau2-bench__airline.json"  # this submission's airline trajectories
+    (folder / "trajectories" / "airline.json").write_bytes(airline.read_bytes())
+    # the shape of the leaderboard's submission.json: results.<domain>.pass_<k> in percent, null when not run
+    claims = {"model_name": "Button (Claude Opus 4.6)",
+              "results": {"airline": {"pass_1": 80.0, "pass_2": None, "cost": 0.41}, "retail": {"pass_1": 83.3}}}
+    (folder / "submission.json").write_text(json.dumps(claims))
+    main(["audit", "--tau2-data", str(tau2_data), "--json", str(folder)])
+    out, err = capsys.readouterr()
+    assert "submission.json" not in err  # not mistaken for a run file
+    record = [json.loads(line) for line in out.splitlines()][-1]
+    assert record["kind"] == "submission" and record["model_name"] == "Button (Claude Opus 4.6)"
+    passed = sum(s["reward_info"]["reward"] == 1.0 for s in json.loads(airline.read_text())["simulations"])
+    assert record["domains"]["airline"]["claimed"] == {"1": 80.0}
+    assert record["domains"]["airline"]["recorded"]["1"] == pytest.approx(100 * passed / 50) == pytest.approx(76.0)
+    assert record["domains"]["airline"]["ours"]["1"] == pytest.approx(76.0)
+    assert record["domains"]["retail"] == {"claimed": {"1": 83.3}, "recorded": {}, "ours": {}}
+    main(["audit", "--tau2-data", str(tau2_data), str(folder)])
+    assert "airline pass^1: claimed 80.0, recorded 76.0, ours 76.0 (-4.0)" in capsys.readouterr().out

@@ -18,7 +18,8 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         "responsible: task definition changed (with the field-level task diff), recording inconsistent with its "
         "own task, NL judge needed, strict replay would raise, solo-mode detection, or tau2's evaluator gold path "
         "(no sync after the reference actions). Then the effect on the file's metrics (avg reward and pass^1, "
-        "recorded vs ours, and the points each rule moves). Exit 0: no reward differs; 1: some differ; 2: some "
+        "recorded vs ours, and the points each rule moves). A leaderboard submission folder (submission.json + "
+        "trajectories) also gets its claimed pass^k per domain beside ours. Exit 0: no reward differs; 1: some differ; 2: some "
         "input unreadable.")
     aud.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
     aud.add_argument("--json", action="store_true",
@@ -31,12 +32,15 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
+    from pathlib import Path
+
+    from tau_tui.model.io import RunFileError
     from tau_tui.textsafe import visible
-    from tau_tui.trust.audit import audit_lines, audit_runs
+    from tau_tui.trust.audit import SUBMISSION_FILE, audit_lines, audit_runs, submission_claims
 
     status = EXIT_OK
     runs = []
-    for path, loaded, error in open_all(args.paths):
+    for path, loaded, error in open_all(args.paths, keep=lambda p: p.name != SUBMISSION_FILE):
         if loaded is None:
             err(error or f"{path}: unreadable")
             status = EXIT_INPUT
@@ -58,4 +62,18 @@ def run(args: argparse.Namespace, workspace) -> int:
             say("")
         if status == EXIT_OK and any(s.differs for s in audit.sims):
             status = EXIT_FINDINGS
+    for folder in (Path(p) for p in args.paths):
+        if not (folder / SUBMISSION_FILE).is_file():
+            continue
+        try:
+            claims = submission_claims(folder, audits)
+        except RunFileError as exc:
+            err(str(exc))
+            status = EXIT_INPUT
+            continue
+        if args.json:
+            print_json(claims.to_json())
+        else:
+            for line in claims.lines():
+                say(visible(line))
     return status

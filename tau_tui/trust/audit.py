@@ -367,3 +367,75 @@ def audit_lines(audit: FileAudit, every: bool = False) -> list[str]:
     if notes:
         lines.append("  notes (rewards agree): " + ", ".join(f"{RULE_TEXT[r]} {n}" for r, n in notes.items()))
     return lines
+
+
+SUBMISSION_FILE = "submission.json"
+
+
+@dataclass
+class SubmissionClaims:
+    """A leaderboard submission folder's claimed pass^k per domain (percent), beside ours and the recorded one."""
+
+    folder: Path
+    model_name: str | None
+    claimed: dict[str, dict[int, float]]
+    ours: dict[str, dict[int, float]] = field(default_factory=dict)
+    recorded: dict[str, dict[int, float]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        domains = sorted(set(self.claimed) | set(self.ours))
+        return {"kind": "submission", "folder": str(self.folder), "model_name": self.model_name,
+                "domains": {d: {"claimed": {str(k): v for k, v in self.claimed.get(d, {}).items()},
+                                "recorded": {str(k): v for k, v in self.recorded.get(d, {}).items()},
+                                "ours": {str(k): v for k, v in self.ours.get(d, {}).items()}} for d in domains}}
+
+    def lines(self) -> list[str]:
+        out = [f"submission {self.folder} ({self.model_name or '?'}): claimed pass^k vs ours (points)"]
+        for domain in sorted(set(self.claimed) | set(self.ours)):
+            claimed, ours, recorded = self.claimed.get(domain, {}), self.ours.get(domain, {}), self.recorded.get(domain, {})
+            for k in sorted(set(claimed) | set(ours)):
+                c, o, r = claimed.get(k), ours.get(k), recorded.get(k)
+                delta = f"{o - c:+.1f}" if c is not None and o is not None else "n/a"
+                out.append(f"  {domain} pass^{k}: claimed {_num(c)}, recorded {_num(r)}, ours {_num(o)} ({delta})")
+        return out
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+def read_submission(folder: Path) -> SubmissionClaims:
+    """The claims of ``folder/submission.json``: ``results.<domain>.pass_<k>`` in percent (nulls left out)."""
+    from tau_tui.model.io import read_json
+
+    data = read_json(folder / SUBMISSION_FILE)
+    if not isinstance(data, dict):
+        raise RunFileError(folder / SUBMISSION_FILE, "not a submission object")
+    results = data.get("results") if isinstance(data.get("results"), dict) else {}
+    claimed: dict[str, dict[int, float]] = {}
+    for domain, values in results.items():
+        if not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            if isinstance(key, str) and key.startswith("pass_") and key[5:].isdigit() \
+                    and isinstance(value, (int, float)) and not isinstance(value, bool):
+                claimed.setdefault(str(domain), {})[int(key[5:])] = float(value)
+    name = data.get("model_name")
+    return SubmissionClaims(folder, name if isinstance(name, str) else None, claimed)
+
+
+def submission_claims(folder: Path, audits: Iterable[FileAudit]) -> SubmissionClaims:
+    """The submission's claims beside our pass^k and the recorded pass^k of its files, per domain (pooled)."""
+    claims = read_submission(folder)
+    pooled: dict[str, tuple[list[MetricOutcome], list[MetricOutcome]]] = {}
+    for audit in audits:
+        if not audit.file.is_relative_to(folder) or audit.domain is None:
+            continue
+        ours, recorded = pooled.setdefault(audit.domain.split("-")[0], ([], []))
+        for sim in audit.sims:
+            ours.append(MetricOutcome(sim.task_id, sim.ours, None))
+            recorded.append(MetricOutcome(sim.task_id, sim.recorded, None))
+    for domain, (ours, recorded) in pooled.items():
+        claims.ours[domain] = {k: 100 * v for k, v in compute_metrics(ours).pass_hat_k.items()}
+        claims.recorded[domain] = {k: 100 * v for k, v in compute_metrics(recorded).pass_hat_k.items()}
+    return claims
