@@ -131,3 +131,45 @@ def test_unreadable_side_is_one_line(tmp_path, tau2_data, capsys):
     code, out, err = compare_cli(capsys, tau2_data, bad, bad)
     assert code == 2
     assert "Traceback" not in err and str(bad) in err
+
+
+def test_gold_against_flaky_scripted_runs(tau2_data, tmp_path, capsys):
+    """Two scripted runs of the mock domain: the gold agent passes everything, the flaky one drops actions."""
+    runs = {}
+    for name, agent in (("gold", "scripted/gold"), ("flaky", "scripted/flaky:0.5")):
+        out = tmp_path / f"{name}.json"
+        code = main(["run", "--domain", "mock", "--agent-llm", agent, "--user-llm", "scripted/user", "-k", "2",
+                     "--out", str(out), "--tau2-data", str(tau2_data), "--quiet"])
+        capsys.readouterr()
+        assert code == 0 and out.is_file()
+        runs[name] = json.loads(out.read_text())["simulations"]
+    # counted by hand from the two files (the gold agent cannot pass two of the mock tasks); a trial without a
+    # reward is not comparable
+    def reward(s):
+        return s["reward_info"]["reward"] if s.get("reward_info") else None
+
+    gold = {(s["task_id"], s["trial"]): reward(s) for s in runs["gold"]}
+    flaky = {(s["task_id"], s["trial"]): reward(s) for s in runs["flaky"]}
+    assert set(gold) == set(flaky)
+    expected = {"both_pass": 0, "a_only": 0, "b_only": 0, "both_fail": 0, "not_comparable": 0}
+    for key in gold:
+        a, b = gold[key], flaky[key]
+        if a is None or b is None:
+            expected["not_comparable"] += 1
+        else:
+            expected["both_pass" if a == b == 1.0 else "a_only" if a == 1.0 else "b_only" if b == 1.0
+                     else "both_fail"] += 1
+    assert expected["a_only"] > 0 and expected["both_pass"] > 0  # flaky drops actions gold performs
+    code, out, err = compare_cli(capsys, tau2_data, tmp_path / "gold.json", tmp_path / "flaky.json", "--json",
+                                 "--recorded")
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["matrix"] == expected, err
+    assert summary["mcnemar"]["p_value"] == pytest.approx(mcnemar_exact(expected["a_only"], expected["b_only"]))
+    comparable = [k for k in gold if gold[k] is not None and flaky[k] is not None]
+    assert summary["difference_b_minus_a"]["estimate"] == pytest.approx(
+        sum(flaky[k] - gold[k] for k in comparable) / len(comparable))
+    # the same matrix from our recomputed rewards
+    code, out, err = compare_cli(capsys, tau2_data, tmp_path / "gold.json", tmp_path / "flaky.json", "--json")
+    assert json.loads(out.splitlines()[-1])["matrix"] == expected, err
+    # two trials per task: the gold agent is deterministic, it never flips
+    assert summary["a_confidence"]["flip_rate"]["tasks_flipping"] == 0
