@@ -41,7 +41,8 @@ def test_every_command_is_one_module_in_one_list():
     """``main`` loops over ``COMMANDS``: the sub-commands in --help order, then the TUI (no name)."""
     from tau_tui.commands import COMMANDS, SUBCOMMANDS
 
-    assert SUBCOMMANDS == ("replay", "eval", "run", "play", "fork", "calibrate", "notes", "serve")
+    assert SUBCOMMANDS == ("replay", "eval", "run", "play", "fork", "calibrate", "notes", "compare", "audit", "export",
+                           "serve")
     assert [c.NAME for c in COMMANDS] == [*SUBCOMMANDS, None]
     for command in COMMANDS:
         assert callable(command.register) and callable(command.run), command.__name__

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from tau_tui.domains import Domain, DomainError, read_data_file
+from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 from tau_tui.env import DBSchema, Environment, make_store
 
 from .data_model import AftersalesDB
@@ -63,3 +64,7 @@ DOMAIN = AftersalesDomain
 
 def create(data_dir: Path | None) -> AftersalesDomain:
     return AftersalesDomain(data_dir)
+
+
+# What the policy asks (tau_tui.evaluate.compliance): confirm the customer with the look-up tools first.
+POLICY_RULES = register_policy_rules("aftersales", PolicyRules(auth_tools=frozenset({"find_customer_by_email", "find_customer_by_name"})))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tau_tui.domains import Domain, read_data_file
+from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 from tau_tui.env import DBSchema, Environment, make_store
 
 from .data_model import FlightDB
@@ -41,3 +42,8 @@ DOMAIN = AirlineDomain
 
 def create(data_dir: Path | None) -> AirlineDomain:
     return AirlineDomain(data_dir)
+
+
+# What the policy asks (tau_tui.evaluate.compliance): an explicit yes before every write; transfers only
+# for what the agent cannot handle.
+POLICY_RULES = register_policy_rules("airline", PolicyRules(confirm_writes=True, transfer_only_when_needed=True))

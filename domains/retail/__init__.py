@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tau_tui.domains import Domain, read_data_file
+from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 from tau_tui.env import DBSchema, Environment, make_store
 
 from .data_model import RetailDB
@@ -47,3 +48,10 @@ DOMAIN = RetailDomain
 
 def create(data_dir: Path | None) -> RetailDomain:
     return RetailDomain(data_dir)
+
+
+# What the policy asks (tau_tui.evaluate.compliance): authenticate by email or name + zip first, an explicit
+# yes before every write, transfers only for what the agent cannot handle.
+POLICY_RULES = register_policy_rules("retail", PolicyRules(
+    confirm_writes=True, auth_tools=frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"}),
+    transfer_only_when_needed=True))

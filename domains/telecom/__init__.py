@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tau_tui.domains import Domain, DomainError, read_data_file
+from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 from tau_tui.env import DBSchema, make_store
 
 from .data_model import TelecomDB
@@ -72,3 +73,7 @@ DOMAIN = TelecomDomain
 
 def create(data_dir: Path | None) -> TelecomDomain:
     return TelecomDomain(data_dir)
+
+
+# What the policy asks (tau_tui.evaluate.compliance): try to resolve before transferring to a human.
+POLICY_RULES = register_policy_rules("telecom", PolicyRules(transfer_only_when_needed=True))

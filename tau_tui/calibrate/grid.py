@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable
 from tau_tui.calibrate.fingerprint import changed_parts
 from tau_tui.evaluate.metrics import pass_at_k, pass_hat_k
 from tau_tui.evaluate.reward import is_success
+from tau_tui.evaluate.stats import Interval, wilson
 
 # Terminations that say nothing about the agent: left out of every rate.
 UNSCORED_TERMINATIONS = frozenset({"infrastructure_error", "timeout", "unexpected_error"})
@@ -160,6 +161,11 @@ class Row:
         return self.n_passed / self.n_scored if self.n_scored else None
 
     @property
+    def pass_rate_interval(self) -> Interval | None:
+        """The Wilson 95% interval of the pass rate over scored attempts (None when nothing is scored)."""
+        return wilson(self.n_passed, self.n_scored)
+
+    @property
     def band(self) -> Band:
         scored, passed = self.n_scored, self.n_passed
         if scored == 0:
@@ -201,6 +207,7 @@ class Row:
             "n_unscored": self.n_unscored,
             "n_pending": self.n_pending,
             "pass_rate": self.pass_rate,
+            "pass_rate_interval": iv.to_json() if (iv := self.pass_rate_interval) is not None else None,
             "band": self.band.value,
             "pass_hat_k": {str(k): v for k, v in self.pass_hat_k().items()},
             "pass_at_k": {str(k): v for k, v in self.pass_at_k().items()},

@@ -25,6 +25,12 @@ def _rate(value: float | None) -> str:
     return formats.rate(value, "-")
 
 
+def interval_text(row: Row) -> str:
+    """The Wilson 95% interval of the row's pass rate, ``0.40–0.97``; ``-`` when nothing is scored."""
+    iv = row.pass_rate_interval
+    return "-" if iv is None else f"{iv.low:.2f}–{iv.high:.2f}"
+
+
 def version_mark(row: Row) -> str:
     """``*`` when the task has several versions in the grid; ``(not current: parts)`` when this row's version
     is not the one the task has now, naming the parts that differ."""
@@ -45,6 +51,7 @@ def render_grid(grid: CalibrationGrid, rows: Iterable[Row] | None = None, k: int
     setups = {r.setup for r in rows}
     cell_width = max(5, min(16, max(len(r.cells) for r in rows)))
     header = (f"{'task':<{task_width}} {'version':<9} {'trials':<{cell_width}} {'pass':>5} {'rate':>5} "
+              f"{'95% CI':<11} "
               f"{'pass^' + str(k):>7} {'pass@' + str(k):>7}  band")
     if len(setups) > 1:
         header += "  setup"
@@ -53,7 +60,8 @@ def render_grid(grid: CalibrationGrid, rows: Iterable[Row] | None = None, k: int
         task = row.task_id if len(row.task_id) <= task_width else row.task_id[: task_width - 1] + "…"
         hat, at = row.pass_hat_k().get(k), row.pass_at_k().get(k)
         line = (f"{task:<{task_width}} {row.fingerprint[:8]:<9} {cells_text(row, cell_width):<{cell_width}} "
-                f"{f'{row.n_passed}/{row.n_scored}':>5} {_rate(row.pass_rate):>5} {_rate(hat):>7} {_rate(at):>7}  "
+                f"{f'{row.n_passed}/{row.n_scored}':>5} {_rate(row.pass_rate):>5} {interval_text(row):<11} "
+                f"{_rate(hat):>7} {_rate(at):>7}  "
                 f"{BAND_LABELS[row.band]}")
         if row.n_unscored:
             line += f" ({row.n_unscored} unscored)"
@@ -70,6 +78,7 @@ def render_grid(grid: CalibrationGrid, rows: Iterable[Row] | None = None, k: int
     lines.append(f"cells: {CELL_GLYPHS[TrialOutcome.PASS]} pass, {CELL_GLYPHS[TrialOutcome.FAIL]} fail, "
                  f"{CELL_GLYPHS[TrialOutcome.UNSCORED]} unscored (left out of rates), "
                  f"{CELL_GLYPHS[TrialOutcome.PENDING]} pending")
+    lines.append("95% CI: Wilson interval of the pass rate over the scored trials of the row")
     return "\n".join(lines)
 
 

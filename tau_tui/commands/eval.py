@@ -33,6 +33,8 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
                           help="only this simulation (id or prefix; repeatable)")
     evaluate.add_argument("--json", action="store_true",
                           help="one JSON object per simulation, one per line, then one per file with its metrics")
+    evaluate.add_argument("--seed", type=int, default=0, metavar="S",
+                          help="seed of the bootstrap intervals (over tasks) of the file metrics (default 0)")
     add_judge_flags(evaluate, "litellm model that judges NL assertions (without one they are not evaluated)")
     evaluate.add_argument("--scorer", metavar="FILE",
                           help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
@@ -44,7 +46,8 @@ def _num_trials(run) -> int | None:
     return trials if isinstance(trials, int) and not isinstance(trials, bool) else None
 
 
-def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> dict[str, Any]:
+def _file_record(path: Path, run, metrics, recorded_metrics, reports: list, confidence=None,
+                 recorded_confidence=None) -> dict[str, Any]:
     """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards."""
     from tau_tui.evaluate import FLAG_KINDS
 
@@ -59,6 +62,8 @@ def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> d
         "agreement": {"compared": len(compared), "agree": sum(compared), "differ": len(compared) - sum(compared),
                       "not_computable": sum(r.evaluation.reward is None for r in reports)},
         "flags": {kind: sum(r.flag_counts()[kind] for r in reports) for kind in FLAG_KINDS},
+        "confidence": confidence.to_json() if confidence is not None else None,
+        "recorded_confidence": recorded_confidence.to_json() if recorded_confidence is not None else None,
     }
 
 
@@ -96,6 +101,7 @@ def run(args: argparse.Namespace, workspace) -> int:
         compute_metrics,
     )
     from tau_tui.evaluate.render import metrics_block, simulation_block
+    from tau_tui.evaluate.stats import outcome_confidence
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
     from tau_tui.model.io import RunFileError
     from tau_tui.model.submission import SubmissionError, submission_for
@@ -154,7 +160,9 @@ def run(args: argparse.Namespace, workspace) -> int:
             continue
         metrics = compute_metrics(outcomes, _num_trials(run))
         recorded_metrics = compute_metrics(recorded, _num_trials(run))
-        record = _file_record(path, run, metrics, recorded_metrics, reports)
+        confidence = outcome_confidence(outcomes, metrics.max_k, seed=args.seed)
+        recorded_confidence = outcome_confidence(recorded, recorded_metrics.max_k, seed=args.seed)
+        record = _file_record(path, run, metrics, recorded_metrics, reports, confidence, recorded_confidence)
         sub = submission_for(run.path)
         if isinstance(sub, SubmissionError):
             if str(sub) not in bad_submissions:
@@ -169,7 +177,7 @@ def run(args: argparse.Namespace, workspace) -> int:
             record["submission"] = _claim_record(sub, run)
         files.append(record)
         if not args.json:
-            block = metrics_block(str(path), metrics, recorded_metrics)
+            block = metrics_block(str(path), metrics, recorded_metrics, confidence)
             if "submission" in record:
                 block += "\n" + _claim_lines(record["submission"], metrics)
             out.write(visible(block + "\n\n"))

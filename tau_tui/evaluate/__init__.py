@@ -40,6 +40,7 @@ from tau_tui.evaluate.scorer import (
 from tau_tui.evaluate.scoring import GoldCache, ScoredSimulation, score
 
 from tau_tui.evaluate import components  # noqa: F401  (registers the built-in reward components)
+from tau_tui.evaluate import compliance  # noqa: F401  (registers the policy-compliance and user-hint detectors)
 
 __all__ = [
     "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "REWARD_COMPONENTS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "EnvAssertionCheck", "Evaluation",

@@ -115,8 +115,9 @@ def _ks(values: dict[int, float]) -> str:
     return "  ".join(f"{k}: {v:.3f}" for k, v in values.items()) or "n/a"
 
 
-def metrics_block(name: str, metrics: RunMetrics, recorded: RunMetrics | None = None) -> str:
-    """Per-file metrics: counts, average reward, pass^k and pass@k, terminations."""
+def metrics_block(name: str, metrics: RunMetrics, recorded: RunMetrics | None = None, confidence: Any = None) -> str:
+    """Per-file metrics: counts, average reward, pass^k and pass@k, terminations; ``confidence``
+    (an ``evaluate.stats.Confidence``): its intervals, flip rate and noise floor under them."""
     avg = formats.average(metrics.avg_reward, "n/a")
     lines = [
         f"{name}: metrics over recomputed rewards",
@@ -130,4 +131,7 @@ def metrics_block(name: str, metrics: RunMetrics, recorded: RunMetrics | None = 
     if recorded is not None and recorded.n_scored:
         rec_avg = formats.average(recorded.avg_reward, "n/a")
         lines.append(f"  recorded rewards: avg {rec_avg}, pass^k {_ks(recorded.pass_hat_k)}")
+    if confidence is not None:
+        lines.append("  confidence (recomputed rewards):")
+        lines += [f"    {line}" for line in confidence.lines()]
     return "\n".join(lines)

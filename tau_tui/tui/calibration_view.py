@@ -204,6 +204,10 @@ def cell_summary(row: Row, cell: Cell | None, index: int | None) -> Text:
         text.append(" · current", style="green")
     elif row.current is False:
         text.append(f" · not current ({', '.join(row.changed) or 'changed'})", style="yellow")
+    interval = row.pass_rate_interval
+    if interval is not None:
+        text.append(f" · pass rate {interval.estimate:.2f}, 95% {interval.low:.2f}–{interval.high:.2f} (Wilson, "
+                    f"{row.n_scored} scored)", style="dim")
     if cell is None:
         text.append("\n no trials yet", style="dim")
         return text

@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable
 import orjson
 from rich.text import Text
 
-from tau_tui.evaluate import DETECTORS, FLAG_KINDS, FLAG_LETTERS
+from tau_tui.evaluate import DETECTORS, FLAG_KINDS, FLAG_LETTERS, is_success
+from tau_tui.evaluate.compliance import COMPLIANCE_KINDS
 from tau_tui.model.io import RunFile, SimEntry
 from tau_tui.model.nesting import bounded
 from tau_tui.model.notes import Note, NoteBook
@@ -69,6 +70,7 @@ class ReplaySummary:
 # a live view of the detector registry (``evaluate.DETECTORS``), never a table of its own.
 FLAG_CODES = FLAG_LETTERS
 ANY_FLAG = "any"
+PASSED_BUT_VIOLATED = "passed_but_violated"  # flag filter: reward 1 with a policy-compliance flag
 
 
 def flag_legend() -> list[tuple[str, str, str]]:
@@ -78,7 +80,8 @@ def flag_legend() -> list[tuple[str, str, str]]:
 
 def flag_options(counts: dict[str, int]) -> list[tuple[str, str]]:
     """The process-flag picker's choices, from the flag counts (``Catalog.flag_counts`` plus ``ANY_FLAG``)."""
-    options = [("", "no process-flag filter"), (ANY_FLAG, f"any process flag  ·  {counts.get(ANY_FLAG, 0)} runs")]
+    options = [("", "no process-flag filter"), (ANY_FLAG, f"any process flag  ·  {counts.get(ANY_FLAG, 0)} runs"),
+               (PASSED_BUT_VIOLATED, f"passed but violated the policy  ·  {counts.get(PASSED_BUT_VIOLATED, 0)} runs")]
     return options + [(kind, f"{letter}  {kind}  ·  {counts.get(kind, 0)} runs") for letter, kind, _ in flag_legend()]
 
 
@@ -107,6 +110,11 @@ class EvalSummary:
             not_evaluated=tuple(ev.not_evaluated),
             first_reason=failed[0] if failed else None,
         )
+
+    @property
+    def passed_but_violated(self) -> bool:
+        """Our reward is a pass, and a policy-compliance flag fired on the way."""
+        return self.reward is not None and is_success(self.reward) and any(self.flags.get(k) for k in COMPLIANCE_KINDS)
 
     @property
     def n_flags(self) -> int:
@@ -372,7 +380,9 @@ class RunFilter:
                 return False
             if self.flag == ANY_FLAG and not evaluation.flags:
                 return False
-            if self.flag not in (None, ANY_FLAG) and not evaluation.flags.get(self.flag):
+            if self.flag == PASSED_BUT_VIOLATED and not evaluation.passed_but_violated:
+                return False
+            if self.flag not in (None, ANY_FLAG, PASSED_BUT_VIOLATED) and not evaluation.flags.get(self.flag):
                 return False
         if self.has_note or self.note_source or self.note_type:
             notes = [n for n in row.notes if (self.note_source is None or n.source == self.note_source)

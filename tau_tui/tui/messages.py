@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from textual.message import Message
@@ -244,3 +244,17 @@ class TaskLocated(Message):
     task_id: str
     source: Any = None
     error: str | None = None
+
+
+@dataclass
+class RunComparisonReady(Message):
+    """Two run files compared task by task (``comparison`` is a ``trust.RunComparison``), or ``error``."""
+    comparison: Any = None
+    error: str | None = None
+
+
+@dataclass
+class AuditReady(Message):
+    """A file's re-grade audit (``audit`` is a ``trust.audit.FileAudit``) and the lines of what could not run."""
+    audit: Any = None
+    errors: list[str] = field(default_factory=list)

@@ -41,6 +41,13 @@ def test_calibrate_json_rows(tau2_data, tmp_path, capsys):
         assert row["n_scored"] + row["n_unscored"] == 4
         assert set(row["pass_hat_k"]) == {str(k) for k in range(1, row["n_scored"] + 1)}
         assert row["agent"] == "scripted/flaky:0.5" and row["user"] == "scripted/user"
+        interval = row["pass_rate_interval"]  # Wilson over the scored trials
+        if row["n_scored"]:
+            assert interval["method"] == "wilson" and interval["estimate"] == row["pass_rate"]
+            assert interval["low"] <= row["pass_rate"] <= interval["high"]
+            assert (interval["low"] == 0.0) == (row["n_passed"] == 0)
+        else:
+            assert interval is None
     assert {r["band"] for r in rows} >= {"saturated", "zero", "learning_zone"}
     assert len(open_run(out_file).entries) == 40  # 10 tasks x 4 trials
 
@@ -66,6 +73,9 @@ def test_calibrate_human_grid(tau2_data, capsys):
     assert "✗✗✗✗" in lines[1] and lines[1].rstrip().endswith("zero")  # no learning zone: the zero row first
     assert all("✓✓✓✓" in line and line.rstrip().endswith("saturated") for line in lines[2:6])
     assert "bands: 4 saturated, 1 zero, 0 learning zone, 0 unscored" in out
+    # 0 of 4 and 4 of 4: the Wilson 95% intervals [0, 0.49] and [0.51, 1]
+    assert "0.00–0.49" in lines[1] and all("0.51–1.00" in line for line in lines[2:6])
+    assert "95% CI: Wilson interval" in out
 
 
 def test_gold_check_json_and_exit_status(tau2_data, capsys):

@@ -136,6 +136,10 @@ async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app, analyzer):
         assert screen.recorded.avg_reward == 0.8
         summary = plain(screen, "#metrics-summary")
         assert "pass^4" in summary and "pass@4" in summary and "average reward" in summary
+        # confidence under the metrics: the bootstrap over the 5 tasks (seed printed), flip rate, noise floor
+        assert "avg reward 80.0% [40.0, 100.0]  (95% bootstrap over 5 tasks)" in summary
+        assert "bootstrap seed 0" in summary and "noise floor" in summary and "flip rate: 0/5" in summary
+        assert abs(screen.confidence.intervals.pass_hat_k[4].estimate - expected.pass_hat_k[4]) < 1e-9
         assert "agent_stop 20" in plain(screen, "#metrics-terminations")
         table = screen.query_one("#metrics-tasks")
         assert table.row_count == 5

@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 
 from tau_tui.textsafe import visible_renderable
 from tau_tui.evaluate import MetricOutcome, RunMetrics, compute_metrics
+from tau_tui.evaluate.stats import outcome_confidence
 from tau_tui.model.io import RunFile
 from tau_tui.tui.context import context
 from tau_tui.tui.catalog import EvalSummary, file_label
@@ -57,6 +58,7 @@ class MetricsScreen(Screen[None]):
         self.summaries: dict[int, EvalSummary | None] = {}
         self.recomputed: RunMetrics | None = None
         self.recorded: RunMetrics | None = None
+        self.confidence: Any = None  # evaluate.stats.Confidence of the recomputed rewards
         self.complete = False
 
     def compose(self) -> ComposeResult:
@@ -120,27 +122,33 @@ class MetricsScreen(Screen[None]):
         self.summaries = message.summaries
         self.complete = True
         self.recomputed, self.recorded = self.metrics()
+        self.confidence = outcome_confidence(self._outcomes()[0], self.recomputed.max_k)
         self._show()
 
-    def metrics(self) -> tuple[RunMetrics, RunMetrics]:
-        """(recomputed, recorded) metrics of the file."""
-        num_trials = self.run.raw_info.get("num_trials")
-        num_trials = num_trials if isinstance(num_trials, int) and num_trials > 0 else None
+    def _outcomes(self) -> tuple[list[MetricOutcome], list[MetricOutcome]]:
         ours, theirs = [], []
         for entry in self.run.entries:
             summary = self.summaries.get(entry.index)
             ours.append(MetricOutcome(entry.task_id, summary.reward if summary is not None else None, entry.termination))
             theirs.append(MetricOutcome(entry.task_id, entry.reward, entry.termination))
+        return ours, theirs
+
+    def metrics(self) -> tuple[RunMetrics, RunMetrics]:
+        """(recomputed, recorded) metrics of the file."""
+        num_trials = self.run.raw_info.get("num_trials")
+        num_trials = num_trials if isinstance(num_trials, int) and num_trials > 0 else None
+        ours, theirs = self._outcomes()
         return compute_metrics(ours, num_trials), compute_metrics(theirs, num_trials)
 
     def _show(self) -> None:
         assert self.recomputed is not None and self.recorded is not None
-        summary: Any = render_metrics_summary(self.recomputed, self.recorded)
+        parts: list[Any] = [render_metrics_summary(self.recomputed, self.recorded)]
+        if self.confidence is not None:
+            parts.append(Text("\nconfidence (recomputed*)\n" + "\n".join(self.confidence.lines()), style=DERIVED_STYLE))
         sub = submission_for(self.run.path)
         if isinstance(sub, Submission):
-            summary = Group(summary, render_claims(sub.label, sub.run_domain(self.run), sub.claim_for(self.run),
-                                                   self.recomputed))
-        self.query_one("#metrics-summary", Static).update(visible_renderable(summary))
+            parts.append(render_claims(sub.label, sub.run_domain(self.run), sub.claim_for(self.run), self.recomputed))
+        self.query_one("#metrics-summary", Static).update(visible_renderable(Group(*parts)))
         side = render_terminations(self.recorded)
         if self.recorded.infrastructure_errors:
             side.append("\n\ninfrastructure errors are left out of every metric", style="yellow")
@@ -173,5 +181,6 @@ class MetricsScreen(Screen[None]):
             self.notify("still evaluating", timeout=2)
             return
         data: dict[str, Any] = {"file": str(self.run.path), "recomputed": self.recomputed.to_json(),
-                                "recorded": self.recorded.to_json()}
+                                "recorded": self.recorded.to_json(),
+                                "confidence": self.confidence.to_json() if self.confidence is not None else None}
         context(self).open_json(data, f"metrics-{file_label(self.run)}")

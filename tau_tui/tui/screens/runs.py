@@ -23,7 +23,8 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Static
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.model.io import RunFile
 from tau_tui.tui.context import LoadProgress, context, subscribe
-from tau_tui.tui.catalog import ANY_FLAG, COLUMN_BY_KEY, COLUMNS, RunFilter, RunRow, SortSpec, file_label, flag_options
+from tau_tui.tui.catalog import (ANY_FLAG, COLUMN_BY_KEY, COLUMNS, PASSED_BUT_VIOLATED, RunFilter, RunRow, SortSpec,
+                                 file_label, flag_options)
 from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.screens.filters import FilterScreen
 from tau_tui.tui.notes_view import note_line
@@ -60,6 +61,9 @@ class RunsScreen(Screen[None]):
         Binding("N", "notes", "Notes (list, filter, export)", id="runs.notes", show=False),
         Binding("equals_sign", "compare", "Mark / compare with the marked run (same task)", id="runs.compare",
                 key_display="=", show=False),
+        Binding("u", "audit", "Re-grade audit of this file (why rewards differ)", id="runs.audit", show=False),
+        Binding("M", "compare_files", "Mark this file / compare its run with the marked file", id="runs.compare_files",
+                show=False),
         Binding("K", "stop_rollout", "Stop the running rollout", id="runs.stop_rollout", show=False),
         Binding("e", "open_json", "Simulation JSON in $EDITOR", id="runs.editor", show=False),
         Binding("exclamation_mark", "notices", "Load notices", id="runs.notices", show=False),
@@ -71,6 +75,7 @@ class RunsScreen(Screen[None]):
         self.filter = RunFilter()
         self.sort = SortSpec()
         self.shown: list[RunRow] = []
+        self.file_mark: Path | None = None  # the run file marked with M for a run-vs-run comparison
         self._refresh_timer: Timer | None = None
         self._search_timer: Timer | None = None
         self._current: tuple[Path, str] | None = None  # (file, simulation id) under the cursor
@@ -376,8 +381,10 @@ class RunsScreen(Screen[None]):
 
     def _flag_values(self) -> list[tuple[str, int]]:
         counts = context(self).catalog.flag_counts()
-        with_any = sum(1 for r in context(self).catalog.rows if r.evaluation is not None and r.evaluation.flags)
-        return [(ANY_FLAG, with_any)] + list(counts.items())
+        rows = [r.evaluation for r in context(self).catalog.rows if r.evaluation is not None]
+        with_any = sum(1 for e in rows if e.flags)
+        violated = sum(1 for e in rows if e.passed_but_violated)
+        return [(ANY_FLAG, with_any), (PASSED_BUT_VIOLATED, violated)] + list(counts.items())
 
     def action_filters(self) -> None:
         catalog = context(self).catalog
@@ -491,6 +498,29 @@ class RunsScreen(Screen[None]):
         if row is not None:
             context(self).mark_for_compare(row.path, row.sim_id, row.task)
             self._update_preview()
+
+    def action_audit(self) -> None:
+        row = self.current_row
+        if row is None:
+            return
+        from tau_tui.tui.screens.audit import AuditScreen
+
+        self.app.push_screen(AuditScreen(row.run))
+
+    def action_compare_files(self) -> None:
+        """``M``: mark the cursor's file; ``M`` on a row of another file compares the two runs task by task."""
+        row = self.current_row
+        if row is None:
+            return
+        if self.file_mark is None or self.file_mark == row.path:
+            self.file_mark = None if self.file_mark == row.path else row.path
+            self.notify(f"marked {row.path.name} for a run comparison: press M on a row of another file"
+                        if self.file_mark else "file mark cleared", timeout=4)
+            return
+        from tau_tui.tui.screens.run_compare import RunCompareScreen
+
+        marked, self.file_mark = self.file_mark, None
+        self.app.push_screen(RunCompareScreen(marked, row.path))
 
     def action_stop_rollout(self) -> None:
         context(self).stop_rollout()

@@ -142,6 +142,8 @@ class TrajectoryScreen(Screen[None]):
         Binding("R", "adopt_review", "Keep the recorded review's errors as notes", id="traj.adopt_review",
                 show=False),
         Binding("A", "add_note", "Add a note on this step…", id="traj.note", show=False),
+        Binding("S", "accept_suggestion", "Note the suggested source of this step's flag (agent / user)",
+                id="traj.accept_suggestion", show=False),
         Binding("D", "divergence", "Jump to where the run left the gold path", id="traj.divergence", show=False),
         Binding("b", "fork", "Fork from here…", id="traj.fork"),
         Binding("J", "judge", "Judge the NL assertions with the judge model", id="traj.judge", show=False),
@@ -785,6 +787,21 @@ class TrajectoryScreen(Screen[None]):
 
         self.app.push_screen(NoteFormScreen(f"simulation {sim_id} (task {entry.task_id})", step.index,
                                             default_source(step.role), step_summary(step, 70)), chosen)
+
+    def action_accept_suggestion(self) -> None:
+        """``S``: save, as a note on this step, the source a flag here suggests (compliance: agent; user hints: user)."""
+        from tau_tui.evaluate.compliance import SUGGESTED_ERROR_TYPE, SUGGESTED_SOURCE
+
+        if self.doc is None or self.report is None:
+            return
+        flag = next((f for f in self.report.flags if f.step == self.cursor and f.kind in SUGGESTED_SOURCE), None)
+        if flag is None:
+            self.notify("no flag with a suggested source at this step", timeout=3)
+            return
+        entry = self.current.entries[self.index]
+        request = NoteRequest(SUGGESTED_SOURCE[flag.kind], SUGGESTED_ERROR_TYPE[flag.kind], f"{flag.kind}: {flag.message}",
+                              self.cursor)
+        context(self).save_note(self.current.path, self.sim_id, request, task_id=entry.task_id, trial=entry.trial)
 
     # --- fork from here -----------------------------------------------------------------------------------------
     def action_fork(self) -> None:

@@ -1,0 +1,174 @@
+"""Policy-compliance flags and user-simulator attribution hints, as process detectors.
+
+Compliance rules differ per domain, so each domain declares a small ``PolicyRules`` table
+(``register_policy_rules`` from its package: ``domains/<name>/__init__.py``); the detectors read
+the table of the replayed environment's domain and flag nothing for a domain without one:
+
+- ``unconfirmed_write``: an agent write whose preceding user turn is not an explicit yes
+  ("yes", "go ahead", "confirm", ...), when the domain asks for confirmation before writes.
+- ``write_before_auth``: an agent write before any successful call of the tools the domain
+  authenticates the user with (retail: find the user id by email or by name and zip).
+- ``transfer_against_policy``: a transfer to a human with no attempt first (no other tool call)
+  and no request for a human from the user, when the policy allows transfers only for what the
+  agent cannot handle.
+
+One hint points at the user simulator instead of the agent (domain independent):
+
+- ``user_stopped_early``: the user ends the call in the very message where it confirms an action
+  the agent asked about, so the agent never got to act.
+
+``SUGGESTED_SOURCE`` says whose error each kind suggests (agent, user or task), for a note.
+Flags never change the reward. Solo runs have no user turns: the user-turn rules skip them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tau_tui.evaluate.diagnostics import Detector, Flag, register_detector
+from tau_tui.model.messages import AssistantMessage, UserMessage
+from tau_tui.replay import Timeline, Verdict
+
+STOP = "###STOP###"
+AFFIRMATIVE = re.compile(
+    r"\b(yes|yeah|yep|yup|sure|confirm(ed|s)?|correct|go ahead|proceed|please do|do it|do that|ok(ay)?|"
+    r"that'?s right|sounds good|absolutely|definitely|affirmative|i agree|agreed)\b", re.IGNORECASE)
+NEGATIVE_START = re.compile(r"^\W*(no|nope|not|don'?t|wait|hold on|actually)\b", re.IGNORECASE)
+ASKS_FOR_HUMAN = re.compile(r"\b(human|representative|real person|person|manager|supervisor|live agent|"
+                            r"someone( else)?|transfer|escalat\w*)\b", re.IGNORECASE)
+ASKS_CONFIRMATION = re.compile(r"\?|\b(confirm|proceed|shall i|should i|would you like|do you want)\b",
+                               re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PolicyRules:
+    """What one domain's policy asks of the agent, as the compliance detectors check it."""
+
+    confirm_writes: bool = False  # explicit user confirmation before every write
+    auth_tools: frozenset[str] = frozenset()  # a successful call of one of these authenticates the user
+    transfer_only_when_needed: bool = False  # transfer only for what the agent cannot handle itself
+    exempt_writes: frozenset[str] = frozenset()  # writes the confirmation rule does not cover
+
+
+POLICY_RULES: dict[str, PolicyRules] = {}
+
+
+def register_policy_rules(domain: str, rules: PolicyRules) -> PolicyRules:
+    """Declare ``domain``'s table (a domain package calls this when it is loaded; the last one wins)."""
+    POLICY_RULES[domain] = rules
+    return rules
+
+
+def rules_for(timeline: Timeline) -> PolicyRules | None:
+    env = timeline.env
+    name = getattr(env, "domain_name", None) if env is not None else None
+    if not isinstance(name, str):
+        return None
+    return POLICY_RULES.get(name) or POLICY_RULES.get(name.split("-")[0])
+
+
+def is_affirmative(text: str | None) -> bool:
+    if not isinstance(text, str):
+        return False
+    text = text.replace(STOP, " ").strip()
+    return bool(text) and not NEGATIVE_START.search(text) and bool(AFFIRMATIVE.search(text))
+
+
+def _agent_writes(timeline: Timeline, start: int):
+    for call in timeline.calls:
+        if call.call_step >= start and call.requestor == "assistant" and call.verdict in (
+                Verdict.REPLAYED, Verdict.MISMATCH):
+            yield call
+
+
+def _user_text_before(timeline: Timeline, step: int) -> tuple[int, str | None] | None:
+    for earlier in range(step - 1, -1, -1):
+        message = timeline.steps[earlier].message
+        if isinstance(message, UserMessage) and isinstance(message.content, str) and message.content.strip():
+            return earlier, message.content
+    return None
+
+
+def unconfirmed_writes(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
+    rules = rules_for(timeline)
+    if rules is None or not rules.confirm_writes or timeline.solo:
+        return []
+    out = []
+    for call in _agent_writes(timeline, start):
+        if call.name in rules.exempt_writes:
+            continue
+        before = _user_text_before(timeline, call.call_step)
+        if before is None or not is_affirmative(before[1]):
+            said = "no user turn before it" if before is None else f"the user's last turn (step {before[0]}) is no yes"
+            out.append(Flag("unconfirmed_write", call.call_step,
+                            f"{call.name} without the user's explicit confirmation: {said}"))
+    return out
+
+
+def writes_before_auth(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
+    rules = rules_for(timeline)
+    if rules is None or not rules.auth_tools:
+        return []
+    authenticated_at = min((c.result_step for c in timeline.calls
+                            if c.name in rules.auth_tools and c.result_step is not None and not c.recorded_error),
+                           default=None)
+    for call in _agent_writes(timeline, start):
+        if authenticated_at is None or call.call_step < authenticated_at:
+            tools = " / ".join(sorted(rules.auth_tools))
+            return [Flag("write_before_auth", call.call_step,
+                         f"{call.name} before the user was authenticated ({tools})")]
+    return []
+
+
+def transfers_against_policy(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
+    rules = rules_for(timeline)
+    if rules is None or not rules.transfer_only_when_needed:
+        return []
+    out = []
+    for call in timeline.calls:
+        if call.call_step < start or call.requestor != "assistant" or not call.name.startswith("transfer_to_human"):
+            continue
+        tried = any(c.call_step >= start and c.call_step < call.call_step and not c.name.startswith("transfer")
+                    for c in timeline.calls)
+        asked = any(isinstance(s.message, UserMessage) and isinstance(s.message.content, str)
+                    and ASKS_FOR_HUMAN.search(s.message.content) for s in timeline.steps[:call.call_step])
+        if not tried and not asked:
+            out.append(Flag("transfer_against_policy", call.call_step,
+                            "transferred before trying anything, and the user did not ask for a human"))
+    return out
+
+
+def users_stopping_early(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
+    for step in reversed(timeline.steps[start:]):
+        message = step.message
+        if not isinstance(message, UserMessage) or not isinstance(message.content, str):
+            continue
+        if STOP not in message.content or not is_affirmative(message.content):
+            return []
+        previous = timeline.steps[step.index - 1].message if step.index > 0 else None
+        if isinstance(previous, AssistantMessage) and isinstance(previous.content, str) \
+                and ASKS_CONFIRMATION.search(previous.content) and not previous.tool_calls:
+            return [Flag("user_stopped_early", step.index,
+                         "suggested source: user — it ended the call in the message that confirms, "
+                         "so the agent never got to act")]
+        return []
+    return []
+
+
+SUGGESTED_SOURCE = {"unconfirmed_write": "agent", "write_before_auth": "agent", "transfer_against_policy": "agent",
+                    "user_stopped_early": "user"}
+SUGGESTED_ERROR_TYPE = {"unconfirmed_write": "policy_violation", "write_before_auth": "policy_violation",
+                        "transfer_against_policy": "premature_end", "user_stopped_early": "premature_end"}
+COMPLIANCE_KINDS = ("unconfirmed_write", "write_before_auth", "transfer_against_policy")
+
+for _detector in (
+    Detector("unconfirmed_write", "U", "policy: a write without the user's explicit yes in the turn before",
+             unconfirmed_writes),
+    Detector("write_before_auth", "A", "policy: a write before the user was authenticated", writes_before_auth),
+    Detector("transfer_against_policy", "X", "policy: a transfer to a human with no attempt and no request for one",
+             transfers_against_policy),
+    Detector("user_stopped_early", "Q", "user simulator: ended the call while confirming, before the agent acted",
+             users_stopping_early),
+):
+    register_detector(_detector)

@@ -1,0 +1,19 @@
+"""Can I trust this score? Run-vs-run comparison with paired statistics (``compare``).
+
+Headless: built on ``analysis`` (replay and recomputed rewards) and ``evaluate.stats``; the CLI
+(``tau-tui compare``) and the TUI's comparison screen both call it.
+"""
+
+from tau_tui.trust.compare import (
+    CATEGORIES,
+    PairRow,
+    RunComparison,
+    SideOutcome,
+    compare_runs,
+    comparison_lines,
+    load_side,
+    statistics_lines,
+)
+
+__all__ = ["CATEGORIES", "PairRow", "RunComparison", "SideOutcome", "compare_runs", "comparison_lines", "load_side",
+           "statistics_lines"]

@@ -1,0 +1,279 @@
+"""Run-vs-run comparison over a whole task set: the pass/fail matrix and paired statistics.
+
+Two sides (A, B), each one or more run files. Simulations are paired by task id and by trial
+index: the recorded ``trial`` (or, where a side's trials of a task are not all recorded and
+distinct, the n-th attempt of the task in file order). Each pair falls in one cell:
+
+- ``both_pass``, ``a_only`` (A passed, B failed), ``b_only``, ``both_fail``;
+- ``not_comparable``, with a reason: ``missing in A|B`` (no such attempt on that side),
+  ``task changed`` (the two sides ran different definitions of the task, by
+  ``task_content_digest``), ``unscored in A|B`` (no reward could be computed, or an
+  infrastructure error; never counted as a failure).
+
+On the comparable pairs: McNemar's exact test on the discordant cells (a_only vs b_only) and a
+paired bootstrap interval (over tasks, seeded) of mean(B − A) reward. Each side also gets its
+own intervals, flip rate and noise floor (``evaluate.stats.confidence``). Rewards are ours
+(recomputed by replay) unless ``recorded`` asks for the ones in the files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from tau_tui.analysis import Analyzer
+from tau_tui.domains import DomainError
+from tau_tui.evaluate import Judge
+from tau_tui.evaluate.metrics import INFRASTRUCTURE_ERROR
+from tau_tui.evaluate.reward import is_success
+from tau_tui.evaluate.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Confidence,
+    Interval,
+    confidence,
+    group_by_task,
+    mcnemar_exact,
+    paired_bootstrap,
+)
+from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.model.tasks import task_content_digest
+
+CATEGORIES = ("both_pass", "a_only", "b_only", "both_fail", "not_comparable")
+
+
+@dataclass(frozen=True)
+class SideOutcome:
+    """One simulation of one side, as the comparison sees it."""
+
+    file: Path
+    index: int
+    sim_id: str
+    task_id: str
+    trial: int | None  # as recorded
+    reward: float | None  # the reward compared: ours, or the recorded one with ``recorded``
+    recorded_reward: float | None
+    termination: str | None
+    db_match: bool | None
+    final_db: str | None  # hash of the agent DB after replay (None without replay)
+    digest: str | None  # task_content_digest of the task it ran, None when the task is unknown
+
+    @property
+    def unscored(self) -> bool:
+        return self.reward is None or self.termination == INFRASTRUCTURE_ERROR
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": str(self.file), "sim": self.sim_id, "trial": self.trial, "reward": self.reward,
+                "recorded_reward": self.recorded_reward, "termination": self.termination,
+                "db_match": self.db_match, "final_db": self.final_db, "task_digest": self.digest}
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """Attempt ``ordinal`` of ``task`` on both sides, and its cell of the matrix."""
+
+    task: str
+    ordinal: int
+    a: SideOutcome | None
+    b: SideOutcome | None
+    category: str
+    reason: str | None = None  # why not comparable
+
+    @property
+    def same_final_db(self) -> bool | None:
+        """Whether both sides ended in the same agent DB (None when either was not replayed)."""
+        if self.a is None or self.b is None or self.a.final_db is None or self.b.final_db is None:
+            return None
+        return self.a.final_db == self.b.final_db
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": self.task, "trial_index": self.ordinal, "category": self.category, "reason": self.reason,
+                "a": self.a.to_json() if self.a else None, "b": self.b.to_json() if self.b else None,
+                "same_final_db": self.same_final_db}
+
+
+@dataclass
+class RunComparison:
+    a_label: str
+    b_label: str
+    rewards: str  # "ours" | "recorded"
+    rows: list[PairRow]
+    matrix: dict[str, int]
+    not_comparable: dict[str, int]
+    mcnemar_p: float | None
+    difference: Interval | None  # mean(B - A) over comparable pairs
+    a_confidence: Confidence
+    b_confidence: Confidence
+    seed: int
+    errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "comparison", "a": self.a_label, "b": self.b_label, "rewards": self.rewards,
+            "matrix": self.matrix, "not_comparable": self.not_comparable,
+            "mcnemar": {"b_a_only": self.matrix["a_only"], "c_b_only": self.matrix["b_only"],
+                        "p_value": self.mcnemar_p, "test": "exact binomial, two-sided"},
+            "difference_b_minus_a": self.difference.to_json() if self.difference else None,
+            "seed": self.seed,
+            "a_confidence": self.a_confidence.to_json(), "b_confidence": self.b_confidence.to_json(),
+        }
+
+
+def _task_order(task_id: str) -> tuple[int, Any]:
+    return (0, int(task_id)) if task_id.isdigit() else (1, task_id)
+
+
+def _digest(run: RunFile, task_id: str, analyzer: Analyzer | None) -> str | None:
+    task = run.tasks().get(task_id)
+    if task is None and analyzer is not None:
+        try:
+            task = analyzer.domain_of(run)[0].tasks().get(task_id)
+        except DomainError:
+            task = None
+    if task is None:
+        return None
+    return analyzer.fingerprint(task) if analyzer is not None else task_content_digest(task)
+
+
+def load_side(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, recorded: bool = False,
+              judge: Judge | None = None, via: Any = None,
+              cancelled: Callable[[], bool] | None = None) -> tuple[list[SideOutcome], list[str]]:
+    """The outcomes of every simulation of ``runs``, and one error line per file that could not be scored.
+
+    With ``recorded`` the recorded rewards are compared and nothing is replayed. ``via``: what replays and
+    assesses (``analyze(run, index)``, ``assess(analysis, judge=)``), the analyzer itself by default (the
+    TUI passes its thread-safe replay service); ``cancelled`` stops early when it returns true.
+    """
+    source = via if via is not None else analyzer
+    outcomes: list[SideOutcome] = []
+    errors: list[str] = []
+    for path, run in runs:
+        for index, entry in enumerate(run.entries):
+            if cancelled is not None and cancelled():
+                return outcomes, errors
+            if entry.problem:
+                errors.append(f"{path}: {entry.problem}")
+                continue
+            digest = _digest(run, entry.task_id, analyzer)
+            if recorded:
+                outcomes.append(SideOutcome(path, index, entry.id, entry.task_id, entry.trial, entry.reward,
+                                            entry.reward, entry.termination, entry.db_match, None, digest))
+                continue
+            try:
+                analysis = source.analyze(run, index)
+                report = source.assess(analysis, judge=judge)
+            except DomainError as exc:
+                errors.append(str(exc))
+                break
+            except RunFileError as exc:
+                errors.append(str(exc))
+                continue
+            outcomes.append(SideOutcome(path, index, entry.id, entry.task_id, entry.trial,
+                                        report.evaluation.reward, report.recorded_reward,
+                                        report.evaluation.termination, analysis.db_match, analysis.pred_db, digest))
+    return outcomes, errors
+
+
+def _attempts(outcomes: Sequence[SideOutcome]) -> dict[tuple[str, int], SideOutcome]:
+    """Key each outcome by (task, trial index): the recorded trial when a task's trials are all recorded and
+    distinct, else the n-th attempt of the task in file order."""
+    by_task: dict[str, list[SideOutcome]] = {}
+    for o in outcomes:
+        by_task.setdefault(o.task_id, []).append(o)
+    keyed = {}
+    for task, items in by_task.items():
+        trials = [o.trial for o in items]
+        by_trial = None not in trials and len(set(trials)) == len(trials)
+        for ordinal, o in enumerate(items):
+            keyed[(task, o.trial if by_trial else ordinal)] = o
+    return keyed
+
+
+def _row(task: str, ordinal: int, a: SideOutcome | None, b: SideOutcome | None) -> PairRow:
+    if a is None or b is None:
+        return PairRow(task, ordinal, a, b, "not_comparable", "missing in A" if a is None else "missing in B")
+    if a.digest is not None and b.digest is not None and a.digest != b.digest:
+        return PairRow(task, ordinal, a, b, "not_comparable", "task changed")
+    if a.unscored or b.unscored:
+        return PairRow(task, ordinal, a, b, "not_comparable", "unscored in A" if a.unscored else "unscored in B")
+    pa, pb = is_success(a.reward), is_success(b.reward)
+    category = "both_pass" if pa and pb else "a_only" if pa else "b_only" if pb else "both_fail"
+    return PairRow(task, ordinal, a, b, category)
+
+
+def _side_confidence(outcomes: Sequence[SideOutcome], seed: int, resamples: int) -> Confidence:
+    by_task = group_by_task([(o.task_id, None if o.unscored else o.reward) for o in outcomes])
+    max_k = min((len(r) for r in by_task.values()), default=0)
+    return confidence(by_task, max_k, seed=seed, resamples=resamples)
+
+
+def compare_runs(a: Sequence[SideOutcome], b: Sequence[SideOutcome], *, a_label: str = "A", b_label: str = "B",
+                 rewards: str = "ours", seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
+                 errors: Sequence[str] = ()) -> RunComparison:
+    left, right = _attempts(a), _attempts(b)
+    keys = sorted(set(left) | set(right), key=lambda key: (_task_order(key[0]), key[1]))
+    rows = [_row(task, ordinal, left.get((task, ordinal)), right.get((task, ordinal))) for task, ordinal in keys]
+    matrix = {category: 0 for category in CATEGORIES}
+    reasons: dict[str, int] = {}
+    pairs: dict[str, list[tuple[float, float]]] = {}
+    for row in rows:
+        matrix[row.category] += 1
+        if row.reason:
+            reasons[row.reason] = reasons.get(row.reason, 0) + 1
+        else:
+            pairs.setdefault(row.task, []).append((row.a.reward, row.b.reward))
+    comparable = sum(matrix[c] for c in CATEGORIES[:4])
+    return RunComparison(
+        a_label, b_label, rewards, rows, matrix, dict(sorted(reasons.items())),
+        mcnemar_exact(matrix["a_only"], matrix["b_only"]) if comparable else None,
+        paired_bootstrap(pairs, seed=seed, resamples=resamples),
+        _side_confidence(a, seed, resamples), _side_confidence(b, seed, resamples), seed, list(errors))
+
+
+def _reward(o: SideOutcome | None) -> str:
+    if o is None:
+        return "—"
+    return "unscored" if o.unscored else f"{o.reward:g}"
+
+
+def statistics_lines(cmp: RunComparison) -> list[str]:
+    """McNemar, the paired interval of B − A, and each side's interval, flip rate and noise floor."""
+    m = cmp.matrix
+    out = []
+    if cmp.mcnemar_p is not None:
+        out.append(f"McNemar exact: A-only {m['a_only']}, B-only {m['b_only']}, p = {cmp.mcnemar_p:.4g}")
+    if cmp.difference is not None:
+        d = cmp.difference
+        out.append(f"mean reward B − A: {d.estimate * 100:+.1f} points "
+                   f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] ({d.level:.0%} paired bootstrap over tasks, "
+                   f"seed {d.seed}, {d.resamples} resamples)")
+    for name, conf in (("A", cmp.a_confidence), ("B", cmp.b_confidence)):
+        out.append(f"{name}: " + "; ".join(conf.lines()[:1] + [conf.flips.text(), conf.noise.text()]))
+    return out
+
+
+def comparison_lines(cmp: RunComparison, rows: bool = True) -> list[str]:
+    """The plain-text report of ``tau-tui compare``: the matrix, the statistics, then one line per pair."""
+    m = cmp.matrix
+    out = [f"A: {cmp.a_label}", f"B: {cmp.b_label}", f"rewards: {cmp.rewards}", "",
+           f"{'':12}{'B pass':>8}{'B fail':>8}",
+           f"{'A pass':12}{m['both_pass']:>8}{m['a_only']:>8}",
+           f"{'A fail':12}{m['b_only']:>8}{m['both_fail']:>8}"]
+    reasons = ", ".join(f"{n} {reason}" for reason, n in cmp.not_comparable.items())
+    out.append(f"not comparable: {m['not_comparable']}" + (f" ({reasons})" if reasons else ""))
+    out.append("")
+    out += statistics_lines(cmp)
+    if rows:
+        out.append("")
+        width = min(max([4, *(len(row.task) for row in cmp.rows)]), 90)
+        out.append(f"{'task':<{width}} {'#':>3}  {'A':>9}  {'B':>9}  {'db A/B':<9} {'same DB':<8} cell")
+        for row in cmp.rows:
+            dbs = "/".join("?" if o is None or o.db_match is None else "ok" if o.db_match else "x"
+                           for o in (row.a, row.b))
+            same = "" if row.same_final_db is None else "yes" if row.same_final_db else "no"
+            cell = row.category + (f" ({row.reason})" if row.reason else "")
+            task = row.task if len(row.task) <= width else row.task[: width - 1] + "…"
+            out.append(f"{task:<{width}} {row.ordinal:>3}  {_reward(row.a):>9}  {_reward(row.b):>9}  "
+                       f"{dbs:<9} {same:<8} {cell}")
+    return out

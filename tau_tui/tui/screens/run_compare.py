@@ -1,0 +1,213 @@
+"""Two run files over their task set: the pass/fail matrix, paired statistics, one row per task and trial.
+
+Opened from the runs table with ``M`` on a row of one file, then ``M`` on a row of another. The
+comparison (``trust.compare``) runs in a thread worker through the replay service (recomputed
+rewards; ``r`` switches to the recorded ones). Enter on a row opens the side-by-side trajectory
+comparison of that pair (``TrialCompareScreen``); ``f`` cycles which cells are listed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import get_current_worker
+
+from tau_tui.model.io import RunFile, RunFileError, open_run
+from tau_tui.textsafe import one_line, visible_renderable
+from tau_tui.tui.context import context
+from tau_tui.tui.messages import RunComparisonReady
+from tau_tui.tui.widgets.info_line import InfoLine
+
+CELL_FILTERS = ("all", "discordant", "not_comparable", "both_pass", "both_fail")
+CELL_STYLES = {"both_pass": "green", "a_only": "bold yellow", "b_only": "bold cyan", "both_fail": "red",
+               "not_comparable": "dim"}
+TASK_WIDTH = 60
+
+
+def _reward(outcome: Any) -> Text:
+    if outcome is None:
+        return Text("—", style="dim")
+    if outcome.unscored:
+        return Text("unscored", style="dim italic")
+    return Text(f"{outcome.reward:g}", style="green" if outcome.reward >= 1 - 1e-6 else "red")
+
+
+def _db(outcome: Any) -> str:
+    if outcome is None or outcome.db_match is None:
+        return "?"
+    return "ok" if outcome.db_match else "x"
+
+
+class RunCompareScreen(Screen[None]):
+    """The comparison of two run files; Esc goes back."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="runcmp.back"),
+        Binding("enter", "open_pair", "Compare this pair's trajectories", id="runcmp.open"),
+        Binding("f", "cycle_filter", "Cells shown: all / discordant / not comparable / …", id="runcmp.filter"),
+        Binding("r", "toggle_rewards", "Recomputed / recorded rewards", id="runcmp.rewards"),
+        Binding("e", "open_json", "Comparison JSON in $EDITOR", id="runcmp.editor", show=False),
+    ]
+
+    def __init__(self, a: Path, b: Path) -> None:
+        super().__init__()
+        self.paths = (a, b)
+        self.recorded = False
+        self.cell_filter = "all"
+        self.comparison: Any = None
+        self.shown: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield InfoLine(id="runcmp-title")
+        yield Static(id="runcmp-summary")
+        yield DataTable(id="runcmp-rows", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, width in (("task", TASK_WIDTH), ("#", 3), ("A", 9), ("B", 9), ("DB A/B", 7), ("same DB", 7),
+                             ("cell", 28)):
+            table.add_column(label, width=width, key=label)
+        table.focus()
+        self._start()
+
+    def _start(self) -> None:
+        a, b = self.paths
+        self.query_one("#runcmp-title", InfoLine).set(Text(
+            f" comparing {one_line(a.name)} with {one_line(b.name)} "
+            f"({'recorded' if self.recorded else 'recomputed'} rewards)…", style="dim"))
+        catalog = context(self).catalog
+        known = []
+        for path in self.paths:
+            rows = catalog.rows_of(path)
+            known.append(rows[0].run if rows else None)
+        self.compare_worker(known, self.recorded)
+
+    @work(thread=True, exclusive=True, group="runcmp", name="compare runs")
+    def compare_worker(self, known: list[RunFile | None], recorded: bool) -> None:
+        from tau_tui.trust import compare_runs, load_side
+
+        worker = get_current_worker()
+        service = context(self).replay_service
+        sides, labels, errors = [], [], []
+        try:
+            for path, run in zip(self.paths, known):
+                if run is None:
+                    run = open_run(path)
+                outcomes, problems = load_side([(path, run)], service.analyzer, recorded=recorded, via=service,
+                                               cancelled=lambda: worker.is_cancelled)
+                sides.append(outcomes)
+                errors += problems
+                labels.append(f"{run.agent_model or run.agent_implementation or '?'} ({path.name})")
+        except RunFileError as exc:
+            self.post_message(RunComparisonReady(error=str(exc)))
+            return
+        if worker.is_cancelled:
+            return
+        comparison = compare_runs(sides[0], sides[1], a_label=labels[0], b_label=labels[1],
+                                  rewards="recorded" if recorded else "ours", errors=errors)
+        self.post_message(RunComparisonReady(comparison))
+
+    @on(RunComparisonReady)
+    def _ready(self, message: RunComparisonReady) -> None:
+        if message.error is not None:
+            self.notify(f"cannot compare: {message.error}", severity="error", timeout=8)
+            self.dismiss(None)
+            return
+        self.comparison = message.comparison
+        for problem in self.comparison.errors[:3]:
+            self.notify(problem, severity="warning", timeout=6)
+        self._show()
+
+    def _show(self) -> None:
+        cmp = self.comparison
+        m = cmp.matrix
+        title = Text(no_wrap=True, overflow="ellipsis")
+        title.append(" compare runs ", style="bold reverse")
+        title.append(f"  A {cmp.a_label}  ·  B {cmp.b_label}  ·  {cmp.rewards} rewards  ·  cells: {self.cell_filter}")
+        self.query_one("#runcmp-title", InfoLine).set(visible_renderable(title, single_line=True))
+        from tau_tui.trust import statistics_lines
+
+        summary = Text()
+        summary.append(f"both pass {m['both_pass']}", style=CELL_STYLES["both_pass"])
+        summary.append(" · ")
+        summary.append(f"A only {m['a_only']}", style=CELL_STYLES["a_only"])
+        summary.append(" · ")
+        summary.append(f"B only {m['b_only']}", style=CELL_STYLES["b_only"])
+        summary.append(" · ")
+        summary.append(f"both fail {m['both_fail']}", style=CELL_STYLES["both_fail"])
+        summary.append(" · ")
+        reasons = ", ".join(f"{n} {r}" for r, n in cmp.not_comparable.items())
+        summary.append(f"not comparable {m['not_comparable']}" + (f" ({reasons})" if reasons else ""), style="dim")
+        stats = statistics_lines(cmp)
+        summary.append("\n" + "\n".join(stats))
+        self.query_one("#runcmp-summary", Static).update(visible_renderable(summary))
+        self._fill()
+
+    def _keep(self, row: Any) -> bool:
+        if self.cell_filter == "all":
+            return True
+        if self.cell_filter == "discordant":
+            return row.category in ("a_only", "b_only")
+        return row.category == self.cell_filter
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        self.shown = [row for row in self.comparison.rows if self._keep(row)]
+        for row in self.shown:
+            same = "" if row.same_final_db is None else "yes" if row.same_final_db else "no"
+            cell = Text(row.category + (f" ({row.reason})" if row.reason else ""),
+                        style=CELL_STYLES[row.category])
+            table.add_row(visible_renderable(row.task, single_line=True), str(row.ordinal), _reward(row.a),
+                          _reward(row.b), f"{_db(row.a)}/{_db(row.b)}", same, cell)
+
+    @property
+    def current(self) -> Any:
+        table = self.query_one(DataTable)
+        if not self.shown or table.cursor_row is None or not 0 <= table.cursor_row < len(self.shown):
+            return None
+        return self.shown[table.cursor_row]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_pair()
+
+    def action_open_pair(self) -> None:
+        row = self.current
+        if row is None:
+            return
+        if row.a is None or row.b is None:
+            self.notify(f"task {row.task} #{row.ordinal} is {row.reason}: nothing to compare it with", timeout=3)
+            return
+        from tau_tui.tui.screens.trial_compare import TrialCompareScreen
+
+        self.app.push_screen(TrialCompareScreen((row.a.file, row.a.sim_id), (row.b.file, row.b.sim_id)))
+
+    def action_cycle_filter(self) -> None:
+        if self.comparison is None:
+            return
+        self.cell_filter = CELL_FILTERS[(CELL_FILTERS.index(self.cell_filter) + 1) % len(CELL_FILTERS)]
+        self._show()
+
+    def action_toggle_rewards(self) -> None:
+        self.recorded = not self.recorded
+        self.comparison = None
+        self._start()
+
+    def action_open_json(self) -> None:
+        if self.comparison is not None:
+            data = self.comparison.to_json()
+            data["rows"] = [row.to_json() for row in self.comparison.rows]
+            context(self).open_json(data, "run-comparison")
+
+    def action_back(self) -> None:
+        self.workers.cancel_group(self, "runcmp")
+        self.dismiss(None)

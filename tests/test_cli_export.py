@@ -1,0 +1,158 @@
+"""``tau-tui export``: tables read back (csv module, jsonl, duckdb, pyarrow) with the row counts we replayed."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+import pytest
+
+from tau_tui.cli import main
+from tau_tui.model.io import open_run
+from tau_tui.trust.export import SCHEMAS, TABLES, ExportError, neutralise, write_duckdb
+from tests.conftest import CORPUS
+from tests.helpers import call, greet, result, results_file, say, user
+
+SOLO_4 = CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+RETAIL = CORPUS / "sierra-research__tau2-bench__e2e_retail_baseline.json"
+UPDATE = {"task_id": "task_1", "status": "completed"}
+TASK_1_DONE = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
+
+
+def export_cli(capsys, tau2_data, *args):
+    code = main(["export", "--tau2-data", str(tau2_data), *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def replayed(analyzer):
+    """What we replay of the two corpus files, counted straight from the analyzer."""
+    sims = messages = calls = 0
+    passed = 0
+    for path in (SOLO_4, RETAIL):
+        run = open_run(path)
+        for index in range(len(run.entries)):
+            analysis = analyzer.analyze(run, index)
+            sims += 1
+            messages += len(analysis.timeline.steps)
+            calls += len(analysis.timeline.calls)
+            reward = analyzer.assess(analysis).evaluation.reward
+            passed += reward is not None and reward >= 1 - 1e-6
+    return {"simulations": sims, "messages": messages, "tool_calls": calls, "runs": 2, "passed": passed}
+
+
+def read_csv(path):
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.corpus
+def test_csv_and_jsonl_row_counts_equal_what_was_replayed(tau2_data, tmp_path, capsys, replayed):
+    for fmt in ("csv", "jsonl"):
+        out = tmp_path / fmt
+        code, text, err = export_cli(capsys, tau2_data, SOLO_4, RETAIL, "--out", out, "--format", fmt)
+        assert code == 0, err
+        for table in ("runs", "simulations", "messages", "tool_calls"):
+            path = out / f"{table}.{fmt}"
+            rows = read_csv(path) if fmt == "csv" else [json.loads(line) for line in path.read_text().splitlines()]
+            assert len(rows) == replayed[table], (fmt, table)
+            assert list(rows[0]) == [name for name, _ in SCHEMAS[table]]
+        assert f"simulations {replayed['simulations']}" in text
+    sims = read_csv(tmp_path / "csv" / "simulations.csv")
+    calls = read_csv(tmp_path / "csv" / "tool_calls.csv")
+    # keyed so they join: every call belongs to an exported simulation of an exported run
+    keys = {(s["run_id"], s["sim_id"]) for s in sims}
+    assert all((c["run_id"], c["sim_id"]) in keys for c in calls)
+    assert {s["run_id"] for s in sims} == {r["run_id"] for r in read_csv(tmp_path / "csv" / "runs.csv")}
+    # the retail run's write matched its gold action and changed the order in the DB
+    write = next(c for c in calls if c["name"] == "exchange_delivered_order_items")
+    assert write["verdict"] == "replayed" and write["matched_action"] == "0_4"
+    assert any(p.startswith("orders['#W2378156']") for p in json.loads(write["paths_changed"]))
+    checks = read_csv(tmp_path / "csv" / "checks.csv")
+    assert {c["kind"] for c in checks} >= {"db", "action", "env_assertion"}
+    grid = read_csv(tmp_path / "csv" / "grid.csv")
+    assert len(grid) == 6 and sum(int(g["trials"]) for g in grid) == replayed["simulations"]
+
+
+@pytest.mark.corpus
+def test_duckdb_reads_back_and_joins(tau2_data, tmp_path, capsys, replayed):
+    duckdb = pytest.importorskip("duckdb", reason="duckdb is in the optional 'export' extra")
+    out = tmp_path / "db"
+    code, _, err = export_cli(capsys, tau2_data, SOLO_4, RETAIL, "--out", out, "--format", "duckdb")
+    assert code == 0, err
+    con = duckdb.connect(str(out / "tau.duckdb"), read_only=True)
+    for table in ("runs", "simulations", "messages", "tool_calls"):
+        assert con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == replayed[table]
+    joined = con.execute("SELECT count(*) FROM tool_calls JOIN simulations USING (run_id, sim_id) "
+                         "JOIN runs USING (run_id)").fetchone()[0]
+    assert joined == replayed["tool_calls"]
+    assert con.execute("SELECT count(*) FROM simulations WHERE reward >= 1").fetchone()[0] == replayed["passed"]
+    assert [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()] \
+        == sorted(TABLES)
+
+
+@pytest.mark.corpus
+def test_parquet_reads_back(tau2_data, tmp_path, capsys, replayed):
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is in the optional 'export' extra")
+    out = tmp_path / "pq"
+    code, _, err = export_cli(capsys, tau2_data, SOLO_4, RETAIL, "--out", out, "--format", "parquet")
+    assert code == 0, err
+    for table in ("simulations", "messages", "tool_calls"):
+        assert pq.read_table(out / f"{table}.parquet").num_rows == replayed[table]
+    assert str(pq.read_table(out / "simulations.parquet").schema.field("reward").type) == "double"
+
+
+@pytest.mark.corpus
+def test_sft_records_filtered_by_reward(tau2_data, tmp_path, capsys, replayed):
+    out = tmp_path / "sft"
+    code, text, err = export_cli(capsys, tau2_data, SOLO_4, RETAIL, "--out", out, "--format", "sft")
+    assert code == 0, err
+    records = [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]
+    assert len(records) == replayed["passed"] and f"{replayed['passed']} of {replayed['simulations']}" in text
+    for record in records:
+        assert record["messages"][0]["role"] == "system" and record["tools"]
+        assert all(t["type"] == "function" for t in record["tools"])
+        called = [c["id"] for m in record["messages"] for c in m.get("tool_calls", [])]
+        answered = [m["tool_call_id"] for m in record["messages"] if m["role"] == "tool"]
+        assert called == answered  # every agent call is answered, in order; nothing else
+        for m in record["messages"]:
+            for c in m.get("tool_calls", []):
+                assert isinstance(json.loads(c["function"]["arguments"]), dict)
+    code, _, _ = export_cli(capsys, tau2_data, SOLO_4, RETAIL, "--out", out, "--format", "sft", "--min-reward", "0")
+    assert len((out / "sft.jsonl").read_text().splitlines()) == replayed["simulations"]
+
+
+def test_csv_neutralises_formulas(tau2_data, tmp_path, capsys):
+    messages = [greet(), user("=HYPERLINK(\"http://x\",\"click\")"), call("update_task_status", UPDATE),
+                result(TASK_1_DONE), say("+1 done"), user("@SUM(A1:A2) -2 ok")]
+    path = results_file(tmp_path / "run.json", messages)
+    code, _, err = export_cli(capsys, tau2_data, path, "--out", tmp_path / "out")
+    assert code == 0, err
+    contents = [row["content"] for row in read_csv(tmp_path / "out" / "messages.csv")]
+    assert contents[1] == "'=HYPERLINK(\"http://x\",\"click\")"
+    assert contents[4] == "'+1 done" and contents[5] == "'@SUM(A1:A2) -2 ok"
+    assert contents[0] == "Hi! How can I help you today?"
+    assert neutralise(-2.5) == -2.5 and neutralise("\tx") == "'\tx"
+    # JSONL keeps the text as it was
+    code, _, _ = export_cli(capsys, tau2_data, path, "--out", tmp_path / "j", "--format", "jsonl")
+    lines = [json.loads(line) for line in (tmp_path / "j" / "messages.jsonl").read_text().splitlines()]
+    assert lines[1]["content"].startswith("=HYPERLINK")
+
+
+def test_bad_input_and_output_are_one_line(tau2_data, tmp_path, capsys):
+    path = results_file(tmp_path / "run.json", [greet(), user("hi"), say("hello")])
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = export_cli(capsys, tau2_data, path, "--out", blocker / "sub")
+    assert code == 2 and "Traceback" not in err and "not a folder" in err
+    code, _, err = export_cli(capsys, tau2_data, path, "--out", tmp_path / "o", "--format", "sft",
+                              "--exclude-flag", "nonsense")
+    assert code == 2 and "unknown flag kind 'nonsense'" in err
+
+
+def test_missing_optional_dependency_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb now raises ImportError
+    with pytest.raises(ExportError, match=r"needs duckdb: pip install 'tau-tui\[export\]'"):
+        write_duckdb({t: [] for t in TABLES}, tmp_path / "x.duckdb")

@@ -1,0 +1,140 @@
+"""The run-vs-run comparison screen: M marks a file in the runs table, M on another file compares them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tau_tui.tui.screens.run_compare import RunCompareScreen
+from tau_tui.tui.screens.trial_compare import TrialCompareScreen
+from tau_tui.tui.widgets.run_table import RunTable
+
+from ..conftest import CORPUS
+from .conftest import settle, wait_until
+
+pytestmark = pytest.mark.corpus
+
+BIG = (170, 50)
+A = CORPUS / "sierra-research__tau2-bench__gpt-4.1_telecom_default_gpt-4.1_1trials.json"
+B = CORPUS / "sierra-research__tau2-bench__ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_telecom_default_gpt-4.1_1trials.json"
+
+
+async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app):
+    app = make_app([A, B])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        for path in (A, B):
+            table.move_cursor(next(i for i, r in enumerate(table.rows) if r.path == path))
+            await pilot.press("M")
+        screen = app.screen
+        assert isinstance(screen, RunCompareScreen)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
+        cmp = screen.comparison
+        # the same matrix as `tau-tui compare` (tests/test_cli_compare.py counts it by hand from the JSON)
+        assert cmp.matrix == {"both_pass": 18, "a_only": 0, "b_only": 12, "both_fail": 10, "not_comparable": 0}
+        summary = str(screen.query_one("#runcmp-summary").render())
+        assert "B only 12" in summary and "p = 0.0004883" in summary and "seed 0" in summary
+        assert len(screen.shown) == 40
+        await pilot.press("f")  # discordant cells only
+        await pilot.pause()
+        assert screen.cell_filter == "discordant"
+        assert len(screen.shown) == 12 and all(row.category == "b_only" for row in screen.shown)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TrialCompareScreen), "the trial comparison")
+        trial = app.screen
+        await wait_until(pilot, lambda: trial.comparison is not None, "the pair replayed", tries=2000)
+        row = screen.shown[0]
+        assert trial.comparison.left.task_id == trial.comparison.right.task_id == row.task
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+AIRLINE = CORPUS / "sierra-research__tau2-bench__airline.json"
+
+
+async def test_passed_but_violated_flag_filter(make_app, analyzer):
+    """The flag filter's "passed but violated the policy": a pass with a policy-compliance flag."""
+    from tau_tui.evaluate.compliance import COMPLIANCE_KINDS
+    from tau_tui.model.io import open_run
+    from tau_tui.tui.catalog import PASSED_BUT_VIOLATED, RunFilter, flag_options
+
+    run = open_run(AIRLINE)
+    expected = set()
+    for entry in run.entries:
+        report = analyzer.evaluate(run, entry.index)
+        if report.evaluation.reward == 1.0 and any(f.kind in COMPLIANCE_KINDS for f in report.flags):
+            expected.add(entry.id)
+    assert expected  # claude-opus-4-6 passes some airline tasks with an unconfirmed write or an early transfer
+    app = make_app([AIRLINE])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: all(r.evaluation is not None for r in app.catalog.rows), "evaluations",
+                         tries=3000)
+        counts = dict(app.runs_screen._flag_values())
+        assert counts[PASSED_BUT_VIOLATED] == len(expected)
+        assert (PASSED_BUT_VIOLATED, f"passed but violated the policy  ·  {len(expected)} runs") in flag_options(counts)
+        app.runs_screen.set_filter(RunFilter(flag=PASSED_BUT_VIOLATED))
+        await pilot.pause()
+        assert {r.sim_id for r in app.runs_screen.query_one(RunTable).rows} == expected
+
+
+async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app, tmp_path):
+    """``user_stopped_early`` suggests the user: S on its step saves that note, with no form."""
+    from tests.helpers import greet, results_file, say, user
+
+    from .conftest import open_sim
+
+    messages = [greet(), user("finish task_1"), say("Shall I mark task_1 as completed?"), user("Yes please. ###STOP###")]
+    path = results_file(tmp_path / "early.json", messages)
+    app = make_app([path], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, "sim-1")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.report is not None, "the evaluation")
+        assert [(f.kind, f.step) for f in screen.report.flags if f.kind == "user_stopped_early"] == \
+            [("user_stopped_early", 3)]
+        screen.go(1)
+        await pilot.pause()
+        await pilot.press("S")  # no flag with a suggestion here: nothing saved
+        await pilot.pause()
+        screen.go(3)
+        await pilot.pause()
+        await pilot.press("S")
+        await wait_until(pilot, lambda: bool(app.catalog.find(path, "sim-1").notes), "the note")
+        note = app.catalog.find(path, "sim-1").notes[0]
+        assert (note.source, note.error_type, note.step) == ("user", "premature_end", 3)
+        assert note.text.startswith("user_stopped_early:") and len(app.catalog.find(path, "sim-1").notes) == 1
+
+
+TOOLORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
+
+
+async def test_audit_screen_matches_the_cli_and_opens_a_simulation(make_app, tau2_data, capsys):
+    import json
+
+    from tau_tui.cli import main
+    from tau_tui.tui.screens.audit import AuditScreen
+    from tau_tui.tui.screens.trajectory import TrajectoryScreen
+
+    main(["audit", "--json", "--tau2-data", str(tau2_data), str(TOOLORCHESTRA)])
+    expected = {json.loads(line)["sim"] for line in capsys.readouterr().out.splitlines()
+                if json.loads(line)["kind"] == "simulation"}
+    app = make_app([TOOLORCHESTRA])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        await pilot.press("u")
+        screen = app.screen
+        assert isinstance(screen, AuditScreen)
+        await wait_until(pilot, lambda: screen.audit is not None, "the audit", tries=3000)
+        assert {s.sim_id for s in screen.shown} == expected and len(expected) == 25
+        summary = str(screen.query_one("#audit-summary").render())
+        assert "avg reward 56.0 recorded → 14.0 ours" in summary
+        await pilot.press("a")  # every simulation a rule applies to, the agreeing ones as notes
+        await pilot.pause()
+        assert len(screen.shown) > 25
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen), "the trajectory")
+        assert app.screen.sim_id == screen.shown[0].sim_id
