@@ -60,8 +60,12 @@ def data_roots(explicit: Path | str | None = None) -> list[tuple[str, Path]]:
 
 
 def domain_data_dir(root: Path, name: str) -> Path | None:
-    """``root/domains/<name>`` or ``root/tau2/domains/<name>`` if it exists."""
-    for candidate in (root / "domains" / name, root / "tau2" / "domains" / name):
+    """``root/domains/<name>`` or ``root/tau2/domains/<name>`` if it exists; ``root/<name>`` when ``root`` is
+    itself a ``domains`` folder (``--tau2-data …/domains`` means that folder, not the installed tau2's data)."""
+    candidates = [root / "domains" / name, root / "tau2" / "domains" / name]
+    if root.name == "domains":
+        candidates.insert(0, root / name)
+    for candidate in candidates:
         if candidate.is_dir():
             return candidate
     return None

@@ -152,3 +152,13 @@ def test_domain_base_declares_its_interface():
     assert Reexported is Domain
     assert Domain.__abstractmethods__ == {"new_environment"}
     assert callable(Domain.policy)
+
+
+def test_tau2_data_may_name_the_domains_folder_itself(monkeypatch):
+    """``--tau2-data …/tau2-corpus/domains`` is that data, not a silent fall-back to an installed tau2's."""
+    from tau_tui.domains import find_domain_data
+    from tests.conftest import CORPUS
+
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    assert find_domain_data("airline", CORPUS / "domains") == CORPUS / "domains" / "airline"
+    assert find_domain_data("airline", CORPUS) == CORPUS / "domains" / "airline"
