@@ -17,6 +17,13 @@ ELLIPSIS = "…"
 BOUNDARIES = "_-/|.:, [](){}#"
 
 
+def at_cursor(items: Sequence, cursor_row: int | None):
+    """The item a table's cursor row shows (the rows drawn from ``items`` in order), or None."""
+    if not items or cursor_row is None or not 0 <= cursor_row < len(items):
+        return None
+    return items[cursor_row]
+
+
 def middle_elide(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters: its head and its tail with "…" between them."""
     if len(text) <= width:

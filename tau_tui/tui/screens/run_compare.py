@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
+from tau_tui.tui.layout import at_cursor
 from tau_tui.tui.messages import RunComparisonReady
 from tau_tui.tui.widgets.info_line import InfoLine
 
@@ -171,10 +172,7 @@ class RunCompareScreen(Screen[None]):
 
     @property
     def current(self) -> Any:
-        table = self.query_one(DataTable)
-        if not self.shown or table.cursor_row is None or not 0 <= table.cursor_row < len(self.shown):
-            return None
-        return self.shown[table.cursor_row]
+        return at_cursor(self.shown, self.query_one(DataTable).cursor_row)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
