@@ -112,13 +112,6 @@ class EvalSummary:
         return "".join(FLAG_CODES[k] for k in FLAG_KINDS if k in self.flags)
 
 
-def _sim_error(raw: Any) -> str | None:
-    info = raw.get("info") if isinstance(raw, dict) else None
-    if isinstance(info, dict) and info.get("error"):
-        return str(info.get("error"))
-    return None
-
-
 @dataclass
 class RunRow:
     """One simulation of one loaded file."""
@@ -175,7 +168,7 @@ class RunRow:
     @property
     def error(self) -> str | None:
         """The error an infrastructure failure left in ``info`` (None when there is none)."""
-        return _sim_error(self.run.raw_sims[self.index])
+        return self.entry.error
 
     @property
     def status(self) -> str:

@@ -77,6 +77,7 @@ class SimEntry:
     n_tool_calls: int
     n_tool_errors: int
     problem: str | None = None
+    error: str | None = None  # the error an infrastructure failure left in ``info``
 
 
 def _num(value: Any) -> float | None:
@@ -105,6 +106,7 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
             if m.get("role") == "tool" and m.get("error") is True:
                 n_errors += 1
     db_match = db_check.get("db_match")
+    info = raw.get("info")
     return SimEntry(
         index=i,
         id=str(raw.get("id") or f"#{i}"),
@@ -120,6 +122,7 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
         n_messages=len(messages),
         n_tool_calls=n_calls,
         n_tool_errors=n_errors,
+        error=str(info.get("error")) if isinstance(info, dict) and info.get("error") else None,
     )
 
 
@@ -240,6 +243,11 @@ class RunFile:
     _tasks: dict[str, Task] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if getattr(self.raw_sims, "indexed_lazily", False):  # a streamed file (model.stream): entries grow as read
+            from tau_tui.model.stream import KEEP_PARSED, LRU
+
+            self._sims = LRU(KEEP_PARSED)
+            return
         self.entries = [_index_entry(i, raw) for i, raw in enumerate(self.raw_sims)]
 
     # --- metadata -------------------------------------------------------
@@ -309,8 +317,12 @@ class RunFile:
 
     def simulation(self, index: int) -> SimulationRun:
         """The full model of simulation ``index`` (built once, then cached)."""
-        if index not in self._sims:
-            raw = self.raw_sims[index]
+        cached = self._sims.get(index)
+        if cached is None:
+            try:
+                raw = self.raw_sims[index]
+            except OSError as exc:  # a streamed file gone or changed since it was indexed
+                raise RunFileError(self.path, f"simulation #{index}: {exc.strerror or exc}") from None
             if not isinstance(raw, dict):
                 raise RunFileError(self.path, f"simulation #{index} is {_kind(raw)}, not an object")
             try:
@@ -319,7 +331,8 @@ class RunFile:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first.get("loc", ()))
                 raise RunFileError(self.path, f"simulation #{index} unreadable at {where}: {first.get('msg')}") from None
-        return self._sims[index]
+            cached = self._sims[index]
+        return cached
 
     def find(self, sim_id: str) -> int | None:
         """Index of the simulation whose id equals or starts with ``sim_id``."""
@@ -406,8 +419,12 @@ def _open_dir(root: Path, meta_path: Path) -> RunFile:
     return run
 
 
-def open_run(path: Path | str) -> RunFile:
-    """Open one run file or run directory; raises ``RunFileError`` with a one-line reason."""
+def open_run(path: Path | str, on_progress: Any = None) -> RunFile:
+    """Open one run file or run directory; raises ``RunFileError`` with a one-line reason.
+
+    A large results file is indexed by streaming (``model.stream``): spans and index rows, not the parsed
+    tree; ``on_progress(run)`` is then called while its ``entries`` grow (from this thread).
+    """
     path = Path(path)
     if not path.exists():
         raise RunFileError(path, "does not exist")
@@ -418,6 +435,9 @@ def open_run(path: Path | str) -> RunFile:
         return _open_dir(path, meta)
     if path.name == "results.json" and (path.parent / "simulations").is_dir():
         return _open_dir(path.parent, path)
+    streamed = _open_streamed(path, on_progress)
+    if streamed is not None:
+        return streamed
     data = read_json(path)
     if isinstance(data, dict):
         return _from_object(path, data)
@@ -435,6 +455,22 @@ def open_run(path: Path | str) -> RunFile:
             raise RunFileError(path, "a list of objects that are not simulations (no 'messages')")
         return RunFile(path, "list", data, {}, [])
     raise RunFileError(path, f"top level is {_kind(data)}, expected a results object or a list of simulations")
+
+
+def _open_streamed(path: Path, on_progress: Any) -> RunFile | None:
+    """The streamed index of a large regular file (``model.stream``), or None to read it whole."""
+    from tau_tui.model.stream import FileChanged, open_streamed, stream_threshold
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size < stream_threshold() or info.st_size > max_read_bytes():
+        return None
+    try:
+        return open_streamed(path, on_progress)
+    except FileChanged as exc:
+        raise RunFileError(path, str(exc)) from None
 
 
 def describe_empty(run: RunFile) -> str | None:
