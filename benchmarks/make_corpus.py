@@ -77,8 +77,9 @@ def _write(path: Path, payload: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _dump(value: Any) -> bytes:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+def _dump(value: Any, depth: int = 0) -> bytes:
+    """Indented JSON of ``value`` as it sits ``depth`` levels deep (tau2's own files are indented so)."""
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n" + b"  " * depth)
 
 
 def write_results_file(path: Path, info: dict, tasks: list, sims) -> int:
@@ -86,10 +87,10 @@ def write_results_file(path: Path, info: dict, tasks: list, sims) -> int:
     tmp = path.with_name(f".{path.name}.tmp")
     count = 0
     with open(tmp, "wb") as handle:
-        handle.write(b'{\n  "timestamp": "2026-01-01T00:00:00",\n  "info": ' + _dump(info)
-                     + b',\n  "tasks": ' + _dump(tasks) + b',\n  "simulations": [\n')
+        handle.write(b'{\n  "timestamp": "2026-01-01T00:00:00",\n  "info": ' + _dump(info, 1)
+                     + b',\n  "tasks": ' + _dump(tasks, 1) + b',\n  "simulations": [\n')
         for sim in sims:
-            handle.write((b",\n" if count else b"") + _dump(sim))
+            handle.write((b",\n" if count else b"") + b"    " + _dump(sim, 2))
             count += 1
         handle.write(b"\n  ]\n}\n")
     os.replace(tmp, path)

@@ -93,3 +93,26 @@ def test_a_broken_span_falls_back_to_the_whole_file_error(tmp_path, monkeypatch)
     with pytest.raises(RunFileError) as exc:
         _open(path, monkeypatch, 0)
     assert "truncated JSON" in str(exc.value)
+
+
+def test_catalog_rows_grow_while_a_file_is_indexed_then_complete_once(tmp_path, monkeypatch):
+    from tau_tui.catalog import Catalog
+
+    path, sims = _big_results(tmp_path, 300)
+    catalog = Catalog()
+    grown: list[int] = []
+
+    def progress(run):
+        catalog.grow_run(run, len(run.entries))
+        grown.append(len(catalog.rows))
+
+    monkeypatch.setattr("tau_tui.model.stream.time.monotonic", iter(range(0, 10 ** 6)).__next__)
+    run = _open(path, monkeypatch, 0, on_progress=progress)
+    assert grown and grown[0] < len(sims)  # rows were there before the index was complete
+    first = catalog.rows[0]
+    rows = catalog.add_run(run)
+    assert len(rows) == len(catalog.rows) == len(catalog.by_key) == len(sims)
+    assert catalog.rows[0] is first  # kept, not rebuilt
+    assert [r.sim_id for r in catalog.rows] == [s["id"] for s in sims]
+    again = catalog.add_run(_open(path, monkeypatch, 0))  # a reload replaces the rows
+    assert len(again) == len(catalog.rows) == len(sims) and catalog.rows[0] is not first

@@ -34,6 +34,7 @@ class Catalog:
         self.notices: dict[str, list[Notice]] = {}
         self.notebooks: dict[str, NoteBook] = {}
         self._file_seq: dict[str, int] = {}
+        self._grown: dict[str, int] = {}  # files whose rows are being added as they are indexed: how many
 
     @staticmethod
     def file_key(path: Path) -> str:
@@ -43,9 +44,40 @@ class Catalog:
     def row_key(path: Path, index: int) -> str:
         return f"{path}#{index}"
 
-    def add_run(self, run: RunFile) -> list[RunRow]:
-        """Add (or replace) the rows of one file; returns the new rows."""
+    def grow_run(self, run: RunFile, count: int) -> list[RunRow]:
+        """Rows for the first ``count`` entries of a file being indexed (the ones not yet added); returns them."""
         fkey = self.file_key(run.path)
+        if self.files.get(fkey) is not run:
+            self.remove_file(run.path)
+            self.files[fkey] = run
+            self._grown[fkey] = 0
+        seq = self._file_seq.setdefault(fkey, len(self._file_seq))
+        have = self._grown.get(fkey, 0)
+        new = []
+        for entry in run.entries[have:count]:
+            row = RunRow(self.row_key(run.path, entry.index), run, entry, order=(seq, entry.index))
+            new.append(row)
+            self.by_key[row.key] = row
+        self._grown[fkey] = max(have, count)
+        if new:
+            in_order = not self.rows or self.rows[-1].order < new[0].order
+            self.rows.extend(new)
+            if not in_order:
+                self.rows.sort(key=lambda r: r.order)
+            self._attach_notes(fkey, new)
+        return new
+
+    def add_run(self, run: RunFile) -> list[RunRow]:
+        """Add (or replace) the rows of one file; returns the new rows.
+
+        A file whose rows grew while it was indexed (``grow_run``, the same ``RunFile``) keeps them and gets
+        the rest: all of its rows are returned.
+        """
+        fkey = self.file_key(run.path)
+        if self.files.get(fkey) is run and fkey in self._grown:
+            self.grow_run(run, len(run.entries))
+            del self._grown[fkey]
+            return self.rows_of(run.path)
         self.remove_file(run.path)
         seq = self._file_seq.setdefault(fkey, len(self._file_seq))
         self.files[fkey] = run
@@ -96,6 +128,7 @@ class Catalog:
         fkey = self.file_key(path)
         self.files.pop(fkey, None)
         self.notices.pop(fkey, None)
+        self._grown.pop(fkey, None)
         gone = {r.key for r in self.rows if r.run.path == path}
         self.rows = [r for r in self.rows if r.key not in gone]
         for key in gone:

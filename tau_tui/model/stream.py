@@ -151,7 +151,7 @@ def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
     if buf[after:after + 1] == b"]":
         close = after
     else:
-        close = buf.find(b"\n" + indent + b"]", opened)
+        close = buf.rfind(b"\n" + indent + b"]", opened)  # from the end: the pages between are not touched
         if close < 0:
             return None
         close += len(indent) + 1

@@ -39,7 +39,7 @@ from tau_tui.tui.keys import check_keymap, palette_commands
 from tau_tui.tui.screens.help import show_help
 from tau_tui.tui.live import RolloutProgress, carry_over
 from tau_tui.tui.messages import (
-    FileFailed, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,
+    FileFailed, FileGrowing, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,
     ReplayOutcome, RolloutEvent, RolloutFailed, SimulationOpened, SimsReplayed,
 )
 from tau_tui.tui.render import PILL_HELP, pill
@@ -167,7 +167,8 @@ class TauTuiApp(App[None]):
             if worker.is_cancelled:
                 return
             try:
-                run = open_run(path)
+                run = open_run(path, on_progress=lambda grown: self.post_message(
+                    FileGrowing(generation, grown, len(grown.entries))))
             except RunFileError as exc:
                 self.post_message(FileFailed(generation, path, exc.problem))
                 continue
@@ -206,6 +207,14 @@ class TauTuiApp(App[None]):
         if message.notes:
             self.notices_changed.publish(None)
         self.file_rebound.publish(run)
+
+    @on(FileGrowing)
+    def _file_growing(self, message: FileGrowing) -> None:
+        """Rows of a large file appear while it is indexed (the rest, and its notes, come with ``FileLoaded``)."""
+        if message.generation != self.generation:
+            return
+        if self.catalog.grow_run(message.run, message.count):
+            self.catalog_changed.publish(None)
 
     @on(FolderNotice)
     def _folder_notice(self, message: FolderNotice) -> None:
