@@ -78,3 +78,28 @@ def add_judge_flags(parser: Any, model_help: str) -> None:
                         help=f"{model_help}; default: judge_model from the settings")
     parser.add_argument("--judge-api-base", metavar="URL",
                         help="API base URL for the judge model; default: judge_api_base from the settings")
+
+
+def add_workers_flag(parser: Any) -> None:
+    """``--workers N``: replay/evaluate on N worker processes (default: every core; 1: in this process)."""
+    parser.add_argument("--workers", type=_workers, default=None, metavar="N",
+                        help="worker processes (default: every core; 1: in this process); "
+                             "the output is the same, in the same order")
+
+
+def _workers(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def executor_for(args: Any, job: Any, workspace: Any) -> Any:
+    """The ``tau_tui.pool.Executor`` of ``--workers`` (a workspace with its own registry stays in this process)."""
+    from tau_tui.pool import Executor, available_cores
+
+    workers = args.workers if getattr(args, "workers", None) is not None else available_cores()
+    if getattr(workspace, "_registry", None) is not None:  # built in code (tests): cannot be rebuilt elsewhere
+        workers = 1
+    return Executor(job, workers, workspace)

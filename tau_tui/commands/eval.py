@@ -12,7 +12,9 @@ from tau_tui.commands.common import (
     EXIT_INPUT,
     EXIT_OK,
     add_judge_flags,
+    add_workers_flag,
     err,
+    executor_for,
     open_all,
     selected,
 )
@@ -36,6 +38,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     add_judge_flags(evaluate, "litellm model that judges NL assertions (without one they are not evaluated)")
     evaluate.add_argument("--scorer", metavar="FILE",
                           help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
+    add_workers_flag(evaluate)
     return evaluate
 
 
@@ -64,25 +67,21 @@ def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> d
 
 
 def run(args: argparse.Namespace, workspace) -> int:
-    from tau_tui.domains import DomainError
     from tau_tui.evaluate import (
         MetricOutcome,
-        ScorerConfig,
         ScorerConfigError,
         compute_metrics,
     )
-    from tau_tui.evaluate.render import metrics_block, simulation_block
+    from tau_tui.evaluate.render import metrics_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
-    from tau_tui.model.io import RunFileError
+    from tau_tui.pool import Job, Unit
     from tau_tui.textsafe import json_line, visible
 
     ws = workspace
-    judge = ws.judge()
     analyzer = ws.analyzer
-    override = None
     if args.scorer:
         try:
-            override = load_scorer_config(Path(args.scorer))
+            load_scorer_config(Path(args.scorer))
         except ScorerConfigError as exc:
             err(str(exc))
             return EXIT_INPUT
@@ -90,47 +89,50 @@ def run(args: argparse.Namespace, workspace) -> int:
     found: set[str] = set()
     files: list[dict[str, Any]] = []
     out = sys.stdout
-    for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
-        if run is None:
-            err(error or f"{path}: unreadable")
-            status = EXIT_INPUT
-            continue
-        scorer = override
-        if scorer is None:
-            try:
-                scorer = analyzer.scorer_config(run)
-            except ScorerConfigError as exc:
-                err(f"{exc} (tool-call scores skipped)")
+    job = Job("eval", ws.settings, text=not args.json, scorer=args.scorer)
+    with executor_for(args, job, ws) as executor:
+        for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
+            if run is None:
+                err(error or f"{path}: unreadable")
                 status = EXIT_INPUT
-                scorer = ScorerConfig(None, None, {})
-        outcomes, recorded, reports = [], [], []
-        domain_missing = False
-        for index in selected(run, args.sim, found):
-            try:
-                report = analyzer.evaluate(run, index, judge=judge, scorer=scorer)
-            except (DomainError, RunFileError) as exc:
-                err(str(exc))
-                status = EXIT_INPUT
-                domain_missing = isinstance(exc, DomainError)
-                if domain_missing:
-                    break
                 continue
-            reports.append(report)
-            outcomes.append(MetricOutcome(report.task_id, report.evaluation.reward, report.evaluation.termination))
-            recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.evaluation.termination))
-            if args.json:
-                out.write(json_line(report.to_json(str(path))) + "\n")
-            else:
-                out.write(visible(f"{path}\n{simulation_block(report)}\n\n"))
-            if status == EXIT_OK and report.agrees is False:
-                status = EXIT_FINDINGS
-        if domain_missing:
-            continue
-        metrics = compute_metrics(outcomes, _num_trials(run))
-        recorded_metrics = compute_metrics(recorded, _num_trials(run))
-        files.append(_file_record(path, run, metrics, recorded_metrics, reports))
-        if not args.json:
-            out.write(visible(metrics_block(str(path), metrics, recorded_metrics) + "\n\n"))
+            executor.adopt(path, run)
+            sidecar = True
+            if not args.scorer:
+                try:
+                    analyzer.scorer_config(run)
+                except ScorerConfigError as exc:
+                    err(f"{exc} (tool-call scores skipped)")
+                    status = EXIT_INPUT
+                    sidecar = False
+            outcomes, recorded, reports = [], [], []
+            domain_missing = False
+            units = (Unit(str(path), index, sidecar) for index in selected(run, args.sim, found))
+            for done in executor.map(units):
+                if done.error is not None:
+                    err(done.error)
+                    status = EXIT_INPUT
+                    domain_missing = done.domain_error
+                    if domain_missing:
+                        break
+                    continue
+                report = done.report
+                reports.append(report)
+                outcomes.append(MetricOutcome(report.task_id, report.evaluation.reward, report.evaluation.termination))
+                recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.evaluation.termination))
+                if args.json:
+                    out.write(json_line(report.to_json(str(path))) + "\n")
+                else:
+                    out.write(visible(f"{path}\n{done.text}\n\n"))
+                if status == EXIT_OK and report.agrees is False:
+                    status = EXIT_FINDINGS
+            if domain_missing:
+                continue
+            metrics = compute_metrics(outcomes, _num_trials(run))
+            recorded_metrics = compute_metrics(recorded, _num_trials(run))
+            files.append(_file_record(path, run, metrics, recorded_metrics, reports))
+            if not args.json:
+                out.write(visible(metrics_block(str(path), metrics, recorded_metrics) + "\n\n"))
     if args.json:
         for record in files:
             out.write(json_line(record) + "\n")
@@ -140,4 +142,3 @@ def run(args: argparse.Namespace, workspace) -> int:
             status = EXIT_INPUT
     out.flush()
     return status
-

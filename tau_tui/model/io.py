@@ -194,12 +194,12 @@ def read_json(path: Path) -> Any:
     if not data.strip():
         raise RunFileError(path, "is empty")
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RunFileError(path, f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
-    try:
-        return orjson.loads(data)
+        return orjson.loads(data)  # checks UTF-8 itself: no decoded copy of the whole file
     except orjson.JSONDecodeError as exc:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise RunFileError(path, f"is not UTF-8 text (byte 0x{data[bad.start]:02x} at offset {bad.start})") from None
         msg = str(exc)
         if "recursion" in msg.lower() or "depth limit" in msg.lower():
             raise RunFileError(path, "is not readable JSON: nested deeper than 1024 levels") from None
@@ -468,7 +468,7 @@ def _open_streamed(path: Path, on_progress: Any) -> RunFile | None:
     if not stat.S_ISREG(info.st_mode) or info.st_size < stream_threshold() or info.st_size > max_read_bytes():
         return None
     try:
-        return open_streamed(path, on_progress)
+        return open_streamed(path, RunFile, _index_entry, on_progress)
     except FileChanged as exc:
         raise RunFileError(path, str(exc)) from None
 
