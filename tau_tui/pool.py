@@ -194,9 +194,17 @@ class Executor:
     def _start(self) -> Any:
         if self._pool is None:
             import multiprocessing
+            import sys
 
-            self._pool = multiprocessing.get_context("spawn").Pool(
-                self.workers, initializer=_start_worker, initargs=(self.job,))
+            # A front end may have replaced the standard streams (the TUI captures them): the processes that
+            # multiprocessing starts inherit the real ones.
+            streams = sys.stdout, sys.stderr
+            sys.stdout, sys.stderr = sys.__stdout__ or streams[0], sys.__stderr__ or streams[1]
+            try:
+                self._pool = multiprocessing.get_context("spawn").Pool(
+                    self.workers, initializer=_start_worker, initargs=(self.job,))
+            finally:
+                sys.stdout, sys.stderr = streams
         return self._pool
 
     def map(self, units: Iterable[Unit]) -> Iterator[Outcome]:

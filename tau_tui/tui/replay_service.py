@@ -109,6 +109,11 @@ class ReplayService:
             self._nl_verdicts[_sim_key(analysis)] = checks
         return self.assess(analysis, judge=fixed_verdicts(checks)), checks
 
+    def knows_verdicts(self, path: Path, sim_id: str) -> bool:
+        """Whether a judge gave NL verdicts on this simulation in this session (its assessment uses them)."""
+        with self._lock:
+            return (str(path), sim_id) in self._nl_verdicts
+
     def summarize(self, run: RunFile, index: int) -> Summaries:
         """What the runs table derives for one simulation; failures become one-line reasons, never raise."""
         try:
