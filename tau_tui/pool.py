@@ -11,6 +11,12 @@ keeping the last few open.
 
 Worker processes are started with ``spawn`` (never ``fork``: the TUI has
 threads) and import only the core, never textual.
+
+``RayExecutor`` (``--executor ray``, the optional extra ``ray``) does the same
+on Ray actors, one per CPU of the cluster ``ray.init()`` finds (Ray's own
+conventions: ``RAY_ADDRESS``, or a local instance). Each actor keeps its own
+workspace and domain cache; answers come back to this process in input order.
+Units name files by path: every node must see them at the same path.
 """
 
 from __future__ import annotations
@@ -222,6 +228,78 @@ class Executor:
             self._pool = None
 
     def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+# --- Ray ------------------------------------------------------------------------------------------------------
+class _RayWorker:
+    """The body of one Ray actor: a ``Worker`` over the job's settings."""
+
+    def __init__(self, job: Job):
+        self.worker = Worker(job)
+
+    def do_many(self, units: list[Unit]) -> list[Outcome]:
+        out = []
+        for unit in units:
+            try:
+                out.append(self.worker.do(unit))
+            except Exception as exc:  # noqa: BLE001 - one broken simulation never stops the others
+                out.append(Outcome(unit, error=f"{unit.path}: simulation #{unit.index}: {type(exc).__name__}: {exc}"))
+        return out
+
+
+class RayUnavailable(RuntimeError):
+    """``--executor ray`` without the optional extra (or without a cluster to reach); one line."""
+
+
+class RayExecutor:
+    """``Executor`` on Ray actors: ``workers`` of them (default: the cluster's CPUs); ``map`` keeps input order."""
+
+    IN_FLIGHT = 4  # chunks queued per actor
+
+    def __init__(self, job: Job, workers: int | None = None, workspace: Any = None):
+        try:
+            import ray
+        except ImportError:
+            raise RayUnavailable("--executor ray needs the optional extra 'ray' (pip install 'tau-tui[ray]')") from None
+        self._ray = ray
+        self._owns = not ray.is_initialized()
+        if self._owns:
+            try:
+                ray.init(logging_level="ERROR", log_to_driver=False)  # RAY_ADDRESS names an existing cluster
+            except Exception as exc:  # noqa: BLE001 - a cluster that cannot be reached is one line
+                raise RayUnavailable(f"Ray could not start or connect: {type(exc).__name__}: {exc}") from None
+        count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        actor = ray.remote(num_cpus=1)(_RayWorker)
+        self._actors = [actor.remote(job) for _ in range(count)]
+        self.workers = count
+
+    def adopt(self, path: Path | str, run: Any) -> None:
+        gc.freeze()  # the actors open the file themselves; this process keeps only its index
+
+    def map(self, units: Iterable[Unit]) -> Iterator[Outcome]:
+        units = list(units)
+        chunks = [units[i:i + CHUNK] for i in range(0, len(units), CHUNK)]
+        pending: list[Any] = []
+        limit = self.IN_FLIGHT * len(self._actors)
+        for number, chunk in enumerate(chunks):
+            pending.append(self._actors[number % len(self._actors)].do_many.remote(chunk))
+            if len(pending) >= limit:
+                yield from self._ray.get(pending.pop(0))
+        for ref in pending:
+            yield from self._ray.get(ref)
+
+    def close(self) -> None:
+        for actor in self._actors:
+            self._ray.kill(actor)
+        self._actors = []
+        if self._owns:
+            self._ray.shutdown()
+
+    def __enter__(self) -> RayExecutor:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -30,7 +30,7 @@ def register(parser: argparse.ArgumentParser, running: bool = False) -> argparse
                         "recordings in a grid; n runs k trials)")
     add_judge_flags(parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory "
                     "screen)")
-    add_workers_flag(parser)
+    add_workers_flag(parser, executor=False)
     return parser
 
 
