@@ -16,6 +16,9 @@ is measured in child processes, one after the other, in the same run:
   * ``tau-tui replay --json`` and ``tau-tui eval --json``: wall time and peak
     memory, and whether the output equals the base tree's byte for byte.
 
+Peak memory is the whole process tree's (worker processes included), sampled
+every 0.2 s, and at least the main process's own max RSS.
+
 Ratios (base / this tree) are printed at the end. Files are written under a
 temporary folder (``--keep DIR``: there, and left in place), never in the repository.
 """
@@ -38,16 +41,61 @@ PYTHON = sys.executable
 TIMEOUT = 3600
 
 
+def _tree_rss(root_pid: int) -> int:
+    """Resident bytes of a process and all its descendants (worker processes included), from /proc."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/statm") as handle:
+                rss[int(entry)] = int(handle.read().split()[1]) * PAGE
+        except (OSError, IndexError, ValueError):
+            continue
+        parents[int(entry)] = int(fields[1])
+    total, stack = 0, [root_pid]
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total
+
+
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 def _child(root: Path, argv: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float, int, str]:
-    """Run ``argv`` with ``root``'s code first on the path: (wall s, peak RSS MB, exit status, stderr tail)."""
+    """Run ``argv`` with ``root``'s code first on the path: (wall s, peak RSS MB of the process tree, exit
+    status, stderr tail). The peak sums the child and its worker processes, sampled every 0.2 s (and is at
+    least the child's own max RSS)."""
+    import threading
+
     env = dict(os.environ, PYTHONPATH=str(root), LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONHASHSEED="0")
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=root, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.2):
+            peak[0] = max(peak[0], _tree_rss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    err_bytes = proc.stderr.read() if proc.stderr else b""
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    done.set()
+    sampler.join()
+    err = err_bytes.decode(errors="replace")
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, proc.returncode, err[-600:]
+    return wall, max(usage.ru_maxrss * 1024, peak[0]) / 1024 ** 2, proc.returncode, err[-600:]
 
 
 def _ms(values: list[float]) -> str:
