@@ -44,3 +44,25 @@ def test_every_kind_of_change_hashes_as_the_whole_canonical_json(monkeypatch):
 def test_a_root_that_is_not_all_collections_is_hashed_whole():
     root = {"a": Collection({"x": 1}), "meta": {"v": 2}}
     assert state_hash(root) == hashlib.sha256(canonical_bytes(root)).hexdigest()
+
+
+def test_same_state_is_canonical_equality_compared_by_changes():
+    from tau_tui.env.store import same_state
+
+    rng = random.Random(11)
+    bases = {name: CollectionBase({f"k{i:03d}": {"v": i} for i in range(40)}) for name in ("a", "b")}
+    seen = {True: 0, False: 0}
+    for trial in range(300):
+        left, right = _root(bases), _root(bases)
+        for side in (left, right):
+            for _ in range(rng.randint(0, 2)):
+                coll = side[rng.choice("ab")]
+                key = f"k{rng.randint(0, 45):03d}"
+                if rng.random() < 0.3 and key in coll:
+                    del coll[key]
+                else:
+                    coll[key] = {"v": rng.randint(0, 2)} if rng.random() < 0.5 else {"v": int(key[1:])}
+        expected = canonical_bytes(left) == canonical_bytes(right)
+        assert same_state(left, right) is expected, trial
+        seen[expected] += 1
+    assert seen[True] > 20 and seen[False] > 20  # both outcomes were exercised

@@ -239,6 +239,26 @@ def _feed(digest: Any, node: Any) -> None:
         digest.update(chunk)
 
 
+def same_state(a: Any, b: Any) -> bool:
+    """Whether two state trees have the same canonical JSON (and so the same hash), compared by their changes.
+
+    Collections over the same shared base compare only the entities either side changed; anything else
+    compares its canonical JSON.
+    """
+    if a is b:
+        return True
+    if type(a) is Collection and type(b) is Collection and a._base is b._base:
+        for key in {*a._over, *a._gone, *b._over, *b._gone}:
+            in_a, in_b = key in a, key in b
+            if in_a != in_b or (in_a and _piece(key, a[key]) != _piece(key, b[key])):
+                return False
+        return True
+    if (type(a) is dict and type(b) is dict and a.keys() == b.keys()
+            and any(type(v) is Collection for v in (*a.values(), *b.values()))):
+        return all(same_state(a[k], b[k]) for k in a)
+    return canonical_bytes(a) == canonical_bytes(b)
+
+
 CHECKPOINT_BYTES = 64 * 1024
 
 
