@@ -323,6 +323,8 @@ class RunFile:
                 raw = self.raw_sims[index]
             except OSError as exc:  # a streamed file gone or changed since it was indexed
                 raise RunFileError(self.path, f"simulation #{index}: {exc.strerror or exc}") from None
+            except ValueError as exc:  # its span no longer parses (rewritten in place, same size and time)
+                raise RunFileError(self.path, f"simulation #{index} is no longer valid JSON ({exc}); reload it") from None
             if not isinstance(raw, dict):
                 raise RunFileError(self.path, f"simulation #{index} is {_kind(raw)}, not an object")
             try:
