@@ -164,15 +164,16 @@ def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
     return top, opened, close
 
 
-def open_streamed(path: Path, on_progress: Callable[[Any], None] | None = None,
-                  every: float = 0.25) -> Any:
-    """The ``RunFile`` of ``path`` indexed by streaming, or None when its layout is not one this reader knows.
+def open_streamed(path: Path, run_file: Callable[..., Any], index_entry: Callable[[int, Any], Any],
+                  on_progress: Callable[[Any], None] | None = None, every: float = 0.25) -> Any:
+    """The run of ``path`` indexed by streaming, or None when its layout is not one this reader knows.
 
-    ``on_progress(run)`` is called from this thread while the index grows (every ``every`` seconds) with
-    the same ``RunFile``, its ``entries`` so far; ``open_run`` reports problems this reader leaves to it.
+    ``run_file`` makes the run (``io.RunFile``) and ``index_entry(i, raw)`` its index rows (``io`` passes
+    them: this module does not import it). ``on_progress(run)`` is called from this thread while the
+    index grows (every ``every`` seconds) with the same run, its ``entries`` so far; ``open_run`` reports
+    the problems of a file this reader leaves to it.
     """
-    from tau_tui.model.io import RunFile, _index_entry
-
+    RunFile, _index_entry = run_file, index_entry
     try:
         signature = _signature(path)
         handle = open(path, "rb")
