@@ -114,6 +114,6 @@ def executor_for(args: Any, job: Any, workspace: Any) -> Any:
         except RayUnavailable as exc:
             raise ConfigError(str(exc)) from None
     workers = args.workers if getattr(args, "workers", None) is not None else available_cores()
-    if getattr(workspace, "_registry", None) is not None:  # built in code (tests): cannot be rebuilt elsewhere
+    if getattr(workspace, "registry_given", False):  # built in code (tests): cannot be rebuilt elsewhere
         workers = 1
     return Executor(job, workers, workspace)

@@ -61,7 +61,7 @@ def _default_workers(workspace: Workspace) -> int:
     """Every core, unless the workspace was built in code (its registry cannot be rebuilt in a worker)."""
     from tau_tui.pool import available_cores
 
-    return 1 if getattr(workspace, "_registry", None) is not None else available_cores()
+    return 1 if getattr(workspace, "registry_given", False) else available_cores()
 
 
 def settle_heap() -> None:
