@@ -58,13 +58,35 @@ class Unit:
     sidecar: bool = True  # eval: score tool calls with the sidecar beside the file (False: no scorer)
 
 
+@dataclass(frozen=True)
+class ReportDigest:
+    """What ``tau-tui eval`` needs of a ``SimReport``, in plain data (a worker's objects of a domain's own
+    modules could not be unpickled by a process that never loaded that domain)."""
+
+    task_id: str
+    reward: float | None
+    recorded_reward: float | None
+    termination: str | None
+    agrees: bool | None
+    flags: dict[str, int]
+    line: str  # ``json_line(report.to_json(file))``
+
+    @classmethod
+    def of(cls, report: Any, file: str) -> ReportDigest:
+        from tau_tui.textsafe import json_line
+
+        return cls(report.task_id, report.evaluation.reward, report.recorded_reward, report.evaluation.termination,
+                   report.agrees, dict(report.flag_counts()), json_line(report.to_json(file)))
+
+
 @dataclass
 class Outcome:
-    """One unit's answer: a record or report, or the one-line error that stopped it."""
+    """One unit's answer, in plain data: a record or report digest, or the one-line error that stopped it."""
 
     unit: Unit
-    record: dict[str, Any] | None = None  # replay: ``SimAnalysis.to_json()``
-    report: Any = None  # eval: the ``SimReport``
+    record: dict[str, Any] | None = None  # replay: the fields of ``SimAnalysis.to_json()`` the totals read
+    line: str | None = None  # replay: ``json_line(SimAnalysis.to_json())``
+    report: ReportDigest | None = None  # eval
     summaries: Any = None  # summary: ``Summaries`` (replay and evaluation columns)
     haystack: str | None = None  # summary: the searchable text of the simulation
     text: str | None = None
@@ -120,6 +142,8 @@ class Worker:
         return outcome
 
     def _replay(self, run: Any, unit: Unit) -> Outcome:
+        from tau_tui.textsafe import json_line
+
         analysis = self.analyzer.analyze(run, unit.index)
         record = analysis.to_json()
         text = None
@@ -127,7 +151,9 @@ class Worker:
             from tau_tui.replay.facts import plain_text
 
             text = plain_text(analysis.facts(record))
-        return Outcome(unit, record=record, text=text)
+        brief = {"file": record["file"], "first_mismatch": True if record["first_mismatch"] is not None else None,
+                 "findings": len(record["findings"]), "db_match": record["db_match"]}
+        return Outcome(unit, record=brief, line=json_line(record), text=text)
 
     def _eval(self, run: Any, unit: Unit) -> Outcome:
         from tau_tui.evaluate import ScorerConfig
@@ -141,7 +167,7 @@ class Worker:
             from tau_tui.evaluate.render import simulation_block
 
             text = simulation_block(report)
-        return Outcome(unit, report=report, text=text)
+        return Outcome(unit, report=ReportDigest.of(report, unit.path), text=text)
 
     def _summary(self, run: Any, unit: Unit) -> Outcome:
         from tau_tui.catalog import EvalSummary, ReplaySummary, sim_text

@@ -60,8 +60,8 @@ def _file_record(path: Path, run, metrics, recorded_metrics, reports: list) -> d
         "metrics": metrics.to_json(),
         "recorded_metrics": recorded_metrics.to_json(),
         "agreement": {"compared": len(compared), "agree": sum(compared), "differ": len(compared) - sum(compared),
-                      "not_computable": sum(r.evaluation.reward is None for r in reports)},
-        "flags": {kind: sum(r.flag_counts()[kind] for r in reports) for kind in FLAG_KINDS},
+                      "not_computable": sum(r.reward is None for r in reports)},
+        "flags": {kind: sum(r.flags[kind] for r in reports) for kind in FLAG_KINDS},
     }
 
 
@@ -118,10 +118,10 @@ def run(args: argparse.Namespace, workspace) -> int:
                     continue
                 report = done.report
                 reports.append(report)
-                outcomes.append(MetricOutcome(report.task_id, report.evaluation.reward, report.evaluation.termination))
-                recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.evaluation.termination))
+                outcomes.append(MetricOutcome(report.task_id, report.reward, report.termination))
+                recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.termination))
                 if args.json:
-                    out.write(json_line(report.to_json(str(path))) + "\n")
+                    out.write(report.line + "\n")
                 else:
                     out.write(visible(f"{path}\n{done.text}\n\n"))
                 if status == EXIT_OK and report.agrees is False:

@@ -33,7 +33,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.pool import Job, Unit
-    from tau_tui.textsafe import json_line, visible
+    from tau_tui.textsafe import visible
 
     status = EXIT_OK
     wanted = list(args.sim)
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, workspace) -> int:
                         noted.add(note)
                         err(f"note: {note}")
                 if args.json:
-                    out.write(json_line(record) + "\n")
+                    out.write(done.line + "\n")
                 else:
                     out.write(visible(f"{path}\n{done.text}\n\n"))
                 if status == EXIT_OK and (record["first_mismatch"] or record["findings"]):
