@@ -177,6 +177,7 @@ class Analyzer:
         gold = None
         if task is not None:
             gold = self.gold_for(domain_key, task, new_env)
+            timeline.final.share_hashes(gold.state, gold.agent_hash, gold.user_hash)  # a match costs no hashing
         assertions = run_assertions(timeline, task)
         return SimAnalysis(run, index, sim, run.domain, task, timeline, gold, assertions)
 

@@ -246,6 +246,8 @@ class Workspace:
                  judge_factory: Callable[[str, str | None], Any] | None = None):
         self.settings = settings if settings is not None else Settings()
         self._registry = registry
+        # a registry built in code cannot be rebuilt from the settings in a worker process (tau_tui.pool)
+        self.registry_given = registry is not None
         self._analyzer: Any = None
         self._judge_factory = judge_factory
 

@@ -78,3 +78,42 @@ def add_judge_flags(parser: Any, model_help: str) -> None:
                         help=f"{model_help}; default: judge_model from the settings")
     parser.add_argument("--judge-api-base", metavar="URL",
                         help="API base URL for the judge model; default: judge_api_base from the settings")
+
+
+def add_workers_flag(parser: Any, executor: bool = True) -> None:
+    """``--workers N``: replay/evaluate on N worker processes (default: every core; 1: in this process);
+    ``executor``: and ``--executor local|ray``."""
+    parser.add_argument("--workers", type=_workers, default=None, metavar="N",
+                        help="worker processes (default: every core; 1: in this process); "
+                             "the output is the same, in the same order")
+    if not executor:
+        return
+    parser.add_argument("--executor", choices=("local", "ray"), default="local",
+                        help="where the workers run: processes on this machine (default), or Ray actors on the "
+                             "cluster ray.init() finds (RAY_ADDRESS; needs the optional extra 'ray')")
+
+
+def _workers(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def executor_for(args: Any, job: Any, workspace: Any) -> Any:
+    """The ``tau_tui.pool.Executor`` of ``--workers`` (a workspace with its own registry stays in this process)."""
+    from tau_tui.pool import Executor, available_cores
+
+    if getattr(args, "executor", "local") == "ray":
+        from tau_tui.config import ConfigError
+        from tau_tui.pool import RayExecutor, RayUnavailable
+
+        try:
+            return RayExecutor(job, args.workers, workspace)
+        except RayUnavailable as exc:
+            raise ConfigError(str(exc)) from None
+    workers = args.workers if getattr(args, "workers", None) is not None else available_cores()
+    if getattr(workspace, "registry_given", False):  # built in code (tests): cannot be rebuilt elsewhere
+        workers = 1
+    return Executor(job, workers, workspace)

@@ -12,7 +12,9 @@ from tau_tui.commands.common import (
     EXIT_INPUT,
     EXIT_OK,
     add_judge_flags,
+    add_workers_flag,
     err,
+    executor_for,
     open_all,
     selected,
 )
@@ -38,6 +40,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     add_judge_flags(evaluate, "litellm model that judges NL assertions (without one they are not evaluated)")
     evaluate.add_argument("--scorer", metavar="FILE",
                           help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
+    add_workers_flag(evaluate)
     return evaluate
 
 
@@ -60,8 +63,8 @@ def _file_record(path: Path, run, metrics, recorded_metrics, reports: list, conf
         "metrics": metrics.to_json(),
         "recorded_metrics": recorded_metrics.to_json(),
         "agreement": {"compared": len(compared), "agree": sum(compared), "differ": len(compared) - sum(compared),
-                      "not_computable": sum(r.evaluation.reward is None for r in reports)},
-        "flags": {kind: sum(r.flag_counts()[kind] for r in reports) for kind in FLAG_KINDS},
+                      "not_computable": sum(r.reward is None for r in reports)},
+        "flags": {kind: sum(r.flags.get(kind, 0) for r in reports) for kind in FLAG_KINDS},
         "confidence": confidence.to_json() if confidence is not None else None,
         "recorded_confidence": recorded_confidence.to_json() if recorded_confidence is not None else None,
     }
@@ -93,27 +96,23 @@ def _claim_lines(record: dict[str, Any], metrics) -> str:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
-    from tau_tui.domains import DomainError
     from tau_tui.evaluate import (
         MetricOutcome,
-        ScorerConfig,
         ScorerConfigError,
         compute_metrics,
     )
-    from tau_tui.evaluate.render import metrics_block, simulation_block
-    from tau_tui.evaluate.stats import outcome_confidence
+    from tau_tui.evaluate.render import metrics_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
-    from tau_tui.model.io import RunFileError
+    from tau_tui.evaluate.stats import outcome_confidence
     from tau_tui.model.submission import SubmissionError, submission_for
+    from tau_tui.pool import Job, Unit
     from tau_tui.textsafe import json_line, visible
 
     ws = workspace
-    judge = ws.judge()
     analyzer = ws.analyzer
-    override = None
     if args.scorer:
         try:
-            override = load_scorer_config(Path(args.scorer))
+            load_scorer_config(Path(args.scorer))
         except ScorerConfigError as exc:
             err(str(exc))
             return EXIT_INPUT
@@ -122,65 +121,68 @@ def run(args: argparse.Namespace, workspace) -> int:
     files: list[dict[str, Any]] = []
     out = sys.stdout
     bad_submissions: set[str] = set()
-    for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
-        if run is None:
-            err(error or f"{path}: unreadable")
-            status = EXIT_INPUT
-            continue
-        scorer = override
-        if scorer is None:
-            try:
-                scorer = analyzer.scorer_config(run)
-            except ScorerConfigError as exc:
-                err(f"{exc} (tool-call scores skipped)")
+    job = Job("eval", ws.settings, text=not args.json, scorer=args.scorer)
+    with executor_for(args, job, ws) as executor:
+        for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
+            if run is None:
+                err(error or f"{path}: unreadable")
                 status = EXIT_INPUT
-                scorer = ScorerConfig(None, None, {})
-        outcomes, recorded, reports = [], [], []
-        domain_missing = False
-        for index in selected(run, args.sim, found):
-            try:
-                report = analyzer.evaluate(run, index, judge=judge, scorer=scorer)
-            except (DomainError, RunFileError) as exc:
-                err(str(exc))
-                status = EXIT_INPUT
-                domain_missing = isinstance(exc, DomainError)
-                if domain_missing:
-                    break
                 continue
-            reports.append(report)
-            outcomes.append(MetricOutcome(report.task_id, report.evaluation.reward, report.evaluation.termination))
-            recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.evaluation.termination))
-            if args.json:
-                out.write(json_line(report.to_json(str(path))) + "\n")
-            else:
-                out.write(visible(f"{path}\n{simulation_block(report)}\n\n"))
-            if status == EXIT_OK and report.agrees is False:
-                status = EXIT_FINDINGS
-        if domain_missing:
-            continue
-        metrics = compute_metrics(outcomes, _num_trials(run))
-        recorded_metrics = compute_metrics(recorded, _num_trials(run))
-        confidence = outcome_confidence(outcomes, metrics.max_k, seed=args.seed)
-        recorded_confidence = outcome_confidence(recorded, recorded_metrics.max_k, seed=args.seed)
-        record = _file_record(path, run, metrics, recorded_metrics, reports, confidence, recorded_confidence)
-        sub = submission_for(run.path)
-        if isinstance(sub, SubmissionError):
-            if str(sub) not in bad_submissions:
-                bad_submissions.add(str(sub))
-                err(str(sub))
-            status = EXIT_INPUT
-        elif sub is not None:
-            if str(sub.folder) not in bad_submissions:
-                bad_submissions.add(str(sub.folder))
-                for warning in sub.warnings:
-                    err(f"note: {sub.path}: {warning}")
-            record["submission"] = _claim_record(sub, run)
-        files.append(record)
-        if not args.json:
-            block = metrics_block(str(path), metrics, recorded_metrics, confidence)
-            if "submission" in record:
-                block += "\n" + _claim_lines(record["submission"], metrics)
-            out.write(visible(block + "\n\n"))
+            executor.adopt(path, run)
+            sidecar = True
+            if not args.scorer:
+                try:
+                    analyzer.scorer_config(run)
+                except ScorerConfigError as exc:
+                    err(f"{exc} (tool-call scores skipped)")
+                    status = EXIT_INPUT
+                    sidecar = False
+            outcomes, recorded, reports = [], [], []
+            domain_missing = False
+            units = (Unit(str(path), index, sidecar) for index in selected(run, args.sim, found))
+            for done in executor.map(units):
+                if done.error is not None:
+                    err(done.error)
+                    status = EXIT_INPUT
+                    domain_missing = done.domain_error
+                    if domain_missing:
+                        break
+                    continue
+                report = done.report
+                reports.append(report)
+                outcomes.append(MetricOutcome(report.task_id, report.reward, report.termination))
+                recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.termination))
+                if args.json:
+                    out.write(report.line + "\n")
+                else:
+                    out.write(visible(f"{path}\n{done.text}\n\n"))
+                if status == EXIT_OK and report.agrees is False:
+                    status = EXIT_FINDINGS
+            if domain_missing:
+                continue
+            metrics = compute_metrics(outcomes, _num_trials(run))
+            recorded_metrics = compute_metrics(recorded, _num_trials(run))
+            confidence = outcome_confidence(outcomes, metrics.max_k, seed=args.seed)
+            recorded_confidence = outcome_confidence(recorded, recorded_metrics.max_k, seed=args.seed)
+            record = _file_record(path, run, metrics, recorded_metrics, reports, confidence, recorded_confidence)
+            sub = submission_for(run.path)
+            if isinstance(sub, SubmissionError):
+                if str(sub) not in bad_submissions:
+                    bad_submissions.add(str(sub))
+                    err(str(sub))
+                status = EXIT_INPUT
+            elif sub is not None:
+                if str(sub.folder) not in bad_submissions:
+                    bad_submissions.add(str(sub.folder))
+                    for warning in sub.warnings:
+                        err(f"note: {sub.path}: {warning}")
+                record["submission"] = _claim_record(sub, run)
+            files.append(record)
+            if not args.json:
+                block = metrics_block(str(path), metrics, recorded_metrics, confidence)
+                if "submission" in record:
+                    block += "\n" + _claim_lines(record["submission"], metrics)
+                out.write(visible(block + "\n\n"))
     if args.json:
         for record in files:
             out.write(json_line(record) + "\n")
@@ -190,4 +192,3 @@ def run(args: argparse.Namespace, workspace) -> int:
             status = EXIT_INPUT
     out.flush()
     return status
-

@@ -10,7 +10,9 @@ from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    add_workers_flag,
     err,
+    executor_for,
     open_all,
     selected,
 )
@@ -25,50 +27,51 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     replay.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
     replay.add_argument("--sim", action="append", default=[], metavar="ID", help="only this simulation (id or prefix; repeatable)")
     replay.add_argument("--json", action="store_true", help="one JSON object per simulation, one per line")
+    add_workers_flag(replay)
     return replay
 
 
 def run(args: argparse.Namespace, workspace) -> int:
-    from tau_tui.domains import DomainError
-    from tau_tui.model.io import RunFileError
-    from tau_tui.replay.facts import plain_text
-    from tau_tui.textsafe import json_line, visible
+    from tau_tui.pool import Job, Unit
+    from tau_tui.textsafe import visible
 
-    analyzer = workspace.analyzer
     status = EXIT_OK
     wanted = list(args.sim)
     found_wanted: set[str] = set()
     out = sys.stdout
     totals = ReplayTotals()
-    for path, recording, error in open_all(args.paths):
-        if recording is None:
-            err(error or f"{path}: unreadable")
-            status = EXIT_INPUT
-            continue
-        indices = list(selected(recording, wanted, found_wanted))
-        for position, index in enumerate(indices):
-            try:
-                analysis = analyzer.analyze(recording, index)
-            except (DomainError, RunFileError) as exc:
-                err(str(exc))
+    noted: set[str] = set()
+    with executor_for(args, Job("replay", workspace.settings, text=not args.json), workspace) as executor:
+        for path, recording, error in open_all(args.paths):
+            if recording is None:
+                err(error or f"{path}: unreadable")
                 status = EXIT_INPUT
-                if isinstance(exc, DomainError):  # the file's domain: none of its simulations can be replayed
-                    totals.failed += len(indices) - position
-                    break
-                totals.failed += 1
                 continue
-            record = analysis.to_json()
-            totals.add(record)
-            for note in analyzer.registry.new_warnings():
-                err(f"note: {note}")
-            if args.json:
-                out.write(json_line(record) + "\n")
-            else:
-                out.write(visible(f"{path}\n{plain_text(analysis.facts(record))}\n\n"))
-            stored = record.get("recorded_final_db")
-            if status == EXIT_OK and (record["first_mismatch"] or record["findings"]
-                                      or (stored is not None and stored["match"] is False)):
-                status = EXIT_FINDINGS
+            executor.adopt(path, recording)
+            indices = list(selected(recording, wanted, found_wanted))
+            for position, done in enumerate(executor.map(Unit(str(path), i) for i in indices)):
+                if done.error is not None:
+                    err(done.error)
+                    status = EXIT_INPUT
+                    if done.domain_error:  # the file's domain: none of its simulations can be replayed
+                        totals.failed += len(indices) - position
+                        break
+                    totals.failed += 1
+                    continue
+                record = done.record
+                totals.add(record)
+                for note in done.warnings:
+                    if note not in noted:  # each worker process loads the domain: say it once
+                        noted.add(note)
+                        err(f"note: {note}")
+                if args.json:
+                    out.write(done.line + "\n")
+                else:
+                    out.write(visible(f"{path}\n{done.text}\n\n"))
+                stored = record.get("recorded_final_db")  # an Inspect log's own final DB, compared with ours
+                if status == EXIT_OK and (record["first_mismatch"] or record["findings"]
+                                          or (stored is not None and stored["match"] is False)):
+                    status = EXIT_FINDINGS
     for sim_id in wanted:
         if sim_id not in found_wanted:
             err(f"no simulation {sim_id!r} in the given files")

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, add_workers_flag, err
 
 NAME = None  # the command a first argument that names no sub-command runs
 SHARED_FLAGS = True
@@ -30,6 +30,7 @@ def register(parser: argparse.ArgumentParser, running: bool = False) -> argparse
                         "recordings in a grid; n runs k trials)")
     add_judge_flags(parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory "
                     "screen)")
+    add_workers_flag(parser, executor=False)
     return parser
 
 
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
         err(f"the TUI needs textual ({exc}); headless sub-commands still work")
         return EXIT_INPUT
 
-    app = TauTuiApp(paths, workspace=workspace, calibrate=args.calibrate, keymap=args.keymap)
+    app = TauTuiApp(paths, workspace=workspace, calibrate=args.calibrate, keymap=args.keymap,
+                    workers=getattr(args, "workers", None))
     app.run()
     return EXIT_OK

@@ -8,7 +8,7 @@ from typing import Any
 
 from tau_tui.env.jsonify import to_json_str
 from tau_tui.env.schema import DBSchema, apply_patch
-from tau_tui.env.store import Store, clone, state_hash
+from tau_tui.env.store import Store, clone, same_state, state_hash
 from tau_tui.env.tools import Toolkit, ToolType
 from tau_tui.model.messages import ToolCall, ToolMessage
 from tau_tui.model.tasks import EnvAssertion, EnvFunctionCall, InitializationData
@@ -43,6 +43,16 @@ class EnvState:
     def user_hash(self) -> str | None:
         """tau2's hash of the user DB (computed once per snapshot)."""
         return self._user_hash
+
+    def share_hashes(self, other: EnvState, agent_hash: str | None, user_hash: str | None) -> None:
+        """Take ``other``'s hashes for each side whose state is the same as ``other``'s (``same_state``,
+        compared by the changes): the same canonical JSON has the same hash, so it is not hashed again."""
+        if "_agent_hash" not in self.__dict__ and self.agent is not None and other.agent is not None \
+                and same_state(self.agent, other.agent):
+            self.__dict__["_agent_hash"] = agent_hash
+        if "_user_hash" not in self.__dict__ and self.user is not None and other.user is not None \
+                and same_state(self.user, other.user):
+            self.__dict__["_user_hash"] = user_hash
 
 
 def call_arguments(arguments: Any) -> dict[str, Any]:

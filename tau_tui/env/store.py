@@ -212,23 +212,146 @@ def canonical_json(node: Any) -> str:
     return canonical_bytes(node).decode()
 
 
-def _feed(digest: Any, node: Any) -> None:
+def _chunks(node: Any) -> Iterator[bytes | memoryview]:
+    """The canonical JSON of a state tree, piece by piece (unchanged runs are slices of cached bytes)."""
     if type(node) is Collection:
-        node.feed(digest)
+        if not node._over and not node._gone:
+            yield node._base.full()
+            return
+        yield b"{"
+        for i, chunk in enumerate(node.chunks()):
+            if i:
+                yield b", "
+            yield chunk
+        yield b"}"
     elif isinstance(node, dict) and any(type(v) is Collection for v in node.values()):
-        digest.update(b"{")
+        yield b"{"
         for i, key in enumerate(sorted(node)):
-            digest.update(f"{', ' if i else ''}{json.dumps(key)}: ".encode())
-            _feed(digest, node[key])
-        digest.update(b"}")
+            yield f"{', ' if i else ''}{json.dumps(key)}: ".encode()
+            yield from _chunks(node[key])
+        yield b"}"
     else:
-        digest.update(_dumps(node).encode())
+        yield _dumps(node).encode()
+
+
+def _feed(digest: Any, node: Any) -> None:
+    for chunk in _chunks(node):
+        digest.update(chunk)
+
+
+def same_state(a: Any, b: Any) -> bool:
+    """Whether two state trees have the same canonical JSON (and so the same hash), compared by their changes.
+
+    Collections over the same shared base compare only the entities either side changed; anything else
+    compares its canonical JSON.
+    """
+    if a is b:
+        return True
+    if type(a) is Collection and type(b) is Collection and a._base is b._base:
+        for key in {*a._over, *a._gone, *b._over, *b._gone}:
+            in_a, in_b = key in a, key in b
+            if in_a != in_b or (in_a and _piece(key, a[key]) != _piece(key, b[key])):
+                return False
+        return True
+    if (type(a) is dict and type(b) is dict and a.keys() == b.keys()
+            and any(type(v) is Collection for v in (*a.values(), *b.values()))):
+        return all(same_state(a[k], b[k]) for k in a)
+    return canonical_bytes(a) == canonical_bytes(b)
+
+
+CHECKPOINT_BYTES = 64 * 1024
+
+
+class _BaseStream:
+    """The canonical JSON of a root of untouched collections, with the sha256 state every 64 KiB of it.
+
+    A state whose collections share these bases equals this stream up to its first change: its hash
+    starts from the checkpoint before that change instead of from the first byte.
+    """
+
+    def __init__(self, keys: list[Any], bases: list[CollectionBase]):
+        self.bases = bases  # kept: the cache is keyed by their ids
+        data = bytearray(b"{")
+        self.starts: dict[Any, int] = {}
+        for i, (key, base) in enumerate(zip(keys, bases)):
+            data += f"{', ' if i else ''}{json.dumps(key)}: ".encode()
+            self.starts[key] = len(data)
+            data += base.full()
+        data += b"}"
+        self.data = bytes(data)
+        digest = hashlib.sha256()
+        self.checkpoints: list[tuple[int, Any]] = [(0, digest.copy())]
+        view = memoryview(self.data)
+        for offset in range(CHECKPOINT_BYTES, len(self.data), CHECKPOINT_BYTES):
+            digest.update(view[offset - CHECKPOINT_BYTES:offset])
+            self.checkpoints.append((offset, digest.copy()))
+
+    def resume(self, upto: int) -> Any:
+        """A sha256 object that has been fed this stream's first ``upto`` bytes."""
+        i = bisect_left(self.checkpoints, upto + 1, key=lambda c: c[0]) - 1
+        offset, digest = self.checkpoints[i]
+        digest = digest.copy()
+        digest.update(memoryview(self.data)[offset:upto])
+        return digest
+
+
+_STREAMS: dict[tuple[int, ...], _BaseStream] = {}
+_MAX_STREAMS = 64
+
+
+def _base_stream(node: Any) -> tuple[_BaseStream, list[Any]] | None:
+    """The checkpointed stream of a root whose every value is a collection (airline, retail…), else None."""
+    if type(node) is not dict or not node:
+        return None
+    keys = sorted(node)
+    values = [node[k] for k in keys]
+    if any(type(v) is not Collection for v in values):
+        return None
+    bases = [v._base for v in values]
+    ident = tuple(id(b) for b in bases) + (hash(tuple(keys)),)
+    stream = _STREAMS.get(ident)
+    if stream is None or any(a is not b for a, b in zip(stream.bases, bases)):
+        if len(_STREAMS) >= _MAX_STREAMS:
+            _STREAMS.clear()
+        stream = _STREAMS[ident] = _BaseStream(keys, bases)
+    return stream, keys
+
+
+def _first_change(stream: _BaseStream, node: dict[Any, Any], keys: list[Any]) -> int:
+    """How many leading bytes of ``node``'s canonical JSON equal the base stream's (a safe lower bound)."""
+    for key in keys:
+        coll = node[key]
+        if not coll._over and not coll._gone:
+            continue
+        base = coll._base
+        index, sorted_keys = base.index(), base.sorted_keys()
+        first = min(index[k] if k in index else bisect_left(sorted_keys, k) for k in (*coll._over, *coll._gone))
+        spans = base.spans()
+        return stream.starts[key] + (spans[first - 1][1] if first > 0 else 1)
+    return len(stream.data)
 
 
 def state_hash(node: Any) -> str:
-    """The tau2-compatible DB hash of a state tree."""
-    digest = hashlib.sha256()
-    _feed(digest, node)
+    """The tau2-compatible DB hash of a state tree.
+
+    For a root of collections, the untouched prefix is not hashed again: the digest resumes from a
+    checkpoint of the base stream (``_BaseStream``), then takes the rest piece by piece.
+    """
+    found = _base_stream(node)
+    if found is None:
+        digest = hashlib.sha256()
+        _feed(digest, node)
+        return digest.hexdigest()
+    stream, keys = found
+    skip = _first_change(stream, node, keys)
+    digest = stream.resume(skip)
+    for chunk in _chunks(node):
+        size = len(chunk)
+        if skip >= size:
+            skip -= size
+            continue
+        digest.update(memoryview(chunk)[skip:] if skip else chunk)
+        skip = 0
     return digest.hexdigest()
 
 

@@ -77,6 +77,8 @@ class SimEntry:
     n_tool_calls: int
     n_tool_errors: int
     problem: str | None = None
+    error: str | None = None  # the error an infrastructure failure left in ``info``
+    reviewed: bool = False  # the simulation holds a review, auth classification, hallucination check or effects
 
 
 def _num(value: Any) -> float | None:
@@ -85,6 +87,11 @@ def _num(value: Any) -> float | None:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+# The newer recorded fields ``model.reviews.read_review`` reads; the index notes whether a simulation has any.
+REVIEW_KEYS = ("review", "user_only_review", "auth_classification", "hallucination_check",
+               "hallucination_retries_used", "effect_timeline")
 
 
 def _index_entry(i: int, raw: Any) -> SimEntry:
@@ -105,6 +112,7 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
             if m.get("role") == "tool" and m.get("error") is True:
                 n_errors += 1
     db_match = db_check.get("db_match")
+    info = raw.get("info")
     return SimEntry(
         index=i,
         id=str(raw.get("id") or f"#{i}"),
@@ -120,6 +128,8 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
         n_messages=len(messages),
         n_tool_calls=n_calls,
         n_tool_errors=n_errors,
+        error=str(info.get("error")) if isinstance(info, dict) and info.get("error") else None,
+        reviewed=any(raw.get(key) is not None for key in REVIEW_KEYS),
     )
 
 
@@ -191,12 +201,12 @@ def read_json(path: Path) -> Any:
     if not data.strip():
         raise RunFileError(path, "is empty")
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RunFileError(path, f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
-    try:
-        return orjson.loads(data)
+        return orjson.loads(data)  # checks UTF-8 itself: no decoded copy of the whole file
     except orjson.JSONDecodeError as exc:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise RunFileError(path, f"is not UTF-8 text (byte 0x{data[bad.start]:02x} at offset {bad.start})") from None
         msg = str(exc)
         if "recursion" in msg.lower() or "depth limit" in msg.lower():
             raise RunFileError(path, "is not readable JSON: nested deeper than 1024 levels") from None
@@ -240,6 +250,11 @@ class RunFile:
     _tasks: dict[str, Task] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if getattr(self.raw_sims, "indexed_lazily", False):  # a streamed file (model.stream): entries grow as read
+            from tau_tui.model.stream import KEEP_PARSED, LRU
+
+            self._sims = LRU(KEEP_PARSED)
+            return
         self.entries = [_index_entry(i, raw) for i, raw in enumerate(self.raw_sims)]
 
     # --- metadata -------------------------------------------------------
@@ -318,8 +333,14 @@ class RunFile:
 
     def simulation(self, index: int) -> SimulationRun:
         """The full model of simulation ``index`` (built once, then cached)."""
-        if index not in self._sims:
-            raw = self.raw_sims[index]
+        cached = self._sims.get(index)
+        if cached is None:
+            try:
+                raw = self.raw_sims[index]
+            except OSError as exc:  # a streamed file gone or changed since it was indexed
+                raise RunFileError(self.path, f"simulation #{index}: {exc.strerror or exc}") from None
+            except ValueError as exc:  # its span no longer parses (rewritten in place, same size and time)
+                raise RunFileError(self.path, f"simulation #{index} is no longer valid JSON ({exc}); reload it") from None
             if not isinstance(raw, dict):
                 raise RunFileError(self.path, f"simulation #{index} is {_kind(raw)}, not an object")
             try:
@@ -328,7 +349,8 @@ class RunFile:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first.get("loc", ()))
                 raise RunFileError(self.path, f"simulation #{index} unreadable at {where}: {first.get('msg')}") from None
-        return self._sims[index]
+            cached = self._sims[index]
+        return cached
 
     def find(self, sim_id: str) -> int | None:
         """Index of the simulation whose id equals or starts with ``sim_id``."""
@@ -419,8 +441,12 @@ def _open_dir(root: Path, meta_path: Path) -> RunFile:
 RUN_OPENERS: dict[str, Callable[[Path], RunFile]] = {}
 
 
-def open_run(path: Path | str) -> RunFile:
-    """Open one run file or run directory; raises ``RunFileError`` with a one-line reason."""
+def open_run(path: Path | str, on_progress: Any = None) -> RunFile:
+    """Open one run file or run directory; raises ``RunFileError`` with a one-line reason.
+
+    A large results file is indexed by streaming (``model.stream``): spans and index rows, not the parsed
+    tree; ``on_progress(run)`` is then called while its ``entries`` grow (from this thread).
+    """
     path = Path(path)
     if not path.exists():
         raise RunFileError(path, "does not exist")
@@ -434,6 +460,9 @@ def open_run(path: Path | str) -> RunFile:
         return _open_dir(path, meta)
     if path.name == "results.json" and (path.parent / "simulations").is_dir():
         return _open_dir(path.parent, path)
+    streamed = _open_streamed(path, on_progress)
+    if streamed is not None:
+        return streamed
     data = read_json(path)
     if isinstance(data, dict):
         return _from_object(path, data)
@@ -451,6 +480,22 @@ def open_run(path: Path | str) -> RunFile:
             raise RunFileError(path, "a list of objects that are not simulations (no 'messages')")
         return RunFile(path, "list", data, {}, [])
     raise RunFileError(path, f"top level is {_kind(data)}, expected a results object or a list of simulations")
+
+
+def _open_streamed(path: Path, on_progress: Any) -> RunFile | None:
+    """The streamed index of a large regular file (``model.stream``), or None to read it whole."""
+    from tau_tui.model.stream import FileChanged, open_streamed, stream_threshold
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size < stream_threshold() or info.st_size > max_read_bytes():
+        return None
+    try:
+        return open_streamed(path, RunFile, _index_entry, on_progress)
+    except FileChanged as exc:
+        raise RunFileError(path, str(exc)) from None
 
 
 def describe_empty(run: RunFile) -> str | None:

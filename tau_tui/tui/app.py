@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import queue
 import time
 from collections import deque
@@ -40,7 +41,7 @@ from tau_tui.tui.keys import check_keymap, palette_commands
 from tau_tui.tui.screens.help import show_help
 from tau_tui.tui.live import RolloutProgress, carry_over
 from tau_tui.tui.messages import (
-    FileFailed, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,
+    FileFailed, FileGrowing, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,
     ReplayOutcome, RolloutEvent, RolloutFailed, SimulationOpened, SimsReplayed,
 )
 from tau_tui.tui.render import PILL_HELP, pill
@@ -51,9 +52,17 @@ from tau_tui.workspace import RunPlan, Workspace
 
 REPLAY_BATCH_SECONDS = 0.1
 PRIORITY_ROWS = 120  # rows on screen and just below, replayed first
+POOL_BATCH = 32  # simulations per worker process handed out at a time (the queue's priorities apply between)
 
 
 SETTLE_AFTER = 200  # rows replayed since the last settling that make it worth it (a live run adds a few)
+
+
+def _default_workers(workspace: Workspace) -> int:
+    """Every core, unless the workspace was built in code (its registry cannot be rebuilt in a worker)."""
+    from tau_tui.pool import available_cores
+
+    return 1 if getattr(workspace, "registry_given", False) else available_cores()
 
 
 def settle_heap() -> None:
@@ -86,14 +95,16 @@ class TauTuiApp(App[None]):
                  external_viewer: Callable[[Path], Any] | None = None, runs_dir: Path | str = "runs",
                  calibrate: str | None = None, task_editor: Callable[[list[str]], Any] | None = None,
                  judge_model: str | None = None, judge_api_base: str | None = None,
-                 workspace: Workspace | None = None, keymap: dict[str, str] | None = None) -> None:
+                 workspace: Workspace | None = None, keymap: dict[str, str] | None = None,
+                 workers: int | None = None) -> None:
         """``workspace``: the configured session (settings, registry, judge…) every screen builds through;
         without it one is made from ``tau2_data``, ``domain_paths``, ``runs_dir``, ``judge_model`` and
         ``judge_api_base`` (``judge_model``: the litellm model that judges NL assertions, in rollouts,
         calibrations, play sessions, forks, gold checks and on request, J on a trajectory);
         ``calibrate``: open the calibrate screen of this domain once the files are read;
         ``task_editor``: runs an editor command instead of suspending the app (tests);
-        ``keymap``: binding id → keys from the settings file (``ConfigError`` naming an unknown id)."""
+        ``keymap``: binding id → keys from the settings file (``ConfigError`` naming an unknown id);
+        ``workers``: processes of the background replay (default every core; 1: this process only)."""
         super().__init__()
         self.set_keymap(check_keymap(keymap or {}))
         self.workspace = workspace if workspace is not None else Workspace.from_settings(
@@ -114,6 +125,8 @@ class TauTuiApp(App[None]):
         self._replayed_keys: set[tuple[int, str]] = set()
         self._replaying = False
         self._unsettled = 0  # rows replayed since the heap was last settled
+        self._executor: Any = None  # worker processes of the background replay (tau_tui.pool), started on need
+        self.replay_workers = workers if workers is not None else _default_workers(self.workspace)
         self.rollout: RolloutProgress | None = None
         self._rollout_runner: Any = None
         self._live_files: set[str] = set()
@@ -169,7 +182,8 @@ class TauTuiApp(App[None]):
             if worker.is_cancelled:
                 return
             try:
-                run = open_run(path)
+                run = open_run(path, on_progress=lambda grown: self.post_message(
+                    FileGrowing(generation, grown, len(grown.entries))))
             except RunFileError as exc:
                 self.post_message(FileFailed(generation, path, exc.problem))
                 continue
@@ -209,6 +223,14 @@ class TauTuiApp(App[None]):
         if message.notes:
             self.notices_changed.publish(None)
         self.file_rebound.publish(run)
+
+    @on(FileGrowing)
+    def _file_growing(self, message: FileGrowing) -> None:
+        """Rows of a large file appear while it is indexed (the rest, and its notes, come with ``FileLoaded``)."""
+        if message.generation != self.generation:
+            return
+        if self.catalog.grow_run(message.run, message.count):
+            self.catalog_changed.publish(None)
 
     @on(FolderNotice)
     def _folder_notice(self, message: FolderNotice) -> None:
@@ -287,29 +309,32 @@ class TauTuiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="replay", name="replay simulations")
     def replay_worker(self) -> None:
-        """Replay queued simulations until the queue is empty; results go out in batches."""
+        """Replay queued simulations until the queue is empty; results go out in batches.
+
+        Batches of simulations read from files go to worker processes (``tau_tui.pool``, every core);
+        the rest (runs this app wrote, runs a judge was asked about) are replayed here, one at a time.
+        """
         worker = get_current_worker()
         batch: list[ReplayOutcome] = []
         batch_generation = self.generation
         last_post = time.monotonic()
         replayed = 0
         while not worker.is_cancelled:
-            item = self._next_to_replay()
-            if item is None:
+            items = self._next_batch()
+            if not items:
                 break
-            generation, row = item
-            replayed += 1
-            self._replayed_keys.add((generation, row.key))
-            if generation != batch_generation and batch:
-                self.post_message(SimsReplayed(batch_generation, batch))
-                batch = []
-            batch_generation = generation
-            summaries = self.replay_service.summarize(row.run, row.index)
-            row.haystack()  # index the text for search while we are here, off the UI thread
-            batch.append(ReplayOutcome(row.key, summaries))
-            if time.monotonic() - last_post > REPLAY_BATCH_SECONDS:
-                self.post_message(SimsReplayed(batch_generation, batch))
-                batch, last_post = [], time.monotonic()
+            for (generation, row), summaries in self._summarize(items):
+                if worker.is_cancelled:
+                    break
+                replayed += 1
+                if generation != batch_generation and batch:
+                    self.post_message(SimsReplayed(batch_generation, batch))
+                    batch = []
+                batch_generation = generation
+                batch.append(ReplayOutcome(row.key, summaries))
+                if time.monotonic() - last_post > REPLAY_BATCH_SECONDS:
+                    self.post_message(SimsReplayed(batch_generation, batch))
+                    batch, last_post = [], time.monotonic()
         if batch:
             self.post_message(SimsReplayed(batch_generation, batch))
         self._unsettled += replayed
@@ -317,6 +342,72 @@ class TauTuiApp(App[None]):
             settle_heap()
             self._unsettled = 0
         self.post_message(ReplayIdle())
+
+    def _next_batch(self) -> list[tuple[int, RunRow]]:
+        """The next simulations to replay: one, or a pool's worth when worker processes are in use."""
+        size = POOL_BATCH * self.replay_workers if self.replay_workers > 1 else 1
+        items = []
+        while len(items) < size:
+            item = self._next_to_replay()
+            if item is None:
+                break
+            self._replayed_keys.add((item[0], item[1].key))
+            items.append(item)
+        return items
+
+    def _summarize(self, items: list[tuple[int, RunRow]]):
+        """(item, Summaries) for each item, in order: on worker processes when enough can go there."""
+        from tau_tui.catalog.summaries import Summaries
+        from tau_tui.pool import POOL_MIN, Unit
+
+        def local(item: tuple[int, RunRow]):
+            row = item[1]
+            summaries = self.replay_service.summarize(row.run, row.index)
+            row.haystack()  # index the text for search while we are here, off the UI thread
+            return item, summaries
+
+        remote = [item for item in items if self._pool_may_replay(item[1])]
+        if not remote or self.replay_workers == 1 or (self._executor is None and len(remote) < POOL_MIN):
+            for item in items:
+                yield local(item)
+            return
+        try:
+            done = self._pool().map(Unit(str(row.path), row.index) for _, row in remote)
+            first = next(done)
+        except (OSError, ValueError, RuntimeError) as exc:  # no worker processes here: replay in this one
+            self.replay_workers = 1
+            self.call_from_thread(self.notify, f"background replay in one process ({error_text(exc)})",
+                                  severity="warning")
+            for item in items:
+                yield local(item)
+            return
+        done = itertools.chain([first], done)
+        for item in items:
+            if not self._pool_may_replay(item[1]):
+                yield local(item)
+                continue
+            outcome = next(done)
+            row = item[1]
+            if outcome.haystack is not None and row._haystack is None:
+                row._haystack = outcome.haystack
+            yield item, outcome.summaries if outcome.summaries is not None else Summaries(error=outcome.error)
+
+    def _pool_may_replay(self, row: RunRow) -> bool:
+        """A worker process reads the file itself: rows of files read from disk, with no judge's verdicts."""
+        return (self.catalog.file_key(row.path) not in self._live_files
+                and not self.replay_service.knows_verdicts(row.path, row.sim_id))
+
+    def _pool(self):
+        from tau_tui.pool import Executor, Job
+
+        if self._executor is None:
+            self._executor = Executor(Job("summary", self.workspace.settings), self.replay_workers, self.workspace)
+        return self._executor
+
+    def on_unmount(self) -> None:
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
 
     @on(ReplayIdle)
     def _replay_idle(self) -> None:

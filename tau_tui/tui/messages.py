@@ -33,6 +33,14 @@ class FileLoaded(Message):
 
 
 @dataclass
+class FileGrowing(Message):
+    """A large file is being indexed (``model.stream``): ``count`` of its simulations are indexed so far."""
+    generation: int
+    run: RunFile
+    count: int
+
+
+@dataclass
 class FileFailed(Message):
     """One run file could not be read; ``error`` is one line."""
     generation: int

@@ -13,24 +13,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.domains import DomainError, DomainRegistry, default_registry
-from tau_tui.evaluate import Judge, NLCheck, ScorerConfig, ScorerConfigError, SimReport
+from tau_tui.evaluate import Judge, NLCheck, SimReport
 from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.catalog.summaries import Summaries, assess_analysis
 from tau_tui.tui.catalog import EvalSummary, ReplaySummary
-
-
-def assess_analysis(analyzer: Analyzer, analysis: SimAnalysis, judge: Judge | None = None) -> SimReport:
-    """``Analyzer.assess``, except that a broken scorer sidecar leaves the tool-call score out
-    (the recomputed reward never depends on it) instead of failing the evaluation."""
-    try:
-        config = analyzer.scorer_config(analysis.run)
-    except ScorerConfigError:
-        config = None
-    return analyzer.assess(analysis, judge=judge, scorer=config or ScorerConfig(None, None, {}))
 
 
 def _sim_key(analysis: SimAnalysis) -> tuple[str, str]:
@@ -44,16 +34,6 @@ def fixed_verdicts(checks: list[NLCheck]) -> Judge:
         return list(checks)
 
     return judge
-
-
-@dataclass(frozen=True)
-class Summaries:
-    """The derived columns of one row: replay and evaluation, or why each is missing."""
-
-    replay: ReplaySummary | None = None
-    evaluation: EvalSummary | None = None
-    error: str | None = None  # no replay (and so no evaluation)
-    eval_error: str | None = None  # replayed, but the evaluation failed
 
 
 class ReplayService:
@@ -128,6 +108,11 @@ class ReplayService:
         with self._lock:
             self._nl_verdicts[_sim_key(analysis)] = checks
         return self.assess(analysis, judge=fixed_verdicts(checks)), checks
+
+    def knows_verdicts(self, path: Path, sim_id: str) -> bool:
+        """Whether a judge gave NL verdicts on this simulation in this session (its assessment uses them)."""
+        with self._lock:
+            return (str(path), sim_id) in self._nl_verdicts
 
     def summarize(self, run: RunFile, index: int) -> Summaries:
         """What the runs table derives for one simulation; failures become one-line reasons, never raise."""
