@@ -30,6 +30,7 @@ from typing import Any, Iterable, Iterator
 
 KEEP_RUNS = 4  # run files a worker keeps open
 CHUNK = 8  # units handed to a worker at a time
+WAIT_SECONDS = 0.5  # how often a wait for a worker's answer checks that the workers are still there
 POOL_MIN = 64  # fewer units than this (a small file) are done in this process: starting workers costs seconds
 
 
@@ -190,6 +191,10 @@ def _start_worker(job: Job) -> None:
     _WORKER = Worker(job)
 
 
+def _do_chunk_in_worker(units: list[Unit]) -> list[Outcome]:
+    return [_do_in_worker(unit) for unit in units]
+
+
 def _do_in_worker(unit: Unit) -> Outcome:
     assert _WORKER is not None
     try:
@@ -210,6 +215,7 @@ class Executor:
         self.workers = max(1, workers)
         self._local = Worker(job, workspace, runs)
         self._pool: Any = None
+        self._pids: set[int] = set()  # the worker processes started (a missing one died: its units are lost)
 
     def adopt(self, path: Path | str, run: Any) -> None:
         """A run this process has open already: the local worker uses it instead of opening the file again.
@@ -237,6 +243,7 @@ class Executor:
                     self.workers, initializer=_start_worker, initargs=(self.job,))
             finally:
                 sys.stdout, sys.stderr = streams
+            self._pids = {process.pid for process in self._pool._pool}
         return self._pool
 
     def map(self, units: Iterable[Unit]) -> Iterator[Outcome]:
@@ -245,13 +252,29 @@ class Executor:
             for unit in units:
                 yield self._local.do(unit)
             return
-        yield from self._start().imap(_do_in_worker, units, chunksize=CHUNK)
+        from multiprocessing import TimeoutError as NotYet
+
+        pool = self._start()
+        chunks = [units[i:i + CHUNK] for i in range(0, len(units), CHUNK)]
+        answers = pool.imap(_do_chunk_in_worker, chunks)  # chunksize 1: an iterator that can wait with a timeout
+        while True:
+            try:
+                yield from answers.next(timeout=WAIT_SECONDS)
+            except StopIteration:
+                return
+            except NotYet:  # a unit that never comes back would block forever: closed, or a worker died
+                if self._pool is not pool:
+                    raise RuntimeError("the worker processes were stopped") from None
+                alive = {process.pid for process in pool._pool if process.is_alive()}
+                if not self._pids <= alive:
+                    self.close()
+                    raise RuntimeError("a worker process died (out of memory?); its simulations were lost") from None
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+            pool, self._pool = self._pool, None
+            pool.terminate()
+            pool.join()
 
     def __enter__(self) -> Executor:
         return self

@@ -382,11 +382,21 @@ class TauTuiApp(App[None]):
                 yield local(item)
             return
         done = itertools.chain([first], done)
-        for item in items:
+        for position, item in enumerate(items):
             if not self._pool_may_replay(item[1]):
                 yield local(item)
                 continue
-            outcome = next(done)
+            try:
+                outcome = next(done)
+            except RuntimeError as exc:  # the workers stopped (the app is closing) or one died: finish here
+                if self._executor is None:
+                    return
+                self.replay_workers = 1
+                self.call_from_thread(self.notify, f"background replay in one process ({error_text(exc)})",
+                                      severity="warning")
+                for rest in items[position:]:
+                    yield local(rest)
+                return
             row = item[1]
             if outcome.haystack is not None and row._haystack is None:
                 row._haystack = outcome.haystack

@@ -20,6 +20,7 @@ from tau_tui.tui.trajectory_doc import TrajectoryDoc
 from tau_tui.tui.widgets.state_tree import StateTree
 
 from ..conftest import CORPUS
+from .conftest import wait_until
 
 pytestmark = pytest.mark.corpus
 
@@ -159,8 +160,9 @@ async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_
         rows = [r for r in app.catalog.rows if r.run.path == path]
         assert len(rows) == 291
         app.open_simulation(rows[0])
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        # the simulation is parsed from the streamed file off the UI thread: wait for the screen to show it
+        await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None
+                         and app.screen.replay_error, "the trajectory and its replay error")
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen) and screen.doc is not None
         assert screen.analysis is None and "no_such_domain" in (screen.replay_error or "")
