@@ -203,6 +203,16 @@ def _do_in_worker(unit: Unit) -> Outcome:
         return Outcome(unit, error=f"{unit.path}: simulation #{unit.index}: {type(exc).__name__}: {exc}")
 
 
+def _abandon(pool: Any) -> None:
+    """Drop a pool one of whose workers was killed: the dead process may hold a lock of the pool's queues, so
+    ``terminate()`` (now, or the finalizer at exit) could block forever. Its other workers are killed instead."""
+    pool._terminate.cancel()  # multiprocessing.util.Finalize: nothing runs at exit
+    pool._state = "TERMINATE"  # no "unclosed pool" warning when it is collected
+    for process in list(pool._pool):
+        if process.is_alive():
+            process.kill()
+
+
 class Executor:
     """Runs units on ``workers`` processes; ``map`` keeps input order.
 
@@ -267,7 +277,8 @@ class Executor:
                     raise RuntimeError("the worker processes were stopped") from None
                 alive = {process.pid for process in pool._pool if process.is_alive()}
                 if not self._pids <= alive:
-                    self.close()
+                    self._pool = None
+                    _abandon(pool)
                     raise RuntimeError("a worker process died (out of memory?); its simulations were lost") from None
 
     def close(self) -> None:
