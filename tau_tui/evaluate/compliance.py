@@ -12,10 +12,17 @@ the table of the replayed environment's domain and flag nothing for a domain wit
   and no request for a human from the user, when the policy allows transfers only for what the
   agent cannot handle.
 
-One hint points at the user simulator instead of the agent (domain independent):
+Three hints point at the user simulator instead of the agent (domain independent; the last two
+read the task):
 
 - ``user_stopped_early``: the user ends the call in the very message where it confirms an action
   the agent asked about, so the agent never got to act.
+- ``user_contradicts_scenario``: the user states an identifier (an id, order or reservation
+  number, an email) that its scenario does not give and nobody said before, while the scenario
+  gives identifiers of its own: a detail made up or misread.
+- ``user_asked_beyond_task``: right after a user turn that asks for it in the tool's own words
+  ("cancel", "reservation"…), the agent makes a write with a tool that none of the task's
+  expected actions use: the user asked for what the task does not.
 
 ``SUGGESTED_SOURCE`` says whose error each kind suggests (agent, user or task), for a note.
 Flags never change the reward. Solo runs have no user turns: the user-turn rules skip them.
@@ -24,6 +31,7 @@ Flags never change the reward. Solo runs have no user turns: the user-turn rules
 from __future__ import annotations
 
 import re
+from typing import Any
 from dataclasses import dataclass
 
 from tau_tui.evaluate.diagnostics import Detector, Flag, register_detector
@@ -156,10 +164,96 @@ def users_stopping_early(timeline: Timeline, start: int, policy: str | None = No
     return []
 
 
+# Identifiers a user states: ids, order and reservation numbers, emails (letters and digits mixed, or # numbers).
+IDENTIFIER = re.compile(r"#?\b(?=[A-Za-z0-9_.@-]*\d)(?=[A-Za-z0-9_.@-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_.@-]{3,}\b"
+                        r"|#\d{3,}\b")
+
+
+# Numbers with a unit or an ordinal ("19th", "10am", "24h", "5kg") are not identifiers.
+NOT_AN_ID = re.compile(r"^\d+(st|nd|rd|th|am|pm|h|hrs?|mins?|s|kg|lbs?|gb|mb|k|m|x)$|^\d+-[a-z]+$")
+
+
+def _identifiers(text: str) -> set[str]:
+    found = {m.group(0).lstrip("#").rstrip(".").lower() for m in IDENTIFIER.finditer(text)}
+    return {token for token in found if not NOT_AN_ID.match(token)}
+
+
+def _scenario_text(task: Any) -> str:
+    scenario = getattr(task, "user_scenario", None)
+    if scenario is None:
+        return ""
+    try:
+        return scenario.model_dump_json()
+    except Exception:  # noqa: BLE001 - a scenario we cannot serialise gives no hint
+        return ""
+
+
+def users_contradicting_scenario(timeline: Timeline, start: int, policy: str | None = None,
+                                 task: Any = None) -> list[Flag]:
+    """The user states an identifier that its scenario does not hold and nobody said before, while the scenario
+    does give identifiers of its own: a user simulator that made a detail up (or misread its instructions)."""
+    known = _identifiers(_scenario_text(task))
+    if timeline.solo or not known:
+        return []
+    said: set[str] = set()
+    out = []
+    for step in timeline.steps:
+        message = step.message
+        text = message.content if isinstance(getattr(message, "content", None), str) else ""
+        if step.index >= start and isinstance(message, UserMessage) and text:
+            new = sorted(i for i in _identifiers(text) - known - said)
+            if new:
+                out.append(Flag("user_contradicts_scenario", step.index,
+                                f"suggested source: user — it states {', '.join(new[:3])}, which its scenario "
+                                "does not give and nobody said before"))
+        said |= _identifiers(text)
+        for call in getattr(message, "tool_calls", None) or []:
+            said |= _identifiers(str(call.arguments))
+    return out
+
+
+GENERIC_WORDS = {"user", "users", "details", "detail", "info", "information", "data", "item", "items", "with",
+                 "from", "into", "get", "set", "by", "and", "the", "for"}
+
+
+def _names_the_tool(text: str, tool: str) -> bool:
+    """The user's words ask for what the tool does: one of its name's own words (``cancel``, ``reservation``…)."""
+    words = {w for w in tool.lower().split("_") if len(w) >= 4 and w not in GENERIC_WORDS}
+    lowered = text.lower()
+    return any(re.search(rf"\b{re.escape(w[:-1] if w.endswith('s') else w)}", lowered) for w in words)
+
+
+def users_asking_beyond_task(timeline: Timeline, start: int, policy: str | None = None,
+                             task: Any = None) -> list[Flag]:
+    """A write the agent made right after a user turn that asks for it in the tool's own words, with a tool the
+    task's expected actions never use (the task has some): the user asked for something the task does not."""
+    actions = list(getattr(task, "expected_actions", None) or [])
+    expected = {a.name for a in actions if a.requestor == "assistant"}
+    if timeline.solo or not expected:
+        return []
+    out, flagged = [], set()
+    for call in _agent_writes(timeline, start):
+        if call.name in expected or call.name.startswith("transfer"):
+            continue
+        asked = _user_text_before(timeline, call.call_step)
+        if asked is None or asked[0] in flagged or not _names_the_tool(asked[1] or "", call.name):
+            continue
+        between = timeline.steps[asked[0] + 1:call.call_step]
+        if any(isinstance(s.message, UserMessage) for s in between):
+            continue
+        flagged.add(asked[0])
+        out.append(Flag("user_asked_beyond_task", asked[0],
+                        f"suggested source: user or task — the agent then called {call.name}, which none of the "
+                        "task's expected actions use"))
+    return out
+
+
 SUGGESTED_SOURCE = {"unconfirmed_write": "agent", "write_before_auth": "agent", "transfer_against_policy": "agent",
-                    "user_stopped_early": "user"}
+                    "user_stopped_early": "user", "user_contradicts_scenario": "user",
+                    "user_asked_beyond_task": "user"}
 SUGGESTED_ERROR_TYPE = {"unconfirmed_write": "policy_violation", "write_before_auth": "policy_violation",
-                        "transfer_against_policy": "premature_end", "user_stopped_early": "premature_end"}
+                        "transfer_against_policy": "premature_end", "user_stopped_early": "premature_end",
+                        "user_contradicts_scenario": "hallucination", "user_asked_beyond_task": "instruction_deviation"}
 COMPLIANCE_KINDS = ("unconfirmed_write", "write_before_auth", "transfer_against_policy")
 
 for _detector in (
@@ -170,5 +264,9 @@ for _detector in (
              transfers_against_policy),
     Detector("user_stopped_early", "Q", "user simulator: ended the call while confirming, before the agent acted",
              users_stopping_early),
+    Detector("user_contradicts_scenario", "K", "user simulator: stated an id its scenario does not give (made up)",
+             users_contradicting_scenario, uses_task=True),
+    Detector("user_asked_beyond_task", "B", "user simulator: asked for a write none of the task's actions use",
+             users_asking_beyond_task, uses_task=True),
 ):
     register_detector(_detector)

@@ -324,6 +324,7 @@ class Detector:
     letter: str
     description: str
     detect: Detect
+    uses_task: bool = False  # ``detect(timeline, start, policy, task)``: it reads the task (None when unknown)
 
 
 # The registry: every table of flag kinds (the TUI letters, legend and filter, the CLI and JSON counts)
@@ -379,8 +380,11 @@ for _detector in (
     register_detector(_detector)
 
 
-def diagnose(timeline: Timeline, history_len: int = 0, policy: str | None = None) -> list[Flag]:
-    """Every process flag of one trajectory (every registered detector), ordered by step, then registry order."""
+def diagnose(timeline: Timeline, history_len: int = 0, policy: str | None = None, task: Any = None) -> list[Flag]:
+    """Every process flag of one trajectory (every registered detector), ordered by step, then registry order.
+    ``task``: the simulation's task, for the detectors that read it (``Detector.uses_task``)."""
     order = {kind: i for i, kind in enumerate(DETECTORS)}
-    flags = [flag for detector in list(DETECTORS.values()) for flag in detector.detect(timeline, history_len, policy)]
+    flags = [flag for detector in list(DETECTORS.values())
+             for flag in (detector.detect(timeline, history_len, policy, task) if detector.uses_task
+                          else detector.detect(timeline, history_len, policy))]
     return sorted(flags, key=lambda f: (f.step, order.get(f.kind, len(order))))

@@ -95,5 +95,5 @@ def assess(replayed: Replayed, *, judge: Judge | None = None, scorer: ScorerSpec
         explanation=explain(replayed, evaluation, task_in_recording, known_tasks),
         recorded_reward=recorded,
         scorer=score_tool_calls(timeline.calls, scorer) if scorer is not None else None,
-        flags=diagnose(timeline, history_len, policy),
+        flags=diagnose(timeline, history_len, policy, replayed.task),
     )

@@ -115,3 +115,45 @@ def test_a_corpus_write_whose_preceding_user_turn_is_no_yes(analyzer):
     before = next(m for m in reversed(messages[:step]) if m["role"] == "user")
     assert "yes" not in before["content"].lower() and messages[step]["tool_calls"][0]["name"] == \
         "update_reservation_passengers"
+
+
+def task_kinds(registry, messages, task, kind):
+    rp = replayed(registry, messages, task)
+    return [(f.step, f.message) for f in diagnose(rp.timeline, 0, None, rp.task) if f.kind == kind]
+
+
+def test_user_contradicts_scenario(registry):
+    task = mock_task()
+    task["user_scenario"] = {"instructions": "You are user_1. Ask the agent to complete task_1."}
+    made_up = [greet(), user("I am user_1 and I want task_9 completed by the 19th, 10am, a 24-hour job"),
+               say("Let me check.")]
+    found = task_kinds(registry, made_up, task, "user_contradicts_scenario")
+    assert [s for s, _ in found] == [1] and "task_9" in found[0][1] and "user_1" not in found[0][1]
+    assert not {"19th", "10am", "24-hour"} & set(found[0][1].replace(",", " ").split())  # not identifiers
+    assert "suggested source: user" in found[0][1]
+    # what the scenario gives, or what was said before (by the agent, or in a call), is never flagged
+    faithful = [greet(), user("I am user_1, please complete task_1"), call("get_users", {}), result(USERS),
+                say("I see task_1 and ref_77 on file."), user("Yes, ref_77 is mine")]
+    assert task_kinds(registry, faithful, task, "user_contradicts_scenario") == []
+    # a scenario with no identifiers of its own gives no basis, and no task at all gives none either
+    task["user_scenario"] = {"instructions": "Ask the agent for help."}
+    assert task_kinds(registry, made_up, task, "user_contradicts_scenario") == []
+    assert [f for f in diagnose(replayed(registry, made_up, mock_task()).timeline, 0, None, None)
+            if f.kind == "user_contradicts_scenario"] == []
+
+
+def test_user_asked_beyond_task(registry):
+    update = {"action_id": "a1", "name": "update_task_status", "arguments": UPDATE}
+    other = {"action_id": "a1", "name": "create_task", "arguments": {"user_id": "user_1", "title": "x"}}
+    messages = write_after("Please update the status of task_1")
+    beyond = task_kinds(registry, messages, mock_task(actions=[other]), "user_asked_beyond_task")
+    assert [s for s, _ in beyond] == [1] and "update_task_status" in beyond[0][1]
+    # a user turn that does not ask for what the tool does leaves it to the agent
+    assert task_kinds(registry, write_after("Thanks, bye"), mock_task(actions=[other]), "user_asked_beyond_task") == []
+    assert task_kinds(registry, messages, mock_task(actions=[update]), "user_asked_beyond_task") == []
+    assert task_kinds(registry, messages, mock_task(actions=None), "user_asked_beyond_task") == []  # no actions
+
+
+def test_the_new_hints_are_registered_with_letters_and_a_user_source():
+    for kind in ("user_contradicts_scenario", "user_asked_beyond_task"):
+        assert kind in FLAG_KINDS and DETECTORS[kind].uses_task and SUGGESTED_SOURCE[kind] == "user"
