@@ -92,14 +92,15 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
             err(f"--host {args.host}: not a loopback address; serving to the network needs --allow-network "
                 "(there is no authentication)")
             return EXIT_INPUT
+    if args.public_url and not args.public_url.startswith(("http://", "https://")):
+        err(f"--public-url {args.public_url}: not an http:// or https:// URL")
+        return EXIT_INPUT
+    if not is_loopback(args.host):
         err(network_warning(args.host, args.port))
     try:
         from textual_serve.server import Server
     except ImportError as exc:
         err(f"serving needs the 'serve' extra (pip install 'tau-tui[serve]'): {exc}")
-        return EXIT_INPUT
-    if args.public_url and not args.public_url.startswith(("http://", "https://")):
-        err(f"--public-url {args.public_url}: not an http:// or https:// URL")
         return EXIT_INPUT
     public_url = args.public_url.rstrip("/") if args.public_url else None
     server = Server(app_command(paths, workspace, args.judge, args.judge_api_base), host=args.host, port=args.port,
