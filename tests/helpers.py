@@ -108,3 +108,15 @@ def deep_results_file(path: Path, depth: int = READER_DEPTH) -> Path:
         raw = raw.replace(json.dumps(marker), value)
     path.write_text(raw)
     return path
+
+
+def stop_process(process: Any, timeout: float = 15) -> None:
+    """Stop a server a test started: terminate, and kill it if it does not exit within ``timeout`` seconds."""
+    import subprocess
+
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import stop_process
 from tests.conftest import CORPUS, ROOT
 
 pytestmark = pytest.mark.real_model
@@ -88,12 +89,7 @@ def model_server(tmp_path_factory: pytest.TempPathFactory):
         print(f"\n[real model] server up in {time.perf_counter() - started:.1f} s ({model.name})")
         yield url
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server)
 
 
 def model_args(url: str) -> dict:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import stop_process
 from tests.conftest import CORPUS, ROOT
 
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
@@ -87,12 +88,7 @@ def served(tmp_path: Path):
         wait_for_port(port, server)
         yield f"http://127.0.0.1:{port}/"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server)
 
 
 @pytest.fixture
