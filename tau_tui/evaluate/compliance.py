@@ -201,7 +201,9 @@ def users_contradicting_scenario(timeline: Timeline, start: int, policy: str | N
         message = step.message
         text = message.content if isinstance(getattr(message, "content", None), str) else ""
         if step.index >= start and isinstance(message, UserMessage) and text:
-            new = sorted(i for i in _identifiers(text) - known - said)
+            shown = {m.group(0).lstrip("#").rstrip(".").lower(): m.group(0).lstrip("#").rstrip(".")
+                     for m in IDENTIFIER.finditer(text)}  # as the user wrote them
+            new = sorted(shown.get(i, i) for i in _identifiers(text) - known - said)
             if new:
                 out.append(Flag("user_contradicts_scenario", step.index,
                                 f"suggested source: user — it states {', '.join(new[:3])}, which its scenario "
