@@ -14,7 +14,15 @@ is measured in child processes, one after the other, in the same run:
     app's work for the failed-only filter, a sort by task and a text search
     after it; peak memory (the child's max RSS);
   * ``tau-tui replay --json`` and ``tau-tui eval --json``: wall time and peak
-    memory, and whether the output equals the base tree's byte for byte.
+    memory, and whether the output equals the base tree's byte for byte;
+  * ``--only ...,ray`` (the extra ``ray``): ``replay --json --executor ray``
+    on 1 and on 2 local Ray workers, wall time, and whether the output equals
+    the local executor's;
+  * ``--only ...,tau2`` (the extra ``tau2``): tau2's own loader
+    (``Results.load`` of every file) against ours (the index, and the index
+    plus parsing every simulation), and tau2's evaluator against our replay +
+    DB check on a sample of ``--sample`` simulations (``benchmarks.vs_tau2``;
+    the whole corpus would take tau2 hours at 100k), in one child process.
 
 Peak memory is the whole process tree's (worker processes included), sampled
 every 0.2 s, and at least the main process's own max RSS.
@@ -172,6 +180,52 @@ async def _tui_probe(paths: list[str], tau2_data: str) -> dict:
     return out
 
 
+def tau2_child(paths: list[str], tau2_data: str, sample: int, result: str) -> int:
+    """tau2's loader and evaluator against ours, in this one process (the tau2 extra)."""
+    import contextlib
+    import io
+    import logging
+
+    from benchmarks import vs_tau2
+    from tau_tui.model import open_run
+
+    logging.disable(logging.WARNING)
+    vs_tau2._tau2()  # tau2's import, and its logger silenced, before anything is timed
+    from tau2.data_model.simulation import Results
+
+    out: dict = {}
+    start = time.perf_counter()
+    tau2_sims = sum(len(Results.load(Path(p)).simulations) for p in paths)
+    out["tau2_load"] = time.perf_counter() - start
+    gc_collect()
+    start = time.perf_counter()
+    runs = [open_run(p) for p in paths]
+    rows = sum(len(run.entries) for run in runs)
+    out["ours_index"] = time.perf_counter() - start
+    for run in runs:
+        for index in range(len(run.entries)):
+            run.simulation(index)
+    out["ours_parse_all"] = time.perf_counter() - start
+    out["sims"] = [tau2_sims, rows]
+    del runs
+    gc_collect()
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        vs_tau2.main([*paths, "--limit", str(max(1, sample // len(paths))), "--tau2-data", tau2_data])
+    for line in buffer.getvalue().splitlines():
+        cells = line.split()
+        if cells and cells[0] == "all":
+            out["eval_sims"], out["tau2_eval"], out["ours_eval"] = int(cells[1]), float(cells[2]), float(cells[3])
+    Path(result).write_text(json.dumps(out))
+    os._exit(0)
+
+
+def gc_collect() -> None:
+    import gc
+
+    gc.collect()
+
+
 def tui_child(paths: list[str], tau2_data: str, result: str) -> int:
     import asyncio
 
@@ -181,7 +235,7 @@ def tui_child(paths: list[str], tau2_data: str, result: str) -> int:
 
 # --- the parent --------------------------------------------------------------------------------------------------
 def measure(root: Path, paths: list[Path], tau2_data: str, what: list[str], workers: int | None,
-            out_dir: Path, label: str) -> dict:
+            out_dir: Path, label: str, sample: int = 500) -> dict:
     results: dict = {}
     files = [str(p) for p in paths]
     if "tui" in what:
@@ -201,6 +255,20 @@ def measure(root: Path, paths: list[Path], tau2_data: str, what: list[str], work
             wall, rss, code, err = _child(root, argv, stdout=handle)
         results[command] = {"wall": wall, "rss": rss, "status": code, "output": str(target),
                             "error": err if code not in (0, 1) else ""}
+    if "ray" in what and label != "base":
+        for count in (1, 2):
+            argv = [PYTHON, "-m", "tau_tui", "replay", "--json", "--tau2-data", tau2_data, "--executor", "ray",
+                    "--workers", str(count), *files]
+            target = out_dir / f"replay-ray{count}-{label}.jsonl"
+            with open(target, "wb") as handle:
+                wall, rss, code, err = _child(root, argv, stdout=handle)
+            results[f"ray{count}"] = {"wall": wall, "rss": rss, "status": code, "output": str(target),
+                                      "error": err if code not in (0, 1) else ""}
+    if "tau2" in what and label != "base":
+        probe = out_dir / f"tau2-{label}.json"
+        wall, rss, code, err = _child(root, [PYTHON, str(Path(__file__).resolve()), "--tau2-child", str(probe),
+                                             "--sample", str(sample), "--tau2-data", tau2_data, *files])
+        results["tau2"] = json.loads(probe.read_text()) if code == 0 and probe.exists() else {"error": err}
     return results
 
 
@@ -244,6 +312,26 @@ def report(n: int, size_mb: float, runs: dict[str, dict]) -> None:
         line(f"`{command} --json` wall", [runs[lb].get(command, {}).get("wall") for lb in labels], secs)
         line(f"`{command} --json` peak memory", [runs[lb].get(command, {}).get("rss") for lb in labels], mb)
     print("\n".join(rows))
+    this = runs.get("this", {})
+    if "ray1" in this:
+        local = this.get("replay", {}).get("wall")
+        for count in (1, 2):
+            ray = this[f"ray{count}"]
+            versus = f" (local {local:.2f} s)" if local else ""
+            print(f"  `replay --json --executor ray --workers {count}` wall {ray['wall']:.2f} s{versus}, "
+                  f"peak {ray['rss']:.0f} MB (driver + local Ray processes), output identical to local: "
+                  f"{_same(this, {'replay': ray}, 'replay') if 'replay' in this else '?'}")
+        if this["ray1"].get("wall") and this["ray2"].get("wall"):
+            print(f"  Ray speed-up, 1 → 2 workers: {this['ray1']['wall'] / this['ray2']['wall']:.2f}×")
+    tau2 = this.get("tau2")
+    if tau2 and "tau2_load" in tau2:
+        print(f"  tau2 loader (Results.load) {tau2['tau2_load']:.2f} s vs our index {tau2['ours_index']:.2f} s "
+              f"({tau2['tau2_load'] / tau2['ours_index']:.1f}×), index + parse every simulation "
+              f"{tau2['ours_parse_all']:.2f} s ({tau2['tau2_load'] / tau2['ours_parse_all']:.1f}×); "
+              f"{tau2['sims'][0]} / {tau2['sims'][1]} simulations")
+        if tau2.get("ours_eval"):
+            print(f"  tau2 evaluator vs our replay + DB check, sample of {tau2['eval_sims']}: {tau2['tau2_eval']:.2f} s"
+                  f" vs {tau2['ours_eval']:.2f} s ({tau2['tau2_eval'] / tau2['ours_eval']:.0f}×)")
     if len(labels) == 2:
         for command in ("replay", "eval"):
             if command in runs[labels[0]]:
@@ -269,11 +357,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tau2-data", default=str(CORPUS))
     parser.add_argument("--base-only", action="store_true", help="measure only the --base tree")
     parser.add_argument("--keep", type=Path, help="write the generated files here and keep them")
+    parser.add_argument("--sample", type=int, default=500, help="simulations of the tau2 evaluator comparison")
     parser.add_argument("--tui-child", metavar="RESULT", help=argparse.SUPPRESS)
+    parser.add_argument("--tau2-child", metavar="RESULT", help=argparse.SUPPRESS)
     parser.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.tui_child:
         return tui_child(args.paths, args.tau2_data, args.tui_child)
+    if args.tau2_child:
+        return tau2_child(args.paths, args.tau2_data, args.sample, args.tau2_child)
     from benchmarks.make_corpus import make
 
     what = args.only.split(",")
@@ -289,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
             runs = {}
             for label, root in trees.items():
                 print(f"measuring {label} ({root}) on {n} simulations…", flush=True)
-                runs[label] = measure(root, paths, args.tau2_data, what, args.workers, work, f"{label}-{n}")
+                runs[label] = measure(root, paths, args.tau2_data, what, args.workers, work, f"{label}-{n}",
+                                      args.sample)
             report(n, size, runs)
     return 0
 
