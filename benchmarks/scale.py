@@ -248,14 +248,14 @@ def measure(root: Path, paths: list[Path], tau2_data: str, what: list[str], work
         if command not in what:
             continue
         argv = [PYTHON, "-m", "tau_tui", command, "--json", "--tau2-data", tau2_data, *files]
-        if workers is not None and label != "base":
+        if workers is not None and not label.startswith("base"):
             argv += ["--workers", str(workers)]
         target = out_dir / f"{command}-{label}.jsonl"
         with open(target, "wb") as handle:
             wall, rss, code, err = _child(root, argv, stdout=handle)
         results[command] = {"wall": wall, "rss": rss, "status": code, "output": str(target),
                             "error": err if code not in (0, 1) else ""}
-    if "ray" in what and label != "base":
+    if "ray" in what and not label.startswith("base"):
         for count in (1, 2):
             argv = [PYTHON, "-m", "tau_tui", "replay", "--json", "--tau2-data", tau2_data, "--executor", "ray",
                     "--workers", str(count), *files]
@@ -264,7 +264,7 @@ def measure(root: Path, paths: list[Path], tau2_data: str, what: list[str], work
                 wall, rss, code, err = _child(root, argv, stdout=handle)
             results[f"ray{count}"] = {"wall": wall, "rss": rss, "status": code, "output": str(target),
                                       "error": err if code not in (0, 1) else ""}
-    if "tau2" in what and label != "base":
+    if "tau2" in what and not label.startswith("base"):
         probe = out_dir / f"tau2-{label}.json"
         wall, rss, code, err = _child(root, [PYTHON, str(Path(__file__).resolve()), "--tau2-child", str(probe),
                                              "--sample", str(sample), "--tau2-data", tau2_data, *files])
