@@ -591,7 +591,8 @@ class RayRollout:
                 parts = [name for name in ("tools", "db", "policy")
                          if getattr(fingerprint, name) != getattr(runner.domain_fingerprint, name)]
                 raise RunError(f"the Ray worker on {node} has other data for domain '{runner.config.domain}' "
-                               f"({', '.join(parts)} differ from this machine's); install the same on every node")
+                               f"(its {' and '.join(parts)} {'differ' if len(parts) > 1 else 'differs'} from this "
+                               f"machine's); install the same domain data on every node")
 
     async def finish(self, task: Any, trial: int, seed: int) -> tuple[dict[str, Any], float | None]:
         """One unit on the least busy actor: (the simulation as saved, its reward)."""

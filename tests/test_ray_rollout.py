@@ -197,3 +197,28 @@ def test_workers_without_ray_is_one_line(tmp_path, capsys):
     code, _, err = cli(capsys, "run", *GOLD, "--out", tmp_path / "x.json", "--workers", 2)
     assert code == 2 and err.count("\n") == 1 and "--workers needs --executor ray" in err
     assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.corpus
+def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(local_ray, tmp_path):
+    import shutil
+
+    from tau_tui.config import Settings
+    from tau_tui.pool import RayRollout
+    from tau_tui.rollout import ParticipantSpec, RunConfig, RunError, Runner
+    from tau_tui.workspace import Workspace
+
+    other = tmp_path / "data"
+    shutil.copytree(CORPUS / "domains" / "mock", other / "domains" / "mock")
+    policy = other / "domains" / "mock" / "policy.md"
+    policy.chmod(0o644)
+    policy.write_text(policy.read_text() + "\nAlways say hello twice.\n")
+    here = Workspace(Settings(tau2_data=CORPUS))
+    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"))
+    out = tmp_path / "run.json"
+    runner = Runner(config, out, here.registry)
+    with RayRollout(Settings(tau2_data=other), workers=1) as remote:  # the actors read the edited copy
+        runner.remote = remote
+        with pytest.raises(RunError, match=r"other data for domain 'mock' \(its policy differs"):
+            asyncio.run(runner.run())
+    assert not out.exists()
