@@ -330,8 +330,15 @@ def connect_ray() -> tuple[Any, bool]:
     return ray, owns
 
 
-def cluster_cpus(ray: Any) -> int:
-    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+def actor_count(ray: Any, workers: int | None) -> int:
+    """``--workers`` (default: the cluster's CPUs); more actors of one CPU each than the cluster has would wait
+    for ever, so that is refused in one line."""
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if workers is None:
+        return max(1, cpus)
+    if workers > cpus:
+        raise RayUnavailable(f"--workers {workers}: the Ray cluster has {cpus} CPU(s), one per worker is needed")
+    return workers
 
 
 @dataclass(frozen=True)
@@ -439,7 +446,11 @@ class RayExecutor:
             from tau_tui.evaluate.scorer import load_scorer_config
 
             override = load_scorer_config(Path(job.scorer))
-        count = workers or cluster_cpus(self._ray)
+        try:
+            count = actor_count(self._ray, workers)
+        except RayUnavailable:
+            self.close_connection()
+            raise
         actor = self._ray.remote(num_cpus=1)(_RayWorker)
         self._actors = [actor.remote(job, override) for _ in range(count)]
         self.workers = count
@@ -514,7 +525,11 @@ class RayExecutor:
         for actor in self._actors:
             self._ray.kill(actor)
         self._actors = []
+        self.close_connection()
+
+    def close_connection(self) -> None:
         if self._owns:
+            self._owns = False
             self._ray.shutdown()
 
     def __enter__(self) -> RayExecutor:
@@ -566,11 +581,16 @@ class RayRollout:
 
     def __init__(self, settings: Any, workers: int | None = None):
         self._ray, self._owns = connect_ray()
-        self.settings = settings
-        self.workers = workers or cluster_cpus(self._ray)
-        self.slots = self.workers
         self._actors: list[Any] = []
+        try:
+            self.workers = actor_count(self._ray, workers)
+        except RayUnavailable:
+            self.close()
+            raise
+        self.settings = settings
+        self.slots = self.workers
         self._busy: list[int] = []
+        self._dead: set[int] = set()  # actors that died: no more units go to them
 
     async def start(self, runner: Any) -> None:
         from tau_tui.rollout import RunError
@@ -595,14 +615,26 @@ class RayRollout:
                                f"machine's); install the same domain data on every node")
 
     async def finish(self, task: Any, trial: int, seed: int) -> tuple[dict[str, Any], float | None]:
-        """One unit on the least busy actor: (the simulation as saved, its reward)."""
-        index = min(range(len(self._actors)), key=self._busy.__getitem__)
+        """One unit on the least busy live actor: (the simulation as saved, its reward).
+
+        An actor that died loses the units it had (the runner saves them as infrastructure errors, which
+        ``--resume`` runs again) and gets no more; with none left, every unit fails at once.
+        """
+        from ray.exceptions import RayActorError
+
+        live = [i for i in range(len(self._actors)) if i not in self._dead]
+        if not live:
+            raise RuntimeError("every Ray worker died")
+        index = min(live, key=self._busy.__getitem__)
         self._busy[index] += 1
         ref = self._actors[index].finish.remote(trial, task.id, seed)
         try:
             answer = await asyncio.wrap_future(ref.future())
         except asyncio.CancelledError:
             self._ray.cancel(ref)
+            raise
+        except RayActorError:
+            self._dead.add(index)
             raise
         finally:
             self._busy[index] -= 1

@@ -222,3 +222,43 @@ def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(loc
         with pytest.raises(RunError, match=r"other data for domain 'mock' \(its policy differs"):
             asyncio.run(runner.run())
     assert not out.exists()
+
+
+@pytest.mark.corpus
+def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_ray, local_run, tmp_path, capsys):
+    from tau_tui.config import Settings
+    from tau_tui.pool import RayRollout
+    from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
+    from tau_tui.workspace import Workspace
+
+    out = tmp_path / "ray.json"
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K,
+                       concurrency=1)
+    with RayRollout(workspace.settings, workers=2) as remote:
+        start = remote.start
+
+        async def start_then_kill_one(runner) -> None:
+            await start(runner)
+            ray.kill(remote._actors[0])  # it gets the first unit (all are idle), then nothing more
+
+        remote.start = start_then_kill_one
+        runner = Runner(config, out, workspace.registry)
+        runner.remote = remote
+        summary = asyncio.run(runner.run())
+    assert summary.terminations == {"infrastructure_error": 1, "user_stop": TOTAL - 1}
+    lost = [s for s in json.loads(out.read_text())["simulations"] if s["termination_reason"] == "infrastructure_error"]
+    assert lost[0]["info"]["error"].startswith("ActorDiedError: The actor died")
+
+    code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--resume", "--executor", "ray",
+                               "--workers", 2, "--quiet")
+    assert code == 0, stderr
+    assert f"{TOTAL}/{TOTAL} simulations (1 this run)" in stdout
+    assert normalised(out)[1] == normalised(local_run)[1]
+
+
+def test_more_workers_than_the_cluster_has_cpus_is_one_line(local_ray, tmp_path, capsys):
+    code, _, err = cli(capsys, "run", *GOLD, "--out", tmp_path / "x.json", "--executor", "ray", "--workers", 3)
+    assert code == 2 and err.count("\n") == 1 and "--workers 3: the Ray cluster has 2 CPU(s)" in err
+    assert not (tmp_path / "x.json").exists()
+    assert ray.is_initialized()
