@@ -415,7 +415,9 @@ class _RayWorker:
         if run is None:
             run = self.runs[key] = self._run(head_ref)
             while len(self.runs) > KEEP_RUNS:
-                self.runs.popitem(last=False)
+                _, gone = self.runs.popitem(last=False)
+                if all(other.path != gone.path for other in self.runs.values()):
+                    self.worker.sidecars.pop(str(gone.path), None)
         else:
             self.runs.move_to_end(key)
         out = []

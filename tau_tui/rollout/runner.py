@@ -203,7 +203,7 @@ class Runner:
         self.listener = listener
         self.judge = judge
         self.done_keys: set[tuple[int, str, int]] = set()
-        self.remote: Any = None  # where the episodes run instead of this process (``RemoteEpisodes``)
+        self.remote: Any = None  # where the episodes run instead of this process (see the module docstring)
         self._prepared = False
         self._loaded = False
         self._lock = ExitStack()
@@ -253,7 +253,7 @@ class Runner:
     def load(self) -> None:
         """Check the config and load what the episodes need (domain, tasks, seeds, evaluator); no file is touched.
 
-        ``prepare`` starts with it; a remote worker (``RemoteEpisodes``) calls only this.
+        ``prepare`` starts with it; a remote worker (``Runner.remote``) calls only this.
         """
         if self._loaded:
             return
