@@ -43,8 +43,9 @@ def _saved(path: Path) -> dict:
     return out
 
 
-def _run(workspace, config, path: Path, remote) -> tuple[float, float]:
-    """(wall time of ``Runner.run()``, the part of it spent starting the remote's actors)."""
+def _run(workspace, config, path: Path, remote) -> tuple[float, float, float]:
+    """(wall time of ``Runner.run()``, the part of it spent starting the remote's actors, this process's CPU
+    time: with Ray, what the one writer and the dispatch cost)."""
     from tau_tui.rollout import Runner
 
     runner = Runner(config, path, workspace.registry, judge=workspace.judge())
@@ -59,21 +60,24 @@ def _run(workspace, config, path: Path, remote) -> tuple[float, float]:
             start_time[0] = time.perf_counter() - began
 
         remote.start = timed_start
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     summary = asyncio.run(runner.run())
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert summary.completed == summary.total, summary
-    return elapsed, start_time[0]
+    return elapsed, start_time[0], cpu
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domain", default="airline")
     parser.add_argument("-k", type=int, default=8, help="trials per task (default 8)")
+    parser.add_argument("--tasks", type=int, metavar="N", help="only the domain's first N tasks (default: all)")
     parser.add_argument("--format", choices=("json", "dir"), default="dir")
     parser.add_argument("--concurrency", type=int, default=3, help="--concurrency of every mode (default 3)")
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 2, help="CPUs of the local Ray instance")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of every mode, interleaved; the median "
+                        "is printed (default 3: the disk and the cores are shared)")
     parser.add_argument("--tau2-data", default=str(CORPUS))
     args = parser.parse_args(argv)
 
@@ -85,34 +89,42 @@ def main(argv: list[str] | None = None) -> int:
     from tau_tui.workspace import Workspace
 
     workspace = Workspace(Settings(tau2_data=args.tau2_data))
+    task_ids = list(workspace.registry.get(args.domain).tasks())[:args.tasks] if args.tasks else None
     config = RunConfig(args.domain, ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"),
-                       num_trials=args.k, concurrency=args.concurrency, layout=args.format)
+                       task_ids=task_ids, num_trials=args.k, concurrency=args.concurrency, layout=args.format)
     started = time.perf_counter()
     ray.init(num_cpus=args.cpus, logging_level="ERROR", log_to_driver=False, include_dashboard=False,
              runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}})
     ray_start = time.perf_counter() - started
-    results: list[tuple[str, tuple[float, float], Path]] = []
+    modes = [("local", None)] + [(f"ray, {n} actor{'s' if n > 1 else ''}", n) for n in args.actors]
+    rounds: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in modes}
+    same: dict[str, bool] = {}
     with tempfile.TemporaryDirectory(prefix="tau-tui-ray-bench-") as tmp:
         suffix = ".json" if args.format == "json" else ""
-        local = Path(tmp) / f"local{suffix}"
-        results.append(("local", _run(workspace, config, local, None), local))
-        for actors in args.actors:
-            path = Path(tmp) / f"ray{actors}{suffix}"
-            with RayRollout(workspace.settings, workers=actors) as remote:
-                results.append((f"ray, {actors} actor{'s' if actors > 1 else ''}", _run(workspace, config, path,
-                                                                                       remote), path))
-        baseline = _saved(local)
-        same = {name: _saved(path) == baseline for name, _, path in results[1:]}
+        for number in range(args.repeat):
+            paths = {}
+            for name, actors in modes:
+                path = paths[name] = Path(tmp) / f"{number}-{actors or 0}{suffix}"
+                if actors is None:
+                    rounds[name].append(_run(workspace, config, path, None))
+                    continue
+                with RayRollout(workspace.settings, workers=actors) as remote:
+                    rounds[name].append(_run(workspace, config, path, remote))
+            baseline = _saved(paths["local"])
+            for name, _ in modes[1:]:
+                same[name] = same.get(name, True) and _saved(paths[name]) == baseline
     ray.shutdown()
+    results = [(name, sorted(rounds[name])[len(rounds[name]) // 2]) for name, _ in modes]
     units = len(baseline)
     print(f"{args.domain}: {units} simulations (gold agent, -k {args.k}, --format {args.format}, --concurrency "
-          f"{args.concurrency}); {os.cpu_count()} cores; Ray start {ray_start:.1f} s (not in the times below)")
+          f"{args.concurrency}); {os.cpu_count()} cores; Ray start {ray_start:.1f} s (not in the times below); "
+          f"median of {args.repeat}")
     local_time = results[0][1][0]
-    for name, (elapsed, actors_start), _ in results:
+    for name, (elapsed, actors_start, cpu) in results:
         check = "" if name == "local" else ("; same simulations" if same[name] else "; DIFFERENT simulations")
         start = f" (actors' start {actors_start:.1f} s)" if name != "local" else ""
-        print(f"  {name:<16} {elapsed:7.2f} s{start:<22} {units / elapsed:7.1f} sim/s  "
-              f"{elapsed / local_time:5.2f}x local's time{check}")
+        print(f"  {name:<16} {elapsed:7.2f} s{start:<22} {units / elapsed:7.1f} sim/s  this process's CPU "
+              f"{cpu:6.2f} s  {elapsed / local_time:5.2f}x local's time{check}")
     return 0 if all(same.values()) else 1
 
 

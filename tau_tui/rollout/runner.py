@@ -376,7 +376,10 @@ class Runner:
                 else:
                     sim, scored = await self._finish_remotely(remote, task, trial, seed)
                 async with lock:
-                    self.writer.add(sim)
+                    if remote is None:
+                        self.writer.add(sim)
+                    else:  # the save (two fsyncs) waits in a thread: the remote workers get their next units
+                        await asyncio.to_thread(self.writer.add, sim)
                     summary.completed += 1
                     summary.terminations[sim.termination_reason] += 1
                     if scored is None:
