@@ -411,6 +411,11 @@ class _RayWorker:
         return run
 
     def do_shipped(self, key: str, head_ref: list[Any], items: list[tuple[Unit, Any]]) -> list[Outcome]:
+        """The outcomes of ``items`` ((unit, what ``_shipped`` read for it)) of the file ``key``.
+
+        ``head_ref`` is ``[ref of its FileHead]``: inside a list Ray leaves the ref alone, so the head is fetched
+        only by an actor that does not hold that file yet.
+        """
         run = self.runs.get(key)
         if run is None:
             run = self.runs[key] = self._run(head_ref)
