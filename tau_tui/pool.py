@@ -16,14 +16,25 @@ threads) and import only the core, never textual.
 on Ray actors, one per CPU of the cluster ``ray.init()`` finds (Ray's own
 conventions: ``RAY_ADDRESS``, or a local instance). Each actor keeps its own
 workspace and domain cache; answers come back to this process in input order.
-Units name files by path: every node must see them at the same path.
+Actors never open the run files: this process ships each simulation's bytes
+(a streamed file's byte span, or the raw simulation of a file read whole) with
+what the actor needs of its file once (``FileHead``: info, tasks, layout, the
+eval sidecar), so the nodes need no shared storage.
+
+``RayRollout`` runs the episodes of ``tau-tui run`` / ``calibrate`` on Ray
+actors (``Runner.remote``): (trial, task id, seed) units over the run config
+and task definitions each actor receives once; the finished simulation comes
+back as the dict the writer saves, and the one writer here saves it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import gc
 import os
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -108,6 +119,7 @@ class Worker:
         self.judge = self.workspace.judge() if job.kind == "eval" else None
         self._runs: OrderedDict[str, Any] = OrderedDict(runs or {})
         self._override = None
+        self.sidecars: dict[str, Any] = {}  # eval: a file's sidecar scorer (None: none) as the caller read it
         self._frozen = False
         if job.scorer:
             from tau_tui.evaluate.scorer import load_scorer_config
@@ -127,12 +139,13 @@ class Worker:
             self._runs.move_to_end(path)
         return run
 
-    def do(self, unit: Unit) -> Outcome:
+    def do(self, unit: Unit, run: Any = None) -> Outcome:
+        """``unit``'s answer; ``run``: its file as the caller has it (else opened by path)."""
         from tau_tui.domains import DomainError
         from tau_tui.model.io import RunFileError
 
         try:
-            run = self.run_of(unit.path)
+            run = self.run_of(unit.path) if run is None else run
             outcome = getattr(self, f"_{self.job.kind}")(run, unit)
         except (DomainError, RunFileError) as exc:
             outcome = Outcome(unit, error=str(exc), domain_error=isinstance(exc, DomainError))
@@ -160,7 +173,9 @@ class Worker:
         from tau_tui.evaluate import ScorerConfig
 
         scorer = self._override
-        if scorer is None:
+        if scorer is None and unit.sidecar and str(run.path) in self.sidecars:  # read where the file is
+            scorer = self.sidecars[str(run.path)] or ScorerConfig(None, None, {})
+        elif scorer is None:
             scorer = self.analyzer.scorer_config(run) if unit.sidecar else ScorerConfig(None, None, {})
         report = self.analyzer.evaluate(run, unit.index, judge=self.judge, scorer=scorer)
         text = None
@@ -295,62 +310,342 @@ class Executor:
 
 
 # --- Ray ------------------------------------------------------------------------------------------------------
-class _RayWorker:
-    """The body of one Ray actor: a ``Worker`` over the job's settings."""
-
-    def __init__(self, job: Job):
-        self.worker = Worker(job)
-
-    def do_many(self, units: list[Unit]) -> list[Outcome]:
-        out = []
-        for unit in units:
-            try:
-                out.append(self.worker.do(unit))
-            except Exception as exc:  # noqa: BLE001 - one broken simulation never stops the others
-                out.append(Outcome(unit, error=f"{unit.path}: simulation #{unit.index}: {type(exc).__name__}: {exc}"))
-        return out
-
-
 class RayUnavailable(RuntimeError):
     """``--executor ray`` without the optional extra (or without a cluster to reach); one line."""
 
 
+def connect_ray() -> tuple[Any, bool]:
+    """The ``ray`` module, connected (Ray's conventions: ``RAY_ADDRESS``, else a local instance), and whether
+    this call started the connection (then its owner shuts it down)."""
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("--executor ray needs the optional extra 'ray' (pip install 'tau-tui[ray]')") from None
+    owns = not ray.is_initialized()
+    if owns:
+        try:
+            ray.init(logging_level="ERROR", log_to_driver=False)  # RAY_ADDRESS names an existing cluster
+        except Exception as exc:  # noqa: BLE001 - a cluster that cannot be reached is one line
+            raise RayUnavailable(f"Ray could not start or connect: {type(exc).__name__}: {exc}") from None
+    return ray, owns
+
+
+def actor_count(ray: Any, workers: int | None) -> int:
+    """``--workers`` (default: the cluster's CPUs); more actors of one CPU each than the cluster has would wait
+    for ever, so that is refused in one line."""
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if workers is None:
+        return max(1, cpus)
+    if workers > cpus:
+        raise RayUnavailable(f"--workers {workers}: the Ray cluster has {cpus} CPU(s), one per worker is needed")
+    return workers
+
+
+@dataclass(frozen=True)
+class FileHead:
+    """What an actor needs of a run file besides one simulation's bytes (sent once per file and actor)."""
+
+    key: str  # this file as this process opened it (one actor may hold several)
+    path: str  # ``str(run.path)``: how records name the file; never opened by an actor
+    layout: str
+    info: dict[str, Any]
+    tasks: list[Any]
+    timestamp: str | None
+    extra_top: dict[str, Any]
+    count: int
+    sidecar: Any = None  # eval: the scorer sidecar beside the file, as this process read it (None: there is none)
+
+
+class ShippedSims(Sequence):
+    """The raw simulations an actor was sent: bytes of a span (parsed here), a raw dict, or the error that
+    reading it raised where the file is (raised again, so the answer is the one the file's own reader gives)."""
+
+    indexed_lazily = True  # RunFile: no index rows are built from it
+
+    def __init__(self, count: int):
+        self.count = count
+        self.raw: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index):  # type: ignore[override]
+        value = self.raw[index]
+        if isinstance(value, BaseException):
+            raise value
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            import orjson
+
+            return orjson.loads(value)
+        return value
+
+
+def _shipped(run: Any, index: int) -> Any:
+    """Simulation ``index`` of ``run`` as sent to an actor: a streamed file's span, else its raw simulation."""
+    sims = run.raw_sims
+    try:
+        if hasattr(sims, "raw_bytes"):
+            return sims.raw_bytes(index)
+        return sims[index]
+    except (OSError, ValueError) as exc:
+        return exc
+
+
+class _RayWorker:
+    """The body of one Ray actor: a ``Worker`` over the job's settings, on the files this process sends."""
+
+    def __init__(self, job: Job, override: Any = None):
+        self.worker = Worker(dataclasses.replace(job, scorer=None))
+        self.worker._override = override  # --scorer FILE, read where the command runs
+        self.runs: OrderedDict[str, Any] = OrderedDict()
+
+    def _run(self, head_ref: list[Any]) -> Any:
+        import ray
+
+        from tau_tui.model.io import RunFile
+
+        head: FileHead = ray.get(head_ref[0])
+        run = RunFile(Path(head.path), head.layout, ShippedSims(head.count), head.info, head.tasks,
+                      timestamp=head.timestamp, extra_top=head.extra_top)
+        self.worker.sidecars[str(run.path)] = head.sidecar
+        return run
+
+    def do_shipped(self, key: str, head_ref: list[Any], items: list[tuple[Unit, Any]]) -> list[Outcome]:
+        """The outcomes of ``items`` ((unit, what ``_shipped`` read for it)) of the file ``key``.
+
+        ``head_ref`` is ``[ref of its FileHead]``: inside a list Ray leaves the ref alone, so the head is fetched
+        only by an actor that does not hold that file yet.
+        """
+        run = self.runs.get(key)
+        if run is None:
+            run = self.runs[key] = self._run(head_ref)
+            while len(self.runs) > KEEP_RUNS:
+                _, gone = self.runs.popitem(last=False)
+                if all(other.path != gone.path for other in self.runs.values()):
+                    self.worker.sidecars.pop(str(gone.path), None)
+        else:
+            self.runs.move_to_end(key)
+        out = []
+        for unit, raw in items:
+            run.raw_sims.raw = {unit.index: raw}
+            try:
+                out.append(self.worker.do(unit, run))
+            except Exception as exc:  # noqa: BLE001 - one broken simulation never stops the others
+                out.append(Outcome(unit, error=f"{unit.path}: simulation #{unit.index}: {type(exc).__name__}: {exc}"))
+        run.raw_sims.raw = {}
+        return out
+
+
 class RayExecutor:
-    """``Executor`` on Ray actors: ``workers`` of them (default: the cluster's CPUs); ``map`` keeps input order."""
+    """``Executor`` on Ray actors: ``workers`` of them (default: the cluster's CPUs); ``map`` keeps input order.
+
+    The actors are sent each simulation's bytes and, once, its file's ``FileHead``: they open no file.
+    """
 
     IN_FLIGHT = 4  # chunks queued per actor
 
     def __init__(self, job: Job, workers: int | None = None, workspace: Any = None):
+        self._ray, self._owns = connect_ray()
+        self.job = job
+        self.workspace = workspace
+        override = None
+        if job.scorer:  # read here: the actors may not see the file
+            from tau_tui.evaluate.scorer import load_scorer_config
+
+            override = load_scorer_config(Path(job.scorer))
         try:
-            import ray
-        except ImportError:
-            raise RayUnavailable("--executor ray needs the optional extra 'ray' (pip install 'tau-tui[ray]')") from None
-        self._ray = ray
-        self._owns = not ray.is_initialized()
-        if self._owns:
-            try:
-                ray.init(logging_level="ERROR", log_to_driver=False)  # RAY_ADDRESS names an existing cluster
-            except Exception as exc:  # noqa: BLE001 - a cluster that cannot be reached is one line
-                raise RayUnavailable(f"Ray could not start or connect: {type(exc).__name__}: {exc}") from None
-        count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        actor = ray.remote(num_cpus=1)(_RayWorker)
-        self._actors = [actor.remote(job) for _ in range(count)]
+            count = actor_count(self._ray, workers)
+        except RayUnavailable:
+            self.close_connection()
+            raise
+        actor = self._ray.remote(num_cpus=1)(_RayWorker)
+        self._actors = [actor.remote(job, override) for _ in range(count)]
         self.workers = count
+        self._runs: OrderedDict[str, tuple[Any, str, Any]] = OrderedDict()  # path -> (run, head key, head ref)
+        self._heads = 0
 
     def adopt(self, path: Path | str, run: Any) -> None:
-        gc.freeze()  # the actors open the file themselves; this process keeps only its index
+        """The run this process opened: its simulations are read from it and sent (it keeps only its index)."""
+        self._remember(str(path), run)
+        gc.freeze()
+
+    def _remember(self, path: str, run: Any) -> tuple[Any, str, Any]:
+        self._heads += 1
+        sidecar = None
+        if self.job.kind == "eval" and not self.job.scorer and self.workspace is not None:
+            try:
+                sidecar = self.workspace.analyzer.scorer_config(run)
+            except Exception:  # noqa: BLE001 - a broken sidecar: the command sends its units with sidecar=False
+                sidecar = None
+        head = FileHead(f"{os.getpid()}-{self._heads}", str(run.path), run.layout, run.raw_info, run.raw_tasks,
+                        run.timestamp, run.extra_top, len(run.raw_sims), sidecar)
+        entry = self._runs[path] = (run, head.key, self._ray.put(head))
+        self._runs.move_to_end(path)
+        while len(self._runs) > KEEP_RUNS:
+            self._runs.popitem(last=False)
+        return entry
+
+    def _file(self, path: str) -> tuple[Any, str, Any] | str:
+        """(run, head key, head ref) of ``path``, opened here when no run was adopted; or the error line."""
+        entry = self._runs.get(path)
+        if entry is not None:
+            self._runs.move_to_end(path)
+            return entry
+        from tau_tui.model.io import RunFileError, open_run
+
+        try:
+            return self._remember(path, open_run(path))
+        except RunFileError as exc:
+            return str(exc)
+
+    def _chunks(self, units: list[Unit]) -> Iterator[list[Unit]]:
+        """Runs of at most ``CHUNK`` units of one file, in input order."""
+        chunk: list[Unit] = []
+        for unit in units:
+            if chunk and (len(chunk) == CHUNK or chunk[0].path != unit.path):
+                yield chunk
+                chunk = []
+            chunk.append(unit)
+        if chunk:
+            yield chunk
 
     def map(self, units: Iterable[Unit]) -> Iterator[Outcome]:
-        units = list(units)
-        chunks = [units[i:i + CHUNK] for i in range(0, len(units), CHUNK)]
-        pending: list[Any] = []
+        pending: list[Any] = []  # ObjectRefs, or the outcomes of a file that could not be read here
         limit = self.IN_FLIGHT * len(self._actors)
-        for number, chunk in enumerate(chunks):
-            pending.append(self._actors[number % len(self._actors)].do_many.remote(chunk))
+        for number, chunk in enumerate(self._chunks(list(units))):
+            entry = self._file(chunk[0].path)
+            if isinstance(entry, str):
+                pending.append([Outcome(unit, error=entry) for unit in chunk])
+            else:
+                run, key, head_ref = entry
+                items = [(unit, _shipped(run, unit.index)) for unit in chunk]
+                pending.append(self._actors[number % len(self._actors)].do_shipped.remote(key, [head_ref], items))
             if len(pending) >= limit:
-                yield from self._ray.get(pending.pop(0))
+                yield from self._answer(pending.pop(0))
         for ref in pending:
-            yield from self._ray.get(ref)
+            yield from self._answer(ref)
+
+    def _answer(self, ref: Any) -> list[Outcome]:
+        return ref if isinstance(ref, list) else self._ray.get(ref)
+
+    def close(self) -> None:
+        for actor in self._actors:
+            self._ray.kill(actor)
+        self._actors = []
+        self.close_connection()
+
+    def close_connection(self) -> None:
+        if self._owns:
+            self._owns = False
+            self._ray.shutdown()
+
+    def __enter__(self) -> RayExecutor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+# --- Ray rollouts ---------------------------------------------------------------------------------------------
+class _RayEpisodes:
+    """The body of one rollout actor: the driver's run config ``load``-ed (no file), its own domain cache."""
+
+    def __init__(self, settings: Any, config: Any):
+        import platform
+
+        self.node = platform.node()
+        self.problem: str | None = None
+        try:
+            from tau_tui.rollout import Runner
+            from tau_tui.workspace import Workspace
+
+            workspace = Workspace(settings)
+            self.runner = Runner(config, Path("-"), workspace.registry, judge=workspace.judge())
+            self.runner.load()
+            self.tasks = {task.id: task for task in self.runner.tasks}
+        except Exception as exc:  # noqa: BLE001 - told to the driver in one line by ``ready``
+            self.problem = f"{type(exc).__name__}: {exc}"
+
+    def ready(self) -> tuple[str, str | None, Any]:
+        """(node, the problem that stops this actor or None, its domain fingerprint)."""
+        return self.node, self.problem, None if self.problem else self.runner.domain_fingerprint
+
+    async def finish(self, trial: int, task_id: str, seed: int) -> dict[str, Any]:
+        from tau_tui.rollout.records import sim_to_dict
+
+        sim, reward = await self.runner.finish_unit(self.tasks[task_id], trial, seed)
+        return {"simulation": sim_to_dict(sim, self.runner.secrets), "reward": reward}
+
+
+class RayRollout:
+    """``Runner.remote`` on Ray actors: ``workers`` of them (default: the cluster's CPUs), each running up to
+    the run's ``--concurrency`` simulations at once; no more units are in flight than that.
+
+    Each actor builds its workspace from ``settings`` and gets the run config with the task definitions once;
+    a unit is (trial, task id, seed). Before any unit runs, every actor's domain fingerprint (tools, DB,
+    policy) must equal this process's: a node with other domain data is refused in one line.
+    """
+
+    def __init__(self, settings: Any, workers: int | None = None):
+        self._ray, self._owns = connect_ray()
+        self._actors: list[Any] = []
+        try:
+            self.workers = actor_count(self._ray, workers)
+        except RayUnavailable:
+            self.close()
+            raise
+        self.settings = settings
+        self.slots = self.workers
+        self._busy: list[int] = []
+        self._dead: set[int] = set()  # actors that died: no more units go to them
+
+    async def start(self, runner: Any) -> None:
+        from tau_tui.rollout import RunError
+
+        ray = self._ray
+        config = dataclasses.replace(runner.config, tasks=list(runner.tasks), task_ids=[t.id for t in runner.tasks])
+        per_actor = max(1, runner.config.concurrency)
+        actor = ray.remote(num_cpus=1, max_concurrency=per_actor)(_RayEpisodes)
+        shared = ray.put(config)
+        self._actors = [actor.remote(self.settings, shared) for _ in range(self.workers)]
+        self._busy = [0] * len(self._actors)
+        self.slots = per_actor * len(self._actors)
+        answers = await asyncio.gather(*(asyncio.wrap_future(a.ready.remote().future()) for a in self._actors))
+        for node, problem, fingerprint in answers:
+            if problem is not None:
+                raise RunError(f"a Ray worker on {node} cannot run this: {problem}")
+            if fingerprint != runner.domain_fingerprint:
+                parts = [name for name in ("tools", "db", "policy")
+                         if getattr(fingerprint, name) != getattr(runner.domain_fingerprint, name)]
+                raise RunError(f"the Ray worker on {node} has other data for domain '{runner.config.domain}' "
+                               f"(its {' and '.join(parts)} {'differ' if len(parts) > 1 else 'differs'} from this "
+                               f"machine's); install the same domain data on every node")
+
+    async def finish(self, task: Any, trial: int, seed: int) -> tuple[dict[str, Any], float | None]:
+        """One unit on the least busy live actor: (the simulation as saved, its reward).
+
+        An actor that died loses the units it had (the runner saves them as infrastructure errors, which
+        ``--resume`` runs again) and gets no more; with none left, every unit fails at once.
+        """
+        from ray.exceptions import RayActorError
+
+        live = [i for i in range(len(self._actors)) if i not in self._dead]
+        if not live:
+            raise RuntimeError("every Ray worker died")
+        index = min(live, key=self._busy.__getitem__)
+        self._busy[index] += 1
+        ref = self._actors[index].finish.remote(trial, task.id, seed)
+        try:
+            answer = await asyncio.wrap_future(ref.future())
+        except asyncio.CancelledError:
+            self._ray.cancel(ref)
+            raise
+        except RayActorError:
+            self._dead.add(index)
+            raise
+        finally:
+            self._busy[index] -= 1
+        return answer["simulation"], answer["reward"]
 
     def close(self) -> None:
         for actor in self._actors:
@@ -359,7 +654,7 @@ class RayExecutor:
         if self._owns:
             self._ray.shutdown()
 
-    def __enter__(self) -> RayExecutor:
+    def __enter__(self) -> RayRollout:
         return self
 
     def __exit__(self, *exc: Any) -> None:

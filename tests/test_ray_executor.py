@@ -1,7 +1,9 @@
-"""``--executor ray``: the same ``--json`` output as the local executor, on a local Ray instance with 2 CPUs."""
+"""``--executor ray``: the same ``--json`` output as the local executor, on a local Ray instance with 2 CPUs; the
+actors open no file (spans and raw simulations are sent to them)."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -36,3 +38,94 @@ def test_ray_gives_the_local_executors_json_byte_for_byte(local_ray, capsys, com
     assert local.count("\n") > 100
     assert (ray_code, on_ray) == (local_code, local)
     assert ray.is_initialized()  # the executor left the instance it did not start running
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("command", ["replay", "eval"])
+def test_streamed_files_ship_their_spans_byte_for_byte(local_ray, capsys, monkeypatch, command):
+    from tau_tui.model.io import open_run
+
+    corpus_required()
+    monkeypatch.setenv("TAU_TUI_STREAM_BYTES", "1")  # every file indexed by streaming: the actors get spans
+    assert all(hasattr(open_run(path).raw_sims, "raw_bytes") for path in FILES)
+    local_code, local = _out(capsys, command, "--json", "--workers", "1", *FILES)
+    ray_code, on_ray = _out(capsys, command, "--json", "--executor", "ray", "--workers", "2", *FILES)
+    assert local.count("\n") > 100
+    assert (ray_code, on_ray) == (local_code, local)
+
+
+def _copy_with_sidecar(tmp_path):
+    """A corpus file copied where the test can delete it, with a tool-call scorer sidecar beside it."""
+    import shutil
+
+    path = tmp_path / "gold_retail.json"
+    shutil.copyfile(FILES[1], path)
+    sidecar = tmp_path / "gold_retail.scorer.json"
+    sidecar.write_text('{"default": {"expected_tools": ["get_order_details", "get_user_details"]}}')
+    return path, sidecar
+
+
+def _local_lines(kind, path, indices):
+    from tau_tui.config import Settings
+    from tau_tui.model.io import open_run
+    from tau_tui.pool import Executor, Job, Unit
+    from tau_tui.workspace import Workspace
+
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    with Executor(Job(kind, workspace.settings), 1, workspace) as executor:
+        executor.adopt(path, open_run(path))
+        return [o.line or o.report.line for o in executor.map(Unit(str(path), i) for i in indices)]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("kind", ["replay", "eval"])
+def test_ray_actors_need_no_file_a_deleted_file_gives_the_same_answers(local_ray, tmp_path, monkeypatch, kind):
+    from tau_tui.config import Settings
+    from tau_tui.model.io import open_run
+    from tau_tui.pool import Job, RayExecutor, Unit
+    from tau_tui.workspace import Workspace
+
+    corpus_required()
+    monkeypatch.setenv("TAU_TUI_STREAM_BYTES", str(1 << 40))  # read whole: this process needs the file no more
+    path, sidecar = _copy_with_sidecar(tmp_path)
+    assert isinstance(open_run(path).raw_sims, list)
+    indices = list(range(0, 40, 3))
+    expected = _local_lines(kind, path, indices)
+    if kind == "eval":
+        assert all(json.loads(line)["scorer"] is not None for line in expected)  # the sidecar counts
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    with RayExecutor(Job(kind, workspace.settings), 2, workspace) as executor:
+        executor.adopt(path, open_run(path))
+        path.unlink()
+        sidecar.unlink()
+        outcomes = list(executor.map(Unit(str(path), i) for i in indices))
+    assert [o.error for o in outcomes] == [None] * len(indices)
+    assert [o.line or o.report.line for o in outcomes] == expected
+
+
+@pytest.mark.corpus
+def test_an_actor_replays_a_streamed_span_without_the_file(local_ray, tmp_path, monkeypatch):
+    """What a Ray actor does with what it is sent, run here: the streamed file is gone by then."""
+    from tau_tui.config import Settings
+    from tau_tui.model.io import open_run
+    from tau_tui.pool import FileHead, Job, Unit, _RayWorker, _shipped
+
+    corpus_required()
+    monkeypatch.setenv("TAU_TUI_STREAM_BYTES", "1")
+    path, sidecar = _copy_with_sidecar(tmp_path)
+    indices = [0, 5, 17]
+    expected = {kind: _local_lines(kind, path, indices) for kind in ("replay", "eval")}
+    run = open_run(path)
+    assert hasattr(run.raw_sims, "raw_bytes")
+    from tau_tui.evaluate.scorer import scorer_config_for
+
+    head = FileHead("k", str(run.path), run.layout, run.raw_info, run.raw_tasks, run.timestamp, run.extra_top,
+                    len(run.raw_sims), scorer_config_for(path))
+    items = [(Unit(str(path), i), _shipped(run, i)) for i in indices]
+    assert all(isinstance(raw, bytes) for _, raw in items)
+    path.unlink()
+    sidecar.unlink()
+    for kind in ("replay", "eval"):
+        actor = _RayWorker(Job(kind, Settings(tau2_data=CORPUS)))
+        outcomes = actor.do_shipped("k", [ray.put(head)], items)
+        assert [o.line or o.report.line for o in outcomes] == expected[kind]

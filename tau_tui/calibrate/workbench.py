@@ -187,8 +187,8 @@ class Calibrator:
 
     # --- rollouts -------------------------------------------------------------------------
     async def run(self, config: RunConfig, path: Path | str, *, resume: bool = False, replace: bool = False,
-                  runner_listener: Any = None) -> RunSummary:
-        """Roll out ``config`` into ``path`` and fill the grid live.
+                  runner_listener: Any = None, remote: Any = None) -> RunSummary:
+        """Roll out ``config`` into ``path`` and fill the grid live (``remote``: the runner's ``Runner.remote``).
 
         ``replace`` clears the rows this run fills before it starts (a fresh
         calibration of those rows). ``resume`` finishes an interrupted file:
@@ -214,6 +214,7 @@ class Calibrator:
                 runner_listener(event)
 
         runner = Runner(config, path, self.registry, resume=resume, listener=on_event, judge=self.judge)
+        runner.remote = remote
         runner.prepare()
         self.runs_started += 1
         info = runner.writer.info

@@ -11,8 +11,10 @@ from tau_tui.commands.common import (
     EXIT_INPUT,
     EXIT_OK,
     add_judge_flags,
+    add_rollout_executor_flags,
     err,
     print_json,
+    rollout_remote,
     say,
 )
 
@@ -64,6 +66,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     cal.add_argument("--json", action="store_true", help="one JSON object per row (or per task with --gold-check), "
                      "one per line")
     cal.add_argument("--quiet", action="store_true", help="no progress display")
+    add_rollout_executor_flags(cal)
     return cal
 
 
@@ -116,6 +119,9 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
     if args.agent_llm and not args.user_llm:
         err("--user-llm is required with --agent-llm (a model, or scripted/user)")
         return EXIT_INPUT
+    if (args.executor != "local" or args.workers is not None) and not args.agent_llm:
+        err("--executor and --workers run trials: give --agent-llm (and --user-llm)")
+        return EXIT_INPUT
     calibrator = ws.calibrator(CalibrateRequest(args.domain))
     status = EXIT_OK
     if args.sources:
@@ -130,16 +136,20 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
         plan = ws.run_plan(run_request(args, kind="calibrate", solo=False, layout="json"))
         out = plan.path
         progress = None
+        remote = rollout_remote(args, ws)
         if not args.quiet:
             from tau_tui.rollout.console import RunProgress
 
             progress = RunProgress(per_simulation=False)
             progress.__enter__()
         try:
-            summary = asyncio.run(calibrator.run(plan.config, out, resume=out.exists(), runner_listener=progress))
+            summary = asyncio.run(calibrator.run(plan.config, out, resume=out.exists(), runner_listener=progress,
+                                                 remote=remote))
         finally:
             if progress is not None:
                 progress.__exit__(None, None, None)
+            if remote is not None:
+                remote.close()
         err(f"note: trials saved in {out}")
         if summary.terminations.get("infrastructure_error"):
             status = EXIT_FINDINGS

@@ -117,3 +117,33 @@ def executor_for(args: Any, job: Any, workspace: Any) -> Any:
     if getattr(workspace, "registry_given", False):  # built in code (tests): cannot be rebuilt elsewhere
         workers = 1
     return Executor(job, workers, workspace)
+
+
+def add_rollout_executor_flags(parser: Any) -> None:
+    """``--executor local|ray`` and ``--workers N`` for rollouts (``run``, ``calibrate``)."""
+    parser.add_argument("--executor", choices=("local", "ray"), default="local",
+                        help="where the episodes run: in this process (default), or on Ray actors of the cluster "
+                             "ray.init() finds (RAY_ADDRESS; needs the optional extra 'ray'); each actor runs up to "
+                             "--concurrency simulations at once, this process saves them as they end; over Ray the "
+                             "progress display shows whole simulations (no per-message or retry lines)")
+    parser.add_argument("--workers", type=_workers, default=None, metavar="N",
+                        help="with --executor ray: Ray actors (default: the cluster's CPUs)")
+
+
+def rollout_remote(args: Any, workspace: Any) -> Any:
+    """The ``Runner.remote`` of ``--executor`` (None: local); ``ConfigError`` in one line when it cannot be."""
+    from tau_tui.config import ConfigError
+
+    if getattr(args, "executor", "local") != "ray":
+        if getattr(args, "workers", None) is not None:
+            raise ConfigError("--workers needs --executor ray (a local run is one process; --concurrency sets "
+                              "how many simulations run at once)")
+        return None
+    if getattr(workspace, "registry_given", False):
+        raise ConfigError("--executor ray needs a workspace built from settings (its registry was given in code)")
+    from tau_tui.pool import RayRollout, RayUnavailable
+
+    try:
+        return RayRollout(workspace.settings, args.workers)
+    except RayUnavailable as exc:
+        raise ConfigError(str(exc)) from None

@@ -6,7 +6,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, add_judge_flags, err, say
+from tau_tui.commands.common import (
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    add_judge_flags,
+    add_rollout_executor_flags,
+    err,
+    rollout_remote,
+    say,
+)
 
 NAME = "run"
 SHARED_FLAGS = True
@@ -53,6 +62,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
                         "(one new simulation per recorded one) instead of a live environment")
     parser.add_argument("--cassette-sim", action="append", default=[], metavar="ID",
                         help="with --cassette: only this recorded simulation (id or prefix; repeatable)")
+    add_rollout_executor_flags(parser)
     return parser
 
 
@@ -71,6 +81,9 @@ def run(args: argparse.Namespace, workspace) -> int:
     except RequestError as exc:
         err(str(exc))
         return EXIT_INPUT
+    if args.cassette and (args.executor != "local" or args.workers is not None):
+        err("--cassette runs in this process (--executor and --workers do not apply)")
+        return EXIT_INPUT
     if args.cassette:
         return run_cassette(args, ws,
                                 ws.participant(args.agent_llm, request.json_object("agent_args"), args.llm_retries),
@@ -82,10 +95,15 @@ def run(args: argparse.Namespace, workspace) -> int:
     if not args.domain:
         err("--domain is required (or --cassette RECORDING)")
         return EXIT_INPUT
-    progress = None
+    progress = remote = None
     try:
         runner = ws.runner(ws.run_plan(run_request(args)))
         runner.prepare()
+        try:
+            remote = runner.remote = rollout_remote(args, ws)
+        except BaseException:
+            runner.close()
+            raise
         if not args.quiet:
             from tau_tui.rollout.console import RunProgress
 
@@ -99,6 +117,8 @@ def run(args: argparse.Namespace, workspace) -> int:
     finally:
         if progress is not None:
             progress.__exit__(None, None, None)
+        if remote is not None:
+            remote.close()
     avg = summary.average_reward
     terms = ", ".join(f"{k} {v}" for k, v in sorted(summary.terminations.items())) or "none"
     say(f"{summary.path}: {summary.already_done + summary.completed}/{summary.total} simulations "

@@ -11,6 +11,15 @@ and run again. A run holds an advisory lock on its results file from
 ``prepare`` to the end of ``run``: a second run (or ``--resume``) on the same
 file is refused while the first is going.
 
+``Runner.remote`` moves the episodes elsewhere (``tau_tui.pool.RayRollout``:
+``--executor ray``): an object with ``slots`` (units at once), ``async
+start(runner)`` (called once, before the file is first written) and ``async
+finish(task, trial, seed)`` returning the simulation as saved (a dict) and its
+reward. A remote worker builds a runner from the same config and calls only
+``load`` and ``finish_unit``; what comes back is saved here by the one writer,
+with the same lock, resume keys and events (``SimulationMessage`` and
+``LLMRetried`` stay where the episode runs).
+
 Progress is reported as events (``RunStarted``, ``SimulationStarted``,
 ``SimulationMessage``, ``LLMRetried``, ``SimulationFinished``,
 ``RunFinished``) to one listener: the CLI draws a rich progress bar from
@@ -194,7 +203,9 @@ class Runner:
         self.listener = listener
         self.judge = judge
         self.done_keys: set[tuple[int, str, int]] = set()
+        self.remote: Any = None  # where the episodes run instead of this process (see the module docstring)
         self._prepared = False
+        self._loaded = False
         self._lock = ExitStack()
 
     def _emit(self, event: Any) -> None:
@@ -214,6 +225,38 @@ class Runner:
     # --- preparation ---------------------------------------------------------------------
     def prepare(self) -> None:
         """Load the domain and tasks, build the run info, and open (or resume) the results file."""
+        self.load()
+        config = self.config
+        sample = self.tasks[0]
+        env, self._first_env = self._first_env, None
+        agent = build_agent(config.agent, sample, env, solo=config.solo)
+        user = build_user(config.user, sample, env, solo=config.solo)
+        info = run_info(domain_name=env.domain_name, policy=env.policy, agent=agent.info(), user=user.info(),
+                        num_trials=config.num_trials, max_steps=config.max_steps, max_errors=config.max_errors,
+                        seed=config.seed, env_info=env.recorded_info(),
+                        extra={"solo": config.solo, "timeout": config.timeout,
+                                                 "judge_llm": config.judge_llm, "concurrency": config.concurrency})
+        exists = self.path.exists()
+        if exists and not self.resume:
+            raise RunError(f"{self.path} already exists; pass --resume to finish it, or choose another --out")
+        layout = detect_layout(self.path) if exists else config.layout
+        self._lock.enter_context(file_lock(self._lock_target(layout), wait=False))
+        try:
+            self.writer = ResultsWriter(self.path, info, list(self.tasks), self.secrets, layout=layout)
+            if exists:
+                self._load_previous()
+        except BaseException:
+            self.close()
+            raise
+        self._prepared = True
+
+    def load(self) -> None:
+        """Check the config and load what the episodes need (domain, tasks, seeds, evaluator); no file is touched.
+
+        ``prepare`` starts with it; a remote worker (``Runner.remote``) calls only this.
+        """
+        if self._loaded:
+            return
         config = self.config
         if config.num_trials < 1:
             raise RunError("-k must be at least 1")
@@ -241,29 +284,10 @@ class Runner:
         self.seeds = trial_seeds(config.seed, config.num_trials)
         env = self.domain.new_environment(solo=config.solo, variant=self.variant)
         self.domain_fingerprint = domain_fingerprint(env)
-        sample = self.tasks[0]
-        agent = build_agent(config.agent, sample, env, solo=config.solo)
-        user = build_user(config.user, sample, env, solo=config.solo)
+        self._first_env = env  # the run info of ``prepare`` is built on it
         self.secrets = known_secrets(config.agent.llm_args, config.user.llm_args)
-        info = run_info(domain_name=env.domain_name, policy=env.policy, agent=agent.info(), user=user.info(),
-                        num_trials=config.num_trials, max_steps=config.max_steps, max_errors=config.max_errors,
-                        seed=config.seed, env_info=env.recorded_info(),
-                        extra={"solo": config.solo, "timeout": config.timeout,
-                                                 "judge_llm": config.judge_llm, "concurrency": config.concurrency})
-        exists = self.path.exists()
-        if exists and not self.resume:
-            raise RunError(f"{self.path} already exists; pass --resume to finish it, or choose another --out")
-        layout = detect_layout(self.path) if exists else config.layout
-        self._lock.enter_context(file_lock(self._lock_target(layout), wait=False))
-        try:
-            self.writer = ResultsWriter(self.path, info, list(self.tasks), self.secrets, layout=layout)
-            if exists:
-                self._load_previous()
-        except BaseException:
-            self.close()
-            raise
         self.evaluator = SimulationEvaluator(self.domain, self.variant, self.judge)
-        self._prepared = True
+        self._loaded = True
 
     def _lock_target(self, layout: str) -> Path:
         """The path whose lock this run holds: the results file, or the folder of a dir-layout run."""
@@ -336,19 +360,26 @@ class Runner:
         units = self.units()
         total = len(self.tasks) * len(self.seeds)
         summary = RunSummary(self.path, total, total - len(units))
+        remote = self.remote
+        if remote is not None and units:
+            await remote.start(self)  # its workers are there and agree with this process before the file is
         self.writer.write()
         self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
-        semaphore = asyncio.Semaphore(self.config.concurrency)
+        semaphore = asyncio.Semaphore(self.config.concurrency if remote is None else remote.slots)
         lock = asyncio.Lock()
 
         async def one(trial: int, task: Task, seed: int) -> None:
             async with semaphore:
                 self._emit(SimulationStarted(task.id, trial, seed))
-                sim = await self.simulate(task, trial, seed)
-                sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
-                scored = await asyncio.to_thread(self._score, sim, task)
+                if remote is None:
+                    sim, scored = await self.finish_unit(task, trial, seed)
+                else:
+                    sim, scored = await self._finish_remotely(remote, task, trial, seed)
                 async with lock:
-                    self.writer.add(sim)
+                    if remote is None:
+                        self.writer.add(sim)
+                    else:  # the save (two fsyncs) waits in a thread: the remote workers get their next units
+                        await asyncio.to_thread(self.writer.add, sim)
                     summary.completed += 1
                     summary.terminations[sim.termination_reason] += 1
                     if scored is None:
@@ -361,6 +392,28 @@ class Runner:
         await asyncio.gather(*(one(*unit) for unit in units))
         self._emit(RunFinished(self.path, summary))
         return summary
+
+    async def finish_unit(self, task: Task, trial: int, seed: int) -> tuple[SimulationRun, float | None]:
+        """One episode, stamped with the task's fingerprint and scored: what the writer saves, and its reward."""
+        sim = await self.simulate(task, trial, seed)
+        sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
+        scored = await asyncio.to_thread(self._score, sim, task)
+        return sim, scored
+
+    async def _finish_remotely(self, remote: Any, task: Task, trial: int, seed: int,
+                               ) -> tuple[SimulationRun, float | None]:
+        """``finish_unit`` on ``remote``: the simulation comes back as its saved dict; a unit the remote side
+        lost (a worker that died) becomes an infrastructure_error placeholder here, as a failed start does."""
+        started = datetime.now().isoformat()
+        try:
+            data, scored = await remote.finish(task, trial, seed)
+            return SimulationRun.model_validate(data), scored
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, never raised through the batch
+            sim = self._placeholder(task, trial, seed, started, exc)
+            sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
+            return sim, await asyncio.to_thread(self._score, sim, task)
 
     def _score(self, sim: SimulationRun, task: Task) -> float | None:
         try:
@@ -396,10 +449,15 @@ class Runner:
                                         solo=config.solo, trial=trial, listener=on_message)
             return await orchestrator.run()
         except Exception as exc:  # noqa: BLE001 - recorded, never raised through the batch
-            now = datetime.now().isoformat()
-            return SimulationRun(
-                id=str(uuid.uuid4()), task_id=task.id, timestamp=now, start_time=started, end_time=now,
-                duration=0.0, termination_reason=INFRASTRUCTURE_ERROR, messages=[], trial=trial, seed=seed,
-                mode="half_duplex",
-                info={"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__,
-                      "error_traceback": traceback.format_exc(), "failed_after_attempts": 1})
+            return self._placeholder(task, trial, seed, started, exc)
+
+    @staticmethod
+    def _placeholder(task: Task, trial: int, seed: int, started: str, exc: Exception) -> SimulationRun:
+        """The infrastructure_error simulation of an episode that could not run (tau2's placeholder)."""
+        now = datetime.now().isoformat()
+        return SimulationRun(
+            id=str(uuid.uuid4()), task_id=task.id, timestamp=now, start_time=started, end_time=now,
+            duration=0.0, termination_reason=INFRASTRUCTURE_ERROR, messages=[], trial=trial, seed=seed,
+            mode="half_duplex",
+            info={"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__,
+                  "error_traceback": traceback.format_exc(), "failed_after_attempts": 1})

@@ -1,0 +1,264 @@
+"""``run`` / ``calibrate --executor ray``: the simulations the local executor saves, on a local Ray instance with
+2 CPUs; an interrupted Ray run resumes with only what is missing; the one writer stays in this process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections import Counter
+
+import pytest
+
+from tau_tui.cli import main
+from tests.conftest import CORPUS, ROOT, corpus_required
+
+ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
+
+GOLD = ["--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"]
+K = 2
+TOTAL = 10 * K  # tau2 1.0.1's 10 mock tasks
+# What differs between two local runs of the same grid (found by diffing two of them): ids made with uuid4 and
+# clock readings. Everything else (messages, tool calls and results, rewards, reward_info, fingerprints) is equal.
+VOLATILE_SIM = ("id", "timestamp", "start_time", "end_time", "duration")
+VOLATILE_MESSAGE = ("id", "timestamp")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False, include_dashboard=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                                       "TAU_TUI_CONFIG": os.environ["TAU_TUI_CONFIG"]}})
+    yield
+    ray.shutdown()
+
+
+def normalised_sim(sim: dict) -> dict:
+    out = {k: v for k, v in sim.items() if k not in VOLATILE_SIM}
+    messages = []
+    for message in sim.get("messages") or []:
+        message = {k: v for k, v in message.items() if k not in VOLATILE_MESSAGE}
+        if message.get("tool_calls"):
+            message["tool_calls"] = [{k: v for k, v in call.items() if k != "id"} for call in message["tool_calls"]]
+        messages.append(message)
+    out["messages"] = messages
+    return out
+
+
+def normalised(path) -> tuple[dict, dict]:
+    """(the file without its timestamp and simulations, its simulations by (trial, task, seed), normalised)."""
+    data = json.loads(path.read_text())
+    sims = data.pop("simulations")
+    data.pop("timestamp")
+    keys = Counter((s["trial"], s["task_id"], s["seed"]) for s in sims)
+    assert set(keys.values()) == {1}, keys  # each unit saved once
+    return data, {(s["trial"], s["task_id"], s["seed"]): normalised_sim(s) for s in sims}
+
+
+def cli(capsys, *args) -> tuple[int, str, str]:
+    code = main([*map(str, args), "--tau2-data", str(CORPUS)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    """The mock grid (10 tasks x 2 trials, gold agent) run by the local executor."""
+    corpus_required()
+    path = tmp_path_factory.mktemp("local") / "local.json"
+    assert main(["run", *GOLD, "-k", str(K), "--out", str(path), "--quiet", "--tau2-data", str(CORPUS)]) == 0
+    return path
+
+
+def _no_local_episodes(monkeypatch) -> None:
+    """An episode run in this process fails loudly: what a Ray run saves must come from its actors."""
+    from tau_tui.rollout.runner import Runner
+
+    async def refuse(self, *args, **kwargs):
+        raise AssertionError("an episode ran in the driver process")
+
+    monkeypatch.setattr(Runner, "finish_unit", refuse)
+
+
+@pytest.mark.corpus
+def test_run_on_ray_saves_what_the_local_run_saves(local_ray, local_run, tmp_path, capsys, monkeypatch):
+    _no_local_episodes(monkeypatch)
+    out = tmp_path / "ray.json"
+    code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--executor", "ray", "--workers", 2,
+                               "--quiet")
+    assert code == 0, stderr
+    assert stdout.strip() == f"{out}: {TOTAL}/{TOTAL} simulations ({TOTAL} this run); average reward 0.800; " \
+                             f"terminations: user_stop {TOTAL}"
+    local_head, local_sims = normalised(local_run)
+    ray_head, ray_sims = normalised(out)
+    assert len(ray_sims) == TOTAL
+    assert ray_head == local_head
+    assert ray_sims == local_sims
+    assert ray.is_initialized()  # the executor left the instance it did not start running
+
+
+@pytest.mark.corpus
+def test_ray_events_are_whole_simulations_in_order(local_ray, tmp_path):
+    from tau_tui.config import Settings
+    from tau_tui.pool import RayRollout
+    from tau_tui.rollout import (
+        ParticipantSpec,
+        RunConfig,
+        Runner,
+        RunFinished,
+        RunStarted,
+        SimulationFinished,
+        SimulationMessage,
+        SimulationStarted,
+    )
+    from tau_tui.workspace import Workspace
+
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1,
+                       concurrency=2)
+    events: list = []
+    runner = Runner(config, tmp_path / "run.json", workspace.registry, listener=events.append)
+    with RayRollout(workspace.settings, workers=2) as remote:
+        runner.remote = remote
+        summary = asyncio.run(runner.run())
+        assert remote.slots == 4  # 2 actors x --concurrency 2: never more units in flight
+    kinds = Counter(type(e) for e in events)
+    assert kinds == {RunStarted: 1, SimulationStarted: 10, SimulationFinished: 10, RunFinished: 1}
+    assert SimulationMessage not in kinds  # per-message events stay on the actors
+    assert [e.completed for e in events if isinstance(e, SimulationFinished)] == list(range(1, 11))
+    assert summary.completed == 10 and len(summary.rewards) == 10
+    saved = {(s["trial"], s["task_id"]) for s in json.loads((tmp_path / "run.json").read_text())["simulations"]}
+    assert saved == {(e.trial, e.task_id) for e in events if isinstance(e, SimulationFinished)}
+
+
+class Interrupted(Exception):
+    pass
+
+
+@pytest.mark.corpus
+def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(local_ray, local_run, tmp_path, capsys):
+    from tau_tui.config import Settings
+    from tau_tui.pool import RayRollout
+    from tau_tui.rollout import ParticipantSpec, RunConfig, Runner, SimulationFinished
+    from tau_tui.workspace import Workspace
+
+    out = tmp_path / "ray.json"
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K,
+                       concurrency=1)
+
+    def stop_after_five(event) -> None:
+        if isinstance(event, SimulationFinished) and event.completed == 5:
+            raise Interrupted
+
+    with RayRollout(workspace.settings, workers=2) as remote:
+        runner = Runner(config, out, workspace.registry, listener=stop_after_five)
+        runner.remote = remote
+        with pytest.raises(Interrupted):
+            asyncio.run(runner.run())
+    before = json.loads(out.read_text())["simulations"]
+    assert 5 <= len(before) < TOTAL
+
+    code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--resume", "--executor", "ray",
+                               "--workers", 2, "--quiet")
+    assert code == 0, stderr
+    assert f"{TOTAL}/{TOTAL} simulations ({TOTAL - len(before)} this run)" in stdout
+    after = json.loads(out.read_text())["simulations"]
+    assert after[:len(before)] == before  # what was saved stays as it was
+    local_head, local_sims = normalised(local_run)
+    ray_head, ray_sims = normalised(out)
+    assert ray_sims == local_sims
+
+
+def _rows(stdout: str) -> list[dict]:
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    for row in rows:
+        for cell in row["cells"]:
+            del cell["file"], cell["sim"]  # the trials file and a uuid4
+    return rows
+
+
+@pytest.mark.corpus
+def test_calibrate_on_ray_equals_local(local_ray, tmp_path, capsys, monkeypatch):
+    args = ["calibrate", "--domain", "mock", "--agent-llm", "scripted/flaky:0.5", "--user-llm", "scripted/user",
+            "-k", 3, "--json", "--quiet"]
+    code, local, err = cli(capsys, *args, "--out", tmp_path / "local.json")
+    assert code == 0, err
+    _no_local_episodes(monkeypatch)
+    code, on_ray, err = cli(capsys, *args, "--out", tmp_path / "ray.json", "--executor", "ray", "--workers", 2)
+    assert code == 0, err
+    rows = _rows(local)
+    assert len(rows) == 10 and len({row["band"] for row in rows}) > 1  # flaky: not every row in one band
+    assert _rows(on_ray) == rows
+    assert normalised(tmp_path / "ray.json")[1] == normalised(tmp_path / "local.json")[1]
+
+
+def test_workers_without_ray_is_one_line(tmp_path, capsys):
+    code, _, err = cli(capsys, "run", *GOLD, "--out", tmp_path / "x.json", "--workers", 2)
+    assert code == 2 and err.count("\n") == 1 and "--workers needs --executor ray" in err
+    assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.corpus
+def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(local_ray, tmp_path):
+    import shutil
+
+    from tau_tui.config import Settings
+    from tau_tui.pool import RayRollout
+    from tau_tui.rollout import ParticipantSpec, RunConfig, RunError, Runner
+    from tau_tui.workspace import Workspace
+
+    other = tmp_path / "data"
+    shutil.copytree(CORPUS / "domains" / "mock", other / "domains" / "mock")
+    policy = other / "domains" / "mock" / "policy.md"
+    policy.chmod(0o644)
+    policy.write_text(policy.read_text() + "\nAlways say hello twice.\n")
+    here = Workspace(Settings(tau2_data=CORPUS))
+    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"))
+    out = tmp_path / "run.json"
+    runner = Runner(config, out, here.registry)
+    with RayRollout(Settings(tau2_data=other), workers=1) as remote:  # the actors read the edited copy
+        runner.remote = remote
+        with pytest.raises(RunError, match=r"other data for domain 'mock' \(its policy differs"):
+            asyncio.run(runner.run())
+    assert not out.exists()
+
+
+@pytest.mark.corpus
+def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_ray, local_run, tmp_path, capsys):
+    from tau_tui.config import Settings
+    from tau_tui.pool import RayRollout
+    from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
+    from tau_tui.workspace import Workspace
+
+    out = tmp_path / "ray.json"
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K,
+                       concurrency=1)
+    with RayRollout(workspace.settings, workers=2) as remote:
+        start = remote.start
+
+        async def start_then_kill_one(runner) -> None:
+            await start(runner)
+            ray.kill(remote._actors[0])  # it gets the first unit (all are idle), then nothing more
+
+        remote.start = start_then_kill_one
+        runner = Runner(config, out, workspace.registry)
+        runner.remote = remote
+        summary = asyncio.run(runner.run())
+    assert summary.terminations == {"infrastructure_error": 1, "user_stop": TOTAL - 1}
+    lost = [s for s in json.loads(out.read_text())["simulations"] if s["termination_reason"] == "infrastructure_error"]
+    assert lost[0]["info"]["error"].startswith("ActorDiedError: The actor died")
+
+    code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--resume", "--executor", "ray",
+                               "--workers", 2, "--quiet")
+    assert code == 0, stderr
+    assert f"{TOTAL}/{TOTAL} simulations (1 this run)" in stdout
+    assert normalised(out)[1] == normalised(local_run)[1]
+
+
+def test_more_workers_than_the_cluster_has_cpus_is_one_line(local_ray, tmp_path, capsys):
+    code, _, err = cli(capsys, "run", *GOLD, "--out", tmp_path / "x.json", "--executor", "ray", "--workers", 3)
+    assert code == 2 and err.count("\n") == 1 and "--workers 3: the Ray cluster has 2 CPU(s)" in err
+    assert not (tmp_path / "x.json").exists()
+    assert ray.is_initialized()
