@@ -640,9 +640,10 @@ class RayRollout:
         except asyncio.CancelledError:
             self._ray.cancel(ref)
             raise
-        except RayActorError:
+        except RayActorError as exc:  # Ray's text runs over many lines: the saved placeholder gets one
             self._dead.add(index)
-            raise
+            first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+            raise RuntimeError(f"the Ray worker died ({first[:200]})" if first else "the Ray worker died") from None
         finally:
             self._busy[index] -= 1
         return answer["simulation"], answer["reward"]

@@ -248,7 +248,8 @@ def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_r
         summary = asyncio.run(runner.run())
     assert summary.terminations == {"infrastructure_error": 1, "user_stop": TOTAL - 1}
     lost = [s for s in json.loads(out.read_text())["simulations"] if s["termination_reason"] == "infrastructure_error"]
-    assert lost[0]["info"]["error"].startswith("ActorDiedError: The actor died")
+    error = lost[0]["info"]["error"]
+    assert error.startswith("RuntimeError: the Ray worker died (The actor died") and "\n" not in error
 
     code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--resume", "--executor", "ray",
                                "--workers", 2, "--quiet")
