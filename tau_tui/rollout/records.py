@@ -236,13 +236,18 @@ class ResultsWriter:
         self._head_bytes: bytes | None = None
 
     def add(self, sim: SimulationRun) -> None:
-        data = sim_to_dict(sim, self.secrets)
-        self.simulations.append(data)
-        encoded = _dump(data)
-        if self.layout == "dir":
-            write_atomic(id_file(self.sims_dir, str(data["id"])), encoded + b"\n")
-        else:
-            self._encoded.append(_nested(encoded))
+        self.add_many([sim])
+
+    def add_many(self, sims: Iterable[SimulationRun]) -> None:
+        """Save several finished simulations with one write of the file (and of the dir layout's index)."""
+        for sim in sims:
+            data = sim_to_dict(sim, self.secrets)
+            self.simulations.append(data)
+            encoded = _dump(data)
+            if self.layout == "dir":
+                write_atomic(id_file(self.sims_dir, str(data["id"])), encoded + b"\n")
+            else:
+                self._encoded.append(_nested(encoded))
         self.write()
 
     def keep(self, raw_simulations: Iterable[dict[str, Any]]) -> None:

@@ -29,6 +29,7 @@ them, a TUI posts them as messages.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import traceback
 import uuid
@@ -367,6 +368,29 @@ class Runner:
         self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
         semaphore = asyncio.Semaphore(self.config.concurrency if remote is None else remote.slots)
         lock = asyncio.Lock()
+        waiting: list[tuple[int, SimulationRun]] = []  # finished, not saved yet (with their ticket)
+        saved: set[int] = set()  # the tickets of the simulations saved
+        failed: dict[int, Exception] = {}  # tickets whose batch could not be saved, and why
+        tickets = itertools.count()
+
+        async def save(sim: SimulationRun) -> None:
+            """Group commit: the simulations that finished while a save was going are saved with one write,
+            in a thread (episodes and remote workers go on meanwhile); each is on disk before it is reported."""
+            ticket = next(tickets)
+            waiting.append((ticket, sim))
+            async with lock:
+                if ticket in saved:
+                    return
+                if ticket in failed:  # the save of its batch failed: every simulation of it says so
+                    raise failed.pop(ticket)
+                batch = list(waiting)
+                waiting.clear()
+                try:
+                    await asyncio.to_thread(self.writer.add_many, [s for _, s in batch])
+                except Exception as exc:
+                    failed.update((t, exc) for t, _ in batch if t != ticket)
+                    raise
+                saved.update(t for t, _ in batch)
 
         async def one(trial: int, task: Task, seed: int) -> None:
             async with semaphore:
@@ -375,19 +399,15 @@ class Runner:
                     sim, scored = await self.finish_unit(task, trial, seed)
                 else:
                     sim, scored = await self._finish_remotely(remote, task, trial, seed)
-                async with lock:
-                    if remote is None:
-                        self.writer.add(sim)
-                    else:  # the save (two fsyncs) waits in a thread: the remote workers get their next units
-                        await asyncio.to_thread(self.writer.add, sim)
-                    summary.completed += 1
-                    summary.terminations[sim.termination_reason] += 1
-                    if scored is None:
-                        summary.unscored += 1
-                    else:
-                        summary.rewards.append(scored)
-                    done = summary.already_done + summary.completed
-                self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total))
+            await save(sim)
+            summary.completed += 1
+            summary.terminations[sim.termination_reason] += 1
+            if scored is None:
+                summary.unscored += 1
+            else:
+                summary.rewards.append(scored)
+            done = summary.already_done + summary.completed
+            self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total))
 
         await asyncio.gather(*(one(*unit) for unit in units))
         self._emit(RunFinished(self.path, summary))
