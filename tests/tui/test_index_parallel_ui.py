@@ -27,7 +27,7 @@ def files(tmp_path_factory) -> list[Path]:
 
     folder = tmp_path_factory.mktemp("index-ui")
     large = make("airline", 300, folder / "large", files=1)
-    small = make("airline", 120, folder / "small", files=4)
+    make("airline", 120, folder / "small", files=4)
     (folder / "small" / "broken.json").write_bytes(b'{"simulations": [')
     return large + sorted((folder / "small").iterdir())
 
