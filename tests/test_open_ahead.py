@@ -1,4 +1,4 @@
-"""``open_all(ahead=1)`` (replay/eval with worker processes) gives the files, runs, notes and errors in the same order."""
+"""``open_all(ahead=1)`` (replay/eval on worker processes) gives the same files, runs, notes and errors in order."""
 
 from __future__ import annotations
 

@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-PARALLEL_MIN_BYTES = 24 * 1024 ** 2  # less than this in all is indexed in this process: starting workers costs ~1 s
+# Less than this in all is indexed here: workers cost more than they save (the corpus, 45 MB: 0.8 s here, 1.1 s
+# on workers; 50 files of 106 MB: 2.9 s here, 2.4 s on workers; benchmarks/index_files.py).
+PARALLEL_MIN_BYTES = 64 * 1024 ** 2
 WORKERS_ENV = "TAU_TUI_INDEX_WORKERS"  # worker processes that index files (default: every core; 0: none, this process)
 EVERY = 0.25  # seconds between the chunks of rows of a file being indexed
 WAIT = 0.25  # how often a wait for the workers checks for cancellation
@@ -307,7 +309,7 @@ class _Coordinator:
         import multiprocessing
 
         ctx = multiprocessing.get_context("spawn")
-        streams = sys.stdout, sys.stderr  # a front end may have replaced them (the TUI does): children get the real ones
+        streams = sys.stdout, sys.stderr  # the TUI replaces them: children get the real ones
         sys.stdout, sys.stderr = sys.__stdout__ or streams[0], sys.__stderr__ or streams[1]
         try:
             for _ in range(self.workers):
