@@ -189,3 +189,28 @@ def test_one_file_or_few_bytes_stay_in_this_process(generated, tmp_path):
     assert plan_workers(generated, 2, min_bytes=0) == 2
     assert plan_workers(generated, 0, min_bytes=0) == 0
     assert plan_workers([generated[0], generated[0]], 2, min_bytes=0) == 0  # the same file twice: as before
+
+
+def test_a_file_the_streaming_reader_gives_up_on_halfway_is_read_whole_with_the_same_rows(generated, tmp_path):
+    """Rows sent while it was streamed are replaced by the whole file's: the catalog ends with those."""
+    data = orjson.loads(generated[-1].read_bytes())
+    sims = data.pop("simulations")
+    body = b",\n".join(b"    " + orjson.dumps(s, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+                       if i != 200 else b"    " + orjson.dumps(s) for i, s in enumerate(sims))
+    head = orjson.dumps(data, option=orjson.OPT_INDENT_2)[:-2]
+    odd = tmp_path / "odd.json"
+    odd.write_bytes(head + b',\n  "simulations": [\n' + body + b"\n  ]\n}\n")
+    paths = [odd, generated[0]]
+    sequential = _index(paths, 0)
+    parallel = _index(paths, 2, every=0.0)
+    _same_runs(paths, parallel, sequential)
+    last = _check_order(parallel, 2)
+    assert any(isinstance(e, Growing) and e.pos == 0 for e in parallel)  # it was streamed first
+    assert isinstance(last[0].run.raw_sims, list) and len(last[0].run.entries) == len(sims)
+    catalog = Catalog()
+    for event in parallel:
+        if isinstance(event, Growing):
+            catalog.grow_run(event.run, event.count)
+        elif isinstance(event, Loaded):
+            catalog.add_run(event.run)
+    assert [r.sim_id for r in catalog.rows if r.path == odd] == [s["id"] for s in sims]

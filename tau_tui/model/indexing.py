@@ -131,8 +131,8 @@ def _open_here(pos: int, path: Path, on_progress: Callable[[Any], None] | None, 
 
     try:
         run = _open_spans(path, on_progress, every) if spans_for_small else None
-        if run is None:
-            run = open_run(path, on_progress=on_progress)
+        if run is None:  # read whole (a streaming attempt already made reports no second, different progress)
+            run = open_run(path, on_progress=None if spans_for_small else on_progress)
     except RunFileError as exc:
         return Failed(pos, path, exc.problem)
     except Exception as exc:  # noqa: BLE001 - one unreadable file never stops the others
