@@ -15,12 +15,10 @@ included) up to then and of the app's own process, and key presses → cursor mo
 the files are being indexed; the ratios sequential / parallel are of the
 medians. The rows (ids, order) of both modes are checked equal.
 
-``--cli``: also ``tau-tui replay --json`` over the same files, once with
-``TAU_TUI_OPEN_AHEAD=0`` (each file indexed only when the previous one is
-replayed: what it did before) and once with the default (the next file indexed
-on a thread while the worker processes replay this one), alternately,
-``--repeat`` times each: wall time (median) and whether the outputs are equal
-byte for byte.
+The CLI was measured too: ``replay``/``eval`` indexing the next file on a
+thread while the worker processes replay this one gave 0.88–1.65× over three
+runs of 3–5 repeats on the shared 2-core machine (load 3.5–7), no consistent
+gain, so it was not kept.
 
 The machine's other load counts: parallel indexing can only win by the cores
 nobody else is using; the load average is printed with the results.
@@ -119,20 +117,6 @@ def _run(paths: list[Path], tau2_data: str, workers: str | None, out: Path) -> d
     return result
 
 
-def _replay(paths: list[Path], tau2_data: str, ahead: str, out: Path) -> float:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONHASHSEED="0",
-               TAU_TUI_OPEN_AHEAD=ahead)
-    start = time.perf_counter()
-    with open(out, "wb") as handle:
-        done = subprocess.run([PYTHON, "-m", "tau_tui", "replay", "--json", "--tau2-data", tau2_data,
-                               *map(str, paths)], cwd=ROOT, env=env, stdout=handle, stderr=subprocess.PIPE,
-                              timeout=3600)
-    wall = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"replay failed: {done.stderr[-1500:].decode(errors='replace')}")
-    return wall
-
-
 def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -143,8 +127,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domain", default="airline")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workers", default=None, help="TAU_TUI_INDEX_WORKERS of the parallel mode (default: cores)")
-    parser.add_argument("--cli", action="store_true", help="also replay --json with and without indexing ahead")
-    parser.add_argument("--no-tui", action="store_true", help="skip the TUI measurement")
     parser.add_argument("--tau2-data", default=str(CORPUS))
     parser.add_argument("--keep", type=Path, help="write the generated files here and keep them")
     parser.add_argument("--child", metavar="RESULT", help=argparse.SUPPRESS)
@@ -163,23 +145,6 @@ def main(argv: list[str] | None = None) -> int:
                 make(args.domain, n, folder, files=k)
             paths = sorted(folder.iterdir())
             size = sum(p.stat().st_size for p in paths) / 1e6
-            if args.cli:
-                walls: dict[str, list[float]] = {"0": [], "1": []}
-                outputs: dict[str, bytes] = {}
-                for _ in range(args.repeat):
-                    for ahead in walls:
-                        target = work / f"replay-{ahead}.jsonl"
-                        walls[ahead].append(_replay(paths, args.tau2_data, ahead, target))
-                        outputs.setdefault(ahead, target.read_bytes())
-                        assert target.read_bytes() == outputs[ahead], "replay --json differs between runs"
-                a, b = _median(walls["0"]), _median(walls["1"])
-                print(f"\n== replay --json, {n} simulations over {k} files, load average {os.getloadavg()[0]:.1f} ==")
-                print(f"  indexed when reached: {a:.2f} s; next file indexed ahead: {b:.2f} s; ratio {a / b:.2f}× "
-                      f"(medians of {args.repeat}: {', '.join(f'{w:.1f}' for w in walls['0'])} / "
-                      f"{', '.join(f'{w:.1f}' for w in walls['1'])}); output identical: "
-                      f"{'yes' if outputs['0'] == outputs['1'] else 'NO'}")
-            if args.no_tui:
-                continue
             modes = {"sequential": "0", "parallel": args.workers}
             runs: dict[str, list[dict]] = {m: [] for m in modes}
             for _ in range(args.repeat):

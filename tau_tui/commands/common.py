@@ -30,38 +30,22 @@ def print_json(record: dict[str, Any]) -> None:
     sys.stdout.write(json_line(record) + "\n")
 
 
-AHEAD_ENV = "TAU_TUI_OPEN_AHEAD"  # run files ``open_all(ahead=...)`` indexes ahead (0: none; for measuring it)
-
-
-def open_all(paths: Sequence[Path | str], keep: Callable[[Path], bool] | None = None, ahead: int = 0,
+def open_all(paths: Sequence[Path | str], keep: Callable[[Path], bool] | None = None,
              ) -> Iterator[tuple[Path, Any, str | None]]:
-    """(path, run or None, error line or None) for every run file under ``paths`` that ``keep`` accepts.
-
-    ``ahead``: index up to that many next files on a thread while the caller works on this one (``replay`` and
-    ``eval`` with worker processes, which wait for this process between files otherwise); the files, notes and
-    errors come in the same order.
-    """
-    import os
-
+    """(path, run or None, error line or None) for every run file under ``paths`` that ``keep`` accepts."""
     from tau_tui.model.io import RunFileError, describe_empty, open_run, scan_paths
 
     scan = scan_paths(paths)
     notice = scan.data_folder_notice()
     if notice:
         err(f"note: {notice}")
-    files = [path for path in scan.files if keep is None or keep(path)]
-    raw = os.environ.get(AHEAD_ENV, "")
-    ahead = int(raw) if raw.isdigit() and ahead else ahead
-
-    def opened(path: Path) -> tuple[Any, str | None]:
+    for path in scan.files:
+        if keep is not None and not keep(path):
+            continue
         try:
-            return open_run(path), None
+            run = open_run(path)
         except RunFileError as exc:
-            return None, str(exc)
-
-    for path, (run, error) in _in_order(files, opened, ahead):
-        if run is None:
-            yield path, None, error
+            yield path, None, str(exc)
             continue
         note = describe_empty(run)
         if note:
@@ -69,34 +53,6 @@ def open_all(paths: Sequence[Path | str], keep: Callable[[Path], bool] | None = 
         for warning in run.warnings:
             err(f"note: {path}: {warning}")
         yield path, run, None
-
-
-def _in_order(items: list[Any], work: Callable[[Any], Any], ahead: int) -> Iterator[tuple[Any, Any]]:
-    """(item, work(item)) in order; with ``ahead``, the next items' work is done on a thread meanwhile."""
-    if ahead < 1 or len(items) < 2:
-        for item in items:
-            yield item, work(item)
-        return
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
-    pool = ThreadPoolExecutor(1, thread_name_prefix="open ahead")
-    try:
-        pending: deque = deque()
-        upcoming = iter(items)
-        for item in upcoming:
-            pending.append((item, pool.submit(work, item)))
-            if len(pending) > ahead:
-                break
-        while pending:
-            item, future = pending.popleft()
-            result = future.result()
-            for nxt in upcoming:  # one more in flight while the caller works on this one
-                pending.append((nxt, pool.submit(work, nxt)))
-                break
-            yield item, result
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def selected(run, wanted: list[str], found: set[str]) -> list[int]:

@@ -123,8 +123,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     bad_submissions: set[str] = set()
     job = Job("eval", ws.settings, text=not args.json, scorer=args.scorer)
     with executor_for(args, job, ws) as executor:
-        for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p),
-                                         ahead=1 if executor.workers > 1 else 0):
+        for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
             if run is None:
                 err(error or f"{path}: unreadable")
                 status = EXIT_INPUT

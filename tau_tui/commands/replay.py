@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     totals = ReplayTotals()
     noted: set[str] = set()
     with executor_for(args, Job("replay", workspace.settings, text=not args.json), workspace) as executor:
-        for path, recording, error in open_all(args.paths, ahead=1 if executor.workers > 1 else 0):
+        for path, recording, error in open_all(args.paths):
             if recording is None:
                 err(error or f"{path}: unreadable")
                 status = EXIT_INPUT
