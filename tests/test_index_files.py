@@ -214,3 +214,30 @@ def test_a_file_the_streaming_reader_gives_up_on_halfway_is_read_whole_with_the_
         elif isinstance(event, Loaded):
             catalog.add_run(event.run)
     assert [r.sim_id for r in catalog.rows if r.path == odd] == [s["id"] for s in sims]
+
+
+def test_a_failure_of_the_thread_here_fails_its_file_and_the_rest_still_load(generated, monkeypatch):
+    """No worker process to be had, and the thread indexing here breaks on its first file: no hang."""
+    paths = list(generated)
+    monkeypatch.setattr(_Coordinator, "_spawn", lambda self: None)
+    put = _Coordinator._local_put
+    broke: list[int] = []
+
+    def breaking(self, event):
+        if isinstance(event, Loaded) and not broke:
+            broke.append(event.pos)
+            raise MemoryError("no room")
+        put(self, event)
+
+    monkeypatch.setattr(_Coordinator, "_local_put", breaking)
+    events: list = []
+    done: list[bool] = []
+    thread = threading.Thread(target=lambda: done.append(index_files(paths, events.append, 2, every=0.0)),
+                              daemon=True)
+    thread.start()
+    thread.join(120)
+    assert done == [True], "index_files hung after its thread here failed"
+    last = _check_order(events, len(paths))
+    assert broke == [0]
+    assert isinstance(last[0], Failed) and last[0].problem == "not indexed (MemoryError: no room)"
+    assert all(isinstance(last[pos], Loaded) for pos in range(1, len(paths)))

@@ -281,19 +281,30 @@ class _Coordinator:
             return self.todo.popleft() if self.todo else None
 
     def _local_loop(self) -> None:
-        while not self.stop.is_set() and not (self.any_ready.is_set() and any(p.alive for p in self.procs)):
-            pos = self._take()
-            if pos is None:
-                break
+        pos = None
+        try:
+            while not self.stop.is_set() and not (self.any_ready.is_set() and any(p.alive for p in self.procs)):
+                pos = self._take()
+                if pos is None:
+                    break
 
-            def progress(run: Any, pos: int = pos) -> None:
-                self._local_put(Growing(pos, run, len(run.entries)))
+                def progress(run: Any, pos: int = pos) -> None:
+                    self._local_put(Growing(pos, run, len(run.entries)))
 
-            self._local_put(_open_here(pos, self.paths[pos], progress, self.every, spans_for_small=True))
-        self._local_put(None)
+                self._local_put(_open_here(pos, self.paths[pos], progress, self.every, spans_for_small=True))
+                pos = None
+        except BaseException as exc:  # noqa: BLE001 - its file fails in one line; the coordinator never waits for it
+            if pos is not None:
+                self.local_events.put(Failed(pos, self.paths[pos], f"not indexed ({type(exc).__name__}: {exc})"))
+        finally:
+            self.local_events.put(None)  # type: ignore[arg-type]
+            try:
+                self.wake_w.send_bytes(b"")
+            except OSError:
+                pass
 
-    def _local_put(self, event: Event | None) -> None:
-        self.local_events.put(event)  # type: ignore[arg-type]
+    def _local_put(self, event: Event) -> None:
+        self.local_events.put(event)
         try:
             self.wake_w.send_bytes(b"")
         except OSError:
