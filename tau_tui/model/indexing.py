@@ -31,6 +31,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ PARALLEL_MIN_BYTES = 64 * 1024 ** 2
 WORKERS_ENV = "TAU_TUI_INDEX_WORKERS"  # worker processes that index files (default: every core; 0: none, this process)
 EVERY = 0.25  # seconds between the chunks of rows of a file being indexed
 WAIT = 0.25  # how often a wait for the workers checks for cancellation
+SPAWN_AFTER = 0.3  # seconds the thread here indexes alone before the workers are started
 
 
 @dataclass
@@ -333,6 +335,14 @@ class _Coordinator:
         finally:
             sys.stdout, sys.stderr = streams
 
+    def _try_spawn(self) -> None:
+        try:
+            self._spawn()
+        except Exception:  # noqa: BLE001 - no processes to be had: this process does it all
+            for proc in self.procs:
+                proc.process.kill()
+            self.procs = []
+
     def _give(self, proc: _Proc) -> None:
         pos = self._take()
         proc.task = pos
@@ -418,20 +428,26 @@ class _Coordinator:
 
         self.wake_r, self.wake_w = Pipe(duplex=False)
         try:
-            try:
-                self._spawn()
-            except Exception:  # noqa: BLE001 - no processes to be had: this process does it all
-                for proc in self.procs:
-                    proc.process.kill()
-                self.procs = []
-            local_done = not (self.BRIDGE or not self.procs)
-            if not local_done:
+            # With the bridge, the thread here starts on the first files at once and the workers SPAWN_AFTER
+            # that: booting them competes for the cores with the front end drawing its first rows.
+            spawned, local_done = False, True
+            if self.BRIDGE:
                 self._start_local()
+                local_done = False
+            spawn_at = time.monotonic() + (SPAWN_AFTER if self.BRIDGE else 0.0)
             while len(self.finished) < len(self.paths):
                 if self.cancelled():
                     return False
+                if not spawned and time.monotonic() >= spawn_at:
+                    spawned = True
+                    if self.todo:
+                        self._try_spawn()
+                    if local_done and self.todo and not self.procs:
+                        local_done = False
+                        self._start_local()  # no processes to be had: this process does it all
+                timeout = WAIT if spawned else max(0.0, min(WAIT, spawn_at - time.monotonic()))
                 waits = [self.wake_r] + [x for p in self.procs if p.alive for x in (p.conn, p.process.sentinel)]
-                for ready in wait(waits, timeout=WAIT):
+                for ready in wait(waits, timeout=timeout):
                     if ready is self.wake_r:
                         self.wake_r.recv_bytes()
                         continue
@@ -455,7 +471,7 @@ class _Coordinator:
                         self.order.put(event)
                     else:
                         self._finish(event)
-                if local_done and self.todo and not any(p.alive for p in self.procs):
+                if spawned and local_done and self.todo and not any(p.alive for p in self.procs):
                     local_done = False
                     self._start_local()  # no worker left: this process does the rest
             return True
