@@ -179,7 +179,11 @@ class RunRow:
         """The recorded review fields (``tau2 review``, auth, hallucination check), read once; a simulation the
         index saw none of them in is not parsed (a streamed file stays unparsed)."""
         if self._review is None:
-            self._review = read_review(self.run.raw_sims[self.index]) if self.entry.reviewed else SimReview()
+            known = getattr(self.run.raw_sims, "reviews", None)  # read while indexing (model.indexing)
+            if known and self.index in known:
+                self._review = known[self.index]
+            else:
+                self._review = read_review(self.run.raw_sims[self.index]) if self.entry.reviewed else SimReview()
         return self._review
 
     @property

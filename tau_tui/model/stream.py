@@ -79,6 +79,7 @@ class SpanSims(Sequence):
         self.signature = signature  # (size, mtime_ns) when indexed
         self.starts = array("q")
         self.ends = array("q")
+        self.reviews: dict[int, Any] = {}  # index → its review fields, when the indexer read them (model.indexing)
         self._parsed: LRU = LRU(KEEP_PARSED)
 
     def __getstate__(self) -> dict:

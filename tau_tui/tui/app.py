@@ -30,6 +30,7 @@ from textual.screen import Screen
 from textual.signal import Signal
 from textual.worker import get_current_worker
 
+from tau_tui.model.indexing import Failed, Growing, Loaded, index_files, plan_workers
 from tau_tui.model.io import RunFile, RunFileError, describe_empty, error_text, open_run, scan_paths
 from tau_tui.model.submission import submission_notes
 from tau_tui.model.notes import NoteBook, NotesError
@@ -96,7 +97,7 @@ class TauTuiApp(App[None]):
                  calibrate: str | None = None, task_editor: Callable[[list[str]], Any] | None = None,
                  judge_model: str | None = None, judge_api_base: str | None = None,
                  workspace: Workspace | None = None, keymap: dict[str, str] | None = None,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, index_workers: int | None = None) -> None:
         """``workspace``: the configured session (settings, registry, judge…) every screen builds through;
         without it one is made from ``tau2_data``, ``domain_paths``, ``runs_dir``, ``judge_model`` and
         ``judge_api_base`` (``judge_model``: the litellm model that judges NL assertions, in rollouts,
@@ -104,7 +105,9 @@ class TauTuiApp(App[None]):
         ``calibrate``: open the calibrate screen of this domain once the files are read;
         ``task_editor``: runs an editor command instead of suspending the app (tests);
         ``keymap``: binding id → keys from the settings file (``ConfigError`` naming an unknown id);
-        ``workers``: processes of the background replay (default every core; 1: this process only)."""
+        ``workers``: processes of the background replay (default every core; 1: this process only);
+        ``index_workers``: worker processes that index several large files (default ``$TAU_TUI_INDEX_WORKERS``
+        or every core; 0: this process only)."""
         super().__init__()
         self.set_keymap(check_keymap(keymap or {}))
         self.workspace = workspace if workspace is not None else Workspace.from_settings(
@@ -127,6 +130,7 @@ class TauTuiApp(App[None]):
         self._unsettled = 0  # rows replayed since the heap was last settled
         self._executor: Any = None  # worker processes of the background replay (tau_tui.pool), started on need
         self.replay_workers = workers if workers is not None else _default_workers(self.workspace)
+        self.index_workers = index_workers  # None: tau_tui.model.indexing.default_workers()
         self.rollout: RolloutProgress | None = None
         self._rollout_runner: Any = None
         self._live_files: set[str] = set()
@@ -178,18 +182,15 @@ class TauTuiApp(App[None]):
         if notice:
             self.post_message(FolderNotice(generation, scan.data_folders[0].parent, notice))
         opened: list[Path] = []  # a run folder's run is keyed by its results.json, not by the folder scanned
-        for path in files:
-            if worker.is_cancelled:
+
+        def arrived(event: Growing | Loaded | Failed) -> None:
+            if isinstance(event, Growing):
+                self.post_message(FileGrowing(generation, event.run, event.count))
                 return
-            try:
-                run = open_run(path, on_progress=lambda grown: self.post_message(
-                    FileGrowing(generation, grown, len(grown.entries))))
-            except RunFileError as exc:
-                self.post_message(FileFailed(generation, path, exc.problem))
-                continue
-            except Exception as exc:  # noqa: BLE001 - one unreadable file never stops the others
-                self.post_message(FileFailed(generation, path, f"unreadable ({type(exc).__name__}: {exc})"))
-                continue
+            if isinstance(event, Failed):
+                self.post_message(FileFailed(generation, event.path, event.problem))
+                return
+            run = event.run
             notes = [n for n in [describe_empty(run)] if n] + list(run.warnings) + submission_notes(run.path)
             try:
                 notebook = NoteBook(run.path)
@@ -198,6 +199,11 @@ class TauTuiApp(App[None]):
                 notes.append(f"notes not read: {exc}")
             opened.append(run.path)
             self.post_message(FileLoaded(generation, run, notes, notebook))
+
+        # Several large files: indexed on every core (tau_tui.model.indexing), rows in the order of the files.
+        workers = plan_workers(files, self.index_workers)
+        if not index_files(files, arrived, workers, cancelled=lambda: worker.is_cancelled):
+            return
         self.post_message(LoadFinished(generation, files + opened))
 
     @on(LoadStarted)
