@@ -10,6 +10,7 @@ its row by the catalog; they are neither recorded nor derived.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,20 @@ from tau_tui.model.notes import Note
 from tau_tui.model.results import SCORED_TERMINATIONS
 from tau_tui.model.reviews import SimReview, read_review
 from tau_tui.model.submission import submission_label
+
+# The submission label of each open run file, looked up once for all its rows (20k rows of one file would
+# otherwise walk its folders 20k times); a reload opens new run files, so a changed submission.json is read again.
+_SUBMISSION_LABELS: dict[int, tuple[weakref.ref, str]] = {}  # id(run) -> (the run, its label)
+
+
+def _file_submission_label(run: RunFile, path: Path) -> str:
+    known = _SUBMISSION_LABELS.get(id(run))
+    if known is not None and known[0]() is run:
+        return known[1]
+    label = submission_label(path)
+    key = id(run)
+    _SUBMISSION_LABELS[key] = (weakref.ref(run, lambda _ref: _SUBMISSION_LABELS.pop(key, None)), label)
+    return label
 
 INFRA_TERMINATIONS = ("infrastructure_error",)
 
@@ -190,7 +205,7 @@ class RunRow:
     def submission(self) -> str:
         """The leaderboard submission the file belongs to (model · organisation), "" outside one."""
         if self._submission is None:
-            self._submission = submission_label(self.path)
+            self._submission = _file_submission_label(self.run, self.path)
         return self._submission
 
     @property
