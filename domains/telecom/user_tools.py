@@ -82,11 +82,22 @@ def _default_vpn() -> dict[str, Any]:
 
 
 def _same(old: Any, new: Any) -> bool:
-    """Whether storing ``new`` over ``old`` would leave the state (and its hash) unchanged."""
+    """Whether storing ``new`` over ``old`` would leave the state (and its hash) unchanged.
+
+    True only for values of the same types all the way down (objects with the same keys in the same order),
+    so their JSON is the same: floats compare by ``repr`` (``-0.0`` is not ``0.0``, NaN is NaN).
+    """
     if old is new:
         return True
-    if type(old) is not type(new):
+    kind = type(old)
+    if kind is not type(new):
         return False
+    if kind is dict:
+        return len(old) == len(new) and all(_same(a, b) and _same(old[a], new[b]) for a, b in zip(old, new))
+    if kind is list or kind is tuple:
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+    if kind is float:
+        return repr(old) == repr(new)
     if isinstance(new, (dict, list)):
         return json.dumps(old, sort_keys=True, default=str) == json.dumps(new, sort_keys=True, default=str)
     return old == new

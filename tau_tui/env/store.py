@@ -239,11 +239,12 @@ def _feed(digest: Any, node: Any) -> None:
         digest.update(chunk)
 
 
-def same_state(a: Any, b: Any) -> bool:
+def same_state(a: Any, b: Any, frozen: bool = False) -> bool:
     """Whether two state trees have the same canonical JSON (and so the same hash), compared by their changes.
 
     Collections over the same shared base compare only the entities either side changed; anything else
-    compares its canonical JSON.
+    compares its canonical JSON. ``frozen``: both are snapshots that never change (``EnvState``), so plain
+    trees compare container by container, with cached pieces (``_same_tree``).
     """
     if a is b:
         return True
@@ -255,8 +256,76 @@ def same_state(a: Any, b: Any) -> bool:
         return True
     if (type(a) is dict and type(b) is dict and a.keys() == b.keys()
             and any(type(v) is Collection for v in (*a.values(), *b.values()))):
-        return all(same_state(a[k], b[k]) for k in a)
+        return all(same_state(a[k], b[k], frozen) for k in a)
+    if frozen:
+        return _same_tree(a, b, 0)
     return canonical_bytes(a) == canonical_bytes(b)
+
+
+# Canonical JSON pieces of plain (collection-free) frozen state trees, cached by identity. A snapshot never
+# changes (``Store`` copies on write), and a replayed state shares every container it did not change with the
+# state it started from, so its canonical JSON is mostly cached pieces. The root's values and the items of its
+# lists are cached (telecom: each top-level list and object, and each list's entities); an object below the
+# root is one piece (a change copies it whole anyway), and anything deeper is part of its ancestor's piece.
+# Each entry keeps its node alive, so an id is never reused while cached.
+_MEMO_DEPTH = 2
+_PIECES: dict[int, tuple[Any, bytes]] = {}
+_MAX_PIECES = 1 << 16
+
+
+def _key_prefix(key: str) -> bytes:
+    return f"{json.dumps(key)}: ".encode()
+
+
+def _memo_bytes(node: Any, depth: int) -> bytes:
+    """tau2's canonical JSON of a node of a frozen state tree at ``depth`` (the root is 0), from cached pieces.
+
+    The root object (string keys) and lists above ``_MEMO_DEPTH`` are joined from their items' pieces, exactly
+    as ``json.dumps(..., sort_keys=True, default=str)`` writes them; anything else is dumped whole.
+    """
+    kind = type(node)
+    if kind is Collection:
+        return node.canonical()
+    if kind is not dict and kind is not list:
+        if isinstance(node, dict) and any(type(v) is Collection for v in node.values()):
+            return canonical_bytes(node)
+        return _dumps(node).encode()
+    if depth:
+        hit = _PIECES.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+    if depth >= _MEMO_DEPTH or (depth and kind is dict):
+        out = _dumps(node).encode()
+    elif kind is list:
+        out = b"[" + b", ".join([_memo_bytes(v, depth + 1) for v in node]) + b"]"
+    elif all(type(k) is str for k in node):
+        out = b"{" + b", ".join([_key_prefix(k) + _memo_bytes(node[k], depth + 1) for k in sorted(node)]) + b"}"
+    else:
+        out = canonical_bytes(node)
+    if depth:
+        if len(_PIECES) >= _MAX_PIECES:
+            _PIECES.clear()
+        _PIECES[id(node)] = (node, out)
+    return out
+
+
+def _same_tree(a: Any, b: Any, depth: int) -> bool:
+    """``same_state`` of two frozen trees: shared containers are equal, others compare item by item.
+
+    Two lists of different lengths, or two objects with string keys and different key sets, never have the
+    same canonical JSON; anything else compares its (cached) canonical JSON.
+    """
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is type(b) and depth < _MEMO_DEPTH:
+        if kind is list:
+            return len(a) == len(b) and all(_same_tree(x, y, depth + 1) for x, y in zip(a, b))
+        if kind is dict and not depth and all(type(k) is str for k in a) and all(type(k) is str for k in b):
+            return a.keys() == b.keys() and all(_same_tree(a[k], b[k], depth + 1) for k in a)
+        if kind is Collection:
+            return same_state(a, b)
+    return _memo_bytes(a, depth) == _memo_bytes(b, depth)
 
 
 CHECKPOINT_BYTES = 64 * 1024
@@ -331,14 +400,17 @@ def _first_change(stream: _BaseStream, node: dict[Any, Any], keys: list[Any]) ->
     return len(stream.data)
 
 
-def state_hash(node: Any) -> str:
+def state_hash(node: Any, frozen: bool = False) -> str:
     """The tau2-compatible DB hash of a state tree.
 
     For a root of collections, the untouched prefix is not hashed again: the digest resumes from a
-    checkpoint of the base stream (``_BaseStream``), then takes the rest piece by piece.
+    checkpoint of the base stream (``_BaseStream``), then takes the rest piece by piece. ``frozen``: the
+    tree is a snapshot that never changes, so a plain tree is hashed from cached pieces (``_memo_bytes``).
     """
     found = _base_stream(node)
     if found is None:
+        if frozen:
+            return hashlib.sha256(_memo_bytes(node, 0)).hexdigest()
         digest = hashlib.sha256()
         _feed(digest, node)
         return digest.hexdigest()

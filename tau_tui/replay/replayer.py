@@ -311,13 +311,14 @@ class GoldResult:
     findings: list[Finding] = field(default_factory=list)
 
 
-def gold_state(task: Task, new_env: EnvFactory) -> GoldResult:
+def gold_state(task: Task, new_env: EnvFactory, cache: InitCache | None = None, cache_key: Any = None) -> GoldResult:
+    """The gold state of ``task``; ``cache``/``cache_key`` (a non-solo key) share the initialised state with
+    replays of the task, as ``replay`` does."""
     env = new_env(False)
     env.bind_task(task)
-    findings: list[Finding] = []
-    initialize(env, task, findings)
+    initial, findings = _initialized(env, task, cache, cache_key)
     sub = _Replay(env, task.history, False)
-    sub.run(env.freeze())
+    sub.run(initial)
     findings.extend(sub.findings)
     for record in sub.calls:
         if record.verdict is Verdict.MISMATCH:
