@@ -125,13 +125,13 @@ class TelecomUserTools(Toolkit):
         current = self.device
         if all(key in current and _same(current[key], value) for key, value in changes.items()):
             return
-        self.db.edit("device").update(changes)
+        self.db.update(("device",), changes)
 
     def _set_surroundings(self, **changes: Any) -> None:
         current = self.surroundings
         if all(key in current and _same(current[key], value) for key, value in changes.items()):
             return
-        self.db.edit("surroundings").update(changes)
+        self.db.update(("surroundings",), changes)
 
     # --- user info (task set-up) ------------------------------------------------
     @helper

@@ -462,20 +462,6 @@ def to_plain(node: Any) -> Any:
 _CONTAINERS = (dict, list)
 
 
-def _containers(value: Any) -> Iterator[Any]:
-    """Every container in a tree (dicts, lists, collections), the tree itself first."""
-    kind = type(value)
-    if kind is dict or kind is list or kind is Collection or isinstance(value, _CONTAINERS):
-        yield value
-        children = value.values() if kind is not list and not isinstance(value, list) else value
-        for child in children:
-            ck = type(child)
-            if ck is dict or ck is list or ck is Collection:
-                yield from _containers(child)
-            elif isinstance(child, _CONTAINERS):
-                yield from _containers(child)
-
-
 class Store:
     """One side's DB during an episode: read freely, write through ``edit``/``set``/``delete``.
 
@@ -529,8 +515,14 @@ class Store:
         return copy
 
     def _adopt(self, value: Any) -> Any:
-        for node in _containers(value):
-            self._deep[id(node)] = node
+        """Own ``value`` (a private copy, or a value handed to ``set``): writes to it need no copy.
+
+        Only the node itself is registered: a later ``edit`` of a path inside it copies that part again,
+        which is never wrong, and walking every container of every copy costs more than it saves.
+        """
+        kind = type(value)
+        if kind is dict or kind is list or kind is Collection or isinstance(value, _CONTAINERS):
+            self._deep[id(value)] = value
         return value
 
     def _container(self, path: tuple[Any, ...]) -> Any:
@@ -573,6 +565,12 @@ class Store:
         else:
             parent[path[-1]] = value
         return self._adopt(value)
+
+    def update(self, path: tuple[Any, ...], changes: Mapping[Any, Any]) -> None:
+        """Set keys of the object at ``path``: only the containers on the way are copied, shallowly (once per
+        generation). The values are stored as given, neither copied nor owned, so they must not be mutated
+        later (an ``edit`` inside one copies it)."""
+        self._container(tuple(path)).update(changes)
 
     def append(self, *path_and_value: Any) -> Any:
         """Append a value to the list at a path."""
