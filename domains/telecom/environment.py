@@ -5,6 +5,9 @@ known, the user's line decides whether the line is active, whether roaming is
 allowed and whether the data quota is used up; a paid payment request marks
 its bill paid (and is cleared); and a bill awaiting payment becomes the user's
 payment request.
+
+Syncing twice in a row changes nothing the second time, so a sync with no write
+since the last one that went through is skipped (``Store.writes``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,19 @@ class TelecomEnvironment(Environment):
     agent: TelecomTools
     user: TelecomUserTools
 
+    # (agent store, its writes, user store, its writes) after the last sync that went through.
+    _synced: tuple[object, int, object, int] | None = None
+
     def sync(self) -> None:
+        agent_db, user_db = self.agent.db, self.user.db
+        mark = (agent_db, agent_db.writes, user_db, user_db.writes)
+        synced = self._synced
+        if synced is not None and synced[0] is agent_db and synced[2] is user_db and synced[1:4:2] == mark[1:4:2]:
+            return  # nothing was written since: syncing a synced state again writes nothing and raises nothing
+        self._sync()
+        self._synced = (agent_db, agent_db.writes, user_db, user_db.writes)
+
+    def _sync(self) -> None:
         # Each step is written before the next lookup that may fail, as in tau2.
         phone_number = self.user.db.surroundings["phone_number"]
         if phone_number is None:

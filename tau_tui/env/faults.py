@@ -256,6 +256,21 @@ class FaultPlan:
         return None
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def _plain_key(arguments: Any) -> tuple[Any, ...] | None:
+    """A cheaper stand-in for ``canonical_arguments`` of an object of strings, integers, booleans and nulls:
+    two such objects have the same canonical JSON exactly when they have the same keys, value types and
+    values. None for any other arguments (a tuple never equals a canonical text, so the two never mix up)."""
+    if type(arguments) is not dict:
+        return None
+    for key, value in arguments.items():
+        if type(key) is not str or type(value) not in _PLAIN:
+            return None
+    return tuple(sorted((key, type(value).__name__, value) for key, value in arguments.items()))
+
+
 class AttemptCounter:
     """How many times each operation (tool + arguments) was called in this episode."""
 
@@ -264,7 +279,7 @@ class AttemptCounter:
 
     def next(self, tool: str, arguments: Any) -> int:
         """Count one more call of this operation and return its attempt number (1 for the first)."""
-        key = operation_key(tool, arguments)
+        key = (tool, _plain_key(arguments) or canonical_arguments(arguments))
         self.counts[key] += 1
         return self.counts[key]
 

@@ -309,19 +309,26 @@ def _memo_bytes(node: Any, depth: int) -> bytes:
     return out
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+_SAME_TREE_DEPTH = 8
+
+
 def _same_tree(a: Any, b: Any, depth: int) -> bool:
     """``same_state`` of two frozen trees: shared containers are equal, others compare item by item.
 
     Two lists of different lengths, or two objects with string keys and different key sets, never have the
-    same canonical JSON; anything else compares its (cached) canonical JSON.
+    same canonical JSON; two strings, integers, booleans or nulls of one type have the same JSON exactly when
+    they are equal; anything else compares its (cached) canonical JSON.
     """
     if a is b:
         return True
     kind = type(a)
-    if kind is type(b) and depth < _MEMO_DEPTH:
+    if kind is type(b) and depth < _SAME_TREE_DEPTH:
+        if kind in _SCALARS:
+            return a == b
         if kind is list:
             return len(a) == len(b) and all(_same_tree(x, y, depth + 1) for x, y in zip(a, b))
-        if kind is dict and not depth and all(type(k) is str for k in a) and all(type(k) is str for k in b):
+        if kind is dict and all(type(k) is str for k in a) and all(type(k) is str for k in b):
             return a.keys() == b.keys() and all(_same_tree(a[k], b[k], depth + 1) for k in a)
         if kind is Collection:
             return same_state(a, b)
@@ -468,7 +475,9 @@ class Store:
     Reads (``store.root``, ``store.get(...)``, ``store.orders``) return shared
     objects that must not be mutated. ``edit(*path)`` returns a private deep copy
     linked into the current state. ``freeze()`` ends a generation: the current
-    root becomes an immutable snapshot and later writes copy again.
+    root becomes an immutable snapshot and later writes copy again. ``writes``
+    counts the write calls (``edit`` included, as its caller may then change
+    the copy): the same count means the same state.
     """
 
     def __init__(self, root: dict[str, Any], kind: str = "DB", schema: Any = None):
@@ -477,6 +486,7 @@ class Store:
         self.schema = schema
         self._shallow: dict[int, Any] = {}
         self._deep: dict[int, Any] = {}
+        self.writes = 0
 
     @property
     def root(self) -> dict[str, Any]:
@@ -526,7 +536,8 @@ class Store:
         return value
 
     def _container(self, path: tuple[Any, ...]) -> Any:
-        """The container at ``path``, made private along the way."""
+        """The container at ``path``, made private along the way (every write goes through here or ``edit``)."""
+        self.writes += 1
         root = self._own_shallow(self._root)
         self._root = root
         node = root
@@ -542,6 +553,7 @@ class Store:
     def edit(self, *path: Any) -> Any:
         """A private, mutable copy of the node at ``path`` (the root when no path)."""
         if not path:
+            self.writes += 1
             root = self._root
             if id(root) not in self._deep:
                 root = self._adopt(clone(root))
@@ -583,6 +595,7 @@ class Store:
         return parent.pop(path[-1])
 
     def replace_root(self, root: dict[str, Any]) -> None:
+        self.writes += 1
         self._root = root
         self._shallow.clear()
         self._deep.clear()

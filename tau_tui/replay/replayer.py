@@ -207,7 +207,10 @@ class _Replay:
         except UnsupportedResult as exc:
             record.replayed, record.replayed_error = f"Error: {exc}", True
             self.find(FindingKind.UNSUPPORTED_RESULT, f"call {call.name!r}: {exc}", step.index)
-        same = parse_content(record.replayed) == parse_content(record.recorded)
+        replayed, recorded = record.replayed, record.recorded
+        # The same text parses to the same value, unless a NaN in it makes the parsed values differ.
+        same = (replayed == recorded and isinstance(replayed, str) and "NaN" not in replayed) \
+            or parse_content(replayed) == parse_content(recorded)
         record.verdict = Verdict.REPLAYED if same else Verdict.MISMATCH
         return self.env.freeze()
 
