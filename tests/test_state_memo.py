@@ -103,3 +103,8 @@ def test_plain_argument_keys_match_canonical_json_equality():
     assert [counter.next("t", {"a": 1, "b": "x"}), counter.next("t", {"b": "x", "a": 1}),
             counter.next("t", {"a": True, "b": "x"}), counter.next("t", {"a": 1.5}), counter.next("t", {"a": 1.5})] \
         == [1, 2, 1, 1, 2]
+
+
+def test_plain_argument_keys_leave_other_keys_to_the_canonical_text():
+    assert _plain_key({1: "a", "b": 2}) is None and _plain_key({"a": {"b": 1}}) is None
+    assert _plain_key({"a": 1}) != _plain_key({"a": True}) and _plain_key({"a": 1}) == _plain_key({"a": 1})

@@ -76,6 +76,9 @@ _MODE_TECHNOLOGY = {
 }
 
 
+_ABSENT = object()
+
+
 def _default_vpn() -> dict[str, Any]:
     return VpnDetails(server_address="192.168.1.1", protocol="OpenVPN",
                       server_performance=PerformanceLevel.EXCELLENT).model_dump()
@@ -114,12 +117,14 @@ class TelecomUserTools(Toolkit):
     @property
     def device(self) -> dict[str, Any]:
         """The phone's current state (read-only)."""
-        return self.db.device
+        node = self.db.root.get("device", _ABSENT)
+        return self.db.device if node is _ABSENT else node  # absent: the store's AttributeError, as tau2's
 
     @property
     def surroundings(self) -> dict[str, Any]:
         """The user's current surroundings (read-only)."""
-        return self.db.surroundings
+        node = self.db.root.get("surroundings", _ABSENT)
+        return self.db.surroundings if node is _ABSENT else node
 
     def _set_device(self, **changes: Any) -> None:
         current = self.device

@@ -265,10 +265,10 @@ def _plain_key(arguments: Any) -> tuple[Any, ...] | None:
     values. None for any other arguments (a tuple never equals a canonical text, so the two never mix up)."""
     if type(arguments) is not dict:
         return None
-    for key, value in arguments.items():
-        if type(key) is not str or type(value) not in _PLAIN:
-            return None
-    return tuple(sorted((key, type(value).__name__, value) for key, value in arguments.items()))
+    if not _PLAIN.issuperset(map(type, arguments.values())) or not all(type(key) is str for key in arguments):
+        return None
+    items = sorted(arguments.items())  # the keys are unique strings, so no two values are ever compared
+    return tuple(items), tuple(type(value) for _, value in items)
 
 
 class AttemptCounter:

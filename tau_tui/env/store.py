@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 from bisect import bisect_left
+from itertools import compress
+from operator import is_not
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -326,10 +328,17 @@ def _same_tree(a: Any, b: Any, depth: int) -> bool:
     if kind is type(b) and depth < _SAME_TREE_DEPTH:
         if kind in _SCALARS:
             return a == b
-        if kind is list:
-            return len(a) == len(b) and all(_same_tree(x, y, depth + 1) for x, y in zip(a, b))
+        if kind is list:  # only the items that are not shared are compared
+            return len(a) == len(b) and all(
+                _same_tree(x, y, depth + 1) for x, y in compress(zip(a, b), map(is_not, a, b)))
         if kind is dict and all(type(k) is str for k in a) and all(type(k) is str for k in b):
-            return a.keys() == b.keys() and all(_same_tree(a[k], b[k], depth + 1) for k in a)
+            if a.keys() != b.keys():
+                return False
+            keys = list(a)
+            if keys == list(b):  # the same order (one is a copy of the other): pair the values as they are
+                return all(_same_tree(a[k], b[k], depth + 1)
+                           for k in compress(keys, map(is_not, a.values(), b.values())))
+            return all(_same_tree(a[k], b[k], depth + 1) for k in keys)
         if kind is Collection:
             return same_state(a, b)
     return _memo_bytes(a, depth) == _memo_bytes(b, depth)
