@@ -90,6 +90,7 @@ def test_store_counts_every_write():
     store.get("a")
     store.freeze()
     assert counts == sorted(set(counts)) and len(counts) == 7 and store.writes == counts[-1]
+    assert store.key_writes == {"a": 4, "b": 1}  # the root replaced as a whole counts in writes only
 
 
 def test_plain_argument_keys_match_canonical_json_equality():

@@ -486,7 +486,8 @@ class Store:
     linked into the current state. ``freeze()`` ends a generation: the current
     root becomes an immutable snapshot and later writes copy again. ``writes``
     counts the write calls (``edit`` included, as its caller may then change
-    the copy): the same count means the same state.
+    the copy): the same count means the same state. ``key_writes`` counts them
+    per top-level key (a write to the root as a whole counts in ``writes`` only).
     """
 
     def __init__(self, root: dict[str, Any], kind: str = "DB", schema: Any = None):
@@ -496,6 +497,7 @@ class Store:
         self._shallow: dict[int, Any] = {}
         self._deep: dict[int, Any] = {}
         self.writes = 0
+        self.key_writes: dict[Any, int] = {}
 
     @property
     def root(self) -> dict[str, Any]:
@@ -544,9 +546,15 @@ class Store:
             self._deep[id(value)] = value
         return value
 
-    def _container(self, path: tuple[Any, ...]) -> Any:
-        """The container at ``path``, made private along the way (every write goes through here or ``edit``)."""
+    def _written(self, path: tuple[Any, ...]) -> None:
+        """Count a write at ``path`` (every write method calls this first)."""
         self.writes += 1
+        if path:
+            key = path[0]
+            self.key_writes[key] = self.key_writes.get(key, 0) + 1
+
+    def _container(self, path: tuple[Any, ...]) -> Any:
+        """The container at ``path``, made private along the way."""
         root = self._own_shallow(self._root)
         self._root = root
         node = root
@@ -561,8 +569,8 @@ class Store:
     # --- writes -------------------------------------------------------------
     def edit(self, *path: Any) -> Any:
         """A private, mutable copy of the node at ``path`` (the root when no path)."""
+        self._written(path)
         if not path:
-            self.writes += 1
             root = self._root
             if id(root) not in self._deep:
                 root = self._adopt(clone(root))
@@ -580,6 +588,7 @@ class Store:
         *path, value = path_and_value
         if not path:
             raise ValueError("set needs a path")
+        self._written(tuple(path))
         parent = self._container(tuple(path[:-1]))
         if isinstance(parent, list) and path[-1] == len(parent):
             parent.append(value)
@@ -591,20 +600,23 @@ class Store:
         """Set keys of the object at ``path``: only the containers on the way are copied, shallowly (once per
         generation). The values are stored as given, neither copied nor owned, so they must not be mutated
         later (an ``edit`` inside one copies it)."""
+        self._written(tuple(path))
         self._container(tuple(path)).update(changes)
 
     def append(self, *path_and_value: Any) -> Any:
         """Append a value to the list at a path."""
         *path, value = path_and_value
+        self._written(tuple(path))
         self._container(tuple(path)).append(value)
         return self._adopt(value)
 
     def delete(self, *path: Any) -> Any:
+        self._written(path)
         parent = self._container(tuple(path[:-1]))
         return parent.pop(path[-1])
 
     def replace_root(self, root: dict[str, Any]) -> None:
-        self.writes += 1
+        self._written(())
         self._root = root
         self._shallow.clear()
         self._deep.clear()

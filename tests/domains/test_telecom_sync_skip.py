@@ -39,10 +39,16 @@ def test_a_sync_after_a_sync_with_no_write_between_is_skipped(env, monkeypatch):
     assert runs == []  # the helper's own sync went through and nothing was written since
     env.call(ToolCall(id="r", name="check_status_bar", arguments={}, requestor="user"))
     assert runs == []  # a read writes nothing
+    before = env.freeze()
+    env.call(ToolCall(id="w", name="toggle_airplane_mode", arguments={}, requestor="user"))
+    assert runs == [] and env.user.db.device["airplane_mode"] is True  # sync never reads the phone
+    assert env.freeze().user["surroundings"] is before.user["surroundings"]
+    env.run_env_function(EnvFunctionCall(env_type="user", func_name="set_user_location", arguments={"abroad": True}))
+    assert runs == [1]  # the surroundings are read by sync
     env.make_tool_call("disable_roaming", "assistant", {"customer_id": "C1001", "line_id": "L1002"})
     assert env.user.db.surroundings["roaming_allowed"] is True
     env.sync()
-    assert runs == [1] and env.user.db.surroundings["roaming_allowed"] is False
+    assert runs == [1, 1] and env.user.db.surroundings["roaming_allowed"] is False
 
 
 def test_a_sync_that_failed_is_never_skipped(env, monkeypatch):
