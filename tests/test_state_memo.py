@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-from enum import Enum
+from enum import Enum, IntEnum
 
 import pytest
 
@@ -17,6 +17,11 @@ from tau_tui.env.store import Store, canonical_bytes, same_state, state_hash
 class Colour(str, Enum):
     RED = "red"
     BLUE = "blue"
+
+
+class Level(IntEnum):
+    LOW = 1
+    HIGH = 2
 
 
 def canonical(tree) -> bytes:
@@ -65,6 +70,11 @@ def test_a_state_derived_by_the_store_hashes_like_a_full_dump():
     ([1, 2], (1, 2)), (datetime.date(2025, 1, 2), "2025-01-02"), (Colour.RED, "red"), ({"a": 1}, {"a": 1}),
     (float("nan"), float("nan")), ({1: "x"}, {"1": "x"}), ({"k": [1, {"x": None}]}, {"k": [1, {"x": None}]}),
     ({"k": [1, {"x": None}]}, {"k": [1, {"x": False}]}),
+    (1.5, 1.5), (float("inf"), float("inf")), (float("inf"), float("-inf")), (1e16, 1.0000000000000002e16),
+    (datetime.date(2025, 1, 2), datetime.date(2025, 1, 2)), (datetime.date(2025, 1, 2), datetime.date(2025, 1, 3)),
+    (datetime.datetime(2025, 1, 2, 10, tzinfo=datetime.timezone.utc),
+     datetime.datetime(2025, 1, 2, 11, tzinfo=datetime.timezone(datetime.timedelta(hours=1)))),
+    (Colour.RED, Colour.BLUE), (Colour.RED, Colour("red")), (Level.LOW, Level.HIGH), (Level.LOW, 1),
 ])
 def test_frozen_comparison_agrees_with_the_canonical_json(a, b):
     for left, right in ((a, b), (b, a)):

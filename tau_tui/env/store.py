@@ -14,12 +14,14 @@ that came unchanged from the shared base.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 from bisect import bisect_left
+from collections.abc import Iterator, Mapping
+from enum import Enum
 from itertools import compress
 from operator import is_not
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 _MISSING = object()
@@ -319,14 +321,20 @@ def _same_tree(a: Any, b: Any, depth: int) -> bool:
     """``same_state`` of two frozen trees: shared containers are equal, others compare item by item.
 
     Two lists of different lengths, or two objects with string keys and different key sets, never have the
-    same canonical JSON; two strings, integers, booleans or nulls of one type have the same JSON exactly when
-    they are equal; anything else compares its (cached) canonical JSON.
+    same canonical JSON; two strings, integers, booleans, nulls, floats, dates or str/int enum members of one
+    type are compared the way JSON writes them; anything else compares its (cached) canonical JSON.
     """
     if a is b:
         return True
     kind = type(a)
     if kind is type(b) and depth < _SAME_TREE_DEPTH:
         if kind in _SCALARS:
+            return a == b
+        if kind is float:  # JSON writes a float's repr (NaN, Infinity and -Infinity for the others)
+            return repr(a) == repr(b)
+        if kind is datetime.date or kind is datetime.datetime:  # written as str()
+            return str(a) == str(b)
+        if isinstance(a, Enum) and isinstance(a, (str, int)):  # written as the value
             return a == b
         if kind is list:  # only the items that are not shared are compared
             return len(a) == len(b) and all(
