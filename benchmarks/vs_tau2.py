@@ -13,7 +13,9 @@ loaded: tau2 reloads them for every environment, which is most of its cost).
 The three passes run one after the other in the same process. Domains are
 looked up before timing on both sides (tau2's registry import loads its
 domain modules; ``Analyzer.domain_of`` imports ours); our pristine DBs are
-loaded inside the first timed pass.
+loaded inside the first timed pass. The prepared recordings are frozen out of
+the garbage collector's passes before timing (``gc.freeze``), for both sides,
+as ``tau-tui replay``/``eval`` and the TUI freeze what they loaded.
 """
 
 from __future__ import annotations
@@ -93,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
                         if m.role in roles]
             work.append((domain, run, index, task, messages, constructor))
             counts[domain] += 1
+    # The prepared work stays alive throughout: freeze it out of the collector's passes, as the CLI's pool and
+    # the TUI freeze what they loaded (both sides are timed with it frozen).
+    gc.collect()
+    gc.freeze()
     # Three phases in one process, so neither side pays for the other's garbage.
     for domain, run, index, task, messages, constructor in work:
         start = time.perf_counter()
