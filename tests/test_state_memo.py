@@ -119,3 +119,13 @@ def test_plain_argument_keys_match_canonical_json_equality():
 def test_plain_argument_keys_leave_other_keys_to_the_canonical_text():
     assert _plain_key({1: "a", "b": 2}) is None and _plain_key({"a": {"b": 1}}) is None
     assert _plain_key({"a": 1}) != _plain_key({"a": True}) and _plain_key({"a": 1}) == _plain_key({"a": 1})
+
+
+def test_the_piece_cache_is_bounded_by_bytes(monkeypatch):
+    monkeypatch.setattr(store_module, "_MAX_PIECE_BYTES", 100)
+    store_module._PIECES.clear()
+    monkeypatch.setattr(store_module, "_piece_bytes", 0)
+    trees = [{"items": ["x" * 60, {"n": i}]} for i in range(5)]
+    for tree in trees:
+        assert store_module._memo_bytes(tree, 0) == canonical(tree)
+    assert store_module._piece_bytes <= 100 + len(canonical(trees[-1]["items"])) and len(store_module._PIECES) <= 3

@@ -274,7 +274,9 @@ def same_state(a: Any, b: Any, frozen: bool = False) -> bool:
 # Each entry keeps its node alive, so an id is never reused while cached.
 _MEMO_DEPTH = 2
 _PIECES: dict[int, tuple[Any, bytes]] = {}
-_MAX_PIECES = 1 << 16
+_MAX_PIECES = 1 << 16  # entries, and bytes of JSON held: past either, the cache starts again
+_MAX_PIECE_BYTES = 64 << 20
+_piece_bytes = 0
 
 
 def _key_prefix(key: str) -> bytes:
@@ -307,9 +309,12 @@ def _memo_bytes(node: Any, depth: int) -> bytes:
     else:
         out = canonical_bytes(node)
     if depth:
-        if len(_PIECES) >= _MAX_PIECES:
+        global _piece_bytes
+        if len(_PIECES) >= _MAX_PIECES or _piece_bytes > _MAX_PIECE_BYTES:
             _PIECES.clear()
+            _piece_bytes = 0
         _PIECES[id(node)] = (node, out)
+        _piece_bytes += len(out)
     return out
 
 
