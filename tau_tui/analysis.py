@@ -163,7 +163,8 @@ class Analyzer:
         return task
 
     def gold_for(self, domain_key: str, task: Task, new_env) -> GoldResult:
-        return self.golds.get(task, new_env, domain_key)
+        """The task's gold state (cached), built from the initialised state non-solo replays share."""
+        return self.golds.get(task, new_env, domain_key, self._init, (domain_key, self.golds.exact_key(task), False))
 
     def analyze(self, run: RunFile, index: int) -> SimAnalysis:
         """Replay simulation ``index`` of ``run``; raises DomainError/RunFileError when it cannot start."""

@@ -43,10 +43,20 @@ def policy_type(variant: str | None) -> str:
 class TelecomDomain(Domain):
     name = "telecom"
 
+    def __init__(self, data_dir: Path | None):
+        super().__init__(data_dir)
+        self._policies: dict[tuple[str, bool], str] = {}
+
     def policy(self, solo: bool = False, variant: str | None = None) -> str:
-        main_file, support_file = POLICY_FILES[(policy_type(variant), solo)]
-        main, support = self.read_text(main_file), self.read_text(support_file)
-        return f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n{support}\n</tech_support_policy>"
+        """The agent policy of a variant (read once per variant and solo flag)."""
+        key = (policy_type(variant), solo)
+        text = self._policies.get(key)
+        if text is None:
+            main_file, support_file = POLICY_FILES[key]
+            main, support = self.read_text(main_file), self.read_text(support_file)
+            text = self._policies[key] = (f"<main_policy>\n{main}\n</main_policy>\n"
+                                          f"<tech_support_policy>\n{support}\n</tech_support_policy>")
+        return text
 
     def new_environment(self, solo: bool = False, variant: str | None = None) -> TelecomEnvironment:
         kind = policy_type(variant)

@@ -76,17 +76,49 @@ class TelecomTools(Toolkit):
             raise ValueError(f"Line {line_id} not found for customer {customer_id}")
         return self._line_index(line_id)
 
+    def _first_by_id(self, field: str, key: str) -> dict[str, dict] | None:
+        """The first item of a DB list per id (what ``_index`` finds), for many lookups in one list.
+
+        None when some item's id is not a plain string: then only ``_index``'s scan finds what tau2 finds.
+        """
+        out: dict[str, dict] = {}
+        for item in self.db.get(field):
+            value = item.get(key) if type(item) is dict else None
+            if type(value) is not str:
+                return None
+            out.setdefault(value, item)
+        return out
+
     def _customer_by_phone(self, phone_number: str) -> dict:
+        lines: dict[str, dict] | None = None
+        indexed = False
         for customer in self.db.customers:
             if customer["phone_number"] == phone_number:
                 return customer
             for line_id in customer["line_ids"]:
-                if self._line(line_id)["phone_number"] == phone_number:
+                if not indexed:
+                    lines, indexed = self._first_by_id("lines", "line_id"), True
+                if lines is not None and type(line_id) is str:
+                    line = lines.get(line_id)
+                    if line is None:
+                        raise ValueError(f"Line with ID {line_id} not found")
+                else:
+                    line = self._line(line_id)
+                if line["phone_number"] == phone_number:
                     return customer
         raise ValueError(f"Customer with phone number {phone_number} not found")
 
     def _bills_awaiting_payment(self, customer: dict) -> list[dict]:
-        bills = [self._bill(bill_id) for bill_id in customer["bill_ids"]]
+        found = self._first_by_id("bills", "bill_id") if customer["bill_ids"] else None
+        bills = []
+        for bill_id in customer["bill_ids"]:
+            if found is not None and type(bill_id) is str:
+                bill = found.get(bill_id)
+                if bill is None:
+                    raise ValueError(f"Bill with ID {bill_id} not found")
+            else:
+                bill = self._bill(bill_id)
+            bills.append(bill)
         return [bill for bill in bills if bill["status"] == BillStatus.AWAITING_PAYMENT]
 
     def _set_bill_to_paid(self, bill_id: str) -> None:

@@ -76,17 +76,31 @@ _MODE_TECHNOLOGY = {
 }
 
 
+_ABSENT = object()
+
+
 def _default_vpn() -> dict[str, Any]:
     return VpnDetails(server_address="192.168.1.1", protocol="OpenVPN",
                       server_performance=PerformanceLevel.EXCELLENT).model_dump()
 
 
 def _same(old: Any, new: Any) -> bool:
-    """Whether storing ``new`` over ``old`` would leave the state (and its hash) unchanged."""
+    """Whether storing ``new`` over ``old`` would leave the state (and its hash) unchanged.
+
+    True only for values of the same types all the way down (objects with the same keys in the same order),
+    so their JSON is the same: floats compare by ``repr`` (``-0.0`` is not ``0.0``, NaN is NaN).
+    """
     if old is new:
         return True
-    if type(old) is not type(new):
+    kind = type(old)
+    if kind is not type(new):
         return False
+    if kind is dict:
+        return len(old) == len(new) and all(_same(a, b) and _same(old[a], new[b]) for a, b in zip(old, new))
+    if kind is list or kind is tuple:
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+    if kind is float:
+        return repr(old) == repr(new)
     if isinstance(new, (dict, list)):
         return json.dumps(old, sort_keys=True, default=str) == json.dumps(new, sort_keys=True, default=str)
     return old == new
@@ -103,24 +117,26 @@ class TelecomUserTools(Toolkit):
     @property
     def device(self) -> dict[str, Any]:
         """The phone's current state (read-only)."""
-        return self.db.device
+        node = self.db.root.get("device", _ABSENT)
+        return self.db.device if node is _ABSENT else node  # absent: the store's AttributeError, as tau2's
 
     @property
     def surroundings(self) -> dict[str, Any]:
         """The user's current surroundings (read-only)."""
-        return self.db.surroundings
+        node = self.db.root.get("surroundings", _ABSENT)
+        return self.db.surroundings if node is _ABSENT else node
 
     def _set_device(self, **changes: Any) -> None:
         current = self.device
         if all(key in current and _same(current[key], value) for key, value in changes.items()):
             return
-        self.db.edit("device").update(changes)
+        self.db.update(("device",), changes)
 
     def _set_surroundings(self, **changes: Any) -> None:
         current = self.surroundings
         if all(key in current and _same(current[key], value) for key, value in changes.items()):
             return
-        self.db.edit("surroundings").update(changes)
+        self.db.update(("surroundings",), changes)
 
     # --- user info (task set-up) ------------------------------------------------
     @helper

@@ -28,13 +28,13 @@ class EnvState:
 
     @cached_property
     def _agent_hash(self) -> str | None:
-        return None if self.agent is None else state_hash(self.agent)
+        return None if self.agent is None else state_hash(self.agent, frozen=True)
 
     @cached_property
     def _user_hash(self) -> str | None:
         if self.user is None:
             return None
-        return self._agent_hash if self.user is self.agent else state_hash(self.user)
+        return self._agent_hash if self.user is self.agent else state_hash(self.user, frozen=True)
 
     def agent_hash(self) -> str | None:
         """tau2's hash of the agent DB (computed once per snapshot)."""
@@ -48,10 +48,10 @@ class EnvState:
         """Take ``other``'s hashes for each side whose state is the same as ``other``'s (``same_state``,
         compared by the changes): the same canonical JSON has the same hash, so it is not hashed again."""
         if "_agent_hash" not in self.__dict__ and self.agent is not None and other.agent is not None \
-                and same_state(self.agent, other.agent):
+                and same_state(self.agent, other.agent, frozen=True):
             self.__dict__["_agent_hash"] = agent_hash
         if "_user_hash" not in self.__dict__ and self.user is not None and other.user is not None \
-                and same_state(self.user, other.user):
+                and same_state(self.user, other.user, frozen=True):
             self.__dict__["_user_hash"] = user_hash
 
 

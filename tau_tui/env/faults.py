@@ -256,6 +256,21 @@ class FaultPlan:
         return None
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def _plain_key(arguments: Any) -> tuple[Any, ...] | None:
+    """A cheaper stand-in for ``canonical_arguments`` of an object of strings, integers, booleans and nulls:
+    two such objects have the same canonical JSON exactly when they have the same keys, value types and
+    values. None for any other arguments (a tuple never equals a canonical text, so the two never mix up)."""
+    if type(arguments) is not dict:
+        return None
+    if not _PLAIN.issuperset(map(type, arguments.values())) or not all(type(key) is str for key in arguments):
+        return None
+    items = sorted(arguments.items())  # the keys are unique strings, so no two values are ever compared
+    return tuple(items), tuple(type(value) for _, value in items)
+
+
 class AttemptCounter:
     """How many times each operation (tool + arguments) was called in this episode."""
 
@@ -264,7 +279,7 @@ class AttemptCounter:
 
     def next(self, tool: str, arguments: Any) -> int:
         """Count one more call of this operation and return its attempt number (1 for the first)."""
-        key = operation_key(tool, arguments)
+        key = (tool, _plain_key(arguments) or canonical_arguments(arguments))
         self.counts[key] += 1
         return self.counts[key]
 

@@ -14,10 +14,14 @@ that came unchanged from the shared base.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
+from enum import Enum
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 _MISSING = object()
@@ -239,11 +243,12 @@ def _feed(digest: Any, node: Any) -> None:
         digest.update(chunk)
 
 
-def same_state(a: Any, b: Any) -> bool:
+def same_state(a: Any, b: Any, frozen: bool = False) -> bool:
     """Whether two state trees have the same canonical JSON (and so the same hash), compared by their changes.
 
     Collections over the same shared base compare only the entities either side changed; anything else
-    compares its canonical JSON.
+    compares its canonical JSON. ``frozen``: both are snapshots that never change (``EnvState``), so plain
+    trees compare container by container, with cached pieces (``_same_tree``).
     """
     if a is b:
         return True
@@ -255,8 +260,101 @@ def same_state(a: Any, b: Any) -> bool:
         return True
     if (type(a) is dict and type(b) is dict and a.keys() == b.keys()
             and any(type(v) is Collection for v in (*a.values(), *b.values()))):
-        return all(same_state(a[k], b[k]) for k in a)
+        return all(same_state(a[k], b[k], frozen) for k in a)
+    if frozen:
+        return _same_tree(a, b, 0)
     return canonical_bytes(a) == canonical_bytes(b)
+
+
+# Canonical JSON pieces of plain (collection-free) frozen state trees, cached by identity. A snapshot never
+# changes (``Store`` copies on write), and a replayed state shares every container it did not change with the
+# state it started from, so its canonical JSON is mostly cached pieces. The root's values and the items of its
+# lists are cached (telecom: each top-level list and object, and each list's entities); an object below the
+# root is one piece (a change copies it whole anyway), and anything deeper is part of its ancestor's piece.
+# Each entry keeps its node alive, so an id is never reused while cached.
+_MEMO_DEPTH = 2
+_PIECES: dict[int, tuple[Any, bytes]] = {}
+_MAX_PIECES = 1 << 16  # entries, and bytes of JSON held: past either, the cache starts again
+_MAX_PIECE_BYTES = 64 << 20
+_piece_bytes = 0
+
+
+def _key_prefix(key: str) -> bytes:
+    return f"{json.dumps(key)}: ".encode()
+
+
+def _memo_bytes(node: Any, depth: int) -> bytes:
+    """tau2's canonical JSON of a node of a frozen state tree at ``depth`` (the root is 0), from cached pieces.
+
+    The root object (string keys) and lists above ``_MEMO_DEPTH`` are joined from their items' pieces, exactly
+    as ``json.dumps(..., sort_keys=True, default=str)`` writes them; anything else is dumped whole.
+    """
+    kind = type(node)
+    if kind is Collection:
+        return node.canonical()
+    if kind is not dict and kind is not list:
+        if isinstance(node, dict) and any(type(v) is Collection for v in node.values()):
+            return canonical_bytes(node)
+        return _dumps(node).encode()
+    if depth:
+        hit = _PIECES.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+    if depth >= _MEMO_DEPTH or (depth and kind is dict):
+        out = _dumps(node).encode()
+    elif kind is list:
+        out = b"[" + b", ".join([_memo_bytes(v, depth + 1) for v in node]) + b"]"
+    elif all(type(k) is str for k in node):
+        out = b"{" + b", ".join([_key_prefix(k) + _memo_bytes(node[k], depth + 1) for k in sorted(node)]) + b"}"
+    else:
+        out = canonical_bytes(node)
+    if depth:
+        global _piece_bytes
+        if len(_PIECES) >= _MAX_PIECES or _piece_bytes > _MAX_PIECE_BYTES:
+            _PIECES.clear()
+            _piece_bytes = 0
+        _PIECES[id(node)] = (node, out)
+        _piece_bytes += len(out)
+    return out
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
+_SAME_TREE_DEPTH = 8
+
+
+def _same_tree(a: Any, b: Any, depth: int) -> bool:
+    """``same_state`` of two frozen trees: shared containers are equal, others compare item by item.
+
+    Two lists of different lengths, or two objects with string keys and different key sets, never have the
+    same canonical JSON; two strings, integers, booleans, nulls, floats, dates or str/int enum members of one
+    type are compared the way JSON writes them; anything else compares its (cached) canonical JSON.
+    """
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is type(b) and depth < _SAME_TREE_DEPTH:
+        if kind in _SCALARS:
+            return a == b
+        if kind is float:  # JSON writes a float's repr (NaN, Infinity and -Infinity for the others)
+            return repr(a) == repr(b)
+        if kind is datetime.date or kind is datetime.datetime:  # written as str()
+            return str(a) == str(b)
+        if isinstance(a, Enum) and isinstance(a, (str, int)):  # written as the value
+            return a == b
+        if kind is list:  # only the items that are not shared are compared
+            return len(a) == len(b) and all(
+                _same_tree(x, y, depth + 1) for x, y in compress(zip(a, b), map(is_not, a, b)))
+        if kind is dict and all(type(k) is str for k in a) and all(type(k) is str for k in b):
+            if a.keys() != b.keys():
+                return False
+            keys = list(a)
+            if keys == list(b):  # the same order (one is a copy of the other): pair the values as they are
+                return all(_same_tree(a[k], b[k], depth + 1)
+                           for k in compress(keys, map(is_not, a.values(), b.values())))
+            return all(_same_tree(a[k], b[k], depth + 1) for k in keys)
+        if kind is Collection:
+            return same_state(a, b)
+    return _memo_bytes(a, depth) == _memo_bytes(b, depth)
 
 
 CHECKPOINT_BYTES = 64 * 1024
@@ -331,14 +429,17 @@ def _first_change(stream: _BaseStream, node: dict[Any, Any], keys: list[Any]) ->
     return len(stream.data)
 
 
-def state_hash(node: Any) -> str:
+def state_hash(node: Any, frozen: bool = False) -> str:
     """The tau2-compatible DB hash of a state tree.
 
     For a root of collections, the untouched prefix is not hashed again: the digest resumes from a
-    checkpoint of the base stream (``_BaseStream``), then takes the rest piece by piece.
+    checkpoint of the base stream (``_BaseStream``), then takes the rest piece by piece. ``frozen``: the
+    tree is a snapshot that never changes, so a plain tree is hashed from cached pieces (``_memo_bytes``).
     """
     found = _base_stream(node)
     if found is None:
+        if frozen:
+            return hashlib.sha256(_memo_bytes(node, 0)).hexdigest()
         digest = hashlib.sha256()
         _feed(digest, node)
         return digest.hexdigest()
@@ -390,27 +491,16 @@ def to_plain(node: Any) -> Any:
 _CONTAINERS = (dict, list)
 
 
-def _containers(value: Any) -> Iterator[Any]:
-    """Every container in a tree (dicts, lists, collections), the tree itself first."""
-    kind = type(value)
-    if kind is dict or kind is list or kind is Collection or isinstance(value, _CONTAINERS):
-        yield value
-        children = value.values() if kind is not list and not isinstance(value, list) else value
-        for child in children:
-            ck = type(child)
-            if ck is dict or ck is list or ck is Collection:
-                yield from _containers(child)
-            elif isinstance(child, _CONTAINERS):
-                yield from _containers(child)
-
-
 class Store:
     """One side's DB during an episode: read freely, write through ``edit``/``set``/``delete``.
 
     Reads (``store.root``, ``store.get(...)``, ``store.orders``) return shared
     objects that must not be mutated. ``edit(*path)`` returns a private deep copy
     linked into the current state. ``freeze()`` ends a generation: the current
-    root becomes an immutable snapshot and later writes copy again.
+    root becomes an immutable snapshot and later writes copy again. ``writes``
+    counts the write calls (``edit`` included, as its caller may then change
+    the copy): the same count means the same state. ``key_writes`` counts them
+    per top-level key (a write to the root as a whole counts in ``writes`` only).
     """
 
     def __init__(self, root: dict[str, Any], kind: str = "DB", schema: Any = None):
@@ -419,6 +509,8 @@ class Store:
         self.schema = schema
         self._shallow: dict[int, Any] = {}
         self._deep: dict[int, Any] = {}
+        self.writes = 0
+        self.key_writes: dict[Any, int] = {}
 
     @property
     def root(self) -> dict[str, Any]:
@@ -457,9 +549,22 @@ class Store:
         return copy
 
     def _adopt(self, value: Any) -> Any:
-        for node in _containers(value):
-            self._deep[id(node)] = node
+        """Own ``value`` (a private copy, or a value handed to ``set``): writes to it need no copy.
+
+        Only the node itself is registered: a later ``edit`` of a path inside it copies that part again,
+        which is never wrong, and walking every container of every copy costs more than it saves.
+        """
+        kind = type(value)
+        if kind is dict or kind is list or kind is Collection or isinstance(value, _CONTAINERS):
+            self._deep[id(value)] = value
         return value
+
+    def _written(self, path: tuple[Any, ...]) -> None:
+        """Count a write at ``path`` (every write method calls this first)."""
+        self.writes += 1
+        if path:
+            key = path[0]
+            self.key_writes[key] = self.key_writes.get(key, 0) + 1
 
     def _container(self, path: tuple[Any, ...]) -> Any:
         """The container at ``path``, made private along the way."""
@@ -477,6 +582,7 @@ class Store:
     # --- writes -------------------------------------------------------------
     def edit(self, *path: Any) -> Any:
         """A private, mutable copy of the node at ``path`` (the root when no path)."""
+        self._written(path)
         if not path:
             root = self._root
             if id(root) not in self._deep:
@@ -495,6 +601,7 @@ class Store:
         *path, value = path_and_value
         if not path:
             raise ValueError("set needs a path")
+        self._written(tuple(path))
         parent = self._container(tuple(path[:-1]))
         if isinstance(parent, list) and path[-1] == len(parent):
             parent.append(value)
@@ -502,17 +609,27 @@ class Store:
             parent[path[-1]] = value
         return self._adopt(value)
 
+    def update(self, path: tuple[Any, ...], changes: Mapping[Any, Any]) -> None:
+        """Set keys of the object at ``path``: only the containers on the way are copied, shallowly (once per
+        generation). The values are stored as given, neither copied nor owned, so they must not be mutated
+        later (an ``edit`` inside one copies it)."""
+        self._written(tuple(path))
+        self._container(tuple(path)).update(changes)
+
     def append(self, *path_and_value: Any) -> Any:
         """Append a value to the list at a path."""
         *path, value = path_and_value
+        self._written(tuple(path))
         self._container(tuple(path)).append(value)
         return self._adopt(value)
 
     def delete(self, *path: Any) -> Any:
+        self._written(path)
         parent = self._container(tuple(path[:-1]))
         return parent.pop(path[-1])
 
     def replace_root(self, root: dict[str, Any]) -> None:
+        self._written(())
         self._root = root
         self._shallow.clear()
         self._deep.clear()

@@ -57,11 +57,16 @@ class GoldCache:
             hit = self._digests[id(task)] = (task, task_content_digest(task))
         return hit[1]
 
-    def get(self, task: Task, new_env: EnvFactory, scope: Hashable = None) -> GoldResult:
-        """The gold state of ``task`` (built on the first call for its definition and scope)."""
+    def get(self, task: Task, new_env: EnvFactory, scope: Hashable = None, init: InitCache | None = None,
+            init_key: Any = None) -> GoldResult:
+        """The gold state of ``task`` (built on the first call for its definition and scope).
+
+        ``init``/``init_key`` (the key of a non-solo replay of the task) let it start from the initialised
+        state replays share.
+        """
         key = (scope, self.exact_key(task))
         if key not in self._states:
-            self._states[key] = gold_state(task, new_env)
+            self._states[key] = gold_state(task, new_env, init, init_key)
         return self._states[key]
 
 

@@ -82,6 +82,19 @@ class _Replay:
         self.attempts = AttemptCounter()
         self.hidden = {side: discoverable_tools(kit) for side, kit in (("assistant", env.agent), ("user", env.user))}
         self.discoveries: list[Discovery] = []
+        self._tools: dict[str, tuple[bool, str | None, Any, bool]] = {}
+
+    def tool(self, name: Any) -> tuple[bool, str | None, Any, bool]:
+        """(known, side, tool type, mutates) of a tool name: what the environment says, asked once per name."""
+        info = self._tools.get(name) if isinstance(name, str) else None
+        if info is None:
+            env = self.env
+            known = env.has_tool(name)
+            info = (known, env.side_of(name), env.tool_type(name), env.mutates(name)) if known \
+                else (False, None, None, True)
+            if isinstance(name, str):
+                self._tools[name] = info
+        return info
 
     def find(self, kind: FindingKind, message: str, step: int | None) -> None:
         self.findings.append(Finding(kind, message, step))
@@ -126,8 +139,7 @@ class _Replay:
             if call.id in seen:
                 self.find(FindingKind.DUPLICATE_ID, f"two calls share the id {call.id!r}", step.index)
             seen.add(call.id)
-            known = self.env.has_tool(call.name)
-            side = self.env.side_of(call.name) if known else None
+            known, side, tool_type, _ = self.tool(call.name)
             owner = kit_of(self.env, side) if side is not None else None
             via = owner.wrapped_tool(call.name, call.arguments) if owner is not None else None
             record = CallRecord(
@@ -135,7 +147,7 @@ class _Replay:
                 call=call,
                 call_step=step.index,
                 verdict=Verdict.NO_RESULT,
-                tool_type=self.env.tool_type(call.name) if known else None,
+                tool_type=tool_type,
                 side=side,
                 discoverable=known and (via is not None or call.name in self.hidden.get(side or "", ())),
                 via=via,
@@ -190,10 +202,11 @@ class _Replay:
             record.replayed, record.replayed_error = fault.text(), True
             record.verdict = Verdict.INJECTED_FAULT
             return None
-        if not self.env.has_tool(call.name):
+        known, _, _, mutates = self.tool(call.name)
+        if not known:
             record.verdict = Verdict.SKIPPED_UNKNOWN
             return None
-        if not self.env.mutates(call.name):
+        if not mutates:
             record.verdict = Verdict.SKIPPED_READ
             return None
         if call.arguments_cut:  # the write cannot be replayed as recorded: a disagreement, never a guess
@@ -207,7 +220,10 @@ class _Replay:
         except UnsupportedResult as exc:
             record.replayed, record.replayed_error = f"Error: {exc}", True
             self.find(FindingKind.UNSUPPORTED_RESULT, f"call {call.name!r}: {exc}", step.index)
-        same = parse_content(record.replayed) == parse_content(record.recorded)
+        replayed, recorded = record.replayed, record.recorded
+        # The same text parses to the same value, unless a NaN in it makes the parsed values differ.
+        same = (replayed == recorded and isinstance(replayed, str) and "NaN" not in replayed) \
+            or parse_content(replayed) == parse_content(recorded)
         record.verdict = Verdict.REPLAYED if same else Verdict.MISMATCH
         return self.env.freeze()
 
@@ -311,13 +327,14 @@ class GoldResult:
     findings: list[Finding] = field(default_factory=list)
 
 
-def gold_state(task: Task, new_env: EnvFactory) -> GoldResult:
+def gold_state(task: Task, new_env: EnvFactory, cache: InitCache | None = None, cache_key: Any = None) -> GoldResult:
+    """The gold state of ``task``; ``cache``/``cache_key`` (a non-solo key) share the initialised state with
+    replays of the task, as ``replay`` does."""
     env = new_env(False)
     env.bind_task(task)
-    findings: list[Finding] = []
-    initialize(env, task, findings)
+    initial, findings = _initialized(env, task, cache, cache_key)
     sub = _Replay(env, task.history, False)
-    sub.run(env.freeze())
+    sub.run(initial)
     findings.extend(sub.findings)
     for record in sub.calls:
         if record.verdict is Verdict.MISMATCH:
