@@ -9,6 +9,7 @@ simulation, N lists them all) and the comparison of two runs of one task
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from rich.text import Text
@@ -40,6 +41,8 @@ from tau_tui.tui.widgets.run_table import RunTable
 
 
 MAX_NOTICE_LINES = 3
+REFRESH_DELAY = 0.15  # seconds: rows arriving in bursts are shown together
+REFRESH_IDLE_FACTOR = 3  # the wait before the next rebuild is at least this many times the last one's cost
 
 
 class RunsScreen(Screen[None]):
@@ -77,6 +80,7 @@ class RunsScreen(Screen[None]):
         self.shown: list[RunRow] = []
         self.file_mark: Path | None = None  # the run file marked with M for a run-vs-run comparison
         self._refresh_timer: Timer | None = None
+        self._refresh_cost = 0.0  # seconds the last rebuild of the view took
         self._search_timer: Timer | None = None
         self._current: tuple[Path, str] | None = None  # (file, simulation id) under the cursor
 
@@ -134,9 +138,11 @@ class RunsScreen(Screen[None]):
         self._update_title()
 
     def rows_changed(self) -> None:
-        """Rows were added or replaced: rebuild the view soon (coalescing bursts)."""
+        """Rows were added or replaced: rebuild the view soon (coalescing bursts). The wait grows with what
+        the last rebuild cost (100k rows take a while), so that keys are served between rebuilds."""
         if self._refresh_timer is None:
-            self._refresh_timer = self.set_timer(0.15, self._timed_refresh)
+            delay = max(REFRESH_DELAY, REFRESH_IDLE_FACTOR * self._refresh_cost)
+            self._refresh_timer = self.set_timer(delay, self._timed_refresh)
 
     def _timed_refresh(self) -> None:
         self._refresh_timer = None
@@ -203,6 +209,13 @@ class RunsScreen(Screen[None]):
 
     # --- the view -------------------------------------------------------------------------------
     def refresh_rows(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._rebuild_rows()
+        finally:
+            self._refresh_cost = time.perf_counter() - started
+
+    def _rebuild_rows(self) -> None:
         table = self.query_one(RunTable)
         catalog = context(self).catalog
         current = catalog.find(*self._current) if self._current is not None else None
