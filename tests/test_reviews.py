@@ -232,3 +232,13 @@ def test_cli_keeps_the_review_errors_as_notes_once(tmp_path, capsys):
     assert "0 note(s) kept from the reviews of 3 simulation(s) (5 already noted)" in capsys.readouterr().out
     assert main(["notes", "from-review", str(tmp_path / "missing.json")]) == 2
     assert "missing.json: does not exist" in capsys.readouterr().err
+
+
+def test_a_zero_retry_count_is_not_a_review_so_the_runs_table_leaves_the_simulation_unparsed():
+    from tau_tui.model.io import _index_entry
+
+    base = {"id": "s", "task_id": "t", "messages": [], "review": None, "hallucination_check": None}
+    assert _index_entry(0, {**base, "hallucination_retries_used": 0}).reviewed is False  # every tau2 1.0.1 sim
+    assert _index_entry(0, {**base, "hallucination_retries_used": 2}).reviewed is True
+    assert _index_entry(0, {**base, "hallucination_retries_used": "two"}).reviewed is True  # read, and reported
+    assert _index_entry(0, {**base, "review": {"summary": "x"}}).reviewed is True

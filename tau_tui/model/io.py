@@ -94,6 +94,12 @@ REVIEW_KEYS = ("review", "user_only_review", "auth_classification", "hallucinati
                "hallucination_retries_used", "effect_timeline")
 
 
+def _holds_review(value: Any) -> bool:
+    """Whether a review field says anything: tau2 1.0.1 writes ``hallucination_retries_used: 0`` into every
+    simulation, and a row whose review is only that need not parse its simulation for the runs table."""
+    return value is not None and not (type(value) is int and value == 0)
+
+
 def _index_entry(i: int, raw: Any) -> SimEntry:
     if not isinstance(raw, dict):
         return SimEntry(i, f"#{i}", "?", None, None, None, None, None, None, None, None, 0, 0, 0,
@@ -129,7 +135,7 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
         n_tool_calls=n_calls,
         n_tool_errors=n_errors,
         error=str(info.get("error")) if isinstance(info, dict) and info.get("error") else None,
-        reviewed=any(raw.get(key) is not None for key in REVIEW_KEYS),
+        reviewed=any(_holds_review(raw.get(key)) for key in REVIEW_KEYS),
     )
 
 
