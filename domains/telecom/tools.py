@@ -26,6 +26,17 @@ def today() -> date:
     return TODAY
 
 
+def _indexed(index: dict | None, item_id: Any, fallback: Any, label: str) -> dict:
+    """An entity by id from a first-by-id ``index`` of its table (None: no index; a non-string id: the table's
+    own lookup ``fallback``), with the tool's own error for a missing one."""
+    if index is None or type(item_id) is not str:
+        return fallback(item_id)
+    item = index.get(item_id)
+    if item is None:
+        raise ValueError(f"{label} with ID {item_id} not found")
+    return item
+
+
 class TelecomTools(Toolkit):
     """Customer, line, billing and roaming operations of a mobile carrier."""
 
@@ -98,27 +109,14 @@ class TelecomTools(Toolkit):
             for line_id in customer["line_ids"]:
                 if not indexed:
                     lines, indexed = self._first_by_id("lines", "line_id"), True
-                if lines is not None and type(line_id) is str:
-                    line = lines.get(line_id)
-                    if line is None:
-                        raise ValueError(f"Line with ID {line_id} not found")
-                else:
-                    line = self._line(line_id)
+                line = _indexed(lines, line_id, self._line, "Line")
                 if line["phone_number"] == phone_number:
                     return customer
         raise ValueError(f"Customer with phone number {phone_number} not found")
 
     def _bills_awaiting_payment(self, customer: dict) -> list[dict]:
         found = self._first_by_id("bills", "bill_id") if customer["bill_ids"] else None
-        bills = []
-        for bill_id in customer["bill_ids"]:
-            if found is not None and type(bill_id) is str:
-                bill = found.get(bill_id)
-                if bill is None:
-                    raise ValueError(f"Bill with ID {bill_id} not found")
-            else:
-                bill = self._bill(bill_id)
-            bills.append(bill)
+        bills = [_indexed(found, bill_id, self._bill, "Bill") for bill_id in customer["bill_ids"]]
         return [bill for bill in bills if bill["status"] == BillStatus.AWAITING_PAYMENT]
 
     def _set_bill_to_paid(self, bill_id: str) -> None:
