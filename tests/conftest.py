@@ -56,3 +56,16 @@ def analyzer(registry):
 def oracle_rows() -> list[dict]:
     corpus_required()
     return [json.loads(line) for line in ORACLE.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray instance with 2 CPUs for one test module (the module importorskips ``ray`` first); the
+    actors find this tree and the tests' settings through their environment."""
+    import ray
+
+    ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False, include_dashboard=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                                       "TAU_TUI_CONFIG": os.environ["TAU_TUI_CONFIG"]}})
+    yield
+    ray.shutdown()

@@ -4,24 +4,14 @@ actors open no file (spans and raw simulations are sent to them)."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from tau_tui.cli import main
-from tests.conftest import CORPUS, ROOT, corpus_required
+from tests.conftest import CORPUS, corpus_required
 
 ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
 FILES = [CORPUS / "sierra-research__tau2-bench__airline.json", CORPUS / "generated" / "tau2-gold_retail.json"]
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False, include_dashboard=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-                                       "TAU_TUI_CONFIG": os.environ["TAU_TUI_CONFIG"]}})
-    yield
-    ray.shutdown()
 
 
 def _out(capsys, *args) -> tuple[int, str]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections import Counter
 
 import pytest
 
 from tau_tui.cli import main
-from tests.conftest import CORPUS, ROOT, corpus_required
+from tests.conftest import CORPUS, corpus_required
 
 ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
 
@@ -22,15 +21,6 @@ TOTAL = 10 * K  # tau2 1.0.1's 10 mock tasks
 # clock readings. Everything else (messages, tool calls and results, rewards, reward_info, fingerprints) is equal.
 VOLATILE_SIM = ("id", "timestamp", "start_time", "end_time", "duration")
 VOLATILE_MESSAGE = ("id", "timestamp")
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False, include_dashboard=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-                                       "TAU_TUI_CONFIG": os.environ["TAU_TUI_CONFIG"]}})
-    yield
-    ray.shutdown()
 
 
 def normalised_sim(sim: dict) -> dict:
