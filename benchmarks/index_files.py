@@ -42,6 +42,7 @@ PYTHON = sys.executable
 
 
 async def _probe(paths: list[str], tau2_data: str) -> dict:
+    from benchmarks.keys import CursorTimer
     from tau_tui.tui.app import TauTuiApp
     from tau_tui.tui.widgets.run_table import RunTable
 
@@ -63,14 +64,7 @@ async def _probe(paths: list[str], tau2_data: str) -> dict:
     app.queue_replay = lambda rows: None  # type: ignore[method-assign] # the replay is not what is measured
     async with app.run_test(size=(160, 45)) as pilot:
         table = app.runs_screen.query_one(RunTable)
-        moved: list[float] = []
-        watcher = table.watch_cursor_row
-
-        def timed_watch(old: int, new: int) -> None:
-            moved.append(time.perf_counter())
-            watcher(old, new)
-
-        table.watch_cursor_row = timed_watch  # type: ignore[method-assign]
+        keys = CursorTimer(table)
         while True:
             now = time.perf_counter() - start
             if "first_rows" not in out and table.row_count:
@@ -79,11 +73,9 @@ async def _probe(paths: list[str], tau2_data: str) -> dict:
                 out["all_indexed"] = now
                 break
             if table.row_count:
-                moved.clear()
-                t0 = time.perf_counter()
-                await pilot.press("j")
-                if moved:
-                    out["keys"].append(moved[0] - t0)
+                took = await keys.press(pilot)
+                if took is not None:
+                    out["keys"].append(took)
             await pilot.pause(0.02)
         out["rows"] = [(str(r.path), r.sim_id) for r in app.catalog.rows]
         stop.set()

@@ -116,6 +116,7 @@ def _ms(values: list[float]) -> str:
 
 # --- the TUI child ---------------------------------------------------------------------------------------------
 async def _tui_probe(paths: list[str], tau2_data: str) -> dict:
+    from benchmarks.keys import CursorTimer
     from tau_tui.tui.app import TauTuiApp
     from tau_tui.tui.widgets.run_table import RunTable
 
@@ -134,32 +135,14 @@ async def _tui_probe(paths: list[str], tau2_data: str) -> dict:
             await pilot.pause(0.005)
         out["rows"] = len(app.catalog.rows)
         table = app.runs_screen.query_one(RunTable)
-        moved: list[float] = []
-        watcher = table.watch_cursor_row
-
-        def timed_watch(old: int, new: int) -> None:
-            moved.append(time.perf_counter())
-            watcher(old, new)
-
-        table.watch_cursor_row = timed_watch  # type: ignore[method-assign]
-
-        async def presses(n: int) -> list[float]:
-            times = []
-            for _ in range(n):
-                moved.clear()
-                t0 = time.perf_counter()
-                await pilot.press("j")
-                if moved:
-                    times.append(moved[0] - t0)
-            return times
-
-        out["keys_during"] = await presses(30)
+        keys = CursorTimer(table)
+        out["keys_during"] = await keys.presses(pilot, 30)
         while app.busy:
             await pilot.pause(0.05)
         out["replay_done"] = time.perf_counter() - start
         out["replayed"] = sum(1 for r in app.catalog.rows if r.replay is not None)
-        out["keys_after"] = await presses(30)
-        table.watch_cursor_row = watcher  # type: ignore[method-assign]
+        out["keys_after"] = await keys.presses(pilot, 30)
+        keys.close()
         screen = app.runs_screen
 
         async def work(action) -> float:

@@ -81,6 +81,7 @@ def bench_core(run, index: int, tau2_data: str) -> None:
 
 
 async def bench_app(paths: list[str], tau2_data: str, run_path: Path, sim_id: str, steps: int) -> None:
+    from benchmarks.keys import CursorTimer
     from tau_tui.tui.app import TauTuiApp
     from tau_tui.tui.screens.trajectory import TrajectoryScreen
     from tau_tui.tui.widgets.run_table import RunTable
@@ -104,22 +105,9 @@ async def bench_app(paths: list[str], tau2_data: str, run_path: Path, sim_id: st
         # cursor moves in the runs table while replay runs in the background: time from the key
         # press to the cursor moving (the table's cursor watcher), not Pilot's waiting
         table = app.runs_screen.query_one(RunTable)
-        moved: list[float] = []
-        watcher = table.watch_cursor_row
-
-        def timed_watch(old: int, new: int) -> None:
-            moved.append(time.perf_counter())
-            watcher(old, new)
-
-        table.watch_cursor_row = timed_watch  # type: ignore[method-assign]
-        moves = []
-        for _ in range(30):
-            moved.clear()
-            t0 = time.perf_counter()
-            await pilot.press("j")
-            if moved:
-                moves.append(moved[0] - t0)
-        table.watch_cursor_row = watcher  # type: ignore[method-assign]
+        keys = CursorTimer(table)
+        moves = await keys.presses(pilot, 30)
+        keys.close()
         print(f"  runs table: key press → cursor moved, during background replay: {_ms(moves)}")
         t0 = time.perf_counter()
         await pilot.press("f")
