@@ -577,6 +577,10 @@ class _RayEpisodes:
         return {"simulation": sim_to_dict(sim, self.runner.secrets), "reward": reward}
 
 
+def _first_line(text: str, limit: int = 200) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:limit]
+
+
 class RayRollout:
     """``Runner.remote`` on Ray actors: ``workers`` of them (default: the cluster's CPUs), each running up to
     the run's ``--concurrency`` simulations at once; no more units are in flight than that.
@@ -627,7 +631,7 @@ class RayRollout:
         An actor that died loses the units it had (the runner saves them as infrastructure errors, which
         ``--resume`` runs again) and gets no more; with none left, every unit fails at once.
         """
-        from ray.exceptions import RayActorError
+        from ray.exceptions import RayActorError, RayTaskError
 
         live = [i for i in range(len(self._actors)) if i not in self._dead]
         if not live:
@@ -642,8 +646,11 @@ class RayRollout:
             raise
         except RayActorError as exc:  # Ray's text runs over many lines: the saved placeholder gets one
             self._dead.add(index)
-            first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
-            raise RuntimeError(f"the Ray worker died ({first[:200]})" if first else "the Ray worker died") from None
+            first = _first_line(str(exc))
+            raise RuntimeError(f"the Ray worker died ({first})" if first else "the Ray worker died") from None
+        except RayTaskError as exc:  # its text holds the actor's traceback: the cause, in one line
+            cause = getattr(exc, "cause", None) or exc
+            raise RuntimeError(f"on the Ray worker: {type(cause).__name__}: {_first_line(str(cause))}") from None
         finally:
             self._busy[index] -= 1
         return answer["simulation"], answer["reward"]

@@ -253,3 +253,27 @@ def test_more_workers_than_the_cluster_has_cpus_is_one_line(local_ray, tmp_path,
     assert code == 2 and err.count("\n") == 1 and "--workers 3: the Ray cluster has 2 CPU(s)" in err
     assert not (tmp_path / "x.json").exists()
     assert ray.is_initialized()
+
+
+@pytest.mark.corpus
+def test_an_error_inside_an_actor_is_one_line_not_its_traceback(local_ray, tmp_path):
+    from types import SimpleNamespace
+
+    from tau_tui.config import Settings
+    from tau_tui.pool import RayRollout
+    from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
+    from tau_tui.workspace import Workspace
+
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), concurrency=1)
+    runner = Runner(config, tmp_path / "x.json", workspace.registry)
+    runner.load()
+
+    async def ask_for_a_task_the_actor_was_not_given() -> None:
+        await remote.start(runner)
+        await remote.finish(SimpleNamespace(id="no-such-task"), 0, 1)
+
+    with RayRollout(workspace.settings, workers=1) as remote:
+        with pytest.raises(RuntimeError) as caught:
+            asyncio.run(ask_for_a_task_the_actor_was_not_given())
+    assert str(caught.value) == "on the Ray worker: KeyError: 'no-such-task'"
