@@ -44,7 +44,7 @@ def copy_of_project(tmp_path: Path) -> Path:
     ("env/domain.py", "from tau_tui.domains import DomainRegistry", "tau_tui layers"),
     ("model/tasks.py", "from tau_tui.replay import Timeline", "tau_tui layers"),
     ("evaluate/reward.py", "import textual.widget", "the core is headless"),
-    ("replay/diff.py", "from tau_tui.tui.render import one_line", "tau_tui layers"),
+    ("replay/diff.py", "from tau_tui.views.render import one_line", "tau_tui layers"),
     ("rollout/llm.py", "from tau_tui.tui.app import TauTuiApp", "the core is headless"),
     # rollout and analysis are independent siblings: both score through evaluate (review P1.5)
     ("rollout/evaluation.py", "from tau_tui.analysis import Analyzer", "tau_tui layers"),

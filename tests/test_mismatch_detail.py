@@ -57,7 +57,7 @@ def test_replay_json_and_human_output_of_the_cassette(capsys):
 
 @pytest.fixture(scope="module")
 def cassette_call(tmp_path_factory):
-    from tau_tui.tui.trajectory_doc import TrajectoryDoc
+    from tau_tui.views.trajectory_doc import TrajectoryDoc
 
     analyzer = Analyzer(DomainRegistry(tmp_path_factory.mktemp("no-tau2-data"), use_tau2=False))
     run = open_run(CASSETTE)
@@ -71,7 +71,7 @@ def cassette_call(tmp_path_factory):
 
 def test_tui_mismatch_view_lists_the_fields(cassette_call):
     pytest.importorskip("textual")
-    from tau_tui.tui.panels import render_mismatch
+    from tau_tui.views.panels import render_mismatch
 
     console = Console(width=160, record=True)
     console.print(render_mismatch(cassette_call))
@@ -82,7 +82,7 @@ def test_tui_mismatch_view_lists_the_fields(cassette_call):
 
 
 def test_deepdiff_is_imported_only_when_a_mismatch_is_detailed():
-    code = ("import sys, tau_tui.cli, tau_tui.analysis, tau_tui.replay.mismatch, tau_tui.tui.panels;"
+    code = ("import sys, tau_tui.cli, tau_tui.analysis, tau_tui.replay.mismatch, tau_tui.views.panels;"
             "sys.exit(1 if 'deepdiff' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60, check=False).returncode == 0
 

@@ -94,7 +94,8 @@ def test_review_errors_are_offered_as_notes_and_kept_once(tmp_path):
 
 
 def test_runs_table_columns_and_filters_read_the_review(tmp_path):
-    from tau_tui.tui.catalog import COLUMN_BY_KEY, Catalog, RunFilter, SortSpec
+    from tau_tui.catalog import Catalog, RunFilter, SortSpec
+    from tau_tui.views.columns import COLUMN_BY_KEY
 
     catalog = Catalog()
     catalog.add_run(open_run(reviewed_run(tmp_path) / "results_reviewed.json"))
@@ -113,7 +114,7 @@ def test_runs_table_columns_and_filters_read_the_review(tmp_path):
 
 
 def test_trajectory_doc_places_review_errors_at_their_steps(tmp_path):
-    from tau_tui.tui.trajectory_doc import TrajectoryDoc
+    from tau_tui.views.trajectory_doc import TrajectoryDoc
 
     run = open_run(reviewed_run(tmp_path) / "results_reviewed.json")
     doc = TrajectoryDoc(run.simulation(0).trajectory)
@@ -128,7 +129,7 @@ def test_trajectory_doc_places_review_errors_at_their_steps(tmp_path):
 
 
 def test_a_turn_past_the_end_names_no_step(tmp_path):
-    from tau_tui.tui.trajectory_doc import TrajectoryDoc
+    from tau_tui.views.trajectory_doc import TrajectoryDoc
 
     run = open_run(reviewed_run(tmp_path) / "results_reviewed.json")
     doc = TrajectoryDoc(run.simulation(0).trajectory)
@@ -178,7 +179,7 @@ def test_the_lanes_show_speech_overlap_tools_and_interruptions(tmp_path):
 
 
 def test_a_voice_runs_review_and_effects_land_on_its_ticks(tmp_path):
-    from tau_tui.tui.trajectory_doc import TrajectoryDoc
+    from tau_tui.views.trajectory_doc import TrajectoryDoc
 
     run = open_run(full_duplex_run(tmp_path))
     sim = run.simulation(0)
@@ -201,7 +202,7 @@ def test_hostile_ticks_never_raise(ticks):
 
 
 def test_review_and_tick_panels_render_as_text(tmp_path):
-    from tau_tui.tui.review_view import render_review, render_ticks
+    from tau_tui.views.review_view import render_review, render_ticks
 
     run = open_run(full_duplex_run(tmp_path))
     timeline = read_ticks(run.raw_sims[0]["ticks"])

@@ -205,7 +205,7 @@ def test_eval_with_a_broken_submission_json_says_so_once_and_exits_2(tmp_path, t
 
 
 def test_runs_table_groups_and_filters_by_submission(tmp_path):
-    from tau_tui.tui.catalog import Catalog, RunFilter, SortSpec
+    from tau_tui.catalog import Catalog, RunFilter, SortSpec
 
     folder = build_submission(tmp_path / "sub")
     catalog = Catalog()

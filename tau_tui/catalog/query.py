@@ -1,6 +1,6 @@
 """Which rows of the runs catalog to show, and in what order: filters, text search, sort keys.
 
-Headless: the runs table's columns (``tau_tui.tui.columns``) take their sort
+Headless: the runs table's columns (``tau_tui.views.columns``) take their sort
 keys from ``FIELDS`` here, so a sort means the same thing everywhere.
 """
 

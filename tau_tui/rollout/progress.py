@@ -1,7 +1,7 @@
 """A rollout's progress folded from the runner's events, once, for every front end.
 
 ``RunTally.apply`` is pure (no I/O, no clock): ``tau-tui run``'s progress bar
-(``rollout/console.py``) and the TUI's runs screen (``tui/live.py``) each fold
+(``rollout/console.py``) and the TUI's runs screen (``views/live.py``) each fold
 the same events into a tally and only format it differently.
 """
 

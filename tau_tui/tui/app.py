@@ -35,17 +35,18 @@ from tau_tui.model.io import RunFile, RunFileError, describe_empty, error_text, 
 from tau_tui.model.submission import submission_notes
 from tau_tui.model.notes import NoteBook, NotesError
 from tau_tui.textsafe import visible
-from tau_tui.tui.catalog import Catalog, RunRow, column_legend, flag_legend
+from tau_tui.catalog import Catalog, RunRow, flag_legend
+from tau_tui.views.columns import column_legend
 from tau_tui.tui.context import LoadProgress, PendingRefresh
 from tau_tui.tui.external import download_name, run_viewer, write_temp_json
 from tau_tui.tui.keys import check_keymap, palette_commands
 from tau_tui.tui.screens.help import show_help
-from tau_tui.tui.live import RolloutProgress, carry_over
+from tau_tui.views.live import RolloutProgress, carry_over
 from tau_tui.tui.messages import (
     FileFailed, FileGrowing, FileLoaded, FolderNotice, LiveFileAdded, LoadFinished, LoadStarted, NotesSaved, ReplayIdle,
     ReplayOutcome, RolloutEvent, RolloutFailed, SimulationOpened, SimsReplayed,
 )
-from tau_tui.tui.render import PILL_HELP, pill
+from tau_tui.views.render import PILL_HELP, pill
 from tau_tui.tui.replay_service import ReplayService
 from tau_tui.tui.screens.runs import RunsScreen
 from tau_tui.tui.screens.trajectory import show_trajectory

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
     from tau_tui.model.io import RunFile
-    from tau_tui.tui.catalog import Catalog, RunRow
-    from tau_tui.tui.live import RolloutProgress
+    from tau_tui.catalog import Catalog, RunRow
+    from tau_tui.views.live import RolloutProgress
     from tau_tui.tui.replay_service import ReplayService
     from tau_tui.workspace import Workspace
 

@@ -13,7 +13,7 @@ from tau_tui.analysis import SimAnalysis
 from tau_tui.evaluate import SimReport
 from tau_tui.model.io import RunFile
 from tau_tui.tui.replay_service import Summaries
-from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 
 @dataclass

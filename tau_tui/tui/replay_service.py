@@ -20,7 +20,7 @@ from tau_tui.domains import DomainError, DomainRegistry, default_registry
 from tau_tui.evaluate import Judge, NLCheck, SimReport
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.catalog.summaries import Summaries, assess_analysis
-from tau_tui.tui.catalog import EvalSummary, ReplaySummary
+from tau_tui.catalog import EvalSummary, ReplaySummary
 
 
 def _sim_key(analysis: SimAnalysis) -> tuple[str, str]:

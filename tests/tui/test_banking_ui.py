@@ -6,10 +6,11 @@ from __future__ import annotations
 from tau_tui.analysis import Analyzer
 from tau_tui.domains import DomainRegistry
 from tau_tui.model.io import open_run
-from tau_tui.tui.catalog import COLUMN_BY_KEY, RunFilter
-from tau_tui.tui.panels import render_tool_log
-from tau_tui.tui.render import RenderContext, render_step
-from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.catalog import RunFilter
+from tau_tui.views.columns import COLUMN_BY_KEY
+from tau_tui.views.panels import render_tool_log
+from tau_tui.views.render import RenderContext, render_step
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from tau_tui.calibrate import Band, CellChanged, TrialOutcome
 from tau_tui.calibrate.render import CELL_GLYPHS
-from tau_tui.tui.calibration_view import grid_line
+from tau_tui.views.calibration_view import grid_line
 from tau_tui.tui.screens.calibrate import CalibrateScreen
 from tau_tui.tui.screens.gold_check import GoldCheckScreen, render_check
 from tau_tui.tui.screens.rollout import RolloutScreen

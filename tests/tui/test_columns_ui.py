@@ -110,7 +110,7 @@ async def test_the_sorted_column_makes_room_for_its_arrow(make_app):
 
 
 async def test_calibrate_grid_shares_the_width_and_keeps_setups_apart(make_app):
-    from tau_tui.tui.calibration_view import grid_line
+    from tau_tui.views.calibration_view import grid_line
     from tau_tui.tui.widgets.calibration_table import CalibrationTable
 
     from .test_calibrate_ui import OUR_RECORDINGS, open_calibrate

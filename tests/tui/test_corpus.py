@@ -12,11 +12,11 @@ from tau_tui.analysis import Analyzer
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RunFileError, expand_paths, open_run
 from tau_tui.tui.app import TauTuiApp
-from tau_tui.tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec
-from tau_tui.tui.panels import render_changes, render_derived, render_mismatch, render_recorded, render_task
-from tau_tui.tui.render import RenderContext, render_step
+from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec
+from tau_tui.views.panels import render_changes, render_derived, render_mismatch, render_recorded, render_task
+from tau_tui.views.render import RenderContext, render_step
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
-from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 from tau_tui.tui.widgets.state_tree import StateTree
 
 from ..conftest import CORPUS

@@ -9,7 +9,8 @@ from rich.console import Console
 
 from tau_tui.evaluate import FLAG_KINDS, MetricOutcome, compute_metrics
 from tau_tui.model.io import open_run
-from tau_tui.tui.catalog import FLAG_CODES, RunFilter, flags_cell, recomputed_cell
+from tau_tui.catalog import FLAG_CODES, RunFilter
+from tau_tui.views.columns import flags_cell, recomputed_cell
 from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen

@@ -9,7 +9,7 @@ import sys
 
 from tau_tui.cli import main
 from tau_tui.model.io import open_run
-from tau_tui.tui.panels import render_derived
+from tau_tui.views.panels import render_derived
 from tau_tui.tui.screens.trajectory import header_fact
 from tests.conftest import ROOT
 from tests.helpers import call, greet, result, results_file

@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 from textual.widgets import Static
 
-from tau_tui.tui.catalog import COLUMNS
+from tau_tui.views.columns import COLUMNS
 from tau_tui.tui.screens.help import HelpScreen
 
 from .conftest import SIZE, open_sim, settle

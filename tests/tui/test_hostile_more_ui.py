@@ -236,8 +236,8 @@ async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app, hosti
 def test_recorded_brackets_alone_are_never_read_as_markup():
     """Without any control character (the cleaning leaves such text as it is), tables and heads still show it."""
     from tau_tui.replay.diff import Change
-    from tau_tui.tui.compare_view import changes_table
-    from tau_tui.tui.panels import side_by_side
+    from tau_tui.views.compare_view import changes_table
+    from tau_tui.views.panels import side_by_side
     from tau_tui.tui.screens.compare import ForkSide, render_comparison
     from tau_tui.tui.screens.gold_check import render_check
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tau_tui.tui.layout import Share, distinct_starts, elide, fitting_count, middle_elide, share_widths
+from tau_tui.views.layout import Share, distinct_starts, elide, fitting_count, middle_elide, share_widths
 
 CALIBRATE_FILES = ["calibrate_20261201_053850", "calibrate_20261201_053934", "calibrate_20261201_054010"]
 SHARED = "[mms_issue]airplane_mode_on|bad_network_preference|break_apn_mms_setting|break_app_"

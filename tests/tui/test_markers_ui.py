@@ -5,9 +5,9 @@ from __future__ import annotations
 from tau_tui.analysis import Analyzer
 from tau_tui.domains import DomainRegistry
 from tau_tui.model.io import open_run
-from tau_tui.tui.catalog import RunFilter
-from tau_tui.tui.render import RenderContext, render_step
-from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.catalog import RunFilter
+from tau_tui.views.render import RenderContext, render_step
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 from tau_tui.tui.widgets.run_table import RunTable
 
 from .conftest import ROOT, open_sim, settle
@@ -47,7 +47,7 @@ def test_a_cassette_refusal_ends_the_episode_where_it_is_marked():
 
 
 def test_results_served_by_a_cassette_say_where_they_were_recorded():
-    from tau_tui.tui.panels import render_call
+    from tau_tui.views.panels import render_call
 
     doc = doc_of("warehouse_cassette.json", "cas-greedy-refused")
     served = "⏵ served by the cassette: the result recorded at wh-gold-split step 3"

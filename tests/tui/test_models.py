@@ -8,11 +8,11 @@ import pytest
 from rich.console import Console
 
 from tau_tui.model.io import open_run
-from tau_tui.tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec, query_terms
-from tau_tui.tui.panels import render_changes, render_mismatch, side_by_side
-from tau_tui.tui.render import RENDERERS, RenderContext, render_step, role_of
-from tau_tui.tui.state_nodes import label, marks_for, value_at, MISSING
-from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec, query_terms
+from tau_tui.views.panels import render_changes, render_mismatch, side_by_side
+from tau_tui.views.render import RENDERERS, RenderContext, render_step, role_of
+from tau_tui.views.state_nodes import label, marks_for, value_at, MISSING
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 from .conftest import MOCK_DEMO
 
@@ -179,7 +179,7 @@ def test_state_labels_and_marks(run, analyzer):
 
 
 def test_comparison_stacks_when_narrow():
-    from tau_tui.tui.panels import OutputLines
+    from tau_tui.views.panels import OutputLines
 
     comparison = OutputLines(["{", '  "a": 1', "}"], ["{", '  "a": 2', "}"], ("recorded", "replayed"))
     wide = text_of(comparison, 100)

@@ -26,8 +26,9 @@ from tau_tui.evaluate import (
 from tau_tui.evaluate.reward import CheckLine, Component
 from tau_tui.model.results import RewardInfo
 from tau_tui.tui.app import TauTuiApp
-from tau_tui.tui.catalog import RunFilter, flag_options, flags_cell
-from tau_tui.tui.eval_panels import RecordedChecks, render_breakdown, render_checks
+from tau_tui.catalog import RunFilter, flag_options
+from tau_tui.views.columns import flags_cell
+from tau_tui.views.eval_panels import RecordedChecks, render_breakdown, render_checks
 from tests.evaluate.support import TASK_1_DONE, UPDATE, action, mock_task, replayed
 from tests.helpers import call, greet, result, results_file, say, user
 

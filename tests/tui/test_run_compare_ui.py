@@ -56,7 +56,7 @@ async def test_passed_but_violated_flag_filter(make_app, analyzer):
     """The flag filter's "passed but violated the policy": a pass with a policy-compliance flag."""
     from tau_tui.evaluate.compliance import COMPLIANCE_KINDS
     from tau_tui.model.io import open_run
-    from tau_tui.tui.catalog import PASSED_BUT_VIOLATED, RunFilter, flag_options
+    from tau_tui.catalog import PASSED_BUT_VIOLATED, RunFilter, flag_options
 
     run = open_run(AIRLINE)
     expected = set()

@@ -20,7 +20,7 @@ from textual.worker import get_current_worker
 from tau_tui.model.io import RunFile
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.tui.layout import at_cursor
+from tau_tui.views.layout import at_cursor
 from tau_tui.tui.messages import AuditReady
 from tau_tui.tui.widgets.info_line import InfoLine
 

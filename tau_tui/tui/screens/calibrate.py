@@ -37,8 +37,8 @@ from tau_tui.calibrate.render import BAND_LABELS
 from tau_tui.model.io import error_text
 from tau_tui.rollout.progress import RunTally, retry_text
 from tau_tui.tui.context import context
-from tau_tui.tui.live import progress_status
-from tau_tui.tui.calibration_view import (
+from tau_tui.views.live import progress_status
+from tau_tui.views.calibration_view import (
     BAND_STYLES, MAX_TRIALS_WIDTH, cell_summary, columns, grid_k, trials_width,
 )
 from tau_tui.tui.messages import CalibrationFailed, CalibratorReady, GridEvent, TaskLocated, TaskReloaded

@@ -22,9 +22,9 @@ from tau_tui.model.io import RunFile
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.tui.context import context
-from tau_tui.tui.eval_panels import DIFFERS_STYLE, fmt
-from tau_tui.tui.panels import render_changes, side_by_side
-from tau_tui.tui.render import one_line
+from tau_tui.views.eval_panels import DIFFERS_STYLE, fmt
+from tau_tui.views.panels import render_changes, side_by_side
+from tau_tui.views.render import one_line
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 

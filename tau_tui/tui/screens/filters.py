@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select
 
-from tau_tui.tui.catalog import RunFilter
+from tau_tui.catalog import RunFilter
 
 CHECKS = (
     ("failed_only", "failed only (recorded reward < 1; unscored and infra runs excluded)"),

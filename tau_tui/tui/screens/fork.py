@@ -20,9 +20,9 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from tau_tui.textsafe import visible_renderable
-from tau_tui.tui.render import one_line
+from tau_tui.views.render import one_line
 from tau_tui.tui.screens.rollout import AGENT_SUGGESTIONS, USER_SUGGESTIONS
-from tau_tui.tui.trajectory_doc import StepView
+from tau_tui.views.trajectory_doc import StepView
 from tau_tui.workspace import FORM_LABELS, ForkRequest, RequestError
 
 

@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 from tau_tui.textsafe import shown
 from tau_tui.tui.context import context
 from tau_tui.tui.messages import GoldChecked
-from tau_tui.tui.render import one_line
+from tau_tui.views.render import one_line
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui import formats

@@ -26,9 +26,9 @@ from tau_tui.evaluate import MetricOutcome, RunMetrics, compute_metrics
 from tau_tui.evaluate.stats import outcome_confidence
 from tau_tui.model.io import RunFile
 from tau_tui.tui.context import context
-from tau_tui.tui.catalog import EvalSummary, file_label
+from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.model.submission import Submission, submission_for
-from tau_tui.tui.eval_panels import (
+from tau_tui.views.eval_panels import (
     DIFFERS_STYLE,
     render_claims,
     render_metrics_summary,
@@ -36,7 +36,7 @@ from tau_tui.tui.eval_panels import (
     task_rows,
 )
 from tau_tui.tui.messages import MetricsReady
-from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
+from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.widgets.info_line import InfoLine
 
 

@@ -23,9 +23,9 @@ from textual.widgets import DataTable, Footer, Input
 from tau_tui.model.notes import Note, NoteBook, export_csv, export_json
 from tau_tui.textsafe import one_line
 from tau_tui.tui.context import context, subscribe
-from tau_tui.tui.catalog import RunRow, file_label
-from tau_tui.tui.layout import Share, distinct_starts, elide, share_widths
-from tau_tui.tui.notes_view import NOTE_STYLE
+from tau_tui.catalog import RunRow, file_label
+from tau_tui.views.layout import Share, distinct_starts, elide, share_widths
+from tau_tui.views.notes_view import NOTE_STYLE
 from tau_tui.tui.screens.confirm import ConfirmScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.widgets.info_line import InfoLine

@@ -29,10 +29,10 @@ from tau_tui.env.environment import EnvState
 from tau_tui.model.messages import ToolMessage
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.tui.messages import SessionEvent, SessionFinished, SessionTurn
-from tau_tui.tui.panels import render_changes
+from tau_tui.views.panels import render_changes
 from tau_tui.tui.screens.tool_form import ToolFormScreen, type_label
-from tau_tui.tui.state_nodes import marks_for
-from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.views.state_nodes import marks_for
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.state_tree import StateTree

@@ -22,7 +22,7 @@ from textual.worker import get_current_worker
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.tui.layout import at_cursor
+from tau_tui.views.layout import at_cursor
 from tau_tui.tui.messages import RunComparisonReady
 from tau_tui.tui.widgets.info_line import InfoLine
 

@@ -24,11 +24,11 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Static
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.model.io import RunFile
 from tau_tui.tui.context import LoadProgress, context, subscribe
-from tau_tui.tui.catalog import (ANY_FLAG, COLUMN_BY_KEY, COLUMNS, PASSED_BUT_VIOLATED, RunFilter, RunRow, SortSpec,
-                                 file_label, flag_options)
-from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
+from tau_tui.catalog import ANY_FLAG, PASSED_BUT_VIOLATED, RunFilter, RunRow, SortSpec, file_label, flag_options
+from tau_tui.views.columns import COLUMN_BY_KEY, COLUMNS
+from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.screens.filters import FilterScreen
-from tau_tui.tui.notes_view import note_line
+from tau_tui.views.notes_view import note_line
 from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.screens.note_form import NoteFormScreen, NoteRequest
 from tau_tui.tui.screens.notes import NotesScreen

@@ -37,23 +37,23 @@ from tau_tui.replay.diff import Change, diff_states
 from tau_tui.replay.facts import Fact
 from tau_tui.evaluate import SimReport
 from tau_tui.tui.context import context, subscribe
-from tau_tui.tui.catalog import EvalSummary, query_terms
-from tau_tui.tui.eval_panels import render_evaluation, render_no_evaluation
+from tau_tui.catalog import EvalSummary, query_terms
+from tau_tui.views.eval_panels import render_evaluation, render_no_evaluation
 from tau_tui.tui.messages import ForkFinished, NLJudged, SimulationReady
-from tau_tui.tui.panels import (
+from tau_tui.views.panels import (
     DERIVED_STYLE, RECORDED_STYLE, render_call, render_changes, render_derived, render_mismatch, render_recorded,
     render_task, render_tool_log,
 )
-from tau_tui.tui.render import content_lines, pretty_lines
-from tau_tui.tui.review_view import render_review as render_review_panel
-from tau_tui.tui.review_view import render_ticks
+from tau_tui.views.render import content_lines, pretty_lines
+from tau_tui.views.review_view import render_review as render_review_panel
+from tau_tui.views.review_view import render_ticks
 from tau_tui.tui.screens.compare import CompareScreen, ForkSide
-from tau_tui.tui.notes_view import default_source, render_notes
+from tau_tui.views.notes_view import default_source, render_notes
 from tau_tui.tui.screens.fork import ForkRequest, ForkScreen, step_summary
 from tau_tui.tui.screens.note_form import NoteFormScreen, NoteRequest
 from tau_tui.tui.screens.text_view import TextViewScreen
-from tau_tui.tui.state_nodes import marks_for
-from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.views.state_nodes import marks_for
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.state_tree import StateTree

@@ -21,9 +21,9 @@ from textual.widgets import Footer
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.tui.catalog import file_label
-from tau_tui.tui.compare_view import divergent_turn, render_trial_comparison
-from tau_tui.tui.layout import distinct_starts, elide
+from tau_tui.catalog import file_label
+from tau_tui.views.compare_view import divergent_turn, render_trial_comparison
+from tau_tui.views.layout import distinct_starts, elide
 from tau_tui.tui.messages import ComparisonReady
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane

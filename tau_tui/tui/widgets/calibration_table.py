@@ -18,7 +18,7 @@ from textual.strip import Strip
 from tau_tui.textsafe import visible_text
 
 from tau_tui.calibrate.grid import Row, RowKey
-from tau_tui.tui.calibration_view import GridColumn, fit_columns, grid_line, header_line, line_width
+from tau_tui.views.calibration_view import GridColumn, fit_columns, grid_line, header_line, line_width
 from tau_tui.tui.widgets.line_table import LineTable
 
 

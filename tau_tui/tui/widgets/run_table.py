@@ -24,9 +24,11 @@ from textual.strip import Strip
 
 from tau_tui.textsafe import one_line, visible_text
 
-from tau_tui.tui.catalog import COLUMNS, Column, RunRow, SortSpec
-from tau_tui.tui.layout import Share, distinct_starts, elide, fitting_count, share_widths
-from tau_tui.tui.panels import DERIVED_STYLE
+from tau_tui.catalog import RunRow, SortSpec
+
+from tau_tui.views.columns import COLUMNS, Column
+from tau_tui.views.layout import Share, distinct_starts, elide, fitting_count, share_widths
+from tau_tui.views.panels import DERIVED_STYLE
 from tau_tui.tui.widgets.line_table import LineTable
 
 PAD = 1  # cells before each column (a rule between recorded and derived columns)

@@ -17,7 +17,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from tau_tui.env.environment import EnvState
-from tau_tui.tui.state_nodes import MARK_STYLES, MISSING, child_keys, is_container, label, size, value_at
+from tau_tui.views.state_nodes import MARK_STYLES, MISSING, child_keys, is_container, label, size, value_at
 
 SIDES = (("agent", "agent DB"), ("user", "user DB"))
 Path_ = tuple[Any, ...]

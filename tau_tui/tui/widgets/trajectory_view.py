@@ -20,8 +20,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tau_tui.textsafe import visible_text
-from tau_tui.tui.render import RenderContext, render_step, role_of
-from tau_tui.tui.trajectory_doc import TrajectoryDoc
+from tau_tui.views.render import RenderContext, render_step, role_of
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 GUTTER = 16  # bar (1) + step number (5) + role label (10)
 

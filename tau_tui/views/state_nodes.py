@@ -16,7 +16,7 @@ import orjson
 from rich.text import Text
 
 from tau_tui import textsafe
-from tau_tui.tui.render import one_line
+from tau_tui.views.render import one_line
 
 MISSING = object()
 

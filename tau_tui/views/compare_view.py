@@ -17,7 +17,7 @@ from rich.text import Text
 from tau_tui.calibrate.compare import AlignedTurn, Side, TrialCall, TrialComparison, Turn
 from tau_tui.env.store import to_plain
 from tau_tui.replay.diff import Change, path_text
-from tau_tui.tui.render import one_line
+from tau_tui.views.render import one_line
 from tau_tui import formats
 
 DIVERGENT_STYLE = "on grey23"

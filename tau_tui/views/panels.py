@@ -23,7 +23,7 @@ from tau_tui.replay.diff import Change, diff_states, path_text
 from tau_tui.replay.facts import Fact
 from tau_tui.replay.mismatch import mismatch_detail, pair_text, short_json
 from tau_tui.textsafe import shown
-from tau_tui.tui.render import (
+from tau_tui.views.render import (
     PILL_HELP,
     call_marks,
     call_signature,
@@ -32,7 +32,7 @@ from tau_tui.tui.render import (
     pill,
     pretty_lines,
 )
-from tau_tui.tui.trajectory_doc import CallView
+from tau_tui.views.trajectory_doc import CallView
 from tau_tui import formats
 
 MAX_CHANGES = 200

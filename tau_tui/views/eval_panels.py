@@ -20,8 +20,8 @@ from tau_tui.evaluate import REWARD_COMPONENTS, RunMetrics, SimReport
 from tau_tui.evaluate.render import diff_row_text
 from tau_tui.model.results import RewardInfo, SimulationRun
 from tau_tui.textsafe import shown
-from tau_tui.tui.panels import DERIVED_STYLE, RECORDED_STYLE
-from tau_tui.tui.render import one_line
+from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
+from tau_tui.views.render import one_line
 from tau_tui import formats
 
 DIFFERS_STYLE = "bold white on red3"

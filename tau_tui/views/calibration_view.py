@@ -16,7 +16,7 @@ from rich.text import Text
 
 from tau_tui.calibrate.grid import Band, Cell, Row, TrialOutcome
 from tau_tui.calibrate.render import BAND_LABELS, CELL_GLYPHS
-from tau_tui.tui.layout import Share, distinct_starts, elide, share_widths
+from tau_tui.views.layout import Share, distinct_starts, elide, share_widths
 from tau_tui import formats
 
 CELL_STYLES: dict[TrialOutcome, str] = {

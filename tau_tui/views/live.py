@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.text import Text
 
 from tau_tui.rollout.progress import RunTally
-from tau_tui.tui.catalog import RunRow
+from tau_tui.catalog import RunRow
 from tau_tui import formats
 
 

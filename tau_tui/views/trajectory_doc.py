@@ -27,7 +27,7 @@ from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
 from tau_tui.model.reviews import error_step
 from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
-from tau_tui.tui.catalog import query_terms, text_matches
+from tau_tui.catalog import query_terms, text_matches
 
 # Jump targets, in the order the help screen lists them.
 TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "fault", "refusal", "discovery", "finding", "flag",

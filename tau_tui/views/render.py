@@ -19,7 +19,7 @@ from rich.text import Text
 
 from tau_tui import textsafe
 from tau_tui.env.jsonify import parse_content
-from tau_tui.tui.trajectory_doc import CallView, Event, StepView
+from tau_tui.views.trajectory_doc import CallView, Event, StepView
 from tau_tui import formats
 
 # Lines of an expanded argument or result block before it is clipped.
