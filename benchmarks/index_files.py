@@ -43,7 +43,7 @@ PYTHON = sys.executable
 
 async def _probe(paths: list[str], tau2_data: str) -> dict:
     from benchmarks.keys import CursorTimer
-    from tau_tui.tui.app import TauTuiApp
+    from benchmarks.tui_app import build_app, catalog, indexed
     from tau_tui.tui.widgets.run_table import RunTable
 
     from benchmarks.scale import _tree_rss
@@ -60,8 +60,7 @@ async def _probe(paths: list[str], tau2_data: str) -> dict:
 
     threading.Thread(target=sample, daemon=True).start()
     start = time.perf_counter()
-    app = TauTuiApp([Path(p) for p in paths], tau2_data=tau2_data, workers=1)
-    app.queue_replay = lambda rows: None  # type: ignore[method-assign] # the replay is not what is measured
+    app = build_app(paths, tau2_data, workers=1, background_replay=False)  # the replay is not what is measured
     async with app.run_test(size=(160, 45)) as pilot:
         table = app.runs_screen.query_one(RunTable)
         keys = CursorTimer(table)
@@ -69,7 +68,7 @@ async def _probe(paths: list[str], tau2_data: str) -> dict:
             now = time.perf_counter() - start
             if "first_rows" not in out and table.row_count:
                 out["first_rows"] = now
-            if app.generation and not app.loading_files and not app.runs_screen.refresh_pending:
+            if indexed(app):
                 out["all_indexed"] = now
                 break
             if table.row_count:
@@ -77,7 +76,7 @@ async def _probe(paths: list[str], tau2_data: str) -> dict:
                 if took is not None:
                     out["keys"].append(took)
             await pilot.pause(0.02)
-        out["rows"] = [(str(r.path), r.sim_id) for r in app.catalog.rows]
+        out["rows"] = [(str(r.path), r.sim_id) for r in catalog(app).rows]
         stop.set()
         out["peak_mb"] = max(peak[0], _tree_rss(os.getpid())) / 1024 ** 2
         import resource

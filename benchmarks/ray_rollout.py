@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 if actors is None:
                     rounds[name].append(_run(workspace, config, path, None))
                     continue
-                with RayRollout(workspace.settings, workers=actors) as remote:
+                with RayRollout(workspace.settings, Workspace, workers=actors) as remote:
                     rounds[name].append(_run(workspace, config, path, remote))
             baseline = _saved(paths["local"])
             for name, _ in modes[1:]:

@@ -117,30 +117,30 @@ def _ms(values: list[float]) -> str:
 # --- the TUI child ---------------------------------------------------------------------------------------------
 async def _tui_probe(paths: list[str], tau2_data: str) -> dict:
     from benchmarks.keys import CursorTimer
-    from tau_tui.tui.app import TauTuiApp
+    from benchmarks.tui_app import build_app, catalog, indexed
     from tau_tui.tui.widgets.run_table import RunTable
 
     out: dict = {}
     start = time.perf_counter()
-    app = TauTuiApp([Path(p) for p in paths], tau2_data=tau2_data)
+    app = build_app(paths, tau2_data)
     async with app.run_test(size=(160, 45)) as pilot:
         while True:
             now = time.perf_counter() - start
             table = app.runs_screen.query_one(RunTable)
             if "first_rows" not in out and table.row_count:
                 out["first_rows"] = now
-            if app.generation and not app.loading_files and not app.runs_screen.refresh_pending:
+            if indexed(app):
                 out["all_indexed"] = now
                 break
             await pilot.pause(0.005)
-        out["rows"] = len(app.catalog.rows)
+        out["rows"] = len(catalog(app).rows)
         table = app.runs_screen.query_one(RunTable)
         keys = CursorTimer(table)
         out["keys_during"] = await keys.presses(pilot, 30)
         while app.busy:
             await pilot.pause(0.05)
         out["replay_done"] = time.perf_counter() - start
-        out["replayed"] = sum(1 for r in app.catalog.rows if r.replay is not None)
+        out["replayed"] = sum(1 for r in catalog(app).rows if r.replay is not None)
         out["keys_after"] = await keys.presses(pilot, 30)
         keys.close()
         screen = app.runs_screen

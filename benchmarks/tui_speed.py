@@ -82,12 +82,12 @@ def bench_core(run, index: int, tau2_data: str) -> None:
 
 async def bench_app(paths: list[str], tau2_data: str, run_path: Path, sim_id: str, steps: int) -> None:
     from benchmarks.keys import CursorTimer
-    from tau_tui.tui.app import TauTuiApp
+    from benchmarks.tui_app import build_app, catalog, indexed
     from tau_tui.tui.screens.trajectory import TrajectoryScreen
     from tau_tui.tui.widgets.run_table import RunTable
 
     start = time.perf_counter()
-    app = TauTuiApp([Path(p) for p in paths], tau2_data=tau2_data)
+    app = build_app(paths, tau2_data)
     async with app.run_test(size=(160, 45)) as pilot:
         first_rows = all_files = None
         while True:
@@ -95,12 +95,12 @@ async def bench_app(paths: list[str], tau2_data: str, run_path: Path, sim_id: st
             table = app.runs_screen.query_one(RunTable)
             if first_rows is None and table.row_count:
                 first_rows = now
-            if app.generation and not app.loading_files and not app.runs_screen.refresh_pending:
+            if indexed(app):
                 all_files = now
                 break
             await pilot.pause(0.005)
         print(f"  launch → first rows in the runs table (usable): {1000 * first_rows:7.0f} ms")
-        print(f"  launch → every file indexed ({len(app.catalog.files)} files, {len(app.catalog.rows)} simulations): "
+        print(f"  launch → every file indexed ({len(catalog(app).files)} files, {len(catalog(app).rows)} simulations): "
               f"{1000 * all_files:7.0f} ms")
         # cursor moves in the runs table while replay runs in the background: time from the key
         # press to the cursor moving (the table's cursor watcher), not Pilot's waiting
@@ -118,7 +118,7 @@ async def bench_app(paths: list[str], tau2_data: str, run_path: Path, sim_id: st
             await pilot.pause(0.05)
         print(f"  launch → background replay done: {time.perf_counter() - start:7.1f} s")
 
-        row = app.catalog.find(run_path, sim_id)
+        row = catalog(app).find(run_path, sim_id)
         assert row is not None
         shown: list[float] = []
         show_step = TrajectoryScreen.show_step

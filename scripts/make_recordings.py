@@ -35,7 +35,7 @@ from tau_tui.model.tasks import Task
 from tau_tui.rollout.agents import GoldAgent
 from tau_tui.rollout.cassette import Cassette
 from tau_tui.rollout.evaluation import SimulationEvaluator
-from tau_tui.rollout.orchestrator import Orchestrator
+from tau_tui.rollout.orchestrator import EpisodeOptions, Orchestrator
 from tau_tui.rollout.participants import Participant, agent_brief, user_brief
 from tau_tui.rollout.records import ResultsWriter, run_info
 from tau_tui.rollout.scripted import StepAgent
@@ -90,7 +90,7 @@ class Recording:
         env = self.domain.new_environment()
         agent: Participant = make_agent(task, env)
         user = ScriptedUser(user_brief(task, env))
-        orchestrator = Orchestrator(env, task, agent, user, seed=SEED, trial=0, tools=cassette)
+        orchestrator = Orchestrator(env, task, agent, user, EpisodeOptions(seed=SEED), trial=0, tools=cassette)
         sim = asyncio.run(orchestrator.run())
         start = STARTED + timedelta(minutes=10 * len(self.episodes))
         sim = normalised(sim, sim_id, start)

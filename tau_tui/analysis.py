@@ -18,7 +18,7 @@ from tau_tui.model.tasks import Task
 from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, replay, run_assertions
 from tau_tui.replay.facts import Fact, replay_facts, summary_facts
 from tau_tui.replay.mismatch import mismatch_detail
-from tau_tui.replay.recorded_db import RecordedDBCheck, check_recorded_db
+from tau_tui.replay.recorded_db import FinalDBComparison, check_recorded_db
 from tau_tui.replay.timeline import Finding
 
 
@@ -50,7 +50,7 @@ class SimAnalysis:
         return self.pred_db == self.gold.agent_hash and self.pred_user_db == self.gold.user_hash
 
     @cached_property
-    def recorded_db_check(self) -> RecordedDBCheck | None:
+    def recorded_db_check(self) -> FinalDBComparison | None:
         """The final DB the recording stores (an Inspect log's) against ours; None when it stores none."""
         return check_recorded_db(self.sim.info, self.timeline.final)
 

@@ -3,7 +3,8 @@
 Each command is a module of ``tau_tui.commands`` (its parser and its
 ``run(args, workspace)``); ``main`` loops over ``COMMANDS``. Here: the flags
 every command shares, the settings merge, the ``Workspace`` the command runs
-in, and the errors every command turns into one line.
+in, and the errors every command turns into one line. The settings are resolved
+once (``config.resolve``: flags over the environment over the settings file).
 
 Start-up stays fast: textual is imported only to open the TUI, litellm only
 by commands that talk to a model.
@@ -13,15 +14,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from tau_tui.commands import COMMANDS, SUBCOMMANDS
 from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err
 
+if TYPE_CHECKING:
+    from tau_tui.config import Settings
+
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tau2-data", metavar="DIR", help="tau2 data folder (holding domains/<name>/); "
-                        "default: $TAU2_DATA_DIR, then an installed tau2 package")
+                        "default: $TAU2_DATA_DIR, the settings file, a data folder in or above the paths opened, "
+                        "then an installed tau2 package")
     parser.add_argument("--domains", metavar="DIR", action="append", default=[],
                         help="extra folder of domain packages (repeatable; also $TAU_TUI_DOMAINS)")
 
@@ -61,26 +66,24 @@ def _command(name: str | None) -> Any:
     return next(command for command in COMMANDS if command.NAME == name)
 
 
-def _apply_settings(args: argparse.Namespace) -> None:
-    """Fill what the command line left open from the settings file and environment (flags win).
+def _settings(args: argparse.Namespace, announce: bool = True) -> Settings:
+    """The resolved settings (``config.resolve``); with no tau2 data set anywhere, a data folder in or above
+    the paths the command opens (the corpus, a tau2 checkout) is used, and said so on stderr (``announce``;
+    the TUI says it in its notices instead)."""
+    from tau_tui.config import resolve
+    from tau_tui.domains import data_root_near
 
-    Raises ``ConfigError`` (one line naming the file) for an unreadable settings file.
-    """
-    import os
-
-    from tau_tui.config import load_settings
-
-    settings = load_settings()
-    if getattr(args, "tau2_data", None) is None and settings.tau2_data and not os.environ.get("TAU2_DATA_DIR"):
-        args.tau2_data = str(settings.tau2_data)  # TAU2_DATA_DIR itself is looked up by the registry
-    if hasattr(args, "domains"):
-        args.domains = list(args.domains) + [str(p) for p in settings.domain_paths]
-    args.runs_dir = str(settings.runs_dir)
-    if hasattr(args, "judge") and not args.judge:
-        args.judge = settings.judge_model
-    if not getattr(args, "judge_api_base", None):
-        args.judge_api_base = settings.judge_api_base
-    args.keymap = settings.keymap
+    settings = resolve(args)
+    paths = [p for p in getattr(args, "paths", None) or [] if isinstance(p, str)]
+    if settings.tau2_data is None and paths:
+        found = data_root_near(paths)
+        if found is not None:
+            origin = f"found at {found}"
+            settings = settings.model_copy(update={"tau2_data": found,
+                                                   "sources": {**settings.sources, "tau2_data": origin}})
+            if announce:
+                err(f"note: tau2 data: {found} (found beside the files opened; --tau2-data DIR chooses another)")
+    return settings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -92,10 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = argv[0] if argv and argv[0] in SUBCOMMANDS else None
         command = _command(name)
         args = (tui_parser() if name is None else build_parser(name)).parse_args(argv)
-        _apply_settings(args)
         from tau_tui.workspace import Workspace
 
-        return command.run(args, Workspace.from_args(args))
+        return command.run(args, Workspace(_settings(args, announce=name is not None)))
     except (ConfigError, WriteError) as exc:  # a file that cannot be written: named, nothing half-written
         err(str(exc))
         return EXIT_INPUT

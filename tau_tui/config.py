@@ -1,12 +1,26 @@
-"""User settings: one pydantic model read from a TOML file, with environment overrides.
+"""User settings, resolved once: command-line flags over the environment over the settings file.
 
-The file is ``$TAU_TUI_CONFIG`` if set, else ``$XDG_CONFIG_HOME/tau-tui/config.toml``
-(``~/.config/tau-tui/config.toml``). Environment variables win over the file:
-``TAU2_DATA_DIR``, ``TAU_TUI_DOMAINS`` (``os.pathsep``-separated),
-``TAU_TUI_RUNS_DIR``, ``TAU_TUI_JUDGE``, ``TAU_TUI_JUDGE_API_BASE``. Command-line
-flags win over both. ``keymap`` remaps keys by binding id (``[keymap]`` table, binding id →
-comma-separated keys); the TUI checks the ids when it starts. Secrets (API keys) are never read from or written to this
-file: litellm takes them from the environment.
+``resolve(args)`` is the one place tau-tui reads its environment variables; everything below
+(the workspace, worker processes, Ray actors) receives the resolved ``Settings`` and reads no
+variable itself. The file is ``$TAU_TUI_CONFIG`` if set, else ``$XDG_CONFIG_HOME/tau-tui/config.toml``
+(``~/.config/tau-tui/config.toml``). Each setting, with its variable and flag:
+
+| setting | flag | variable |
+|---|---|---|
+| ``tau2_data`` | ``--tau2-data`` | ``TAU2_DATA_DIR`` |
+| ``domain_paths`` | ``--domains`` (repeatable; all three sources add up) | ``TAU_TUI_DOMAINS`` (``os.pathsep``-separated) |
+| ``runs_dir`` | | ``TAU_TUI_RUNS_DIR`` |
+| ``judge_model``, ``judge_api_base`` | ``--judge``, ``--judge-api-base`` | ``TAU_TUI_JUDGE``, ``TAU_TUI_JUDGE_API_BASE`` |
+| ``workers`` | ``--workers`` | ``TAU_TUI_WORKERS`` |
+| ``index_workers`` | | ``TAU_TUI_INDEX_WORKERS`` |
+| ``max_read_bytes``, ``stream_bytes`` | | ``TAU_TUI_MAX_READ_BYTES``, ``TAU_TUI_STREAM_BYTES`` |
+| ``editor``, ``pager`` | | ``VISUAL`` then ``EDITOR``; ``PAGER`` |
+| ``notes_dir`` | | ``$XDG_DATA_HOME/tau-tui/notes`` |
+
+``keymap`` remaps keys by binding id (``[keymap]`` table, binding id → comma-separated keys); the TUI
+checks the ids when it starts. ``sources`` says where each value that is not a default came from (messages
+name it). Secrets (API keys) are never read into the settings or written to the file: litellm takes them
+from the environment.
 """
 
 from __future__ import annotations
@@ -14,18 +28,34 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
+from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 CONFIG_ENV = "TAU_TUI_CONFIG"
+DEFAULT_MAX_READ_BYTES = 4 * 1024 ** 3  # as model.runtime's (config imports nothing of ours)
+DEFAULT_STREAM_BYTES = 4 * 1024 ** 2
+
+# setting -> its environment variable (one value each; domain_paths adds up, editor has two)
+ENVIRONMENT = {
+    "tau2_data": "TAU2_DATA_DIR", "runs_dir": "TAU_TUI_RUNS_DIR", "judge_model": "TAU_TUI_JUDGE",
+    "judge_api_base": "TAU_TUI_JUDGE_API_BASE", "workers": "TAU_TUI_WORKERS", "index_workers": "TAU_TUI_INDEX_WORKERS",
+    "max_read_bytes": "TAU_TUI_MAX_READ_BYTES", "stream_bytes": "TAU_TUI_STREAM_BYTES", "pager": "PAGER",
+}
+DOMAINS_ENV = "TAU_TUI_DOMAINS"
+EDITOR_ENV = ("VISUAL", "EDITOR")
+# setting -> (its flag, the argparse attribute the flag lands on)
+FLAGS = {"tau2_data": ("--tau2-data", "tau2_data"), "judge_model": ("--judge", "judge"),
+         "judge_api_base": ("--judge-api-base", "judge_api_base"), "workers": ("--workers", "workers")}
+WHOLE_NUMBERS = {"workers": 1, "index_workers": 0, "max_read_bytes": 1, "stream_bytes": 0}  # setting -> minimum
 
 
 class ConfigError(Exception):
-    """An unreadable settings file; ``str()`` is one line naming it."""
+    """An unusable setting (the file, a variable, a flag); ``str()`` is one line naming where it came from."""
 
 
 class Settings(BaseModel):
-    """What the settings file and the environment set; command-line flags win over it."""
+    """Every setting tau-tui runs with, resolved (``resolve``); a plain value, so it travels to workers."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -35,6 +65,14 @@ class Settings(BaseModel):
     judge_model: str | None = None
     judge_api_base: str | None = None
     keymap: dict[str, str] = {}  # binding id → comma-separated keys, e.g. {"traj.next_write": "ctrl+w,W"}
+    workers: int | None = None  # replay/evaluation processes (None: every core)
+    index_workers: int | None = None  # processes that index several large files (None: every core; 0: none)
+    max_read_bytes: int = DEFAULT_MAX_READ_BYTES  # the size limit of one file read
+    stream_bytes: int = DEFAULT_STREAM_BYTES  # files at least this big are indexed by streaming
+    editor: str | None = None  # the command that edits a file (tasks; JSON views before the pager)
+    pager: str | None = None  # the command that shows a file when there is no editor
+    notes_dir: Path | None = None  # notes on files we must not write beside (None: ~/.local/share/tau-tui/notes)
+    sources: dict[str, str] = {}  # setting -> where its value came from ("--tau2-data", "TAU2_DATA_DIR", ...)
 
     @field_validator("keymap")
     @classmethod
@@ -44,37 +82,92 @@ class Settings(BaseModel):
                 raise ValueError(f"{binding_id!r}: {keys!r} is not a comma-separated list of keys")
         return {binding_id: ",".join(k.strip() for k in keys.split(",")) for binding_id, keys in keymap.items()}
 
+    def origin(self, name: str) -> str:
+        """Where setting ``name`` came from, for messages ("default" when nothing set it)."""
+        return self.sources.get(name, "default")
 
-def config_path() -> Path:
-    explicit = os.environ.get(CONFIG_ENV)
+
+def config_path(environ: Mapping[str, str] | None = None) -> Path:
+    environ = os.environ if environ is None else environ
+    explicit = environ.get(CONFIG_ENV)
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    base = environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "tau-tui" / "config.toml"
 
 
-def load_settings() -> Settings:
-    """Settings from the file (if any) with environment overrides applied."""
-    path = config_path()
-    data: dict = {}
-    if path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-            raise ConfigError(f"{path}: unreadable settings ({exc})") from None
-    overrides = {
-        "tau2_data": os.environ.get("TAU2_DATA_DIR"),
-        "runs_dir": os.environ.get("TAU_TUI_RUNS_DIR"),
-        "judge_model": os.environ.get("TAU_TUI_JUDGE"),
-        "judge_api_base": os.environ.get("TAU_TUI_JUDGE_API_BASE"),
-    }
-    data.update({k: v for k, v in overrides.items() if v})
-    extra_domains = [p for p in os.environ.get("TAU_TUI_DOMAINS", "").split(os.pathsep) if p]
-    if extra_domains:
-        data["domain_paths"] = extra_domains + list(data.get("domain_paths", []))
+def whole_number(text: str, minimum: int = 0) -> int | None:
+    """``text`` as a whole number of at least ``minimum`` (ASCII digits only: ``²`` is not 2), else None."""
+    text = text.strip()
+    if not text or not text.isascii() or not text.isdigit():
+        return None
+    value = int(text)
+    return value if value >= minimum else None
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: unreadable settings ({exc})") from None
+
+
+def _from_environment(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name, variable in ENVIRONMENT.items():
+        raw = environ.get(variable, "").strip()
+        if not raw:
+            continue
+        if name in WHOLE_NUMBERS:
+            number = whole_number(raw, WHOLE_NUMBERS[name])
+            if number is None:
+                raise ConfigError(f"{variable}={raw!r}: expected a whole number of at least {WHOLE_NUMBERS[name]}")
+            values[name] = number
+        else:
+            values[name] = raw
+        sources[name] = variable
+    editor = next(((v, environ[v].strip()) for v in EDITOR_ENV if environ.get(v, "").strip()), None)
+    if editor is not None:
+        values["editor"], sources["editor"] = editor[1], editor[0]
+    data_home = environ.get("XDG_DATA_HOME", "").strip()
+    if data_home:
+        values["notes_dir"], sources["notes_dir"] = str(Path(data_home) / "tau-tui" / "notes"), "XDG_DATA_HOME"
+    return values, sources
+
+
+def resolve(args: Any = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings for this run: ``args`` (parsed flags; attributes that are missing or None are unset) over
+    ``environ`` (default ``os.environ``) over the settings file. ``ConfigError`` names the bad source."""
+    environ = os.environ if environ is None else environ
+    path = config_path(environ)
+    data = _read_file(path)
+    sources = {name: "settings file" for name in data}
+    env_values, env_sources = _from_environment(environ)
+    extra_domains = [p for p in environ.get(DOMAINS_ENV, "").split(os.pathsep) if p]
+    flag_domains = [str(p) for p in getattr(args, "domains", None) or []]
+    data.update(env_values)
+    sources.update(env_sources)
+    for name, (flag, attribute) in FLAGS.items():
+        value = getattr(args, attribute, None)
+        if value is not None and value != "":
+            data[name], sources[name] = value, flag
+    if extra_domains or flag_domains:
+        data["domain_paths"] = flag_domains + extra_domains + list(data.get("domain_paths", []))
+        sources["domain_paths"] = "--domains" if flag_domains else DOMAINS_ENV
+    data["sources"] = sources
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
-        raise ConfigError(f"{path}: {where}: {first.get('msg')}") from None
+        origin = sources.get(where.split(".")[0], str(path))
+        place = str(path) if origin == "settings file" else origin
+        raise ConfigError(f"{place}: {where}: {first.get('msg')}") from None
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings of the file and the environment, with no flags."""
+    return resolve(None, environ)

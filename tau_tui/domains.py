@@ -3,14 +3,15 @@
 A domain is a folder (``domains/<name>/`` in this project, or any folder the
 user adds) holding a Python package whose ``create(data_dir)`` returns a
 ``Domain``. Domains that implement tau2's domains read tau2's data files
-(db, tasks, policy) from a tau2 data folder: ``--tau2-data DIR``, then
-``TAU2_DATA_DIR``, then the data inside an installed ``tau2`` package.
+(db, tasks, policy) from a tau2 data folder: the settings' ``tau2_data``
+(``--tau2-data DIR``, ``TAU2_DATA_DIR``, the settings file, or a data folder found
+in the paths opened: ``data_root_near``), then the data inside an installed
+``tau2`` package. Nothing here reads the environment (``config.resolve`` does).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 import types
 from collections.abc import Iterable
@@ -20,13 +21,12 @@ from tau_tui.env.domain import DataNotFound, Domain, DomainError, DomainProvider
 from tau_tui.tau2_adapter import adapted_domain
 
 __all__ = [
-    "DATA_ENV", "DOMAIN_PATH_ENV", "DataNotFound", "Domain", "DomainError", "DomainProvider", "DomainRegistry",
-    "data_roots", "default_fallbacks", "default_registry", "domain_data_dir", "domain_search_path",
+    "DataNotFound", "Domain", "DomainError", "DomainProvider", "DomainRegistry",
+    "data_root_near", "data_roots", "default_fallbacks", "default_registry", "domain_data_dir", "domain_search_path",
     "find_domain_data", "read_data_file", "split_variant",
 ]
 
-DOMAIN_PATH_ENV = "TAU_TUI_DOMAINS"
-DATA_ENV = "TAU2_DATA_DIR"
+DATA_FLAGS = "pass --tau2-data DIR or set TAU2_DATA_DIR"  # how a user points at tau2 data
 _PACKAGE_PREFIX = "tau_tui_domains"
 
 
@@ -45,14 +45,12 @@ def _installed_tau2_data() -> Path | None:
     return None
 
 
-def data_roots(explicit: Path | str | None = None) -> list[tuple[str, Path]]:
-    """Candidate tau2 data folders in the order they are tried, with where each came from."""
+def data_roots(explicit: Path | str | None = None, origin: str = "--tau2-data") -> list[tuple[str, Path]]:
+    """Candidate tau2 data folders in the order they are tried, with where each came from (``origin``: where
+    ``explicit`` came from, as the settings' ``sources`` say)."""
     roots: list[tuple[str, Path]] = []
     if explicit:
-        roots.append(("--tau2-data", Path(explicit)))
-    env = os.environ.get(DATA_ENV)
-    if env:
-        roots.append((DATA_ENV, Path(env)))
+        roots.append((origin, Path(explicit)))
     installed = _installed_tau2_data()
     if installed is not None:
         roots.append(("installed tau2", installed))
@@ -71,16 +69,16 @@ def domain_data_dir(root: Path, name: str) -> Path | None:
     return None
 
 
-def find_domain_data(name: str, explicit: Path | str | None = None) -> Path:
+def find_domain_data(name: str, explicit: Path | str | None = None, origin: str = "--tau2-data") -> Path:
     """The tau2 data folder of one domain, or ``DataNotFound`` saying how to point at one."""
-    roots = data_roots(explicit)
+    roots = data_roots(explicit, origin)
     for _, root in roots:
         found = domain_data_dir(root, name)
         if found is not None:
             return found
     tried = "; ".join(f"{origin}={root}" for origin, root in roots) or "nothing set"
     raise DataNotFound(
-        f"no tau2 data for domain '{name}' (tried: {tried}); pass --tau2-data DIR or set {DATA_ENV} to a folder "
+        f"no tau2 data for domain '{name}' (tried: {tried}); {DATA_FLAGS} to a folder "
         f"holding domains/{name}/ (or tau2's data/ holding tau2/domains/{name}/)"
     )
 
@@ -92,11 +90,36 @@ def bundled_domain_dirs() -> list[Path]:
 
 
 def domain_search_path(extra: list[Path] | None = None) -> list[Path]:
-    paths = list(extra or [])
-    env = os.environ.get(DOMAIN_PATH_ENV)
-    if env:
-        paths += [Path(p) for p in env.split(os.pathsep) if p]
-    return list(dict.fromkeys(paths + bundled_domain_dirs()))  # in order, each folder once
+    """``extra`` (the settings' ``domain_paths``), then this project's domains; each folder once."""
+    return list(dict.fromkeys(list(extra or []) + bundled_domain_dirs()))
+
+
+def _holds_domain_data(folder: Path) -> bool:
+    """``folder`` is a ``domains`` folder of tau2 data: some ``<name>/`` in it holds a DB beside its tasks."""
+    from tau_tui.model.io import is_tau2_data_folder
+
+    try:
+        return folder.is_dir() and any(is_tau2_data_folder(child) for child in folder.iterdir() if child.is_dir())
+    except OSError:
+        return False
+
+
+def data_root_near(paths: Iterable[Path | str], levels: int = 3) -> Path | None:
+    """A tau2 data folder in or above the paths opened: ``D`` with ``D/domains/<name>/`` (this project's corpus
+    layout), or tau2's own ``data/`` (``data/tau2/domains/<name>/`` beside ``data/simulations``), looked for in
+    each path and up to ``levels`` folders above it; the first found, in the order of ``paths``."""
+    for raw in paths:
+        here = Path(raw).resolve()
+        start = here if here.is_dir() else here.parent
+        for folder in [start, *start.parents][: levels + 1]:
+            if folder.name == "domains" and _holds_domain_data(folder):
+                return folder.parent
+            for root in (folder, folder / "data"):
+                if _holds_domain_data(root / "domains"):
+                    return root
+                if _holds_domain_data(root / "tau2" / "domains"):
+                    return root
+    return None
 
 
 def _import_domain_package(folder: Path) -> types.ModuleType:
@@ -139,8 +162,11 @@ class DomainRegistry:
     """
 
     def __init__(self, tau2_data: Path | str | None = None, extra_paths: list[Path] | None = None,
-                 use_tau2: bool = True, *, fallbacks: Iterable[DomainProvider] | None = None):
+                 use_tau2: bool = True, *, fallbacks: Iterable[DomainProvider] | None = None,
+                 data_origin: str = "--tau2-data"):
+        """``data_origin``: where ``tau2_data`` came from (named when a domain's data is not found)."""
         self.tau2_data = tau2_data
+        self.data_origin = data_origin
         self.search_path = domain_search_path(extra_paths)
         self.fallbacks: list[DomainProvider] = list(default_fallbacks(use_tau2) if fallbacks is None else fallbacks)
         self._loaded: dict[str, Domain] = {}
@@ -188,7 +214,7 @@ class DomainRegistry:
             raise DomainError(f"{folder}: domain package has no create(data_dir)")
         domain_cls = getattr(module, "DOMAIN", None)
         uses_data = getattr(domain_cls, "uses_tau2_data", True)
-        data_dir = find_domain_data(base, self.tau2_data) if uses_data else folder / "data"
+        data_dir = find_domain_data(base, self.tau2_data, self.data_origin) if uses_data else folder / "data"
         domain = create(data_dir)
         self._loaded[base] = domain
         return domain
@@ -200,6 +226,8 @@ def default_fallbacks(use_tau2: bool = True) -> list[DomainProvider]:
 
 
 def default_registry(tau2_data: Path | str | None = None, extra_paths: list[Path] | None = None, *,
-                     use_tau2: bool = True, fallbacks: Iterable[DomainProvider] = ()) -> DomainRegistry:
+                     use_tau2: bool = True, fallbacks: Iterable[DomainProvider] = (),
+                     data_origin: str = "--tau2-data") -> DomainRegistry:
     """The registry a front end starts from: domain folders, then ``fallbacks``, then tau2's registry."""
-    return DomainRegistry(tau2_data, extra_paths, fallbacks=[*fallbacks, *default_fallbacks(use_tau2)])
+    return DomainRegistry(tau2_data, extra_paths, fallbacks=[*fallbacks, *default_fallbacks(use_tau2)],
+                          data_origin=data_origin)

@@ -41,9 +41,14 @@ def seconds(value: float | None, missing: str = DASH) -> str:
     return missing if value is None else f"{value:.1f} s"
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and its noun, plural unless one: ``1 file``, ``3 files`` (``plural`` for irregular nouns)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def size(n: int) -> str:
     """A byte count: ``812 B``, ``3.4 kB``."""
     return f"{n} B" if n < 1000 else f"{n / 1000:.1f} kB"
 
 
-__all__ = ["DASH", "average", "money", "rate", "reward", "seconds", "short_reward", "size"]
+__all__ = ["DASH", "average", "count", "money", "rate", "reward", "seconds", "short_reward", "size"]

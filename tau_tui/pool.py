@@ -1,11 +1,14 @@
 """Replay and evaluation on every core: (file, simulation) units in worker processes, answers in input order.
 
+The pool sits below the composition root: ``Workspace.executor`` builds executors and hands each
+worker the workspace class to build its own from the resolved settings (``Job.factory``).
+
 ``tau-tui replay`` and ``tau-tui eval`` (``--workers N``, default every core)
 and the TUI's background replay hand their simulations to ``Executor.map``.
 Each unit is computed by ``Worker.do``, in this process when there is one
 worker and in each worker process otherwise, so the answers are the same by
 construction; ``map`` yields them in the order of its input. A worker process
-builds its own workspace from the settings (one registry, one gold cache per
+builds its own workspace from the settings (``Job.factory``) (one registry, one gold cache per
 process) and opens the run files itself (a large file by its streaming index),
 keeping the last few open.
 
@@ -31,13 +34,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import gc
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
+
+from tau_tui.model.heap import keep_long_lived
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.config import Settings
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.evaluate import Judge
 
 KEEP_RUNS = 4  # run files a worker keeps open
 CHUNK = 8  # units handed to a worker at a time
@@ -53,14 +63,31 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+class WorkerWorkspace(Protocol):
+    """What a worker needs of the workspace it computes in (``tau_tui.workspace.Workspace``)."""
+
+    @property
+    def analyzer(self) -> Analyzer: ...
+
+    @property
+    def registry(self) -> DomainRegistry: ...
+
+    def judge(self) -> Judge | None: ...
+
+
+WorkspaceFactory = Callable[["Settings"], WorkerWorkspace]
+
+
 @dataclass(frozen=True)
 class Job:
-    """What every worker computes, and from which settings it builds its workspace."""
+    """What every worker computes, and how it builds its workspace (``factory(settings)``: the workspace class,
+    which pickles by reference, so the pool never imports the composition root above it)."""
 
     kind: str  # "replay" (the replay --json record), "eval" (a SimReport), "summary" (the runs table's columns)
-    settings: Any = None  # config.Settings; None: the workspace the local worker is given
+    settings: Settings | None = None  # the resolved settings every worker process is built from
     text: bool = False  # also the human-readable block (replay, eval without --json)
     scorer: str | None = None  # eval --scorer FILE (for every file)
+    factory: WorkspaceFactory | None = None  # set by ``Workspace.executor``
 
 
 @dataclass(frozen=True)
@@ -110,11 +137,13 @@ class Outcome:
 class Worker:
     """Computes units with one workspace; the same code in this process and in worker processes."""
 
-    def __init__(self, job: Job, workspace: Any = None, runs: dict[str, Any] | None = None):
-        from tau_tui.workspace import Workspace
-
+    def __init__(self, job: Job, workspace: WorkerWorkspace | None = None, runs: dict[str, Any] | None = None):
         self.job = job
-        self.workspace = workspace if workspace is not None else Workspace(job.settings)
+        if workspace is None:
+            if job.factory is None or job.settings is None:
+                raise ValueError("a worker needs a workspace, or the job's settings and factory")
+            workspace = job.factory(job.settings)
+        self.workspace = workspace
         self.analyzer = self.workspace.analyzer
         self.judge = self.workspace.judge() if job.kind == "eval" else None
         self._runs: OrderedDict[str, Any] = OrderedDict(runs or {})
@@ -151,7 +180,7 @@ class Worker:
             outcome = Outcome(unit, error=str(exc), domain_error=isinstance(exc, DomainError))
         outcome.warnings = self.analyzer.registry.new_warnings()
         if not self._frozen:  # the domain data loaded by the first unit lives as long as the worker
-            gc.freeze()
+            keep_long_lived()
             self._frozen = True
         return outcome
 
@@ -186,15 +215,10 @@ class Worker:
         return Outcome(unit, report=ReportDigest.of(report, unit.path), text=text)
 
     def _summary(self, run: Any, unit: Unit) -> Outcome:
-        from tau_tui.catalog import EvalSummary, ReplaySummary, sim_text
-        from tau_tui.catalog.summaries import Summaries, assess_analysis
+        from tau_tui.catalog import sim_text
+        from tau_tui.catalog.summaries import summarize
 
-        analysis = self.analyzer.analyze(run, unit.index)
-        replay = ReplaySummary.of(analysis)
-        try:
-            summaries = Summaries(replay, EvalSummary.of(assess_analysis(self.analyzer, analysis)))
-        except Exception as exc:  # noqa: BLE001 - the replay columns are still worth showing
-            summaries = Summaries(replay, eval_error=f"evaluation failed: {type(exc).__name__}: {exc}")
+        summaries = summarize(self.analyzer, self.analyzer.analyze(run, unit.index))
         return Outcome(unit, summaries=summaries, haystack=sim_text(run.raw_sims[unit.index]).lower())
 
 
@@ -252,7 +276,7 @@ class Executor:
         runs.move_to_end(str(path))
         while len(runs) > KEEP_RUNS:
             runs.popitem(last=False)
-        gc.freeze()
+        keep_long_lived()
 
     def _start(self) -> Any:
         if self._pool is None:
@@ -467,7 +491,7 @@ class RayExecutor:
     def adopt(self, path: Path | str, run: Any) -> None:
         """The run this process opened: its simulations are read from it and sent (it keeps only its index)."""
         self._remember(str(path), run)
-        gc.freeze()
+        keep_long_lived()
 
     def _remember(self, path: str, run: Any) -> tuple[Any, str, Any]:
         self._heads += 1
@@ -550,16 +574,15 @@ class RayExecutor:
 class _RayEpisodes:
     """The body of one rollout actor: the driver's run config ``load``-ed (no file), its own domain cache."""
 
-    def __init__(self, settings: Any, config: Any):
+    def __init__(self, settings: Settings, factory: WorkspaceFactory, config: Any):
         import platform
 
         self.node = platform.node()
         self.problem: str | None = None
         try:
             from tau_tui.rollout import Runner
-            from tau_tui.workspace import Workspace
 
-            workspace = Workspace(settings)
+            workspace = factory(settings)
             self.runner = Runner(config, Path("-"), workspace.registry, judge=workspace.judge())
             self.runner.load()
             self.tasks = {task.id: task for task in self.runner.tasks}
@@ -590,7 +613,7 @@ class RayRollout:
     policy) must equal this process's: a node with other domain data is refused in one line.
     """
 
-    def __init__(self, settings: Any, workers: int | None = None):
+    def __init__(self, settings: Settings, factory: WorkspaceFactory, workers: int | None = None):
         self._ray, self._owns = connect_ray()
         self._actors: list[Any] = []
         try:
@@ -599,6 +622,7 @@ class RayRollout:
             self.close()
             raise
         self.settings = settings
+        self.factory = factory
         self.slots = self.workers
         self._busy: list[int] = []
         self._dead: set[int] = set()  # actors that died: no more units go to them
@@ -611,7 +635,7 @@ class RayRollout:
         per_actor = max(1, runner.config.concurrency)
         actor = ray.remote(num_cpus=1, max_concurrency=per_actor)(_RayEpisodes)
         shared = ray.put(config)
-        self._actors = [actor.remote(self.settings, shared) for _ in range(self.workers)]
+        self._actors = [actor.remote(self.settings, self.factory, shared) for _ in range(self.workers)]
         self._busy = [0] * len(self._actors)
         self.slots = per_actor * len(self._actors)
         answers = await asyncio.gather(*(asyncio.wrap_future(a.ready.remote().future()) for a in self._actors))

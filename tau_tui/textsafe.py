@@ -93,6 +93,23 @@ def one_line(text: str) -> str:
     return text.translate(SINGLE_LINE)
 
 
+def clip(text: str, limit: int, tail: str = "…", *, say_length: bool = False) -> str:
+    """``text`` cut to at most ``limit`` characters, ``tail`` marking the cut (``say_length``: the tail also says
+    how long the whole text was). Every clipped text of every front end is clipped here."""
+    if len(text) <= limit:
+        return text
+    if say_length:
+        tail = f"{tail} ({len(text)} chars)"
+    return text[: max(limit - len(tail), 0)] + tail
+
+
+def clip_json(value: Any, limit: int) -> str:
+    """``value`` as one line of JSON (sorted keys, ``str`` for what JSON has no type for), clipped."""
+    import json
+
+    return clip(json.dumps(value, sort_keys=True, default=str), limit)
+
+
 def has_unsafe(text: str, single_line: bool = False) -> bool:
     """Whether ``text`` holds a character :func:`visible` (or :func:`one_line`) would change."""
     return (_UNSAFE_SINGLE if single_line else _UNSAFE_MULTI).search(text) is not None

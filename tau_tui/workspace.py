@@ -1,11 +1,13 @@
-"""The one composition root (STYLE rule 7): a configured tau-tui session, headless.
+"""The one composition root: a configured tau-tui core, headless.
 
-A ``Workspace`` owns the settings, the domain registry, one analyzer (one gold
-cache), the judge, the retry policy and limits, the runs folder and the one
-output-path namer. Runs, calibrations, play sessions, forks and gold checks are
-built here from validated requests; the CLI and the TUI only fill requests and
-render results, so the two front ends cannot drift apart (the TUI once ran
-rollouts with no judge while ``tau-tui run`` scored them).
+A ``Workspace`` owns the resolved settings, the domain registry, one analyzer
+(one gold cache), the judge, the retry policy and limits, the runs folder and
+the one output-path namer. It builds the executors that replay and evaluate on
+every core or on Ray (``executor``), runners with their remote episodes
+(``runner``), calibrations, play sessions, forks and gold checks, from validated
+requests; the CLI and the TUI only fill requests and render results, so the two
+front ends cannot drift apart. Building one applies the settings' file limits to
+this process (``model.runtime``): the command's, each worker's and each actor's.
 
 Requests validate to one error type, ``RequestError``, whose message starts
 with the field's name as the front end shows it (``--agent-llm-args`` on the
@@ -16,12 +18,22 @@ Imports the core only (never textual).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from tau_tui.config import Settings
+from tau_tui.config import ConfigError, Settings
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.evaluate import Judge
+    from tau_tui.pool import Executor, Job, RayExecutor, RayRollout
+    from tau_tui.model.messages import Message
+    from tau_tui.model.tasks import Task
+    from tau_tui.rollout import Episode, EpisodeOptions, ParticipantSpec, RetryPolicy, RunConfig, Runner
 
 # field -> how the command line names it; forms pass their own labels
 CLI_LABELS = {
@@ -74,6 +86,11 @@ class _Request:
 
     def error(self, name: str, message: str) -> RequestError:
         return RequestError(name, self.label(name), message)
+
+    def out_path(self) -> Path | None:
+        """The output file the request names (``out``), or None for the default name."""
+        out = str(getattr(self, "out", None) or "").strip()
+        return Path(out) if out else None
 
     def json_object(self, name: str) -> dict[str, Any] | None:
         """A JSON-object field (text, a dict or None; empty text: None)."""
@@ -240,31 +257,20 @@ class GoldCheckRequest(_Request):
 
 
 class Workspace:
-    """Settings + registry + analyzer + judge + retry policy + runs folder + output naming."""
+    """Settings + registry + analyzer + judge + retry policy + runs folder + output naming + executors."""
 
-    def __init__(self, settings: Settings | None = None, *, registry: Any = None,
-                 judge_factory: Callable[[str, str | None], Any] | None = None):
+    def __init__(self, settings: Settings | None = None, *, registry: DomainRegistry | None = None,
+                 judge_factory: Callable[[str, str | None], Judge] | None = None):
+        """``registry``: domains built in code (tests); such a workspace cannot be rebuilt in another process,
+        so its work stays in this one."""
+        from tau_tui.model import runtime
+
         self.settings = settings if settings is not None else Settings()
+        runtime.configure(self.settings.max_read_bytes, self.settings.stream_bytes, self.settings.notes_dir)
         self._registry = registry
-        # a registry built in code cannot be rebuilt from the settings in a worker process (tau_tui.pool)
         self.registry_given = registry is not None
-        self._analyzer: Any = None
+        self._analyzer: Analyzer | None = None
         self._judge_factory = judge_factory
-
-    @classmethod
-    def from_settings(cls, tau2_data: Path | str | None = None, domain_paths: list[Path] | None = None,
-                      runs_dir: Path | str = "runs", judge_model: str | None = None,
-                      judge_api_base: str | None = None) -> "Workspace":
-        return cls(Settings(tau2_data=tau2_data, domain_paths=[Path(p) for p in domain_paths or []],
-                            runs_dir=Path(runs_dir), judge_model=judge_model or None,
-                            judge_api_base=judge_api_base or None))
-
-    @classmethod
-    def from_args(cls, args: Any) -> "Workspace":
-        """From parsed command-line flags (after the settings file and environment filled them in)."""
-        return cls.from_settings(getattr(args, "tau2_data", None), [Path(p) for p in getattr(args, "domains", [])],
-                                 getattr(args, "runs_dir", "runs"), getattr(args, "judge", None),
-                                 getattr(args, "judge_api_base", None))
 
     # --- what it owns ------------------------------------------------------------------------------
     @property
@@ -272,15 +278,16 @@ class Workspace:
         return Path(self.settings.runs_dir)
 
     @property
-    def registry(self):
+    def registry(self) -> DomainRegistry:
         if self._registry is None:
             from tau_tui.domains import default_registry
 
-            self._registry = default_registry(self.settings.tau2_data, list(self.settings.domain_paths))
+            self._registry = default_registry(self.settings.tau2_data, list(self.settings.domain_paths),
+                                              data_origin=self.settings.origin("tau2_data"))
         return self._registry
 
     @property
-    def analyzer(self):
+    def analyzer(self) -> Analyzer:
         """The one analyzer (and gold cache) of this workspace."""
         if self._analyzer is None:
             from tau_tui.analysis import Analyzer
@@ -296,7 +303,7 @@ class Workspace:
     def judge_api_base(self) -> str | None:
         return self.settings.judge_api_base
 
-    def judge(self) -> Any:
+    def judge(self) -> Judge | None:
         """The NL-assertion judge of the settings, or None when no judge model is set."""
         if not self.settings.judge_model:
             return None
@@ -306,8 +313,45 @@ class Workspace:
 
         return LiteLLMJudge(self.settings.judge_model, api_base=self.settings.judge_api_base)
 
+    # --- where work runs -------------------------------------------------------------------------
+    def replay_workers(self, workers: int | None = None) -> int:
+        """Processes for replay and evaluation: ``workers``, else the settings' (default every core); one when
+        the registry was built in code (a worker process could not rebuild it)."""
+        from tau_tui.pool import available_cores
+
+        if self.registry_given:
+            return 1
+        chosen = workers if workers is not None else self.settings.workers
+        return chosen if chosen is not None else available_cores()
+
+    def executor(self, job: Job, workers: int | None = None, kind: str = "local") -> Executor | RayExecutor:
+        """What computes ``job``'s units: processes here (``replay_workers``), or Ray actors (``kind="ray"``,
+        ``workers`` of them; ``RayUnavailable`` when Ray cannot start). Workers build their workspace from
+        these settings."""
+        from tau_tui.pool import Executor, RayExecutor
+
+        job = dataclasses.replace(job, settings=self.settings, factory=Workspace)
+        if kind == "ray":
+            self._rebuildable()
+            return RayExecutor(job, workers if workers is not None else self.settings.workers, self)
+        return Executor(job, self.replay_workers(workers), self)
+
+    def rollout_remote(self, kind: str = "local", workers: int | None = None) -> RayRollout | None:
+        """The remote episodes of a run (``kind="ray"``: on Ray actors that build their workspace from these
+        settings), or None to run them in this process."""
+        if kind != "ray":
+            return None
+        self._rebuildable()
+        from tau_tui.pool import RayRollout
+
+        return RayRollout(self.settings, Workspace, workers if workers is not None else self.settings.workers)
+
+    def _rebuildable(self) -> None:
+        if self.registry_given:
+            raise ConfigError("--executor ray needs a workspace built from settings (its registry was given in code)")
+
     @staticmethod
-    def retry_policy(retries: int = 5):
+    def retry_policy(retries: int = 5) -> RetryPolicy:
         from tau_tui.rollout import RetryPolicy
 
         return RetryPolicy(max_retries=max(0, retries))
@@ -319,28 +363,33 @@ class Workspace:
         return new_output_path(self.runs_dir, kind, *parts)
 
     # --- builders ------------------------------------------------------------------------------------
-    def participant(self, model: str, args: dict | None, retries: int = 5):
+    def participant(self, model: str, args: dict[str, Any] | None, retries: int = 5) -> ParticipantSpec:
         from tau_tui.rollout import ParticipantSpec
 
         return ParticipantSpec(model, args, retry=self.retry_policy(retries))
+
+    def sides(self, request: RunRequest | ForkRequest) -> tuple[ParticipantSpec, ParticipantSpec]:
+        """The agent and user of a run or a fork (the user defaults to ``scripted/user``)."""
+        agent = self.participant(str(request.agent).strip(), request.json_object("agent_args"), request.llm_retries)
+        user = self.participant((request.user or "scripted/user").strip(), request.json_object("user_args"),
+                                request.llm_retries)
+        return agent, user
 
     def run_plan(self, request: RunRequest) -> RunPlan:
         """Validate ``request`` and build its ``RunConfig`` and output path (``RequestError`` names the field)."""
         from tau_tui.rollout import RunConfig
 
         request.validate()
-        agent = self.participant(str(request.agent).strip(), request.json_object("agent_args"), request.llm_retries)
-        user = self.participant((request.user or "scripted/user").strip(), request.json_object("user_args"),
-                                request.llm_retries)
+        agent, user = self.sides(request)
         config = RunConfig(
             domain=str(request.domain), agent=agent, user=user, task_ids=list(request.tasks or []) or None,
             num_trials=request.whole("num_trials"), concurrency=request.whole("concurrency"),
             max_steps=request.whole("max_steps"), max_errors=request.whole("max_errors"),
             seed=300 if request.seed is None else request.seed, timeout=request.seconds("timeout"), solo=request.solo,
             judge_llm=self.settings.judge_model, layout=request.layout)
-        out = str(request.out).strip() if request.out is not None else ""
-        if out:
-            path = Path(out)
+        named = request.out_path()
+        if named is not None:
+            path = named
         elif request.kind == "calibrate":
             path = self.new_output_path("calibrate", config.domain)
         else:
@@ -349,12 +398,33 @@ class Workspace:
             raise request.error("out", f"{path} already exists (tau-tui run --resume finishes a run)")
         return RunPlan(config, path, resume=request.resume)
 
-    def runner(self, plan: RunPlan, listener: Any = None):
-        """A ``Runner`` for ``plan``, with the judge; retries and limits come from the plan's config."""
+    def runner(self, plan: RunPlan, listener: Callable[[Any], None] | None = None,
+               remote: RayRollout | None = None) -> Runner:
+        """A ``Runner`` for ``plan``, with the judge; retries and limits come from the plan's config;
+        ``remote``: where its episodes run (``rollout_remote``)."""
+        return self.new_runner(plan.config, plan.path, resume=plan.resume, listener=listener, remote=remote)
+
+    def prepared_runner(self, plan: RunPlan, listener: Callable[[Any], None] | None = None,
+                        kind: str = "local", workers: int | None = None) -> Runner:
+        """``runner(plan)``, prepared (the domain and tasks loaded, the file checked), then given its remote
+        episodes (``rollout_remote(kind, workers)``): a bad request fails before a cluster is started."""
+        runner = self.runner(plan, listener)
+        runner.prepare()
+        try:
+            runner.remote = self.rollout_remote(kind, workers)
+        except BaseException:
+            runner.close()
+            raise
+        return runner
+
+    def new_runner(self, config: RunConfig, path: Path, *, resume: bool = False,
+                   listener: Callable[[Any], None] | None = None, remote: RayRollout | None = None) -> Runner:
+        """The one place runners are made (runs, the TUI's rollouts, calibrations' trials)."""
         from tau_tui.rollout import Runner
 
-        return Runner(plan.config, plan.path, self.registry, resume=plan.resume, listener=listener,
-                      judge=self.judge())
+        runner = Runner(config, path, self.registry, resume=resume, listener=listener, judge=self.judge())
+        runner.remote = remote
+        return runner
 
     def calibrator(self, request: CalibrateRequest | str):
         from tau_tui.calibrate import Calibrator
@@ -362,7 +432,8 @@ class Workspace:
         if isinstance(request, str):
             request = CalibrateRequest(request)
         request.validate()
-        return Calibrator(self.registry, str(request.domain), judge=self.judge())
+        return Calibrator(self.registry, str(request.domain), judge=self.judge(), analyzer=self.analyzer,
+                          runner_factory=self.new_runner)
 
     def gold_checker(self, request: GoldCheckRequest | str):
         from tau_tui.calibrate.gold import GoldChecker
@@ -375,29 +446,27 @@ class Workspace:
     def play_path(self, request: PlayRequest) -> Path:
         """Where ``request``'s session is saved; ``RequestError`` when that file exists."""
         request.validate()
-        out = str(request.out).strip() if request.out is not None else ""
-        path = Path(out) if out else self.new_output_path("play", str(request.domain), str(request.task))
+        path = request.out_path() or self.new_output_path("play", str(request.domain), str(request.task))
         if path.exists():
             raise request.error("out", f"{path} already exists; choose another")
         return path
 
     def play_session(self, request: PlayRequest):
         """A ``PlaySession`` with the judge (loads the domain: call it off a UI thread)."""
-        from tau_tui.rollout import PlaySession
+        from tau_tui.rollout import EpisodeOptions, PlaySession
 
         request.validate()
         other = self.participant(str(request.other).strip(), request.json_object("other_args"))
-        return PlaySession(self.registry, str(request.domain), str(request.task), request.play_as, other,
-                           solo=request.solo, seed=request.seed, max_steps=request.whole("max_steps"),
+        options = EpisodeOptions(seed=request.seed, max_steps=request.whole("max_steps"), solo=request.solo)
+        return PlaySession(self.registry, str(request.domain), str(request.task), request.play_as, other, options,
                            judge=self.judge())
 
-    async def fork(self, domain: str, task: Any, history: list, agent: Any, user: Any, *, solo: bool = False,
-                   strict_history: bool = True):
+    async def fork(self, domain: str, task: Task | str, history: list[Message], agent: ParticipantSpec,
+                   user: ParticipantSpec, options: EpisodeOptions | None = None) -> Episode:
         """Continue a recorded prefix with new sides (scored with the judge)."""
         from tau_tui.rollout import continue_episode
 
-        return await continue_episode(self.registry, domain, task, history, agent, user, solo=solo,
-                                      strict_history=strict_history, judge=self.judge())
+        return await continue_episode(self.registry, domain, task, history, agent, user, options, judge=self.judge())
 
     def fork_path(self, file_label: str, sim_id: str, step: int) -> Path:
         return self.new_output_path("fork", file_label, sim_id, f"m{step}")
@@ -410,7 +479,7 @@ class Workspace:
         import asyncio
 
         from tau_tui.domains import split_variant
-        from tau_tui.rollout import fork_history
+        from tau_tui.rollout import EpisodeOptions, fork_history
 
         request.validate()
         index = run.find(str(request.sim).strip())
@@ -424,16 +493,13 @@ class Workspace:
         domain = run.domain
         if domain is None:
             raise ValueError(f"{run.path}: the recording does not say its domain")
-        agent = self.participant(str(request.agent).strip(), request.json_object("agent_args"), request.llm_retries)
-        user = self.participant((request.user or "scripted/user").strip(), request.json_object("user_args"),
-                                request.llm_retries)
-        out = str(request.out).strip() if request.out is not None else ""
-        path = Path(out) if out else self.fork_path(run.label, sim.id, after)
+        agent, user = self.sides(request)
+        path = request.out_path() or self.fork_path(run.label, sim.id, after)
         if path.exists():
             raise request.error("out", f"{path} already exists; choose another")
         await asyncio.to_thread(self.registry.get, split_variant(domain)[0])
         episode = await self.fork(domain, task if task is not None else sim.task_id, fork_history(sim.trajectory, after),
-                                  agent, user, solo=run.solo, strict_history=request.strict)
+                                  agent, user, EpisodeOptions(solo=run.solo, strict_history=request.strict))
         saved = await asyncio.to_thread(episode.save, path, {"forked_from": {
             "file": str(run.path), "simulation": sim.id, "after_message": after}})
         return ForkResult(episode, saved, sim.id, after)

@@ -19,11 +19,17 @@ os.environ["TAU_TUI_CONFIG"] = str(ROOT / "tests" / "fixtures" / "no-such-config
 
 
 @pytest.fixture(autouse=True)
-def user_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh ``$XDG_DATA_HOME`` for every test: notes on bundled recordings never reach the real home."""
+def user_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """A fresh ``$XDG_DATA_HOME`` for every test: notes on bundled recordings never reach the real home (this
+    process reads it through the settings, as ``model.runtime``; commands run in a child read the variable);
+    the process's file limits are the defaults again after each test."""
+    from tau_tui.model import runtime
+
     home = tmp_path_factory.mktemp("xdg-data")
     monkeypatch.setenv("XDG_DATA_HOME", str(home))
-    return home
+    before = runtime.configure(notes_dir=home / "tau-tui" / "notes")
+    yield home
+    runtime.restore(before)
 
 
 def corpus_required() -> None:

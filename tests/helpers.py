@@ -120,3 +120,12 @@ def stop_process(process: Any, timeout: float = 15) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def split_options(kwargs):
+    """The ``EpisodeOptions`` fields of ``kwargs`` as one value, and the rest."""
+    from tau_tui.rollout import EpisodeOptions
+
+    names = {"seed", "max_steps", "max_errors", "timeout", "solo", "strict_history"}
+    return EpisodeOptions(**{k: v for k, v in kwargs.items() if k in names}), {k: v for k, v in kwargs.items()
+                                                                               if k not in names}

@@ -144,3 +144,16 @@ def test_banking_knowledge_replays_every_simulation(capsys):
                             "--tau2-data", str(CORPUS))
     assert code == 0 and not err
     assert out.splitlines()[-1].startswith("291 simulations in 1 file: 291 ok")
+
+
+def test_the_corpus_replays_with_the_data_folder_found_in_it(monkeypatch, capsys, tau2_data):
+    """``tau-tui replay ../shared/tau2-corpus --json`` with no TAU2_DATA_DIR: the data beside the runs is used,
+    and said so."""
+    import json as json_module
+
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    code = main(["replay", str(tau2_data / "generated" / "tau2-gold_mock.json"), "--json", "--workers", "1"])
+    out, err = capsys.readouterr()
+    records = [json_module.loads(line) for line in out.splitlines()]
+    assert code == 0 and records and all(r["db_match"] is not None for r in records)
+    assert f"note: tau2 data: {tau2_data} (found beside the files opened" in err

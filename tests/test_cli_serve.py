@@ -58,9 +58,10 @@ def test_without_the_serve_extra_the_message_is_one_line():
 
 
 def test_each_tab_runs_this_python_on_the_same_files_data_and_judge(tmp_path: Path):
+    from tau_tui.config import Settings
     from tau_tui.workspace import Workspace
 
-    workspace = Workspace.from_settings(CORPUS, [tmp_path], tmp_path / "runs", None, None)
+    workspace = Workspace(Settings(tau2_data=CORPUS, domain_paths=[tmp_path], runs_dir=tmp_path / "runs"))
     argv = shlex.split(app_command([RECORDINGS], workspace, "openai/judge", "http://127.0.0.1:9/v1"))
     assert argv[:3] == [sys.executable, "-m", "tau_tui"]
     assert argv[3] == str(RECORDINGS.resolve())

@@ -70,3 +70,89 @@ def test_cli_reports_a_broken_settings_file_on_one_line(clean_env, capsys):
     code = main(["replay", str(clean_env)])
     err = capsys.readouterr().err
     assert code == 2 and str(clean_env) in err and "runs_dir" in err and len(err.strip().splitlines()) == 1
+
+
+# --- resolved once: flags over the environment over the file --------------------------------------------------
+
+def test_every_setting_resolves_flags_over_environment_over_file(clean_env, tmp_path):
+    import argparse
+
+    from tau_tui.config import resolve
+
+    clean_env.write_text('tau2_data = "/file"\njudge_model = "file-judge"\nworkers = 3\nstream_bytes = 10\n'
+                         'domain_paths = ["/file-domains"]\n')
+    env = {"TAU_TUI_CONFIG": str(clean_env), "TAU2_DATA_DIR": "/env", "TAU_TUI_WORKERS": "5",
+           "TAU_TUI_INDEX_WORKERS": "0", "TAU_TUI_MAX_READ_BYTES": "1000", "TAU_TUI_DOMAINS": "/env-domains",
+           "VISUAL": "nano -w", "EDITOR": "vi", "PAGER": "less -R", "XDG_DATA_HOME": str(tmp_path)}
+    flags = argparse.Namespace(tau2_data="/flag", domains=["/flag-domains"], judge=None, judge_api_base=None,
+                               workers=None)
+    settings = resolve(flags, env)
+    assert settings.tau2_data == Path("/flag") and settings.origin("tau2_data") == "--tau2-data"
+    assert settings.workers == 5 and settings.origin("workers") == "TAU_TUI_WORKERS"
+    assert settings.index_workers == 0 and settings.max_read_bytes == 1000 and settings.stream_bytes == 10
+    assert settings.judge_model == "file-judge" and settings.origin("judge_model") == "settings file"
+    assert settings.domain_paths == [Path("/flag-domains"), Path("/env-domains"), Path("/file-domains")]
+    assert (settings.editor, settings.origin("editor"), settings.pager) == ("nano -w", "VISUAL", "less -R")
+    assert settings.notes_dir == tmp_path / "tau-tui" / "notes"
+    bare = resolve(None, {"TAU_TUI_CONFIG": str(tmp_path / "none.toml")})
+    assert bare.tau2_data is None and bare.origin("tau2_data") == "default" and bare.workers is None
+
+
+@pytest.mark.parametrize("variable, value", [("TAU_TUI_WORKERS", "²"), ("TAU_TUI_INDEX_WORKERS", "-1"),
+                                             ("TAU_TUI_MAX_READ_BYTES", "0"), ("TAU_TUI_STREAM_BYTES", "4MB")])
+def test_a_bad_number_in_the_environment_is_one_line_naming_the_variable(clean_env, variable, value):
+    from tau_tui.config import resolve
+
+    with pytest.raises(ConfigError) as info:
+        resolve(None, {"TAU_TUI_CONFIG": str(clean_env), variable: value})
+    assert str(info.value).startswith(f"{variable}={value!r}: expected a whole number") and "\n" not in str(info.value)
+
+
+def test_whole_numbers_are_ascii_digits_only():
+    from tau_tui.config import whole_number
+
+    assert whole_number("12") == 12 and whole_number(" 7 ") == 7
+    assert whole_number("²") is None and whole_number("١٢") is None and whole_number("-3") is None
+    assert whole_number("0", minimum=1) is None
+
+
+def test_nothing_below_the_config_module_reads_the_environment():
+    """Settings are resolved once (``config.resolve``); the one other reader is the secret scrubber, which must
+    see the live values of API keys (the settings never hold secrets)."""
+    import re
+
+    root = Path(__file__).resolve().parents[1] / "tau_tui"
+    readers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                     if re.search(r"os\.environ(?!\.setdefault)|os\.getenv", p.read_text())
+                     and p.name != "config.py")
+    assert readers == ["model/secrets.py"]
+
+
+def test_tau2_data_in_the_environment_reaches_the_workers(clean_env, tau2_data):
+    """What a worker process or a Ray actor is built from is the resolved settings, whatever set them."""
+    from tau_tui.config import resolve
+    from tau_tui.pool import Job
+    from tau_tui.workspace import Workspace
+
+    settings = resolve(None, {"TAU_TUI_CONFIG": str(clean_env), "TAU2_DATA_DIR": str(tau2_data)})
+    job = Workspace(settings).executor(Job("replay"), 1).job
+    assert job.settings.tau2_data == tau2_data and job.factory is Workspace
+    worker_workspace = job.factory(job.settings)  # as a worker process builds it, with no environment
+    assert worker_workspace.registry.get("mock").name == "mock"
+
+
+def test_a_data_folder_in_or_above_the_paths_is_found(tmp_path, tau2_data):
+    from tau_tui.domains import data_root_near
+
+    assert data_root_near([tau2_data]) == tau2_data
+    assert data_root_near([tau2_data / "generated" / "tau2-gold_mock.json"]) == tau2_data
+    checkout = tmp_path / "tau2-bench"
+    (checkout / "data" / "simulations").mkdir(parents=True)
+    (checkout / "data" / "tau2" / "domains" / "mock").mkdir(parents=True)
+    for name in ("db.json", "tasks.json"):
+        (checkout / "data" / "tau2" / "domains" / "mock" / name).write_text("{}")
+    run = checkout / "data" / "simulations" / "run.json"
+    run.write_text("{}")
+    assert data_root_near([run]) == checkout / "data"
+    assert data_root_near([checkout]) == checkout / "data"
+    assert data_root_near([tmp_path / "elsewhere.json"]) is None

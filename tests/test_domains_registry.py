@@ -68,8 +68,13 @@ def test_user_domain_folder_is_found_and_replays(tmp_path, monkeypatch):
     env = registry.get("lamps").new_environment()
     assert env.call(ToolCall(id="1", name="switch_on", arguments={"lamp_id": "l1"})).content == "ok"
     assert env.agent.db.root["lamps"]["l1"] == {"on": True}
+    # TAU_TUI_DOMAINS reaches the registry through the resolved settings, as every front end builds it
+    from tau_tui.config import resolve
+    from tau_tui.workspace import Workspace
+
     monkeypatch.setenv("TAU_TUI_DOMAINS", str(tmp_path / "my_domains"))
-    assert DomainRegistry(None).get("lamps").name == "lamps"
+    assert Workspace(resolve()).registry.get("lamps").name == "lamps"
+    assert "lamps" not in DomainRegistry(None).names()  # the registry itself reads no variable
 
 
 def test_broken_user_domain_is_one_line(tmp_path):
@@ -89,12 +94,12 @@ def test_data_lookup_order_and_layouts(tmp_path, monkeypatch):
     tau2_style = tmp_path / "b"
     (tau2_style / "tau2" / "domains" / "mock").mkdir(parents=True)
     (tau2_style / "tau2" / "domains" / "retail").mkdir(parents=True)
-    monkeypatch.setenv("TAU2_DATA_DIR", str(tau2_style))
-    monkeypatch.setattr("tau_tui.domains._installed_tau2_data", lambda: None)
+    monkeypatch.setattr("tau_tui.domains._installed_tau2_data", lambda: tau2_style)
     assert find_domain_data("mock", explicit) == explicit / "domains" / "mock"
-    assert find_domain_data("retail", explicit) == tau2_style / "tau2" / "domains" / "retail"
-    with pytest.raises(DataNotFound, match="TAU2_DATA_DIR"):
-        find_domain_data("airline", explicit)
+    assert find_domain_data("retail", explicit) == tau2_style / "tau2" / "domains" / "retail"  # the installed tau2's
+    with pytest.raises(DataNotFound, match="TAU2_DATA_DIR=") as info:  # named as where the setting came from
+        find_domain_data("airline", explicit, "TAU2_DATA_DIR")
+    assert f"TAU2_DATA_DIR={explicit}" in str(info.value) and f"installed tau2={tau2_style}" in str(info.value)
 
 
 def test_variants():
@@ -111,6 +116,8 @@ class _Found:
 
 
 def test_fallback_providers_are_asked_in_order_after_domain_folders():
+    from tests.conftest import CORPUS
+
     from tau_tui.domains import default_registry
 
     asked: list[str] = []
@@ -123,7 +130,7 @@ def test_fallback_providers_are_asked_in_order_after_domain_folders():
         asked.append(f"lamps:{name}")
         return _Found("lamps") if name.startswith("lamps") else None
 
-    registry = DomainRegistry(None, fallbacks=[nothing, lamps])
+    registry = DomainRegistry(CORPUS, fallbacks=[nothing, lamps])
     assert registry.get("lamps-dim").name == "lamps"
     assert asked == ["nothing:lamps-dim", "lamps:lamps-dim"]
     assert registry.get("lamps") is registry.get("lamps-dim")  # loaded once per base name

@@ -11,7 +11,8 @@ import time
 import pytest
 
 from tau_tui.config import Settings
-from tau_tui.pool import Executor, Job, Unit
+from tau_tui.pool import Job, Unit
+from tau_tui.workspace import Workspace
 
 from tests.conftest import CORPUS, ROOT, corpus_required
 
@@ -27,8 +28,9 @@ def _units(n: int) -> list[Unit]:
 KILL_ONE = """
 import os, signal, sys, time
 from tau_tui.config import Settings
-from tau_tui.pool import Executor, Job, Unit
-executor = Executor(Job("replay", Settings(tau2_data=sys.argv[1])), 2)
+from tau_tui.pool import Job, Unit
+from tau_tui.workspace import Workspace
+executor = Workspace(Settings(tau2_data=sys.argv[1])).executor(Job("replay"), 2)
 answers = executor.map([Unit(sys.argv[2], i % 150) for i in range(4000)])
 next(answers)  # the workers are up and answering
 os.kill(next(iter(executor._pids)), signal.SIGKILL)
@@ -56,7 +58,7 @@ def test_a_worker_that_dies_ends_map_with_an_error_not_a_hang(attempt):
 def test_closing_the_pool_wakes_a_thread_waiting_for_answers():
     """The TUI closes its pool when it quits while its replay thread waits on an answer."""
     corpus_required()
-    executor = Executor(Job("replay", Settings(tau2_data=CORPUS)), 2)
+    executor = Workspace(Settings(tau2_data=CORPUS)).executor(Job("replay"), 2)
     outcome: list[BaseException | str] = []
 
     def consume() -> None:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tau_tui.cli import main
+from tau_tui.model import runtime
 from tests.conftest import CORPUS, corpus_required
 
 ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
@@ -37,6 +38,7 @@ def test_streamed_files_ship_their_spans_byte_for_byte(local_ray, capsys, monkey
 
     corpus_required()
     monkeypatch.setenv("TAU_TUI_STREAM_BYTES", "1")  # every file indexed by streaming: the actors get spans
+    runtime.configure(stream_bytes=1)  # (and here, for the check below)
     assert all(hasattr(open_run(path).raw_sims, "raw_bytes") for path in FILES)
     local_code, local = _out(capsys, command, "--json", "--workers", "1", *FILES)
     ray_code, on_ray = _out(capsys, command, "--json", "--executor", "ray", "--workers", "2", *FILES)
@@ -55,14 +57,14 @@ def _copy_with_sidecar(tmp_path):
     return path, sidecar
 
 
-def _local_lines(kind, path, indices):
+def _local_lines(kind, path, indices, stream_bytes):
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
-    from tau_tui.pool import Executor, Job, Unit
+    from tau_tui.pool import Job, Unit
     from tau_tui.workspace import Workspace
 
-    workspace = Workspace(Settings(tau2_data=CORPUS))
-    with Executor(Job(kind, workspace.settings), 1, workspace) as executor:
+    workspace = Workspace(Settings(tau2_data=CORPUS, stream_bytes=stream_bytes))
+    with workspace.executor(Job(kind), 1) as executor:
         executor.adopt(path, open_run(path))
         return [o.line or o.report.line for o in executor.map(Unit(str(path), i) for i in indices)]
 
@@ -72,19 +74,18 @@ def _local_lines(kind, path, indices):
 def test_ray_actors_need_no_file_a_deleted_file_gives_the_same_answers(local_ray, tmp_path, monkeypatch, kind):
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
-    from tau_tui.pool import Job, RayExecutor, Unit
+    from tau_tui.pool import Job, Unit
     from tau_tui.workspace import Workspace
 
     corpus_required()
-    monkeypatch.setenv("TAU_TUI_STREAM_BYTES", str(1 << 40))  # read whole: this process needs the file no more
     path, sidecar = _copy_with_sidecar(tmp_path)
-    assert isinstance(open_run(path).raw_sims, list)
     indices = list(range(0, 40, 3))
-    expected = _local_lines(kind, path, indices)
+    expected = _local_lines(kind, path, indices, 1 << 40)  # read whole: this process needs the file no more
+    assert isinstance(open_run(path).raw_sims, list)
     if kind == "eval":
         assert all(json.loads(line)["scorer"] is not None for line in expected)  # the sidecar counts
-    workspace = Workspace(Settings(tau2_data=CORPUS))
-    with RayExecutor(Job(kind, workspace.settings), 2, workspace) as executor:
+    workspace = Workspace(Settings(tau2_data=CORPUS, stream_bytes=1 << 40))
+    with workspace.executor(Job(kind), 2, "ray") as executor:
         executor.adopt(path, open_run(path))
         path.unlink()
         sidecar.unlink()
@@ -99,12 +100,12 @@ def test_an_actor_replays_a_streamed_span_without_the_file(local_ray, tmp_path, 
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
     from tau_tui.pool import FileHead, Job, Unit, _RayWorker, _shipped
+    from tau_tui.workspace import Workspace
 
     corpus_required()
-    monkeypatch.setenv("TAU_TUI_STREAM_BYTES", "1")
     path, sidecar = _copy_with_sidecar(tmp_path)
     indices = [0, 5, 17]
-    expected = {kind: _local_lines(kind, path, indices) for kind in ("replay", "eval")}
+    expected = {kind: _local_lines(kind, path, indices, 1) for kind in ("replay", "eval")}
     run = open_run(path)
     assert hasattr(run.raw_sims, "raw_bytes")
     from tau_tui.evaluate.scorer import scorer_config_for
@@ -116,6 +117,6 @@ def test_an_actor_replays_a_streamed_span_without_the_file(local_ray, tmp_path, 
     path.unlink()
     sidecar.unlink()
     for kind in ("replay", "eval"):
-        actor = _RayWorker(Job(kind, Settings(tau2_data=CORPUS)))
+        actor = _RayWorker(Job(kind, Settings(tau2_data=CORPUS), factory=Workspace))
         outcomes = actor.do_shipped("k", [ray.put(head)], items)
         assert [o.line or o.report.line for o in outcomes] == expected[kind]

@@ -108,7 +108,7 @@ def test_ray_events_are_whole_simulations_in_order(local_ray, tmp_path):
                        concurrency=2)
     events: list = []
     runner = Runner(config, tmp_path / "run.json", workspace.registry, listener=events.append)
-    with RayRollout(workspace.settings, workers=2) as remote:
+    with RayRollout(workspace.settings, Workspace, workers=2) as remote:
         runner.remote = remote
         summary = asyncio.run(runner.run())
         assert remote.slots == 4  # 2 actors x --concurrency 2: never more units in flight
@@ -141,7 +141,7 @@ def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(local_ray, l
         if isinstance(event, SimulationFinished) and event.completed == 5:
             raise Interrupted
 
-    with RayRollout(workspace.settings, workers=2) as remote:
+    with RayRollout(workspace.settings, Workspace, workers=2) as remote:
         runner = Runner(config, out, workspace.registry, listener=stop_after_five)
         runner.remote = remote
         with pytest.raises(Interrupted):
@@ -207,7 +207,7 @@ def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(loc
     config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"))
     out = tmp_path / "run.json"
     runner = Runner(config, out, here.registry)
-    with RayRollout(Settings(tau2_data=other), workers=1) as remote:  # the actors read the edited copy
+    with RayRollout(Settings(tau2_data=other), Workspace, workers=1) as remote:  # the actors read the edited copy
         runner.remote = remote
         with pytest.raises(RunError, match=r"other data for domain 'mock' \(its policy differs"):
             asyncio.run(runner.run())
@@ -225,7 +225,7 @@ def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_r
     workspace = Workspace(Settings(tau2_data=CORPUS))
     config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K,
                        concurrency=1)
-    with RayRollout(workspace.settings, workers=2) as remote:
+    with RayRollout(workspace.settings, Workspace, workers=2) as remote:
         start = remote.start
 
         async def start_then_kill_one(runner) -> None:
@@ -273,7 +273,7 @@ def test_an_error_inside_an_actor_is_one_line_not_its_traceback(local_ray, tmp_p
         await remote.start(runner)
         await remote.finish(SimpleNamespace(id="no-such-task"), 0, 1)
 
-    with RayRollout(workspace.settings, workers=1) as remote:
+    with RayRollout(workspace.settings, Workspace, workers=1) as remote:
         with pytest.raises(RuntimeError) as caught:
             asyncio.run(ask_for_a_task_the_actor_was_not_given())
     assert str(caught.value) == "on the Ray worker: KeyError: 'no-such-task'"

@@ -12,7 +12,8 @@ import orjson
 import pytest
 
 from tau_tui.cli import main
-from tau_tui.model.io import MAX_READ_ENV, RunFileError, expand_paths, open_run, read_bytes
+from tau_tui.model import runtime
+from tau_tui.model.io import RunFileError, expand_paths, open_run, read_bytes
 from tau_tui.model.nesting import CUT_MARKER, MAX_NESTING, clip_nesting, nesting_depth
 from tests.conftest import ROOT
 from tests.helpers import READER_DEPTH, deep_results_file, greet, results_file
@@ -80,10 +81,10 @@ def test_unix_socket_named_json_is_refused_in_a_folder(tmp_path):
 def test_reads_are_bounded(tmp_path, monkeypatch):
     path = results_file(tmp_path / "big.json", [greet()])
     size = path.stat().st_size
-    monkeypatch.setenv(MAX_READ_ENV, str(size - 1))
+    runtime.configure(max_read_bytes=size - 1)
     with pytest.raises(RunFileError, match=rf"is {size:,} bytes, more than the {size - 1:,}-byte read limit"):
         open_run(path)
-    monkeypatch.setenv(MAX_READ_ENV, str(size))
+    runtime.configure(max_read_bytes=size)
     assert read_bytes(path) == path.read_bytes()
 
 

@@ -153,9 +153,10 @@ async def test_play_as_the_user_with_the_model_as_the_agent(model_server, tmp_pa
     from tau_tui.model.io import open_run
     from tau_tui.tui.play import PlayApp
     from tau_tui.tui.screens.play import PlayScreen
+    from tau_tui.config import Settings
     from tau_tui.workspace import PlayRequest, Workspace
 
-    workspace = Workspace.from_settings(CORPUS, [], tmp_path / "runs", None, None)
+    workspace = Workspace(Settings(tau2_data=CORPUS, runs_dir=tmp_path / "runs"))
     session = workspace.play_session(PlayRequest("mock", "update_task_1", "user", f"openai/{MODEL}",
                                                  json.dumps(model_args(model_server))))
     out = tmp_path / "play.json"

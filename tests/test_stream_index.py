@@ -8,12 +8,13 @@ import orjson
 import pytest
 
 from tau_tui.model import RunFileError, expand_paths, open_run
-from tau_tui.model.stream import STREAM_ENV, SpanSims
+from tau_tui.model import runtime
+from tau_tui.model.stream import SpanSims
 from tests.conftest import CORPUS, corpus_required
 
 
 def _open(path, monkeypatch, threshold: int, **kwargs):
-    monkeypatch.setenv(STREAM_ENV, str(threshold))
+    runtime.configure(stream_bytes=threshold)
     return open_run(path, **kwargs)
 
 

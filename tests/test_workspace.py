@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tau_tui.model.io import open_run
+from tau_tui.config import Settings
 from tau_tui.workspace import FORM_LABELS, GoldCheckRequest, PlayRequest, RequestError, RunRequest, Workspace
 
 from tests.conftest import CORPUS, ROOT
@@ -79,13 +80,17 @@ def scored(sim) -> float:
     return info.reward
 
 
+def cli_settings(args: list[str] | None = None, command: str | None = None):
+    """The settings ``tau-tui`` resolves for these flags (``config.resolve``, as the CLI does)."""
+    from tau_tui.cli import _settings, build_parser, tui_parser
+
+    parser = tui_parser() if command is None else build_parser(command)
+    return _settings(parser.parse_args(([command] if command else []) + (args or [])), announce=False)
+
+
 def tui_workspace(extra: list[str] | None = None) -> Workspace:
     """The workspace ``tau-tui`` gives the app: the TUI's flags over the settings, as the CLI builds it."""
-    from tau_tui.cli import _apply_settings, tui_parser
-
-    args = tui_parser().parse_args(extra or [])
-    _apply_settings(args)
-    return Workspace.from_args(args)
+    return Workspace(cli_settings(extra))
 
 
 # --- the CLI -----------------------------------------------------------------------------------------------
@@ -139,6 +144,7 @@ def test_every_cli_rollout_path_is_judged(settings_file, judge_server, tmp_path,
 
 
 async def tui_rewards(tmp_path: Path, judge_server) -> dict[str, float]:
+    from tau_tui.session import Session
     from tau_tui.tui.app import TauTuiApp
     from tau_tui.tui.screens.calibrate import CalibrateScreen
     from tau_tui.tui.screens.gold_check import GoldCheckScreen
@@ -147,7 +153,7 @@ async def tui_rewards(tmp_path: Path, judge_server) -> dict[str, float]:
     from tests.tui.conftest import RECORDINGS, open_play, set_input, settle, wait_until
 
     rewards: dict[str, float] = {}
-    app = TauTuiApp([RECORDINGS], workspace=tui_workspace([str(RECORDINGS)]), calibrate="mock")
+    app = TauTuiApp(Session.from_settings(cli_settings([str(RECORDINGS)]), [RECORDINGS]), calibrate="mock")
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
         calibrate = app.screen
@@ -199,11 +205,11 @@ async def tui_rewards(tmp_path: Path, judge_server) -> dict[str, float]:
         await set_input(pilot, "#r-timeout", "60")
         await pilot.press("ctrl+s")
         assert app.screen is app.runs_screen
-        await wait_until(pilot, lambda: app.rollout is not None and app.rollout.finished, "the rollout")
-        assert app.rollout.error is None and app.rollout.unscored == 0
+        await wait_until(pilot, lambda: app.session.rollouts.progress is not None and app.session.rollouts.progress.finished, "the rollout")
+        assert app.session.rollouts.progress.error is None and app.session.rollouts.progress.unscored == 0
         rewards["run"] = scored(sim_of(out))
         assert judge_calls(judge_server) > before, "the TUI rollout never asked the judge"
-        config = app._rollout_runner.config
+        config = app.session.rollouts._runner.config
         assert config.max_steps == 150 and config.timeout == 60.0 and config.agent.retry.max_retries == 5
 
         # play (p)
@@ -230,14 +236,13 @@ def test_every_tui_rollout_path_is_judged_with_the_cli_rewards(settings_file, ju
 
 def test_the_tui_and_the_cli_plan_the_same_run(settings_file, judge_server, tmp_path):
     """The form's request and ``tau-tui run``'s flags give equal plans, judge included."""
-    from tau_tui.cli import _apply_settings, build_parser
+    from tau_tui.cli import _settings, build_parser
     from tau_tui.commands.run import run_request
 
     args = build_parser("run").parse_args(["run", "--domain", "mock", "--task", TASK, "--agent-llm",
                                            "scripted/gold", "--user-llm", "scripted/user", "--out",
                                            str(tmp_path / "x.json")])
-    _apply_settings(args)
-    cli_ws = Workspace.from_args(args)
+    cli_ws = Workspace(_settings(args))
     cli_plan = cli_ws.run_plan(run_request(args))
     tui_ws = tui_workspace()
     form = RunRequest("mock", "scripted/gold", "scripted/user", agent_args="", user_args="", tasks=[TASK],
@@ -308,7 +313,7 @@ JUDGING = {  # command -> the least argv it parses
 @pytest.mark.parametrize("command", list(JUDGING))
 @pytest.mark.parametrize("flag", ["--judge", "--judge-llm"])
 def test_every_judging_command_takes_both_judge_spellings_and_the_api_base(command, flag, tmp_path, monkeypatch):
-    from tau_tui.cli import _apply_settings, build_parser, tui_parser
+    from tau_tui.cli import _settings, build_parser, tui_parser
 
     empty = tmp_path / "config.toml"
     empty.write_text("")
@@ -318,12 +323,10 @@ def test_every_judging_command_takes_both_judge_spellings_and_the_api_base(comma
     parser = tui_parser() if command is None else build_parser(command)
     args = parser.parse_args(JUDGING[command] + [flag, "openai/judge", "--judge-api-base", "http://judge.test/v1"])
     assert (args.judge, args.judge_api_base) == ("openai/judge", "http://judge.test/v1")
-    _apply_settings(args)
-    judge = Workspace.from_args(args).judge()
+    judge = Workspace(_settings(args)).judge()
     assert judge is not None and (judge.model, judge.api_base) == ("openai/judge", "http://judge.test/v1")
     bare = parser.parse_args(JUDGING[command])
-    _apply_settings(bare)
-    assert Workspace.from_args(bare).judge() is None  # no flag, no settings: no judge
+    assert Workspace(_settings(bare)).judge() is None  # no flag, no settings: no judge
 
 
 @pytest.fixture
@@ -401,7 +404,7 @@ def test_the_tui_judge_flags_reach_the_judge(judgeless_settings, judge_server):
     ({"user": "human"}, "--user-llm: a human plays", "user model: a human plays"),
 ])
 def test_a_bad_run_request_names_its_field_as_each_front_end_does(fields, cli, form, tmp_path):
-    ws = Workspace.from_settings(runs_dir=tmp_path)
+    ws = Workspace(Settings(runs_dir=tmp_path))
     base = {"domain": "mock", "agent": "scripted/gold", "user": "scripted/user", **fields}
     for labels, message in ((None, cli), (FORM_LABELS, form)):
         request = RunRequest(**base) if labels is None else RunRequest(**base, labels=dict(labels))
@@ -412,7 +415,7 @@ def test_a_bad_run_request_names_its_field_as_each_front_end_does(fields, cli, f
 
 
 def test_solo_needs_no_user_and_an_existing_output_is_refused(tmp_path):
-    ws = Workspace.from_settings(runs_dir=tmp_path)
+    ws = Workspace(Settings(runs_dir=tmp_path))
     plan = ws.run_plan(RunRequest("mock", "scripted/gold", None, solo=True))
     assert plan.config.solo and plan.path.parent == tmp_path and not plan.path.exists()
     taken = tmp_path / "taken.json"
@@ -424,7 +427,7 @@ def test_solo_needs_no_user_and_an_existing_output_is_refused(tmp_path):
 
 
 def test_play_and_gold_check_requests(tmp_path):
-    ws = Workspace.from_settings(runs_dir=tmp_path)
+    ws = Workspace(Settings(runs_dir=tmp_path))
     with pytest.raises(RequestError, match="^other side: a model string"):
         ws.play_path(PlayRequest("mock", TASK, "user", "human", labels=dict(FORM_LABELS)))
     with pytest.raises(RequestError, match="^--llm-args: not valid JSON"):

@@ -420,6 +420,7 @@ def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path
     import asyncio
 
     from tau_tui.rollout import continue_episode
+    from tau_tui.config import Settings
     from tau_tui.workspace import Workspace
 
     episode = asyncio.run(continue_episode(registry, "mock", "create_task_1", [], "scripted/gold", "scripted/user"))
@@ -428,7 +429,7 @@ def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path
     with pytest.raises(WriteError, match="is not a folder"):
         episode.save(blocker / "fork.json")
     assert blocker.read_text() == "keep me"
-    workspace = Workspace.from_settings(runs_dir=tmp_path / "runs")
+    workspace = Workspace(Settings(runs_dir=tmp_path / "runs"))
     for sim_id in ("../../x", "/abs/x", ".."):
         path = workspace.fork_path("../../evil", sim_id, 3)
         assert path.parent == tmp_path / "runs" and not path.name.startswith(".") and "/" not in path.name

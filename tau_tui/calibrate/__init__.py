@@ -38,7 +38,6 @@ from tau_tui.calibrate.workbench import (
     CalibrationStarted,
     Calibrator,
     LoadReport,
-    fresh_run_path,
 )
 
 __all__ = [
@@ -46,6 +45,6 @@ __all__ = [
     "Calibrator", "Cell", "CellChanged", "Fingerprint", "Fingerprinter", "GoldCheck", "GoldChecker", "LoadReport",
     "Row", "RowAdded", "RowChanged", "Setup", "SimRef", "StateDifference", "TaskSource", "TaskSourceError",
     "TrialComparison", "TrialOutcome", "changed_parts", "classify", "compare_simulations", "compare_timelines",
-    "filter_rows", "find_task_source", "fresh_run_path", "read_task", "reload_domain_tasks", "render_comparison",
+    "filter_rows", "find_task_source", "read_task", "reload_domain_tasks", "render_comparison",
     "sort_rows",
 ]

@@ -23,6 +23,7 @@ from tau_tui.model.io import RunFile
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.replay import Change, Timeline, diff_states, path_text
 from tau_tui import formats
+from tau_tui.textsafe import clip_json
 
 
 @dataclass(frozen=True)
@@ -222,8 +223,7 @@ def compare_simulations(analyzer: Analyzer, left: tuple[RunFile, int], right: tu
 
 
 def _value(value: Any, limit: int = 80) -> str:
-    text = json.dumps(to_plain(value), sort_keys=True, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip_json(to_plain(value), limit)
 
 
 def _turn_lines(turn: Turn | None, width: int) -> list[str]:

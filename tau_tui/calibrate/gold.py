@@ -49,6 +49,7 @@ from tau_tui.replay import (
     replay,
 )
 from tau_tui.rollout.factory import ParticipantSpec
+from tau_tui.rollout.orchestrator import EpisodeOptions
 from tau_tui.rollout.session import Episode
 
 GOLD_AGENT, SCRIPTED_USER = "scripted/gold", "scripted/user"
@@ -361,7 +362,7 @@ class GoldChecker:
         )
         try:
             episode = Episode(self.domain, self.variant, task, ParticipantSpec(GOLD_AGENT),
-                              ParticipantSpec(SCRIPTED_USER), max_steps=self.max_steps)
+                              ParticipantSpec(SCRIPTED_USER), EpisodeOptions(max_steps=self.max_steps))
             sim = await episode.run(evaluate=False)
         except Exception as exc:  # noqa: BLE001 - a task whose episode cannot start fails the check
             result.agent_reasons = [f"gold agent: the episode cannot start ({type(exc).__name__}: {exc})"]

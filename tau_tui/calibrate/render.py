@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Iterable
 
 from tau_tui.calibrate.gold import GoldCheck, failure_kind
 from tau_tui.calibrate.grid import Band, CalibrationGrid, Row, TrialOutcome
 from tau_tui import formats
+from tau_tui.textsafe import clip_json
 
 CELL_GLYPHS = {TrialOutcome.PASS: "✓", TrialOutcome.FAIL: "✗", TrialOutcome.UNSCORED: "?",
                TrialOutcome.PENDING: "·", TrialOutcome.RUNNING: "…"}
@@ -90,8 +90,7 @@ def _counts(rows: list[Row]) -> dict[str, int]:
 
 
 def _short(value: object, limit: int = 60) -> str:
-    text = json.dumps(value, default=str, sort_keys=True)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip_json(value, limit)
 
 
 def render_gold_check(check: GoldCheck, max_paths: int = 8) -> str:
@@ -114,7 +113,7 @@ def gold_summary(domain: str, checks: list[GoldCheck], groups: int = 8) -> str:
     inconsistent = sum(not c.gold_consistent for c in checks)
     setup = sum(bool(c.setup_problems) for c in checks)
     matters = sum(c.inconsistency_matters for c in checks)
-    lines = [f"gold check {domain}: {len(checks)} task{'s' if len(checks) != 1 else ''}, {len(failing)} failing "
+    lines = [f"gold check {domain}: {formats.count(len(checks), 'task')}, {len(failing)} failing "
              f"(gold agent below 1.0: {agent}; gold state ≠ live path: {inconsistent}, of which {matters} with DB "
              f"in the reward basis; task setup problems: {setup})"]
     kinds = Counter(failure_kind(c) for c in failing)

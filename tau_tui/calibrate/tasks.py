@@ -11,7 +11,6 @@ results file, or the ``task`` of a single-simulation wrapper).
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +42,9 @@ class TaskSource:
     offset: int  # character offset of the opening brace
 
     def editor_command(self, editor: str | None = None) -> list[str]:
-        """``$VISUAL`` / ``$EDITOR`` (else vi) opened at the task's id line (``+N``, which most editors take)."""
-        command = editor or os.environ.get("VISUAL", "").strip() or os.environ.get("EDITOR", "").strip() or "vi"
+        """``editor`` (the settings': ``$VISUAL``, ``$EDITOR``; else vi) opened at the task's id line (``+N``,
+        which most editors take)."""
+        command = (editor or "").strip() or "vi"
         return [*shlex.split(command), f"+{self.id_line}", str(self.path)]
 
 

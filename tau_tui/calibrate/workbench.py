@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Protocol
 
 from tau_tui.analysis import Analyzer
 from tau_tui.calibrate.fingerprint import Fingerprinter
@@ -72,18 +72,19 @@ def unscored_note(raw: Any) -> str | None:
     return str(error).splitlines()[0] if error else None
 
 
-def fresh_run_path(folder: Path | str, domain: str, label: str = "calibrate") -> Path:
-    """``<folder>/<label>_<YYYYmmdd_HHMMSS>_<domain>[_n].json`` that does not exist yet."""
-    from tau_tui.model.io import new_output_path
+class RunnerFactory(Protocol):
+    """Builds the runner of a calibration's trials (``Workspace.new_runner``)."""
 
-    return new_output_path(folder, label, domain)
+    def __call__(self, config: RunConfig, path: Path, *, resume: bool, listener: Any, remote: Any) -> Runner: ...
 
 
 class Calibrator:
     """A calibration grid for one domain (variant), filled from runs and rollouts."""
 
     def __init__(self, registry: DomainRegistry, domain: str, grid: CalibrationGrid | None = None, *,
-                 judge: Any = None):
+                 judge: Any = None, analyzer: Analyzer | None = None, runner_factory: RunnerFactory | None = None):
+        """``analyzer`` and ``runner_factory``: the workspace's (its one gold cache, runners with its judge and
+        remote episodes); a calibrator made alone (tests) makes its own from ``registry`` and ``judge``."""
         self.registry = registry
         self.domain_name = domain
         base, self.variant = split_variant(domain)
@@ -94,7 +95,8 @@ class Calibrator:
         self.task_overrides: dict[str, Task] = {}
         self.runs_started = 0
         self._seen: set[tuple[str, str]] = set()
-        self._analyzer: Analyzer | None = None
+        self._analyzer = analyzer
+        self._runner_factory = runner_factory
 
     # --- task definitions ---------------------------------------------------------------
     def current_task(self, task_id: str) -> Task | None:
@@ -213,8 +215,11 @@ class Calibrator:
             if runner_listener is not None:
                 runner_listener(event)
 
-        runner = Runner(config, path, self.registry, resume=resume, listener=on_event, judge=self.judge)
-        runner.remote = remote
+        if self._runner_factory is not None:
+            runner = self._runner_factory(config, path, resume=resume, listener=on_event, remote=remote)
+        else:
+            runner = Runner(config, path, self.registry, resume=resume, listener=on_event, judge=self.judge)
+            runner.remote = remote
         runner.prepare()
         self.runs_started += 1
         info = runner.writer.info

@@ -247,6 +247,11 @@ class RunRow:
             self._haystack = sim_text(self.run.raw_sims[self.index]).lower()
         return self._haystack
 
+    def set_haystack(self, text: str) -> None:
+        """The searchable text computed elsewhere (a worker process); kept only when none is known yet."""
+        if self._haystack is None:
+            self._haystack = text
+
 
 def file_label(run: RunFile) -> str:
     """A short name for a run file (``RunFile.label``)."""

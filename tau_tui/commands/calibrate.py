@@ -108,6 +108,7 @@ def _gold_check(args: argparse.Namespace, ws) -> int:
 
 def _calibrate(args: argparse.Namespace, ws) -> int:
     import asyncio
+    import contextlib
 
     from tau_tui.calibrate.render import render_grid
     from tau_tui.commands.run import run_request
@@ -116,12 +117,10 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
     if not args.agent_llm and not args.sources:
         err("give --agent-llm (and --user-llm) to run trials, or --from PATH to calibrate recorded runs")
         return EXIT_INPUT
-    if args.agent_llm and not args.user_llm:
-        err("--user-llm is required with --agent-llm (a model, or scripted/user)")
-        return EXIT_INPUT
     if (args.executor != "local" or args.workers is not None) and not args.agent_llm:
         err("--executor and --workers run trials: give --agent-llm (and --user-llm)")
         return EXIT_INPUT
+    plan = ws.run_plan(run_request(args, kind="calibrate", solo=False, layout="json")) if args.agent_llm else None
     calibrator = ws.calibrator(CalibrateRequest(args.domain))
     status = EXIT_OK
     if args.sources:
@@ -132,24 +131,19 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
             err(f"no simulation of domain '{args.domain}' in the given runs")
             return EXIT_INPUT
     summary = None
-    if args.agent_llm:
-        plan = ws.run_plan(run_request(args, kind="calibrate", solo=False, layout="json"))
+    if plan is not None:
         out = plan.path
-        progress = None
-        remote = rollout_remote(args, ws)
-        if not args.quiet:
-            from tau_tui.rollout.console import RunProgress
+        with contextlib.ExitStack() as stack:
+            remote = rollout_remote(args, ws)
+            if remote is not None:
+                stack.callback(remote.close)
+            progress = None
+            if not args.quiet:
+                from tau_tui.rollout.console import RunProgress
 
-            progress = RunProgress(per_simulation=False)
-            progress.__enter__()
-        try:
+                progress = stack.enter_context(RunProgress(per_simulation=False))
             summary = asyncio.run(calibrator.run(plan.config, out, resume=out.exists(), runner_listener=progress,
                                                  remote=remote))
-        finally:
-            if progress is not None:
-                progress.__exit__(None, None, None)
-            if remote is not None:
-                remote.close()
         err(f"note: trials saved in {out}")
         if summary.terminations.get("infrastructure_error"):
             status = EXIT_FINDINGS

@@ -5,9 +5,14 @@ Imports only the standard library at module level (start-up stays fast).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+
+if TYPE_CHECKING:
+    from tau_tui.pool import Executor, Job, RayExecutor, RayRollout
+    from tau_tui.workspace import Workspace
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
@@ -94,29 +99,20 @@ def add_workers_flag(parser: Any, executor: bool = True) -> None:
 
 
 def _workers(text: str) -> int:
-    import argparse
-
-    if not text.isdigit() or int(text) < 1:
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
     return int(text)
 
 
-def executor_for(args: Any, job: Any, workspace: Any) -> Any:
-    """The ``tau_tui.pool.Executor`` of ``--workers`` (a workspace with its own registry stays in this process)."""
-    from tau_tui.pool import Executor, available_cores
+def executor_for(args: argparse.Namespace, job: Job, workspace: Workspace) -> Executor | RayExecutor:
+    """The executor of ``--workers`` and ``--executor`` (``ConfigError`` in one line when Ray cannot start)."""
+    from tau_tui.config import ConfigError
+    from tau_tui.pool import RayUnavailable
 
-    if getattr(args, "executor", "local") == "ray":
-        from tau_tui.config import ConfigError
-        from tau_tui.pool import RayExecutor, RayUnavailable
-
-        try:
-            return RayExecutor(job, args.workers, workspace)
-        except RayUnavailable as exc:
-            raise ConfigError(str(exc)) from None
-    workers = args.workers if getattr(args, "workers", None) is not None else available_cores()
-    if getattr(workspace, "registry_given", False):  # built in code (tests): cannot be rebuilt elsewhere
-        workers = 1
-    return Executor(job, workers, workspace)
+    try:
+        return workspace.executor(job, args.workers, getattr(args, "executor", "local"))
+    except RayUnavailable as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def add_rollout_executor_flags(parser: Any) -> None:
@@ -130,20 +126,16 @@ def add_rollout_executor_flags(parser: Any) -> None:
                         help="with --executor ray: Ray actors (default: the cluster's CPUs)")
 
 
-def rollout_remote(args: Any, workspace: Any) -> Any:
+def rollout_remote(args: argparse.Namespace, workspace: Workspace) -> RayRollout | None:
     """The ``Runner.remote`` of ``--executor`` (None: local); ``ConfigError`` in one line when it cannot be."""
     from tau_tui.config import ConfigError
+    from tau_tui.pool import RayUnavailable
 
-    if getattr(args, "executor", "local") != "ray":
-        if getattr(args, "workers", None) is not None:
-            raise ConfigError("--workers needs --executor ray (a local run is one process; --concurrency sets "
-                              "how many simulations run at once)")
-        return None
-    if getattr(workspace, "registry_given", False):
-        raise ConfigError("--executor ray needs a workspace built from settings (its registry was given in code)")
-    from tau_tui.pool import RayRollout, RayUnavailable
-
+    kind = getattr(args, "executor", "local")
+    if kind != "ray" and getattr(args, "workers", None) is not None:
+        raise ConfigError("--workers needs --executor ray (a local run is one process; --concurrency sets "
+                          "how many simulations run at once)")
     try:
-        return RayRollout(workspace.settings, args.workers)
+        return workspace.rollout_remote(kind, args.workers)
     except RayUnavailable as exc:
         raise ConfigError(str(exc)) from None

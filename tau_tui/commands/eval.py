@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau_tui.commands.common import (
     EXIT_FINDINGS,
@@ -18,6 +18,12 @@ from tau_tui.commands.common import (
     open_all,
     selected,
 )
+
+if TYPE_CHECKING:
+    from tau_tui.evaluate import FileMetrics
+    from tau_tui.model.io import RunFile
+    from tau_tui.pool import ReportDigest
+    from tau_tui.workspace import Workspace
 
 NAME = "eval"
 SHARED_FLAGS = True
@@ -44,16 +50,12 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return evaluate
 
 
-def _num_trials(run) -> int | None:
-    trials = run.raw_info.get("num_trials")
-    return trials if isinstance(trials, int) and not isinstance(trials, bool) else None
-
-
-def _file_record(path: Path, run, metrics, recorded_metrics, reports: list, confidence=None,
-                 recorded_confidence=None) -> dict[str, Any]:
+def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[ReportDigest]) -> dict[str, Any]:
     """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards."""
     from tau_tui.evaluate import FLAG_KINDS
 
+    metrics, recorded_metrics = both.ours, both.recorded
+    confidence, recorded_confidence = both.confidence, both.recorded_confidence
     compared = [r.agrees for r in reports if r.agrees is not None]
     return {
         "kind": "file",
@@ -95,15 +97,10 @@ def _claim_lines(record: dict[str, Any], metrics) -> str:
     return f"{head}: pass^k " + ", ".join(cells)
 
 
-def run(args: argparse.Namespace, workspace) -> int:
-    from tau_tui.evaluate import (
-        MetricOutcome,
-        ScorerConfigError,
-        compute_metrics,
-    )
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
+    from tau_tui.evaluate import FileMetrics, MetricOutcome, ScorerConfigError
     from tau_tui.evaluate.render import metrics_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
-    from tau_tui.evaluate.stats import outcome_confidence
     from tau_tui.model.submission import SubmissionError, submission_for
     from tau_tui.pool import Job, Unit
     from tau_tui.textsafe import json_line, visible
@@ -160,11 +157,9 @@ def run(args: argparse.Namespace, workspace) -> int:
                     status = EXIT_FINDINGS
             if domain_missing:
                 continue
-            metrics = compute_metrics(outcomes, _num_trials(run))
-            recorded_metrics = compute_metrics(recorded, _num_trials(run))
-            confidence = outcome_confidence(outcomes, metrics.max_k, seed=args.seed)
-            recorded_confidence = outcome_confidence(recorded, recorded_metrics.max_k, seed=args.seed)
-            record = _file_record(path, run, metrics, recorded_metrics, reports, confidence, recorded_confidence)
+            both = FileMetrics.of(outcomes, recorded, run.raw_info, seed=args.seed)
+            metrics, confidence = both.ours, both.confidence
+            record = _file_record(path, run, both, reports)
             sub = submission_for(run.path)
             if isinstance(sub, SubmissionError):
                 if str(sub) not in bad_submissions:
@@ -179,7 +174,7 @@ def run(args: argparse.Namespace, workspace) -> int:
                 record["submission"] = _claim_record(sub, run)
             files.append(record)
             if not args.json:
-                block = metrics_block(str(path), metrics, recorded_metrics, confidence)
+                block = metrics_block(str(path), metrics, both.recorded, confidence)
                 if "submission" in record:
                     block += "\n" + _claim_lines(record["submission"], metrics)
                 out.write(visible(block + "\n\n"))

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, workspace) -> int:
             screen = None if args.plain else _play_screen()
             if screen is None:
                 return await play_plain(session, out)
-            code = await screen(session, out, keymap=args.keymap)
+            code = await screen(session, out, keymap=ws.settings.keymap)
             if code == EXIT_OK:
                 print(f"{outcome_line(session)}saved to {out}", end="\n", flush=True)
             else:

@@ -102,8 +102,10 @@ class ReplayTotals:
 
     def line(self) -> str:
         """``24 simulations in 3 files: 22 ok, 1 with mismatches, 1 with findings; db_match 20/24``."""
+        from tau_tui import formats
+
         files = len(self.files)
-        text = (f"{self.sims} simulation{'s' if self.sims != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
+        text = (f"{formats.count(self.sims, 'simulation')} in {formats.count(files, 'file')}: "
                 f"{self.ok} ok, {self.mismatched} with mismatches, {self.with_findings} with findings")
         if self.failed:
             text += f"; {self.failed} more not replayed"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau_tui.commands.common import (
     EXIT_FINDINGS,
@@ -13,9 +13,11 @@ from tau_tui.commands.common import (
     add_judge_flags,
     add_rollout_executor_flags,
     err,
-    rollout_remote,
     say,
 )
+
+if TYPE_CHECKING:
+    from tau_tui.workspace import Workspace
 
 NAME = "run"
 SHARED_FLAGS = True
@@ -66,8 +68,9 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     import asyncio
+    import contextlib
 
     from tau_tui import formats
     from tau_tui.domains import DomainError
@@ -95,30 +98,30 @@ def run(args: argparse.Namespace, workspace) -> int:
     if not args.domain:
         err("--domain is required (or --cassette RECORDING)")
         return EXIT_INPUT
-    progress = remote = None
-    try:
-        runner = ws.runner(ws.run_plan(run_request(args)))
-        runner.prepare()
-        try:
-            remote = runner.remote = rollout_remote(args, ws)
-        except BaseException:
-            runner.close()
-            raise
-        if not args.quiet:
-            from tau_tui.rollout.console import RunProgress
+    from tau_tui.config import ConfigError
+    from tau_tui.pool import RayUnavailable
 
-            progress = RunProgress()
-            runner.listener = progress
-            progress.__enter__()
-        summary = asyncio.run(runner.run())
-    except (DomainError, RunError, ParticipantSpecError, ValueError) as exc:
-        err(str(exc))
+    if args.executor != "ray" and args.workers is not None:
+        err("--workers needs --executor ray (a local run is one process; --concurrency sets how many simulations "
+            "run at once)")
         return EXIT_INPUT
-    finally:
-        if progress is not None:
-            progress.__exit__(None, None, None)
-        if remote is not None:
-            remote.close()
+    with contextlib.ExitStack() as stack:
+        try:
+            progress = None
+            if not args.quiet:
+                from tau_tui.rollout.console import RunProgress
+
+                progress = stack.enter_context(RunProgress())
+            runner = ws.prepared_runner(ws.run_plan(run_request(args)), progress, args.executor, args.workers)
+            if runner.remote is not None:
+                stack.callback(runner.remote.close)
+            summary = asyncio.run(runner.run())
+        except RayUnavailable as exc:
+            raise ConfigError(str(exc)) from None
+        except (DomainError, RunError, ParticipantSpecError, ValueError) as exc:
+            stack.close()
+            err(str(exc))
+            return EXIT_INPUT
     avg = summary.average_reward
     terms = ", ".join(f"{k} {v}" for k, v in sorted(summary.terminations.items())) or "none"
     say(f"{summary.path}: {summary.already_done + summary.completed}/{summary.total} simulations "
@@ -149,6 +152,7 @@ def run_cassette(args: argparse.Namespace, ws, agent, user) -> int:
     from tau_tui import formats
     from tau_tui.domains import DomainError
     from tau_tui.rollout import ParticipantSpecError
+    from tau_tui.rollout import EpisodeOptions
     from tau_tui.rollout.cassette import CassetteError, run_cassettes
 
     if args.num_trials != 1 or args.resume or args.solo or args.format != "json":
@@ -166,10 +170,11 @@ def run_cassette(args: argparse.Namespace, ws, agent, user) -> int:
             say(f"{outcome.source} -> {sim.id}: {sim.termination_reason}, reward {reward}{tail}")
 
     try:
+        options = EpisodeOptions(seed=args.seed, max_steps=args.max_steps, max_errors=args.max_errors,
+                                 timeout=args.timeout)
         summary = asyncio.run(run_cassettes(
-            args.cassette, ws.registry, agent, user, out, sim_ids=list(args.cassette_sim) or None,
-            task_ids=list(args.tasks) or None, domain=args.domain, seed=args.seed,
-            max_steps=args.max_steps, max_errors=args.max_errors, timeout=args.timeout, judge=ws.judge(), listener=report))
+            args.cassette, ws.registry, agent, user, out, options, sim_ids=list(args.cassette_sim) or None,
+            task_ids=list(args.tasks) or None, domain=args.domain, judge=ws.judge(), listener=report))
     except (CassetteError, DomainError, ParticipantSpecError, ValueError) as exc:
         err(str(exc))
         return EXIT_INPUT

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, add_workers_flag, err
+
+if TYPE_CHECKING:
+    from tau_tui.workspace import Workspace
 
 NAME = None  # the command a first argument that names no sub-command runs
 SHARED_FLAGS = True
@@ -34,7 +37,7 @@ def register(parser: argparse.ArgumentParser, running: bool = False) -> argparse
     return parser
 
 
-def run(args: argparse.Namespace, workspace: Any) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     paths = [Path(p) for p in args.paths] or default_paths()
     missing = [p for p in paths if not p.exists()]
     if missing:
@@ -45,8 +48,7 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
     except ImportError as exc:  # textual missing in a headless install
         err(f"the TUI needs textual ({exc}); headless sub-commands still work")
         return EXIT_INPUT
+    from tau_tui.session import Session
 
-    app = TauTuiApp(paths, workspace=workspace, calibrate=args.calibrate, keymap=args.keymap,
-                    workers=getattr(args, "workers", None))
-    app.run()
+    TauTuiApp(Session.from_settings(workspace.settings, paths), calibrate=args.calibrate).run()
     return EXIT_OK

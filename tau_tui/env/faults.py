@@ -72,11 +72,6 @@ def canonical_arguments(arguments: Any) -> str:
     return json.dumps(arguments, sort_keys=True, default=str)
 
 
-def operation_key(tool: str, arguments: Any) -> tuple[str, str]:
-    """What makes two calls "the same operation": the tool and its arguments."""
-    return tool, canonical_arguments(arguments)
-
-
 @dataclass(frozen=True)
 class InjectedFault:
     """One fault injected into one call."""

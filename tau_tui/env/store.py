@@ -184,18 +184,6 @@ class Collection(Mapping):
             out.append(full[spans[prev][0]:spans[n - 1][1]])
         return out
 
-    def feed(self, digest: Any) -> None:
-        """Feed this collection's canonical JSON to a hashlib object without building it whole."""
-        if not self._over and not self._gone:
-            digest.update(self._base.full())
-            return
-        digest.update(b"{")
-        for i, chunk in enumerate(self.chunks()):
-            if i:
-                digest.update(b", ")
-            digest.update(chunk)
-        digest.update(b"}")
-
     def canonical(self) -> bytes:
         """Canonical JSON of the whole collection."""
         if not self._over and not self._gone:

@@ -16,6 +16,7 @@ from tau_tui.evaluate.diagnostics import (
     unregister_detector,
 )
 from tau_tui.evaluate.explain import Explanation, GoldDivergence, MissedAction, RecordingIssue, StateDiff, explain
+from tau_tui.evaluate.file_metrics import FileMetrics, recorded_trials
 from tau_tui.evaluate.judge import Judge, JudgeError, LiteLLMJudge, parse_verdicts
 from tau_tui.evaluate.metrics import MetricOutcome, RunMetrics, TaskMetrics, compute_metrics, pass_at_k, pass_hat_k
 from tau_tui.evaluate.report import SimReport, assess
@@ -44,9 +45,9 @@ from tau_tui.evaluate import compliance  # noqa: F401  (registers the policy-com
 
 __all__ = [
     "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "REWARD_COMPONENTS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "EnvAssertionCheck", "Evaluation",
-    "Explanation", "Flag", "GoldCache", "GoldDivergence", "Judge", "JudgeError", "LiteLLMJudge", "MetricOutcome", "MissedAction", "NLCheck",
+    "Explanation", "FileMetrics", "Flag", "GoldCache", "GoldDivergence", "Judge", "JudgeError", "LiteLLMJudge", "MetricOutcome", "MissedAction", "NLCheck",
     "RecordingIssue", "Replayed", "RewardComponent", "RunMetrics", "ScorerConfig", "ScorerConfigError", "ScorerResult", "ScorerSpec",
     "ScoredSimulation", "SimReport", "StateDiff", "TaskMetrics", "action_matches", "assess", "compute_metrics", "diagnose", "evaluate",
-    "explain", "is_success", "parse_verdicts", "pass_at_k", "pass_hat_k", "register_component", "register_detector", "score", "score_tool_calls",
+    "explain", "is_success", "recorded_trials", "parse_verdicts", "pass_at_k", "pass_hat_k", "register_component", "register_detector", "score", "score_tool_calls",
     "scorer_config_for", "unregister_component", "unregister_detector",
 ]

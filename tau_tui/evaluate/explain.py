@@ -17,6 +17,7 @@ from tau_tui.evaluate.reward import PREMATURE, REWARD_COMPONENTS, Evaluation, Re
 from tau_tui.model.results import SCORED_TERMINATIONS, RewardInfo
 from tau_tui.model.tasks import Action, Task
 from tau_tui.replay import CallRecord, Change, Timeline, diff_states
+from tau_tui.textsafe import clip_json
 
 _MISSING = object()
 DIFF_LIMIT = 50
@@ -200,8 +201,7 @@ def _first_paths(diff: StateDiff, n: int = 3) -> str:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"
+    return clip_json(value, limit)
 
 
 # --- missed actions ------------------------------------------------------------

@@ -5,12 +5,12 @@ Small pure functions from data to lines; no terminal styling here.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tau_tui.evaluate.metrics import RunMetrics
 from tau_tui.evaluate.report import SimReport
 from tau_tui import formats
+from tau_tui.textsafe import clip_json
 
 DIFF_LINES = 6
 
@@ -20,8 +20,7 @@ def fmt_reward(value: float | None) -> str:
 
 
 def _value(value: Any, limit: int = 60) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"
+    return clip_json(value, limit)
 
 
 def reward_line(report: SimReport) -> str:

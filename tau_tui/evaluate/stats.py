@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from tau_tui.evaluate.reward import is_success
+from tau_tui import formats
 
 DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 2000
@@ -232,7 +233,7 @@ class NoiseFloor:
     def text(self) -> str:
         if self.points is None:
             return f"noise floor: n/a ({self.reason})"
-        tasks = f"{self.tasks} task{'s' if self.tasks != 1 else ''} with trials"
+        tasks = f"{formats.count(self.tasks, 'task')} with trials"
         if self.points >= 100.0:
             return f"noise floor: any difference is within trial-to-trial noise here ({self.level:.0%}, {tasks})"
         return (f"noise floor: differences under {self.points:.1f} points are within trial-to-trial noise here "

@@ -40,7 +40,6 @@ from typing import Any, Callable, Sequence
 # Less than this in all is indexed here: workers cost more than they save (the corpus, 45 MB: 0.8 s here, 1.1 s
 # on workers; 50 files of 106 MB: 2.9 s here, 2.4 s on workers; benchmarks/index_files.py).
 PARALLEL_MIN_BYTES = 64 * 1024 ** 2
-WORKERS_ENV = "TAU_TUI_INDEX_WORKERS"  # worker processes that index files (default: every core; 0: none, this process)
 EVERY = 0.25  # seconds between the chunks of rows of a file being indexed
 WAIT = 0.25  # how often a wait for the workers checks for cancellation
 SPAWN_AFTER = 0.3  # seconds the thread here indexes alone before the workers are started
@@ -86,10 +85,7 @@ def _size(path: Path) -> int:
 
 
 def default_workers() -> int:
-    """``$TAU_TUI_INDEX_WORKERS`` (0: no worker process), or one per core (none on one core)."""
-    raw = os.environ.get(WORKERS_ENV, "")
-    if raw.isdigit():
-        return int(raw)
+    """One worker process per core (none on one core): the settings' ``index_workers`` when it is not set."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -188,9 +184,14 @@ def _head(run: Any) -> dict[str, Any]:
             "timestamp": run.timestamp, "extra_top": run.extra_top, "signature": run.raw_sims.signature}
 
 
-def _worker_main(conn: Any, every: float) -> None:
-    """A worker process: index the files it is sent, one at a time, and send back their index."""
+def _worker_main(conn: Any, every: float, limits: Any = None) -> None:
+    """A worker process: index the files it is sent, one at a time, and send back their index; ``limits``: the
+    spawning process's ``model.runtime`` values (this process reads files as it does)."""
+    from tau_tui.model import runtime
     from tau_tui.model.stream import SpanSims
+
+    if limits is not None:
+        runtime.restore(limits)
 
     conn.send(("ready", os.getpid()))
     while True:
@@ -321,13 +322,15 @@ class _Coordinator:
     def _spawn(self) -> None:
         import multiprocessing
 
+        from tau_tui.model import runtime
+
         ctx = multiprocessing.get_context("spawn")
         streams = sys.stdout, sys.stderr  # the TUI replaces them: children get the real ones
         sys.stdout, sys.stderr = sys.__stdout__ or streams[0], sys.__stderr__ or streams[1]
         try:
             for _ in range(self.workers):
                 parent, child = ctx.Pipe()
-                process = ctx.Process(target=_worker_main, args=(child, self.every), daemon=True,
+                process = ctx.Process(target=_worker_main, args=(child, self.every, runtime.current()), daemon=True,
                                       name="tau-tui index")
                 process.start()
                 child.close()

@@ -35,8 +35,7 @@ from tau_tui.model.results import Results, RunInfo, SimulationRun
 from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.tasks import Task
 
-MAX_READ_ENV = "TAU_TUI_MAX_READ_BYTES"
-DEFAULT_MAX_READ_BYTES = 4 * 1024 ** 3
+MAX_READ_SETTING = "TAU_TUI_MAX_READ_BYTES"  # how the user raises the limit (config.resolve reads it)
 KNOWN_DOMAINS = ("airline", "retail", "telecom", "mock")
 # Files that live in tau2 data folders and are never runs.
 _DATA_FILE_NAMES = {"db.json", "user_db.json", "tasks.json", "tasks_small.json", "split_tasks.json", "split_tasks_small.json"}
@@ -151,9 +150,10 @@ def file_kind(mode: int) -> str:
 
 
 def max_read_bytes() -> int:
-    """The size limit of one file read: ``$TAU_TUI_MAX_READ_BYTES`` or 4 GiB."""
-    raw = os.environ.get(MAX_READ_ENV, "")
-    return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MAX_READ_BYTES
+    """The size limit of one file read (the settings' ``max_read_bytes``, 4 GiB by default)."""
+    from tau_tui.model import runtime
+
+    return runtime.current().max_read_bytes
 
 
 def read_bytes(path: Path | str) -> bytes:
@@ -198,7 +198,7 @@ def read_bytes(path: Path | str) -> bytes:
 
 def _too_big(size: int, limit: int) -> str:
     return (f"is {size:,} bytes, more than the {limit:,}-byte read limit "
-            f"(raise it with {MAX_READ_ENV})")
+            f"(raise it with {MAX_READ_SETTING})")
 
 
 def read_json(path: Path) -> Any:

@@ -102,9 +102,10 @@ def beside_path(recording: Path | str) -> Path:
 
 
 def user_notes_dir() -> Path:
-    """``$XDG_DATA_HOME/tau-tui/notes`` (default ``~/.local/share/tau-tui/notes``)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "tau-tui" / "notes"
+    """The settings' ``notes_dir`` (``$XDG_DATA_HOME/tau-tui/notes``, default ``~/.local/share/tau-tui/notes``)."""
+    from tau_tui.model import runtime
+
+    return runtime.current().notes_dir or Path.home() / ".local" / "share" / "tau-tui" / "notes"
 
 
 def user_notes_path(recording: Path | str) -> Path:

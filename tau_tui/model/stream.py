@@ -29,17 +29,16 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-STREAM_ENV = "TAU_TUI_STREAM_BYTES"
-DEFAULT_STREAM_BYTES = 4 * 1024 ** 2
 KEEP_PARSED = 32  # parsed raw simulations kept per file
 _DROP_EVERY = 64 * 1024 ** 2  # give back the pages of the mapping already indexed, every so many bytes
 _WS = re.compile(rb"[ \t\r\n]*")
 
 
 def stream_threshold() -> int:
-    """Files at least this big are indexed by streaming: ``$TAU_TUI_STREAM_BYTES`` or 4 MiB."""
-    raw = os.environ.get(STREAM_ENV, "")
-    return int(raw) if raw.isdigit() else DEFAULT_STREAM_BYTES
+    """Files at least this big are indexed by streaming (the settings' ``stream_bytes``, 4 MiB by default)."""
+    from tau_tui.model import runtime
+
+    return runtime.current().stream_bytes
 
 
 class LRU(OrderedDict):

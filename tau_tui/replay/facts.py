@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tau_tui.replay.timeline import Timeline
+from tau_tui.textsafe import clip as textsafe_clip
+from tau_tui import formats
 
 Severity = Literal["info", "ok", "warn", "bad"]
 
@@ -71,8 +73,7 @@ def format_arguments(arguments: Any) -> str:
 
 
 def clip(text: str | None, limit: int = 400) -> str:
-    text = "" if text is None else text
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+    return textsafe_clip("" if text is None else text, limit, say_length=True)
 
 
 def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> list[Fact]:
@@ -178,7 +179,7 @@ def summary_facts(record: dict[str, Any], timeline: Timeline) -> list[Fact]:
     facts = [
         Fact("mismatch", f"{v['mismatch']} mismatch", severity="bad" if v["mismatch"] else "info"),
         Fact("hallucinated", f"{v['skipped_unknown']} hallucinated", severity="warn" if v["skipped_unknown"] else "info"),
-        Fact("findings", f"{findings} finding{'s' if findings != 1 else ''}", severity="warn" if findings else "info"),
+        Fact("findings", f"{formats.count(findings, 'finding')}", severity="warn" if findings else "info"),
     ]
     for kind, count, label in (("injected_faults", len(timeline.injected_faults), "injected fault"),
                                ("refused", len(timeline.refusals), "refused"),

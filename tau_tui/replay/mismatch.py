@@ -14,6 +14,7 @@ from typing import Any
 
 from tau_tui.env.jsonify import parse_content
 from tau_tui.replay.diff import path_text
+from tau_tui.textsafe import clip_json
 
 CHANGED, TYPE_CHANGED, ADDED, REMOVED = "changed", "type_changed", "added", "removed"
 # deepdiff report type → our change kind
@@ -83,9 +84,8 @@ def pair_text(a: Any, b: Any, limit: int) -> tuple[str, str]:
 
 
 def short_json(value: Any, limit: int = 80) -> str:
-    """A value as one line of JSON, cut after ``limit`` characters."""
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"
+    """A value as one line of JSON, cut at ``limit`` characters."""
+    return clip_json(value, limit)
 
 
 def _position(before: Any, after: Any, path: tuple[Any, ...]) -> tuple[int, ...]:

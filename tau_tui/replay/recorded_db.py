@@ -41,7 +41,7 @@ def json_form(value: Any) -> Any:
 
 
 @dataclass
-class RecordedDBCheck:
+class FinalDBComparison:
     """Our final state against the one the recording stores, per side (None: the recording stores none)."""
 
     source: str
@@ -61,7 +61,7 @@ class RecordedDBCheck:
                 "differences": self.differences}
 
 
-def _compare(check: RecordedDBCheck, side: str, ours: Any, theirs: Any) -> bool:
+def _compare(check: FinalDBComparison, side: str, ours: Any, theirs: Any) -> bool:
     mine, recorded = json_form(to_plain(ours)), json_form(theirs)
     if state_hash(mine) == state_hash(recorded):
         return True
@@ -86,13 +86,13 @@ def recorded_final_db(info: Any) -> tuple[str, Any, Any] | None:
     return "Inspect log", agent, user
 
 
-def check_recorded_db(info: Any, final: Any) -> RecordedDBCheck | None:
+def check_recorded_db(info: Any, final: Any) -> FinalDBComparison | None:
     """Check the final DB ``info`` records against ``final`` (an ``EnvState``); None when none is recorded."""
     recorded = recorded_final_db(info)
     if recorded is None:
         return None
     source, agent, user = recorded
-    check = RecordedDBCheck(source)
+    check = FinalDBComparison(source)
     if agent is not None:
         check.agent_match = final.agent is not None and _compare(check, "agent", final.agent, agent)
         if final.agent is None:

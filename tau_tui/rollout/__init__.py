@@ -20,7 +20,14 @@ Layers inside this package (litellm is imported only inside a model call):
 from tau_tui.rollout.factory import HUMAN, ParticipantSpec, ParticipantSpecError, build_agent, build_user
 from tau_tui.rollout.human import HumanReply, QueueSource, ToolRequest, TurnRequest
 from tau_tui.rollout.llm import RetryPolicy
-from tau_tui.rollout.orchestrator import EndEpisode, EpisodeEnded, HistoryError, MessageAdded, Orchestrator
+from tau_tui.rollout.orchestrator import (
+    EndEpisode,
+    EpisodeEnded,
+    EpisodeOptions,
+    HistoryError,
+    MessageAdded,
+    Orchestrator,
+)
 from tau_tui.rollout.participants import AgentBrief, Participant, UserBrief, agent_brief, user_brief
 from tau_tui.rollout.runner import (
     LLMRetried,
@@ -38,7 +45,7 @@ from tau_tui.rollout.runner import (
 from tau_tui.rollout.session import Episode, PlaySession, continue_episode, fork_history
 
 __all__ = [
-    "HUMAN", "AgentBrief", "EndEpisode", "Episode", "EpisodeEnded", "HistoryError", "HumanReply", "LLMRetried",
+    "HUMAN", "AgentBrief", "EndEpisode", "Episode", "EpisodeEnded", "EpisodeOptions", "HistoryError", "HumanReply", "LLMRetried",
     "MessageAdded", "Orchestrator", "Participant", "ParticipantSpec", "ParticipantSpecError", "PlaySession",
     "QueueSource", "RetryPolicy", "RunConfig", "RunError", "RunFinished", "RunStarted", "RunSummary", "Runner",
     "SimulationFinished", "SimulationMessage", "SimulationStarted", "ToolRequest", "TurnRequest", "UserBrief",

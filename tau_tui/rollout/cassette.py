@@ -28,6 +28,7 @@ recording and writes an evaluated tau2 results file (``tau-tui run
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ from tau_tui.model.results import NO_RECORDED_RESULT, SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_spec
-from tau_tui.rollout.orchestrator import DISCOVERED_KEY, EndEpisode, Orchestrator
+from tau_tui.rollout.orchestrator import DISCOVERED_KEY, EndEpisode, EpisodeOptions, Orchestrator
 from tau_tui.rollout.records import ResultsWriter, run_info, secret_values
 
 UNKNOWN_TOOL, DIFFERENT_ARGUMENTS, PAST_END = "unknown_tool", "different_arguments", "past_end"
@@ -187,16 +188,17 @@ def _selected(run: RunFile, sim_ids: list[str] | None, task_ids: list[str] | Non
 
 
 async def run_cassettes(recording: Path | str, registry: DomainRegistry, agent: ParticipantSpec,
-                        user: ParticipantSpec, out: Path | str, *, sim_ids: list[str] | None = None,
-                        task_ids: list[str] | None = None, domain: str | None = None, seed: int | None = None,
-                        max_steps: int = 200, max_errors: int = 10, timeout: float | None = None, judge: Any = None,
+                        user: ParticipantSpec, out: Path | str, options: EpisodeOptions | None = None, *,
+                        sim_ids: list[str] | None = None, task_ids: list[str] | None = None,
+                        domain: str | None = None, judge: Any = None,
                         listener: Callable[[CassetteOutcome], None] | None = None) -> CassetteRunSummary:
     """Run ``agent`` and ``user`` over each selected simulation of ``recording`` with its cassette.
 
     Each new simulation is evaluated like any rollout and saved at once in a
-    tau2 results file at ``out``; ``seed`` (default: each recorded
-    simulation's own) is the model sampling seed.
+    tau2 results file at ``out``; ``options.seed`` (default: each recorded
+    simulation's own) is the model sampling seed; the recording's mode (solo or not) is kept.
     """
+    options = options if options is not None else EpisodeOptions()
     out = Path(out)
     if out.exists():
         raise CassetteError(f"{out} already exists; choose another --out")
@@ -233,7 +235,7 @@ async def run_cassettes(recording: Path | str, registry: DomainRegistry, agent: 
     info = run_info(domain_name=sample_env.domain_name, policy=sample_env.policy,
                     agent=build_agent(agent, sample_task, sample_env, solo=run.solo).info(),
                     user=build_user(user, sample_task, sample_env, solo=run.solo).info(),
-                    num_trials=1, max_steps=max_steps, max_errors=max_errors, seed=seed,
+                    num_trials=1, max_steps=options.max_steps, max_errors=options.max_errors, seed=options.seed,
                     env_info=sample_env.recorded_info(),
                     extra={"solo": run.solo, "cassette": {"recording": str(run.path),
                                                           "simulations": [run.entries[i].id for i in indices]}})
@@ -247,11 +249,11 @@ async def run_cassettes(recording: Path | str, registry: DomainRegistry, agent: 
         env = dom.new_environment(solo=run.solo, variant=variant)
         env.bind_task(task)
         cassette = Cassette.from_simulation(recorded, task, str(run.path))
+        episode = dataclasses.replace(options, solo=run.solo,
+                                      seed=recorded.seed if options.seed is None else options.seed)
         orchestrator = Orchestrator(env, task, build_agent(agent, task, env, solo=run.solo),
-                                    build_user(user, task, env, solo=run.solo), max_steps=max_steps,
-                                    max_errors=max_errors, timeout=timeout,
-                                    seed=recorded.seed if seed is None else seed,
-                                    solo=run.solo, trial=recorded.trial, tools=cassette)
+                                    build_user(user, task, env, solo=run.solo), episode, trial=recorded.trial,
+                                    tools=cassette)
         sim = await orchestrator.run()
         scored = await asyncio.to_thread(evaluator.apply, sim, task, run.solo)
         writer.add(sim)

@@ -17,6 +17,7 @@ from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, Simulati
 from tau_tui.rollout.session import PlaySession
 from tau_tui.textsafe import one_line, visible
 from tau_tui import formats
+from tau_tui.textsafe import clip
 
 
 def _plain(value: Any) -> str:
@@ -27,8 +28,7 @@ def _plain(value: Any) -> str:
 
 
 def _clip(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
+    return clip(" ".join(text.split()), limit)
 
 
 class RunProgress:

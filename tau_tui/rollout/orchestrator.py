@@ -47,6 +47,7 @@ cost and usage); it is not evaluated here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import traceback
 import uuid
@@ -128,6 +129,21 @@ def validate_history(history: list[Message]) -> None:
             raise HistoryError(f"message {index}: a {message.role!r} message cannot be in a message history")
 
 
+@dataclass(frozen=True)
+class EpisodeOptions:
+    """How an episode runs, one value from the workspace through the episode to the orchestrator."""
+
+    seed: int | None = None  # the model sampling seed recorded with the simulation
+    max_steps: int = 200
+    max_errors: int = 10
+    timeout: float | None = None  # seconds a side may take to answer (None: no limit)
+    solo: bool = False  # no user: the agent works from the ticket
+    strict_history: bool = True  # a fork's recorded prefix is replayed strictly (tau2's rule)
+
+    def with_seed(self, seed: int | None) -> EpisodeOptions:
+        return dataclasses.replace(self, seed=seed)
+
+
 class Orchestrator:
     """Runs one episode; ``await run()`` returns the ``SimulationRun``.
 
@@ -139,10 +155,9 @@ class Orchestrator:
     task's fault plan), e.g. with a cassette.
     """
 
-    def __init__(self, env: Environment, task: Task, agent: Participant, user: Participant, *,
-                 max_steps: int = 200, max_errors: int = 10, timeout: float | None = None,
-                 seed: int | None = None, solo: bool = False, history: list[Message] | None = None,
-                 strict_history: bool = True, sim_id: str | None = None, trial: int | None = None,
+    def __init__(self, env: Environment, task: Task, agent: Participant, user: Participant,
+                 options: EpisodeOptions | None = None, *, history: list[Message] | None = None,
+                 sim_id: str | None = None, trial: int | None = None,
                  listener: EpisodeListener | None = None, tools: ToolBackend | None = None):
         self.env = env
         self.fault_plan = FaultPlan.of_task(task)
@@ -151,13 +166,15 @@ class Orchestrator:
         self.task = task
         self.agent = agent
         self.user = user
-        self.max_steps = max_steps
-        self.max_errors = max_errors
-        self.timeout = timeout
-        self.seed = seed
-        self.solo = solo
+        options = options if options is not None else EpisodeOptions()
+        self.options = options
+        self.max_steps = options.max_steps
+        self.max_errors = options.max_errors
+        self.timeout = options.timeout
+        self.seed = options.seed
+        self.solo = options.solo
         self.source_history = task.history if history is None else list(history)
-        self.strict_history = strict_history
+        self.strict_history = options.strict_history
         self.sim_id = sim_id or str(uuid.uuid4())
         self.trial = trial
         self.listener = listener

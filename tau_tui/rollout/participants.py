@@ -42,10 +42,6 @@ def user_sees(message: Message) -> bool:
             or (isinstance(message, ToolMessage) and message.requestor == "user"))
 
 
-def sees(side: str, message: Message) -> bool:
-    return agent_sees(message) if side == AGENT else user_sees(message)
-
-
 SOLO_DONE_SCHEMA = {
     "type": "function",
     "function": {

@@ -8,6 +8,7 @@ the same events into a tally and only format it differently.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, SimulationFinished, SimulationStarted
@@ -53,6 +54,24 @@ class RunTally:
         return True
 
 
+@dataclass(kw_only=True)
+class RolloutProgress(RunTally):
+    """A front end's view of the rollout in progress (or the last one): the tally, the run's names, and
+    whether it was stopped or failed."""
+
+    path: Path
+    domain: str
+    agent: str
+    user: str
+    stopped: bool = False
+    error: str | None = None
+    shown: bool = False  # the runs table was narrowed to this run's file once
+
+    @property
+    def active(self) -> bool:
+        return not (self.finished or self.stopped or self.error)
+
+
 def retry_text(event: LLMRetried, limit: int = 120) -> str:
     """The one line a model-call retry reads as, on every front end (recorded error text clipped to ``limit``)."""
     error = event.error if len(event.error) <= limit else event.error[: limit - 1] + "…"
@@ -60,4 +79,4 @@ def retry_text(event: LLMRetried, limit: int = 120) -> str:
             f"{event.delay:.1f}s ({error})")
 
 
-__all__ = ["RunTally", "retry_text"]
+__all__ = ["RolloutProgress", "RunTally", "retry_text"]

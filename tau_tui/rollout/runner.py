@@ -46,7 +46,7 @@ from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task, task_content_digest
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_spec
-from tau_tui.rollout.orchestrator import MessageAdded, Orchestrator
+from tau_tui.rollout.orchestrator import EpisodeOptions, MessageAdded, Orchestrator
 from tau_tui.rollout.records import (
     ResultsWriter,
     detect_layout,
@@ -82,6 +82,11 @@ class RunConfig:
     judge_llm: str | None = None
     layout: str = "json"  # "json": one results file; "dir": results.json + simulations/<id>.json
     tasks: list[Task] | None = None  # explicit definitions (an edited task) instead of the domain's, by id
+
+    def episode_options(self, seed: int | None) -> EpisodeOptions:
+        """How each episode of this run goes (``seed``: its trial's)."""
+        return EpisodeOptions(seed=seed, max_steps=self.max_steps, max_errors=self.max_errors,
+                              timeout=self.timeout, solo=self.solo)
 
 
 # --- events ----------------------------------------------------------------------------
@@ -171,13 +176,6 @@ def select_tasks(domain: Domain, task_ids: list[str] | None) -> list[Task]:
         sample = ", ".join(list(tasks)[:8])
         raise RunError(f"no task {missing[0]!r} in domain '{domain.name}' ({len(tasks)} tasks: {sample}, ...)")
     return [tasks[t] for t in dict.fromkeys(task_ids)]
-
-
-def default_run_path(config: RunConfig, root: Path = Path("runs")) -> Path:
-    """``runs/<YYYYmmdd_HHMMSS>_<domain>_<agent>_<user>.json`` (tau2's run name, shortened)."""
-    from tau_tui.model.io import new_output_path
-
-    return new_output_path(root, "run", config.domain, config.agent.model, config.user.model)
 
 
 def _identity(info: dict[str, Any]) -> dict[str, Any]:
@@ -464,9 +462,8 @@ class Runner:
             env.bind_task(task)  # before the agent reads the policy (banking's golden_retrieval is per task)
             agent = build_agent(config.agent, task, env, solo=config.solo, on_retry=on_retry("agent"))
             user = build_user(config.user, task, env, solo=config.solo, on_retry=on_retry("user"))
-            orchestrator = Orchestrator(env, task, agent, user, max_steps=config.max_steps,
-                                        max_errors=config.max_errors, timeout=config.timeout, seed=seed,
-                                        solo=config.solo, trial=trial, listener=on_message)
+            orchestrator = Orchestrator(env, task, agent, user, config.episode_options(seed), trial=trial,
+                                        listener=on_message)
             return await orchestrator.run()
         except Exception as exc:  # noqa: BLE001 - recorded, never raised through the batch
             return self._placeholder(task, trial, seed, started, exc)

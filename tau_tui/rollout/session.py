@@ -29,7 +29,7 @@ from tau_tui.model.tasks import Task
 from tau_tui.rollout.evaluation import Scored, SimulationEvaluator
 from tau_tui.rollout.factory import HUMAN, ParticipantSpec, build_agent, build_user
 from tau_tui.rollout.human import HumanReply, QueueSource, TurnRequest
-from tau_tui.rollout.orchestrator import EpisodeEnded, Orchestrator
+from tau_tui.rollout.orchestrator import EpisodeEnded, EpisodeOptions, Orchestrator
 from tau_tui.rollout.participants import AGENT, USER, Participant
 from tau_tui.rollout.prompts import STOP
 from tau_tui.rollout.records import ResultsWriter, run_info, secret_values
@@ -50,19 +50,19 @@ class Episode:
     """One episode wired up: environment, participants, orchestrator, evaluator (shared by sessions and forks)."""
 
     def __init__(self, domain: Domain, variant: str | None, task: Task, agent: ParticipantSpec,
-                 user: ParticipantSpec, *, human: QueueSource | None = None, solo: bool = False,
-                 history: list[Message] | None = None, strict_history: bool = True, seed: int | None = None,
-                 max_steps: int = 200, max_errors: int = 10, timeout: float | None = None,
-                 judge: Any = None, listener: Callable[[Any], None] | None = None):
+                 user: ParticipantSpec, options: EpisodeOptions | None = None, *, human: QueueSource | None = None,
+                 history: list[Message] | None = None, judge: Any = None,
+                 listener: Callable[[Any], None] | None = None):
+        options = options if options is not None else EpisodeOptions()
+        solo = options.solo
         self.domain, self.variant, self.task, self.solo = domain, variant, task, solo
         self.agent_spec, self.user_spec = agent, user
         self.env: Environment = domain.new_environment(solo=solo, variant=variant)
         self.env.bind_task(task)  # before the agent reads the policy (banking's golden_retrieval is per task)
         self.agent: Participant = build_agent(agent, task, self.env, solo=solo, human=human)
         self.user: Participant = build_user(user, task, self.env, solo=solo, human=human)
-        self.orchestrator = Orchestrator(self.env, task, self.agent, self.user, max_steps=max_steps,
-                                         max_errors=max_errors, timeout=timeout, seed=seed, solo=solo,
-                                         history=history, strict_history=strict_history, listener=listener)
+        self.orchestrator = Orchestrator(self.env, task, self.agent, self.user, options, history=history,
+                                         listener=listener)
         self.evaluator = SimulationEvaluator(domain, variant, judge)
         self.result: SimulationRun | None = None
         self.scored: Scored | None = None
@@ -107,14 +107,14 @@ class PlaySession:
     """A person plays ``play_as`` ("user" or "agent") of one task; ``other`` plays the other side."""
 
     def __init__(self, registry: DomainRegistry, domain: str, task: Task | str, play_as: str,
-                 other: ParticipantSpec | str, *, solo: bool = False, history: list[Message] | None = None,
-                 strict_history: bool = True, seed: int | None = None, max_steps: int = 200,
-                 max_errors: int = 10, timeout: float | None = None, judge: Any = None,
+                 other: ParticipantSpec | str, options: EpisodeOptions | None = None, *,
+                 history: list[Message] | None = None, judge: Any = None,
                  on_event: Callable[[Any], None] | None = None,
                  on_turn: Callable[[TurnRequest], None] | None = None):
+        options = options if options is not None else EpisodeOptions()
         if play_as not in (USER, AGENT):
             raise ValueError(f"play as 'user' or 'agent', not {play_as!r}")
-        if solo and play_as == USER:
+        if options.solo and play_as == USER:
             raise ValueError("solo mode has no user to play")
         self.play_as = play_as
         self.domain, variant = _domain(registry, domain)
@@ -125,9 +125,8 @@ class PlaySession:
         other_spec = _as_spec(other)
         agent, user = (other_spec, human) if play_as == USER else (human, other_spec)
         self.messages: list[Message] = []
-        self.episode = Episode(self.domain, variant, self.task, agent, user, human=self.source, solo=solo,
-                               history=history, strict_history=strict_history, seed=seed, max_steps=max_steps,
-                               max_errors=max_errors, timeout=timeout, judge=judge, listener=self._on_event)
+        self.episode = Episode(self.domain, variant, self.task, agent, user, options, human=self.source,
+                               history=history, judge=judge, listener=self._on_event)
         self._runner: asyncio.Task[SimulationRun] | None = None
 
     # --- what the screen shows ------------------------------------------------------
@@ -215,18 +214,16 @@ class PlaySession:
 
 
 async def continue_episode(registry: DomainRegistry, domain: str, task: Task | str, history: list[Message],
-                           agent: ParticipantSpec | str, user: ParticipantSpec | str, *, solo: bool = False,
-                           strict_history: bool = True, seed: int | None = None, max_steps: int = 200,
-                           max_errors: int = 10, timeout: float | None = None, judge: Any = None,
+                           agent: ParticipantSpec | str, user: ParticipantSpec | str,
+                           options: EpisodeOptions | None = None, *, judge: Any = None,
                            listener: Callable[[Any], None] | None = None) -> Episode:
     """Fork: continue ``history`` (a recorded prefix, task history included) with a new agent and user.
 
     Returns the finished, evaluated ``Episode`` (``.result``, ``.scored``, ``.save(path)``).
     """
     dom, variant = _domain(registry, domain)
-    episode = Episode(dom, variant, _task(dom, task), _as_spec(agent), _as_spec(user), solo=solo, history=history,
-                      strict_history=strict_history, seed=seed, max_steps=max_steps, max_errors=max_errors,
-                      timeout=timeout, judge=judge, listener=listener)
+    episode = Episode(dom, variant, _task(dom, task), _as_spec(agent), _as_spec(user), options, history=history,
+                      judge=judge, listener=listener)
     await episode.run()
     return episode
 

@@ -20,6 +20,7 @@ from tau_tui.rollout.agents import HumanTurns, LLMTurns
 from tau_tui.rollout.llm import LLMSettings, RetryListener, complete, completion_message, new_call_id
 from tau_tui.rollout.participants import USER, Participant, ParticipantError, UserBrief
 from tau_tui.rollout.prompts import OUT_OF_SCOPE, STOP, TRANSFER, is_user_stop, user_guidelines, user_system_prompt
+from tau_tui.textsafe import clip
 
 
 class _UserSide(Participant):
@@ -73,7 +74,7 @@ _DECODER = json.JSONDecoder()
 
 
 def _clip(text: str, limit: int = 600) -> str:
-    return text if len(text) <= limit else text[:limit] + " …"
+    return clip(text, limit, " …")
 
 
 def requested_tool(text: str, tool_names: list[str]) -> tuple[str, dict[str, Any]] | None:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.domains import DomainError
-from tau_tui.evaluate import Judge, MetricOutcome, compute_metrics
+from tau_tui.evaluate import FileMetrics, Judge, MetricOutcome, compute_metrics
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.tasks import Task
 
@@ -316,10 +316,8 @@ def audit_file(path: Path, run: RunFile, analyzer: Analyzer, *, judge: Judge | N
                                     report.evaluation.reward, hits))
         ours.append(MetricOutcome(entry.task_id, report.evaluation.reward, report.evaluation.termination))
         recorded.append(MetricOutcome(entry.task_id, report.recorded_reward, report.evaluation.termination))
-    trials = run.raw_info.get("num_trials")
-    trials = trials if isinstance(trials, int) and not isinstance(trials, bool) and trials > 0 else None
-    result.our_metrics = compute_metrics(ours, trials)
-    result.recorded_metrics = compute_metrics(recorded, trials)
+    both = FileMetrics.of(ours, recorded, run.raw_info, confidence=False)
+    result.our_metrics, result.recorded_metrics = both.ours, both.recorded
     return result, errors
 
 

@@ -1,4 +1,4 @@
-"""What a screen may know of the app: a small typed context, and the signals it publishes.
+"""What a screen may know of the app: the session, the signals the app publishes, and its verbs.
 
 A screen gets the context with ``context(self)`` and never imports ``tau_tui.tui.app``; it learns
 about changes by subscribing to the context's signals on mount (``subscribe(self, ctx.notes_changed,
@@ -20,7 +20,6 @@ The signals (each published by the app, on the UI thread):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar, cast, runtime_checkable
 
@@ -30,37 +29,20 @@ if TYPE_CHECKING:
     from textual.dom import DOMNode
     from textual.screen import Screen
 
+    from tau_tui.catalog import RunRow
     from tau_tui.model.io import RunFile
-    from tau_tui.catalog import Catalog, RunRow
-    from tau_tui.views.live import RolloutProgress
-    from tau_tui.tui.replay_service import ReplayService
-    from tau_tui.workspace import Workspace
+    from tau_tui.session import Changes, Session
+    from tau_tui.session.events import LoadProgress
+    from tau_tui.session.notes import NoteChange
+    from tau_tui.workspace import RunPlan
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class LoadProgress:
-    """How far indexing the files got."""
-
-    done: int
-    total: int
-    finished: bool
 
 
 class TauContext(Protocol):
     """Everything a screen uses of the app (the app implements it; tests may stand in for it)."""
 
-    # --- the session ---------------------------------------------------------------------------------
-    catalog: Catalog
-    workspace: Workspace
-    replay_service: ReplayService
-    runs_dir: Path
-    judge_model: str | None
-    task_editor: Callable[[list[str]], Any] | None
-    rollout: RolloutProgress | None
-    compare_mark: tuple[Path, str] | None
-    load_progress: LoadProgress | None  # the last ``loading_changed`` (None before the first)
+    session: Session  # what is loaded, replayed, running and open (headless: tau_tui.session)
 
     # --- signals -------------------------------------------------------------------------------------
     loading_changed: Signal[LoadProgress]
@@ -81,17 +63,12 @@ class TauContext(Protocol):
     def open_calibrate(self, domain: str) -> None: ...
     def mark_for_compare(self, path: Path, sim_id: str, task_id: str) -> None: ...
 
-    # --- runs and notes ------------------------------------------------------------------------------
-    def prioritize_replay(self, rows: list[RunRow]) -> None: ...
-    def add_live_run(self, run: RunFile) -> list[RunRow]: ...
-    def read_live_file(self, path: Path) -> None: ...
-    def start_rollout(self, config: Any, path: Path | None = None) -> bool: ...
+    # --- work the app runs in its workers, and what it publishes ---------------------------------------
+    def publish(self, changes: Changes) -> None: ...
+    def add_run(self, source: RunFile | Path, open_first: bool = False) -> None: ...
+    def start_rollout(self, plan: RunPlan) -> bool: ...
     def stop_rollout(self) -> None: ...
-    def save_note(self, path: Path, sim_id: str, request: Any, task_id: str | None = None,
-                  trial: int | None = None) -> None: ...
-    def remove_note(self, path: Path, note_id: str) -> None: ...
-    def adopt_notes(self, path: Path, sim_id: str, suggestions: list[Any], task_id: str | None = None,
-                    trial: int | None = None) -> None: ...
+    def change_notes(self, path: Path, change: NoteChange) -> None: ...
 
 
 @runtime_checkable

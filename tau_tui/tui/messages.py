@@ -4,69 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from textual.message import Message
 
-from typing import Any
-
-from tau_tui.analysis import SimAnalysis
 from tau_tui.evaluate import SimReport
 from tau_tui.model.io import RunFile
-from tau_tui.tui.replay_service import Summaries
-from tau_tui.views.trajectory_doc import TrajectoryDoc
+from tau_tui.session.events import LoadEvent, ReplayOutcome
+from tau_tui.session.simulation import OpenedSimulation
 
 
 @dataclass
-class LoadStarted(Message):
-    """The load worker found ``total`` run files to open."""
-    generation: int
-    total: int
-
-
-@dataclass
-class FileLoaded(Message):
-    """One run file was opened and indexed; ``notebook`` holds its sidecar notes (None when unreadable)."""
-    generation: int
-    run: RunFile
-    notes: list[str]
-    notebook: Any = None
-
-
-@dataclass
-class FileGrowing(Message):
-    """A large file is being indexed (``model.stream``): ``count`` of its simulations are indexed so far."""
-    generation: int
-    run: RunFile
-    count: int
-
-
-@dataclass
-class FileFailed(Message):
-    """One run file could not be read; ``error`` is one line."""
-    generation: int
-    path: Path
-    error: str
-
-
-@dataclass
-class FolderNotice(Message):
-    """A note about a scanned folder as a whole (such as the tau2 data folders skipped in it)."""
-    generation: int
-    path: Path
-    text: str
-
-
-@dataclass
-class LoadFinished(Message):
-    """Every file of this load generation was tried."""
-    generation: int
-    seen: list[Path]
-
-
-@dataclass(frozen=True)
-class ReplayOutcome:
-    row_key: str
-    summaries: Summaries
+class LoadReport(Message):
+    """An event of the session's loader (``session.events``: a file started, grew, loaded, failed...)."""
+    event: LoadEvent
 
 
 @dataclass
@@ -98,14 +49,9 @@ class NLJudged(Message):
 
 @dataclass
 class SimulationReady(Message):
-    """The trajectory screen's simulation is parsed and (when possible) replayed."""
+    """The trajectory screen's simulation is read and (when possible) replayed and assessed."""
     token: int
-    doc: TrajectoryDoc | None
-    analysis: SimAnalysis | None
-    replay_error: str | None
-    load_error: str | None
-    report: SimReport | None = None
-    eval_error: str | None = None
+    opened: OpenedSimulation
 
 
 # --- rollouts, sessions, forks ---------------------------------------------------------------

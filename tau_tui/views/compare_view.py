@@ -19,6 +19,7 @@ from tau_tui.env.store import to_plain
 from tau_tui.replay.diff import Change, path_text
 from tau_tui.views.render import one_line
 from tau_tui import formats
+from tau_tui.textsafe import clip
 
 DIVERGENT_STYLE = "on grey23"
 TEXT_LIMIT = 240
@@ -67,8 +68,7 @@ def turn_cell(turn: Turn | None, divergent_call: TrialCall | None, side: str) ->
 
 
 def _value(value: Any, limit: int = 70) -> str:
-    text = one_line(to_plain(value))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(one_line(to_plain(value)), limit)
 
 
 def changes_table(changes: list[tuple[str, Change]], left: str, right: str) -> RenderableType:

@@ -1,38 +1,11 @@
-"""Runs that grow while the app is open: a rollout's progress and its results file as rows.
-
-Pure Python (rich for the status line). The runner saves every finished
-simulation at once; ``Runner.snapshot()`` gives what it saved as a ``RunFile``
-without reading the file back, so each finished simulation lands in the runs
-table the moment it ends. The progress itself is ``rollout.progress.RunTally``.
-"""
+"""The status line of work in progress: a rollout (``rollout.progress.RolloutProgress``), a calibration's trials."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 from rich.text import Text
 
-from tau_tui.rollout.progress import RunTally
-from tau_tui.catalog import RunRow
 from tau_tui import formats
-
-
-def carry_over(old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
-    """Copy derived summaries from the previous rows of a file onto its new rows; returns the rows still to derive.
-
-    A simulation is the same when its id and message count are (saved simulations never change).
-    """
-    before = {(row.sim_id, row.entry.n_messages): row for row in old}
-    fresh = []
-    for row in new:
-        prior = before.get((row.sim_id, row.entry.n_messages))
-        if prior is not None and (prior.replay is not None or prior.replay_error is not None):
-            row.replay, row.replay_error = prior.replay, prior.replay_error
-            row.evaluation, row.eval_error = prior.evaluation, prior.eval_error
-        else:
-            fresh.append(row)
-    return fresh
+from tau_tui.rollout.progress import RolloutProgress
 
 
 def progress_status(pill: str, head: str, done: int | None = None, total: int | None = None, running: int = 0,
@@ -60,36 +33,17 @@ def progress_status(pill: str, head: str, done: int | None = None, total: int | 
     return text
 
 
-@dataclass
-class RolloutProgress(RunTally):
-    """What the runs screen shows about the rollout in progress (or the last one).
-
-    The counts are a ``RunTally`` (``apply`` folds the runner's events into them); this adds
-    what the runs screen needs besides: the run's names, stop/failure and its rows' state.
-    """
-
-    path: Path
-    domain: str
-    agent: str
-    user: str
-    stopped: bool = False
-    error: str | None = None
-    shown: bool = False  # the runs table was narrowed to this run's file once
-
-    @property
-    def active(self) -> bool:
-        return not (self.finished or self.stopped or self.error)
-
-    def status(self) -> Text:
-        head = f" {self.domain} · agent {self.agent} · user {self.user} · "
-        if self.error:
-            text = progress_status("rollout", head)
-            text.append(f"failed: {self.error}", style="bold red")
-            return text
-        tail: list[tuple[str, str]] = [(f" · avg reward {formats.average(self.average)}", "")]
-        if self.unscored:
-            tail.append((f" · {self.unscored} unscored", "yellow"))
-        tail.append((f" · {self.path}", "dim"))
-        return progress_status("rollout", head, self.done, self.total, self.running if self.active else 0, tail,
-                               "stopped" if self.stopped else "finished" if self.finished else "running",
-                               "stopped (tau-tui run --resume finishes it)")
+def rollout_status(progress: RolloutProgress) -> Text:
+    """The runs screen's status line of the rollout in progress (or the last one)."""
+    head = f" {progress.domain} · agent {progress.agent} · user {progress.user} · "
+    if progress.error:
+        text = progress_status("rollout", head)
+        text.append(f"failed: {progress.error}", style="bold red")
+        return text
+    tail: list[tuple[str, str]] = [(f" · avg reward {formats.average(progress.average)}", "")]
+    if progress.unscored:
+        tail.append((f" · {progress.unscored} unscored", "yellow"))
+    tail.append((f" · {progress.path}", "dim"))
+    return progress_status("rollout", head, progress.done, progress.total, progress.running if progress.active else 0,
+                           tail, "stopped" if progress.stopped else "finished" if progress.finished else "running",
+                           "stopped (tau-tui run --resume finishes it)")

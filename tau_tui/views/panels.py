@@ -34,6 +34,7 @@ from tau_tui.views.render import (
 )
 from tau_tui.views.trajectory_doc import CallView
 from tau_tui import formats
+from tau_tui.textsafe import clip
 
 MAX_CHANGES = 200
 MAX_SIDE_LINES = 400
@@ -45,7 +46,7 @@ DERIVED_STYLE = "bold magenta"
 def _value(value: Any, limit: int = 80, quote: bool = False) -> str:
     """One-line text of a value; ``quote`` shows strings as JSON strings (to tell "1" from 1)."""
     text = one_line(value) if not (quote and isinstance(value, str)) else orjson.dumps(value).decode()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def _short(value: Any) -> str:
@@ -91,7 +92,7 @@ def render_changes(sides: Iterable[tuple[str, list[Change] | None]], empty: str)
         any_change = True
         if out:
             out.append("\n")
-        out.append(f"{label} · {len(changes)} change{'s' if len(changes) != 1 else ''}\n", style="bold")
+        out.append(f"{label} · {formats.count(len(changes), 'change')}\n", style="bold")
         for change in changes[:MAX_CHANGES]:
             out.append_text(render_change(change))
             out.append("\n")

@@ -142,7 +142,7 @@ def call_signature(call: CallView, limit: int = 400) -> str:
 
 def clip(text: str, limit: int) -> str:
     """Cut a long one-line text early: rendering cost grows with its length, the screen shows a line."""
-    return text if len(text) <= limit else text[:limit] + "…"
+    return textsafe.clip(text, limit)
 
 
 def fit_line(body: Text, width: int, right: Text | None = None) -> Text:

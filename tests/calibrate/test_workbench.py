@@ -16,7 +16,6 @@ from tau_tui.calibrate import (
     CellChanged,
     RowAdded,
     TrialOutcome,
-    fresh_run_path,
 )
 from tau_tui.domains import DomainError
 from tau_tui.model.io import open_run
@@ -153,10 +152,12 @@ def test_recorded_unscored_simulations_say_why(registry, tmp_path):
     assert cells[sims[2]["id"]].outcome in (TrialOutcome.PASS, TrialOutcome.FAIL)
 
 
-def test_fresh_run_path_never_collides(tmp_path):
-    first = fresh_run_path(tmp_path, "mock")
+def test_a_new_calibration_path_never_collides(tmp_path):
+    from tau_tui.model.io import new_output_path
+
+    first = new_output_path(tmp_path, "calibrate", "mock")
     first.write_text("{}")
-    second = fresh_run_path(tmp_path, "mock")
+    second = new_output_path(tmp_path, "calibrate", "mock")
     assert second != first and not second.exists() and second.name.startswith("calibrate_")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.helpers import split_options
+
 import asyncio
 
 import pytest
@@ -50,7 +52,8 @@ def with_plan(task: Task, plan: dict | None) -> Task:
 def run_episode(env, task, agent, user=None, **kwargs):
     """One episode with the scripted user unless another user is given; returns (simulation, orchestrator)."""
     user = user if user is not None else ScriptedUser(user_brief(task, env))
-    orchestrator = Orchestrator(env, task, agent, user, **kwargs)
+    options, rest = split_options(kwargs)
+    orchestrator = Orchestrator(env, task, agent, user, options, **rest)
     return asyncio.run(orchestrator.run()), orchestrator
 
 

@@ -12,7 +12,7 @@ from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
 from tau_tui.rollout.evaluation import SimulationEvaluator
-from tau_tui.rollout.orchestrator import Orchestrator
+from tau_tui.rollout.orchestrator import EpisodeOptions, Orchestrator
 from tau_tui.rollout.participants import Participant, user_brief
 from tau_tui.rollout.users import ScriptedUser
 
@@ -30,7 +30,7 @@ def gold_rewards(registry: DomainRegistry, domain: str, path: Path) -> dict[str,
 def scored_episode(domain: Domain, task: Task, agent: Participant) -> tuple[SimulationRun, float | None]:
     """One evaluated episode of ``agent`` with the scripted user."""
     env = domain.new_environment()
-    orchestrator = Orchestrator(env, task, agent, ScriptedUser(user_brief(task, env)), seed=1)
+    orchestrator = Orchestrator(env, task, agent, ScriptedUser(user_brief(task, env)), EpisodeOptions(seed=1))
     sim = asyncio.run(orchestrator.run())
     return sim, SimulationEvaluator(domain).apply(sim, task).reward
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.helpers import split_options
+
 import asyncio
 import random
 
@@ -63,7 +65,8 @@ def user_says(text):
 
 
 def run(env, task, agent, user, **kwargs):
-    return asyncio.run(Orchestrator(env, task, agent, user, **kwargs).run())
+    options, rest = split_options(kwargs)
+    return asyncio.run(Orchestrator(env, task, agent, user, options, **rest).run())
 
 
 @pytest.fixture

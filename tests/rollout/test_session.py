@@ -13,12 +13,13 @@ import pytest
 from tau_tui.analysis import Analyzer
 from tau_tui.evaluate import evaluate
 from tau_tui.model.io import open_run
-from tau_tui.rollout import PlaySession, continue_episode, fork_history
+from tau_tui.rollout import EpisodeOptions, PlaySession, continue_episode, fork_history
 from tests.conftest import ROOT
 
 
 async def _play_user(registry, path, on_event=None):
-    session = PlaySession(registry, "mock", "create_task_1", "user", "scripted/gold", seed=7, on_event=on_event)
+    session = PlaySession(registry, "mock", "create_task_1", "user", "scripted/gold", EpisodeOptions(seed=7),
+                          on_event=on_event)
     session.start()
     first = await session.wait_turn()
     assert first is not None and first.side == "user"

@@ -88,14 +88,26 @@ def demo_copy(tmp_path: Path) -> Path:
     return target
 
 
+def build_app(paths, *, calibrate=None, keymap=None, task_editor=None, viewer=None, background_replay=True,
+              **settings):
+    """The app as ``tau-tui`` builds it (``Session.from_settings``): ``settings`` are ``config.Settings`` fields."""
+    from tau_tui.config import Settings
+    from tau_tui.session import Session
+    from tau_tui.tui.app import TauTuiApp
+
+    session = Session.from_settings(Settings(**settings), paths, task_editor=task_editor, viewer=viewer,
+                                    background_replay=background_replay)
+    return TauTuiApp(session, calibrate=calibrate, keymap=keymap)
+
+
 @pytest.fixture
 def make_app(tau2_data):
     """Build the app on some paths with the test tau2 data folder; opened JSON files are collected."""
-    from tau_tui.tui.app import TauTuiApp
 
     def build(paths=None, **kwargs):
         opened: list[Path] = []
-        app = TauTuiApp(paths or [RECORDINGS], tau2_data=tau2_data, external_viewer=opened.append, **kwargs)
+        kwargs.setdefault("tau2_data", tau2_data)
+        app = build_app(paths or [RECORDINGS], viewer=opened.append, **kwargs)
         app.opened = opened
         return app
 

@@ -45,7 +45,7 @@ async def test_runs_table_lists_every_simulation_with_replay_columns(make_app):
         assert isinstance(app.screen, RunsScreen)
         assert shown_ids(app) == ["demo-clean-pass", "demo-mismatch", "demo-hallucinated-tool",
                                   "demo-structural-findings", "demo-user-tools"]
-        rows = {r.sim_id: r for r in app.catalog.rows}
+        rows = {r.sim_id: r for r in app.session.catalog.rows}
         assert rows["demo-mismatch"].replay.mismatches == 1
         assert rows["demo-hallucinated-tool"].replay.hallucinated == 1
         assert rows["demo-structural-findings"].replay.findings == 2
@@ -119,7 +119,7 @@ async def test_unreadable_file_is_a_one_line_notice(make_app, tmp_path: Path):
     app = make_app([tmp_path, RECORDINGS])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        notices = app.catalog.all_notices()
+        notices = app.session.catalog.all_notices()
         assert [n.path.name for n in notices] == ["broken.json"]
         assert "truncated JSON" in notices[0].text
         assert len(shown_ids(app)) == 5
@@ -132,7 +132,7 @@ async def test_load_notices_without_any_say_so_instead_of_an_empty_list(make_app
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.catalog.all_notices() == []
+        assert app.session.catalog.all_notices() == []
         await pilot.press("exclamation_mark")
         assert isinstance(app.screen, RunsScreen)
         assert any("no load notices" in n.message for n in app._notifications)
@@ -417,7 +417,7 @@ async def test_a_run_that_cannot_be_replayed_still_opens(make_app, tmp_path: Pat
     app = make_app([path])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        row = app.catalog.rows[0]
+        row = app.session.catalog.rows[0]
         assert row.replay is None and "no_such_domain" in row.replay_error
         await open_sim(pilot, "sim-1")
         screen = app.screen

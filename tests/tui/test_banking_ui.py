@@ -85,8 +85,8 @@ async def test_retrieval_variant_is_a_column_and_a_filter(make_app, tmp_path):
     app = make_app([tmp_path])
     async with app.run_test(size=(200, 45)) as pilot:
         await settle(pilot)
-        assert sorted(r.retrieval for r in app.catalog.rows) == ["bm25_grep", "grep_only"]
-        assert app.catalog.values("retrieval") == [("bm25_grep", 1), ("grep_only", 1)]
+        assert sorted(r.retrieval for r in app.session.catalog.rows) == ["bm25_grep", "grep_only"]
+        assert app.session.catalog.values("retrieval") == [("bm25_grep", 1), ("grep_only", 1)]
         screen = app.runs_screen
         screen.set_filter(RunFilter(retrieval="grep_only"))
         assert [r.retrieval for r in screen.query_one(RunTable).rows] == ["grep_only"]

@@ -120,7 +120,7 @@ async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(mak
         assert screen.table.rows and all(r.band is Band.ZERO for r in screen.table.rows)
         # the calibration's trials are in the runs table too
         await settle(pilot)
-        assert len(app.catalog.rows_of(flaky_out)) == WAREHOUSE_TASKS * 4
+        assert len(app.session.catalog.rows_of(flaky_out)) == WAREHOUSE_TASKS * 4
 
 
 async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app, tmp_path: Path):

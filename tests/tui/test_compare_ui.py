@@ -91,4 +91,4 @@ async def test_runs_of_different_tasks_are_not_compared(make_app):
             table.move_cursor(index)
             await pilot.press("equals_sign")
         await wait_until(pilot, lambda: app.screen is app.runs_screen, "the refusal")
-        assert app.compare_mark is None
+        assert app.session.compare_mark is None

@@ -1,7 +1,9 @@
 """The app and its screens meet only through ``tau_tui.tui.context``: the app publishes signals and names a
-screen class only to push it; screens type against the context and never import the app (review P1.3)."""
+screen class only to push it; screens type against the context and never import the app."""
 
 from __future__ import annotations
+
+from tau_tui.session.notes import add_note
 
 import ast
 from pathlib import Path
@@ -94,11 +96,11 @@ async def test_a_second_screen_hears_catalog_and_notes_signals(make_app, demo_co
         listener = Listener()
         app.push_screen(listener)
         await wait_until(pilot, lambda: listener.is_mounted, "the listener")
-        row = app.catalog.rows[0]
-        app.save_note(row.path, row.sim_id, NoteRequest("agent", "policy_violation", "heard by a second screen", None))
+        row = app.session.catalog.rows[0]
+        app.change_notes(row.path, add_note(row.sim_id, "agent", "policy_violation", "heard by a second screen"))
         await wait_until(pilot, lambda: "notes" in listener.heard, "the notes signal")
-        assert "heard by a second screen" in [note.text for note in app.catalog.find(row.path, row.sim_id).notes]
-        app.add_live_run(open_run(recording))
+        assert "heard by a second screen" in [note.text for note in app.session.catalog.find(row.path, row.sim_id).notes]
+        app.add_run(open_run(recording))
         assert listener.heard[-2:] == ["catalog", "file:mock_demo.json"]
         await settle(pilot)
         app.pop_screen()

@@ -11,7 +11,7 @@ from rich.console import Console
 from tau_tui.analysis import Analyzer
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RunFileError, expand_paths, open_run
-from tau_tui.tui.app import TauTuiApp
+from tests.tui.conftest import build_app
 from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec
 from tau_tui.views.panels import render_changes, render_derived, render_mismatch, render_recorded, render_task
 from tau_tui.views.render import RenderContext, render_step
@@ -114,12 +114,12 @@ async def test_hard_simulations_open_and_step_to_the_end(corpus, tau2_data):
     runs, _ = corpus
     cases = hard_cases(runs)
     assert len(cases) >= 5
-    app = TauTuiApp([path for path, _ in cases], tau2_data=tau2_data)
+    app = build_app([path for path, _ in cases], tau2_data=tau2_data)
     async with app.run_test(size=(160, 45)) as pilot:
-        while app.generation == 0 or app.busy:
+        while app.session.library.progress is None or app.busy:
             await pilot.pause(0.05)
         for path, index in cases:
-            row = app.catalog.by_key[Catalog.row_key(path, index)]
+            row = app.session.catalog.by_key[Catalog.row_key(path, index)]
             app.open_simulation(row)
             await app.workers.wait_for_complete()
             await pilot.pause()
@@ -137,11 +137,11 @@ async def test_hard_simulations_open_and_step_to_the_end(corpus, tau2_data):
 
 async def test_the_corpus_folder_opens_with_one_notice_for_its_data_folders(tau2_data):
     """Scanning the corpus lists tau2's data folders once, not each of their ~800 JSON files."""
-    app = TauTuiApp([CORPUS], tau2_data=tau2_data)
+    app = build_app([CORPUS], tau2_data=tau2_data)
     async with app.run_test(size=(160, 45)) as pilot:
-        while app.generation == 0 or app.loading_files:
+        while app.session.library.progress is None or app.session.library.loading:
             await pilot.pause(0.05)
-        notices = app.catalog.all_notices()
+        notices = app.session.catalog.all_notices()
         folder = [n for n in notices if "tau2 data folder" in n.text]
         assert len(folder) == 1 and "banking_knowledge" in folder[0].text
         assert not [n for n in notices if "domains" in n.path.parts and n is not folder[0]]
@@ -153,11 +153,11 @@ async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_
     path = tmp_path / "unknown_domain.json"
     path.write_bytes((CORPUS / "generated" / "tau2-gold_banking_knowledge.json").read_bytes()
                      .replace(b'"banking_knowledge"', b'"no_such_domain"'))
-    app = TauTuiApp([path], tau2_data=tau2_data)
+    app = build_app([path], tau2_data=tau2_data)
     async with app.run_test(size=(160, 45)) as pilot:
-        while app.generation == 0 or app.busy:
+        while app.session.library.progress is None or app.busy:
             await pilot.pause(0.05)
-        rows = [r for r in app.catalog.rows if r.run.path == path]
+        rows = [r for r in app.session.catalog.rows if r.run.path == path]
         assert len(rows) == 291
         app.open_simulation(rows[0])
         # the simulation is parsed from the streamed file off the UI thread: wait for the screen to show it
@@ -166,5 +166,5 @@ async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen) and screen.doc is not None
         assert screen.analysis is None and "no_such_domain" in (screen.replay_error or "")
-    notice = next(n for n in app.catalog.all_notices() if n.path == path)
+    notice = next(n for n in app.session.catalog.all_notices() if n.path == path)
     assert "unknown domain 'no_such_domain'" in notice.text and str(path) not in notice.text  # named once

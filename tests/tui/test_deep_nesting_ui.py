@@ -18,7 +18,7 @@ async def test_deep_recording_opens_steps_expands_and_exports(make_app, tmp_path
     app = make_app([path])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.catalog.all_notices() == []
+        assert app.session.catalog.all_notices() == []
         await open_sim(pilot, "sim-1")
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen) and len(screen.doc) == 14

@@ -41,7 +41,7 @@ async def test_background_worker_fills_recomputed_reward_agreement_and_flags(mak
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        rows = {r.sim_id: r for r in app.catalog.rows}
+        rows = {r.sim_id: r for r in app.session.catalog.rows}
         assert all(r.evaluation is not None for r in rows.values())
         user_tools = rows["demo-user-tools"].evaluation
         assert user_tools.reward == 0.0 and user_tools.agrees is True
@@ -168,7 +168,7 @@ async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_a
     app = make_app([path])
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
-        rows = {r.sim_id: r for r in app.catalog.rows}
+        rows = {r.sim_id: r for r in app.session.catalog.rows}
         assert recomputed_cell(rows["sim-infra"]).plain == "infra"  # never a fail
         assert recomputed_cell(rows["sim-nl"]).plain == "n/a"  # NL without a judge: not computable
         await pilot.press("m")
@@ -198,7 +198,7 @@ async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(make_app,
     app = make_app([path], judge_model="openai/judge", judge_api_base=base)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        row = app.catalog.rows[0]
+        row = app.session.catalog.rows[0]
         assert row.evaluation is not None and row.evaluation.reward is None  # not computable without a verdict
         await open_sim(pilot, row.sim_id)
         screen = app.screen
@@ -230,7 +230,7 @@ async def test_j_without_a_judge_model_says_how_to_give_one(make_app, tmp_path):
     app = make_app([path])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await open_sim(pilot, app.catalog.rows[0].sim_id)
+        await open_sim(pilot, app.session.catalog.rows[0].sim_id)
         await pilot.press("J")
         await pilot.pause()
         assert any("--judge MODEL" in n.message for n in app._notifications)

@@ -58,12 +58,12 @@ def test_the_cli_and_the_inspector_show_the_same_facts(tmp_path, tau2_data, anal
 
 OPEN_RECORDINGS = """
 import asyncio, sys
-from tau_tui.tui.app import TauTuiApp
+from tests.tui.conftest import build_app
 from tests.tui.conftest import RECORDINGS, open_sim, settle
 from tests.conftest import ROOT, CORPUS
 
 async def main():
-    app = TauTuiApp([ROOT / "recordings"], tau2_data=CORPUS, external_viewer=lambda p: None)
+    app = build_app([ROOT / "recordings"], tau2_data=CORPUS, viewer=lambda p: None)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await open_sim(pilot, "cas-reordered-mismatch")

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import tau_tui.model.indexing as indexing
-import tau_tui.tui.app as app_module
+
 from tau_tui.model.indexing import Growing
 from tau_tui.model.io import open_run
-from tau_tui.tui.app import TauTuiApp
+from tests.tui.conftest import build_app
 from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS, corpus_required
@@ -48,7 +48,7 @@ async def test_rows_appear_before_every_file_is_indexed_and_keep_the_order_of_th
     monkeypatch.setattr(indexing, "PARALLEL_MIN_BYTES", 0)
     gate = threading.Event()
     planned: list[int] = []
-    real = app_module.index_files
+    real = indexing.index_files
 
     def gated(paths, emit, workers, cancelled, every=indexing.EVERY):
         planned.append(workers)
@@ -60,23 +60,23 @@ async def test_rows_appear_before_every_file_is_indexed_and_keep_the_order_of_th
 
         return real(paths, held, workers, cancelled=cancelled, every=0.01)
 
-    monkeypatch.setattr(app_module, "index_files", gated)
-    app = TauTuiApp(files, tau2_data=CORPUS, workers=1, index_workers=2)
-    app.queue_replay = lambda rows: None  # the background replay is not what this test looks at
+    monkeypatch.setattr(indexing, "index_files", gated)
+    app = build_app(files, tau2_data=CORPUS, workers=1, index_workers=2,
+                    background_replay=False)  # the background replay is not what this test looks at
     try:
         async with app.run_test(size=(160, 45)) as pilot:
             table = app.runs_screen.query_one(RunTable)
             await wait_until(pilot, lambda: table.row_count > 0, "the first rows", tries=3000)
-            assert app.loading_files  # rows are shown while the files are still being indexed
+            assert app.session.library.loading  # rows are shown while the files are still being indexed
             shown = [(str(r.path), r.sim_id) for r in table.rows]
             assert str(files[0]) in {p for p, _ in shown}  # the large file's rows came before it was indexed
             assert planned == [2]
             gate.set()
-            await wait_until(pilot, lambda: not app.loading_files and not app.runs_screen.refresh_pending,
+            await wait_until(pilot, lambda: not app.session.library.loading and not app.runs_screen.refresh_pending,
                              "every file indexed", tries=3000)
             await pilot.pause()
             assert [(str(r.path), r.sim_id) for r in table.rows] == _expected(files)
-            notices = [n for n in app.catalog.all_notices() if n.severity == "error"]
+            notices = [n for n in app.session.catalog.all_notices() if n.severity == "error"]
             assert [n.path.name for n in notices] == ["broken.json"]
             assert "truncated JSON" in notices[0].text
             app.exit()

@@ -52,9 +52,9 @@ async def test_new_rollout_lands_in_the_runs_table_as_it_runs(make_app, tmp_path
         await set_input(pilot, "#r-out", str(out))
         await pilot.press("ctrl+s")
         assert app.screen is app.runs_screen
-        await wait_until(pilot, lambda: app.rollout is not None and app.rollout.finished, "the rollout")
+        await wait_until(pilot, lambda: app.session.rollouts.progress is not None and app.session.rollouts.progress.finished, "the rollout")
         await settle(pilot)
-        rows = app.catalog.rows_of(out)
+        rows = app.session.catalog.rows_of(out)
         assert len(rows) == 4 and {r.task for r in rows} == {"update_task_1", "create_task_1_with_env_assertions"}
         assert all(r.evaluation is not None and r.evaluation.reward == 1.0 for r in rows)
         assert all(r.entry.reward == 1.0 for r in rows)
@@ -86,7 +86,7 @@ async def test_rollout_form_refuses_bad_fields(make_app, tmp_path: Path):
         await pilot.press("ctrl+s")
         assert "agent args: not valid JSON" in str(app.screen.query_one("#r-error").render())
         await pilot.press("escape")
-        assert app.screen is app.runs_screen and app.rollout is None
+        assert app.screen is app.runs_screen and app.session.rollouts.progress is None
 
 
 # --- play -----------------------------------------------------------------------------------------------
@@ -135,7 +135,7 @@ async def test_human_as_user_session_saves_a_recording_replay_and_evaluator_acce
         await wait_until(pilot, lambda: screen.saved is not None, "the saved recording")
         assert "reward 1" in screen.query_one("#play-status").plain
         await settle(pilot)
-        await wait_until(pilot, lambda: bool(app.catalog.rows_of(out)), "the recording in the runs table")
+        await wait_until(pilot, lambda: bool(app.session.catalog.rows_of(out)), "the recording in the runs table")
         assert screen.saved == out
         await pilot.press("ctrl+o")
         await app.workers.wait_for_complete()
@@ -225,7 +225,7 @@ async def test_fork_from_a_step_runs_a_continuation_and_compares(make_app, tmp_p
         assert compare.original.recorded_reward == 1.0
         assert "⚒ update_task_status" in text  # the fork's own calls, aligned with the original's
         forks = list(tmp_path.glob("*_fork_*.json"))
-        assert len(forks) == 1 and app.catalog.rows_of(forks[0])
+        assert len(forks) == 1 and app.session.catalog.rows_of(forks[0])
         fork_run = open_run(forks[0])
         assert [m.content for m in fork_run.simulation(0).messages[:2]] == [
             "Hi! How can I help you today?", "Please mark task_1 as completed."]

@@ -99,7 +99,7 @@ async def test_runs_table_counts_faults_refusals_and_discoveries(make_app):
     app = make_app([OUR_RECORDINGS])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        rows = {r.sim_id: r for r in app.catalog.rows}
+        rows = {r.sim_id: r for r in app.session.catalog.rows}
         assert {k: (r.replay.faults, r.replay.refused, r.replay.discovered) for k, r in rows.items()} == {
             "as-gold-goodwill": (0, 0, 1), "as-gold-two-returns": (0, 0, 1), "as-hasty-refund": (0, 0, 0),
             "wh-gold-split": (3, 0, 0), "wh-gold-timeouts": (3, 0, 0), "wh-gives-up": (1, 0, 0),

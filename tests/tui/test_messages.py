@@ -8,17 +8,17 @@ from pathlib import Path
 
 from textual.app import App
 
-from tau_tui.tui.messages import (
-    CalibratorReady, ForkFinished, MetricsReady, ReplayOutcome, SimsReplayed, SimulationReady,
-)
+from tau_tui.session.events import ReplayOutcome
+from tau_tui.session.simulation import OpenedSimulation
+from tau_tui.tui.messages import CalibratorReady, ForkFinished, MetricsReady, SimsReplayed, SimulationReady
 
 
 def test_positional_order_and_defaults() -> None:
     fork = ForkFinished(3, "episode", Path("f.json"), None, None, 2)
     assert (fork.token, fork.episode, fork.path, fork.run, fork.error, fork.step) == \
         (3, "episode", Path("f.json"), None, None, 2)
-    ready = SimulationReady(1, None, None, None, "bad")
-    assert ready.load_error == "bad" and ready.report is None and ready.eval_error is None
+    ready = SimulationReady(1, OpenedSimulation(load_error="bad"))
+    assert ready.opened.load_error == "bad" and ready.opened.report is None and ready.opened.doc is None
     assert CalibratorReady(error="x").skipped == []
     assert CalibratorReady(None, 2, ["a"]).skipped == ["a"]
     assert fork.time > 0 and not fork.is_forwarded  # Message.__post_init__ ran

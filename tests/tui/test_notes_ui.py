@@ -71,7 +71,7 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(ma
         table.focus()
         await pilot.press("A")
         await fill_note(pilot, "policy_violation", "refunded 449.00 without the approval the policy asks for")
-        row = app.catalog.find(recording, "as-hasty-refund")
+        row = app.session.catalog.find(recording, "as-hasty-refund")
         assert [(n.source, n.error_type, n.step) for n in row.notes] == [("agent", "policy_violation", None)]
         assert notes_path(recording).is_file() and digest(recording) == before
         assert shown_cell(app.runs_screen.query_one(RunTable), row, "notes") == "1"
@@ -94,7 +94,7 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(ma
         await pilot.press("r")
         await settle(pilot)
         await wait_until(pilot, lambda: screen.doc is not None and screen.doc.targets["note"] == [9], "the reload")
-        row = app.catalog.find(recording, "as-hasty-refund")
+        row = app.session.catalog.find(recording, "as-hasty-refund")
         assert len(row.notes) == 2 and screen.cursor == 9
         await pilot.press("escape")
         # the notes filter keeps only annotated runs
@@ -119,7 +119,7 @@ async def test_notes_list_opens_the_step_exports_and_deletes(make_app, tmp_path:
     app = make_app([folder], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        assert {r.sim_id: len(r.notes) for r in app.catalog.rows if r.notes} == {"wh-gives-up": 1,
+        assert {r.sim_id: len(r.notes) for r in app.session.catalog.rows if r.notes} == {"wh-gives-up": 1,
                                                                                   "as-hasty-refund": 1}
         await pilot.press("N")
         screen = app.screen
@@ -149,7 +149,7 @@ async def test_notes_list_opens_the_step_exports_and_deletes(make_app, tmp_path:
         await pilot.press("x", "y")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert len(screen.shown) == 1 and len(app.catalog.all_notes()) == 1
+        assert len(screen.shown) == 1 and len(app.session.catalog.all_notes()) == 1
     assert {p.name: digest(p) for p in folder.glob("*.json") if not p.name.endswith(".notes.json")} == before
 
 
@@ -197,7 +197,7 @@ async def test_a_note_on_the_bundled_recordings_goes_to_the_user_data_folder(mak
         table.focus()
         await pilot.press("A")
         await fill_note(pilot, "tool_bug", "a note on a bundled recording")
-        row = app.catalog.find(folder / "warehouse_cassette.json", "cas-reordered-mismatch")
+        row = app.session.catalog.find(folder / "warehouse_cassette.json", "cas-reordered-mismatch")
         assert "a note on a bundled recording" in [n.text for n in row.notes]
     assert sorted(p.name for p in folder.iterdir()) == before
     saved = list((user_data_home / "tau-tui" / "notes").glob("*-warehouse_cassette.notes.json"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tau_tui.tui.app import TauTuiApp
+from tests.tui.conftest import build_app
 
 from ..conftest import CORPUS, corpus_required
 
@@ -14,12 +14,12 @@ GOLD = CORPUS / "generated" / "tau2-gold_airline.json"  # together, batches big 
 
 
 async def _derived(workers: int) -> tuple[dict, bool]:
-    app = TauTuiApp([FILE, GOLD], tau2_data=CORPUS, workers=workers)
+    app = build_app([FILE, GOLD], tau2_data=CORPUS, workers=workers)
     async with app.run_test(size=(160, 45)) as pilot:
-        while app.busy or not app.catalog.rows:
+        while app.busy or not app.session.catalog.rows:
             await pilot.pause(0.05)
-        used_pool = app._executor is not None and app._executor._pool is not None
-        rows = {r.key: (r.replay, r.evaluation, r.replay_error, r.eval_error, r.haystack()) for r in app.catalog.rows}
+        used_pool = app.session.replay._executor is not None and app.session.replay._executor._pool is not None
+        rows = {r.key: (r.replay, r.evaluation, r.replay_error, r.eval_error, r.haystack()) for r in app.session.catalog.rows}
     return rows, used_pool
 
 

@@ -25,7 +25,7 @@ from tau_tui.evaluate import (
 )
 from tau_tui.evaluate.reward import CheckLine, Component
 from tau_tui.model.results import RewardInfo
-from tau_tui.tui.app import TauTuiApp
+from tau_tui.views.legend import help_legend
 from tau_tui.catalog import RunFilter, flag_options
 from tau_tui.views.columns import flags_cell
 from tau_tui.views.eval_panels import RecordedChecks, render_breakdown, render_checks
@@ -57,12 +57,12 @@ def test_letters_must_be_unique_and_kinds_new(greeting):
 
 async def test_one_registration_reaches_letters_legend_filter_and_cli(greeting, make_app, tau2_data, capsys):
     assert list(FLAG_KINDS)[-1] == "greeting" and FLAG_LETTERS["greeting"] == "G"
-    legend = TauTuiApp._legend().plain
+    legend = help_legend().plain
     assert "G  greeting  the first agent message (a test detector)" in legend
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        rows = app.catalog.rows
+        rows = app.session.catalog.rows
         assert rows and all(r.evaluation is not None and r.evaluation.flags.get("greeting") == 1 for r in rows)
         structural = next(r for r in rows if r.sim_id == "demo-structural-findings")
         assert flags_cell(structural).plain == "3 WG"

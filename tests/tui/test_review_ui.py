@@ -26,7 +26,7 @@ async def test_a_reviewed_simulation_shows_its_review_jumps_to_errors_and_keeps_
     app = make_app([tmp_path], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        row = app.catalog.rows[0]
+        row = app.session.catalog.rows[0]
         assert row.path == path and row.review.reviewed
         table = app.runs_screen.query_one(RunTable)
         assert {"review", "auth"} <= {c.key for c in table.scrolling}
@@ -65,7 +65,7 @@ async def test_a_full_duplex_simulation_has_a_tick_timeline(make_app, tmp_path):
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
         # a run folder found inside the folder given stays loaded (it used to vanish once loading finished)
-        assert [r.sim_id for r in app.catalog.rows] == ["fd-sim-1"]
+        assert [r.sim_id for r in app.session.catalog.rows] == ["fd-sim-1"]
         await open_sim(pilot, "fd-sim-1")
         screen = app.screen
         tabs = screen.query_one("#side")

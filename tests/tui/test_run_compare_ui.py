@@ -68,7 +68,7 @@ async def test_passed_but_violated_flag_filter(make_app, analyzer):
     app = make_app([AIRLINE])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        await wait_until(pilot, lambda: all(r.evaluation is not None for r in app.catalog.rows), "evaluations",
+        await wait_until(pilot, lambda: all(r.evaluation is not None for r in app.session.catalog.rows), "evaluations",
                          tries=3000)
         counts = dict(app.runs_screen._flag_values())
         assert counts[PASSED_BUT_VIOLATED] == len(expected)
@@ -101,10 +101,10 @@ async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app, tmp_
         screen.go(3)
         await pilot.pause()
         await pilot.press("S")
-        await wait_until(pilot, lambda: bool(app.catalog.find(path, "sim-1").notes), "the note")
-        note = app.catalog.find(path, "sim-1").notes[0]
+        await wait_until(pilot, lambda: bool(app.session.catalog.find(path, "sim-1").notes), "the note")
+        note = app.session.catalog.find(path, "sim-1").notes[0]
         assert (note.source, note.error_type, note.step) == ("user", "premature_end", 3)
-        assert note.text.startswith("user_stopped_early:") and len(app.catalog.find(path, "sim-1").notes) == 1
+        assert note.text.startswith("user_stopped_early:") and len(app.session.catalog.find(path, "sim-1").notes) == 1
 
 
 TOOLORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"

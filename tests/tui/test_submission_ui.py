@@ -27,7 +27,7 @@ async def test_a_submission_folder_in_the_runs_table_and_the_metrics_screen(make
     app = make_app([folder], runs_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
-        assert [r.submission for r in app.catalog.rows] == ["gpt-4.1-mini · OpenAI"] * 3
+        assert [r.submission for r in app.session.catalog.rows] == ["gpt-4.1-mini · OpenAI"] * 3
         table = app.runs_screen.query_one(RunTable)
         assert "submission" in {c.key for c in table.scrolling}
         retail = next(i for i, r in enumerate(table.rows) if r.domain == "retail")

@@ -68,7 +68,7 @@ class AuditScreen(Screen[None]):
         from tau_tui.trust.audit import audit_file
 
         worker = get_current_worker()
-        service = context(self).replay_service
+        service = context(self).session.service
         audit, errors = audit_file(self.run.path, self.run, service.analyzer, via=service, current_tasks=current_tasks,
                                    cancelled=lambda: worker.is_cancelled)
         if not worker.is_cancelled:

@@ -47,6 +47,8 @@ from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.widgets.calibration_table import CalibrationTable
 from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.workspace import RunPlan
+from tau_tui import formats
 
 
 REFRESH_SECONDS = 0.1  # coalesce bursts of grid events into one redraw
@@ -135,7 +137,7 @@ class CalibrateScreen(Screen[None]):
         self.table.focus()
         self._update_title()
         self._set_status(Text(f" loading domain {self.domain} and its recorded runs…", style="dim"))
-        runs = [run for run in context(self).catalog.files.values() if run.domain]
+        runs = [run for run in context(self).session.catalog.files.values() if run.domain]
         self.load_worker(runs)
 
     @work(thread=True, exclusive=True, group="calibrate-load", name="load calibration")
@@ -145,7 +147,7 @@ class CalibrateScreen(Screen[None]):
         from tau_tui.domains import DomainError
 
         try:
-            calibrator = context(self).workspace.calibrator(self.domain)  # with the judge
+            calibrator = context(self).session.workspace.calibrator(self.domain)  # with the judge
         except (DomainError, ValueError) as exc:
             self.post_message(CalibratorReady(error=str(exc)))
             return
@@ -170,7 +172,7 @@ class CalibrateScreen(Screen[None]):
         for skipped in message.skipped:
             self.notify(f"not in the grid: {skipped}", severity="warning", timeout=6)
         self.refresh_grid()
-        self._idle_status(f"{message.loaded} recorded trial{'s' if message.loaded != 1 else ''} loaded"
+        self._idle_status(f"{formats.count(message.loaded, 'recorded trial')} loaded"
                           if message.loaded else "no recorded runs of this domain loaded")
 
     def on_unmount(self) -> None:
@@ -301,19 +303,18 @@ class CalibrateScreen(Screen[None]):
             self._read_timer.stop()
             self._read_timer = None
         if self.run_path is not None and self.run_path.exists():
-            context(self).read_live_file(self.run_path)
+            context(self).add_run(self.run_path)
 
     # --- running trials -------------------------------------------------------------------------------
     def _form(self, **kwargs: Any) -> RolloutScreen:
-        app = context(self)
-        return RolloutScreen(app.replay_service, self.domain, app.runs_dir, calibrate=True, **kwargs)
+        return RolloutScreen(self.domain, calibrate=True, **kwargs)
 
     def action_new_trials(self) -> None:
         if not self._can_run():
             return
-        def chosen(result: tuple | None) -> None:
-            if result is not None:
-                self.start(*result)
+        def chosen(plan: RunPlan | None) -> None:
+            if plan is not None:
+                self.start(plan.config, plan.path)
 
         agent, user = self.last_setup or ("scripted/flaky:0.3", "scripted/user")
         self.app.push_screen(self._form(agent=agent, user=user, trials=self.k or 4), chosen)
@@ -326,15 +327,15 @@ class CalibrateScreen(Screen[None]):
         if not rows:
             self.notify("no rows: n runs k trials", timeout=2)
             return
-        self._offer_rerun(rows, f"re-run {len(rows)} row{'s' if len(rows) != 1 else ''}")
+        self._offer_rerun(rows, f"re-run {formats.count(len(rows), 'row')}")
 
     def _offer_rerun(self, rows: list[Row], title: str) -> None:
         first = rows[0]
         keys = [r.key for r in rows]
 
-        def chosen(result: tuple | None) -> None:
-            if result is not None:
-                self.start(*result, keys=keys)
+        def chosen(plan: RunPlan | None) -> None:
+            if plan is not None:
+                self.start(plan.config, plan.path, keys=keys)
 
         agent, user = runnable_setup(first) or self.last_setup or ("scripted/gold", "scripted/user")
         self.app.push_screen(self._form(tasks=[r.task_id for r in rows], fixed_tasks=True, title=title,
@@ -483,7 +484,7 @@ class CalibrateScreen(Screen[None]):
             return
         source = message.source
         command = source.editor_command()
-        editor = context(self).task_editor
+        editor = context(self).session.task_editor
         try:
             if editor is not None:
                 editor(command)

@@ -30,6 +30,7 @@ from tau_tui.views.render import one_line
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui import formats
+from tau_tui.textsafe import clip
 
 
 MAX_PATHS = 60
@@ -90,8 +91,7 @@ def render_check(check: Any) -> RenderableType:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = one_line(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(one_line(value), limit)
 
 
 class GoldCheckScreen(Screen[None]):
@@ -137,7 +137,7 @@ class GoldCheckScreen(Screen[None]):
 
         worker = get_current_worker()
         try:
-            checker = context(self).workspace.gold_checker(GoldCheckRequest(self.domain, self.task_ids))
+            checker = context(self).session.workspace.gold_checker(GoldCheckRequest(self.domain, self.task_ids))
             tasks = select_tasks(checker.domain, self.task_ids)
         except Exception as exc:  # noqa: BLE001 - a domain that cannot load is reported on the screen
             self.post_message(GoldChecked(final=True, error=str(exc)))

@@ -22,8 +22,7 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
 from tau_tui.textsafe import visible_renderable
-from tau_tui.evaluate import MetricOutcome, RunMetrics, compute_metrics
-from tau_tui.evaluate.stats import outcome_confidence
+from tau_tui.evaluate import FileMetrics, MetricOutcome, RunMetrics
 from tau_tui.model.io import RunFile
 from tau_tui.tui.context import context
 from tau_tui.catalog import EvalSummary, file_label
@@ -38,6 +37,7 @@ from tau_tui.views.eval_panels import (
 from tau_tui.tui.messages import MetricsReady
 from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui import formats
 
 
 PROGRESS_SECONDS = 0.25
@@ -78,7 +78,7 @@ class MetricsScreen(Screen[None]):
         self._title(0, len(self.run.entries))
         self.query_one("#metrics-summary", Static).update(Text("evaluating…", style="dim"))
         self.query_one(DataTable).focus()
-        rows = context(self).catalog.rows_of(self.run.path)
+        rows = context(self).session.catalog.rows_of(self.run.path)
         known = {row.index: row.evaluation for row in rows if row.run is self.run and row.evaluation is not None}
         self.evaluate_worker(known)
 
@@ -88,7 +88,7 @@ class MetricsScreen(Screen[None]):
         text.append(f"  {file_label(self.run)} · {self.run.domain or '?'} · agent {self.run.agent_model or '?'}")
         num_trials = self.run.raw_info.get("num_trials")
         if num_trials:
-            text.append(f" · {num_trials} trial{'s' if num_trials != 1 else ''}")
+            text.append(f" · {formats.count(num_trials, 'trial')}")
         text.append("   ")
         text.append("recorded", style=RECORDED_STYLE)
         text.append(" │ ")
@@ -100,7 +100,7 @@ class MetricsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="metrics", name="evaluate file")
     def evaluate_worker(self, known: dict[int, EvalSummary]) -> None:
         worker = get_current_worker()
-        service = context(self).replay_service
+        service = context(self).session.service
         total = len(self.run.entries)
         out: dict[int, EvalSummary | None] = dict(known)
         last = time.monotonic()
@@ -121,8 +121,8 @@ class MetricsScreen(Screen[None]):
             return
         self.summaries = message.summaries
         self.complete = True
-        self.recomputed, self.recorded = self.metrics()
-        self.confidence = outcome_confidence(self._outcomes()[0], self.recomputed.max_k)
+        both = FileMetrics.of(*self._outcomes(), self.run.raw_info)
+        self.recomputed, self.recorded, self.confidence = both.ours, both.recorded, both.confidence
         self._show()
 
     def _outcomes(self) -> tuple[list[MetricOutcome], list[MetricOutcome]]:
@@ -132,13 +132,6 @@ class MetricsScreen(Screen[None]):
             ours.append(MetricOutcome(entry.task_id, summary.reward if summary is not None else None, entry.termination))
             theirs.append(MetricOutcome(entry.task_id, entry.reward, entry.termination))
         return ours, theirs
-
-    def metrics(self) -> tuple[RunMetrics, RunMetrics]:
-        """(recomputed, recorded) metrics of the file."""
-        num_trials = self.run.raw_info.get("num_trials")
-        num_trials = num_trials if isinstance(num_trials, int) and num_trials > 0 else None
-        ours, theirs = self._outcomes()
-        return compute_metrics(ours, num_trials), compute_metrics(theirs, num_trials)
 
     def _show(self) -> None:
         assert self.recomputed is not None and self.recorded is not None

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Input
 
 from tau_tui.model.notes import Note, NoteBook, export_csv, export_json
 from tau_tui.textsafe import one_line
+from tau_tui.session.notes import remove_note
 from tau_tui.tui.context import context, subscribe
 from tau_tui.catalog import RunRow, file_label
 from tau_tui.views.layout import Share, distinct_starts, elide, share_widths
@@ -79,7 +80,7 @@ class NotesScreen(Screen[None]):
     def refresh_notes(self) -> None:
         """Rebuild the table from the catalog's notebooks (after a save, a delete, a reload)."""
         needle = self.query_one("#notes-filter", Input).value.strip()
-        notes = [item for item in context(self).catalog.all_notes() if note_matches(*item, needle)]
+        notes = [item for item in context(self).session.catalog.all_notes() if note_matches(*item, needle)]
         notes.sort(key=lambda item: (str(item[1].recording), item[2].sim_id, -1 if item[2].step is None
                                      else item[2].step, item[2].created_at))
         self.shown = notes
@@ -104,7 +105,7 @@ class NotesScreen(Screen[None]):
                           key=str(index))  # Text, never markup: notes and ids are recorded text
         if notes:
             table.move_cursor(row=min(cursor, len(notes) - 1))
-        total = len(context(self).catalog.all_notes())
+        total = len(context(self).session.catalog.all_notes())
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append(" notes ", style="bold reverse")
         title.append(f"  {len(notes)} of {total} notes · kept beside each recording in <name>.notes.json "
@@ -166,7 +167,7 @@ class NotesScreen(Screen[None]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                context(self).remove_note(book.recording, note.id)
+                context(self).change_notes(book.recording, remove_note(note.id))
 
         self.app.push_screen(ConfirmScreen(f"Delete the note on {note.sim_id} ({note_label_text(note)})?",
                                            "Delete"), answered)
@@ -180,7 +181,7 @@ class NotesScreen(Screen[None]):
             if fmt:
                 rows = [{"recording": str(book.recording), **note.model_dump(mode="json")}
                         for _, book, note in self.shown]
-                self.export_worker(rows, fmt, context(self).runs_dir)
+                self.export_worker(rows, fmt, context(self).session.runs_dir)
 
         self.app.push_screen(PickerScreen(f"export {len(self.shown)} notes as", [
             ("json", "JSON  ·  one object per note"), ("csv", "CSV  ·  one row per note")]), picked)

@@ -22,7 +22,6 @@ from textual.widgets.option_list import Option
 from tau_tui.model.io import error_text
 from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.tui.replay_service import ReplayService
 from tau_tui.workspace import FORM_LABELS, PlayRequest, RequestError
 from tau_tui.tui.screens.rollout import (
     AGENT_SUGGESTIONS, USER_SUGGESTIONS, FormError, TaskLister, task_option,
@@ -40,17 +39,19 @@ class PlaySetupScreen(ModalScreen[None]):
         Binding("ctrl+s", "start", "Start the session", id="play_setup.start"),
     ]
 
-    def __init__(self, service: ReplayService, domain: str | None = None, task: str | None = None) -> None:
+    def __init__(self, domain: str | None = None, task: str | None = None) -> None:
         super().__init__()
-        self.service = service
-        self.lister = TaskLister(service)
         self.initial_domain = domain
         self.initial_task = task
         self.tasks: list[tuple[str, str]] = []
         self.starting = False
 
+    @property
+    def lister(self) -> TaskLister:
+        return TaskLister(context(self).session.workspace.registry)
+
     def compose(self) -> ComposeResult:
-        names = self.service.registry.names()
+        names = context(self).session.workspace.registry.names()
         domain = self.initial_domain if self.initial_domain in names else ("mock" if "mock" in names else None)
         with Vertical(id="play-form", classes="form"):
             with Horizontal(classes="form-row"):
@@ -73,7 +74,7 @@ class PlaySetupScreen(ModalScreen[None]):
                 yield Input(placeholder="litellm args (JSON)", id="p-other-args", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
-                yield Input(placeholder=f"{context(self).runs_dir}/<time>_play_<domain>_<task>.json", id="p-out",
+                yield Input(placeholder=f"{context(self).session.runs_dir}/<time>_play_<domain>_<task>.json", id="p-out",
                             compact=True)
             yield Label("", id="p-error", classes="form-error")
             with Horizontal(classes="form-buttons"):
@@ -156,7 +157,7 @@ class PlaySetupScreen(ModalScreen[None]):
             request = PlayRequest(domain, task, side, self.query_one("#p-other", Input).value,
                                   self.query_one("#p-other-args", Input).value,
                                   out=self.query_one("#p-out", Input).value, labels=dict(FORM_LABELS))
-            out = context(self).workspace.play_path(request)
+            out = context(self).session.workspace.play_path(request)
         except (FormError, RequestError) as exc:
             error.update(visible_renderable(str(exc)))
             return
@@ -167,7 +168,7 @@ class PlaySetupScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, group="play-setup", name="start session")
     def session_worker(self, request: PlayRequest, out: Path) -> None:
         try:
-            session = context(self).workspace.play_session(request)  # with the judge, as tau-tui play
+            session = context(self).session.workspace.play_session(request)  # with the judge, as tau-tui play
         except Exception as exc:  # noqa: BLE001 - shown in the form
             self.app.call_from_thread(self._failed, error_text(exc))
             return
@@ -182,7 +183,7 @@ class PlaySetupScreen(ModalScreen[None]):
 
         app, ctx = self.app, context(self)
         self.dismiss(None)
-        app.push_screen(PlayScreen(session, out, on_saved=ctx.read_live_file))
+        app.push_screen(PlayScreen(session, out, on_saved=ctx.add_run))
 
     @on(Button.Pressed, "#p-cancel")
     def action_cancel(self) -> None:

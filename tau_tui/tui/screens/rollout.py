@@ -4,15 +4,14 @@ Modal. Domains come from the registry; the task list loads in a thread
 worker when a domain is picked and filters as you type (space selects;
 selecting none runs every task). Models are any litellm model string or a
 scripted participant (``scripted/gold``, ``scripted/user``). Dismisses with
-``(RunConfig, Path)``; the app runs it. The calibrate screen uses the same
+its ``RunPlan``; the app runs it. The calibrate screen uses the same
 form for its trials (``calibrate=True``: the domain is fixed, k defaults to
 4, and re-running rows fixes the tasks too).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -23,10 +22,12 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList
 
-from tau_tui.config import Settings
 from tau_tui.textsafe import one_line, visible_renderable
-from tau_tui.tui.replay_service import ReplayService
-from tau_tui.workspace import FORM_LABELS, RequestError, RunRequest, Workspace, parse_json_object
+from tau_tui.tui.context import context
+from tau_tui.workspace import FORM_LABELS, RequestError, RunPlan, RunRequest, Workspace, parse_json_object
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
 AGENT_SUGGESTIONS = ["scripted/gold", "scripted/flaky:0.3", "gpt-4.1", "gpt-4o", "claude-sonnet-4-20250514"]
 USER_SUGGESTIONS = ["scripted/user", "gpt-4.1", "gpt-4o"]
@@ -66,20 +67,20 @@ def task_hint(task: Any) -> str:
 class TaskLister:
     """The tasks of the picked domain, loaded off the UI thread; used by the rollout and play forms."""
 
-    def __init__(self, service: ReplayService):
-        self.service = service
+    def __init__(self, registry: DomainRegistry):
+        self.registry = registry
 
     def load(self, domain: str) -> tuple[list[tuple[str, str]], str | None]:
         """[(task id, one-line description)] or ([], error)."""
         try:
-            tasks = self.service.registry.get(domain).tasks()
+            tasks = self.registry.get(domain).tasks()
         except Exception as exc:  # noqa: BLE001 - shown in the form
             return [], str(exc)
         return [(task.id, task_hint(task)) for task in tasks.values()], None
 
 
-class RolloutScreen(ModalScreen[tuple | None]):
-    """Fill in a rollout; Start dismisses with (RunConfig, output path)."""
+class RolloutScreen(ModalScreen["RunPlan | None"]):
+    """Fill in a rollout; Start dismisses with its ``RunPlan`` (built by the session's workspace)."""
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="rollout.cancel"),
@@ -87,17 +88,13 @@ class RolloutScreen(ModalScreen[tuple | None]):
         Binding("ctrl+a", "toggle_all", "Select all shown tasks / none", id="rollout.all", priority=True),
     ]
 
-    def __init__(self, service: ReplayService, domain: str | None = None, runs_dir: Path = Path("runs"), *,
+    def __init__(self, domain: str | None = None, *,
                  calibrate: bool = False, tasks: list[str] | None = None, fixed_tasks: bool = False,
                  agent: str = "scripted/gold", user: str = "scripted/user", trials: int | None = None,
-                 title: str | None = None, workspace: Workspace | None = None) -> None:
+                 title: str | None = None) -> None:
         """``calibrate``: trials for the calibrate screen of ``domain`` (fixed); ``tasks`` preselected
         (``fixed_tasks``: they cannot change, as when re-running rows)."""
         super().__init__()
-        self.service = service
-        self._workspace = workspace
-        self.runs_dir = runs_dir
-        self.lister = TaskLister(service)
         self.initial_domain = domain
         self.calibrate = calibrate
         self.fixed_tasks = fixed_tasks
@@ -109,15 +106,15 @@ class RolloutScreen(ModalScreen[tuple | None]):
 
     @property
     def workspace(self) -> Workspace:
-        """What the rollout is built through: the one given, else the app's."""
-        if self._workspace is None:
-            found = getattr(self.app, "workspace", None)
-            self._workspace = found if isinstance(found, Workspace) else Workspace(
-                Settings(runs_dir=self.runs_dir), registry=self.service.registry)
-        return self._workspace
+        """What the rollout is built through: the session's (its settings, registry and judge)."""
+        return context(self).session.workspace
+
+    @property
+    def lister(self) -> TaskLister:
+        return TaskLister(self.workspace.registry)
 
     def compose(self) -> ComposeResult:
-        names = self.service.registry.names()
+        names = self.workspace.registry.names()
         domain = self.initial_domain if self.initial_domain in names else ("mock" if "mock" in names else None)
         with Vertical(id="rollout-form", classes="form"):
             with Horizontal(classes="form-row"):
@@ -158,7 +155,7 @@ class RolloutScreen(ModalScreen[tuple | None]):
             with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
                 name = "calibrate_<time>_<domain>" if self.calibrate else "<time>_<domain>_<agent>_<user>"
-                yield Input(placeholder=f"{self.runs_dir}/{name}.json", id="r-out", compact=True)
+                yield Input(placeholder=f"{self.workspace.runs_dir}/{name}.json", id="r-out", compact=True)
             yield Label("", id="r-error", classes="form-error")
             with Horizontal(classes="form-buttons"):
                 yield Button("Cancel", id="r-cancel")
@@ -258,8 +255,6 @@ class RolloutScreen(ModalScreen[tuple | None]):
         domain = self.query_one("#r-domain", Select).value
         agent = self.query_one("#r-agent", Input).value.strip()
         user = self.query_one("#r-user", Input).value.strip()
-        if agent and not user:
-            raise FormError("agent and user model: both are needed (scripted/gold, scripted/user, or a model)")
         return RunRequest(
             domain if isinstance(domain, str) else None, agent, user,
             agent_args=self.query_one("#r-agent-args", Input).value,
@@ -273,16 +268,15 @@ class RolloutScreen(ModalScreen[tuple | None]):
             out=self.query_one("#r-out", Input).value, kind="calibrate" if self.calibrate else "run",
             labels=dict(FORM_LABELS))
 
-    def config(self) -> tuple[Any, Path]:
-        """The form as (RunConfig, path), built by the workspace; raises ``RequestError`` (or
-        ``FormError``) naming the first bad field."""
-        plan = self.workspace.run_plan(self.request())
-        return plan.config, plan.path
+    def plan(self) -> RunPlan:
+        """The form as a ``RunPlan``, built by the workspace; raises ``RequestError`` (or ``FormError``)
+        naming the first bad field."""
+        return self.workspace.run_plan(self.request())
 
     @on(Button.Pressed, "#r-start")
     def action_start(self) -> None:
         try:
-            result = self.config()
+            result = self.plan()
         except (FormError, RequestError) as exc:
             self.query_one("#r-error", Label).update(visible_renderable(str(exc)))
             return

@@ -84,7 +84,7 @@ class RunCompareScreen(Screen[None]):
         self.query_one("#runcmp-title", InfoLine).set(Text(
             f" comparing {one_line(a.name)} with {one_line(b.name)} "
             f"({'recorded' if self.recorded else 'recomputed'} rewards)…", style="dim"))
-        catalog = context(self).catalog
+        catalog = context(self).session.catalog
         known = []
         for path in self.paths:
             rows = catalog.rows_of(path)
@@ -96,7 +96,7 @@ class RunCompareScreen(Screen[None]):
         from tau_tui.trust import compare_runs, load_side
 
         worker = get_current_worker()
-        service = context(self).replay_service
+        service = context(self).session.service
         sides, labels, errors = [], [], []
         try:
             for path, run in zip(self.paths, known):

@@ -23,7 +23,11 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Static
 
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.model.io import RunFile
-from tau_tui.tui.context import LoadProgress, context, subscribe
+from tau_tui.session.events import LoadProgress
+from tau_tui.session.notes import add_note
+from tau_tui.tui.context import context, subscribe
+from tau_tui.views.live import rollout_status
+from tau_tui.workspace import RunPlan
 from tau_tui.catalog import ANY_FLAG, PASSED_BUT_VIOLATED, RunFilter, RunRow, SortSpec, file_label, flag_options
 from tau_tui.views.columns import COLUMN_BY_KEY, COLUMNS
 from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
@@ -38,6 +42,7 @@ from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
+from tau_tui import formats
 
 
 MAX_NOTICE_LINES = 3
@@ -114,8 +119,8 @@ class RunsScreen(Screen[None]):
         subscribe(self, ctx.notes_changed, lambda _: self.notes_changed())
         subscribe(self, ctx.rollout_changed, lambda _: self.rollout_changed())
         subscribe(self, ctx.rollout_file, self.show_only_file)
-        if ctx.load_progress is not None:  # published before this screen was mounted
-            self._loading_changed(ctx.load_progress)
+        if ctx.session.load_progress is not None:  # published before this screen was mounted
+            self._loading_changed(ctx.session.load_progress)
         self.notices_changed()
         self.rollout_changed()
 
@@ -171,12 +176,12 @@ class RunsScreen(Screen[None]):
 
     def rollout_changed(self) -> None:
         """The rollout's progress changed: one status line and a bar while it runs."""
-        progress = context(self).rollout
+        progress = context(self).session.rollouts.progress
         box = self.query_one("#rollout")
         box.display = progress is not None
         if progress is None:
             return
-        self.query_one("#rollout-status", InfoLine).set(progress.status())
+        self.query_one("#rollout-status", InfoLine).set(rollout_status(progress))
         bar = self.query_one("#rollout-bar", ProgressBar)
         bar.display = progress.active
         bar.update(total=max(progress.total, 1), progress=progress.done)
@@ -184,7 +189,7 @@ class RunsScreen(Screen[None]):
     def notes_changed(self) -> None:
         """Notes were read or saved: the notes column shows them, a notes filter re-applies."""
         table = self.query_one(RunTable)
-        for row in context(self).catalog.rows:
+        for row in context(self).session.catalog.rows:
             table.update_row(row)
         flt = self.filter
         if flt.has_note or flt.note_source or flt.note_type or self.sort.column == "notes":
@@ -192,7 +197,7 @@ class RunsScreen(Screen[None]):
         self._update_preview()
 
     def notices_changed(self) -> None:
-        notices = context(self).catalog.all_notices()
+        notices = context(self).session.catalog.all_notices()
         widget = self.query_one("#notices", Static)
         widget.display = bool(notices)
         if not notices:
@@ -217,12 +222,12 @@ class RunsScreen(Screen[None]):
 
     def _rebuild_rows(self) -> None:
         table = self.query_one(RunTable)
-        catalog = context(self).catalog
+        catalog = context(self).session.catalog
         current = catalog.find(*self._current) if self._current is not None else None
         keep = current.key if current is not None else table.current_key
         self.shown = catalog.view(self.filter, self.sort)
         table.show_rows(self.shown, keep)
-        context(self).prioritize_replay(self.shown[max(table.cursor_row - 20, 0):])
+        context(self).session.prioritize(self.shown[max(table.cursor_row - 20, 0):])
         table.show_sort(self.sort)
         self._update_title()
         self._update_filter_bar()
@@ -237,13 +242,13 @@ class RunsScreen(Screen[None]):
         self.set_filter(RunFilter(file=file_label(run)))
 
     def _update_title(self) -> None:
-        catalog = context(self).catalog
+        catalog = context(self).session.catalog
         total = len(catalog.rows)
         files = len(catalog.files)
         replayed = sum(1 for r in catalog.rows if r.replay is not None or r.replay_error is not None)
         text = Text()
         text.append(" tau-tui ", style="bold reverse")
-        text.append(f"  {len(self.shown)} of {total} simulations · {files} file{'s' if files != 1 else ''}")
+        text.append(f"  {len(self.shown)} of {total} simulations · {formats.count(files, 'file')}")
         if total and replayed < total:
             text.append(f" · replaying {replayed}/{total}", style="dim")
         text.append("   columns: ")
@@ -296,9 +301,9 @@ class RunsScreen(Screen[None]):
             text.append(f"\n error: {one_line(row.error)}", style="yellow")
         replay = row.replay
         if replay is not None and (replay.faults or replay.refused or replay.discovered):
-            marks = [f"{replay.faults} injected fault{'s' if replay.faults != 1 else ''}" if replay.faults else "",
+            marks = [f"{formats.count(replay.faults, 'injected fault')}" if replay.faults else "",
                      f"{replay.refused} refused (cassette)" if replay.refused else "",
-                     f"{replay.discovered} tool{'s' if replay.discovered != 1 else ''} discovered"
+                     f"{formats.count(replay.discovered, 'tool')} discovered"
                      if replay.discovered else ""]
             text.append("\n " + " · ".join(m for m in marks if m), style="orange1")
         for note in row.notes[:2]:
@@ -306,7 +311,7 @@ class RunsScreen(Screen[None]):
             text.append_text(note_line(note))
         if len(row.notes) > 2:
             text.append(f" (+{len(row.notes) - 2} more notes: N lists them)", style="dim")
-        mark = context(self).compare_mark
+        mark = context(self).session.compare_mark
         if mark is not None:
             here = mark == (row.path, row.sim_id)
             text.append(f"\n = {'this run is' if here else one_line(mark[1]) + ' is'} marked for comparison", style="cyan")
@@ -328,7 +333,7 @@ class RunsScreen(Screen[None]):
     @property
     def current_row(self) -> RunRow | None:
         key = self.query_one(RunTable).current_key
-        return context(self).catalog.by_key.get(key) if key else None
+        return context(self).session.catalog.by_key.get(key) if key else None
 
     @on(RunTable.RowHighlighted)
     def _highlighted(self) -> None:
@@ -393,14 +398,14 @@ class RunsScreen(Screen[None]):
         self.set_filter(RunFilter())
 
     def _flag_values(self) -> list[tuple[str, int]]:
-        counts = context(self).catalog.flag_counts()
-        rows = [r.evaluation for r in context(self).catalog.rows if r.evaluation is not None]
+        counts = context(self).session.catalog.flag_counts()
+        rows = [r.evaluation for r in context(self).session.catalog.rows if r.evaluation is not None]
         with_any = sum(1 for e in rows if e.flags)
         violated = sum(1 for e in rows if e.passed_but_violated)
         return [(ANY_FLAG, with_any), (PASSED_BUT_VIOLATED, violated)] + list(counts.items())
 
     def action_filters(self) -> None:
-        catalog = context(self).catalog
+        catalog = context(self).session.catalog
         values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file", "submission",
                                                           "retrieval")}
         values["flag"] = self._flag_values()
@@ -414,7 +419,7 @@ class RunsScreen(Screen[None]):
         """Pick a process-flag kind; only runs with such a flag stay (derived: rows fill in as they are evaluated)."""
         counts = dict(self._flag_values())
         options = flag_options(counts)
-        catalog = context(self).catalog
+        catalog = context(self).session.catalog
         pending = sum(1 for r in catalog.rows if r.evaluation is None and r.replay_error is None
                       and r.eval_error is None)
         title = "process flag" + (f" (still evaluating {pending} runs)" if pending else "")
@@ -461,21 +466,21 @@ class RunsScreen(Screen[None]):
 
     def action_new_rollout(self) -> None:
         app = context(self)
-        if app.rollout is not None and app.rollout.active:
-            self.notify("a rollout is already running (K stops it)", severity="warning")
+        busy = app.session.rollouts.busy()
+        if busy is not None:
+            self.notify(busy, severity="warning")
             return
         domain = self.current_row.domain if self.current_row is not None else None
 
-        def chosen(result: tuple | None) -> None:
-            if result is not None:
-                app.start_rollout(*result)
+        def chosen(plan: RunPlan | None) -> None:
+            if plan is not None:
+                app.start_rollout(plan)
 
-        self.app.push_screen(RolloutScreen(app.replay_service, domain, app.runs_dir), chosen)
+        self.app.push_screen(RolloutScreen(domain), chosen)
 
     def action_play(self) -> None:
         row = self.current_row
-        self.app.push_screen(PlaySetupScreen(context(self).replay_service, row.domain if row else None,
-                                             row.task if row else None))
+        self.app.push_screen(PlaySetupScreen(row.domain if row else None, row.task if row else None))
 
     def action_calibrate(self) -> None:
         """The calibrate screen of the cursor's domain (a picker when there is no row)."""
@@ -483,7 +488,7 @@ class RunsScreen(Screen[None]):
         if row is not None and row.domain != "?":
             context(self).open_calibrate(row.domain)
             return
-        names = context(self).replay_service.registry.names()
+        names = context(self).session.service.registry.names()
 
         def picked(domain: str | None) -> None:
             if domain:
@@ -499,7 +504,9 @@ class RunsScreen(Screen[None]):
 
         def chosen(request: NoteRequest | None) -> None:
             if request is not None:
-                context(self).save_note(row.path, row.sim_id, request, task_id=row.task, trial=row.entry.trial)
+                context(self).change_notes(row.path, add_note(row.sim_id, request.source, request.error_type,
+                                                              request.text, step=request.step, task_id=row.task,
+                                                              trial=row.entry.trial))
 
         self.app.push_screen(NoteFormScreen(f"simulation {row.sim_id} (task {row.task})"), chosen)
 
@@ -539,7 +546,7 @@ class RunsScreen(Screen[None]):
         context(self).stop_rollout()
 
     def action_notices(self) -> None:
-        notices = context(self).catalog.all_notices()
+        notices = context(self).session.catalog.all_notices()
         if not notices:
             self.notify("no load notices: every file was read without a problem", timeout=3)
             return

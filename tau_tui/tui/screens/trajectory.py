@@ -27,17 +27,16 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.analysis import SimAnalysis
-from tau_tui.domains import DomainError
-from tau_tui.model.io import RunFile, RunFileError, error_text, open_run
+from tau_tui.model.io import RunFile, error_text, open_run
 from tau_tui.model.messages import message_to_dict
 from tau_tui.model.notes import review_suggestion
-from tau_tui.model.reviews import read_review
-from tau_tui.model.ticks import read_ticks
+from tau_tui.session.notes import add_note, adopt_review
+from tau_tui.session.simulation import judged, open_simulation
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.replay.facts import Fact
 from tau_tui.evaluate import SimReport
 from tau_tui.tui.context import context, subscribe
-from tau_tui.catalog import EvalSummary, query_terms
+from tau_tui.catalog import query_terms
 from tau_tui.views.eval_panels import render_evaluation, render_no_evaluation
 from tau_tui.tui.messages import ForkFinished, NLJudged, SimulationReady
 from tau_tui.views.panels import (
@@ -267,39 +266,10 @@ class TrajectoryScreen(Screen[None]):
         self._token += 1
         token, run, index = self._token, self.run, self.index
         assert run is not None
-        service = context(self).replay_service
+        service = context(self).session.service
 
         def load() -> None:
-            try:
-                sim = run.simulation(index)
-            except RunFileError as exc:
-                self.post_message(SimulationReady(token, None, None, None, str(exc)))
-                return
-            analysis, replay_error = None, None
-            try:
-                analysis = service.analyze(run, index)
-            except (DomainError, RunFileError) as exc:
-                replay_error = str(exc)
-            except Exception as exc:  # noqa: BLE001 - the trajectory is still worth showing
-                replay_error = f"replay failed: {type(exc).__name__}: {exc}"
-            doc = TrajectoryDoc(sim.trajectory, analysis.timeline if analysis is not None else None)
-            raw = run.raw_sims[index] if isinstance(run.raw_sims[index], dict) else {}
-            review = read_review(raw)
-            ticks = read_ticks(raw.get("ticks")) if sim.messages is None and isinstance(raw.get("ticks"), list) \
-                else None
-            if review.present or ticks is not None:
-                doc.add_reviews(review, ticks)
-            report, eval_error = None, None
-            if analysis is None:
-                eval_error = f"no replay ({replay_error})"
-            else:
-                try:
-                    report = service.assess(analysis)
-                except Exception as exc:  # noqa: BLE001 - the replay is still worth showing
-                    eval_error = f"evaluation failed: {type(exc).__name__}: {exc}"
-                else:
-                    doc.add_assessment(report.flags, report.explanation.divergence)
-            self.post_message(SimulationReady(token, doc, analysis, replay_error, None, report, eval_error))
+            self.post_message(SimulationReady(token, open_simulation(service, run, index)))
 
         self.run_worker(load, thread=True, exclusive=True, group="simulation", name="open simulation")
         # A spinner only when replay takes a while (the first run of a domain loads its DB).
@@ -328,13 +298,14 @@ class TrajectoryScreen(Screen[None]):
         if self._spinner is not None:
             self._spinner.stop()
         self.view.loading = False
-        if message.load_error is not None or message.doc is None:
-            self.notify(message.load_error or "cannot open this simulation", severity="error")
+        opened = message.opened
+        if opened.load_error is not None or opened.doc is None:
+            self.notify(opened.load_error or "cannot open this simulation", severity="error")
             if self.doc is None:
                 self.dismiss(None)
             return
-        self.doc, self.analysis, self.replay_error = message.doc, message.analysis, message.replay_error
-        self.report, self.eval_error = message.report, message.eval_error
+        self.doc, self.analysis, self.replay_error = opened.doc, opened.analysis, opened.replay_error
+        self.report, self.eval_error = opened.report, opened.eval_error
         step = self._restore_step if self._restore_step is not None else 0
         hits = self.doc.search(self.query_text) if self.query_text else []
         self.view.set_terms(tuple(query_terms(self.query_text)))
@@ -355,7 +326,7 @@ class TrajectoryScreen(Screen[None]):
         doc = self.doc
         if doc is None or self.run is None:
             return
-        book = context(self).catalog.notebooks.get(context(self).catalog.file_key(self.run.path))
+        book = context(self).session.catalog.notebooks.get(context(self).session.catalog.file_key(self.run.path))
         notes = book.by_simulation().get(self.sim_id, []) if book is not None else []
         self.view.rerender(doc.set_notes(notes))
         self.query_one("#notes-view", RichPane).show(
@@ -395,8 +366,8 @@ class TrajectoryScreen(Screen[None]):
                        if e.kind == "review"]
         suggestions += [review_suggestion(error, None) for error in doc.run_reviews]
         entry = self.current.entries[self.index]
-        context(self).adopt_notes(self.current.path, self.sim_id, suggestions, task_id=entry.task_id,
-                                  trial=entry.trial)
+        context(self).change_notes(self.current.path, adopt_review(self.sim_id, suggestions, task_id=entry.task_id,
+                                                                   trial=entry.trial))
 
     def _trailer(self) -> Text:
         sim = self.current.simulation(self.index)
@@ -444,7 +415,7 @@ class TrajectoryScreen(Screen[None]):
             if report.agrees is False:
                 text.append(" ≠ recorded", style="bold white on red3")
             if report.flags:
-                text.append(f" · {len(report.flags)} flag{'s' if len(report.flags) != 1 else ''}", style="cyan")
+                text.append(f" · {formats.count(len(report.flags), 'flag')}", style="cyan")
         review = self.doc.review if self.doc is not None else None
         if review is not None and review.present:
             text.append("   review ", style="bold")
@@ -455,7 +426,7 @@ class TrajectoryScreen(Screen[None]):
             text.append(" (6)", style="dim")
         notes = self._note_count()
         if notes:
-            text.append(f"   ✐ {notes} note{'s' if notes != 1 else ''} (5)", style="bold yellow")
+            text.append(f"   ✐ {formats.count(notes, 'note')} (5)", style="bold yellow")
         self.query_one("#traj-header", InfoLine).set(text)
 
     def _note_count(self) -> int:
@@ -641,15 +612,16 @@ class TrajectoryScreen(Screen[None]):
         if criteria is None or not criteria.nl_assertions:
             self.notify("this task has no NL assertions", timeout=3)
             return
-        if not app.judge_model:
+        judge_model = app.session.workspace.judge_model
+        if not judge_model:
             self.notify("no judge model: start tau-tui with --judge MODEL, or set judge_model in the settings file",
                         severity="warning", timeout=6)
             return
         from tau_tui.evaluate import JudgeError
 
-        judge = app.workspace.judge()
-        token, service = self._token, app.replay_service
-        self.notify(f"asking {app.judge_model} about {len(criteria.nl_assertions)} NL assertion(s)…", timeout=3)
+        judge = app.session.workspace.judge()
+        token, service = self._token, app.session.service
+        self.notify(f"asking {judge_model} about {len(criteria.nl_assertions)} NL assertion(s)…", timeout=3)
 
         def ask() -> None:
             try:
@@ -675,10 +647,9 @@ class TrajectoryScreen(Screen[None]):
         self._update_eval()
         met = sum(1 for c in message.report.evaluation.nl if c.met)
         self.notify(f"judged: {met}/{len(message.report.evaluation.nl)} NL assertion(s) met", timeout=4)
-        row = context(self).catalog.find(self.run.path, self.sim_id) if self.run is not None else None
-        if row is not None:
-            row.evaluation, row.eval_error = EvalSummary.of(message.report), None
-            context(self).rows_replayed.publish([row])
+        if self.run is not None:
+            ctx = context(self)
+            ctx.publish(judged(ctx.session.catalog, self.run, self.sim_id, message.report))
 
     def action_divergence(self) -> None:
         report = self.report
@@ -742,7 +713,7 @@ class TrajectoryScreen(Screen[None]):
             return
         following = [h for h in hits if h >= self.cursor]
         self.go(following[0] if following else hits[0])
-        self.notify(f"{len(hits)} matching message{'s' if len(hits) != 1 else ''} (n / N)", timeout=2)
+        self.notify(f"{formats.count(len(hits), 'matching message')} (n / N)", timeout=2)
 
     def _message_raw(self, step: int) -> Any:
         raw = self.current.raw_sims[self.index]
@@ -783,7 +754,9 @@ class TrajectoryScreen(Screen[None]):
 
         def chosen(request: NoteRequest | None) -> None:
             if request is not None:
-                context(self).save_note(path, sim_id, request, task_id=entry.task_id, trial=entry.trial)
+                context(self).change_notes(path, add_note(sim_id, request.source, request.error_type, request.text,
+                                                          step=request.step, task_id=entry.task_id,
+                                                          trial=entry.trial))
 
         self.app.push_screen(NoteFormScreen(f"simulation {sim_id} (task {entry.task_id})", step.index,
                                             default_source(step.role), step_summary(step, 70)), chosen)
@@ -799,9 +772,9 @@ class TrajectoryScreen(Screen[None]):
             self.notify("no flag with a suggested source at this step", timeout=3)
             return
         entry = self.current.entries[self.index]
-        request = NoteRequest(SUGGESTED_SOURCE[flag.kind], SUGGESTED_ERROR_TYPE[flag.kind], f"{flag.kind}: {flag.message}",
-                              self.cursor)
-        context(self).save_note(self.current.path, self.sim_id, request, task_id=entry.task_id, trial=entry.trial)
+        context(self).change_notes(self.current.path, add_note(
+            self.sim_id, SUGGESTED_SOURCE[flag.kind], SUGGESTED_ERROR_TYPE[flag.kind], f"{flag.kind}: {flag.message}",
+            step=self.cursor, task_id=entry.task_id, trial=entry.trial))
 
     # --- fork from here -----------------------------------------------------------------------------------------
     def action_fork(self) -> None:
@@ -826,7 +799,7 @@ class TrajectoryScreen(Screen[None]):
         analysis = self.analysis if self.analysis is not None and self.analysis.run is run else None
         task = analysis.task if analysis is not None else None
         try:
-            result = await context(self).workspace.fork_simulation(run, request, task)  # scored with the judge
+            result = await context(self).session.workspace.fork_simulation(run, request, task)  # scored with the judge
             fork_run = await asyncio.to_thread(open_run, result.path)
         except Exception as exc:  # noqa: BLE001 - a history that cannot be replayed, a model error…: shown
             self.post_message(ForkFinished(token, error=error_text(exc) or type(exc).__name__))
@@ -841,7 +814,7 @@ class TrajectoryScreen(Screen[None]):
             self.notify(f"fork failed: {message.error}", severity="error", timeout=8)
             return
         episode, fork_run = message.episode, message.run
-        context(self).add_live_run(fork_run)
+        context(self).add_run(fork_run)
         step = message.step
         sim = self.current.simulation(self.index)
         report = self.report

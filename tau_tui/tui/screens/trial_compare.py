@@ -88,7 +88,7 @@ class TrialCompareScreen(Screen[None]):
         self._start()
 
     def _start(self) -> None:
-        catalog = context(self).catalog
+        catalog = context(self).session.catalog
         known = []
         for path, sim_id in self.keys:
             row = catalog.find(path, sim_id)
@@ -99,7 +99,7 @@ class TrialCompareScreen(Screen[None]):
     def compare_worker(self, known: list[tuple[RunFile, int] | None], writes_only: bool) -> None:
         from tau_tui.calibrate.compare import compare_timelines, side_of
 
-        service = context(self).replay_service
+        service = context(self).session.service
         sides = []
         try:
             for (path, sim_id), hit in zip(self.keys, known):

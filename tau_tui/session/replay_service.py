@@ -1,4 +1,4 @@
-"""Thread-safe access to the analyzer for the TUI's workers.
+"""Thread-safe access to the workspace's analyzer for the session's threads.
 
 The background worker (derived columns of the runs table) and the trajectory
 screen's worker both replay and evaluate simulations; one lock keeps domain
@@ -14,13 +14,16 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from tau_tui.analysis import Analyzer, SimAnalysis
-from tau_tui.domains import DomainError, DomainRegistry, default_registry
-from tau_tui.evaluate import Judge, NLCheck, SimReport
+from tau_tui.catalog.summaries import Summaries, assess_analysis, summarize
+from tau_tui.domains import DomainError
 from tau_tui.model.io import RunFile, RunFileError
-from tau_tui.catalog.summaries import Summaries, assess_analysis
-from tau_tui.catalog import EvalSummary, ReplaySummary
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer, SimAnalysis
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.evaluate import Judge, NLCheck, SimReport
 
 
 def _sim_key(analysis: SimAnalysis) -> tuple[str, str]:
@@ -30,7 +33,7 @@ def _sim_key(analysis: SimAnalysis) -> tuple[str, str]:
 def fixed_verdicts(checks: list[NLCheck]) -> Judge:
     """A judge that answers with verdicts obtained earlier (re-assessing without asking the model again)."""
 
-    def judge(messages, assertions: list[str]) -> list[NLCheck]:  # noqa: ARG001 - the Judge protocol
+    def judge(messages: list[Any], assertions: list[str]) -> list[NLCheck]:  # noqa: ARG001 - the Judge protocol
         return list(checks)
 
     return judge
@@ -39,25 +42,15 @@ def fixed_verdicts(checks: list[NLCheck]) -> Judge:
 class ReplayService:
     """Replays and evaluates simulations of loaded runs; safe to call from several threads."""
 
-    def __init__(self, tau2_data: Path | str | None = None, domain_paths: list[Path] | None = None,
-                 keep: int = 8, analyzer: Analyzer | None = None):
-        """``analyzer``: the workspace's (one registry, one gold cache); else one over ``tau2_data``."""
-        self.tau2_data = tau2_data
-        self.domain_paths = list(domain_paths or [])
-        self._analyzer: Analyzer | None = analyzer
+    def __init__(self, analyzer: Analyzer, keep: int = 8):
+        """``analyzer``: the workspace's (one registry, one gold cache); ``keep``: full analyses kept."""
+        self.analyzer = analyzer
         self._lock = threading.RLock()
         self._recent: OrderedDict[tuple[int, int], SimAnalysis] = OrderedDict()
         self._keep = keep
         self._domain_errors: dict[str, str] = {}
         # NL verdicts a judge gave in this session, by (file, simulation id): later assessments reuse them
         self._nl_verdicts: dict[tuple[str, str], list[NLCheck]] = {}
-
-    @property
-    def analyzer(self) -> Analyzer:
-        with self._lock:
-            if self._analyzer is None:
-                self._analyzer = Analyzer(default_registry(self.tau2_data, self.domain_paths))
-            return self._analyzer
 
     @property
     def registry(self) -> DomainRegistry:
@@ -130,11 +123,9 @@ class ReplayService:
             return Summaries(error=str(exc))
         except Exception as exc:  # noqa: BLE001 - one broken simulation never stops the others
             return Summaries(error=f"replay failed: {type(exc).__name__}: {exc}")
-        replay = ReplaySummary.of(analysis)
-        try:
-            return Summaries(replay, EvalSummary.of(self.assess(analysis)))
-        except Exception as exc:  # noqa: BLE001 - the replay columns are still worth showing
-            return Summaries(replay, eval_error=f"evaluation failed: {type(exc).__name__}: {exc}")
+        with self._lock:
+            known = self._nl_verdicts.get(_sim_key(analysis))
+            return summarize(self.analyzer, analysis, fixed_verdicts(known) if known is not None else None)
 
     def forget_domain_errors(self) -> None:
         """Retry domains that failed before (after a reload: a domain may have landed)."""

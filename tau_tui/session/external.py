@@ -1,4 +1,4 @@
-"""Opening JSON in the user's $EDITOR or $PAGER: always a temp copy, never the input file."""
+"""Opening JSON in the user's editor or pager (the settings'): always a temp copy, never the input file."""
 
 from __future__ import annotations
 
@@ -17,11 +17,10 @@ from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.nesting import bounded
 
 
-def viewer_command() -> list[str]:
-    """$EDITOR, else $PAGER, else less, else vi."""
-    for var in ("EDITOR", "PAGER"):
-        value = os.environ.get(var, "").strip()
-        if value:
+def viewer_command(editor: str | None = None, pager: str | None = None) -> list[str]:
+    """The settings' editor ($VISUAL, $EDITOR), else their pager ($PAGER), else less, more or vi."""
+    for value in (editor, pager):
+        if value and value.strip():
             return shlex.split(value)
     for fallback in ("less", "more", "vi"):
         if shutil.which(fallback):
@@ -54,6 +53,6 @@ def write_temp_json(data: Any, hint: str) -> Path:
     return Path(name)
 
 
-def run_viewer(path: Path) -> int:
+def run_viewer(path: Path, editor: str | None = None, pager: str | None = None) -> int:
     """Run the viewer on ``path`` in the foreground (the app is suspended around this)."""
-    return subprocess.call([*viewer_command(), str(path)])
+    return subprocess.call([*viewer_command(editor, pager), str(path)])
