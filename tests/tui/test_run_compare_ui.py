@@ -6,6 +6,7 @@ import pytest
 
 from tau_tui.tui.screens.run_compare import RunCompareScreen
 from tau_tui.tui.screens.trial_compare import TrialCompareScreen
+from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS
@@ -79,6 +80,10 @@ async def test_telecom_task_ids_read_apart_and_take_the_free_width(make_app, siz
         if size[0] >= 160:  # the task column takes what the others leave (cells are padded by one each side)
             assert sum(widths) + 2 * len(widths) == table.size.width - 2
             assert widths[0] > 60
+        footer = screen.query_one(FittingFooter)  # its keys whole, none cut at the edge
+        palette = next(child for child in footer.children if child.has_class("-command-palette"))
+        assert all(child.region.right <= palette.region.x for child in footer.children
+                   if child.display and child is not palette)
         await pilot.resize_terminal(200, 50) if size[0] < 160 else await pilot.resize_terminal(100, 30)
         await pilot.pause()
         after = _shown_tasks(screen)

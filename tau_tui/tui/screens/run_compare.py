@@ -16,7 +16,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from tau_tui.model.io import RunFile, RunFileError, open_run
@@ -24,6 +24,7 @@ from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
 from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
 from tau_tui.tui.messages import RunComparisonReady
+from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
 
 CELL_FILTERS = ("all", "discordant", "not_comparable", "both_pass", "both_fail")
@@ -72,7 +73,7 @@ class RunCompareScreen(Screen[None]):
         yield InfoLine(id="runcmp-title")
         yield Static(id="runcmp-summary")
         yield DataTable(id="runcmp-rows", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self._add_columns(TASK_MIN, len("cell"))
