@@ -261,7 +261,8 @@ class RunsScreen(Screen[None]):
         files = len(catalog.files)
         replayed = sum(1 for r in catalog.rows if r.replay is not None or r.replay_error is not None)
 
-        def title(counts: str, legend: tuple[str, str, str] | None, sort: bool) -> Text:
+        def title(counts: str, legend: tuple[str, str] | None, sort: bool) -> Text:
+            """``legend``: the words before "recorded" and after "* derived"; None leaves the legend out."""
             text = Text(no_wrap=True)
             text.append(" tau-tui ", style="bold reverse")
             text.append(f"  {counts} · {files} file{'s' if files != 1 else ''}")
@@ -271,16 +272,16 @@ class RunsScreen(Screen[None]):
                 text.append(legend[0])
                 text.append("recorded", style=RECORDED_STYLE)
                 text.append(" │ ")
-                text.append(legend[1] + legend[2], style=DERIVED_STYLE)
+                text.append("* derived" + legend[1], style=DERIVED_STYLE)
             if sort:
                 text.append(f"   sort: {self.sort.label()}", style="dim")
             return text
 
-        long_counts, short_counts = f"{len(self.shown)} of {total} simulations", f"{len(self.shown)}/{total} sims"
-        full, short = ("   columns: ", "* derived", " by our replay and evaluator"), ("   ", "* derived", "")
+        counts, few = f"{len(self.shown)} of {total} simulations", f"{len(self.shown)}/{total} sims"
+        full, short = ("   columns: ", " by our replay and evaluator"), ("   ", "")
         self.query_one("#runs-title", InfoLine).set(_first_fitting(
-            [title(long_counts, full, True), title(long_counts, short, True), title(long_counts, short, False),
-             title(short_counts, short, False), title(short_counts, None, False)], self._line_width("#runs-title")))
+            [title(counts, full, True), title(counts, short, True), title(counts, short, False),
+             title(few, short, False), title(few, None, False)], self._line_width("#runs-title")))
 
     def _update_filter_bar(self) -> None:
         """The filter's chips and how to clear them, or (no filter) as many of the keys to filter as fit."""

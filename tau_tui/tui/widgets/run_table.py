@@ -6,9 +6,10 @@ here a new filter or sort swaps a list, and an update re-renders one row.
 
 The columns share the width the widget has (``layout.share_widths``, again
 on every resize): the frozen ones (file, task, simulation; the file only
-while more than one is loaded) always show, the others follow in registry order as far as they fit, and ``h``/``l``
-scroll them one whole column at a time. Names are shortened in the middle,
-keeping the part that tells a row apart from the others.
+while more than one is loaded) always show, the others follow in registry
+order as far as they fit, and ``h``/``l`` scroll them one whole column at a
+time. Names are shortened in the middle, keeping the part that tells a row
+apart from the others.
 """
 
 from __future__ import annotations
