@@ -69,6 +69,52 @@ def test_telecom_pair_text_report(tau2_data, capsys):
     assert code == 1
 
 
+@pytest.mark.corpus
+def test_telecom_report_shows_every_task_id_apart(tau2_data, capsys):
+    """Telecom ids share long prefixes: the rows shorten them keeping the part that tells them apart."""
+    code, out, err = compare_cli(capsys, tau2_data, CORPUS / TELECOM_A, CORPUS / TELECOM_B, "--recorded")
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("task "))
+    width = lines[head].index("#") - 4  # the task column, a space, then "#" right-aligned in 3
+    shown = [line[:width].rstrip() for line in lines[head + 1:]]
+    ids = {s["task_id"] for s in json.loads((CORPUS / TELECOM_A).read_text())["simulations"]}
+    assert len(shown) == len(ids) == 40
+    assert len(set(shown)) == 40, [s for s in shown if shown.count(s) > 1]
+    assert width <= 90 and max(len(task) for task in ids) > 90  # shortened, not widened
+    for task in shown:  # each is one of the ids: its start, then (after "…") a part of it
+        head_part, _, rest = task.partition("…")
+        assert any(t.startswith(head_part) and all(piece in t for piece in rest.split("…")) for t in ids), task
+
+
+AIRLINE_A = "sierra-research__tau2-bench__gpt-4.1_airline_default_gpt-4.1_1trials.json"
+
+
+@pytest.mark.corpus
+def test_compare_across_domains_says_so_once_and_never_calls_tasks_changed(tau2_data, capsys):
+    a, b = CORPUS / AIRLINE_A, CORPUS / RETAIL_A
+    shared = ({s["task_id"] for s in json.loads(a.read_text())["simulations"]}
+              & {s["task_id"] for s in json.loads(b.read_text())["simulations"]})
+    assert shared  # airline and retail both number their tasks from 0
+    code, out, err = compare_cli(capsys, tau2_data, a, b, "--recorded", "--json")
+    assert err.count("A is domain airline and B is domain retail") == 1, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    summary = lines[-1]
+    assert summary["domains"] == {"a": ["airline"], "b": ["retail"]}
+    assert summary["not_comparable"]["different domain"] == len(shared)
+    assert "task changed" not in summary["not_comparable"]
+    assert {p["task"] for p in lines if p.get("reason") == "different domain"} == shared
+    code, out, err = compare_cli(capsys, tau2_data, a, b, "--recorded")
+    assert "task changed" not in out and f"{len(shared)} different domain" in out
+    assert err.count("warning: A is domain airline and B is domain retail") == 1
+
+
+@pytest.mark.corpus
+def test_same_domain_gives_no_domain_warning(tau2_data, capsys):
+    code, out, err = compare_cli(capsys, tau2_data, CORPUS / RETAIL_A, CORPUS / RETAIL_B, "--recorded", "--json")
+    assert "domain" not in err
+    assert json.loads(out.splitlines()[-1])["domains"] == {"a": ["retail"], "b": ["retail"]}
+
+
 @pytest.fixture()
 def edited_pair(tmp_path):
     """A: the 4-trial solo file as recorded; B: the same, hand-edited (see the test for what changed)."""

@@ -9,6 +9,7 @@ from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, add_judg
 
 NAME = "compare"
 SHARED_FLAGS = True
+TASK_WIDTH = 90  # the task column of the text report: longer ids are shortened, keeping what tells them apart
 
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
@@ -38,6 +39,18 @@ def _label(runs) -> str:
     names = [path.name for path, _ in runs]
     head = names[0] if len(names) == 1 else f"{len(names)} files"
     return f"{', '.join(models)} ({head})"
+
+
+def _shown_tasks(tasks: set[str], width: int) -> dict[str, str]:
+    """Each task id shortened to ``width`` characters keeping where it differs from the others (wider if two
+    would read the same)."""
+    from tau_tui.textsafe import one_line
+    from tau_tui.views.layout import distinct_starts, elide, width_apart
+
+    lines = {task: one_line(task) for task in tasks}
+    starts = distinct_starts(lines.values())
+    width = width_apart(lines.values(), width)
+    return {task: elide(line, width, starts[line]) for task, line in lines.items()}
 
 
 def run(args: argparse.Namespace, workspace) -> int:
@@ -71,6 +84,8 @@ def run(args: argparse.Namespace, workspace) -> int:
     result = compare_runs(sides[0], sides[1], a_label=labels[0], b_label=labels[1],
                           rewards="recorded" if args.recorded else "ours", seed=args.seed,
                           resamples=args.resamples, errors=errors)
+    if result.domain_warning:
+        err(f"warning: {result.domain_warning}")
     if args.json:
         import sys
 
@@ -78,7 +93,8 @@ def run(args: argparse.Namespace, workspace) -> int:
             sys.stdout.write(json_line({"kind": "pair", **row.to_json()}) + "\n")
         print_json(result.to_json())
     else:
-        for line in comparison_lines(result, rows=not args.no_rows):
+        tasks = _shown_tasks({row.task for row in result.rows}, TASK_WIDTH)
+        for line in comparison_lines(result, rows=not args.no_rows, tasks=tasks):
             say(visible(line))
     if status == EXIT_OK and result.mcnemar_p is not None and result.mcnemar_p < 0.05:
         status = EXIT_FINDINGS

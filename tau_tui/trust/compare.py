@@ -6,9 +6,10 @@ distinct, the n-th attempt of the task in file order). Each pair falls in one ce
 
 - ``both_pass``, ``a_only`` (A passed, B failed), ``b_only``, ``both_fail``;
 - ``not_comparable``, with a reason: ``missing in A|B`` (no such attempt on that side),
-  ``task changed`` (the two sides ran different definitions of the task, by
-  ``task_content_digest``), ``unscored in A|B`` (no reward could be computed, or an
-  infrastructure error; never counted as a failure).
+  ``different domain`` (the same task id in two domains: two unrelated tasks), ``task changed``
+  (the two sides ran different definitions of the task, by ``task_content_digest``),
+  ``unscored in A|B`` (no reward could be computed, or an infrastructure error; never counted
+  as a failure).
 
 On the comparable pairs: McNemar's exact test on the discordant cells (a_only vs b_only) and a
 paired bootstrap interval (over tasks, seeded) of mean(B − A) reward. Each side also gets its
@@ -20,10 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tau_tui.analysis import Analyzer
-from tau_tui.domains import DomainError
+from tau_tui.domains import DomainError, split_variant
 from tau_tui.evaluate import Judge
 from tau_tui.evaluate.metrics import INFRASTRUCTURE_ERROR
 from tau_tui.evaluate.reward import is_success
@@ -58,6 +59,12 @@ class SideOutcome:
     db_match: bool | None
     final_db: str | None  # hash of the agent DB after replay (None without replay)
     digest: str | None  # task_content_digest of the task it ran, None when the task is unknown
+    domain: str | None = None  # as its file states it (a policy variant such as ``telecom-workflow`` included)
+
+    @property
+    def base_domain(self) -> str | None:
+        """The domain without its policy variant: runs of two variants of one domain share its tasks."""
+        return split_variant(self.domain)[0] if self.domain else None
 
     @property
     def unscored(self) -> bool:
@@ -66,7 +73,8 @@ class SideOutcome:
     def to_json(self) -> dict[str, Any]:
         return {"file": str(self.file), "sim": self.sim_id, "trial": self.trial, "reward": self.reward,
                 "recorded_reward": self.recorded_reward, "termination": self.termination,
-                "db_match": self.db_match, "final_db": self.final_db, "task_digest": self.digest}
+                "db_match": self.db_match, "final_db": self.final_db, "task_digest": self.digest,
+                "domain": self.domain}
 
 
 @dataclass(frozen=True)
@@ -107,10 +115,22 @@ class RunComparison:
     b_confidence: Confidence
     seed: int
     errors: list[str] = field(default_factory=list)
+    a_domains: list[str] = field(default_factory=list)  # the domains of A's simulations, as their files state them
+    b_domains: list[str] = field(default_factory=list)
+
+    @property
+    def domain_warning(self) -> str | None:
+        """One line when A and B are runs of different domains (their tasks are not compared), else None."""
+        a, b = ({split_variant(d)[0] for d in side} for side in (self.a_domains, self.b_domains))
+        if not a or not b or a == b:
+            return None
+        return (f"A is {_domains_text(self.a_domains)} and B is {_domains_text(self.b_domains)}: "
+                "tasks of different domains are not comparable")
 
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": "comparison", "a": self.a_label, "b": self.b_label, "rewards": self.rewards,
+            "domains": {"a": self.a_domains, "b": self.b_domains},
             "matrix": self.matrix, "not_comparable": self.not_comparable,
             "mcnemar": {"b_a_only": self.matrix["a_only"], "c_b_only": self.matrix["b_only"],
                         "p_value": self.mcnemar_p, "test": "exact binomial, two-sided"},
@@ -118,6 +138,10 @@ class RunComparison:
             "seed": self.seed,
             "a_confidence": self.a_confidence.to_json(), "b_confidence": self.b_confidence.to_json(),
         }
+
+
+def _domains_text(domains: Sequence[str]) -> str:
+    return f"domain{'s' if len(domains) > 1 else ''} {', '.join(domains)}"
 
 
 def _task_order(task_id: str) -> tuple[int, Any]:
@@ -158,7 +182,8 @@ def load_side(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, recor
             digest = _digest(run, entry.task_id, analyzer)
             if recorded:
                 outcomes.append(SideOutcome(path, index, entry.id, entry.task_id, entry.trial, entry.reward,
-                                            entry.reward, entry.termination, entry.db_match, None, digest))
+                                            entry.reward, entry.termination, entry.db_match, None, digest,
+                                            run.domain))
                 continue
             try:
                 analysis = source.analyze(run, index)
@@ -171,7 +196,8 @@ def load_side(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, recor
                 continue
             outcomes.append(SideOutcome(path, index, entry.id, entry.task_id, entry.trial,
                                         report.evaluation.reward, report.recorded_reward,
-                                        report.evaluation.termination, analysis.db_match, analysis.pred_db, digest))
+                                        report.evaluation.termination, analysis.db_match, analysis.pred_db, digest,
+                                        run.domain))
     return outcomes, errors
 
 
@@ -193,6 +219,8 @@ def _attempts(outcomes: Sequence[SideOutcome]) -> dict[tuple[str, int], SideOutc
 def _row(task: str, ordinal: int, a: SideOutcome | None, b: SideOutcome | None) -> PairRow:
     if a is None or b is None:
         return PairRow(task, ordinal, a, b, "not_comparable", "missing in A" if a is None else "missing in B")
+    if a.base_domain is not None and b.base_domain is not None and a.base_domain != b.base_domain:
+        return PairRow(task, ordinal, a, b, "not_comparable", "different domain")
     if a.digest is not None and b.digest is not None and a.digest != b.digest:
         return PairRow(task, ordinal, a, b, "not_comparable", "task changed")
     if a.unscored or b.unscored:
@@ -228,7 +256,12 @@ def compare_runs(a: Sequence[SideOutcome], b: Sequence[SideOutcome], *, a_label:
         a_label, b_label, rewards, rows, matrix, dict(sorted(reasons.items())),
         mcnemar_exact(matrix["a_only"], matrix["b_only"]) if comparable else None,
         paired_bootstrap(pairs, seed=seed, resamples=resamples),
-        _side_confidence(a, seed, resamples), _side_confidence(b, seed, resamples), seed, list(errors))
+        _side_confidence(a, seed, resamples), _side_confidence(b, seed, resamples), seed, list(errors),
+        _domains_of(a), _domains_of(b))
+
+
+def _domains_of(outcomes: Sequence[SideOutcome]) -> list[str]:
+    return sorted({o.domain for o in outcomes if o.domain})
 
 
 def _reward(o: SideOutcome | None) -> str:
@@ -253,8 +286,11 @@ def statistics_lines(cmp: RunComparison) -> list[str]:
     return out
 
 
-def comparison_lines(cmp: RunComparison, rows: bool = True) -> list[str]:
-    """The plain-text report of ``tau-tui compare``: the matrix, the statistics, then one line per pair."""
+def comparison_lines(cmp: RunComparison, rows: bool = True, tasks: Mapping[str, str] | None = None) -> list[str]:
+    """The plain-text report of ``tau-tui compare``: the matrix, the statistics, then one line per pair.
+
+    ``tasks``: each task id as the rows show it (the front end shortens long ids to fit); whole ids without it.
+    """
     m = cmp.matrix
     out = [f"A: {cmp.a_label}", f"B: {cmp.b_label}", f"rewards: {cmp.rewards}", "",
            f"{'':12}{'B pass':>8}{'B fail':>8}",
@@ -266,14 +302,14 @@ def comparison_lines(cmp: RunComparison, rows: bool = True) -> list[str]:
     out += statistics_lines(cmp)
     if rows:
         out.append("")
-        width = min(max([4, *(len(row.task) for row in cmp.rows)]), 90)
+        shown = {row.task: (tasks or {}).get(row.task, row.task) for row in cmp.rows}
+        width = max([4, *(len(task) for task in shown.values())])
         out.append(f"{'task':<{width}} {'#':>3}  {'A':>9}  {'B':>9}  {'db A/B':<9} {'same DB':<8} cell")
         for row in cmp.rows:
             dbs = "/".join("?" if o is None or o.db_match is None else "ok" if o.db_match else "x"
                            for o in (row.a, row.b))
             same = "" if row.same_final_db is None else "yes" if row.same_final_db else "no"
             cell = row.category + (f" ({row.reason})" if row.reason else "")
-            task = row.task if len(row.task) <= width else row.task[: width - 1] + "…"
-            out.append(f"{task:<{width}} {row.ordinal:>3}  {_reward(row.a):>9}  {_reward(row.b):>9}  "
+            out.append(f"{shown[row.task]:<{width}} {row.ordinal:>3}  {_reward(row.a):>9}  {_reward(row.b):>9}  "
                        f"{dbs:<9} {same:<8} {cell}")
     return out

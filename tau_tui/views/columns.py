@@ -98,7 +98,9 @@ class Column:
     the others scroll one column at a time; the outcome (recorded, then
     derived) comes before recorded ``detail``, which also gives way to the
     names when they lack room. ``elide`` text is shortened in the middle,
-    keeping the part that differs from other rows.
+    keeping the part that differs from other rows. A ``many_files`` column
+    shows only while more than one file is loaded (one file's name tells no
+    rows apart); its width goes to the other names.
     """
 
     key: str
@@ -113,6 +115,7 @@ class Column:
     elide: bool = False
     detail: bool = False  # recorded detail: gives way to the names when the width is short
     when: Callable[[RunRow], bool] | None = None  # shown only when some row shown satisfies it (None: always)
+    many_files: bool = False  # shown only when more than one file is loaded
 
 
 def review_cell(row: RunRow) -> Text:
@@ -142,7 +145,7 @@ def _column(key: str, width: int, cell: Callable[[RunRow], Any], **layout: Any) 
 
 
 COLUMNS: list[Column] = [
-    _column("file", 10, lambda r: r.file_label, flex=2, frozen=True, elide=True),
+    _column("file", 10, lambda r: r.file_label, flex=2, frozen=True, elide=True, many_files=True),
     _column("task", 10, lambda r: r.task, flex=3, frozen=True, elide=True),
     _column("sim", 10, lambda r: r.sim_id, flex=2, frozen=True, elide=True),
     _column("trial", 2, lambda r: "" if r.entry.trial is None else str(r.entry.trial), frozen=True),

@@ -10,7 +10,7 @@ middle, keeping the part that differs from its neighbours visible.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 ELLIPSIS = "…"
 # Characters after which a name's distinguishing part may start (a whole token stays readable).
@@ -84,6 +84,21 @@ def elide(text: str, width: int, start: int = 0) -> str:
         return text[:lead] + ELLIPSIS + rest
     lead = min(start, max(1, width // 6))
     return text[:lead] + ELLIPSIS + middle_elide(rest, width - lead - 1)
+
+
+def width_apart(values: Collection[str], width: int) -> int:
+    """The narrowest width from ``width`` up at which ``elide`` (from ``distinct_starts``) shows no two values alike.
+
+    Where ids differ only deep inside (telecom's), a column too narrow for that is widened rather
+    than showing different rows as one; at the longest value's length every value shows whole.
+    """
+    values = set(values)
+    starts = distinct_starts(values)
+    longest = max(map(len, values), default=0)
+    for candidate in range(max(width, 1), longest):
+        if len({elide(value, candidate, starts[value]) for value in values}) == len(values):
+            return candidate
+    return max(width, longest)
 
 
 @dataclass(frozen=True)

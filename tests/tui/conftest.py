@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"  # the mock demo; recordings/ holds our own domains
 MOCK_DEMO = RECORDINGS / "mock_demo.json"
+TELECOM_IDS = ROOT / "tests" / "fixtures" / "telecom_ids" / "telecom_default_gpt-4.1_1trials.json"  # ids only
 SIZE = (120, 40)
 
 

@@ -16,7 +16,7 @@ from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.tui.widgets.state_tree import StateTree
 
-from .conftest import RECORDINGS, SIZE, open_sim, settle
+from .conftest import RECORDINGS, SIZE, TELECOM_IDS, open_sim, settle
 
 
 def shown_ids(app: TauTuiApp) -> list[str]:
@@ -84,6 +84,42 @@ async def test_filter_form_applies_as_you_change_it(make_app):
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
         assert "failed" in app.runs_screen.query_one("#filter-bar").plain
+
+
+def _many_telecom_rows(folder: Path, copies: int = 6) -> Path:
+    """The telecom-ids fixture with its simulations repeated under new ids: more rows than 80x24 shows."""
+    data = json.loads(TELECOM_IDS.read_text())
+    data["simulations"] = [{**sim, "id": f"{sim['id']}-{n}"} for n in range(copies) for sim in data["simulations"]]
+    path = folder / TELECOM_IDS.name
+    path.write_text(json.dumps(data))
+    return path
+
+
+async def test_clearing_a_filter_that_matched_nothing_shows_the_cursor_row(make_app, tmp_path):
+    app = make_app([_many_telecom_rows(tmp_path)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.runs_screen
+        table = screen.query_one(RunTable)
+        table.focus()
+        await pilot.press("G", "k", "k")  # a row far down, off the first page
+        target = table.current_key
+        assert table.cursor_row > table._body_height and table.scroll_offset.y > 0
+        await pilot.press("slash", *"zzzqqq", "enter")
+        assert table.row_count == 0
+        await pilot.press("c")
+        await pilot.pause()
+        assert table.row_count == 48 and table.current_key == target
+        top = table.scroll_offset.y
+        assert top <= table.cursor_row < top + table._body_height  # the cursor row is on screen
+        row = app.session.catalog.by_key[target]
+        assert row.sim_id in screen.query_one("#row-preview").plain  # the row the detail pane describes
+        line = table.render_line(table.cursor_row - top + 1)
+        cursor_style = table.get_component_rich_style("run-table--cursor")
+        assert line.text.strip() and all(seg.style and seg.style.bgcolor == cursor_style.bgcolor
+                                         for seg in line if seg.text.strip())  # and highlighted
+        await pilot.press("j")
+        assert table.cursor_row == table.row_index[target] + 1
 
 
 async def test_search_message_contents(make_app):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import shutil
 
+from tau_tui.catalog import RunFilter
 from tau_tui.tui.widgets.run_table import RunTable
+from tau_tui.views.columns import COLUMN_BY_KEY
 
-from .conftest import MOCK_DEMO, settle
+from .conftest import MOCK_DEMO, TELECOM_IDS, settle
 
 NARROW = (80, 24)
 
@@ -25,8 +27,9 @@ async def test_at_80_columns_the_outcome_comes_before_recorded_detail(make_app):
         await settle(pilot)
         table = app.runs_screen.query_one(RunTable)
         keys = shown_keys(table)
-        for key in ("file", "task", "sim", "reward", "db", "our_reward", "agrees", "our_db", "flags"):
+        for key in ("task", "sim", "reward", "db", "our_reward", "agrees", "our_db", "flags"):
             assert key in keys, keys
+        assert "file" not in keys  # one file loaded: its name tells no rows apart
         assert "model" not in keys and "cost" not in keys
         text = header(table)
         assert "rwd*" in text and "flags*" in text and text.rstrip().endswith("›")  # more columns to the right
@@ -72,10 +75,79 @@ async def test_columns_grow_with_the_terminal(make_app):
         wide = {c.key: w for c, w in table.shown_columns}
         assert set(wide) == {c.key for c in table.frozen + table.scrolling}  # everything fits at 220
         # the columns of what only some recordings hold stay out while no row holds it
-        assert {c.key for c in table.columns} - set(wide) == {"submission", "review", "auth", "retrieval"}
-        assert wide["task"] > narrow["task"] and wide["sim"] >= len("cas-reordered-mismatch")
+        # (and the file's while one file is loaded)
+        assert {c.key for c in table.columns} - set(wide) == {"submission", "review", "auth", "retrieval", "file"}
+        assert wide["task"] >= narrow["task"] and wide["task"] >= max(len(row.task) for row in table.rows)
+        assert wide["sim"] > narrow["sim"] and wide["sim"] >= len("cas-reordered-mismatch")
         row = next(r for r in table.rows if r.sim_id == "demo-structural-findings")
         assert "demo-structural-findings" in table._row_strip(row).text
+
+
+async def test_one_file_loaded_leaves_out_the_file_column_and_its_width_goes_to_the_names(make_app):
+    app = make_app([TELECOM_IDS])
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        one = {c.key: w for c, w in table.shown_columns}
+        assert "file" not in one and "file" not in header(table)
+        table.show_rows(table.rows, files=2)  # as when a second file is loaded
+        await pilot.pause()
+        two = {c.key: w for c, w in table.shown_columns}
+        assert "file" in two
+        assert set(one) == set(two) - {"file"}  # no column more: the freed width went to task and sim
+        assert one["task"] > two["task"] and one["sim"] > two["sim"]
+        assert one["task"] + one["sim"] == two["task"] + two["sim"] + two["file"] + 1  # its cell and its gap
+        assert table.column_span("task")[1] == two["task"]
+        table.show_rows(table.rows, files=1)
+        await pilot.pause()
+        assert table.column_span("task")[1] == one["task"] and table.column_span("file") is None
+        tasks = {table._cell(COLUMN_BY_KEY["task"], row, one["task"]).plain for row in table.rows}
+        assert len(tasks) == len(table.rows) == 8  # telecom ids sharing long prefixes, each shown apart
+
+
+async def test_two_files_loaded_show_the_file_column(make_app, tmp_path):
+    shutil.copy(TELECOM_IDS, tmp_path / "a_telecom.json")
+    shutil.copy(TELECOM_IDS, tmp_path / "b_telecom.json")
+    app = make_app([tmp_path])
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        app.runs_screen.set_filter(RunFilter(file="a_telecom"))  # the rows of one file, yet two are loaded
+        await pilot.pause()
+        assert {row.path.name for row in table.rows} == {"a_telecom.json"}
+        assert "file" in shown_keys(table)
+
+
+async def test_title_filter_bar_and_footer_fit_80_columns_with_no_word_cut(make_app):
+    from tau_tui.tui.widgets.fitting_footer import FittingFooter
+
+    app = make_app([TELECOM_IDS])
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        screen = app.runs_screen
+        title, bar = (screen.query_one(selector).plain for selector in ("#runs-title", "#filter-bar"))
+        for line in (title, bar):
+            assert len(line) <= 80 and "…" not in line, line
+        assert title.rstrip().endswith(("* derived", "sort: load order")) and "8 of 8 simulations" in title
+        assert bar.rstrip().endswith("? help") and bar.startswith(" no filter · f failed only")
+        footer = screen.query_one(FittingFooter)
+        palette = next(child for child in footer.children if child.has_class("-command-palette"))
+        shown = [child for child in footer.children if child.display and child is not palette]
+        assert shown and len(shown) < len(footer.children) - 1  # some keys gave way, whole
+        assert all(child.region.right <= palette.region.x for child in shown)
+        assert footer.shown_keys[:2] == ["enter", "slash"]
+        narrow_keys = len(shown)
+        screen.set_filter(RunFilter(failed_only=True, text="picture messages", task="mms_issue", model="gpt-4.1"))
+        await pilot.pause()
+        bar = screen.query_one("#filter-bar").plain
+        assert len(bar) <= 80 and "…" not in bar and bar.rstrip().endswith("c clears") and "more" in bar
+        await pilot.resize_terminal(200, 30)
+        await pilot.pause()
+        title = screen.query_one("#runs-title").plain
+        assert "columns: recorded │ * derived by our replay and evaluator   sort: load order" in title
+        shown = [child for child in footer.children if child.display and child is not palette]
+        assert len(shown) > narrow_keys and all(child.region.right <= palette.region.x for child in shown)
+        assert "more" not in screen.query_one("#filter-bar").plain
 
 
 async def test_file_names_differing_only_at_the_end_are_told_apart(make_app, tmp_path):

@@ -63,3 +63,35 @@ async def test_enter_in_the_play_task_filter_starts_the_session(make_app, tmp_pa
         await pilot.press(*"update_task_1", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
         assert app.screen.session.task.id == "update_task_1"
+
+
+async def test_filter_form_labels_stand_apart_and_it_fits_80x24_with_a_sign_of_more(make_app):
+    from textual.widgets import Select
+
+    from tau_tui.tui.screens.filters import CHOICES, FilterScreen
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("F")
+        screen = app.screen
+        assert isinstance(screen, FilterScreen)
+        await pilot.pause()
+        form = screen.query_one("#filters")
+        assert form.region.right <= 80 and form.region.bottom <= 24  # its border on screen
+        for name in CHOICES:
+            select = screen.query_one(f"#f-{name}", Select)
+            label = select.parent.query_one(Label)
+            text = str(label.render())
+            assert text == name.replace("_", " ") and len(text) <= label.content_region.width, text
+            assert label.region.right < select.region.x  # a gap between the label and the value
+        assert form.max_scroll_y > 0 and "more below" in str(form.border_subtitle)
+        screen.query_one("#f-text", Input).focus()  # the last field: the form scrolls to it
+        await pilot.pause()
+        await pilot.pause()
+        assert form.scroll_y == form.max_scroll_y
+        assert "more above" in str(form.border_subtitle) and "more below" not in str(form.border_subtitle)
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        await pilot.pause()
+        assert form.max_scroll_y == 0 and not form.border_subtitle  # all of it shows: no mark

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tau_tui.views.layout import Share, distinct_starts, elide, fitting_count, middle_elide, share_widths
+from tau_tui.views.layout import Share, distinct_starts, elide, fitting_count, middle_elide, share_widths, width_apart
 
 CALIBRATE_FILES = ["calibrate_20261201_053850", "calibrate_20261201_053934", "calibrate_20261201_054010"]
 SHARED = "[mms_issue]airplane_mode_on|bad_network_preference|break_apn_mms_setting|break_app_"
@@ -35,6 +35,22 @@ def test_telecom_task_ids_keep_where_they_differ_and_their_tail():
         assert all(len(s) == width for s in shown)
     shown = [elide(task, 30, starts[task]) for task in TELECOM]
     assert "both" in shown[0] and "sms" in shown[1] and shown[1].endswith("Hard]") and shown[2].endswith("None]")
+
+
+def test_width_apart_widens_only_as_far_as_telling_every_value_apart_needs():
+    deep = ["[mms_issue]airplane_mode_on|bad_network_preference|break_app_both_permissions|data_usage_exceeded|"
+            "unseat_sim_card|user_abroad_roaming_disabled_on[PERSONA:Hard]",
+            "[mms_issue]airplane_mode_on|break_app_both_permissions[PERSONA:Hard]",
+            "[mms_issue]bad_network_preference|break_app_sms_permission|user_abroad_roaming_disabled_on[PERSONA:Hard]",
+            "[mms_issue]break_apn_mms_setting|user_abroad_roaming_enabled_off[PERSONA:Hard]"]
+    starts = distinct_starts(deep)
+    assert len({elide(v, 20, starts[v]) for v in deep}) < 4  # at 20 two read the same
+    width = width_apart(deep, 20)
+    assert 20 < width < max(map(len, deep))
+    assert len({elide(v, width, starts[v]) for v in deep}) == 4
+    assert len({elide(v, width - 1, starts[v]) for v in deep}) < 4  # the narrowest such width
+    assert width_apart(TELECOM, 14) == 14  # already apart: the width asked for
+    assert width_apart(["a", "b"], 10) == 10 and width_apart([], 5) == 5
 
 
 def test_distinct_start_of_a_prefix_of_another_value_is_zero():

@@ -6,6 +6,7 @@ import pytest
 
 from tau_tui.tui.screens.run_compare import RunCompareScreen
 from tau_tui.tui.screens.trial_compare import TrialCompareScreen
+from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS
@@ -47,6 +48,59 @@ async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app):
         assert trial.comparison.left.task_id == trial.comparison.right.task_id == row.task
         await pilot.press("escape")
         assert app.screen is screen
+
+
+async def _recorded_comparison(pilot, a, b) -> RunCompareScreen:
+    """The comparison screen of ``a`` and ``b`` on their recorded rewards (nothing replayed), once shown."""
+    screen = RunCompareScreen(a, b)
+    screen.recorded = True
+    pilot.app.push_screen(screen)
+    await wait_until(pilot, lambda: screen.comparison is not None and screen.shown, "the comparison", tries=2000)
+    await pilot.pause()
+    return screen
+
+
+def _shown_tasks(screen: RunCompareScreen) -> list[str]:
+    """The task column as drawn: what fits its width."""
+    table = screen.query_one("#runcmp-rows")
+    width = next(iter(table.columns.values())).width
+    return [table.get_row_at(i)[0].plain[:width] for i in range(table.row_count)]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+async def test_telecom_task_ids_read_apart_and_take_the_free_width(make_app, size):
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        screen = await _recorded_comparison(pilot, A, B)
+        shown = _shown_tasks(screen)
+        assert len(shown) == 40 and len(set(shown)) == 40, [t for t in shown if shown.count(t) > 1]
+        table = screen.query_one("#runcmp-rows")
+        widths = [column.width for column in table.columns.values()]
+        if size[0] >= 160:  # the task column takes what the others leave (cells are padded by one each side)
+            assert sum(widths) + 2 * len(widths) == table.size.width - 2
+            assert widths[0] > 60
+        footer = screen.query_one(FittingFooter)  # its keys whole, none cut at the edge
+        palette = next(child for child in footer.children if child.has_class("-command-palette"))
+        assert all(child.region.right <= palette.region.x for child in footer.children
+                   if child.display and child is not palette)
+        await pilot.resize_terminal(200, 50) if size[0] < 160 else await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        after = _shown_tasks(screen)
+        assert len(set(after)) == 40
+        assert (max(map(len, after)) > max(map(len, shown))) == (size[0] < 160)  # re-fitted to the new width
+
+
+async def test_runs_of_two_domains_say_so_and_are_not_task_changed(make_app):
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        screen = await _recorded_comparison(pilot, CORPUS / "sierra-research__tau2-bench__gpt-4.1_airline_default_gpt-4.1_1trials.json",
+                                            CORPUS / "sierra-research__tau2-bench__gpt-4.1_retail_defautl_gpt-4.1_1trials.json")
+        summary = str(screen.query_one("#runcmp-summary").render())
+        assert summary.count("A is domain airline and B is domain retail") == 1
+        assert "task changed" not in summary and "different domain" in summary
+        assert "task changed" not in {row.reason for row in screen.comparison.rows}
 
 
 AIRLINE = CORPUS / "sierra-research__tau2-bench__airline.json"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .conftest import ROOT, SIZE, open_play, open_sim, set_input, settle, wait_until
+from pathlib import Path
+
+from .conftest import ROOT, SIZE, TELECOM_IDS, open_play, open_sim, set_input, settle, wait_until
 
 
 def test_runs_screen(snap_compare, make_app):
@@ -129,3 +131,20 @@ def test_trajectory_with_an_injected_fault_and_a_cassette_refusal(snap_compare, 
         await pilot.pause()
 
     assert snap_compare(make_app([OUR_RECORDINGS]), terminal_size=SIZE, run_before=run_before)
+
+
+# --- the runs table at 80 columns on telecom task ids (the fixture alone: no tau2 data, no ../shared) ----------
+
+def test_runs_table_at_80x24_on_telecom_ids(snap_compare, monkeypatch):
+    """One file (so no file column), task ids sharing long prefixes shortened apart; not replayed (no data)."""
+    from tests.tui.conftest import build_app
+
+    monkeypatch.chdir(ROOT)  # relative paths: the picture names no checkout folder
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)  # the fixture's folder is the only data folder tried
+    fixture = TELECOM_IDS.relative_to(ROOT)
+    app = build_app([fixture], tau2_data=Path(fixture.parent), viewer=lambda path: None)
+
+    async def run_before(pilot):
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

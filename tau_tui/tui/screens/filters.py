@@ -48,8 +48,8 @@ class FilterScreen(ModalScreen[None]):
         with Vertical(id="filters"):
             for name, text in CHECKS:
                 yield Checkbox(text, getattr(self.current, name), id=f"f-{name}", compact=True)
-            for name in CHOICES:
-                with Horizontal(classes="filter-row"):
+            for index, name in enumerate(CHOICES):
+                with Horizontal(classes="filter-row filter-group" if index == 0 else "filter-row"):
                     yield Label(name.replace("_", " "), classes="filter-label")
                     choices = self.values.get(name, [])
                     options = [(f"{value}  ({count})", value) for value, count in choices]
@@ -57,7 +57,7 @@ class FilterScreen(ModalScreen[None]):
                     known = {v for v, _ in choices}
                     yield Select(options, value=value if value in known else Select.NULL,
                                  prompt=f"any {name.replace('_', ' ')}", id=f"f-{name}", compact=True)
-            with Horizontal(classes="filter-row"):
+            with Horizontal(classes="filter-row filter-group"):
                 yield Label("task id", classes="filter-label")
                 yield Input(self.current.task or "", placeholder="contains…", id="f-task", compact=True)
             with Horizontal(classes="filter-row"):
@@ -68,7 +68,20 @@ class FilterScreen(ModalScreen[None]):
                 yield Button("Done", id="f-done", variant="primary")
 
     def on_mount(self) -> None:
-        self.query_one("#filters").border_title = "filters · esc to close · ctrl+r clears"
+        form = self.query_one("#filters")
+        form.border_title = "filters · esc to close · ctrl+r clears"
+        self.watch(form, "scroll_y", lambda _: self._mark_more(), init=False)
+        self.call_after_refresh(self._mark_more)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._mark_more)
+
+    def _mark_more(self) -> None:
+        """Say on the form's lower border whether fields are hidden below or above (a short terminal)."""
+        form = self.query_one("#filters")
+        below, above = form.scroll_y < form.max_scroll_y, form.scroll_y > 0
+        marks = (["↑ more above"] if above else []) + (["↓ more below: tab or scroll"] if below else [])
+        form.border_subtitle = " · ".join(marks)
 
     def _read(self) -> RunFilter:
         changes: dict[str, object] = {}

@@ -16,20 +16,24 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.views.layout import at_cursor
+from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
 from tau_tui.tui.messages import RunComparisonReady
+from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
 
 CELL_FILTERS = ("all", "discordant", "not_comparable", "both_pass", "both_fail")
 CELL_STYLES = {"both_pass": "green", "a_only": "bold yellow", "b_only": "bold cyan", "both_fail": "red",
                "not_comparable": "dim"}
-TASK_WIDTH = 60
+# (label, width) of the columns after the task; the task takes the rest of the width, the cell its longest text
+PAIR_COLUMNS = (("#", 3), ("A", 9), ("B", 9), ("DB A/B", 7), ("same DB", 7))
+TASK_MIN = 20
+FRAME = 4  # the table's border (2) and its vertical scrollbar (2)
 
 
 def _reward(outcome: Any) -> Text:
@@ -69,15 +73,21 @@ class RunCompareScreen(Screen[None]):
         yield InfoLine(id="runcmp-title")
         yield Static(id="runcmp-summary")
         yield DataTable(id="runcmp-rows", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label, width in (("task", TASK_WIDTH), ("#", 3), ("A", 9), ("B", 9), ("DB A/B", 7), ("same DB", 7),
-                             ("cell", 28)):
-            table.add_column(label, width=width, key=label)
-        table.focus()
+        self._add_columns(TASK_MIN, len("cell"))
+        self.query_one(DataTable).focus()
         self._start()
+
+    def on_resize(self) -> None:
+        if self.comparison is not None:
+            self._fill(keep_cursor=True)
+
+    def _add_columns(self, task_width: int, cell_width: int) -> None:
+        table = self.query_one(DataTable)
+        for label, width in (("task", task_width), *PAIR_COLUMNS, ("cell", cell_width)):
+            table.add_column(label, width=width, key=label)
 
     def _start(self) -> None:
         a, b = self.paths
@@ -149,6 +159,8 @@ class RunCompareScreen(Screen[None]):
         summary.append(f"not comparable {m['not_comparable']}" + (f" ({reasons})" if reasons else ""), style="dim")
         stats = statistics_lines(cmp)
         summary.append("\n" + "\n".join(stats))
+        if cmp.domain_warning:
+            summary.append(f"\n⚠ {cmp.domain_warning}", style="bold yellow")
         self.query_one("#runcmp-summary", Static).update(visible_renderable(summary))
         self._fill()
 
@@ -159,16 +171,30 @@ class RunCompareScreen(Screen[None]):
             return row.category in ("a_only", "b_only")
         return row.category == self.cell_filter
 
-    def _fill(self) -> None:
+    def _fill(self, keep_cursor: bool = False) -> None:
+        """The rows shown; the task column takes the width the others leave, its ids shortened where they agree
+        (never so far that two read the same: then the table scrolls sideways)."""
         table = self.query_one(DataTable)
-        table.clear()
+        cursor = table.cursor_row if keep_cursor else 0
         self.shown = [row for row in self.comparison.rows if self._keep(row)]
-        for row in self.shown:
+        tasks = {row.task: one_line(row.task) for row in self.comparison.rows}
+        cells = [row.category + (f" ({row.reason})" if row.reason else "") for row in self.shown]
+        cell_width = max([len("cell"), *map(len, cells)])
+        fixed = sum(width for _, width in PAIR_COLUMNS) + cell_width
+        available = (self.size.width or 120) - FRAME - 2 * (len(PAIR_COLUMNS) + 2) - fixed  # cells padded by 1
+        natural = max([len("task"), *map(len, tasks.values())])
+        task_width = width_apart(tasks.values(), max(min(natural, available), min(natural, TASK_MIN)))
+        starts = distinct_starts(tasks.values())
+        table.clear(columns=True)
+        self._add_columns(task_width, cell_width)
+        for row, cell in zip(self.shown, cells):
             same = "" if row.same_final_db is None else "yes" if row.same_final_db else "no"
-            cell = Text(row.category + (f" ({row.reason})" if row.reason else ""),
-                        style=CELL_STYLES[row.category])
-            table.add_row(visible_renderable(row.task, single_line=True), str(row.ordinal), _reward(row.a),
-                          _reward(row.b), f"{_db(row.a)}/{_db(row.b)}", same, cell)
+            task = tasks[row.task]
+            table.add_row(Text(elide(task, task_width, starts[task])), str(row.ordinal), _reward(row.a),
+                          _reward(row.b), f"{_db(row.a)}/{_db(row.b)}", same,
+                          Text(cell, style=CELL_STYLES[row.category]))
+        if self.shown:
+            table.move_cursor(row=min(max(cursor, 0), len(self.shown) - 1))
 
     @property
     def current(self) -> Any:

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Label, ProgressBar, Static
+from textual.widgets import Input, Label, ProgressBar, Static
 
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.model.io import RunFile
@@ -40,6 +40,7 @@ from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.screens.play_setup import PlaySetupScreen
 from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.screens.text_view import TextViewScreen
+from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui import formats
@@ -48,6 +49,16 @@ from tau_tui import formats
 MAX_NOTICE_LINES = 3
 REFRESH_DELAY = 0.15  # seconds: rows arriving in bursts are shown together
 REFRESH_IDLE_FACTOR = 3  # the wait before the next rebuild is at least this many times the last one's cost
+
+
+def _first_fitting(lines: list[Text], width: int) -> Text:
+    """The first of ``lines`` (longest first) that fits in ``width`` cells; the last one, cut, when none does."""
+    fitting = next((line for line in lines if line.cell_len <= width), None)
+    if fitting is not None:
+        return fitting
+    last = lines[-1].copy()
+    last.truncate(width, overflow="ellipsis")
+    return last
 
 
 class RunsScreen(Screen[None]):
@@ -102,7 +113,7 @@ class RunsScreen(Screen[None]):
         yield Input(placeholder="search message contents (all words; \"quoted phrase\")", id="runs-search")
         yield InfoLine(id="row-preview")
         yield Static(id="notices")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#runs-search").display = False
@@ -226,7 +237,7 @@ class RunsScreen(Screen[None]):
         current = catalog.find(*self._current) if self._current is not None else None
         keep = current.key if current is not None else table.current_key
         self.shown = catalog.view(self.filter, self.sort)
-        table.show_rows(self.shown, keep)
+        table.show_rows(self.shown, keep, files=len(catalog.files))
         context(self).session.prioritize(self.shown[max(table.cursor_row - 20, 0):])
         table.show_sort(self.sort)
         self._update_title()
@@ -241,36 +252,65 @@ class RunsScreen(Screen[None]):
         """Narrow the table to one file (a rollout's, as its simulations arrive); c clears it."""
         self.set_filter(RunFilter(file=file_label(run)))
 
+    def on_resize(self) -> None:
+        self._update_title()
+        self._update_filter_bar()
+
+    def _line_width(self, selector: str) -> int:
+        return self.query_one(selector).size.width or self.size.width or 200
+
     def _update_title(self) -> None:
+        """The counts, then what fits of the column legend and the sort (shorter forms on a narrow screen)."""
         catalog = context(self).session.catalog
         total = len(catalog.rows)
         files = len(catalog.files)
         replayed = sum(1 for r in catalog.rows if r.replay is not None or r.replay_error is not None)
-        text = Text()
-        text.append(" tau-tui ", style="bold reverse")
-        text.append(f"  {len(self.shown)} of {total} simulations · {formats.count(files, 'file')}")
-        if total and replayed < total:
-            text.append(f" · replaying {replayed}/{total}", style="dim")
-        text.append("   columns: ")
-        text.append("recorded", style=RECORDED_STYLE)
-        text.append(" │ ")
-        text.append("* derived by our replay and evaluator", style=DERIVED_STYLE)
-        text.append(f"   sort: {self.sort.label()}", style="dim")
-        self.query_one("#runs-title", InfoLine).set(text)
+
+        def title(counts: str, legend: tuple[str, str] | None, sort: bool) -> Text:
+            """``legend``: the words before "recorded" and after "* derived"; None leaves the legend out."""
+            text = Text(no_wrap=True)
+            text.append(" tau-tui ", style="bold reverse")
+            text.append(f"  {counts} · {formats.count(files, 'file')}")
+            if total and replayed < total:
+                text.append(f" · replaying {replayed}/{total}", style="dim")
+            if legend is not None:
+                text.append(legend[0])
+                text.append("recorded", style=RECORDED_STYLE)
+                text.append(" │ ")
+                text.append("* derived" + legend[1], style=DERIVED_STYLE)
+            if sort:
+                text.append(f"   sort: {self.sort.label()}", style="dim")
+            return text
+
+        counts, few = f"{len(self.shown)} of {total} simulations", f"{len(self.shown)}/{total} sims"
+        full, short = ("   columns: ", " by our replay and evaluator"), ("   ", "")
+        self.query_one("#runs-title", InfoLine).set(_first_fitting(
+            [title(counts, full, True), title(counts, short, True), title(counts, short, False),
+             title(few, short, False), title(few, None, False)], self._line_width("#runs-title")))
 
     def _update_filter_bar(self) -> None:
+        """The filter's chips and how to clear them, or (no filter) as many of the keys to filter as fit."""
         chips = self.filter.chips()
         bar = self.query_one("#filter-bar", InfoLine)
+        width = self._line_width("#filter-bar")
         if not chips:
-            bar.set(Text(" no filter · f failed only · x process flag · F filters · / search · s sort · "
-                         "C calibrate · A note · = compare · ? help", style="dim"))
+            keys = ["f failed only", "x process flag", "F filters", "/ search", "s sort", "C calibrate", "A note",
+                    "= compare"]
+            bar.set(_first_fitting([Text(" · ".join([" no filter", *keys[:n], "? help"]), style="dim")
+                                    for n in range(len(keys), -1, -1)], width))
             return
-        text = Text(" filter: ", style="bold")
-        for chip in chips:
-            text.append(f" {chip} ", style="reverse")
-            text.append(" ")
-        text.append("  c clears", style="dim")
-        bar.set(text)
+
+        def bar_text(shown: int) -> Text:
+            text = Text(" filter: ", style="bold")
+            for chip in chips[:shown]:
+                text.append(f" {chip} ", style="reverse")
+                text.append(" ")
+            if shown < len(chips):
+                text.append(f"+{len(chips) - shown} more ", style="bold")
+            text.append("  c clears", style="dim")
+            return text
+
+        bar.set(_first_fitting([bar_text(n) for n in range(len(chips), 0, -1)], width))
 
     def _update_preview(self) -> None:
         row = self.current_row

@@ -36,12 +36,14 @@ class LineTable(ScrollView, can_focus=True):
         return max(self.scrollable_content_region.height - 1, 1)
 
     def _scroll_to_cursor(self) -> None:
+        """Scroll the cursor row into view. Forced: right after new rows arrive (a filter cleared after it
+        matched nothing), the scroll bar that permits scrolling is only worked out at the next layout."""
         y = self.scroll_offset.y
         height = self._body_height
         if self.cursor_row < y:
-            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True, force=True)
         elif self.cursor_row >= y + height:
-            self.scroll_to(y=self.cursor_row - height + 1, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor_row - height + 1, animate=False, immediate=True, force=True)
 
     def _refresh_row(self, index: int) -> None:
         y = index - self.scroll_offset.y + 1

@@ -5,10 +5,11 @@ cell of every row it is given, so re-filtering 1,600 runs took seconds;
 here a new filter or sort swaps a list, and an update re-renders one row.
 
 The columns share the width the widget has (``layout.share_widths``, again
-on every resize): the frozen ones (file, task, simulation) always show,
-the others follow in registry order as far as they fit, and ``h``/``l``
-scroll them one whole column at a time. Names are shortened in the middle,
-keeping the part that tells a row apart from the others.
+on every resize): the frozen ones (file, task, simulation; the file only
+while more than one is loaded) always show, the others follow in registry
+order as far as they fit, and ``h``/``l`` scroll them one whole column at a
+time. Names are shortened in the middle, keeping the part that tells a row
+apart from the others.
 """
 
 from __future__ import annotations
@@ -118,10 +119,16 @@ class RunTable(LineTable, can_focus=True):
             return None
         return self.rows[min(self.cursor_row, len(self.rows) - 1)].key
 
-    def show_rows(self, rows: list[RunRow], keep: str | None = None) -> None:
-        """Show ``rows``; keep the cursor on row ``keep`` when it is still shown."""
+    def show_rows(self, rows: list[RunRow], keep: str | None = None, files: int | None = None) -> None:
+        """Show ``rows``; keep the cursor on row ``keep`` when it is still shown.
+
+        ``files``: how many files are loaded (default: how many ``rows`` come from); with one, the
+        ``many_files`` columns (the file name) are hidden and their width goes to the other names.
+        """
         self.rows = rows
         self.row_index = {row.key: i for i, row in enumerate(rows)}
+        files = len({row.path for row in rows}) if files is None else files
+        self.frozen = [c for c in self.columns if c.frozen and (files > 1 or not c.many_files)]
         # a column that shows what only some recordings hold (a submission, a review) only when one is shown
         self.scrolling = [c for c in self.columns
                           if not c.frozen and (c.when is None or any(c.when(r) for r in rows))]
@@ -180,7 +187,7 @@ class RunTable(LineTable, can_focus=True):
         self._layout_width = width
         self.first_column = max(0, min(self.first_column, len(self.scrolling) - 1))
         available = self._available()
-        frozen_width = sum(self._min_width(c) + PAD for c in self.frozen)
+        frozen_width = sum(self._min_width(c) + PAD for c in self.frozen) + self._names_reserve()
         rest = self.scrolling[self.first_column:]
         count = fitting_count([self._min_width(c) for c in rest], available - frozen_width, PAD)
         # the names may claim at most half the width before other columns give way to them
@@ -199,6 +206,13 @@ class RunTable(LineTable, can_focus=True):
         self._cache.clear()
         self.virtual_size = Size(sum(w + PAD for w in widths) + MORE, len(self.rows) + 1)
         self.refresh()
+
+    def _names_reserve(self) -> int:
+        """The width of the hidden name columns (the file's, one file loaded) that the shown names can use:
+        it stays with them rather than making room for one more column."""
+        hidden = sum(self._min_width(c) + PAD for c in self.columns if c.frozen and c not in self.frozen)
+        wanted = sum(max(0, share.natural - share.min) for share in (self._share(c) for c in self.frozen if c.flex))
+        return min(hidden, wanted)
 
     @property
     def more_right(self) -> bool:
