@@ -77,3 +77,34 @@ async def test_a_full_duplex_simulation_has_a_tick_timeline(make_app, tmp_path):
         assert "51 ticks of 0.2 s" in text and "agent interrupts user: the user kept talking" in text
         assert "tick 30 at 6.0 s: agent and user speaking" in text
         assert "around tick 30" in text
+
+
+def shown_rows(pane: RichPane) -> list[str]:
+    """The pane's rows as the screen last drew them (the widget's line cache, not its content)."""
+    from textual.geometry import Region
+
+    strips = pane.render_lines(Region(0, 0, pane.size.width, pane.size.height))
+    return [strip.text.rstrip() for strip in strips]
+
+
+async def test_the_review_tab_shows_only_the_second_simulation_after_a_switch(make_app, tmp_path):
+    folder = reviewed_run(tmp_path, keep=6)
+    app = make_app([tmp_path], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        first, second = (r.sim_id for r in app.catalog.rows[:2])
+        assert all(r.path == folder / "results_reviewed.json" for r in app.catalog.rows[:2])
+        await open_sim(pilot, first)
+        await pilot.press("6")
+        await pilot.pause()
+        assert "errors that name no step" in "\n".join(shown_rows(app.screen.query_one("#review-view", RichPane)))
+        await pilot.press("escape")
+        await pilot.pause()
+        await open_sim(pilot, second)
+        await pilot.press("6")
+        await pilot.pause()
+        pane = app.screen.query_one("#review-view", RichPane)
+        shown = "\n".join(shown_rows(pane))
+        assert "User drifted." in shown
+        assert "errors that name no step" not in shown and "The conversation ended abruptly." not in shown
+        assert shown.count("y / Y") == 1
