@@ -185,6 +185,7 @@ class TrajectoryDoc:
         self.review: Any = None  # the recorded review fields (``model.reviews.SimReview``), when there are any
         self.run_reviews: list[Any] = []  # review errors that name no step
         self.ticks: Any = None  # the tick timeline of a full-duplex run (``model.ticks.TickTimeline``)
+        self.n_flags = 0  # process flags of the assessment (a step may carry several)
         self._build_events(timeline)
         self.targets: dict[str, list[int]] = self._targets()
 
@@ -193,6 +194,7 @@ class TrajectoryDoc:
 
         ``flags`` are ``evaluate.Flag`` (kind, step, message); ``divergence`` an ``evaluate.GoldDivergence``.
         """
+        self.n_flags = len(flags)
         for flag in flags:
             if 0 <= flag.step < len(self.steps):
                 self.steps[flag.step].events.append(Event("flag", flag.step, f"{flag.kind}: {flag.message}"))
@@ -378,4 +380,10 @@ class TrajectoryDoc:
         return found
 
     def counts(self) -> dict[str, int]:
-        return {name: len(steps) for name, steps in self.targets.items()}
+        """How many of each the footer shows: steps per jump target, except ``flag`` (process flags, as the runs
+        table's flags* column counts them), ``error`` (recorded tool errors, as its err column) and
+        ``message_error`` (errors a recording attached to messages, which err does not count)."""
+        counts = {name: len(steps) for name, steps in self.targets.items()}
+        kinds = [event.kind for step in self.steps for event in step.events]
+        counts.update(flag=self.n_flags, error=kinds.count("tool_error"), message_error=kinds.count("message_error"))
+        return counts

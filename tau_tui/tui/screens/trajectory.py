@@ -470,9 +470,9 @@ class TrajectoryScreen(Screen[None]):
         if doc is not None:
             counts = doc.counts()
             self.view.border_title = "trajectory"
-            extra = "".join(f"  {mark} {counts[key]}" for key, mark in (("fault", "↯"), ("refusal", "⊘"),
-                                                                         ("discovery", "✦"), ("review", "☰"),
-                                                                         ("note", "✐"))
+            extra = "".join(f"  {mark} {counts[key]}" for key, mark in (("message_error", "✗msg"), ("fault", "↯"),
+                                                                         ("refusal", "⊘"), ("discovery", "✦"),
+                                                                         ("review", "☰"), ("note", "✐"))
                             if counts[key])
             self.view.border_subtitle = (f"⚒ {counts['call']} calls  ✎ {counts['write']}  ≠ {counts['mismatch']}  "
                                          f"? {counts['hallucinated']}  ✗ {counts['error']}  ⚠ {counts['finding']}  "
