@@ -243,3 +243,29 @@ def test_a_zero_retry_count_is_not_a_review_so_the_runs_table_leaves_the_simulat
     assert _index_entry(0, {**base, "hallucination_retries_used": 2}).reviewed is True
     assert _index_entry(0, {**base, "hallucination_retries_used": "two"}).reviewed is True  # read, and reported
     assert _index_entry(0, {**base, "review": {"summary": "x"}}).reviewed is True
+
+
+@pytest.mark.parametrize("width, last", [(60, "10s"), (51, "8s")])
+def test_the_tick_rulers_show_whole_labels_only(tmp_path, width, last):
+    import re
+
+    from tau_tui.views.review_view import render_ticks
+
+    timeline = read_ticks(open_run(full_duplex_run(tmp_path)).raw_sims[0]["ticks"])
+    rulers = [line for line in render_ticks(timeline, 30, width).plain.splitlines() if re.match(r" {7}\d", line)]
+    assert len(rulers) == 2  # the whole run, and the ticks around the cursor
+    for ruler in rulers:
+        labels = ruler.split()
+        assert all(re.fullmatch(r"\d+s", label) for label in labels), ruler
+        assert labels[-1] == last and len(ruler) <= 7 + width
+
+
+def test_a_voice_run_counts_the_messages_its_trajectory_shows(tmp_path):
+    from tau_tui.model.results import is_silent
+    from tests.review_fixtures import CALLS, SPEECH
+
+    run = open_run(full_duplex_run(tmp_path))
+    shown = [m for m in run.simulation(0).trajectory if not is_silent(m)]
+    assert run.entries[0].n_messages == len(shown) > 0
+    speaking = sum((who in "ab") + (who in "ub") for who in SPEECH)  # a chunk per side speaking, in each tick
+    assert len(shown) == speaking + 2 * len(CALLS)  # and each call with its result

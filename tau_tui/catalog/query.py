@@ -222,7 +222,8 @@ FIELDS: list[RowField] = [
     RowField("errors", "err", "tool results the recording marks as errors (as ✗ in a trajectory's footer; its ✗msg "
              "counts errors recorded on messages)", lambda r: r.entry.n_tool_errors),
     RowField("termination", "termination", "why the simulation ended", lambda r: r.termination),
-    RowField("turns", "msgs", "messages", lambda r: r.entry.n_messages),
+    RowField("turns", "msgs", "messages (a voice run: its chunks that say something or call a tool)",
+             lambda r: r.entry.n_messages),
     RowField("cost", "cost", "agent and user cost", lambda r: r.cost),
     RowField("submission", "submission",
              "leaderboard submission folder (model · organisation); sorting groups its domains",

@@ -25,6 +25,7 @@ from tau_tui.env.discovery import discovered_how, discovered_mark
 from tau_tui.env.episode import cassette_mark
 from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
+from tau_tui.model.results import is_silent
 from tau_tui.model.reviews import error_step
 from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
 from tau_tui.catalog import query_terms, text_matches
@@ -378,6 +379,12 @@ class TrajectoryDoc:
             if event.call is not None and all(event.call is not seen for seen in found):
                 found.append(event.call)
         return found
+
+    def folds(self, step: int) -> bool:
+        """Whether a voice run's trajectory folds ``step`` by default: a chunk that says nothing, calls no tool and
+        carries no event (a flag, review error, effect or note keeps it shown)."""
+        view = self.steps[step]
+        return self.ticks is not None and is_silent(view.message) and not view.events
 
     def counts(self) -> dict[str, int]:
         """How many of each the footer shows: steps per jump target, except ``flag`` (process flags, as the runs
