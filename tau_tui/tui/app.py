@@ -230,6 +230,9 @@ class TauTuiApp(App[None]):
         if message.notes:
             self.notices_changed.publish(None)
         self.file_rebound.publish(run)
+        if rows and self._open_when_read == run.path:
+            self._open_when_read = None
+            self.open_run_at(run, 0)
 
     @on(FileGrowing)
     def _file_growing(self, message: FileGrowing) -> None:
@@ -591,7 +594,7 @@ class TauTuiApp(App[None]):
         show_trajectory(self, run, index, step=step, query=query)
 
     def open_saved_run(self, path: Path) -> None:
-        """Open the first simulation of a file this app saved (once it has been read back)."""
+        """Open the first simulation of a file this app saved, or was started on (once it has been read)."""
         rows = self.catalog.rows_of(path)
         if rows:
             self.open_run_at(rows[0].run, rows[0].index)
