@@ -159,7 +159,7 @@ def render_ticks(timeline: TickTimeline | None, cursor: int | None, width: int =
 
 
 class TicksView:
-    """``render_ticks`` at the width it is drawn in: its lanes fill the line and never wrap, whatever the pane's size."""
+    """``render_ticks`` at the width it is drawn in: its lanes fill the line and never wrap, at any pane size."""
 
     def __init__(self, timeline: TickTimeline | None, cursor: int | None) -> None:
         self.timeline, self.cursor = timeline, cursor
