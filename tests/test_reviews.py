@@ -269,3 +269,21 @@ def test_a_voice_run_counts_the_messages_its_trajectory_shows(tmp_path):
     assert run.entries[0].n_messages == len(shown) > 0
     speaking = sum((who in "ab") + (who in "ub") for who in SPEECH)  # a chunk per side speaking, in each tick
     assert len(shown) == speaking + 2 * len(CALLS)  # and each call with its result
+
+
+@pytest.mark.parametrize("width", [40, 58, 120])
+def test_the_ticks_view_draws_its_lanes_at_the_width_it_is_given(tmp_path, width):
+    import io
+
+    from rich.console import Console
+
+    from tau_tui.views.review_view import TicksView
+
+    timeline = read_ticks(open_run(full_duplex_run(tmp_path)).raw_sims[0]["ticks"])
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(TicksView(timeline, 30))
+    lines = console.export_text().splitlines()
+    agent = [line for line in lines if line.startswith("agent ")]
+    assert len(agent) == 2  # the whole run, and around the cursor: each lane on one line, none wrapped
+    assert all(len(line.rstrip()) <= width for line in lines)
+    assert len(agent[1]) - 7 == min(width - 7, len(timeline))
