@@ -287,3 +287,15 @@ def test_the_ticks_view_draws_its_lanes_at_the_width_it_is_given(tmp_path, width
     assert len(agent) == 2  # the whole run, and around the cursor: each lane on one line, none wrapped
     assert all(len(line.rstrip()) <= width for line in lines)
     assert len(agent[1]) - 7 == min(width - 7, len(timeline))
+
+
+@pytest.mark.parametrize("raw", [
+    {"role": "user", "content": None}, {"role": "assistant", "content": " \n"}, {"role": "assistant", "content": "x"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "name": "t", "arguments": {}}]},
+    {"role": "assistant", "content": None, "tool_calls": []}, {"role": "tool", "id": "c", "content": ""},
+    {"role": "user", "content": ["a"]}, "not a message"])
+def test_the_index_and_the_trajectory_agree_on_what_is_silent(raw):
+    from tau_tui.model.messages import parse_message
+    from tau_tui.model.results import is_silent, is_silent_raw
+
+    assert is_silent_raw(raw) == is_silent(parse_message(raw))

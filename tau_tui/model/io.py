@@ -31,8 +31,7 @@ except ImportError:  # Windows: no advisory locks
 import orjson
 from pydantic import ValidationError
 
-from tau_tui.model.messages import parse_message
-from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent, tick_messages
+from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw, tick_messages
 from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.tasks import Task
 
@@ -113,7 +112,7 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
     if not isinstance(messages, list):
         ticks = raw.get("ticks")
         messages = tick_messages(ticks) if isinstance(ticks, list) else []
-        shown = sum(not is_silent(parse_message(m)) for m in messages)  # a voice run's trajectory folds the rest
+        shown = sum(not is_silent_raw(m) for m in messages)  # a voice run's trajectory folds the rest
     n_calls = n_errors = 0
     for m in messages:
         if isinstance(m, dict):

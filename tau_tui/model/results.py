@@ -115,7 +115,18 @@ def tick_messages(ticks: list[Any]) -> list[Any]:
 
 def is_silent(message: Message) -> bool:
     """A user or agent message that says nothing and calls no tool: most chunks of a full-duplex run."""
-    return isinstance(message, ParticipantMessage) and not message.text.strip() and not message.tool_calls
+    return isinstance(message, ParticipantMessage) and _says_nothing(message.content, message.tool_calls)
+
+
+def is_silent_raw(raw: Any) -> bool:
+    """``is_silent`` of a raw message, without building its model (the index counts a voice run's messages)."""
+    return isinstance(raw, dict) and raw.get("role") in ("user", "assistant") \
+        and _says_nothing(raw.get("content"), raw.get("tool_calls"))
+
+
+def _says_nothing(content: Any, tool_calls: Any) -> bool:
+    text = "" if content is None else content if isinstance(content, str) else str(content)
+    return not text.strip() and not tool_calls
 
 
 class RunInfo(Loose):
