@@ -243,3 +243,59 @@ def test_a_zero_retry_count_is_not_a_review_so_the_runs_table_leaves_the_simulat
     assert _index_entry(0, {**base, "hallucination_retries_used": 2}).reviewed is True
     assert _index_entry(0, {**base, "hallucination_retries_used": "two"}).reviewed is True  # read, and reported
     assert _index_entry(0, {**base, "review": {"summary": "x"}}).reviewed is True
+
+
+@pytest.mark.parametrize("width, last", [(60, "10s"), (51, "8s")])
+def test_the_tick_rulers_show_whole_labels_only(tmp_path, width, last):
+    import re
+
+    from tau_tui.views.review_view import render_ticks
+
+    timeline = read_ticks(open_run(full_duplex_run(tmp_path)).raw_sims[0]["ticks"])
+    rulers = [line for line in render_ticks(timeline, 30, width).plain.splitlines() if re.match(r" {7}\d", line)]
+    assert len(rulers) == 2  # the whole run, and the ticks around the cursor
+    for ruler in rulers:
+        labels = ruler.split()
+        assert all(re.fullmatch(r"\d+s", label) for label in labels), ruler
+        assert labels[-1] == last and len(ruler) <= 7 + width
+
+
+def test_a_voice_run_counts_the_messages_its_trajectory_shows(tmp_path):
+    from tau_tui.model.results import is_silent
+    from tests.review_fixtures import CALLS, SPEECH
+
+    run = open_run(full_duplex_run(tmp_path))
+    shown = [m for m in run.simulation(0).trajectory if not is_silent(m)]
+    assert run.entries[0].n_messages == len(shown) > 0
+    speaking = sum((who in "ab") + (who in "ub") for who in SPEECH)  # a chunk per side speaking, in each tick
+    assert len(shown) == speaking + 2 * len(CALLS)  # and each call with its result
+
+
+@pytest.mark.parametrize("width", [40, 58, 120])
+def test_the_ticks_view_draws_its_lanes_at_the_width_it_is_given(tmp_path, width):
+    import io
+
+    from rich.console import Console
+
+    from tau_tui.views.review_view import TicksView
+
+    timeline = read_ticks(open_run(full_duplex_run(tmp_path)).raw_sims[0]["ticks"])
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(TicksView(timeline, 30))
+    lines = console.export_text().splitlines()
+    agent = [line for line in lines if line.startswith("agent ")]
+    assert len(agent) == 2  # the whole run, and around the cursor: each lane on one line, none wrapped
+    assert all(len(line.rstrip()) <= width for line in lines)
+    assert len(agent[1]) - 7 == min(width - 7, len(timeline))
+
+
+@pytest.mark.parametrize("raw", [
+    {"role": "user", "content": None}, {"role": "assistant", "content": " \n"}, {"role": "assistant", "content": "x"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "name": "t", "arguments": {}}]},
+    {"role": "assistant", "content": None, "tool_calls": []}, {"role": "tool", "id": "c", "content": ""},
+    {"role": "user", "content": ["a"]}, "not a message"])
+def test_the_index_and_the_trajectory_agree_on_what_is_silent(raw):
+    from tau_tui.model.messages import parse_message
+    from tau_tui.model.results import is_silent, is_silent_raw
+
+    assert is_silent_raw(raw) == is_silent(parse_message(raw))

@@ -204,7 +204,8 @@ FIELDS: list[RowField] = [
     RowField("our_reward", "rwd*", "reward recomputed by our evaluator", _eval_value(lambda e: e.reward), True),
     RowField("agrees", "=*", "recomputed reward agrees with the recorded one", _eval_value(lambda e: e.agrees), True),
     RowField("our_db", "db*", "DB match after our replay", _summary_value(lambda s: s.db_match), True),
-    RowField("flags", "flags*", "process flags (count and kinds: one letter each, listed under process flags)",
+    RowField("flags", "flags*", "process flags: how many (as ⚑ in a trajectory's footer) and their kinds, one letter "
+             "each (listed under process flags)",
              _eval_value(lambda e: e.n_flags), True),
     RowField("mismatches", "≠*", "replay mismatches", _summary_value(lambda s: s.mismatches), True),
     RowField("writes", "✎*", "writes re-executed by our replay", _summary_value(lambda s: s.replayed + s.mismatches),
@@ -218,9 +219,11 @@ FIELDS: list[RowField] = [
     RowField("review", "rev", "errors a recorded review found (a agent, u user, ? unknown; red: one is critical)",
              lambda r: len(r.review.errors) if r.review.reviewed else None),
     RowField("auth", "au", "recorded auth classification", lambda r: r.review.auth_status),
-    RowField("errors", "err", "tool errors in the recording", lambda r: r.entry.n_tool_errors),
+    RowField("errors", "err", "tool results the recording marks as errors (as ✗ in a trajectory's footer; its ✗msg "
+             "counts errors recorded on messages)", lambda r: r.entry.n_tool_errors),
     RowField("termination", "termination", "why the simulation ended", lambda r: r.termination),
-    RowField("turns", "msgs", "messages", lambda r: r.entry.n_messages),
+    RowField("turns", "msgs", "messages (a voice run: its chunks that say something or call a tool)",
+             lambda r: r.entry.n_messages),
     RowField("cost", "cost", "agent and user cost", lambda r: r.cost),
     RowField("submission", "submission",
              "leaderboard submission folder (model · organisation); sorting groups its domains",

@@ -88,8 +88,8 @@ def _notes_add(args: argparse.Namespace) -> int:
         err(f"{args.path}: no simulation {args.sim!r} (or the prefix is not unique)")
         return EXIT_INPUT
     entry = run.entries[index]
-    if args.step is not None and not 0 <= args.step < entry.n_messages:
-        err(f"{args.path}: simulation {entry.id} has {entry.n_messages} messages; no step {args.step}")
+    if args.step is not None and not 0 <= args.step < entry.n_steps:
+        err(f"{args.path}: simulation {entry.id} has {entry.n_steps} steps; no step {args.step}")
         return EXIT_INPUT
     book = NoteBook(run.path)
     note = book.add(entry.id, args.source, args.error_type, args.text, step=args.step, task_id=entry.task_id,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err
@@ -45,6 +46,8 @@ def run(args: argparse.Namespace, workspace) -> int:
                               seed=args.seed, max_steps=args.max_steps, out=args.out)
         out = ws.play_path(request)
 
+        inspect: list[Path] = []  # the saved recording, when ctrl+o asked for the inspector
+
         async def main() -> int:
             session = ws.play_session(request)
             from tau_tui.rollout.console import outcome_line, play_plain
@@ -52,14 +55,19 @@ def run(args: argparse.Namespace, workspace) -> int:
             screen = None if args.plain else _play_screen()
             if screen is None:
                 return await play_plain(session, out)
-            code = await screen(session, out, keymap=ws.settings.keymap)
-            if code == EXIT_OK:
+            outcome = await screen(session, out, keymap=ws.settings.keymap)
+            if outcome.code == EXIT_OK:
                 print(f"{outcome_line(session)}saved to {out}", end="\n", flush=True)
             else:
                 err("left before the conversation ended: nothing saved")
-            return code
+            if outcome.open_saved is not None:
+                inspect.append(outcome.open_saved)
+            return outcome.code
 
-        return asyncio.run(main())
+        code = asyncio.run(main())
+        if inspect:
+            _inspector()(inspect[0], ws.settings).run()
+        return code
     except (DomainError, ParticipantSpecError, KeyError, ValueError) as exc:
         err(error_text(exc))
         return EXIT_INPUT
@@ -72,3 +80,10 @@ def _play_screen():
     except ImportError:
         return None
     return run_play
+
+
+def _inspector():
+    """The TUI's inspector on a saved recording (``tau_tui.tui.play.recording_inspector(path, settings)``)."""
+    from tau_tui.tui.play import recording_inspector
+
+    return recording_inspector

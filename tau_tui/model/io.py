@@ -31,7 +31,7 @@ except ImportError:  # Windows: no advisory locks
 import orjson
 from pydantic import ValidationError
 
-from tau_tui.model.results import Results, RunInfo, SimulationRun
+from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw, tick_messages
 from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.tasks import Task
 
@@ -72,11 +72,12 @@ class SimEntry:
     agent_cost: float | None
     user_cost: float | None
     duration: float | None
-    n_messages: int
+    n_messages: int  # the messages the trajectory shows (a voice run's silent chunks left out)
     n_tool_calls: int
     n_tool_errors: int
     problem: str | None = None
     error: str | None = None  # the error an infrastructure failure left in ``info``
+    n_steps: int = 0  # the trajectory's steps, silent ones included: what a note's step indexes
     reviewed: bool = False  # the simulation holds a review, auth classification, hallucination check or effects
 
 
@@ -106,8 +107,11 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
     reward_info = raw.get("reward_info") if isinstance(raw.get("reward_info"), dict) else {}
     db_check = reward_info.get("db_check") if isinstance(reward_info.get("db_check"), dict) else {}
     messages = raw.get("messages")
+    shown: int | None = None
     if not isinstance(messages, list):
-        messages = []
+        ticks = raw.get("ticks")
+        messages = tick_messages(ticks) if isinstance(ticks, list) else []
+        shown = sum(not is_silent_raw(m) for m in messages)  # a voice run's trajectory folds the rest
     n_calls = n_errors = 0
     for m in messages:
         if isinstance(m, dict):
@@ -130,7 +134,8 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
         agent_cost=_num(raw.get("agent_cost")),
         user_cost=_num(raw.get("user_cost")),
         duration=_num(raw.get("duration")),
-        n_messages=len(messages),
+        n_messages=len(messages) if shown is None else shown,
+        n_steps=len(messages),
         n_tool_calls=n_calls,
         n_tool_errors=n_errors,
         error=str(info.get("error")) if isinstance(info, dict) and info.get("error") else None,

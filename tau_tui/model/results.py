@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field, SerializeAsAny, field_validator
 
-from tau_tui.model.messages import Loose, Message, parse_message
+from tau_tui.model.messages import Loose, Message, ParticipantMessage, parse_message
 from tau_tui.model.tasks import Task
 
 TERMINATION_REASONS = (
@@ -90,7 +90,13 @@ class SimulationRun(Loose):
 
 def flatten_ticks(ticks: list[Any]) -> list[Message]:
     """Turn full-duplex ticks into a half-duplex message list (user side first per tick)."""
-    out: list[Message] = []
+    return [parse_message(raw) for raw in tick_messages(ticks)]
+
+
+def tick_messages(ticks: list[Any]) -> list[Any]:
+    """The raw messages of full-duplex ticks, in trajectory order: per tick and side (user first) its chunk, then
+    its tool calls as one message, then their results."""
+    out: list[Any] = []
     for tick in ticks:
         if not isinstance(tick, dict):
             continue
@@ -99,12 +105,28 @@ def flatten_ticks(ticks: list[Any]) -> list[Message]:
             calls = tick.get(f"{side}_tool_calls") or []
             chunk = tick.get(f"{side}_chunk")
             if isinstance(chunk, dict):
-                out.append(parse_message(chunk))
+                out.append(chunk)
             if calls:
-                out.append(parse_message({"role": role, "content": None, "tool_calls": calls}))
-            for result in tick.get(f"{side}_tool_results") or []:
-                out.append(parse_message(result))
+                out.append({"role": role, "content": None, "tool_calls": calls})
+            results = tick.get(f"{side}_tool_results") or []
+            out.extend(results if isinstance(results, list) else [results])
     return out
+
+
+def is_silent(message: Message) -> bool:
+    """A user or agent message that says nothing and calls no tool: most chunks of a full-duplex run."""
+    return isinstance(message, ParticipantMessage) and _says_nothing(message.content, message.tool_calls)
+
+
+def is_silent_raw(raw: Any) -> bool:
+    """``is_silent`` of a raw message, without building its model (the index counts a voice run's messages)."""
+    return isinstance(raw, dict) and raw.get("role") in ("user", "assistant") \
+        and _says_nothing(raw.get("content"), raw.get("tool_calls"))
+
+
+def _says_nothing(content: Any, tool_calls: Any) -> bool:
+    text = "" if content is None else content if isinstance(content, str) else str(content)
+    return not text.strip() and not tool_calls
 
 
 class RunInfo(Loose):

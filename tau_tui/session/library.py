@@ -138,7 +138,9 @@ class Library:
             self.catalog.add_notice(run.path, note.replace(f"{run.path}: ", ""), "information")
         self.queue.put(rows)
         self._done += 1
-        return Changes(catalog=True, notices=bool(event.notes), rebound=[run], loading=self._progress(False))
+        changes = Changes(catalog=True, notices=bool(event.notes), rebound=[run], loading=self._progress(False))
+        changes.open_run = self._opened(run, rows)
+        return changes
 
     def _load_finished(self, event: LoadFinished) -> Changes:
         seen = {self.catalog.file_key(p) for p in event.seen} | self._live
@@ -189,14 +191,19 @@ class Library:
             if not any(self.catalog.file_key(p) == key for p in self.paths):
                 self.paths.append(run.path)
         changes = Changes(catalog=True, rebound=[run])
-        if rows and self._open_when_read == run.path:
-            self._open_when_read = None
-            changes.open_run = (run, 0)
+        changes.open_run = self._opened(run, rows)
         return rows, changes
 
+    def _opened(self, run: RunFile, rows: list[RunRow]) -> tuple[RunFile, int] | None:
+        """The simulation to open now that ``run`` is read, when the user asked for its file before."""
+        if rows and self._open_when_read == run.path:
+            self._open_when_read = None
+            return run, rows[0].index
+        return None
+
     def open_when_read(self, path: Path) -> tuple[RunFile, int] | None:
-        """The first simulation of a file this session saved, or None until it is read back (then the
-        ``Changes`` of reading it carry ``open_run``)."""
+        """The first simulation of a file this session saved (or was started on), or None until it is read (then
+        the ``Changes`` of reading it carry ``open_run``)."""
         rows = self.catalog.rows_of(path)
         if rows:
             return rows[0].run, rows[0].index

@@ -354,16 +354,22 @@ def audit_lines(audit: FileAudit, every: bool = False) -> list[str]:
             detail = hit.detail if isinstance(hit.detail, dict) else {}
             for item in (detail.get("diff") or [])[:5]:
                 lines.append(f"        {item['kind']} {item['path']}: {item['old']!r} → {item['new']!r}")
+    lines.extend("  " + line for line in effect_lines(audit))
+    return lines
+
+
+def effect_lines(audit: FileAudit) -> list[str]:
+    """The effect on the file's metrics: the totals first, then each rule's share (indented), then the notes."""
     rec, ours = audit.recorded_metrics, audit.our_metrics
-    lines.append(f"  effect: avg reward {_pct(rec.avg_reward)} recorded → {_pct(ours.avg_reward)} ours; "
-                 f"pass^1 {_pct(rec.pass_hat_k.get(1))} → {_pct(ours.pass_hat_k.get(1))}"
-                 + (f" ({ours.n_unscored} unscored by us, left out)" if ours.n_unscored else ""))
+    lines = [f"effect: avg reward {_pct(rec.avg_reward)} recorded → {_pct(ours.avg_reward)} ours; "
+             f"pass^1 {_pct(rec.pass_hat_k.get(1))} → {_pct(ours.pass_hat_k.get(1))}"
+             + (f" ({ours.n_unscored} unscored by us, left out)" if ours.n_unscored else "")]
     for rule, entry in sorted(audit.by_rule().items(), key=lambda item: -item[1]["simulations"]):
-        lines.append(f"    {RULE_TEXT[rule]}: {entry['simulations']} simulation(s), {entry['points']:+.1f} points of "
+        lines.append(f"  {RULE_TEXT[rule]}: {entry['simulations']} simulation(s), {entry['points']:+.1f} points of "
                      "avg reward" + (f", {entry['unscored']} unscored" if entry["unscored"] else ""))
     notes = audit.notes()
     if notes:
-        lines.append("  notes (rewards agree): " + ", ".join(f"{RULE_TEXT[r]} {n}" for r, n in notes.items()))
+        lines.append("notes (rewards agree): " + ", ".join(f"{RULE_TEXT[r]} {n}" for r, n in notes.items()))
     return lines
 
 

@@ -163,10 +163,12 @@ class TauTuiApp(App[None]):
             if found is not None:
                 self.open_run_at(*found)
                 return
+            if source in self.session.library.paths:  # the load reads it (the file the app was started on)
+                return
         self.read_run_worker(source)
 
     def open_saved_run(self, path: Path) -> None:
-        """Open the first simulation of a file this app saved (once it has been read back)."""
+        """Open the first simulation of a file this app saved, or was started on (once it has been read)."""
         self.add_run(path, open_first=True)
 
     @work(thread=True, group="live-file", name="read saved run")

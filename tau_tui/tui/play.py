@@ -2,13 +2,16 @@
 
 ``tau_tui.commands.play`` builds the ``PlaySession`` and awaits ``run_play(session, out)``
 on its event loop; the app runs on that same loop, so the session's episode,
-its model calls and the screen share it.
+its model calls and the screen share it. ``ctrl+o`` on the saved recording closes
+the play app asking for the inspector: the command then runs it on that file
+(``recording_inspector``), once the play app's loop is over.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -16,7 +19,19 @@ from textual.screen import Screen
 
 from tau_tui.tui.keys import check_keymap, palette_commands
 from tau_tui.tui.screens.help import show_help
-from tau_tui.tui.screens.play import EXIT_LEFT, PlayScreen
+from tau_tui.tui.screens.play import EXIT_LEFT, EXIT_SAVED, PlayScreen
+
+if TYPE_CHECKING:
+    from tau_tui.config import Settings
+    from tau_tui.tui.app import TauTuiApp
+
+
+@dataclass(frozen=True)
+class PlayOutcome:
+    """How a play app ended: its exit status, and the recording to open in the inspector (``ctrl+o``)."""
+
+    code: int
+    open_saved: Path | None = None
 
 
 class PlayApp(App[int]):
@@ -34,9 +49,15 @@ class PlayApp(App[int]):
         self.set_keymap(check_keymap(keymap or {}))
         self.session = session
         self.out = Path(out)
+        self.open_saved: Path | None = None
 
     def on_mount(self) -> None:
         self.push_screen(PlayScreen(self.session, self.out, finish=self.exit))
+
+    def open_saved_run(self, path: Path) -> None:
+        """``ctrl+o`` on the saved recording: leave, asking for the inspector on ``path``."""
+        self.open_saved = path
+        self.exit(EXIT_SAVED)
 
     def action_help(self) -> None:
         show_help(self)
@@ -47,7 +68,7 @@ class PlayApp(App[int]):
         yield from palette_commands(screen)
 
 
-async def run_play(session: Any, out: Path | str, keymap: dict[str, str] | None = None) -> int:
+async def run_play(session: Any, out: Path | str, keymap: dict[str, str] | None = None) -> PlayOutcome:
     """Play ``session`` in the TUI; the recording is saved to ``out`` when the conversation ends.
 
     ``keymap``: binding id → keys from the settings file."""
@@ -55,5 +76,16 @@ async def run_play(session: Any, out: Path | str, keymap: dict[str, str] | None 
     code = await app.run_async()
     if code is None:
         session.abort()
-        return EXIT_LEFT
-    return code
+        return PlayOutcome(EXIT_LEFT)
+    return PlayOutcome(code, app.open_saved)
+
+
+def recording_inspector(path: Path, settings: Settings) -> TauTuiApp:
+    """The inspector on the recording a play session saved, built as ``tau-tui PATH`` builds it
+    (``Session.from_settings``); it opens the simulation once the file is read."""
+    from tau_tui.session import Session
+    from tau_tui.tui.app import TauTuiApp
+
+    app = TauTuiApp(Session.from_settings(settings, [path]))
+    app.open_saved_run(path)
+    return app

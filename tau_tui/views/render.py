@@ -19,6 +19,7 @@ from rich.text import Text
 
 from tau_tui import textsafe
 from tau_tui.env.jsonify import parse_content
+from tau_tui.views.markdown_text import looks_like_markdown, markdown_text
 from tau_tui.views.trajectory_doc import CallView, Event, StepView
 from tau_tui import formats
 
@@ -222,7 +223,19 @@ def _right_side(call: CallView, before: Text | None = None) -> Text:
 
 
 def render_message_text(event: Event, ctx: RenderContext) -> Text:
-    text = Text(event.text.strip("\n"))
+    return _marked(Text(event.text.strip("\n")), ctx)
+
+
+def render_assistant_text(event: Event, ctx: RenderContext) -> Text:
+    """The agent's text formatted as Markdown (``views.markdown_text``); plain when there is nothing to format."""
+    source = event.text.strip("\n")
+    if not looks_like_markdown(source):
+        return render_message_text(event, ctx)
+    return _marked(markdown_text(source, ctx.width).copy(), ctx)
+
+
+def _marked(text: Text, ctx: RenderContext) -> Text:
+    """Stop tokens dimmed, search terms highlighted."""
     for token in STOP_TOKENS:
         text.highlight_words([token], style="bold dim")
     return highlight(text, ctx)
@@ -392,7 +405,7 @@ def render_unreadable(event: Event, ctx: RenderContext) -> Text:
 RENDERERS: dict[str, Renderer] = {
     "system": render_system,
     "user_text": render_message_text,
-    "assistant_text": render_message_text,
+    "assistant_text": render_assistant_text,
     "tool_call": render_tool_call,
     "write": render_write,
     "mismatch": render_mismatch,

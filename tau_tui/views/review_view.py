@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from tau_tui.model.ticks import SIDES, TickTimeline, lane_lines
 
 AUTH_STYLES = {"succeeded": "green", "failed": "bold red", "not_needed": "dim"}
+LANE_PREFIX = 7  # a lane's label and the space after it
 LANE_LABELS = (("agent", "agent ", "green"), ("user", "user  ", "cyan"), ("overlap", "both  ", "yellow"),
                ("tools", "tools ", "magenta"), ("events", "events", "bold red"))
 
@@ -80,21 +82,21 @@ def render_review(review: Any, unplaced: list[Any]) -> Text:
     return text
 
 
-def _axis(start: int, cells: int, bucket: int, seconds: float) -> str:
-    """A time ruler: a seconds label every 10 cells."""
-    out = [" "] * cells
+def _axis(start: int, cells: int, bucket: int, seconds: float, room: int) -> str:
+    """A time ruler over ``cells`` lane cells: a seconds label every 10 cells, in ``room`` cells at most (a label may
+    run past the lanes; one that does not fit is left out, never cut)."""
+    out = [" "] * room
     for cell in range(0, cells, 10):
         label = f"{(start + cell * bucket) * seconds:.0f}s"
-        for i, ch in enumerate(label):
-            if cell + i < cells:
-                out[cell + i] = ch
-    return "".join(out)
+        if cell + len(label) <= room:
+            out[cell:cell + len(label)] = label
+    return "".join(out).rstrip()
 
 
 def _lanes(text: Text, timeline: TickTimeline, start: int, width: int, bucket: int, cursor: int | None) -> None:
     lanes = lane_lines(timeline, start, width, bucket)
     cells = len(lanes["agent"])
-    text.append(f"       {_axis(start, cells, bucket, timeline.tick_seconds)}\n", style="dim")
+    text.append(" " * LANE_PREFIX + _axis(start, cells, bucket, timeline.tick_seconds, width) + "\n", style="dim")
     cursor_cell = None if cursor is None else (cursor - start) // bucket
     for key, label, style in LANE_LABELS:
         line = lanes[key]
@@ -154,3 +156,13 @@ def render_ticks(timeline: TickTimeline | None, cursor: int | None, width: int =
             text.append(f"  {timeline.seconds(row.position):7.1f} s  tick {row.tick_id}  {side}: {name}\n",
                         style="magenta")
     return text
+
+
+class TicksView:
+    """``render_ticks`` at the width it is drawn in: its lanes fill the line and never wrap, at any pane size."""
+
+    def __init__(self, timeline: TickTimeline | None, cursor: int | None) -> None:
+        self.timeline, self.cursor = timeline, cursor
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield render_ticks(self.timeline, self.cursor, options.max_width - LANE_PREFIX)

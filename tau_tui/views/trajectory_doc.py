@@ -25,6 +25,7 @@ from tau_tui.env.discovery import discovered_how, discovered_mark
 from tau_tui.env.episode import cassette_mark
 from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
+from tau_tui.model.results import is_silent
 from tau_tui.model.reviews import error_step
 from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
 from tau_tui.catalog import query_terms, text_matches
@@ -185,6 +186,7 @@ class TrajectoryDoc:
         self.review: Any = None  # the recorded review fields (``model.reviews.SimReview``), when there are any
         self.run_reviews: list[Any] = []  # review errors that name no step
         self.ticks: Any = None  # the tick timeline of a full-duplex run (``model.ticks.TickTimeline``)
+        self.n_flags = 0  # process flags of the assessment (a step may carry several)
         self._build_events(timeline)
         self.targets: dict[str, list[int]] = self._targets()
 
@@ -193,6 +195,7 @@ class TrajectoryDoc:
 
         ``flags`` are ``evaluate.Flag`` (kind, step, message); ``divergence`` an ``evaluate.GoldDivergence``.
         """
+        self.n_flags = len(flags)
         for flag in flags:
             if 0 <= flag.step < len(self.steps):
                 self.steps[flag.step].events.append(Event("flag", flag.step, f"{flag.kind}: {flag.message}"))
@@ -377,5 +380,17 @@ class TrajectoryDoc:
                 found.append(event.call)
         return found
 
+    def folds(self, step: int) -> bool:
+        """Whether a voice run's trajectory folds ``step`` by default: a chunk that says nothing, calls no tool and
+        carries no event (a flag, review error, effect or note keeps it shown)."""
+        view = self.steps[step]
+        return self.ticks is not None and is_silent(view.message) and not view.events
+
     def counts(self) -> dict[str, int]:
-        return {name: len(steps) for name, steps in self.targets.items()}
+        """How many of each the footer shows: steps per jump target, except ``flag`` (process flags, as the runs
+        table's flags* column counts them), ``error`` (recorded tool errors, as its err column) and
+        ``message_error`` (errors a recording attached to messages, which err does not count)."""
+        counts = {name: len(steps) for name, steps in self.targets.items()}
+        kinds = [event.kind for step in self.steps for event in step.events]
+        counts.update(flag=self.n_flags, error=kinds.count("tool_error"), message_error=kinds.count("message_error"))
+        return counts

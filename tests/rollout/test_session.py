@@ -159,7 +159,7 @@ def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, ca
     """``tau-tui play`` in the TUI: leaving with esc after the end prints the outcome and the saved path."""
     from tau_tui import cli
     from tau_tui.commands import play as play_command
-    from tau_tui.tui.play import PlayApp
+    from tau_tui.tui.play import PlayApp, PlayOutcome
 
     async def play_in_test_app(session, out, keymap=None):
         app = PlayApp(session, out, keymap)
@@ -170,7 +170,7 @@ def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, ca
             while app.screen.saved is None:
                 await pilot.pause(0.01)
             await pilot.press("escape")
-        return app.return_value
+        return PlayOutcome(app.return_value, app.open_saved)
 
     monkeypatch.setattr(play_command, "_play_screen", lambda: play_in_test_app)
     out = tmp_path / "tui-play.json"
@@ -179,6 +179,61 @@ def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, ca
     printed = capsys.readouterr().out
     assert code == 0 and out.is_file()
     assert printed.splitlines()[-2:] == ["termination: agent_stop; reward: 0", f"saved to {out}"]
+
+
+def test_ctrl_o_in_tui_play_opens_the_saved_recording_in_the_inspector(tau2_data, tmp_path, capsys, monkeypatch):
+    """``tau-tui play``: ctrl+o after the end closes the play app, and the inspector opens at the saved simulation."""
+    import asyncio
+
+    from tau_tui import cli
+    from tau_tui.commands import play as play_command
+    from tau_tui.model.io import open_run
+    from tau_tui.tui.play import PlayApp, PlayOutcome
+    from tau_tui.tui.screens.trajectory import TrajectoryScreen
+
+    async def play_then_ctrl_o(session, out, keymap=None):
+        app = PlayApp(session, out, keymap)
+        async with app.run_test() as pilot:
+            while session.pending is None:
+                await pilot.pause(0.01)
+            await pilot.press("ctrl+o")  # nothing saved yet: the play goes on
+            assert app.is_running and app.open_saved is None
+            await pilot.press("ctrl+s")
+            while app.screen.saved is None:
+                await pilot.pause(0.01)
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+        return PlayOutcome(app.return_value, app.open_saved)
+
+    shown: list[tuple] = []
+
+    class HeadlessInspector:
+        def __init__(self, app):
+            self.app = app
+
+        def run(self):
+            async def look():
+                app = self.app
+                async with app.run_test(size=(120, 40)) as pilot:
+                    for _ in range(1000):
+                        if isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None:
+                            break
+                        await pilot.pause(0.01)
+                    screen = app.screen
+                    shown.append((type(screen), screen.run.path, screen.sim_id) if isinstance(screen, TrajectoryScreen)
+                                 else (type(screen),))
+
+            asyncio.run(look())
+
+    inspector = play_command._inspector()
+    monkeypatch.setattr(play_command, "_play_screen", lambda: play_then_ctrl_o)
+    monkeypatch.setattr(play_command, "_inspector",
+                        lambda: lambda path, settings: HeadlessInspector(inspector(path, settings)))
+    out = tmp_path / "tui-play-open.json"
+    code = cli.main(["play", "--as", "agent", "--domain", "mock", "--task", "update_task_1", "--llm", "scripted/user",
+                     "--tau2-data", str(tau2_data), "--out", str(out)])
+    assert code == 0 and f"saved to {out}" in capsys.readouterr().out
+    assert shown == [(TrajectoryScreen, out, open_run(out).entries[0].id)]
 
 
 def test_an_unknown_task_is_named_with_both_quotes(tau2_data, capsys):

@@ -158,3 +158,26 @@ async def test_live_play_shows_a_discovered_tool_as_the_inspector_does(registry,
         registry, tmp_path, "aftersales", "goodwill_for_late_delivery", "read_document", {"doc_id": "KB-205"})
     assert doc.targets["discovery"] == [result_step]
     assert "✦ discovered issue_goodwill_credit" in shown[result_step]
+
+
+async def test_the_trajectory_footer_counts_flags_and_tool_errors_as_the_runs_table_does(make_app):
+    from tests.conftest import CORPUS
+
+    qwen = CORPUS / "sierra-research__tau2-bench__qwen2.5-7b_airline_default_gpt-4.1-2025-04-14_1trials.json"
+    app = make_app([qwen])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        rows = {row.task: row for row in app.session.catalog.rows}
+        # task 3: three flags on one step; task 11: one tool error and two errors recorded on agent messages
+        for task, steps_differ in (("3", lambda doc, row: len(doc.targets["flag"]) < row.evaluation.n_flags),
+                                   ("11", lambda doc, row: len(doc.targets["error"]) > row.entry.n_tool_errors)):
+            row = rows[task]
+            await open_sim(pilot, row.sim_id)
+            screen = app.screen
+            assert steps_differ(screen.doc, row)
+            marks = dict(part.split(" ", 1) for part in screen.view.border_subtitle.split("  ")
+                         if part.count(" ") == 1)
+            assert marks["⚑"] == str(row.evaluation.n_flags)
+            assert marks["✗"] == str(row.entry.n_tool_errors)
+            await pilot.press("escape")
+            await pilot.pause()

@@ -202,3 +202,31 @@ async def test_a_note_on_the_bundled_recordings_goes_to_the_user_data_folder(mak
     assert sorted(p.name for p in folder.iterdir()) == before
     saved = list((user_data_home / "tau-tui" / "notes").glob("*-warehouse_cassette.notes.json"))
     assert len(saved) == 1 and "a note on a bundled recording" in saved[0].read_text()
+
+
+async def test_the_note_form_takes_typed_text_first_and_keeps_its_lists_inside_its_border(make_app, tmp_path: Path):
+    from textual.widgets import Select
+
+    folder = copy_recordings(tmp_path)
+    app = make_app([folder], runs_dir=tmp_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("A")
+        form = app.screen
+        assert isinstance(form, NoteFormScreen)
+        await pilot.press(*"refunded without approval", "enter")  # no error type yet: asked for, text kept
+        assert app.screen is form and form.query_one("#n-text").value == "refunded without approval"
+        assert "error type: pick one" in str(form.query_one("#n-error").render())
+        assert form.focused is form.query_one("#n-type")
+        box = form.query_one("#note-form").region
+        inside = box.shrink((1, 1, 1, 1))
+        for select_id in ("#n-type", "#n-source"):
+            select = form.query_one(select_id, Select)
+            select.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert select.expanded
+            overlay = select.query_one("SelectOverlay")
+            assert inside.contains_region(overlay.region), (select_id, overlay.region, inside)
+            await pilot.press("escape")
+            await pilot.pause()

@@ -77,3 +77,83 @@ async def test_a_full_duplex_simulation_has_a_tick_timeline(make_app, tmp_path):
         assert "51 ticks of 0.2 s" in text and "agent interrupts user: the user kept talking" in text
         assert "tick 30 at 6.0 s: agent and user speaking" in text
         assert "around tick 30" in text
+
+
+def shown_rows(pane: RichPane) -> list[str]:
+    """The pane's rows as the screen last drew them (the widget's line cache, not its content)."""
+    from textual.geometry import Region
+
+    strips = pane.render_lines(Region(0, 0, pane.size.width, pane.size.height))
+    return [strip.text.rstrip() for strip in strips]
+
+
+async def test_the_review_tab_shows_only_the_second_simulation_after_a_switch(make_app, tmp_path):
+    folder = reviewed_run(tmp_path, keep=6)
+    app = make_app([tmp_path], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        first, second = (r.sim_id for r in app.session.catalog.rows[:2])
+        assert all(r.path == folder / "results_reviewed.json" for r in app.session.catalog.rows[:2])
+        await open_sim(pilot, first)
+        await pilot.press("6")
+        await pilot.pause()
+        assert "errors that name no step" in "\n".join(shown_rows(app.screen.query_one("#review-view", RichPane)))
+        await pilot.press("escape")
+        await pilot.pause()
+        await open_sim(pilot, second)
+        await pilot.press("6")
+        await pilot.pause()
+        pane = app.screen.query_one("#review-view", RichPane)
+        shown = "\n".join(shown_rows(pane))
+        assert "User drifted." in shown
+        assert "errors that name no step" not in shown and "The conversation ended abruptly." not in shown
+        assert shown.count("y / Y") == 1
+
+
+async def test_a_voice_run_folds_its_silent_chunks_until_z_shows_them(make_app, tmp_path):
+    from tau_tui.model.results import is_silent
+
+    full_duplex_run(tmp_path)
+    app = make_app([tmp_path], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, "fd-sim-1")
+        screen = app.screen
+        doc, view = screen.doc, screen.view
+        folded = [i for i in range(len(doc)) if doc.folds(i)]
+        assert folded == [s.index for s in doc.steps if is_silent(s.message) and not s.events]
+        assert folded[0] == 0 and 1 not in folded
+        shown = len(doc) - len(folded)
+        assert app.session.catalog.rows[0].entry.n_messages == shown  # the runs table's msgs: what the trajectory shows
+        assert f"{len(folded)} silent chunks folded (z shows)" in view.border_title
+        visited = [screen.cursor]
+        for _ in range(shown + 2):
+            await pilot.press("j")
+            visited.append(screen.cursor)
+        assert len(set(visited)) == shown and not set(visited) & set(folded)
+        await pilot.press("G", "g")
+        assert screen.cursor == 1
+        await pilot.press("z")
+        await pilot.pause()
+        assert "silent chunks shown (z folds)" in view.border_title
+        await pilot.press("g")
+        assert screen.cursor == 0
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.cursor == 1 and f"{len(folded)} silent chunks folded" in view.border_title
+
+
+def test_a_silent_chunk_with_a_note_is_not_folded(tmp_path):
+    from types import SimpleNamespace
+
+    from tau_tui.model.io import open_run
+    from tau_tui.model.ticks import read_ticks
+    from tau_tui.views.trajectory_doc import TrajectoryDoc
+
+    run = open_run(full_duplex_run(tmp_path))
+    doc = TrajectoryDoc(run.simulation(0).trajectory)
+    assert not doc.folds(0)  # not known as a voice run yet: nothing folds
+    doc.add_reviews(None, read_ticks(run.raw_sims[0]["ticks"]))
+    assert doc.folds(0)
+    doc.set_notes([SimpleNamespace(step=0, text="silence here")])
+    assert not doc.folds(0)

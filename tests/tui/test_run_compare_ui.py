@@ -192,3 +192,27 @@ async def test_audit_screen_matches_the_cli_and_opens_a_simulation(make_app, tau
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen), "the trajectory")
         assert app.screen.sim_id == screen.shown[0].sim_id
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_audit_screen_shows_only_the_effect_above_a_table_that_keeps_its_rows(make_app, size):
+    from textual.widgets import DataTable
+
+    from tau_tui.tui.screens.audit import AuditScreen
+
+    app = make_app([TOOLORCHESTRA])
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("u")
+        screen = app.screen
+        assert isinstance(screen, AuditScreen)
+        await wait_until(pilot, lambda: screen.audit is not None, "the audit", tries=3000)
+        await pilot.pause()
+        summary = str(screen.query_one("#audit-summary").render()).splitlines()
+        assert summary[0].startswith("effect: avg reward 56.0 recorded → 14.0 ours")
+        assert not any("values_changed" in line or "task_changed:" in line or line.startswith("task ")
+                       for line in summary)
+        effect = screen.query_one("#audit-effect")
+        assert effect.outer_size.height <= 0.4 * size[1] + 1
+        table = screen.query_one(DataTable)
+        assert table.size.height - 1 >= min(5, len(screen.shown))  # a header line, then at least five rows

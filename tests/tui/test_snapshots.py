@@ -148,3 +148,41 @@ def test_runs_table_at_80x24_on_telecom_ids(snap_compare, monkeypatch):
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+# --- the corpus: a long audit, and reviewed runs -------------------------------------------------------------
+
+
+def test_audit_screen_with_a_long_summary(snap_compare, make_app):
+    from tests.conftest import CORPUS
+
+    toolorchestra = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
+
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("u")
+        screen = pilot.app.screen
+        await wait_until(pilot, lambda: getattr(screen, "audit", None) is not None, "the audit", tries=3000)
+        await pilot.pause()
+
+    assert snap_compare(make_app([toolorchestra]), terminal_size=SIZE, run_before=run_before)
+
+
+def test_review_tab_after_switching_simulations(snap_compare, make_app, tmp_path):
+    from tests.review_fixtures import reviewed_run
+
+    reviewed_run(tmp_path, keep=6)
+
+    async def run_before(pilot):
+        await settle(pilot)
+        first, second = (row.sim_id for row in pilot.app.session.catalog.rows[:2])
+        await open_sim(pilot, first)
+        await pilot.press("6")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        await open_sim(pilot, second)
+        await pilot.press("6")
+        await pilot.pause()
+
+    assert snap_compare(make_app([tmp_path], runs_dir=tmp_path), terminal_size=SIZE, run_before=run_before)

@@ -1,8 +1,9 @@
 """The re-grade audit of one run file: each simulation whose recorded reward differs from ours, and why.
 
 Opened with ``u`` from the runs table. ``trust.audit.audit_file`` runs in a thread worker through
-the replay service; the top shows the effect on the file's metrics, the table one row per
-simulation (differing ones, or every one with a rule when ``a`` shows all), Enter opens it.
+the replay service; the top shows the effect on the file's metrics (bounded in height, scrolled when
+longer), the table one row per simulation (differing ones, or every one with a rule when ``a`` shows
+all), Enter opens it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
@@ -46,7 +48,8 @@ class AuditScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield InfoLine(id="audit-title")
-        yield Static(id="audit-summary")
+        with VerticalScroll(id="audit-effect"):
+            yield Static(id="audit-summary")
         yield DataTable(id="audit-rows", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -82,7 +85,7 @@ class AuditScreen(Screen[None]):
         self._show()
 
     def _show(self) -> None:
-        from tau_tui.trust.audit import RULE_TEXT, audit_lines
+        from tau_tui.trust.audit import RULE_TEXT, effect_lines
 
         audit = self.audit
         title = Text(no_wrap=True, overflow="ellipsis")
@@ -90,10 +93,7 @@ class AuditScreen(Screen[None]):
         title.append(f"  {self.run.path.name} · {sum(s.differs for s in audit.sims)} of {len(audit.sims)} differ · "
                      f"graded with {'the current' if self.current_tasks else 'the recording’s'} tasks")
         self.query_one("#audit-title", InfoLine).set(visible_renderable(title, single_line=True))
-        lines = audit_lines(audit)
-        effect = [line.strip() for line in lines if line.startswith("  effect:") or line.startswith("    ")
-                  or line.startswith("  notes")]
-        self.query_one("#audit-summary", Static).update(visible_renderable("\n".join(effect)))
+        self.query_one("#audit-summary", Static).update(visible_renderable("\n".join(effect_lines(audit))))
         table = self.query_one(DataTable)
         table.clear()
         self.shown = [s for s in audit.sims if s.differs or (self.show_all and s.hits)]

@@ -2,7 +2,8 @@
 
 Modal. A note annotates a whole simulation or one of its steps; from the
 trajectory screen the step under the cursor is proposed, and a checkbox puts
-the note on the whole simulation instead. Dismisses with a ``NoteRequest``;
+the note on the whole simulation instead. The text field has the focus first;
+saving without an error type asks for one there. Dismisses with a ``NoteRequest``;
 the app saves it in the sidecar beside the recording (never in it).
 """
 
@@ -76,12 +77,13 @@ class NoteFormScreen(ModalScreen[NoteRequest | None]):
         form = self.query_one("#note-form")
         form.border_title = "add a note · esc cancels · ctrl+s saves"
         form.border_subtitle = "saved beside the recording in <name>.notes.json; the recording is never written"
-        self.query_one("#n-type").focus()
+        self.query_one("#n-text").focus()
 
     def request(self) -> NoteRequest | None:
         error_type = self.query_one("#n-type", Select).value
         if not isinstance(error_type, str):
             self.query_one("#n-error", Label).update("error type: pick one")
+            self.query_one("#n-type").focus()
             return None
         source = self.query_one("#n-source", Select).value
         whole = self.step is not None and self.query_one("#n-whole", Checkbox).value

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, cast
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -41,6 +41,13 @@ from tau_tui import formats
 
 LEAVE_CONFIRM_SECONDS = 3.0
 EXIT_SAVED, EXIT_LEFT = 0, 130
+
+
+class RecordingOpener(Protocol):
+    """What ``ctrl+o`` asks of the app the screen runs in: the inspector (on top of it, or after ``tau-tui play``'s
+    own app has closed) on the saved recording."""
+
+    def open_saved_run(self, path: Path) -> None: ...
 
 
 def indented(text: str) -> RenderableType:
@@ -292,11 +299,7 @@ class PlayScreen(Screen[int]):
         if self.saved is None:
             self.notify("nothing saved yet: the recording is written when the conversation ends", timeout=3)
             return
-        opener = getattr(self.app, "open_saved_run", None)
-        if opener is None:
-            self.notify(f"saved to {self.saved}; open it with: tau-tui {self.saved}", timeout=6)
-            return
-        opener(self.saved)
+        cast(RecordingOpener, self.app).open_saved_run(self.saved)
 
     def action_leave(self) -> None:
         if not self.session.done and self.error is None:

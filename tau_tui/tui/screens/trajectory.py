@@ -45,7 +45,7 @@ from tau_tui.views.panels import (
 )
 from tau_tui.views.render import content_lines, pretty_lines
 from tau_tui.views.review_view import render_review as render_review_panel
-from tau_tui.views.review_view import render_ticks
+from tau_tui.views.review_view import TicksView
 from tau_tui.tui.screens.compare import CompareScreen, ForkSide
 from tau_tui.views.notes_view import default_source, render_notes
 from tau_tui.tui.screens.fork import ForkRequest, ForkScreen, step_summary
@@ -125,6 +125,7 @@ class TrajectoryScreen(Screen[None]):
         *_jump_bindings(),
         Binding("space,enter", "toggle_expand", "Expand/collapse", id="traj.expand"),
         Binding("a", "expand_all", "Expand/collapse all", id="traj.expand_all", show=False),
+        Binding("z", "toggle_silent", "Show/fold the silent chunks of a voice run", id="traj.silent", show=False),
         Binding("v", "view_all", "View message in full", id="traj.view_all", show=False),
         Binding("d", "toggle_gold", "Diff vs gold", id="traj.gold"),
         Binding("slash", "search", "Search", id="traj.search", show=False),
@@ -352,9 +353,7 @@ class TrajectoryScreen(Screen[None]):
         doc = self.doc
         if doc is None or doc.ticks is None or not len(doc.ticks):
             return
-        pane = self.query_one("#ticks-view", RichPane)
-        width = max(20, (pane.size.width or 80) - 10)
-        pane.show(render_ticks(doc.ticks, doc.ticks.tick_at_step(step), width))
+        self.query_one("#ticks-view", RichPane).show(TicksView(doc.ticks, doc.ticks.tick_at_step(step)))
 
     def action_adopt_review(self) -> None:
         """Keep the recorded review's errors as notes, each at its step (ones already noted are skipped)."""
@@ -440,10 +439,13 @@ class TrajectoryScreen(Screen[None]):
         doc = self.doc
         if doc is not None:
             counts = doc.counts()
-            self.view.border_title = "trajectory"
-            extra = "".join(f"  {mark} {counts[key]}" for key, mark in (("fault", "↯"), ("refusal", "⊘"),
-                                                                         ("discovery", "✦"), ("review", "☰"),
-                                                                         ("note", "✐"))
+            folded = self.view.n_folded()
+            self.view.border_title = f"trajectory · {folded} silent chunks folded (z shows)" if folded else (
+                "trajectory · silent chunks shown (z folds)" if doc.ticks is not None and self.view.show_silent
+                else "trajectory")
+            extra = "".join(f"  {mark} {counts[key]}" for key, mark in (("message_error", "✗msg"), ("fault", "↯"),
+                                                                         ("refusal", "⊘"), ("discovery", "✦"),
+                                                                         ("review", "☰"), ("note", "✐"))
                             if counts[key])
             self.view.border_subtitle = (f"⚒ {counts['call']} calls  ✎ {counts['write']}  ≠ {counts['mismatch']}  "
                                          f"? {counts['hallucinated']}  ✗ {counts['error']}  ⚠ {counts['finding']}  "
@@ -671,6 +673,13 @@ class TrajectoryScreen(Screen[None]):
 
     def action_expand_all(self) -> None:
         self.view.toggle_expand_all()
+
+    def action_toggle_silent(self) -> None:
+        if self.doc is None or self.doc.ticks is None:
+            self.notify("not a voice (full-duplex) run: no silent chunks to fold", timeout=2)
+            return
+        self.view.toggle_silent()
+        self._update_titles()
 
     def action_toggle_gold(self) -> None:
         if self.analysis is None or self.analysis.gold is None:

@@ -35,6 +35,7 @@ class RichPane(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.content: RenderableType = content
         self.lines: list[Strip] = []
+        self._drawn: list[Strip] = []  # the lines the screen last got, kept while hidden: what a repaint compares to
         self._width = 0
         self._stale = True  # ``content`` is not what ``lines`` show yet
 
@@ -56,8 +57,8 @@ class RichPane(ScrollView, can_focus=True):
         console = self.app.console
         options = console.options.update_width(width)
         base = self.visual_style.rich_style
-        old = self.lines
-        self.lines = [_strip(line, width).apply_style(base)
+        old = self._drawn
+        self.lines = self._drawn = [_strip(line, width).apply_style(base)
                       for line in console.render_lines(self.content, options, pad=True)]
         size = Size(width, len(self.lines))
         if size != self.virtual_size:
@@ -68,7 +69,7 @@ class RichPane(ScrollView, can_focus=True):
         if resized or self.scroll_offset.y:
             self.refresh()
             return
-        # Repaint only the rows that differ: stepping often shows the same text again.
+        # Repaint only the rows that differ from what the screen shows: stepping often shows the same text again.
         for y in range(max(len(old), len(self.lines))):
             if y >= len(old) or y >= len(self.lines) or old[y]._segments != self.lines[y]._segments:
                 self.refresh(Region(0, y, self.size.width, 1))

@@ -4,6 +4,8 @@ Each step (message) is rendered by the renderer registry and wrapped once per
 width, expansion or search (that fixes its height); its strips are built the
 first time it is drawn, and drawing costs the visible lines only, so a
 200-message trajectory opens, scrolls and steps as fast as a short one.
+A voice run's silent chunks (``TrajectoryDoc.folds``) take no lines and the
+cursor steps over them, until ``toggle_silent`` shows them.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class TrajectoryView(ScrollView, can_focus=True):
         self.doc: TrajectoryDoc | None = None
         self.expanded: set[int] = set()
         self.expand_all = False
+        self.show_silent = False
         self.terms: tuple[str, ...] = ()
         self.trailer: Text | None = None
         self._blocks: list[list[Text]] = []  # wrapped body lines of each step
@@ -72,6 +75,7 @@ class TrajectoryView(ScrollView, can_focus=True):
         self._heights: list[int] = []
         self._strips: dict[int, list[Strip]] = {}  # built when first drawn
         self._offsets: list[int] = []
+        self._first_shown = 0  # the first step that takes lines: no blank line above it
         self._height = 0
         self._layout_width = 0
 
@@ -83,7 +87,7 @@ class TrajectoryView(ScrollView, can_focus=True):
         self.trailer = trailer
         self._layout_width = 0
         self._relayout()
-        self.set_reactive(TrajectoryView.cursor, self._clamp(cursor))
+        self.set_reactive(TrajectoryView.cursor, self._shown_near(self._clamp(cursor), 1))
         self._scroll_to_cursor(center=True)
         self.post_message(self.CursorMoved(self, self.cursor))
         self.refresh()
@@ -116,12 +120,33 @@ class TrajectoryView(ScrollView, can_focus=True):
         self._layout_width = 0
         self._relayout()
 
+    def toggle_silent(self) -> None:
+        """Show or fold a voice run's silent chunks; the cursor stays on its step when that stays shown."""
+        self.show_silent = not self.show_silent
+        self._layout_width = 0
+        self._relayout()
+        self.set_reactive(TrajectoryView.cursor, self._shown_near(self.cursor, 1))
+        self._scroll_to_cursor(center=True)
+        self.post_message(self.CursorMoved(self, self.cursor))
+
+    def folded(self, step: int) -> bool:
+        """Whether ``step`` takes no lines (a silent chunk of a voice run, while those are folded)."""
+        return not self.show_silent and self.doc is not None and self.doc.folds(step)
+
+    def n_folded(self) -> int:
+        return 0 if self.doc is None else sum(self.folded(i) for i in range(len(self.doc)))
+
     def rerender(self, steps: list[int]) -> None:
         """Render these steps again (their events changed: a note was added or removed)."""
         if self.doc is None or not self._blocks:
             return
+        first = self._find_first_shown()
+        if first != self._first_shown:
+            self._first_shown = first
+            self._leads = [self._lead(i) for i in range(len(self.doc))]
         for step in steps:
             if 0 <= step < len(self._blocks):
+                self._leads[step] = self._lead(step)
                 self._blocks[step] = self._wrap_block(step)
                 self._strips.pop(step, None)
         if steps:
@@ -136,11 +161,24 @@ class TrajectoryView(ScrollView, can_focus=True):
         count = len(self.doc) if self.doc is not None else 0
         return max(0, min(step, count - 1)) if count else 0
 
+    def _shown_near(self, step: int, direction: int) -> int:
+        """``step``, or when it is folded the nearest shown step that way (else the other way)."""
+        if self.doc is None or not self.folded(step):
+            return step
+        for way in (direction, -direction):
+            index = step + way
+            while 0 <= index < len(self.doc):
+                if not self.folded(index):
+                    return index
+                index += way
+        return step
+
     def move_to(self, step: int | None) -> bool:
-        """Move the cursor to ``step``; False when there is nowhere to go."""
+        """Move the cursor to ``step`` (past folded steps, on the way it moves); False when there is nowhere to go."""
         if step is None or self.doc is None or not len(self.doc):
             return False
-        self.cursor = self._clamp(step)
+        step = self._clamp(step)
+        self.cursor = self._shown_near(step, 1 if step >= self.cursor else -1)
         return True
 
     def watch_cursor(self, old: int, new: int) -> None:
@@ -177,6 +215,7 @@ class TrajectoryView(ScrollView, can_focus=True):
         if self.doc is None or width <= 0:
             return
         self._layout_width = width
+        self._first_shown = self._find_first_shown()
         self._leads = [self._lead(i) for i in range(len(self.doc))]
         self._blocks = [self._wrap_block(i) for i in range(len(self.doc))]
         self._strips.clear()
@@ -205,6 +244,8 @@ class TrajectoryView(ScrollView, can_focus=True):
     def _wrap_block(self, index: int) -> list[Text]:
         """The step's rendered events, wrapped to the body width (this fixes the block's height)."""
         assert self.doc is not None
+        if self.folded(index):
+            return []
         body_width = self._body_width()
         body = render_step(self.doc.steps[index], RenderContext(body_width, self.is_expanded(index), self.terms))
         return list(body.wrap(self.app.console, body_width, overflow="fold"))
@@ -271,7 +312,12 @@ class TrajectoryView(ScrollView, can_focus=True):
     def _lead(self, index: int) -> int:
         """A blank line before each new turn (none before a tool result: it belongs to its call)."""
         assert self.doc is not None
-        return 1 if index > 0 and self.doc.steps[index].role != "tool" else 0
+        return 1 if index > self._first_shown and self.doc.steps[index].role != "tool" and not self.folded(index) \
+            else 0
+
+    def _find_first_shown(self) -> int:
+        assert self.doc is not None
+        return next((i for i in range(len(self.doc)) if not self.folded(i)), 0)
 
     @staticmethod
     def _mark_cursor(strip: Strip) -> Strip:
