@@ -81,6 +81,8 @@ def _apply_settings(args: argparse.Namespace) -> None:
     if not getattr(args, "judge_api_base", None):
         args.judge_api_base = settings.judge_api_base
     args.keymap = settings.keymap
+    if getattr(args, "upstream_fixes", None) is None:
+        args.upstream_fixes = settings.upstream_fixes
 
 
 def main(argv: Sequence[str] | None = None) -> int:

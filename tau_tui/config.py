@@ -35,6 +35,7 @@ class Settings(BaseModel):
     judge_model: str | None = None
     judge_api_base: str | None = None
     keymap: dict[str, str] = {}  # binding id → comma-separated keys, e.g. {"traj.next_write": "ctrl+w,W"}
+    upstream_fixes: bool = False  # replay with the upstream fixes of tau2 1.0.1's tools (--upstream-fixes)
 
     @field_validator("keymap")
     @classmethod

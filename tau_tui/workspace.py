@@ -254,17 +254,18 @@ class Workspace:
     @classmethod
     def from_settings(cls, tau2_data: Path | str | None = None, domain_paths: list[Path] | None = None,
                       runs_dir: Path | str = "runs", judge_model: str | None = None,
-                      judge_api_base: str | None = None) -> "Workspace":
+                      judge_api_base: str | None = None, upstream_fixes: bool = False) -> "Workspace":
         return cls(Settings(tau2_data=tau2_data, domain_paths=[Path(p) for p in domain_paths or []],
                             runs_dir=Path(runs_dir), judge_model=judge_model or None,
-                            judge_api_base=judge_api_base or None))
+                            judge_api_base=judge_api_base or None, upstream_fixes=upstream_fixes))
 
     @classmethod
     def from_args(cls, args: Any) -> "Workspace":
         """From parsed command-line flags (after the settings file and environment filled them in)."""
         return cls.from_settings(getattr(args, "tau2_data", None), [Path(p) for p in getattr(args, "domains", [])],
                                  getattr(args, "runs_dir", "runs"), getattr(args, "judge", None),
-                                 getattr(args, "judge_api_base", None))
+                                 getattr(args, "judge_api_base", None),
+                                 upstream_fixes=bool(getattr(args, "upstream_fixes", False)))
 
     # --- what it owns ------------------------------------------------------------------------------
     @property
@@ -285,7 +286,7 @@ class Workspace:
         if self._analyzer is None:
             from tau_tui.analysis import Analyzer
 
-            self._analyzer = Analyzer(self.registry)
+            self._analyzer = Analyzer(self.registry, upstream_fixes=self.settings.upstream_fixes)
         return self._analyzer
 
     @property
