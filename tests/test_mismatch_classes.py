@@ -113,15 +113,22 @@ def test_the_corpus_mismatches_are_seven_library_text_and_one_divergence(analyze
     assert sorted(classes, key=str) == [("divergence", None)] + [("library_text", note)] * 7
 
 
-def test_facts_name_the_library_text_and_a_later_divergence(tmp_path, registry):
+def library_text_recording(path, then_diverge: bool = True, sim_id: str = "sim-1"):
+    """A mock run whose first write's recorded error has a pydantic further-information line the replay lacks;
+    ``then_diverge``: a second write whose recorded title differs (a divergence)."""
     mock_error = "Error: Task nope not found"  # what the mock's update_task_status says of an unknown task
-    path = results_file(tmp_path / "two.json", [
-        greet(), call("update_task_status", {"task_id": "nope", "status": "completed"}, "c1"),
-        result(mock_error + "\n    For further information visit https://errors.pydantic.dev/2.12/v/missing", "c1",
-               error=True),
-        call("update_task_status", {"task_id": "task_1", "status": "completed"}, "c2"),
-        result({"task_id": "task_1", "title": "Other", "description": "A test task", "status": "completed"}, "c2")])
-    analysis = Analyzer(registry).analyze(open_run(path), 0)
+    messages = [greet(), call("update_task_status", {"task_id": "nope", "status": "completed"}, "c1"),
+                result(mock_error + "\n    For further information visit https://errors.pydantic.dev/2.12/v/missing",
+                       "c1", error=True)]
+    if then_diverge:
+        messages += [call("update_task_status", {"task_id": "task_1", "status": "completed"}, "c2"),
+                     result({"task_id": "task_1", "title": "Other", "description": "A test task",
+                             "status": "completed"}, "c2")]
+    return results_file(path, messages, sim_id=sim_id)
+
+
+def test_facts_name_the_library_text_and_a_later_divergence(tmp_path, registry):
+    analysis = Analyzer(registry).analyze(open_run(library_text_recording(tmp_path / "two.json")), 0)
     assert [c.verdict.value for c in analysis.timeline.calls] == ["mismatch", "mismatch"]
     record = analysis.to_json()
     assert record["mismatch_classes"] == {"divergence": 1, "library_text": 1, "upstream_fix": 0}

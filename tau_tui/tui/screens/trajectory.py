@@ -589,7 +589,7 @@ class TrajectoryScreen(Screen[None]):
         assert self.doc is not None
         parts: list[RenderableType] = []
         for call in self.doc.call_views_at(step):
-            if call.pill == "mismatch":
+            if call.is_mismatch:
                 parts.append(render_mismatch(call))
             else:
                 parts.append(render_call(call))
