@@ -221,3 +221,19 @@ def test_eval_names_the_class_and_takes_the_switch(tmp_path, tau2_data, capsys):
     assert main(["eval", str(fixed), "--tau2-data", str(tau2_data), "--json", "--upstream-fixes"]) == 0
     record = json.loads(capsys.readouterr().out.splitlines()[0])
     assert record["strict_ok"] is True and not any("differs from the replay" in note for note in record["notes"])
+
+
+@pytest.mark.parametrize(("argv", "settings", "on"), [
+    ([], "", False), ([], "upstream_fixes = true\n", True), (["--upstream-fixes"], "", True),
+    (["--no-upstream-fixes"], "upstream_fixes = true\n", False)])
+def test_the_tui_takes_the_switch_from_its_flag_over_the_settings(argv, settings, on, tmp_path, monkeypatch):
+    from tau_tui.cli import _apply_settings, tui_parser
+    from tau_tui.workspace import Workspace
+
+    config = tmp_path / "config.toml"
+    config.write_text(settings)
+    monkeypatch.setenv("TAU_TUI_CONFIG", str(config))
+    args = tui_parser().parse_args(argv)
+    _apply_settings(args)
+    workspace = Workspace.from_args(args)
+    assert workspace.settings.upstream_fixes is on and workspace.analyzer.upstream_fixes is on

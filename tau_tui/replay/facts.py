@@ -5,7 +5,8 @@ record and its timeline) into an ordered list of ``Fact(kind, label, value,
 severity)``: the verdict counts, injected faults, refusals, discoveries, the DB
 check, where the recording disagrees with what we derive, the first mismatch
 (with its class: ``divergence``, ``library_text``, ``upstream_fix``), the first
-divergence when a mismatch before it is explained, and the findings. ``plain_text(facts)`` is the plain-text block the CLI prints;
+divergence when a mismatch before it is explained, and the findings.
+``plain_text(facts)`` is the plain-text block the CLI prints;
 a view that styles facts keys on ``kind`` and ``severity`` only, so a rule
 such as "the recording says db_match=X but we say Y" is written once, here.
 

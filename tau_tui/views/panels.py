@@ -203,11 +203,11 @@ def render_mismatch_detail(changes: list[dict[str, Any]]) -> Text | None:
 def mismatch_heading(call: CallView) -> Text:
     """``≠ mismatch (divergence) tool(...)``, or ``≈ library text only …`` with what the difference is."""
     record = call.record
-    if record is None or record.mismatch_note is None:
+    if record is None or call.pill == "mismatch":
         return Text.assemble(("≠ mismatch ", "bold red"), ("(divergence) ", "red"), (call_signature(call), "bold"))
     what = "library text only" if record.upstream is None else f"upstream fix, {record.upstream.issue}"
     return Text.assemble(("≈ mismatch ", "bold yellow"), (f"({what}) ", "yellow"), (call_signature(call), "bold"),
-                         ("\n" + one_line(record.mismatch_note), "yellow"))
+                         ("\n" + one_line(record.mismatch_note or ""), "yellow"))
 
 
 def render_mismatch(call: CallView) -> RenderableType:

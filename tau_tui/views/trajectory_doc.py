@@ -104,8 +104,8 @@ class CallView:
         verdict = self.verdict
         if verdict is Verdict.SKIPPED_UNKNOWN:
             return "hallucinated"
-        if verdict is Verdict.MISMATCH:
-            return MISMATCH_PILLS.get(self.record.mismatch_class, "mismatch") if self.record else "mismatch"
+        if verdict is Verdict.MISMATCH and self.record is not None:
+            return MISMATCH_PILLS.get(self.record.mismatch_class or MismatchClass.DIVERGENCE, "mismatch")
         if verdict is Verdict.REFUSED:
             return "refused"
         if self.withheld:
