@@ -107,3 +107,16 @@ async def test_the_filter_form_offers_divergences_only(recordings, make_app):
         await pilot.press("escape")
         await settle(pilot)
         assert [row.sim_id for row in app.runs_screen.query_one(RunTable).rows] == ["lib-then-diverge"]
+
+
+def test_the_trajectory_header_shows_explained_mismatches_apart(recordings, registry):
+    from tau_tui.tui.screens.trajectory import header_fact
+
+    analyzer = Analyzer(registry)
+    styles = {}
+    for name, path in recordings.items():
+        (mismatch,) = [f for f in analyzer.analyze(open_run(path), 0).summary() if f.kind == "mismatch"]
+        styles[name] = (header_fact(mismatch).plain, str(header_fact(mismatch).style))
+    assert styles == {"library": ("1 mismatch (1 library text)", "yellow"),
+                      "upstream": ("1 mismatch (1 upstream fix)", "yellow"),
+                      "both": ("2 mismatch (1 divergence, 1 library text)", "red")}
