@@ -11,6 +11,7 @@ from typing import Any
 
 from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
 from tau_tui.env.environment import Environment
+from tau_tui.env.upstream import UpstreamFix, apply_upstream_fixes, upstream_fixes
 from tau_tui.evaluate import GoldCache, Judge, ScorerConfig, SimReport, assess, scorer_config_for
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
@@ -73,6 +74,7 @@ class SimAnalysis:
                     "arguments": record.call.arguments,
                     "recorded": record.recorded,
                     "replayed": record.replayed,
+                    **record.mismatch_json(),
                 }
                 if detail:
                     out["detail"] = [c.to_json() for c in mismatch_detail(record.recorded, record.replayed)]
@@ -92,6 +94,7 @@ class SimAnalysis:
             "termination": sim.termination_reason,
             "strict_ok": self.timeline.strict_ok,
             "first_mismatch": self.first_mismatch(detail=detail),
+            "mismatch_classes": self.timeline.mismatch_classes(),
             "verdicts": self.timeline.verdict_counts(),
             "findings": [f.to_json() for f in self.findings],
             "pred_db": self.pred_db,
@@ -103,6 +106,7 @@ class SimAnalysis:
             "recorded_reward": reward_info.reward if reward_info else None,
             "recorded_db_match": reward_info.db_check.db_match if reward_info and reward_info.db_check else None,
             "recorded_final_db": self.recorded_db_check.to_json() if self.recorded_db_check else None,
+            "upstream_fixes": list(self.timeline.env.upstream_fixes) if self.timeline.env is not None else [],
         }
 
     def facts(self, record: dict[str, Any] | None = None, detail: bool = True) -> list[Fact]:
@@ -118,10 +122,15 @@ class SimAnalysis:
 
 
 class Analyzer:
-    """Replays simulations of loaded run files; caches gold states per task."""
+    """Replays simulations of loaded run files; caches gold states per task.
 
-    def __init__(self, registry: DomainRegistry):
+    ``upstream_fixes``: replay with every registered upstream fix applied (``env/upstream.py``) instead of
+    tau2 1.0.1's tools.
+    """
+
+    def __init__(self, registry: DomainRegistry, upstream_fixes: bool = False):
         self.registry = registry
+        self.upstream_fixes = upstream_fixes
         self.golds = GoldCache()
         self._init = InitCache()
         self._scorers: dict[str, ScorerConfig | None] = {}
@@ -147,9 +156,15 @@ class Analyzer:
                 raise
             raise DomainError(f"{run.path}: {exc}") from None
 
+    def fixes_of(self, domain: Domain) -> tuple[UpstreamFix, ...]:
+        """The upstream fixes registered for ``domain`` (applied or not)."""
+        return upstream_fixes(domain.name)
+
     def env_factory(self, domain: Domain, variant: str | None):
+        applied = self.fixes_of(domain) if self.upstream_fixes else ()
+
         def new_env(solo: bool) -> Environment:
-            return domain.new_environment(solo=solo, variant=variant)
+            return apply_upstream_fixes(domain.new_environment(solo=solo, variant=variant), applied)
 
         return new_env
 
@@ -172,9 +187,11 @@ class Analyzer:
         domain, variant = self.domain_of(run)
         new_env = self.env_factory(domain, variant)
         task = self.task_for(run, sim, domain)
-        domain_key = f"{domain.name}-{variant}"
+        fixes = self.fixes_of(domain)
+        domain_key = f"{domain.name}-{variant}" + ("+upstream-fixes" if self.upstream_fixes and fixes else "")
         init_key = (domain_key, self.golds.exact_key(task), run.solo) if task is not None else None
-        timeline = replay(sim.trajectory, task, new_env, solo=run.solo, cache=self._init, cache_key=init_key)
+        timeline = replay(sim.trajectory, task, new_env, solo=run.solo, cache=self._init, cache_key=init_key,
+                          fixes=fixes)
         gold = None
         if task is not None:
             gold = self.gold_for(domain_key, task, new_env)

@@ -15,6 +15,7 @@ variable itself. The file is ``$TAU_TUI_CONFIG`` if set, else ``$XDG_CONFIG_HOME
 | ``index_workers`` | | ``TAU_TUI_INDEX_WORKERS`` |
 | ``max_read_bytes``, ``stream_bytes`` | | ``TAU_TUI_MAX_READ_BYTES``, ``TAU_TUI_STREAM_BYTES`` |
 | ``editor``, ``pager`` | | ``VISUAL`` then ``EDITOR``; ``PAGER`` |
+| ``upstream_fixes`` | ``--upstream-fixes`` / ``--no-upstream-fixes`` | |
 | ``notes_dir`` | | ``$XDG_DATA_HOME/tau-tui/notes`` |
 
 ``keymap`` remaps keys by binding id (``[keymap]`` table, binding id → comma-separated keys); the TUI
@@ -46,7 +47,8 @@ DOMAINS_ENV = "TAU_TUI_DOMAINS"
 EDITOR_ENV = ("VISUAL", "EDITOR")
 # setting -> (its flag, the argparse attribute the flag lands on)
 FLAGS = {"tau2_data": ("--tau2-data", "tau2_data"), "judge_model": ("--judge", "judge"),
-         "judge_api_base": ("--judge-api-base", "judge_api_base"), "workers": ("--workers", "workers")}
+         "judge_api_base": ("--judge-api-base", "judge_api_base"), "workers": ("--workers", "workers"),
+         "upstream_fixes": ("--upstream-fixes", "upstream_fixes")}
 WHOLE_NUMBERS = {"workers": 1, "index_workers": 0, "max_read_bytes": 1, "stream_bytes": 0}  # setting -> minimum
 
 
@@ -73,6 +75,7 @@ class Settings(BaseModel):
     pager: str | None = None  # the command that shows a file when there is no editor
     notes_dir: Path | None = None  # notes on files we must not write beside (None: ~/.local/share/tau-tui/notes)
     sources: dict[str, str] = {}  # setting -> where its value came from ("--tau2-data", "TAU2_DATA_DIR", ...)
+    upstream_fixes: bool = False  # replay with the upstream fixes of tau2 1.0.1's tools (--upstream-fixes)
 
     @field_validator("keymap")
     @classmethod

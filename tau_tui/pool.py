@@ -195,7 +195,8 @@ class Worker:
 
             text = plain_text(analysis.facts(record))
         brief = {"file": record["file"], "first_mismatch": True if record["first_mismatch"] is not None else None,
-                 "findings": len(record["findings"]), "db_match": record["db_match"]}
+                 "mismatch_classes": record["mismatch_classes"], "findings": len(record["findings"]),
+                 "db_match": record["db_match"]}
         return Outcome(unit, record=brief, line=json_line(record), text=text)
 
     def _eval(self, run: Any, unit: Unit) -> Outcome:

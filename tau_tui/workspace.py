@@ -292,7 +292,7 @@ class Workspace:
         if self._analyzer is None:
             from tau_tui.analysis import Analyzer
 
-            self._analyzer = Analyzer(self.registry)
+            self._analyzer = Analyzer(self.registry, upstream_fixes=self.settings.upstream_fixes)
         return self._analyzer
 
     @property

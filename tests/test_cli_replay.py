@@ -64,7 +64,7 @@ def test_human_output_ends_with_totals_and_json_has_none(tmp_path, tau2_data, ca
                                     "messages": [greet(), result("x", "nope")]}])
     code, out, _ = replay(capsys, good, bad, "--tau2-data", tau2_data)
     assert code == 1
-    assert out.splitlines()[-1] == "3 simulations in 2 files: 1 ok, 1 with mismatches, 1 with findings; db_match 2/3"
+    assert out.splitlines()[-1] == "3 simulations in 2 files: 1 ok, 1 with divergences, 1 with findings; db_match 2/3"
     code, out, _ = replay(capsys, good, bad, "--json", "--tau2-data", tau2_data)
     assert [json.loads(line)["sim"] for line in out.splitlines()] == ["sim-1", "sim-1", "orphan"]
 

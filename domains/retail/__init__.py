@@ -10,9 +10,10 @@ from pathlib import Path
 from tau_tui.domains import Domain, read_data_file
 from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 from tau_tui.env import DBSchema, Environment, make_store
+from tau_tui.env.upstream import UpstreamFix, register_upstream_fix
 
 from .data_model import RetailDB
-from .tools import RetailTools
+from .tools import RetailTools, modify_pending_order_items_fixed
 
 SCHEMA = DBSchema(RetailDB)
 
@@ -55,3 +56,11 @@ def create(data_dir: Path | None) -> RetailDomain:
 POLICY_RULES = register_policy_rules("retail", PolicyRules(
     confirm_writes=True, auth_tools=frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"}),
     transfer_only_when_needed=True))
+
+# tau2 1.0.1's modify_pending_order_items gives every changed item the price and options of the last new variant;
+# replay classes a recording made with the fix as an upstream_fix, and replays with it on --upstream-fixes.
+MODIFY_ITEMS_FIX = register_upstream_fix(UpstreamFix(
+    name="retail-modify-items-own-variant", domain="retail", tool="modify_pending_order_items",
+    issue="tau2-bench#317", refs=("#318", "fix #322"),
+    summary="each changed item takes its own new variant's price and options (1.0.1 gives every one the last's)",
+    fixed=modify_pending_order_items_fixed))

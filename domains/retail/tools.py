@@ -306,6 +306,12 @@ class RetailTools(Toolkit):
             payment_method_id: The payment method that pays or receives the price difference,
                 for example 'gift_card_0000000' or 'credit_card_0000000' (see the user's details).
         """
+        return self._modify_items(order_id, item_ids, new_item_ids, payment_method_id, own_variant=False)
+
+    def _modify_items(self, order_id: str, item_ids: List[str], new_item_ids: List[str], payment_method_id: str,
+                      own_variant: bool) -> Order:
+        """The body of ``modify_pending_order_items``: tau2 1.0.1's (every changed item takes the price and
+        options of the LAST new variant looked up) or, ``own_variant``, each its own (the upstream fix)."""
         order = self._order(order_id)
         if order["status"] != "pending":
             raise ValueError("Non-pending order cannot be modified")
@@ -339,11 +345,10 @@ class RetailTools(Toolkit):
             item = _first_item(order, item_id)
             if item is None:
                 raise ValueError(f"Item {item_id} not found")
-            # As in tau2, every changed item takes the price and options of the LAST new variant
-            # looked up above, not of its own new variant.
+            new = self._variant(item["product_id"], new_item_id) if own_variant else variant
             item["item_id"] = new_item_id
-            item["price"] = variant["price"]
-            item["options"] = dict(variant["options"])
+            item["price"] = new["price"]
+            item["options"] = dict(new["options"])
         order["status"] = "pending (item modified)"
         return as_model(order)
 
@@ -454,3 +459,14 @@ class RetailTools(Toolkit):
             summary: A short summary of the user's issue.
         """
         return "Transfer successful"
+
+
+def modify_pending_order_items_fixed(tools: RetailTools, order_id: str, item_ids: List[str], new_item_ids: List[str],
+                                     payment_method_id: str) -> Order:
+    """``modify_pending_order_items`` as tau2-bench PR #322 fixes it: each changed item takes the price and options
+    of its own new variant (issues #317, #318)."""
+    return tools._modify_items(order_id, item_ids, new_item_ids, payment_method_id, own_variant=True)
+
+
+# An argument error names the method, as tau2's does ("RetailTools.modify_pending_order_items() missing ...").
+modify_pending_order_items_fixed.__qualname__ = RetailTools.modify_pending_order_items.__qualname__

@@ -30,6 +30,7 @@ class RunFilter:
     failed_only: bool = False
     termination: str | None = None
     has_mismatch: bool = False
+    has_divergence: bool = False  # a mismatch neither library text nor an upstream fix explains
     has_hallucination: bool = False
     has_tool_error: bool = False
     has_finding: bool = False
@@ -56,7 +57,7 @@ class RunFilter:
     @property
     def needs_replay(self) -> bool:
         """True when the filter reads derived columns (rows not yet replayed or evaluated never match)."""
-        return (self.has_mismatch or self.has_hallucination or self.has_finding or self.has_fault
+        return (self.has_mismatch or self.has_divergence or self.has_hallucination or self.has_finding or self.has_fault
                 or self.has_refusal or self.needs_evaluation)
 
     @property
@@ -107,6 +108,8 @@ class RunFilter:
                 return False
             if self.has_mismatch and not summary.mismatches:
                 return False
+            if self.has_divergence and not summary.divergences:
+                return False
             if self.has_hallucination and not summary.hallucinated:
                 return False
             if self.has_finding and not summary.findings:
@@ -152,7 +155,8 @@ class RunFilter:
                              ("retrieval", self.retrieval)):
             if value:
                 out.append(f"{label}:{value}")
-        for label, on in (("mismatch", self.has_mismatch), ("hallucinated", self.has_hallucination),
+        for label, on in (("mismatch", self.has_mismatch), ("divergence", self.has_divergence),
+                          ("hallucinated", self.has_hallucination),
                           ("tool error", self.has_tool_error), ("finding", self.has_finding),
                           ("injected fault", self.has_fault), ("refusal", self.has_refusal),
                           ("note", self.has_note), ("review error", self.has_review_error)):
@@ -207,7 +211,8 @@ FIELDS: list[RowField] = [
     RowField("flags", "flags*", "process flags: how many (as ⚑ in a trajectory's footer) and their kinds, one letter "
              "each (listed under process flags)",
              _eval_value(lambda e: e.n_flags), True),
-    RowField("mismatches", "≠*", "replay mismatches", _summary_value(lambda s: s.mismatches), True),
+    RowField("mismatches", "≠*", "replay divergences (a dim ≈: mismatches only in library text or as fixed upstream)",
+             _summary_value(lambda s: (s.divergences, s.mismatches)), True),
     RowField("writes", "✎*", "writes re-executed by our replay", _summary_value(lambda s: s.replayed + s.mismatches),
              True),
     RowField("hallucinated", "?*", "hallucinated tool calls", _summary_value(lambda s: s.hallucinated), True),

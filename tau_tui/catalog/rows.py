@@ -58,11 +58,20 @@ class ReplaySummary:
     faults: int = 0  # calls with an injected fault (withheld or slow)
     refused: int = 0  # calls the episode's backend refused (cassette: no recorded result)
     discovered: int = 0  # discoverable tools this trajectory discovered
+    library_text: int = 0  # mismatches only in library-embedded text (replay/library_text.py)
+    upstream_fix: int = 0  # mismatches the tool as fixed (or not yet fixed) upstream explains (env/upstream.py)
+    first_mismatch_class: str | None = None
+
+    @property
+    def divergences(self) -> int:
+        """Mismatches neither library text nor an upstream fix explains: what the runs table's ≠ counts."""
+        return self.mismatches - self.library_text - self.upstream_fix
 
     @classmethod
     def of(cls, analysis: Any) -> ReplaySummary:
         timeline = analysis.timeline
         counts = timeline.verdict_counts()
+        classes = timeline.mismatch_classes()
         first = analysis.first_mismatch()
         return cls(
             mismatches=counts["mismatch"],
@@ -76,6 +85,9 @@ class ReplaySummary:
             faults=len(timeline.injected_faults),
             refused=len(timeline.refusals),
             discovered=len(timeline.discoveries),
+            library_text=classes["library_text"],
+            upstream_fix=classes["upstream_fix"],
+            first_mismatch_class=first["mismatch_class"] if first else None,
         )
 
 

@@ -18,6 +18,7 @@ from tau_tui.commands.common import (
     open_all,
     selected,
 )
+from tau_tui.commands.replay import add_upstream_fixes_flag
 
 if TYPE_CHECKING:
     from tau_tui.evaluate import FileMetrics
@@ -46,6 +47,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     add_judge_flags(evaluate, "litellm model that judges NL assertions (without one they are not evaluated)")
     evaluate.add_argument("--scorer", metavar="FILE",
                           help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
+    add_upstream_fixes_flag(evaluate)
     add_workers_flag(evaluate)
     return evaluate
 

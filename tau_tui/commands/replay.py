@@ -27,8 +27,18 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     replay.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
     replay.add_argument("--sim", action="append", default=[], metavar="ID", help="only this simulation (id or prefix; repeatable)")
     replay.add_argument("--json", action="store_true", help="one JSON object per simulation, one per line")
+    add_upstream_fixes_flag(replay)
     add_workers_flag(replay)
     return replay
+
+
+def add_upstream_fixes_flag(parser: argparse.ArgumentParser) -> None:
+    """``--upstream-fixes`` / ``--no-upstream-fixes``: replay with the tools as fixed upstream, or as tau2 1.0.1
+    has them (the default; the settings file's ``upstream_fixes`` decides when neither is given)."""
+    parser.add_argument("--upstream-fixes", action=argparse.BooleanOptionalAction, default=None,
+                        help="replay with the registered upstream fixes of tau2 1.0.1's tools (e.g. retail's "
+                             "modify_pending_order_items, tau2-bench#317) instead of 1.0.1's own tools "
+                             "(default: off, or the settings' upstream_fixes)")
 
 
 def run(args: argparse.Namespace, workspace) -> int:
@@ -83,17 +93,28 @@ def run(args: argparse.Namespace, workspace) -> int:
 
 
 class ReplayTotals:
-    """What ``tau-tui replay`` found over all its files, for the line that ends its human output."""
+    """What ``tau-tui replay`` found over all its files, for the line that ends its human output.
+
+    A simulation with mismatches counts once, by its worst class: with divergences, else upstream-fix only,
+    else library-text only.
+    """
 
     def __init__(self) -> None:
         self.files: set[str] = set()
-        self.sims = self.ok = self.mismatched = self.with_findings = self.failed = 0
-        self.db_checked = self.db_matched = 0
+        self.sims = self.ok = self.divergent = self.upstream_only = self.library_only = 0
+        self.with_findings = self.failed = self.db_checked = self.db_matched = 0
 
     def add(self, record: dict[str, Any]) -> None:
         self.files.add(record["file"])
         self.sims += 1
-        self.mismatched += record["first_mismatch"] is not None
+        if record["first_mismatch"] is not None:
+            classes = record["mismatch_classes"]
+            if classes["divergence"]:
+                self.divergent += 1
+            elif classes["upstream_fix"]:
+                self.upstream_only += 1
+            else:
+                self.library_only += 1
         self.with_findings += bool(record["findings"])
         self.ok += record["first_mismatch"] is None and not record["findings"]
         if record["db_match"] is not None:
@@ -101,13 +122,17 @@ class ReplayTotals:
             self.db_matched += bool(record["db_match"])
 
     def line(self) -> str:
-        """``24 simulations in 3 files: 22 ok, 1 with mismatches, 1 with findings; db_match 20/24``."""
+        """``24 simulations in 3 files: 21 ok, 1 library-text only, 1 with divergences, 1 with findings; db_match 20/24``."""
         from tau_tui import formats
 
         files = len(self.files)
-        text = (f"{formats.count(self.sims, 'simulation')} in {formats.count(files, 'file')}: "
-                f"{self.ok} ok, {self.mismatched} with mismatches, {self.with_findings} with findings")
+        parts = [f"{self.ok} ok"]
+        if self.library_only:
+            parts.append(f"{self.library_only} library-text only")
+        if self.upstream_only:
+            parts.append(f"{self.upstream_only} upstream-fix only")
+        parts += [f"{self.divergent} with divergences", f"{self.with_findings} with findings"]
+        text = f"{formats.count(self.sims, 'simulation')} in {formats.count(files, 'file')}: " + ", ".join(parts)
         if self.failed:
             text += f"; {self.failed} more not replayed"
         return text + f"; db_match {self.db_matched}/{self.db_checked}"
-

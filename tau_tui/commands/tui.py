@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, add_workers_flag, err
+from tau_tui.commands.replay import add_upstream_fixes_flag
 
 if TYPE_CHECKING:
     from tau_tui.workspace import Workspace
@@ -33,6 +34,7 @@ def register(parser: argparse.ArgumentParser, running: bool = False) -> argparse
                         "recordings in a grid; n runs k trials)")
     add_judge_flags(parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory "
                     "screen)")
+    add_upstream_fixes_flag(parser)
     add_workers_flag(parser, executor=False)
     return parser
 

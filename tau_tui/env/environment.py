@@ -92,6 +92,8 @@ class Environment:
 
     # DB tables that log tool use (shown apart on the State tab), e.g. banking's discoverable-tool logs.
     log_tables: tuple[str, ...] = ()
+    # Names of the upstream fixes this environment's tools run with (``env/upstream.py``); none: tau2 1.0.1.
+    upstream_fixes: tuple[str, ...] = ()
 
     def recorded_info(self) -> dict[str, Any]:
         """Top-level ``info`` fields a results file of this environment records (none by default)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from enum import Enum
+from types import MethodType
 from typing import Any, Callable, ClassVar
 
 from tau_tui.env.store import Store
@@ -97,6 +98,17 @@ class Toolkit:
 
     def tool_names(self, include_discoverable: bool = True) -> list[str]:
         return [n for n, s in self.declared_tools.items() if include_discoverable or not s.discoverable]
+
+    def replace_tool(self, name: str, function: Callable[..., Any] | None) -> None:
+        """Run ``function(self, **arguments)`` for the declared tool ``name`` on this toolkit (None: the declared
+        method again). The tool's spec stays the declared one: an upstream fix changes what a tool does, not
+        what it is (``env/upstream.py``)."""
+        if not self.has_tool(name):
+            raise ValueError(f"Tool '{name}' not found.")
+        if function is None:
+            self.__dict__.pop(name, None)
+        else:
+            setattr(self, name, MethodType(function, self))
 
     def bound(self, name: str) -> Callable[..., Any]:
         """The bound method of a declared tool (never of anything else)."""

@@ -33,7 +33,7 @@ from tau_tui.evaluate.checks import (
 from tau_tui.evaluate.judge import Judge, JudgeError
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
 from tau_tui.model.tasks import EvaluationCriteria, Task
-from tau_tui.replay import FATAL_IN_TAU2, GoldResult, Timeline
+from tau_tui.replay import FATAL_IN_TAU2, GoldResult, MismatchClass, Timeline
 
 SUCCESS_TOLERANCE = 1e-6
 
@@ -249,8 +249,10 @@ def _structural_note(timeline: Timeline) -> str | None:
                 "the reward here is our tolerant replay's reading")
     if timeline.mismatches:
         first = timeline.mismatches[0]
-        return (f"recorded output of {first.name} at step {first.result_step} differs from the replay; "
-                "recomputed with lenient replay (as tau2 evaluate-trajs does)")
+        why = {MismatchClass.LIBRARY_TEXT: " (library text only)",
+               MismatchClass.UPSTREAM_FIX: f" (upstream fix, {first.upstream.issue if first.upstream else '?'})"}
+        return (f"recorded output of {first.name} at step {first.result_step} differs from the replay"
+                f"{why.get(first.mismatch_class, '')}; recomputed with lenient replay (as tau2 evaluate-trajs does)")
     return None
 
 

@@ -8,12 +8,14 @@ from tau_tui.replay.timeline import (
     Discovery,
     Finding,
     FindingKind,
+    MismatchClass,
     Step,
     Timeline,
     Verdict,
 )
 
 __all__ = [
-    "FATAL_IN_TAU2", "CallRecord", "Change", "Discovery", "Finding", "FindingKind", "GoldResult", "InitCache", "Step", "Timeline", "Verdict",
+    "FATAL_IN_TAU2", "CallRecord", "Change", "Discovery", "Finding", "FindingKind", "GoldResult", "InitCache",
+    "MismatchClass", "Step", "Timeline", "Verdict",
     "diff_states", "gold_state", "initialize", "path_text", "replay", "run_assertions",
 ]

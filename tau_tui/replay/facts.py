@@ -4,7 +4,9 @@
 record and its timeline) into an ordered list of ``Fact(kind, label, value,
 severity)``: the verdict counts, injected faults, refusals, discoveries, the DB
 check, where the recording disagrees with what we derive, the first mismatch
-and the findings. ``plain_text(facts)`` is the plain-text block the CLI prints;
+(with its class: ``divergence``, ``library_text``, ``upstream_fix``), the first
+divergence when a mismatch before it is explained, and the findings.
+``plain_text(facts)`` is the plain-text block the CLI prints;
 a view that styles facts keys on ``kind`` and ``severity`` only, so a rule
 such as "the recording says db_match=X but we say Y" is written once, here.
 
@@ -27,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tau_tui.replay.timeline import Timeline
+from tau_tui.replay.timeline import CallRecord, MismatchClass, Timeline
 from tau_tui.textsafe import clip as textsafe_clip
 from tau_tui import formats
 
@@ -76,17 +78,45 @@ def clip(text: str | None, limit: int = 400) -> str:
     return textsafe_clip("" if text is None else text, limit, say_length=True)
 
 
+# How each mismatch class reads in a count ("3 library text"); a divergence is what a bare "mismatch" has meant.
+CLASS_WORDS = {"divergence": "divergence", "library_text": "library text", "upstream_fix": "upstream fix"}
+
+
+def mismatch_severity(record: dict[str, Any]) -> Severity:
+    """bad: some mismatch is a divergence; warn: mismatches that only library text or upstream fixes explain."""
+    if not record["verdicts"]["mismatch"]:
+        return "info"
+    return "bad" if record["mismatch_classes"]["divergence"] else "warn"
+
+
+def explained_text(record: dict[str, Any]) -> str:
+    """`` (1 divergence, 2 library text)`` when some mismatch is not a divergence, else ``""``."""
+    classes = record["mismatch_classes"]
+    if not any(n for key, n in classes.items() if key != "divergence"):
+        return ""
+    return " (" + ", ".join(f"{n} {CLASS_WORDS.get(key, key)}" for key, n in classes.items() if n) + ")"
+
+
+def class_line(mismatch: dict[str, Any]) -> str:
+    """``class: library_text — differs only in …``: a mismatch's class, its upstream issue and its note."""
+    line = f"class: {mismatch['mismatch_class']}"
+    if mismatch.get("upstream_issue"):
+        line += f" ({mismatch['upstream_issue']})"
+    return line + (f" — {mismatch['mismatch_note']}" if mismatch.get("mismatch_note") else "")
+
+
 def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> list[Fact]:
     """The facts of one simulation, in display order (``record``: the analysis's ``to_json()``)."""
     v = record["verdicts"]
     trial = f" trial {record['trial']}" if record["trial"] is not None else ""
+    explained = explained_text(record)
     facts = [
         Fact("simulation", record["sim"], f"task {record['task']}{trial}  [{record['domain']}, "
              f"{record['termination']}]", sep="  ", level=0, panel=False),
-        Fact("calls", "calls", f"{v['replayed']} replayed, {v['mismatch']} mismatch, {v['skipped_read']} read "
-             f"(not re-run), {v['skipped_unknown']} hallucinated; {v['recorded_error']} recorded errors",
-             severity="bad" if v["mismatch"] else "info",
-             short=f"writes replayed {v['replayed']}, mismatches {v['mismatch']}, reads not re-run "
+        Fact("calls", "calls", f"{v['replayed']} replayed, {v['mismatch']} mismatch{explained}, {v['skipped_read']} "
+             f"read (not re-run), {v['skipped_unknown']} hallucinated; {v['recorded_error']} recorded errors",
+             severity=mismatch_severity(record),
+             short=f"writes replayed {v['replayed']}, mismatches {v['mismatch']}{explained}, reads not re-run "
                    f"{v['skipped_read']}, hallucinated {v['skipped_unknown']}, recorded errors {v['recorded_error']}"),
         Fact("strict", "strict replay (as tau2 would)", severity="ok" if record["strict_ok"] else "bad", cli=False,
              marked=True, mark=record["strict_ok"]),
@@ -114,15 +144,25 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
         facts.append(stored)
     mismatch = record["first_mismatch"]
     if mismatch:
-        detail = [f"recorded: {clip(mismatch['recorded'])}", f"replayed: {clip(mismatch['replayed'])}"]
+        detail = [class_line(mismatch), f"recorded: {clip(mismatch['recorded'])}",
+                  f"replayed: {clip(mismatch['replayed'])}"]
         if mismatch.get("detail"):
             from tau_tui.replay.mismatch import detail_lines
 
             detail.append("field by field (recorded → replayed):")
             detail += [f"  {line}" for line in detail_lines(mismatch["detail"])]
+        divergent = mismatch["mismatch_class"] == "divergence"
+        aside = "" if divergent else f" ({CLASS_WORDS.get(mismatch['mismatch_class'], mismatch['mismatch_class'])})"
         facts.append(Fact("first_mismatch", f"first mismatch at step {mismatch['step']}",
-                          f"{mismatch['tool']}({format_arguments(mismatch['arguments'])})", severity="bad",
-                          detail=tuple(detail), short=f"first mismatch at step {mismatch['step']}: {mismatch['tool']}"))
+                          f"{mismatch['tool']}({format_arguments(mismatch['arguments'])})",
+                          severity="bad" if divergent else "warn", detail=tuple(detail),
+                          short=f"first mismatch at step {mismatch['step']}: {mismatch['tool']}{aside}"))
+        later = first_divergence(timeline) if not divergent else None
+        if later is not None:
+            facts.append(Fact("first_divergence", f"first divergence at step {later.result_step}",
+                              f"{later.name}({format_arguments(later.call.arguments)})", severity="bad",
+                              detail=(f"recorded: {clip(later.recorded)}", f"replayed: {clip(later.replayed)}"),
+                              short=f"first divergence at step {later.result_step}: {later.name}"))
     for finding in record["findings"]:
         where = f"step {finding['step']}: " if finding["step"] is not None else ""
         facts.append(Fact("finding", f"finding [{finding['kind']}]", f"{where}{finding['message']}", severity="warn",
@@ -130,6 +170,11 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
     if not mismatch and not record["findings"]:
         facts.append(Fact("strict_ok", "strict replay ok", severity="ok", panel=False))
     return facts
+
+
+def first_divergence(timeline: Timeline) -> CallRecord | None:
+    """The first mismatching call that neither library text nor an upstream fix explains."""
+    return next((c for c in timeline.mismatches if c.mismatch_class in (None, MismatchClass.DIVERGENCE)), None)
 
 
 def db_fact(record: dict[str, Any], has_gold: bool) -> Fact:
@@ -177,7 +222,7 @@ def summary_facts(record: dict[str, Any], timeline: Timeline) -> list[Fact]:
     v = record["verdicts"]
     findings = len(record["findings"])
     facts = [
-        Fact("mismatch", f"{v['mismatch']} mismatch", severity="bad" if v["mismatch"] else "info"),
+        Fact("mismatch", f"{v['mismatch']} mismatch{explained_text(record)}", severity=mismatch_severity(record)),
         Fact("hallucinated", f"{v['skipped_unknown']} hallucinated", severity="warn" if v["skipped_unknown"] else "info"),
         Fact("findings", f"{formats.count(findings, 'finding')}", severity="warn" if findings else "info"),
     ]

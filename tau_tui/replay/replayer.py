@@ -27,10 +27,21 @@ from tau_tui.env.environment import Environment, EnvState
 from tau_tui.env.episode import refusal_mark
 from tau_tui.env.faults import AttemptCounter, FaultPlan, FaultPlanError, InjectedFault, fault_mark
 from tau_tui.env.jsonify import UnsupportedResult, parse_content
+from tau_tui.env.upstream import UpstreamFix, set_fix
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage, UserMessage
 from tau_tui.model.nesting import MAX_NESTING
 from tau_tui.model.tasks import Task
-from tau_tui.replay.timeline import CallRecord, Discovery, Finding, FindingKind, Step, Timeline, Verdict
+from tau_tui.replay.library_text import library_text_only
+from tau_tui.replay.timeline import (
+    CallRecord,
+    Discovery,
+    Finding,
+    FindingKind,
+    MismatchClass,
+    Step,
+    Timeline,
+    Verdict,
+)
 
 EnvFactory = Callable[[bool], Environment]
 
@@ -69,12 +80,30 @@ def _args_text(arguments: object) -> str:
     return repr(arguments)
 
 
+def same_output(replayed: str | None, recorded: str | None) -> bool:
+    """tau2's comparison of a replayed output with the recorded one: equal once parsed."""
+    # The same text parses to the same value, unless a NaN in it makes the parsed values differ.
+    return (replayed == recorded and isinstance(replayed, str) and "NaN" not in replayed) \
+        or parse_content(replayed) == parse_content(recorded)
+
+
+@dataclass(frozen=True)
+class OtherSemantics:
+    """What classing a mismatch as ``upstream_fix`` needs: fresh environments and the domain's upstream fixes."""
+
+    new_env: EnvFactory
+    task: Task | None
+    fixes: tuple[UpstreamFix, ...]
+
+
 class _Replay:
-    def __init__(self, env: Environment, messages: list[Message], solo: bool, plan: FaultPlan | None = None):
+    def __init__(self, env: Environment, messages: list[Message], solo: bool, plan: FaultPlan | None = None,
+                 other: OtherSemantics | None = None):
         self.env = env
         self.messages = messages
         self.solo = solo
         self.plan = plan
+        self.other = other
         self.calls: list[CallRecord] = []
         self.findings: list[Finding] = []
         self.steps: list[Step] = []
@@ -213,19 +242,55 @@ class _Replay:
             record.replayed = f"Error: arguments nested deeper than {MAX_NESTING} levels: not re-executed"
             record.replayed_error = True
             record.verdict = Verdict.MISMATCH
+            record.mismatch_class = MismatchClass.DIVERGENCE
             return None
+        before = step.state
         try:
             result = self.env.call(call)
             record.replayed, record.replayed_error = result.text, result.error
         except UnsupportedResult as exc:
             record.replayed, record.replayed_error = f"Error: {exc}", True
             self.find(FindingKind.UNSUPPORTED_RESULT, f"call {call.name!r}: {exc}", step.index)
-        replayed, recorded = record.replayed, record.recorded
-        # The same text parses to the same value, unless a NaN in it makes the parsed values differ.
-        same = (replayed == recorded and isinstance(replayed, str) and "NaN" not in replayed) \
-            or parse_content(replayed) == parse_content(recorded)
-        record.verdict = Verdict.REPLAYED if same else Verdict.MISMATCH
+        if same_output(record.replayed, record.recorded):
+            record.verdict = Verdict.REPLAYED
+        else:
+            record.verdict = Verdict.MISMATCH
+            self.classify(record, before)
         return self.env.freeze()
+
+    def classify(self, record: CallRecord, before: EnvState) -> None:
+        """Why a mismatch differs: only in library text, as the tool's other upstream semantics, or not."""
+        library = library_text_only(record.recorded, record.replayed)
+        if library is not None:
+            record.mismatch_class = MismatchClass.LIBRARY_TEXT
+            record.mismatch_note = "differs only in " + "; ".join(library)
+            return
+        for fix in self.other.fixes if self.other is not None else ():
+            if fix.tool == record.name and self.matches_other_semantics(record, fix, before):
+                record.mismatch_class = MismatchClass.UPSTREAM_FIX
+                record.upstream = fix
+                record.mismatch_note = (
+                    f"the recording matches {fix.tool} before the upstream fix (tau2 1.0.1; {fix.reference})"
+                    if fix.name in self.env.upstream_fixes else
+                    f"the recording matches {fix.tool} as fixed upstream ({fix.reference}): {fix.summary}")
+                return
+        record.mismatch_class = MismatchClass.DIVERGENCE
+
+    def matches_other_semantics(self, record: CallRecord, fix: UpstreamFix, before: EnvState) -> bool:
+        """Whether the call, re-run from the state ``before`` it with ``fix`` toggled, gives the recorded output.
+
+        It runs on a fresh environment, so the replay's own state never sees it.
+        """
+        assert self.other is not None
+        env = self.other.new_env(self.solo)
+        env.bind_task(self.other.task)
+        if not env.restore(before) or not set_fix(env, fix, fix.name not in self.env.upstream_fixes):
+            return False
+        try:
+            output = env.call(record.call).text
+        except UnsupportedResult:
+            return False
+        return same_output(output, record.recorded) or library_text_only(record.recorded, output) is not None
 
     def check_fault(self, step: Step, record: CallRecord, message: ToolMessage) -> InjectedFault | None:
         """The recorded injected fault of this result, checked against the task's fault plan."""
@@ -295,11 +360,14 @@ def _initialized(env: Environment, task: Task | None, cache: InitCache | None, k
 
 
 def replay(messages: list[Message], task: Task | None, new_env: EnvFactory, solo: bool = False,
-           cache: InitCache | None = None, cache_key: Any = None) -> Timeline:
+           cache: InitCache | None = None, cache_key: Any = None, fixes: tuple[UpstreamFix, ...] = ()) -> Timeline:
     """Build the timeline of ``messages`` (which include the task's history, as tau2 stores them).
 
     ``cache``/``cache_key`` (e.g. the task's fingerprint and the solo flag) let
-    simulations of the same task share the initialised state.
+    simulations of the same task share the initialised state. ``fixes``: the
+    domain's upstream fixes, so that a mismatch of one of their tools whose
+    recording matches the tool's other semantics is classed ``upstream_fix``
+    (whether ``new_env`` applies them is its own business: ``Environment.upstream_fixes``).
     """
     env = new_env(solo)
     env.bind_task(task)
@@ -309,7 +377,7 @@ def replay(messages: list[Message], task: Task | None, new_env: EnvFactory, solo
     except FaultPlanError as exc:
         plan = None
         findings.append(Finding(FindingKind.BAD_FAULT_PLAN, str(exc)))
-    run = _Replay(env, messages, solo, plan)
+    run = _Replay(env, messages, solo, plan, OtherSemantics(new_env, task, fixes) if fixes else None)
     run.findings.extend(findings)
     timeline = run.run(initial)
     timeline.env = env

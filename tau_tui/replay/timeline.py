@@ -9,6 +9,7 @@ from typing import Any
 from tau_tui.env.environment import Environment, EnvState
 from tau_tui.env.jsonify import parse_content
 from tau_tui.env.tools import ToolType
+from tau_tui.env.upstream import UpstreamFix
 from tau_tui.model.messages import Message, ToolCall
 from tau_tui.replay.diff import Change, diff_states
 
@@ -24,6 +25,16 @@ class Verdict(str, Enum):
     REFUSED = "refused"  # the episode's backend refused the call (no recorded result in a cassette): never run
     NO_RESULT = "no_result"  # the recording has no result for this call
 
+
+class MismatchClass(str, Enum):
+    """Why a re-executed call's output differs from the recording (the verdict stays ``mismatch``: strict, as tau2)."""
+
+    DIVERGENCE = "divergence"  # the tool did something else than the recording says
+    LIBRARY_TEXT = "library_text"  # only in text a library embeds (pydantic's docs-URL version): replay/library_text.py
+    UPSTREAM_FIX = "upstream_fix"  # the recording matches the tool as fixed (or not yet fixed) upstream: env/upstream.py
+
+
+MISMATCH_CLASS_KEYS = tuple(c.value for c in MismatchClass)
 
 VERDICT_KEYS = ("replayed", "mismatch", "skipped_read", "skipped_unknown")
 # Counted only when they occur (recordings made without fault plans or cassettes never have them).
@@ -98,6 +109,9 @@ class CallRecord:
     revealed: list[str] = field(default_factory=list)  # discoverable tools this call's result made known
     discoverable: bool = False  # the tool is a discoverable one (or a wrapper call of one: ``via``)
     via: str | None = None  # the discoverable tool a wrapper call runs (banking's call_discoverable_*_tool)
+    mismatch_class: MismatchClass | None = None  # a mismatch's class (None: not a mismatch)
+    mismatch_note: str | None = None  # what the difference is, for a library_text or upstream_fix class
+    upstream: UpstreamFix | None = None  # the upstream fix an upstream_fix mismatch is about
 
     @property
     def name(self) -> str:
@@ -110,6 +124,15 @@ class CallRecord:
     @property
     def is_write(self) -> bool:
         return self.verdict in (Verdict.REPLAYED, Verdict.MISMATCH)
+
+    def mismatch_json(self) -> dict[str, Any]:
+        """A mismatch's class for its JSON record: ``mismatch_class``, its note, and the upstream fix it is about."""
+        out: dict[str, Any] = {"mismatch_class": (self.mismatch_class or MismatchClass.DIVERGENCE).value,
+                               "mismatch_note": self.mismatch_note}
+        if self.upstream is not None:
+            out["upstream_issue"] = self.upstream.issue
+            out["upstream_fix"] = self.upstream.name
+        return out
 
     def recorded_value(self) -> Any:
         return parse_content(self.recorded)
@@ -189,6 +212,13 @@ class Timeline:
     @property
     def mismatches(self) -> list[CallRecord]:
         return [c for c in self.calls if c.verdict is Verdict.MISMATCH]
+
+    def mismatch_classes(self) -> dict[str, int]:
+        """Mismatching calls per class (every class, zeros included)."""
+        counts = dict.fromkeys(MISMATCH_CLASS_KEYS, 0)
+        for record in self.mismatches:
+            counts[(record.mismatch_class or MismatchClass.DIVERGENCE).value] += 1
+        return counts
 
     @property
     def injected_faults(self) -> list[CallRecord]:

@@ -84,6 +84,13 @@ def notes_cell(row: RunRow) -> Text:
     return Text(str(len(row.notes)), style="bold yellow") if row.notes else Text("")
 
 
+def divergences_cell(summary: ReplaySummary) -> Text:
+    """Divergences in red; a dim ≈ when every mismatch is only library text or an upstream fix."""
+    if not summary.divergences and summary.mismatches:
+        return Text("≈", style="dim")
+    return _count(summary.divergences, "bold red")
+
+
 def _cost(row: RunRow) -> Text:
     cost = row.cost
     return DASH if cost is None else Text(f"${cost:.3f}" if cost < 10 else f"${cost:.1f}", style="dim")
@@ -156,7 +163,7 @@ COLUMNS: list[Column] = [
     _column("agrees", 2, agrees_cell),
     _column("our_db", 3, lambda r: _derived(r, lambda s: s.db_match, _check)),
     _column("flags", 6, flags_cell),
-    _column("mismatches", 2, lambda r: _derived(r, lambda s: s.mismatches, lambda v: _count(v, "bold red"))),
+    _column("mismatches", 2, lambda r: _derived(r, lambda s: s, divergences_cell)),
     _column("writes", 2, lambda r: _derived(r, lambda s: s.replayed + s.mismatches, lambda v: _count(v, ""))),
     _column("hallucinated", 2, lambda r: _derived(r, lambda s: s.hallucinated, lambda v: _count(v, "bold magenta"))),
     _column("findings", 2, lambda r: _derived(r, lambda s: s.findings, lambda v: _count(v, "yellow"))),

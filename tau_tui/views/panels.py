@@ -201,14 +201,22 @@ def render_mismatch_detail(changes: list[dict[str, Any]]) -> Text | None:
     return text
 
 
+def mismatch_heading(call: CallView) -> Text:
+    """``≠ mismatch (divergence) tool(...)``, or ``≈ library text only …`` with what the difference is."""
+    record = call.record
+    if record is None or call.pill == "mismatch":
+        return Text.assemble(("≠ mismatch ", "bold red"), ("(divergence) ", "red"), (call_signature(call), "bold"))
+    what = "library text only" if record.upstream is None else f"upstream fix, {record.upstream.issue}"
+    return Text.assemble(("≈ mismatch ", "bold yellow"), (f"({what}) ", "yellow"), (call_signature(call), "bold"),
+                         ("\n" + one_line(record.mismatch_note or ""), "yellow"))
+
+
 def render_mismatch(call: CallView) -> RenderableType:
     """Recorded vs replayed output of a mismatching call, side by side, with the differing paths."""
     record = call.record
     recorded = record.recorded if record is not None else call.result
     replayed = record.replayed if record is not None else None
-    parts: list[RenderableType] = [
-        Text.assemble(("≠ mismatch ", "bold red"), (call_signature(call), "bold")),
-    ]
+    parts: list[RenderableType] = [mismatch_heading(call)]
     before, after = parse_content(recorded), parse_content(replayed)
     if isinstance(before, (dict, list)) and isinstance(after, (dict, list)):
         paths = diff_states(before, after)

@@ -31,6 +31,8 @@ PILL_STYLES: dict[str, str] = {
     "read": "black on grey62",
     "error": "bold white on dark_orange3",
     "mismatch": "bold white on red3",
+    "lib text": "black on light_salmon3",
+    "upstream fix": "black on light_sky_blue3",
     "hallucinated": "bold white on magenta",
     "fault": "bold black on orange1",
     "slow": "black on khaki1",
@@ -44,6 +46,9 @@ PILL_HELP: dict[str, str] = {
     "read": "read-only tool: not re-executed",
     "error": "the recorded result is an error",
     "mismatch": "re-executed write whose output differs from the recording",
+    "lib text": "a mismatch only in text a library embeds (pydantic's docs-URL version): strict replay still fails",
+    "upstream fix": "a mismatch the recording explains by an upstream fix of the tool (the issue is named); "
+                    "--upstream-fixes replays with the fix",
     "hallucinated": "not a tool of this domain: never executed",
     "fault": "an injected fault (timeout, transient error) kept the call from running: replay reproduces it",
     "slow": "an injected slow response: the call ran and answered late",
@@ -202,6 +207,8 @@ def call_marks(call: CallView) -> list[tuple[str, str]]:
         out.append((f"↯ injected fault: {fault_text(call.fault)} ({ran})", "orange1"))
     if call.refusal is not None:
         out.append((f"⊘ {refusal_text(call.refusal)} (never run)", "bold medium_purple1"))
+    if call.mismatch_note is not None:
+        out.append((f"≈ {call.mismatch_note}", "yellow"))
     if call.discoverable:
         out.append((f"✦ {discovery_text(call)}", "cyan"))
     if call.served is not None:
@@ -275,9 +282,11 @@ def render_write(event: Event, ctx: RenderContext) -> Text:
 
 
 def render_mismatch(event: Event, ctx: RenderContext) -> Text:
-    text = _call_line(event, ctx, "≠", "red")
+    divergent = event.call is None or event.call.pill == "mismatch"  # not explained by library text or a fix
+    text = _call_line(event, ctx, "≠" if divergent else "≈", "red" if divergent else "yellow")
     if ctx.expanded:
-        text.append("\n  replay gave a different output: recorded vs replayed in the state pane", style="red")
+        text.append("\n  replay gave a different output: recorded vs replayed in the state pane" if divergent
+                    else "\n  recorded vs replayed in the state pane", style="red" if divergent else "yellow")
     return text
 
 

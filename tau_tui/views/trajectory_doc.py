@@ -27,13 +27,15 @@ from tau_tui.env.faults import InjectedFault, fault_mark
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage
 from tau_tui.model.results import is_silent
 from tau_tui.model.reviews import error_step
-from tau_tui.replay.timeline import CallRecord, Finding, Timeline, Verdict
+from tau_tui.replay.timeline import CallRecord, Finding, MismatchClass, Timeline, Verdict
 from tau_tui.catalog import query_terms, text_matches
 
 # Jump targets, in the order the help screen lists them.
 TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "fault", "refusal", "discovery", "finding", "flag",
            "divergence", "review", "note", "match")
 SLOW_RESPONSE = "slow_response"  # the one injected fault that lets the call run (it only answers late)
+# The pill of a mismatch that library text or an upstream fix explains; any other mismatch's is "mismatch".
+MISMATCH_PILLS = {MismatchClass.LIBRARY_TEXT: "lib text", MismatchClass.UPSTREAM_FIX: "upstream fix"}
 
 
 @dataclass
@@ -87,13 +89,24 @@ class CallView:
         return self.record is not None and self.record.discoverable
 
     @property
+    def is_mismatch(self) -> bool:
+        """Replay's verdict is a mismatch, whatever its class."""
+        return self.verdict is Verdict.MISMATCH
+
+    @property
+    def mismatch_note(self) -> str | None:
+        """What a library_text or upstream_fix mismatch differs in (None: a divergence, or no mismatch)."""
+        return None if self.record is None else self.record.mismatch_note
+
+    @property
     def pill(self) -> str:
-        """ok / read / error / mismatch / hallucinated / fault / slow / refused / no result / not replayed."""
+        """ok / read / error / mismatch / lib text / upstream fix / hallucinated / fault / slow / refused /
+        no result / not replayed."""
         verdict = self.verdict
         if verdict is Verdict.SKIPPED_UNKNOWN:
             return "hallucinated"
-        if verdict is Verdict.MISMATCH:
-            return "mismatch"
+        if verdict is Verdict.MISMATCH and self.record is not None:
+            return MISMATCH_PILLS.get(self.record.mismatch_class or MismatchClass.DIVERGENCE, "mismatch")
         if verdict is Verdict.REFUSED:
             return "refused"
         if self.withheld:
@@ -115,7 +128,9 @@ class CallView:
     @property
     def kind(self) -> str:
         """Event kind of the call itself."""
-        return {"hallucinated": "hallucinated", "mismatch": "mismatch", "fault": "fault", "refused": "refused"}.get(
+        if self.is_mismatch:
+            return "mismatch"
+        return {"hallucinated": "hallucinated", "fault": "fault", "refused": "refused"}.get(
             self.pill, "write" if self.verdict is Verdict.REPLAYED else "tool_call")
 
     @property
@@ -332,7 +347,7 @@ class TrajectoryDoc:
             landing = view.result_step if view.result_step is not None else view.call_step
             if view.is_write:
                 targets["write"].add(landing)
-            if view.pill == "mismatch":
+            if view.is_mismatch:
                 targets["mismatch"].add(landing)
             if view.pill == "hallucinated":
                 targets["hallucinated"].add(view.call_step)

@@ -144,6 +144,32 @@ def test_modify_items_gives_every_item_the_last_new_variant(env):
     assert env.db_hash() == "c12824e5467dfbff100287fcd88099a00906fb7d16095da0706580df3cd6670b"
 
 
+def test_the_upstream_fix_gives_each_item_its_own_new_variant(retail, env):
+    """tau2-bench#317/#318 (fix #322), registered by the retail package and applied on request only."""
+    from tau_tui.env.upstream import set_fix, upstream_fixes
+
+    (fix,) = upstream_fixes("retail")
+    assert (fix.tool, fix.issue, env.upstream_fixes) == ("modify_pending_order_items", "tau2-bench#317", ())
+    assert set_fix(env, fix, True) and env.upstream_fixes == (fix.name,)
+    content, error = call(env, "modify_pending_order_items", order_id=PENDING,
+                          item_ids=["2554056026", "6309044598"], new_item_ids=["2860956907", "3928046918"],
+                          payment_method_id="credit_card_6044108")
+    assert not error
+    order = json.loads(content)
+    assert [(i["item_id"], i["price"], i["options"]) for i in order["items"]] == [
+        ("2860956907", 315.61, {"color": "black", "band material": "silicone", "display": "LCD"}),
+        ("3928046918", 198.0, {"color": "black", "size": "large", "material": "nylon", "compartment": "camera"})]
+    assert order["payment_history"][-1]["amount"] == 72.35999999999999  # the price difference is 1.0.1's
+    assert call(env, "modify_pending_order_items", order_id=PENDING)[0] == (
+        "Error: RetailTools.modify_pending_order_items() missing 3 required positional arguments: 'item_ids', "
+        "'new_item_ids', and 'payment_method_id'")
+    assert set_fix(env, fix, False) and env.upstream_fixes == ()
+    assert env.agent.bound("modify_pending_order_items").__func__ is type(env.agent).modify_pending_order_items
+    assert retail.new_environment().upstream_fixes == ()
+    with pytest.raises(ValueError, match="Tool 'no_such_tool' not found"):
+        env.agent.replace_tool("no_such_tool", fix.fixed)
+
+
 def test_cancel_refunds_gift_card_at_once(env):
     content, error = call(env, "cancel_pending_order", order_id=PENDING, reason="no longer needed")
     assert not error

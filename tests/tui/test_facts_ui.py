@@ -53,7 +53,7 @@ def test_the_cli_and_the_inspector_show_the_same_facts(tmp_path, tau2_data, anal
     # the inspector's facts need no field-by-field detail (no deepdiff); the CLI's have it
     (lazy,) = [f for f in analysis.facts(detail=False) if f.kind == "first_mismatch"]
     (full,) = [f for f in facts if f.kind == "first_mismatch"]
-    assert lazy.short_text == full.short_text and len(lazy.detail) == 2 and len(full.detail) > 2
+    assert lazy.short_text == full.short_text and len(lazy.detail) == 3 and len(full.detail) > 3
 
 
 OPEN_RECORDINGS = """

@@ -16,6 +16,7 @@ from tau_tui.catalog import RunFilter
 CHECKS = (
     ("failed_only", "failed only (recorded reward < 1; unscored and infra runs excluded)"),
     ("has_mismatch", "has replay mismatches"),
+    ("has_divergence", "has replay divergences (mismatches beyond library text and upstream fixes)"),
     ("has_hallucination", "has hallucinated tool calls"),
     ("has_tool_error", "has tool errors"),
     ("has_finding", "has structural findings"),

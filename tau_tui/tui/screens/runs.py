@@ -23,6 +23,7 @@ from textual.widgets import Input, Label, ProgressBar, Static
 
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.model.io import RunFile
+from tau_tui.replay.facts import CLASS_WORDS
 from tau_tui.session.events import LoadProgress
 from tau_tui.session.notes import add_note
 from tau_tui.tui.context import context, subscribe
@@ -324,7 +325,10 @@ class RunsScreen(Screen[None]):
         if row.replay_error:
             text.append(f"\n no replay: {one_line(row.replay_error)}", style="yellow")
         elif row.replay is not None and row.replay.first_mismatch_step is not None:
-            text.append(f"\n first mismatch at step {row.replay.first_mismatch_step}", style="red")
+            kind = row.replay.first_mismatch_class or "divergence"
+            aside = "" if kind == "divergence" else f" ({CLASS_WORDS.get(kind, kind)})"
+            text.append(f"\n first mismatch at step {row.replay.first_mismatch_step}{aside}",
+                        style="red" if kind == "divergence" else "yellow")
         evaluation = row.evaluation
         if evaluation is not None:
             if evaluation.agrees is False:

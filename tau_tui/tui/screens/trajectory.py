@@ -97,11 +97,17 @@ def _jump_bindings() -> list[Binding]:
 
 HEADER_STYLES = {"mismatch": "red", "hallucinated": "magenta", "findings": "yellow", "injected_faults": "bold orange1",
                  "refused": "bold medium_purple1", "discovered": "cyan", "db": "red"}
+# Kinds whose warning reads apart from their bad state: mismatches that only library text or upstream fixes explain.
+HEADER_WARN_STYLES = {"mismatch": "yellow"}
 
 
 def header_fact(fact: Fact, sep: str = "") -> Text:
     """One count of the header's derived summary (``SimAnalysis.summary()``), styled by kind when it is not neutral."""
-    style = HEADER_STYLES.get(fact.kind, "") if fact.severity in ("warn", "bad") else ""
+    style = ""
+    if fact.severity == "warn":
+        style = HEADER_WARN_STYLES.get(fact.kind) or HEADER_STYLES.get(fact.kind, "")
+    elif fact.severity == "bad":
+        style = HEADER_STYLES.get(fact.kind, "")
     mark = f" {'—' if fact.mark is None else ('✓' if fact.mark else '✗')}" if fact.marked else ""
     return Text(f"{sep}{one_line(fact.short_text)}{mark}", style=style)
 
@@ -562,7 +568,7 @@ class TrajectoryScreen(Screen[None]):
         assert self.doc is not None
         parts: list[RenderableType] = []
         for call in self.doc.call_views_at(step):
-            if call.pill == "mismatch":
+            if call.is_mismatch:
                 parts.append(render_mismatch(call))
             else:
                 parts.append(render_call(call))
