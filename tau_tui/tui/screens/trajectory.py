@@ -249,7 +249,7 @@ class TrajectoryScreen(Screen[None]):
         """Reset the panes for a new simulation and start loading it."""
         self.query_one("#traj-search").display = False
         self.action_side_tab("state")
-        self.query_one(StateTree).reset()
+        self.query_one(StateTree).forget_all()
         self.query_one("#change-view", RichPane).show("")
         self.query_one("#eval-view", RichPane).show(Text("evaluating…", style="dim"))
         self.query_one("#notes-view", RichPane).show("")
