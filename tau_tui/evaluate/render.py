@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tau_tui import formats
 from tau_tui.evaluate.metrics import RunMetrics
 from tau_tui.evaluate.report import SimReport
-from tau_tui import formats
 
 DIFF_LINES = 6
 

@@ -275,9 +275,9 @@ def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
 
     basis = list(criteria.reward_basis)
     evaluation = Evaluation(None, SCORED, termination, reward_basis=basis, strict_ok=replayed.timeline.strict_ok)
-    note = _structural_note(replayed.timeline)
-    if note:
-        evaluation.notes.append(note)
+    structural = _structural_note(replayed.timeline)
+    if structural:
+        evaluation.notes.append(structural)
     results = [(entry, entry.run(criteria, replayed, basis, judge, evaluation))
                for entry in list(REWARD_COMPONENTS.values())]
     info = {entry.name: component.info if component else None for entry, component in results}

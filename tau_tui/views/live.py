@@ -13,9 +13,9 @@ from pathlib import Path
 
 from rich.text import Text
 
-from tau_tui.rollout.progress import RunTally
-from tau_tui.catalog import RunRow
 from tau_tui import formats
+from tau_tui.catalog import RunRow
+from tau_tui.rollout.progress import RunTally
 
 
 def carry_over(old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
