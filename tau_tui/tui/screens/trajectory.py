@@ -359,7 +359,7 @@ class TrajectoryScreen(Screen[None]):
         notes = book.by_simulation().get(self.sim_id, []) if book is not None else []
         self.view.rerender(doc.set_notes(notes))
         self.query_one("#notes-view", RichPane).show(
-            render_notes(doc.run_notes, [e.note for s in doc.steps for e in s.events if e.kind == "note"]))
+            render_notes(doc.run_notes, [e.note for s in doc.steps for e in s.events if e.note is not None]))
         self._update_titles()
         self._update_header()
         if self._shown_step is not None:
@@ -392,7 +392,7 @@ class TrajectoryScreen(Screen[None]):
             self.notify("no recorded review errors on this simulation", severity="warning")
             return
         suggestions = [review_suggestion(e.review, e.step) for s in doc.steps for e in s.events
-                       if e.kind == "review"]
+                       if e.review is not None]
         suggestions += [review_suggestion(error, None) for error in doc.run_reviews]
         entry = self.current.entries[self.index]
         context(self).adopt_notes(self.current.path, self.sim_id, suggestions, task_id=entry.task_id,
