@@ -78,6 +78,20 @@ class WorkerWorkspace(Protocol):
 WorkspaceFactory = Callable[["Settings"], WorkerWorkspace]
 
 
+class UnitExecutor(Protocol):
+    """What computes units: ``Executor`` (processes here) or ``RayExecutor`` (Ray actors)."""
+
+    def adopt(self, path: Path | str, run: Any) -> None: ...
+
+    def map(self, units: Iterable[Unit]) -> Iterator[Outcome]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> UnitExecutor: ...
+
+    def __exit__(self, *exc: Any) -> None: ...
+
+
 @dataclass(frozen=True)
 class Job:
     """What every worker computes, and how it builds its workspace (``factory(settings)``: the workspace class,

@@ -162,7 +162,7 @@ def visible_text(text: Text, single_line: bool = False) -> Text:
     moved: dict[int, int] = {0: 0}
     pieces: list[str] = []
     size = 0
-    for start, end in zip(cuts, cuts[1:]):
+    for start, end in zip(cuts, cuts[1:], strict=False):  # consecutive cuts
         piece = plain[start:end].translate(table)
         pieces.append(piece)
         size += len(piece)

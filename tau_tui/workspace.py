@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
     from tau_tui.domains import DomainRegistry
     from tau_tui.evaluate import Judge
-    from tau_tui.pool import Executor, Job, RayExecutor, RayRollout
     from tau_tui.model.messages import Message
     from tau_tui.model.tasks import Task
+    from tau_tui.pool import Job, RayRollout, UnitExecutor
     from tau_tui.rollout import Episode, EpisodeOptions, ParticipantSpec, RetryPolicy, RunConfig, Runner
 
 # field -> how the command line names it; forms pass their own labels
@@ -324,7 +324,7 @@ class Workspace:
         chosen = workers if workers is not None else self.settings.workers
         return chosen if chosen is not None else available_cores()
 
-    def executor(self, job: Job, workers: int | None = None, kind: str = "local") -> Executor | RayExecutor:
+    def executor(self, job: Job, workers: int | None = None, kind: str = "local") -> UnitExecutor:
         """What computes ``job``'s units: processes here (``replay_workers``), or Ray actors (``kind="ray"``,
         ``workers`` of them; ``RayUnavailable`` when Ray cannot start). Workers build their workspace from
         these settings."""

@@ -274,7 +274,7 @@ def test_store_write_paths():
     assert root0 == {"top": {"list": [1, 2], "map": {"k": {"v": 1}}}}
     assert store.root == {"top": {"map": {"k": {"v": 2}}, "new": {"x": 1}}}
     with pytest.raises(AttributeError, match="'Thing' object has no attribute 'nope'"):
-        store.nope
+        _ = store.nope
 
 
 def test_an_argument_called_name_reaches_the_tool():
@@ -320,3 +320,13 @@ def test_canonical_bytes_splice_matches_a_full_dump_for_any_edit_mix():
         expected = json.dumps({"things": plain, "meta": {"n": 1}}, sort_keys=True, default=str)
         assert canonical_json(store.root) == expected
         assert state_hash(store.root) == hashlib.sha256(expected.encode()).hexdigest()
+
+
+def test_a_patch_for_a_side_without_a_db_names_the_side():
+    from tau_tui.model.tasks import InitializationData
+
+    env = Environment("shop", "policy", ShopTools(make_store(SCHEMA, PRISTINE)), user=ShopTools(None))
+    with pytest.raises(ValueError, match="No user DB in this domain to patch"):
+        env.apply_initialization_data(InitializationData(user_data={"counter": 1}))
+    env.apply_initialization_data(InitializationData(agent_data={"counter": 2}))
+    assert env.agent.db.root["counter"] == 2

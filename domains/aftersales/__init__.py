@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 from tau_tui.domains import Domain, DomainError, read_data_file
-from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 from tau_tui.env import DBSchema, Environment, make_store
+from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 
 from .data_model import AftersalesDB
 from .tools import AftersalesTools, Document

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tau_tui.domains import Domain, read_data_file
-from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 from tau_tui.env import DBSchema, Environment, make_store
+from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 
 from .data_model import FlightDB
 from .tools import AirlineTools

@@ -130,9 +130,9 @@ def dense_search(kb: KnowledgeBase, query: str, top_k: int, model: str, api_base
     [q] = embed([query])
     qn = math.sqrt(sum(x * x for x in q)) or 1.0
     scored = []
-    for doc_id, vec in zip(ids, vectors):
+    for doc_id, vec in zip(ids, vectors, strict=False):
         vn = math.sqrt(sum(x * x for x in vec)) or 1.0
-        scored.append((doc_id, sum(a * b for a, b in zip(q, vec)) / (qn * vn)))
+        scored.append((doc_id, sum(a * b for a, b in zip(q, vec, strict=False)) / (qn * vn)))
     scored.sort(key=lambda hit: hit[1], reverse=True)
     return scored[:top_k]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tau_tui.domains import Domain, read_data_file
-from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 from tau_tui.env import DBSchema, Environment, make_store
 from tau_tui.env.upstream import UpstreamFix, register_upstream_fix
+from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 
 from .data_model import RetailDB
 from .tools import RetailTools, modify_pending_order_items_fixed

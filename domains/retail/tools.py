@@ -150,7 +150,7 @@ class RetailTools(Toolkit):
         if len(item_ids) != len(new_item_ids):
             raise ValueError("The number of items to be exchanged should match.")
         diff_price = 0
-        for item_id, new_item_id in zip(item_ids, new_item_ids):
+        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
             item = _first_item(order, item_id)
             if item is None:
                 raise ValueError(f"Item {item_id} not found")
@@ -323,7 +323,7 @@ class RetailTools(Toolkit):
             raise ValueError("The number of items to be exchanged should match")
         diff_price = 0
         variant = None
-        for item_id, new_item_id in zip(item_ids, new_item_ids):
+        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
             if item_id == new_item_id:
                 raise ValueError("The new item id should be different from the old item id")
             item = _first_item(order, item_id)
@@ -341,7 +341,7 @@ class RetailTools(Toolkit):
         if _is_gift_card(method):
             self._add_to_gift_card(order["user_id"], payment_method_id, -diff_price)
         order = self.db.edit("orders", order_id)
-        for item_id, new_item_id in zip(item_ids, new_item_ids):
+        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
             item = _first_item(order, item_id)
             if item is None:
                 raise ValueError(f"Item {item_id} not found")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tau_tui.domains import Domain, DomainError, read_data_file
-from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 from tau_tui.env import DBSchema, make_store
+from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 
 from .data_model import TelecomDB
 from .environment import TelecomEnvironment

@@ -96,9 +96,9 @@ def _same(old: Any, new: Any) -> bool:
     if kind is not type(new):
         return False
     if kind is dict:
-        return len(old) == len(new) and all(_same(a, b) and _same(old[a], new[b]) for a, b in zip(old, new))
+        return len(old) == len(new) and all(_same(a, b) and _same(old[a], new[b]) for a, b in zip(old, new, strict=True))
     if kind is list or kind is tuple:
-        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
     if kind is float:
         return repr(old) == repr(new)
     if isinstance(new, (dict, list)):

@@ -27,8 +27,8 @@ CANCELLATION_REASONS = ("customer_request", "duplicate_order", "credit_hold")
 def order_status(order: dict[str, Any]) -> str:
     """An order's status from its lines: allocated, backordered (covered, some on backorder), part_allocated, open."""
     allocated = [sum(a["quantity"] for a in line["allocations"]) for line in order["lines"]]
-    covered = all(a + line["backordered"] == line["quantity"] for a, line in zip(allocated, order["lines"]))
-    if covered and all(a == line["quantity"] for a, line in zip(allocated, order["lines"])):
+    covered = all(a + line["backordered"] == line["quantity"] for a, line in zip(allocated, order["lines"], strict=True))
+    if covered and all(a == line["quantity"] for a, line in zip(allocated, order["lines"], strict=True)):
         return "allocated"
     if covered:
         return "backordered"

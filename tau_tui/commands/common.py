@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 if TYPE_CHECKING:
-    from tau_tui.pool import Executor, Job, RayExecutor, RayRollout
+    from tau_tui.pool import Job, RayRollout, UnitExecutor
     from tau_tui.workspace import Workspace
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
@@ -104,7 +104,7 @@ def _workers(text: str) -> int:
     return int(text)
 
 
-def executor_for(args: argparse.Namespace, job: Job, workspace: Workspace) -> Executor | RayExecutor:
+def executor_for(args: argparse.Namespace, job: Job, workspace: Workspace) -> UnitExecutor:
     """The executor of ``--workers`` and ``--executor`` (``ConfigError`` in one line when Ray cannot start)."""
     from tau_tui.config import ConfigError
     from tau_tui.pool import RayUnavailable

@@ -148,6 +148,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                         break
                     continue
                 report = done.report
+                assert report is not None  # an eval unit that did not fail has its report
                 reports.append(report)
                 outcomes.append(MetricOutcome(report.task_id, report.reward, report.termination))
                 recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.termination))

@@ -68,14 +68,15 @@ def run(args: argparse.Namespace, workspace) -> int:
                         break
                     totals.failed += 1
                     continue
-                record = done.record
+                record, line = done.record, done.line
+                assert record is not None and line is not None  # a replay unit that did not fail has both
                 totals.add(record)
                 for note in done.warnings:
                     if note not in noted:  # each worker process loads the domain: say it once
                         noted.add(note)
                         err(f"note: {note}")
                 if args.json:
-                    out.write(done.line + "\n")
+                    out.write(line + "\n")
                 else:
                     out.write(visible(f"{path}\n{done.text}\n\n"))
                 stored = record.get("recorded_final_db")  # an Inspect log's own final DB, compared with ours

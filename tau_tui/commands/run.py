@@ -151,8 +151,7 @@ def run_cassette(args: argparse.Namespace, ws, agent, user) -> int:
 
     from tau_tui import formats
     from tau_tui.domains import DomainError
-    from tau_tui.rollout import ParticipantSpecError
-    from tau_tui.rollout import EpisodeOptions
+    from tau_tui.rollout import EpisodeOptions, ParticipantSpecError
     from tau_tui.rollout.cassette import CassetteError, run_cassettes
 
     if args.num_trials != 1 or args.resume or args.solo or args.format != "json":

@@ -11,7 +11,7 @@ from tau_tui.env.schema import DBSchema, apply_patch
 from tau_tui.env.store import Store, clone, same_state, state_hash
 from tau_tui.env.tools import Toolkit, ToolType
 from tau_tui.model.messages import ToolCall, ToolMessage
-from tau_tui.model.tasks import EnvAssertion, EnvFunctionCall, InitializationData
+from tau_tui.model.tasks import EnvAssertion, EnvFunctionCall, InitializationData, Task
 
 
 def make_store(schema: DBSchema, pristine_root: dict[str, Any]) -> Store:
@@ -99,7 +99,7 @@ class Environment:
         """Top-level ``info`` fields a results file of this environment records (none by default)."""
         return {}
 
-    def bind_task(self, task: Any) -> None:
+    def bind_task(self, task: Task | None) -> None:
         """Set what the environment takes from the task it runs (nothing by default).
 
         Called before initialisation by replay, the gold state and live episodes.
@@ -176,6 +176,12 @@ class Environment:
             raise ValueError(f"No {env_type} toolkit in this domain")
         return kit
 
+    def _db_for(self, env_type: str) -> Store:
+        store = self._kit_for(env_type).db
+        if store is None:
+            raise ValueError(f"No {env_type} DB in this domain to patch")
+        return store
+
     def run_env_function(self, call: EnvFunctionCall) -> Any:
         """Run a declared tool or helper named by a task (init action or assertion), then sync."""
         result = self._kit_for(call.env_type).run_function(call.func_name, **call.arguments)
@@ -191,12 +197,12 @@ class Environment:
     def apply_initialization_data(self, data: InitializationData) -> None:
         """Merge the task's DB patches; the other side then shares the patched DB (tau2 does this)."""
         if data.agent_data is not None:
-            store = self._kit_for("assistant").db
+            store = self._db_for("assistant")
             apply_patch(store, store.schema, data.agent_data)
             if self.user is not None and self.user.db is not None:
                 self.user.db = store
         if data.user_data is not None:
-            store = self._kit_for("user").db
+            store = self._db_for("user")
             apply_patch(store, store.schema, data.user_data)
             if self.agent is not None and self.agent.db is not None:
                 self.agent.db = store

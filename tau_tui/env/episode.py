@@ -20,7 +20,6 @@ from tau_tui.env.faults import FAULT_KEY, AttemptCounter, FaultPlan, InjectedFau
 from tau_tui.env.store import clone
 from tau_tui.model.messages import Message, ParticipantMessage, ToolCall, ToolMessage
 
-
 REFUSAL_KEY = "refused"  # on a tool message: the backend refused the call, which was never carried out
 NOT_RUN = "not_run"  # refusal reason of the calls left in a message after the episode ended
 CASSETTE_KEY = "cassette"  # on a tool message a cassette served: where the result was recorded (sim, step)

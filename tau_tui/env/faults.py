@@ -45,6 +45,7 @@ from enum import Enum
 from typing import Any
 
 from tau_tui.model.messages import Message, ToolMessage
+from tau_tui.model.tasks import Task
 
 FAULT_PLAN_KEY = "fault_plan"  # on a task
 FAULT_KEY = "injected_fault"  # on a tool message
@@ -235,7 +236,7 @@ class FaultPlan:
         return cls(tuple(_rule(i, r) for i, r in enumerate(faults)), seed, dict(raw))
 
     @classmethod
-    def of_task(cls, task: Any) -> FaultPlan | None:
+    def of_task(cls, task: Task | None) -> FaultPlan | None:
         """The task's fault plan (None when it has none); ``FaultPlanError`` when it is malformed."""
         raw = (getattr(task, "model_extra", None) or {}).get(FAULT_PLAN_KEY) if task is not None else None
         return None if raw is None else cls.parse(raw)
@@ -270,7 +271,7 @@ class AttemptCounter:
     """How many times each operation (tool + arguments) was called in this episode."""
 
     def __init__(self) -> None:
-        self.counts: Counter[tuple[str, str]] = Counter()
+        self.counts: Counter[tuple[str, tuple[Any, ...] | str]] = Counter()
 
     def next(self, tool: str, arguments: Any) -> int:
         """Count one more call of this operation and return its attempt number (1 for the first)."""
@@ -282,7 +283,7 @@ class AttemptCounter:
         self.counts.clear()
 
 
-def task_seeds(task: Any, sampling: int | None) -> dict[str, int | None]:
+def task_seeds(task: Task | None, sampling: int | None) -> dict[str, int | None]:
     """The three seeds of an episode, kept apart: instance generation, faults, model sampling."""
     extra = (getattr(task, "model_extra", None) or {}) if task is not None else {}
     plan = extra.get(FAULT_PLAN_KEY)

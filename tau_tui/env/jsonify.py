@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from tau_tui.model.nesting import text_may_nest_deeper, too_deep
 
 
-class ModelDict(dict):
+class ModelDict(dict[str, Any]):
     """A dict that tau2 would have returned as a pydantic model object."""
 
 

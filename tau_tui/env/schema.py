@@ -44,7 +44,8 @@ class DBSchema:
         return out
 
     def _field_adapter(self, name: str) -> TypeAdapter[Any]:
-        return TypeAdapter(self.model.model_fields[name].annotation)
+        annotation = self.model.model_fields[name].annotation  # None only for a field without one
+        return TypeAdapter(Any if annotation is None else annotation)
 
     def tree(self, data: Any) -> dict[str, Any]:
         """Validate raw data with the model and return the state tree (collections wrapped)."""

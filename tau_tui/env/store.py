@@ -22,7 +22,10 @@ from collections.abc import Iterator, Mapping
 from enum import Enum
 from itertools import compress
 from operator import is_not
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _hashlib import HASH
 
 _MISSING = object()
 
@@ -79,7 +82,7 @@ def _piece(key: Any, value: Any) -> bytes:
     return f"{json.dumps(key)}: {_dumps(value)}".encode()
 
 
-class Collection(Mapping):
+class Collection(Mapping[Any, Any]):
     """A dict of entities: a shared base plus own changes. Copying costs the changes only."""
 
     __slots__ = ("_base", "_over", "_gone")
@@ -175,8 +178,9 @@ class Collection(Mapping):
             out.extend(piece for _, piece in sorted(inserted.get(i, ())))
             if i < n:
                 if i in replaced:
-                    if replaced[i] is not None:
-                        out.append(replaced[i])
+                    piece = replaced[i]
+                    if piece is not None:
+                        out.append(piece)
                 else:
                     out.append(full[spans[i][0]:spans[i][1]])
             prev = i + 1
@@ -226,7 +230,7 @@ def _chunks(node: Any) -> Iterator[bytes | memoryview]:
         yield _dumps(node).encode()
 
 
-def _feed(digest: Any, node: Any) -> None:
+def _feed(digest: HASH, node: Any) -> None:
     for chunk in _chunks(node):
         digest.update(chunk)
 
@@ -279,7 +283,8 @@ def _memo_bytes(node: Any, depth: int) -> bytes:
     """
     kind = type(node)
     if kind is Collection:
-        return node.canonical()
+        whole: bytes = node.canonical()
+        return whole
     if kind is not dict and kind is not list:
         if isinstance(node, dict) and any(type(v) is Collection for v in node.values()):
             return canonical_bytes(node)
@@ -322,16 +327,17 @@ def _same_tree(a: Any, b: Any, depth: int) -> bool:
     kind = type(a)
     if kind is type(b) and depth < _SAME_TREE_DEPTH:
         if kind in _SCALARS:
-            return a == b
+            equal: bool = a == b
+            return equal
         if kind is float:  # JSON writes a float's repr (NaN, Infinity and -Infinity for the others)
             return repr(a) == repr(b)
         if kind is datetime.date or kind is datetime.datetime:  # written as str()
             return str(a) == str(b)
         if isinstance(a, Enum) and isinstance(a, (str, int)):  # written as the value
-            return a == b
+            return bool(a == b)
         if kind is list:  # only the items that are not shared are compared
             return len(a) == len(b) and all(
-                _same_tree(x, y, depth + 1) for x, y in compress(zip(a, b), map(is_not, a, b)))
+                _same_tree(x, y, depth + 1) for x, y in compress(zip(a, b, strict=True), map(is_not, a, b)))
         if kind is dict and all(type(k) is str for k in a) and all(type(k) is str for k in b):
             if a.keys() != b.keys():
                 return False
@@ -359,20 +365,20 @@ class _BaseStream:
         self.bases = bases  # kept: the cache is keyed by their ids
         data = bytearray(b"{")
         self.starts: dict[Any, int] = {}
-        for i, (key, base) in enumerate(zip(keys, bases)):
+        for i, (key, base) in enumerate(zip(keys, bases, strict=True)):
             data += f"{', ' if i else ''}{json.dumps(key)}: ".encode()
             self.starts[key] = len(data)
             data += base.full()
         data += b"}"
         self.data = bytes(data)
         digest = hashlib.sha256()
-        self.checkpoints: list[tuple[int, Any]] = [(0, digest.copy())]
+        self.checkpoints: list[tuple[int, HASH]] = [(0, digest.copy())]
         view = memoryview(self.data)
         for offset in range(CHECKPOINT_BYTES, len(self.data), CHECKPOINT_BYTES):
             digest.update(view[offset - CHECKPOINT_BYTES:offset])
             self.checkpoints.append((offset, digest.copy()))
 
-    def resume(self, upto: int) -> Any:
+    def resume(self, upto: int) -> HASH:
         """A sha256 object that has been fed this stream's first ``upto`` bytes."""
         i = bisect_left(self.checkpoints, upto + 1, key=lambda c: c[0]) - 1
         offset, digest = self.checkpoints[i]
@@ -396,7 +402,7 @@ def _base_stream(node: Any) -> tuple[_BaseStream, list[Any]] | None:
     bases = [v._base for v in values]
     ident = tuple(id(b) for b in bases) + (hash(tuple(keys)),)
     stream = _STREAMS.get(ident)
-    if stream is None or any(a is not b for a, b in zip(stream.bases, bases)):
+    if stream is None or any(a is not b for a, b in zip(stream.bases, bases, strict=False)):
         if len(_STREAMS) >= _MAX_STREAMS:
             _STREAMS.clear()
         stream = _STREAMS[ident] = _BaseStream(keys, bases)
@@ -525,6 +531,7 @@ class Store:
     def _own_shallow(self, node: Any) -> Any:
         if self._owned(node):
             return node
+        copy: Collection | dict[Any, Any] | list[Any]
         if type(node) is Collection:
             copy = node.copy()
         elif isinstance(node, dict):

@@ -138,14 +138,15 @@ def _cached_schema(kit_class: type[Toolkit], name: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def _cached_bytes(kit_class: type[Toolkit], name: str) -> bytes:
-    return orjson.dumps(_cached_schema(kit_class, name))
+    return orjson.dumps(_cached_schema(kit_class, name))  # type: ignore[arg-type]  # python/mypy#11470
 
 
 def tool_schema(toolkit: Toolkit, name: str) -> dict[str, Any]:
     """The schema of one declared tool (a fresh copy; built once per toolkit class)."""
     if not toolkit.has_tool(name):
         raise ValueError(f"Tool '{name}' not found.")
-    return orjson.loads(_cached_bytes(type(toolkit), name))
+    schema: dict[str, Any] = orjson.loads(_cached_bytes(type(toolkit), name))  # type: ignore[arg-type]  # as above
+    return schema
 
 
 def toolkit_schemas(toolkit: Toolkit | None, include: Iterable[str] | None = None,

@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass
 from enum import Enum
 from types import MethodType
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 from tau_tui.env.store import Store
 
@@ -40,18 +40,22 @@ class ToolSpec:
     discoverable: bool = False
 
 
-def tool(tool_type: ToolType = ToolType.READ, *, mutates_state: bool | None = None, discoverable: bool = False):
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def tool(tool_type: ToolType = ToolType.READ, *, mutates_state: bool | None = None,
+         discoverable: bool = False) -> Callable[[Method], Method]:
     """Mark a toolkit method as a tool. Only WRITE tools mutate state unless told otherwise."""
     mutates = tool_type == ToolType.WRITE if mutates_state is None else mutates_state
 
-    def mark(func: Callable[..., Any]) -> Callable[..., Any]:
+    def mark(func: Method) -> Method:
         setattr(func, _TOOL_ATTR, (ToolType(tool_type), mutates, discoverable))
         return func
 
     return mark
 
 
-def helper(func: Callable[..., Any]) -> Callable[..., Any]:
+def helper(func: Method) -> Method:
     """Mark a toolkit method that task definitions may run (init actions, assertions)."""
     setattr(func, _HELPER_ATTR, True)
     return func
@@ -114,7 +118,8 @@ class Toolkit:
         """The bound method of a declared tool (never of anything else)."""
         if not self.has_tool(name):
             raise ValueError(f"Tool '{name}' not found.")
-        return getattr(self, name)
+        method: Callable[..., Any] = getattr(self, name)
+        return method
 
     # --- discoverable tools reached through wrappers (banking_knowledge) ------
     def unlocks(self, name: str, arguments: Any, content: str, error: bool) -> list[tuple[str, str, str]]:

@@ -4,6 +4,10 @@ Headless: imports replay, env and model only. litellm is imported only inside
 ``LiteLLMJudge.__call__``.
 """
 
+from tau_tui.evaluate import (
+    compliance,  # noqa: F401  (registers the policy-compliance and user-hint detectors)
+    components,  # noqa: F401  (registers the built-in reward components)
+)
 from tau_tui.evaluate.checks import ActionCheck, CommunicateCheck, DBCheck, EnvAssertionCheck, NLCheck, action_matches
 from tau_tui.evaluate.diagnostics import (
     DETECTORS,
@@ -39,9 +43,6 @@ from tau_tui.evaluate.scorer import (
     scorer_config_for,
 )
 from tau_tui.evaluate.scoring import GoldCache, ScoredSimulation, score
-
-from tau_tui.evaluate import components  # noqa: F401  (registers the built-in reward components)
-from tau_tui.evaluate import compliance  # noqa: F401  (registers the policy-compliance and user-hint detectors)
 
 __all__ = [
     "DETECTORS", "FLAG_KINDS", "FLAG_LETTERS", "REWARD_COMPONENTS", "ActionCheck", "CommunicateCheck", "DBCheck", "Detector", "EnvAssertionCheck", "Evaluation",

@@ -31,12 +31,13 @@ Flags never change the reward. Solo runs have no user turns: the user-turn rules
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tau_tui.evaluate.diagnostics import Detector, Flag, register_detector
 from tau_tui.model.messages import AssistantMessage, UserMessage
-from tau_tui.replay import Timeline, Verdict
+from tau_tui.model.tasks import Task
+from tau_tui.replay import CallRecord, Timeline, Verdict
 
 STOP = "###STOP###"
 AFFIRMATIVE = re.compile(
@@ -83,7 +84,7 @@ def is_affirmative(text: str | None) -> bool:
     return bool(text) and not NEGATIVE_START.search(text) and bool(AFFIRMATIVE.search(text))
 
 
-def _agent_writes(timeline: Timeline, start: int):
+def _agent_writes(timeline: Timeline, start: int) -> Iterator[CallRecord]:
     for call in timeline.calls:
         if call.call_step >= start and call.requestor == "assistant" and call.verdict in (
                 Verdict.REPLAYED, Verdict.MISMATCH):
@@ -178,8 +179,8 @@ def _identifiers(text: str) -> set[str]:
     return {token for token in found if not NOT_AN_ID.match(token)}
 
 
-def _scenario_text(task: Any) -> str:
-    scenario = getattr(task, "user_scenario", None)
+def _scenario_text(task: Task | None) -> str:
+    scenario = task.user_scenario if task is not None else None
     if scenario is None:
         return ""
     try:
@@ -189,7 +190,7 @@ def _scenario_text(task: Any) -> str:
 
 
 def users_contradicting_scenario(timeline: Timeline, start: int, policy: str | None = None,
-                                 task: Any = None) -> list[Flag]:
+                                 task: Task | None = None) -> list[Flag]:
     """The user states an identifier that its scenario does not hold and nobody said before, while the scenario
     does give identifiers of its own: a user simulator that made a detail up (or misread its instructions)."""
     known = _identifiers(_scenario_text(task))
@@ -226,10 +227,10 @@ def _names_the_tool(text: str, tool: str) -> bool:
 
 
 def users_asking_beyond_task(timeline: Timeline, start: int, policy: str | None = None,
-                             task: Any = None) -> list[Flag]:
+                             task: Task | None = None) -> list[Flag]:
     """A write the agent made right after a user turn that asks for it in the tool's own words, with a tool the
     task's expected actions never use (the task has some): the user asked for something the task does not."""
-    actions = list(getattr(task, "expected_actions", None) or [])
+    actions = task.expected_actions if task is not None else []
     expected = {a.name for a in actions if a.requestor == "assistant"}
     if timeline.solo or not expected:
         return []

@@ -39,7 +39,7 @@ def _env_reward_info(ev: Evaluation) -> dict[str, Any]:
 
 
 def _env_checks(ev: Evaluation) -> dict[str, Any]:
-    db = None
+    db: dict[str, Any] | None = None
     if ev.db_match is not None:
         db = {"db_match": ev.db_match}
         if ev.db is not None:

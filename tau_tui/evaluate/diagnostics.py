@@ -41,6 +41,7 @@ from typing import Any
 
 from tau_tui.env.tools import ToolType
 from tau_tui.model.messages import AssistantMessage
+from tau_tui.model.tasks import Task
 from tau_tui.replay import CallRecord, Timeline, Verdict
 
 ONE_CALL_POLICY = re.compile(r"one tool call at a time", re.IGNORECASE)
@@ -256,7 +257,8 @@ def ignored_errors(timeline: Timeline, start: int, policy: str | None = None) ->
         if position is None:
             continue
         step, message = timeline.steps[position].index, timeline.steps[position].message
-        retried = any(c.name == call.name or c.name.startswith("transfer_to_human") for c in message.tool_calls or [])
+        moves = message.tool_calls if isinstance(message, AssistantMessage) else None  # an agent move (``nexts``)
+        retried = any(c.name == call.name or c.name.startswith("transfer_to_human") for c in moves or [])
         acknowledged = isinstance(message.content, str) and ACKNOWLEDGES_PROBLEM.search(message.content)
         if not retried and not acknowledged:
             what = "answered the user" if message.text.strip() else "made another write"
@@ -308,7 +310,8 @@ def transfers(timeline: Timeline, start: int, policy: str | None = None) -> list
             if c.call_step >= start and c.requestor == "assistant" and c.name.startswith("transfer_to_human")]
 
 
-Detect = Callable[[Timeline, int, str | None], list[Flag]]
+# ``(timeline, start, policy)``; with ``Detector.uses_task``, ``(timeline, start, policy, task)``
+Detect = Callable[..., list[Flag]]
 
 
 @dataclass(frozen=True)
@@ -380,7 +383,8 @@ for _detector in (
     register_detector(_detector)
 
 
-def diagnose(timeline: Timeline, history_len: int = 0, policy: str | None = None, task: Any = None) -> list[Flag]:
+def diagnose(timeline: Timeline, history_len: int = 0, policy: str | None = None,
+             task: Task | None = None) -> list[Flag]:
     """Every process flag of one trajectory (every registered detector), ordered by step, then registry order.
     ``task``: the simulation's task, for the detectors that read it (``Detector.uses_task``)."""
     order = {kind: i for i, kind in enumerate(DETECTORS)}

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from tau_tui.env.environment import EnvState
 from tau_tui.env.store import to_plain
 from tau_tui.evaluate.checks import ActionCheck, action_matches, agent_texts
 from tau_tui.evaluate.reward import PREMATURE, REWARD_COMPONENTS, Evaluation, Replayed
@@ -73,7 +74,7 @@ def _diff_kind(change: Change) -> str:
     return {"added": "only_gold", "removed": "only_predicted"}.get(change.kind, "differs")
 
 
-def state_diff(timeline: Timeline, gold_state: Any) -> StateDiff:
+def state_diff(timeline: Timeline, gold_state: EnvState) -> StateDiff:
     """Path-level diff of predicted vs gold, agent and user side (cheap: states share structure)."""
     final = timeline.final
     agent = diff_states(final.agent, gold_state.agent) if final.agent is not None or gold_state.agent is not None else []
@@ -121,7 +122,7 @@ def _successful_writes(timeline: Timeline, start: int) -> list[CallRecord]:
             if c.is_write and not c.replayed_error and c.result_step is not None and c.result_step >= start]
 
 
-def _call_text(name: str, arguments: Any, limit: int = 240) -> str:
+def _call_text(name: object, arguments: Any, limit: int = 240) -> str:
     """``name(k=v, ...)``, clipped for one-line messages (the JSON keeps the full arguments)."""
     inner = ", ".join(f"{k}={v!r}" for k, v in arguments.items()) if isinstance(arguments, dict) else repr(arguments)
     if len(inner) > limit:
@@ -129,7 +130,7 @@ def _call_text(name: str, arguments: Any, limit: int = 240) -> str:
     return f"{name}({inner})"
 
 
-def divergence(timeline: Timeline, gold_state: Any, diff: StateDiff, actions: list[ActionCheck] | None,
+def divergence(timeline: Timeline, gold_state: EnvState, diff: StateDiff, actions: list[ActionCheck] | None,
                history_len: int) -> GoldDivergence | None:
     """The first write that took the DB off the gold path, or the point after which a write was missing."""
     if diff.empty:
@@ -153,11 +154,13 @@ def divergence(timeline: Timeline, gold_state: Any, diff: StateDiff, actions: li
     return GoldDivergence("missing_write", last, f"{where} no write brought the DB to gold: {what}", missing=missing)
 
 
-def _wrong_changes(timeline: Timeline, record: CallRecord, gold_state: Any,
+def _wrong_changes(timeline: Timeline, record: CallRecord, gold_state: EnvState,
                    diff: StateDiff) -> list[tuple[str, Change, Any, Any]]:
     """(side, change, written, gold value) for each change of this write that gold lacks, edits first."""
+    if record.result_step is None:  # a call without a result changed nothing
+        return []
     agent_changes, user_changes = timeline.changes_at(record.result_step)
-    out = []
+    out: list[tuple[str, Change, Any, Any]] = []
     for side, changes, gold_tree in (("agent", agent_changes, gold_state.agent), ("user", user_changes, gold_state.user)):
         bad = diff.paths(side)
         for change in changes:
@@ -428,8 +431,9 @@ def _against_task(recorded: RewardInfo, task: Task | None) -> list[RecordingIssu
             issues.append(RecordingIssue("unknown_communicate", f"recorded communicate check {info!r} is not "
                                          f"in task {task.id}"))
     n_nl = len(criteria.nl_assertions or []) if criteria else 0
-    if len(recorded.nl_assertions or []) > n_nl:
-        issues.append(RecordingIssue("unknown_nl_assertion", f"{len(recorded.nl_assertions)} recorded NL "
+    recorded_nl = recorded.nl_assertions or []
+    if len(recorded_nl) > n_nl:
+        issues.append(RecordingIssue("unknown_nl_assertion", f"{len(recorded_nl)} recorded NL "
                                      f"verdicts for {n_nl} NL assertion(s) in task {task.id}"))
     basis = list(criteria.reward_basis) if criteria else None
     if recorded.reward_basis is not None and basis is not None and set(recorded.reward_basis) != set(basis):

@@ -112,7 +112,7 @@ def parse_verdicts(reply: str | None, assertions: list[str]) -> list[NLCheck]:
         reasoning = _first(item, "reasoning", "justification", "explanation")
         parsed.append((outcome if isinstance(outcome, str) else None, met, str(reasoning or "")))
     if len(parsed) == len(assertions):
-        pairs = list(zip(assertions, parsed))
+        pairs = list(zip(assertions, parsed, strict=True))
     else:
         by_text = {_norm(o): (o, m, r) for o, m, r in parsed if o}
         pairs = [(a, by_text.get(_norm(a), (None, None, ""))) for a in assertions]

@@ -90,10 +90,10 @@ def compute_metrics(outcomes: Iterable[MetricOutcome], num_trials: int | None = 
     terminations = Counter(o.termination or "unknown" for o in outcomes)
     infra = terminations.get(INFRASTRUCTURE_ERROR, 0)
     counted = [o for o in outcomes if o.termination != INFRASTRUCTURE_ERROR]
-    scored = [o for o in counted if o.reward is not None]
+    scored = [(o.task_id, o.reward) for o in counted if o.reward is not None]
     by_task: dict[str, list[float]] = {}
-    for o in scored:
-        by_task.setdefault(o.task_id, []).append(o.reward)
+    for task_id, reward in scored:
+        by_task.setdefault(task_id, []).append(reward)
     max_k = min((len(r) for r in by_task.values()), default=0)
     if num_trials:
         max_k = min(max_k, num_trials)
@@ -108,7 +108,7 @@ def compute_metrics(outcomes: Iterable[MetricOutcome], num_trials: int | None = 
         n_scored=len(scored),
         n_unscored=len(counted) - len(scored),
         infrastructure_errors=infra,
-        avg_reward=sum(o.reward for o in scored) / len(scored) if scored else None,
+        avg_reward=sum(reward for _, reward in scored) / len(scored) if scored else None,
         max_k=max_k,
         pass_hat_k={k: sum(t.pass_hat_k[k] for t in tasks) / len(tasks) for k in range(1, max_k + 1)},
         pass_at_k={k: sum(t.pass_at_k[k] for t in tasks) / len(tasks) for k in range(1, max_k + 1)},

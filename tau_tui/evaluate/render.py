@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau_tui import formats
 from tau_tui.evaluate.metrics import RunMetrics
 from tau_tui.evaluate.report import SimReport
-from tau_tui import formats
 from tau_tui.textsafe import clip_json
 
 DIFF_LINES = 6

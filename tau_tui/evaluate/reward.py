@@ -252,7 +252,7 @@ def _structural_note(timeline: Timeline) -> str | None:
         why = {MismatchClass.LIBRARY_TEXT: " (library text only)",
                MismatchClass.UPSTREAM_FIX: f" (upstream fix, {first.upstream.issue if first.upstream else '?'})"}
         return (f"recorded output of {first.name} at step {first.result_step} differs from the replay"
-                f"{why.get(first.mismatch_class, '')}; recomputed with lenient replay (as tau2 evaluate-trajs does)")
+                f"{why.get(first.mismatch_class, '') if first.mismatch_class is not None else ''}; recomputed with lenient replay (as tau2 evaluate-trajs does)")
     return None
 
 
@@ -277,9 +277,9 @@ def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
 
     basis = list(criteria.reward_basis)
     evaluation = Evaluation(None, SCORED, termination, reward_basis=basis, strict_ok=replayed.timeline.strict_ok)
-    note = _structural_note(replayed.timeline)
-    if note:
-        evaluation.notes.append(note)
+    structural = _structural_note(replayed.timeline)
+    if structural:
+        evaluation.notes.append(structural)
     results = [(entry, entry.run(criteria, replayed, basis, judge, evaluation))
                for entry in list(REWARD_COMPONENTS.values())]
     info = {entry.name: component.info if component else None for entry, component in results}

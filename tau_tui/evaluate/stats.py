@@ -20,8 +20,8 @@ import random
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from tau_tui.evaluate.reward import is_success
 from tau_tui import formats
+from tau_tui.evaluate.reward import is_success
 
 DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 2000
@@ -88,7 +88,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
+    tail: float = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
     return min(1.0, 2 * tail)
 
 
@@ -193,7 +193,7 @@ class FlipRate:
                 "mean_pairwise": self.mean_pairwise}
 
     def text(self) -> str:
-        if not self.tasks_with_trials:
+        if not self.tasks_with_trials or self.mean_pairwise is None:
             return "flip rate: n/a (one trial per task)"
         return (f"flip rate: {self.tasks_flipping}/{self.tasks_with_trials} tasks mixed pass/fail across trials, "
                 f"{self.mean_pairwise * 100:.1f}% of trial pairs disagree")
@@ -272,11 +272,9 @@ class Confidence:
     def lines(self) -> list[str]:
         """The plain-text block shown under a file's metrics."""
         out = []
-        seed = None
-        if self.intervals.avg_reward is not None:
-            iv = self.intervals.avg_reward
-            seed = iv.seed
-            out.append(f"avg reward {iv.text()}  ({iv.level:.0%} bootstrap over {self.intervals.n_tasks} tasks)")
+        avg = self.intervals.avg_reward
+        if avg is not None:
+            out.append(f"avg reward {avg.text()}  ({avg.level:.0%} bootstrap over {self.intervals.n_tasks} tasks)")
         for k, iv in self.intervals.pass_hat_k.items():
             out.append(f"pass^{k} {iv.text()}")
         if self.success_rate is not None:
@@ -284,8 +282,8 @@ class Confidence:
                        "independent)")
         out.append(self.flips.text())
         out.append(self.noise.text())
-        if seed is not None:
-            out.append(f"bootstrap seed {seed}, {self.intervals.avg_reward.resamples} resamples")
+        if avg is not None and avg.seed is not None:
+            out.append(f"bootstrap seed {avg.seed}, {avg.resamples} resamples")
         return out
 
 

@@ -35,7 +35,16 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+    from tau_tui.model.io import RunFile, SimEntry
+    from tau_tui.model.reviews import SimReview
+    from tau_tui.model.runtime import Runtime
+    from tau_tui.model.stream import SpanSims
 
 # Less than this in all is indexed here: workers cost more than they save (the corpus, 45 MB: 0.8 s here, 1.1 s
 # on workers; 50 files of 106 MB: 2.9 s here, 2.4 s on workers; benchmarks/index_files.py).
@@ -50,14 +59,14 @@ class Growing:
     """File ``pos``'s index so far: ``run.entries[:count]`` (the same ``run`` grows until it is ``Loaded``)."""
 
     pos: int
-    run: Any
+    run: RunFile
     count: int
 
 
 @dataclass
 class Loaded:
     pos: int
-    run: Any
+    run: RunFile
 
 
 @dataclass
@@ -111,17 +120,21 @@ def index_files(paths: Sequence[Path | str], emit: Callable[[Event], None], work
                 cancelled: Callable[[], bool] = lambda: False, every: float = EVERY) -> bool:
     """Index ``paths`` on ``workers`` processes (0: here, one after the other) and tell ``emit`` (see the
     module's doc); False when ``cancelled()`` stopped it."""
-    paths = [Path(p) for p in paths]
-    if workers < 1 or len(paths) < 2:
-        for pos, path in enumerate(paths):
+    files = [Path(p) for p in paths]
+    if workers < 1 or len(files) < 2:
+        for pos, path in enumerate(files):
             if cancelled():
                 return False
-            emit(_open_here(pos, path, lambda run, pos=pos: emit(Growing(pos, run, len(run.entries))), every))
+
+            def progress(run: RunFile, pos: int = pos) -> None:
+                emit(Growing(pos, run, len(run.entries)))
+
+            emit(_open_here(pos, path, progress, every))
         return True
-    return _Coordinator(paths, emit, workers, cancelled, every).run()
+    return _Coordinator(files, emit, workers, cancelled, every).run()
 
 
-def _open_here(pos: int, path: Path, on_progress: Callable[[Any], None] | None, every: float = EVERY,
+def _open_here(pos: int, path: Path, on_progress: Callable[[RunFile], None] | None, every: float = EVERY,
                spans_for_small: bool = False) -> Event:
     """``open_run`` of one path as one event (``Loaded`` or ``Failed``); ``spans_for_small``: a small indented
     results file is indexed by its spans too (what the workers do)."""
@@ -138,7 +151,7 @@ def _open_here(pos: int, path: Path, on_progress: Callable[[Any], None] | None, 
     return Loaded(pos, run)
 
 
-def _open_spans(path: Path, on_progress: Callable[[Any], None] | None, every: float) -> Any:
+def _open_spans(path: Path, on_progress: Callable[[RunFile], None] | None, every: float) -> RunFile | None:
     """The streamed index of ``path`` whatever its size, or None where ``open_run`` would not stream it."""
     import stat
 
@@ -155,16 +168,16 @@ def _open_spans(path: Path, on_progress: Callable[[Any], None] | None, every: fl
         return None
     from tau_tui.model.reviews import read_review
 
-    reviews: dict[int, Any] = {}
+    reviews: dict[int, SimReview] = {}
 
-    def entry(i: int, raw: Any) -> Any:  # the row, and its review fields while the simulation is parsed
+    def entry(i: int, raw: Any) -> SimEntry:  # the row, and its review fields while the simulation is parsed
         row = _index_entry(i, raw)
         if row.reviewed:
             reviews[i] = read_review(raw)
         return row
 
-    def progress(run: Any) -> None:
-        run.raw_sims.reviews = reviews  # before its rows are shown
+    def progress(run: RunFile) -> None:
+        _spans(run).reviews = reviews  # before its rows are shown
         if on_progress is not None:
             on_progress(run)
 
@@ -173,26 +186,32 @@ def _open_spans(path: Path, on_progress: Callable[[Any], None] | None, every: fl
     except FileChanged as exc:
         raise RunFileError(path, str(exc)) from None
     if run is not None:
-        run.raw_sims.reviews = reviews
+        _spans(run).reviews = reviews
     return run
 
 
+def _spans(run: RunFile) -> SpanSims:
+    """The spans of a streamed run (``model.stream``)."""
+    from tau_tui.model.stream import SpanSims
+
+    assert isinstance(run.raw_sims, SpanSims), "a streamed run holds spans"
+    return run.raw_sims
+
+
 # --- worker processes --------------------------------------------------------------------------------------------
-def _head(run: Any) -> dict[str, Any]:
+def _head(run: RunFile) -> dict[str, Any]:
     """What rebuilds a streamed run's shell in another process (its spans and rows come in chunks)."""
     return {"path": str(run.path), "layout": run.layout, "info": run.raw_info, "tasks": run.raw_tasks,
-            "timestamp": run.timestamp, "extra_top": run.extra_top, "signature": run.raw_sims.signature}
+            "timestamp": run.timestamp, "extra_top": run.extra_top, "signature": _spans(run).signature}
 
 
-def _worker_main(conn: Any, every: float, limits: Any = None) -> None:
+def _worker_main(conn: Connection, every: float, limits: Runtime | None = None) -> None:
     """A worker process: index the files it is sent, one at a time, and send back their index; ``limits``: the
     spawning process's ``model.runtime`` values (this process reads files as it does)."""
     from tau_tui.model import runtime
-    from tau_tui.model.stream import SpanSims
 
     if limits is not None:
         runtime.restore(limits)
-
     conn.send(("ready", os.getpid()))
     while True:
         try:
@@ -202,34 +221,40 @@ def _worker_main(conn: Any, every: float, limits: Any = None) -> None:
         if task is None:
             return
         pos, raw_path = task
-        sent = [0]
+        _send_index(conn, pos, Path(raw_path), every)  # its run is dropped before the next file comes
 
-        def chunk(run: Any, final: bool, warnings: list[str]) -> None:
-            have = len(run.entries)
-            sims = run.raw_sims
-            reviews = {i: sims.reviews[i] for i in range(sent[0], have) if i in sims.reviews}
-            conn.send(("rows", pos, _head(run) if sent[0] == 0 else None, run.entries[sent[0]:have],
-                       sims.starts[sent[0]:have].tobytes(), sims.ends[sent[0]:have].tobytes(), reviews, final,
-                       warnings))
-            sent[0] = have
 
-        event = _open_here(pos, Path(raw_path), lambda run: chunk(run, False, []), every, spans_for_small=True)
-        if isinstance(event, Failed):
-            conn.send(("failed", pos, event.problem))
-        elif isinstance(event.run.raw_sims, SpanSims):
-            chunk(event.run, True, list(event.run.warnings))
-        else:
-            try:
-                conn.send(("whole", pos, event.run))
-            except Exception:  # noqa: BLE001 - a run that does not pickle is opened by the parent itself
-                conn.send(("here", pos))
-        del event
+def _send_index(conn: Connection, pos: int, path: Path, every: float) -> None:
+    """Index file ``pos`` and send it: a streamed file's rows in chunks as they grow, any other run whole."""
+    from tau_tui.model.stream import SpanSims
+
+    sent = 0
+
+    def chunk(run: RunFile, final: bool, warnings: list[str]) -> None:
+        nonlocal sent
+        have = len(run.entries)
+        sims = _spans(run)
+        reviews = {i: sims.reviews[i] for i in range(sent, have) if i in sims.reviews}
+        conn.send(("rows", pos, _head(run) if sent == 0 else None, run.entries[sent:have],
+                   sims.starts[sent:have].tobytes(), sims.ends[sent:have].tobytes(), reviews, final, warnings))
+        sent = have
+
+    event = _open_here(pos, path, lambda run: chunk(run, False, []), every, spans_for_small=True)
+    if isinstance(event, Failed):
+        conn.send(("failed", pos, event.problem))
+    elif isinstance(event.run.raw_sims, SpanSims):
+        chunk(event.run, True, list(event.run.warnings))
+    else:
+        try:
+            conn.send(("whole", pos, event.run))
+        except Exception:  # noqa: BLE001 - a run that does not pickle is opened by the parent itself
+            conn.send(("here", pos))
 
 
 @dataclass
 class _Proc:
-    process: Any
-    conn: Any
+    process: BaseProcess
+    conn: Connection
     ready: bool = False
     task: int | None = None  # the position of the file it is indexing
     alive: bool = True
@@ -258,6 +283,8 @@ class _Coordinator:
     """Hands files to worker processes (and to a thread here while they start) and orders what comes back."""
 
     BRIDGE = True  # index files in this process while the workers start (and when none is left)
+    wake_r: Connection  # the pipe that wakes ``run``'s wait when the thread here has an event (made by ``run``)
+    wake_w: Connection
 
     def __init__(self, paths: list[Path], emit: Callable[[Event], None], workers: int,
                  cancelled: Callable[[], bool], every: float):
@@ -269,14 +296,12 @@ class _Coordinator:
         self.todo: deque[int] = deque(range(len(paths)))
         self.lock = threading.Lock()
         self.finished: set[int] = set()
-        self.building: dict[int, Any] = {}  # streamed runs rebuilt from a worker's chunks
+        self.building: dict[int, RunFile] = {}  # streamed runs rebuilt from a worker's chunks
         self.procs: list[_Proc] = []
         self.any_ready = threading.Event()
         self.stop = threading.Event()
-        self.local_events: queue.Queue[Event] = queue.Queue()
+        self.local_events: queue.Queue[Event | None] = queue.Queue()  # None: the thread here is done
         self.local: threading.Thread | None = None
-        self.wake_r: Any = None
-        self.wake_w: Any = None
 
     # the thread of this process: indexes files until a worker is ready (or when none is left)
     def _take(self) -> int | None:
@@ -291,7 +316,7 @@ class _Coordinator:
                 if pos is None:
                     break
 
-                def progress(run: Any, pos: int = pos) -> None:
+                def progress(run: RunFile, pos: int = pos) -> None:
                     self._local_put(Growing(pos, run, len(run.entries)))
 
                 self._local_put(_open_here(pos, self.paths[pos], progress, self.every, spans_for_small=True))
@@ -300,7 +325,7 @@ class _Coordinator:
             if pos is not None:
                 self.local_events.put(Failed(pos, self.paths[pos], f"not indexed ({type(exc).__name__}: {exc})"))
         finally:
-            self.local_events.put(None)  # type: ignore[arg-type]
+            self.local_events.put(None)
             try:
                 self.wake_w.send_bytes(b"")
             except OSError:
@@ -397,8 +422,8 @@ class _Coordinator:
             self._finish(_open_here(pos, self.paths[pos], None))
         self._give(proc)
 
-    def _rows(self, pos: int, head: dict | None, entries: list, starts: bytes, ends: bytes, reviews: dict,
-              final: bool, warnings: list[str]) -> None:
+    def _rows(self, pos: int, head: dict[str, Any] | None, entries: list[SimEntry], starts: bytes, ends: bytes,
+              reviews: dict[int, SimReview], final: bool, warnings: list[str]) -> None:
         from array import array
 
         from tau_tui.model.io import RunFile
@@ -411,12 +436,13 @@ class _Coordinator:
             run = RunFile(Path(head["path"]), head["layout"], sims, head["info"], head["tasks"],
                           timestamp=head["timestamp"], extra_top=head["extra_top"])
             self.building[pos] = run
-        run.raw_sims.reviews.update(reviews)
+        sims = _spans(run)
+        sims.reviews.update(reviews)
         more_starts, more_ends = array("q"), array("q")
         more_starts.frombytes(starts)
         more_ends.frombytes(ends)
-        run.raw_sims.starts.extend(more_starts)
-        run.raw_sims.ends.extend(more_ends)
+        sims.starts.extend(more_starts)
+        sims.ends.extend(more_ends)
         run.entries.extend(entries)
         if final:
             run.warnings.extend(warnings)
@@ -501,7 +527,7 @@ class _Coordinator:
             self.wake_w.close()  # else the thread here is still on a file (cancelled): it stops after it
 
 
-def _poll(conn: Any) -> bool:
+def _poll(conn: Connection) -> bool:
     try:
         return conn.poll()
     except (OSError, EOFError):

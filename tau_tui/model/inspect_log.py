@@ -19,9 +19,12 @@ The log is read with ``inspect_ai``'s own reader (the optional extra ``inspect``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau_tui.model.io import RUN_OPENERS, RunFile, RunFileError
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalSample
 
 EXTRA_HINT = "an Inspect log: install the optional extra 'inspect' (pip install 'tau-tui[inspect]') to read it"
 STOP_MARKS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
@@ -104,7 +107,7 @@ def _termination(messages: list[dict[str, Any]], error: Any) -> str:
     return "max_steps"
 
 
-def sample_simulation(path: Path, sample: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def sample_simulation(path: Path, sample: EvalSample) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(raw tau2 simulation, raw task) of one Inspect sample."""
     metadata = sample.metadata if isinstance(sample.metadata, dict) else {}
     instance = metadata.get("instance")
@@ -153,7 +156,8 @@ def open_inspect_log(path: Path) -> RunFile:
     if domain is None:
         raise RunFileError(path, f"an Inspect log of {task_name or 'an unnamed task'}, not of a tau2 task "
                                  f"({', '.join(sorted(DOMAINS))})")
-    sims, tasks = [], {}
+    sims: list[dict[str, Any]] = []
+    tasks: dict[str, dict[str, Any]] = {}
     for sample in log.samples or []:
         sim, task = sample_simulation(path, sample)
         sims.append(sim)

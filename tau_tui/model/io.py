@@ -21,7 +21,7 @@ import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 try:
     import fcntl
@@ -89,6 +89,16 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object as read, or an empty one for anything else."""
+    return value if isinstance(value, dict) else {}
+
+
+def _array(value: Any) -> list[Any]:
+    """A JSON array as read, or an empty one for anything else."""
+    return value if isinstance(value, list) else []
+
+
 # The newer recorded fields ``model.reviews.read_review`` reads; the index notes whether a simulation has any.
 REVIEW_KEYS = ("review", "user_only_review", "auth_classification", "hallucination_check",
                "hallucination_retries_used", "effect_timeline")
@@ -104,8 +114,8 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
     if not isinstance(raw, dict):
         return SimEntry(i, f"#{i}", "?", None, None, None, None, None, None, None, None, 0, 0, 0,
                         problem=f"simulation #{i} is a {type(raw).__name__}, not an object")
-    reward_info = raw.get("reward_info") if isinstance(raw.get("reward_info"), dict) else {}
-    db_check = reward_info.get("db_check") if isinstance(reward_info.get("db_check"), dict) else {}
+    reward_info = _object(raw.get("reward_info"))
+    db_check = _object(reward_info.get("db_check"))
     messages = raw.get("messages")
     shown: int | None = None
     if not isinstance(messages, list):
@@ -250,7 +260,7 @@ class RunFile:
 
     path: Path
     layout: str
-    raw_sims: list[Any]
+    raw_sims: Sequence[Any]  # a list, or a streamed file's spans (model.stream.SpanSims)
     raw_info: dict[str, Any]
     raw_tasks: list[Any]
     timestamp: str | None = None
@@ -439,8 +449,8 @@ def _open_dir(root: Path, meta_path: Path) -> RunFile:
         meta_path,
         "dir",
         sims,
-        meta.get("info") if isinstance(meta.get("info"), dict) else {},
-        meta.get("tasks") if isinstance(meta.get("tasks"), list) else [],
+        _object(meta.get("info")),
+        _array(meta.get("tasks")),
         timestamp=meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None,
         extra_top=extra,
     )
@@ -452,7 +462,7 @@ def _open_dir(root: Path, meta_path: Path) -> RunFile:
 RUN_OPENERS: dict[str, Callable[[Path], RunFile]] = {}
 
 
-def open_run(path: Path | str, on_progress: Any = None) -> RunFile:
+def open_run(path: Path | str, on_progress: Callable[[RunFile], None] | None = None) -> RunFile:
     """Open one run file or run directory; raises ``RunFileError`` with a one-line reason.
 
     A large results file is indexed by streaming (``model.stream``): spans and index rows, not the parsed
@@ -493,7 +503,7 @@ def open_run(path: Path | str, on_progress: Any = None) -> RunFile:
     raise RunFileError(path, f"top level is {_kind(data)}, expected a results object or a list of simulations")
 
 
-def _open_streamed(path: Path, on_progress: Any) -> RunFile | None:
+def _open_streamed(path: Path, on_progress: Callable[[RunFile], None] | None) -> RunFile | None:
     """The streamed index of a large regular file (``model.stream``), or None to read it whole."""
     from tau_tui.model.stream import FileChanged, open_streamed, stream_threshold
 
@@ -743,7 +753,8 @@ _CAUSES = {errno.EROFS: "read-only file system", errno.ENOSPC: "no space left on
 
 
 def _cause(exc: OSError) -> str:
-    return _CAUSES.get(exc.errno) or str(exc.strerror or exc).lower()
+    known = _CAUSES.get(exc.errno) if exc.errno is not None else None
+    return known or str(exc.strerror or exc).lower()
 
 
 def check_regular(path: Path) -> None:

@@ -48,11 +48,11 @@ def text_may_nest_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     return text.count("{") + text.count("[") > limit
 
 
-class CutDict(dict):
+class CutDict(dict[str, Any]):
     """An object cut by ``clip_nesting`` (so a reader can tell, with one ``isinstance``)."""
 
 
-class CutList(list):
+class CutList(list[Any]):
     """A list cut by ``clip_nesting``."""
 
 

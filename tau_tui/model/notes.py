@@ -23,12 +23,15 @@ import os
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import TYPE_CHECKING, AbstractSet, Any, Iterable, Literal
 
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from tau_tui.model.io import RunFileError, file_lock, read_bytes, write_atomic
+
+if TYPE_CHECKING:
+    from tau_tui.model.reviews import ReviewError
 
 NOTES_SUFFIX = ".notes.json"
 NOTES_VERSION = 1
@@ -185,8 +188,8 @@ class NoteBook:
             task_id: str | None = None, trial: int | None = None, author: str | None = None) -> Note:
         """Add a note and save; an unknown source or error type raises ``NotesError``."""
         try:
-            note = Note(sim_id=sim_id, source=source, error_type=error_type, text=text, step=step,
-                        task_id=task_id, trial=trial, author=author)
+            note = Note.model_validate({"sim_id": sim_id, "source": source, "error_type": error_type, "text": text,
+                                        "step": step, "task_id": task_id, "trial": trial, "author": author})
         except ValidationError as exc:
             raise NotesError(_validation_message(exc)) from None
         if step is not None and step < 0:
@@ -214,7 +217,7 @@ class NoteBook:
         self._save(removed={note.id})
         return note
 
-    def _save(self, added: Iterable[Note] = (), removed: set[str] = frozenset()) -> None:
+    def _save(self, added: Iterable[Note] = (), removed: AbstractSet[str] = frozenset()) -> None:
         """Under the sidecar's lock: merge with the files as they are now (another process may have written
         them), apply, write atomically. Changes are written to ``path``; a removed note is also taken out of
         the other file holding it. A failure raises ``WriteError`` and leaves the sidecar as it was."""
@@ -324,7 +327,7 @@ def export_csv(rows: list[dict[str, Any]]) -> str:
 # --- notes offered from a recorded review (``model.reviews``) ---------------------------------------------------
 
 # tau2 review tags → our error types; the first tag of an error that maps decides.
-REVIEW_TAG_TYPES: dict[str, str] = {
+REVIEW_TAG_TYPES: dict[str, ErrorType] = {
     "hallucination": "hallucination",
     "incorrect_interpretation": "communication",
     "guideline_violation": "policy_violation",
@@ -351,14 +354,14 @@ class ReviewSuggestion(BaseModel):
     author: str = "tau2 review"
 
 
-def review_suggestion(error: Any, step: int | None) -> ReviewSuggestion:
+def review_suggestion(error: ReviewError, step: int | None) -> ReviewSuggestion:
     """The note a ``model.reviews.ReviewError`` suggests at ``step``.
 
     A user simulator's guideline violation is an instruction deviation; an error whose source the review
     left unknown is filed under the task, for a person to assign.
     """
-    source = error.source if error.source in ("agent", "user") else "task"
-    error_type = next((REVIEW_TAG_TYPES[t] for t in error.tags if t in REVIEW_TAG_TYPES), "other")
+    source: Source = "agent" if error.source == "agent" else "user" if error.source == "user" else "task"
+    error_type: ErrorType = next((REVIEW_TAG_TYPES[t] for t in error.tags if t in REVIEW_TAG_TYPES), "other")
     if source == "user" and error_type == "policy_violation":
         error_type = "instruction_deviation"
     head = " · ".join(p for p in (error.severity, ", ".join(error.tags), error.where) if p)

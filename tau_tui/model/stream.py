@@ -25,13 +25,25 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol, TypeVar, overload
 
 import orjson
 
 KEEP_PARSED = 32  # parsed raw simulations kept per file
 _DROP_EVERY = 64 * 1024 ** 2  # give back the pages of the mapping already indexed, every so many bytes
 _WS = re.compile(rb"[ \t\r\n]*")
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class GrowingRun(Protocol):
+    """What this module needs of the run it fills (``io.RunFile``, which imports this module)."""
+
+    layout: str
+    entries: list[Any]
+
+
+R = TypeVar("R", bound=GrowingRun)
 
 
 def stream_threshold() -> int:
@@ -41,22 +53,22 @@ def stream_threshold() -> int:
     return runtime.current().stream_bytes
 
 
-class LRU(OrderedDict):
+class LRU(OrderedDict[K, V]):
     """A bounded mapping that forgets the least recently used entry (thread-safe get/put)."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int) -> None:
         self.size = size
         self.lock = threading.Lock()
         super().__init__()
 
-    def get_recent(self, key: Any) -> Any:
+    def get_recent(self, key: K) -> V | None:
         with self.lock:
             value = OrderedDict.get(self, key)
             if value is not None:
                 self.move_to_end(key)
             return value
 
-    def __setitem__(self, key: Any, value: Any) -> None:
+    def __setitem__(self, key: K, value: V) -> None:
         with self.lock:
             OrderedDict.__setitem__(self, key, value)
             self.move_to_end(key)
@@ -68,32 +80,38 @@ class FileChanged(OSError):
     """The file changed on disk since it was indexed (its spans no longer point at simulations)."""
 
 
-class SpanSims(Sequence):
+class SpanSims(Sequence[Any]):
     """The raw simulations of a streamed file: byte spans read and parsed on demand."""
 
     indexed_lazily = True
 
-    def __init__(self, path: Path, signature: tuple[int, int]):
+    def __init__(self, path: Path, signature: tuple[int, int]) -> None:
         self.path = path
         self.signature = signature  # (size, mtime_ns) when indexed
         self.starts = array("q")
         self.ends = array("q")
         self.reviews: dict[int, Any] = {}  # index → its review fields, when the indexer read them (model.indexing)
-        self._parsed: LRU = LRU(KEEP_PARSED)
+        self._parsed: LRU[int, Any] = LRU(KEEP_PARSED)
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_parsed"] = None
         return state
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._parsed = LRU(KEEP_PARSED)
 
     def __len__(self) -> int:
         return len(self.ends)
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:
@@ -164,8 +182,8 @@ def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
     return top, opened, close
 
 
-def open_streamed(path: Path, run_file: Callable[..., Any], index_entry: Callable[[int, Any], Any],
-                  on_progress: Callable[[Any], None] | None = None, every: float = 0.25) -> Any:
+def open_streamed(path: Path, run_file: Callable[..., R], index_entry: Callable[[int, Any], object],
+                  on_progress: Callable[[R], None] | None = None, every: float = 0.25) -> R | None:
     """The run of ``path`` indexed by streaming, or None when its layout is not one this reader knows.
 
     ``run_file`` makes the run (``io.RunFile``) and ``index_entry(i, raw)`` its index rows (``io`` passes
@@ -240,7 +258,7 @@ def _first_is_tau2(raw: Any) -> bool:
     return isinstance(raw, dict) and "messages" in raw and "traj" not in raw
 
 
-def _shell(run_file: Any, path: Path, top: dict[str, Any] | None, sims: SpanSims) -> Any:
+def _shell(run_file: Callable[..., R], path: Path, top: dict[str, Any] | None, sims: SpanSims) -> R:
     """The ``RunFile`` of a streamed file before its simulations are indexed (its entries grow in place)."""
     if top is None:
         return run_file(path, "list", sims, {}, [])

@@ -219,7 +219,9 @@ def read_submission(folder: Path | str) -> Submission:
                 claims[claim.domain] = claim
     else:
         warn.append("results is missing or not an object: no claimed pass^k")
-    methodology = data.get("methodology") if isinstance(data.get("methodology"), dict) else {}
+    methodology = data.get("methodology")
+    if not isinstance(methodology, dict):
+        methodology = {}
     voice = data.get("voice_config")
     if voice is not None and not isinstance(voice, dict):
         warn.append("voice_config is not an object: ignored")
@@ -283,10 +285,10 @@ def open_submission(folder: Path | str) -> SubmissionUnit:
     unit = SubmissionUnit(submission)
     unit.problems.extend(f"{submission.path}: {w}" for w in submission.warnings)
     base = submission.folder / TRAJECTORIES_DIR
-    for domain in submission.trajectory_files:
-        target = submission.trajectory_path(domain)
+    for claimed in submission.trajectory_files:
+        target = submission.trajectory_path(claimed)
         if target is not None and not target.exists():
-            unit.problems.append(f"{target}: does not exist (trajectory_files.{domain} of {submission.path})")
+            unit.problems.append(f"{target}: does not exist (trajectory_files.{claimed} of {submission.path})")
     for path in scan_paths([base]).files if base.is_dir() else []:
         try:
             run = open_run(path)

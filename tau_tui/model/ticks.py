@@ -191,14 +191,16 @@ def _analyse(timeline: TickTimeline) -> None:
     open_at: dict[str, int | None] = {s: None for s in SIDES}
     for row in rows:
         for side in SIDES:
-            if row.speaking[side] and open_at[side] is None:
+            opened = open_at[side]
+            if row.speaking[side] and opened is None:
                 open_at[side] = row.position
-            elif not row.speaking[side] and open_at[side] is not None:
-                timeline.segments.append(Segment(side, open_at[side], row.position - 1))
+            elif not row.speaking[side] and opened is not None:
+                timeline.segments.append(Segment(side, opened, row.position - 1))
                 open_at[side] = None
     for side in SIDES:
-        if open_at[side] is not None:
-            timeline.segments.append(Segment(side, open_at[side], len(rows) - 1))
+        opened = open_at[side]
+        if opened is not None:
+            timeline.segments.append(Segment(side, opened, len(rows) - 1))
     timeline.segments.sort(key=lambda s: (s.start, s.side))
     start = None
     for row in rows:
@@ -259,6 +261,5 @@ def lane_lines(timeline: TickTimeline, start: int = 0, width: int = 80, bucket: 
                                 else " ")
         tool = next(("⚒" if r.calls["agent"] else "⚙" for r in chunk if r.calls["agent"] or r.calls["user"]), " ")
         lanes["tools"].append(tool)
-        event = next((marks[r.position] for r in chunk if r.position in marks), " ")
-        lanes["events"].append(event)
+        lanes["events"].append(next((marks[r.position] for r in chunk if r.position in marks), " "))
     return {name: "".join(cells) for name, cells in lanes.items()}

@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tau_tui import formats
 from tau_tui.replay.timeline import CallRecord, MismatchClass, Timeline
 from tau_tui.textsafe import clip as textsafe_clip
-from tau_tui import formats
 
 Severity = Literal["info", "ok", "warn", "bad"]
 
@@ -122,7 +122,7 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
              marked=True, mark=record["strict_ok"]),
     ]
     if timeline.injected_faults:
-        faults = ", ".join(f"{c.name} {c.fault.get('kind')} (attempt {c.attempt}, step {c.result_step})"
+        faults = ", ".join(f"{c.name} {(c.fault or {}).get('kind')} (attempt {c.attempt}, step {c.result_step})"
                            for c in timeline.injected_faults)
         facts.append(Fact("injected_faults", "injected faults (a timeout or temporary error is reproduced, "
                           "never re-run)", faults))
@@ -131,7 +131,7 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
         first = refusals[0]
         more = f" and {len(refusals) - 1} call(s) after it" if len(refusals) > 1 else ""
         facts.append(Fact("refused", "refused", f"{first.name} at step {first.result_step} "
-                          f"({first.refusal.get('reason')}){more}", severity="warn"))
+                          f"({(first.refusal or {}).get('reason')}){more}", severity="warn"))
     for found in timeline.discoveries:
         how = {"unlock": " (unlocked by the agent)", "give": " (given to the user)"}.get(found.how, "")
         facts.append(Fact("discovered", "discovered", f"{found.tool} at step {found.step}{how}", sep=" "))

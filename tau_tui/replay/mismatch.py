@@ -74,7 +74,7 @@ def pair_text(a: Any, b: Any, limit: int) -> tuple[str, str]:
     ta, tb = json.dumps(a, sort_keys=True, default=str), json.dumps(b, sort_keys=True, default=str)
     if not (isinstance(a, str) and isinstance(b, str)) or max(len(ta), len(tb)) <= limit:
         return short_json(a, limit), short_json(b, limit)
-    same = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x != y), min(len(ta), len(tb)))
+    same = next((i for i, (x, y) in enumerate(zip(ta, tb, strict=False)) if x != y), min(len(ta), len(tb)))
     start = max(0, same - 20)
 
     def cut(text: str) -> str:

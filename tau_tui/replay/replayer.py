@@ -30,7 +30,7 @@ from tau_tui.env.jsonify import UnsupportedResult, parse_content
 from tau_tui.env.upstream import UpstreamFix, set_fix
 from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, ToolCall, ToolMessage, UserMessage
 from tau_tui.model.nesting import MAX_NESTING
-from tau_tui.model.tasks import Task
+from tau_tui.model.tasks import EnvAssertion, Task
 from tau_tui.replay.library_text import library_text_only
 from tau_tui.replay.timeline import (
     CallRecord,
@@ -224,8 +224,8 @@ class _Replay:
             record.refusal = refusal
             record.verdict = Verdict.REFUSED
             return None
-        record.attempt = self.attempts.next(call.name, call.arguments)
-        fault = self.check_fault(step, record, message)
+        attempt = record.attempt = self.attempts.next(call.name, call.arguments)
+        fault = self.check_fault(step, record, message, attempt)
         self.discover(step, record, message)
         if fault is not None and fault.withheld:
             record.replayed, record.replayed_error = fault.text(), True
@@ -292,8 +292,10 @@ class _Replay:
             return False
         return same_output(output, record.recorded) or library_text_only(record.recorded, output) is not None
 
-    def check_fault(self, step: Step, record: CallRecord, message: ToolMessage) -> InjectedFault | None:
-        """The recorded injected fault of this result, checked against the task's fault plan."""
+    def check_fault(self, step: Step, record: CallRecord, message: ToolMessage,
+                    attempt: int) -> InjectedFault | None:
+        """The recorded injected fault of this result (the ``attempt``-th such call), checked against the task's
+        fault plan."""
         call = record.call
         mark = fault_mark(message)
         recorded = InjectedFault.from_mark(mark, call.name) if mark is not None else None
@@ -301,15 +303,15 @@ class _Replay:
             record.fault = mark
         if self.plan is None:
             return recorded
-        planned = self.plan.fault_for(call.name, call.arguments, record.attempt)
+        planned = self.plan.fault_for(call.name, call.arguments, attempt)
         if recorded is not None and (planned is None or planned.kind != recorded.kind):
             self.find(FindingKind.FAULT_NOT_IN_PLAN,
-                      f"{_describe(call.name, call.arguments, record.attempt)}: the recording has an injected "
+                      f"{_describe(call.name, call.arguments, attempt)}: the recording has an injected "
                       f"{recorded.kind.value}, the task's fault plan gives {planned.kind.value if planned else 'none'}",
                       step.index)
         elif recorded is None and planned is not None:
             self.find(FindingKind.FAULT_NOT_RECORDED,
-                      f"{_describe(call.name, call.arguments, record.attempt)}: the task's fault plan injects a "
+                      f"{_describe(call.name, call.arguments, attempt)}: the task's fault plan injects a "
                       f"{planned.kind.value}, the recording has a normal result", step.index)
         return recorded
 
@@ -346,9 +348,9 @@ class InitCache:
 
 def _initialized(env: Environment, task: Task | None, cache: InitCache | None, key: Any) -> tuple[EnvState, list[Finding]]:
     if cache is not None and key is not None and key in cache.states:
-        state, findings = cache.states[key]
-        if env.restore(state):
-            return state, list(findings)
+        cached, cached_findings = cache.states[key]
+        if env.restore(cached):
+            return cached, list(cached_findings)
     findings: list[Finding] = []
     if task is None:
         findings.append(Finding(FindingKind.TASK_NOT_FOUND, "task not found: replaying from the pristine DB"))
@@ -417,13 +419,13 @@ def gold_state(task: Task, new_env: EnvFactory, cache: InitCache | None = None, 
     return GoldResult(state, state.agent_hash(), state.user_hash(), errors, findings)
 
 
-def run_assertions(timeline: Timeline, task: Task | None) -> list[tuple[Any, bool | None, str | None]]:
+def run_assertions(timeline: Timeline, task: Task | None) -> list[tuple[EnvAssertion, bool | None, str | None]]:
     """Env assertions of the task on the replayed environment: (assertion, met, error)."""
     env = timeline.env
     criteria = task.evaluation_criteria if task is not None else None
     if env is None or criteria is None or not criteria.env_assertions:
         return []
-    out = []
+    out: list[tuple[EnvAssertion, bool | None, str | None]] = []
     for assertion in criteria.env_assertions:
         try:
             out.append((assertion, env.run_assertion(assertion), None))

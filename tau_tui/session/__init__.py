@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
     from tau_tui.model.io import RunFile
     from tau_tui.model.notes import NoteBook
-    from tau_tui.pool import Executor
+    from tau_tui.pool import UnitExecutor
     from tau_tui.session.notes import NoteChange
     from tau_tui.workspace import Workspace
 
@@ -131,7 +131,7 @@ class Session:
         """A worker process reads the file itself: rows of files read from disk, with no judge's verdicts."""
         return not self.library.is_live(row.path) and not self.service.knows_verdicts(row.path, row.sim_id)
 
-    def _executor(self, workers: int) -> Executor:
+    def _executor(self, workers: int) -> UnitExecutor:
         from tau_tui.pool import Job
 
         return self.workspace.executor(Job("summary", self.workspace.settings), workers)

@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.nesting import bounded
+from tau_tui.model.secrets import scrub_bytes
 
 
 def viewer_command(editor: str | None = None, pager: str | None = None) -> list[str]:

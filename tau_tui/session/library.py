@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Callable
 from tau_tui.catalog import Catalog
 from tau_tui.model.heap import keep_long_lived
 from tau_tui.session.events import (
-    Changes, FileFailed, FileGrowing, FileLoaded, FolderNotice, LoadEvent, LoadFinished, LoadProgress, LoadStarted,
+    Changes,
+    FileFailed,
+    FileGrowing,
+    FileLoaded,
+    FolderNotice,
+    LoadEvent,
+    LoadFinished,
+    LoadProgress,
+    LoadStarted,
     ReplayOutcome,
 )
 

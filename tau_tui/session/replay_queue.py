@@ -22,7 +22,7 @@ from tau_tui.session.events import ReplayOutcome
 
 if TYPE_CHECKING:
     from tau_tui.catalog import RunRow
-    from tau_tui.pool import Executor
+    from tau_tui.pool import UnitExecutor
     from tau_tui.session.replay_service import ReplayService
 
 PRIORITY_ROWS = 120  # rows on screen and just below, replayed first
@@ -100,7 +100,7 @@ class BackgroundReplay:
     """Drains a ``ReplayQueue`` (one thread at a time): here, or on worker processes when it is worth it."""
 
     def __init__(self, queue: ReplayQueue, service: ReplayService, workers: int,
-                 executor: Callable[[int], Executor], may_pool: Callable[[RunRow], bool], enabled: bool = True):
+                 executor: Callable[[int], UnitExecutor], may_pool: Callable[[RunRow], bool], enabled: bool = True):
         """``workers``: processes to use (1: this process only); ``executor(workers)`` starts them when first
         needed; ``may_pool(row)``: whether a worker process may replay the row (it reads the file itself);
         ``enabled``: False never starts (what is measured or tested is not the replay)."""
@@ -109,7 +109,7 @@ class BackgroundReplay:
         self.service = service
         self.workers = workers
         self._make_executor = executor
-        self._executor: Executor | None = None
+        self._executor: UnitExecutor | None = None
         self.may_pool = may_pool
         self.running = False  # a thread is draining the queue (set by whoever starts one)
         self._unsettled = 0

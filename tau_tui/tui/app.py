@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.notes import NotesError
 from tau_tui.session import Changes, RolloutBusy, Session
-from tau_tui.session.events import FileFailed, LoadProgress
+from tau_tui.session.events import FileFailed, LoadEvent, LoadProgress
 from tau_tui.textsafe import visible
 from tau_tui.tui.context import PendingRefresh
 from tau_tui.tui.keys import check_keymap, palette_commands
@@ -124,8 +124,11 @@ class TauTuiApp(App[None]):
     @work(thread=True, exclusive=True, group="load", name="load files")
     def load_worker(self, generation: int, paths: list[Path]) -> None:
         worker = get_current_worker()
-        self.session.load(generation, paths, lambda event: self.post_message(LoadReport(event)),
-                          cancelled=lambda: worker.is_cancelled)
+
+        def emit(event: LoadEvent) -> None:
+            self.post_message(LoadReport(event))
+
+        self.session.load(generation, paths, emit, cancelled=lambda: worker.is_cancelled)
 
     @on(LoadReport)
     def _load_report(self, message: LoadReport) -> None:
@@ -198,7 +201,10 @@ class TauTuiApp(App[None]):
 
     @work(exclusive=True, group="rollout", name="rollout")
     async def rollout_worker(self, plan: RunPlan) -> None:
-        error = await self.session.rollouts.run(plan, lambda event: self.post_message(RolloutEvent(event)))
+        def listen(event: Any) -> None:
+            self.post_message(RolloutEvent(event))
+
+        error = await self.session.rollouts.run(plan, listen)
         if error is not None:
             self.post_message(RolloutFailed(error))
 

@@ -14,10 +14,10 @@ from typing import Any, Callable
 
 from rich.text import Text
 
+from tau_tui import formats
 from tau_tui.calibrate.grid import Band, Cell, Row, TrialOutcome
 from tau_tui.calibrate.render import BAND_LABELS, CELL_GLYPHS
 from tau_tui.views.layout import Share, distinct_starts, elide, share_widths
-from tau_tui import formats
 
 CELL_STYLES: dict[TrialOutcome, str] = {
     TrialOutcome.PASS: "bold green",
@@ -144,7 +144,7 @@ def fit_columns(cols: list[GridColumn], rows: list[Row], k: int, width: int) -> 
     widths = share_widths(shares, available)
     if widths:  # the last column takes the rest of the line
         widths[-1] = max(widths[-1], available - sum(widths[:-1]))
-    return [replace(column, width=w) for column, w in zip(fitted, widths)]
+    return [replace(column, width=w) for column, w in zip(fitted, widths, strict=False)]
 
 
 def _plain(value: Any) -> str:

@@ -14,12 +14,12 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tau_tui import formats
 from tau_tui.calibrate.compare import AlignedTurn, Side, TrialCall, TrialComparison, Turn
 from tau_tui.env.store import to_plain
 from tau_tui.replay.diff import Change, path_text
-from tau_tui.views.render import one_line
-from tau_tui import formats
 from tau_tui.textsafe import clip
+from tau_tui.views.render import one_line
 
 DIVERGENT_STYLE = "on grey23"
 TEXT_LIMIT = 240
@@ -117,10 +117,10 @@ def render_trial_comparison(comparison: TrialComparison) -> RenderableType:
     if d is None:
         parts.append(Text(f"same {kind}tool calls on both sides, in the same order", style="bold green"))
     else:
-        turn = divergent_turn(comparison)
+        divergent = divergent_turn(comparison)
         head = Text(f"▶ first differing {kind}tool call: #{d.position + 1}", style="bold red")
-        if turn is not None:
-            head.append(f" (turn {turn.index})", style="red")
+        if divergent is not None:
+            head.append(f" (turn {divergent.index})", style="red")
         parts += [head,
                   Text.assemble(("  left:  ", "dim"), _call_text(d.left, True, "left") if d.left
                                 else Text("(none: no more calls)", style="dim")),

@@ -16,13 +16,14 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tau_tui import formats
 from tau_tui.evaluate import REWARD_COMPONENTS, RunMetrics, SimReport
 from tau_tui.evaluate.render import diff_row_text
 from tau_tui.model.results import RewardInfo, SimulationRun
+from tau_tui.model.submission import DomainClaim
 from tau_tui.textsafe import shown
 from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.views.render import one_line
-from tau_tui import formats
 
 DIFFERS_STYLE = "bold white on red3"
 MAX_DIFF_ROWS = 8
@@ -381,7 +382,7 @@ def render_metrics_summary(recomputed: RunMetrics, recorded: RunMetrics) -> Tabl
     return table
 
 
-def render_claims(label: str, domain: str | None, claim: Any, recomputed: RunMetrics) -> Text:
+def render_claims(label: str, domain: str | None, claim: DomainClaim | None, recomputed: RunMetrics) -> Text:
     """What a leaderboard submission claims for this file's domain, pass^k beside our recomputed one."""
     out = Text()
     out.append(f"\nsubmission {label}", style="bold")

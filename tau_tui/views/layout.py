@@ -10,14 +10,15 @@ middle, keeping the part that differs from its neighbours visible.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Collection, Iterable, Sequence
+from typing import Collection, Iterable, Sequence, TypeVar
 
 ELLIPSIS = "…"
 # Characters after which a name's distinguishing part may start (a whole token stays readable).
 BOUNDARIES = "_-/|.:, [](){}#"
+Item = TypeVar("Item")
 
 
-def at_cursor(items: Sequence, cursor_row: int | None):
+def at_cursor(items: Sequence[Item], cursor_row: int | None) -> Item | None:
     """The item a table's cursor row shows (the rows drawn from ``items`` in order), or None."""
     if not items or cursor_row is None or not 0 <= cursor_row < len(items):
         return None

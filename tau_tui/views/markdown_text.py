@@ -69,7 +69,7 @@ def _tokens(source: str) -> list[Any]:
         from markdown_it import MarkdownIt
 
         _parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
-    tokens = _parser.parse(source)
+    tokens: list[Any] = _parser.parse(source)
     for token in tokens:
         children = token.children or []
         for child in children:

@@ -7,11 +7,11 @@ shown apart from what the recording says and from what we derived.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from rich.text import Text
 
-from tau_tui.model.notes import ERROR_TYPES
+from tau_tui.model.notes import ERROR_TYPES, Note
 
 NOTE_STYLE = "yellow"
 
@@ -24,13 +24,13 @@ def default_source(role: str | None) -> str:
     return ROLE_SOURCES.get(role or "", "agent")
 
 
-def note_label(note: Any) -> str:
+def note_label(note: Note) -> str:
     """``step 7 · agent · wrong_action`` (``simulation`` when the note is on the whole simulation)."""
     where = "simulation" if note.step is None else f"step {note.step}"
     return f"{where} · {note.source} · {note.error_type}"
 
 
-def note_line(note: Any) -> Text:
+def note_line(note: Note) -> Text:
     """One line: where, whose, what kind, and the text."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append("✐ ", style="bold " + NOTE_STYLE)
@@ -40,7 +40,7 @@ def note_line(note: Any) -> Text:
     return text
 
 
-def render_notes(run_notes: Iterable[Any], step_notes: Iterable[Any]) -> Text:
+def render_notes(run_notes: Iterable[Note], step_notes: Iterable[Note]) -> Text:
     """The notes pane of a trajectory: notes on the simulation, then notes on its steps in step order."""
     run_notes = list(run_notes)
     step_notes = sorted(step_notes, key=lambda n: (n.step, n.created_at))

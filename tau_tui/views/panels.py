@@ -8,13 +8,18 @@ different functions under different headings, never mixed.
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from tau_tui import formats
+
+if TYPE_CHECKING:
+    from tau_tui.env.environment import EnvState
+    from tau_tui.replay.timeline import Timeline
 from tau_tui.analysis import SimAnalysis
 from tau_tui.env.jsonify import parse_content
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
@@ -22,7 +27,7 @@ from tau_tui.model.tasks import StructuredInstructions, Task
 from tau_tui.replay.diff import Change, diff_states, path_text
 from tau_tui.replay.facts import Fact
 from tau_tui.replay.mismatch import mismatch_detail, pair_text, short_json
-from tau_tui.textsafe import shown
+from tau_tui.textsafe import clip, shown
 from tau_tui.views.render import (
     PILL_HELP,
     call_marks,
@@ -33,8 +38,6 @@ from tau_tui.views.render import (
     pretty_lines,
 )
 from tau_tui.views.trajectory_doc import CallView
-from tau_tui import formats
-from tau_tui.textsafe import clip
 
 MAX_CHANGES = 200
 MAX_SIDE_LINES = 400
@@ -130,7 +133,7 @@ class OutputLines:
     def __init__(self, left: list[str], right: list[str], titles: tuple[str, str]) -> None:
         self.left, self.right, self.titles = left, right, titles
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if options.max_width >= self.MIN_SIDE_BY_SIDE:
             yield side_by_side(self.left, self.right, self.titles)
             return
@@ -307,9 +310,9 @@ def render_task(task: Task | None, task_id: str) -> RenderableType:
                     body.append("\n".join("  " + line for line in lines[:40]) + "\n")
                     if len(lines) > 40:
                         body.append(f"  … {len(lines) - 40} more lines\n", style="dim")
-        for action in state.initialization_actions or []:
-            args = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in action.arguments.items())
-            body.append(f"• {shown(action.env_type)}: {one_line(action.func_name)}({args})\n")
+        for init_action in state.initialization_actions or []:
+            args = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in init_action.arguments.items())
+            body.append(f"• {shown(init_action.env_type)}: {one_line(init_action.func_name)}({args})\n")
         if state.message_history:
             body.append(f"message history: {len(state.message_history)} messages (the first steps of the trajectory)\n",
                         style="dim")
@@ -323,7 +326,7 @@ def render_task(task: Task | None, task_id: str) -> RenderableType:
 # --- reward: recorded and derived, apart ---------------------------------------------------
 
 
-def _mark(ok: Any) -> Text:
+def _mark(ok: object) -> Text:
     if ok is None:
         return Text("—", style="dim")
     return Text("✓", style="green") if ok else Text("✗", style="bold red")
@@ -439,7 +442,7 @@ def render_derived(analysis: SimAnalysis | None, error: str | None) -> Renderabl
     return out
 
 
-def render_tool_log(timeline: Any, state: Any, step: int) -> Text | None:
+def render_tool_log(timeline: Timeline, state: EnvState | None, step: int) -> Text | None:
     """Discoverable tools made available up to ``step`` and the environment's tool-log tables at that step.
 
     The log tables (``Environment.log_tables``, e.g. banking's unlock/give/call logs) are part of the hashed

@@ -17,11 +17,10 @@ from typing import Any, Callable
 import orjson
 from rich.text import Text
 
-from tau_tui import textsafe
+from tau_tui import formats, textsafe
 from tau_tui.env.jsonify import parse_content
 from tau_tui.views.markdown_text import looks_like_markdown, markdown_text
 from tau_tui.views.trajectory_doc import CallView, Event, StepView
-from tau_tui import formats
 
 # Lines of an expanded argument or result block before it is clipped.
 EXPANDED_LINES = 30
@@ -371,6 +370,7 @@ REVIEW_STYLES = {"agent": "bold white on dark_red", "user": "bold black on cyan"
 def render_review(event: Event, ctx: RenderContext) -> Text:
     """A recorded review's error (``tau2 review``, or a hallucination check): who, how bad, tags, why."""
     error = event.review
+    assert error is not None, "a review event carries its error"
     origin = {"review": "review", "user_only_review": "user review", "hallucination_check": "hallucination check"}
     text = Text.assemble((f" {origin.get(error.origin, 'review')} ", REVIEW_STYLES.get(error.source, "")),
                          (f" {error.label}", "bold red" if error.critical else "bold yellow"))
@@ -389,7 +389,8 @@ def render_review(event: Event, ctx: RenderContext) -> Text:
 
 
 def render_effect(event: Event, ctx: RenderContext) -> Text:
-    effect = event.review
+    effect = event.effect
+    assert effect is not None, "an effect event carries its effect"
     span = f"{effect.start_ms} ms" + ("" if effect.end_ms is None else f"–{effect.end_ms} ms")
     params = f" {one_line(effect.params)}" if effect.params and ctx.expanded else ""
     return Text.assemble(("♪ audio effect ", "bold blue"), (f"{effect.effect_type} ", "blue"),

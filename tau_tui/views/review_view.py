@@ -6,11 +6,10 @@ the screen only places them. Text from the recording is made visible by the pane
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
+from tau_tui.model.reviews import ReviewError, SimReview
 from tau_tui.model.ticks import SIDES, TickTimeline, lane_lines
 
 AUTH_STYLES = {"succeeded": "green", "failed": "bold red", "not_needed": "dim"}
@@ -19,7 +18,7 @@ LANE_LABELS = (("agent", "agent ", "green"), ("user", "user  ", "cyan"), ("overl
                ("tools", "tools ", "magenta"), ("events", "events", "bold red"))
 
 
-def render_review(review: Any, unplaced: list[Any]) -> Text:
+def render_review(review: SimReview | None, unplaced: list[ReviewError]) -> Text:
     """Everything the recording's newer fields say about the simulation, as recorded (not derived)."""
     text = Text()
     if review is None or not review.present:
@@ -145,8 +144,8 @@ def render_ticks(timeline: TickTimeline | None, cursor: int | None, width: int =
     if events:
         text.append("\ninterruptions\n", style="bold")
         for event in events[:50]:
-            how = ("yielded after " + f"{event.yield_ticks * timeline.tick_seconds:.1f} s" if event.yielded
-                   else "kept talking")
+            how = ("yielded after " + f"{event.yield_ticks * timeline.tick_seconds:.1f} s"
+                   if event.yielded and event.yield_ticks is not None else "kept talking")
             text.append(f"  {timeline.seconds(event.tick):7.1f} s  {event.by} interrupts {event.of}: "
                         f"the {event.of} {how}\n", style="red" if not event.yielded else "")
     calls = [(r, s, n) for r in timeline.rows for s in SIDES for n in r.calls[s]]

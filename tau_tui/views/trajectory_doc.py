@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from tau_tui.catalog import query_terms, text_matches
 from tau_tui.env.discovery import discovered_how, discovered_mark
 from tau_tui.env.episode import cassette_mark
 from tau_tui.env.faults import InjectedFault, fault_mark
@@ -28,7 +29,12 @@ from tau_tui.model.messages import Message, OtherMessage, ParticipantMessage, To
 from tau_tui.model.results import is_silent
 from tau_tui.model.reviews import error_step
 from tau_tui.replay.timeline import CallRecord, Finding, MismatchClass, Timeline, Verdict
-from tau_tui.catalog import query_terms, text_matches
+
+if TYPE_CHECKING:
+    from tau_tui.evaluate import Flag, GoldDivergence
+    from tau_tui.model.notes import Note
+    from tau_tui.model.reviews import EffectEvent, ReviewError, SimReview
+    from tau_tui.model.ticks import TickTimeline
 
 # Jump targets, in the order the help screen lists them.
 TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "fault", "refusal", "discovery", "finding", "flag",
@@ -145,9 +151,10 @@ class Event:
     text: str = ""
     call: CallView | None = None
     finding: Finding | None = None
-    note: Any = None  # a ``model.notes.Note`` (kind "note")
+    note: Note | None = None  # kind "note"
     how: str = "read"  # a discovery: read about, unlocked (by the agent) or given (to the user)
-    review: Any = None  # a ``model.reviews.ReviewError`` (kind "review") or ``EffectEvent`` (kind "effect")
+    review: ReviewError | None = None  # kind "review"
+    effect: EffectEvent | None = None  # kind "effect": an audio effect of a voice run
 
 
 @dataclass
@@ -197,19 +204,16 @@ class TrajectoryDoc:
         for call in self.calls if live else []:
             call.live = True
         self.general_findings: list[Finding] = []
-        self.run_notes: list[Any] = []  # notes on the whole simulation (step notes are events)
-        self.review: Any = None  # the recorded review fields (``model.reviews.SimReview``), when there are any
-        self.run_reviews: list[Any] = []  # review errors that name no step
-        self.ticks: Any = None  # the tick timeline of a full-duplex run (``model.ticks.TickTimeline``)
+        self.run_notes: list[Note] = []  # notes on the whole simulation (step notes are events)
+        self.review: SimReview | None = None  # the recorded review fields, when there are any
+        self.run_reviews: list[ReviewError] = []  # review errors that name no step
+        self.ticks: TickTimeline | None = None  # the tick timeline of a full-duplex run
         self.n_flags = 0  # process flags of the assessment (a step may carry several)
         self._build_events(timeline)
         self.targets: dict[str, list[int]] = self._targets()
 
-    def add_assessment(self, flags: list[Any], divergence: Any | None) -> None:
-        """Process flags and the step where the run left the gold path, as events and jump targets.
-
-        ``flags`` are ``evaluate.Flag`` (kind, step, message); ``divergence`` an ``evaluate.GoldDivergence``.
-        """
+    def add_assessment(self, flags: list[Flag], divergence: GoldDivergence | None) -> None:
+        """Process flags and the step where the run left the gold path, as events and jump targets."""
         self.n_flags = len(flags)
         for flag in flags:
             if 0 <= flag.step < len(self.steps):
@@ -219,8 +223,8 @@ class TrajectoryDoc:
             self.steps[divergence.step].events.append(Event("divergence", divergence.step, text))
         self.targets = self._targets()
 
-    def add_reviews(self, review: Any, ticks: Any = None) -> None:
-        """The recorded review (``model.reviews.SimReview``) at its steps, and the tick timeline of a voice run.
+    def add_reviews(self, review: SimReview | None, ticks: TickTimeline | None = None) -> None:
+        """The recorded review at its steps, and the tick timeline of a voice run.
 
         Each error lands on the step ``model.reviews.error_step`` names (or in ``run_reviews``); audio effects
         on the first step of the tick they start in.
@@ -235,13 +239,14 @@ class TrajectoryDoc:
                 self.steps[step].events.append(Event("review", step, error.reasoning, review=error))
         if ticks is not None and review is not None and len(ticks):
             for effect in review.effects:
-                step = ticks.rows[ticks.position_at_ms(effect.start_ms)].step
+                position = ticks.position_at_ms(effect.start_ms)
+                step = ticks.rows[position].step if position is not None else -1
                 if 0 <= step < len(self.steps):
-                    self.steps[step].events.append(Event("effect", step, effect.effect_type, review=effect))
+                    self.steps[step].events.append(Event("effect", step, effect.effect_type, effect=effect))
         self.targets = {**self._targets(), "match": self.targets.get("match", [])}
 
-    def set_notes(self, notes: list[Any]) -> list[int]:
-        """Show ``notes`` (``model.notes.Note``) instead of the ones shown so far; returns the steps that changed.
+    def set_notes(self, notes: list[Note]) -> list[int]:
+        """Show ``notes`` instead of the ones shown so far; returns the steps that changed.
 
         A note with a step becomes an event of that step; one without is kept in ``run_notes``.
         """
@@ -261,8 +266,8 @@ class TrajectoryDoc:
     # --- construction -----------------------------------------------------------
     @staticmethod
     def _calls(messages: list[Message], timeline: Timeline | None) -> list[CallView]:
+        views: list[CallView] = []
         if timeline is not None:
-            views = []
             for record in timeline.calls:
                 result = messages[record.result_step] if record.result_step is not None else None
                 views.append(CallView(record.call, record.call_step, record, record.result_step,
@@ -271,7 +276,6 @@ class TrajectoryDoc:
                                       if record.discoverable else None, served=cassette_mark(result) if result is not None else None))
             return views
         # Without replay: pair results to calls by id, as tau2 does (first pending call otherwise).
-        views: list[CallView] = []
         pending: list[CallView] = []
         for index, message in enumerate(messages):
             if isinstance(message, ToolMessage):
@@ -303,9 +307,8 @@ class TrajectoryDoc:
             if isinstance(message, OtherMessage):
                 events.append(Event("unreadable", step.index, message.problem or "unreadable message"))
             elif isinstance(message, ToolMessage):
-                view = by_result_step.get(step.index)
                 kind = "tool_error" if message.error else "tool_result"
-                events.append(Event(kind, step.index, message.text, call=view))
+                events.append(Event(kind, step.index, message.text, call=by_result_step.get(step.index)))
             else:
                 if message.text:
                     kind = {"system": "system", "user": "user_text"}.get(message.role, "assistant_text")

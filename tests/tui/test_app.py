@@ -53,6 +53,17 @@ async def test_runs_table_lists_every_simulation_with_replay_columns(make_app):
         assert rows["demo-clean-pass"].replay.db_match is True
 
 
+async def test_runs_screen_is_not_loading_to_textual(make_app):
+    """The indexing bar is our own: Textual's ``loading`` reactive (the spinner, disabled input, the
+    wait pointer) stays False on the runs screen, during and after the load."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.runs_screen.loading is False
+        await settle(pilot)
+        assert app.runs_screen.loading is False
+        assert not app.runs_screen._check_disabled()
+
+
 async def test_failed_only_and_replay_filters(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -465,6 +476,15 @@ async def test_a_run_that_cannot_be_replayed_still_opens(make_app, tmp_path: Pat
         assert screen.cursor == 2
         await pilot.press("w")  # no replay, no writes: the cursor stays
         assert screen.cursor == 2
+
+
+def test_state_tree_overrides_no_textual_method():
+    """A method of ours named like one of Tree's (``reset``, ``_add_child``) would replace it for Textual too."""
+    from textual.widgets import Tree
+
+    ours = {name for name, value in vars(StateTree).items() if callable(value) and not name.startswith("on_")}
+    inherited = {name for klass in Tree.__mro__ for name in vars(klass)}
+    assert ours & inherited == {"__init__"}
 
 
 async def test_state_tree_lists_big_collections_a_page_at_a_time():

@@ -14,7 +14,6 @@ from textual.widgets import Static
 
 from tau_tui.model.io import open_run
 from tau_tui.tui.context import context, subscribe
-from tau_tui.tui.screens.note_form import NoteRequest
 
 from .conftest import ROOT, settle, wait_until
 

@@ -138,7 +138,7 @@ class RunsScreen(Screen[None]):
 
     # --- the app's signals, as data arrives ----------------------------------------------------
     def _loading_changed(self, progress: LoadProgress) -> None:
-        self.loading(progress.done, progress.total, progress.finished)
+        self.show_index_progress(progress.done, progress.total, progress.finished)
         if progress.finished:
             self.refresh_now()
 
@@ -146,7 +146,8 @@ class RunsScreen(Screen[None]):
         if self.refresh_pending:
             self.refresh_now()
 
-    def loading(self, done: int, total: int, finished: bool) -> None:
+    def show_index_progress(self, done: int, total: int, finished: bool) -> None:
+        """The indexing bar while files are indexed (Textual's own ``loading`` stays False: keys still work)."""
         box = self.query_one("#loading")
         box.display = not finished
         if not finished:

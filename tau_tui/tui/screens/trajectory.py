@@ -255,7 +255,7 @@ class TrajectoryScreen(Screen[None]):
         """Reset the panes for a new simulation and start loading it."""
         self.query_one("#traj-search").display = False
         self.action_side_tab("state")
-        self.query_one(StateTree).reset()
+        self.query_one(StateTree).forget_all()
         self.query_one("#change-view", RichPane).show("")
         self.query_one("#eval-view", RichPane).show(Text("evaluating…", style="dim"))
         self.query_one("#notes-view", RichPane).show("")
@@ -337,7 +337,7 @@ class TrajectoryScreen(Screen[None]):
         notes = book.by_simulation().get(self.sim_id, []) if book is not None else []
         self.view.rerender(doc.set_notes(notes))
         self.query_one("#notes-view", RichPane).show(
-            render_notes(doc.run_notes, [e.note for s in doc.steps for e in s.events if e.kind == "note"]))
+            render_notes(doc.run_notes, [e.note for s in doc.steps for e in s.events if e.note is not None]))
         self._update_titles()
         self._update_header()
         if self._shown_step is not None:
@@ -368,7 +368,7 @@ class TrajectoryScreen(Screen[None]):
             self.notify("no recorded review errors on this simulation", severity="warning")
             return
         suggestions = [review_suggestion(e.review, e.step) for s in doc.steps for e in s.events
-                       if e.kind == "review"]
+                       if e.review is not None]
         suggestions += [review_suggestion(error, None) for error in doc.run_reviews]
         entry = self.current.entries[self.index]
         context(self).change_notes(self.current.path, adopt_review(self.sim_id, suggestions, task_id=entry.task_id,

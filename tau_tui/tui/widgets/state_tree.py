@@ -33,6 +33,13 @@ class NodeRef:
     populated: bool = False
 
 
+def _ref(node: TreeNode[NodeRef]) -> NodeRef:
+    """What a node below the (hidden, data-less) root shows: every one is added with its ``NodeRef``."""
+    ref = node.data
+    assert ref is not None, "a state tree node without its NodeRef"
+    return ref
+
+
 class StateTree(Tree[NodeRef]):
     """Agent DB and user DB at one step of a trajectory."""
 
@@ -62,7 +69,7 @@ class StateTree(Tree[NodeRef]):
         self._keep: set[TreeNode[NodeRef]] = set()
 
     # --- public ---------------------------------------------------------------------------
-    def reset(self) -> None:
+    def forget_all(self) -> None:
         """Forget every node (another simulation is about to be shown)."""
         self.clear()
         self._by_path.clear()
@@ -98,8 +105,9 @@ class StateTree(Tree[NodeRef]):
         return dict(self._marks.get(side, {}))
 
     # --- building ---------------------------------------------------------------------------
-    def _add_child(self, parent: TreeNode[NodeRef], key: Any, value: Any, first: bool = False) -> TreeNode[NodeRef]:
-        ref = NodeRef(parent.data.side, parent.data.path + (key,), value)
+    def _add_entry(self, parent: TreeNode[NodeRef], key: Any, value: Any, first: bool = False) -> TreeNode[NodeRef]:
+        parent_ref = _ref(parent)
+        ref = NodeRef(parent_ref.side, parent_ref.path + (key,), value)
         text = self._label(ref)
         before = 0 if first and parent.children else None
         if is_container(value):
@@ -111,17 +119,16 @@ class StateTree(Tree[NodeRef]):
 
     def _populate(self, node: TreeNode[NodeRef]) -> None:
         """List the first page of a container's children (lazily, on first expansion)."""
-        ref = node.data
+        ref = _ref(node)
         if ref.populated or not is_container(ref.value):
             return
         ref.populated = True
         self._add_page(node)
 
     def _add_page(self, node: TreeNode[NodeRef]) -> None:
-        ref = node.data
-        value = ref.value
-        listed = {c.data.path[-1] for c in node.children if c.data.kind == "entry"}
-        more = [c for c in node.children if c.data.kind == "more"]
+        value = _ref(node).value
+        listed = {_ref(c).path[-1] for c in node.children if _ref(c).kind == "entry"}
+        more = [c for c in node.children if _ref(c).kind == "more"]
         for c in more:
             c.remove()
         added = 0
@@ -130,15 +137,15 @@ class StateTree(Tree[NodeRef]):
                 break
             if key in listed:
                 continue
-            self._add_child(node, key, value[key])
+            self._add_entry(node, key, value[key])
             added += 1
         self._update_more(node)
 
     def _update_more(self, node: TreeNode[NodeRef]) -> None:
-        ref = node.data
-        entries = sum(1 for c in node.children if c.data.kind == "entry")
+        ref = _ref(node)
+        entries = sum(1 for c in node.children if _ref(c).kind == "entry")
         remaining = size(ref.value) - entries
-        more = next((c for c in node.children if c.data.kind == "more"), None)
+        more = next((c for c in node.children if _ref(c).kind == "more"), None)
         if remaining <= 0:
             if more is not None:
                 more.remove()
@@ -168,7 +175,7 @@ class StateTree(Tree[NodeRef]):
 
     # --- updating to another state ---------------------------------------------------------------
     def _refresh(self, node: TreeNode[NodeRef], value: Any) -> None:
-        ref = node.data
+        ref = _ref(node)
         if value is ref.value:
             return
         ref.value = value
@@ -185,7 +192,7 @@ class StateTree(Tree[NodeRef]):
         small = size(value) <= self.PAGE
         listed: set[Any] = set()
         for child in list(node.children):
-            child_ref = child.data
+            child_ref = _ref(child)
             if child_ref.kind != "entry":
                 continue
             key = child_ref.path[-1]
@@ -198,7 +205,7 @@ class StateTree(Tree[NodeRef]):
         if small:
             for key in child_keys(value):
                 if key not in listed:
-                    self._add_child(node, key, value[key])
+                    self._add_entry(node, key, value[key])
         self._update_more(node)
 
     def _label(self, ref: NodeRef) -> Text:
@@ -213,7 +220,7 @@ class StateTree(Tree[NodeRef]):
 
     def _relabel(self, node: TreeNode[NodeRef]) -> None:
         """Set a node's label when it differs (each change repaints the node's line)."""
-        text = self._label(node.data)
+        text = self._label(_ref(node))
         if node.label != text:
             node.set_label(text)
 
@@ -247,10 +254,10 @@ class StateTree(Tree[NodeRef]):
             self._expand(node)
             child = self._by_path.get((side, path[: depth + 1]))
             if child is None:
-                value = value_at(node.data.value, (path[depth],))
+                value = value_at(_ref(node).value, (path[depth],))
                 if value is MISSING:
                     break
-                child = self._add_child(node, path[depth], value, first=True)
+                child = self._add_entry(node, path[depth], value, first=True)
             node = child
             keep.add(node)
         self._keep.update(keep)
@@ -270,8 +277,8 @@ class StateTree(Tree[NodeRef]):
                 node = self._reveal(side, path)
                 if node is None:
                     continue
-                if mark in ("added", "changed", "gold") and is_container(node.data.value) and \
-                        size(node.data.value) <= self.PAGE:
+                if mark in ("added", "changed", "gold") and is_container(_ref(node).value) and \
+                        size(_ref(node).value) <= self.PAGE:
                     self._expand(node)
                     self._keep.add(node)
                 targets.append(node)
