@@ -548,6 +548,25 @@ def _run_entry(folder: Path) -> Path:
     return reviewed if reviewed.is_file() and not (folder / "simulations").is_dir() else folder
 
 
+def run_names(path: Path | str) -> tuple[Path, list[Path]]:
+    """The one name of the run ``path`` names, and its other names.
+
+    A run folder and its ``results.json`` name one run, and so does ``results_reviewed.json`` when ``tau2 review``
+    wrote it beside a one-file results.json; the one name is the file ``scan_paths`` opens for the folder (what the
+    notes of the run are kept by). Any other path is its own one name.
+    """
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    if not (folder / "results.json").is_file() or (path != folder and path.name not in ("results.json", REVIEWED_FILE)):
+        return path, []
+    entry = _run_entry(folder)
+    first = folder / "results.json" if entry == folder else entry
+    names = [folder, folder / "results.json", *([entry] if entry != folder else [])]
+    if path not in names:  # results_reviewed.json beside a directory-layout run: a file of its own
+        return path, []
+    return first, [name for name in names if name != first]
+
+
 @dataclass
 class PathScan:
     """What a scan of the given paths found: run files and directories, and the tau2 data folders it skipped."""
