@@ -211,9 +211,13 @@ def _do_chunk_in_worker(units: list[Unit]) -> list[Outcome]:
 
 
 def _do_in_worker(unit: Unit) -> Outcome:
+    from tau_tui.evaluate.credentials import MissingCredentials
+
     assert _WORKER is not None
     try:
         return _WORKER.do(unit)
+    except MissingCredentials:
+        raise  # the judge's key is missing or refused: every other simulation would fail the same way
     except Exception as exc:  # noqa: BLE001 - one broken simulation never stops the others
         return Outcome(unit, error=f"{unit.path}: simulation #{unit.index}: {type(exc).__name__}: {exc}")
 

@@ -75,6 +75,12 @@ def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.domains import DomainError
     from tau_tui.rollout import ParticipantSpecError, RunError
 
+    from tau_tui.evaluate.judge import judge_credentials_problem
+
+    problem = judge_credentials_problem(workspace.judge())
+    if problem:  # before any trial runs or any recording is judged
+        err(problem)
+        return EXIT_INPUT
     try:
         if args.gold_check:
             return _gold_check(args, workspace)

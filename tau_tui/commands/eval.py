@@ -101,6 +101,7 @@ def run(args: argparse.Namespace, workspace) -> int:
         ScorerConfigError,
         compute_metrics,
     )
+    from tau_tui.evaluate.judge import judge_credentials_problem
     from tau_tui.evaluate.render import metrics_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
     from tau_tui.evaluate.stats import outcome_confidence
@@ -109,6 +110,10 @@ def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.textsafe import json_line, visible
 
     ws = workspace
+    problem = judge_credentials_problem(ws.judge())
+    if problem:  # every judged simulation would fail the same way
+        err(problem)
+        return EXIT_INPUT
     analyzer = ws.analyzer
     if args.scorer:
         try:

@@ -109,6 +109,21 @@ def test_nl_assertions_without_and_with_a_judge(tmp_path, tau2_data, capsys, ser
     assert sim["checks"]["nl_assertions"][0]["met"] is True and len(handler.requests) == 1
 
 
+def test_a_judge_that_refuses_the_key_stops_eval_in_one_line_without_retrying(tmp_path, tau2_data, capsys, server):
+    handler, base = server
+    handler.status = 401
+    task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")
+    extra = {"id": "sim-2", "task_id": "t_update", "trial": 1, "termination_reason": "user_stop", "messages": DONE}
+    path = run_file(tmp_path, DONE, recorded=1.0, task=task, extra_sims=[extra])
+    code, out, err = evaluate_cli(capsys, path, "--json", "--tau2-data", tau2_data, "--judge", "openai/test",
+                                  "--judge-api-base", base, "--workers", "1")
+    ours = [line for line in err.splitlines() if line.startswith("tau-tui: ")]
+    assert code == 2 and out == "" and len(ours) == 1, err
+    assert ours[0].startswith("tau-tui: the judge model openai/test: the provider refused the credentials "
+                              "(AuthenticationError: ")
+    assert len(handler.requests) == 1  # not retried, and the second simulation was not judged
+
+
 def test_help(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["eval", "--help"])
