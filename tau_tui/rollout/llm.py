@@ -8,7 +8,8 @@ place and a test can count them: rate limits, timeouts, connection failures
 are retried with exponential backoff, and end as an infrastructure error
 once the retries are spent; anything else fails at once. A missing or
 refused credential raises ``MissingCredentials`` (``evaluate.credentials``)
-at once: it stops the whole run, since every call would fail the same way. A reply whose tool-call arguments are not a JSON object raises
+at once: it stops the whole run, since every call would fail the same way.
+A reply whose tool-call arguments are not a JSON object raises
 ``MalformedToolCall``; the orchestrator ends the episode with agent_error (or
 user_error) and keeps the raw reply in the simulation's ``info``.
 """
