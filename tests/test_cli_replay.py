@@ -93,6 +93,27 @@ def test_directory_without_results_exits_2(tmp_path, tau2_data, capsys):
     assert code == 2 and "without results.json" in err
 
 
+@pytest.mark.parametrize("command", ["replay", "eval"])
+@pytest.mark.parametrize("content", [[], ["notes.txt"], ["sub/readme.md"]])
+def test_a_folder_with_nothing_usable_says_no_run_files_were_found(tmp_path, tau2_data, capsys, command, content):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    for name in content:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("not a run")
+    code = main([command, str(folder), "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err == f"tau-tui: {folder}: no run files found in it\n"
+
+
+@pytest.mark.parametrize("command", ["replay", "eval"])
+def test_an_unknown_sim_is_only_its_error_line(tau2_data, capsys, command):
+    code = main([command, str(ROOT / "recordings" / "aftersales.json"), "--sim", "nosuch", "--tau2-data",
+                 str(tau2_data)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err == "tau-tui: no simulation 'nosuch' in the given files\n"
+
+
 def test_missing_tau2_data_is_one_clear_line(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     monkeypatch.setattr("tau_tui.domains._installed_tau2_data", lambda: None)

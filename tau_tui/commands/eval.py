@@ -142,9 +142,12 @@ def run(args: argparse.Namespace, workspace) -> int:
                     err(f"{exc} (tool-call scores skipped)")
                     status = EXIT_INPUT
                     sidecar = False
+            indices = selected(run, args.sim, found)
+            if args.sim and not indices:  # none of the asked simulations is here: no metrics of nothing
+                continue
             outcomes, recorded, reports = [], [], []
             domain_missing = False
-            units = (Unit(str(path), index, sidecar) for index in selected(run, args.sim, found))
+            units = (Unit(str(path), index, sidecar) for index in indices)
             for done in executor.map(units):
                 if done.error is not None:
                     err(done.error)

@@ -462,7 +462,9 @@ def open_run(path: Path | str, on_progress: Any = None) -> RunFile:
     if path.is_dir():
         meta = path / "results.json"
         if not meta.is_file():
-            raise RunFileError(path, "is a directory without results.json")
+            # a scan of a folder without any run file gives the folder back: say so, unless it looks like a run
+            nothing = not (path / "simulations").is_dir() and scan_paths([path]).files == [path]
+            raise RunFileError(path, "no run files found in it" if nothing else "is a directory without results.json")
         return _open_dir(path, meta)
     if path.name == "results.json" and (path.parent / "simulations").is_dir():
         return _open_dir(path.parent, path)
