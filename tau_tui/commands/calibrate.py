@@ -116,6 +116,7 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
     import asyncio
 
     from tau_tui.calibrate.render import render_grid
+    from tau_tui.calibrate.workbench import forks_line
     from tau_tui.commands.run import run_request
     from tau_tui.workspace import CalibrateRequest
 
@@ -134,6 +135,9 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
         report = calibrator.load_paths(args.sources, recompute=args.recompute)
         for path, reason in report.skipped:
             err(f"note: skipped {reason}" if str(path) in reason else f"note: skipped {path}: {reason}")
+        if calibrator.forks_left_out:
+            err(f"note: {forks_line(calibrator.forks_left_out)} (a fork continues another run's recorded "
+                "messages: not a trial of its agent and user)")
         if not report.total and not args.agent_llm:
             err(f"no simulation of domain '{args.domain}' in the given runs")
             return EXIT_INPUT

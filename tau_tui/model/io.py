@@ -304,6 +304,14 @@ class RunFile:
         return "solo" in agent or self.user_implementation == "dummy_user"
 
     @property
+    def forked_from(self) -> dict[str, Any] | None:
+        """What this run continues, when it is a fork (``tau-tui fork``, the trajectory's ``b``): the recorded
+        file, simulation and message it was cut after; None for any other run."""
+        ours = self.raw_info.get("tau_tui")
+        value = ours.get("forked_from") if isinstance(ours, dict) else None
+        return value if isinstance(value, dict) else None
+
+    @property
     def domain_name(self) -> str | None:
         """Domain as the file states it (``telecom-workflow`` included)."""
         name = self._info_part("environment_info").get("domain_name")
