@@ -105,7 +105,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.evaluate.render import metrics_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
     from tau_tui.evaluate.stats import outcome_confidence
-    from tau_tui.model.submission import SubmissionError, submission_for
+    from tau_tui.model.submission import SubmissionError, submission_for, submission_notes
     from tau_tui.pool import Job, Unit
     from tau_tui.textsafe import json_line, visible
 
@@ -180,11 +180,12 @@ def run(args: argparse.Namespace, workspace) -> int:
                     err(str(sub))
                 status = EXIT_INPUT
             elif sub is not None:
+                problems = submission_notes(run.path)
                 if str(sub.folder) not in bad_submissions:
                     bad_submissions.add(str(sub.folder))
-                    for warning in sub.warnings:
-                        err(f"note: {sub.path}: {warning}")
-                record["submission"] = _claim_record(sub, run)
+                    for problem in problems:
+                        err(f"note: {problem}")
+                record["submission"] = {**_claim_record(sub, run), "problems": problems}
             files.append(record)
             if not args.json:
                 block = metrics_block(str(path), metrics, recorded_metrics, confidence)
