@@ -37,6 +37,10 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
                           help="one JSON object per simulation, one per line, then one per file with its metrics")
     evaluate.add_argument("--seed", type=int, default=0, metavar="S",
                           help="seed of the bootstrap intervals (over tasks) of the file metrics (default 0)")
+    evaluate.add_argument("--only-problems", action="store_true",
+                          help="print only the simulations whose replay has a mismatch or a finding, or whose "
+                               "recomputed reward differs from the recorded one or cannot be computed (the file "
+                               "metrics and the exit status still count every one)")
     add_judge_flags(evaluate, "litellm model that judges NL assertions (without one they are not evaluated)")
     evaluate.add_argument("--scorer", metavar="FILE",
                           help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
@@ -160,9 +164,10 @@ def run(args: argparse.Namespace, workspace) -> int:
                 reports.append(report)
                 outcomes.append(MetricOutcome(report.task_id, report.reward, report.termination))
                 recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.termination))
-                if args.json:
+                shown = not args.only_problems or report.has_problems
+                if shown and args.json:
                     out.write(report.line + "\n")
-                else:
+                elif shown:
                     out.write(visible(f"{path}\n{done.text}\n\n"))
                 if status == EXIT_OK and report.agrees is False:
                     status = EXIT_FINDINGS
