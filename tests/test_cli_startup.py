@@ -29,7 +29,7 @@ print(json.dumps({"code": code, "heavy": heavy}))
 
 @pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["eval", "--help"], ["run", "--help"],
                                   ["play", "--help"], ["calibrate", "--help"], ["notes", "--help"],
-                                  ["notes", "add", "--help"], ["serve", "--help"]])
+                                  ["notes", "add", "--help"], ["serve", "--help"], ["show", "--help"]])
 def test_help_imports_no_heavy_module(argv):
     proc = subprocess.run([sys.executable, "-c", PROBE, *argv], input=json.dumps(HEAVY), capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
@@ -42,8 +42,8 @@ def test_every_command_is_one_module_in_one_list():
     """``main`` loops over ``COMMANDS``: the sub-commands in --help order, then the TUI (no name)."""
     from tau_tui.commands import COMMANDS, SUBCOMMANDS
 
-    assert SUBCOMMANDS == ("replay", "eval", "run", "play", "fork", "calibrate", "notes", "compare", "audit", "export",
-                           "serve")
+    assert SUBCOMMANDS == ("replay", "eval", "show", "run", "play", "fork", "calibrate", "notes", "compare", "audit",
+                           "export", "serve")
     assert [c.NAME for c in COMMANDS] == [*SUBCOMMANDS, None]
     for command in COMMANDS:
         assert callable(command.register) and callable(command.run), command.__name__

@@ -3,7 +3,8 @@
 A ``Judge`` takes the trajectory and the task's assertions and returns one
 verdict per assertion, or raises ``JudgeError``; it never guesses a verdict it
 did not get. A missing or refused API key raises ``MissingCredentials``
-instead, which nothing catches as "not judged": the command stops in one line. ``LiteLLMJudge`` asks any litellm model (temperature 0) with a
+instead, which nothing catches as "not judged": the command stops in one
+line. ``LiteLLMJudge`` asks any litellm model (temperature 0) with a
 prompt of our own and reads its JSON answer leniently. litellm is imported
 inside the call, so nothing pays its import cost unless a judge is used.
 """
