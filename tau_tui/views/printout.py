@@ -273,7 +273,8 @@ def markdown_printout(run: RunFile, sim: SimulationRun, analysis: SimAnalysis | 
                 for index, call in calls]
     out += ["", f"#### Trajectory ({len(items)} message{'s' if len(items) != 1 else ''})"]
     for entry in items:
-        role = md_inline(entry.role) if entry.result_of is None else f"tool result of {md_inline(entry.result_of)}"
+        role = (md_inline(entry.role) if entry.result_of is None
+                else f"tool result of {md_inline(entry.result_of)}" if entry.result_of else "tool result")
         out += ["", f"**{entry.index} · {role}**{' (error)' if entry.error else ''}", ""]
         if entry.result_of is not None:
             out += _md_block(_result_text(entry.text, 2), full, "json" if _is_json(entry.text) else "text")
