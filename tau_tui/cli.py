@@ -31,6 +31,35 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="extra folder of domain packages (repeatable; also $TAU_TUI_DOMAINS)")
 
 
+class _SubcommandParser(argparse.ArgumentParser):
+    """A sub-command's parser: a flag it does not know is reported with its own usage, not with tau-tui's."""
+
+    def parse_known_args(  # type: ignore[override]  # one signature for argparse's overloads
+            self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed, extra
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: ``tau-tui <version>`` from the installed package's metadata, read only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print tau-tui's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("tau-tui")
+        except PackageNotFoundError:  # run from a source tree that is not installed
+            from tau_tui import __version__ as number
+        sys.stdout.write(f"tau-tui {number}\n")
+        parser.exit()
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """All sub-commands; ``command`` (the one being run) lets the others skip costly set-up."""
     parser = argparse.ArgumentParser(
@@ -38,7 +67,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Inspect, replay, evaluate and run tau2-bench style agent evaluations.",
         epilog="Sub-commands: " + ", ".join(SUBCOMMANDS) + ". Run 'tau-tui <sub-command> --help' for each.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubcommandParser)
     for each in COMMANDS:
         if each.NAME is not None:
             _register(each, sub, running=command == each.NAME)
@@ -52,6 +81,7 @@ def tui_parser() -> argparse.ArgumentParser:
         description="Open the TUI on run files or folders (default: the bundled recordings). "
         "Sub-commands: " + ", ".join(SUBCOMMANDS) + " ('tau-tui <sub-command> --help').",
     )
+    parser.add_argument("--version", action=_VersionAction)
     return _register(_command(None), parser, running=True)
 
 

@@ -123,13 +123,20 @@ class ReportDigest:
     agrees: bool | None
     flags: dict[str, int]
     line: str  # ``json_line(report.to_json(file))``
+    replay_problem: bool = False  # its replay has a mismatch or a finding (``replay.facts.has_problems``)
+
+    @property
+    def has_problems(self) -> bool:
+        """What ``eval --only-problems`` shows: a replay problem, or a recomputed reward that differs from the
+        recorded one or cannot be computed."""
+        return self.replay_problem or self.agrees is False or self.reward is None
 
     @classmethod
-    def of(cls, report: Any, file: str) -> ReportDigest:
+    def of(cls, report: Any, file: str, replay_problem: bool = False) -> ReportDigest:
         from tau_tui.textsafe import json_line
 
         return cls(report.task_id, report.evaluation.reward, report.recorded_reward, report.evaluation.termination,
-                   report.agrees, dict(report.flag_counts()), json_line(report.to_json(file)))
+                   report.agrees, dict(report.flag_counts()), json_line(report.to_json(file)), replay_problem)
 
 
 @dataclass
@@ -208,9 +215,11 @@ class Worker:
             from tau_tui.replay.facts import plain_text
 
             text = plain_text(analysis.facts(record))
+        stored = record["recorded_final_db"]
         brief = {"file": record["file"], "first_mismatch": True if record["first_mismatch"] is not None else None,
                  "mismatch_classes": record["mismatch_classes"], "findings": len(record["findings"]),
-                 "db_match": record["db_match"]}
+                 "db_match": record["db_match"],
+                 "recorded_final_db": None if stored is None else {"match": stored["match"]}}
         return Outcome(unit, record=brief, line=json_line(record), text=text)
 
     def _eval(self, run: Any, unit: Unit) -> Outcome:
@@ -221,13 +230,19 @@ class Worker:
             scorer = self.sidecars[str(run.path)] or ScorerConfig(None, None, {})
         elif scorer is None:
             scorer = self.analyzer.scorer_config(run) if unit.sidecar else ScorerConfig(None, None, {})
-        report = self.analyzer.evaluate(run, unit.index, judge=self.judge, scorer=scorer)
+        from tau_tui.replay.facts import has_problems
+
+        analysis = self.analyzer.analyze(run, unit.index)
+        report = self.analyzer.assess(analysis, judge=self.judge, scorer=scorer)
+        check = analysis.recorded_db_check
+        replay_problem = has_problems({"first_mismatch": analysis.first_mismatch(), "findings": analysis.findings,
+                                       "recorded_final_db": check.to_json() if check is not None else None})
         text = None
         if self.job.text:
             from tau_tui.evaluate.render import simulation_block
 
             text = simulation_block(report)
-        return Outcome(unit, report=ReportDigest.of(report, unit.path), text=text)
+        return Outcome(unit, report=ReportDigest.of(report, unit.path, replay_problem), text=text)
 
     def _summary(self, run: Any, unit: Unit) -> Outcome:
         from tau_tui.catalog import sim_text
@@ -250,9 +265,13 @@ def _do_chunk_in_worker(units: list[Unit]) -> list[Outcome]:
 
 
 def _do_in_worker(unit: Unit) -> Outcome:
+    from tau_tui.evaluate.credentials import MissingCredentials
+
     assert _WORKER is not None
     try:
         return _WORKER.do(unit)
+    except MissingCredentials:
+        raise  # the judge's key is missing or refused: every other simulation would fail the same way
     except Exception as exc:  # noqa: BLE001 - one broken simulation never stops the others
         return Outcome(unit, error=f"{unit.path}: simulation #{unit.index}: {type(exc).__name__}: {exc}")
 

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import shutil
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tau_tui.cli import main
 from tau_tui.model.io import open_run
 from tau_tui.trust.export import SCHEMAS, TABLES, ExportError, neutralise, write_duckdb
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, ROOT
 from tests.helpers import call, greet, result, results_file, say, user
 
 SOLO_4 = CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
@@ -94,6 +98,34 @@ def test_duckdb_reads_back_and_joins(tau2_data, tmp_path, capsys, replayed):
 
 
 @pytest.mark.corpus
+def test_the_readmes_duckdb_example_runs_as_written(tau2_data, tmp_path):
+    """Each ``$`` command of the README's duckdb example, run in a shell where only tau-tui and its extras are
+    installed, prints the lines the README shows."""
+    pytest.importorskip("duckdb", reason="duckdb is in the optional 'export' extra")
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("$ tau-tui export airline.json --out out --format duckdb")
+    example = readme[start:readme.index("```", start)]
+    commands: list[str] = []
+    shown: list[str] = []
+    for line in example.splitlines():
+        if line.startswith("$ "):
+            commands.append(line[2:])
+        elif commands and commands[-1].count('"') % 2:  # inside a quoted argument that goes on
+            commands[-1] += "\n" + line
+        else:
+            shown.append(line)
+    shutil.copy(CORPUS / "sierra-research__tau2-bench__airline.json", tmp_path / "airline.json")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin",
+           "TAU2_DATA_DIR": str(tau2_data)}
+    printed = []
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, (command, done.stderr)
+        printed += done.stdout.rstrip().splitlines()
+    assert printed == shown
+
+
 def test_parquet_reads_back(tau2_data, tmp_path, capsys, replayed):
     pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is in the optional 'export' extra")
     out = tmp_path / "pq"

@@ -1,4 +1,4 @@
-"""`tau-tui notes list` names each simulation by its whole id (ids that differ late stay apart)."""
+"""`tau-tui notes`: whole simulation ids in `list`; one sidecar for every name of a reviewed run folder."""
 
 from __future__ import annotations
 
@@ -35,3 +35,48 @@ def test_a_note_on_a_voice_run_may_name_any_step_of_its_flattened_trajectory(tmp
     assert main([*add, "--step", str(last)]) == 0
     assert main([*add, "--step", str(last + 1)]) == 2
     assert f"has {last + 1} steps; no step {last + 1}" in capsys.readouterr().err
+
+
+def _reviewed_folder(tmp_path: Path) -> Path:
+    from tests.review_fixtures import reviewed_run
+
+    return reviewed_run(tmp_path, keep=4)
+
+
+def _sim_id(folder: Path) -> str:
+    import json
+
+    return json.loads((folder / "results.json").read_text())["simulations"][0]["id"]
+
+
+def test_a_note_added_by_any_name_of_a_reviewed_run_is_listed_by_every_name(tmp_path, capsys):
+    folder = _reviewed_folder(tmp_path)
+    sim = _sim_id(folder)
+    names = [folder, folder / "results.json", folder / "results_reviewed.json"]
+    for i, name in enumerate(names):
+        assert main(["notes", "add", str(name), "--sim", sim, "--source", "agent", "--type", "other",
+                     "--text", f"note {i}"]) == 0
+    capsys.readouterr()
+    for name in names:
+        assert main(["notes", "list", str(name), "--json"]) == 0
+        texts = sorted(line.split('"text":"')[1].split('"')[0] for line in capsys.readouterr().out.splitlines())
+        assert texts == ["note 0", "note 1", "note 2"], name
+    assert len(NoteBook(folder / "results_reviewed.json").notes) == 3  # what the TUI reads
+    assert {p.name for p in folder.glob("*.notes.json")} == {"results_reviewed.notes.json"}
+
+
+def test_notes_already_in_either_sidecar_of_a_reviewed_run_stay_readable_and_removable(tmp_path, capsys):
+    import json
+
+    folder = _reviewed_folder(tmp_path)
+    sim = _sim_id(folder)
+    for sidecar, note_id in (("results.notes.json", "aaaa00000001"), ("results_reviewed.notes.json", "bbbb00000002")):
+        note = {"id": note_id, "sim_id": sim, "source": "agent", "error_type": "other", "text": sidecar}
+        (folder / sidecar).write_text(json.dumps({"version": 1, "recording": "x", "notes": [note]}))
+    for name in (folder, folder / "results.json", folder / "results_reviewed.json"):
+        assert {n.id for n in NoteBook(name).notes} == {"aaaa00000001", "bbbb00000002"}
+    assert main(["notes", "export", str(folder), "--format", "csv"]) == 0
+    assert "aaaa00000001" in capsys.readouterr().out
+    assert main(["notes", "remove", str(folder), "aaaa"]) == 0
+    assert {n.id for n in NoteBook(folder / "results_reviewed.json").notes} == {"bbbb00000002"}
+    assert "aaaa00000001" not in (folder / "results.notes.json").read_text()

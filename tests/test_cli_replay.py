@@ -93,6 +93,61 @@ def test_directory_without_results_exits_2(tmp_path, tau2_data, capsys):
     assert code == 2 and "without results.json" in err
 
 
+def _clean_mismatch_finding_and_stored_db(tmp_path):
+    """One file: a clean simulation, one with a mismatch, one with a finding, one whose stored final DB differs."""
+    done = [greet(), user("done?"), call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(TASK_1), say("Done.")]
+    mismatch = [greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+                result(dict(TASK_1, title="Other"))]
+    extra = [{"id": "mismatch", "task_id": "t_update", "termination_reason": "user_stop", "messages": mismatch},
+             {"id": "orphan", "task_id": "t_update", "termination_reason": "user_stop",
+              "messages": [greet(), result("x", "nope")]},
+             {"id": "stored-db", "task_id": "t_update", "termination_reason": "user_stop", "messages": done,
+              "info": {"inspect": {"final_db": {"tasks": {}}}}}]
+    return results_file(tmp_path / "four.json", done, sim_id="clean", extra_sims=extra)
+
+
+def test_only_problems_prints_the_simulations_with_one_and_counts_every_one(tmp_path, tau2_data, capsys):
+    path = _clean_mismatch_finding_and_stored_db(tmp_path)
+    code, everything, _ = replay(capsys, path, "--tau2-data", tau2_data)
+    code_only, out, _ = replay(capsys, path, "--only-problems", "--tau2-data", tau2_data)
+    assert code == code_only == 1
+    shown = [line.split()[0] for line in out.splitlines() if line.split() and line.split()[0] in
+             ("clean", "mismatch", "orphan", "stored-db")]
+    assert shown == ["mismatch", "orphan", "stored-db"]
+    assert out.splitlines()[-1] == everything.splitlines()[-1] == (
+        "4 simulations in 1 file: 2 ok, 1 with divergences, 1 with findings; db_match 3/4")
+    code, out, _ = replay(capsys, path, "--only-problems", "--json", "--workers", "1", "--tau2-data", tau2_data)
+    assert code == 1 and [json.loads(line)["sim"] for line in out.splitlines()] == ["mismatch", "orphan", "stored-db"]
+
+
+def test_a_stored_final_db_that_differs_from_ours_exits_1(tmp_path, tau2_data, capsys):
+    path = _clean_mismatch_finding_and_stored_db(tmp_path)
+    code, out, _ = replay(capsys, path, "--sim", "stored-db", "--tau2-data", tau2_data)
+    assert code == 1 and "final DB stored in the Inspect log: DIFFERS from ours" in out
+
+
+@pytest.mark.parametrize("command", ["replay", "eval"])
+@pytest.mark.parametrize("content", [[], ["notes.txt"], ["sub/readme.md"]])
+def test_a_folder_with_nothing_usable_says_no_run_files_were_found(tmp_path, tau2_data, capsys, command, content):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    for name in content:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("not a run")
+    code = main([command, str(folder), "--tau2-data", str(tau2_data)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err == f"tau-tui: {folder}: no run files found in it\n"
+
+
+@pytest.mark.parametrize("command", ["replay", "eval"])
+def test_an_unknown_sim_is_only_its_error_line(tau2_data, capsys, command):
+    code = main([command, str(ROOT / "recordings" / "aftersales.json"), "--sim", "nosuch", "--tau2-data",
+                 str(tau2_data)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err == "tau-tui: no simulation 'nosuch' in the given files\n"
+
+
 def test_missing_tau2_data_is_one_clear_line(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     monkeypatch.setattr("tau_tui.domains._installed_tau2_data", lambda: None)

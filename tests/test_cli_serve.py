@@ -57,6 +57,44 @@ def test_without_the_serve_extra_the_message_is_one_line():
     assert proc.stderr.count("\n") == 1 and "serving needs the 'serve' extra" in proc.stderr
 
 
+class BannerFirst:
+    """textual-serve's ``Server`` as it behaves: the banner is printed, then the port is bound."""
+
+    def __init__(self, command: str, host: str, port: int, **kwargs):
+        self.host, self.port = host, port
+
+    def serve(self) -> None:
+        print(f"Serving on http://{self.host}:{self.port}\nPress Ctrl+C to quit")
+        raise OSError(98, f"error while attempting to bind on address ({self.host!r}, {self.port}): address in use")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_port_in_use_is_one_line_before_any_banner(host, monkeypatch, capsys):
+    import types
+
+    monkeypatch.setitem(sys.modules, "textual_serve", types.ModuleType("textual_serve"))
+    monkeypatch.setitem(sys.modules, "textual_serve.server", types.SimpleNamespace(Server=BannerFirst))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--host", host, "--port", str(port), str(RECORDINGS)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"tau-tui: cannot listen on {host}:{port}: address already in use\n"
+
+
+def test_a_port_in_use_with_textual_serve_is_one_line_and_no_banner():
+    pytest.importorskip("textual_serve", reason="the 'serve' extra (textual-serve) is not installed")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "tau_tui", "serve", "--port", str(port), str(RECORDINGS)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"tau-tui: cannot listen on 127.0.0.1:{port}: address already in use\n"
+
+
 def test_each_tab_runs_this_python_on_the_same_files_data_and_judge(tmp_path: Path):
     from tau_tui.config import Settings
     from tau_tui.workspace import Workspace

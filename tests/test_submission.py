@@ -174,6 +174,27 @@ def test_a_trajectory_filed_under_the_wrong_domain_is_reported(tmp_path):
     assert any("its domain is retail, but" in p and "files it under airline" in p for p in unit.problems)
 
 
+def unfiled_telecom(root: Path) -> Path:
+    """A submission that claims telecom but whose trajectory_files names only airline and retail."""
+    files = {d: f"{d}_results.json" for d in ("airline", "retail")}
+    folder = build_submission(root, submission_meta(trajectory_files=files))
+    (folder / "trajectories" / "telecom_results.json").unlink()
+    return folder
+
+
+UNFILED = "results.telecom has no trajectory file"
+
+
+def test_a_claim_without_a_trajectory_file_is_a_note_of_every_run_of_the_submission(tmp_path):
+    from tau_tui.model.submission import submission_notes
+
+    folder = unfiled_telecom(tmp_path)
+    assert [p for p in open_submission(folder).problems if UNFILED in p] == [f"{folder / 'submission.json'}: {UNFILED}"]
+    for domain in ("airline", "retail"):
+        assert submission_notes(folder / "trajectories" / f"{domain}_results.json") == [
+            f"{folder / 'submission.json'}: {UNFILED}"]
+
+
 def eval_json(capsys, tau2_data, *paths):
     code = main(["eval", "--json", "--tau2-data", str(tau2_data), *map(str, paths)])
     out, err = capsys.readouterr()
@@ -193,6 +214,17 @@ def test_eval_shows_the_claimed_pass_k_beside_ours(tmp_path, tau2_data, capsys):
     assert main(["eval", "--tau2-data", str(tau2_data), str(folder)]) == code
     out = capsys.readouterr().out
     assert "submission gpt-4.1-mini · OpenAI (retail): pass^k 1: claimed 0.500 / ours 1.000" in out
+
+
+def test_eval_reports_a_claim_without_a_trajectory_file_once_and_in_each_file_record(tmp_path, tau2_data, capsys):
+    folder = unfiled_telecom(tmp_path)
+    code, records, err = eval_json(capsys, tau2_data, folder)
+    assert err.count(UNFILED) == 1 and f"tau-tui: note: {folder / 'submission.json'}: {UNFILED}" in err
+    files = [r for r in records if r.get("kind") == "file"]
+    assert len(files) == 2 and all(r["submission"]["problems"] == [f"{folder / 'submission.json'}: {UNFILED}"]
+                                   for r in files)
+    assert main(["eval", "--tau2-data", str(tau2_data), str(folder)]) == code
+    assert capsys.readouterr().err.count(UNFILED) == 1
 
 
 def test_eval_with_a_broken_submission_json_says_so_once_and_exits_2(tmp_path, tau2_data, capsys):

@@ -72,6 +72,13 @@ def unscored_note(raw: Any) -> str | None:
     return str(error).splitlines()[0] if error else None
 
 
+def forks_line(count: int) -> str:
+    """``1 fork left out``: what the grid does not count, said where it is shown."""
+    from tau_tui import formats
+
+    return f"{formats.count(count, 'fork')} left out"
+
+
 class RunnerFactory(Protocol):
     """Builds the runner of a calibration's trials (``Workspace.new_runner``)."""
 
@@ -94,6 +101,7 @@ class Calibrator:
         self.fingerprints = Fingerprinter(self.domain, self.variant)
         self.task_overrides: dict[str, Task] = {}
         self.runs_started = 0
+        self.forks_left_out = 0  # simulations of forks: a recorded prefix continued, not trials of a model pair
         self._seen: set[tuple[str, str]] = set()
         self._analyzer = analyzer
         self._runner_factory = runner_factory
@@ -138,10 +146,15 @@ class Calibrator:
         """Add a cell per simulation of ``run`` not loaded before; returns how many were added.
 
         ``recompute``: score with our evaluator (and the judge, if any) instead
-        of the reward the recording states.
+        of the reward the recording states. A fork is left out (its first
+        messages were played by the sides of the run it continues) and counted in
+        ``forks_left_out``.
         """
         if not same_domain(run.domain, self.domain_name):
             raise DomainError(f"{run.path}: a run of domain '{run.domain or 'unknown'}', not '{self.domain_name}'")
+        if run.forked_from is not None:
+            self.forks_left_out += sum(not self._known(SimRef(run.path, entry.id)) for entry in run.entries)
+            return 0
         setup = Setup(run.agent_model or run.agent_implementation, run.user_model or run.user_implementation)
         added = 0
         tasks = set()

@@ -9,10 +9,10 @@ inside its ``run``, so ``tau-tui --help`` stays fast.
 
 from __future__ import annotations
 
-from tau_tui.commands import audit, calibrate, compare, export, fork, notes, play, replay, run, serve, tui
+from tau_tui.commands import audit, calibrate, compare, export, fork, notes, play, replay, run, serve, show, tui
 from tau_tui.commands import eval as evaluate
 
-COMMANDS = (replay, evaluate, run, play, fork, calibrate, notes, compare, audit, export, serve, tui)
+COMMANDS = (replay, evaluate, show, run, play, fork, calibrate, notes, compare, audit, export, serve, tui)
 SUBCOMMANDS = tuple(command.NAME for command in COMMANDS if command.NAME)
 
 __all__ = ["COMMANDS", "SUBCOMMANDS"]

@@ -73,8 +73,13 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.calibrate.tasks import TaskSourceError
     from tau_tui.domains import DomainError
+    from tau_tui.evaluate.judge import judge_credentials_problem
     from tau_tui.rollout import ParticipantSpecError, RunError
 
+    problem = judge_credentials_problem(workspace.judge())
+    if problem:  # before any trial runs or any recording is judged
+        err(problem)
+        return EXIT_INPUT
     try:
         if args.gold_check:
             return _gold_check(args, workspace)
@@ -111,6 +116,7 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
     import contextlib
 
     from tau_tui.calibrate.render import render_grid
+    from tau_tui.calibrate.workbench import forks_line
     from tau_tui.commands.run import run_request
     from tau_tui.workspace import CalibrateRequest
 
@@ -127,6 +133,9 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
         report = calibrator.load_paths(args.sources, recompute=args.recompute)
         for path, reason in report.skipped:
             err(f"note: skipped {reason}" if str(path) in reason else f"note: skipped {path}: {reason}")
+        if calibrator.forks_left_out:
+            err(f"note: {forks_line(calibrator.forks_left_out)} (a fork continues another run's recorded "
+                "messages: not a trial of its agent and user)")
         if not report.total and not args.agent_llm:
             err(f"no simulation of domain '{args.domain}' in the given runs")
             return EXIT_INPUT

@@ -44,6 +44,10 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
                           help="one JSON object per simulation, one per line, then one per file with its metrics")
     evaluate.add_argument("--seed", type=int, default=0, metavar="S",
                           help="seed of the bootstrap intervals (over tasks) of the file metrics (default 0)")
+    evaluate.add_argument("--only-problems", action="store_true",
+                          help="print only the simulations whose replay has a mismatch or a finding, or whose "
+                               "recomputed reward differs from the recorded one or cannot be computed (the file "
+                               "metrics and the exit status still count every one)")
     add_judge_flags(evaluate, "litellm model that judges NL assertions (without one they are not evaluated)")
     evaluate.add_argument("--scorer", metavar="FILE",
                           help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
@@ -101,13 +105,18 @@ def _claim_lines(record: dict[str, Any], metrics) -> str:
 
 def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui.evaluate import FileMetrics, MetricOutcome, ScorerConfigError
+    from tau_tui.evaluate.judge import judge_credentials_problem
     from tau_tui.evaluate.render import metrics_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
-    from tau_tui.model.submission import SubmissionError, submission_for
+    from tau_tui.model.submission import SubmissionError, submission_for, submission_notes
     from tau_tui.pool import Job, Unit
     from tau_tui.textsafe import json_line, visible
 
     ws = workspace
+    problem = judge_credentials_problem(ws.judge())
+    if problem:  # every judged simulation would fail the same way
+        err(problem)
+        return EXIT_INPUT
     analyzer = ws.analyzer
     if args.scorer:
         try:
@@ -136,9 +145,12 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                     err(f"{exc} (tool-call scores skipped)")
                     status = EXIT_INPUT
                     sidecar = False
+            indices = selected(run, args.sim, found)
+            if args.sim and not indices:  # none of the asked simulations is here: no metrics of nothing
+                continue
             outcomes, recorded, reports = [], [], []
             domain_missing = False
-            units = (Unit(str(path), index, sidecar) for index in selected(run, args.sim, found))
+            units = (Unit(str(path), index, sidecar) for index in indices)
             for done in executor.map(units):
                 if done.error is not None:
                     err(done.error)
@@ -152,9 +164,10 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                 reports.append(report)
                 outcomes.append(MetricOutcome(report.task_id, report.reward, report.termination))
                 recorded.append(MetricOutcome(report.task_id, report.recorded_reward, report.termination))
-                if args.json:
+                shown = not args.only_problems or report.has_problems
+                if shown and args.json:
                     out.write(report.line + "\n")
-                else:
+                elif shown:
                     out.write(visible(f"{path}\n{done.text}\n\n"))
                 if status == EXIT_OK and report.agrees is False:
                     status = EXIT_FINDINGS
@@ -170,11 +183,12 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                     err(str(sub))
                 status = EXIT_INPUT
             elif sub is not None:
+                problems = submission_notes(run.path)
                 if str(sub.folder) not in bad_submissions:
                     bad_submissions.add(str(sub.folder))
-                    for warning in sub.warnings:
-                        err(f"note: {sub.path}: {warning}")
-                record["submission"] = _claim_record(sub, run)
+                    for problem in problems:
+                        err(f"note: {problem}")
+                record["submission"] = {**_claim_record(sub, run), "problems": problems}
             files.append(record)
             if not args.json:
                 block = metrics_block(str(path), metrics, both.recorded, confidence)

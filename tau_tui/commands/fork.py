@@ -45,6 +45,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, workspace) -> int:
     import asyncio
 
+    from tau_tui.config import ConfigError
     from tau_tui.domains import DomainError
     from tau_tui.model.io import RunFileError, error_text, open_run
     from tau_tui.rollout import ParticipantSpecError
@@ -58,8 +59,8 @@ def run(args: argparse.Namespace, workspace) -> int:
         index = run_file.find(str(args.sim).strip())
         original = run_file.entries[index] if index is not None else None
         result = asyncio.run(workspace.fork_simulation(run_file, request))
-    except (RequestError, RunFileError, DomainError, ParticipantSpecError) as exc:
-        err(str(exc))
+    except (RequestError, RunFileError, DomainError, ParticipantSpecError, ConfigError) as exc:
+        err(str(exc))  # ConfigError: a model's API key is missing (evaluate.credentials)
         return EXIT_INPUT
     except Exception as exc:  # noqa: BLE001 - a prefix that does not replay, a model error: one line
         err(f"fork failed: {error_text(exc) or type(exc).__name__}")

@@ -140,8 +140,12 @@ def _notebooks(paths: Sequence[str]) -> list:
     from tau_tui.model.io import expand_paths
     from tau_tui.model.notes import NoteBook
 
-    books = [NoteBook(path) for path in expand_paths(paths)]
-    return [book for book in books if book.exists]
+    books: dict[Path, NoteBook] = {}
+    for path in expand_paths(paths):
+        book = NoteBook(path)
+        if book.exists:
+            books.setdefault(book.path, book)  # two names of one run: its notes once
+    return list(books.values())
 
 
 def _note_filters(args: argparse.Namespace) -> dict[str, Any]:

@@ -63,6 +63,32 @@ def network_warning(host: str, port: int) -> str:
             "it can read the loaded runs and launch rollouts with this machine's API keys")
 
 
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (the port is taken, the address is not this machine's…), or None.
+
+    Found by binding every address the server would bind, as asyncio does, and releasing it: textual-serve
+    prints its "Serving…" banner before it binds, so it must not be started on a port it cannot have.
+    """
+    import socket
+
+    try:
+        addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return str(exc.strerror or exc)
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            if hasattr(socket, "SO_REUSEADDR") and sys.platform != "win32":
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                return reason[:1].lower() + reason[1:]
+    return None
+
+
 def app_command(paths: list[Path], workspace: Any, judge: str | None, judge_api_base: str | None) -> str:
     """The shell command each browser tab runs: this Python, the TUI on ``paths``, the same data and judge."""
     argv = [sys.executable, "-m", "tau_tui", *[str(p.resolve()) for p in paths]]
@@ -101,6 +127,10 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
         from textual_serve.server import Server
     except ImportError as exc:
         err(f"serving needs the 'serve' extra (pip install 'tau-tui[serve]'): {exc}")
+        return EXIT_INPUT
+    problem = port_problem(args.host, args.port)
+    if problem:
+        err(f"cannot listen on {args.host}:{args.port}: {problem}")
         return EXIT_INPUT
     public_url = args.public_url.rstrip("/") if args.public_url else None
     server = Server(app_command(paths, workspace, args.judge, args.judge_api_base), host=args.host, port=args.port,

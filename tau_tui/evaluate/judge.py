@@ -2,7 +2,9 @@
 
 A ``Judge`` takes the trajectory and the task's assertions and returns one
 verdict per assertion, or raises ``JudgeError``; it never guesses a verdict it
-did not get. ``LiteLLMJudge`` asks any litellm model (temperature 0) with a
+did not get. A missing or refused API key raises ``MissingCredentials``
+instead, which nothing catches as "not judged": the command stops in one
+line. ``LiteLLMJudge`` asks any litellm model (temperature 0) with a
 prompt of our own and reads its JSON answer leniently. litellm is imported
 inside the call, so nothing pays its import cost unless a judge is used.
 """
@@ -15,6 +17,7 @@ import re
 from typing import Any, Protocol
 
 from tau_tui.evaluate.checks import NLCheck
+from tau_tui.evaluate.credentials import credentials_problem, is_refusal, refusal
 from tau_tui.model.messages import Message, ParticipantMessage
 
 SYSTEM_PROMPT = """\
@@ -135,6 +138,18 @@ class LiteLLMJudge:
         self.timeout = timeout
         self.completion_args = completion_args
 
+    def _args(self) -> dict[str, Any]:
+        kwargs = dict(self.completion_args)
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        return kwargs
+
+    def credentials_problem(self) -> str | None:
+        """The API key the judge model needs and the environment lacks, in one line, or None."""
+        return credentials_problem(self.model, self._args(), "judge")
+
     def __call__(self, messages: list[Message], assertions: list[str]) -> list[NLCheck]:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map download at import
         try:
@@ -142,16 +157,19 @@ class LiteLLMJudge:
         except ImportError as exc:
             raise JudgeError(f"the judge needs litellm ({exc})") from None
         litellm.suppress_debug_info = True  # litellm otherwise prints help banners to stdout on errors
-        kwargs = dict(self.completion_args)
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
-        if self.api_key:
-            kwargs["api_key"] = self.api_key
+        kwargs = self._args()
         try:
             response = litellm.completion(model=self.model, messages=judge_messages(messages, assertions),
                                           temperature=0, timeout=self.timeout, **kwargs)
             reply = response.choices[0].message.content
         except Exception as exc:  # noqa: BLE001 - any provider failure means "not judged"
+            if is_refusal(exc):  # every other judgement would be refused too: the evaluation stops
+                raise refusal(self.model, kwargs, exc, "judge") from None
             first = str(exc).strip().splitlines()
             raise JudgeError(f"judge {self.model} failed: {type(exc).__name__}: {first[0] if first else ''}") from None
         return parse_verdicts(reply, assertions)
+
+
+def judge_credentials_problem(judge: Any) -> str | None:
+    """The API key a judge lacks, in one line (None: it is set, or the judge was given in code)."""
+    return judge.credentials_problem() if isinstance(judge, LiteLLMJudge) else None

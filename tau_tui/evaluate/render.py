@@ -10,6 +10,7 @@ from typing import Any
 from tau_tui import formats
 from tau_tui.evaluate.metrics import RunMetrics
 from tau_tui.evaluate.report import SimReport
+from tau_tui.evaluate.reward import REWARD_COMPONENTS
 from tau_tui.textsafe import clip_json
 
 DIFF_LINES = 6
@@ -35,6 +36,14 @@ def reward_line(report: SimReport) -> str:
     if ev.reward_basis:
         head += f"  [basis {', '.join(ev.reward_basis)}]"
     return head
+
+
+def breakdown_rows(report: SimReport, recorded: dict[str, float]) -> list[tuple[str, float | None, float | None]]:
+    """(component, recorded, recomputed) for every reward component either side has, registry order first."""
+    ours = report.evaluation.breakdown
+    known = [b for c in REWARD_COMPONENTS.values() for b in c.bases]
+    names = [c for c in known if c in ours or c in recorded] + [c for c in [*ours, *recorded] if c not in known]
+    return [(name, recorded.get(name), ours.get(name)) for name in dict.fromkeys(names)]
 
 
 def breakdown_line(report: SimReport) -> str | None:

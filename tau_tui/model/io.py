@@ -319,6 +319,14 @@ class RunFile:
         return "solo" in agent or self.user_implementation == "dummy_user"
 
     @property
+    def forked_from(self) -> dict[str, Any] | None:
+        """What this run continues, when it is a fork (``tau-tui fork``, the trajectory's ``b``): the recorded
+        file, simulation and message it was cut after; None for any other run."""
+        ours = self.raw_info.get("tau_tui")
+        value = ours.get("forked_from") if isinstance(ours, dict) else None
+        return value if isinstance(value, dict) else None
+
+    @property
     def domain_name(self) -> str | None:
         """Domain as the file states it (``telecom-workflow`` included)."""
         name = self._info_part("environment_info").get("domain_name")
@@ -477,7 +485,9 @@ def open_run(path: Path | str, on_progress: Callable[[RunFile], None] | None = N
     if path.is_dir():
         meta = path / "results.json"
         if not meta.is_file():
-            raise RunFileError(path, "is a directory without results.json")
+            # a scan of a folder without any run file gives the folder back: say so, unless it looks like a run
+            nothing = not (path / "simulations").is_dir() and scan_paths([path]).files == [path]
+            raise RunFileError(path, "no run files found in it" if nothing else "is a directory without results.json")
         return _open_dir(path, meta)
     if path.name == "results.json" and (path.parent / "simulations").is_dir():
         return _open_dir(path.parent, path)
@@ -561,6 +571,25 @@ def _run_entry(folder: Path) -> Path:
     """A run folder, or its ``results_reviewed.json`` when ``tau2 review`` wrote one beside a one-file results.json."""
     reviewed = folder / REVIEWED_FILE
     return reviewed if reviewed.is_file() and not (folder / "simulations").is_dir() else folder
+
+
+def run_names(path: Path | str) -> tuple[Path, list[Path]]:
+    """The one name of the run ``path`` names, and its other names.
+
+    A run folder and its ``results.json`` name one run, and so does ``results_reviewed.json`` when ``tau2 review``
+    wrote it beside a one-file results.json; the one name is the file ``scan_paths`` opens for the folder (what the
+    notes of the run are kept by). Any other path is its own one name.
+    """
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    if not (folder / "results.json").is_file() or (path != folder and path.name not in ("results.json", REVIEWED_FILE)):
+        return path, []
+    entry = _run_entry(folder)
+    first = folder / "results.json" if entry == folder else entry
+    names = [folder, folder / "results.json", *([entry] if entry != folder else [])]
+    if path not in names:  # results_reviewed.json beside a directory-layout run: a file of its own
+        return path, []
+    return first, [name for name in names if name != first]
 
 
 @dataclass

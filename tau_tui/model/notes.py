@@ -4,7 +4,10 @@ A note annotates a whole simulation or one step (message index) of it: who
 is at fault (``source``: agent, user, environment or task), a short error
 type from a fixed list, and free text. The notes of ``run.json`` live in
 ``run.notes.json`` beside it (for a directory run, ``results.notes.json``
-inside the directory); the recording itself is never written. A recording
+inside the directory; a folder ``tau2 review`` left, ``results.json`` beside
+``results_reviewed.json``, keeps them in ``results_reviewed.notes.json``,
+whichever of its names is given, and still reads ``results.notes.json``);
+the recording itself is never written. A recording
 bundled with tau-tui, or one in a folder we cannot write, keeps its notes in
 the user's data folder instead (``$XDG_DATA_HOME/tau-tui/notes/``, named
 after the recording's absolute path); reading looks in both places. Every
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Iterable, Literal
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
-from tau_tui.model.io import RunFileError, file_lock, read_bytes, write_atomic
+from tau_tui.model.io import RunFileError, file_lock, read_bytes, run_names, write_atomic
 
 if TYPE_CHECKING:
     from tau_tui.model.reviews import ReviewError
@@ -128,14 +131,22 @@ def notes_beside(recording: Path | str) -> bool:
 
 
 def notes_path(recording: Path | str) -> Path:
-    """Where the notes of ``recording`` are saved (beside it, else in the user's data folder)."""
-    return beside_path(recording) if notes_beside(recording) else user_notes_path(recording)
+    """Where the notes of ``recording`` are saved (beside it, else in the user's data folder).
+
+    Every name of one run (its folder, results.json, a reviewed results_reviewed.json: ``run_names``) saves to
+    the same file, the sidecar of the name ``scan_paths`` opens.
+    """
+    key = run_names(recording)[0]
+    return beside_path(key) if notes_beside(key) else user_notes_path(key)
 
 
 def notes_paths(recording: Path | str) -> list[Path]:
-    """Every place notes of ``recording`` may be, the one saved to first."""
-    first = notes_path(recording)
-    return [first] + [p for p in (beside_path(recording), user_notes_path(recording)) if p != first]
+    """Every place notes of ``recording`` may be, the one saved to first: both places of each name of its run."""
+    key, aliases = run_names(recording)
+    places = [notes_path(key)]
+    for name in (key, *aliases):
+        places.extend(p for p in (beside_path(name), user_notes_path(name)) if p not in places)
+    return places
 
 
 def _read(path: Path) -> NotesFile | None:
@@ -177,7 +188,7 @@ class NoteBook:
     @property
     def where(self) -> str:
         """The sidecar's name when it is beside the recording, else its whole path."""
-        return self.path.name if self.path == beside_path(self.recording) else str(self.path)
+        return self.path.name if self.path == beside_path(run_names(self.recording)[0]) else str(self.path)
 
     @property
     def exists(self) -> bool:

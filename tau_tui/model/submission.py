@@ -275,6 +275,21 @@ def submission_for(path: Path | str) -> Submission | SubmissionError | None:
     return _cached(folder, (st.st_mtime_ns, st.st_size))
 
 
+def trajectory_problems(submission: Submission) -> list[str]:
+    """What ``trajectory_files`` leaves a claim without, one line each: a named file that does not exist, a claimed
+    domain it names no file for. Read from the metadata and the file names alone (no run is opened); a
+    submission without ``trajectory_files`` is checked by ``open_submission``, which reads its runs' domains."""
+    problems = []
+    for domain in submission.trajectory_files:
+        target = submission.trajectory_path(domain)
+        if target is not None and not target.exists():
+            problems.append(f"{target}: does not exist (trajectory_files.{domain} of {submission.path})")
+    if submission.trajectory_files:
+        problems.extend(f"{submission.path}: results.{domain} has no trajectory file" for domain in submission.claims
+                        if domain not in submission.trajectory_files)
+    return problems
+
+
 def open_submission(folder: Path | str) -> SubmissionUnit:
     """Open a submission folder as one unit: its metadata and every run in ``trajectories/``.
 
@@ -284,11 +299,8 @@ def open_submission(folder: Path | str) -> SubmissionUnit:
     submission = read_submission(folder)
     unit = SubmissionUnit(submission)
     unit.problems.extend(f"{submission.path}: {w}" for w in submission.warnings)
+    unit.problems.extend(trajectory_problems(submission))
     base = submission.folder / TRAJECTORIES_DIR
-    for claimed in submission.trajectory_files:
-        target = submission.trajectory_path(claimed)
-        if target is not None and not target.exists():
-            unit.problems.append(f"{target}: does not exist (trajectory_files.{claimed} of {submission.path})")
     for path in scan_paths([base]).files if base.is_dir() else []:
         try:
             run = open_run(path)
@@ -305,9 +317,9 @@ def open_submission(folder: Path | str) -> SubmissionUnit:
         stated = run.domain_name
         if stated and stated != domain:
             unit.problems.append(f"{run.path}: its domain is {stated}, but {submission.path} files it under {domain}")
-    for domain in submission.claims:
-        if domain not in unit.runs and domain not in submission.trajectory_files:
-            unit.problems.append(f"{submission.path}: results.{domain} has no trajectory file")
+    if not submission.trajectory_files:  # the runs say their domains: a claim none of them has is unchecked
+        unit.problems.extend(f"{submission.path}: results.{domain} has no trajectory file"
+                             for domain in submission.claims if domain not in unit.runs)
     return unit
 
 
@@ -320,10 +332,11 @@ def submission_label(path: Path | str) -> str:
 
 
 def submission_notes(path: Path | str) -> list[str]:
-    """Load notes for a run in a submission folder: why its ``submission.json`` is unusable, or its warnings."""
+    """Load notes for a run in a submission folder: why its ``submission.json`` is unusable, or its warnings and
+    the claims it has no trajectory for (``trajectory_problems``)."""
     sub = submission_for(path)
     if sub is None:
         return []
     if isinstance(sub, SubmissionError):
         return [str(sub)]
-    return [f"{sub.path}: {w}" for w in sub.warnings]
+    return [f"{sub.path}: {w}" for w in sub.warnings] + trajectory_problems(sub)

@@ -177,6 +177,15 @@ def first_divergence(timeline: Timeline) -> CallRecord | None:
     return next((c for c in timeline.mismatches if c.mismatch_class in (None, MismatchClass.DIVERGENCE)), None)
 
 
+def has_problems(record: dict[str, Any]) -> bool:
+    """A mismatch, a finding, or a final DB the recording stores that differs from ours, in a replay record
+    (``SimAnalysis.to_json()``, or the brief the pool's workers send): ``tau-tui replay`` exits 1 on it, and
+    ``--only-problems`` shows just those simulations."""
+    stored = record.get("recorded_final_db")
+    return bool(record.get("first_mismatch") or record.get("findings")
+                or (isinstance(stored, dict) and stored.get("match") is False))
+
+
 def db_fact(record: dict[str, Any], has_gold: bool) -> Fact:
     """The DB check: the predicted final state's hashes against the gold ones."""
     agent = f"agent {short_hash(record['pred_db'])} vs {short_hash(record['gold_db'])}"

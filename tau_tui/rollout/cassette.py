@@ -43,7 +43,7 @@ from tau_tui.model.messages import ParticipantMessage, ToolCall, ToolMessage
 from tau_tui.model.results import NO_RECORDED_RESULT, SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.rollout.evaluation import SimulationEvaluator
-from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_spec
+from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
 from tau_tui.rollout.orchestrator import DISCOVERED_KEY, EndEpisode, EpisodeOptions, Orchestrator
 from tau_tui.rollout.records import ResultsWriter, run_info, secret_values
 
@@ -214,6 +214,7 @@ async def run_cassettes(recording: Path | str, registry: DomainRegistry, agent: 
     check_spec(agent, "agent")
     if not run.solo:
         check_spec(user, "user")
+    check_credentials([(agent, "agent")] + ([] if run.solo else [(user, "user")]), judge)
     base, variant = split_variant(name)
     dom = registry.get(base)
     indices = _selected(run, sim_ids, task_ids)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from tau_tui.env.environment import Environment
+from tau_tui.evaluate.credentials import MissingCredentials, credentials_problem
+from tau_tui.evaluate.judge import judge_credentials_problem
 from tau_tui.model.tasks import Action, Task
 from tau_tui.rollout.agents import GoldAgent, HumanAgent, LLMAgent
 from tau_tui.rollout.human import HumanSource
@@ -111,6 +113,13 @@ class ParticipantSpec:
     def is_human(self) -> bool:
         return self.model == HUMAN
 
+    def credentials_problem(self, side: str) -> str | None:
+        """The API key this model needs and the environment lacks, in one line (None: scripted, human, own
+        endpoint, or set)."""
+        if self.is_scripted or self.is_human or not self.model.strip():
+            return None
+        return credentials_problem(self.model, self.settings().args, side)
+
     def settings(self) -> LLMSettings:
         args = dict(DEFAULT_LLM_ARGS) if self.llm_args is None else dict(self.llm_args)
         return LLMSettings(self.model, args, self.timeout, self.retry)
@@ -133,6 +142,15 @@ def check_spec(spec: ParticipantSpec, side: str) -> None:
         scripted_factory(spec.model, side)
     if not spec.model.strip():
         raise ParticipantSpecError(f"empty model string for the {side}")
+
+
+def check_credentials(sides: Iterable[tuple[ParticipantSpec, str]], judge: Any = None) -> None:
+    """Refuse to start (``MissingCredentials``, one line naming the variable) when a model of the sides
+    (spec, "agent" or "user") or the judge has no API key set: every call of it would fail."""
+    problems = [spec.credentials_problem(side) for spec, side in sides] + [judge_credentials_problem(judge)]
+    problem = next((p for p in problems if p), None)
+    if problem:
+        raise MissingCredentials(problem)
 
 
 def build_agent(spec: ParticipantSpec, task: Task, env: Environment, *, solo: bool = False,

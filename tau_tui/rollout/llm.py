@@ -6,7 +6,10 @@ litellm's or the provider SDK's (both are set to 0), so the policy is one
 place and a test can count them: rate limits, timeouts, connection failures
 5xx answers and replies without a choice (or whose choice has no message)
 are retried with exponential backoff, and end as an infrastructure error
-once the retries are spent; anything else fails at once. A reply whose tool-call arguments are not a JSON object raises
+once the retries are spent; anything else fails at once. A missing or
+refused credential raises ``MissingCredentials`` (``evaluate.credentials``)
+at once: it stops the whole run, since every call would fail the same way.
+A reply whose tool-call arguments are not a JSON object raises
 ``MalformedToolCall``; the orchestrator ends the episode with agent_error (or
 user_error) and keeps the raw reply in the simulation's ``info``.
 """
@@ -18,9 +21,11 @@ import json
 import os
 import time
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tau_tui.evaluate.credentials import is_refusal, refusal
 from tau_tui.model.messages import (
     AssistantMessage,
     Message,
@@ -109,6 +114,11 @@ RetryListener = Callable[[int, float, BaseException], None]
 def _litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
+
+    # litellm makes the provider's coroutine in a worker thread: a call cancelled meanwhile (a run stopped at a
+    # refused key, a rollout cancelled in the TUI) leaves it un-awaited, which Python reports on stderr.
+    warnings.filterwarnings("ignore", message=r"coroutine '\w+\.acompletion' was never awaited",
+                            category=RuntimeWarning)
 
     litellm.suppress_debug_info = True
     return litellm
@@ -235,7 +245,8 @@ def _json_reply(content: Any) -> tuple[str | None, list[ToolCall] | None]:
 
 async def complete(settings: LLMSettings, messages: list[Message], tools: list[dict[str, Any]] | None = None,
                    tool_choice: str | None = None, on_retry: RetryListener | None = None) -> Completion:
-    """One chat completion with retries; raises an ``LLMError`` subclass when there is no usable reply."""
+    """One chat completion with retries; raises an ``LLMError`` subclass when there is no usable reply, and
+    ``MissingCredentials`` when the key is missing or refused."""
     litellm = _litellm()
     kwargs = dict(settings.args)
     protocol = kwargs.pop(json_tools.TOOL_PROTOCOL_ARG, None)
@@ -263,6 +274,8 @@ async def complete(settings: LLMSettings, messages: list[Message], tools: list[d
             context_cls = getattr(litellm, "ContextWindowExceededError", None)
             if isinstance(context_cls, type) and isinstance(exc, context_cls):
                 raise ContextWindowExceeded(_one_line(exc), error_type=type(exc).__name__) from None
+            if is_refusal(exc):
+                raise refusal(settings.model, settings.args, exc) from None
             if attempt < settings.retry.max_retries and _is_retryable(litellm, exc):
                 delay = settings.retry.delay(attempt)
                 if on_retry is not None:

@@ -60,6 +60,7 @@ from tau_tui.env.environment import Environment
 from tau_tui.env.episode import EpisodeTools, ToolBackend, not_run_message
 from tau_tui.env.faults import FAULT_PLAN_KEY, INSTANCE_SEED_KEY, FaultPlan, fault_mark, task_seeds
 from tau_tui.env.tool_schema import tool_schema
+from tau_tui.evaluate.credentials import MissingCredentials
 from tau_tui.model.messages import AssistantMessage, Message, ParticipantMessage, ToolCall, ToolMessage, UserMessage
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
@@ -319,6 +320,8 @@ class Orchestrator:
             message = await (call if remaining is None else asyncio.wait_for(call, remaining))
         except TimeoutError:
             raise EndEpisode("timeout", {"error": f"the {side} did not answer within the timeout"}) from None
+        except MissingCredentials:
+            raise  # not this episode's end: the run stops
         except MalformedToolCall as exc:
             raise EndEpisode(error_kind, {"error": str(exc), "error_type": exc.error_type, "side": side,
                                      "malformed_reply": exc.details}) from None
@@ -460,6 +463,8 @@ class Orchestrator:
         except EndEpisode as stop:
             self._finish(stop.termination)
             self.info.update(stop.info)
+        except MissingCredentials:
+            raise  # no key, or a refused one: nothing to record, every other episode would end the same
         except Exception as exc:  # noqa: BLE001 - recorded as the episode's end, with the traceback
             self._finish("unexpected_error")
             self.info.update(error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__,

@@ -206,6 +206,8 @@ class ResultsWriter:
         self.simulations: list[dict[str, Any]] = []
         self._encoded: list[bytes] = []
         self._new = not self.meta_path.exists()  # a file that was not there is created, never replaced
+        self._created = self._new  # for remove_if_unused, with the folders this writer makes
+        self._made_folders = [f for f in (self.path, self.sims_dir) if layout == "dir" and not f.exists()]
         self.set_tasks(tasks)
 
     @property
@@ -275,6 +277,17 @@ class ResultsWriter:
             top = _dump({"timestamp": self.timestamp, "info": self.info, "tasks": self._tasks})
             self._head_bytes = top[:-2]  # without the closing "\n}"
         return self._head_bytes
+
+    def remove_if_unused(self) -> None:
+        """Remove the file (and a dir layout's folders) this writer created when no simulation was saved in it."""
+        if not self._created or self.simulations:
+            return
+        self.meta_path.unlink(missing_ok=True)
+        for folder in reversed(self._made_folders):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty, or not there: left alone
+                pass
 
     def write(self) -> None:
         if self.layout == "dir":

@@ -24,6 +24,12 @@ Progress is reported as events (``RunStarted``, ``SimulationStarted``,
 ``SimulationMessage``, ``LLMRetried``, ``SimulationFinished``,
 ``RunFinished``) to one listener: the CLI draws a rich progress bar from
 them, a TUI posts them as messages.
+
+A model without its API key stops the run before the file is written
+(``check_credentials``), and a key the provider refuses stops it at that
+call (``MissingCredentials``): the episodes in flight are cancelled, nothing
+is saved for them, and a results file this run created with nothing in it is
+removed again.
 """
 
 from __future__ import annotations
@@ -41,11 +47,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tau_tui.domains import Domain, DomainRegistry, split_variant
+from tau_tui.evaluate.credentials import MissingCredentials
 from tau_tui.model.io import RunFile, RunFileError, file_lock, open_run
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task, task_content_digest
 from tau_tui.rollout.evaluation import SimulationEvaluator
-from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_spec
+from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
 from tau_tui.rollout.orchestrator import EpisodeOptions, MessageAdded, Orchestrator
 from tau_tui.rollout.records import (
     ResultsWriter,
@@ -352,6 +359,9 @@ class Runner:
             self.prepare()
         try:
             return await self._run_units()
+        except MissingCredentials:
+            self.writer.remove_if_unused()
+            raise
         finally:
             self.close()
 
@@ -360,6 +370,9 @@ class Runner:
         total = len(self.tasks) * len(self.seeds)
         summary = RunSummary(self.path, total, total - len(units))
         remote = self.remote
+        if remote is None and units:
+            sides = [(self.config.agent, "agent")] + ([] if self.config.solo else [(self.config.user, "user")])
+            check_credentials(sides, self.judge)  # remote workers have their own environment
         if remote is not None and units:
             await remote.start(self)  # its workers are there and agree with this process before the file is
         self.writer.write()
@@ -407,7 +420,14 @@ class Runner:
             done = summary.already_done + summary.completed
             self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total))
 
-        await asyncio.gather(*(one(*unit) for unit in units))
+        running = [asyncio.ensure_future(one(*unit)) for unit in units]
+        try:
+            await asyncio.gather(*running)
+        except BaseException:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
         self._emit(RunFinished(self.path, summary))
         return summary
 
@@ -436,6 +456,8 @@ class Runner:
     def _score(self, sim: SimulationRun, task: Task) -> float | None:
         try:
             return self.evaluator.apply(sim, task, self.config.solo).reward
+        except MissingCredentials:
+            raise  # the judge's key: every simulation would be left unscored the same way
         except Exception as exc:  # noqa: BLE001 - an evaluator failure leaves the simulation unscored
             sim.reward_info = None
             sim.info = {**(sim.info or {}), "evaluation": {
@@ -465,6 +487,8 @@ class Runner:
             orchestrator = Orchestrator(env, task, agent, user, config.episode_options(seed), trial=trial,
                                         listener=on_message)
             return await orchestrator.run()
+        except MissingCredentials:
+            raise
         except Exception as exc:  # noqa: BLE001 - recorded, never raised through the batch
             return self._placeholder(task, trial, seed, started, exc)
 

@@ -27,7 +27,7 @@ from tau_tui.model.messages import Message
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.rollout.evaluation import Scored, SimulationEvaluator
-from tau_tui.rollout.factory import HUMAN, ParticipantSpec, build_agent, build_user
+from tau_tui.rollout.factory import HUMAN, ParticipantSpec, build_agent, build_user, check_credentials
 from tau_tui.rollout.human import HumanReply, QueueSource, TurnRequest
 from tau_tui.rollout.orchestrator import EpisodeEnded, EpisodeOptions, Orchestrator
 from tau_tui.rollout.participants import AGENT, USER, Participant
@@ -57,6 +57,7 @@ class Episode:
         solo = options.solo
         self.domain, self.variant, self.task, self.solo = domain, variant, task, solo
         self.agent_spec, self.user_spec = agent, user
+        check_credentials([(agent, "agent")] + ([] if solo else [(user, "user")]), judge)
         self.env: Environment = domain.new_environment(solo=solo, variant=variant)
         self.env.bind_task(task)  # before the agent reads the policy (banking's golden_retrieval is per task)
         self.agent: Participant = build_agent(agent, task, self.env, solo=solo, human=human)

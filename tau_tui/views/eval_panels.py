@@ -18,7 +18,7 @@ from rich.text import Text
 
 from tau_tui import formats
 from tau_tui.evaluate import REWARD_COMPONENTS, RunMetrics, SimReport
-from tau_tui.evaluate.render import diff_row_text
+from tau_tui.evaluate.render import breakdown_rows, diff_row_text
 from tau_tui.model.results import RewardInfo, SimulationRun
 from tau_tui.model.submission import DomainClaim
 from tau_tui.textsafe import shown
@@ -144,18 +144,14 @@ def render_reward_header(report: SimReport, sim: SimulationRun) -> Text:
 
 def render_breakdown(report: SimReport, recorded: RecordedChecks) -> Table | Text:
     """Reward components: recorded and recomputed in two columns, disagreeing rows highlighted."""
-    ours = report.evaluation.breakdown
-    theirs = recorded.breakdown
-    known = [b for c in REWARD_COMPONENTS.values() for b in c.bases]
-    names = [c for c in known if c in ours or c in theirs] + [c for c in list(ours) + list(theirs) if c not in known]
-    if not names:
+    rows = breakdown_rows(report, recorded.breakdown)
+    if not rows:
         return Text("no reward breakdown on either side", style="dim italic")
     table = Table(box=None, padding=(0, 2), show_edge=False, header_style="bold")
     table.add_column("component")
     table.add_column("recorded", style="blue", justify="right")
     table.add_column("recomputed*", style="magenta", justify="right")
-    for name in dict.fromkeys(names):
-        a, b = theirs.get(name), ours.get(name)
+    for name, a, b in rows:
         differs = a is not None and b is not None and abs(a - b) > 1e-6
         table.add_row(Text(one_line(name)), fmt(a), fmt(b), style=DIFFERS_STYLE if differs else None)
     return table

@@ -179,3 +179,25 @@ def test_notes_on_a_bundled_recording_are_added_and_listed_from_the_user_data_fo
     assert str(user_data_home) in out and sorted(folder.iterdir()) == before
     code, out, _ = run_cli(capsys, "notes", "list", str(folder), "--json")
     assert [n["text"] for n in json_lines(out) if n["sim_id"] == "wh-gives-up"] == ["gave up"]
+
+
+def test_a_fork_is_left_out_of_the_grid_and_said_so(tmp_path, capsys):
+    """A fork's first messages were played by the run it continues: it is no trial of its agent and user."""
+    from tests.conftest import ROOT
+
+    recording = tmp_path / "warehouse.json"
+    shutil.copyfile(ROOT / "recordings" / "warehouse.json", recording)
+    fork = tmp_path / "fork.json"
+    assert main(["fork", str(recording), "--sim", "wh-gold-split", "--after", "2", "--agent-llm", "scripted/gold",
+                 "--out", str(fork)]) == 0
+    assert open_run(fork).forked_from["simulation"] == "wh-gold-split"
+    rollout = tmp_path / "gold.json"
+    assert main(["run", "--domain", "warehouse", "--task", "split_across_warehouses", "--agent-llm", "scripted/gold",
+                 "--user-llm", "scripted/user", "--out", str(rollout), "--quiet"]) == 0
+    capsys.readouterr()
+    code, out, err = run_cli(capsys, "calibrate", "--domain", "warehouse", "--from", str(recording), str(fork),
+                             str(rollout), "--json")
+    assert code == 0, err
+    gold = [r for r in json_lines(out) if r["task"] == "split_across_warehouses" and r["agent"] == "scripted/gold"]
+    assert len(gold) == 1 and gold[0]["n_scored"] == 1, gold  # the rollout's trial, not the fork
+    assert "note: 1 fork left out (a fork continues another run's recorded messages" in err

@@ -109,6 +109,47 @@ def test_nl_assertions_without_and_with_a_judge(tmp_path, tau2_data, capsys, ser
     assert sim["checks"]["nl_assertions"][0]["met"] is True and len(handler.requests) == 1
 
 
+def test_a_judge_that_refuses_the_key_stops_eval_in_one_line_without_retrying(tmp_path, tau2_data, capsys, server):
+    handler, base = server
+    handler.status = 401
+    task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")
+    extra = {"id": "sim-2", "task_id": "t_update", "trial": 1, "termination_reason": "user_stop", "messages": DONE}
+    path = run_file(tmp_path, DONE, recorded=1.0, task=task, extra_sims=[extra])
+    code, out, err = evaluate_cli(capsys, path, "--json", "--tau2-data", tau2_data, "--judge", "openai/test",
+                                  "--judge-api-base", base, "--workers", "1")
+    ours = [line for line in err.splitlines() if line.startswith("tau-tui: ")]
+    assert code == 2 and out == "" and len(ours) == 1, err
+    assert ours[0].startswith("tau-tui: the judge model openai/test: the provider refused the credentials "
+                              "(AuthenticationError: ")
+    assert len(handler.requests) == 1  # not retried, and the second simulation was not judged
+
+
+def test_only_problems_prints_differing_uncomputable_and_replay_problem_simulations(tmp_path, tau2_data, capsys):
+    from tests.test_cli_replay import TASK_1
+
+    differs = {"id": "differs", "task_id": "t_update", "trial": 1, "termination_reason": "user_stop",
+               "messages": NOTHING, "reward_info": {"reward": 1.0}}
+    mismatch = {"id": "mismatch", "task_id": "t_update", "trial": 2, "termination_reason": "user_stop",
+                "reward_info": {"reward": 1.0},
+                "messages": [greet(), user("finish task_1"), call("update_task_status", UPDATE),
+                             result(dict(TASK_1, title="Other")), say("Done.")]}
+    path = run_file(tmp_path, DONE, recorded=1.0, extra_sims=[differs, mismatch], trials=3)
+    (tmp_path / "nl").mkdir()
+    nl_task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")
+    unjudged = run_file(tmp_path / "nl", DONE, recorded=1.0, task=nl_task)  # no judge: not computable
+    code, out, err = evaluate_cli(capsys, path, unjudged, "--json", "--tau2-data", tau2_data)
+    code_only, only, _ = evaluate_cli(capsys, path, unjudged, "--json", "--only-problems", "--tau2-data", tau2_data)
+    assert code == code_only == 1
+    sims = [(r["file"], r["sim"]) for r in records(only) if r["kind"] == "simulation"]
+    assert sims == [(str(path), "differs"), (str(path), "mismatch"), (str(unjudged), "sim-1")]
+    files = [r for r in records(out) if r["kind"] == "file"]
+    assert files == [r for r in records(only) if r["kind"] == "file"]  # the file records count every simulation
+    assert files[0]["agreement"]["compared"] == 3
+    code, text, _ = evaluate_cli(capsys, path, "--only-problems", "--tau2-data", tau2_data)
+    assert "sim-1  task" not in text and "differs  task" in text and "mismatch  task" in text
+    assert "simulations 3" in text  # the metrics block of the file is unchanged
+
+
 def test_help(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["eval", "--help"])

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from tau_tui.evaluate import JudgeError, LiteLLMJudge, parse_verdicts
+from tau_tui.evaluate.credentials import MissingCredentials
 from tau_tui.evaluate.judge import judge_messages
 from tau_tui.model import parse_message
 from tests.conftest import ROOT
@@ -90,6 +91,19 @@ def test_litellm_judge_turns_bad_answers_and_errors_into_judge_errors(server):
     with pytest.raises(JudgeError, match="judge openai/test failed"):
         LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20, num_retries=0)(
             conversation(), ASSERTIONS)
+
+
+def test_litellm_judge_stops_at_a_refused_key_naming_it_when_unset(server, monkeypatch):
+    handler, base = server
+    handler.status = 401
+    with pytest.raises(MissingCredentials, match=r"^the judge model openai/test: the provider refused the "
+                                                 r"credentials \(AuthenticationError: .*boom"):
+        LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20)(conversation(), ASSERTIONS)
+    assert len(handler.requests) == 1
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert LiteLLMJudge("openai/test").credentials_problem() == (
+        "OPENAI_API_KEY is not set (the judge model openai/test needs it)")
+    assert LiteLLMJudge("openai/test", api_base=base).credentials_problem() is None  # a local server needs none
 
 
 def test_cli_and_evaluation_import_without_litellm():

@@ -75,10 +75,10 @@ def test_sigkill_leaves_a_valid_file_and_resume_finishes_only_the_missing(tau2_d
 
 def test_no_secret_reaches_any_written_file(tau2_data, tmp_path, fake_llm):
     def echo_key(request: Request):
-        """The first request of each side is refused, echoing the key it came with (providers do that)."""
+        """The first request of each side is rejected, echoing the key it came with (providers do that)."""
         model = request.model
         if len(fake_llm.requests_for(model)) == 1:
-            return error(401, f"Incorrect API key provided: {request.headers['authorization'].split()[-1]}")
+            return error(400, f"Request rejected for caller {request.headers['authorization'].split()[-1]}")
         if model == "agent-model":
             return text("All done. Anything else?")
         closing = "Anything else" in (request.messages[-1].get("content") or "")
@@ -94,7 +94,7 @@ def test_no_secret_reaches_any_written_file(tau2_data, tmp_path, fake_llm):
         "--agent-llm-args", json.dumps(agent_args), "--user-llm", "openai/user-model",
         "--user-llm-args", json.dumps(user_args), "-k", "2", "--concurrency", "1", "--format", "dir",
         "--out", str(out), "--tau2-data", str(tau2_data), env={"OPENAI_API_KEY": ENV_KEY}))
-    assert code == 1, stderr  # the refused simulations are infrastructure errors
+    assert code == 1, stderr  # the rejected simulations are infrastructure errors
     seen = {r.headers["authorization"] for r in fake_llm.requests}
     assert f"Bearer {ARG_KEY}" in seen and f"Bearer {ENV_KEY}" in seen  # both keys were really used
 
@@ -112,7 +112,7 @@ def test_no_secret_reaches_any_written_file(tau2_data, tmp_path, fake_llm):
     run = open_run(out)
     errors = [run.simulation(i).info["error"] for i, e in enumerate(run.entries)
               if e.termination == "infrastructure_error"]
-    assert len(errors) == 2 and all("Incorrect API key provided: ***" in e for e in errors)
+    assert len(errors) == 2 and all("Request rejected for caller ***" in e for e in errors)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 
 from tau_tui.analysis import Analyzer
+from tau_tui.evaluate.credentials import MissingCredentials
 from tau_tui.model.io import open_run
 from tau_tui.rollout import LLMRetried, ParticipantSpec, RetryPolicy, RunConfig, Runner, trial_seeds
 from tests.rollout.fake_llm import call, error, no_choices, text
@@ -147,18 +147,63 @@ def test_a_reply_without_choices_is_retried_then_an_infrastructure_error_that_re
     assert [s.termination_reason for s in again.to_results().simulations] == ["user_stop"]
 
 
-def test_authentication_errors_are_not_retried_and_the_key_is_not_recorded(registry, tmp_path, fake_llm):
-    fake_llm.script("agent-model", [error(401, "Incorrect API key provided: sk-test-not-a-real-key-000000.")])
-    fake_llm.script("user-model", [text("hello")])
-    _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
-    sim = run.simulation(0)
-    assert sim.termination_reason == "infrastructure_error"
-    assert sim.info["error_type"] == "AuthenticationError"
-    assert len(fake_llm.requests_for("agent-model")) == 1
-    written = (tmp_path / "run.json").read_text()
-    assert "sk-test-not-a-real-key" not in written
-    assert "api_key" not in json.loads(written)["info"]["agent_info"]["llm_args"]
-    assert "Incorrect API key provided: ***" in sim.info["error"]
+@pytest.mark.parametrize("layout", ["json", "dir"])
+def test_a_refused_key_stops_the_run_at_its_first_call_and_saves_nothing(registry, tmp_path, fake_llm, layout):
+    fake_llm.script("agent-model", [error(401, "Incorrect API key provided: sk-test-not-a-real-key-000000.")],
+                    then=text("never asked"))
+    fake_llm.script("user-model", [], then=text("Please mark task_1 as completed."))
+    cfg = RunConfig(domain="mock", task_ids=["update_task_1", "create_task_1"], num_trials=2, concurrency=2,
+                    layout=layout, agent=ParticipantSpec("openai/agent-model", fake_llm.args(), retry=FAST),
+                    user=ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST))
+    path = tmp_path / ("run.json" if layout == "json" else "rundir")
+    events: list = []
+    with pytest.raises(MissingCredentials) as stopped:
+        asyncio.run(Runner(cfg, path, registry, listener=events.append).run())
+    message = str(stopped.value)
+    assert "openai/agent-model: the provider refused the credentials (AuthenticationError" in message
+    assert "\n" not in message and "sk-test-not-a-real-key" not in message
+    assert len(fake_llm.requests_for("agent-model")) <= 2  # not retried: one call per episode in flight at most
+    assert not [e for e in events if isinstance(e, LLMRetried)]
+    assert not path.exists() and list(tmp_path.iterdir()) == []  # no results file, no lock, no folder
+
+
+def test_a_missing_credential_error_from_litellm_names_the_variable_and_is_not_retried(monkeypatch):
+    import litellm
+
+    from tau_tui.rollout.llm import LLMSettings, complete
+
+    calls = []
+
+    async def refuse(**kwargs):
+        calls.append(kwargs["model"])
+        raise litellm.InternalServerError(
+            "OpenAIException - Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` "
+            "environment variable.", llm_provider="openai", model="gpt-4.1")
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(litellm, "acompletion", refuse)
+    with pytest.raises(MissingCredentials) as stopped:
+        asyncio.run(complete(LLMSettings("openai/gpt-4.1", {"temperature": 0.0}, retry=FAST), []))
+    assert str(stopped.value) == "OPENAI_API_KEY is not set (openai/gpt-4.1 needs it)"
+    assert calls == ["openai/gpt-4.1"]
+
+
+def test_a_model_without_its_key_is_refused_before_the_run_starts(registry, tmp_path, monkeypatch):
+    import litellm
+
+    async def never(**kwargs):
+        raise AssertionError("no model call before the credentials are there")
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(litellm, "acompletion", never)
+    cfg = RunConfig(domain="mock", task_ids=["update_task_1"], agent=ParticipantSpec("scripted/gold"),
+                    user=ParticipantSpec("openai/gpt-4.1", retry=FAST))
+    path = tmp_path / "run.json"
+    with pytest.raises(MissingCredentials, match=r"^OPENAI_API_KEY is not set \(the user model openai/gpt-4.1 "):
+        asyncio.run(Runner(cfg, path, registry).run())
+    assert list(tmp_path.iterdir()) == []
+    own_server = ParticipantSpec("openai/gpt-4.1", {"api_base": "http://127.0.0.1:9/v1"})
+    assert own_server.credentials_problem("user") is None  # a local server needs no key
 
 
 def test_context_window_overflow_has_its_own_termination(registry, tmp_path, fake_llm):

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from tau_tui.evaluate.credentials import MissingCredentials
 from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig, Runner
 from tests.rollout.fake_llm import error, text
 
@@ -36,7 +39,7 @@ def test_keys_in_replies_contents_and_error_bodies_are_not_written(registry, tmp
 
 def test_a_key_echoed_in_an_error_body_is_not_written(registry, tmp_path, fake_llm, monkeypatch):
     monkeypatch.setenv("MYPROVIDER_API_KEY", ENV_KEY)
-    fake_llm.script("agent-model", [error(401, f"Invalid credentials: {ENV_KEY}")])
+    fake_llm.script("agent-model", [error(400, f"Request rejected for caller {ENV_KEY}")])
     fake_llm.script("user-model", [text("hello")])
     agent = ParticipantSpec("openai/agent-model", fake_llm.args(), retry=FAST)
     user = ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST)
@@ -44,4 +47,19 @@ def test_a_key_echoed_in_an_error_body_is_not_written(registry, tmp_path, fake_l
     asyncio.run(Runner(RunConfig(domain="mock", agent=agent, user=user, task_ids=["update_task_1"]), path,
                        registry).run())
     written = path.read_text()
-    assert "Invalid credentials: ***" in written and ENV_KEY not in written
+    assert "Request rejected for caller ***" in written and ENV_KEY not in written
+
+
+def test_a_key_echoed_by_a_refusal_is_blanked_in_the_one_line_that_stops_the_run(registry, tmp_path, fake_llm,
+                                                                                  monkeypatch):
+    monkeypatch.setenv("MYPROVIDER_API_KEY", ENV_KEY)
+    fake_llm.script("agent-model", [error(401, f"Invalid credentials: {ENV_KEY} {ARG_KEY}")])
+    fake_llm.script("user-model", [text("hello")])
+    agent = ParticipantSpec("openai/agent-model", {**fake_llm.args(), "api_key": ARG_KEY}, retry=FAST)
+    user = ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST)
+    path = tmp_path / "run.json"
+    with pytest.raises(MissingCredentials) as stopped:
+        asyncio.run(Runner(RunConfig(domain="mock", agent=agent, user=user, task_ids=["update_task_1"]), path,
+                           registry).run())
+    assert "Invalid credentials: *** ***" in str(stopped.value)
+    assert ENV_KEY not in str(stopped.value) and ARG_KEY not in str(stopped.value) and not path.exists()

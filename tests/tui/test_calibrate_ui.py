@@ -7,6 +7,7 @@ selected rows, and sends an edited task's trials to a row of their own.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -261,3 +262,27 @@ def test_a_failing_gold_check_shows_its_reasons_and_the_differing_paths(registry
     text = capture.get()
     assert "FAIL" in text and "gold state vs live path: DIFFERENT" in text
     assert "surroundings.roaming_allowed" in text and "gold state differs from the live path" in text
+
+
+def _forked_warehouse(folder: Path) -> None:
+    """The warehouse recording and a fork of its wh-gold-split by scripted/gold (``tau-tui fork``)."""
+    from tau_tui.cli import main
+
+    folder.mkdir()
+    shutil.copyfile(OUR_RECORDINGS / "warehouse.json", folder / "warehouse.json")
+    assert main(["fork", str(folder / "warehouse.json"), "--sim", "wh-gold-split", "--after", "2",
+                 "--agent-llm", "scripted/gold", "--out", str(folder / "fork.json")]) == 0
+
+
+async def test_a_fork_is_no_trial_of_the_grid_and_the_status_line_says_it_was_left_out(make_app, tmp_path: Path):
+    folder = tmp_path / "runs"
+    await asyncio.to_thread(_forked_warehouse, folder)
+    app = make_app([folder], runs_dir=tmp_path / "new")
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        assert len(app.session.catalog.rows) == 4  # the fork is in the runs table
+        screen = await open_calibrate(pilot)
+        cells = [c for r in screen.calibrator.grid.rows() for c in r.cells]
+        assert len(cells) == 3 and all(c.ref.path.name == "warehouse.json" for c in cells)
+        status = screen.query_one("#cal-status").plain
+        assert "3 recorded trials loaded · 1 fork left out" in status, status

@@ -40,3 +40,14 @@ async def test_a_submission_folder_in_the_runs_table_and_the_metrics_screen(make
         await pilot.pause()
         summary = plain(screen, "#metrics-summary")
         assert "submission gpt-4.1-mini · OpenAI claims for retail: pass^1 0.500 (ours 1.000)" in summary
+
+
+async def test_a_claim_without_a_trajectory_file_is_a_notice(make_app, tmp_path):
+    from tests.test_submission import UNFILED, unfiled_telecom
+
+    folder = unfiled_telecom(tmp_path)
+    app = make_app([folder], runs_dir=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        texts = [n.text for n in app.session.catalog.all_notices()]
+        assert texts and all(UNFILED in t for t in texts) and len(texts) == 2  # one per run of the submission

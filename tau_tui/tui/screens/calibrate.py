@@ -34,6 +34,7 @@ from tau_tui.calibrate import (
     Band, CalibrationFinished, CalibrationStarted, Calibrator, CellChanged, Row, RowAdded, RowChanged,
 )
 from tau_tui.calibrate.render import BAND_LABELS
+from tau_tui.calibrate.workbench import forks_line
 from tau_tui.model.io import error_text
 from tau_tui.rollout.progress import RunTally, retry_text
 from tau_tui.tui.context import context
@@ -172,8 +173,10 @@ class CalibrateScreen(Screen[None]):
         for skipped in message.skipped:
             self.notify(f"not in the grid: {skipped}", severity="warning", timeout=6)
         self.refresh_grid()
-        self._idle_status(f"{formats.count(message.loaded, 'recorded trial')} loaded"
-                          if message.loaded else "no recorded runs of this domain loaded")
+        loaded = (f"{formats.count(message.loaded, 'recorded trial')} loaded"
+                  if message.loaded else "no recorded runs of this domain loaded")
+        forks = self.calibrator.forks_left_out
+        self._idle_status(f"{loaded} · {forks_line(forks)}" if forks else loaded)
 
     def on_unmount(self) -> None:
         if self._unsubscribe is not None:
