@@ -77,12 +77,16 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((name, policy_tokens, schema_tokens, searches, ones, len(checks) - len(judged), seconds))
 
     base = rows[0][1] + rows[0][2]
-    print(f"per agent turn, fixed prompt (policy + tool schemas), {args.model} tokenizer, "
-          f"${price * 1e6:.2f}/M input tokens; baseline no_knowledge = {base} tokens")
+    print(
+        f"per agent turn, fixed prompt (policy + tool schemas), {args.model} tokenizer, "
+        f"${price * 1e6:.2f}/M input tokens; baseline no_knowledge = {base} tokens"
+    )
     for name, policy, schema, searches, ones, scored, seconds in rows:
         fixed = policy + schema
-        line = (f"  {name:17s} {fixed:7d} tok/turn ({fixed / base:6.1f}x) ${fixed * price:.4f}/turn"
-                f" | gold 1.0 on {ones}/{scored} tasks, {1000 * seconds / len(tasks):.1f} ms/task")
+        line = (
+            f"  {name:17s} {fixed:7d} tok/turn ({fixed / base:6.1f}x) ${fixed * price:.4f}/turn"
+            f" | gold 1.0 on {ones}/{scored} tasks, {1000 * seconds / len(tasks):.1f} ms/task"
+        )
         for tool, (ms, out_tokens) in searches.items():
             line += f" | {tool}: {ms:.1f} ms/call, {out_tokens:.0f} tok/call (${out_tokens * price:.4f})"
         print(line)

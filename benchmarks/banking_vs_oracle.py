@@ -74,8 +74,7 @@ def tau2_pass(src: str, corpus: Path, run, indices: list[int], ours: dict[str, t
     work = []
     for index in indices:
         sim = run.simulation(index)
-        messages = [roles[m.role].model_validate(m.model_dump(mode="json")) for m in sim.trajectory
-                    if m.role in roles]
+        messages = [roles[m.role].model_validate(m.model_dump(mode="json")) for m in sim.trajectory if m.role in roles]
         work.append((sim.id, tasks[sim.task_id], messages))
     seconds: dict[str, float] = {}
     for variant in ("bm25_grep", "no_knowledge"):
@@ -83,13 +82,16 @@ def tau2_pass(src: str, corpus: Path, run, indices: list[int], ours: dict[str, t
         started, disagree = time.perf_counter(), 0
         for sim_id, task, messages in work:
             kwargs = {"retrieval_variant": variant, "read_log_allowlist": _derive_read_log_allowlist(task)}
-            info = EnvironmentEvaluator.calculate_reward(constructor, task, messages, solo_mode=False,
-                                                         env_kwargs=kwargs)
+            info = EnvironmentEvaluator.calculate_reward(
+                constructor, task, messages, solo_mode=False, env_kwargs=kwargs
+            )
             db_match = info.db_check.db_match if info.db_check else None
             disagree += (db_match, info.reward) != ours[sim_id]
         seconds[variant] = time.perf_counter() - started
-        print(f"  tau2 1.0.1 from source, {variant:12s} (this run)    : {seconds[variant]:7.2f} s  "
-              f"{1000 * seconds[variant] / len(work):6.1f} ms/sim; verdicts differing from ours: {disagree}")
+        print(
+            f"  tau2 1.0.1 from source, {variant:12s} (this run)    : {seconds[variant]:7.2f} s  "
+            f"{1000 * seconds[variant] / len(work):6.1f} ms/sim; verdicts differing from ours: {disagree}"
+        )
     return seconds
 
 
@@ -100,8 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="best of N passes per mode (ours)")
     args = parser.parse_args(argv)
     corpus = Path(args.tau2_data)
-    rows = [json.loads(line) for line in (corpus / "ORACLE.jsonl").read_text().splitlines()
-            if line.strip() and '"banking_knowledge"' in line]
+    rows = [
+        json.loads(line)
+        for line in (corpus / "ORACLE.jsonl").read_text().splitlines()
+        if line.strip() and '"banking_knowledge"' in line
+    ]
     rows = [r for r in rows if r.get("domain") == "banking_knowledge" and r.get("file") == FILE]
     recorded = sum(r["seconds"] for r in rows)
     run = open_run(corpus / "generated" / FILE)
@@ -135,11 +140,15 @@ def main(argv: list[str] | None = None) -> int:
         return best
 
     warm, cold = timed(False), timed(True)
-    print(f"  tau2 1.0.1 (ORACLE.jsonl seconds, another run/machine)   : {recorded:7.2f} s  "
-          f"{1000 * recorded / n:6.1f} ms/sim")
+    print(
+        f"  tau2 1.0.1 (ORACLE.jsonl seconds, another run/machine)   : {recorded:7.2f} s  "
+        f"{1000 * recorded / n:6.1f} ms/sim"
+    )
     print(f"  ours, as used                                            : {warm:7.2f} s  {1000 * warm / n:6.1f} ms/sim")
-    print(f"  ours, cold (caches cleared per simulation)               : {cold:7.2f} s  {1000 * cold / n:6.1f} ms/sim"
-          f"  (cold/as-used {cold / warm:.1f}x, same run)")
+    print(
+        f"  ours, cold (caches cleared per simulation)               : {cold:7.2f} s  {1000 * cold / n:6.1f} ms/sim"
+        f"  (cold/as-used {cold / warm:.1f}x, same run)"
+    )
     for variant, t in same_run.items():
         print(f"  same run: tau2 ({variant}) / ours = {t / warm:5.1f}x as used, {t / cold:5.1f}x cold")
     print(f"  across runs: ORACLE seconds / ours = {recorded / warm:5.1f}x as used, {recorded / cold:5.1f}x cold")

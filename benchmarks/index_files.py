@@ -42,13 +42,12 @@ PYTHON = sys.executable
 
 
 async def _probe(paths: list[str], tau2_data: str) -> dict:
+    import threading
+
     from benchmarks.keys import CursorTimer
+    from benchmarks.scale import _tree_rss
     from benchmarks.tui_app import build_app, catalog, indexed
     from tau_tui.tui.widgets.run_table import RunTable
-
-    from benchmarks.scale import _tree_rss
-
-    import threading
 
     out: dict = {"keys": []}
     peak = [0]
@@ -78,7 +77,7 @@ async def _probe(paths: list[str], tau2_data: str) -> dict:
             await pilot.pause(0.02)
         out["rows"] = [(str(r.path), r.sim_id) for r in catalog(app).rows]
         stop.set()
-        out["peak_mb"] = max(peak[0], _tree_rss(os.getpid())) / 1024 ** 2
+        out["peak_mb"] = max(peak[0], _tree_rss(os.getpid())) / 1024**2
         import resource
 
         out["main_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -99,8 +98,14 @@ def _run(paths: list[Path], tau2_data: str, workers: str | None, out: Path) -> d
     env.pop("TAU_TUI_INDEX_WORKERS", None)
     if workers is not None:
         env["TAU_TUI_INDEX_WORKERS"] = workers
-    done = subprocess.run([PYTHON, "-m", "benchmarks.index_files", "--child", str(out), "--tau2-data", tau2_data,
-                           *map(str, paths)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [PYTHON, "-m", "benchmarks.index_files", "--child", str(out), "--tau2-data", tau2_data, *map(str, paths)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if done.returncode != 0 or not out.exists():
         raise SystemExit(f"the TUI child failed: {done.stderr[-1500:]}")
     result = json.loads(out.read_text())
@@ -142,13 +147,17 @@ def main(argv: list[str] | None = None) -> int:
                 for mode, workers in modes.items():
                     runs[mode].append(_run(paths, args.tau2_data, workers, work / f"probe-{mode}.json"))
             same = all(r["rows"] == runs["sequential"][0]["rows"] for rs in runs.values() for r in rs)
-            print(f"\n== {n} simulations over {k} files ({size:.0f} MB), {args.repeat} runs each, "
-                  f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores ==")
+            print(
+                f"\n== {n} simulations over {k} files ({size:.0f} MB), {args.repeat} runs each, "
+                f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores =="
+            )
             print(f"  {'':<40}{'sequential':>14}{'parallel':>14}   seq/par")
-            for key, name, unit in (("first_rows", "launch → first rows", "s"),
-                                    ("all_indexed", "launch → every file indexed", "s"),
-                                    ("peak_mb", "peak memory (process tree)", "MB"),
-                                    ("main_peak_mb", "peak memory (the app's process)", "MB")):
+            for key, name, unit in (
+                ("first_rows", "launch → first rows", "s"),
+                ("all_indexed", "launch → every file indexed", "s"),
+                ("peak_mb", "peak memory (process tree)", "MB"),
+                ("main_peak_mb", "peak memory (the app's process)", "MB"),
+            ):
                 a = _median([r[key] for r in runs["sequential"]])
                 b = _median([r[key] for r in runs["parallel"]])
                 fmt = (lambda v: f"{v:.2f} s") if unit == "s" else (lambda v: f"{v:.0f} MB")
@@ -157,10 +166,14 @@ def main(argv: list[str] | None = None) -> int:
                 keys = [t for r in runs[mode] for t in r["keys"]]
                 if keys:
                     ordered = sorted(keys)
-                    print(f"  key → cursor moved while indexing, {mode}: median {1000 * _median(keys):.0f} ms, "
-                          f"max {1000 * ordered[-1]:.0f} ms ({len(keys)} presses)")
-            print(f"  rows: {len(runs['sequential'][0]['rows'])}, same ids in the same order in every run: "
-                  f"{'yes' if same else 'NO'}")
+                    print(
+                        f"  key → cursor moved while indexing, {mode}: median {1000 * _median(keys):.0f} ms, "
+                        f"max {1000 * ordered[-1]:.0f} ms ({len(keys)} presses)"
+                    )
+            print(
+                f"  rows: {len(runs['sequential'][0]['rows'])}, same ids in the same order in every run: "
+                f"{'yes' if same else 'NO'}"
+            )
     return 0
 
 

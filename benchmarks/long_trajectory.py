@@ -32,10 +32,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "tau2-corpus"
 BLOCK = 10  # messages per block
 TASK = {
-    "id": "long", "user_scenario": {"instructions": "Ask to finish task_1, again and again."},
-    "evaluation_criteria": {"actions": [{"action_id": "a1", "name": "update_task_status",
-                                         "arguments": {"task_id": "task_1", "status": "completed"}}],
-                            "communicate_info": ["task_1"], "reward_basis": ["DB", "ACTION", "COMMUNICATE"]},
+    "id": "long",
+    "user_scenario": {"instructions": "Ask to finish task_1, again and again."},
+    "evaluation_criteria": {
+        "actions": [
+            {"action_id": "a1", "name": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}
+        ],
+        "communicate_info": ["task_1"],
+        "reward_basis": ["DB", "ACTION", "COMMUNICATE"],
+    },
 }
 
 
@@ -46,10 +51,14 @@ def build(registry: DomainRegistry, n_messages: int) -> dict:
     def run(name: str, arguments: dict, call_id: str) -> tuple[dict, dict]:
         call = ToolCall(id=call_id, name=name, arguments=arguments)
         result = env.call(call)
-        return ({"role": "assistant", "content": None,
-                 "tool_calls": [{"id": call_id, "name": name, "arguments": arguments, "requestor": "assistant"}]},
-                {"role": "tool", "id": call_id, "content": result.content, "requestor": "assistant",
-                 "error": result.error})
+        return (
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": call_id, "name": name, "arguments": arguments, "requestor": "assistant"}],
+            },
+            {"role": "tool", "id": call_id, "content": result.content, "requestor": "assistant", "error": result.error},
+        )
 
     messages: list[dict] = []
     block = 0
@@ -64,14 +73,27 @@ def build(registry: DomainRegistry, n_messages: int) -> dict:
         messages.append({"role": "user", "content": "Thanks."})
         block += 1
     messages = messages[:n_messages]
-    sim = {"id": "long-sim", "task_id": "long", "trial": 0, "start_time": "2025-01-01T00:00:00",
-           "end_time": "2025-01-01T01:00:00", "duration": 3600.0, "termination_reason": "user_stop",
-           "messages": messages}
-    return {"timestamp": "2025-01-01T00:00:00",
-            "info": {"num_trials": 1, "agent_info": {"implementation": "llm_agent", "llm": "bench"},
-                     "user_info": {"implementation": "user_simulator", "llm": "bench"},
-                     "environment_info": {"domain_name": "mock", "policy": "one tool call at a time"}},
-            "tasks": [TASK], "simulations": [sim]}
+    sim = {
+        "id": "long-sim",
+        "task_id": "long",
+        "trial": 0,
+        "start_time": "2025-01-01T00:00:00",
+        "end_time": "2025-01-01T01:00:00",
+        "duration": 3600.0,
+        "termination_reason": "user_stop",
+        "messages": messages,
+    }
+    return {
+        "timestamp": "2025-01-01T00:00:00",
+        "info": {
+            "num_trials": 1,
+            "agent_info": {"implementation": "llm_agent", "llm": "bench"},
+            "user_info": {"implementation": "user_simulator", "llm": "bench"},
+            "environment_info": {"domain_name": "mock", "policy": "one tool call at a time"},
+        },
+        "tasks": [TASK],
+        "simulations": [sim],
+    }
 
 
 def timed(fn, *args):
@@ -96,14 +118,18 @@ def main(argv: list[str] | None = None) -> int:
     analysis, replayed = timed(analyzer.analyze, run, 0)
     report, assessed = timed(analyzer.assess, analysis)
     timeline = analysis.timeline
-    detectors = [("message_flags", lambda: diagnostics.message_flags(timeline, 0, "one tool call at a time")),
-                 ("repeated_calls", lambda: diagnostics.repeated_calls(timeline, 0)),
-                 ("writes_before_reads", lambda: diagnostics.writes_before_reads(timeline, 0)),
-                 ("ignored_errors", lambda: diagnostics.ignored_errors(timeline, 0)),
-                 ("unbacked_claims", lambda: diagnostics.unbacked_claims(timeline, 0)),
-                 ("transfers", lambda: diagnostics.transfers(timeline, 0))]
-    print(f"{args.messages:,} messages, {len(timeline.calls):,} tool calls "
-          f"(built in {built:.2f} s, loaded and validated in {loaded:.2f} s)")
+    detectors = [
+        ("message_flags", lambda: diagnostics.message_flags(timeline, 0, "one tool call at a time")),
+        ("repeated_calls", lambda: diagnostics.repeated_calls(timeline, 0)),
+        ("writes_before_reads", lambda: diagnostics.writes_before_reads(timeline, 0)),
+        ("ignored_errors", lambda: diagnostics.ignored_errors(timeline, 0)),
+        ("unbacked_claims", lambda: diagnostics.unbacked_claims(timeline, 0)),
+        ("transfers", lambda: diagnostics.transfers(timeline, 0)),
+    ]
+    print(
+        f"{args.messages:,} messages, {len(timeline.calls):,} tool calls "
+        f"(built in {built:.2f} s, loaded and validated in {loaded:.2f} s)"
+    )
     print(f"replay  {replayed:8.3f} s")
     print(f"assess  {assessed:8.3f} s  ({len(report.flags):,} flags)")
     for name, fn in detectors:

@@ -53,7 +53,11 @@ def source_pool(domain: str, corpus: Path = CORPUS) -> tuple[list[dict[str, Any]
             else:
                 tasks.setdefault(task_id, raw)
         for raw in run.raw_sims:
-            if isinstance(raw, dict) and isinstance(raw.get("messages"), list) and str(raw.get("task_id")) not in clashing:
+            if (
+                isinstance(raw, dict)
+                and isinstance(raw.get("messages"), list)
+                and str(raw.get("task_id")) not in clashing
+            ):
                 sims.append(raw)
         if info is None and run.raw_info:
             info = run.raw_info
@@ -87,8 +91,13 @@ def write_results_file(path: Path, info: dict, tasks: list, sims) -> int:
     tmp = path.with_name(f".{path.name}.tmp")
     count = 0
     with open(tmp, "wb") as handle:
-        handle.write(b'{\n  "timestamp": "2026-01-01T00:00:00",\n  "info": ' + _dump(info, 1)
-                     + b',\n  "tasks": ' + _dump(tasks, 1) + b',\n  "simulations": [\n')
+        handle.write(
+            b'{\n  "timestamp": "2026-01-01T00:00:00",\n  "info": '
+            + _dump(info, 1)
+            + b',\n  "tasks": '
+            + _dump(tasks, 1)
+            + b',\n  "simulations": [\n'
+        )
         for sim in sims:
             handle.write((b",\n" if count else b"") + b"    " + _dump(sim, 2))
             count += 1
@@ -105,14 +114,16 @@ def write_dir_run(folder: Path, info: dict, tasks: list, sims) -> int:
     for sim in sims:
         _write(folder / "simulations" / f"{id_filename(sim['id'])}.json", _dump(sim))
         index.append({"id": sim["id"], "task_id": sim.get("task_id"), "trial": sim.get("trial")})
-    _write(folder / "results.json", _dump({"timestamp": "2026-01-01T00:00:00", "info": info, "tasks": tasks,
-                                           "simulation_index": index}))
+    _write(
+        folder / "results.json",
+        _dump({"timestamp": "2026-01-01T00:00:00", "info": info, "tasks": tasks, "simulation_index": index}),
+    )
     return len(index)
 
 
 def make(domain: str, n: int, out: Path, files: int = 1, layout: str = "results") -> list[Path]:
     """Write ``n`` simulations of ``domain`` into ``files`` run files under ``out``; returns their paths."""
-    if (ROOT.resolve() in (out.resolve(), *out.resolve().parents)):
+    if ROOT.resolve() in (out.resolve(), *out.resolve().parents):
         raise SystemExit(f"{out}: inside the repository; write large files under a temporary folder")
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
@@ -145,8 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paths = make(args.domain, args.n, args.out, args.files, args.layout)
     size = sum(p.stat().st_size if p.is_file() else sum(f.stat().st_size for f in p.rglob("*.json")) for p in paths)
-    print(f"{args.n} {args.domain} simulations in {len(paths)} {args.layout} file(s) under {args.out}: "
-          f"{size / 1e6:.0f} MB")
+    print(
+        f"{args.n} {args.domain} simulations in {len(paths)} {args.layout} file(s) under {args.out}: "
+        f"{size / 1e6:.0f} MB"
+    )
     return 0
 
 

@@ -36,9 +36,11 @@ def _saved(path: Path) -> dict:
     out = {}
     for raw in run.raw_sims:
         sim = {k: v for k, v in raw.items() if k not in VOLATILE_SIM}
-        sim["messages"] = [{k: v for k, v in m.items() if k not in ("id", "timestamp") and k != "tool_calls"}
-                           | {"calls": [{k: v for k, v in c.items() if k != "id"} for c in m.get("tool_calls") or []]}
-                           for m in raw.get("messages") or []]
+        sim["messages"] = [
+            {k: v for k, v in m.items() if k not in ("id", "timestamp") and k != "tool_calls"}
+            | {"calls": [{k: v for k, v in c.items() if k != "id"} for c in m.get("tool_calls") or []]}
+            for m in raw.get("messages") or []
+        ]
         out[(raw["trial"], raw["task_id"], raw["seed"])] = json.dumps(sim, sort_keys=True)
     return out
 
@@ -76,8 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=3, help="--concurrency of every mode (default 3)")
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 2, help="CPUs of the local Ray instance")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds of every mode, interleaved; the median "
-                        "is printed (default 3: the disk and the cores are shared)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="rounds of every mode, interleaved; the median is printed (default 3: the disk and the cores are shared)",
+    )
     parser.add_argument("--tau2-data", default=str(CORPUS))
     args = parser.parse_args(argv)
 
@@ -89,12 +95,24 @@ def main(argv: list[str] | None = None) -> int:
     from tau_tui.workspace import Workspace
 
     workspace = Workspace(Settings(tau2_data=args.tau2_data))
-    task_ids = list(workspace.registry.get(args.domain).tasks())[:args.tasks] if args.tasks else None
-    config = RunConfig(args.domain, ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"),
-                       task_ids=task_ids, num_trials=args.k, concurrency=args.concurrency, layout=args.format)
+    task_ids = list(workspace.registry.get(args.domain).tasks())[: args.tasks] if args.tasks else None
+    config = RunConfig(
+        args.domain,
+        ParticipantSpec("scripted/gold"),
+        ParticipantSpec("scripted/user"),
+        task_ids=task_ids,
+        num_trials=args.k,
+        concurrency=args.concurrency,
+        layout=args.format,
+    )
     started = time.perf_counter()
-    ray.init(num_cpus=args.cpus, logging_level="ERROR", log_to_driver=False, include_dashboard=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}})
+    ray.init(
+        num_cpus=args.cpus,
+        logging_level="ERROR",
+        log_to_driver=False,
+        include_dashboard=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}},
+    )
     ray_start = time.perf_counter() - started
     modes = [("local", None)] + [(f"ray, {n} actor{'s' if n > 1 else ''}", n) for n in args.actors]
     rounds: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in modes}
@@ -116,15 +134,19 @@ def main(argv: list[str] | None = None) -> int:
     ray.shutdown()
     results = [(name, sorted(rounds[name])[len(rounds[name]) // 2]) for name, _ in modes]
     units = len(baseline)
-    print(f"{args.domain}: {units} simulations (gold agent, -k {args.k}, --format {args.format}, --concurrency "
-          f"{args.concurrency}); {os.cpu_count()} cores; Ray start {ray_start:.1f} s (not in the times below); "
-          f"median of {args.repeat}")
+    print(
+        f"{args.domain}: {units} simulations (gold agent, -k {args.k}, --format {args.format}, --concurrency "
+        f"{args.concurrency}); {os.cpu_count()} cores; Ray start {ray_start:.1f} s (not in the times below); "
+        f"median of {args.repeat}"
+    )
     local_time = results[0][1][0]
     for name, (elapsed, actors_start, cpu) in results:
         check = "" if name == "local" else ("; same simulations" if same[name] else "; DIFFERENT simulations")
         start = f" (actors' start {actors_start:.1f} s)" if name != "local" else ""
-        print(f"  {name:<16} {elapsed:7.2f} s{start:<22} {units / elapsed:7.1f} sim/s  this process's CPU "
-              f"{cpu:6.2f} s  {elapsed / local_time:5.2f}x local's time{check}")
+        print(
+            f"  {name:<16} {elapsed:7.2f} s{start:<22} {units / elapsed:7.1f} sim/s  this process's CPU "
+            f"{cpu:6.2f} s  {elapsed / local_time:5.2f}x local's time{check}"
+        )
     return 0 if all(same.values()) else 1
 
 

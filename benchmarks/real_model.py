@@ -43,22 +43,57 @@ def free_port() -> int:
 
 def start_server(port: int) -> tuple[subprocess.Popen, float]:
     started = time.perf_counter()
-    server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf()), "--model_alias",
-                               "smollm2", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf()),
+            "--model_alias",
+            "smollm2",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "8192",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     while True:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
                 return server, time.perf_counter() - started
         except OSError:
             if server.poll() is not None:
-                raise SystemExit(f"the model server exited with {server.returncode}")
+                raise SystemExit(f"the model server exited with {server.returncode}") from None
             time.sleep(0.05)
 
 
 def timed_run(out: Path, tau2_data: str, agent: str, agent_args: dict | None) -> tuple[float, dict]:
-    argv = [sys.executable, "-m", "tau_tui", "run", "--domain", "mock", "-k", "1", "--agent-llm", agent,
-            "--user-llm", "scripted/user", "--out", str(out), "--max-steps", "30", "--quiet", "--tau2-data", tau2_data]
+    argv = [
+        sys.executable,
+        "-m",
+        "tau_tui",
+        "run",
+        "--domain",
+        "mock",
+        "-k",
+        "1",
+        "--agent-llm",
+        agent,
+        "--user-llm",
+        "scripted/user",
+        "--out",
+        str(out),
+        "--max-steps",
+        "30",
+        "--quiet",
+        "--tau2-data",
+        tau2_data,
+    ]
     if agent_args:
         argv += ["--agent-llm-args", json.dumps(agent_args)]
     started = time.perf_counter()
@@ -75,19 +110,29 @@ def main() -> int:
     server, startup = start_server(port)
     try:
         with tempfile.TemporaryDirectory() as folder:
-            model_args = {"api_base": f"http://127.0.0.1:{port}/v1", "api_key": "none", "temperature": 0.0,
-                          "tool_protocol": "json_schema"}
+            model_args = {
+                "api_base": f"http://127.0.0.1:{port}/v1",
+                "api_key": "none",
+                "temperature": 0.0,
+                "tool_protocol": "json_schema",
+            }
             model_time, data = timed_run(Path(folder) / "model.json", args.tau2_data, "openai/smollm2", model_args)
             baseline_time, _ = timed_run(Path(folder) / "gold.json", args.tau2_data, "scripted/gold", None)
     finally:
         server.terminate()
         server.wait(timeout=15)
-    turns = [m["generation_time_seconds"] for sim in data["simulations"] for m in sim["messages"]
-             if m["role"] == "assistant" and isinstance(m.get("generation_time_seconds"), (int, float))]
+    turns = [
+        m["generation_time_seconds"]
+        for sim in data["simulations"]
+        for m in sim["messages"]
+        if m["role"] == "assistant" and isinstance(m.get("generation_time_seconds"), (int, float))
+    ]
     sims = len(data["simulations"])
     print(f"server start → answering: {startup:.2f} s")
-    print(f"model run:    {sims} simulations in {model_time:.1f} s; {len(turns)} model turns, "
-          f"mean {statistics.mean(turns):.2f} s, median {statistics.median(turns):.2f} s, max {max(turns):.2f} s")
+    print(
+        f"model run:    {sims} simulations in {model_time:.1f} s; {len(turns)} model turns, "
+        f"mean {statistics.mean(turns):.2f} s, median {statistics.median(turns):.2f} s, max {max(turns):.2f} s"
+    )
     print(f"baseline run (scripted/gold, same command): {baseline_time:.1f} s")
     print(f"ratio model / baseline: {model_time / baseline_time:.1f}x")
     return 0

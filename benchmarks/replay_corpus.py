@@ -53,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         per_domain.setdefault(run.domain or "?", []).append(elapsed / max(done, 1))
         print(f"{done:5d} sims  {elapsed:7.3f} s  {1000 * elapsed / max(done, 1):7.2f} ms/sim  {path.name}")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"total: {total_sims} simulations in {total_time:.2f} s "
-          f"({1000 * total_time / max(total_sims, 1):.2f} ms/sim); peak RSS {peak_mb:.0f} MB")
+    print(
+        f"total: {total_sims} simulations in {total_time:.2f} s "
+        f"({1000 * total_time / max(total_sims, 1):.2f} ms/sim); peak RSS {peak_mb:.0f} MB"
+    )
     return 0
 
 

@@ -103,7 +103,7 @@ def _child(root: Path, argv: list[str], stdout=subprocess.DEVNULL) -> tuple[floa
     sampler.join()
     err = err_bytes.decode(errors="replace")
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, max(usage.ru_maxrss * 1024, peak[0]) / 1024 ** 2, proc.returncode, err[-600:]
+    return wall, max(usage.ru_maxrss * 1024, peak[0]) / 1024**2, proc.returncode, err[-600:]
 
 
 def _ms(values: list[float]) -> str:
@@ -217,14 +217,23 @@ def tui_child(paths: list[str], tau2_data: str, result: str) -> int:
 
 
 # --- the parent --------------------------------------------------------------------------------------------------
-def measure(root: Path, paths: list[Path], tau2_data: str, what: list[str], workers: int | None,
-            out_dir: Path, label: str, sample: int = 500) -> dict:
+def measure(
+    root: Path,
+    paths: list[Path],
+    tau2_data: str,
+    what: list[str],
+    workers: int | None,
+    out_dir: Path,
+    label: str,
+    sample: int = 500,
+) -> dict:
     results: dict = {}
     files = [str(p) for p in paths]
     if "tui" in what:
         probe = out_dir / f"tui-{label}.json"
-        wall, rss, code, err = _child(root, [PYTHON, str(Path(__file__).resolve()), "--tui-child", str(probe),
-                                             "--tau2-data", tau2_data, *files])
+        wall, rss, code, err = _child(
+            root, [PYTHON, str(Path(__file__).resolve()), "--tui-child", str(probe), "--tau2-data", tau2_data, *files]
+        )
         results["tui"] = json.loads(probe.read_text()) if code == 0 and probe.exists() else {"error": err}
         results["tui"]["rss"] = rss
     for command in ("replay", "eval"):
@@ -236,21 +245,55 @@ def measure(root: Path, paths: list[Path], tau2_data: str, what: list[str], work
         target = out_dir / f"{command}-{label}.jsonl"
         with open(target, "wb") as handle:
             wall, rss, code, err = _child(root, argv, stdout=handle)
-        results[command] = {"wall": wall, "rss": rss, "status": code, "output": str(target),
-                            "error": err if code not in (0, 1) else ""}
+        results[command] = {
+            "wall": wall,
+            "rss": rss,
+            "status": code,
+            "output": str(target),
+            "error": err if code not in (0, 1) else "",
+        }
     if "ray" in what and not label.startswith("base"):
         for count in (1, 2):
-            argv = [PYTHON, "-m", "tau_tui", "replay", "--json", "--tau2-data", tau2_data, "--executor", "ray",
-                    "--workers", str(count), *files]
+            argv = [
+                PYTHON,
+                "-m",
+                "tau_tui",
+                "replay",
+                "--json",
+                "--tau2-data",
+                tau2_data,
+                "--executor",
+                "ray",
+                "--workers",
+                str(count),
+                *files,
+            ]
             target = out_dir / f"replay-ray{count}-{label}.jsonl"
             with open(target, "wb") as handle:
                 wall, rss, code, err = _child(root, argv, stdout=handle)
-            results[f"ray{count}"] = {"wall": wall, "rss": rss, "status": code, "output": str(target),
-                                      "error": err if code not in (0, 1) else ""}
+            results[f"ray{count}"] = {
+                "wall": wall,
+                "rss": rss,
+                "status": code,
+                "output": str(target),
+                "error": err if code not in (0, 1) else "",
+            }
     if "tau2" in what and not label.startswith("base"):
         probe = out_dir / f"tau2-{label}.json"
-        wall, rss, code, err = _child(root, [PYTHON, str(Path(__file__).resolve()), "--tau2-child", str(probe),
-                                             "--sample", str(sample), "--tau2-data", tau2_data, *files])
+        wall, rss, code, err = _child(
+            root,
+            [
+                PYTHON,
+                str(Path(__file__).resolve()),
+                "--tau2-child",
+                str(probe),
+                "--sample",
+                str(sample),
+                "--tau2-data",
+                tau2_data,
+                *files,
+            ],
+        )
         results["tau2"] = json.loads(probe.read_text()) if code == 0 and probe.exists() else {"error": err}
     return results
 
@@ -284,7 +327,10 @@ def report(n: int, size_mb: float, runs: dict[str, dict]) -> None:
     line("TUI launch → every file indexed", tui("all_indexed"), secs)
     line("TUI launch → background replay done", tui("replay_done"), secs)
     line("TUI peak memory (max RSS)", tui("rss"), mb)
-    for key, name in (("keys_during", "key → cursor moved, during replay"), ("keys_after", "key → cursor moved, after")):
+    for key, name in (
+        ("keys_during", "key → cursor moved, during replay"),
+        ("keys_after", "key → cursor moved, after"),
+    ):
         vals = [v for v in tui(key)]
         rows.append(f"  {name:<44}" + "".join(f"{(_ms(v) if isinstance(v, list) else '—'):>42}" for v in vals))
     line("failed-only filter (app work + repaint)", tui("filter"), secs)
@@ -301,32 +347,42 @@ def report(n: int, size_mb: float, runs: dict[str, dict]) -> None:
         for count in (1, 2):
             ray = this[f"ray{count}"]
             versus = f" (local {local:.2f} s)" if local else ""
-            print(f"  `replay --json --executor ray --workers {count}` wall {ray['wall']:.2f} s{versus}, "
-                  f"peak {ray['rss']:.0f} MB (driver + local Ray processes), output identical to local: "
-                  f"{_same(this, {'replay': ray}, 'replay') if 'replay' in this else '?'}")
+            print(
+                f"  `replay --json --executor ray --workers {count}` wall {ray['wall']:.2f} s{versus}, "
+                f"peak {ray['rss']:.0f} MB (driver + local Ray processes), output identical to local: "
+                f"{_same(this, {'replay': ray}, 'replay') if 'replay' in this else '?'}"
+            )
         if this["ray1"].get("wall") and this["ray2"].get("wall"):
             print(f"  Ray speed-up, 1 → 2 workers: {this['ray1']['wall'] / this['ray2']['wall']:.2f}×")
     tau2 = this.get("tau2")
     if tau2 and "tau2_load" in tau2:
-        print(f"  tau2 loader (Results.load) {tau2['tau2_load']:.2f} s vs our index {tau2['ours_index']:.2f} s "
-              f"({tau2['tau2_load'] / tau2['ours_index']:.1f}×), index + parse every simulation "
-              f"{tau2['ours_parse_all']:.2f} s ({tau2['tau2_load'] / tau2['ours_parse_all']:.1f}×); "
-              f"{tau2['sims'][0]} / {tau2['sims'][1]} simulations")
+        print(
+            f"  tau2 loader (Results.load) {tau2['tau2_load']:.2f} s vs our index {tau2['ours_index']:.2f} s "
+            f"({tau2['tau2_load'] / tau2['ours_index']:.1f}×), index + parse every simulation "
+            f"{tau2['ours_parse_all']:.2f} s ({tau2['tau2_load'] / tau2['ours_parse_all']:.1f}×); "
+            f"{tau2['sims'][0]} / {tau2['sims'][1]} simulations"
+        )
         if tau2.get("ours_eval"):
-            print(f"  tau2 evaluator vs our replay + DB check, sample of {tau2['eval_sims']}: {tau2['tau2_eval']:.2f} s"
-                  f" vs {tau2['ours_eval']:.2f} s ({tau2['tau2_eval'] / tau2['ours_eval']:.0f}×)")
+            print(
+                f"  tau2 evaluator vs our replay + DB check, sample of {tau2['eval_sims']}: {tau2['tau2_eval']:.2f} s"
+                f" vs {tau2['ours_eval']:.2f} s ({tau2['tau2_eval'] / tau2['ours_eval']:.0f}×)"
+            )
     if len(labels) == 2:
         for command in ("replay", "eval"):
             if command in runs[labels[0]]:
-                print(f"  `{command} --json` output identical to base: {_same(runs[labels[0]], runs[labels[1]], command)}")
+                print(
+                    f"  `{command} --json` output identical to base: {_same(runs[labels[0]], runs[labels[1]], command)}"
+                )
     for lb in labels:
         for key, value in runs[lb].items():
             if isinstance(value, dict) and value.get("error"):
                 print(f"  {lb} {key} failed: {value['error']}")
         tui_rows = runs[lb].get("tui", {})
         if "rows" in tui_rows:
-            print(f"  {lb}: {tui_rows['rows']} rows, {tui_rows.get('replayed')} replayed, "
-                  f"filter {tui_rows.get('filter_rows')} rows, search {tui_rows.get('search_rows')} rows")
+            print(
+                f"  {lb}: {tui_rows['rows']} rows, {tui_rows.get('replayed')} replayed, "
+                f"filter {tui_rows.get('filter_rows')} rows, search {tui_rows.get('search_rows')} rows"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -364,8 +420,9 @@ def main(argv: list[str] | None = None) -> int:
             runs = {}
             for label, root in trees.items():
                 print(f"measuring {label} ({root}) on {n} simulations…", flush=True)
-                runs[label] = measure(root, paths, args.tau2_data, what, args.workers, work, f"{label}-{n}",
-                                      args.sample)
+                runs[label] = measure(
+                    root, paths, args.tau2_data, what, args.workers, work, f"{label}-{n}", args.sample
+                )
             report(n, size, runs)
     return 0
 

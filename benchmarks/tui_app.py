@@ -16,8 +16,9 @@ def build_app(paths: list[str], tau2_data: str, *, workers: int | None = None, b
     except ImportError:  # a baseline tree from before the session factory
         from tau_tui.tui.app import TauTuiApp
 
-        app = TauTuiApp([Path(p) for p in paths], tau2_data=tau2_data,
-                        **({} if workers is None else {"workers": workers}))
+        app = TauTuiApp(
+            [Path(p) for p in paths], tau2_data=tau2_data, **({} if workers is None else {"workers": workers})
+        )
         if not background_replay:
             app.queue_replay = lambda rows: None
         return app

@@ -28,8 +28,10 @@ def _ms(values: list[float]) -> str:
         return "n/a"
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-    return (f"mean {1000 * statistics.mean(values):6.2f} ms  median {1000 * statistics.median(values):6.2f} ms  "
-            f"p95 {1000 * p95:6.2f} ms  max {1000 * max(values):6.2f} ms  (n={len(values)})")
+    return (
+        f"mean {1000 * statistics.mean(values):6.2f} ms  median {1000 * statistics.median(values):6.2f} ms  "
+        f"p95 {1000 * p95:6.2f} ms  max {1000 * max(values):6.2f} ms  (n={len(values)})"
+    )
 
 
 def longest_simulation(paths: list[str]):
@@ -100,8 +102,10 @@ async def bench_app(paths: list[str], tau2_data: str, run_path: Path, sim_id: st
                 break
             await pilot.pause(0.005)
         print(f"  launch → first rows in the runs table (usable): {1000 * first_rows:7.0f} ms")
-        print(f"  launch → every file indexed ({len(catalog(app).files)} files, {len(catalog(app).rows)} simulations): "
-              f"{1000 * all_files:7.0f} ms")
+        print(
+            f"  launch → every file indexed ({len(catalog(app).files)} files, {len(catalog(app).rows)} simulations): "
+            f"{1000 * all_files:7.0f} ms"
+        )
         # cursor moves in the runs table while replay runs in the background: time from the key
         # press to the cursor moving (the table's cursor watcher), not Pilot's waiting
         table = app.runs_screen.query_one(RunTable)
@@ -111,8 +115,10 @@ async def bench_app(paths: list[str], tau2_data: str, run_path: Path, sim_id: st
         print(f"  runs table: key press → cursor moved, during background replay: {_ms(moves)}")
         t0 = time.perf_counter()
         await pilot.press("f")
-        print(f"  'failed only' filter on the whole corpus: {1000 * (time.perf_counter() - t0):.0f} ms "
-              f"({app.runs_screen.query_one(RunTable).row_count} rows)")
+        print(
+            f"  'failed only' filter on the whole corpus: {1000 * (time.perf_counter() - t0):.0f} ms "
+            f"({app.runs_screen.query_one(RunTable).row_count} rows)"
+        )
         await pilot.press("c")
         while app.busy:
             await pilot.pause(0.05)
@@ -136,8 +142,10 @@ async def bench_app(paths: list[str], tau2_data: str, run_path: Path, sim_id: st
                 await pilot.pause(0.002)
             screen = app.screen
             assert isinstance(screen, TrajectoryScreen) and screen.doc is not None
-            print(f"  open the trajectory ({len(screen.doc)} messages, {attempt} time): "
-                  f"{1000 * (shown[0] - t0):.0f} ms to messages and DB pane shown")
+            print(
+                f"  open the trajectory ({len(screen.doc)} messages, {attempt} time): "
+                f"{1000 * (shown[0] - t0):.0f} ms to messages and DB pane shown"
+            )
             if attempt == "first":
                 await pilot.press("escape")
                 await pilot.pause()
@@ -172,8 +180,10 @@ async def bench_app(paths: list[str], tau2_data: str, run_path: Path, sim_id: st
             return time.perf_counter() - t0, sum(pane) + sum(frames)
 
         steps_timed = [await press("j") for _ in range(min(steps, len(screen.doc) - 1))]
-        print(f"  one step, Pilot key round trip (includes Pilot's own waits, ~45 ms on an empty app): "
-              f"{_ms([r for r, _ in steps_timed])}")
+        print(
+            f"  one step, Pilot key round trip (includes Pilot's own waits, ~45 ms on an empty app): "
+            f"{_ms([r for r, _ in steps_timed])}"
+        )
         print(f"  one step, the app's work (DB pane update + repaint):   {_ms([w for _, w in steps_timed])}")
         slowest = max(range(len(steps_timed)), key=lambda i: steps_timed[i][1])
         print(f"    (slowest: step {slowest + 1}, {1000 * steps_timed[slowest][1]:.0f} ms)")

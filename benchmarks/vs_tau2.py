@@ -78,8 +78,11 @@ def main(argv: list[str] | None = None) -> int:
             constructor = registry.get_env_constructor(domain)
         except KeyError:
             if domain not in tau2_missing:
-                hint = " (python -m benchmarks.banking_vs_oracle compares with tau2 1.0.1's recorded seconds)" \
-                    if domain == "banking_knowledge" else ""
+                hint = (
+                    " (python -m benchmarks.banking_vs_oracle compares with tau2 1.0.1's recorded seconds)"
+                    if domain == "banking_knowledge"
+                    else ""
+                )
                 print(f"skipped {domain}: the installed tau2 has no such domain{hint}", file=sys.stderr)
             tau2_missing.add(domain)
             continue
@@ -91,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             task = tau2_tasks.get(sim.task_id)
             if task is None:
                 continue
-            messages = [roles[m.role].model_validate(m.model_dump(mode="json")) for m in sim.trajectory
-                        if m.role in roles]
+            messages = [
+                roles[m.role].model_validate(m.model_dump(mode="json")) for m in sim.trajectory if m.role in roles
+            ]
             work.append((domain, run, index, task, messages, constructor))
             counts[domain] += 1
     # The prepared work stays alive throughout: freeze it out of the collector's passes, as the CLI's pool and
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.collect()
     gc.freeze()
     # Three phases in one process, so neither side pays for the other's garbage.
-    for domain, run, index, task, messages, constructor in work:
+    for domain, run, _index, task, messages, constructor in work:
         start = time.perf_counter()
         try:
             Evaluator.calculate_reward(constructor, task, messages, solo_mode=run.solo)
@@ -118,16 +122,22 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         analyzer.analyze(run, index).to_json()
         ours_cold[domain] += time.perf_counter() - start
-    print(f"{'domain':8} {'sims':>5} {'tau2 s':>8} {'ours s':>8} {'ours cold s':>11} {'ratio':>7} {'ratio cold':>10}"
-          f" {'tau2 raised':>11}")
+    print(
+        f"{'domain':8} {'sims':>5} {'tau2 s':>8} {'ours s':>8} {'ours cold s':>11} {'ratio':>7} {'ratio cold':>10}"
+        f" {'tau2 raised':>11}"
+    )
     for domain in sorted(counts):
         t, o, c = theirs[domain], ours[domain], ours_cold[domain]
-        print(f"{domain:8} {counts[domain]:5d} {t:8.2f} {o:8.2f} {c:11.2f} {t / o:7.1f} {t / c:10.1f} "
-              f"{tau2_failed[domain]:11d}   ({1000 * t / counts[domain]:.0f} vs {1000 * o / counts[domain]:.1f} ms/sim)")
+        print(
+            f"{domain:8} {counts[domain]:5d} {t:8.2f} {o:8.2f} {c:11.2f} {t / o:7.1f} {t / c:10.1f} "
+            f"{tau2_failed[domain]:11d}   ({1000 * t / counts[domain]:.0f} vs {1000 * o / counts[domain]:.1f} ms/sim)"
+        )
     total_t, total_o, total_c = sum(theirs.values()), sum(ours.values()), sum(ours_cold.values())
     if total_o:
-        print(f"{'all':8} {sum(counts.values()):5d} {total_t:8.2f} {total_o:8.2f} {total_c:11.2f} "
-              f"{total_t / total_o:7.1f} {total_t / total_c:10.1f}")
+        print(
+            f"{'all':8} {sum(counts.values()):5d} {total_t:8.2f} {total_o:8.2f} {total_c:11.2f} "
+            f"{total_t / total_o:7.1f} {total_t / total_c:10.1f}"
+        )
     return 0
 
 

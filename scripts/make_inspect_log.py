@@ -68,20 +68,33 @@ def make_log(domain: str, out_dir: Path | str, task_id: str | None = None) -> Pa
     actions = (sample.metadata["task"].get("evaluation_criteria") or {}).get("actions") or []
 
     def calls(requestor: str) -> list[Any]:
-        return [ModelOutput.for_tool_call("mockllm/model", a["name"], dict(a.get("arguments") or {}))
-                for a in actions if a.get("requestor", "assistant") == requestor]
+        return [
+            ModelOutput.for_tool_call("mockllm/model", a["name"], dict(a.get("arguments") or {}))
+            for a in actions
+            if a.get("requestor", "assistant") == requestor
+        ]
 
     agent_outputs = calls("assistant") + [ModelOutput.from_content("mockllm/model", "I have done what you asked.")]
     # the user simulator makes its own reference calls (telecom's phone), then opens; later it stops
-    user_outputs = calls("user") + [ModelOutput.from_content("mockllm/model", "Hi, I need help with my account."),
-                                    ModelOutput.from_content("mockllm/model", "Thanks, that is all. ###STOP###")]
+    user_outputs = calls("user") + [
+        ModelOutput.from_content("mockllm/model", "Hi, I need help with my account."),
+        ModelOutput.from_content("mockllm/model", "Thanks, that is all. ###STOP###"),
+    ]
     agent = get_model("mockllm/model", custom_outputs=agent_outputs)
     user = get_model("mockllm/model", custom_outputs=user_outputs)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     one = task_with(task, dataset=MemoryDataset([sample], name=f"tau2_{domain}"))  # ids hold glob characters
-    logs = inspect_eval(one, model=agent, model_roles={"user": user}, log_dir=str(out_dir), log_format="eval",
-                        display="none", score=True, fail_on_error=False)
+    logs = inspect_eval(
+        one,
+        model=agent,
+        model_roles={"user": user},
+        log_dir=str(out_dir),
+        log_format="eval",
+        display="none",
+        score=True,
+        fail_on_error=False,
+    )
     location = logs[0].location
     return Path(location.removeprefix("file://"))
 
@@ -95,8 +108,9 @@ def main() -> int:
     try:
         print(make_log(args.domain, args.out_dir, args.task))
     except Exception as exc:  # noqa: BLE001 - Inspect's own errors, on one line
-        print(f"make_inspect_log: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-              file=sys.stderr)
+        print(
+            f"make_inspect_log: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr
+        )
         return 1
     return 0
 

@@ -100,11 +100,17 @@ class Recording:
 
     def save(self) -> Path:
         env = self.domain.new_environment()
-        info = run_info(domain_name=env.domain_name, policy=env.policy,
-                        agent={"implementation": "scripted", "llm": self.agents, "llm_args": {}},
-                        user=ScriptedUser(user_brief(self.episodes[0][1], env)).info(), num_trials=1,
-                        max_steps=200, max_errors=10, seed=SEED,
-                        extra={"made_by": "scripts/make_recordings.py", **(self.extra or {})})
+        info = run_info(
+            domain_name=env.domain_name,
+            policy=env.policy,
+            agent={"implementation": "scripted", "llm": self.agents, "llm_args": {}},
+            user=ScriptedUser(user_brief(self.episodes[0][1], env)).info(),
+            num_trials=1,
+            max_steps=200,
+            max_errors=10,
+            seed=SEED,
+            extra={"made_by": "scripts/make_recordings.py", **(self.extra or {})},
+        )
         tasks = list({task.id: task for _, task, _ in self.episodes}.values())
         self.path.unlink(missing_ok=True)
         writer = ResultsWriter(self.path, info, tasks, timestamp=WRITTEN_AT)
@@ -125,14 +131,21 @@ def aftersales(domain: Domain, out: Path) -> Path:
     rec = Recording(domain, out / "aftersales.json", "scripted/gold, scripted/hasty")
     rec.episode("as-gold-goodwill", "goodwill_for_late_delivery", gold)
     rec.episode("as-gold-two-returns", "two_returns_one_delayed", gold)
-    rec.episode("as-hasty-refund", "large_refund_needs_approval", steps("scripted/hasty", [
-        ("find_customer_by_email", {"email": "owen.parry@example.com"}),
-        ("get_refund_status", {"order_id": "LH-10329"}),
-        ("list_returns", {"customer_id": "cust_owen_parry"}),
-        ("issue_refund", {"return_id": "RMA-2006"}),
-        "Good news: your coffee machine passed its check and I have refunded 449.00 to your Mastercard. "
-        "It should show in 3 to 5 working days. Is there anything else I can help you with?",
-    ]))
+    rec.episode(
+        "as-hasty-refund",
+        "large_refund_needs_approval",
+        steps(
+            "scripted/hasty",
+            [
+                ("find_customer_by_email", {"email": "owen.parry@example.com"}),
+                ("get_refund_status", {"order_id": "LH-10329"}),
+                ("list_returns", {"customer_id": "cust_owen_parry"}),
+                ("issue_refund", {"return_id": "RMA-2006"}),
+                "Good news: your coffee machine passed its check and I have refunded 449.00 to your Mastercard. "
+                "It should show in 3 to 5 working days. Is there anything else I can help you with?",
+            ],
+        ),
+    )
     return rec.save()
 
 
@@ -140,39 +153,67 @@ def warehouse(domain: Domain, out: Path) -> tuple[Path, Recording]:
     rec = Recording(domain, out / "warehouse.json", "scripted/gold, scripted/gives-up")
     rec.episode("wh-gold-split", "split_across_warehouses", gold)
     rec.episode("wh-gold-timeouts", "south_times_out_twice", gold)
-    rec.episode("wh-gives-up", "south_times_out_twice", steps("scripted/gives-up", [
-        ("get_account", {"account_id": "ACC-1002"}),
-        ("get_order", {"order_id": "SO-5009"}),
-        ("lookup_stock", {"sku": "CP-22-3M", "warehouse": "south"}),
-        ("backorder_line", {"order_id": "SO-5009", "line_no": 1, "quantity": 30}),
-        "Bristol has no 22 mm pipe available at the moment, so I have put all 30 lengths of SO-5009 on "
-        "backorder; the next delivery is due on 2025-03-25. Is there anything else I can help you with?",
-    ]))
+    rec.episode(
+        "wh-gives-up",
+        "south_times_out_twice",
+        steps(
+            "scripted/gives-up",
+            [
+                ("get_account", {"account_id": "ACC-1002"}),
+                ("get_order", {"order_id": "SO-5009"}),
+                ("lookup_stock", {"sku": "CP-22-3M", "warehouse": "south"}),
+                ("backorder_line", {"order_id": "SO-5009", "line_no": 1, "quantity": 30}),
+                "Bristol has no 22 mm pipe available at the moment, so I have put all 30 lengths of SO-5009 on "
+                "backorder; the next delivery is due on 2025-03-25. Is there anything else I can help you with?",
+            ],
+        ),
+    )
     return rec.save(), rec
 
 
 def cassettes(domain: Domain, out: Path, source: Recording) -> Path:
     sim_id, task, recorded = source.episodes[0]
     recording = "recordings/warehouse.json"
-    rec = Recording(domain, out / "warehouse_cassette.json", "scripted/greedy, scripted/reordered",
-                    {"cassette": {"recording": recording, "simulations": [sim_id]}})
+    rec = Recording(
+        domain,
+        out / "warehouse_cassette.json",
+        "scripted/greedy, scripted/reordered",
+        {"cassette": {"recording": recording, "simulations": [sim_id]}},
+    )
     order = {"order_id": "SO-5002", "line_no": 1}
-    rec.episode("cas-greedy-refused", task.id, steps("scripted/greedy", [
-        ("get_account", {"account_id": "ACC-1004"}),
-        ("get_order", {"order_id": "SO-5002"}),
-        ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "south"}),
-        ("allocate_line", {**order, "warehouse": "south", "quantity": 60}),
-        "All 60 valves are reserved in Bristol. Is there anything else I can help you with?",
-    ]), cassette=Cassette.from_simulation(recorded, task, recording))
-    rec.episode("cas-reordered-mismatch", task.id, steps("scripted/reordered", [
-        ("get_account", {"account_id": "ACC-1004"}),
-        ("get_order", {"order_id": "SO-5002"}),
-        ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "north"}),
-        ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "south"}),
-        ("allocate_line", {**order, "warehouse": "north", "quantity": 20}),
-        ("allocate_line", {**order, "warehouse": "south", "quantity": 40}),
-        "SO-5002 is allocated: 20 valves from Leeds and 40 from Bristol. Anything else I can help you with?",
-    ], retry_faults=True), cassette=Cassette.from_simulation(recorded, task, recording))
+    rec.episode(
+        "cas-greedy-refused",
+        task.id,
+        steps(
+            "scripted/greedy",
+            [
+                ("get_account", {"account_id": "ACC-1004"}),
+                ("get_order", {"order_id": "SO-5002"}),
+                ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "south"}),
+                ("allocate_line", {**order, "warehouse": "south", "quantity": 60}),
+                "All 60 valves are reserved in Bristol. Is there anything else I can help you with?",
+            ],
+        ),
+        cassette=Cassette.from_simulation(recorded, task, recording),
+    )
+    rec.episode(
+        "cas-reordered-mismatch",
+        task.id,
+        steps(
+            "scripted/reordered",
+            [
+                ("get_account", {"account_id": "ACC-1004"}),
+                ("get_order", {"order_id": "SO-5002"}),
+                ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "north"}),
+                ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "south"}),
+                ("allocate_line", {**order, "warehouse": "north", "quantity": 20}),
+                ("allocate_line", {**order, "warehouse": "south", "quantity": 40}),
+                "SO-5002 is allocated: 20 valves from Leeds and 40 from Bristol. Anything else I can help you with?",
+            ],
+            retry_faults=True,
+        ),
+        cassette=Cassette.from_simulation(recorded, task, recording),
+    )
     return rec.save()
 
 

@@ -190,8 +190,9 @@ class Analyzer:
         fixes = self.fixes_of(domain)
         domain_key = f"{domain.name}-{variant}" + ("+upstream-fixes" if self.upstream_fixes and fixes else "")
         init_key = (domain_key, self.golds.exact_key(task), run.solo) if task is not None else None
-        timeline = replay(sim.trajectory, task, new_env, solo=run.solo, cache=self._init, cache_key=init_key,
-                          fixes=fixes)
+        timeline = replay(
+            sim.trajectory, task, new_env, solo=run.solo, cache=self._init, cache_key=init_key, fixes=fixes
+        )
         gold = None
         if task is not None:
             gold = self.gold_for(domain_key, task, new_env)
@@ -206,16 +207,18 @@ class Analyzer:
             self._scorers[key] = scorer_config_for(run.path)
         return self._scorers[key]
 
-    def evaluate(self, run: RunFile, index: int, judge: Judge | None = None,
-                 scorer: ScorerConfig | None = None) -> SimReport:
+    def evaluate(
+        self, run: RunFile, index: int, judge: Judge | None = None, scorer: ScorerConfig | None = None
+    ) -> SimReport:
         """Replay simulation ``index`` and assess it: recomputed reward, explanation, tool-call score, flags.
 
         ``scorer`` overrides the sidecar file beside the recording.
         """
         return self.assess(self.analyze(run, index), judge=judge, scorer=scorer)
 
-    def assess(self, analysis: SimAnalysis, judge: Judge | None = None,
-               scorer: ScorerConfig | None = None) -> SimReport:
+    def assess(
+        self, analysis: SimAnalysis, judge: Judge | None = None, scorer: ScorerConfig | None = None
+    ) -> SimReport:
         """Assess an analysis already at hand (no second replay); see ``evaluate``."""
         run = analysis.run
         config = scorer if scorer is not None else self.scorer_config(run)
@@ -223,9 +226,15 @@ class Analyzer:
         env_info = run.raw_info.get("environment_info")
         policy = env_info.get("policy") if isinstance(env_info, dict) else None
         in_recording = analysis.sim.task_id in run.tasks()
-        return assess(analysis, judge=judge, scorer=spec, policy=policy if isinstance(policy, str) else None,
-                      domain=run.domain, task_in_recording=in_recording,
-                      known_tasks=run.tasks() if in_recording else self._domain_tasks(run))
+        return assess(
+            analysis,
+            judge=judge,
+            scorer=spec,
+            policy=policy if isinstance(policy, str) else None,
+            domain=run.domain,
+            task_in_recording=in_recording,
+            known_tasks=run.tasks() if in_recording else self._domain_tasks(run),
+        )
 
     def _domain_tasks(self, run: RunFile) -> dict[str, Task]:
         try:

@@ -24,18 +24,28 @@ if TYPE_CHECKING:
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tau2-data", metavar="DIR", help="tau2 data folder (holding domains/<name>/); "
-                        "default: $TAU2_DATA_DIR, the settings file, a data folder in or above the paths opened, "
-                        "then an installed tau2 package")
-    parser.add_argument("--domains", metavar="DIR", action="append", default=[],
-                        help="extra folder of domain packages (repeatable; also $TAU_TUI_DOMAINS)")
+    parser.add_argument(
+        "--tau2-data",
+        metavar="DIR",
+        help="tau2 data folder (holding domains/<name>/); "
+        "default: $TAU2_DATA_DIR, the settings file, a data folder in or above the paths opened, "
+        "then an installed tau2 package",
+    )
+    parser.add_argument(
+        "--domains",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="extra folder of domain packages (repeatable; also $TAU_TUI_DOMAINS)",
+    )
 
 
 class _SubcommandParser(argparse.ArgumentParser):
     """A sub-command's parser: a flag it does not know is reported with its own usage, not with tau-tui's."""
 
     def parse_known_args(  # type: ignore[override]  # one signature for argparse's overloads
-            self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        self, args: Any = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         parsed, extra = super().parse_known_args(args, namespace)
         if extra:
             self.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -46,8 +56,9 @@ class _VersionAction(argparse.Action):
     """``--version``: ``tau-tui <version>`` from the installed package's metadata, read only when asked."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="print tau-tui's version and exit")
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print tau-tui's version and exit"
+        )
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None):
         from importlib.metadata import PackageNotFoundError, version
@@ -109,8 +120,9 @@ def _settings(args: argparse.Namespace, announce: bool = True) -> Settings:
         found = data_root_near(paths)
         if found is not None:
             origin = f"found at {found}"
-            settings = settings.model_copy(update={"tau2_data": found,
-                                                   "sources": {**settings.sources, "tau2_data": origin}})
+            settings = settings.model_copy(
+                update={"tau2_data": found, "sources": {**settings.sources, "tau2_data": origin}}
+            )
             if announce:
                 err(f"note: tau2 data: {found} (found beside the files opened; --tau2-data DIR chooses another)")
     return settings

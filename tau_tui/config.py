@@ -34,21 +34,31 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 CONFIG_ENV = "TAU_TUI_CONFIG"
-DEFAULT_MAX_READ_BYTES = 4 * 1024 ** 3  # as model.runtime's (config imports nothing of ours)
-DEFAULT_STREAM_BYTES = 4 * 1024 ** 2
+DEFAULT_MAX_READ_BYTES = 4 * 1024**3  # as model.runtime's (config imports nothing of ours)
+DEFAULT_STREAM_BYTES = 4 * 1024**2
 
 # setting -> its environment variable (one value each; domain_paths adds up, editor has two)
 ENVIRONMENT = {
-    "tau2_data": "TAU2_DATA_DIR", "runs_dir": "TAU_TUI_RUNS_DIR", "judge_model": "TAU_TUI_JUDGE",
-    "judge_api_base": "TAU_TUI_JUDGE_API_BASE", "workers": "TAU_TUI_WORKERS", "index_workers": "TAU_TUI_INDEX_WORKERS",
-    "max_read_bytes": "TAU_TUI_MAX_READ_BYTES", "stream_bytes": "TAU_TUI_STREAM_BYTES", "pager": "PAGER",
+    "tau2_data": "TAU2_DATA_DIR",
+    "runs_dir": "TAU_TUI_RUNS_DIR",
+    "judge_model": "TAU_TUI_JUDGE",
+    "judge_api_base": "TAU_TUI_JUDGE_API_BASE",
+    "workers": "TAU_TUI_WORKERS",
+    "index_workers": "TAU_TUI_INDEX_WORKERS",
+    "max_read_bytes": "TAU_TUI_MAX_READ_BYTES",
+    "stream_bytes": "TAU_TUI_STREAM_BYTES",
+    "pager": "PAGER",
 }
 DOMAINS_ENV = "TAU_TUI_DOMAINS"
 EDITOR_ENV = ("VISUAL", "EDITOR")
 # setting -> (its flag, the argparse attribute the flag lands on)
-FLAGS = {"tau2_data": ("--tau2-data", "tau2_data"), "judge_model": ("--judge", "judge"),
-         "judge_api_base": ("--judge-api-base", "judge_api_base"), "workers": ("--workers", "workers"),
-         "upstream_fixes": ("--upstream-fixes", "upstream_fixes")}
+FLAGS = {
+    "tau2_data": ("--tau2-data", "tau2_data"),
+    "judge_model": ("--judge", "judge"),
+    "judge_api_base": ("--judge-api-base", "judge_api_base"),
+    "workers": ("--workers", "workers"),
+    "upstream_fixes": ("--upstream-fixes", "upstream_fixes"),
+}
 WHOLE_NUMBERS = {"workers": 1, "index_workers": 0, "max_read_bytes": 1, "stream_bytes": 0}  # setting -> minimum
 
 

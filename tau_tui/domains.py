@@ -21,9 +21,20 @@ from tau_tui.env.domain import DataNotFound, Domain, DomainError, DomainProvider
 from tau_tui.tau2_adapter import adapted_domain
 
 __all__ = [
-    "DataNotFound", "Domain", "DomainError", "DomainProvider", "DomainRegistry",
-    "data_root_near", "data_roots", "default_fallbacks", "default_registry", "domain_data_dir", "domain_search_path",
-    "find_domain_data", "read_data_file", "split_variant",
+    "DataNotFound",
+    "Domain",
+    "DomainError",
+    "DomainProvider",
+    "DomainRegistry",
+    "data_root_near",
+    "data_roots",
+    "default_fallbacks",
+    "default_registry",
+    "domain_data_dir",
+    "domain_search_path",
+    "find_domain_data",
+    "read_data_file",
+    "split_variant",
 ]
 
 DATA_FLAGS = "pass --tau2-data DIR or set TAU2_DATA_DIR"  # how a user points at tau2 data
@@ -161,9 +172,15 @@ class DomainRegistry:
     adapter, unless ``use_tau2`` is false.
     """
 
-    def __init__(self, tau2_data: Path | str | None = None, extra_paths: list[Path] | None = None,
-                 use_tau2: bool = True, *, fallbacks: Iterable[DomainProvider] | None = None,
-                 data_origin: str = "--tau2-data"):
+    def __init__(
+        self,
+        tau2_data: Path | str | None = None,
+        extra_paths: list[Path] | None = None,
+        use_tau2: bool = True,
+        *,
+        fallbacks: Iterable[DomainProvider] | None = None,
+        data_origin: str = "--tau2-data",
+    ):
         """``data_origin``: where ``tau2_data`` came from (named when a domain's data is not found)."""
         self.tau2_data = tau2_data
         self.data_origin = data_origin
@@ -225,9 +242,15 @@ def default_fallbacks(use_tau2: bool = True) -> list[DomainProvider]:
     return [adapted_domain] if use_tau2 else []
 
 
-def default_registry(tau2_data: Path | str | None = None, extra_paths: list[Path] | None = None, *,
-                     use_tau2: bool = True, fallbacks: Iterable[DomainProvider] = (),
-                     data_origin: str = "--tau2-data") -> DomainRegistry:
+def default_registry(
+    tau2_data: Path | str | None = None,
+    extra_paths: list[Path] | None = None,
+    *,
+    use_tau2: bool = True,
+    fallbacks: Iterable[DomainProvider] = (),
+    data_origin: str = "--tau2-data",
+) -> DomainRegistry:
     """The registry a front end starts from: domain folders, then ``fallbacks``, then tau2's registry."""
-    return DomainRegistry(tau2_data, extra_paths, fallbacks=[*fallbacks, *default_fallbacks(use_tau2)],
-                          data_origin=data_origin)
+    return DomainRegistry(
+        tau2_data, extra_paths, fallbacks=[*fallbacks, *default_fallbacks(use_tau2)], data_origin=data_origin
+    )

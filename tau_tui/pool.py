@@ -135,8 +135,16 @@ class ReportDigest:
     def of(cls, report: Any, file: str, replay_problem: bool = False) -> ReportDigest:
         from tau_tui.textsafe import json_line
 
-        return cls(report.task_id, report.evaluation.reward, report.recorded_reward, report.evaluation.termination,
-                   report.agrees, dict(report.flag_counts()), json_line(report.to_json(file)), replay_problem)
+        return cls(
+            report.task_id,
+            report.evaluation.reward,
+            report.recorded_reward,
+            report.evaluation.termination,
+            report.agrees,
+            dict(report.flag_counts()),
+            json_line(report.to_json(file)),
+            replay_problem,
+        )
 
 
 @dataclass
@@ -216,10 +224,14 @@ class Worker:
 
             text = plain_text(analysis.facts(record))
         stored = record["recorded_final_db"]
-        brief = {"file": record["file"], "first_mismatch": True if record["first_mismatch"] is not None else None,
-                 "mismatch_classes": record["mismatch_classes"], "findings": len(record["findings"]),
-                 "db_match": record["db_match"],
-                 "recorded_final_db": None if stored is None else {"match": stored["match"]}}
+        brief = {
+            "file": record["file"],
+            "first_mismatch": True if record["first_mismatch"] is not None else None,
+            "mismatch_classes": record["mismatch_classes"],
+            "findings": len(record["findings"]),
+            "db_match": record["db_match"],
+            "recorded_final_db": None if stored is None else {"match": stored["match"]},
+        }
         return Outcome(unit, record=brief, line=json_line(record), text=text)
 
     def _eval(self, run: Any, unit: Unit) -> Outcome:
@@ -235,8 +247,13 @@ class Worker:
         analysis = self.analyzer.analyze(run, unit.index)
         report = self.analyzer.assess(analysis, judge=self.judge, scorer=scorer)
         check = analysis.recorded_db_check
-        replay_problem = has_problems({"first_mismatch": analysis.first_mismatch(), "findings": analysis.findings,
-                                       "recorded_final_db": check.to_json() if check is not None else None})
+        replay_problem = has_problems(
+            {
+                "first_mismatch": analysis.first_mismatch(),
+                "findings": analysis.findings,
+                "recorded_final_db": check.to_json() if check is not None else None,
+            }
+        )
         text = None
         if self.job.text:
             from tau_tui.evaluate.render import simulation_block
@@ -323,7 +340,8 @@ class Executor:
             sys.stdout, sys.stderr = sys.__stdout__ or streams[0], sys.__stderr__ or streams[1]
             try:
                 self._pool = multiprocessing.get_context("spawn").Pool(
-                    self.workers, initializer=_start_worker, initargs=(self.job,))
+                    self.workers, initializer=_start_worker, initargs=(self.job,)
+                )
             finally:
                 sys.stdout, sys.stderr = streams
             self._pids = {process.pid for process in self._pool._pool}
@@ -338,7 +356,7 @@ class Executor:
         from multiprocessing import TimeoutError as NotYet
 
         pool = self._start()
-        chunks = [units[i:i + CHUNK] for i in range(0, len(units), CHUNK)]
+        chunks = [units[i : i + CHUNK] for i in range(0, len(units), CHUNK)]
         answers = pool.imap(_do_chunk_in_worker, chunks)  # chunksize 1: an iterator that can wait with a timeout
         while True:
             try:
@@ -463,8 +481,15 @@ class _RayWorker:
         from tau_tui.model.io import RunFile
 
         head: FileHead = ray.get(head_ref[0])
-        run = RunFile(Path(head.path), head.layout, ShippedSims(head.count), head.info, head.tasks,
-                      timestamp=head.timestamp, extra_top=head.extra_top)
+        run = RunFile(
+            Path(head.path),
+            head.layout,
+            ShippedSims(head.count),
+            head.info,
+            head.tasks,
+            timestamp=head.timestamp,
+            extra_top=head.extra_top,
+        )
         self.worker.sidecars[str(run.path)] = head.sidecar
         return run
 
@@ -535,8 +560,17 @@ class RayExecutor:
                 sidecar = self.workspace.analyzer.scorer_config(run)
             except Exception:  # noqa: BLE001 - a broken sidecar: the command sends its units with sidecar=False
                 sidecar = None
-        head = FileHead(f"{os.getpid()}-{self._heads}", str(run.path), run.layout, run.raw_info, run.raw_tasks,
-                        run.timestamp, run.extra_top, len(run.raw_sims), sidecar)
+        head = FileHead(
+            f"{os.getpid()}-{self._heads}",
+            str(run.path),
+            run.layout,
+            run.raw_info,
+            run.raw_tasks,
+            run.timestamp,
+            run.extra_top,
+            len(run.raw_sims),
+            sidecar,
+        )
         entry = self._runs[path] = (run, head.key, self._ray.put(head))
         self._runs.move_to_end(path)
         while len(self._runs) > KEEP_RUNS:
@@ -677,11 +711,16 @@ class RayRollout:
             if problem is not None:
                 raise RunError(f"a Ray worker on {node} cannot run this: {problem}")
             if fingerprint != runner.domain_fingerprint:
-                parts = [name for name in ("tools", "db", "policy")
-                         if getattr(fingerprint, name) != getattr(runner.domain_fingerprint, name)]
-                raise RunError(f"the Ray worker on {node} has other data for domain '{runner.config.domain}' "
-                               f"(its {' and '.join(parts)} {'differ' if len(parts) > 1 else 'differs'} from this "
-                               f"machine's); install the same domain data on every node")
+                parts = [
+                    name
+                    for name in ("tools", "db", "policy")
+                    if getattr(fingerprint, name) != getattr(runner.domain_fingerprint, name)
+                ]
+                raise RunError(
+                    f"the Ray worker on {node} has other data for domain '{runner.config.domain}' "
+                    f"(its {' and '.join(parts)} {'differ' if len(parts) > 1 else 'differs'} from this "
+                    f"machine's); install the same domain data on every node"
+                )
 
     async def finish(self, task: Any, trial: int, seed: int) -> tuple[dict[str, Any], float | None]:
         """One unit on the least busy live actor: (the simulation as saved, its reward).

@@ -66,8 +66,8 @@ def _share_unchanged(before: Any, after: Any) -> Any:
             return before if all(merged[k] is before[k] for k in after) else merged
         return {k: _share_unchanged(before.get(k), v) if k in before else v for k, v in after.items()}
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        merged_list = [_share_unchanged(b, a) for b, a in zip(before, after)]
-        return before if all(m is b for m, b in zip(merged_list, before)) else merged_list
+        merged_list = [_share_unchanged(b, a) for b, a in zip(before, after, strict=False)]
+        return before if all(m is b for m, b in zip(merged_list, before, strict=False)) else merged_list
     return before if type(before) is type(after) and before == after else after
 
 

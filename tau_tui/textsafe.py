@@ -168,8 +168,15 @@ def visible_text(text: Text, single_line: bool = False) -> Text:
         size += len(piece)
         moved[end] = size
     spans = [Span(moved[s.start], moved[s.end], s.style) for s in text.spans]
-    return Text("".join(pieces), style=text.style, justify=text.justify, overflow=text.overflow,
-                no_wrap=text.no_wrap, end=text.end, spans=spans)
+    return Text(
+        "".join(pieces),
+        style=text.style,
+        justify=text.justify,
+        overflow=text.overflow,
+        no_wrap=text.no_wrap,
+        end=text.end,
+        spans=spans,
+    )
 
 
 def visible_segments(segments: list[Any], single_line: bool = True) -> list[Any]:
@@ -184,8 +191,7 @@ def visible_segments(segments: list[Any], single_line: bool = True) -> list[Any]
     from rich.segment import Segment
 
     clean = one_line if single_line else visible
-    return [segment if segment.control else Segment(clean(segment.text), segment.style)
-            for segment in segments]
+    return [segment if segment.control else Segment(clean(segment.text), segment.style) for segment in segments]
 
 
 class _Visible:
@@ -196,8 +202,11 @@ class _Visible:
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         for segment in console.render(self.renderable, options):
-            yield segment if segment.control or not has_unsafe(segment.text) else \
-                type(segment)(visible(segment.text), segment.style)
+            yield (
+                segment
+                if segment.control or not has_unsafe(segment.text)
+                else type(segment)(visible(segment.text), segment.style)
+            )
 
     def __rich_measure__(self, console: Any, options: Any) -> Any:
         from rich.measure import Measurement

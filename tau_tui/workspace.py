@@ -37,18 +37,44 @@ if TYPE_CHECKING:
 
 # field -> how the command line names it; forms pass their own labels
 CLI_LABELS = {
-    "domain": "--domain", "agent": "--agent-llm", "user": "--user-llm", "agent_args": "--agent-llm-args",
-    "user_args": "--user-llm-args", "num_trials": "-k", "concurrency": "--concurrency", "max_steps": "--max-steps",
-    "max_errors": "--max-errors", "timeout": "--timeout", "llm_retries": "--llm-retries", "out": "--out",
-    "task": "--task", "other": "--llm", "other_args": "--llm-args", "play_as": "--as",
-    "after": "--after", "sim": "--sim",
+    "domain": "--domain",
+    "agent": "--agent-llm",
+    "user": "--user-llm",
+    "agent_args": "--agent-llm-args",
+    "user_args": "--user-llm-args",
+    "num_trials": "-k",
+    "concurrency": "--concurrency",
+    "max_steps": "--max-steps",
+    "max_errors": "--max-errors",
+    "timeout": "--timeout",
+    "llm_retries": "--llm-retries",
+    "out": "--out",
+    "task": "--task",
+    "other": "--llm",
+    "other_args": "--llm-args",
+    "play_as": "--as",
+    "after": "--after",
+    "sim": "--sim",
 }
 FORM_LABELS = {
-    "domain": "domain", "agent": "agent model", "user": "user model", "agent_args": "agent args",
-    "user_args": "user args", "num_trials": "trials (k)", "concurrency": "concurrency", "max_steps": "max steps",
-    "max_errors": "max errors", "timeout": "timeout (s)", "llm_retries": "retries", "out": "output file",
-    "task": "task", "other": "other side", "other_args": "other side args", "play_as": "side",
-    "after": "after message", "sim": "simulation",
+    "domain": "domain",
+    "agent": "agent model",
+    "user": "user model",
+    "agent_args": "agent args",
+    "user_args": "user args",
+    "num_trials": "trials (k)",
+    "concurrency": "concurrency",
+    "max_steps": "max steps",
+    "max_errors": "max errors",
+    "timeout": "timeout (s)",
+    "llm_retries": "retries",
+    "out": "output file",
+    "task": "task",
+    "other": "other side",
+    "other_args": "other side args",
+    "play_as": "side",
+    "after": "after message",
+    "sim": "simulation",
 }
 
 
@@ -103,8 +129,9 @@ class _Request:
         except ValueError:
             raise self.error(name, "a whole number, please") from None
         if number < minimum:
-            raise self.error(name, f"must be at least {minimum}" if self.label(name).startswith("-")
-                             else f"at least {minimum}")
+            raise self.error(
+                name, f"must be at least {minimum}" if self.label(name).startswith("-") else f"at least {minimum}"
+            )
         return number
 
 
@@ -141,8 +168,10 @@ class RunRequest(_Request):
         if not self.solo and not (self.user or "").strip():
             raise self.error("user", "is required (a model, or scripted/user), unless solo")
         if "human" in (self.agent, self.user):
-            raise self.error("agent" if self.agent == "human" else "user",
-                             "a human plays through 'Play as user or agent' (p) or tau-tui play, not in a rollout")
+            raise self.error(
+                "agent" if self.agent == "human" else "user",
+                "a human plays through 'Play as user or agent' (p) or tau-tui play, not in a rollout",
+            )
         self.json_object("agent_args")
         self.json_object("user_args")
         self.whole("num_trials")
@@ -259,8 +288,13 @@ class GoldCheckRequest(_Request):
 class Workspace:
     """Settings + registry + analyzer + judge + retry policy + runs folder + output naming + executors."""
 
-    def __init__(self, settings: Settings | None = None, *, registry: DomainRegistry | None = None,
-                 judge_factory: Callable[[str, str | None], Judge] | None = None):
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        registry: DomainRegistry | None = None,
+        judge_factory: Callable[[str, str | None], Judge] | None = None,
+    ):
         """``registry``: domains built in code (tests); such a workspace cannot be rebuilt in another process,
         so its work stays in this one."""
         from tau_tui.model import runtime
@@ -282,8 +316,9 @@ class Workspace:
         if self._registry is None:
             from tau_tui.domains import default_registry
 
-            self._registry = default_registry(self.settings.tau2_data, list(self.settings.domain_paths),
-                                              data_origin=self.settings.origin("tau2_data"))
+            self._registry = default_registry(
+                self.settings.tau2_data, list(self.settings.domain_paths), data_origin=self.settings.origin("tau2_data")
+            )
         return self._registry
 
     @property
@@ -371,8 +406,9 @@ class Workspace:
     def sides(self, request: RunRequest | ForkRequest) -> tuple[ParticipantSpec, ParticipantSpec]:
         """The agent and user of a run or a fork (the user defaults to ``scripted/user``)."""
         agent = self.participant(str(request.agent).strip(), request.json_object("agent_args"), request.llm_retries)
-        user = self.participant((request.user or "scripted/user").strip(), request.json_object("user_args"),
-                                request.llm_retries)
+        user = self.participant(
+            (request.user or "scripted/user").strip(), request.json_object("user_args"), request.llm_retries
+        )
         return agent, user
 
     def run_plan(self, request: RunRequest) -> RunPlan:
@@ -382,11 +418,20 @@ class Workspace:
         request.validate()
         agent, user = self.sides(request)
         config = RunConfig(
-            domain=str(request.domain), agent=agent, user=user, task_ids=list(request.tasks or []) or None,
-            num_trials=request.whole("num_trials"), concurrency=request.whole("concurrency"),
-            max_steps=request.whole("max_steps"), max_errors=request.whole("max_errors"),
-            seed=300 if request.seed is None else request.seed, timeout=request.seconds("timeout"), solo=request.solo,
-            judge_llm=self.settings.judge_model, layout=request.layout)
+            domain=str(request.domain),
+            agent=agent,
+            user=user,
+            task_ids=list(request.tasks or []) or None,
+            num_trials=request.whole("num_trials"),
+            concurrency=request.whole("concurrency"),
+            max_steps=request.whole("max_steps"),
+            max_errors=request.whole("max_errors"),
+            seed=300 if request.seed is None else request.seed,
+            timeout=request.seconds("timeout"),
+            solo=request.solo,
+            judge_llm=self.settings.judge_model,
+            layout=request.layout,
+        )
         named = request.out_path()
         if named is not None:
             path = named
@@ -398,14 +443,20 @@ class Workspace:
             raise request.error("out", f"{path} already exists (tau-tui run --resume finishes a run)")
         return RunPlan(config, path, resume=request.resume)
 
-    def runner(self, plan: RunPlan, listener: Callable[[Any], None] | None = None,
-               remote: RayRollout | None = None) -> Runner:
+    def runner(
+        self, plan: RunPlan, listener: Callable[[Any], None] | None = None, remote: RayRollout | None = None
+    ) -> Runner:
         """A ``Runner`` for ``plan``, with the judge; retries and limits come from the plan's config;
         ``remote``: where its episodes run (``rollout_remote``)."""
         return self.new_runner(plan.config, plan.path, resume=plan.resume, listener=listener, remote=remote)
 
-    def prepared_runner(self, plan: RunPlan, listener: Callable[[Any], None] | None = None,
-                        kind: str = "local", workers: int | None = None) -> Runner:
+    def prepared_runner(
+        self,
+        plan: RunPlan,
+        listener: Callable[[Any], None] | None = None,
+        kind: str = "local",
+        workers: int | None = None,
+    ) -> Runner:
         """``runner(plan)``, prepared (the domain and tasks loaded, the file checked), then given its remote
         episodes (``rollout_remote(kind, workers)``): a bad request fails before a cluster is started."""
         runner = self.runner(plan, listener)
@@ -417,8 +468,15 @@ class Workspace:
             raise
         return runner
 
-    def new_runner(self, config: RunConfig, path: Path, *, resume: bool = False,
-                   listener: Callable[[Any], None] | None = None, remote: RayRollout | None = None) -> Runner:
+    def new_runner(
+        self,
+        config: RunConfig,
+        path: Path,
+        *,
+        resume: bool = False,
+        listener: Callable[[Any], None] | None = None,
+        remote: RayRollout | None = None,
+    ) -> Runner:
         """The one place runners are made (runs, the TUI's rollouts, calibrations' trials)."""
         from tau_tui.rollout import Runner
 
@@ -432,8 +490,13 @@ class Workspace:
         if isinstance(request, str):
             request = CalibrateRequest(request)
         request.validate()
-        return Calibrator(self.registry, str(request.domain), judge=self.judge(), analyzer=self.analyzer,
-                          runner_factory=self.new_runner)
+        return Calibrator(
+            self.registry,
+            str(request.domain),
+            judge=self.judge(),
+            analyzer=self.analyzer,
+            runner_factory=self.new_runner,
+        )
 
     def gold_checker(self, request: GoldCheckRequest | str):
         from tau_tui.calibrate.gold import GoldChecker
@@ -458,11 +521,19 @@ class Workspace:
         request.validate()
         other = self.participant(str(request.other).strip(), request.json_object("other_args"))
         options = EpisodeOptions(seed=request.seed, max_steps=request.whole("max_steps"), solo=request.solo)
-        return PlaySession(self.registry, str(request.domain), str(request.task), request.play_as, other, options,
-                           judge=self.judge())
+        return PlaySession(
+            self.registry, str(request.domain), str(request.task), request.play_as, other, options, judge=self.judge()
+        )
 
-    async def fork(self, domain: str, task: Task | str, history: list[Message], agent: ParticipantSpec,
-                   user: ParticipantSpec, options: EpisodeOptions | None = None) -> Episode:
+    async def fork(
+        self,
+        domain: str,
+        task: Task | str,
+        history: list[Message],
+        agent: ParticipantSpec,
+        user: ParticipantSpec,
+        options: EpisodeOptions | None = None,
+    ) -> Episode:
         """Continue a recorded prefix with new sides (scored with the judge)."""
         from tau_tui.rollout import continue_episode
 
@@ -488,8 +559,9 @@ class Workspace:
         after = request.whole("after", 0)
         sim = await asyncio.to_thread(run.simulation, index)
         if after >= len(sim.trajectory):
-            raise request.error("after", f"the simulation has {len(sim.trajectory)} messages (0 to "
-                                         f"{len(sim.trajectory) - 1})")
+            raise request.error(
+                "after", f"the simulation has {len(sim.trajectory)} messages (0 to {len(sim.trajectory) - 1})"
+            )
         domain = run.domain
         if domain is None:
             raise ValueError(f"{run.path}: the recording does not say its domain")
@@ -498,13 +570,30 @@ class Workspace:
         if path.exists():
             raise request.error("out", f"{path} already exists; choose another")
         await asyncio.to_thread(self.registry.get, split_variant(domain)[0])
-        episode = await self.fork(domain, task if task is not None else sim.task_id, fork_history(sim.trajectory, after),
-                                  agent, user, EpisodeOptions(solo=run.solo, strict_history=request.strict))
-        saved = await asyncio.to_thread(episode.save, path, {"forked_from": {
-            "file": str(run.path), "simulation": sim.id, "after_message": after}})
+        episode = await self.fork(
+            domain,
+            task if task is not None else sim.task_id,
+            fork_history(sim.trajectory, after),
+            agent,
+            user,
+            EpisodeOptions(solo=run.solo, strict_history=request.strict),
+        )
+        saved = await asyncio.to_thread(
+            episode.save, path, {"forked_from": {"file": str(run.path), "simulation": sim.id, "after_message": after}}
+        )
         return ForkResult(episode, saved, sim.id, after)
 
 
-__all__ = ["CLI_LABELS", "FORM_LABELS", "CalibrateRequest", "ForkRequest", "ForkResult", "GoldCheckRequest",
-           "PlayRequest", "RequestError",
-           "RunPlan", "RunRequest", "Workspace"]
+__all__ = [
+    "CLI_LABELS",
+    "FORM_LABELS",
+    "CalibrateRequest",
+    "ForkRequest",
+    "ForkResult",
+    "GoldCheckRequest",
+    "PlayRequest",
+    "RequestError",
+    "RunPlan",
+    "RunRequest",
+    "Workspace",
+]

@@ -70,8 +70,18 @@ def local_ray():
     actors find this tree and the tests' settings through their environment."""
     import ray
 
-    ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False, include_dashboard=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-                                       "TAU_TUI_CONFIG": os.environ["TAU_TUI_CONFIG"]}})
+    ray.init(
+        num_cpus=2,
+        logging_level="ERROR",
+        log_to_driver=False,
+        include_dashboard=False,
+        runtime_env={
+            "env_vars": {
+                "PYTHONPATH": str(ROOT),
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                "TAU_TUI_CONFIG": os.environ["TAU_TUI_CONFIG"],
+            }
+        },
+    )
     yield
     ray.shutdown()

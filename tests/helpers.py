@@ -21,14 +21,20 @@ def say(text: str) -> dict[str, Any]:
 
 def call(name: str, arguments: Any, call_id: str = "c1", requestor: str = "assistant") -> dict[str, Any]:
     role = "user" if requestor == "user" else "assistant"
-    return {"role": role, "content": None,
-            "tool_calls": [{"id": call_id, "name": name, "arguments": arguments, "requestor": requestor}]}
+    return {
+        "role": role,
+        "content": None,
+        "tool_calls": [{"id": call_id, "name": name, "arguments": arguments, "requestor": requestor}],
+    }
 
 
 def calls(*items: tuple[str, Any, str], requestor: str = "assistant") -> dict[str, Any]:
     role = "user" if requestor == "user" else "assistant"
-    return {"role": role, "content": None,
-            "tool_calls": [{"id": i, "name": n, "arguments": a, "requestor": requestor} for n, a, i in items]}
+    return {
+        "role": role,
+        "content": None,
+        "tool_calls": [{"id": i, "name": n, "arguments": a, "requestor": requestor} for n, a, i in items],
+    }
 
 
 def result(content: Any, call_id: str = "c1", error: bool = False, requestor: str = "assistant") -> dict[str, Any]:
@@ -40,27 +46,45 @@ MOCK_TASK = {
     "id": "t_update",
     "user_scenario": {"instructions": "Ask to finish task_1."},
     "evaluation_criteria": {
-        "actions": [{"action_id": "a1", "name": "update_task_status",
-                     "arguments": {"task_id": "task_1", "status": "completed"}}],
+        "actions": [
+            {"action_id": "a1", "name": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}
+        ],
         "reward_basis": ["DB"],
     },
 }
 
 
-def results_file(path: Path, messages: list[dict[str, Any]], task: dict[str, Any] | None = None,
-                 domain: str = "mock", sim_id: str = "sim-1", extra_sims: list[dict] | None = None,
-                 agent_impl: str = "llm_agent") -> Path:
+def results_file(
+    path: Path,
+    messages: list[dict[str, Any]],
+    task: dict[str, Any] | None = None,
+    domain: str = "mock",
+    sim_id: str = "sim-1",
+    extra_sims: list[dict] | None = None,
+    agent_impl: str = "llm_agent",
+) -> Path:
     """Write a minimal tau2 results object with one simulation."""
     task = task or MOCK_TASK
-    sim = {"id": sim_id, "task_id": task["id"], "trial": 0, "start_time": "2025-01-01T00:00:00",
-           "end_time": "2025-01-01T00:00:10", "duration": 10.0, "termination_reason": "user_stop",
-           "messages": messages}
+    sim = {
+        "id": sim_id,
+        "task_id": task["id"],
+        "trial": 0,
+        "start_time": "2025-01-01T00:00:00",
+        "end_time": "2025-01-01T00:00:10",
+        "duration": 10.0,
+        "termination_reason": "user_stop",
+        "messages": messages,
+    }
     data = {
         "timestamp": "2025-01-01T00:00:00",
-        "info": {"num_trials": 1, "max_steps": 200, "max_errors": 10,
-                 "agent_info": {"implementation": agent_impl, "llm": "test-model"},
-                 "user_info": {"implementation": "user_simulator", "llm": "test-user"},
-                 "environment_info": {"domain_name": domain, "policy": "p"}},
+        "info": {
+            "num_trials": 1,
+            "max_steps": 200,
+            "max_errors": 10,
+            "agent_info": {"implementation": agent_impl, "llm": "test-model"},
+            "user_info": {"implementation": "user_simulator", "llm": "test-user"},
+            "environment_info": {"domain_name": domain, "policy": "p"},
+        },
         "tasks": [task],
         "simulations": [sim] + (extra_sims or []),
     }
@@ -91,20 +115,29 @@ def deep_results_file(path: Path, depth: int = READER_DEPTH) -> Path:
     room = depth - ARGUMENTS_LEVEL  # levels left for a value inside the arguments object
     text = json.dumps(nested_list(depth))  # tool result content: JSON text nested to the reader's limit
     messages = [
-        greet(), user("go"),
-        call("update_task_status", {"task_id": "task_1", "status": "@ROOM_LIST@"}, "c1"), result(text, "c1"),
+        greet(),
+        user("go"),
+        call("update_task_status", {"task_id": "task_1", "status": "@ROOM_LIST@"}, "c1"),
+        result(text, "c1"),
         call("create_task", {"user_id": "user_1", "title": "@ROOM_OBJECT@", "description": "@ROOM_LIST@"}, "c2"),
         result(text, "c2"),
-        call("get_users", {"x": "@ROOM_LIST@"}, "c3"), result("Error: " + text, "c3", error=True),
-        call("no_such_tool", {"x": "@ROOM_OBJECT@"}, "c4"), result(text, "c4"),
-        call("update_task_status", {"task_id": "task_1", "status": "@EDGE@"}, "c5"), result("{}", "c5"),
+        call("get_users", {"x": "@ROOM_LIST@"}, "c3"),
+        result("Error: " + text, "c3", error=True),
+        call("no_such_tool", {"x": "@ROOM_OBJECT@"}, "c4"),
+        result(text, "c4"),
+        call("update_task_status", {"task_id": "task_1", "status": "@EDGE@"}, "c5"),
+        result("{}", "c5"),
         {"role": "assistant", "content": "@CONTENT@"},
         say("task_1 has been updated."),
     ]
     results_file(path, messages)
     raw = path.read_text()
-    for marker, value in (("@ROOM_LIST@", nested_list(room)), ("@ROOM_OBJECT@", nested_object(room)),
-                          ("@EDGE@", nested_list(99)), ("@CONTENT@", nested_list(depth - 5))):
+    for marker, value in (
+        ("@ROOM_LIST@", nested_list(room)),
+        ("@ROOM_OBJECT@", nested_object(room)),
+        ("@EDGE@", nested_list(99)),
+        ("@CONTENT@", nested_list(depth - 5)),
+    ):
         raw = raw.replace(json.dumps(marker), value)
     path.write_text(raw)
     return path
@@ -127,5 +160,6 @@ def split_options(kwargs):
     from tau_tui.rollout import EpisodeOptions
 
     names = {"seed", "max_steps", "max_errors", "timeout", "solo", "strict_history"}
-    return EpisodeOptions(**{k: v for k, v in kwargs.items() if k in names}), {k: v for k, v in kwargs.items()
-                                                                               if k not in names}
+    return EpisodeOptions(**{k: v for k, v in kwargs.items() if k in names}), {
+        k: v for k, v in kwargs.items() if k not in names
+    }

@@ -16,8 +16,10 @@ from typing import Any
 
 DEMO = Path(__file__).resolve().parent / "fixtures" / "mock_recordings" / "mock_demo.json"
 
-EVIL = ("\x1b[2J\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\"
-        "\x07\b\rX\x9b31m\u202eRTL[bold red]M[/bold red][link=http://evil.example/]L[/link]")
+EVIL = (
+    "\x1b[2J\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\"
+    "\x07\b\rX\x9b31m\u202eRTL[bold red]M[/bold red][link=http://evil.example/]L[/link]"
+)
 """Every hostile ingredient; its visible forms (␛, \\x9b, \\u202e, ...) are what a screen shows."""
 VISIBLE_MARKS = ("␛[2J", "␛]0;PWNED␇", "␛]52;c;", "\\x9b31m", "\\u202e")
 MARKUP = "[bold red]M[/bold red]"
@@ -26,8 +28,13 @@ MARKUP = "[bold red]M[/bold red]"
 
 def raw_controls(text: str, keep: str = "\n\t") -> list[str]:
     """Characters of ``text`` a terminal would act on: C0/C1 controls, DEL, bidi and format controls."""
-    return sorted({repr(c) for c in text if c not in keep and c not in "\u200c\u200d"
-                   and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")})
+    return sorted(
+        {
+            repr(c)
+            for c in text
+            if c not in keep and c not in "\u200c\u200d" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
+        }
+    )
 
 
 def _evil_text(content: Any) -> Any:
@@ -56,8 +63,17 @@ def hostile_data(domain: str = "mock") -> dict[str, Any]:
         if isinstance(info.get("info"), dict):
             info["info"]["note"] = f"note{EVIL}"
     first = data["simulations"][0]["messages"]
-    first.insert(4, {"role": "tool", "id": "call_users", "content": f"Error: boom{EVIL}", "requestor": "assistant",
-                     "error": True, "turn_idx": 4})
+    first.insert(
+        4,
+        {
+            "role": "tool",
+            "id": "call_users",
+            "content": f"Error: boom{EVIL}",
+            "requestor": "assistant",
+            "error": True,
+            "turn_idx": 4,
+        },
+    )
     return data
 
 
@@ -74,7 +90,8 @@ def write_hostile(folder: Path, with_notes: bool = True) -> Path:
         data = hostile_data()
         sim = data["simulations"][0]
         book = NoteBook(path)
-        book.add(sim["id"], "agent", "other", f"the note{EVIL}", step=1, task_id=sim["task_id"], trial=0,
-                 author=f"me{EVIL}")
+        book.add(
+            sim["id"], "agent", "other", f"the note{EVIL}", step=1, task_id=sim["task_id"], trial=0, author=f"me{EVIL}"
+        )
         book.add(sim["id"], "user", "other", f"whole sim{EVIL}", task_id=sim["task_id"], trial=0)
     return path

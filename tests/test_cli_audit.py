@@ -38,8 +38,11 @@ def changed_tasks(path, tau2_data, domain="airline"):
     """Task ids whose embedded definition differs from the data folder's (tau2 1.0.1), by digest."""
     run = open_run(path)
     current = default_registry(tau2_data).get(domain).tasks()
-    return {e.task_id for e in run.entries
-            if task_content_digest(run.tasks()[e.task_id]) != task_content_digest(current[e.task_id])}
+    return {
+        e.task_id
+        for e in run.entries
+        if task_content_digest(run.tasks()[e.task_id]) != task_content_digest(current[e.task_id])
+    }
 
 
 def responsible_hit(sim):
@@ -123,9 +126,11 @@ def test_telecom_gold_path(tau2_data, capsys, oracle_rows):
 
 
 def test_nl_judge_needed_and_solo_mode_on_hand_made_runs(tau2_data, tmp_path, capsys):
-    nl_task = {"id": "t_nl", "user_scenario": {"instructions": "Say hi."},
-               "evaluation_criteria": {"nl_assertions": ["The agent greets the user."],
-                                       "reward_basis": ["NL_ASSERTION"]}}
+    nl_task = {
+        "id": "t_nl",
+        "user_scenario": {"instructions": "Say hi."},
+        "evaluation_criteria": {"nl_assertions": ["The agent greets the user."], "reward_basis": ["NL_ASSERTION"]},
+    }
     path = results_file(tmp_path / "nl.json", [greet(), user("hi"), say("hello")], task=nl_task)
     data = json.loads(path.read_text())
     data["simulations"][0]["reward_info"] = {"reward": 1.0}
@@ -145,8 +150,11 @@ def test_nl_judge_needed_and_solo_mode_on_hand_made_runs(tau2_data, tmp_path, ca
 
 
 def test_text_output_names_the_rule_and_the_effect(tau2_data, tmp_path, capsys):
-    nl_task = {"id": "t_nl", "user_scenario": {"instructions": "Say hi."},
-               "evaluation_criteria": {"nl_assertions": ["x"], "reward_basis": ["NL_ASSERTION"]}}
+    nl_task = {
+        "id": "t_nl",
+        "user_scenario": {"instructions": "Say hi."},
+        "evaluation_criteria": {"nl_assertions": ["x"], "reward_basis": ["NL_ASSERTION"]},
+    }
     path = results_file(tmp_path / "nl.json", [greet(), user("hi"), say("hello")], task=nl_task)
     data = json.loads(path.read_text())
     data["simulations"][0]["reward_info"] = {"reward": 1.0}
@@ -166,8 +174,10 @@ def test_submission_folder_claims_beside_ours(tau2_data, tmp_path, capsys):
     airline = CORPUS / "sierra-research__tau2-bench__airline.json"  # this submission's airline trajectories
     (folder / "trajectories" / "airline.json").write_bytes(airline.read_bytes())
     # the shape of the leaderboard's submission.json: results.<domain>.pass_<k> in percent, null when not run
-    claims = {"model_name": "Button (Claude Opus 4.6)",
-              "results": {"airline": {"pass_1": 80.0, "pass_2": None, "cost": 0.41}, "retail": {"pass_1": 83.3}}}
+    claims = {
+        "model_name": "Button (Claude Opus 4.6)",
+        "results": {"airline": {"pass_1": 80.0, "pass_2": None, "cost": 0.41}, "retail": {"pass_1": 83.3}},
+    }
     (folder / "submission.json").write_text(json.dumps(claims))
     main(["audit", "--tau2-data", str(tau2_data), "--json", str(folder)])
     out, err = capsys.readouterr()

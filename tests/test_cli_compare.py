@@ -26,6 +26,7 @@ def compare_cli(capsys, tau2_data, *args):
 
 def hand_count(a_path, b_path):
     """The matrix counted straight from the raw JSON (recorded rewards, one trial per task)."""
+
     def rewards(path):
         data = json.loads(path.read_text())
         return {s["task_id"]: s["reward_info"]["reward"] for s in data["simulations"]}
@@ -39,8 +40,9 @@ def hand_count(a_path, b_path):
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("pair, recorded", [((RETAIL_A, RETAIL_B), True), ((TELECOM_A, TELECOM_B), True),
-                                            ((TELECOM_A, TELECOM_B), False)])
+@pytest.mark.parametrize(
+    "pair, recorded", [((RETAIL_A, RETAIL_B), True), ((TELECOM_A, TELECOM_B), True), ((TELECOM_A, TELECOM_B), False)]
+)
 def test_matrix_of_two_corpus_files_equals_the_hand_count(pair, recorded, tau2_data, capsys):
     a, b = CORPUS / pair[0], CORPUS / pair[1]
     flags = ["--recorded"] if recorded else []
@@ -76,7 +78,7 @@ def test_telecom_report_shows_every_task_id_apart(tau2_data, capsys):
     lines = out.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("task "))
     width = lines[head].index("#") - 4  # the task column, a space, then "#" right-aligned in 3
-    shown = [line[:width].rstrip() for line in lines[head + 1:]]
+    shown = [line[:width].rstrip() for line in lines[head + 1 :]]
     ids = {s["task_id"] for s in json.loads((CORPUS / TELECOM_A).read_text())["simulations"]}
     assert len(shown) == len(ids) == 40
     assert len(set(shown)) == 40, [s for s in shown if shown.count(s) > 1]
@@ -92,8 +94,9 @@ AIRLINE_A = "sierra-research__tau2-bench__gpt-4.1_airline_default_gpt-4.1_1trial
 @pytest.mark.corpus
 def test_compare_across_domains_says_so_once_and_never_calls_tasks_changed(tau2_data, capsys):
     a, b = CORPUS / AIRLINE_A, CORPUS / RETAIL_A
-    shared = ({s["task_id"] for s in json.loads(a.read_text())["simulations"]}
-              & {s["task_id"] for s in json.loads(b.read_text())["simulations"]})
+    shared = {s["task_id"] for s in json.loads(a.read_text())["simulations"]} & {
+        s["task_id"] for s in json.loads(b.read_text())["simulations"]
+    }
     assert shared  # airline and retail both number their tasks from 0
     code, out, err = compare_cli(capsys, tau2_data, a, b, "--recorded", "--json")
     assert err.count("A is domain airline and B is domain retail") == 1, err
@@ -184,11 +187,28 @@ def test_gold_against_flaky_scripted_runs(tau2_data, tmp_path, capsys):
     runs = {}
     for name, agent in (("gold", "scripted/gold"), ("flaky", "scripted/flaky:0.5")):
         out = tmp_path / f"{name}.json"
-        code = main(["run", "--domain", "mock", "--agent-llm", agent, "--user-llm", "scripted/user", "-k", "2",
-                     "--out", str(out), "--tau2-data", str(tau2_data), "--quiet"])
+        code = main(
+            [
+                "run",
+                "--domain",
+                "mock",
+                "--agent-llm",
+                agent,
+                "--user-llm",
+                "scripted/user",
+                "-k",
+                "2",
+                "--out",
+                str(out),
+                "--tau2-data",
+                str(tau2_data),
+                "--quiet",
+            ]
+        )
         capsys.readouterr()
         assert code == 0 and out.is_file()
         runs[name] = json.loads(out.read_text())["simulations"]
+
     # counted by hand from the two files (the gold agent cannot pass two of the mock tasks); a trial without a
     # reward is not comparable
     def reward(s):
@@ -203,17 +223,20 @@ def test_gold_against_flaky_scripted_runs(tau2_data, tmp_path, capsys):
         if a is None or b is None:
             expected["not_comparable"] += 1
         else:
-            expected["both_pass" if a == b == 1.0 else "a_only" if a == 1.0 else "b_only" if b == 1.0
-                     else "both_fail"] += 1
+            expected[
+                "both_pass" if a == b == 1.0 else "a_only" if a == 1.0 else "b_only" if b == 1.0 else "both_fail"
+            ] += 1
     assert expected["a_only"] > 0 and expected["both_pass"] > 0  # flaky drops actions gold performs
-    code, out, err = compare_cli(capsys, tau2_data, tmp_path / "gold.json", tmp_path / "flaky.json", "--json",
-                                 "--recorded")
+    code, out, err = compare_cli(
+        capsys, tau2_data, tmp_path / "gold.json", tmp_path / "flaky.json", "--json", "--recorded"
+    )
     summary = json.loads(out.splitlines()[-1])
     assert summary["matrix"] == expected, err
     assert summary["mcnemar"]["p_value"] == pytest.approx(mcnemar_exact(expected["a_only"], expected["b_only"]))
     comparable = [k for k in gold if gold[k] is not None and flaky[k] is not None]
     assert summary["difference_b_minus_a"]["estimate"] == pytest.approx(
-        sum(flaky[k] - gold[k] for k in comparable) / len(comparable))
+        sum(flaky[k] - gold[k] for k in comparable) / len(comparable)
+    )
     # the same matrix from our recomputed rewards
     code, out, err = compare_cli(capsys, tau2_data, tmp_path / "gold.json", tmp_path / "flaky.json", "--json")
     assert json.loads(out.splitlines()[-1])["matrix"] == expected, err

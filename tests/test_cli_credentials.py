@@ -35,22 +35,110 @@ def one_line(capsys) -> str:
     return ours[0]
 
 
-@pytest.mark.parametrize("argv, who", [
-    (["run", "--domain", "mock", "--task", "update_task_1", "--agent-llm", "openai/gpt-4.1", "--user-llm",
-      "scripted/user", "--quiet"], "the agent model openai/gpt-4.1"),
-    (["run", "--domain", "mock", "--task", "update_task_1", "--agent-llm", "scripted/gold", "--user-llm",
-      "openai/gpt-4.1-mini", "--format", "dir", "--quiet"], "the user model openai/gpt-4.1-mini"),
-    (["run", "--domain", "mock", "--task", "update_task_1", "--agent-llm", "scripted/gold", "--user-llm",
-      "scripted/user", "--judge", "openai/gpt-4.1", "--quiet"], "the judge model openai/gpt-4.1"),
-    (["play", "--as", "user", "--domain", "mock", "--task", "update_task_1", "--llm", "openai/gpt-4.1", "--plain"],
-     "the agent model openai/gpt-4.1"),
-    (["fork", str(RECORDINGS / "aftersales.json"), "--sim", "as-hasty-refund", "--after", "2",
-      "--agent-llm", "openai/gpt-4.1"], "the agent model openai/gpt-4.1"),
-    (["calibrate", "--domain", "mock", "--task", "update_task_1", "--agent-llm", "openai/gpt-4.1", "--user-llm",
-      "scripted/user", "-k", "2", "--quiet"], "the agent model openai/gpt-4.1"),
-    (["calibrate", "--gold-check", "--domain", "mock", "--judge", "openai/gpt-4.1"], "the judge model openai/gpt-4.1"),
-    (["eval", str(RECORDINGS / "aftersales.json"), "--judge", "openai/gpt-4.1"], "the judge model openai/gpt-4.1"),
-])
+@pytest.mark.parametrize(
+    "argv, who",
+    [
+        (
+            [
+                "run",
+                "--domain",
+                "mock",
+                "--task",
+                "update_task_1",
+                "--agent-llm",
+                "openai/gpt-4.1",
+                "--user-llm",
+                "scripted/user",
+                "--quiet",
+            ],
+            "the agent model openai/gpt-4.1",
+        ),
+        (
+            [
+                "run",
+                "--domain",
+                "mock",
+                "--task",
+                "update_task_1",
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "openai/gpt-4.1-mini",
+                "--format",
+                "dir",
+                "--quiet",
+            ],
+            "the user model openai/gpt-4.1-mini",
+        ),
+        (
+            [
+                "run",
+                "--domain",
+                "mock",
+                "--task",
+                "update_task_1",
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "--judge",
+                "openai/gpt-4.1",
+                "--quiet",
+            ],
+            "the judge model openai/gpt-4.1",
+        ),
+        (
+            [
+                "play",
+                "--as",
+                "user",
+                "--domain",
+                "mock",
+                "--task",
+                "update_task_1",
+                "--llm",
+                "openai/gpt-4.1",
+                "--plain",
+            ],
+            "the agent model openai/gpt-4.1",
+        ),
+        (
+            [
+                "fork",
+                str(RECORDINGS / "aftersales.json"),
+                "--sim",
+                "as-hasty-refund",
+                "--after",
+                "2",
+                "--agent-llm",
+                "openai/gpt-4.1",
+            ],
+            "the agent model openai/gpt-4.1",
+        ),
+        (
+            [
+                "calibrate",
+                "--domain",
+                "mock",
+                "--task",
+                "update_task_1",
+                "--agent-llm",
+                "openai/gpt-4.1",
+                "--user-llm",
+                "scripted/user",
+                "-k",
+                "2",
+                "--quiet",
+            ],
+            "the agent model openai/gpt-4.1",
+        ),
+        (
+            ["calibrate", "--gold-check", "--domain", "mock", "--judge", "openai/gpt-4.1"],
+            "the judge model openai/gpt-4.1",
+        ),
+        (["eval", str(RECORDINGS / "aftersales.json"), "--judge", "openai/gpt-4.1"], "the judge model openai/gpt-4.1"),
+    ],
+)
 def test_a_missing_key_is_one_line_exit_2_and_nothing_saved(no_key, capsys, argv, who):
     assert main(argv) == 2
     line = one_line(capsys)

@@ -18,7 +18,9 @@ from tau_tui.trust.export import SCHEMAS, TABLES, ExportError, neutralise, write
 from tests.conftest import CORPUS, ROOT
 from tests.helpers import call, greet, result, results_file, say, user
 
-SOLO_4 = CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+SOLO_4 = (
+    CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+)
 RETAIL = CORPUS / "sierra-research__tau2-bench__e2e_retail_baseline.json"
 UPDATE = {"task_id": "task_1", "status": "completed"}
 TASK_1_DONE = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
@@ -89,12 +91,14 @@ def test_duckdb_reads_back_and_joins(tau2_data, tmp_path, capsys, replayed):
     con = duckdb.connect(str(out / "tau.duckdb"), read_only=True)
     for table in ("runs", "simulations", "messages", "tool_calls"):
         assert con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == replayed[table]
-    joined = con.execute("SELECT count(*) FROM tool_calls JOIN simulations USING (run_id, sim_id) "
-                         "JOIN runs USING (run_id)").fetchone()[0]
+    joined = con.execute(
+        "SELECT count(*) FROM tool_calls JOIN simulations USING (run_id, sim_id) JOIN runs USING (run_id)"
+    ).fetchone()[0]
     assert joined == replayed["tool_calls"]
     assert con.execute("SELECT count(*) FROM simulations WHERE reward >= 1").fetchone()[0] == replayed["passed"]
-    assert [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()] \
-        == sorted(TABLES)
+    assert [
+        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()
+    ] == sorted(TABLES)
 
 
 @pytest.mark.corpus
@@ -104,7 +108,7 @@ def test_the_readmes_duckdb_example_runs_as_written(tau2_data, tmp_path):
     pytest.importorskip("duckdb", reason="duckdb is in the optional 'export' extra")
     readme = (ROOT / "README.md").read_text()
     start = readme.index("$ tau-tui export airline.json --out out --format duckdb")
-    example = readme[start:readme.index("```", start)]
+    example = readme[start : readme.index("```", start)]
     commands: list[str] = []
     shown: list[str] = []
     for line in example.splitlines():
@@ -115,12 +119,16 @@ def test_the_readmes_duckdb_example_runs_as_written(tau2_data, tmp_path):
         else:
             shown.append(line)
     shutil.copy(CORPUS / "sierra-research__tau2-bench__airline.json", tmp_path / "airline.json")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin",
-           "TAU2_DATA_DIR": str(tau2_data)}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin",
+        "TAU2_DATA_DIR": str(tau2_data),
+    }
     printed = []
     for command in commands:
-        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=300)
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
         assert done.returncode == 0, (command, done.stderr)
         printed += done.stdout.rstrip().splitlines()
     assert printed == shown
@@ -157,13 +165,19 @@ def test_sft_records_filtered_by_reward(tau2_data, tmp_path, capsys, replayed):
 
 
 def test_csv_neutralises_formulas(tau2_data, tmp_path, capsys):
-    messages = [greet(), user("=HYPERLINK(\"http://x\",\"click\")"), call("update_task_status", UPDATE),
-                result(TASK_1_DONE), say("+1 done"), user("@SUM(A1:A2) -2 ok")]
+    messages = [
+        greet(),
+        user('=HYPERLINK("http://x","click")'),
+        call("update_task_status", UPDATE),
+        result(TASK_1_DONE),
+        say("+1 done"),
+        user("@SUM(A1:A2) -2 ok"),
+    ]
     path = results_file(tmp_path / "run.json", messages)
     code, _, err = export_cli(capsys, tau2_data, path, "--out", tmp_path / "out")
     assert code == 0, err
     contents = [row["content"] for row in read_csv(tmp_path / "out" / "messages.csv")]
-    assert contents[1] == "'=HYPERLINK(\"http://x\",\"click\")"
+    assert contents[1] == '\'=HYPERLINK("http://x","click")'
     assert contents[4] == "'+1 done" and contents[5] == "'@SUM(A1:A2) -2 ok"
     assert contents[0] == "Hi! How can I help you today?"
     assert neutralise(-2.5) == -2.5 and neutralise("\tx") == "'\tx"
@@ -179,8 +193,9 @@ def test_bad_input_and_output_are_one_line(tau2_data, tmp_path, capsys):
     blocker.write_text("x")
     code, _, err = export_cli(capsys, tau2_data, path, "--out", blocker / "sub")
     assert code == 2 and "Traceback" not in err and "not a folder" in err
-    code, _, err = export_cli(capsys, tau2_data, path, "--out", tmp_path / "o", "--format", "sft",
-                              "--exclude-flag", "nonsense")
+    code, _, err = export_cli(
+        capsys, tau2_data, path, "--out", tmp_path / "o", "--format", "sft", "--exclude-flag", "nonsense"
+    )
     assert code == 2 and "unknown flag kind 'nonsense'" in err
 
 

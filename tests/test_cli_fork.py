@@ -9,7 +9,6 @@ import pytest
 
 from tau_tui.cli import main
 from tau_tui.model.io import open_run
-
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.corpus
@@ -35,8 +34,19 @@ def test_gold_continues_a_recorded_prefix_and_saves_a_replayable_file(recording,
     first = open_run(recording).entries[0]
     before = recording.read_bytes()
     out = tmp_path / "fork.json"
-    code, text, err = fork(capsys, str(recording), "--sim", first.id[:8], "--after", "2",
-                           "--agent-llm", "scripted/gold", "--out", str(out), "--json")
+    code, text, err = fork(
+        capsys,
+        str(recording),
+        "--sim",
+        first.id[:8],
+        "--after",
+        "2",
+        "--agent-llm",
+        "scripted/gold",
+        "--out",
+        str(out),
+        "--json",
+    )
     assert code == 0, err
     record = json.loads(text)
     assert record["simulation"] == first.id and record["after_message"] == 2
@@ -49,22 +59,33 @@ def test_gold_continues_a_recorded_prefix_and_saves_a_replayable_file(recording,
     assert [m.role for m in sim.trajectory[:3]] == [m.role for m in recorded.trajectory[:3]]
     assert [m.text for m in sim.trajectory[:3]] == [m.text for m in recorded.trajectory[:3]]
     assert saved.raw_info.get("forked_from", {}).get("after_message") == 2 or "forked_from" in json.dumps(
-        json.loads(out.read_text()))
+        json.loads(out.read_text())
+    )
     assert recording.read_bytes() == before  # the input is never modified
 
-    code, text, err = fork(capsys, str(recording), "--sim", first.id, "--after", "2", "--agent-llm",
-                           "scripted/gold", "--out", str(out))
+    code, text, err = fork(
+        capsys, str(recording), "--sim", first.id, "--after", "2", "--agent-llm", "scripted/gold", "--out", str(out)
+    )
     assert code == 2 and err.count("\n") == 1 and "already exists" in err
     assert open_run(out).simulation(0).id == sim.id  # the first fork is kept
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["--sim", "no-such-sim", "--after", "1", "--agent-llm", "scripted/gold"], "--sim: no simulation 'no-such-sim'"),
-    (["--after", "999", "--agent-llm", "scripted/gold"], "--after: the simulation has"),
-    (["--after", "-1", "--agent-llm", "scripted/gold"], "--after must be at least 0"),
-    (["--after", "1", "--agent-llm", "human"], "--agent-llm: a fork runs without a person"),
-    (["--after", "1", "--agent-llm", "scripted/gold", "--agent-llm-args", "[1]"], "--agent-llm-args: expected a JSON"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (
+            ["--sim", "no-such-sim", "--after", "1", "--agent-llm", "scripted/gold"],
+            "--sim: no simulation 'no-such-sim'",
+        ),
+        (["--after", "999", "--agent-llm", "scripted/gold"], "--after: the simulation has"),
+        (["--after", "-1", "--agent-llm", "scripted/gold"], "--after must be at least 0"),
+        (["--after", "1", "--agent-llm", "human"], "--agent-llm: a fork runs without a person"),
+        (
+            ["--after", "1", "--agent-llm", "scripted/gold", "--agent-llm-args", "[1]"],
+            "--agent-llm-args: expected a JSON",
+        ),
+    ],
+)
 def test_bad_requests_are_one_line_naming_the_flag(recording, capsys, argv, says):
     sim = open_run(recording).entries[0].id
     if "--sim" not in argv:

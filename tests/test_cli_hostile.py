@@ -59,12 +59,25 @@ def test_notes_list_add_export(hostile, capsys):
     assert_clean(out, err)
     rows = [json.loads(line) for line in out.splitlines()]
     assert any(row["text"] == f"the note{EVIL}" for row in rows)
-    code, out, err = run(capsys, "notes", "add", hostile, "--sim", "demo-mismatch", "--source", "agent",
-                         "--type", "other", "--text", f"added{EVIL}")
+    code, out, err = run(
+        capsys,
+        "notes",
+        "add",
+        hostile,
+        "--sim",
+        "demo-mismatch",
+        "--source",
+        "agent",
+        "--type",
+        "other",
+        "--text",
+        f"added{EVIL}",
+    )
     assert code == 0
     assert_clean(out, err)
-    code, out, err = run(capsys, "notes", "add", hostile, "--sim", f"nope{EVIL}", "--source", "agent",
-                         "--type", "other")
+    code, out, err = run(
+        capsys, "notes", "add", hostile, "--sim", f"nope{EVIL}", "--source", "agent", "--type", "other"
+    )
     assert code == 2 and "no simulation 'nope" in err
     assert_clean(out, err)
     for fmt in ("json", "csv"):
@@ -89,7 +102,8 @@ def test_calibrate_from_hostile_runs(hostile, tau2_data, capsys):
     code, out, err = run(capsys, "calibrate", "--domain", "mock", "--from", hostile.parent, "--tau2-data", tau2_data)
     assert_clean(out, err)
     assert "task␛[2J" in out + err
-    code, out, err = run(capsys, "calibrate", "--domain", "mock", "--from", hostile.parent, "--json",
-                         "--tau2-data", tau2_data)
+    code, out, err = run(
+        capsys, "calibrate", "--domain", "mock", "--from", hostile.parent, "--json", "--tau2-data", tau2_data
+    )
     assert_clean(out, err)
     assert [json.loads(line) for line in out.splitlines()]

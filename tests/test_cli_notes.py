@@ -54,8 +54,12 @@ def test_a_note_added_by_any_name_of_a_reviewed_run_is_listed_by_every_name(tmp_
     sim = _sim_id(folder)
     names = [folder, folder / "results.json", folder / "results_reviewed.json"]
     for i, name in enumerate(names):
-        assert main(["notes", "add", str(name), "--sim", sim, "--source", "agent", "--type", "other",
-                     "--text", f"note {i}"]) == 0
+        assert (
+            main(
+                ["notes", "add", str(name), "--sim", sim, "--source", "agent", "--type", "other", "--text", f"note {i}"]
+            )
+            == 0
+        )
     capsys.readouterr()
     for name in names:
         assert main(["notes", "list", str(name), "--json"]) == 0

@@ -13,8 +13,22 @@ from tests.conftest import CORPUS, ROOT
 from tests.helpers import call, greet, result, results_file, say, user
 
 TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
-FIELDS = {"file", "sim", "task", "domain", "termination", "strict_ok", "first_mismatch", "verdicts", "findings",
-          "pred_db", "pred_user_db", "gold_db", "gold_user_db", "db_match"}
+FIELDS = {
+    "file",
+    "sim",
+    "task",
+    "domain",
+    "termination",
+    "strict_ok",
+    "first_mismatch",
+    "verdicts",
+    "findings",
+    "pred_db",
+    "pred_user_db",
+    "gold_db",
+    "gold_user_db",
+    "db_match",
+}
 
 
 def replay(capsys, *args):
@@ -24,21 +38,39 @@ def replay(capsys, *args):
 
 
 def test_clean_run_exits_0_with_all_fields(tmp_path, tau2_data, capsys):
-    path = results_file(tmp_path / "ok.json", [greet(), user("done?"),
-                        call("update_task_status", {"task_id": "task_1", "status": "completed"}), result(TASK_1),
-                        say("Done.")])
+    path = results_file(
+        tmp_path / "ok.json",
+        [
+            greet(),
+            user("done?"),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(TASK_1),
+            say("Done."),
+        ],
+    )
     code, out, err = replay(capsys, path, "--json", "--tau2-data", tau2_data)
     record = json.loads(out)
     assert code == 0 and err == ""
     assert FIELDS <= set(record)
-    assert record["verdicts"] == {"replayed": 1, "mismatch": 0, "skipped_read": 0, "skipped_unknown": 0,
-                                  "recorded_error": 0}
+    assert record["verdicts"] == {
+        "replayed": 1,
+        "mismatch": 0,
+        "skipped_read": 0,
+        "skipped_unknown": 0,
+        "recorded_error": 0,
+    }
     assert record["db_match"] is True and record["strict_ok"] is True and record["first_mismatch"] is None
 
 
 def test_mismatch_exits_1_and_shows_both_outputs(tmp_path, tau2_data, capsys):
-    path = results_file(tmp_path / "bad.json", [greet(), call("update_task_status",
-                        {"task_id": "task_1", "status": "completed"}), result(dict(TASK_1, title="Other"))])
+    path = results_file(
+        tmp_path / "bad.json",
+        [
+            greet(),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(dict(TASK_1, title="Other")),
+        ],
+    )
     code, out, _ = replay(capsys, path, "--tau2-data", tau2_data)
     assert code == 1
     assert "1 mismatch" in out and "first mismatch at step 2: update_task_status" in out
@@ -55,13 +87,32 @@ def test_findings_exit_1(tmp_path, tau2_data, capsys):
 
 
 def test_human_output_ends_with_totals_and_json_has_none(tmp_path, tau2_data, capsys):
-    good = results_file(tmp_path / "ok.json", [greet(), user("done?"),
-                        call("update_task_status", {"task_id": "task_1", "status": "completed"}), result(TASK_1),
-                        say("Done.")])
-    bad = results_file(tmp_path / "bad.json", [greet(), call("update_task_status",
-                       {"task_id": "task_1", "status": "completed"}), result(dict(TASK_1, title="Other"))],
-                       extra_sims=[{"id": "orphan", "task_id": "t_update", "termination_reason": "user_stop",
-                                    "messages": [greet(), result("x", "nope")]}])
+    good = results_file(
+        tmp_path / "ok.json",
+        [
+            greet(),
+            user("done?"),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(TASK_1),
+            say("Done."),
+        ],
+    )
+    bad = results_file(
+        tmp_path / "bad.json",
+        [
+            greet(),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(dict(TASK_1, title="Other")),
+        ],
+        extra_sims=[
+            {
+                "id": "orphan",
+                "task_id": "t_update",
+                "termination_reason": "user_stop",
+                "messages": [greet(), result("x", "nope")],
+            }
+        ],
+    )
     code, out, _ = replay(capsys, good, bad, "--tau2-data", tau2_data)
     assert code == 1
     assert out.splitlines()[-1] == "3 simulations in 2 files: 1 ok, 1 with divergences, 1 with findings; db_match 2/3"
@@ -95,15 +146,34 @@ def test_directory_without_results_exits_2(tmp_path, tau2_data, capsys):
 
 def _clean_mismatch_finding_and_stored_db(tmp_path):
     """One file: a clean simulation, one with a mismatch, one with a finding, one whose stored final DB differs."""
-    done = [greet(), user("done?"), call("update_task_status", {"task_id": "task_1", "status": "completed"}),
-            result(TASK_1), say("Done.")]
-    mismatch = [greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}),
-                result(dict(TASK_1, title="Other"))]
-    extra = [{"id": "mismatch", "task_id": "t_update", "termination_reason": "user_stop", "messages": mismatch},
-             {"id": "orphan", "task_id": "t_update", "termination_reason": "user_stop",
-              "messages": [greet(), result("x", "nope")]},
-             {"id": "stored-db", "task_id": "t_update", "termination_reason": "user_stop", "messages": done,
-              "info": {"inspect": {"final_db": {"tasks": {}}}}}]
+    done = [
+        greet(),
+        user("done?"),
+        call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+        result(TASK_1),
+        say("Done."),
+    ]
+    mismatch = [
+        greet(),
+        call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+        result(dict(TASK_1, title="Other")),
+    ]
+    extra = [
+        {"id": "mismatch", "task_id": "t_update", "termination_reason": "user_stop", "messages": mismatch},
+        {
+            "id": "orphan",
+            "task_id": "t_update",
+            "termination_reason": "user_stop",
+            "messages": [greet(), result("x", "nope")],
+        },
+        {
+            "id": "stored-db",
+            "task_id": "t_update",
+            "termination_reason": "user_stop",
+            "messages": done,
+            "info": {"inspect": {"final_db": {"tasks": {}}}},
+        },
+    ]
     return results_file(tmp_path / "four.json", done, sim_id="clean", extra_sims=extra)
 
 
@@ -112,11 +182,17 @@ def test_only_problems_prints_the_simulations_with_one_and_counts_every_one(tmp_
     code, everything, _ = replay(capsys, path, "--tau2-data", tau2_data)
     code_only, out, _ = replay(capsys, path, "--only-problems", "--tau2-data", tau2_data)
     assert code == code_only == 1
-    shown = [line.split()[0] for line in out.splitlines() if line.split() and line.split()[0] in
-             ("clean", "mismatch", "orphan", "stored-db")]
+    shown = [
+        line.split()[0]
+        for line in out.splitlines()
+        if line.split() and line.split()[0] in ("clean", "mismatch", "orphan", "stored-db")
+    ]
     assert shown == ["mismatch", "orphan", "stored-db"]
-    assert out.splitlines()[-1] == everything.splitlines()[-1] == (
-        "4 simulations in 1 file: 2 ok, 1 with divergences, 1 with findings; db_match 3/4")
+    assert (
+        out.splitlines()[-1]
+        == everything.splitlines()[-1]
+        == ("4 simulations in 1 file: 2 ok, 1 with divergences, 1 with findings; db_match 3/4")
+    )
     code, out, _ = replay(capsys, path, "--only-problems", "--json", "--workers", "1", "--tau2-data", tau2_data)
     assert code == 1 and [json.loads(line)["sim"] for line in out.splitlines()] == ["mismatch", "orphan", "stored-db"]
 
@@ -142,8 +218,9 @@ def test_a_folder_with_nothing_usable_says_no_run_files_were_found(tmp_path, tau
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
 def test_an_unknown_sim_is_only_its_error_line(tau2_data, capsys, command):
-    code = main([command, str(ROOT / "recordings" / "aftersales.json"), "--sim", "nosuch", "--tau2-data",
-                 str(tau2_data)])
+    code = main(
+        [command, str(ROOT / "recordings" / "aftersales.json"), "--sim", "nosuch", "--tau2-data", str(tau2_data)]
+    )
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err == "tau-tui: no simulation 'nosuch' in the given files\n"
 
@@ -157,9 +234,13 @@ def test_missing_tau2_data_is_one_clear_line(tmp_path, capsys, monkeypatch):
 
 
 def test_corpus_notes_for_v1_and_empty_files(tau2_data, capsys):
-    code, _, err = replay(capsys, CORPUS / "sierra-research__tau-bench__gpt-4o-airline.json",
-                          CORPUS / "sierra-research__tau2-bench__qwen2.5-1.5b_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json",
-                          "--tau2-data", tau2_data)
+    code, _, err = replay(
+        capsys,
+        CORPUS / "sierra-research__tau-bench__gpt-4o-airline.json",
+        CORPUS / "sierra-research__tau2-bench__qwen2.5-1.5b_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json",
+        "--tau2-data",
+        tau2_data,
+    )
     assert code == 2
     assert "tau-bench v1" in err and "empty run" in err
 
@@ -167,17 +248,21 @@ def test_corpus_notes_for_v1_and_empty_files(tau2_data, capsys):
 def test_entry_point_runs_without_traceback(tmp_path):
     broken = tmp_path / "x.json"
     broken.write_text("{")
-    proc = subprocess.run([sys.executable, "-m", "tau_tui", "replay", str(broken)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tau_tui", "replay", str(broken)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "truncated JSON" in proc.stderr
-    helped = subprocess.run([sys.executable, "-m", "tau_tui", "replay", "--help"], capture_output=True, text=True,
-                            cwd=ROOT, timeout=60)
+    helped = subprocess.run(
+        [sys.executable, "-m", "tau_tui", "replay", "--help"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert helped.returncode == 0 and "--sim" in helped.stdout
 
 
 def test_core_imports_without_textual_or_litellm():
-    code = ("import sys, tau_tui.cli, tau_tui.analysis, tau_tui.model, tau_tui.env, tau_tui.replay;"
-            "bad=[m for m in ('textual','litellm') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, tau_tui.cli, tau_tui.analysis, tau_tui.model, tau_tui.env, tau_tui.replay;"
+        "bad=[m for m in ('textual','litellm') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -185,18 +270,23 @@ def test_core_imports_without_textual_or_litellm():
 def test_the_totals_count_every_simulation_a_missing_domain_keeps_from_replay(capsys, tmp_path):
     # banking_knowledge is a domain now: its gold file, renamed to a domain nobody has, keeps 291 from replay
     unknown = tmp_path / "unknown_domain.json"
-    unknown.write_bytes((CORPUS / "generated" / "tau2-gold_banking_knowledge.json").read_bytes()
-                        .replace(b'"banking_knowledge"', b'"no_such_domain"'))
-    code, out, err = replay(capsys, unknown, CORPUS / "sierra-research__tau2-bench__e2e_mock_baseline.json",
-                            "--tau2-data", str(CORPUS))
+    unknown.write_bytes(
+        (CORPUS / "generated" / "tau2-gold_banking_knowledge.json")
+        .read_bytes()
+        .replace(b'"banking_knowledge"', b'"no_such_domain"')
+    )
+    code, out, err = replay(
+        capsys, unknown, CORPUS / "sierra-research__tau2-bench__e2e_mock_baseline.json", "--tau2-data", str(CORPUS)
+    )
     assert code == 2 and err.count("unknown domain 'no_such_domain'") == 1
     assert out.splitlines()[-1].startswith("1 simulation in 1 file: 1 ok")
     assert "; 291 more not replayed;" in out.splitlines()[-1]
 
 
 def test_banking_knowledge_replays_every_simulation(capsys):
-    code, out, err = replay(capsys, CORPUS / "generated" / "tau2-gold_banking_knowledge.json",
-                            "--tau2-data", str(CORPUS))
+    code, out, err = replay(
+        capsys, CORPUS / "generated" / "tau2-gold_banking_knowledge.json", "--tau2-data", str(CORPUS)
+    )
     assert code == 0 and not err
     assert out.splitlines()[-1].startswith("291 simulations in 1 file: 291 ok")
 

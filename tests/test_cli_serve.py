@@ -22,10 +22,21 @@ from tests.conftest import CORPUS, ROOT
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
 
 
-@pytest.mark.parametrize("host, loopback", [
-    ("127.0.0.1", True), ("localhost", True), ("127.1.2.3", True), ("::1", True), ("[::1]", True),
-    ("0.0.0.0", False), ("::", False), ("192.168.1.10", False), ("example.org", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "host, loopback",
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("127.1.2.3", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.10", False),
+        ("example.org", False),
+        ("", False),
+    ],
+)
 def test_only_loopback_addresses_count_as_loopback(host, loopback):
     assert is_loopback(host) is loopback
 
@@ -37,12 +48,15 @@ def test_a_network_host_without_allow_network_is_refused_in_one_line(capsys):
     assert "--host 0.0.0.0: not a loopback address" in err and "--allow-network" in err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--port", "0"], "--port 0: not a port number"),
-    (["--port", "70000"], "--port 70000: not a port number"),
-    (["no/such/file.json"], "no/such/file.json: does not exist"),
-    (["--public-url", "example.org:8000"], "--public-url example.org:8000: not an http:// or https:// URL"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--port", "0"], "--port 0: not a port number"),
+        (["--port", "70000"], "--port 70000: not a port number"),
+        (["no/such/file.json"], "no/such/file.json: does not exist"),
+        (["--public-url", "example.org:8000"], "--public-url example.org:8000: not an http:// or https:// URL"),
+    ],
+)
 def test_bad_arguments_are_one_line(argv, message, capsys):
     assert main(["serve", *argv]) == 2
     err = capsys.readouterr().err
@@ -50,8 +64,10 @@ def test_bad_arguments_are_one_line(argv, message, capsys):
 
 
 def test_without_the_serve_extra_the_message_is_one_line():
-    probe = ("import sys; sys.modules['textual_serve'] = None; sys.modules['textual_serve.server'] = None\n"
-             "from tau_tui.cli import main\nraise SystemExit(main(['serve']))")
+    probe = (
+        "import sys; sys.modules['textual_serve'] = None; sys.modules['textual_serve.server'] = None\n"
+        "from tau_tui.cli import main\nraise SystemExit(main(['serve']))"
+    )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "serving needs the 'serve' extra" in proc.stderr
@@ -89,8 +105,13 @@ def test_a_port_in_use_with_textual_serve_is_one_line_and_no_banner():
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        proc = subprocess.run([sys.executable, "-m", "tau_tui", "serve", "--port", str(port), str(RECORDINGS)],
-                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "tau_tui", "serve", "--port", str(port), str(RECORDINGS)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == f"tau-tui: cannot listen on 127.0.0.1:{port}: address already in use\n"
 
@@ -114,9 +135,26 @@ def test_allow_network_warns_that_there_is_no_authentication_and_serves():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "tau_tui", "serve", "--host", "0.0.0.0", "--allow-network",
-                             "--port", str(port), "--public-url", f"http://127.0.0.1:{port}/", str(RECORDINGS)],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tau_tui",
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--allow-network",
+            "--port",
+            str(port),
+            "--public-url",
+            f"http://127.0.0.1:{port}/",
+            str(RECORDINGS),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         warning = proc.stderr.readline()
         assert "warning: serving on 0.0.0.0" in warning and "no authentication" in warning

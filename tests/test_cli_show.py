@@ -41,9 +41,17 @@ def test_every_message_with_call_verdicts_the_replay_and_the_reward(capsys):
 
 
 def test_a_mismatch_and_a_finding_are_named_where_they_happen(tmp_path, tau2_data, capsys):
-    path = results_file(tmp_path / "bad.json", [greet(), user("finish task_1"),
-                        call("update_task_status", {"task_id": "task_1", "status": "completed"}),
-                        result(dict(TASK_1, title="Other")), result("x", "nope"), say("Done.")])
+    path = results_file(
+        tmp_path / "bad.json",
+        [
+            greet(),
+            user("finish task_1"),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(dict(TASK_1, title="Other")),
+            result("x", "nope"),
+            say("Done."),
+        ],
+    )
     code, out, _ = show(capsys, path, "--sim", "sim-1", "--tau2-data", tau2_data)
     assert code == 0
     assert "→ update_task_status  [MISMATCH: replayed output differs]" in out
@@ -64,10 +72,17 @@ HOSTILE = "Sure.\n```\n</details><script>alert(1)</script>\n```\n| a | b |\n\x1b
 
 
 def hostile_file(tmp_path: Path) -> Path:
-    return results_file(tmp_path / "hostile.json", [
-        greet(), user(HOSTILE),
-        call("update_task_status", {"task_id": "task_1", "status": "completed", "note": "```<img src=x>"}),
-        result(TASK_1), say("Done. <b>ok</b>")], sim_id="evil|<i>sim</i>")
+    return results_file(
+        tmp_path / "hostile.json",
+        [
+            greet(),
+            user(HOSTILE),
+            call("update_task_status", {"task_id": "task_1", "status": "completed", "note": "```<img src=x>"}),
+            result(TASK_1),
+            say("Done. <b>ok</b>"),
+        ],
+        sim_id="evil|<i>sim</i>",
+    )
 
 
 def test_markdown_keeps_recorded_text_inside_its_fences_and_out_of_the_html(tmp_path, tau2_data, capsys):
@@ -95,12 +110,20 @@ def test_text_output_shows_control_characters_never_sends_them(tmp_path, tau2_da
     assert code == 0 and "\x1b" not in out and "␛[2J**not bold**" in out
 
 
-@pytest.mark.parametrize("argv, says", [
-    ([str(AFTERSALES), "--sim", "nosuch"], f"tau-tui: {AFTERSALES}: no simulation 'nosuch' (or the prefix is not "
-                                           "unique)"),
-    ([str(AFTERSALES), "--sim", "as-"], f"tau-tui: {AFTERSALES}: no simulation 'as-' (or the prefix is not unique)"),
-    (["/no/such/file.json", "--sim", "x"], "tau-tui: /no/such/file.json: does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (
+            [str(AFTERSALES), "--sim", "nosuch"],
+            f"tau-tui: {AFTERSALES}: no simulation 'nosuch' (or the prefix is not unique)",
+        ),
+        (
+            [str(AFTERSALES), "--sim", "as-"],
+            f"tau-tui: {AFTERSALES}: no simulation 'as-' (or the prefix is not unique)",
+        ),
+        (["/no/such/file.json", "--sim", "x"], "tau-tui: /no/such/file.json: does not exist"),
+    ],
+)
 def test_an_unknown_simulation_or_file_is_one_line_and_exit_2(argv, says, capsys):
     code, out, err = show(capsys, *argv)
     assert code == 2 and out == "" and err == says + "\n"

@@ -27,12 +27,30 @@ print(json.dumps({"code": code, "heavy": heavy}))
 """
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["eval", "--help"], ["run", "--help"],
-                                  ["play", "--help"], ["calibrate", "--help"], ["notes", "--help"],
-                                  ["notes", "add", "--help"], ["serve", "--help"], ["show", "--help"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["replay", "--help"],
+        ["eval", "--help"],
+        ["run", "--help"],
+        ["play", "--help"],
+        ["calibrate", "--help"],
+        ["notes", "--help"],
+        ["notes", "add", "--help"],
+        ["serve", "--help"],
+        ["show", "--help"],
+    ],
+)
 def test_help_imports_no_heavy_module(argv):
-    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], input=json.dumps(HEAVY), capture_output=True,
-                          text=True, cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        input=json.dumps(HEAVY),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result == {"code": 0, "heavy": []}
@@ -42,8 +60,20 @@ def test_every_command_is_one_module_in_one_list():
     """``main`` loops over ``COMMANDS``: the sub-commands in --help order, then the TUI (no name)."""
     from tau_tui.commands import COMMANDS, SUBCOMMANDS
 
-    assert SUBCOMMANDS == ("replay", "eval", "show", "run", "play", "fork", "calibrate", "notes", "compare", "audit",
-                           "export", "serve")
+    assert SUBCOMMANDS == (
+        "replay",
+        "eval",
+        "show",
+        "run",
+        "play",
+        "fork",
+        "calibrate",
+        "notes",
+        "compare",
+        "audit",
+        "export",
+        "serve",
+    )
     assert [c.NAME for c in COMMANDS] == [*SUBCOMMANDS, None]
     for command in COMMANDS:
         assert callable(command.register) and callable(command.run), command.__name__
@@ -52,17 +82,29 @@ def test_every_command_is_one_module_in_one_list():
 def test_version_prints_the_package_version_and_imports_nothing_heavy():
     from importlib.metadata import version
 
-    proc = subprocess.run([sys.executable, "-c", PROBE, "--version"], input=json.dumps(HEAVY), capture_output=True,
-                          text=True, cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, "--version"],
+        input=json.dumps(HEAVY),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert proc.stdout.splitlines()[0] == f"tau-tui {version('tau-tui')}"
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"code": 0, "heavy": []}
 
 
-@pytest.mark.parametrize("argv, usage", [
-    (["replay", "--foo", "recordings/"], "usage: tau-tui replay "),
-    (["eval", "recordings/", "--nosuch", "1"], "usage: tau-tui eval "),
-    (["notes", "add", "x", "--sim", "s", "--source", "agent", "--type", "other", "--foo"], "usage: tau-tui notes add "),
-])
+@pytest.mark.parametrize(
+    "argv, usage",
+    [
+        (["replay", "--foo", "recordings/"], "usage: tau-tui replay "),
+        (["eval", "recordings/", "--nosuch", "1"], "usage: tau-tui eval "),
+        (
+            ["notes", "add", "x", "--sim", "s", "--source", "agent", "--type", "other", "--foo"],
+            "usage: tau-tui notes add ",
+        ),
+    ],
+)
 def test_an_unknown_flag_of_a_sub_command_prints_that_sub_command_usage(argv, usage, capsys):
     from tau_tui.cli import main
 

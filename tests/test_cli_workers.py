@@ -13,8 +13,13 @@ from tests.conftest import CORPUS, ROOT, corpus_required
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
-    return subprocess.run([sys.executable, "-m", "tau_tui", *args, "--tau2-data", str(CORPUS)],
-                          capture_output=True, env=env, cwd=ROOT, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "tau_tui", *args, "--tau2-data", str(CORPUS)],
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        timeout=900,
+    )
 
 
 @pytest.mark.corpus

@@ -33,9 +33,10 @@ def test_file_then_environment(clean_env, monkeypatch):
     assert settings.judge_model == "gpt-4.1"
 
 
-@pytest.mark.parametrize("text, expected", [("not = [toml", "unreadable settings"),
-                                            ('colour = "blue"', "colour"),
-                                            ("runs_dir = 5", "runs_dir")])
+@pytest.mark.parametrize(
+    "text, expected",
+    [("not = [toml", "unreadable settings"), ('colour = "blue"', "colour"), ("runs_dir = 5", "runs_dir")],
+)
 def test_bad_files_are_one_line(clean_env, text, expected):
     clean_env.write_text(text)
     with pytest.raises(ConfigError) as info:
@@ -45,21 +46,51 @@ def test_bad_files_are_one_line(clean_env, text, expected):
 
 # --- the CLI takes its defaults from the settings (flags win) ---------------------------------------------------
 
+
 def test_cli_uses_the_settings_file_for_data_and_runs_folder(clean_env, tau2_data, tmp_path, monkeypatch, capsys):
     from tau_tui.cli import main
 
     runs = tmp_path / "my-runs"
     clean_env.write_text(f'tau2_data = "{tau2_data.as_posix()}"\nruns_dir = "{runs.as_posix()}"\n')
     monkeypatch.chdir(tmp_path)
-    code = main(["run", "--domain", "mock", "--task", "create_task_1", "--agent-llm", "scripted/gold",
-                 "--user-llm", "scripted/user", "--quiet"])
+    code = main(
+        [
+            "run",
+            "--domain",
+            "mock",
+            "--task",
+            "create_task_1",
+            "--agent-llm",
+            "scripted/gold",
+            "--user-llm",
+            "scripted/user",
+            "--quiet",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     written = list(runs.glob("*_mock_scripted-gold_scripted-user.json"))
     assert len(written) == 1 and not (tmp_path / "runs").exists()
     # an explicit --out wins over the settings' folder
     out = tmp_path / "explicit.json"
-    assert main(["run", "--domain", "mock", "--task", "create_task_1", "--agent-llm", "scripted/gold",
-                 "--user-llm", "scripted/user", "--quiet", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--domain",
+                "mock",
+                "--task",
+                "create_task_1",
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "--quiet",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert out.is_file() and len(list(runs.iterdir())) == 1
 
 
@@ -74,18 +105,31 @@ def test_cli_reports_a_broken_settings_file_on_one_line(clean_env, capsys):
 
 # --- resolved once: flags over the environment over the file --------------------------------------------------
 
+
 def test_every_setting_resolves_flags_over_environment_over_file(clean_env, tmp_path):
     import argparse
 
     from tau_tui.config import resolve
 
-    clean_env.write_text('tau2_data = "/file"\njudge_model = "file-judge"\nworkers = 3\nstream_bytes = 10\n'
-                         'domain_paths = ["/file-domains"]\n')
-    env = {"TAU_TUI_CONFIG": str(clean_env), "TAU2_DATA_DIR": "/env", "TAU_TUI_WORKERS": "5",
-           "TAU_TUI_INDEX_WORKERS": "0", "TAU_TUI_MAX_READ_BYTES": "1000", "TAU_TUI_DOMAINS": "/env-domains",
-           "VISUAL": "nano -w", "EDITOR": "vi", "PAGER": "less -R", "XDG_DATA_HOME": str(tmp_path)}
-    flags = argparse.Namespace(tau2_data="/flag", domains=["/flag-domains"], judge=None, judge_api_base=None,
-                               workers=None)
+    clean_env.write_text(
+        'tau2_data = "/file"\njudge_model = "file-judge"\nworkers = 3\nstream_bytes = 10\n'
+        'domain_paths = ["/file-domains"]\n'
+    )
+    env = {
+        "TAU_TUI_CONFIG": str(clean_env),
+        "TAU2_DATA_DIR": "/env",
+        "TAU_TUI_WORKERS": "5",
+        "TAU_TUI_INDEX_WORKERS": "0",
+        "TAU_TUI_MAX_READ_BYTES": "1000",
+        "TAU_TUI_DOMAINS": "/env-domains",
+        "VISUAL": "nano -w",
+        "EDITOR": "vi",
+        "PAGER": "less -R",
+        "XDG_DATA_HOME": str(tmp_path),
+    }
+    flags = argparse.Namespace(
+        tau2_data="/flag", domains=["/flag-domains"], judge=None, judge_api_base=None, workers=None
+    )
     settings = resolve(flags, env)
     assert settings.tau2_data == Path("/flag") and settings.origin("tau2_data") == "--tau2-data"
     assert settings.workers == 5 and settings.origin("workers") == "TAU_TUI_WORKERS"
@@ -98,8 +142,15 @@ def test_every_setting_resolves_flags_over_environment_over_file(clean_env, tmp_
     assert bare.tau2_data is None and bare.origin("tau2_data") == "default" and bare.workers is None
 
 
-@pytest.mark.parametrize("variable, value", [("TAU_TUI_WORKERS", "²"), ("TAU_TUI_INDEX_WORKERS", "-1"),
-                                             ("TAU_TUI_MAX_READ_BYTES", "0"), ("TAU_TUI_STREAM_BYTES", "4MB")])
+@pytest.mark.parametrize(
+    "variable, value",
+    [
+        ("TAU_TUI_WORKERS", "²"),
+        ("TAU_TUI_INDEX_WORKERS", "-1"),
+        ("TAU_TUI_MAX_READ_BYTES", "0"),
+        ("TAU_TUI_STREAM_BYTES", "4MB"),
+    ],
+)
 def test_a_bad_number_in_the_environment_is_one_line_naming_the_variable(clean_env, variable, value):
     from tau_tui.config import resolve
 
@@ -122,9 +173,11 @@ def test_nothing_below_the_config_module_reads_the_environment():
     import re
 
     root = Path(__file__).resolve().parents[1] / "tau_tui"
-    readers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
-                     if re.search(r"os\.environ(?!\.setdefault)|os\.getenv", p.read_text())
-                     and p.name != "config.py")
+    readers = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if re.search(r"os\.environ(?!\.setdefault)|os\.getenv", p.read_text()) and p.name != "config.py"
+    )
     assert readers == ["model/secrets.py"]
 
 

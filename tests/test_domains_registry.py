@@ -116,9 +116,8 @@ class _Found:
 
 
 def test_fallback_providers_are_asked_in_order_after_domain_folders():
-    from tests.conftest import CORPUS
-
     from tau_tui.domains import default_registry
+    from tests.conftest import CORPUS
 
     asked: list[str] = []
 

@@ -117,8 +117,21 @@ def test_decorator_defaults_and_overrides():
     assert specs["touch"].mutates_state is True
 
 
-@pytest.mark.parametrize("name", ["_secret", "__init__", "__class__", "helper_not_declared", "assert_price", "db",
-                                  "use_tool", "cache", "", "run_function"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "_secret",
+        "__init__",
+        "__class__",
+        "helper_not_declared",
+        "assert_price",
+        "db",
+        "use_tool",
+        "cache",
+        "",
+        "run_function",
+    ],
+)
 def test_only_declared_tools_are_callable(name):
     env = new_env()
     message = run(env, name, {})
@@ -131,8 +144,9 @@ def test_helpers_run_for_task_definitions_only():
     from tau_tui.model import EnvAssertion
 
     env = new_env()
-    assert env.run_assertion(EnvAssertion(env_type="assistant", func_name="assert_price",
-                                          arguments={"item_id": "a", "price": 1.0}))
+    assert env.run_assertion(
+        EnvAssertion(env_type="assistant", func_name="assert_price", arguments={"item_id": "a", "price": 1.0})
+    )
     with pytest.raises(ValueError):
         env.run_assertion(EnvAssertion(env_type="assistant", func_name="_secret", arguments={}))
 
@@ -176,7 +190,10 @@ def test_unsupported_result_type_raises():
 def test_errors_become_error_messages_with_python_wording():
     env = new_env()
     missing = run(env, "set_price", {"item_id": "a"})
-    assert missing.error and missing.content == "Error: ShopTools.set_price() missing 1 required positional argument: 'price'"
+    assert (
+        missing.error
+        and missing.content == "Error: ShopTools.set_price() missing 1 required positional argument: 'price'"
+    )
     unknown_key = run(env, "set_price", {"item_id": "nope", "price": 1})
     assert unknown_key.error and unknown_key.content == "Error: 'nope'"
     extra = run(env, "get_item", {"item_id": "a", "zzz": 1})
@@ -193,8 +210,10 @@ def test_call_copies_id_and_requestor_and_result_text():
 
 
 def test_hash_is_tau2_canonical_sha256():
-    plain = {"items": {"a": {"item_id": "a", "price": 1.0, "tags": []},
-                       "b": {"item_id": "b", "price": 2.5, "tags": []}}, "counter": 0}
+    plain = {
+        "items": {"a": {"item_id": "a", "price": 1.0, "tags": []}, "b": {"item_id": "b", "price": 2.5, "tags": []}},
+        "counter": 0,
+    }
     expected = hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()
     assert state_hash(PRISTINE) == expected
     env = new_env()
@@ -212,8 +231,13 @@ def test_hash_of_dates_enums_and_unicode_follows_default_str():
     class Color(str, Enum):
         RED = "red"
 
-    tree = {"when": datetime(2025, 2, 25, 12, 8), "day": date(2025, 1, 2), "color": Color.RED,
-            "keyed": {Color.RED: 1.5}, "name": "Zoë"}
+    tree = {
+        "when": datetime(2025, 2, 25, 12, 8),
+        "day": date(2025, 1, 2),
+        "color": Color.RED,
+        "keyed": {Color.RED: 1.5},
+        "name": "Zoë",
+    }
     expected = json.dumps(tree, sort_keys=True, default=str)
     assert '"2025-02-25 12:08:00"' in expected and '"red"' in expected
     assert state_hash(tree) == hashlib.sha256(expected.encode()).hexdigest()
@@ -238,7 +262,10 @@ def test_episode_isolation_a_then_b_equals_b_alone():
         run(env, "add_item", {"item_id": "c", "price": 1})
 
     def episode_b(env):
-        out = [run(env, "get_item", {"item_id": "a"}).content, run(env, "add_item", {"item_id": "d", "price": 2}).content]
+        out = [
+            run(env, "get_item", {"item_id": "a"}).content,
+            run(env, "add_item", {"item_id": "d", "price": 2}).content,
+        ]
         return out, env.db_hash(), env.agent.calls_made
 
     alone = episode_b(new_env())
@@ -246,8 +273,9 @@ def test_episode_isolation_a_then_b_equals_b_alone():
     episode_a(first)
     after_a = episode_b(new_env())
     assert after_a == alone
-    assert state_hash(PRISTINE) == state_hash(SCHEMA.tree({"items": {"a": {"item_id": "a", "price": 1},
-                                                                    "b": {"item_id": "b", "price": 2.5}}}))
+    assert state_hash(PRISTINE) == state_hash(
+        SCHEMA.tree({"items": {"a": {"item_id": "a", "price": 1}, "b": {"item_id": "b", "price": 2.5}}})
+    )
 
 
 def test_snapshots_never_change_after_freeze():

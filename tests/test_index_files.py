@@ -30,8 +30,17 @@ def _outcome(event) -> tuple:
     if isinstance(event, Failed):
         return ("failed", str(event.path), event.problem)
     run: RunFile = event.run
-    return ("loaded", str(run.path), run.layout, run.raw_info, run.raw_tasks, run.timestamp, run.extra_top,
-            run.warnings, run.entries)
+    return (
+        "loaded",
+        str(run.path),
+        run.layout,
+        run.raw_info,
+        run.raw_tasks,
+        run.timestamp,
+        run.extra_top,
+        run.warnings,
+        run.entries,
+    )
 
 
 def _check_order(events: list, count: int) -> dict[int, object]:
@@ -158,8 +167,7 @@ def test_a_worker_that_dies_fails_its_file_with_one_line_and_the_others_load(gen
     monkeypatch.setattr(_Coordinator, "BRIDGE", False)  # every file to a worker
     events: list = []
     done: list[bool] = []
-    thread = threading.Thread(target=lambda: done.append(index_files(paths, events.append, 2, every=0.0)),
-                              daemon=True)
+    thread = threading.Thread(target=lambda: done.append(index_files(paths, events.append, 2, every=0.0)), daemon=True)
     started = time.monotonic()
     thread.start()
     thread.join(120)
@@ -195,8 +203,12 @@ def test_a_file_the_streaming_reader_gives_up_on_halfway_is_read_whole_with_the_
     """Rows sent while it was streamed are replaced by the whole file's: the catalog ends with those."""
     data = orjson.loads(generated[-1].read_bytes())
     sims = data.pop("simulations")
-    body = b",\n".join(b"    " + orjson.dumps(s, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
-                       if i != 200 else b"    " + orjson.dumps(s) for i, s in enumerate(sims))
+    body = b",\n".join(
+        b"    " + orjson.dumps(s, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+        if i != 200
+        else b"    " + orjson.dumps(s)
+        for i, s in enumerate(sims)
+    )
     head = orjson.dumps(data, option=orjson.OPT_INDENT_2)[:-2]
     odd = tmp_path / "odd.json"
     odd.write_bytes(head + b',\n  "simulations": [\n' + body + b"\n  ]\n}\n")
@@ -232,8 +244,7 @@ def test_a_failure_of_the_thread_here_fails_its_file_and_the_rest_still_load(gen
     monkeypatch.setattr(_Coordinator, "_local_put", breaking)
     events: list = []
     done: list[bool] = []
-    thread = threading.Thread(target=lambda: done.append(index_files(paths, events.append, 2, every=0.0)),
-                              daemon=True)
+    thread = threading.Thread(target=lambda: done.append(index_files(paths, events.append, 2, every=0.0)), daemon=True)
     thread.start()
     thread.join(120)
     assert done == [True], "index_files hung after its thread here failed"

@@ -22,8 +22,10 @@ def _have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-needs_inspect = pytest.mark.skipif(not (_have("inspect_ai") and _have("inspect_evals")),
-                                   reason="the optional extra 'inspect' (inspect-ai, inspect-evals) is not installed")
+needs_inspect = pytest.mark.skipif(
+    not (_have("inspect_ai") and _have("inspect_evals")),
+    reason="the optional extra 'inspect' (inspect-ai, inspect-evals) is not installed",
+)
 
 
 def _maker():
@@ -53,8 +55,13 @@ def test_a_sample_becomes_a_tau2_simulation(inspect_logs):
     assert "7" in run.tasks()  # the task definition travels in the sample's metadata
     sim = run.simulation(0)
     calls = [c.name for m in sim.trajectory for c in (getattr(m, "tool_calls", None) or [])]
-    assert calls == ["get_reservation_details", "get_reservation_details", "update_reservation_flights",
-                     "cancel_reservation", "cancel_reservation"]
+    assert calls == [
+        "get_reservation_details",
+        "get_reservation_details",
+        "update_reservation_flights",
+        "cancel_reservation",
+        "cancel_reservation",
+    ]
     assert sim.trajectory[-1].role == "user" and "###STOP###" in sim.trajectory[-1].text
     assert isinstance(sim.info["inspect"]["final_db"], dict) and sim.info["inspect"]["final_user_db"] is None
 
@@ -98,8 +105,14 @@ def test_a_final_db_that_differs_from_ours_is_named_path_by_path(analyzer, inspe
 def test_telecom_final_dbs_agree_and_the_port_writes_numbers_unlike_tau2(analyzer, inspect_logs):
     analysis = analyzer.analyze(open_run(inspect_logs["telecom"]), 0)
     record = analysis.to_json()
-    assert record["recorded_final_db"] == {"source": "Inspect log", "match": True, "agent_match": True,
-                                           "user_match": True, "n_differences": 0, "differences": []}
+    assert record["recorded_final_db"] == {
+        "source": "Inspect log",
+        "match": True,
+        "agent_match": True,
+        "user_match": True,
+        "n_differences": 0,
+        "differences": [],
+    }
     # tau2 writes numbers inside a tool's dict result as strings; the port keeps them numbers: a mismatch
     mismatch = record["first_mismatch"]
     assert mismatch["tool"] == "refuel_data" and '"charge": 4.0' in mismatch["recorded"]
@@ -143,5 +156,7 @@ def test_without_the_extra_an_eval_file_says_what_to_install(tmp_path, monkeypat
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # import fails as when inspect-ai is absent
     with pytest.raises(RunFileError) as caught:
         open_run(log)
-    assert str(caught.value) == f"{log}: an Inspect log: install the optional extra 'inspect' " \
-                                "(pip install 'tau-tui[inspect]') to read it"
+    assert (
+        str(caught.value) == f"{log}: an Inspect log: install the optional extra 'inspect' "
+        "(pip install 'tau-tui[inspect]') to read it"
+    )

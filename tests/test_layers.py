@@ -22,8 +22,14 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
             pytest.fail("lint-imports is missing: install the dev extra (pip install -e '.[dev]')")
         script = Path(found)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([str(script), "--no-cache", "--config", str(root / "pyproject.toml")], cwd=root,
-                          env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(script), "--no-cache", "--config", str(root / "pyproject.toml")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_import_contracts_are_kept():
@@ -39,25 +45,28 @@ def copy_of_project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(("module", "line", "broken"), [
-    # the domain base reaching back into the registry: the old domains <-> tau2_adapter cycle
-    ("env/domain.py", "from tau_tui.domains import DomainRegistry", "tau_tui layers"),
-    ("model/tasks.py", "from tau_tui.replay import Timeline", "tau_tui layers"),
-    ("evaluate/reward.py", "import textual.widget", "the core is headless"),
-    ("replay/diff.py", "from tau_tui.views.render import one_line", "tau_tui layers"),
-    ("rollout/llm.py", "from tau_tui.tui.app import TauTuiApp", "the core is headless"),
-    # rollout and analysis are independent siblings: both score through evaluate
-    ("rollout/evaluation.py", "from tau_tui.analysis import Analyzer", "tau_tui layers"),
-    ("workbench_new.py", "from tau_tui.model import Task", "tau_tui layers"),  # no layer given
-    ("tui/widgets/info_line.py", "from tau_tui.tui.app import TauTuiApp", "no import cycles"),
-    # the session is headless and plain: no textual, no rich; the views draw with rich but never textual
-    ("session/library.py", "import textual.widget", "the core is headless"),
-    ("session/rollouts.py", "from rich.text import Text", "the TUI session is plain data"),
-    ("views/panels.py", "from textual.widgets import Static", "the core is headless"),
-    # the pool sits below the composition root: its workers get the workspace class, never import it
-    ("pool.py", "from tau_tui.workspace import Workspace", "tau_tui layers"),
-    ("views/render.py", "from tau_tui.session import Session", "tau_tui layers"),
-])
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        # the domain base reaching back into the registry: the old domains <-> tau2_adapter cycle
+        ("env/domain.py", "from tau_tui.domains import DomainRegistry", "tau_tui layers"),
+        ("model/tasks.py", "from tau_tui.replay import Timeline", "tau_tui layers"),
+        ("evaluate/reward.py", "import textual.widget", "the core is headless"),
+        ("replay/diff.py", "from tau_tui.views.render import one_line", "tau_tui layers"),
+        ("rollout/llm.py", "from tau_tui.tui.app import TauTuiApp", "the core is headless"),
+        # rollout and analysis are independent siblings: both score through evaluate
+        ("rollout/evaluation.py", "from tau_tui.analysis import Analyzer", "tau_tui layers"),
+        ("workbench_new.py", "from tau_tui.model import Task", "tau_tui layers"),  # no layer given
+        ("tui/widgets/info_line.py", "from tau_tui.tui.app import TauTuiApp", "no import cycles"),
+        # the session is headless and plain: no textual, no rich; the views draw with rich but never textual
+        ("session/library.py", "import textual.widget", "the core is headless"),
+        ("session/rollouts.py", "from rich.text import Text", "the TUI session is plain data"),
+        ("views/panels.py", "from textual.widgets import Static", "the core is headless"),
+        # the pool sits below the composition root: its workers get the workspace class, never import it
+        ("pool.py", "from tau_tui.workspace import Workspace", "tau_tui layers"),
+        ("views/render.py", "from tau_tui.session import Session", "tau_tui layers"),
+    ],
+)
 def test_a_bad_import_breaks_a_contract(copy_of_project: Path, module: str, line: str, broken: str):
     path = copy_of_project / "tau_tui" / module
     path.write_text((path.read_text() if path.exists() else "") + f"\n{line}\n")

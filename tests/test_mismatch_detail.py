@@ -34,10 +34,10 @@ def test_every_kind_of_change_in_reading_order():
         {"path": "s", "change": "changed", "recorded": "x", "replayed": "y"},
         {"path": "new", "change": "added", "replayed": None},
     ]
-    assert detail_lines(changes, limit=2) == ['n: 1 → "1" (type int → str)', 'tags[1]: added "b"',
-                                              "… 3 more field(s)"]
+    assert detail_lines(changes, limit=2) == ['n: 1 → "1" (type int → str)', 'tags[1]: added "b"', "… 3 more field(s)"]
     assert [c.to_json() for c in mismatch_detail("plain text", "other text")] == [
-        {"path": "(root)", "change": "changed", "recorded": "plain text", "replayed": "other text"}]
+        {"path": "(root)", "change": "changed", "recorded": "plain text", "replayed": "other text"}
+    ]
     assert mismatch_detail(None, "x") == [] and mismatch_detail("{}", "{}") == []
 
 
@@ -50,9 +50,11 @@ def test_replay_json_and_human_output_of_the_cassette(capsys):
     assert {"step", "call_id", "tool", "arguments", "recorded", "replayed"} <= set(mismatch)  # additive
     assert main(["replay", str(CASSETTE)]) == 1
     out = capsys.readouterr().out
-    assert ("    field by field (recorded → replayed):\n"
-            '      status: "allocated" → "part_allocated"\n'
-            '      lines[0].allocations[1]: removed (recorded {"quantity": 40, "warehouse": "south"})\n') in out
+    assert (
+        "    field by field (recorded → replayed):\n"
+        '      status: "allocated" → "part_allocated"\n'
+        '      lines[0].allocations[1]: removed (recorded {"quantity": 40, "warehouse": "south"})\n'
+    ) in out
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +84,10 @@ def test_tui_mismatch_view_lists_the_fields(cassette_call):
 
 
 def test_deepdiff_is_imported_only_when_a_mismatch_is_detailed():
-    code = ("import sys, tau_tui.cli, tau_tui.analysis, tau_tui.replay.mismatch, tau_tui.views.panels;"
-            "sys.exit(1 if 'deepdiff' in sys.modules else 0)")
+    code = (
+        "import sys, tau_tui.cli, tau_tui.analysis, tau_tui.replay.mismatch, tau_tui.views.panels;"
+        "sys.exit(1 if 'deepdiff' in sys.modules else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60, check=False).returncode == 0
 
 

@@ -59,7 +59,9 @@ def test_a_run_of_a_domain_we_do_not_have_opens_with_its_rows():
 
 
 def test_empty_run_is_described():
-    run = open_run(CORPUS / "sierra-research__tau2-bench__qwen2.5-1.5b_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json")
+    run = open_run(
+        CORPUS / "sierra-research__tau2-bench__qwen2.5-1.5b_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+    )
     assert run.entries == []
     assert "empty run" in describe_empty(run) and "0 simulations" in describe_empty(run)
 
@@ -107,8 +109,12 @@ def test_directory_layout(tmp_path):
 
 
 def test_single_simulation_object_and_unknown_fields(tmp_path):
-    sim = {"id": "s", "task_id": "t", "messages": [greet(), {"role": "user", "content": "x", "brand_new": 1}],
-           "future_field": {"a": 1}}
+    sim = {
+        "id": "s",
+        "task_id": "t",
+        "messages": [greet(), {"role": "user", "content": "x", "brand_new": 1}],
+        "future_field": {"a": 1},
+    }
     path = tmp_path / "one.json"
     path.write_text(json.dumps(sim))
     run = open_run(path)

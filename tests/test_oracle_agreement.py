@@ -11,8 +11,8 @@ from collections import defaultdict
 
 import pytest
 
-from tests.conftest import CORPUS
 from tau_tui.model import open_run
+from tests.conftest import CORPUS
 
 FIELDS = ("strict_ok", "pred_db", "pred_user_db", "gold_db", "gold_user_db", "db_match")
 

@@ -13,7 +13,6 @@ import pytest
 from tau_tui.config import Settings
 from tau_tui.pool import Job, Unit
 from tau_tui.workspace import Workspace
-
 from tests.conftest import CORPUS, ROOT, corpus_required
 
 pytestmark = pytest.mark.corpus
@@ -49,8 +48,14 @@ def test_a_worker_that_dies_ends_map_with_an_error_not_a_hang(attempt):
     """Run in a child process with a time limit, so that a hang fails the test instead of stalling the suite."""
     corpus_required()
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
-    done = subprocess.run([sys.executable, "-c", KILL_ONE, str(CORPUS), str(AIRLINE)], capture_output=True,
-                          text=True, env=env, cwd=ROOT, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", KILL_ONE, str(CORPUS), str(AIRLINE)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "raised: a worker process died" in done.stdout and done.stdout.rstrip().endswith("closed"), done.stdout
 

@@ -110,8 +110,17 @@ def test_an_actor_replays_a_streamed_span_without_the_file(local_ray, tmp_path, 
     assert hasattr(run.raw_sims, "raw_bytes")
     from tau_tui.evaluate.scorer import scorer_config_for
 
-    head = FileHead("k", str(run.path), run.layout, run.raw_info, run.raw_tasks, run.timestamp, run.extra_top,
-                    len(run.raw_sims), scorer_config_for(path))
+    head = FileHead(
+        "k",
+        str(run.path),
+        run.layout,
+        run.raw_info,
+        run.raw_tasks,
+        run.timestamp,
+        run.extra_top,
+        len(run.raw_sims),
+        scorer_config_for(path),
+    )
     items = [(Unit(str(path), i), _shipped(run, i)) for i in indices]
     assert all(isinstance(raw, bytes) for _, raw in items)
     path.unlink()

@@ -74,11 +74,14 @@ def _no_local_episodes(monkeypatch) -> None:
 def test_run_on_ray_saves_what_the_local_run_saves(local_ray, local_run, tmp_path, capsys, monkeypatch):
     _no_local_episodes(monkeypatch)
     out = tmp_path / "ray.json"
-    code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--executor", "ray", "--workers", 2,
-                               "--quiet")
+    code, stdout, stderr = cli(
+        capsys, "run", *GOLD, "-k", K, "--out", out, "--executor", "ray", "--workers", 2, "--quiet"
+    )
     assert code == 0, stderr
-    assert stdout.strip() == f"{out}: {TOTAL}/{TOTAL} simulations ({TOTAL} this run); average reward 0.800; " \
-                             f"terminations: user_stop {TOTAL}"
+    assert (
+        stdout.strip() == f"{out}: {TOTAL}/{TOTAL} simulations ({TOTAL} this run); average reward 0.800; "
+        f"terminations: user_stop {TOTAL}"
+    )
     local_head, local_sims = normalised(local_run)
     ray_head, ray_sims = normalised(out)
     assert len(ray_sims) == TOTAL
@@ -94,8 +97,8 @@ def test_ray_events_are_whole_simulations_in_order(local_ray, tmp_path):
     from tau_tui.rollout import (
         ParticipantSpec,
         RunConfig,
-        Runner,
         RunFinished,
+        Runner,
         RunStarted,
         SimulationFinished,
         SimulationMessage,
@@ -104,8 +107,9 @@ def test_ray_events_are_whole_simulations_in_order(local_ray, tmp_path):
     from tau_tui.workspace import Workspace
 
     workspace = Workspace(Settings(tau2_data=CORPUS))
-    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1,
-                       concurrency=2)
+    config = RunConfig(
+        "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1, concurrency=2
+    )
     events: list = []
     runner = Runner(config, tmp_path / "run.json", workspace.registry, listener=events.append)
     with RayRollout(workspace.settings, Workspace, workers=2) as remote:
@@ -134,8 +138,9 @@ def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(local_ray, l
 
     out = tmp_path / "ray.json"
     workspace = Workspace(Settings(tau2_data=CORPUS))
-    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K,
-                       concurrency=1)
+    config = RunConfig(
+        "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K, concurrency=1
+    )
 
     def stop_after_five(event) -> None:
         if isinstance(event, SimulationFinished) and event.completed == 5:
@@ -149,12 +154,13 @@ def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(local_ray, l
     before = json.loads(out.read_text())["simulations"]
     assert 5 <= len(before) < TOTAL
 
-    code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--resume", "--executor", "ray",
-                               "--workers", 2, "--quiet")
+    code, stdout, stderr = cli(
+        capsys, "run", *GOLD, "-k", K, "--out", out, "--resume", "--executor", "ray", "--workers", 2, "--quiet"
+    )
     assert code == 0, stderr
     assert f"{TOTAL}/{TOTAL} simulations ({TOTAL - len(before)} this run)" in stdout
     after = json.loads(out.read_text())["simulations"]
-    assert after[:len(before)] == before  # what was saved stays as it was
+    assert after[: len(before)] == before  # what was saved stays as it was
     local_head, local_sims = normalised(local_run)
     ray_head, ray_sims = normalised(out)
     assert ray_sims == local_sims
@@ -170,8 +176,19 @@ def _rows(stdout: str) -> list[dict]:
 
 @pytest.mark.corpus
 def test_calibrate_on_ray_equals_local(local_ray, tmp_path, capsys, monkeypatch):
-    args = ["calibrate", "--domain", "mock", "--agent-llm", "scripted/flaky:0.5", "--user-llm", "scripted/user",
-            "-k", 3, "--json", "--quiet"]
+    args = [
+        "calibrate",
+        "--domain",
+        "mock",
+        "--agent-llm",
+        "scripted/flaky:0.5",
+        "--user-llm",
+        "scripted/user",
+        "-k",
+        3,
+        "--json",
+        "--quiet",
+    ]
     code, local, err = cli(capsys, *args, "--out", tmp_path / "local.json")
     assert code == 0, err
     _no_local_episodes(monkeypatch)
@@ -223,8 +240,9 @@ def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_r
 
     out = tmp_path / "ray.json"
     workspace = Workspace(Settings(tau2_data=CORPUS))
-    config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K,
-                       concurrency=1)
+    config = RunConfig(
+        "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K, concurrency=1
+    )
     with RayRollout(workspace.settings, Workspace, workers=2) as remote:
         start = remote.start
 
@@ -241,8 +259,9 @@ def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_r
     error = lost[0]["info"]["error"]
     assert error.startswith("RuntimeError: the Ray worker died (The actor died") and "\n" not in error
 
-    code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--resume", "--executor", "ray",
-                               "--workers", 2, "--quiet")
+    code, stdout, stderr = cli(
+        capsys, "run", *GOLD, "-k", K, "--out", out, "--resume", "--executor", "ray", "--workers", 2, "--quiet"
+    )
     assert code == 0, stderr
     assert f"{TOTAL}/{TOTAL} simulations (1 this run)" in stdout
     assert normalised(out)[1] == normalised(local_run)[1]

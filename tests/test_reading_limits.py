@@ -23,8 +23,14 @@ CHILD_TIMEOUT = 60
 
 
 def run_cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tau_tui", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=CHILD_TIMEOUT, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "tau_tui", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=CHILD_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
@@ -51,10 +57,13 @@ def test_fifo_among_a_run_folders_simulations_is_skipped_with_a_note(tmp_path):
     (run / "results.json").write_text(json.dumps({"info": {}, "tasks": []}))
     (run / "simulations" / "s1.json").write_text(json.dumps({"id": "s1", "task_id": "t", "messages": []}))
     os.mkfifo(run / "simulations" / "s2.json")
-    code = ("import sys; from tau_tui.model.io import open_run; r = open_run(sys.argv[1]);"
-            "print(len(r.raw_sims)); print(r.warnings)")
-    proc = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True, text=True, cwd=ROOT,
-                          timeout=CHILD_TIMEOUT)
+    code = (
+        "import sys; from tau_tui.model.io import open_run; r = open_run(sys.argv[1]);"
+        "print(len(r.raw_sims)); print(r.warnings)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(run)], capture_output=True, text=True, cwd=ROOT, timeout=CHILD_TIMEOUT
+    )
     assert proc.returncode == 0, proc.stderr
     count, warnings = proc.stdout.splitlines()
     assert count == "1" and "simulations/s2.json: not a regular file (fifo), skipped" in warnings
@@ -129,8 +138,13 @@ def test_deep_arguments_and_content_replay_with_findings(tmp_path, tau2_data, ca
     assert code == 1 and err == ""
     assert [(f["kind"], f["step"]) for f in record["findings"]] == [("nested_too_deep", s) for s in (2, 4, 6, 8)]
     # the two cut writes are not re-executed (mismatches); the write nested 100 levels deep is replayed
-    assert record["verdicts"] == {"replayed": 0, "mismatch": 3, "skipped_read": 1, "skipped_unknown": 1,
-                                  "recorded_error": 1}
+    assert record["verdicts"] == {
+        "replayed": 0,
+        "mismatch": 3,
+        "skipped_read": 1,
+        "skipped_unknown": 1,
+        "recorded_error": 1,
+    }
     assert record["first_mismatch"]["step"] == 3 and CUT_MARKER in out
     code = main(["replay", str(path), "--tau2-data", str(tau2_data)])
     out, err = capsys.readouterr()

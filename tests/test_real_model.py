@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import stop_process
 from tests.conftest import CORPUS, ROOT
+from tests.helpers import stop_process
 
 pytestmark = pytest.mark.real_model
 
@@ -71,9 +71,25 @@ def model_server(tmp_path_factory: pytest.TempPathFactory):
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     started = time.perf_counter()
     with log.open("w") as out:
-        server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-                                   "--model_alias", MODEL, "--host", "127.0.0.1", "--port", str(port),
-                                   "--n_ctx", "8192"], stdout=out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(model),
+                "--model_alias",
+                MODEL,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "8192",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 120
@@ -98,22 +114,41 @@ def model_args(url: str) -> dict:
 
 def tau_tui(*argv: str, timeout: float = 1800) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT), TAU2_DATA_DIR=str(CORPUS))
-    return subprocess.run([sys.executable, "-m", "tau_tui", *argv], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tau_tui", *argv], capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout
+    )
 
 
 def turn_seconds(simulations: list[dict]) -> list[float]:
-    return [m["generation_time_seconds"] for sim in simulations for m in sim["messages"]
-            if m["role"] == "assistant" and isinstance(m.get("generation_time_seconds"), (int, float))]
+    return [
+        m["generation_time_seconds"]
+        for sim in simulations
+        for m in sim["messages"]
+        if m["role"] == "assistant" and isinstance(m.get("generation_time_seconds"), (int, float))
+    ]
 
 
-def test_run_on_the_mock_domain_writes_a_complete_evaluated_replayable_file(model_server, registry,
-                                                                           tmp_path: Path):
+def test_run_on_the_mock_domain_writes_a_complete_evaluated_replayable_file(model_server, registry, tmp_path: Path):
     out = tmp_path / "smollm2.json"
     started = time.perf_counter()
-    proc = tau_tui("run", "--domain", "mock", "-k", "1", "--agent-llm", f"openai/{MODEL}", "--user-llm",
-                   "scripted/user", "--agent-llm-args", json.dumps(model_args(model_server)), "--out", str(out),
-                   "--max-steps", "30", "--quiet")
+    proc = tau_tui(
+        "run",
+        "--domain",
+        "mock",
+        "-k",
+        "1",
+        "--agent-llm",
+        f"openai/{MODEL}",
+        "--user-llm",
+        "scripted/user",
+        "--agent-llm-args",
+        json.dumps(model_args(model_server)),
+        "--out",
+        str(out),
+        "--max-steps",
+        "30",
+        "--quiet",
+    )
     elapsed = time.perf_counter() - started
     assert proc.returncode == 0, proc.stderr  # 1 would mean an infrastructure error
     assert "10/10 simulations" in proc.stdout
@@ -143,22 +178,25 @@ def test_run_on_the_mock_domain_writes_a_complete_evaluated_replayable_file(mode
 
     turns = turn_seconds(simulations)
     rewards = [(sim["reward_info"] or {}).get("reward") for sim in simulations]
-    print(f"\n[real model] run: {len(simulations)} simulations in {elapsed:.0f} s; {len(turns)} model turns, "
-          f"{sum(turns) / len(turns):.2f} s mean, {max(turns):.2f} s max; rewards {rewards}; "
-          f"tool calls {sum(len(m.get('tool_calls') or []) for s in simulations for m in s['messages'])}")
+    print(
+        f"\n[real model] run: {len(simulations)} simulations in {elapsed:.0f} s; {len(turns)} model turns, "
+        f"{sum(turns) / len(turns):.2f} s mean, {max(turns):.2f} s max; rewards {rewards}; "
+        f"tool calls {sum(len(m.get('tool_calls') or []) for s in simulations for m in s['messages'])}"
+    )
 
 
 async def test_play_as_the_user_with_the_model_as_the_agent(model_server, tmp_path: Path):
     from tau_tui.analysis import Analyzer
+    from tau_tui.config import Settings
     from tau_tui.model.io import open_run
     from tau_tui.tui.play import PlayApp
     from tau_tui.tui.screens.play import PlayScreen
-    from tau_tui.config import Settings
     from tau_tui.workspace import PlayRequest, Workspace
 
     workspace = Workspace(Settings(tau2_data=CORPUS, runs_dir=tmp_path / "runs"))
-    session = workspace.play_session(PlayRequest("mock", "update_task_1", "user", f"openai/{MODEL}",
-                                                 json.dumps(model_args(model_server))))
+    session = workspace.play_session(
+        PlayRequest("mock", "update_task_1", "user", f"openai/{MODEL}", json.dumps(model_args(model_server)))
+    )
     out = tmp_path / "play.json"
     app = PlayApp(session, out)
 
@@ -176,10 +214,11 @@ async def test_play_as_the_user_with_the_model_as_the_agent(model_server, tmp_pa
         before = len(session.messages)
         started = time.perf_counter()
         await pilot.press(*"Please mark task_1 as completed.", "enter")
-        await wait_for(pilot, lambda: session.pending is not None and len(session.messages) > before + 1,
-                       "the model's answer")
+        await wait_for(
+            pilot, lambda: session.pending is not None and len(session.messages) > before + 1, "the model's answer"
+        )
         answered = time.perf_counter() - started
-        replies = [m for m in session.messages[before + 1:] if m.role in ("assistant", "tool")]
+        replies = [m for m in session.messages[before + 1 :] if m.role in ("assistant", "tool")]
         assert replies and replies[0].role == "assistant"
         await pilot.press(*"Thanks, that is all. ###STOP###", "enter")
         await wait_for(pilot, lambda: screen.saved is not None, "the saved recording")
@@ -190,5 +229,7 @@ async def test_play_as_the_user_with_the_model_as_the_agent(model_server, tmp_pa
     assert sim.termination_reason == "user_stop"
     assert run.agent_model == f"openai/{MODEL}" and run.user_implementation == "human_user"
     assert Analyzer(workspace.registry).analyze(run, 0).timeline.strict_ok
-    print(f"\n[real model] play: the model answered the person in {answered:.1f} s "
-          f"({len(replies)} message(s): {[m.role for m in replies]})")
+    print(
+        f"\n[real model] play: the model answered the person in {answered:.1f} s "
+        f"({len(replies)} message(s): {[m.role for m in replies]})"
+    )

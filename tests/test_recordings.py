@@ -41,8 +41,14 @@ def test_the_recordings_are_runs_of_our_own_domains_only():
 def test_every_verdict_kind_and_episode_event_is_on_show(analyses, monkeypatch):
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     verdicts = {c.verdict for a in analyses.values() for c in a.timeline.calls}
-    assert {Verdict.REPLAYED, Verdict.MISMATCH, Verdict.SKIPPED_READ, Verdict.SKIPPED_UNKNOWN,
-            Verdict.INJECTED_FAULT, Verdict.REFUSED} <= verdicts
+    assert {
+        Verdict.REPLAYED,
+        Verdict.MISMATCH,
+        Verdict.SKIPPED_READ,
+        Verdict.SKIPPED_UNKNOWN,
+        Verdict.INJECTED_FAULT,
+        Verdict.REFUSED,
+    } <= verdicts
     assert all(not a.findings for a in analyses.values())
 
     for sim_id in ("as-gold-goodwill", "as-gold-two-returns", "wh-gold-split", "wh-gold-timeouts"):
@@ -50,12 +56,16 @@ def test_every_verdict_kind_and_episode_event_is_on_show(analyses, monkeypatch):
     assert analyses["as-gold-goodwill"].timeline.discovered_at("issue_goodwill_credit") == 7
     timeouts = analyses["wh-gold-timeouts"].timeline.injected_faults
     assert [(c.name, c.fault["kind"], c.attempt) for c in timeouts] == [
-        ("lookup_stock", "timeout", 1), ("lookup_stock", "timeout", 2), ("allocate_line", "transient_error", 1)]
+        ("lookup_stock", "timeout", 1),
+        ("lookup_stock", "timeout", 2),
+        ("allocate_line", "transient_error", 1),
+    ]
 
     refused = analyses["cas-greedy-refused"]
     assert refused.sim.termination_reason == "no_recorded_result"
-    assert [(c.name, c.refusal["reason"]) for c in refused.timeline.refusals] == [("allocate_line",
-                                                                                    "different_arguments")]
+    assert [(c.name, c.refusal["reason"]) for c in refused.timeline.refusals] == [
+        ("allocate_line", "different_arguments")
+    ]
     reordered = analyses["cas-reordered-mismatch"]
     assert [c.name for c in reordered.timeline.mismatches] == ["allocate_line", "allocate_line"]
     assert reordered.db_match  # the same final state: only the served results disagree with the environment
@@ -64,22 +74,36 @@ def test_every_verdict_kind_and_episode_event_is_on_show(analyses, monkeypatch):
 
 def test_the_failing_runs_fail_for_the_reasons_the_tour_gives(analyses):
     hasty = evaluate(analyses["as-hasty-refund"])
-    assert hasty.reward == 0.0 and hasty.db_match is False and hasty.breakdown == {
-        "DB": 0.0, "ENV_ASSERTION": 0.0, "COMMUNICATE": 0.0}
+    assert (
+        hasty.reward == 0.0
+        and hasty.db_match is False
+        and hasty.breakdown == {"DB": 0.0, "ENV_ASSERTION": 0.0, "COMMUNICATE": 0.0}
+    )
     gave_up = evaluate(analyses["wh-gives-up"])
     assert gave_up.reward == 0.0 and [c.name for c in analyses["wh-gives-up"].timeline.injected_faults] == [
-        "lookup_stock"]
+        "lookup_stock"
+    ]
     assert evaluate(analyses["cas-greedy-refused"]).reward == 0.0
-    for sim_id in ("as-gold-goodwill", "as-gold-two-returns", "wh-gold-split", "wh-gold-timeouts",
-                   "cas-reordered-mismatch"):
+    for sim_id in (
+        "as-gold-goodwill",
+        "as-gold-two-returns",
+        "wh-gold-split",
+        "wh-gold-timeouts",
+        "cas-reordered-mismatch",
+    ):
         assert evaluate(analyses[sim_id]).reward == 1.0, sim_id
     for analysis in analyses.values():
         assert analysis.sim.reward_info.reward == evaluate(analysis).reward  # recorded and recomputed agree
 
 
 def test_the_script_regenerates_the_recordings_byte_for_byte(tmp_path):
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_recordings.py"), "--out", str(tmp_path)],
-                            capture_output=True, text=True, timeout=300, env={"PATH": "", "HOME": str(tmp_path)})
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_recordings.py"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "", "HOME": str(tmp_path)},
+    )
     assert result.returncode == 0, result.stderr
     for path in RECORDINGS.glob("*.json"):
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name

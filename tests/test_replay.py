@@ -26,22 +26,33 @@ def kinds(timeline):
 
 
 def test_replayed_write_changes_state_at_its_step(new_env):
-    tl = timeline_of([greet(), user("finish it"), call("update_task_status", {"task_id": "task_1", "status": "completed"}),
-                      result(TASK_1), say("Done.")], new_env)
+    tl = timeline_of(
+        [
+            greet(),
+            user("finish it"),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(TASK_1),
+            say("Done."),
+        ],
+        new_env,
+    )
     record = tl.calls[0]
     assert record.verdict is Verdict.REPLAYED and record.result_step == 3 and record.call_step == 2
     assert tl.state_at(2).agent["tasks"]["task_1"]["status"] == "pending"
     assert tl.state_at(3).agent["tasks"]["task_1"]["status"] == "completed"
     agent_changes, user_changes = tl.changes_at(3)
-    assert [(c.path, c.before, c.after) for c in agent_changes] == [(("tasks", "task_1", "status"), "pending", "completed")]
+    assert [(c.path, c.before, c.after) for c in agent_changes] == [
+        (("tasks", "task_1", "status"), "pending", "completed")
+    ]
     assert user_changes == [] and tl.changes_at(4) == ([], [])
     assert tl.strict_ok and tl.findings == []
 
 
 def test_mismatch_keeps_both_outputs(new_env):
     recorded = dict(TASK_1, title="Something else")
-    tl = timeline_of([greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}), result(recorded)],
-                     new_env)
+    tl = timeline_of(
+        [greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}), result(recorded)], new_env
+    )
     record = tl.calls[0]
     assert record.verdict is Verdict.MISMATCH
     assert record.recorded_value()["title"] == "Something else"
@@ -52,29 +63,64 @@ def test_mismatch_keeps_both_outputs(new_env):
 
 
 def test_reads_and_hallucinated_tools_are_skipped(new_env):
-    tl = timeline_of([greet(), call("get_users", {}, "r1"), result("made up", "r1"),
-                      call("delete_everything", {"all": True}, "h1"),
-                      result("Error: Tool 'delete_everything' not found.", "h1", error=True)], new_env)
+    tl = timeline_of(
+        [
+            greet(),
+            call("get_users", {}, "r1"),
+            result("made up", "r1"),
+            call("delete_everything", {"all": True}, "h1"),
+            result("Error: Tool 'delete_everything' not found.", "h1", error=True),
+        ],
+        new_env,
+    )
     assert [c.verdict for c in tl.calls] == [Verdict.SKIPPED_READ, Verdict.SKIPPED_UNKNOWN]
     assert tl.calls[1].recorded_error
-    assert tl.verdict_counts() == {"replayed": 0, "mismatch": 0, "skipped_read": 1, "skipped_unknown": 1,
-                                   "recorded_error": 1}
+    assert tl.verdict_counts() == {
+        "replayed": 0,
+        "mismatch": 0,
+        "skipped_read": 1,
+        "skipped_unknown": 1,
+        "recorded_error": 1,
+    }
     assert tl.final.agent is tl.initial.agent and tl.strict_ok
 
 
 def test_recorded_errors_of_writes_are_re_executed_and_compared(new_env):
-    good = timeline_of([greet(), call("update_task_status", {"task_id": "nope", "status": "completed"}),
-                        result("Error: Task nope not found", error=True)], new_env)
+    good = timeline_of(
+        [
+            greet(),
+            call("update_task_status", {"task_id": "nope", "status": "completed"}),
+            result("Error: Task nope not found", error=True),
+        ],
+        new_env,
+    )
     assert good.calls[0].verdict is Verdict.REPLAYED and good.calls[0].recorded_error and good.calls[0].replayed_error
-    bad = timeline_of([greet(), call("update_task_status", {"task_id": "nope", "status": "completed"}),
-                       result("Error: something else", error=True)], new_env)
+    bad = timeline_of(
+        [
+            greet(),
+            call("update_task_status", {"task_id": "nope", "status": "completed"}),
+            result("Error: something else", error=True),
+        ],
+        new_env,
+    )
     assert bad.calls[0].verdict is Verdict.MISMATCH
 
 
 def test_private_methods_and_helpers_named_by_a_recording_are_unknown(new_env):
-    tl = timeline_of([greet(), calls(("assert_task_status", {"task_id": "task_1", "expected_status": "x"}, "a"),
-                                     ("__init__", {}, "b"), ("_own_shallow", {}, "c")),
-                      result("?", "a"), result("?", "b"), result("?", "c")], new_env)
+    tl = timeline_of(
+        [
+            greet(),
+            calls(
+                ("assert_task_status", {"task_id": "task_1", "expected_status": "x"}, "a"),
+                ("__init__", {}, "b"),
+                ("_own_shallow", {}, "c"),
+            ),
+            result("?", "a"),
+            result("?", "b"),
+            result("?", "c"),
+        ],
+        new_env,
+    )
     assert [c.verdict for c in tl.calls] == [Verdict.SKIPPED_UNKNOWN] * 3
 
 
@@ -86,33 +132,58 @@ def test_result_without_call(new_env):
 
 
 def test_ids_that_do_not_pair(new_env):
-    tl = timeline_of([greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}, "c1"),
-                      result(TASK_1, "other")], new_env)
+    tl = timeline_of(
+        [
+            greet(),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}, "c1"),
+            result(TASK_1, "other"),
+        ],
+        new_env,
+    )
     assert kinds(tl) == [FindingKind.ID_MISMATCH]
     assert tl.calls[0].verdict is Verdict.REPLAYED  # paired by position, still replayed
 
 
 def test_results_out_of_order(new_env):
-    tl = timeline_of([greet(), calls(("get_users", {}, "a"), ("update_task_status",
-                                                               {"task_id": "task_1", "status": "completed"}, "b")),
-                      result(TASK_1, "b"), result("[]", "a")], new_env)
+    tl = timeline_of(
+        [
+            greet(),
+            calls(("get_users", {}, "a"), ("update_task_status", {"task_id": "task_1", "status": "completed"}, "b")),
+            result(TASK_1, "b"),
+            result("[]", "a"),
+        ],
+        new_env,
+    )
     assert kinds(tl) == [FindingKind.OUT_OF_ORDER]
     assert [c.verdict for c in tl.calls] == [Verdict.SKIPPED_READ, Verdict.REPLAYED]
 
 
 def test_call_without_result(new_env):
-    tl = timeline_of([greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}), say("hm")],
-                     new_env)
+    tl = timeline_of(
+        [greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}), say("hm")], new_env
+    )
     assert kinds(tl) == [FindingKind.CALL_WITHOUT_RESULT]
     assert tl.calls[0].verdict is Verdict.NO_RESULT
     assert tl.final.agent["tasks"]["task_1"]["status"] == "pending"
 
 
 def test_broken_content_becomes_findings(new_env):
-    messages = [greet(), {"role": "robot", "content": "beep"}, {"role": "assistant", "content": None,
-                "tool_calls": [{"id": "d", "name": "get_users", "arguments": "not-an-object"},
-                               {"id": "d", "name": "get_users", "arguments": {}}]},
-                result("[]", "d"), result("[]", "d"), {"role": "tool", "content": 5, "error": "maybe"}, "junk"]
+    messages = [
+        greet(),
+        {"role": "robot", "content": "beep"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "d", "name": "get_users", "arguments": "not-an-object"},
+                {"id": "d", "name": "get_users", "arguments": {}},
+            ],
+        },
+        result("[]", "d"),
+        result("[]", "d"),
+        {"role": "tool", "content": 5, "error": "maybe"},
+        "junk",
+    ]
     tl = timeline_of(messages, new_env)
     assert FindingKind.UNREADABLE_MESSAGE in kinds(tl)
     assert FindingKind.DUPLICATE_ID in kinds(tl)
@@ -121,8 +192,11 @@ def test_broken_content_becomes_findings(new_env):
 
 
 def test_missing_ids_still_pair_in_order(new_env):
-    msg = {"role": "assistant", "content": None, "tool_calls": [{"name": "update_task_status",
-                                                                 "arguments": {"task_id": "task_1", "status": "completed"}}]}
+    msg = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"name": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}],
+    }
     tl = timeline_of([greet(), msg, {"role": "tool", "content": __import__("json").dumps(TASK_1)}], new_env)
     assert tl.calls[0].verdict is Verdict.REPLAYED and tl.findings == []
 
@@ -133,8 +207,14 @@ def test_user_message_in_solo_run(new_env):
 
 
 def test_user_side_tools_use_the_user_db(new_env):
-    tl = timeline_of([greet(), call("dismiss_notification", {"notification_id": "notif_1"}, "u1", requestor="user"),
-                      result("Notification notif_1 dismissed", "u1", requestor="user")], new_env)
+    tl = timeline_of(
+        [
+            greet(),
+            call("dismiss_notification", {"notification_id": "notif_1"}, "u1", requestor="user"),
+            result("Notification notif_1 dismissed", "u1", requestor="user"),
+        ],
+        new_env,
+    )
     assert tl.calls[0].verdict is Verdict.REPLAYED and tl.calls[0].side == "user"
     agent_changes, user_changes = tl.changes_at(2)
     assert agent_changes == [] and [c.path for c in user_changes] == [("notifications", "notif_1", "status")]
@@ -144,7 +224,9 @@ def test_gold_state_applies_expected_actions_without_the_trajectory(new_env):
     gold = gold_state(Task.model_validate(MOCK_TASK), new_env)
     assert gold.state.agent["tasks"]["task_1"]["status"] == "completed"
     assert gold.action_errors == []
-    failing = dict(MOCK_TASK, evaluation_criteria={"actions": [{"action_id": "x", "name": "no_such_tool", "arguments": {}}]})
+    failing = dict(
+        MOCK_TASK, evaluation_criteria={"actions": [{"action_id": "x", "name": "no_such_tool", "arguments": {}}]}
+    )
     assert gold_state(Task.model_validate(failing), new_env).action_errors[0][1].startswith("ValueError: Tool")
 
 
@@ -160,17 +242,23 @@ def test_state_storage_grows_with_changes_only(new_env):
 
 
 def test_initialization_failures_are_findings(new_env):
-    task = dict(MOCK_TASK, initial_state={"initialization_actions": [
-        {"env_type": "assistant", "func_name": "__class__", "arguments": {}},
-        {"env_type": "assistant", "func_name": "create_task", "arguments": {"user_id": "ghost", "title": "x"}}]})
+    task = dict(
+        MOCK_TASK,
+        initial_state={
+            "initialization_actions": [
+                {"env_type": "assistant", "func_name": "__class__", "arguments": {}},
+                {"env_type": "assistant", "func_name": "create_task", "arguments": {"user_id": "ghost", "title": "x"}},
+            ]
+        },
+    )
     tl = timeline_of([greet()], new_env, task=task)
     assert kinds(tl) == [FindingKind.INIT_FAILED, FindingKind.INIT_FAILED]
     assert "not found" in tl.findings[0].message and "ghost" in tl.findings[1].message
 
 
 def test_mock_without_user_db_starts_with_an_empty_inbox(tmp_path):
-    from tests.conftest import CORPUS
     from tau_tui.domains import DomainRegistry
+    from tests.conftest import CORPUS
 
     data = tmp_path / "domains" / "mock"
     data.mkdir(parents=True)

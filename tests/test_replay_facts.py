@@ -15,8 +15,16 @@ def facts_of(path, registry) -> list[Fact]:
 
 
 def test_a_clean_run_is_ok_in_order(tmp_path, registry):
-    path = results_file(tmp_path / "ok.json", [greet(), user("done?"), call("update_task_status",
-                        {"task_id": "task_1", "status": "completed"}), result(TASK_1), say("Done.")])
+    path = results_file(
+        tmp_path / "ok.json",
+        [
+            greet(),
+            user("done?"),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(TASK_1),
+            say("Done."),
+        ],
+    )
     facts = facts_of(path, registry)
     assert [f.kind for f in facts if f.cli] == ["simulation", "calls", "db", "strict_ok"]
     assert [f.severity for f in facts if f.cli][2:] == ["ok", "ok"]
@@ -27,8 +35,14 @@ def test_a_clean_run_is_ok_in_order(tmp_path, registry):
 
 
 def test_a_mismatch_is_bad_with_both_outputs_as_detail(tmp_path, registry):
-    path = results_file(tmp_path / "bad.json", [greet(), call("update_task_status",
-                        {"task_id": "task_1", "status": "completed"}), result(dict(TASK_1, title="Other"))])
+    path = results_file(
+        tmp_path / "bad.json",
+        [
+            greet(),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(dict(TASK_1, title="Other")),
+        ],
+    )
     (mismatch,) = [f for f in facts_of(path, registry) if f.kind == "first_mismatch"]
     assert mismatch.severity == "bad" and mismatch.label == "first mismatch at step 2"
     assert mismatch.value.startswith("update_task_status(")

@@ -29,8 +29,10 @@ def test_the_reviewed_fields_read_as_tau2_writes_them(tmp_path):
     assert first.reviewed and first.review_kind == "full" and first.summary == "One agent and one user error."
     assert (first.agent_error, first.user_error, first.critical_user_error) == (True, True, True)
     assert [(e.source, e.severity, e.tags, e.turn_idx) for e in first.errors] == [
-        ("agent", "critical", ("tool_call_argument_error",), 6), ("user", "critical_helped", ("hallucination",), 3),
-        ("unknown", "minor", ("other",), None)]
+        ("agent", "critical", ("tool_call_argument_error",), 6),
+        ("user", "critical_helped", ("hallucination",), 3),
+        ("unknown", "minor", ("other",), None),
+    ]
     assert first.errors[0].correct_behavior == "Ask for the order id first." and first.errors[0].critical
     assert first.auth_status == "succeeded" and first.review_cost == 0.0125 and first.problems == []
     second = read_review(run.raw_sims[1])
@@ -43,32 +45,51 @@ def test_the_reviewed_fields_read_as_tau2_writes_them(tmp_path):
     assert not read_review(run.raw_sims[4]).present
 
 
-@pytest.mark.parametrize("raw, problem", [
-    ({"review": "yes"}, "review is not an object: ignored"),
-    ({"review": {"errors": "many"}}, "review.errors is not a list: ignored"),
-    ({"review": {"errors": [7]}}, "review.errors[0] is not an object: skipped"),
-    ({"review": {"errors": [{"source": "robot", "reasoning": "x"}]}},
-     "review.errors[0].source is not agent, user or unknown: read as unknown"),
-    ({"review": {"errors": [{"source": "agent", "severity": "apocalyptic"}]}},
-     "review.errors[0].severity is not a known severity: dropped"),
-    ({"review": {"errors": [{"source": "agent", "turn_idx": -3}]}},
-     "review.errors[0].turn_idx is not a turn number: dropped"),
-    ({"auth_classification": {"status": "maybe"}},
-     "auth_classification has no status succeeded, failed or not_needed: ignored"),
-    ({"hallucination_check": []}, "hallucination_check is not an object: ignored"),
-    ({"hallucination_retries_used": "two"}, "hallucination_retries_used is not a count: ignored"),
-    ({"effect_timeline": {"events": [{"start_ms": "soon"}]}},
-     "effect_timeline.events[0] has no effect_type and start_ms: skipped"),
-    ({"effect_timeline": 3}, "effect_timeline has no list of events: ignored"),
-])
+@pytest.mark.parametrize(
+    "raw, problem",
+    [
+        ({"review": "yes"}, "review is not an object: ignored"),
+        ({"review": {"errors": "many"}}, "review.errors is not a list: ignored"),
+        ({"review": {"errors": [7]}}, "review.errors[0] is not an object: skipped"),
+        (
+            {"review": {"errors": [{"source": "robot", "reasoning": "x"}]}},
+            "review.errors[0].source is not agent, user or unknown: read as unknown",
+        ),
+        (
+            {"review": {"errors": [{"source": "agent", "severity": "apocalyptic"}]}},
+            "review.errors[0].severity is not a known severity: dropped",
+        ),
+        (
+            {"review": {"errors": [{"source": "agent", "turn_idx": -3}]}},
+            "review.errors[0].turn_idx is not a turn number: dropped",
+        ),
+        (
+            {"auth_classification": {"status": "maybe"}},
+            "auth_classification has no status succeeded, failed or not_needed: ignored",
+        ),
+        ({"hallucination_check": []}, "hallucination_check is not an object: ignored"),
+        ({"hallucination_retries_used": "two"}, "hallucination_retries_used is not a count: ignored"),
+        (
+            {"effect_timeline": {"events": [{"start_ms": "soon"}]}},
+            "effect_timeline.events[0] has no effect_type and start_ms: skipped",
+        ),
+        ({"effect_timeline": 3}, "effect_timeline has no list of events: ignored"),
+    ],
+)
 def test_hostile_review_fields_become_problem_lines(raw, problem):
     review = read_review(raw)
     assert problem in review.problems and all("\n" not in p for p in review.problems)
 
 
 def test_hostile_values_never_raise_and_are_bounded():
-    review = read_review({"review": {"summary": "s" * 10**6, "errors": [
-        {"source": "agent", "reasoning": "r" * 10**6, "error_tags": "one_tag"}] * 2000}})
+    review = read_review(
+        {
+            "review": {
+                "summary": "s" * 10**6,
+                "errors": [{"source": "agent", "reasoning": "r" * 10**6, "error_tags": "one_tag"}] * 2000,
+            }
+        }
+    )
     assert len(review.errors) == 500 and len(review.errors[0].reasoning) == 4000
     assert review.errors[0].tags == ("one_tag",)
     assert not read_review(None).present and not read_review([1, 2]).present
@@ -81,7 +102,10 @@ def test_review_errors_are_offered_as_notes_and_kept_once(tmp_path):
     review = read_review(run.raw_sims[0])
     suggestions = [review_suggestion(e, e.turn_idx) for e in review.errors]
     assert [(s.source, s.error_type, s.step) for s in suggestions] == [
-        ("agent", "wrong_arguments", 6), ("user", "hallucination", 3), ("task", "other", None)]
+        ("agent", "wrong_arguments", 6),
+        ("user", "hallucination", 3),
+        ("task", "other", None),
+    ]
     assert suggestions[0].text.startswith("[critical · tool_call_argument_error · turn 6] The agent looked up")
     assert suggestions[0].text.endswith("(should have: Ask for the order id first.)")
     user_review = read_review(run.raw_sims[1])
@@ -148,8 +172,15 @@ def test_the_tick_timeline_of_a_full_duplex_run(tmp_path):
     timeline = read_ticks(raw["ticks"])
     assert timeline.tick_seconds == 0.2 and len(timeline) == 51
     sides = [(s.side, s.start, s.end) for s in timeline.segments]
-    assert sides == [("agent", 0, 3), ("user", 6, 10), ("agent", 13, 21), ("user", 17, 19), ("user", 25, 44),
-                     ("agent", 30, 42), ("agent", 48, 50)]
+    assert sides == [
+        ("agent", 0, 3),
+        ("user", 6, 10),
+        ("agent", 13, 21),
+        ("user", 17, 19),
+        ("user", 25, 44),
+        ("agent", 30, 42),
+        ("agent", 48, 50),
+    ]
     assert timeline.overlaps == [(17, 19), (30, 42)]
     kinds = [(i.by, i.of, i.tick, i.kind, i.yielded) for i in timeline.interruptions]
     assert kinds == [("user", "agent", 17, "backchannel", None), ("agent", "user", 30, "interruption", False)]
@@ -167,8 +198,9 @@ def test_the_tick_timeline_of_a_full_duplex_run(tmp_path):
 def test_the_lanes_show_speech_overlap_tools_and_interruptions(tmp_path):
     from tau_tui.model.ticks import lane_lines
 
-    timeline = read_ticks(json.loads((full_duplex_run(tmp_path) / "simulations" / "fd-sim-1.json").read_text())
-                          ["ticks"])
+    timeline = read_ticks(
+        json.loads((full_duplex_run(tmp_path) / "simulations" / "fd-sim-1.json").read_text())["ticks"]
+    )
     lanes = lane_lines(timeline, 0, 60)
     assert lanes["agent"][:5] == "████·" and lanes["user"][6:11] == "▓▓▓▓▓"
     assert lanes["overlap"][17:20] == "▒▒▒" and lanes["overlap"][16] == " "
@@ -226,8 +258,12 @@ def test_cli_keeps_the_review_errors_as_notes_once(tmp_path, capsys):
     assert f"{path}: 5 note(s) kept from the reviews of 3 simulation(s) (0 already noted)" in out
     notes = NoteBook(path).notes
     assert len(notes) == 5 and {(n.step, n.source, n.error_type) for n in notes} == {
-        (6, "agent", "wrong_arguments"), (3, "user", "hallucination"), (None, "task", "other"),
-        (1, "user", "instruction_deviation"), (1, "user", "hallucination")}
+        (6, "agent", "wrong_arguments"),
+        (3, "user", "hallucination"),
+        (None, "task", "other"),
+        (1, "user", "instruction_deviation"),
+        (1, "user", "hallucination"),
+    }
     assert {n.author for n in notes} == {"tau2 review", "tau2 hallucination check"}
     assert main(["notes", "from-review", str(path)]) == 0
     assert "0 note(s) kept from the reviews of 3 simulation(s) (5 already noted)" in capsys.readouterr().out
@@ -289,11 +325,19 @@ def test_the_ticks_view_draws_its_lanes_at_the_width_it_is_given(tmp_path, width
     assert len(agent[1]) - 7 == min(width - 7, len(timeline))
 
 
-@pytest.mark.parametrize("raw", [
-    {"role": "user", "content": None}, {"role": "assistant", "content": " \n"}, {"role": "assistant", "content": "x"},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "name": "t", "arguments": {}}]},
-    {"role": "assistant", "content": None, "tool_calls": []}, {"role": "tool", "id": "c", "content": ""},
-    {"role": "user", "content": ["a"]}, "not a message"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"role": "user", "content": None},
+        {"role": "assistant", "content": " \n"},
+        {"role": "assistant", "content": "x"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "name": "t", "arguments": {}}]},
+        {"role": "assistant", "content": None, "tool_calls": []},
+        {"role": "tool", "id": "c", "content": ""},
+        {"role": "user", "content": ["a"]},
+        "not a message",
+    ],
+)
 def test_the_index_and_the_trajectory_agree_on_what_is_silent(raw):
     from tau_tui.model.messages import parse_message
     from tau_tui.model.results import is_silent, is_silent_raw

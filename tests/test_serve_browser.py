@@ -25,12 +25,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import stop_process
 from tests.conftest import CORPUS, ROOT
+from tests.helpers import stop_process
 
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 NOTE_TEXT = "served notes export check"
 TERMINAL_HOOK = re.compile(r"this\.terminal=new (\w+)\.Terminal\(")
 ROWS_JS = """() => {
@@ -79,11 +87,36 @@ def served(tmp_path: Path):
     runs = tmp_path / "runs"
     runs.mkdir()
     shutil.copy(RECORDINGS / "mock_demo.json", runs)  # a copy: its notes sidecar is written beside it
-    subprocess.run([sys.executable, "-m", "tau_tui", "notes", "add", str(runs / "mock_demo.json"), "--sim",
-                    "demo-mismatch", "--source", "agent", "--type", "tool_bug", "--text", NOTE_TEXT],
-                   env=env, check=True, capture_output=True, timeout=60)
-    server = subprocess.Popen([sys.executable, "-m", "tau_tui", "serve", "--port", str(port), str(runs)],
-                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau_tui",
+            "notes",
+            "add",
+            str(runs / "mock_demo.json"),
+            "--sim",
+            "demo-mismatch",
+            "--source",
+            "agent",
+            "--type",
+            "tool_bug",
+            "--text",
+            NOTE_TEXT,
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tau_tui", "serve", "--port", str(port), str(runs)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_for_port(port, server)
         yield f"http://127.0.0.1:{port}/"
@@ -100,13 +133,20 @@ def browser_page(tmp_path: Path):
         pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
     with sync_api.sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=executable, headless=True, args=FLAGS,
-            viewport={"width": 1400, "height": 900}, accept_downloads=True)
+            str(tmp_path / "chromium-profile"),
+            executable_path=executable,
+            headless=True,
+            args=FLAGS,
+            viewport={"width": 1400, "height": 900},
+            accept_downloads=True,
+        )
         try:
+
             def expose_terminal(route):
                 response = route.fetch()
-                script, count = TERMINAL_HOOK.subn(r"this.terminal=window.__tauTerminal=new \1.Terminal(",
-                                                   response.text())
+                script, count = TERMINAL_HOOK.subn(
+                    r"this.terminal=window.__tauTerminal=new \1.Terminal(", response.text()
+                )
                 assert count == 1, "textual-serve's script no longer creates its terminal as the test expects"
                 route.fulfill(response=response, body=script)
 
@@ -134,8 +174,9 @@ def wait_for_text(page, pattern: str, what: str, timeout: float = 60.0) -> list[
     raise AssertionError(f"timed out waiting for {what} ({pattern!r}); the terminal shows:\n{shown}")
 
 
-def test_served_app_in_chromium_opens_a_run_steps_switches_tabs_downloads_and_quits(served, browser_page,
-                                                                                   tmp_path: Path):
+def test_served_app_in_chromium_opens_a_run_steps_switches_tabs_downloads_and_quits(
+    served, browser_page, tmp_path: Path
+):
     page = browser_page
     page.goto(served, wait_until="domcontentloaded")
     page.wait_for_selector("body.-first-byte", timeout=60_000)

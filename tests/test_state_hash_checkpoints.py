@@ -16,8 +16,12 @@ def _root(bases):
 def test_every_kind_of_change_hashes_as_the_whole_canonical_json(monkeypatch):
     monkeypatch.setattr(store_module, "CHECKPOINT_BYTES", 512)  # many checkpoints on a small DB
     rng = random.Random(7)
-    bases = {name: CollectionBase({f"{name[0]}{i:04d}": {"n": i, "tags": [name, i % 7], "note": "é" * (i % 3)}
-                                   for i in range(300)}) for name in ("flights", "reservations", "users")}
+    bases = {
+        name: CollectionBase(
+            {f"{name[0]}{i:04d}": {"n": i, "tags": [name, i % 7], "note": "é" * (i % 3)} for i in range(300)}
+        )
+        for name in ("flights", "reservations", "users")
+    }
     untouched = _root(bases)
     assert state_hash(untouched) == hashlib.sha256(canonical_bytes(untouched)).hexdigest()
     for trial in range(200):

@@ -31,10 +31,23 @@ def canonical(tree) -> bytes:
 def tricky_tree() -> dict:
     return {
         "plans": [{"plan_id": "P1", "limit": 5.0, "price": -0.0, "big": 1e100}, {"plan_id": "P0", "limit": 2}],
-        "lines": [{"id": "L1", "status": Colour.RED, "since": datetime.date(2025, 1, 2),
-                   "at": datetime.datetime(2025, 1, 2, 3, 4, 5), "tags": ("a", 1), "none": None, "ok": True}],
-        "device": {"name": "caf\u00e9 \u2603", "signal": {Colour.BLUE: Colour.RED, Colour.RED: Colour.BLUE},
-                   "ports": {1: "one", 2: "two"}, "nested": {"z": [1, [2, {"y": 3}]], "a": {}}},
+        "lines": [
+            {
+                "id": "L1",
+                "status": Colour.RED,
+                "since": datetime.date(2025, 1, 2),
+                "at": datetime.datetime(2025, 1, 2, 3, 4, 5),
+                "tags": ("a", 1),
+                "none": None,
+                "ok": True,
+            }
+        ],
+        "device": {
+            "name": "caf\u00e9 \u2603",
+            "signal": {Colour.BLUE: Colour.RED, Colour.RED: Colour.BLUE},
+            "ports": {1: "one", 2: "two"},
+            "nested": {"z": [1, [2, {"y": 3}]], "a": {}},
+        },
         "empty_list": [],
         "empty": {},
         "count": 3,
@@ -65,17 +78,40 @@ def test_a_state_derived_by_the_store_hashes_like_a_full_dump():
     assert tree["plans"][1]["limit"] == 2 and tree["device"]["name"] == "caf\u00e9 \u2603"  # the base is untouched
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    (1, True), (1, 1.0), (0.0, -0.0), ("1", 1), (None, "null"), ([1, 2], [1, 2, 3]), ({"a": 1}, {"b": 1}),
-    ([1, 2], (1, 2)), (datetime.date(2025, 1, 2), "2025-01-02"), (Colour.RED, "red"), ({"a": 1}, {"a": 1}),
-    (float("nan"), float("nan")), ({1: "x"}, {"1": "x"}), ({"k": [1, {"x": None}]}, {"k": [1, {"x": None}]}),
-    ({"k": [1, {"x": None}]}, {"k": [1, {"x": False}]}),
-    (1.5, 1.5), (float("inf"), float("inf")), (float("inf"), float("-inf")), (1e16, 1.0000000000000002e16),
-    (datetime.date(2025, 1, 2), datetime.date(2025, 1, 2)), (datetime.date(2025, 1, 2), datetime.date(2025, 1, 3)),
-    (datetime.datetime(2025, 1, 2, 10, tzinfo=datetime.timezone.utc),
-     datetime.datetime(2025, 1, 2, 11, tzinfo=datetime.timezone(datetime.timedelta(hours=1)))),
-    (Colour.RED, Colour.BLUE), (Colour.RED, Colour("red")), (Level.LOW, Level.HIGH), (Level.LOW, 1),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (1, True),
+        (1, 1.0),
+        (0.0, -0.0),
+        ("1", 1),
+        (None, "null"),
+        ([1, 2], [1, 2, 3]),
+        ({"a": 1}, {"b": 1}),
+        ([1, 2], (1, 2)),
+        (datetime.date(2025, 1, 2), "2025-01-02"),
+        (Colour.RED, "red"),
+        ({"a": 1}, {"a": 1}),
+        (float("nan"), float("nan")),
+        ({1: "x"}, {"1": "x"}),
+        ({"k": [1, {"x": None}]}, {"k": [1, {"x": None}]}),
+        ({"k": [1, {"x": None}]}, {"k": [1, {"x": False}]}),
+        (1.5, 1.5),
+        (float("inf"), float("inf")),
+        (float("inf"), float("-inf")),
+        (1e16, 1.0000000000000002e16),
+        (datetime.date(2025, 1, 2), datetime.date(2025, 1, 2)),
+        (datetime.date(2025, 1, 2), datetime.date(2025, 1, 3)),
+        (
+            datetime.datetime(2025, 1, 2, 10, tzinfo=datetime.timezone.utc),
+            datetime.datetime(2025, 1, 2, 11, tzinfo=datetime.timezone(datetime.timedelta(hours=1))),
+        ),
+        (Colour.RED, Colour.BLUE),
+        (Colour.RED, Colour("red")),
+        (Level.LOW, Level.HIGH),
+        (Level.LOW, 1),
+    ],
+)
 def test_frozen_comparison_agrees_with_the_canonical_json(a, b):
     for left, right in ((a, b), (b, a)):
         tree_a, tree_b = {"device": {"v": left}, "list": [left]}, {"device": {"v": right}, "list": [right]}
@@ -111,9 +147,13 @@ def test_plain_argument_keys_match_canonical_json_equality():
             assert same_key is (canonical_arguments(x) == canonical_arguments(y))
     assert _plain_key({"a": 1.5}) is None and _plain_key({"a": [1]}) is None and _plain_key([1]) is None
     counter = AttemptCounter()
-    assert [counter.next("t", {"a": 1, "b": "x"}), counter.next("t", {"b": "x", "a": 1}),
-            counter.next("t", {"a": True, "b": "x"}), counter.next("t", {"a": 1.5}), counter.next("t", {"a": 1.5})] \
-        == [1, 2, 1, 1, 2]
+    assert [
+        counter.next("t", {"a": 1, "b": "x"}),
+        counter.next("t", {"b": "x", "a": 1}),
+        counter.next("t", {"a": True, "b": "x"}),
+        counter.next("t", {"a": 1.5}),
+        counter.next("t", {"a": 1.5}),
+    ] == [1, 2, 1, 1, 2]
 
 
 def test_plain_argument_keys_leave_other_keys_to_the_canonical_text():

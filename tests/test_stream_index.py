@@ -7,8 +7,7 @@ import os
 import orjson
 import pytest
 
-from tau_tui.model import RunFileError, expand_paths, open_run
-from tau_tui.model import runtime
+from tau_tui.model import RunFileError, expand_paths, open_run, runtime
 from tau_tui.model.stream import SpanSims
 from tests.conftest import CORPUS, corpus_required
 
@@ -31,7 +30,12 @@ def test_every_corpus_file_streams_to_the_same_run(monkeypatch):
             continue
         streamed = _open(path, monkeypatch, 0)
         assert (streamed.layout, streamed.raw_info, streamed.raw_tasks, streamed.timestamp, streamed.extra_top) == (
-            whole.layout, whole.raw_info, whole.raw_tasks, whole.timestamp, whole.extra_top), path
+            whole.layout,
+            whole.raw_info,
+            whole.raw_tasks,
+            whole.timestamp,
+            whole.extra_top,
+        ), path
         assert streamed.entries == whole.entries, path
         assert len(streamed.raw_sims) == len(whole.raw_sims)
         assert list(streamed.raw_sims) == list(whole.raw_sims), path
@@ -43,9 +47,17 @@ def test_every_corpus_file_streams_to_the_same_run(monkeypatch):
 
 
 def _big_results(tmp_path, n: int = 50, indent: bool = True):
-    sims = [{"id": f"s{i}", "task_id": str(i % 3), "messages": [{"role": "user", "content": f"hello {i}"}],
-             "termination_reason": "user_stop", "reward_info": {"reward": i % 2}, "info": {"error": "boom"} if i == 7
-             else {}} for i in range(n)]
+    sims = [
+        {
+            "id": f"s{i}",
+            "task_id": str(i % 3),
+            "messages": [{"role": "user", "content": f"hello {i}"}],
+            "termination_reason": "user_stop",
+            "reward_info": {"reward": i % 2},
+            "info": {"error": "boom"} if i == 7 else {},
+        }
+        for i in range(n)
+    ]
     data = {"timestamp": "t", "info": {"environment_info": {"domain_name": "mock"}}, "tasks": [], "simulations": sims}
     path = tmp_path / "big.json"
     path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 if indent else 0))
@@ -107,7 +119,7 @@ def test_catalog_rows_grow_while_a_file_is_indexed_then_complete_once(tmp_path, 
         catalog.grow_run(run, len(run.entries))
         grown.append(len(catalog.rows))
 
-    monkeypatch.setattr("tau_tui.model.stream.time.monotonic", iter(range(0, 10 ** 6)).__next__)
+    monkeypatch.setattr("tau_tui.model.stream.time.monotonic", iter(range(0, 10**6)).__next__)
     run = _open(path, monkeypatch, 0, on_progress=progress)
     assert grown and grown[0] < len(sims)  # rows were there before the index was complete
     first = catalog.rows[0]

@@ -21,18 +21,29 @@ from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.corpus
 
-BASELINES = {d: CORPUS / f"sierra-research__tau2-bench__e2e_{d}_baseline.json" for d in ("airline", "retail", "telecom")}
+BASELINES = {
+    d: CORPUS / f"sierra-research__tau2-bench__e2e_{d}_baseline.json" for d in ("airline", "retail", "telecom")
+}
 
 
 def submission_meta(**changes) -> dict:
     """A submission.json as ``tau2 submit prepare`` writes it (percentages, domain → file name)."""
     meta = {
-        "model_name": "gpt-4.1-mini", "model_organization": "OpenAI", "submitting_organization": "Tests Inc",
-        "submission_date": "2026-03-26", "submission_type": "standard", "modality": "text",
-        "contact_info": {"email": "someone@example.org"}, "is_new": False, "trajectories_available": True,
+        "model_name": "gpt-4.1-mini",
+        "model_organization": "OpenAI",
+        "submitting_organization": "Tests Inc",
+        "submission_date": "2026-03-26",
+        "submission_type": "standard",
+        "modality": "text",
+        "contact_info": {"email": "someone@example.org"},
+        "is_new": False,
+        "trajectories_available": True,
         "trajectory_files": {d: f"{d}_results.json" for d in BASELINES},
-        "results": {"airline": {"pass_1": 100.0}, "retail": {"pass_1": 50.0, "cost": 0.25},
-                    "telecom": {"pass_1": 100.0, "pass_2": None}},
+        "results": {
+            "airline": {"pass_1": 100.0},
+            "retail": {"pass_1": 50.0, "cost": 0.25},
+            "telecom": {"pass_1": 100.0, "pass_2": None},
+        },
         "methodology": {"user_simulator": "gpt-4.1-mini", "tau2_bench_version": "1.0.1"},
     }
     meta.update(changes)
@@ -62,9 +73,12 @@ def build_voice_submission(root: Path) -> Path:
     (exp / "results.json").write_text(json.dumps(data))
     for sim in sims:
         (exp / "simulations" / f"{sim['id']}.json").write_text(json.dumps(sim))
-    meta = submission_meta(modality="voice", trajectory_files={"retail": "voice_retail"},
-                           results={"retail": {"pass_1": 100.0}},
-                           voice_config={"provider": "openai", "model": "gpt-realtime", "tick_duration_seconds": 0.2})
+    meta = submission_meta(
+        modality="voice",
+        trajectory_files={"retail": "voice_retail"},
+        results={"retail": {"pass_1": 100.0}},
+        voice_config={"provider": "openai", "model": "gpt-realtime", "tick_duration_seconds": 0.2},
+    )
     (folder / "submission.json").write_text(json.dumps(meta))
     return folder
 
@@ -73,8 +87,11 @@ def test_a_submission_folder_opens_as_one_unit(tmp_path):
     folder = build_submission(tmp_path)
     unit = open_submission(folder)
     sub = unit.submission
-    assert (sub.model_name, sub.model_organization, sub.submitting_organization) == ("gpt-4.1-mini", "OpenAI",
-                                                                                      "Tests Inc")
+    assert (sub.model_name, sub.model_organization, sub.submitting_organization) == (
+        "gpt-4.1-mini",
+        "OpenAI",
+        "Tests Inc",
+    )
     assert sub.submission_type == "standard" and sub.modality == "text" and sub.user_simulator == "gpt-4.1-mini"
     assert sorted(unit.runs) == ["airline", "retail", "telecom"] and unit.problems == [] and unit.unclaimed == []
     assert unit.runs["retail"].domain == "retail" and len(unit.runs["retail"].entries) == 1
@@ -113,13 +130,16 @@ def test_banking_claims_keep_their_retrieval_config_and_a_missing_one_is_a_warni
     assert sub.warnings == ["results.banking_knowledge has no retrieval_config (tau2 requires one)"]
 
 
-@pytest.mark.parametrize("raw, problem", [
-    (b"{not json", "is not valid JSON"),
-    (b"", "is empty"),
-    (b"[1, 2]", "top level is list"),
-    (b'{"model_organization": "X"}', "has no model_name"),
-    (b'{"model_name": 7}', "has no model_name"),
-])
+@pytest.mark.parametrize(
+    "raw, problem",
+    [
+        (b"{not json", "is not valid JSON"),
+        (b"", "is empty"),
+        (b"[1, 2]", "top level is list"),
+        (b'{"model_organization": "X"}', "has no model_name"),
+        (b'{"model_name": 7}', "has no model_name"),
+    ],
+)
 def test_an_unusable_submission_json_is_one_line_naming_it(tmp_path, raw, problem):
     folder = build_submission(tmp_path, raw=raw)
     with pytest.raises(SubmissionError) as caught:
@@ -134,8 +154,13 @@ def test_wrong_fields_are_warnings_and_a_name_is_never_a_path(tmp_path):
     shutil.copyfile(BASELINES["airline"], outside)
     meta = submission_meta(
         results={"airline": {"pass_1": 250, "pass_2": "high", "cost": -1}, "retail": "great"},
-        trajectory_files={"airline": "../../secret.json", "retail": "/etc/passwd", "telecom": 5,
-                          "mock": "missing.json"})
+        trajectory_files={
+            "airline": "../../secret.json",
+            "retail": "/etc/passwd",
+            "telecom": 5,
+            "mock": "missing.json",
+        },
+    )
     unit = open_submission(build_submission(tmp_path / "s", meta))
     warnings = unit.submission.warnings
     assert "results.airline.pass_1 is not a percentage (0-100): ignored" in warnings
@@ -148,12 +173,16 @@ def test_wrong_fields_are_warnings_and_a_name_is_never_a_path(tmp_path):
     assert unit.submission.claims["airline"].pass_hat_k == {}
     assert all(str(outside) not in str(run.path) for run in unit.runs.values())
     missing = [p for p in unit.problems if "missing.json" in p]
-    assert len(missing) == 1 and missing[0].endswith("does not exist (trajectory_files.mock of "
-                                                     f"{unit.submission.path})")
+    assert len(missing) == 1 and missing[0].endswith(
+        f"does not exist (trajectory_files.mock of {unit.submission.path})"
+    )
     assert all("\n" not in p for p in unit.problems)
     # files no valid entry names are kept, as unclaimed runs
-    assert sorted(r.path.name for r in unit.unclaimed) == ["airline_results.json", "retail_results.json",
-                                                           "telecom_results.json"]
+    assert sorted(r.path.name for r in unit.unclaimed) == [
+        "airline_results.json",
+        "retail_results.json",
+        "telecom_results.json",
+    ]
 
 
 def test_a_missing_or_broken_trajectory_is_a_problem_line(tmp_path):
@@ -162,10 +191,14 @@ def test_a_missing_or_broken_trajectory_is_a_problem_line(tmp_path):
     (folder / "trajectories" / "airline_results.json").unlink()
     unit = open_submission(folder)
     assert sorted(unit.runs) == ["retail"]
-    assert any(p.startswith(str(folder / "trajectories" / "airline_results.json")) and "does not exist" in p
-               for p in unit.problems)
-    assert f"{folder / 'trajectories' / 'telecom_results.json'}: 'simulations' is a number, expected a list" \
+    assert any(
+        p.startswith(str(folder / "trajectories" / "airline_results.json")) and "does not exist" in p
+        for p in unit.problems
+    )
+    assert (
+        f"{folder / 'trajectories' / 'telecom_results.json'}: 'simulations' is a number, expected a list"
         in unit.problems
+    )
 
 
 def test_a_trajectory_filed_under_the_wrong_domain_is_reported(tmp_path):
@@ -192,7 +225,8 @@ def test_a_claim_without_a_trajectory_file_is_a_note_of_every_run_of_the_submiss
     assert [p for p in open_submission(folder).problems if UNFILED in p] == [f"{folder / 'submission.json'}: {UNFILED}"]
     for domain in ("airline", "retail"):
         assert submission_notes(folder / "trajectories" / f"{domain}_results.json") == [
-            f"{folder / 'submission.json'}: {UNFILED}"]
+            f"{folder / 'submission.json'}: {UNFILED}"
+        ]
 
 
 def eval_json(capsys, tau2_data, *paths):
@@ -221,8 +255,9 @@ def test_eval_reports_a_claim_without_a_trajectory_file_once_and_in_each_file_re
     code, records, err = eval_json(capsys, tau2_data, folder)
     assert err.count(UNFILED) == 1 and f"tau-tui: note: {folder / 'submission.json'}: {UNFILED}" in err
     files = [r for r in records if r.get("kind") == "file"]
-    assert len(files) == 2 and all(r["submission"]["problems"] == [f"{folder / 'submission.json'}: {UNFILED}"]
-                                   for r in files)
+    assert len(files) == 2 and all(
+        r["submission"]["problems"] == [f"{folder / 'submission.json'}: {UNFILED}"] for r in files
+    )
     assert main(["eval", "--tau2-data", str(tau2_data), str(folder)]) == code
     assert capsys.readouterr().err.count(UNFILED) == 1
 
@@ -243,8 +278,11 @@ def test_runs_table_groups_and_filters_by_submission(tmp_path):
     catalog = Catalog()
     loose = tmp_path / "loose.json"
     shutil.copyfile(BASELINES["airline"], loose)
-    for path in [folder / "trajectories" / "airline_results.json", loose,
-                 folder / "trajectories" / "retail_results.json"]:
+    for path in [
+        folder / "trajectories" / "airline_results.json",
+        loose,
+        folder / "trajectories" / "retail_results.json",
+    ]:
         catalog.add_run(open_run(path))
     assert catalog.values("submission") == [("gpt-4.1-mini · OpenAI", 2)]
     kept = catalog.view(RunFilter(submission="gpt-4.1-mini · OpenAI"), SortSpec())

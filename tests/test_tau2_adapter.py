@@ -56,13 +56,19 @@ def toy_domain():
     def get_environment(solo_mode: bool = False):
         return Environment(domain_name=TOY, policy="count things", tools=CounterTools(Counter(values={"a": 1})))
 
-    task = Tau2Task.model_validate({
-        "id": "t1", "user_scenario": {"instructions": "set b to 2"},
-        "initial_state": {"initialization_actions": [{"env_type": "assistant", "func_name": "reset_all",
-                                                      "arguments": {}}]},
-        "evaluation_criteria": {"actions": [{"action_id": "x", "name": "set_value",
-                                             "arguments": {"key": "b", "value": 2}}], "reward_basis": ["DB"]},
-    })
+    task = Tau2Task.model_validate(
+        {
+            "id": "t1",
+            "user_scenario": {"instructions": "set b to 2"},
+            "initial_state": {
+                "initialization_actions": [{"env_type": "assistant", "func_name": "reset_all", "arguments": {}}]
+            },
+            "evaluation_criteria": {
+                "actions": [{"action_id": "x", "name": "set_value", "arguments": {"key": "b", "value": 2}}],
+                "reward_basis": ["DB"],
+            },
+        }
+    )
     if TOY not in registry.get_domains():
         registry.register_domain(get_environment, TOY)
         registry.register_tasks(lambda split=None: [task], TOY)
@@ -74,9 +80,12 @@ def _message(role, **kw):
 
 
 def _run_file(tmp_path, messages):
-    data = {"timestamp": "t", "info": {"environment_info": {"domain_name": TOY, "policy": "p"}},
-            "tasks": [], "simulations": [{"id": "s1", "task_id": "t1", "termination_reason": "user_stop",
-                                          "messages": messages}]}
+    data = {
+        "timestamp": "t",
+        "info": {"environment_info": {"domain_name": TOY, "policy": "p"}},
+        "tasks": [],
+        "simulations": [{"id": "s1", "task_id": "t1", "termination_reason": "user_stop", "messages": messages}],
+    }
     path = tmp_path / "toy.json"
     path.write_text(json.dumps(data))
     return path
@@ -94,17 +103,25 @@ def test_custom_tau2_domain_replays_with_verdicts_and_tau2_hashes(tmp_path, toy_
         {"id": "r", "name": "get_value", "arguments": {"key": "b"}},
         {"id": "h", "name": "_secret", "arguments": {}},
     ]
-    messages = [_message("assistant", content="hi"), _message("user", content="set b"),
-                _message("assistant", content=None, tool_calls=calls),
-                _message("tool", id="w", content='{"key": "b", "value": "2"}'),
-                _message("tool", id="m", content='{"key": "c", "value": "999"}'),
-                _message("tool", id="r", content='"2"'),
-                _message("tool", id="h", content="Error: Tool '_secret' not found.", error=True)]
+    messages = [
+        _message("assistant", content="hi"),
+        _message("user", content="set b"),
+        _message("assistant", content=None, tool_calls=calls),
+        _message("tool", id="w", content='{"key": "b", "value": "2"}'),
+        _message("tool", id="m", content='{"key": "c", "value": "999"}'),
+        _message("tool", id="r", content='"2"'),
+        _message("tool", id="h", content="Error: Tool '_secret' not found.", error=True),
+    ]
     run = open_run(_run_file(tmp_path, messages))
     analysis = Analyzer(DomainRegistry(None)).analyze(run, 0)
     record = analysis.to_json()
-    assert record["verdicts"] == {"replayed": 1, "mismatch": 1, "skipped_read": 1, "skipped_unknown": 1,
-                                  "recorded_error": 1}
+    assert record["verdicts"] == {
+        "replayed": 1,
+        "mismatch": 1,
+        "skipped_read": 1,
+        "skipped_unknown": 1,
+        "recorded_error": 1,
+    }
     # the same trajectory through tau2's own environment gives the same DB hash
     inner = get_environment()
     inner.tools.reset_all()

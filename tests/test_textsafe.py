@@ -10,13 +10,18 @@ import pytest
 
 from tau_tui.textsafe import has_unsafe, json_line, json_visible, one_line, visible, visible_text
 
-HOSTILE = ("a\x1b[2J\x1b]0;pwned\x07\x1b]52;c;aGk=\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
-           "\x9b31m\u202eevil\u2066\b\rX\x7f\x00\x85\u2028")
+HOSTILE = (
+    "a\x1b[2J\x1b]0;pwned\x07\x1b]52;c;aGk=\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
+    "\x9b31m\u202eevil\u2066\b\rX\x7f\x00\x85\u2028"
+)
 
 
 def _raw_controls(text: str, keep: str = "\n\t") -> list[str]:
-    return [c for c in text if c not in keep and (unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp"))
-            and c not in "\u200c\u200d"]
+    return [
+        c
+        for c in text
+        if c not in keep and (unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")) and c not in "\u200c\u200d"
+    ]
 
 
 def test_visible_leaves_no_control_or_reordering_character():
@@ -27,8 +32,12 @@ def test_visible_leaves_no_control_or_reordering_character():
 
 
 def test_every_c0_c1_and_bidi_control_is_mapped():
-    every = "".join(map(chr, range(0x20))) + "\x7f" + "".join(map(chr, range(0x80, 0xA0))) + \
-        "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff\u200b"
+    every = (
+        "".join(map(chr, range(0x20)))
+        + "\x7f"
+        + "".join(map(chr, range(0x80, 0xA0)))
+        + "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff\u200b"
+    )
     assert _raw_controls(one_line(every), keep="") == []
     assert _raw_controls(visible(every)) == []
 

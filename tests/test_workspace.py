@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tau_tui.model.io import open_run
 from tau_tui.config import Settings
+from tau_tui.model.io import open_run
 from tau_tui.workspace import FORM_LABELS, GoldCheckRequest, PlayRequest, RequestError, RunRequest, Workspace
-
 from tests.conftest import CORPUS, ROOT
 from tests.evaluate.support import fake_openai
 
@@ -54,8 +53,9 @@ def settings_file(tmp_path: Path, judge_server, monkeypatch) -> Path:
     _, base = judge_server
     runs = tmp_path / "runs"
     path = tmp_path / "config.toml"
-    path.write_text(f'tau2_data = "{data}"\nruns_dir = "{runs}"\njudge_model = "openai/judge"\n'
-                    f'judge_api_base = "{base}"\n')
+    path.write_text(
+        f'tau2_data = "{data}"\nruns_dir = "{runs}"\njudge_model = "openai/judge"\njudge_api_base = "{base}"\n'
+    )
     monkeypatch.setenv("TAU_TUI_CONFIG", str(path))
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     return path
@@ -102,15 +102,52 @@ def cli_rewards(tmp_path: Path, judge_server, capsys) -> dict[str, float]:
     rewards: dict[str, float] = {}
     before = judge_calls(judge_server)
     out = tmp_path / "cli-run.json"
-    assert main(["run", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
-                 "scripted/user", "--out", str(out), "--quiet"]) == 0, capsys.readouterr().err
+    assert (
+        main(
+            [
+                "run",
+                "--domain",
+                "mock",
+                "--task",
+                TASK,
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     rewards["run"] = scored(sim_of(out))
     assert judge_calls(judge_server) > before, "tau-tui run never asked the judge"
 
     before = judge_calls(judge_server)
     out = tmp_path / "cli-calibrate.json"
-    assert main(["calibrate", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
-                 "scripted/user", "-k", "1", "--out", str(out), "--quiet", "--json"]) == 0, capsys.readouterr().err
+    assert (
+        main(
+            [
+                "calibrate",
+                "--domain",
+                "mock",
+                "--task",
+                TASK,
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "-k",
+                "1",
+                "--out",
+                str(out),
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     rewards["calibrate"] = scored(sim_of(out))
     assert judge_calls(judge_server) > before, "tau-tui calibrate never asked the judge"
 
@@ -124,11 +161,32 @@ def cli_rewards(tmp_path: Path, judge_server, capsys) -> dict[str, float]:
 
     before = judge_calls(judge_server)
     out = tmp_path / "cli-play.json"
-    done = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--as", "user", "--domain", "mock",
-                           "--task", TASK, "--llm", "scripted/gold", "--plain", "--out", str(out)],
-                          input="Please create a task called 'Important Meeting' for user_1.\nthanks ###STOP###\n",
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau_tui.cli",
+            "play",
+            "--as",
+            "user",
+            "--domain",
+            "mock",
+            "--task",
+            TASK,
+            "--llm",
+            "scripted/gold",
+            "--plain",
+            "--out",
+            str(out),
+        ],
+        input="Please create a task called 'Important Meeting' for user_1.\nthanks ###STOP###\n",
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     rewards["play"] = scored(sim_of(out))
     assert judge_calls(judge_server) > before, "tau-tui play never asked the judge"
@@ -149,7 +207,6 @@ async def tui_rewards(tmp_path: Path, judge_server) -> dict[str, float]:
     from tau_tui.tui.screens.calibrate import CalibrateScreen
     from tau_tui.tui.screens.gold_check import GoldCheckScreen
     from tau_tui.tui.screens.rollout import RolloutScreen
-
     from tests.tui.conftest import RECORDINGS, open_play, set_input, settle, wait_until
 
     rewards: dict[str, float] = {}
@@ -205,7 +262,11 @@ async def tui_rewards(tmp_path: Path, judge_server) -> dict[str, float]:
         await set_input(pilot, "#r-timeout", "60")
         await pilot.press("ctrl+s")
         assert app.screen is app.runs_screen
-        await wait_until(pilot, lambda: app.session.rollouts.progress is not None and app.session.rollouts.progress.finished, "the rollout")
+        await wait_until(
+            pilot,
+            lambda: app.session.rollouts.progress is not None and app.session.rollouts.progress.finished,
+            "the rollout",
+        )
         assert app.session.rollouts.progress.error is None and app.session.rollouts.progress.unscored == 0
         rewards["run"] = scored(sim_of(out))
         assert judge_calls(judge_server) > before, "the TUI rollout never asked the judge"
@@ -239,14 +300,36 @@ def test_the_tui_and_the_cli_plan_the_same_run(settings_file, judge_server, tmp_
     from tau_tui.cli import _settings, build_parser
     from tau_tui.commands.run import run_request
 
-    args = build_parser("run").parse_args(["run", "--domain", "mock", "--task", TASK, "--agent-llm",
-                                           "scripted/gold", "--user-llm", "scripted/user", "--out",
-                                           str(tmp_path / "x.json")])
+    args = build_parser("run").parse_args(
+        [
+            "run",
+            "--domain",
+            "mock",
+            "--task",
+            TASK,
+            "--agent-llm",
+            "scripted/gold",
+            "--user-llm",
+            "scripted/user",
+            "--out",
+            str(tmp_path / "x.json"),
+        ]
+    )
     cli_ws = Workspace(_settings(args))
     cli_plan = cli_ws.run_plan(run_request(args))
     tui_ws = tui_workspace()
-    form = RunRequest("mock", "scripted/gold", "scripted/user", agent_args="", user_args="", tasks=[TASK],
-                      num_trials="1", concurrency="3", out=str(tmp_path / "x.json"), labels=dict(FORM_LABELS))
+    form = RunRequest(
+        "mock",
+        "scripted/gold",
+        "scripted/user",
+        agent_args="",
+        user_args="",
+        tasks=[TASK],
+        num_trials="1",
+        concurrency="3",
+        out=str(tmp_path / "x.json"),
+        labels=dict(FORM_LABELS),
+    )
     tui_plan = tui_ws.run_plan(form)
     assert cli_plan.config == tui_plan.config and cli_plan.path == tui_plan.path
     assert cli_plan.config.judge_llm == "openai/judge" and cli_plan.config.agent.retry.max_retries == 5
@@ -276,13 +359,31 @@ def test_tau_tui_fork_is_judged_and_gives_the_tui_fork_reward(settings_file, jud
     from tau_tui.workspace import ForkRequest
 
     recording = tmp_path / "recorded.json"
-    assert main(["run", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
-                 "scripted/user", "--out", str(recording), "--quiet"]) == 0, capsys.readouterr().err
+    assert (
+        main(
+            [
+                "run",
+                "--domain",
+                "mock",
+                "--task",
+                TASK,
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "--out",
+                str(recording),
+                "--quiet",
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     sim_id = open_run(recording).entries[0].id
     before = judge_calls(judge_server)
     capsys.readouterr()
-    assert main(["fork", str(recording), "--sim", sim_id, "--after", "1", "--agent-llm", "scripted/gold",
-                 "--json"]) == 0, capsys.readouterr().err
+    assert (
+        main(["fork", str(recording), "--sim", sim_id, "--after", "1", "--agent-llm", "scripted/gold", "--json"]) == 0
+    ), capsys.readouterr().err
     record = json.loads(capsys.readouterr().out)
     assert judge_calls(judge_server) > before, "tau-tui fork never asked the judge"
     assert record["simulation"] == sim_id and record["after_message"] == 1
@@ -290,12 +391,14 @@ def test_tau_tui_fork_is_judged_and_gives_the_tui_fork_reward(settings_file, jud
     assert record["reward"] == scored(cli_sim) == 1.0
 
     before = judge_calls(judge_server)
-    result = asyncio.run(tui_workspace().fork_simulation(open_run(recording), ForkRequest(
-        sim_id, 1, "scripted/gold", labels=dict(FORM_LABELS))))
+    result = asyncio.run(
+        tui_workspace().fork_simulation(
+            open_run(recording), ForkRequest(sim_id, 1, "scripted/gold", labels=dict(FORM_LABELS))
+        )
+    )
     assert judge_calls(judge_server) > before
     assert scored(sim_of(result.path)) == record["reward"]
     assert result.path != Path(record["saved_to"])  # a second fork never overwrites the first
-
 
 
 # --- the judge flags: --judge (alias --judge-llm) and --judge-api-base on every command that judges -------------
@@ -332,8 +435,9 @@ def test_every_judging_command_takes_both_judge_spellings_and_the_api_base(comma
 @pytest.fixture
 def judgeless_settings(settings_file: Path) -> Path:
     """The settings file without judge_model and judge_api_base: only the flags name the judge."""
-    settings_file.write_text("".join(line for line in settings_file.read_text().splitlines(keepends=True)
-                                     if not line.startswith("judge")))
+    settings_file.write_text(
+        "".join(line for line in settings_file.read_text().splitlines(keepends=True) if not line.startswith("judge"))
+    )
     return settings_file
 
 
@@ -345,8 +449,26 @@ def test_the_judge_flags_reach_the_judge_of_every_cli_path(judgeless_settings, j
     flags = {spelling: [spelling, "openai/judge", "--judge-api-base", base] for spelling in ("--judge", "--judge-llm")}
     before = judge_calls(judge_server)
     out = tmp_path / "flags-run.json"
-    assert main(["run", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
-                 "scripted/user", "--out", str(out), "--quiet", *flags["--judge-llm"]]) == 0, capsys.readouterr().err
+    assert (
+        main(
+            [
+                "run",
+                "--domain",
+                "mock",
+                "--task",
+                TASK,
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "--out",
+                str(out),
+                "--quiet",
+                *flags["--judge-llm"],
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     assert scored(sim_of(out)) == 1.0 and judge_calls(judge_server) > before
 
     before = judge_calls(judge_server)
@@ -356,8 +478,29 @@ def test_the_judge_flags_reach_the_judge_of_every_cli_path(judgeless_settings, j
 
     before = judge_calls(judge_server)
     out = tmp_path / "flags-calibrate.json"
-    assert main(["calibrate", "--domain", "mock", "--task", TASK, "--agent-llm", "scripted/gold", "--user-llm",
-                 "scripted/user", "-k", "1", "--out", str(out), "--quiet", "--json", *flags["--judge"]]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--domain",
+                "mock",
+                "--task",
+                TASK,
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "-k",
+                "1",
+                "--out",
+                str(out),
+                "--quiet",
+                "--json",
+                *flags["--judge"],
+            ]
+        )
+        == 0
+    )
     assert scored(sim_of(out)) == 1.0 and judge_calls(judge_server) > before
 
     before = judge_calls(judge_server)
@@ -368,11 +511,33 @@ def test_the_judge_flags_reach_the_judge_of_every_cli_path(judgeless_settings, j
 
     before = judge_calls(judge_server)
     out = tmp_path / "flags-play.json"
-    done = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--as", "user", "--domain", "mock",
-                           "--task", TASK, "--llm", "scripted/gold", "--plain", "--out", str(out), *flags["--judge"]],
-                          input="Please create a task called 'Important Meeting' for user_1.\nthanks ###STOP###\n",
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau_tui.cli",
+            "play",
+            "--as",
+            "user",
+            "--domain",
+            "mock",
+            "--task",
+            TASK,
+            "--llm",
+            "scripted/gold",
+            "--plain",
+            "--out",
+            str(out),
+            *flags["--judge"],
+        ],
+        input="Please create a task called 'Important Meeting' for user_1.\nthanks ###STOP###\n",
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert scored(sim_of(out)) == 1.0 and judge_calls(judge_server) > before, "tau-tui play never asked the judge"
 
@@ -388,21 +553,25 @@ def test_the_tui_judge_flags_reach_the_judge(judgeless_settings, judge_server):
         assert episode.scored is not None and episode.scored.reward == 1.0
         assert judge_calls(judge_server) > before
 
+
 # --- requests ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fields, cli, form", [
-    ({"agent_args": "{x"}, "--agent-llm-args: not valid JSON", "agent args: not valid JSON"),
-    ({"user_args": "[1]"}, "--user-llm-args: expected a JSON object", "user args: expected a JSON object"),
-    ({"user": ""}, "--user-llm is required", "user model: is required"),
-    ({"agent": " "}, "--agent-llm is required", "agent model: is required"),
-    ({"num_trials": 0}, "-k must be at least 1", "trials (k): at least 1"),
-    ({"concurrency": "x"}, "--concurrency: a whole number", "concurrency: a whole number"),
-    ({"domain": None}, "--domain is required", "domain: is required"),
-    ({"max_steps": "0"}, "--max-steps must be at least 1", "max steps: at least 1"),
-    ({"timeout": "soon"}, "--timeout: a number of seconds", "timeout (s): a number of seconds"),
-    ({"user": "human"}, "--user-llm: a human plays", "user model: a human plays"),
-])
+@pytest.mark.parametrize(
+    "fields, cli, form",
+    [
+        ({"agent_args": "{x"}, "--agent-llm-args: not valid JSON", "agent args: not valid JSON"),
+        ({"user_args": "[1]"}, "--user-llm-args: expected a JSON object", "user args: expected a JSON object"),
+        ({"user": ""}, "--user-llm is required", "user model: is required"),
+        ({"agent": " "}, "--agent-llm is required", "agent model: is required"),
+        ({"num_trials": 0}, "-k must be at least 1", "trials (k): at least 1"),
+        ({"concurrency": "x"}, "--concurrency: a whole number", "concurrency: a whole number"),
+        ({"domain": None}, "--domain is required", "domain: is required"),
+        ({"max_steps": "0"}, "--max-steps must be at least 1", "max steps: at least 1"),
+        ({"timeout": "soon"}, "--timeout: a number of seconds", "timeout (s): a number of seconds"),
+        ({"user": "human"}, "--user-llm: a human plays", "user model: a human plays"),
+    ],
+)
 def test_a_bad_run_request_names_its_field_as_each_front_end_does(fields, cli, form, tmp_path):
     ws = Workspace(Settings(runs_dir=tmp_path))
     base = {"domain": "mock", "agent": "scripted/gold", "user": "scripted/user", **fields}
@@ -445,13 +614,22 @@ def test_one_output_namer_for_every_kind(tmp_path):
     from tau_tui.model.io import new_output_path
 
     when = datetime(2026, 12, 1, 8, 0, 0)
-    names = {kind: new_output_path(tmp_path, kind, *parts, when=when).name for kind, parts in {
-        "run": ("mock", "scripted/gold", "gpt:4"), "calibrate": ("mock",), "play": ("mock", "t1"),
-        "fork": ("file", "sim", "m3"), "cassette": ("rec",)}.items()}
-    assert names == {"run": "20261201_080000_mock_scripted-gold_gpt-4.json",
-                     "calibrate": "calibrate_20261201_080000_mock.json",
-                     "play": "20261201_080000_play_mock_t1.json",
-                     "fork": "20261201_080000_fork_file_sim_m3.json",
-                     "cassette": "20261201_080000_cassette_rec.json"}
+    names = {
+        kind: new_output_path(tmp_path, kind, *parts, when=when).name
+        for kind, parts in {
+            "run": ("mock", "scripted/gold", "gpt:4"),
+            "calibrate": ("mock",),
+            "play": ("mock", "t1"),
+            "fork": ("file", "sim", "m3"),
+            "cassette": ("rec",),
+        }.items()
+    }
+    assert names == {
+        "run": "20261201_080000_mock_scripted-gold_gpt-4.json",
+        "calibrate": "calibrate_20261201_080000_mock.json",
+        "play": "20261201_080000_play_mock_t1.json",
+        "fork": "20261201_080000_fork_file_sim_m3.json",
+        "cassette": "20261201_080000_cassette_rec.json",
+    }
     (tmp_path / names["play"]).write_text("{}")
     assert new_output_path(tmp_path, "play", "mock", "t1", when=when).name == "20261201_080000_play_mock_t1_2.json"

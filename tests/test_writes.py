@@ -69,8 +69,9 @@ def no_temporaries(folder: Path) -> bool:
 
 
 def add_note(capsys, recording: Path, text: str = "a second note") -> tuple[int, str, str]:
-    return cli(capsys, "notes", "add", str(recording), "--sim", SIM, "--source", "agent", "--type", "other",
-               "--text", text)
+    return cli(
+        capsys, "notes", "add", str(recording), "--sim", SIM, "--source", "agent", "--type", "other", "--text", text
+    )
 
 
 # --- real conditions: a small tmpfs, remounted read-only or filled up ------------------------------------------
@@ -79,11 +80,14 @@ def tmpfs(tmp_path):
     """A 256 KiB tmpfs (needs mount rights; root ignores permission bits, so chmod cannot make a folder read-only)."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}): "
-                    "read-only and full-disk cases need one")
+        pytest.skip(
+            f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}): "
+            "read-only and full-disk cases need one"
+        )
     yield mnt
     subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
 
@@ -141,8 +145,22 @@ def test_notes_add_on_a_full_disk(capsys, tmpfs):
 
 def test_run_resume_on_a_read_only_folder_keeps_the_old_file(capsys, tmpfs, tau2_data):
     out = tmpfs / "run.json"
-    args = ["run", "--domain", "mock", "--task", "create_task_1", "--agent-llm", "scripted/gold", "--user-llm",
-            "scripted/user", "--out", str(out), "--tau2-data", str(tau2_data), "--quiet"]
+    args = [
+        "run",
+        "--domain",
+        "mock",
+        "--task",
+        "create_task_1",
+        "--agent-llm",
+        "scripted/gold",
+        "--user-llm",
+        "scripted/user",
+        "--out",
+        str(out),
+        "--tau2-data",
+        str(tau2_data),
+        "--quiet",
+    ]
     assert cli(capsys, *args)[0] == 0
     before = out.read_bytes()
     remount_read_only(tmpfs)
@@ -154,8 +172,22 @@ def test_run_resume_on_a_read_only_folder_keeps_the_old_file(capsys, tmpfs, tau2
 
 def test_run_resume_on_a_full_disk_keeps_the_old_file(capsys, tmpfs, tau2_data):
     out = tmpfs / "run.json"
-    args = ["run", "--domain", "mock", "--task", "create_task_1", "--agent-llm", "scripted/gold", "--user-llm",
-            "scripted/user", "--out", str(out), "--tau2-data", str(tau2_data), "--quiet"]
+    args = [
+        "run",
+        "--domain",
+        "mock",
+        "--task",
+        "create_task_1",
+        "--agent-llm",
+        "scripted/gold",
+        "--user-llm",
+        "scripted/user",
+        "--out",
+        str(out),
+        "--tau2-data",
+        str(tau2_data),
+        "--quiet",
+    ]
     assert cli(capsys, *args)[0] == 0
     before = out.read_bytes()
     fill(tmpfs)
@@ -169,9 +201,25 @@ def test_run_resume_on_a_full_disk_keeps_the_old_file(capsys, tmpfs, tau2_data):
 def test_calibrate_into_a_read_only_folder(capsys, tmpfs, tau2_data):
     out = tmpfs / "cal.json"
     remount_read_only(tmpfs)
-    code, _, err = cli(capsys, "calibrate", "--domain", "mock", "--task", "create_task_1", "--agent-llm",
-                       "scripted/gold", "--user-llm", "scripted/user", "-k", "1", "--out", str(out),
-                       "--tau2-data", str(tau2_data), "--quiet")
+    code, _, err = cli(
+        capsys,
+        "calibrate",
+        "--domain",
+        "mock",
+        "--task",
+        "create_task_1",
+        "--agent-llm",
+        "scripted/gold",
+        "--user-llm",
+        "scripted/user",
+        "-k",
+        "1",
+        "--out",
+        str(out),
+        "--tau2-data",
+        str(tau2_data),
+        "--quiet",
+    )
     assert code == 2
     assert "read-only file system" in one_error_line(err, str(out))
     assert not out.exists()
@@ -192,9 +240,28 @@ def test_notes_sidecar_that_is_a_fifo_is_refused_without_blocking(tmp_path):
     recording = tmp_path / "mock_demo.json"
     shutil.copy(DEMO, recording)
     os.mkfifo(notes_path(recording))
-    done = subprocess.run([sys.executable, "-m", "tau_tui.cli", "notes", "add", str(recording), "--sim", SIM,
-                           "--source", "agent", "--type", "other"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau_tui.cli",
+            "notes",
+            "add",
+            str(recording),
+            "--sim",
+            SIM,
+            "--source",
+            "agent",
+            "--type",
+            "other",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
     assert done.returncode == 2
     one_error_line(done.stderr, str(notes_path(recording)))
     assert notes_path(recording).is_fifo()
@@ -218,8 +285,20 @@ def test_notes_export_to_a_directory_or_below_a_file(capsys, tmp_path):
 def test_run_out_below_a_file_or_a_directory_target(capsys, tmp_path, tau2_data):
     blocker = tmp_path / "a-file"
     blocker.write_text("keep me")
-    base = ["run", "--domain", "mock", "--task", "create_task_1", "--agent-llm", "scripted/gold", "--user-llm",
-            "scripted/user", "--tau2-data", str(tau2_data), "--quiet"]
+    base = [
+        "run",
+        "--domain",
+        "mock",
+        "--task",
+        "create_task_1",
+        "--agent-llm",
+        "scripted/gold",
+        "--user-llm",
+        "scripted/user",
+        "--tau2-data",
+        str(tau2_data),
+        "--quiet",
+    ]
     code, _, err = cli(capsys, *base, "--out", str(blocker / "run.json"))
     assert code == 2
     one_error_line(err, str(blocker))
@@ -227,8 +306,9 @@ def test_run_out_below_a_file_or_a_directory_target(capsys, tmp_path, tau2_data)
 
 
 # --- write_atomic itself, with injected failures ------------------------------------------------------------------
-@pytest.mark.parametrize("code, cause", [(errno.EROFS, "read-only file system"),
-                                         (errno.ENOSPC, "no space left on device")])
+@pytest.mark.parametrize(
+    "code, cause", [(errno.EROFS, "read-only file system"), (errno.ENOSPC, "no space left on device")]
+)
 def test_write_atomic_failure_at_the_rename_leaves_the_old_file(tmp_path, monkeypatch, code, cause):
     path = tmp_path / "file.json"
     path.write_bytes(b"old\n")
@@ -257,9 +337,32 @@ def test_eight_processes_adding_notes_at_once_keep_every_note(tmp_path):
     recording = tmp_path / "mock_demo.json"
     shutil.copy(DEMO, recording)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-m", "tau_tui.cli", "notes", "add", str(recording), "--sim", SIM,
-                               "--source", "agent", "--type", "other", "--text", f"note {i}"], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(8)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tau_tui.cli",
+                "notes",
+                "add",
+                str(recording),
+                "--sim",
+                SIM,
+                "--source",
+                "agent",
+                "--type",
+                "other",
+                "--text",
+                f"note {i}",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(8)
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
@@ -295,8 +398,11 @@ def test_slow_concurrent_note_writers_keep_every_note(tmp_path, monkeypatch):
 
 def test_a_held_lock_refuses_without_waiting(tmp_path):
     target = tmp_path / "run.json"
-    with file_lock(target), pytest.raises(WriteError, match="being written by another process"), \
-            file_lock(target, wait=False):
+    with (
+        file_lock(target),
+        pytest.raises(WriteError, match="being written by another process"),
+        file_lock(target, wait=False),
+    ):
         pass
     with file_lock(target, wait=False):
         pass
@@ -349,16 +455,35 @@ def test_environment_credentials_are_scrubbed_from_notes_and_exports(capsys, tmp
 
 # --- directory-layout runs whose ids are paths ------------------------------------------------------------------------
 def tree(root: Path, skip: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and skip not in p.parents}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and skip not in p.parents
+    }
 
 
 def test_dir_run_resume_with_path_like_ids_stays_in_its_folder(capsys, tmp_path, tau2_data):
     work = tmp_path / "a" / "b"
     out = work / "rundir"
-    args = ["run", "--domain", "mock", "--task", "create_task_1", "update_task_1", "--agent-llm", "scripted/gold",
-            "--user-llm", "scripted/user", "--format", "dir", "--out", str(out), "--tau2-data", str(tau2_data),
-            "--quiet"]
+    args = [
+        "run",
+        "--domain",
+        "mock",
+        "--task",
+        "create_task_1",
+        "update_task_1",
+        "--agent-llm",
+        "scripted/gold",
+        "--user-llm",
+        "scripted/user",
+        "--format",
+        "dir",
+        "--out",
+        str(out),
+        "--tau2-data",
+        str(tau2_data),
+        "--quiet",
+    ]
     assert cli(capsys, *args)[0] == 0
     sims = out / "simulations"
     first, second = sorted(sims.glob("*.json"))
@@ -390,9 +515,28 @@ def test_dir_run_resume_with_path_like_ids_stays_in_its_folder(capsys, tmp_path,
 
 def test_a_dir_run_does_not_read_through_a_link_out_of_its_folder(tmp_path, capsys, tau2_data):
     out = tmp_path / "rundir"
-    assert cli(capsys, "run", "--domain", "mock", "--task", "create_task_1", "--agent-llm", "scripted/gold",
-               "--user-llm", "scripted/user", "--format", "dir", "--out", str(out), "--tau2-data", str(tau2_data),
-               "--quiet")[0] == 0
+    assert (
+        cli(
+            capsys,
+            "run",
+            "--domain",
+            "mock",
+            "--task",
+            "create_task_1",
+            "--agent-llm",
+            "scripted/gold",
+            "--user-llm",
+            "scripted/user",
+            "--format",
+            "dir",
+            "--out",
+            str(out),
+            "--tau2-data",
+            str(tau2_data),
+            "--quiet",
+        )[0]
+        == 0
+    )
     outside = tmp_path / "outside.json"
     outside.write_text(next((out / "simulations").glob("*.json")).read_text().replace("create_task_1", "stolen"))
     (out / "simulations" / "link.json").symlink_to(outside)
@@ -404,8 +548,12 @@ def test_a_dir_run_does_not_read_through_a_link_out_of_its_folder(tmp_path, caps
 def test_two_runs_on_one_file_the_second_is_refused(registry, tmp_path):
     from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
 
-    cfg = RunConfig(domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
-                    task_ids=["create_task_1"])
+    cfg = RunConfig(
+        domain="mock",
+        agent=ParticipantSpec("scripted/gold"),
+        user=ParticipantSpec("scripted/user"),
+        task_ids=["create_task_1"],
+    )
     first = Runner(cfg, tmp_path / "run.json", registry)
     first.prepare()
     try:
@@ -419,8 +567,8 @@ def test_two_runs_on_one_file_the_second_is_refused(registry, tmp_path):
 def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path(registry, tmp_path):
     import asyncio
 
-    from tau_tui.rollout import continue_episode
     from tau_tui.config import Settings
+    from tau_tui.rollout import continue_episode
     from tau_tui.workspace import Workspace
 
     episode = asyncio.run(continue_episode(registry, "mock", "create_task_1", [], "scripted/gold", "scripted/user"))
@@ -438,12 +586,34 @@ def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path
 def test_play_that_cannot_save_says_so_in_one_line(tmp_path, tau2_data):
     blocker = tmp_path / "a-file"
     blocker.write_text("keep me")
-    done = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--as", "user", "--domain", "mock", "--task",
-                           "create_task_1", "--llm", "scripted/gold", "--plain", "--out", str(blocker / "play.json"),
-                           "--tau2-data", str(tau2_data)],
-                          input="Please create a task called Important Meeting for user_1.\nthanks ###STOP###\n",
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau_tui.cli",
+            "play",
+            "--as",
+            "user",
+            "--domain",
+            "mock",
+            "--task",
+            "create_task_1",
+            "--llm",
+            "scripted/gold",
+            "--plain",
+            "--out",
+            str(blocker / "play.json"),
+            "--tau2-data",
+            str(tau2_data),
+        ],
+        input="Please create a task called Important Meeting for user_1.\nthanks ###STOP###\n",
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "is not a folder" in one_error_line(done.stderr, str(blocker / "play.json"))
     assert blocker.read_text() == "keep me"

@@ -55,8 +55,11 @@ class AftersalesDomain(Domain):
             raise ValueError("the aftersales domain has no solo mode")
         data = self.require_data()
         tree = self.pristine("db", SCHEMA, lambda: read_data_file(data / "db.json"))
-        return Environment(domain_name="aftersales", policy=self.read_text("policy.md"),
-                           agent=AftersalesTools(make_store(SCHEMA, tree), self.documents()))
+        return Environment(
+            domain_name="aftersales",
+            policy=self.read_text("policy.md"),
+            agent=AftersalesTools(make_store(SCHEMA, tree), self.documents()),
+        )
 
 
 DOMAIN = AftersalesDomain
@@ -67,4 +70,6 @@ def create(data_dir: Path | None) -> AftersalesDomain:
 
 
 # What the policy asks (tau_tui.evaluate.compliance): confirm the customer with the look-up tools first.
-POLICY_RULES = register_policy_rules("aftersales", PolicyRules(auth_tools=frozenset({"find_customer_by_email", "find_customer_by_name"})))
+POLICY_RULES = register_policy_rules(
+    "aftersales", PolicyRules(auth_tools=frozenset({"find_customer_by_email", "find_customer_by_name"}))
+)

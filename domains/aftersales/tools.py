@@ -21,7 +21,10 @@ RETURN_SHIPPING_FEE = 4.95
 MAX_GOODWILL = 50.0
 CANCELLATION_REASONS = ("no_longer_needed", "ordered_by_mistake", "found_better_price", "delivery_too_slow")
 GOODWILL_REASONS = ("late_delivery", "delayed_refund")
-GOODWILL_NOTES = {"late_delivery": "goodwill: delivery arrived late", "delayed_refund": "goodwill: refund delayed by us"}
+GOODWILL_NOTES = {
+    "late_delivery": "goodwill: delivery arrived late",
+    "delayed_refund": "goodwill: refund delayed by us",
+}
 
 
 @dataclass(frozen=True)
@@ -61,11 +64,20 @@ class AftersalesTools(Toolkit):
             raise ValueError(f"Return {return_id} not found")
         return self.db.returns[return_id]
 
-    def _post(self, kind: str, customer_id: str, order_id: Optional[str], amount: float, reference: Optional[str],
-              note: str) -> dict[str, Any]:
+    def _post(
+        self, kind: str, customer_id: str, order_id: Optional[str], amount: float, reference: Optional[str], note: str
+    ) -> dict[str, Any]:
         entry_id = f"LG-{len(self.db.ledger) + 1:05d}"
-        entry = {"entry_id": entry_id, "kind": kind, "customer_id": customer_id, "order_id": order_id,
-                 "amount": _money(amount), "reference": reference, "note": note, "posted_on": TODAY}
+        entry = {
+            "entry_id": entry_id,
+            "kind": kind,
+            "customer_id": customer_id,
+            "order_id": order_id,
+            "amount": _money(amount),
+            "reference": reference,
+            "note": note,
+            "posted_on": TODAY,
+        }
         self.db.set("ledger", entry_id, entry)
         return entry
 
@@ -122,8 +134,10 @@ class AftersalesTools(Toolkit):
         name = " ".join(full_name.lower().split())
         code = postcode.replace(" ", "").upper()
         for customer_id, customer in self.db.customers.items():
-            if (" ".join(customer["full_name"].lower().split()) == name
-                    and customer["address"]["postcode"].replace(" ", "").upper() == code):
+            if (
+                " ".join(customer["full_name"].lower().split()) == name
+                and customer["address"]["postcode"].replace(" ", "").upper() == code
+            ):
                 return customer_id
         raise ValueError("No customer with that name and postcode")
 
@@ -194,8 +208,7 @@ class AftersalesTools(Toolkit):
             score = sum(haystack.count(w) for w in words)
             if score:
                 scored.append((-score, doc.doc_id, doc))
-        return [{"doc_id": doc.doc_id, "title": doc.title, "summary": doc.summary}
-                for _, _, doc in sorted(scored)[:5]]
+        return [{"doc_id": doc.doc_id, "title": doc.title, "summary": doc.summary} for _, _, doc in sorted(scored)[:5]]
 
     @tool(ToolType.READ)
     def read_document(self, doc_id: str) -> str:
@@ -228,12 +241,25 @@ class AftersalesTools(Toolkit):
         order = self.db.edit("orders", order_id)
         order["status"], order["cancellation_reason"] = "cancelled", reason
         refund_id = f"RF-{5001 + len(self.db.refunds)}"
-        refund = {"refund_id": refund_id, "return_id": None, "order_id": order_id, "customer_id": order["customer_id"],
-                  "amount": order["total"], "method": "original_payment",
-                  "payment_method_id": order["payment_method_id"], "issued_on": TODAY}
+        refund = {
+            "refund_id": refund_id,
+            "return_id": None,
+            "order_id": order_id,
+            "customer_id": order["customer_id"],
+            "amount": order["total"],
+            "method": "original_payment",
+            "payment_method_id": order["payment_method_id"],
+            "issued_on": TODAY,
+        }
         self.db.set("refunds", refund_id, refund)
-        self._post("cancellation_refund", order["customer_id"], order_id, order["total"], refund_id,
-                   "order cancelled before dispatch")
+        self._post(
+            "cancellation_refund",
+            order["customer_id"],
+            order_id,
+            order["total"],
+            refund_id,
+            "order cancelled before dispatch",
+        )
         return as_model(order)
 
     @tool(ToolType.WRITE)
@@ -257,18 +283,34 @@ class AftersalesTools(Toolkit):
         if not line_ids:
             raise ValueError("Name at least one order line to return")
         lines = {line["line_id"]: line for line in order["lines"]}
-        taken = {rl["line_id"] for r in self.db.returns.values() if r["order_id"] == order_id
-                 and r["status"] != "cancelled" for rl in r["lines"]}
+        taken = {
+            rl["line_id"]
+            for r in self.db.returns.values()
+            if r["order_id"] == order_id and r["status"] != "cancelled"
+            for rl in r["lines"]
+        }
         for line_id in line_ids:
             if line_id not in lines:
                 raise ValueError(f"Order {order_id} has no line {line_id}")
             if line_id in taken:
                 raise ValueError(f"Line {line_id} of order {order_id} is already in a return")
         return_id = f"RMA-{2001 + len(self.db.returns)}"
-        ret = {"return_id": return_id, "order_id": order_id, "customer_id": order["customer_id"],
-               "lines": [{"line_id": i, "quantity": lines[i]["quantity"]} for i in line_ids], "reason": reason,
-               "status": "awaiting_item", "opened_on": TODAY, "received_on": None, "qc_status": "not_received",
-               "qc_completed_on": None, "qc_note": None, "qc_deduction": 0.0, "refund_id": None, "approval_id": None}
+        ret = {
+            "return_id": return_id,
+            "order_id": order_id,
+            "customer_id": order["customer_id"],
+            "lines": [{"line_id": i, "quantity": lines[i]["quantity"]} for i in line_ids],
+            "reason": reason,
+            "status": "awaiting_item",
+            "opened_on": TODAY,
+            "received_on": None,
+            "qc_status": "not_received",
+            "qc_completed_on": None,
+            "qc_note": None,
+            "qc_deduction": 0.0,
+            "refund_id": None,
+            "approval_id": None,
+        }
         self.db.set("returns", return_id, ret)
         return as_model(ret)
 
@@ -292,16 +334,34 @@ class AftersalesTools(Toolkit):
         order = self._order(ret["order_id"])
         amount = _money(goods - fee)
         refund_id = f"RF-{5001 + len(self.db.refunds)}"
-        refund = {"refund_id": refund_id, "return_id": return_id, "order_id": ret["order_id"],
-                  "customer_id": ret["customer_id"], "amount": amount, "method": method,
-                  "payment_method_id": order["payment_method_id"] if method == "original_payment" else None,
-                  "issued_on": TODAY}
+        refund = {
+            "refund_id": refund_id,
+            "return_id": return_id,
+            "order_id": ret["order_id"],
+            "customer_id": ret["customer_id"],
+            "amount": amount,
+            "method": method,
+            "payment_method_id": order["payment_method_id"] if method == "original_payment" else None,
+            "issued_on": TODAY,
+        }
         self.db.set("refunds", refund_id, refund)
-        self._post("refund" if method == "original_payment" else "store_credit", ret["customer_id"], ret["order_id"],
-                   goods, refund_id, f"refund of return {return_id}")
+        self._post(
+            "refund" if method == "original_payment" else "store_credit",
+            ret["customer_id"],
+            ret["order_id"],
+            goods,
+            refund_id,
+            f"refund of return {return_id}",
+        )
         if fee:
-            self._post("return_shipping_fee", ret["customer_id"], ret["order_id"], -fee, refund_id,
-                       "return shipping for a change-of-mind return")
+            self._post(
+                "return_shipping_fee",
+                ret["customer_id"],
+                ret["order_id"],
+                -fee,
+                refund_id,
+                "return shipping for a change-of-mind return",
+            )
         if method == "store_credit":
             customer = self.db.edit("customers", ret["customer_id"])
             customer["store_credit"] = _money(customer["store_credit"] + amount)
@@ -326,8 +386,14 @@ class AftersalesTools(Toolkit):
             raise ValueError(f"Unknown refund method {method!r}")
         goods, fee = self._refundable(ret)
         approval_id = f"APR-{3001 + len(self.db.approvals)}"
-        approval = {"approval_id": approval_id, "return_id": return_id, "amount": _money(goods - fee),
-                    "method": method, "status": "pending", "requested_on": TODAY}
+        approval = {
+            "approval_id": approval_id,
+            "return_id": return_id,
+            "amount": _money(goods - fee),
+            "method": method,
+            "status": "pending",
+            "requested_on": TODAY,
+        }
         self.db.set("approvals", approval_id, approval)
         ret = self.db.edit("returns", return_id)
         ret["status"], ret["approval_id"] = "refund_pending_approval", approval_id
@@ -377,14 +443,22 @@ class AftersalesTools(Toolkit):
     @helper
     def assert_ledger_count(self, customer_id: str, kind: str, expected: int) -> bool:
         """Whether the customer has exactly ``expected`` ledger entries of ``kind`` posted today."""
-        return sum(1 for e in self.db.ledger.values()
-                   if e["customer_id"] == customer_id and e["kind"] == kind and e["posted_on"] == TODAY) == expected
+        return (
+            sum(
+                1
+                for e in self.db.ledger.values()
+                if e["customer_id"] == customer_id and e["kind"] == kind and e["posted_on"] == TODAY
+            )
+            == expected
+        )
 
     @helper
     def assert_new_ledger_entries(self, customer_id: str, expected: int) -> bool:
         """Whether exactly ``expected`` ledger entries of any kind were posted today for the customer."""
-        return sum(1 for e in self.db.ledger.values()
-                   if e["customer_id"] == customer_id and e["posted_on"] == TODAY) == expected
+        return (
+            sum(1 for e in self.db.ledger.values() if e["customer_id"] == customer_id and e["posted_on"] == TODAY)
+            == expected
+        )
 
     @helper
     def assert_return_status(self, return_id: str, expected_status: str) -> bool:
@@ -393,4 +467,3 @@ class AftersalesTools(Toolkit):
     @helper
     def assert_store_credit(self, customer_id: str, expected: float) -> bool:
         return abs(self._customer(customer_id)["store_credit"] - expected) < 0.005
-

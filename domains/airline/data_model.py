@@ -39,7 +39,9 @@ class Address(BaseModel):
 class Payment(BaseModel):
     """One payment (or refund, when negative) made with a stored payment method."""
 
-    payment_id: str = Field(description="Id of a payment method saved in the user's profile, e.g. 'credit_card_7815826'")
+    payment_id: str = Field(
+        description="Id of a payment method saved in the user's profile, e.g. 'credit_card_7815826'"
+    )
     amount: int = Field(description="Amount charged to that method, in whole dollars")
 
 

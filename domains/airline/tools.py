@@ -37,11 +37,26 @@ NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
 NEW_CERTIFICATE_IDS = ("certificate_3221322", "certificate_3221323", "certificate_3221324")
 
 AIRPORTS = (
-    ("SFO", "San Francisco"), ("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"),
-    ("DFW", "Dallas"), ("DEN", "Denver"), ("SEA", "Seattle"), ("ATL", "Atlanta"), ("MIA", "Miami"),
-    ("BOS", "Boston"), ("PHX", "Phoenix"), ("IAH", "Houston"), ("LAS", "Las Vegas"), ("MCO", "Orlando"),
-    ("EWR", "Newark"), ("CLT", "Charlotte"), ("MSP", "Minneapolis"), ("DTW", "Detroit"),
-    ("PHL", "Philadelphia"), ("LGA", "LaGuardia"),
+    ("SFO", "San Francisco"),
+    ("JFK", "New York"),
+    ("LAX", "Los Angeles"),
+    ("ORD", "Chicago"),
+    ("DFW", "Dallas"),
+    ("DEN", "Denver"),
+    ("SEA", "Seattle"),
+    ("ATL", "Atlanta"),
+    ("MIA", "Miami"),
+    ("BOS", "Boston"),
+    ("PHX", "Phoenix"),
+    ("IAH", "Houston"),
+    ("LAS", "Las Vegas"),
+    ("MCO", "Orlando"),
+    ("EWR", "Newark"),
+    ("CLT", "Charlotte"),
+    ("MSP", "Minneapolis"),
+    ("DTW", "Detroit"),
+    ("PHL", "Philadelphia"),
+    ("LGA", "LaGuardia"),
 )
 
 _CALCULATOR_CHARS = frozenset("0123456789+-*/(). ")
@@ -96,8 +111,13 @@ class AirlineTools(Toolkit):
                 return reservation_id
         raise ValueError("Too many reservations")
 
-    def _direct_flights(self, date: str, origin: Optional[str] = None, destination: Optional[str] = None,
-                        leave_after: Optional[str] = None) -> list[dict[str, Any]]:
+    def _direct_flights(
+        self,
+        date: str,
+        origin: Optional[str] = None,
+        destination: Optional[str] = None,
+        leave_after: Optional[str] = None,
+    ) -> list[dict[str, Any]]:
         """Flights bookable on ``date`` matching the filters, as DirectFlight dumps."""
         found = []
         for flight in self.db.flights.values():
@@ -111,17 +131,19 @@ class AirlineTools(Toolkit):
             if leave_after is not None and not flight["scheduled_departure_time_est"] >= leave_after:
                 continue
             day = dates[date]
-            found.append({
-                "flight_number": flight["flight_number"],
-                "origin": flight["origin"],
-                "destination": flight["destination"],
-                "status": "available",
-                "scheduled_departure_time_est": flight["scheduled_departure_time_est"],
-                "scheduled_arrival_time_est": flight["scheduled_arrival_time_est"],
-                "date": None,
-                "available_seats": dict(day["available_seats"]),
-                "prices": dict(day["prices"]),
-            })
+            found.append(
+                {
+                    "flight_number": flight["flight_number"],
+                    "origin": flight["origin"],
+                    "destination": flight["destination"],
+                    "status": "available",
+                    "scheduled_departure_time_est": flight["scheduled_departure_time_est"],
+                    "scheduled_arrival_time_est": flight["scheduled_arrival_time_est"],
+                    "date": None,
+                    "available_seats": dict(day["available_seats"]),
+                    "prices": dict(day["prices"]),
+                }
+            )
         return found
 
     def _charge_for_update(self, user_id: str, payment_id: str, total_price: Any) -> Optional[Payment]:
@@ -204,13 +226,15 @@ class AirlineTools(Toolkit):
             if day["available_seats"][cabin] < len(passengers):
                 raise ValueError(f"Not enough seats on flight {flight_number}")
             price = day["prices"][cabin]
-            reservation.flights.append(ReservationFlight(
-                origin=flight["origin"],
-                destination=flight["destination"],
-                flight_number=flight_number,
-                date=flight_info.date,
-                price=price,
-            ))
+            reservation.flights.append(
+                ReservationFlight(
+                    origin=flight["origin"],
+                    destination=flight["destination"],
+                    flight_number=flight_number,
+                    date=flight_info.date,
+                    price=price,
+                )
+            )
             booked_days.append((flight_number, flight_info.date))
             total_price += price * len(passengers)
 
@@ -230,9 +254,7 @@ class AirlineTools(Toolkit):
 
         total_payment = sum(payment.amount for payment in payment_methods)
         if total_payment != total_price:
-            raise ValueError(
-                f"Payment amount does not add up, total price is {total_price}, but paid {total_payment}"
-            )
+            raise ValueError(f"Payment amount does not add up, total price is {total_price}, but paid {total_payment}")
 
         if payment_methods:
             own_methods = self.db.edit("users", user_id)["payment_methods"]
@@ -316,7 +338,9 @@ class AirlineTools(Toolkit):
         return [as_model(f) for f in self._direct_flights(date, origin=origin, destination=destination)]
 
     @tool(ToolType.READ)
-    def search_onestop_flight(self, origin: str, destination: str, date: str) -> list[tuple[DirectFlight, DirectFlight]]:
+    def search_onestop_flight(
+        self, origin: str, destination: str, date: str
+    ) -> list[tuple[DirectFlight, DirectFlight]]:
         """Find bookable connections with exactly one stop between two airports, leaving on a date.
 
         Args:
@@ -330,8 +354,9 @@ class AirlineTools(Toolkit):
             arrival = first["scheduled_arrival_time_est"]
             # tau2 builds the next day's date this way (May only, no zero padding).
             second_date = f"2024-05-{int(date[-2:]) + 1}" if "+1" in arrival else date
-            for second in self._direct_flights(second_date, origin=first["destination"], destination=destination,
-                                               leave_after=arrival):
+            for second in self._direct_flights(
+                second_date, origin=first["destination"], destination=destination, leave_after=arrival
+            ):
                 second["date"] = second_date
                 pairs.append([as_model(first), as_model(second)])
         return pairs
@@ -422,7 +447,8 @@ class AirlineTools(Toolkit):
         for flight_info in flights:
             kept = next(
                 (
-                    segment for segment in reservation["flights"]
+                    segment
+                    for segment in reservation["flights"]
                     if segment["flight_number"] == flight_info.flight_number
                     and segment["date"] == flight_info.date
                     and cabin == reservation["cabin"]

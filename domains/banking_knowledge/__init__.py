@@ -36,8 +36,14 @@ SCHEMA = DBSchema(TransactionalDB)
 # The agent's search tools across tau2's retrieval variants, none of which mutates state. A recording made with
 # another variant (the leaderboard's alltools: KB_search_bm25, KB_search_dense, shell) calls some this
 # environment lacks; replay skips them as reads, not as hallucinated tools (tau2 skips both, so no verdict moves).
-RETRIEVAL_TOOLS = {"KB_search": ToolType.READ, "grep": ToolType.READ, "KB_search_bm25": ToolType.READ,
-                   "KB_search_dense": ToolType.READ, "shell": ToolType.READ, "rewrite_context": ToolType.WRITE}
+RETRIEVAL_TOOLS = {
+    "KB_search": ToolType.READ,
+    "grep": ToolType.READ,
+    "KB_search_bm25": ToolType.READ,
+    "KB_search_dense": ToolType.READ,
+    "shell": ToolType.READ,
+    "rewrite_context": ToolType.WRITE,
+}
 
 
 def read_log_allowlist(task: Task | None) -> set[str]:
@@ -119,8 +125,15 @@ class BankingDomain(Domain):
         knowledge = self.knowledge()
         agent = chosen.toolkit(store, knowledge)
         user = KnowledgeUserTools(store)
-        return BankingEnvironment(domain_name="banking_knowledge", policy=chosen.policy(data, knowledge, None),
-                                  agent=agent, user=user, variant=chosen, knowledge=knowledge, data_dir=data)
+        return BankingEnvironment(
+            domain_name="banking_knowledge",
+            policy=chosen.policy(data, knowledge, None),
+            agent=agent,
+            user=user,
+            variant=chosen,
+            knowledge=knowledge,
+            data_dir=data,
+        )
 
     def task_file(self) -> Path:
         return self.require_data() / "tasks"

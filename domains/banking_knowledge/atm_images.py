@@ -40,8 +40,10 @@ Check back (endorsement): CLEAR - endorsed "For Deposit Only - {payee}"
 Cash image: CLEAR - bills visible and countable
 """
 
-_MISMATCH_NOTE = ("Images clearly show deposit contents totaling $1,135.00. ATM machine recorded only $385.00. "
-                  "Discrepancy of $750.00 confirmed via image review.")
+_MISMATCH_NOTE = (
+    "Images clearly show deposit contents totaling $1,135.00. ATM machine recorded only $385.00. "
+    "Discrepancy of $750.00 confirmed via image review."
+)
 
 _MATCHING = """
 === ATM DEPOSIT ENVELOPE SCAN ===
@@ -65,14 +67,35 @@ No discrepancy detected.
 
 # transaction id -> (ATM, envelope scan, verification notes)
 IMAGES = {
-    "btxn_834027370c20": ("ATM #3921", _MISMATCH.format(
-        envelope="ENV-2025-3921-00923", time="3:47 PM CST",
-        location="Rho-Bank ATM #3921, Cedar Lane Branch, Austin, TX", check="7284", bank="First Texas Bank",
-        payee="Derek Yamamoto", dated="11/03/2025"), _MISMATCH_NOTE),
-    "btxn_test_deposit_001": ("ATM #3921", _MISMATCH.format(
-        envelope="ENV-2025-3921-00847", time="2:34 PM EST",
-        location="Rho-Bank ATM #3921, 742 Oak Avenue, Portland, OR", check="4821", bank="First National Bank",
-        payee="Linda Patterson", dated="11/05/2025"), _MISMATCH_NOTE),
-    "btxn_test_atm_dep_partial": ("ATM #5847", _MATCHING,
-                                  "Images confirm deposit matches recorded amount. No discrepancy found."),
+    "btxn_834027370c20": (
+        "ATM #3921",
+        _MISMATCH.format(
+            envelope="ENV-2025-3921-00923",
+            time="3:47 PM CST",
+            location="Rho-Bank ATM #3921, Cedar Lane Branch, Austin, TX",
+            check="7284",
+            bank="First Texas Bank",
+            payee="Derek Yamamoto",
+            dated="11/03/2025",
+        ),
+        _MISMATCH_NOTE,
+    ),
+    "btxn_test_deposit_001": (
+        "ATM #3921",
+        _MISMATCH.format(
+            envelope="ENV-2025-3921-00847",
+            time="2:34 PM EST",
+            location="Rho-Bank ATM #3921, 742 Oak Avenue, Portland, OR",
+            check="4821",
+            bank="First National Bank",
+            payee="Linda Patterson",
+            dated="11/05/2025",
+        ),
+        _MISMATCH_NOTE,
+    ),
+    "btxn_test_atm_dep_partial": (
+        "ATM #5847",
+        _MATCHING,
+        "Images confirm deposit matches recorded amount. No discrepancy found.",
+    ),
 }

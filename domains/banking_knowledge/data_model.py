@@ -19,11 +19,28 @@ class DatabaseTable(BaseModel):
 
 
 TABLES = (
-    "users", "accounts", "debit_cards", "referrals", "credit_card_applications", "user_discoverable_tools",
-    "user_discoverable_tool_calls", "verification_history", "credit_card_transaction_history", "cash_back_disputes",
-    "bank_account_transaction_history", "credit_card_accounts", "agent_discoverable_tools", "task_config",
-    "human_transfer_requests", "transaction_disputes", "credit_card_orders", "debit_card_orders",
-    "credit_card_closure_reasons", "credit_card_account_flags", "credit_limit_increase_requests", "payment_history",
+    "users",
+    "accounts",
+    "debit_cards",
+    "referrals",
+    "credit_card_applications",
+    "user_discoverable_tools",
+    "user_discoverable_tool_calls",
+    "verification_history",
+    "credit_card_transaction_history",
+    "cash_back_disputes",
+    "bank_account_transaction_history",
+    "credit_card_accounts",
+    "agent_discoverable_tools",
+    "task_config",
+    "human_transfer_requests",
+    "transaction_disputes",
+    "credit_card_orders",
+    "debit_card_orders",
+    "credit_card_closure_reasons",
+    "credit_card_account_flags",
+    "credit_limit_increase_requests",
+    "payment_history",
     "debit_card_disputes",
 )
 

@@ -31,15 +31,20 @@ def tool_info(func: Callable[..., Any]) -> dict[str, Any]:
             success = returns[0].strip().split("\n")[0].strip()
         for match in _PARAM.finditer(args_text):
             kind = match.group(2) or "string"
-            params[match.group(1)] = {"type": _OPTIONAL.sub("", kind).strip() or "string",
-                                      "description": match.group(3).strip(),
-                                      "required": "optional" not in kind.lower()}
+            params[match.group(1)] = {
+                "type": _OPTIONAL.sub("", kind).strip() or "string",
+                "description": match.group(3).strip(),
+                "required": "optional" not in kind.lower(),
+            }
     return {"name": func.__name__, "description": head.strip(), "parameters": params, "success_message": success}
 
 
 def unlock_text(info: dict[str, Any]) -> str:
     """The tool card shown when the agent unlocks a tool."""
-    lines = [f"  - {name}: {p.get('type', 'string')}{' (required)' if p.get('required', True) else ' (optional)'}"
-             f" - {p.get('description', '')}" for name, p in info.get("parameters", {}).items()]
+    lines = [
+        f"  - {name}: {p.get('type', 'string')}{' (required)' if p.get('required', True) else ' (optional)'}"
+        f" - {p.get('description', '')}"
+        for name, p in info.get("parameters", {}).items()
+    ]
     params = "\n".join(lines) if lines else "  (no parameters)"
     return f"Tool: {info['name']}\nDescription: {info['description']}\nParameters:\n{params}"

@@ -105,7 +105,9 @@ def grep_search(kb: KnowledgeBase, pattern: str, top_k: int, case_sensitive: boo
     return hits[:top_k]
 
 
-def dense_search(kb: KnowledgeBase, query: str, top_k: int, model: str, api_base: str | None) -> list[tuple[str, float]]:
+def dense_search(
+    kb: KnowledgeBase, query: str, top_k: int, model: str, api_base: str | None
+) -> list[tuple[str, float]]:
     """Cosine similarity of litellm embeddings (documents embedded once per model and endpoint)."""
     if not query or not query.strip():
         return []
@@ -123,7 +125,7 @@ def dense_search(kb: KnowledgeBase, query: str, top_k: int, model: str, api_base
         ids = list(kb.documents)
         vectors: list[list[float]] = []
         for start in range(0, len(ids), 64):
-            vectors += embed([kb.documents[i].content for i in ids[start:start + 64]])
+            vectors += embed([kb.documents[i].content for i in ids[start : start + 64]])
         return ids, vectors
 
     ids, vectors = kb.index(("dense", model, api_base), build)
@@ -138,8 +140,11 @@ def dense_search(kb: KnowledgeBase, query: str, top_k: int, model: str, api_base
 
 
 def format_hits(kb: KnowledgeBase, hits: list[tuple[str, float]]) -> str:
-    return "\n".join(f"{n}. {kb.documents[doc_id].title}\n   ID: {doc_id}\n   Score: {score:.4f}\n"
-                     f"   Content: {kb.documents[doc_id].content}\n" for n, (doc_id, score) in enumerate(hits, 1))
+    return "\n".join(
+        f"{n}. {kb.documents[doc_id].title}\n   ID: {doc_id}\n   Score: {score:.4f}\n"
+        f"   Content: {kb.documents[doc_id].content}\n"
+        for n, (doc_id, score) in enumerate(hits, 1)
+    )
 
 
 def timed_search(kb: KnowledgeBase, search: Callable[[], list[tuple[str, float]]]) -> str:
@@ -168,8 +173,9 @@ class KBSearchTool:
         cfg = self.search_config
         if cfg["kb"] == "bm25":
             return timed_search(self.knowledge, lambda: bm25_search(self.knowledge, query, cfg["top_k"]))
-        return timed_search(self.knowledge, lambda: dense_search(self.knowledge, query, cfg["top_k"], cfg["model"],
-                                                                 cfg.get("api_base")))
+        return timed_search(
+            self.knowledge, lambda: dense_search(self.knowledge, query, cfg["top_k"], cfg["model"], cfg.get("api_base"))
+        )
 
 
 class GrepTool:
@@ -227,13 +233,21 @@ class Variant:
     def toolkit(self, store: Any, kb: KnowledgeBase) -> KnowledgeTools:
         if self.unsupported:
             raise ValueError(f"retrieval variant '{self.name}' is not available: {self.unsupported}")
-        cls = {(False, False): KnowledgeTools, (True, False): KnowledgeToolsWithKBSearch,
-               (False, True): KnowledgeToolsWithGrep, (True, True): KnowledgeToolsWithKBSearchAndGrep}[
-            (self.kb is not None, self.grep)]
+        cls = {
+            (False, False): KnowledgeTools,
+            (True, False): KnowledgeToolsWithKBSearch,
+            (False, True): KnowledgeToolsWithGrep,
+            (True, True): KnowledgeToolsWithKBSearchAndGrep,
+        }[(self.kb is not None, self.grep)]
         kit = cls(store)
         kit.knowledge = kb
-        kit.search_config = {"kb": self.kb, "top_k": self.top_k, "model": self.model, "grep_top_k": 10,
-                             "api_base": _embedding_api_base()}
+        kit.search_config = {
+            "kb": self.kb,
+            "top_k": self.top_k,
+            "model": self.model,
+            "grep_top_k": 10,
+            "api_base": _embedding_api_base(),
+        }
         return kit
 
     def policy(self, data_dir: Path, kb: KnowledgeBase, task: Any) -> str:
@@ -255,8 +269,11 @@ class Variant:
             whole = kb.as_markdown()
             text = _FULL_KB.sub(lambda _m: whole, text)
         if self.prompt == "golden":
-            wanted = list(getattr(task, "required_documents", None) or (task.model_extra or {}).get(
-                "required_documents", []) if task is not None else [])
+            wanted = list(
+                getattr(task, "required_documents", None) or (task.model_extra or {}).get("required_documents", [])
+                if task is not None
+                else []
+            )
             by_title = {d.title: d for d in kb.documents.values()}
             docs = [d for d in (by_title.get(r) or kb.documents.get(r) for r in wanted) if d is not None]
             text = text.replace("{{required_documents}}", kb.as_markdown(docs) if docs else "(No documents provided)")
@@ -276,32 +293,53 @@ _RERANK = "tau2's pointwise LLM reranker is not implemented in tau-tui"
 OPENAI = "openai/text-embedding-3-large"
 QWEN = "openrouter/qwen/qwen3-embedding-8b"
 
-VARIANTS: dict[str, Variant] = {v.name: v for v in (
-    Variant("no_knowledge", "no_knowledge.md"),
-    Variant("full_kb", "full_kb.md", prompt="full_kb"),
-    Variant("golden_retrieval", "required_docs.md", prompt="golden"),
-    Variant("bm25_grep", "classic_rag_bm25.md", kb="bm25", grep=True),
-    Variant("bm25", "classic_rag_bm25_no_grep.md", kb="bm25"),
-    Variant("grep_only", "grep_only.md", grep=True),
-    Variant("openai_embeddings_grep", "classic_rag_openai.md", kb="embedding", model=OPENAI, grep=True),
-    Variant("openai_embeddings", "classic_rag_openai_no_grep.md", kb="embedding", model=OPENAI),
-    Variant("qwen_embeddings_grep", "classic_rag_qwen.md", kb="embedding", model=QWEN, grep=True),
-    Variant("qwen_embeddings", "classic_rag_qwen_no_grep.md", kb="embedding", model=QWEN),
-    Variant("bm25_reranker_grep", "classic_rag_bm25.md", kb="bm25", grep=True, unsupported=_RERANK),
-    Variant("bm25_reranker", "classic_rag_bm25_no_grep.md", kb="bm25", unsupported=_RERANK),
-    Variant("openai_embeddings_reranker_grep", "classic_rag_openai.md", kb="embedding", model=OPENAI, grep=True,
-            unsupported=_RERANK),
-    Variant("openai_embeddings_reranker", "classic_rag_openai_no_grep.md", kb="embedding", model=OPENAI,
-            unsupported=_RERANK),
-    Variant("qwen_embeddings_reranker_grep", "classic_rag_qwen.md", kb="embedding", model=QWEN, grep=True,
-            unsupported=_RERANK),
-    Variant("qwen_embeddings_reranker", "classic_rag_qwen_no_grep.md", kb="embedding", model=QWEN,
-            unsupported=_RERANK),
-    Variant("terminal_use", "agentic_search.md", unsupported=_SANDBOX),
-    Variant("terminal_use_write", "agentic_search_write.md", unsupported=_SANDBOX),
-    Variant("alltools", "all_tools.md", unsupported=_SANDBOX),
-    Variant("alltools-qwen", "all_tools.md", unsupported=_SANDBOX),
-)}
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant("no_knowledge", "no_knowledge.md"),
+        Variant("full_kb", "full_kb.md", prompt="full_kb"),
+        Variant("golden_retrieval", "required_docs.md", prompt="golden"),
+        Variant("bm25_grep", "classic_rag_bm25.md", kb="bm25", grep=True),
+        Variant("bm25", "classic_rag_bm25_no_grep.md", kb="bm25"),
+        Variant("grep_only", "grep_only.md", grep=True),
+        Variant("openai_embeddings_grep", "classic_rag_openai.md", kb="embedding", model=OPENAI, grep=True),
+        Variant("openai_embeddings", "classic_rag_openai_no_grep.md", kb="embedding", model=OPENAI),
+        Variant("qwen_embeddings_grep", "classic_rag_qwen.md", kb="embedding", model=QWEN, grep=True),
+        Variant("qwen_embeddings", "classic_rag_qwen_no_grep.md", kb="embedding", model=QWEN),
+        Variant("bm25_reranker_grep", "classic_rag_bm25.md", kb="bm25", grep=True, unsupported=_RERANK),
+        Variant("bm25_reranker", "classic_rag_bm25_no_grep.md", kb="bm25", unsupported=_RERANK),
+        Variant(
+            "openai_embeddings_reranker_grep",
+            "classic_rag_openai.md",
+            kb="embedding",
+            model=OPENAI,
+            grep=True,
+            unsupported=_RERANK,
+        ),
+        Variant(
+            "openai_embeddings_reranker",
+            "classic_rag_openai_no_grep.md",
+            kb="embedding",
+            model=OPENAI,
+            unsupported=_RERANK,
+        ),
+        Variant(
+            "qwen_embeddings_reranker_grep",
+            "classic_rag_qwen.md",
+            kb="embedding",
+            model=QWEN,
+            grep=True,
+            unsupported=_RERANK,
+        ),
+        Variant(
+            "qwen_embeddings_reranker", "classic_rag_qwen_no_grep.md", kb="embedding", model=QWEN, unsupported=_RERANK
+        ),
+        Variant("terminal_use", "agentic_search.md", unsupported=_SANDBOX),
+        Variant("terminal_use_write", "agentic_search_write.md", unsupported=_SANDBOX),
+        Variant("alltools", "all_tools.md", unsupported=_SANDBOX),
+        Variant("alltools-qwen", "all_tools.md", unsupported=_SANDBOX),
+    )
+}
 ALIASES = {"AllTools": "alltools"}
 
 

@@ -22,9 +22,18 @@ from . import records as R
 from .records import TODAY, Tables
 
 CARD_TYPES = [
-    "Bronze Rewards Card", "Business Bronze Rewards Card", "Business Gold Rewards Card",
-    "Business Platinum Rewards Card", "Business Silver Rewards Card", "Crypto-Cash Back", "Diamond Elite Card",
-    "EcoCard", "Gold Rewards Card", "Green Rewards Card", "Platinum Rewards Card", "Silver Rewards Card",
+    "Bronze Rewards Card",
+    "Business Bronze Rewards Card",
+    "Business Gold Rewards Card",
+    "Business Platinum Rewards Card",
+    "Business Silver Rewards Card",
+    "Crypto-Cash Back",
+    "Diamond Elite Card",
+    "EcoCard",
+    "Gold Rewards Card",
+    "Green Rewards Card",
+    "Platinum Rewards Card",
+    "Silver Rewards Card",
     "Silver Zoom Card",
 ]
 
@@ -54,19 +63,27 @@ class KnowledgeUserTools(Tables, Toolkit):
     def wrapped_tool(self, name: str, arguments: Any) -> str | None:
         """The given tool a ``call_discoverable_user_tool`` runs (tau_tui.env.tools hook)."""
         target = arguments.get("discoverable_tool_name") if isinstance(arguments, dict) else None
-        spec = self.declared_tools.get(target) if name == "call_discoverable_user_tool" and isinstance(target, str) \
+        spec = (
+            self.declared_tools.get(target)
+            if name == "call_discoverable_user_tool" and isinstance(target, str)
             else None
+        )
         return target if spec is not None and spec.discoverable else None
 
     def _not_given(self, name: str) -> str | None:
         if "No records found" in self.lookup("user_discoverable_tools", "tool_name", name):
-            return (f"Error: Tool '{name}' has not been given to you by the agent. "
-                    f"The agent must first use `give_discoverable_user_tool` to give this tool to you.")
+            return (
+                f"Error: Tool '{name}' has not been given to you by the agent. "
+                f"The agent must first use `give_discoverable_user_tool` to give this tool to you."
+            )
         return None
 
     def _log_call(self, name: str, arguments: dict[str, Any]) -> None:
-        self.add("user_discoverable_tool_calls", R.user_tool_call_id(name, arguments),
-                 {"tool_name": name, "arguments": arguments, "called_at": TODAY, "status": "CALLED"})
+        self.add(
+            "user_discoverable_tool_calls",
+            R.user_tool_call_id(name, arguments),
+            {"tool_name": name, "arguments": arguments, "called_at": TODAY, "status": "CALLED"},
+        )
 
     def _given_call(self, name: str, **arguments: Any) -> str | None:
         """Check the tool was given and log the call; the refusal text if it was not."""
@@ -96,17 +113,24 @@ class KnowledgeUserTools(Tables, Toolkit):
         record = {"dispute_id": did, "user_id": user_id, "transaction_id": transaction_id, "submitted_at": TODAY}
         if auto:
             record.update(status="RESOLVED", resolution="APPROVED")
-            status = ("Status: RESOLVED - The dispute has been reviewed and approved. The transaction rewards need to "
-                      "be updated.")
+            status = (
+                "Status: RESOLVED - The dispute has been reviewed and approved. The transaction rewards need to "
+                "be updated."
+            )
         else:
             record["status"] = "SUBMITTED"
             status = "Status: SUBMITTED - Your dispute has been queued for review."
         added = self.add("cash_back_disputes", did, record)
         shown = json.dumps({"user_id": user_id, "transaction_id": transaction_id}, indent=2)
-        text = (f"Cash back dispute submitted successfully. Your case has been queued for review.\n\n"
-                f"Executed: submit_cash_back_dispute_0589\nArguments: {shown}\n")
-        return text + (f"Dispute ID: {did}\n{status}" if added
-                       else "Note: Dispute may have already been submitted for this transaction.")
+        text = (
+            f"Cash back dispute submitted successfully. Your case has been queued for review.\n\n"
+            f"Executed: submit_cash_back_dispute_0589\nArguments: {shown}\n"
+        )
+        return text + (
+            f"Dispute ID: {did}\n{status}"
+            if added
+            else "Note: Dispute may have already been submitted for this transaction."
+        )
 
     @tool(ToolType.WRITE, discoverable=True)
     def get_referral_link(self, user_id: str, card_name: str) -> str:
@@ -123,14 +147,27 @@ class KnowledgeUserTools(Tables, Toolkit):
         if refused:
             return refused
         rid = R.referral_link_id(user_id, card_name)
-        added = self.add("referrals", rid, {"referral_id": rid, "referrer_id": user_id,
-                                            "referred_account_type": card_name, "referral_status": "NO_PROGRESS",
-                                            "date": TODAY})
+        added = self.add(
+            "referrals",
+            rid,
+            {
+                "referral_id": rid,
+                "referrer_id": user_id,
+                "referred_account_type": card_name,
+                "referral_status": "NO_PROGRESS",
+                "date": TODAY,
+            },
+        )
         shown = json.dumps({"user_id": user_id, "card_name": card_name}, indent=2)
-        text = (f"Referral link generated successfully. Share this link with the person you want to refer.\n\n"
-                f"Executed: get_referral_link\nArguments: {shown}\n")
-        return text + (f"Referral ID: {rid}\nReferral link: https://rhobank.com/refer/{rid}" if added
-                       else "Note: A referral link for this card may have already been generated.")
+        text = (
+            f"Referral link generated successfully. Share this link with the person you want to refer.\n\n"
+            f"Executed: get_referral_link\nArguments: {shown}\n"
+        )
+        return text + (
+            f"Referral ID: {rid}\nReferral link: https://rhobank.com/refer/{rid}"
+            if added
+            else "Note: A referral link for this card may have already been generated."
+        )
 
     @tool(ToolType.READ, discoverable=True)
     def get_card_last_4_digits(self, credit_card_account_id: str) -> str:
@@ -150,8 +187,10 @@ class KnowledgeUserTools(Tables, Toolkit):
         digest = hashlib.sha256(f"card_last4:{credit_card_account_id}".encode()).hexdigest()
         last4 = "".join(c for c in digest if c.isdigit())[:4].ljust(4, "0")
         shown = json.dumps({"credit_card_account_id": credit_card_account_id}, indent=2)
-        return (f"Card information retrieved successfully.\n\nExecuted: get_card_last_4_digits\n"
-                f"Arguments: {shown}\nLast 4 digits of card: {last4}")
+        return (
+            f"Card information retrieved successfully.\n\nExecuted: get_card_last_4_digits\n"
+            f"Arguments: {shown}\nLast 4 digits of card: {last4}"
+        )
 
     @tool(ToolType.WRITE, discoverable=True)
     def deposit_check_3847(self, account_id: str, check_amount: float) -> str:
@@ -183,15 +222,18 @@ class KnowledgeUserTools(Tables, Toolkit):
         before = R.money(account.get("current_holdings", account.get("balance", 0)))
         after = before + amount
         self.record("accounts", account_id)["current_holdings"] = f"${after:.2f}"
-        return (f"Check deposited successfully. Funds will be available according to your account's deposit "
-                f"policy.\n\nExecuted: deposit_check_3847\nArguments: {json.dumps(arguments, indent=2)}\n"
-                f"Check deposit processed!\n  - Account: {account_id}\n  - Check Amount: ${amount:.2f}\n"
-                f"  - Previous Balance: ${before:.2f}\n  - New Balance: ${after:.2f}")
+        return (
+            f"Check deposited successfully. Funds will be available according to your account's deposit "
+            f"policy.\n\nExecuted: deposit_check_3847\nArguments: {json.dumps(arguments, indent=2)}\n"
+            f"Check deposit processed!\n  - Account: {account_id}\n  - Check Amount: ${amount:.2f}\n"
+            f"  - Previous Balance: ${before:.2f}\n  - New Balance: ${after:.2f}"
+        )
 
     # --- base tools ------------------------------------------------------------------------------
     @tool(ToolType.WRITE)
-    def apply_for_credit_card(self, card_type: str, customer_name: str, annual_income: float,
-                              rho_bank_subscription: bool = False) -> str:
+    def apply_for_credit_card(
+        self, card_type: str, customer_name: str, annual_income: float, rho_bank_subscription: bool = False
+    ) -> str:
         """Apply for a credit card.
 
         Args:
@@ -207,13 +249,21 @@ class KnowledgeUserTools(Tables, Toolkit):
         except (TypeError, ValueError):
             return "Error: Invalid annual_income. Must be a number."
         aid = R.application_id(card_type, customer_name, income, rho_bank_subscription)
-        record = {"application_id": aid, "card_type": card_type, "customer_name": customer_name,
-                  "annual_income": income, "rho_bank_subscription": rho_bank_subscription, "status": "PENDING",
-                  "date": TODAY}
+        record = {
+            "application_id": aid,
+            "card_type": card_type,
+            "customer_name": customer_name,
+            "annual_income": income,
+            "rho_bank_subscription": rho_bank_subscription,
+            "status": "PENDING",
+            "date": TODAY,
+        }
         if not self.add("credit_card_applications", aid, record):
             return f"Failed to submit application: Record ID '{aid}' may already exist."
-        return ("Credit card application submitted:\nYour application has been successfully submitted. "
-                "You will receive a decision within 5-7 business days via email.")
+        return (
+            "Credit card application submitted:\nYour application has been successfully submitted. "
+            "You will receive a decision within 5-7 business days via email."
+        )
 
     @tool(ToolType.WRITE)
     def submit_referral(self, user_id: str, account_type: str) -> str:
@@ -224,14 +274,21 @@ class KnowledgeUserTools(Tables, Toolkit):
             account_type: The type of account you are referring someone to open
         """
         rid = R.referral_id(user_id, account_type)
-        record = {"referral_id": rid, "referrer_id": user_id, "referred_account_type": account_type,
-                  "referral_status": "NO_PROGRESS", "date": TODAY}
+        record = {
+            "referral_id": rid,
+            "referrer_id": user_id,
+            "referred_account_type": account_type,
+            "referral_status": "NO_PROGRESS",
+            "date": TODAY,
+        }
         if not self.add("referrals", rid, record):
             return f"Failed to submit referral: Record ID '{rid}' may already exist."
-        return (f"Referral request submitted successfully!\n  - Referral ID: {rid}\n  - Referrer ID: {user_id}\n"
-                f"  - Account Type: {account_type}\n  - Status: NO_PROGRESS\n  - Date: {TODAY}\n\n"
-                f"Share your referral ID with the person you're referring. "
-                f"They will need to use this when applying for their account.")
+        return (
+            f"Referral request submitted successfully!\n  - Referral ID: {rid}\n  - Referrer ID: {user_id}\n"
+            f"  - Account Type: {account_type}\n  - Status: NO_PROGRESS\n  - Date: {TODAY}\n\n"
+            f"Share your referral ID with the person you're referring. "
+            f"They will need to use this when applying for their account."
+        )
 
     @tool(ToolType.WRITE)
     def call_discoverable_user_tool(self, discoverable_tool_name: str, arguments: str = "{}") -> str:
@@ -297,13 +354,17 @@ class KnowledgeUserTools(Tables, Toolkit):
         existing = self.select("human_transfer_requests", {})
         count = 1 if not R.found(existing) else existing.count("request_id") + 1
         rid = f"transfer_request_{count}"
-        self.add("human_transfer_requests", rid, {"request_id": rid, "request_number": count, "requested_at": TODAY,
-                                                  "status": "PENDING"})
+        self.add(
+            "human_transfer_requests",
+            rid,
+            {"request_id": rid, "request_number": count, "requested_at": TODAY, "status": "PENDING"},
+        )
         return f"Transfer request #{count} submitted.\nThe agent will process your request."
 
     @tool(ToolType.WRITE)
-    def submit_transaction(self, user_id: str, credit_card_type: str, merchant_name: str, amount: float,
-                           category: str) -> str:
+    def submit_transaction(
+        self, user_id: str, credit_card_type: str, merchant_name: str, amount: float, category: str
+    ) -> str:
         """Submit a credit card transaction.
 
         Args:
@@ -319,12 +380,22 @@ class KnowledgeUserTools(Tables, Toolkit):
         rates = REWARD_RATES[credit_card_type]
         rate = rates.get(category, rates["default"])
         points = int(amount * rate)
-        record = {"transaction_id": tid, "user_id": user_id, "credit_card_type": credit_card_type,
-                  "merchant_name": merchant_name, "transaction_amount": f"${amount:.2f}", "transaction_date": TODAY,
-                  "category": category, "status": "COMPLETED", "rewards_earned": f"{points} points"}
+        record = {
+            "transaction_id": tid,
+            "user_id": user_id,
+            "credit_card_type": credit_card_type,
+            "merchant_name": merchant_name,
+            "transaction_amount": f"${amount:.2f}",
+            "transaction_date": TODAY,
+            "category": category,
+            "status": "COMPLETED",
+            "rewards_earned": f"{points} points",
+        }
         if not self.add("credit_card_transaction_history", tid, record):
             return f"Failed to submit transaction: Record ID '{tid}' may already exist."
-        return (f"Transaction submitted successfully!\n  - Transaction ID: {tid}\n  - User ID: {user_id}\n"
-                f"  - Card Type: {credit_card_type}\n  - Merchant: {merchant_name}\n  - Amount: ${amount:.2f}\n"
-                f"  - Category: {category}\n  - Date: {TODAY}\n"
-                f"  - Rewards Earned: {points} points ({rate}% cashback rate)\n")
+        return (
+            f"Transaction submitted successfully!\n  - Transaction ID: {tid}\n  - User ID: {user_id}\n"
+            f"  - Card Type: {credit_card_type}\n  - Merchant: {merchant_name}\n  - Amount: ${amount:.2f}\n"
+            f"  - Category: {category}\n  - Date: {TODAY}\n"
+            f"  - Rewards Earned: {points} points ({rate}% cashback rate)\n"
+        )

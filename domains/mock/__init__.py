@@ -37,13 +37,13 @@ class MockDomain(Domain):
             solo=solo,
         )
 
-
     def _user_data(self, data: Path) -> dict:
         """The user inbox; data folders from before tau2 1.0.1 have none, so it starts empty."""
         path = data / "user_db.json"
         if not path.exists():
-            self.warnings.append(f"{path} is missing: the user inbox starts empty (user-DB hashes will differ "
-                                 "from tau2 1.0.1's)")
+            self.warnings.append(
+                f"{path} is missing: the user inbox starts empty (user-DB hashes will differ from tau2 1.0.1's)"
+            )
             return {"notifications": {}}
         return read_data_file(path)
 

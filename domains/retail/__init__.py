@@ -53,14 +53,25 @@ def create(data_dir: Path | None) -> RetailDomain:
 
 # What the policy asks (tau_tui.evaluate.compliance): authenticate by email or name + zip first, an explicit
 # yes before every write, transfers only for what the agent cannot handle.
-POLICY_RULES = register_policy_rules("retail", PolicyRules(
-    confirm_writes=True, auth_tools=frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"}),
-    transfer_only_when_needed=True))
+POLICY_RULES = register_policy_rules(
+    "retail",
+    PolicyRules(
+        confirm_writes=True,
+        auth_tools=frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"}),
+        transfer_only_when_needed=True,
+    ),
+)
 
 # tau2 1.0.1's modify_pending_order_items gives every changed item the price and options of the last new variant;
 # replay classes a recording made with the fix as an upstream_fix, and replays with it on --upstream-fixes.
-MODIFY_ITEMS_FIX = register_upstream_fix(UpstreamFix(
-    name="retail-modify-items-own-variant", domain="retail", tool="modify_pending_order_items",
-    issue="tau2-bench#317", refs=("#318", "fix #322"),
-    summary="each changed item takes its own new variant's price and options (1.0.1 gives every one the last's)",
-    fixed=modify_pending_order_items_fixed))
+MODIFY_ITEMS_FIX = register_upstream_fix(
+    UpstreamFix(
+        name="retail-modify-items-own-variant",
+        domain="retail",
+        tool="modify_pending_order_items",
+        issue="tau2-bench#317",
+        refs=("#318", "fix #322"),
+        summary="each changed item takes its own new variant's price and options (1.0.1 gives every one the last's)",
+        fixed=modify_pending_order_items_fixed,
+    )
+)

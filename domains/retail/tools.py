@@ -308,8 +308,9 @@ class RetailTools(Toolkit):
         """
         return self._modify_items(order_id, item_ids, new_item_ids, payment_method_id, own_variant=False)
 
-    def _modify_items(self, order_id: str, item_ids: List[str], new_item_ids: List[str], payment_method_id: str,
-                      own_variant: bool) -> Order:
+    def _modify_items(
+        self, order_id: str, item_ids: List[str], new_item_ids: List[str], payment_method_id: str, own_variant: bool
+    ) -> Order:
         """The body of ``modify_pending_order_items``: tau2 1.0.1's (every changed item takes the price and
         options of the LAST new variant looked up) or, ``own_variant``, each its own (the upstream fix)."""
         order = self._order(order_id)
@@ -461,8 +462,9 @@ class RetailTools(Toolkit):
         return "Transfer successful"
 
 
-def modify_pending_order_items_fixed(tools: RetailTools, order_id: str, item_ids: List[str], new_item_ids: List[str],
-                                     payment_method_id: str) -> Order:
+def modify_pending_order_items_fixed(
+    tools: RetailTools, order_id: str, item_ids: List[str], new_item_ids: List[str], payment_method_id: str
+) -> Order:
     """``modify_pending_order_items`` as tau2-bench PR #322 fixes it: each changed item takes the price and options
     of its own new variant (issues #317, #318)."""
     return tools._modify_items(order_id, item_ids, new_item_ids, payment_method_id, own_variant=True)

@@ -54,8 +54,9 @@ class TelecomDomain(Domain):
         if text is None:
             main_file, support_file = POLICY_FILES[key]
             main, support = self.read_text(main_file), self.read_text(support_file)
-            text = self._policies[key] = (f"<main_policy>\n{main}\n</main_policy>\n"
-                                          f"<tech_support_policy>\n{support}\n</tech_support_policy>")
+            text = self._policies[key] = (
+                f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n{support}\n</tech_support_policy>"
+            )
         return text
 
     def new_environment(self, solo: bool = False, variant: str | None = None) -> TelecomEnvironment:

@@ -37,8 +37,12 @@ class TelecomEnvironment(Environment):
     def sync(self) -> None:
         agent_db, user_db = self.agent.db, self.user.db
         synced = self._synced
-        if (synced is not None and synced[0] is agent_db and synced[1] is user_db
-                and synced[2] == self._writes(agent_db, user_db)):
+        if (
+            synced is not None
+            and synced[0] is agent_db
+            and synced[1] is user_db
+            and synced[2] == self._writes(agent_db, user_db)
+        ):
             return  # nothing sync reads was written since: syncing again writes nothing and raises nothing
         self._sync()
         self._synced = (agent_db, user_db, self._writes(agent_db, user_db))

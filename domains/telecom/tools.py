@@ -441,8 +441,9 @@ class TelecomTools(Toolkit):
         return [plan["plan_id"] for plan in self.db.plans]
 
     @helper
-    def suspend_line_for_overdue_bill(self, customer_id: str, line_id: str, new_bill_id: str,
-                                      contract_ended: bool) -> str:
+    def suspend_line_for_overdue_bill(
+        self, customer_id: str, line_id: str, new_bill_id: str, contract_ended: bool
+    ) -> str:
         """Give the customer an overdue bill for last month's plan charge and suspend the line (task set-up)."""
         line_index = self._line_index(line_id)
         line = self.db.lines[line_index]

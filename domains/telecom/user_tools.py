@@ -80,8 +80,9 @@ _ABSENT = object()
 
 
 def _default_vpn() -> dict[str, Any]:
-    return VpnDetails(server_address="192.168.1.1", protocol="OpenVPN",
-                      server_performance=PerformanceLevel.EXCELLENT).model_dump()
+    return VpnDetails(
+        server_address="192.168.1.1", protocol="OpenVPN", server_performance=PerformanceLevel.EXCELLENT
+    ).model_dump()
 
 
 def _same(old: Any, new: Any) -> bool:
@@ -96,7 +97,9 @@ def _same(old: Any, new: Any) -> bool:
     if kind is not type(new):
         return False
     if kind is dict:
-        return len(old) == len(new) and all(_same(a, b) and _same(old[a], new[b]) for a, b in zip(old, new, strict=True))
+        return len(old) == len(new) and all(
+            _same(a, b) and _same(old[a], new[b]) for a, b in zip(old, new, strict=True)
+        )
     if kind is list or kind is tuple:
         return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
     if kind is float:
@@ -351,8 +354,10 @@ class TelecomUserTools(Toolkit):
         was_on = device["airplane_mode"]
         no_wifi = {"wifi_connected": False, "wifi_ssid": None, "wifi_signal_strength": SignalStrength.NONE}
         if was_on:
-            changes: dict[str, Any] = {"airplane_mode": not was_on,
-                                       "network_connection_status": NetworkStatus.SEARCHING}
+            changes: dict[str, Any] = {
+                "airplane_mode": not was_on,
+                "network_connection_status": NetworkStatus.SEARCHING,
+            }
             if device["wifi_enabled"]:
                 changes.update(no_wifi)
             self._set_device(**changes)
@@ -621,8 +626,10 @@ class TelecomUserTools(Toolkit):
         if not device["wifi_enabled"]:
             return "Wi-Fi is turned OFF."
         if device["wifi_connected"]:
-            return (f"Wi-Fi is ON and connected to '{device['wifi_ssid']}'. "
-                    f"Signal strength: {device['wifi_signal_strength'].value}.")
+            return (
+                f"Wi-Fi is ON and connected to '{device['wifi_ssid']}'. "
+                f"Signal strength: {device['wifi_signal_strength'].value}."
+            )
         return "Wi-Fi is ON but not connected to any network."
 
     @tool(ToolType.WRITE)
@@ -638,8 +645,9 @@ class TelecomUserTools(Toolkit):
         if enabled:
             self._set_device(wifi_enabled=enabled)
         else:
-            self._set_device(wifi_enabled=enabled, wifi_connected=False, wifi_ssid=None,
-                             wifi_signal_strength=SignalStrength.NONE)
+            self._set_device(
+                wifi_enabled=enabled, wifi_connected=False, wifi_ssid=None, wifi_signal_strength=SignalStrength.NONE
+            )
         return self._with_status_bar(f"Wi-Fi is now {_on_off(enabled)}.")
 
     # --- Wi-Fi calling ------------------------------------------------------------------------------
@@ -809,8 +817,7 @@ class TelecomUserTools(Toolkit):
         available = list(app["permissions"].keys())
         if permission not in available:
             return self._with_status_bar(
-                f"Error. Permission '{permission}' not tracked for app '{app_name}', "
-                f"available permissions: {available}"
+                f"Error. Permission '{permission}' not tracked for app '{app_name}', available permissions: {available}"
             )
         if app["permissions"][permission] is not True:
             self.db.edit("device", "app_statuses", app_name, "permissions")[permission] = True

@@ -29,8 +29,9 @@ class WarehouseDomain(Domain):
             raise ValueError("the warehouse domain has no solo mode")
         data = self.require_data()
         tree = self.pristine("db", SCHEMA, lambda: read_data_file(data / "db.json"))
-        return Environment(domain_name="warehouse", policy=self.read_text("policy.md"),
-                           agent=WarehouseTools(make_store(SCHEMA, tree)))
+        return Environment(
+            domain_name="warehouse", policy=self.read_text("policy.md"), agent=WarehouseTools(make_store(SCHEMA, tree))
+        )
 
 
 DOMAIN = WarehouseDomain

@@ -27,7 +27,9 @@ CANCELLATION_REASONS = ("customer_request", "duplicate_order", "credit_hold")
 def order_status(order: dict[str, Any]) -> str:
     """An order's status from its lines: allocated, backordered (covered, some on backorder), part_allocated, open."""
     allocated = [sum(a["quantity"] for a in line["allocations"]) for line in order["lines"]]
-    covered = all(a + line["backordered"] == line["quantity"] for a, line in zip(allocated, order["lines"], strict=True))
+    covered = all(
+        a + line["backordered"] == line["quantity"] for a, line in zip(allocated, order["lines"], strict=True)
+    )
     if covered and all(a == line["quantity"] for a, line in zip(allocated, order["lines"], strict=True)):
         return "allocated"
     if covered:
@@ -142,8 +144,11 @@ class WarehouseTools(Toolkit):
             query: Words of the product name or code, such as 'copper 15'.
         """
         words = query.lower().split()
-        return [{"sku": p["sku"], "name": p["name"], "status": p["status"]} for p in self.db.products.values()
-                if all(w in f"{p['sku']} {p['name']}".lower() for w in words)]
+        return [
+            {"sku": p["sku"], "name": p["name"], "status": p["status"]}
+            for p in self.db.products.values()
+            if all(w in f"{p['sku']} {p['name']}".lower() for w in words)
+        ]
 
     @tool(ToolType.READ)
     def lookup_stock(self, sku: str, warehouse: str) -> dict:
@@ -157,9 +162,16 @@ class WarehouseTools(Toolkit):
         """
         self._product(sku)
         level = self._level(sku, self._warehouse(warehouse))
-        return as_model({"sku": sku, "warehouse": warehouse, "on_hand": level["on_hand"],
-                         "reserved": level["reserved"], "available": level["on_hand"] - level["reserved"],
-                         "safety_stock": self.db.products[sku]["safety_stock"][warehouse]})
+        return as_model(
+            {
+                "sku": sku,
+                "warehouse": warehouse,
+                "on_hand": level["on_hand"],
+                "reserved": level["reserved"],
+                "available": level["on_hand"] - level["reserved"],
+                "safety_stock": self.db.products[sku]["safety_stock"][warehouse],
+            }
+        )
 
     @tool(ToolType.READ)
     def check_availability(self, sku: str) -> dict:
@@ -176,11 +188,20 @@ class WarehouseTools(Toolkit):
             product = self._product(sku)
             levels = self.db.stock[sku]["levels"]
             hit = {
-                "sku": sku, "name": product["name"], "status": product["status"],
+                "sku": sku,
+                "name": product["name"],
+                "status": product["status"],
                 "available": {w: levels[w]["on_hand"] - levels[w]["reserved"] for w in WAREHOUSES},
-                "in_transit": [{"transfer_id": t["transfer_id"], "to_warehouse": t["to_warehouse"],
-                                "quantity": t["quantity"], "eta": t["eta"]}
-                               for t in self.db.transfers.values() if t["sku"] == sku and t["status"] == "in_transit"],
+                "in_transit": [
+                    {
+                        "transfer_id": t["transfer_id"],
+                        "to_warehouse": t["to_warehouse"],
+                        "quantity": t["quantity"],
+                        "eta": t["eta"],
+                    }
+                    for t in self.db.transfers.values()
+                    if t["sku"] == sku and t["status"] == "in_transit"
+                ],
                 "next_delivery": product["next_delivery"],
                 "as_of": self.db.snapshot["taken_at"],
             }
@@ -212,8 +233,9 @@ class WarehouseTools(Toolkit):
             raise ValueError(f"Line {line_no} of {order_id} needs only {open_units} more unit(s)")
         level = self._level(line["sku"], warehouse)
         if quantity > level["on_hand"] - level["reserved"]:
-            raise ValueError(f"Only {level['on_hand'] - level['reserved']} unit(s) of {line['sku']} available "
-                             f"in {warehouse}")
+            raise ValueError(
+                f"Only {level['on_hand'] - level['reserved']} unit(s) of {line['sku']} available in {warehouse}"
+            )
         self._invalidate()
         self.db.edit("stock", line["sku"])["levels"][warehouse]["reserved"] += quantity
         order = self.db.edit("orders", order_id)
@@ -274,8 +296,9 @@ class WarehouseTools(Toolkit):
         self._invalidate()
         self.db.edit("stock", line["sku"])["levels"][warehouse]["reserved"] -= held["quantity"]
         order = self.db.edit("orders", order_id)
-        order["lines"][index]["allocations"] = [a for a in order["lines"][index]["allocations"]
-                                                if a["warehouse"] != warehouse]
+        order["lines"][index]["allocations"] = [
+            a for a in order["lines"][index]["allocations"] if a["warehouse"] != warehouse
+        ]
         order["status"] = order_status(order)
         return as_model(order)
 
@@ -327,8 +350,9 @@ class WarehouseTools(Toolkit):
         return as_model(order)
 
     @tool(ToolType.WRITE)
-    def create_transfer(self, sku: str, from_warehouse: str, to_warehouse: str, quantity: int,
-                        requested_by: str) -> dict:
+    def create_transfer(
+        self, sku: str, from_warehouse: str, to_warehouse: str, quantity: int, requested_by: str
+    ) -> dict:
         """
         Move stock from one warehouse to the other; it leaves at once and arrives on the transfer's eta.
 
@@ -351,14 +375,23 @@ class WarehouseTools(Toolkit):
             raise ValueError("The quantity must be a positive whole number")
         level = self._level(sku, from_warehouse)
         if quantity > level["on_hand"] - level["reserved"]:
-            raise ValueError(f"Only {level['on_hand'] - level['reserved']} unit(s) of {sku} available in "
-                             f"{from_warehouse}")
+            raise ValueError(
+                f"Only {level['on_hand'] - level['reserved']} unit(s) of {sku} available in {from_warehouse}"
+            )
         self._invalidate()
         self.db.edit("stock", sku)["levels"][from_warehouse]["on_hand"] -= quantity
         transfer_id = f"TR-{7001 + len(self.db.transfers)}"
-        transfer = {"transfer_id": transfer_id, "sku": sku, "from_warehouse": from_warehouse,
-                    "to_warehouse": to_warehouse, "quantity": quantity, "status": "in_transit", "created_on": TODAY,
-                    "eta": TRANSFER_ETA, "requested_by": requested_by}
+        transfer = {
+            "transfer_id": transfer_id,
+            "sku": sku,
+            "from_warehouse": from_warehouse,
+            "to_warehouse": to_warehouse,
+            "quantity": quantity,
+            "status": "in_transit",
+            "created_on": TODAY,
+            "eta": TRANSFER_ETA,
+            "requested_by": requested_by,
+        }
         self.db.set("transfers", transfer_id, transfer)
         return as_model(transfer)
 

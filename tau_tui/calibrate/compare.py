@@ -16,13 +16,13 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from tau_tui import formats
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.env.environment import EnvState
 from tau_tui.env.store import to_plain
 from tau_tui.model.io import RunFile
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.replay import Change, Timeline, diff_states, path_text
-from tau_tui import formats
 from tau_tui.textsafe import clip_json
 
 
@@ -44,8 +44,11 @@ class TrialCall:
         return (self.requestor, self.name, json.dumps(self.arguments, sort_keys=True, default=str))
 
     def text(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items()) if isinstance(self.arguments, dict) \
+        args = (
+            ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
+            if isinstance(self.arguments, dict)
             else repr(self.arguments)
+        )
         who = "" if self.requestor == "assistant" else f"[{self.requestor}] "
         return f"{who}{self.name}({args})"
 
@@ -113,25 +116,53 @@ class TrialComparison:
 
     def to_json(self) -> dict[str, Any]:
         def changes(items: list[Change]) -> list[dict[str, Any]]:
-            return [{"path": path_text(c.path), "kind": c.kind, "left": to_plain(c.before), "right": to_plain(c.after)}
-                    for c in items]
+            return [
+                {"path": path_text(c.path), "kind": c.kind, "left": to_plain(c.before), "right": to_plain(c.after)}
+                for c in items
+            ]
 
         def call(view: TrialCall | None) -> dict[str, Any] | None:
-            return None if view is None else {"position": view.position, "requestor": view.requestor,
-                                              "name": view.name, "arguments": view.arguments, "step": view.step,
-                                              "result": view.result, "error": view.error}
+            return (
+                None
+                if view is None
+                else {
+                    "position": view.position,
+                    "requestor": view.requestor,
+                    "name": view.name,
+                    "arguments": view.arguments,
+                    "step": view.step,
+                    "result": view.result,
+                    "error": view.error,
+                }
+            )
 
         d = self.divergence
         return {
-            "left": {"label": self.left.label, "task": self.left.task_id, "termination": self.left.termination,
-                     "reward": self.left.reward},
-            "right": {"label": self.right.label, "task": self.right.task_id, "termination": self.right.termination,
-                      "reward": self.right.reward},
+            "left": {
+                "label": self.left.label,
+                "task": self.left.task_id,
+                "termination": self.left.termination,
+                "reward": self.left.reward,
+            },
+            "right": {
+                "label": self.right.label,
+                "task": self.right.task_id,
+                "termination": self.right.termination,
+                "reward": self.right.reward,
+            },
             "turns": len(self.turns),
-            "divergence": None if d is None else {
-                "position": d.position, "left": call(d.left), "right": call(d.right), "left_step": d.left_step,
-                "right_step": d.right_step, "turn": next((t.index for t in self.turns if t.divergent), None),
-                "agent_diff": changes(d.agent_diff), "user_diff": changes(d.user_diff)},
+            "divergence": None
+            if d is None
+            else {
+                "position": d.position,
+                "left": call(d.left),
+                "right": call(d.right),
+                "left_step": d.left_step,
+                "right_step": d.right_step,
+                "turn": next((t.index for t in self.turns if t.divergent), None),
+                "agent_diff": changes(d.agent_diff),
+                "user_diff": changes(d.user_diff),
+            },
             "final_agent_diff": changes(self.final_agent_diff),
             "final_user_diff": changes(self.final_user_diff),
         }
@@ -159,8 +190,16 @@ def turns_of(timeline: Timeline, writes_only: bool = False) -> tuple[list[Turn],
                 record = timeline.calls[record_index]
                 if writes_only and not _is_write(timeline, record.name):
                     continue
-                view = TrialCall(len(calls), record.requestor, record.name, record.call.arguments, record.call_step,
-                                 record.result_step, record.recorded, record.recorded_error)
+                view = TrialCall(
+                    len(calls),
+                    record.requestor,
+                    record.name,
+                    record.call.arguments,
+                    record.call_step,
+                    record.result_step,
+                    record.recorded,
+                    record.recorded_error,
+                )
                 calls.append(view)
                 turn.calls.append(view)
     return turns, calls
@@ -184,9 +223,15 @@ def compare_timelines(left: Side, right: Side, writes_only: bool = False) -> Tri
         if a is None or b is None or a.signature != b.signature:
             left_step, left_state = _state_after(left.timeline, a)
             right_step, right_state = _state_after(right.timeline, b)
-            divergence = TrialDivergence(position, a, b, left_step, right_step,
-                                         diff_states(left_state.agent, right_state.agent),
-                                         diff_states(left_state.user, right_state.user))
+            divergence = TrialDivergence(
+                position,
+                a,
+                b,
+                left_step,
+                right_step,
+                diff_states(left_state.agent, right_state.agent),
+                diff_states(left_state.user, right_state.user),
+            )
             break
     aligned = []
     for index in range(max(len(left_turns), len(right_turns))):
@@ -194,11 +239,18 @@ def compare_timelines(left: Side, right: Side, writes_only: bool = False) -> Tri
         rt = right_turns[index] if index < len(right_turns) else None
         marked = divergence is not None and any(
             t is not None and any(call is view for call in t.calls)
-            for t, view in ((lt, divergence.left), (rt, divergence.right)))
+            for t, view in ((lt, divergence.left), (rt, divergence.right))
+        )
         aligned.append(AlignedTurn(index, lt, rt, marked))
-    return TrialComparison(left, right, aligned, divergence,
-                           diff_states(left.timeline.final.agent, right.timeline.final.agent),
-                           diff_states(left.timeline.final.user, right.timeline.final.user), writes_only)
+    return TrialComparison(
+        left,
+        right,
+        aligned,
+        divergence,
+        diff_states(left.timeline.final.agent, right.timeline.final.agent),
+        diff_states(left.timeline.final.user, right.timeline.final.user),
+        writes_only,
+    )
 
 
 def side_of(analysis: SimAnalysis, label: str | None = None) -> Side:
@@ -208,9 +260,15 @@ def side_of(analysis: SimAnalysis, label: str | None = None) -> Side:
     return Side(name, sim.task_id, sim.termination_reason, reward, analysis.timeline)
 
 
-def compare_simulations(analyzer: Analyzer, left: tuple[RunFile, int], right: tuple[RunFile, int], *,
-                        labels: tuple[str | None, str | None] = (None, None), writes_only: bool = False,
-                        allow_other_tasks: bool = False) -> TrialComparison:
+def compare_simulations(
+    analyzer: Analyzer,
+    left: tuple[RunFile, int],
+    right: tuple[RunFile, int],
+    *,
+    labels: tuple[str | None, str | None] = (None, None),
+    writes_only: bool = False,
+    allow_other_tasks: bool = False,
+) -> TrialComparison:
     """Replay two recorded simulations and compare them (they must be of the same task unless allowed)."""
     a = analyzer.analyze(*left)
     b = analyzer.analyze(*right)
@@ -241,9 +299,12 @@ def _turn_lines(turn: Turn | None, width: int) -> list[str]:
 
 
 def change_lines(changes: list[Change], side: str, limit: int = 20) -> list[str]:
-    out = [f"  {side} {path_text(c.path)}: {_value(c.before)} | {_value(c.after)}" if c.kind == "changed"
-           else f"  {side} {path_text(c.path)}: {c.kind} on the {'right' if c.kind == 'added' else 'left'} only"
-           for c in changes[:limit]]
+    out = [
+        f"  {side} {path_text(c.path)}: {_value(c.before)} | {_value(c.after)}"
+        if c.kind == "changed"
+        else f"  {side} {path_text(c.path)}: {c.kind} on the {'right' if c.kind == 'added' else 'left'} only"
+        for c in changes[:limit]
+    ]
     if len(changes) > limit:
         out.append(f"  … {len(changes) - limit} more {side} differences")
     return out
@@ -258,8 +319,11 @@ def render_comparison(comparison: TrialComparison, width: int = 120) -> str:
         reward = formats.reward(side.reward, "-")
         return f"{side.label} [{side.termination}, reward {reward}]"
 
-    lines = [f"task {left.task_id}" + (f" vs {right.task_id}" if right.task_id != left.task_id else ""),
-             f"     {head(left)[:col]:<{col}} | {head(right)[:col]}", "-" * min(width, 2 * col + 8)]
+    lines = [
+        f"task {left.task_id}" + (f" vs {right.task_id}" if right.task_id != left.task_id else ""),
+        f"     {head(left)[:col]:<{col}} | {head(right)[:col]}",
+        "-" * min(width, 2 * col + 8),
+    ]
     for turn in comparison.turns:
         a, b = _turn_lines(turn.left, col), _turn_lines(turn.right, col)
         marker = ">>" if turn.divergent else "  "
@@ -275,8 +339,10 @@ def render_comparison(comparison: TrialComparison, width: int = 120) -> str:
         lines.append(f"first differing {kind}tool call: #{d.position + 1}")
         lines.append(f"  left:  {d.left.text() if d.left else '(none: no more calls)'}")
         lines.append(f"  right: {d.right.text() if d.right else '(none: no more calls)'}")
-        lines.append(f"DB after it (left step {d.left_step}, right step {d.right_step}): "
-                     + ("same" if not d.agent_diff and not d.user_diff else "left | right"))
+        lines.append(
+            f"DB after it (left step {d.left_step}, right step {d.right_step}): "
+            + ("same" if not d.agent_diff and not d.user_diff else "left | right")
+        )
         lines += change_lines(d.agent_diff, "agent") + change_lines(d.user_diff, "user")
     final = comparison.final_agent_diff or comparison.final_user_diff
     lines.append("final DB: " + ("left | right" if final else "same"))

@@ -68,8 +68,13 @@ class StateDifference:
         return path_text(self.change.path)
 
     def to_json(self) -> dict[str, Any]:
-        return {"side": self.side, "path": self.path, "kind": self.change.kind,
-                "gold": to_plain(self.change.before), "live": to_plain(self.change.after)}
+        return {
+            "side": self.side,
+            "path": self.path,
+            "kind": self.change.kind,
+            "gold": to_plain(self.change.before),
+            "live": to_plain(self.change.after),
+        }
 
 
 @dataclass
@@ -116,8 +121,10 @@ class GoldCheck:
             return []
         unmet = ", ".join(text + (f" ({error})" if error else "") for text, error in self.gold_unmet_assertions)
         if self.reachable is False:
-            return [f"unreachable task: the gold state fails env assertion {unmet}, and DB is in the reward "
-                    "basis, so no trajectory can both match the gold DB and meet it"]
+            return [
+                f"unreachable task: the gold state fails env assertion {unmet}, and DB is in the reward "
+                "basis, so no trajectory can both match the gold DB and meet it"
+            ]
         cause = "the task has no reference actions" if self.no_reference_actions else "the reference actions"
         return [f"reference solution incomplete: {cause} and the gold state fails env assertion {unmet}"]
 
@@ -143,11 +150,14 @@ class GoldCheck:
     def consistency_reasons(self) -> list[str]:
         if self.gold_consistent:
             return []
-        sides = [side for side, g, live in zip(("agent", "user"), self.gold_hashes, self.live_hashes) if g != live]
+        sides = [
+            side
+            for side, g, live in zip(("agent", "user"), self.gold_hashes, self.live_hashes, strict=False)
+            if g != live
+        ]
         paths = [d.path for d in self.differences]
         shown = ", ".join(paths[:4]) + (f" (+{len(paths) - 4} more)" if len(paths) > 4 else "")
-        text = (f"gold state differs from the live path ({' and '.join(sides)} DB"
-                + (f": {shown})" if shown else ")"))
+        text = f"gold state differs from the live path ({' and '.join(sides)} DB" + (f": {shown})" if shown else ")")
         out = [text]
         live_only = {i for i, _ in self.live_action_errors} - {i for i, _ in self.gold_action_errors}
         for index, error in self.live_action_errors:
@@ -230,8 +240,9 @@ def live_path(task: Task, new_env: Callable[[bool], Environment], cache: InitCac
     problems = [f"task setup: {message}" for message in dict.fromkeys(f.message for f in timeline.findings)]
     errors: list[tuple[int, str]] = []
     for index, action in enumerate(task.expected_actions):
-        result = env.call(ToolCall(id=f"gold_{index}", name=action.name, arguments=action.arguments,
-                                   requestor=action.requestor))
+        result = env.call(
+            ToolCall(id=f"gold_{index}", name=action.name, arguments=action.arguments, requestor=action.requestor)
+        )
         if result.error:
             errors.append((index, result.text))
         try:
@@ -323,8 +334,15 @@ def agent_verdict(evaluation: Evaluation) -> list[str]:
 class GoldChecker:
     """Runs the gold sanity check on tasks of one domain (variant)."""
 
-    def __init__(self, domain: Domain, variant: str | None = None, *, judge: Any = None,
-                 keep_simulations: bool = False, max_steps: int = 200):
+    def __init__(
+        self,
+        domain: Domain,
+        variant: str | None = None,
+        *,
+        judge: Any = None,
+        keep_simulations: bool = False,
+        max_steps: int = 200,
+    ):
         self.domain = domain
         self.variant = variant
         self.judge = judge
@@ -345,8 +363,9 @@ class GoldChecker:
         init = InitCache()  # the live path and the rollout's replay share the initialised state
         live = live_path(task, self.new_env, init)
         state = live.env.freeze()
-        setup = live.problems + [f"gold path: {f.message}" for f in gold.findings
-                                 if f.message not in live.setup_messages]
+        setup = live.problems + [
+            f"gold path: {f.message}" for f in gold.findings if f.message not in live.setup_messages
+        ]
         result = GoldCheck(
             task_id=task.id,
             fingerprint=self.fingerprints.of_task(task).value,
@@ -361,8 +380,14 @@ class GoldChecker:
             setup_problems=list(dict.fromkeys(setup)),
         )
         try:
-            episode = Episode(self.domain, self.variant, task, ParticipantSpec(GOLD_AGENT),
-                              ParticipantSpec(SCRIPTED_USER), EpisodeOptions(max_steps=self.max_steps))
+            episode = Episode(
+                self.domain,
+                self.variant,
+                task,
+                ParticipantSpec(GOLD_AGENT),
+                ParticipantSpec(SCRIPTED_USER),
+                EpisodeOptions(max_steps=self.max_steps),
+            )
             sim = await episode.run(evaluate=False)
         except Exception as exc:  # noqa: BLE001 - a task whose episode cannot start fails the check
             result.agent_reasons = [f"gold agent: the episode cannot start ({type(exc).__name__}: {exc})"]
@@ -379,8 +404,12 @@ class GoldChecker:
         result.simulation = sim if self.keep_simulations else None
         return result
 
-    async def check_all(self, tasks: Iterable[Task], on_result: Callable[[GoldCheck], None] | None = None,
-                        cancelled: Callable[[], bool] | None = None) -> list[GoldCheck]:
+    async def check_all(
+        self,
+        tasks: Iterable[Task],
+        on_result: Callable[[GoldCheck], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> list[GoldCheck]:
         """Check ``tasks`` in order; ``on_result`` sees each result, ``cancelled`` is asked before each task."""
         results = []
         for task in tasks:
@@ -392,7 +421,11 @@ class GoldChecker:
                 on_result(result)
         return results
 
-    def run(self, tasks: Iterable[Task], on_result: Callable[[GoldCheck], None] | None = None,
-            cancelled: Callable[[], bool] | None = None) -> list[GoldCheck]:
+    def run(
+        self,
+        tasks: Iterable[Task],
+        on_result: Callable[[GoldCheck], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> list[GoldCheck]:
         """``check_all`` from synchronous code: the CLI, tests, a TUI thread worker (CPU-bound, ~10 ms a task)."""
         return asyncio.run(self.check_all(tasks, on_result, cancelled))

@@ -106,9 +106,16 @@ class Cell:
         return self.outcome in FINISHED
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome.value, "trial": self.trial, "seed": self.seed, "reward": self.reward,
-                "termination": self.termination, "reason": self.reason,
-                "file": str(self.ref.path) if self.ref else None, "sim": self.ref.sim_id if self.ref else None}
+        return {
+            "outcome": self.outcome.value,
+            "trial": self.trial,
+            "seed": self.seed,
+            "reward": self.reward,
+            "termination": self.termination,
+            "reason": self.reason,
+            "file": str(self.ref.path) if self.ref else None,
+            "sim": self.ref.sim_id if self.ref else None,
+        }
 
 
 RowKey = tuple[str, str, Setup]
@@ -248,8 +255,11 @@ def task_order(task_id: str) -> tuple[int, Any]:
 SORT_KEYS: dict[str, Callable[[Row], Any]] = {
     "task": lambda r: (task_order(r.task_id), r.setup.label, not r.current),
     "band": lambda r: (BAND_ORDER[r.band], task_order(r.task_id)),
-    "pass_rate": lambda r: (r.pass_rate is None, r.pass_rate if r.pass_rate is not None else 0.0,
-                            task_order(r.task_id)),
+    "pass_rate": lambda r: (
+        r.pass_rate is None,
+        r.pass_rate if r.pass_rate is not None else 0.0,
+        task_order(r.task_id),
+    ),
     "unscored": lambda r: (-r.n_unscored, task_order(r.task_id)),
 }
 
@@ -261,9 +271,14 @@ def sort_rows(rows: Iterable[Row], by: str = "task", reverse: bool = False) -> l
     return sorted(rows, key=SORT_KEYS[by], reverse=reverse)
 
 
-def filter_rows(rows: Iterable[Row], bands: Iterable[Band | str] | None = None, *,
-                mixed_versions: bool | None = None, current: bool | None = None,
-                text: str | None = None) -> list[Row]:
+def filter_rows(
+    rows: Iterable[Row],
+    bands: Iterable[Band | str] | None = None,
+    *,
+    mixed_versions: bool | None = None,
+    current: bool | None = None,
+    text: str | None = None,
+) -> list[Row]:
     """Rows in any of ``bands``; optionally only (not) marked as mixed, (not) current, or matching ``text``."""
     wanted = None if bands is None else {Band(b) for b in bands}
     needle = text.lower() if text else None
@@ -309,8 +324,9 @@ class CalibrationGrid:
     def row(self, key: RowKey) -> Row:
         return self._rows[key]
 
-    def rows(self, sort: str = "task", reverse: bool = False, bands: Iterable[Band | str] | None = None,
-             **filters: Any) -> list[Row]:
+    def rows(
+        self, sort: str = "task", reverse: bool = False, bands: Iterable[Band | str] | None = None, **filters: Any
+    ) -> list[Row]:
         """The rows, filtered (``filter_rows``) and sorted (``sort_rows``)."""
         return sort_rows(filter_rows(self._rows.values(), bands, **filters), sort, reverse)
 
@@ -327,14 +343,20 @@ class CalibrationGrid:
         return [row.to_json() for row in self.rows(sort)]
 
     # --- changing --------------------------------------------------------------------------
-    def ensure_row(self, task_id: str, fingerprint: str, setup: Setup, *, parts: dict[str, str] | None = None,
-                   source: str = "recorded") -> Row:
+    def ensure_row(
+        self,
+        task_id: str,
+        fingerprint: str,
+        setup: Setup,
+        *,
+        parts: dict[str, str] | None = None,
+        source: str = "recorded",
+    ) -> Row:
         """The row for this task version and setup, created (``RowAdded``) if new."""
         key = (task_id, fingerprint, setup)
         row = self._rows.get(key)
         if row is None:
-            row = self._rows[key] = Row(task_id, fingerprint, setup, fingerprint_parts=parts,
-                                        fingerprint_source=source)
+            row = self._rows[key] = Row(task_id, fingerprint, setup, fingerprint_parts=parts, fingerprint_source=source)
             self.emit(RowAdded(key))
             self._mark(task_id)
         elif parts and not row.fingerprint_parts:

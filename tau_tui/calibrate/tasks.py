@@ -110,7 +110,7 @@ def _locate(path: Path, task_id: str, kind: str) -> TaskSource:
     try:
         start = _skip(text, 0)
         candidates: Iterator[tuple[int, int, Any]]
-        if text[start:start + 1] == "[":
+        if text[start : start + 1] == "[":
             candidates = _array_items(text, start, path)
         else:
             member = _object_member(text, start, ("tasks", "task"), path)
@@ -124,8 +124,15 @@ def _locate(path: Path, task_id: str, kind: str) -> TaskSource:
                 candidates = _array_items(text, pos, path)
         for begin, end, value in candidates:
             if isinstance(value, dict) and str(value.get("id")) == task_id:
-                return TaskSource(task_id, path, kind, _line_of(text, begin), _line_of(text, end - 1),
-                                  _id_line(text, begin, end), begin)
+                return TaskSource(
+                    task_id,
+                    path,
+                    kind,
+                    _line_of(text, begin),
+                    _line_of(text, end - 1),
+                    _id_line(text, begin, end),
+                    begin,
+                )
     except json.JSONDecodeError as exc:
         raise TaskSourceError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     raise TaskSourceError(f"{path}: no task {task_id!r}")
@@ -143,7 +150,7 @@ def _id_line(text: str, begin: int, end: int) -> int:
                 in_string = False
         elif char == '"':
             after = _skip(text, pos + 4)
-            if depth == 1 and text.startswith('"id"', pos) and text[after:after + 1] == ":":
+            if depth == 1 and text.startswith('"id"', pos) and text[after : after + 1] == ":":
                 return _line_of(text, pos)
             in_string = True
         elif char in "{[":

@@ -88,8 +88,16 @@ class RunnerFactory(Protocol):
 class Calibrator:
     """A calibration grid for one domain (variant), filled from runs and rollouts."""
 
-    def __init__(self, registry: DomainRegistry, domain: str, grid: CalibrationGrid | None = None, *,
-                 judge: Any = None, analyzer: Analyzer | None = None, runner_factory: RunnerFactory | None = None):
+    def __init__(
+        self,
+        registry: DomainRegistry,
+        domain: str,
+        grid: CalibrationGrid | None = None,
+        *,
+        judge: Any = None,
+        analyzer: Analyzer | None = None,
+        runner_factory: RunnerFactory | None = None,
+    ):
         """``analyzer`` and ``runner_factory``: the workspace's (its one gold cache, runners with its judge and
         remote episodes); a calibrator made alone (tests) makes its own from ``registry`` and ``judge``."""
         self.registry = registry
@@ -158,7 +166,7 @@ class Calibrator:
         setup = Setup(run.agent_model or run.agent_implementation, run.user_model or run.user_implementation)
         added = 0
         tasks = set()
-        for entry, raw in zip(run.entries, run.raw_sims):
+        for entry, raw in zip(run.entries, run.raw_sims, strict=False):
             ref = SimRef(run.path, entry.id)
             if entry.problem or self._known(ref):
                 continue
@@ -173,10 +181,10 @@ class Calibrator:
                     reward, note = None, str(exc)
             outcome, reason = classify(reward, entry.termination, note)
             fingerprint = self.fingerprints.of_simulation(run, raw)
-            row = self.grid.ensure_row(entry.task_id, fingerprint.value, setup, parts=fingerprint.parts,
-                                       source=fingerprint.source)
-            self.grid.add_cell(row.key, Cell(outcome, entry.trial, entry.seed, reward, entry.termination, reason,
-                                             ref))
+            row = self.grid.ensure_row(
+                entry.task_id, fingerprint.value, setup, parts=fingerprint.parts, source=fingerprint.source
+            )
+            self.grid.add_cell(row.key, Cell(outcome, entry.trial, entry.seed, reward, entry.termination, reason, ref))
             added += 1
             tasks.add(entry.task_id)
         self.mark_current(tasks)
@@ -201,8 +209,16 @@ class Calibrator:
         return False
 
     # --- rollouts -------------------------------------------------------------------------
-    async def run(self, config: RunConfig, path: Path | str, *, resume: bool = False, replace: bool = False,
-                  runner_listener: Any = None, remote: Any = None) -> RunSummary:
+    async def run(
+        self,
+        config: RunConfig,
+        path: Path | str,
+        *,
+        resume: bool = False,
+        replace: bool = False,
+        runner_listener: Any = None,
+        remote: Any = None,
+    ) -> RunSummary:
         """Roll out ``config`` into ``path`` and fill the grid live (``remote``: the runner's ``Runner.remote``).
 
         ``replace`` clears the rows this run fills before it starts (a fresh
@@ -272,11 +288,19 @@ class Calibrator:
         outcome, reason = classify(event.reward, sim.termination_reason, note)
         ref = SimRef(path, sim.id)
         self._known(ref)
-        self.grid.update_cell(*hit, outcome=outcome, reward=event.reward, termination=sim.termination_reason,
-                              reason=reason, ref=ref)
+        self.grid.update_cell(
+            *hit, outcome=outcome, reward=event.reward, termination=sim.termination_reason, reason=reason, ref=ref
+        )
 
-    async def rerun(self, keys: Iterable[RowKey], config: RunConfig, path: Path | str, *,
-                    replace: bool = False, seed: int | None = None) -> RunSummary:
+    async def rerun(
+        self,
+        keys: Iterable[RowKey],
+        config: RunConfig,
+        path: Path | str,
+        *,
+        replace: bool = False,
+        seed: int | None = None,
+    ) -> RunSummary:
         """Run the tasks of the selected rows again, with their current definitions.
 
         A task edited since a row was made runs under its new fingerprint, so

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable
 
 from tau_tui.catalog.rows import ANY_FLAG, PASSED_BUT_VIOLATED, EvalSummary, ReplaySummary, RunRow
 
+
 def query_terms(query: str) -> list[str]:
     """Search terms: whitespace-separated words, or one phrase in double quotes."""
     query = query.strip().lower()
@@ -57,8 +58,15 @@ class RunFilter:
     @property
     def needs_replay(self) -> bool:
         """True when the filter reads derived columns (rows not yet replayed or evaluated never match)."""
-        return (self.has_mismatch or self.has_divergence or self.has_hallucination or self.has_finding or self.has_fault
-                or self.has_refusal or self.needs_evaluation)
+        return (
+            self.has_mismatch
+            or self.has_divergence
+            or self.has_hallucination
+            or self.has_finding
+            or self.has_fault
+            or self.has_refusal
+            or self.needs_evaluation
+        )
 
     @property
     def needs_evaluation(self) -> bool:
@@ -131,8 +139,12 @@ class RunFilter:
             if self.flag not in (None, ANY_FLAG, PASSED_BUT_VIOLATED) and not evaluation.flags.get(self.flag):
                 return False
         if self.has_note or self.note_source or self.note_type:
-            notes = [n for n in row.notes if (self.note_source is None or n.source == self.note_source)
-                     and (self.note_type is None or n.error_type == self.note_type)]
+            notes = [
+                n
+                for n in row.notes
+                if (self.note_source is None or n.source == self.note_source)
+                and (self.note_type is None or n.error_type == self.note_type)
+            ]
             if not notes:
                 return False
         if self.text:
@@ -146,20 +158,35 @@ class RunFilter:
         out = []
         if self.failed_only:
             out.append("failed")
-        for label, value in (("domain", self.domain), ("file", self.file), ("submission", self.submission),
-                             ("model", self.model), ("review source", self.review_source),
-                             ("review tag", self.review_tag), ("severity", self.review_severity),
-                             ("auth", self.auth),
-                             ("task", self.task), ("end", self.termination), ("flag", self.flag),
-                             ("note source", self.note_source), ("note type", self.note_type),
-                             ("retrieval", self.retrieval)):
+        for label, value in (
+            ("domain", self.domain),
+            ("file", self.file),
+            ("submission", self.submission),
+            ("model", self.model),
+            ("review source", self.review_source),
+            ("review tag", self.review_tag),
+            ("severity", self.review_severity),
+            ("auth", self.auth),
+            ("task", self.task),
+            ("end", self.termination),
+            ("flag", self.flag),
+            ("note source", self.note_source),
+            ("note type", self.note_type),
+            ("retrieval", self.retrieval),
+        ):
             if value:
                 out.append(f"{label}:{value}")
-        for label, on in (("mismatch", self.has_mismatch), ("divergence", self.has_divergence),
-                          ("hallucinated", self.has_hallucination),
-                          ("tool error", self.has_tool_error), ("finding", self.has_finding),
-                          ("injected fault", self.has_fault), ("refusal", self.has_refusal),
-                          ("note", self.has_note), ("review error", self.has_review_error)):
+        for label, on in (
+            ("mismatch", self.has_mismatch),
+            ("divergence", self.has_divergence),
+            ("hallucinated", self.has_hallucination),
+            ("tool error", self.has_tool_error),
+            ("finding", self.has_finding),
+            ("injected fault", self.has_fault),
+            ("refusal", self.has_refusal),
+            ("note", self.has_note),
+            ("review error", self.has_review_error),
+        ):
             if on:
                 out.append(f"has {label}")
         if self.disagrees:
@@ -202,41 +229,69 @@ FIELDS: list[RowField] = [
     RowField("sim", "sim", "simulation id", lambda r: r.sim_id),
     RowField("trial", "tr", "trial", lambda r: r.entry.trial),
     RowField("notes", "✐", "notes (sidecar beside the recording)", lambda r: len(r.notes) or None),
-    RowField("reward", "reward", "recorded reward",
-             lambda r: (r.entry.reward if r.status in ("pass", "fail") else None)),
+    RowField("reward", "reward", "recorded reward", lambda r: r.entry.reward if r.status in ("pass", "fail") else None),
     RowField("db", "db", "recorded DB match", lambda r: r.entry.db_match),
     RowField("our_reward", "rwd*", "reward recomputed by our evaluator", _eval_value(lambda e: e.reward), True),
     RowField("agrees", "=*", "recomputed reward agrees with the recorded one", _eval_value(lambda e: e.agrees), True),
     RowField("our_db", "db*", "DB match after our replay", _summary_value(lambda s: s.db_match), True),
-    RowField("flags", "flags*", "process flags: how many (as ⚑ in a trajectory's footer) and their kinds, one letter "
-             "each (listed under process flags)",
-             _eval_value(lambda e: e.n_flags), True),
-    RowField("mismatches", "≠*", "replay divergences (a dim ≈: mismatches only in library text or as fixed upstream)",
-             _summary_value(lambda s: (s.divergences, s.mismatches)), True),
-    RowField("writes", "✎*", "writes re-executed by our replay", _summary_value(lambda s: s.replayed + s.mismatches),
-             True),
+    RowField(
+        "flags",
+        "flags*",
+        "process flags: how many (as ⚑ in a trajectory's footer) and their kinds, one letter "
+        "each (listed under process flags)",
+        _eval_value(lambda e: e.n_flags),
+        True,
+    ),
+    RowField(
+        "mismatches",
+        "≠*",
+        "replay divergences (a dim ≈: mismatches only in library text or as fixed upstream)",
+        _summary_value(lambda s: (s.divergences, s.mismatches)),
+        True,
+    ),
+    RowField(
+        "writes", "✎*", "writes re-executed by our replay", _summary_value(lambda s: s.replayed + s.mismatches), True
+    ),
     RowField("hallucinated", "?*", "hallucinated tool calls", _summary_value(lambda s: s.hallucinated), True),
     RowField("findings", "!*", "structural findings", _summary_value(lambda s: s.findings), True),
     RowField("faults", "↯*", "injected faults (timeout, error, slow)", _summary_value(lambda s: s.faults), True),
-    RowField("refused", "⊘*", "calls refused by a cassette (no recorded result)", _summary_value(lambda s: s.refused),
-             True),
+    RowField(
+        "refused", "⊘*", "calls refused by a cassette (no recorded result)", _summary_value(lambda s: s.refused), True
+    ),
     RowField("discovered", "✦*", "discoverable tools discovered", _summary_value(lambda s: s.discovered), True),
-    RowField("review", "rev", "errors a recorded review found (a agent, u user, ? unknown; red: one is critical)",
-             lambda r: len(r.review.errors) if r.review.reviewed else None),
+    RowField(
+        "review",
+        "rev",
+        "errors a recorded review found (a agent, u user, ? unknown; red: one is critical)",
+        lambda r: len(r.review.errors) if r.review.reviewed else None,
+    ),
     RowField("auth", "au", "recorded auth classification", lambda r: r.review.auth_status),
-    RowField("errors", "err", "tool results the recording marks as errors (as ✗ in a trajectory's footer; its ✗msg "
-             "counts errors recorded on messages)", lambda r: r.entry.n_tool_errors),
+    RowField(
+        "errors",
+        "err",
+        "tool results the recording marks as errors (as ✗ in a trajectory's footer; its ✗msg "
+        "counts errors recorded on messages)",
+        lambda r: r.entry.n_tool_errors,
+    ),
     RowField("termination", "termination", "why the simulation ended", lambda r: r.termination),
-    RowField("turns", "msgs", "messages (a voice run: its chunks that say something or call a tool)",
-             lambda r: r.entry.n_messages),
+    RowField(
+        "turns",
+        "msgs",
+        "messages (a voice run: its chunks that say something or call a tool)",
+        lambda r: r.entry.n_messages,
+    ),
     RowField("cost", "cost", "agent and user cost", lambda r: r.cost),
-    RowField("submission", "submission",
-             "leaderboard submission folder (model · organisation); sorting groups its domains",
-             lambda r: r.submission or None),
+    RowField(
+        "submission",
+        "submission",
+        "leaderboard submission folder (model · organisation); sorting groups its domains",
+        lambda r: r.submission or None,
+    ),
     RowField("model", "agent model", "agent model (of the file)", lambda r: r.model),
     RowField("domain", "domain", "domain", lambda r: r.domain),
-    RowField("retrieval", "retrieval", "retrieval variant (info.retrieval_config, banking_knowledge)",
-             lambda r: r.retrieval),
+    RowField(
+        "retrieval", "retrieval", "retrieval variant (info.retrieval_config, banking_knowledge)", lambda r: r.retrieval
+    ),
 ]
 FIELD_BY_KEY = {f.key: f for f in FIELDS}
 

@@ -40,6 +40,7 @@ def _file_submission_label(run: RunFile, path: Path) -> str:
     _SUBMISSION_LABELS[key] = (weakref.ref(run, lambda _ref: _SUBMISSION_LABELS.pop(key, None)), label)
     return label
 
+
 INFRA_TERMINATIONS = ("infrastructure_error",)
 
 
@@ -105,8 +106,11 @@ def flag_legend() -> list[tuple[str, str, str]]:
 
 def flag_options(counts: dict[str, int]) -> list[tuple[str, str]]:
     """The process-flag picker's choices, from the flag counts (``Catalog.flag_counts`` plus ``ANY_FLAG``)."""
-    options = [("", "no process-flag filter"), (ANY_FLAG, f"any process flag  ·  {counts.get(ANY_FLAG, 0)} runs"),
-               (PASSED_BUT_VIOLATED, f"passed but violated the policy  ·  {counts.get(PASSED_BUT_VIOLATED, 0)} runs")]
+    options = [
+        ("", "no process-flag filter"),
+        (ANY_FLAG, f"any process flag  ·  {counts.get(ANY_FLAG, 0)} runs"),
+        (PASSED_BUT_VIOLATED, f"passed but violated the policy  ·  {counts.get(PASSED_BUT_VIOLATED, 0)} runs"),
+    ]
     return options + [(kind, f"{letter}  {kind}  ·  {counts.get(kind, 0)} runs") for letter, kind, _ in flag_legend()]
 
 

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from tau_tui.catalog.query import RunFilter, SortSpec, sort_rows
+from tau_tui.catalog.rows import RunRow
 from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile
 from tau_tui.model.notes import Note, NoteBook
 from tau_tui.model.reviews import SimReview
-from tau_tui.catalog.query import RunFilter, SortSpec, sort_rows
-from tau_tui.catalog.rows import RunRow
 
 
 @dataclass
@@ -158,8 +158,11 @@ class Catalog:
     def values(self, column: str) -> list[tuple[str, int]]:
         """Distinct values of a text column with their row counts, sorted by value (for filter pickers)."""
         getter: dict[str, Callable[[RunRow], str]] = {
-            "termination": lambda r: r.termination, "model": lambda r: r.model,
-            "domain": lambda r: r.domain, "file": lambda r: r.file_label, "retrieval": lambda r: r.retrieval,
+            "termination": lambda r: r.termination,
+            "model": lambda r: r.model,
+            "domain": lambda r: r.domain,
+            "file": lambda r: r.file_label,
+            "retrieval": lambda r: r.retrieval,
             "submission": lambda r: r.submission,
         }
         counts: dict[str, int] = {}
@@ -173,9 +176,11 @@ class Catalog:
     def review_values(self, name: str) -> list[tuple[str, int]]:
         """Distinct review sources, tags, severities or auth statuses with their row counts (filter pickers)."""
         get: dict[str, Callable[[SimReview], Iterable[str]]] = {
-            "review_source": lambda r: {e.source for e in r.errors}, "review_tag": lambda r: r.tags,
+            "review_source": lambda r: {e.source for e in r.errors},
+            "review_tag": lambda r: r.tags,
             "review_severity": lambda r: r.severities,
-            "auth": lambda r: [r.auth_status] if r.auth_status else []}
+            "auth": lambda r: [r.auth_status] if r.auth_status else [],
+        }
         counts: dict[str, int] = {}
         for row in self.rows:
             for value in set(get[name](row.review)):

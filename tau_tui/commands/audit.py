@@ -13,19 +13,27 @@ SHARED_FLAGS = True
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     aud = sub.add_parser(
-        NAME, help="re-grade audit: for each simulation whose recorded reward differs from ours, the rule responsible",
+        NAME,
+        help="re-grade audit: for each simulation whose recorded reward differs from ours, the rule responsible",
         description="Recompute every reward and, where it differs from the recorded one, name the rule "
         "responsible: task definition changed (with the field-level task diff), recording inconsistent with its "
         "own task, NL judge needed, strict replay would raise, solo-mode detection, or tau2's evaluator gold path "
         "(no sync after the reference actions). Then the effect on the file's metrics (avg reward and pass^1, "
         "recorded vs ours, and the points each rule moves). A leaderboard submission folder (submission.json + "
         "trajectories) also gets its claimed pass^k per domain beside ours. Exit 0: no reward differs; 1: some differ; 2: some "
-        "input unreadable.")
+        "input unreadable.",
+    )
     aud.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
-    aud.add_argument("--json", action="store_true",
-                     help="one JSON object per simulation that differs (or has a note), then one per file")
-    aud.add_argument("--current-tasks", action="store_true",
-                     help="grade against the domain's current task definitions, not the ones the file embeds")
+    aud.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per simulation that differs (or has a note), then one per file",
+    )
+    aud.add_argument(
+        "--current-tasks",
+        action="store_true",
+        help="grade against the domain's current task definitions, not the ones the file embeds",
+    )
     aud.add_argument("--all", action="store_true", help="also list simulations whose rewards agree but a rule applies")
     add_judge_flags(aud, "litellm model that judges NL assertions (without one, rewards that need them are unscored)")
     return aud

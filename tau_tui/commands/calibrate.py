@@ -24,7 +24,8 @@ SHARED_FLAGS = True
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     cal = sub.add_parser(
-        NAME, help="k trials per task in a grid with bands (saturated, zero, learning zone), or a gold check",
+        NAME,
+        help="k trials per task in a grid with bands (saturated, zero, learning zone), or a gold check",
         description="Calibrate tasks: run k trials per task (and/or load recorded runs with --from) and show one "
         "row per task version and setup: a cell per trial (pass, scored fail, unscored), pass rate, pass^k and "
         "pass@k over scored attempts, and the band (saturated: all scored pass; zero: none; learning_zone: in "
@@ -32,39 +33,83 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         "policy) are never pooled. With --gold-check: check each task's reference solution instead (the scripted "
         "gold agent reaches 1.0; the evaluator's gold state equals the live path). Models: any litellm model "
         "string, or scripted/gold, scripted/flaky[:P] (drops each reference action with probability P) for the "
-        "agent, scripted/user for the user.")
+        "agent, scripted/user for the user.",
+    )
     cal.add_argument("--domain", required=True, metavar="D", help="domain name (e.g. mock, airline, telecom-workflow)")
-    cal.add_argument("--task", dest="tasks", action="extend", nargs="+", default=[], metavar="ID",
-                     help="only these tasks (repeatable; default: every task of the domain)")
-    cal.add_argument("--gold-check", action="store_true",
-                     help="check the tasks' reference solutions instead of calibrating a model")
+    cal.add_argument(
+        "--task",
+        dest="tasks",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="ID",
+        help="only these tasks (repeatable; default: every task of the domain)",
+    )
+    cal.add_argument(
+        "--gold-check", action="store_true", help="check the tasks' reference solutions instead of calibrating a model"
+    )
     cal.add_argument("--agent-llm", metavar="MODEL", help="agent model to run (without it, only --from runs are shown)")
     cal.add_argument("--user-llm", metavar="MODEL", help="user model, or scripted/user (needed with --agent-llm)")
     cal.add_argument("--agent-llm-args", metavar="JSON", help="extra litellm arguments for the agent")
     cal.add_argument("--user-llm-args", metavar="JSON", help="extra litellm arguments for the user")
     cal.add_argument("-k", "--num-trials", type=int, default=4, metavar="N", help="trials per task (default 4)")
     cal.add_argument("--concurrency", type=int, default=3, metavar="C", help="simulations at once (default 3)")
-    cal.add_argument("--from", dest="sources", action="extend", nargs="+", default=[], metavar="PATH",
-                     help="recorded runs (files or folders) to include; runs of other domains are skipped")
-    cal.add_argument("--recompute", action="store_true",
-                     help="score --from runs with our evaluator instead of their recorded rewards")
-    cal.add_argument("--out", metavar="PATH", help="results file for the new trials (default "
-                     "runs/calibrate_<time>_<domain>.json); an existing one is resumed: only missing trials run")
+    cal.add_argument(
+        "--from",
+        dest="sources",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="recorded runs (files or folders) to include; runs of other domains are skipped",
+    )
+    cal.add_argument(
+        "--recompute",
+        action="store_true",
+        help="score --from runs with our evaluator instead of their recorded rewards",
+    )
+    cal.add_argument(
+        "--out",
+        metavar="PATH",
+        help="results file for the new trials (default "
+        "runs/calibrate_<time>_<domain>.json); an existing one is resumed: only missing trials run",
+    )
     cal.add_argument("--seed", type=int, default=300, metavar="S", help="run seed (default 300)")
     cal.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit per simulation (default 200)")
     cal.add_argument("--max-errors", type=int, default=10, metavar="N", help="tool-error limit (default 10)")
     cal.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
-    add_judge_flags(cal, "litellm model that judges NL assertions (without one, rewards that need them are "
-                    "unscored; in --gold-check they are left out)")
-    cal.add_argument("--llm-retries", type=int, default=5, metavar="N",
-                     help="retries of a model call on rate limits and transient errors (default 5)")
-    cal.add_argument("--band", dest="bands", action="extend", nargs="+", default=[], metavar="BAND",
-                     choices=("saturated", "zero", "learning_zone", "unscored"), help="only rows in these bands")
-    cal.add_argument("--sort", choices=("task", "band", "pass_rate", "unscored"), default="task",
-                     help="row order (default task; band puts the learning zone first)")
+    add_judge_flags(
+        cal,
+        "litellm model that judges NL assertions (without one, rewards that need them are "
+        "unscored; in --gold-check they are left out)",
+    )
+    cal.add_argument(
+        "--llm-retries",
+        type=int,
+        default=5,
+        metavar="N",
+        help="retries of a model call on rate limits and transient errors (default 5)",
+    )
+    cal.add_argument(
+        "--band",
+        dest="bands",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="BAND",
+        choices=("saturated", "zero", "learning_zone", "unscored"),
+        help="only rows in these bands",
+    )
+    cal.add_argument(
+        "--sort",
+        choices=("task", "band", "pass_rate", "unscored"),
+        default="task",
+        help="row order (default task; band puts the learning zone first)",
+    )
     cal.add_argument("--all", action="store_true", help="--gold-check: list passing tasks too (human output)")
-    cal.add_argument("--json", action="store_true", help="one JSON object per row (or per task with --gold-check), "
-                     "one per line")
+    cal.add_argument(
+        "--json", action="store_true", help="one JSON object per row (or per task with --gold-check), one per line"
+    )
     cal.add_argument("--quiet", action="store_true", help="no progress display")
     add_rollout_executor_flags(cal)
     return cal
@@ -134,8 +179,10 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
         for path, reason in report.skipped:
             err(f"note: skipped {reason}" if str(path) in reason else f"note: skipped {path}: {reason}")
         if calibrator.forks_left_out:
-            err(f"note: {forks_line(calibrator.forks_left_out)} (a fork continues another run's recorded "
-                "messages: not a trial of its agent and user)")
+            err(
+                f"note: {forks_line(calibrator.forks_left_out)} (a fork continues another run's recorded "
+                "messages: not a trial of its agent and user)"
+            )
         if not report.total and not args.agent_llm:
             err(f"no simulation of domain '{args.domain}' in the given runs")
             return EXIT_INPUT
@@ -151,18 +198,19 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
                 from tau_tui.rollout.console import RunProgress
 
                 progress = stack.enter_context(RunProgress(per_simulation=False))
-            summary = asyncio.run(calibrator.run(plan.config, out, resume=out.exists(), runner_listener=progress,
-                                                 remote=remote))
+            summary = asyncio.run(
+                calibrator.run(plan.config, out, resume=out.exists(), runner_listener=progress, remote=remote)
+            )
         err(f"note: trials saved in {out}")
         if summary.terminations.get("infrastructure_error"):
             status = EXIT_FINDINGS
     wanted = set(args.tasks)
-    rows = [r for r in calibrator.grid.rows(sort=args.sort, bands=args.bands or None)
-            if not wanted or r.task_id in wanted]
+    rows = [
+        r for r in calibrator.grid.rows(sort=args.sort, bands=args.bands or None) if not wanted or r.task_id in wanted
+    ]
     if args.json:
         for row in rows:
             print_json(row.to_json())
     else:
         say(render_grid(calibrator.grid, rows, k=args.num_trials if args.agent_llm else None))
     return status
-

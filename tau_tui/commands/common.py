@@ -35,8 +35,10 @@ def print_json(record: dict[str, Any]) -> None:
     sys.stdout.write(json_line(record) + "\n")
 
 
-def open_all(paths: Sequence[Path | str], keep: Callable[[Path], bool] | None = None,
-             ) -> Iterator[tuple[Path, Any, str | None]]:
+def open_all(
+    paths: Sequence[Path | str],
+    keep: Callable[[Path], bool] | None = None,
+) -> Iterator[tuple[Path, Any, str | None]]:
     """(path, run or None, error line or None) for every run file under ``paths`` that ``keep`` accepts."""
     from tau_tui.model.io import RunFileError, describe_empty, open_run, scan_paths
 
@@ -79,23 +81,39 @@ def add_judge_flags(parser: Any, model_help: str) -> None:
     Both land on ``args.judge`` and ``args.judge_api_base``; what the command line leaves open comes from the
     settings (``judge_model``, ``judge_api_base``).
     """
-    parser.add_argument("--judge", "--judge-llm", dest="judge", metavar="MODEL",
-                        help=f"{model_help}; default: judge_model from the settings")
-    parser.add_argument("--judge-api-base", metavar="URL",
-                        help="API base URL for the judge model; default: judge_api_base from the settings")
+    parser.add_argument(
+        "--judge",
+        "--judge-llm",
+        dest="judge",
+        metavar="MODEL",
+        help=f"{model_help}; default: judge_model from the settings",
+    )
+    parser.add_argument(
+        "--judge-api-base",
+        metavar="URL",
+        help="API base URL for the judge model; default: judge_api_base from the settings",
+    )
 
 
 def add_workers_flag(parser: Any, executor: bool = True) -> None:
     """``--workers N``: replay/evaluate on N worker processes (default: every core; 1: in this process);
     ``executor``: and ``--executor local|ray``."""
-    parser.add_argument("--workers", type=_workers, default=None, metavar="N",
-                        help="worker processes (default: every core; 1: in this process); "
-                             "the output is the same, in the same order")
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        metavar="N",
+        help="worker processes (default: every core; 1: in this process); the output is the same, in the same order",
+    )
     if not executor:
         return
-    parser.add_argument("--executor", choices=("local", "ray"), default="local",
-                        help="where the workers run: processes on this machine (default), or Ray actors on the "
-                             "cluster ray.init() finds (RAY_ADDRESS; needs the optional extra 'ray')")
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the workers run: processes on this machine (default), or Ray actors on the "
+        "cluster ray.init() finds (RAY_ADDRESS; needs the optional extra 'ray')",
+    )
 
 
 def _workers(text: str) -> int:
@@ -117,13 +135,22 @@ def executor_for(args: argparse.Namespace, job: Job, workspace: Workspace) -> Un
 
 def add_rollout_executor_flags(parser: Any) -> None:
     """``--executor local|ray`` and ``--workers N`` for rollouts (``run``, ``calibrate``)."""
-    parser.add_argument("--executor", choices=("local", "ray"), default="local",
-                        help="where the episodes run: in this process (default), or on Ray actors of the cluster "
-                             "ray.init() finds (RAY_ADDRESS; needs the optional extra 'ray'); each actor runs up to "
-                             "--concurrency simulations at once, this process saves them as they end; over Ray the "
-                             "progress display shows whole simulations (no per-message or retry lines)")
-    parser.add_argument("--workers", type=_workers, default=None, metavar="N",
-                        help="with --executor ray: Ray actors (default: the cluster's CPUs)")
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the episodes run: in this process (default), or on Ray actors of the cluster "
+        "ray.init() finds (RAY_ADDRESS; needs the optional extra 'ray'); each actor runs up to "
+        "--concurrency simulations at once, this process saves them as they end; over Ray the "
+        "progress display shows whole simulations (no per-message or retry lines)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        metavar="N",
+        help="with --executor ray: Ray actors (default: the cluster's CPUs)",
+    )
 
 
 def rollout_remote(args: argparse.Namespace, workspace: Workspace) -> RayRollout | None:
@@ -133,8 +160,10 @@ def rollout_remote(args: argparse.Namespace, workspace: Workspace) -> RayRollout
 
     kind = getattr(args, "executor", "local")
     if kind != "ray" and getattr(args, "workers", None) is not None:
-        raise ConfigError("--workers needs --executor ray (a local run is one process; --concurrency sets "
-                          "how many simulations run at once)")
+        raise ConfigError(
+            "--workers needs --executor ray (a local run is one process; --concurrency sets "
+            "how many simulations run at once)"
+        )
     try:
         return workspace.rollout_remote(kind, args.workers)
     except RayUnavailable as exc:

@@ -14,19 +14,25 @@ TASK_WIDTH = 90  # the task column of the text report: longer ids are shortened,
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     cmp = sub.add_parser(
-        NAME, help="compare two runs task by task: pass/fail matrix, McNemar test, paired bootstrap",
+        NAME,
+        help="compare two runs task by task: pass/fail matrix, McNemar test, paired bootstrap",
         description="Pair the simulations of A and B by task and trial index and count the matrix: both pass, "
         "A only, B only, both fail, and not comparable (missing on one side, unscored, or a different version of "
         "the task by its fingerprint). Then McNemar's exact test on the A-only/B-only pairs and a paired bootstrap "
         "interval (over tasks, seeded) for the difference in mean reward, and each side's intervals, flip rate and "
         "noise floor. Rewards are recomputed by replay unless --recorded. Exit 0: the difference is not "
-        "significant at 5%; 1: it is; 2: some input unreadable.")
+        "significant at 5%; 1: it is; 2: some input unreadable.",
+    )
     cmp.add_argument("a", metavar="A", help="run file or folder (side A)")
     cmp.add_argument("b", metavar="B", help="run file or folder (side B)")
-    cmp.add_argument("--json", action="store_true",
-                     help="one JSON object per pair (kind: pair), then one with the matrix and statistics")
-    cmp.add_argument("--recorded", action="store_true",
-                     help="compare the rewards recorded in the files instead of recomputing them")
+    cmp.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per pair (kind: pair), then one with the matrix and statistics",
+    )
+    cmp.add_argument(
+        "--recorded", action="store_true", help="compare the rewards recorded in the files instead of recomputing them"
+    )
     cmp.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
     cmp.add_argument("--resamples", type=int, default=2000, metavar="N", help="bootstrap resamples (default 2000)")
     cmp.add_argument("--no-rows", action="store_true", help="the matrix and statistics only (text output)")
@@ -81,9 +87,16 @@ def run(args: argparse.Namespace, workspace) -> int:
         errors += problems
         sides.append(outcomes)
         labels.append(_label(runs))
-    result = compare_runs(sides[0], sides[1], a_label=labels[0], b_label=labels[1],
-                          rewards="recorded" if args.recorded else "ours", seed=args.seed,
-                          resamples=args.resamples, errors=errors)
+    result = compare_runs(
+        sides[0],
+        sides[1],
+        a_label=labels[0],
+        b_label=labels[1],
+        rewards="recorded" if args.recorded else "ours",
+        seed=args.seed,
+        resamples=args.resamples,
+        errors=errors,
+    )
     if result.domain_warning:
         err(f"warning: {result.domain_warning}")
     if args.json:

@@ -32,25 +32,42 @@ SHARED_FLAGS = True
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     evaluate = sub.add_parser(
-        NAME, help="recompute and explain rewards, with per-file metrics",
+        NAME,
+        help="recompute and explain rewards, with per-file metrics",
         description="Recompute every simulation's reward with tau2's rules (EvaluationType.ALL), say what failed "
         "and why, check the recording against its task, score tool calls, flag process issues, and print "
         "per-file metrics (avg reward, pass^k, pass@k, terminations). Exit 0: no recomputed reward differs "
-        "from the recorded one; 1: some differ; 2: some input unreadable.")
+        "from the recorded one; 1: some differ; 2: some input unreadable.",
+    )
     evaluate.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
-    evaluate.add_argument("--sim", action="append", default=[], metavar="ID",
-                          help="only this simulation (id or prefix; repeatable)")
-    evaluate.add_argument("--json", action="store_true",
-                          help="one JSON object per simulation, one per line, then one per file with its metrics")
-    evaluate.add_argument("--seed", type=int, default=0, metavar="S",
-                          help="seed of the bootstrap intervals (over tasks) of the file metrics (default 0)")
-    evaluate.add_argument("--only-problems", action="store_true",
-                          help="print only the simulations whose replay has a mismatch or a finding, or whose "
-                               "recomputed reward differs from the recorded one or cannot be computed (the file "
-                               "metrics and the exit status still count every one)")
+    evaluate.add_argument(
+        "--sim", action="append", default=[], metavar="ID", help="only this simulation (id or prefix; repeatable)"
+    )
+    evaluate.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per simulation, one per line, then one per file with its metrics",
+    )
+    evaluate.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the bootstrap intervals (over tasks) of the file metrics (default 0)",
+    )
+    evaluate.add_argument(
+        "--only-problems",
+        action="store_true",
+        help="print only the simulations whose replay has a mismatch or a finding, or whose "
+        "recomputed reward differs from the recorded one or cannot be computed (the file "
+        "metrics and the exit status still count every one)",
+    )
     add_judge_flags(evaluate, "litellm model that judges NL assertions (without one they are not evaluated)")
-    evaluate.add_argument("--scorer", metavar="FILE",
-                          help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)")
+    evaluate.add_argument(
+        "--scorer",
+        metavar="FILE",
+        help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)",
+    )
     add_upstream_fixes_flag(evaluate)
     add_workers_flag(evaluate)
     return evaluate
@@ -70,8 +87,12 @@ def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[Repo
         "agent_model": run.agent_model,
         "metrics": metrics.to_json(),
         "recorded_metrics": recorded_metrics.to_json(),
-        "agreement": {"compared": len(compared), "agree": sum(compared), "differ": len(compared) - sum(compared),
-                      "not_computable": sum(r.reward is None for r in reports)},
+        "agreement": {
+            "compared": len(compared),
+            "agree": sum(compared),
+            "differ": len(compared) - sum(compared),
+            "not_computable": sum(r.reward is None for r in reports),
+        },
         "flags": {kind: sum(r.flags.get(kind, 0) for r in reports) for kind in FLAG_KINDS},
         "confidence": confidence.to_json() if confidence is not None else None,
         "recorded_confidence": recorded_confidence.to_json() if recorded_confidence is not None else None,
@@ -81,10 +102,14 @@ def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[Repo
 def _claim_record(sub, run) -> dict[str, Any]:
     """The submission a file belongs to and what it claims for the file's domain (``tau-tui eval --json``)."""
     claim = sub.claim_for(run)
-    return {**sub.to_json(), "label": sub.label, "domain": sub.run_domain(run),
-            "claimed_pass_hat_k": None if claim is None else {str(k): v for k, v in claim.pass_hat_k.items()},
-            "claimed_cost": None if claim is None else claim.cost,
-            "retrieval_config": None if claim is None else claim.retrieval_config}
+    return {
+        **sub.to_json(),
+        "label": sub.label,
+        "domain": sub.run_domain(run),
+        "claimed_pass_hat_k": None if claim is None else {str(k): v for k, v in claim.pass_hat_k.items()},
+        "claimed_cost": None if claim is None else claim.cost,
+        "retrieval_config": None if claim is None else claim.retrieval_config,
+    }
 
 
 def _claim_lines(record: dict[str, Any], metrics) -> str:
@@ -98,8 +123,10 @@ def _claim_lines(record: dict[str, Any], metrics) -> str:
     for k in ks:
         ours = metrics.pass_hat_k.get(k)
         theirs = claimed.get(str(k))
-        cells.append(f"{k}: claimed {'n/a' if theirs is None else f'{theirs:.3f}'}"
-                     f" / ours {'n/a' if ours is None else f'{ours:.3f}'}")
+        cells.append(
+            f"{k}: claimed {'n/a' if theirs is None else f'{theirs:.3f}'}"
+            f" / ours {'n/a' if ours is None else f'{ours:.3f}'}"
+        )
     return f"{head}: pass^k " + ", ".join(cells)
 
 

@@ -13,7 +13,8 @@ SHARED_FLAGS = True
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     exp = sub.add_parser(
-        NAME, help="export replayed runs as tables for notebooks (csv, jsonl, parquet, duckdb) or SFT chat JSONL",
+        NAME,
+        help="export replayed runs as tables for notebooks (csv, jsonl, parquet, duckdb) or SFT chat JSONL",
         description="Replay and assess every simulation and write the tables runs, simulations, messages, "
         "tool_calls (replay verdict, DB paths changed, matched gold action), checks (every DB / action / env "
         "assertion / communicate / NL check with pass and closest call), grid (per task: passes, Wilson interval, "
@@ -21,15 +22,30 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         "table (CSV cells a spreadsheet would run as formulas get a leading '); parquet: one file per table; "
         "duckdb: one tau.duckdb (both need the 'export' extra: pyarrow, duckdb). sft: sft.jsonl, OpenAI chat "
         "records with tool schemas, filtered by reward, flags and notes. Exit 0: written; 2: some input "
-        "unreadable or the output cannot be written.")
+        "unreadable or the output cannot be written.",
+    )
     exp.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
     exp.add_argument("--out", required=True, metavar="DIR", help="folder to write into (created if missing)")
-    exp.add_argument("--format", default="csv", choices=("csv", "jsonl", "parquet", "duckdb", "sft"),
-                     help="output format (default csv)")
-    exp.add_argument("--min-reward", type=float, default=1.0, metavar="R",
-                     help="sft: only simulations whose recomputed reward is at least R (default 1.0)")
-    exp.add_argument("--exclude-flag", action="append", default=[], metavar="KIND",
-                     help="sft: leave out simulations with a process flag of this kind (repeatable; 'any': any flag)")
+    exp.add_argument(
+        "--format",
+        default="csv",
+        choices=("csv", "jsonl", "parquet", "duckdb", "sft"),
+        help="output format (default csv)",
+    )
+    exp.add_argument(
+        "--min-reward",
+        type=float,
+        default=1.0,
+        metavar="R",
+        help="sft: only simulations whose recomputed reward is at least R (default 1.0)",
+    )
+    exp.add_argument(
+        "--exclude-flag",
+        action="append",
+        default=[],
+        metavar="KIND",
+        help="sft: leave out simulations with a process flag of this kind (repeatable; 'any': any flag)",
+    )
     exp.add_argument("--exclude-noted", action="store_true", help="sft: leave out simulations that have a note")
     add_judge_flags(exp, "litellm model that judges NL assertions (without one, rewards that need them are unscored)")
     return exp
@@ -66,9 +82,12 @@ def run(args: argparse.Namespace, workspace) -> int:
     counts = export.counts()
     if args.format == "sft":
         kept = sum(keep.keeps(e) for e in export.sft)
-        say(f"{written[0]}: {kept} of {len(export.sft)} simulations (reward ≥ {args.min_reward:g}"
+        say(
+            f"{written[0]}: {kept} of {len(export.sft)} simulations (reward ≥ {args.min_reward:g}"
             + (f", without flags {', '.join(args.exclude_flag)}" if args.exclude_flag else "")
-            + (", without notes" if args.exclude_noted else "") + ")")
+            + (", without notes" if args.exclude_noted else "")
+            + ")"
+        )
     else:
         say(f"{args.out}: " + ", ".join(f"{table} {n}" for table, n in counts.items()))
         for path in written:

@@ -16,23 +16,35 @@ SHARED_FLAGS = False  # notes name recordings only: no domains, no tau2 data
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     """The notes sub-command; its vocabulary (pydantic models) is imported only when it runs."""
     notes = sub.add_parser(
-        NAME, help="annotate simulations and steps (sidecar <recording>.notes.json), list and export notes",
+        NAME,
+        help="annotate simulations and steps (sidecar <recording>.notes.json), list and export notes",
         description="Notes on recorded simulations, stored in <recording stem>.notes.json beside the recording "
-        "(the recording itself is never written).")
+        "(the recording itself is never written).",
+    )
     if not running:
         return notes
     from tau_tui.model.notes import ERROR_TYPES, SOURCES
 
     actions = notes.add_subparsers(dest="notes_command", metavar="ACTION", required=True)
-    add = actions.add_parser("add", help="annotate a simulation or one of its steps",
-                             description="Error types: " + "; ".join(f"{k}: {v}" for k, v in ERROR_TYPES.items()))
+    add = actions.add_parser(
+        "add",
+        help="annotate a simulation or one of its steps",
+        description="Error types: " + "; ".join(f"{k}: {v}" for k, v in ERROR_TYPES.items()),
+    )
     add.add_argument("path", metavar="PATH", help="the recording (run file or run directory)")
     add.add_argument("--sim", required=True, metavar="ID", help="simulation id (or a unique prefix)")
-    add.add_argument("--step", type=int, metavar="N", help="message index in the trajectory (default: the whole "
-                     "simulation)")
+    add.add_argument(
+        "--step", type=int, metavar="N", help="message index in the trajectory (default: the whole simulation)"
+    )
     add.add_argument("--source", required=True, choices=SOURCES, help="whose fault or doing it is")
-    add.add_argument("--type", dest="error_type", required=True, choices=tuple(ERROR_TYPES), metavar="TYPE",
-                     help="error type: " + ", ".join(ERROR_TYPES))
+    add.add_argument(
+        "--type",
+        dest="error_type",
+        required=True,
+        choices=tuple(ERROR_TYPES),
+        metavar="TYPE",
+        help="error type: " + ", ".join(ERROR_TYPES),
+    )
     add.add_argument("--text", default="", help="free text")
     add.add_argument("--author", help="who wrote the note")
     add.add_argument("--json", action="store_true", help="print the note as JSON")
@@ -42,8 +54,13 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         parser.add_argument("--sim", metavar="ID", help="only notes on this simulation (id or prefix)")
         parser.add_argument("--task", metavar="ID", help="only notes on simulations of this task")
         parser.add_argument("--source", choices=SOURCES, help="only notes with this source")
-        parser.add_argument("--type", dest="error_type", choices=tuple(ERROR_TYPES), metavar="TYPE",
-                            help="only notes of this error type")
+        parser.add_argument(
+            "--type",
+            dest="error_type",
+            choices=tuple(ERROR_TYPES),
+            metavar="TYPE",
+            help="only notes of this error type",
+        )
         parser.add_argument("--grep", dest="text", metavar="TEXT", help="only notes whose text contains TEXT")
 
     listing = actions.add_parser("list", help="show notes")
@@ -54,9 +71,11 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("json", "csv"), default="json", help="default json")
     export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     adopt = actions.add_parser(
-        "from-review", help="keep a recorded review's errors as notes (tau2 review, hallucination checks)",
+        "from-review",
+        help="keep a recorded review's errors as notes (tau2 review, hallucination checks)",
         description="Every error a recorded review (review, user_only_review, hallucination_check) found becomes a "
-        "note at its step, by 'tau2 review'; errors already noted are skipped.")
+        "note at its step, by 'tau2 review'; errors already noted are skipped.",
+    )
     adopt.add_argument("paths", nargs="+", metavar="PATH", help="reviewed recordings (files or folders)")
     adopt.add_argument("--sim", metavar="ID", help="only this simulation (id or prefix)")
     remove = actions.add_parser("remove", help="delete a note")
@@ -70,8 +89,13 @@ def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.model.notes import NotesError
 
     try:
-        handler = {"add": _notes_add, "list": _notes_list, "export": _notes_export,
-                   "remove": _notes_remove, "from-review": _notes_from_review}[args.notes_command]
+        handler = {
+            "add": _notes_add,
+            "list": _notes_list,
+            "export": _notes_export,
+            "remove": _notes_remove,
+            "from-review": _notes_from_review,
+        }[args.notes_command]
         return handler(args)
     except (NotesError, RunFileError) as exc:
         err(str(exc))
@@ -92,8 +116,16 @@ def _notes_add(args: argparse.Namespace) -> int:
         err(f"{args.path}: simulation {entry.id} has {entry.n_steps} steps; no step {args.step}")
         return EXIT_INPUT
     book = NoteBook(run.path)
-    note = book.add(entry.id, args.source, args.error_type, args.text, step=args.step, task_id=entry.task_id,
-                    trial=entry.trial, author=args.author)
+    note = book.add(
+        entry.id,
+        args.source,
+        args.error_type,
+        args.text,
+        step=args.step,
+        task_id=entry.task_id,
+        trial=entry.trial,
+        author=args.author,
+    )
     if args.json:
         print_json(note.model_dump(mode="json"))
     else:
@@ -113,8 +145,9 @@ def _notes_from_review(args: argparse.Namespace) -> int:
             err(error or f"{path}: unreadable")
             status = EXIT_INPUT
             continue
-        indices = [e.index for e in run.entries] if args.sim is None else [
-            i for i in [run.find(args.sim)] if i is not None]
+        indices = (
+            [e.index for e in run.entries] if args.sim is None else [i for i in [run.find(args.sim)] if i is not None]
+        )
         book = NoteBook(run.path)
         reviewed = added = offered = 0
         for index in indices:
@@ -130,8 +163,10 @@ def _notes_from_review(args: argparse.Namespace) -> int:
             reviewed += 1
             offered += len(suggestions)
             added += len(book.adopt(entry.id, suggestions, task_id=entry.task_id, trial=entry.trial))
-        say(f"{run.path}: {added} note(s) kept from the reviews of {reviewed} simulation(s) "
-            f"({offered - added} already noted) in {book.path}")
+        say(
+            f"{run.path}: {added} note(s) kept from the reviews of {reviewed} simulation(s) "
+            f"({offered - added} already noted) in {book.path}"
+        )
     return status
 
 
@@ -149,8 +184,13 @@ def _notebooks(paths: Sequence[str]) -> list:
 
 
 def _note_filters(args: argparse.Namespace) -> dict[str, Any]:
-    return {"sim_id": args.sim, "task_id": args.task, "source": args.source, "error_type": args.error_type,
-            "text": args.text}
+    return {
+        "sim_id": args.sim,
+        "task_id": args.task,
+        "source": args.source,
+        "error_type": args.error_type,
+        "text": args.text,
+    }
 
 
 def _notes_list(args: argparse.Namespace) -> int:
@@ -163,8 +203,10 @@ def _notes_list(args: argparse.Namespace) -> int:
         else:
             where = f"step {row['step']}" if row["step"] is not None else "simulation"
             text = f": {row['text']}" if row["text"] else ""
-            say(f"{row['id']}  {row['recording']}  sim {row['sim_id']} (task {row['task_id']}) {where}  "
-                  f"[{row['source']}/{row['error_type']}]{text}")
+            say(
+                f"{row['id']}  {row['recording']}  sim {row['sim_id']} (task {row['task_id']}) {where}  "
+                f"[{row['source']}/{row['error_type']}]{text}"
+            )
     if not args.json:
         say(f"{len(rows)} note(s)", file=sys.stderr)
     return EXIT_OK

@@ -14,14 +14,20 @@ SHARED_FLAGS = True
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     play = sub.add_parser(
-        NAME, help="play the user or the agent of one task yourself",
+        NAME,
+        help="play the user or the agent of one task yourself",
         description="A human session: you play one side of a task, MODEL (a litellm model string or a scripted "
-        "participant) plays the other. The result is evaluated and saved as a tau2 results file.")
+        "participant) plays the other. The result is evaluated and saved as a tau2 results file.",
+    )
     play.add_argument("--as", dest="play_as", required=True, choices=("user", "agent"), help="the side you play")
     play.add_argument("--domain", required=True, metavar="D", help="domain name")
     play.add_argument("--task", required=True, metavar="ID", help="task id")
-    play.add_argument("--llm", required=True, metavar="MODEL",
-                      help="the other side: a litellm model, or scripted/gold (agent) / scripted/user (user)")
+    play.add_argument(
+        "--llm",
+        required=True,
+        metavar="MODEL",
+        help="the other side: a litellm model, or scripted/gold (agent) / scripted/user (user)",
+    )
     play.add_argument("--llm-args", metavar="JSON", help="extra litellm arguments for MODEL")
     play.add_argument("--out", metavar="PATH", help="results file (default runs/<time>_play_<domain>_<task>.json)")
     play.add_argument("--solo", action="store_true", help="solo mode (play the agent on the task's ticket)")
@@ -42,8 +48,17 @@ def run(args: argparse.Namespace, workspace) -> int:
 
     ws = workspace
     try:
-        request = PlayRequest(args.domain, args.task, args.play_as, args.llm, args.llm_args, solo=args.solo,
-                              seed=args.seed, max_steps=args.max_steps, out=args.out)
+        request = PlayRequest(
+            args.domain,
+            args.task,
+            args.play_as,
+            args.llm,
+            args.llm_args,
+            solo=args.solo,
+            seed=args.seed,
+            max_steps=args.max_steps,
+            out=args.out,
+        )
         out = ws.play_path(request)
 
         inspect: list[Path] = []  # the saved recording, when ctrl+o asked for the inspector

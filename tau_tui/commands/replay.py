@@ -22,15 +22,23 @@ SHARED_FLAGS = True
 
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
-    replay = sub.add_parser(NAME, help="replay recorded runs against the environment and check them",
-                            description="Replay every simulation: a verdict per tool call, findings, DB hashes.")
+    replay = sub.add_parser(
+        NAME,
+        help="replay recorded runs against the environment and check them",
+        description="Replay every simulation: a verdict per tool call, findings, DB hashes.",
+    )
     replay.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
-    replay.add_argument("--sim", action="append", default=[], metavar="ID", help="only this simulation (id or prefix; repeatable)")
+    replay.add_argument(
+        "--sim", action="append", default=[], metavar="ID", help="only this simulation (id or prefix; repeatable)"
+    )
     replay.add_argument("--json", action="store_true", help="one JSON object per simulation, one per line")
     add_upstream_fixes_flag(replay)
-    replay.add_argument("--only-problems", action="store_true",
-                        help="print only the simulations with a mismatch or a finding (the totals line and the exit "
-                             "status still count every one)")
+    replay.add_argument(
+        "--only-problems",
+        action="store_true",
+        help="print only the simulations with a mismatch or a finding (the totals line and the exit "
+        "status still count every one)",
+    )
     add_workers_flag(replay)
     return replay
 
@@ -38,10 +46,14 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
 def add_upstream_fixes_flag(parser: argparse.ArgumentParser) -> None:
     """``--upstream-fixes`` / ``--no-upstream-fixes``: replay with the tools as fixed upstream, or as tau2 1.0.1
     has them (the default; the settings file's ``upstream_fixes`` decides when neither is given)."""
-    parser.add_argument("--upstream-fixes", action=argparse.BooleanOptionalAction, default=None,
-                        help="replay with the registered upstream fixes of tau2 1.0.1's tools (e.g. retail's "
-                             "modify_pending_order_items, tau2-bench#317) instead of 1.0.1's own tools "
-                             "(default: off, or the settings' upstream_fixes)")
+    parser.add_argument(
+        "--upstream-fixes",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="replay with the registered upstream fixes of tau2 1.0.1's tools (e.g. retail's "
+        "modify_pending_order_items, tau2-bench#317) instead of 1.0.1's own tools "
+        "(default: off, or the settings' upstream_fixes)",
+    )
 
 
 def run(args: argparse.Namespace, workspace) -> int:

@@ -27,24 +27,34 @@ DEFAULT_PORT = 8000
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     parser = sub.add_parser(
-        NAME, help="serve the TUI to a web browser (needs the 'serve' extra)",
+        NAME,
+        help="serve the TUI to a web browser (needs the 'serve' extra)",
         description="Serve the TUI on PATH... (default: the bundled recordings) to web browsers: every browser tab "
         "gets an app process of its own, with every feature of the terminal app; JSON views and exports are "
         "downloads. There is no authentication: anyone who can open the page can read the loaded runs and launch "
         "rollouts with this machine's API keys. It listens on 127.0.0.1 unless --host names another address, "
-        "which needs --allow-network.")
+        "which needs --allow-network.",
+    )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="run files or folders")
-    parser.add_argument("--host", default=DEFAULT_HOST, metavar="HOST",
-                        help=f"address to listen on (default {DEFAULT_HOST}; a non-loopback one needs "
-                        "--allow-network)")
+    parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        metavar="HOST",
+        help=f"address to listen on (default {DEFAULT_HOST}; a non-loopback one needs --allow-network)",
+    )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="N", help=f"port (default {DEFAULT_PORT})")
-    parser.add_argument("--allow-network", action="store_true",
-                        help="allow a --host other than loopback (no authentication: see above)")
-    parser.add_argument("--public-url", metavar="URL",
-                        help="the address browsers open (default http://HOST:PORT); needed with --host 0.0.0.0 "
-                        "or behind a proxy, as the page connects back to it")
-    add_judge_flags(parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory "
-                    "screen)")
+    parser.add_argument(
+        "--allow-network", action="store_true", help="allow a --host other than loopback (no authentication: see above)"
+    )
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the address browsers open (default http://HOST:PORT); needed with --host 0.0.0.0 "
+        "or behind a proxy, as the page connects back to it",
+    )
+    add_judge_flags(
+        parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory screen)"
+    )
     return parser
 
 
@@ -59,8 +69,10 @@ def is_loopback(host: str) -> bool:
 
 
 def network_warning(host: str, port: int) -> str:
-    return (f"warning: serving on {host}:{port} beyond this machine with no authentication: anyone who can reach "
-            "it can read the loaded runs and launch rollouts with this machine's API keys")
+    return (
+        f"warning: serving on {host}:{port} beyond this machine with no authentication: anyone who can reach "
+        "it can read the loaded runs and launch rollouts with this machine's API keys"
+    )
 
 
 def port_problem(host: str, port: int) -> str | None:
@@ -115,8 +127,10 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
         return EXIT_INPUT
     if not is_loopback(args.host):
         if not args.allow_network:
-            err(f"--host {args.host}: not a loopback address; serving to the network needs --allow-network "
-                "(there is no authentication)")
+            err(
+                f"--host {args.host}: not a loopback address; serving to the network needs --allow-network "
+                "(there is no authentication)"
+            )
             return EXIT_INPUT
     if args.public_url and not args.public_url.startswith(("http://", "https://")):
         err(f"--public-url {args.public_url}: not an http:// or https:// URL")
@@ -133,8 +147,13 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
         err(f"cannot listen on {args.host}:{args.port}: {problem}")
         return EXIT_INPUT
     public_url = args.public_url.rstrip("/") if args.public_url else None
-    server = Server(app_command(paths, workspace, args.judge, args.judge_api_base), host=args.host, port=args.port,
-                    title="tau-tui", public_url=public_url)
+    server = Server(
+        app_command(paths, workspace, args.judge, args.judge_api_base),
+        host=args.host,
+        port=args.port,
+        title="tau-tui",
+        public_url=public_url,
+    )
     try:
         server.serve()
     except OSError as exc:  # the port is taken, the address is not this machine's...

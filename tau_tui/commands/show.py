@@ -21,15 +21,20 @@ SHARED_FLAGS = True
 
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     parser = sub.add_parser(
-        NAME, help="print one simulation whole (messages, replay, reward), as text or GitHub Markdown",
+        NAME,
+        help="print one simulation whole (messages, replay, reward), as text or GitHub Markdown",
         description="Print one recorded simulation for an issue or a review: every message (role, text, tool calls "
         "with their arguments and the replay's verdict: replayed, mismatch, skipped read, hallucinated; tool "
         "results), the replay facts (first mismatch, findings, DB check) and the reward explained (recomputed "
-        "beside recorded, each component, why it failed). Long texts are clipped unless --full.")
+        "beside recorded, each component, why it failed). Long texts are clipped unless --full.",
+    )
     parser.add_argument("file", type=Path, metavar="FILE", help="the recorded results file (or run folder)")
     parser.add_argument("--sim", required=True, metavar="ID", help="the simulation (its id, or a unique prefix)")
-    parser.add_argument("--markdown", action="store_true",
-                        help="GitHub Markdown: headings, a table of the reward components, fenced code for JSON")
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="GitHub Markdown: headings, a table of the reward components, fenced code for JSON",
+    )
     parser.add_argument("--full", action="store_true", help="every text whole (default: long ones are clipped)")
     add_judge_flags(parser, "litellm model that judges NL assertions (without one they are not evaluated)")
     return parser
@@ -71,8 +76,7 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
             err(f"{exc} (tool-call scores skipped)")
             report = analyzer.assess(analysis, judge=judge, scorer=ScorerConfig(None, None, {}))
     render = markdown_printout if args.markdown else text_printout
-    sys.stdout.write(render(recording, sim, analysis, report, full=args.full, problem=not_replayed).rstrip("\n")
-                     + "\n")
+    sys.stdout.write(render(recording, sim, analysis, report, full=args.full, problem=not_replayed).rstrip("\n") + "\n")
     if not_replayed is not None:
         err(f"not replayed: {not_replayed}")
         return EXIT_INPUT

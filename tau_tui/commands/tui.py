@@ -30,10 +30,14 @@ def default_paths() -> list[Path]:
 def register(parser: argparse.ArgumentParser, running: bool = False) -> argparse.ArgumentParser:
     """The TUI's flags, on the top-level ``tau-tui`` parser itself (it has no sub-command of its own)."""
     parser.add_argument("paths", nargs="*", metavar="PATH", help="run files or folders")
-    parser.add_argument("--calibrate", metavar="DOMAIN", help="open on the calibrate screen of DOMAIN (its loaded "
-                        "recordings in a grid; n runs k trials)")
-    add_judge_flags(parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory "
-                    "screen)")
+    parser.add_argument(
+        "--calibrate",
+        metavar="DOMAIN",
+        help="open on the calibrate screen of DOMAIN (its loaded recordings in a grid; n runs k trials)",
+    )
+    add_judge_flags(
+        parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory screen)"
+    )
     add_upstream_fixes_flag(parser)
     add_workers_flag(parser, executor=False)
     return parser

@@ -55,7 +55,13 @@ def revealed_tools(env: Environment, tool: str, requestor: str, content: str, er
     """Discoverable tools of the requestor's toolkit that this result of ``tool`` names (in declaration order)."""
     kit = kit_of(env, requestor)
     hidden = discoverable_tools(kit)
-    if error or not hidden or kit is None or not kit.reveals_by_reading or not kit.has_tool(tool) \
-            or kit.spec(tool).type is not ToolType.READ:
+    if (
+        error
+        or not hidden
+        or kit is None
+        or not kit.reveals_by_reading
+        or not kit.has_tool(tool)
+        or kit.spec(tool).type is not ToolType.READ
+    ):
         return []
     return [name for name in hidden if name != tool and _word(name).search(content or "")]

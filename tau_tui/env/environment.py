@@ -47,11 +47,19 @@ class EnvState:
     def share_hashes(self, other: EnvState, agent_hash: str | None, user_hash: str | None) -> None:
         """Take ``other``'s hashes for each side whose state is the same as ``other``'s (``same_state``,
         compared by the changes): the same canonical JSON has the same hash, so it is not hashed again."""
-        if "_agent_hash" not in self.__dict__ and self.agent is not None and other.agent is not None \
-                and same_state(self.agent, other.agent, frozen=True):
+        if (
+            "_agent_hash" not in self.__dict__
+            and self.agent is not None
+            and other.agent is not None
+            and same_state(self.agent, other.agent, frozen=True)
+        ):
             self.__dict__["_agent_hash"] = agent_hash
-        if "_user_hash" not in self.__dict__ and self.user is not None and other.user is not None \
-                and same_state(self.user, other.user, frozen=True):
+        if (
+            "_user_hash" not in self.__dict__
+            and self.user is not None
+            and other.user is not None
+            and same_state(self.user, other.user, frozen=True)
+        ):
             self.__dict__["_user_hash"] = user_hash
 
 
@@ -69,8 +77,9 @@ class Environment:
     Domains with cross-side effects (telecom) override ``sync``.
     """
 
-    def __init__(self, domain_name: str, policy: str, agent: Toolkit | None, user: Toolkit | None = None,
-                 solo: bool = False):
+    def __init__(
+        self, domain_name: str, policy: str, agent: Toolkit | None, user: Toolkit | None = None, solo: bool = False
+    ):
         self.domain_name = domain_name
         self.policy = policy
         self.agent = agent
@@ -161,8 +170,9 @@ class Environment:
         except Exception as exc:  # noqa: BLE001 - every tool failure becomes an error message
             result = f"Error: {exc}"
             error = True
-        return ToolMessage(id=tool_call.id, content=to_json_str(result), requestor=tool_call.requestor,
-                           role="tool", error=error)
+        return ToolMessage(
+            id=tool_call.id, content=to_json_str(result), requestor=tool_call.requestor, role="tool", error=error
+        )
 
     # --- task definitions -----------------------------------------------------
     def _kit_for(self, env_type: str) -> Toolkit:

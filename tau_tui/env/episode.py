@@ -50,8 +50,11 @@ def refused_message(tool_call: ToolCall, text: str, mark: dict[str, Any]) -> Too
 
 def not_run_message(tool_call: ToolCall) -> ToolMessage:
     """The result of a call left in a message when an earlier call of it ended the episode."""
-    return refused_message(tool_call, "Error: not run: the episode ended at an earlier call of this message",
-                           {"reason": NOT_RUN, "tool": tool_call.name})
+    return refused_message(
+        tool_call,
+        "Error: not run: the episode ended at an earlier call of this message",
+        {"reason": NOT_RUN, "tool": tool_call.name},
+    )
 
 
 class ToolBackend:
@@ -118,8 +121,19 @@ class EpisodeTools(ToolBackend):
             message = self.env.call(tool_call)
         if fault is not None:
             setattr(message, FAULT_KEY, fault.mark())
-        self.log.append(LoggedCall(len(self.log), tool_call.id, tool_call.name, tool_call.requestor,
-                                   clone(tool_call.arguments), attempt, message.text, bool(message.error), fault))
+        self.log.append(
+            LoggedCall(
+                len(self.log),
+                tool_call.id,
+                tool_call.name,
+                tool_call.requestor,
+                clone(tool_call.arguments),
+                attempt,
+                message.text,
+                bool(message.error),
+                fault,
+            )
+        )
         return message
 
     @property

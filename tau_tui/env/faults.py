@@ -117,10 +117,14 @@ class InjectedFault:
             return None
         attempt = mark.get("attempt")
         seconds = mark.get("seconds")
-        return cls(kind, str(mark.get("tool") or tool), attempt if isinstance(attempt, int) else 0,
-                   mark.get("rule") if isinstance(mark.get("rule"), int) else None,
-                   float(seconds) if isinstance(seconds, (int, float)) else None,
-                   mark.get("message") if isinstance(mark.get("message"), str) else None)
+        return cls(
+            kind,
+            str(mark.get("tool") or tool),
+            attempt if isinstance(attempt, int) else 0,
+            mark.get("rule") if isinstance(mark.get("rule"), int) else None,
+            float(seconds) if isinstance(seconds, (int, float)) else None,
+            mark.get("message") if isinstance(mark.get("message"), str) else None,
+        )
 
 
 def fault_mark(message: Message) -> dict[str, Any] | None:
@@ -159,15 +163,16 @@ class FaultRule:
         if self.where is not None:
             if not isinstance(arguments, dict):
                 return False
-            return all(name in arguments and canonical_arguments(arguments[name]) == value
-                       for name, value in self.where)
+            return all(
+                name in arguments and canonical_arguments(arguments[name]) == value for name, value in self.where
+            )
         return True
 
 
 def _draw(seed: int, rule: int, tool: str, arguments: Any, attempt: int) -> float:
     """A number in [0, 1) fixed by the seed and the operation alone (not by call order)."""
     text = f"{seed}\x1f{rule}\x1f{tool}\x1f{canonical_arguments(arguments)}\x1f{attempt}"
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2 ** 64
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
 
 
 def _rule(index: int, raw: Any) -> FaultRule:
@@ -206,10 +211,15 @@ def _rule(index: int, raw: Any) -> FaultRule:
     if message is not None and not isinstance(message, str):
         raise FaultPlanError(f"{where}: 'message' must be text")
     return FaultRule(
-        tool=tool, fault=kind,
+        tool=tool,
+        fault=kind,
         arguments=canonical_arguments(arguments) if arguments is not None else None,
         where=tuple(sorted((k, canonical_arguments(v)) for k, v in subset.items())) if subset is not None else None,
-        attempt=attempt, rate=float(rate), seconds=float(seconds) if seconds is not None else None, message=message)
+        attempt=attempt,
+        rate=float(rate),
+        seconds=float(seconds) if seconds is not None else None,
+        message=message,
+    )
 
 
 @dataclass(frozen=True)
@@ -289,6 +299,8 @@ def task_seeds(task: Task | None, sampling: int | None) -> dict[str, int | None]
     plan = extra.get(FAULT_PLAN_KEY)
     fault_seed = plan.get("seed", 0) if isinstance(plan, dict) else None
     instance = extra.get(INSTANCE_SEED_KEY)
-    return {"instance": instance if isinstance(instance, int) else None,
-            "faults": fault_seed if isinstance(fault_seed, int) else None,
-            "sampling": sampling}
+    return {
+        "instance": instance if isinstance(instance, int) else None,
+        "faults": fault_seed if isinstance(fault_seed, int) else None,
+        "sampling": sampling,
+    }

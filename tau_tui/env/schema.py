@@ -54,7 +54,9 @@ class DBSchema:
 
     def wrap(self, dumped: dict[str, Any]) -> dict[str, Any]:
         return {
-            key: Collection(CollectionBase(value)) if key in self.collection_fields and isinstance(value, dict) else value
+            key: Collection(CollectionBase(value))
+            if key in self.collection_fields and isinstance(value, dict)
+            else value
             for key, value in dumped.items()
         }
 

@@ -87,8 +87,9 @@ class Collection(Mapping[Any, Any]):
 
     __slots__ = ("_base", "_over", "_gone")
 
-    def __init__(self, base: CollectionBase | dict[Any, Any], over: dict[Any, Any] | None = None,
-                 gone: set[Any] | None = None):
+    def __init__(
+        self, base: CollectionBase | dict[Any, Any], over: dict[Any, Any] | None = None, gone: set[Any] | None = None
+    ):
         self._base = base if isinstance(base, CollectionBase) else CollectionBase(base)
         self._over: dict[Any, Any] = over if over is not None else {}
         self._gone: set[Any] = gone if gone is not None else set()
@@ -174,7 +175,7 @@ class Collection(Mapping[Any, Any]):
         prev = 0
         for i in sorted(set(replaced) | set(inserted)):
             if i > prev:
-                out.append(full[spans[prev][0]:spans[i - 1][1]])
+                out.append(full[spans[prev][0] : spans[i - 1][1]])
             out.extend(piece for _, piece in sorted(inserted.get(i, ())))
             if i < n:
                 if i in replaced:
@@ -182,10 +183,10 @@ class Collection(Mapping[Any, Any]):
                     if piece is not None:
                         out.append(piece)
                 else:
-                    out.append(full[spans[i][0]:spans[i][1]])
+                    out.append(full[spans[i][0] : spans[i][1]])
             prev = i + 1
         if prev < n:
-            out.append(full[spans[prev][0]:spans[n - 1][1]])
+            out.append(full[spans[prev][0] : spans[n - 1][1]])
         return out
 
     def canonical(self) -> bytes:
@@ -250,8 +251,12 @@ def same_state(a: Any, b: Any, frozen: bool = False) -> bool:
             if in_a != in_b or (in_a and _piece(key, a[key]) != _piece(key, b[key])):
                 return False
         return True
-    if (type(a) is dict and type(b) is dict and a.keys() == b.keys()
-            and any(type(v) is Collection for v in (*a.values(), *b.values()))):
+    if (
+        type(a) is dict
+        and type(b) is dict
+        and a.keys() == b.keys()
+        and any(type(v) is Collection for v in (*a.values(), *b.values()))
+    ):
         return all(same_state(a[k], b[k], frozen) for k in a)
     if frozen:
         return _same_tree(a, b, 0)
@@ -337,14 +342,16 @@ def _same_tree(a: Any, b: Any, depth: int) -> bool:
             return bool(a == b)
         if kind is list:  # only the items that are not shared are compared
             return len(a) == len(b) and all(
-                _same_tree(x, y, depth + 1) for x, y in compress(zip(a, b, strict=True), map(is_not, a, b)))
+                _same_tree(x, y, depth + 1) for x, y in compress(zip(a, b, strict=True), map(is_not, a, b))
+            )
         if kind is dict and all(type(k) is str for k in a) and all(type(k) is str for k in b):
             if a.keys() != b.keys():
                 return False
             keys = list(a)
             if keys == list(b):  # the same order (one is a copy of the other): pair the values as they are
-                return all(_same_tree(a[k], b[k], depth + 1)
-                           for k in compress(keys, map(is_not, a.values(), b.values())))
+                return all(
+                    _same_tree(a[k], b[k], depth + 1) for k in compress(keys, map(is_not, a.values(), b.values()))
+                )
             return all(_same_tree(a[k], b[k], depth + 1) for k in keys)
         if kind is Collection:
             return same_state(a, b)
@@ -375,7 +382,7 @@ class _BaseStream:
         self.checkpoints: list[tuple[int, HASH]] = [(0, digest.copy())]
         view = memoryview(self.data)
         for offset in range(CHECKPOINT_BYTES, len(self.data), CHECKPOINT_BYTES):
-            digest.update(view[offset - CHECKPOINT_BYTES:offset])
+            digest.update(view[offset - CHECKPOINT_BYTES : offset])
             self.checkpoints.append((offset, digest.copy()))
 
     def resume(self, upto: int) -> HASH:

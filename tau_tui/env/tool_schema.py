@@ -24,8 +24,20 @@ from pydantic import Field, create_model
 from tau_tui.env.tools import Toolkit
 
 # Section titles that end the free text of a Google-style docstring (docstring_parser's list).
-_SECTIONS = ("Arguments", "Args", "Parameters", "Params", "Raises", "Exceptions", "Except", "Attributes",
-             "Example", "Examples", "Returns", "Yields")
+_SECTIONS = (
+    "Arguments",
+    "Args",
+    "Parameters",
+    "Params",
+    "Raises",
+    "Exceptions",
+    "Except",
+    "Attributes",
+    "Example",
+    "Examples",
+    "Returns",
+    "Yields",
+)
 _TITLE = re.compile(r"^(" + "|".join(_SECTIONS) + r"):[ \t\r\f\v]*$", re.MULTILINE)
 _PARAM_SECTIONS = {"Arguments", "Args", "Parameters", "Params"}
 _RETURN_SECTIONS = {"Returns", "Yields"}
@@ -88,7 +100,7 @@ def parse_docstring(doc: str | None) -> Docstring:
     returns: str | None = None
     for i, title in enumerate(titles):
         end = titles[i + 1].start() if i + 1 < len(titles) else len(text)
-        body = text[title.end():end]
+        body = text[title.end() : end]
         name = title.group(1)
         if name in _PARAM_SECTIONS:
             params.update(_section_entries(body))
@@ -149,8 +161,9 @@ def tool_schema(toolkit: Toolkit, name: str) -> dict[str, Any]:
     return schema
 
 
-def toolkit_schemas(toolkit: Toolkit | None, include: Iterable[str] | None = None,
-                    include_discoverable: bool = False) -> list[dict[str, Any]]:
+def toolkit_schemas(
+    toolkit: Toolkit | None, include: Iterable[str] | None = None, include_discoverable: bool = False
+) -> list[dict[str, Any]]:
     """Schemas of a toolkit's declared tools, in declaration order.
 
     ``include`` keeps only the named tools (tau2's ``task.user_tools``: None
@@ -160,5 +173,8 @@ def toolkit_schemas(toolkit: Toolkit | None, include: Iterable[str] | None = Non
     if toolkit is None:
         return []
     wanted = None if include is None else set(include)
-    return [tool_schema(toolkit, name) for name in toolkit.tool_names(include_discoverable)
-            if wanted is None or name in wanted]
+    return [
+        tool_schema(toolkit, name)
+        for name in toolkit.tool_names(include_discoverable)
+        if wanted is None or name in wanted
+    ]

@@ -43,8 +43,9 @@ class ToolSpec:
 Method = TypeVar("Method", bound=Callable[..., Any])
 
 
-def tool(tool_type: ToolType = ToolType.READ, *, mutates_state: bool | None = None,
-         discoverable: bool = False) -> Callable[[Method], Method]:
+def tool(
+    tool_type: ToolType = ToolType.READ, *, mutates_state: bool | None = None, discoverable: bool = False
+) -> Callable[[Method], Method]:
     """Mark a toolkit method as a tool. Only WRITE tools mutate state unless told otherwise."""
     mutates = tool_type == ToolType.WRITE if mutates_state is None else mutates_state
 

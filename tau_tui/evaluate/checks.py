@@ -109,20 +109,25 @@ def action_checks(actions: list[Action], calls: list[CallRecord], timeline: Time
     for action in actions:
         tool_type = env.tool_type(action.name) if env is not None and env.has_tool(action.name) else None
         hit = next((c for c in calls if action_matches(action, c.name, c.call.arguments)), None)
-        out.append(ActionCheck(
-            action=action,
-            matched=hit is not None,
-            tool_type=tool_type.value if tool_type is not None else None,
-            call_index=hit.index if hit else None,
-            step=hit.call_step if hit else None,
-        ))
+        out.append(
+            ActionCheck(
+                action=action,
+                matched=hit is not None,
+                tool_type=tool_type.value if tool_type is not None else None,
+                call_index=hit.index if hit else None,
+                step=hit.call_step if hit else None,
+            )
+        )
     return out
 
 
 def agent_texts(messages: list[Message]) -> list[tuple[int, str]]:
     """(step, text) of every assistant message with non-blank text."""
-    return [(i, m.content) for i, m in enumerate(messages)
-            if isinstance(m, AssistantMessage) and isinstance(m.content, str) and m.content.strip()]
+    return [
+        (i, m.content)
+        for i, m in enumerate(messages)
+        if isinstance(m, AssistantMessage) and isinstance(m.content, str) and m.content.strip()
+    ]
 
 
 def communicate_checks(required: list[str], messages: list[Message]) -> list[CommunicateCheck]:

@@ -42,12 +42,16 @@ from tau_tui.replay import CallRecord, Timeline, Verdict
 STOP = "###STOP###"
 AFFIRMATIVE = re.compile(
     r"\b(yes|yeah|yep|yup|sure|confirm(ed|s)?|correct|go ahead|proceed|please do|do it|do that|ok(ay)?|"
-    r"that'?s right|sounds good|absolutely|definitely|affirmative|i agree|agreed)\b", re.IGNORECASE)
+    r"that'?s right|sounds good|absolutely|definitely|affirmative|i agree|agreed)\b",
+    re.IGNORECASE,
+)
 NEGATIVE_START = re.compile(r"^\W*(no|nope|not|don'?t|wait|hold on|actually)\b", re.IGNORECASE)
-ASKS_FOR_HUMAN = re.compile(r"\b(human|representative|real person|person|manager|supervisor|live agent|"
-                            r"someone( else)?|transfer|escalat\w*)\b", re.IGNORECASE)
-ASKS_CONFIRMATION = re.compile(r"\?|\b(confirm|proceed|shall i|should i|would you like|do you want)\b",
-                               re.IGNORECASE)
+ASKS_FOR_HUMAN = re.compile(
+    r"\b(human|representative|real person|person|manager|supervisor|live agent|"
+    r"someone( else)?|transfer|escalat\w*)\b",
+    re.IGNORECASE,
+)
+ASKS_CONFIRMATION = re.compile(r"\?|\b(confirm|proceed|shall i|should i|would you like|do you want)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,11 @@ def is_affirmative(text: str | None) -> bool:
 
 def _agent_writes(timeline: Timeline, start: int) -> Iterator[CallRecord]:
     for call in timeline.calls:
-        if call.call_step >= start and call.requestor == "assistant" and call.verdict in (
-                Verdict.REPLAYED, Verdict.MISMATCH):
+        if (
+            call.call_step >= start
+            and call.requestor == "assistant"
+            and call.verdict in (Verdict.REPLAYED, Verdict.MISMATCH)
+        ):
             yield call
 
 
@@ -110,8 +117,11 @@ def unconfirmed_writes(timeline: Timeline, start: int, policy: str | None = None
         before = _user_text_before(timeline, call.call_step)
         if before is None or not is_affirmative(before[1]):
             said = "no user turn before it" if before is None else f"the user's last turn (step {before[0]}) is no yes"
-            out.append(Flag("unconfirmed_write", call.call_step,
-                            f"{call.name} without the user's explicit confirmation: {said}"))
+            out.append(
+                Flag(
+                    "unconfirmed_write", call.call_step, f"{call.name} without the user's explicit confirmation: {said}"
+                )
+            )
     return out
 
 
@@ -119,14 +129,20 @@ def writes_before_auth(timeline: Timeline, start: int, policy: str | None = None
     rules = rules_for(timeline)
     if rules is None or not rules.auth_tools:
         return []
-    authenticated_at = min((c.result_step for c in timeline.calls
-                            if c.name in rules.auth_tools and c.result_step is not None and not c.recorded_error),
-                           default=None)
+    authenticated_at = min(
+        (
+            c.result_step
+            for c in timeline.calls
+            if c.name in rules.auth_tools and c.result_step is not None and not c.recorded_error
+        ),
+        default=None,
+    )
     for call in _agent_writes(timeline, start):
         if authenticated_at is None or call.call_step < authenticated_at:
             tools = " / ".join(sorted(rules.auth_tools))
-            return [Flag("write_before_auth", call.call_step,
-                         f"{call.name} before the user was authenticated ({tools})")]
+            return [
+                Flag("write_before_auth", call.call_step, f"{call.name} before the user was authenticated ({tools})")
+            ]
     return []
 
 
@@ -138,13 +154,24 @@ def transfers_against_policy(timeline: Timeline, start: int, policy: str | None 
     for call in timeline.calls:
         if call.call_step < start or call.requestor != "assistant" or not call.name.startswith("transfer_to_human"):
             continue
-        tried = any(c.call_step >= start and c.call_step < call.call_step and not c.name.startswith("transfer")
-                    for c in timeline.calls)
-        asked = any(isinstance(s.message, UserMessage) and isinstance(s.message.content, str)
-                    and ASKS_FOR_HUMAN.search(s.message.content) for s in timeline.steps[:call.call_step])
+        tried = any(
+            c.call_step >= start and c.call_step < call.call_step and not c.name.startswith("transfer")
+            for c in timeline.calls
+        )
+        asked = any(
+            isinstance(s.message, UserMessage)
+            and isinstance(s.message.content, str)
+            and ASKS_FOR_HUMAN.search(s.message.content)
+            for s in timeline.steps[: call.call_step]
+        )
         if not tried and not asked:
-            out.append(Flag("transfer_against_policy", call.call_step,
-                            "transferred before trying anything, and the user did not ask for a human"))
+            out.append(
+                Flag(
+                    "transfer_against_policy",
+                    call.call_step,
+                    "transferred before trying anything, and the user did not ask for a human",
+                )
+            )
     return out
 
 
@@ -156,18 +183,29 @@ def users_stopping_early(timeline: Timeline, start: int, policy: str | None = No
         if STOP not in message.content or not is_affirmative(message.content):
             return []
         previous = timeline.steps[step.index - 1].message if step.index > 0 else None
-        if isinstance(previous, AssistantMessage) and isinstance(previous.content, str) \
-                and ASKS_CONFIRMATION.search(previous.content) and not previous.tool_calls:
-            return [Flag("user_stopped_early", step.index,
-                         "suggested source: user — it ended the call in the message that confirms, "
-                         "so the agent never got to act")]
+        if (
+            isinstance(previous, AssistantMessage)
+            and isinstance(previous.content, str)
+            and ASKS_CONFIRMATION.search(previous.content)
+            and not previous.tool_calls
+        ):
+            return [
+                Flag(
+                    "user_stopped_early",
+                    step.index,
+                    "suggested source: user — it ended the call in the message that confirms, "
+                    "so the agent never got to act",
+                )
+            ]
         return []
     return []
 
 
 # Identifiers a user states: ids, order and reservation numbers, emails (letters and digits mixed, or # numbers).
-IDENTIFIER = re.compile(r"#?\b(?=[A-Za-z0-9_.@-]*\d)(?=[A-Za-z0-9_.@-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_.@-]{3,}\b"
-                        r"|#\d{3,}\b")
+IDENTIFIER = re.compile(
+    r"#?\b(?=[A-Za-z0-9_.@-]*\d)(?=[A-Za-z0-9_.@-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_.@-]{3,}\b"
+    r"|#\d{3,}\b"
+)
 
 
 # Numbers with a unit or an ordinal ("19th", "10am", "24h", "5kg") are not identifiers.
@@ -189,8 +227,9 @@ def _scenario_text(task: Task | None) -> str:
         return ""
 
 
-def users_contradicting_scenario(timeline: Timeline, start: int, policy: str | None = None,
-                                 task: Task | None = None) -> list[Flag]:
+def users_contradicting_scenario(
+    timeline: Timeline, start: int, policy: str | None = None, task: Task | None = None
+) -> list[Flag]:
     """The user states an identifier that its scenario does not hold and nobody said before, while the scenario
     does give identifiers of its own: a user simulator that made a detail up (or misread its instructions)."""
     known = _identifiers(_scenario_text(task))
@@ -202,21 +241,46 @@ def users_contradicting_scenario(timeline: Timeline, start: int, policy: str | N
         message = step.message
         text = message.content if isinstance(getattr(message, "content", None), str) else ""
         if step.index >= start and isinstance(message, UserMessage) and text:
-            shown = {m.group(0).lstrip("#").rstrip(".").lower(): m.group(0).lstrip("#").rstrip(".")
-                     for m in IDENTIFIER.finditer(text)}  # as the user wrote them
+            shown = {
+                m.group(0).lstrip("#").rstrip(".").lower(): m.group(0).lstrip("#").rstrip(".")
+                for m in IDENTIFIER.finditer(text)
+            }  # as the user wrote them
             new = sorted(shown.get(i, i) for i in _identifiers(text) - known - said)
             if new:
-                out.append(Flag("user_contradicts_scenario", step.index,
-                                f"suggested source: user — it states {', '.join(new[:3])}, which its scenario "
-                                "does not give and nobody said before"))
+                out.append(
+                    Flag(
+                        "user_contradicts_scenario",
+                        step.index,
+                        f"suggested source: user — it states {', '.join(new[:3])}, which its scenario "
+                        "does not give and nobody said before",
+                    )
+                )
         said |= _identifiers(text)
         for call in getattr(message, "tool_calls", None) or []:
             said |= _identifiers(str(call.arguments))
     return out
 
 
-GENERIC_WORDS = {"user", "users", "details", "detail", "info", "information", "data", "item", "items", "with",
-                 "from", "into", "get", "set", "by", "and", "the", "for"}
+GENERIC_WORDS = {
+    "user",
+    "users",
+    "details",
+    "detail",
+    "info",
+    "information",
+    "data",
+    "item",
+    "items",
+    "with",
+    "from",
+    "into",
+    "get",
+    "set",
+    "by",
+    "and",
+    "the",
+    "for",
+}
 
 
 def _names_the_tool(text: str, tool: str) -> bool:
@@ -226,8 +290,9 @@ def _names_the_tool(text: str, tool: str) -> bool:
     return any(re.search(rf"\b{re.escape(w[:-1] if w.endswith('s') else w)}", lowered) for w in words)
 
 
-def users_asking_beyond_task(timeline: Timeline, start: int, policy: str | None = None,
-                             task: Task | None = None) -> list[Flag]:
+def users_asking_beyond_task(
+    timeline: Timeline, start: int, policy: str | None = None, task: Task | None = None
+) -> list[Flag]:
     """A write the agent made right after a user turn that asks for it in the tool's own words, with a tool the
     task's expected actions never use (the task has some): the user asked for something the task does not."""
     actions = task.expected_actions if task is not None else []
@@ -241,35 +306,72 @@ def users_asking_beyond_task(timeline: Timeline, start: int, policy: str | None 
         asked = _user_text_before(timeline, call.call_step)
         if asked is None or asked[0] in flagged or not _names_the_tool(asked[1] or "", call.name):
             continue
-        between = timeline.steps[asked[0] + 1:call.call_step]
+        between = timeline.steps[asked[0] + 1 : call.call_step]
         if any(isinstance(s.message, UserMessage) for s in between):
             continue
         flagged.add(asked[0])
-        out.append(Flag("user_asked_beyond_task", asked[0],
-                        f"suggested source: user or task — the agent then called {call.name}, which none of the "
-                        "task's expected actions use"))
+        out.append(
+            Flag(
+                "user_asked_beyond_task",
+                asked[0],
+                f"suggested source: user or task — the agent then called {call.name}, which none of the "
+                "task's expected actions use",
+            )
+        )
     return out
 
 
-SUGGESTED_SOURCE = {"unconfirmed_write": "agent", "write_before_auth": "agent", "transfer_against_policy": "agent",
-                    "user_stopped_early": "user", "user_contradicts_scenario": "user",
-                    "user_asked_beyond_task": "user"}
-SUGGESTED_ERROR_TYPE = {"unconfirmed_write": "policy_violation", "write_before_auth": "policy_violation",
-                        "transfer_against_policy": "premature_end", "user_stopped_early": "premature_end",
-                        "user_contradicts_scenario": "hallucination", "user_asked_beyond_task": "instruction_deviation"}
+SUGGESTED_SOURCE = {
+    "unconfirmed_write": "agent",
+    "write_before_auth": "agent",
+    "transfer_against_policy": "agent",
+    "user_stopped_early": "user",
+    "user_contradicts_scenario": "user",
+    "user_asked_beyond_task": "user",
+}
+SUGGESTED_ERROR_TYPE = {
+    "unconfirmed_write": "policy_violation",
+    "write_before_auth": "policy_violation",
+    "transfer_against_policy": "premature_end",
+    "user_stopped_early": "premature_end",
+    "user_contradicts_scenario": "hallucination",
+    "user_asked_beyond_task": "instruction_deviation",
+}
 COMPLIANCE_KINDS = ("unconfirmed_write", "write_before_auth", "transfer_against_policy")
 
 for _detector in (
-    Detector("unconfirmed_write", "U", "policy: a write without the user's explicit yes in the turn before",
-             unconfirmed_writes),
+    Detector(
+        "unconfirmed_write",
+        "U",
+        "policy: a write without the user's explicit yes in the turn before",
+        unconfirmed_writes,
+    ),
     Detector("write_before_auth", "A", "policy: a write before the user was authenticated", writes_before_auth),
-    Detector("transfer_against_policy", "X", "policy: a transfer to a human with no attempt and no request for one",
-             transfers_against_policy),
-    Detector("user_stopped_early", "Q", "user simulator: ended the call while confirming, before the agent acted",
-             users_stopping_early),
-    Detector("user_contradicts_scenario", "K", "user simulator: stated an id its scenario does not give (made up)",
-             users_contradicting_scenario, uses_task=True),
-    Detector("user_asked_beyond_task", "B", "user simulator: asked for a write none of the task's actions use",
-             users_asking_beyond_task, uses_task=True),
+    Detector(
+        "transfer_against_policy",
+        "X",
+        "policy: a transfer to a human with no attempt and no request for one",
+        transfers_against_policy,
+    ),
+    Detector(
+        "user_stopped_early",
+        "Q",
+        "user simulator: ended the call while confirming, before the agent acted",
+        users_stopping_early,
+    ),
+    Detector(
+        "user_contradicts_scenario",
+        "K",
+        "user simulator: stated an id its scenario does not give (made up)",
+        users_contradicting_scenario,
+        uses_task=True,
+    ),
+    Detector(
+        "user_asked_beyond_task",
+        "B",
+        "user simulator: asked for a write none of the task's actions use",
+        users_asking_beyond_task,
+        uses_task=True,
+    ),
 ):
     register_detector(_detector)

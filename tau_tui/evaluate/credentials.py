@@ -22,7 +22,8 @@ OWN_ENDPOINT_ARGS = ("api_base", "base_url", "api_key")
 _REFUSED_WORDS = re.compile(
     r"missing credentials|(invalid|incorrect|missing|no)\s+(x-)?api[ _-]?key|"
     r"api[ _-]?key\s+(is\s+)?(invalid|not valid|missing|required|must be set|not set|not provided)|unauthori[sz]ed",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 class MissingCredentials(ConfigError):

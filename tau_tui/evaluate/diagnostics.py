@@ -48,26 +48,59 @@ ONE_CALL_POLICY = re.compile(r"one tool call at a time", re.IGNORECASE)
 ACKNOWLEDGES_PROBLEM = re.compile(
     r"\?|\b(errors?|unable|cannot|fail(ed|s|ure)?|issues?|problems?|invalid|unfortunately|sorry|apologi[sz]e|"
     r"not|no|\w+n['’]t|insufficient|mismatch|exceeds?|only|must|need|instead|however|seems|appears)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 NOT_A_CLAIM = re.compile(
     r"\?|\b(if|or|once|will|would|shall|should|could|can|may|might|going to|before|after|when|unless|not|no|"
-    r"never|yet|cannot|\w+n['’]t|let me|want|wish|like to|need|please)\b", re.IGNORECASE)
+    r"never|yet|cannot|\w+n['’]t|let me|want|wish|like to|need|please)\b",
+    re.IGNORECASE,
+)
 # Participle → tool-name fragments of the writes that would back the claim. Verbs that
 # usually describe a side effect of another write (refunded, issued, updated, ...) are
 # backed by any successful write; only distinctive actions must match their own tool.
 CLAIM_VERBS: dict[str, tuple[str, ...] | None] = {
-    "cancelled": ("cancel",), "canceled": ("cancel",), "booked": ("book",), "reserved": ("book",),
-    "exchanged": ("exchange",), "suspended": ("suspend",), "resumed": ("resume",),
-    "reactivated": ("resume",), "refueled": ("refuel",), "refuelled": ("refuel",),
-    **{verb: None for verb in ("modified", "updated", "changed", "refunded", "upgraded", "downgraded", "enabled",
-                               "disabled", "activated", "deactivated", "added", "removed", "sent", "issued",
-                               "paid", "processed", "completed", "submitted", "credited", "returned")},
+    "cancelled": ("cancel",),
+    "canceled": ("cancel",),
+    "booked": ("book",),
+    "reserved": ("book",),
+    "exchanged": ("exchange",),
+    "suspended": ("suspend",),
+    "resumed": ("resume",),
+    "reactivated": ("resume",),
+    "refueled": ("refuel",),
+    "refuelled": ("refuel",),
+    **{
+        verb: None
+        for verb in (
+            "modified",
+            "updated",
+            "changed",
+            "refunded",
+            "upgraded",
+            "downgraded",
+            "enabled",
+            "disabled",
+            "activated",
+            "deactivated",
+            "added",
+            "removed",
+            "sent",
+            "issued",
+            "paid",
+            "processed",
+            "completed",
+            "submitted",
+            "credited",
+            "returned",
+        )
+    },
 }
 _VERBS = "|".join(sorted(CLAIM_VERBS, key=len, reverse=True))
 CLAIM = re.compile(
     rf"\b(?:(?:has|have)\s+(?:now\s+|just\s+)?been\s+(?:successfully\s+)?|(?:is|are)\s+now\s+|"
     rf"I(?:'ve|\s+have)\s+(?:now\s+|just\s+|also\s+)?(?:successfully\s+)?|successfully\s+)({_VERBS})\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -105,15 +138,23 @@ def parallel_calls(timeline: Timeline, start: int, policy: str | None = None) ->
     for index, message in _calling_messages(timeline, start):
         if len(message.tool_calls or []) > 1:
             calls = message.tool_calls or []
-            out.append(Flag("parallel_calls", index, f"{len(calls)} tool calls in one message "
-                            f"({', '.join(c.name for c in calls)}); the policy asks for one at a time"))
+            out.append(
+                Flag(
+                    "parallel_calls",
+                    index,
+                    f"{len(calls)} tool calls in one message "
+                    f"({', '.join(c.name for c in calls)}); the policy asks for one at a time",
+                )
+            )
     return out
 
 
 def text_with_calls(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
-    return [Flag("text_with_calls", index, "text and tool calls in one message")
-            for index, message in _calling_messages(timeline, start)
-            if isinstance(message.content, str) and message.content.strip()]
+    return [
+        Flag("text_with_calls", index, "text and tool calls in one message")
+        for index, message in _calling_messages(timeline, start)
+        if isinstance(message.content, str) and message.content.strip()
+    ]
 
 
 def repeated_calls(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
@@ -132,9 +173,14 @@ def repeated_calls(timeline: Timeline, start: int, policy: str | None = None) ->
         if earlier.verdict is Verdict.INJECTED_FAULT:
             continue  # retrying a call a fault kept from running is the right thing to do
         if not written_since:
-            out.append(Flag("repeated_call", call.call_step,
-                            f"{call.name} called again with the same arguments as at step {earlier.call_step}, "
-                            "with no write in between"))
+            out.append(
+                Flag(
+                    "repeated_call",
+                    call.call_step,
+                    f"{call.name} called again with the same arguments as at step {earlier.call_step}, "
+                    "with no write in between",
+                )
+            )
     return out
 
 
@@ -206,8 +252,13 @@ def writes_before_reads(timeline: Timeline, start: int, policy: str | None = Non
         if call.call_step >= start and call.requestor == "assistant" and call.tool_type is ToolType.WRITE:
             unread = [v for v in _id_values(call.call.arguments) if v not in read_args and not results.mentions(v)]
             if unread:
-                out.append(Flag("write_before_read", call.call_step,
-                                f"{call.name} writes to {', '.join(unread)}, never looked up before"))
+                out.append(
+                    Flag(
+                        "write_before_read",
+                        call.call_step,
+                        f"{call.name} writes to {', '.join(unread)}, never looked up before",
+                    )
+                )
         if call.result_step is not None and not call.recorded_error:
             if call.tool_type is not ToolType.WRITE:
                 read_args.update(_strings(call.call.arguments))
@@ -223,8 +274,10 @@ def _is_agent_move(timeline: Timeline, message: object) -> bool:
     if isinstance(message.content, str) and message.content.strip():
         return True
     env = timeline.env
-    return any(env is None or not env.has_tool(c.name) or env.tool_type(c.name) is not ToolType.READ
-               for c in message.tool_calls or [])
+    return any(
+        env is None or not env.has_tool(c.name) or env.tool_type(c.name) is not ToolType.READ
+        for c in message.tool_calls or []
+    )
 
 
 def _next_agent_moves(timeline: Timeline) -> list[int | None]:
@@ -246,8 +299,13 @@ def ignored_errors(timeline: Timeline, start: int, policy: str | None = None) ->
             last_success[c.name] = c.index
     nexts: list[int | None] | None = None
     for call in timeline.calls:
-        if (call.requestor != "assistant" or not call.recorded_error or call.result_step is None
-                or call.call_step < start or call.tool_type not in (None, ToolType.WRITE)):
+        if (
+            call.requestor != "assistant"
+            or not call.recorded_error
+            or call.result_step is None
+            or call.call_step < start
+            or call.tool_type not in (None, ToolType.WRITE)
+        ):
             continue
         if last_success.get(call.name, -1) > call.index:
             continue  # the agent got it done after all
@@ -262,9 +320,14 @@ def ignored_errors(timeline: Timeline, start: int, policy: str | None = None) ->
         acknowledged = isinstance(message.content, str) and ACKNOWLEDGES_PROBLEM.search(message.content)
         if not retried and not acknowledged:
             what = "answered the user" if message.text.strip() else "made another write"
-            out.append(Flag("error_ignored", step,
-                            f"{call.name} failed at step {call.result_step} and never succeeded; the agent {what} "
-                            "without retrying, asking or mentioning the failure"))
+            out.append(
+                Flag(
+                    "error_ignored",
+                    step,
+                    f"{call.name} failed at step {call.result_step} and never succeeded; the agent {what} "
+                    "without retrying, asking or mentioning the failure",
+                )
+            )
     return out
 
 
@@ -298,16 +361,23 @@ def unbacked_claims(timeline: Timeline, start: int, policy: str | None = None) -
             backed = any(fragments is None or any(f in name for f in fragments) for name in writes)
             if not backed:
                 needed = "write" if fragments is None else f"{'/'.join(fragments)} write"
-                out.append(Flag("unbacked_claim", step.index,
-                                f"the agent says '{words}', but no successful {needed} came before"))
+                out.append(
+                    Flag(
+                        "unbacked_claim",
+                        step.index,
+                        f"the agent says '{words}', but no successful {needed} came before",
+                    )
+                )
                 break
     return out
 
 
 def transfers(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
-    return [Flag("transfer_to_human", c.call_step, "transferred to a human agent")
-            for c in timeline.calls
-            if c.call_step >= start and c.requestor == "assistant" and c.name.startswith("transfer_to_human")]
+    return [
+        Flag("transfer_to_human", c.call_step, "transferred to a human agent")
+        for c in timeline.calls
+        if c.call_step >= start and c.requestor == "assistant" and c.name.startswith("transfer_to_human")
+    ]
 
 
 # ``(timeline, start, policy)``; with ``Detector.uses_task``, ``(timeline, start, policy, task)``
@@ -341,8 +411,10 @@ def register_detector(detector: Detector) -> Detector:
         raise ValueError(f"process flag {detector.kind!r} is already registered")
     taken = {d.letter: d.kind for d in DETECTORS.values()}
     if len(detector.letter) != 1 or detector.letter in taken:
-        raise ValueError(f"process flag {detector.kind!r}: letter {detector.letter!r} must be one character, "
-                         f"not taken (taken by {taken.get(detector.letter)})")
+        raise ValueError(
+            f"process flag {detector.kind!r}: letter {detector.letter!r} must be one character, "
+            f"not taken (taken by {taken.get(detector.letter)})"
+        )
     DETECTORS[detector.kind] = detector
     return detector
 
@@ -368,27 +440,44 @@ FLAG_KINDS = DETECTORS.keys()  # live: registered kinds, in registry order
 FLAG_LETTERS: Mapping[str, str] = _Letters()
 
 for _detector in (
-    Detector("parallel_calls", "P", "two or more tool calls in one message, when the policy asks for one at a time",
-             parallel_calls),
+    Detector(
+        "parallel_calls",
+        "P",
+        "two or more tool calls in one message, when the policy asks for one at a time",
+        parallel_calls,
+    ),
     Detector("text_with_calls", "T", "text and tool calls in one agent message", text_with_calls),
-    Detector("repeated_call", "R", "the same call (tool and arguments) again, with no write in between",
-             repeated_calls),
+    Detector(
+        "repeated_call", "R", "the same call (tool and arguments) again, with no write in between", repeated_calls
+    ),
     Detector("write_before_read", "W", "a write to an id never looked up (nor created) before", writes_before_reads),
-    Detector("error_ignored", "E", "a failed write the agent neither retried, transferred, asked nor mentioned",
-             ignored_errors),
-    Detector("unbacked_claim", "C", "the agent says something was done, with no successful write before it",
-             unbacked_claims),
+    Detector(
+        "error_ignored",
+        "E",
+        "a failed write the agent neither retried, transferred, asked nor mentioned",
+        ignored_errors,
+    ),
+    Detector(
+        "unbacked_claim", "C", "the agent says something was done, with no successful write before it", unbacked_claims
+    ),
     Detector("transfer_to_human", "H", "a transfer to a human agent", transfers),
 ):
     register_detector(_detector)
 
 
-def diagnose(timeline: Timeline, history_len: int = 0, policy: str | None = None,
-             task: Task | None = None) -> list[Flag]:
+def diagnose(
+    timeline: Timeline, history_len: int = 0, policy: str | None = None, task: Task | None = None
+) -> list[Flag]:
     """Every process flag of one trajectory (every registered detector), ordered by step, then registry order.
     ``task``: the simulation's task, for the detectors that read it (``Detector.uses_task``)."""
     order = {kind: i for i, kind in enumerate(DETECTORS)}
-    flags = [flag for detector in list(DETECTORS.values())
-             for flag in (detector.detect(timeline, history_len, policy, task) if detector.uses_task
-                          else detector.detect(timeline, history_len, policy))]
+    flags = [
+        flag
+        for detector in list(DETECTORS.values())
+        for flag in (
+            detector.detect(timeline, history_len, policy, task)
+            if detector.uses_task
+            else detector.detect(timeline, history_len, policy)
+        )
+    ]
     return sorted(flags, key=lambda f: (f.step, order.get(f.kind, len(order))))

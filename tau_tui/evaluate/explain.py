@@ -62,8 +62,10 @@ class StateDiff:
     def to_json(self, limit: int = DIFF_LIMIT) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for side, changes in (("agent", self.agent), ("user", self.user)):
-            out[side] = [{"path": c.dotted, "kind": _diff_kind(c), "predicted": jsonable(c.before),
-                          "gold": jsonable(c.after)} for c in changes[:limit]]
+            out[side] = [
+                {"path": c.dotted, "kind": _diff_kind(c), "predicted": jsonable(c.before), "gold": jsonable(c.after)}
+                for c in changes[:limit]
+            ]
             if len(changes) > limit:
                 out[f"{side}_truncated"] = len(changes) - limit
         return out
@@ -77,7 +79,9 @@ def _diff_kind(change: Change) -> str:
 def state_diff(timeline: Timeline, gold_state: EnvState) -> StateDiff:
     """Path-level diff of predicted vs gold, agent and user side (cheap: states share structure)."""
     final = timeline.final
-    agent = diff_states(final.agent, gold_state.agent) if final.agent is not None or gold_state.agent is not None else []
+    agent = (
+        diff_states(final.agent, gold_state.agent) if final.agent is not None or gold_state.agent is not None else []
+    )
     user = diff_states(final.user, gold_state.user) if final.user is not None or gold_state.user is not None else []
     return StateDiff(agent, user)
 
@@ -114,12 +118,15 @@ class GoldDivergence:
 
 
 def _related(path: tuple[Any, ...], bad: list[tuple[Any, ...]]) -> bool:
-    return any(path[:len(b)] == b or b[:len(path)] == path for b in bad)
+    return any(path[: len(b)] == b or b[: len(path)] == path for b in bad)
 
 
 def _successful_writes(timeline: Timeline, start: int) -> list[CallRecord]:
-    return [c for c in timeline.calls
-            if c.is_write and not c.replayed_error and c.result_step is not None and c.result_step >= start]
+    return [
+        c
+        for c in timeline.calls
+        if c.is_write and not c.replayed_error and c.result_step is not None and c.result_step >= start
+    ]
 
 
 def _call_text(name: object, arguments: Any, limit: int = 240) -> str:
@@ -130,8 +137,9 @@ def _call_text(name: object, arguments: Any, limit: int = 240) -> str:
     return f"{name}({inner})"
 
 
-def divergence(timeline: Timeline, gold_state: EnvState, diff: StateDiff, actions: list[ActionCheck] | None,
-               history_len: int) -> GoldDivergence | None:
+def divergence(
+    timeline: Timeline, gold_state: EnvState, diff: StateDiff, actions: list[ActionCheck] | None, history_len: int
+) -> GoldDivergence | None:
     """The first write that took the DB off the gold path, or the point after which a write was missing."""
     if diff.empty:
         return None
@@ -143,10 +151,15 @@ def divergence(timeline: Timeline, gold_state: EnvState, diff: StateDiff, action
         side, change, written, expected = wrong[0]
         more = f" (+{len(wrong) - 1} more path(s))" if len(wrong) > 1 else ""
         return GoldDivergence(
-            "wrong_write", record.call_step,
+            "wrong_write",
+            record.call_step,
             f"step {record.call_step}: {_call_text(record.name, record.call.arguments)} set {side} DB "
             f"{change.dotted} to {_describe(written)}; gold has {_describe(expected)}{more}",
-            tool=record.name, path=f"{side}:{change.dotted}", written=jsonable(written), gold=jsonable(expected))
+            tool=record.name,
+            path=f"{side}:{change.dotted}",
+            written=jsonable(written),
+            gold=jsonable(expected),
+        )
     missing = _missing_writes(actions or [], timeline)
     last = writes[-1].result_step if writes else None
     where = f"after step {last}" if last is not None else "from the start"
@@ -154,14 +167,18 @@ def divergence(timeline: Timeline, gold_state: EnvState, diff: StateDiff, action
     return GoldDivergence("missing_write", last, f"{where} no write brought the DB to gold: {what}", missing=missing)
 
 
-def _wrong_changes(timeline: Timeline, record: CallRecord, gold_state: EnvState,
-                   diff: StateDiff) -> list[tuple[str, Change, Any, Any]]:
+def _wrong_changes(
+    timeline: Timeline, record: CallRecord, gold_state: EnvState, diff: StateDiff
+) -> list[tuple[str, Change, Any, Any]]:
     """(side, change, written, gold value) for each change of this write that gold lacks, edits first."""
     if record.result_step is None:  # a call without a result changed nothing
         return []
     agent_changes, user_changes = timeline.changes_at(record.result_step)
     out: list[tuple[str, Change, Any, Any]] = []
-    for side, changes, gold_tree in (("agent", agent_changes, gold_state.agent), ("user", user_changes, gold_state.user)):
+    for side, changes, gold_tree in (
+        ("agent", agent_changes, gold_state.agent),
+        ("user", user_changes, gold_state.user),
+    ):
         bad = diff.paths(side)
         for change in changes:
             if not _related(change.path, bad):
@@ -173,8 +190,14 @@ def _wrong_changes(timeline: Timeline, record: CallRecord, gold_state: EnvState,
                 continue
             for sub in diff_states(written, expected):  # down to the leaves that differ
                 leaf = Change(change.path + sub.path, sub.kind, sub.before, sub.after)
-                out.append((side, leaf, _MISSING if sub.kind == "added" else sub.before,
-                            _MISSING if sub.kind == "removed" else sub.after))
+                out.append(
+                    (
+                        side,
+                        leaf,
+                        _MISSING if sub.kind == "added" else sub.before,
+                        _MISSING if sub.kind == "removed" else sub.after,
+                    )
+                )
     return sorted(out, key=lambda item: item[1].kind != "changed")
 
 
@@ -219,8 +242,11 @@ class ArgDiff:
     actual_present: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"argument": self.name, "expected": self.expected if self.expected_present else "(absent)",
-                "actual": self.actual if self.actual_present else "(absent)"}
+        return {
+            "argument": self.name,
+            "expected": self.expected if self.expected_present else "(absent)",
+            "actual": self.actual if self.actual_present else "(absent)",
+        }
 
 
 @dataclass
@@ -237,19 +263,28 @@ class MissedAction:
         head = _call_text(self.action.name, self.action.arguments)
         if self.closest_step is None:
             return f"expected {head}: never called"
-        diffs = ", ".join(f"{d.name}: expected {d.to_json()['expected']!r}, got {d.to_json()['actual']!r}"
-                          for d in self.differing)
+        diffs = ", ".join(
+            f"{d.name}: expected {d.to_json()['expected']!r}, got {d.to_json()['actual']!r}" for d in self.differing
+        )
         return f"expected {head}: closest call at step {self.closest_step} differs in {diffs}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"action_id": self.action.action_id, "name": self.action.name, "arguments": self.action.arguments,
-                "tool_type": self.tool_type, "closest_step": self.closest_step, "differing": [d.to_json() for d in self.differing],
-                "message": self.message}
+        return {
+            "action_id": self.action.action_id,
+            "name": self.action.name,
+            "arguments": self.action.arguments,
+            "tool_type": self.tool_type,
+            "closest_step": self.closest_step,
+            "differing": [d.to_json() for d in self.differing],
+            "message": self.message,
+        }
 
 
 def argument_diffs(action: Action, arguments: dict[str, Any]) -> list[ArgDiff]:
     """Arguments on which a call differs from an expected action (compare_args, else every key of either)."""
-    keys = action.compare_args if action.compare_args is not None else list(dict.fromkeys([*action.arguments, *arguments]))
+    keys = (
+        action.compare_args if action.compare_args is not None else list(dict.fromkeys([*action.arguments, *arguments]))
+    )
     out = []
     for key in keys:
         has_exp, has_act = key in action.arguments, key in arguments
@@ -270,8 +305,11 @@ def missed_actions(actions: list[ActionCheck] | None, calls: list[CallRecord]) -
             continue
         scored = [(len(argument_diffs(check.action, c.call.arguments)), -c.index, c) for c in candidates]
         _, _, best = min(scored, key=lambda t: (t[0], t[1]))
-        out.append(MissedAction(check.action, check.tool_type, best.call_step,
-                                argument_diffs(check.action, best.call.arguments)))
+        out.append(
+            MissedAction(
+                check.action, check.tool_type, best.call_step, argument_diffs(check.action, best.call.arguments)
+            )
+        )
     return out
 
 
@@ -308,8 +346,12 @@ def _recorded_product(breakdown: dict[str, Any]) -> float | None:
     return out
 
 
-def check_recording(replayed: Replayed, evaluation: Evaluation, task_in_recording: bool = True,
-                    known_tasks: dict[str, Task] | None = None) -> list[RecordingIssue]:
+def check_recording(
+    replayed: Replayed,
+    evaluation: Evaluation,
+    task_in_recording: bool = True,
+    known_tasks: dict[str, Task] | None = None,
+) -> list[RecordingIssue]:
     """The recorded reward checked against the run's own task and messages.
 
     ``task_in_recording`` says whether the task came from the recording itself;
@@ -326,24 +368,38 @@ def check_recording(replayed: Replayed, evaluation: Evaluation, task_in_recordin
     termination = sim.termination_reason
     if termination is not None and termination not in SCORED_TERMINATIONS:
         if recorded.reward not in (None, 0, 0.0):
-            issues.append(RecordingIssue("reward_despite_termination",
-                                         f"recorded reward {recorded.reward} although termination "
-                                         f"'{termination}' forces 0"))
+            issues.append(
+                RecordingIssue(
+                    "reward_despite_termination",
+                    f"recorded reward {recorded.reward} although termination '{termination}' forces 0",
+                )
+            )
         return issues
     task_issues = _mislabelled(recorded, task, known_tasks or {}) + _against_task(recorded, task)
     task_issues += _db_verdict(recorded, evaluation, timeline)
     if not task_in_recording and task_issues:
         for issue in task_issues:
             issue.inconsistent = False
-        task_issues.insert(0, RecordingIssue(
-            "task_version", f"the recording embeds no tasks and its checks do not fit task {sim.task_id} of the "
-            "data folder: it was probably evaluated against another version of the task set", inconsistent=False))
+        task_issues.insert(
+            0,
+            RecordingIssue(
+                "task_version",
+                f"the recording embeds no tasks and its checks do not fit task {sim.task_id} of the "
+                "data folder: it was probably evaluated against another version of the task set",
+                inconsistent=False,
+            ),
+        )
     issues += task_issues + _against_itself(recorded) + _against_messages(recorded, timeline)
     if not timeline.strict_ok and timeline.mismatches:
         first = timeline.mismatches[0]
-        issues.append(RecordingIssue("replay_differs",
-                                     f"recorded output of {first.name} at step {first.result_step} differs from "
-                                     f"the replay ({len(timeline.mismatches)} write(s) differ)", inconsistent=False))
+        issues.append(
+            RecordingIssue(
+                "replay_differs",
+                f"recorded output of {first.name} at step {first.result_step} differs from "
+                f"the replay ({len(timeline.mismatches)} write(s) differ)",
+                inconsistent=False,
+            )
+        )
     return issues
 
 
@@ -354,18 +410,28 @@ def _db_verdict(recorded: RewardInfo, evaluation: Evaluation, timeline: Timeline
     if recorded.db_check.db_match == ours:
         return []
     if timeline.strict_ok:
-        return [RecordingIssue("db_match_contradicts_replay",
-                               f"recorded db_match={recorded.db_check.db_match}, but the replayed DB "
-                               f"{'matches' if ours else 'differs from'} gold and every recorded tool output "
-                               "replays exactly")]
-    return [RecordingIssue("db_match_differs", f"recorded db_match={recorded.db_check.db_match}, replay says {ours}; "
-                           "the recorded tool outputs differ from the replay (another tool version?)",
-                           inconsistent=False)]
+        return [
+            RecordingIssue(
+                "db_match_contradicts_replay",
+                f"recorded db_match={recorded.db_check.db_match}, but the replayed DB "
+                f"{'matches' if ours else 'differs from'} gold and every recorded tool output "
+                "replays exactly",
+            )
+        ]
+    return [
+        RecordingIssue(
+            "db_match_differs",
+            f"recorded db_match={recorded.db_check.db_match}, replay says {ours}; "
+            "the recorded tool outputs differ from the replay (another tool version?)",
+            inconsistent=False,
+        )
+    ]
 
 
 def _recorded_actions(recorded: RewardInfo) -> list[dict[str, Any]]:
-    return [c["action"] for c in recorded.action_checks or []
-            if isinstance(c, dict) and isinstance(c.get("action"), dict)]
+    return [
+        c["action"] for c in recorded.action_checks or [] if isinstance(c, dict) and isinstance(c.get("action"), dict)
+    ]
 
 
 def _task_action_keys(task: Task) -> set[str]:
@@ -375,8 +441,11 @@ def _task_action_keys(task: Task) -> set[str]:
 def _check_signature(recorded: RewardInfo) -> set[str]:
     """What the recorded checks name: its actions and its communicate infos."""
     keys = {_action_key(a.get("name"), a.get("arguments")) for a in _recorded_actions(recorded)}
-    keys |= {f"info:{c['info']}" for c in recorded.communicate_checks or []
-             if isinstance(c, dict) and isinstance(c.get("info"), str)}
+    keys |= {
+        f"info:{c['info']}"
+        for c in recorded.communicate_checks or []
+        if isinstance(c, dict) and isinstance(c.get("info"), str)
+    }
     return keys
 
 
@@ -394,8 +463,13 @@ def _mislabelled(recorded: RewardInfo, task: Task | None, known_tasks: dict[str,
     if not owners:
         return []
     named = ", ".join(owners[:3]) + (" …" if len(owners) > 3 else "")
-    return [RecordingIssue("mislabelled_task", f"the recorded checks are those of task {named}, not of task "
-                           f"{task.id if task else '?'}: the simulation seems to carry the wrong task id")]
+    return [
+        RecordingIssue(
+            "mislabelled_task",
+            f"the recorded checks are those of task {named}, not of task "
+            f"{task.id if task else '?'}: the simulation seems to carry the wrong task id",
+        )
+    ]
 
 
 def _against_task(recorded: RewardInfo, task: Task | None) -> list[RecordingIssue]:
@@ -409,36 +483,59 @@ def _against_task(recorded: RewardInfo, task: Task | None) -> list[RecordingIssu
     foreign = [a for a in _recorded_actions(recorded) if _action_key(a.get("name"), a.get("arguments")) not in expected]
     if foreign:
         named = "; ".join(_call_text(a.get("name"), a.get("arguments"), limit=80) for a in foreign[:3])
-        issues.append(RecordingIssue("unknown_action", f"{len(foreign)} recorded action check(s) name actions task "
-                                     f"{task.id} does not have: {named}" + (" …" if len(foreign) > 3 else "")))
+        issues.append(
+            RecordingIssue(
+                "unknown_action",
+                f"{len(foreign)} recorded action check(s) name actions task "
+                f"{task.id} does not have: {named}" + (" …" if len(foreign) > 3 else ""),
+            )
+        )
     unchecked = [a for a in task.expected_actions if _action_key(a.name, a.arguments) not in recorded_keys]
     if recorded.action_checks is not None and unchecked:
-        issues.append(RecordingIssue("unchecked_actions", f"the recording checked {len(recorded_keys)} action(s); "
-                                     f"task {task.id} also expects "
-                                     + ", ".join(_call_text(a.name, a.arguments) for a in unchecked[:3])
-                                     + (" …" if len(unchecked) > 3 else "")))
+        issues.append(
+            RecordingIssue(
+                "unchecked_actions",
+                f"the recording checked {len(recorded_keys)} action(s); "
+                f"task {task.id} also expects "
+                + ", ".join(_call_text(a.name, a.arguments) for a in unchecked[:3])
+                + (" …" if len(unchecked) > 3 else ""),
+            )
+        )
     assertions = {_action_key(a.func_name, a.arguments) for a in (criteria.env_assertions or [])} if criteria else set()
     for check in recorded.env_assertions or []:
         item = check.get("env_assertion") if isinstance(check, dict) else None
         if isinstance(item, dict) and _action_key(item.get("func_name"), item.get("arguments")) not in assertions:
-            issues.append(RecordingIssue("unknown_assertion", f"recorded env assertion "
-                                         f"{_call_text(item.get('func_name'), item.get('arguments'))} is not "
-                                         f"in task {task.id}"))
+            issues.append(
+                RecordingIssue(
+                    "unknown_assertion",
+                    f"recorded env assertion "
+                    f"{_call_text(item.get('func_name'), item.get('arguments'))} is not "
+                    f"in task {task.id}",
+                )
+            )
     infos = set(criteria.communicate_info or []) if criteria else set()
     for check in recorded.communicate_checks or []:
         info = check.get("info") if isinstance(check, dict) else None
         if info is not None and info not in infos:
-            issues.append(RecordingIssue("unknown_communicate", f"recorded communicate check {info!r} is not "
-                                         f"in task {task.id}"))
+            issues.append(
+                RecordingIssue("unknown_communicate", f"recorded communicate check {info!r} is not in task {task.id}")
+            )
     n_nl = len(criteria.nl_assertions or []) if criteria else 0
     recorded_nl = recorded.nl_assertions or []
     if len(recorded_nl) > n_nl:
-        issues.append(RecordingIssue("unknown_nl_assertion", f"{len(recorded_nl)} recorded NL "
-                                     f"verdicts for {n_nl} NL assertion(s) in task {task.id}"))
+        issues.append(
+            RecordingIssue(
+                "unknown_nl_assertion",
+                f"{len(recorded_nl)} recorded NL verdicts for {n_nl} NL assertion(s) in task {task.id}",
+            )
+        )
     basis = list(criteria.reward_basis) if criteria else None
     if recorded.reward_basis is not None and basis is not None and set(recorded.reward_basis) != set(basis):
-        issues.append(RecordingIssue("basis_differs", f"recorded reward_basis {recorded.reward_basis}, "
-                                     f"task {task.id} has {basis}"))
+        issues.append(
+            RecordingIssue(
+                "basis_differs", f"recorded reward_basis {recorded.reward_basis}, task {task.id} has {basis}"
+            )
+        )
     return issues
 
 
@@ -450,17 +547,23 @@ def _against_itself(recorded: RewardInfo) -> list[RecordingIssue]:
     if recorded.reward_breakdown:
         product = _recorded_product(recorded.reward_breakdown)
         if product is not None and abs(product - reward) > 1e-6:
-            issues.append(RecordingIssue("reward_vs_breakdown", f"recorded reward {reward} but its breakdown "
-                                         f"{recorded.reward_breakdown} multiplies to {product}"))
+            issues.append(
+                RecordingIssue(
+                    "reward_vs_breakdown",
+                    f"recorded reward {reward} but its breakdown {recorded.reward_breakdown} multiplies to {product}",
+                )
+            )
     basis = set(recorded.reward_basis or [])
     if abs(reward - 1.0) <= 1e-6:
         failed = []
         if "DB" in basis and recorded.db_check is not None and recorded.db_check.db_match is False:
             failed.append("db_match false")
-        for name, checks, key in (("ACTION", recorded.action_checks, "action_match"),
-                                  ("COMMUNICATE", recorded.communicate_checks, "met"),
-                                  ("ENV_ASSERTION", recorded.env_assertions, "met"),
-                                  ("NL_ASSERTION", recorded.nl_assertions, "met")):
+        for name, checks, key in (
+            ("ACTION", recorded.action_checks, "action_match"),
+            ("COMMUNICATE", recorded.communicate_checks, "met"),
+            ("ENV_ASSERTION", recorded.env_assertions, "met"),
+            ("NL_ASSERTION", recorded.nl_assertions, "met"),
+        ):
             if name in basis and any(isinstance(c, dict) and c.get(key) is False for c in checks or []):
                 failed.append(f"an unmet {name} check")
         if failed:
@@ -474,14 +577,21 @@ def _against_messages(recorded: RewardInfo, timeline: Timeline) -> list[Recordin
     for check in recorded.action_checks or []:
         action = check.get("action") if isinstance(check, dict) else None
         if isinstance(action, dict) and check.get("action_match") is True and action.get("name") not in names:
-            issues.append(RecordingIssue("match_without_call", f"recorded action {action.get('name')} as matched, "
-                                         "but no message calls that tool"))
+            issues.append(
+                RecordingIssue(
+                    "match_without_call",
+                    f"recorded action {action.get('name')} as matched, but no message calls that tool",
+                )
+            )
     texts = [t.lower().replace(",", "") for _, t in agent_texts([s.message for s in timeline.steps])]
     for check in recorded.communicate_checks or []:
         info = check.get("info") if isinstance(check, dict) else None
         if isinstance(info, str) and check.get("met") is True and not any(info.lower() in t for t in texts):
-            issues.append(RecordingIssue("communicated_without_text", f"recorded {info!r} as communicated, but no "
-                                         "agent message says it"))
+            issues.append(
+                RecordingIssue(
+                    "communicated_without_text", f"recorded {info!r} as communicated, but no agent message says it"
+                )
+            )
     return issues
 
 
@@ -506,13 +616,13 @@ class Explanation:
             "db_diff": self.db_diff.to_json() if self.db_diff is not None else None,
             "divergence": self.divergence.to_json() if self.divergence else None,
             "missed_actions": [m.to_json() for m in self.missed],
-            "recording": {"inconsistent": self.inconsistent_recording,
-                          "issues": [i.to_json() for i in self.recording]},
+            "recording": {"inconsistent": self.inconsistent_recording, "issues": [i.to_json() for i in self.recording]},
         }
 
 
-def _db_reasons(diff: StateDiff | None, div: GoldDivergence | None, missed: list[MissedAction], with_missed: bool,
-                prefix: str = "") -> list[str]:
+def _db_reasons(
+    diff: StateDiff | None, div: GoldDivergence | None, missed: list[MissedAction], with_missed: bool, prefix: str = ""
+) -> list[str]:
     """What the DB diff says: how much differs, where the run left the gold path, which writes were missed."""
     n_agent, n_user = (len(diff.agent), len(diff.user)) if diff else (0, 0)
     out = [f"{prefix}DB differs from gold at {n_agent} agent path(s) and {n_user} user path(s)"]
@@ -540,11 +650,14 @@ def env_reasons(evaluation: Evaluation, r: Reasons) -> list[str]:
     if "ENV_ASSERTION" in r.basis:
         failed = [c for c in evaluation.env_assertions or [] if c.met is False]
         for check in failed:
-            out.append(f"env assertion {_call_text(check.assertion.func_name, check.assertion.arguments)} "
-                       f"not met" + (f" ({check.assertion.message})" if check.assertion.message else ""))
+            out.append(
+                f"env assertion {_call_text(check.assertion.func_name, check.assertion.arguments)} "
+                f"not met" + (f" ({check.assertion.message})" if check.assertion.message else "")
+            )
         if failed and "DB" not in r.basis and evaluation.db_match is False:
-            out += _db_reasons(r.diff, r.divergence, r.missed, "ACTION" not in r.basis,
-                               prefix="the DB also differs from gold: ")
+            out += _db_reasons(
+                r.diff, r.divergence, r.missed, "ACTION" not in r.basis, prefix="the DB also differs from gold: "
+            )
     return out
 
 
@@ -564,8 +677,9 @@ def nl_reasons(evaluation: Evaluation, r: Reasons) -> list[str]:
     return [f"NL assertion not met: {c.assertion}" for c in evaluation.nl or [] if not c.met]
 
 
-def failure_reasons(evaluation: Evaluation, diff: StateDiff | None, div: GoldDivergence | None,
-                    missed: list[MissedAction]) -> list[str]:
+def failure_reasons(
+    evaluation: Evaluation, diff: StateDiff | None, div: GoldDivergence | None, missed: list[MissedAction]
+) -> list[str]:
     """One line per thing that keeps the recomputed reward below 1 (or from being computed): each component's."""
     if evaluation.status == PREMATURE:
         return [f"terminated by '{evaluation.termination}': tau2 gives 0"]
@@ -577,8 +691,12 @@ def failure_reasons(evaluation: Evaluation, diff: StateDiff | None, div: GoldDiv
     return out
 
 
-def explain(replayed: Replayed, evaluation: Evaluation, task_in_recording: bool = True,
-            known_tasks: dict[str, Task] | None = None) -> Explanation:
+def explain(
+    replayed: Replayed,
+    evaluation: Evaluation,
+    task_in_recording: bool = True,
+    known_tasks: dict[str, Task] | None = None,
+) -> Explanation:
     """Explain one evaluated simulation (see ``check_recording`` for the two optional arguments)."""
     diff = div = None
     criteria = replayed.task.evaluation_criteria if replayed.task is not None else None

@@ -30,13 +30,24 @@ class FileMetrics:
     recorded_confidence: Confidence | None = None
 
     @classmethod
-    def of(cls, ours: Iterable[MetricOutcome], recorded: Iterable[MetricOutcome], info: Mapping[str, Any], *,
-           confidence: bool = True, seed: int = DEFAULT_SEED) -> FileMetrics:
+    def of(
+        cls,
+        ours: Iterable[MetricOutcome],
+        recorded: Iterable[MetricOutcome],
+        info: Mapping[str, Any],
+        *,
+        confidence: bool = True,
+        seed: int = DEFAULT_SEED,
+    ) -> FileMetrics:
         """``info``: the run's top-level info (``num_trials``); ``confidence``: also the intervals (``seed``)."""
         ours, recorded = list(ours), list(recorded)
         trials = recorded_trials(info)
         mine, theirs = compute_metrics(ours, trials), compute_metrics(recorded, trials)
         if not confidence:
             return cls(mine, theirs)
-        return cls(mine, theirs, outcome_confidence(ours, mine.max_k, seed=seed),
-                   outcome_confidence(recorded, theirs.max_k, seed=seed))
+        return cls(
+            mine,
+            theirs,
+            outcome_confidence(ours, mine.max_k, seed=seed),
+            outcome_confidence(recorded, theirs.max_k, seed=seed),
+        )

@@ -72,7 +72,7 @@ def _load_json(text: str) -> Any:
         if start < 0 or end <= start:
             raise JudgeError("the judge's reply holds no JSON object") from None
         try:
-            return json.loads(body[start:end + 1])
+            return json.loads(body[start : end + 1])
         except json.JSONDecodeError as exc:
             raise JudgeError(f"the judge's reply is not valid JSON ({exc.msg})") from None
 
@@ -130,8 +130,15 @@ def parse_verdicts(reply: str | None, assertions: list[str]) -> list[NLCheck]:
 class LiteLLMJudge:
     """A judge backed by any litellm model string (e.g. ``openai/gpt-4.1``), temperature 0."""
 
-    def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
-                 timeout: float = 120.0, **completion_args: Any):
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        **completion_args: Any,
+    ):
         self.model = model
         self.api_base = api_base
         self.api_key = api_key
@@ -159,8 +166,13 @@ class LiteLLMJudge:
         litellm.suppress_debug_info = True  # litellm otherwise prints help banners to stdout on errors
         kwargs = self._args()
         try:
-            response = litellm.completion(model=self.model, messages=judge_messages(messages, assertions),
-                                          temperature=0, timeout=self.timeout, **kwargs)
+            response = litellm.completion(
+                model=self.model,
+                messages=judge_messages(messages, assertions),
+                temperature=0,
+                timeout=self.timeout,
+                **kwargs,
+            )
             reply = response.choices[0].message.content
         except Exception as exc:  # noqa: BLE001 - any provider failure means "not judged"
             if is_refusal(exc):  # every other judgement would be refused too: the evaluation stops

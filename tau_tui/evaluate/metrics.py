@@ -54,9 +54,14 @@ class TaskMetrics:
     pass_at_k: dict[int, float]
 
     def to_json(self) -> dict[str, Any]:
-        return {"task": self.task_id, "trials": self.trials, "successes": self.successes,
-                "avg_reward": self.avg_reward, "pass_hat_k": {str(k): v for k, v in self.pass_hat_k.items()},
-                "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()}}
+        return {
+            "task": self.task_id,
+            "trials": self.trials,
+            "successes": self.successes,
+            "avg_reward": self.avg_reward,
+            "pass_hat_k": {str(k): v for k, v in self.pass_hat_k.items()},
+            "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()},
+        }
 
 
 @dataclass
@@ -74,8 +79,11 @@ class RunMetrics:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "n_simulations": self.n_simulations, "n_scored": self.n_scored, "n_unscored": self.n_unscored,
-            "infrastructure_errors": self.infrastructure_errors, "avg_reward": self.avg_reward,
+            "n_simulations": self.n_simulations,
+            "n_scored": self.n_scored,
+            "n_unscored": self.n_unscored,
+            "infrastructure_errors": self.infrastructure_errors,
+            "avg_reward": self.avg_reward,
             "max_k": self.max_k,
             "pass_hat_k": {str(k): v for k, v in self.pass_hat_k.items()},
             "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()},
@@ -101,8 +109,16 @@ def compute_metrics(outcomes: Iterable[MetricOutcome], num_trials: int | None = 
     for task_id, rewards in sorted(by_task.items(), key=lambda item: _task_order(item[0])):
         n, c = len(rewards), sum(is_success(r) for r in rewards)
         ks = range(1, n + 1)
-        tasks.append(TaskMetrics(task_id, n, c, sum(rewards) / n,
-                                 {k: pass_hat_k(n, c, k) for k in ks}, {k: pass_at_k(n, c, k) for k in ks}))
+        tasks.append(
+            TaskMetrics(
+                task_id,
+                n,
+                c,
+                sum(rewards) / n,
+                {k: pass_hat_k(n, c, k) for k in ks},
+                {k: pass_at_k(n, c, k) for k in ks},
+            )
+        )
     return RunMetrics(
         n_simulations=len(outcomes),
         n_scored=len(scored),

@@ -76,8 +76,9 @@ def diff_lines(report: SimReport) -> list[str]:
 
 
 def recording_lines(report: SimReport) -> list[str]:
-    return [f"recording {'INCONSISTENT' if i.inconsistent else 'note'}: {i.message}"
-            for i in report.explanation.recording]
+    return [
+        f"recording {'INCONSISTENT' if i.inconsistent else 'note'}: {i.message}" for i in report.explanation.recording
+    ]
 
 
 def scorer_line(report: SimReport) -> str | None:
@@ -95,8 +96,9 @@ def flags_line(report: SimReport) -> str | None:
     steps: dict[str, list[int]] = {}
     for flag in report.flags:
         steps.setdefault(flag.kind, []).append(flag.step)
-    parts = [f"{kind} ×{len(s)} (step {', '.join(map(str, s[:5]))}{'…' if len(s) > 5 else ''})"
-             for kind, s in steps.items()]
+    parts = [
+        f"{kind} ×{len(s)} (step {', '.join(map(str, s[:5]))}{'…' if len(s) > 5 else ''})" for kind, s in steps.items()
+    ]
     return "flags: " + "; ".join(parts)
 
 

@@ -71,9 +71,16 @@ class SimReport:
         }
 
 
-def assess(replayed: Replayed, *, judge: Judge | None = None, scorer: ScorerSpec | None = None,
-           policy: str | None = None, domain: str | None = None, task_in_recording: bool = True,
-           known_tasks: dict[str, Task] | None = None) -> SimReport:
+def assess(
+    replayed: Replayed,
+    *,
+    judge: Judge | None = None,
+    scorer: ScorerSpec | None = None,
+    policy: str | None = None,
+    domain: str | None = None,
+    task_in_recording: bool = True,
+    known_tasks: dict[str, Task] | None = None,
+) -> SimReport:
     """Evaluate, explain, score and diagnose one replayed simulation.
 
     ``policy`` is the text the agent was given (for the one-call-at-a-time

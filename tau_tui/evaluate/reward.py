@@ -38,7 +38,12 @@ from tau_tui.replay import FATAL_IN_TAU2, GoldResult, MismatchClass, Timeline
 SUCCESS_TOLERANCE = 1e-6
 
 SCORED, PREMATURE, NO_CRITERIA, NO_TASK, NOT_COMPUTABLE = (
-    "scored", "premature", "no_criteria", "no_task", "not_computable")
+    "scored",
+    "premature",
+    "no_criteria",
+    "no_task",
+    "not_computable",
+)
 
 
 class Replayed(Protocol):
@@ -82,7 +87,6 @@ class Evaluation:
     strict_ok: bool = True
     results: dict[str, Any] = field(default_factory=dict)  # component name → its checks, for registered ones
 
-
     @property
     def computable(self) -> bool:
         return self.reward is not None
@@ -96,9 +100,11 @@ class Evaluation:
         out: dict[str, Any] = {"reward": self.reward}
         for component in REWARD_COMPONENTS.values():
             out.update(component.reward_info(self))
-        out.update(reward_basis=self.reward_basis,
-                   reward_breakdown=self.breakdown if self.status == SCORED or self.breakdown else None,
-                   info=self.info)
+        out.update(
+            reward_basis=self.reward_basis,
+            reward_breakdown=self.breakdown if self.status == SCORED or self.breakdown else None,
+            info=self.info,
+        )
         return out
 
     def checks_json(self) -> dict[str, Any]:
@@ -121,8 +127,9 @@ def _product(values: list[float]) -> float:
     return out
 
 
-def env_component(criteria: EvaluationCriteria, replayed: Replayed, basis: list[str],
-                  evaluation: Evaluation) -> Component:
+def env_component(
+    criteria: EvaluationCriteria, replayed: Replayed, basis: list[str], evaluation: Evaluation
+) -> Component:
     """DB check and env assertions; tau2 skips both when the task lists neither actions nor assertions."""
     if criteria.actions is None and criteria.env_assertions is None:
         evaluation.db_match = True
@@ -135,8 +142,9 @@ def env_component(criteria: EvaluationCriteria, replayed: Replayed, basis: list[
     broken = [c for c in evaluation.env_assertions if c.met is None]
     if broken:
         first = broken[0]
-        evaluation.notes.append(f"env assertion {first.assertion.func_name} could not run ({first.error}); "
-                                "tau2 would raise here")
+        evaluation.notes.append(
+            f"env assertion {first.assertion.func_name} could not run ({first.error}); tau2 would raise here"
+        )
         return Component(None, None, {"note": "env assertion failed to run"})
     assertion_reward = _product([1.0 if c.met else 0.0 for c in evaluation.env_assertions])
     breakdown: dict[str, float] = {}
@@ -164,8 +172,9 @@ def communicate_component(criteria: EvaluationCriteria, replayed: Replayed, eval
     return Component(reward, {"COMMUNICATE": reward}, None)
 
 
-def nl_component(criteria: EvaluationCriteria, replayed: Replayed, judge: Judge | None,
-                 evaluation: Evaluation) -> Component:
+def nl_component(
+    criteria: EvaluationCriteria, replayed: Replayed, judge: Judge | None, evaluation: Evaluation
+) -> Component:
     if not criteria.nl_assertions:
         evaluation.nl = []
         return Component(1.0, {"NL_ASSERTION": 1.0}, {"note": "No nl_assertions to evaluate"})
@@ -193,6 +202,7 @@ class CheckLine:
     ours: bool | None
     recorded: bool | None
     text: str
+
 
 Run = Callable[[EvaluationCriteria, Replayed, list[str], Judge | None, Evaluation], Component | None]
 
@@ -245,14 +255,20 @@ def _structural_note(timeline: Timeline) -> str | None:
     fatal = [f for f in timeline.findings if f.kind in FATAL_IN_TAU2]
     if fatal:
         where = f" at step {fatal[0].step}" if fatal[0].step is not None else ""
-        return (f"tau2 cannot replay this trajectory ({fatal[0].kind.value}{where}: {fatal[0].message}); "
-                "the reward here is our tolerant replay's reading")
+        return (
+            f"tau2 cannot replay this trajectory ({fatal[0].kind.value}{where}: {fatal[0].message}); "
+            "the reward here is our tolerant replay's reading"
+        )
     if timeline.mismatches:
         first = timeline.mismatches[0]
-        why = {MismatchClass.LIBRARY_TEXT: " (library text only)",
-               MismatchClass.UPSTREAM_FIX: f" (upstream fix, {first.upstream.issue if first.upstream else '?'})"}
-        return (f"recorded output of {first.name} at step {first.result_step} differs from the replay"
-                f"{why.get(first.mismatch_class, '') if first.mismatch_class is not None else ''}; recomputed with lenient replay (as tau2 evaluate-trajs does)")
+        why = {
+            MismatchClass.LIBRARY_TEXT: " (library text only)",
+            MismatchClass.UPSTREAM_FIX: f" (upstream fix, {first.upstream.issue if first.upstream else '?'})",
+        }
+        return (
+            f"recorded output of {first.name} at step {first.result_step} differs from the replay"
+            f"{why.get(first.mismatch_class, '') if first.mismatch_class is not None else ''}; recomputed with lenient replay (as tau2 evaluate-trajs does)"
+        )
     return None
 
 
@@ -272,16 +288,18 @@ def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
         return Evaluation(None, NO_TASK, termination, notes=[f"task {replayed.sim.task_id!r} not found"])
     criteria = task.evaluation_criteria
     if criteria is None:
-        return Evaluation(1.0, NO_CRITERIA, termination, info={"note": "No evaluation criteria"},
-                          notes=["No evaluation criteria"])
+        return Evaluation(
+            1.0, NO_CRITERIA, termination, info={"note": "No evaluation criteria"}, notes=["No evaluation criteria"]
+        )
 
     basis = list(criteria.reward_basis)
     evaluation = Evaluation(None, SCORED, termination, reward_basis=basis, strict_ok=replayed.timeline.strict_ok)
     structural = _structural_note(replayed.timeline)
     if structural:
         evaluation.notes.append(structural)
-    results = [(entry, entry.run(criteria, replayed, basis, judge, evaluation))
-               for entry in list(REWARD_COMPONENTS.values())]
+    results = [
+        (entry, entry.run(criteria, replayed, basis, judge, evaluation)) for entry in list(REWARD_COMPONENTS.values())
+    ]
     info = {entry.name: component.info if component else None for entry, component in results}
     # tau2 writes reward_info.info in this order (evaluator.py); components registered later follow
     evaluation.info = {**{k: info[k] for k in TAU2_INFO_ORDER if k in info}, **info}

@@ -91,8 +91,13 @@ class ScorerResult:
     notes: list[str]
 
     def to_json(self) -> dict[str, Any]:
-        return {"value": self.value, "passed": self.passed, "additional": self.additional, "notes": self.notes,
-                "checks": [{"check": c.label, "satisfied": c.satisfied} for c in self.checks]}
+        return {
+            "value": self.value,
+            "passed": self.passed,
+            "additional": self.additional,
+            "notes": self.notes,
+            "checks": [{"check": c.label, "satisfied": c.satisfied} for c in self.checks],
+        }
 
 
 def clean_executions(calls: list[CallRecord]) -> list[CallRecord]:
@@ -104,17 +109,20 @@ def subset_match(spec: dict[str, Any], arguments: Any) -> bool:
     """Every key of ``spec`` present in ``arguments`` with an equal value of the same JSON type."""
     return isinstance(arguments, dict) and all(
         key in arguments and _same_type(arguments[key], value) and arguments[key] == value
-        for key, value in spec.items())
+        for key, value in spec.items()
+    )
 
 
 def _same_type(a: Any, b: Any) -> bool:
     """No coercion between JSON types: strings, booleans and numbers never compare across."""
+
     def kind(v: Any) -> str:
         if isinstance(v, bool):
             return "bool"
         if isinstance(v, (int, float)):
             return "number"
         return type(v).__name__
+
     return kind(a) == kind(b)
 
 
@@ -133,7 +141,9 @@ def score_tool_calls(calls: list[CallRecord], spec: ScorerSpec) -> ScorerResult:
         candidates = [c.call.arguments for c in clean if c.name == tool]
         for arg_spec in specs:
             ok = any(subset_match(arg_spec, args) for args in candidates)
-            checks.append(ScorerCheck(f"{tool} with {orjson.dumps(arg_spec, option=orjson.OPT_SORT_KEYS).decode()}", ok))
+            checks.append(
+                ScorerCheck(f"{tool} with {orjson.dumps(arg_spec, option=orjson.OPT_SORT_KEYS).decode()}", ok)
+            )
             if not ok:
                 notes.append(f"no clean {tool!r} execution matches {arg_spec!r}")
     additional = sorted(n for n in clean_names if n not in spec.expected_tools)

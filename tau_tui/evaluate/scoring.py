@@ -57,8 +57,14 @@ class GoldCache:
             hit = self._digests[id(task)] = (task, task_content_digest(task))
         return hit[1]
 
-    def get(self, task: Task, new_env: EnvFactory, scope: Hashable = None, init: InitCache | None = None,
-            init_key: Any = None) -> GoldResult:
+    def get(
+        self,
+        task: Task,
+        new_env: EnvFactory,
+        scope: Hashable = None,
+        init: InitCache | None = None,
+        init_key: Any = None,
+    ) -> GoldResult:
         """The gold state of ``task`` (built on the first call for its definition and scope).
 
         ``init``/``init_key`` (the key of a non-solo replay of the task) let it start from the initialised
@@ -81,9 +87,19 @@ class ScoredSimulation:
     assertions: list[tuple[Any, bool | None, str | None]] = field(default_factory=list)
 
 
-def score(sim: SimulationRun, task: Task, new_env: EnvFactory, judge: Judge | None = None, *,
-          solo: bool = False, golds: GoldCache | None = None, gold: GoldResult | None = None,
-          scope: Hashable = None, init: InitCache | None = None, init_key: Any = None) -> Evaluation:
+def score(
+    sim: SimulationRun,
+    task: Task,
+    new_env: EnvFactory,
+    judge: Judge | None = None,
+    *,
+    solo: bool = False,
+    golds: GoldCache | None = None,
+    gold: GoldResult | None = None,
+    scope: Hashable = None,
+    init: InitCache | None = None,
+    init_key: Any = None,
+) -> Evaluation:
     """Replay ``sim`` on fresh environments from ``new_env`` and recompute its reward with tau2's rules.
 
     The gold state is ``gold`` when given, else taken from ``golds`` (under ``scope``), else built.

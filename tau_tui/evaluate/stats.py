@@ -41,8 +41,13 @@ class Interval:
     resamples: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"estimate": self.estimate, "low": self.low, "high": self.high,
-                               "level": self.level, "method": self.method}
+        out: dict[str, Any] = {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "level": self.level,
+            "method": self.method,
+        }
         if self.seed is not None:
             out["seed"] = self.seed
             out["resamples"] = self.resamples
@@ -51,8 +56,9 @@ class Interval:
     def text(self, scale: float = 100.0, digits: int = 1) -> str:
         """``62.0% [51.3, 72.1]``-style text (``scale`` 100: percent)."""
         unit = "%" if scale == 100.0 else ""
-        return (f"{self.estimate * scale:.{digits}f}{unit} "
-                f"[{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]")
+        return (
+            f"{self.estimate * scale:.{digits}f}{unit} [{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]"
+        )
 
 
 def _z(level: float) -> float:
@@ -88,7 +94,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    tail: float = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
+    tail: float = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -102,12 +108,12 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def _percentile_interval(estimate: float, draws: list[float], level: float, method: str, seed: int,
-                         resamples: int) -> Interval:
+def _percentile_interval(
+    estimate: float, draws: list[float], level: float, method: str, seed: int, resamples: int
+) -> Interval:
     draws.sort()
     alpha = (1 - level) / 2
-    return Interval(estimate, _percentile(draws, alpha), _percentile(draws, 1 - alpha), level, method,
-                    seed, resamples)
+    return Interval(estimate, _percentile(draws, alpha), _percentile(draws, 1 - alpha), level, method, seed, resamples)
 
 
 def _pass_hat_k(trials: int, successes: int, k: int) -> float:
@@ -123,13 +129,21 @@ class TaskIntervals:
     n_tasks: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"avg_reward": self.avg_reward.to_json() if self.avg_reward else None,
-                "pass_hat_k": {str(k): v.to_json() for k, v in self.pass_hat_k.items()},
-                "n_tasks": self.n_tasks}
+        return {
+            "avg_reward": self.avg_reward.to_json() if self.avg_reward else None,
+            "pass_hat_k": {str(k): v.to_json() for k, v in self.pass_hat_k.items()},
+            "n_tasks": self.n_tasks,
+        }
 
 
-def bootstrap_tasks(by_task: Mapping[str, Sequence[float]], max_k: int, *, seed: int = DEFAULT_SEED,
-                    resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL) -> TaskIntervals:
+def bootstrap_tasks(
+    by_task: Mapping[str, Sequence[float]],
+    max_k: int,
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> TaskIntervals:
     """Percentile intervals for average reward (over simulations) and pass^1..max_k (mean over tasks).
 
     Each resample draws as many tasks as there are, with replacement, and keeps all the trials of a
@@ -140,8 +154,11 @@ def bootstrap_tasks(by_task: Mapping[str, Sequence[float]], max_k: int, *, seed:
         return TaskIntervals(None, {}, 0)
     sums = [sum(r) for r in tasks]
     counts = [len(r) for r in tasks]
-    per_k = {k: [_pass_hat_k(len(r), sum(is_success(x) for x in r), k) for r in tasks]
-             for k in range(1, max_k + 1) if all(len(r) >= k for r in tasks)}
+    per_k = {
+        k: [_pass_hat_k(len(r), sum(is_success(x) for x in r), k) for r in tasks]
+        for k in range(1, max_k + 1)
+        if all(len(r) >= k for r in tasks)
+    }
     rng = random.Random(seed)
     n = len(tasks)
     avg_draws: list[float] = []
@@ -151,15 +168,21 @@ def bootstrap_tasks(by_task: Mapping[str, Sequence[float]], max_k: int, *, seed:
         avg_draws.append(sum(sums[i] for i in picks) / sum(counts[i] for i in picks))
         for k, values in per_k.items():
             k_draws[k].append(sum(values[i] for i in picks) / n)
-    avg = _percentile_interval(sum(sums) / sum(counts), avg_draws, level, "bootstrap over tasks", seed,
-                               resamples)
-    passes = {k: _percentile_interval(sum(values) / n, k_draws[k], level, "bootstrap over tasks", seed, resamples)
-              for k, values in per_k.items()}
+    avg = _percentile_interval(sum(sums) / sum(counts), avg_draws, level, "bootstrap over tasks", seed, resamples)
+    passes = {
+        k: _percentile_interval(sum(values) / n, k_draws[k], level, "bootstrap over tasks", seed, resamples)
+        for k, values in per_k.items()
+    }
     return TaskIntervals(avg, passes, n)
 
 
-def paired_bootstrap(pairs_by_task: Mapping[str, Sequence[tuple[float, float]]], *, seed: int = DEFAULT_SEED,
-                     resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL) -> Interval | None:
+def paired_bootstrap(
+    pairs_by_task: Mapping[str, Sequence[tuple[float, float]]],
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> Interval | None:
     """Interval of mean(B - A) over paired (A reward, B reward) units, resampling tasks with their pairs."""
     tasks = [list(pairs) for pairs in pairs_by_task.values() if pairs]
     if not tasks:
@@ -172,8 +195,7 @@ def paired_bootstrap(pairs_by_task: Mapping[str, Sequence[tuple[float, float]]],
     for _ in range(resamples):
         picks = [rng.randrange(n) for _ in range(n)]
         draws.append(sum(sums[i] for i in picks) / sum(counts[i] for i in picks))
-    return _percentile_interval(sum(sums) / sum(counts), draws, level, "paired bootstrap over tasks", seed,
-                                resamples)
+    return _percentile_interval(sum(sums) / sum(counts), draws, level, "paired bootstrap over tasks", seed, resamples)
 
 
 @dataclass(frozen=True)
@@ -189,14 +211,19 @@ class FlipRate:
     mean_pairwise: float | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"tasks_with_trials": self.tasks_with_trials, "tasks_flipping": self.tasks_flipping,
-                "mean_pairwise": self.mean_pairwise}
+        return {
+            "tasks_with_trials": self.tasks_with_trials,
+            "tasks_flipping": self.tasks_flipping,
+            "mean_pairwise": self.mean_pairwise,
+        }
 
     def text(self) -> str:
         if not self.tasks_with_trials or self.mean_pairwise is None:
             return "flip rate: n/a (one trial per task)"
-        return (f"flip rate: {self.tasks_flipping}/{self.tasks_with_trials} tasks mixed pass/fail across trials, "
-                f"{self.mean_pairwise * 100:.1f}% of trial pairs disagree")
+        return (
+            f"flip rate: {self.tasks_flipping}/{self.tasks_with_trials} tasks mixed pass/fail across trials, "
+            f"{self.mean_pairwise * 100:.1f}% of trial pairs disagree"
+        )
 
 
 def flip_rate(by_task: Mapping[str, Sequence[float]]) -> FlipRate:
@@ -236,8 +263,10 @@ class NoiseFloor:
         tasks = f"{formats.count(self.tasks, 'task')} with trials"
         if self.points >= 100.0:
             return f"noise floor: any difference is within trial-to-trial noise here ({self.level:.0%}, {tasks})"
-        return (f"noise floor: differences under {self.points:.1f} points are within trial-to-trial noise here "
-                f"({self.level:.0%}, {tasks})")
+        return (
+            f"noise floor: differences under {self.points:.1f} points are within trial-to-trial noise here "
+            f"({self.level:.0%}, {tasks})"
+        )
 
 
 def noise_floor(by_task: Mapping[str, Sequence[float]], level: float = DEFAULT_LEVEL) -> NoiseFloor:
@@ -266,8 +295,12 @@ class Confidence:
     n_scored: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.intervals.to_json(), "success_rate": self.success_rate.to_json() if self.success_rate else None,
-                "flip_rate": self.flips.to_json(), "noise_floor": self.noise.to_json()}
+        return {
+            **self.intervals.to_json(),
+            "success_rate": self.success_rate.to_json() if self.success_rate else None,
+            "flip_rate": self.flips.to_json(),
+            "noise_floor": self.noise.to_json(),
+        }
 
     def lines(self) -> list[str]:
         """The plain-text block shown under a file's metrics."""
@@ -278,8 +311,9 @@ class Confidence:
         for k, iv in self.intervals.pass_hat_k.items():
             out.append(f"pass^{k} {iv.text()}")
         if self.success_rate is not None:
-            out.append(f"success rate {self.success_rate.text()}  (Wilson, {self.n_scored} simulations taken as "
-                       "independent)")
+            out.append(
+                f"success rate {self.success_rate.text()}  (Wilson, {self.n_scored} simulations taken as independent)"
+            )
         out.append(self.flips.text())
         out.append(self.noise.text())
         if avg is not None and avg.seed is not None:
@@ -296,8 +330,14 @@ def group_by_task(outcomes: Sequence[tuple[str, float | None]]) -> dict[str, lis
     return by_task
 
 
-def outcome_confidence(outcomes: Iterable[Any], max_k: int, *, seed: int = DEFAULT_SEED,
-                       resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL) -> Confidence:
+def outcome_confidence(
+    outcomes: Iterable[Any],
+    max_k: int,
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> Confidence:
     """``confidence`` of ``MetricOutcome``s, left out as ``compute_metrics`` leaves them (unscored, infra errors)."""
     from tau_tui.evaluate.metrics import INFRASTRUCTURE_ERROR
 
@@ -305,8 +345,14 @@ def outcome_confidence(outcomes: Iterable[Any], max_k: int, *, seed: int = DEFAU
     return confidence(group_by_task(kept), max_k, seed=seed, resamples=resamples, level=level)
 
 
-def confidence(by_task: Mapping[str, Sequence[float]], max_k: int, *, seed: int = DEFAULT_SEED,
-               resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL) -> Confidence:
+def confidence(
+    by_task: Mapping[str, Sequence[float]],
+    max_k: int,
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> Confidence:
     """Intervals, Wilson rate, flip rate and noise floor of one file's scored rewards per task."""
     rewards = [r for values in by_task.values() for r in values]
     return Confidence(
@@ -319,7 +365,20 @@ def confidence(by_task: Mapping[str, Sequence[float]], max_k: int, *, seed: int 
 
 
 __all__ = [
-    "Confidence", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "FlipRate", "Interval", "NoiseFloor", "TaskIntervals",
-    "bootstrap_tasks", "confidence", "flip_rate", "group_by_task", "mcnemar_exact", "noise_floor",
-    "outcome_confidence", "paired_bootstrap", "wilson",
+    "Confidence",
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
+    "FlipRate",
+    "Interval",
+    "NoiseFloor",
+    "TaskIntervals",
+    "bootstrap_tasks",
+    "confidence",
+    "flip_rate",
+    "group_by_task",
+    "mcnemar_exact",
+    "noise_floor",
+    "outcome_confidence",
+    "paired_bootstrap",
+    "wilson",
 ]

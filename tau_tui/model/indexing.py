@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 # Less than this in all is indexed here: workers cost more than they save (the corpus, 45 MB: 0.8 s here, 1.1 s
 # on workers; 50 files of 106 MB: 2.9 s here, 2.4 s on workers; benchmarks/index_files.py).
-PARALLEL_MIN_BYTES = 64 * 1024 ** 2
+PARALLEL_MIN_BYTES = 64 * 1024**2
 EVERY = 0.25  # seconds between the chunks of rows of a file being indexed
 WAIT = 0.25  # how often a wait for the workers checks for cancellation
 SPAWN_AFTER = 0.3  # seconds the thread here indexes alone before the workers are started
@@ -116,8 +116,13 @@ def plan_workers(paths: Sequence[Path], workers: int | None = None, min_bytes: i
     return min(workers, len(paths))
 
 
-def index_files(paths: Sequence[Path | str], emit: Callable[[Event], None], workers: int = 0,
-                cancelled: Callable[[], bool] = lambda: False, every: float = EVERY) -> bool:
+def index_files(
+    paths: Sequence[Path | str],
+    emit: Callable[[Event], None],
+    workers: int = 0,
+    cancelled: Callable[[], bool] = lambda: False,
+    every: float = EVERY,
+) -> bool:
     """Index ``paths`` on ``workers`` processes (0: here, one after the other) and tell ``emit`` (see the
     module's doc); False when ``cancelled()`` stopped it."""
     files = [Path(p) for p in paths]
@@ -134,8 +139,13 @@ def index_files(paths: Sequence[Path | str], emit: Callable[[Event], None], work
     return _Coordinator(files, emit, workers, cancelled, every).run()
 
 
-def _open_here(pos: int, path: Path, on_progress: Callable[[RunFile], None] | None, every: float = EVERY,
-               spans_for_small: bool = False) -> Event:
+def _open_here(
+    pos: int,
+    path: Path,
+    on_progress: Callable[[RunFile], None] | None,
+    every: float = EVERY,
+    spans_for_small: bool = False,
+) -> Event:
     """``open_run`` of one path as one event (``Loaded`` or ``Failed``); ``spans_for_small``: a small indented
     results file is indexed by its spans too (what the workers do)."""
     from tau_tui.model.io import RunFileError, open_run
@@ -201,8 +211,15 @@ def _spans(run: RunFile) -> SpanSims:
 # --- worker processes --------------------------------------------------------------------------------------------
 def _head(run: RunFile) -> dict[str, Any]:
     """What rebuilds a streamed run's shell in another process (its spans and rows come in chunks)."""
-    return {"path": str(run.path), "layout": run.layout, "info": run.raw_info, "tasks": run.raw_tasks,
-            "timestamp": run.timestamp, "extra_top": run.extra_top, "signature": _spans(run).signature}
+    return {
+        "path": str(run.path),
+        "layout": run.layout,
+        "info": run.raw_info,
+        "tasks": run.raw_tasks,
+        "timestamp": run.timestamp,
+        "extra_top": run.extra_top,
+        "signature": _spans(run).signature,
+    }
 
 
 def _worker_main(conn: Connection, every: float, limits: Runtime | None = None) -> None:
@@ -235,8 +252,19 @@ def _send_index(conn: Connection, pos: int, path: Path, every: float) -> None:
         have = len(run.entries)
         sims = _spans(run)
         reviews = {i: sims.reviews[i] for i in range(sent, have) if i in sims.reviews}
-        conn.send(("rows", pos, _head(run) if sent == 0 else None, run.entries[sent:have],
-                   sims.starts[sent:have].tobytes(), sims.ends[sent:have].tobytes(), reviews, final, warnings))
+        conn.send(
+            (
+                "rows",
+                pos,
+                _head(run) if sent == 0 else None,
+                run.entries[sent:have],
+                sims.starts[sent:have].tobytes(),
+                sims.ends[sent:have].tobytes(),
+                reviews,
+                final,
+                warnings,
+            )
+        )
         sent = have
 
     event = _open_here(pos, path, lambda run: chunk(run, False, []), every, spans_for_small=True)
@@ -286,8 +314,14 @@ class _Coordinator:
     wake_r: Connection  # the pipe that wakes ``run``'s wait when the thread here has an event (made by ``run``)
     wake_w: Connection
 
-    def __init__(self, paths: list[Path], emit: Callable[[Event], None], workers: int,
-                 cancelled: Callable[[], bool], every: float):
+    def __init__(
+        self,
+        paths: list[Path],
+        emit: Callable[[Event], None],
+        workers: int,
+        cancelled: Callable[[], bool],
+        every: float,
+    ):
         self.paths = paths
         self.order = _Order(emit)
         self.workers = workers
@@ -355,8 +389,9 @@ class _Coordinator:
         try:
             for _ in range(self.workers):
                 parent, child = ctx.Pipe()
-                process = ctx.Process(target=_worker_main, args=(child, self.every, runtime.current()), daemon=True,
-                                      name="tau-tui index")
+                process = ctx.Process(
+                    target=_worker_main, args=(child, self.every, runtime.current()), daemon=True, name="tau-tui index"
+                )
                 process.start()
                 child.close()
                 self.procs.append(_Proc(process, parent))
@@ -393,8 +428,14 @@ class _Coordinator:
         pos, proc.task = proc.task, None
         if pos is not None and pos not in self.finished:
             code = proc.process.exitcode
-            self._finish(Failed(pos, self.paths[pos], "not indexed: the process indexing it died "
-                                f"({'exit code ' + str(code) if code is not None else 'killed'}; out of memory?)"))
+            self._finish(
+                Failed(
+                    pos,
+                    self.paths[pos],
+                    "not indexed: the process indexing it died "
+                    f"({'exit code ' + str(code) if code is not None else 'killed'}; out of memory?)",
+                )
+            )
 
     def _receive(self, proc: _Proc) -> None:
         try:
@@ -422,8 +463,17 @@ class _Coordinator:
             self._finish(_open_here(pos, self.paths[pos], None))
         self._give(proc)
 
-    def _rows(self, pos: int, head: dict[str, Any] | None, entries: list[SimEntry], starts: bytes, ends: bytes,
-              reviews: dict[int, SimReview], final: bool, warnings: list[str]) -> None:
+    def _rows(
+        self,
+        pos: int,
+        head: dict[str, Any] | None,
+        entries: list[SimEntry],
+        starts: bytes,
+        ends: bytes,
+        reviews: dict[int, SimReview],
+        final: bool,
+        warnings: list[str],
+    ) -> None:
         from array import array
 
         from tau_tui.model.io import RunFile
@@ -433,8 +483,15 @@ class _Coordinator:
         if run is None or head is not None:
             assert head is not None
             sims = SpanSims(Path(head["path"]), tuple(head["signature"]))
-            run = RunFile(Path(head["path"]), head["layout"], sims, head["info"], head["tasks"],
-                          timestamp=head["timestamp"], extra_top=head["extra_top"])
+            run = RunFile(
+                Path(head["path"]),
+                head["layout"],
+                sims,
+                head["info"],
+                head["tasks"],
+                timestamp=head["timestamp"],
+                extra_top=head["extra_top"],
+            )
             self.building[pos] = run
         sims = _spans(run)
         sims.reviews.update(reviews)

@@ -28,8 +28,12 @@ if TYPE_CHECKING:
 
 EXTRA_HINT = "an Inspect log: install the optional extra 'inspect' (pip install 'tau-tui[inspect]') to read it"
 STOP_MARKS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
-DOMAINS = {"tau2_airline": "airline", "tau2_retail": "retail", "tau2_telecom": "telecom",
-           "tau2_banking": "banking_knowledge"}
+DOMAINS = {
+    "tau2_airline": "airline",
+    "tau2_retail": "retail",
+    "tau2_telecom": "telecom",
+    "tau2_banking": "banking_knowledge",
+}
 SCORE_VALUES = {"C": 1.0, "I": 0.0}
 
 
@@ -57,8 +61,14 @@ def _tool_calls(message: dict[str, Any], requestor: str) -> list[dict[str, Any]]
         if not isinstance(call, dict):
             continue
         arguments = call.get("arguments")
-        out.append({"id": str(call.get("id") or ""), "name": str(call.get("function") or ""),
-                    "arguments": arguments if isinstance(arguments, dict) else {}, "requestor": requestor})
+        out.append(
+            {
+                "id": str(call.get("id") or ""),
+                "name": str(call.get("function") or ""),
+                "arguments": arguments if isinstance(arguments, dict) else {},
+                "requestor": requestor,
+            }
+        )
     return out or None
 
 
@@ -73,12 +83,19 @@ def convert_trajectory(trajectory: list[Any]) -> list[dict[str, Any]]:
         role = message.get("role")
         if role == "tool":
             error = message.get("error")
-            messages.append({"role": "tool", "id": str(message.get("tool_call_id") or ""),
-                             "content": _text(message.get("content")) or "", "requestor": who,
-                             "error": bool(error)})
+            messages.append(
+                {
+                    "role": "tool",
+                    "id": str(message.get("tool_call_id") or ""),
+                    "content": _text(message.get("content")) or "",
+                    "requestor": who,
+                    "error": bool(error),
+                }
+            )
         elif role == "assistant":  # what the participant ``who`` generated
-            messages.append({"role": who, "content": _text(message.get("content")),
-                             "tool_calls": _tool_calls(message, who)})
+            messages.append(
+                {"role": who, "content": _text(message.get("content")), "tool_calls": _tool_calls(message, who)}
+            )
     for i, message in enumerate(messages):
         message["turn_idx"] = i
     return messages
@@ -93,8 +110,11 @@ def _score(scores: Any) -> tuple[float | None, dict[str, Any]]:
         return None, {}
     name, score = next(iter(scores.items()))
     value = getattr(score, "value", None)
-    reward = SCORE_VALUES.get(value) if isinstance(value, str) else (
-        float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+    reward = (
+        SCORE_VALUES.get(value)
+        if isinstance(value, str)
+        else (float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+    )
     return reward, {"scorer": name, "value": value, "explanation": getattr(score, "explanation", None)}
 
 
@@ -132,10 +152,16 @@ def sample_simulation(path: Path, sample: EvalSample) -> tuple[dict[str, Any], d
         "duration": sample.total_time,
         "messages": messages,
         "reward_info": {"reward": reward, "info": {"inspect_score": score}} if reward is not None else None,
-        "info": {"inspect": {"log": str(path), "sample_id": sample.id, "epoch": epoch,
-                             "final_db": agent_dbs[0] if len(agent_dbs) == 1 else None,
-                             "final_user_db": user_dbs[0] if len(user_dbs) == 1 else None},
-                 **({"error": getattr(error, "message", str(error))} if error is not None else {})},
+        "info": {
+            "inspect": {
+                "log": str(path),
+                "sample_id": sample.id,
+                "epoch": epoch,
+                "final_db": agent_dbs[0] if len(agent_dbs) == 1 else None,
+                "final_user_db": user_dbs[0] if len(user_dbs) == 1 else None,
+            },
+            **({"error": getattr(error, "message", str(error))} if error is not None else {}),
+        },
     }
     return sim, task
 
@@ -154,8 +180,10 @@ def open_inspect_log(path: Path) -> RunFile:
     task_name = log.eval.task or ""
     domain = domain_of_task(task_name)
     if domain is None:
-        raise RunFileError(path, f"an Inspect log of {task_name or 'an unnamed task'}, not of a tau2 task "
-                                 f"({', '.join(sorted(DOMAINS))})")
+        raise RunFileError(
+            path,
+            f"an Inspect log of {task_name or 'an unnamed task'}, not of a tau2 task ({', '.join(sorted(DOMAINS))})",
+        )
     sims: list[dict[str, Any]] = []
     tasks: dict[str, dict[str, Any]] = {}
     for sample in log.samples or []:
@@ -168,8 +196,10 @@ def open_inspect_log(path: Path) -> RunFile:
     info = {
         "num_trials": log.eval.config.epochs if log.eval.config and log.eval.config.epochs else 1,
         "agent_info": {"implementation": "inspect_evals", "llm": log.eval.model},
-        "user_info": {"implementation": "inspect_evals_user_simulator",
-                      "llm": getattr(user, "model", None) or log.eval.model},
+        "user_info": {
+            "implementation": "inspect_evals_user_simulator",
+            "llm": getattr(user, "model", None) or log.eval.model,
+        },
         "environment_info": {"domain_name": domain},
         "inspect": {"task": task_name, "status": log.status, "task_args": log.eval.task_args},
     }

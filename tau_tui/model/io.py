@@ -38,7 +38,14 @@ from tau_tui.model.tasks import Task
 MAX_READ_SETTING = "TAU_TUI_MAX_READ_BYTES"  # how the user raises the limit (config.resolve reads it)
 KNOWN_DOMAINS = ("airline", "retail", "telecom", "mock")
 # Files that live in tau2 data folders and are never runs.
-_DATA_FILE_NAMES = {"db.json", "user_db.json", "tasks.json", "tasks_small.json", "split_tasks.json", "split_tasks_small.json"}
+_DATA_FILE_NAMES = {
+    "db.json",
+    "user_db.json",
+    "tasks.json",
+    "tasks_small.json",
+    "split_tasks.json",
+    "split_tasks_small.json",
+}
 
 
 def error_text(exc: BaseException) -> str:
@@ -100,8 +107,14 @@ def _array(value: Any) -> list[Any]:
 
 
 # The newer recorded fields ``model.reviews.read_review`` reads; the index notes whether a simulation has any.
-REVIEW_KEYS = ("review", "user_only_review", "auth_classification", "hallucination_check",
-               "hallucination_retries_used", "effect_timeline")
+REVIEW_KEYS = (
+    "review",
+    "user_only_review",
+    "auth_classification",
+    "hallucination_check",
+    "hallucination_retries_used",
+    "effect_timeline",
+)
 
 
 def _holds_review(value: Any) -> bool:
@@ -112,8 +125,23 @@ def _holds_review(value: Any) -> bool:
 
 def _index_entry(i: int, raw: Any) -> SimEntry:
     if not isinstance(raw, dict):
-        return SimEntry(i, f"#{i}", "?", None, None, None, None, None, None, None, None, 0, 0, 0,
-                        problem=f"simulation #{i} is a {type(raw).__name__}, not an object")
+        return SimEntry(
+            i,
+            f"#{i}",
+            "?",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            0,
+            0,
+            0,
+            problem=f"simulation #{i} is a {type(raw).__name__}, not an object",
+        )
     reward_info = _object(raw.get("reward_info"))
     db_check = _object(reward_info.get("db_check"))
     messages = raw.get("messages")
@@ -153,8 +181,13 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
     )
 
 
-_FILE_KINDS = ((stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
-               (stat.S_ISBLK, "block device"), (stat.S_ISDIR, "directory"))
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "fifo"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISDIR, "directory"),
+)
 
 
 def file_kind(mode: int) -> str:
@@ -212,8 +245,7 @@ def read_bytes(path: Path | str) -> bytes:
 
 
 def _too_big(size: int, limit: int) -> str:
-    return (f"is {size:,} bytes, more than the {limit:,}-byte read limit "
-            f"(raise it with {MAX_READ_SETTING})")
+    return f"is {size:,} bytes, more than the {limit:,}-byte read limit (raise it with {MAX_READ_SETTING})"
 
 
 def read_json(path: Path) -> Any:
@@ -227,7 +259,9 @@ def read_json(path: Path) -> Any:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as bad:
-            raise RunFileError(path, f"is not UTF-8 text (byte 0x{data[bad.start]:02x} at offset {bad.start})") from None
+            raise RunFileError(
+                path, f"is not UTF-8 text (byte 0x{data[bad.start]:02x} at offset {bad.start})"
+            ) from None
         msg = str(exc)
         if "recursion" in msg.lower() or "depth limit" in msg.lower():
             raise RunFileError(path, "is not readable JSON: nested deeper than 1024 levels") from None
@@ -289,7 +323,7 @@ class RunFile:
         name = self.path.parent.name if self.layout == "dir" else self.path.stem
         for prefix in ("sierra-research__tau2-bench__", "sierra-research__"):
             if name.startswith(prefix):
-                name = name[len(prefix):]
+                name = name[len(prefix) :]
         return name
 
     def _info_part(self, key: str) -> dict[str, Any]:
@@ -369,7 +403,9 @@ class RunFile:
             except OSError as exc:  # a streamed file gone or changed since it was indexed
                 raise RunFileError(self.path, f"simulation #{index}: {exc.strerror or exc}") from None
             except ValueError as exc:  # its span no longer parses (rewritten in place, same size and time)
-                raise RunFileError(self.path, f"simulation #{index} is no longer valid JSON ({exc}); reload it") from None
+                raise RunFileError(
+                    self.path, f"simulation #{index} is no longer valid JSON ({exc}); reload it"
+                ) from None
             if not isinstance(raw, dict):
                 raise RunFileError(self.path, f"simulation #{index} is {_kind(raw)}, not an object")
             try:
@@ -377,7 +413,9 @@ class RunFile:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first.get("loc", ()))
-                raise RunFileError(self.path, f"simulation #{index} unreadable at {where}: {first.get('msg')}") from None
+                raise RunFileError(
+                    self.path, f"simulation #{index} unreadable at {where}: {first.get('msg')}"
+                ) from None
             cached = self._sims[index]
         return cached
 
@@ -534,7 +572,8 @@ def describe_empty(run: RunFile) -> str | None:
     if run.raw_sims:
         return None
     what = {"list": "an empty list of simulations", "dir": "a run folder with 0 simulations"}.get(
-        run.layout, f"a results object with 0 simulations ({len(run.raw_tasks)} tasks defined)")
+        run.layout, f"a results object with 0 simulations ({len(run.raw_tasks)} tasks defined)"
+    )
     return f"{run.path}: an empty run: {what}"
 
 
@@ -543,8 +582,7 @@ SIDECAR_SUFFIXES = (".scorer.json", ".notes.json")
 
 
 def _is_data_file(path: Path) -> bool:
-    return (path.name in _DATA_FILE_NAMES or path.name.endswith(SIDECAR_SUFFIXES)
-            or (path.parent / "policy.md").exists())
+    return path.name in _DATA_FILE_NAMES or path.name.endswith(SIDECAR_SUFFIXES) or (path.parent / "policy.md").exists()
 
 
 _DB_FILES = ("db.json", "db.toml", "user_db.json", "user_db.toml")
@@ -552,8 +590,9 @@ _DB_FILES = ("db.json", "db.toml", "user_db.json", "user_db.toml")
 
 def is_tau2_data_folder(folder: Path) -> bool:
     """A tau2 domain data folder (``domains/<name>/``): a DB file beside its tasks (``tasks.json`` or ``tasks/``)."""
-    return (any((folder / name).is_file() for name in _DB_FILES)
-            and ((folder / "tasks.json").is_file() or (folder / "tasks").is_dir()))
+    return any((folder / name).is_file() for name in _DB_FILES) and (
+        (folder / "tasks.json").is_file() or (folder / "tasks").is_dir()
+    )
 
 
 # A leaderboard submission folder (tau2 submit prepare): submission.json beside trajectories/ (model/submission.py).
@@ -608,8 +647,10 @@ class PathScan:
         names = ", ".join(sorted(p.name for p in self.data_folders))
         where = parents[0] if len(parents) == 1 else f"{len(parents)} folders"
         count = len(self.data_folders)
-        return (f"{where}: skipped {count} tau2 data folder{'s' if count != 1 else ''} ({names}): "
-                "domain data (DB, tasks, documents), not runs")
+        return (
+            f"{where}: skipped {count} tau2 data folder{'s' if count != 1 else ''} ({names}): "
+            "domain data (DB, tasks, documents), not runs"
+        )
 
 
 def scan_paths(paths: Iterable[Path | str]) -> PathScan:
@@ -663,8 +704,7 @@ def _dump_bytes(data: Any) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
 
 
-def new_output_path(folder: Path | str, kind: str, *parts: str, suffix: str = ".json",
-                    when: Any = None) -> Path:
+def new_output_path(folder: Path | str, kind: str, *parts: str, suffix: str = ".json", when: Any = None) -> Path:
     """The one naming rule for new results files, never an existing one (``unused_path``).
 
     ``<folder>/<YYYYmmdd_HHMMSS>_<kind>_<part>_…``; kind ``run`` is left out of the name
@@ -710,8 +750,9 @@ def id_filename(identifier: str) -> str:
         raise ValueError("an empty id cannot name a file")
     name = _encode(identifier)
     if len(name) > MAX_NAME_LENGTH:
-        raise ValueError(f"id {identifier[:40]!r}… is too long to name a file ({len(name)} bytes encoded, "
-                         f"at most {MAX_NAME_LENGTH})")
+        raise ValueError(
+            f"id {identifier[:40]!r}… is too long to name a file ({len(name)} bytes encoded, at most {MAX_NAME_LENGTH})"
+        )
     return name
 
 
@@ -776,9 +817,15 @@ class WriteError(OSError):
         return f"{self.path}: {self.cause}"
 
 
-_CAUSES = {errno.EROFS: "read-only file system", errno.ENOSPC: "no space left on device",
-           errno.EDQUOT: "disk quota exceeded", errno.EACCES: "permission denied", errno.EPERM: "not permitted",
-           errno.EISDIR: "is a directory", errno.ENOTDIR: "a folder on its path is not a folder"}
+_CAUSES = {
+    errno.EROFS: "read-only file system",
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "not permitted",
+    errno.EISDIR: "is a directory",
+    errno.ENOTDIR: "a folder on its path is not a folder",
+}
 
 
 def _cause(exc: OSError) -> str:
@@ -842,8 +889,9 @@ def write_atomic(path: Path | str, payload: bytes, *, scrub: bool = True, replac
             _link_new(tmp, path)
     except FileExistsError:
         Path(tmp).unlink(missing_ok=True)
-        raise WriteError(path, "already exists (made by another writer meanwhile); not replaced",
-                         errno.EEXIST) from None
+        raise WriteError(
+            path, "already exists (made by another writer meanwhile); not replaced", errno.EEXIST
+        ) from None
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise WriteError(path, _cause(exc), exc.errno or 0) from None

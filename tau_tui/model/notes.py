@@ -56,11 +56,34 @@ ERROR_TYPES: dict[str, str] = {
     "task_defect": "the task, its gold actions or its criteria are wrong or ambiguous",
     "other": "anything else (say what in the text)",
 }
-ErrorType = Literal["wrong_action", "wrong_arguments", "missed_action", "hallucination", "policy_violation",
-                    "communication", "premature_end", "instruction_deviation", "tool_bug", "task_defect", "other"]
+ErrorType = Literal[
+    "wrong_action",
+    "wrong_arguments",
+    "missed_action",
+    "hallucination",
+    "policy_violation",
+    "communication",
+    "premature_end",
+    "instruction_deviation",
+    "tool_bug",
+    "task_defect",
+    "other",
+]
 
-CSV_COLUMNS = ("recording", "id", "sim_id", "task_id", "trial", "step", "source", "error_type", "text", "author",
-               "created_at", "updated_at")
+CSV_COLUMNS = (
+    "recording",
+    "id",
+    "sim_id",
+    "task_id",
+    "trial",
+    "step",
+    "source",
+    "error_type",
+    "text",
+    "author",
+    "created_at",
+    "updated_at",
+)
 
 
 class NotesError(Exception):
@@ -195,12 +218,32 @@ class NoteBook:
         return any(p.exists() for p in (self.path, *self.others))
 
     # --- changes --------------------------------------------------------------------
-    def add(self, sim_id: str, source: str, error_type: str, text: str = "", *, step: int | None = None,
-            task_id: str | None = None, trial: int | None = None, author: str | None = None) -> Note:
+    def add(
+        self,
+        sim_id: str,
+        source: str,
+        error_type: str,
+        text: str = "",
+        *,
+        step: int | None = None,
+        task_id: str | None = None,
+        trial: int | None = None,
+        author: str | None = None,
+    ) -> Note:
         """Add a note and save; an unknown source or error type raises ``NotesError``."""
         try:
-            note = Note.model_validate({"sim_id": sim_id, "source": source, "error_type": error_type, "text": text,
-                                        "step": step, "task_id": task_id, "trial": trial, "author": author})
+            note = Note.model_validate(
+                {
+                    "sim_id": sim_id,
+                    "source": source,
+                    "error_type": error_type,
+                    "text": text,
+                    "step": step,
+                    "task_id": task_id,
+                    "trial": trial,
+                    "author": author,
+                }
+            )
         except ValidationError as exc:
             raise NotesError(_validation_message(exc)) from None
         if step is not None and step < 0:
@@ -216,8 +259,9 @@ class NoteBook:
         if unknown:
             raise NotesError(f"cannot change {', '.join(sorted(unknown))} of a note")
         try:
-            updated = Note.model_validate({**note.model_dump(), **changes,
-                                           "updated_at": datetime.now().isoformat(timespec="seconds")})
+            updated = Note.model_validate(
+                {**note.model_dump(), **changes, "updated_at": datetime.now().isoformat(timespec="seconds")}
+            )
         except ValidationError as exc:
             raise NotesError(_validation_message(exc)) from None
         self._save(added=[updated])
@@ -263,8 +307,14 @@ class NoteBook:
     def filter(self, **criteria: Any) -> list[Note]:
         return filter_notes(self.notes, **criteria)
 
-    def adopt(self, sim_id: str, suggestions: Iterable[ReviewSuggestion], *, task_id: str | None = None,
-              trial: int | None = None) -> list[Note]:
+    def adopt(
+        self,
+        sim_id: str,
+        suggestions: Iterable[ReviewSuggestion],
+        *,
+        task_id: str | None = None,
+        trial: int | None = None,
+    ) -> list[Note]:
         """Add the suggested notes this simulation does not hold yet (same step, source, type and text), in one
         save; returns the notes added."""
         have = {(n.step, n.source, n.error_type, n.text) for n in self.notes if n.sim_id == sim_id}
@@ -274,9 +324,18 @@ class NoteBook:
             if key in have:
                 continue
             have.add(key)
-            added.append(Note(sim_id=sim_id, task_id=task_id, trial=trial, step=suggestion.step,
-                              source=suggestion.source, error_type=suggestion.error_type, text=suggestion.text,
-                              author=suggestion.author))
+            added.append(
+                Note(
+                    sim_id=sim_id,
+                    task_id=task_id,
+                    trial=trial,
+                    step=suggestion.step,
+                    source=suggestion.source,
+                    error_type=suggestion.error_type,
+                    text=suggestion.text,
+                    author=suggestion.author,
+                )
+            )
         if added:
             self._save(added=added)
         return added
@@ -299,18 +358,28 @@ def _validation_message(exc: ValidationError) -> str:
     return f"{field}: {first['msg']}"
 
 
-def filter_notes(notes: Iterable[Note], *, sim_id: str | None = None, task_id: str | None = None,
-                 source: str | None = None, error_type: str | None = None, step: int | None = None,
-                 text: str | None = None) -> list[Note]:
+def filter_notes(
+    notes: Iterable[Note],
+    *,
+    sim_id: str | None = None,
+    task_id: str | None = None,
+    source: str | None = None,
+    error_type: str | None = None,
+    step: int | None = None,
+    text: str | None = None,
+) -> list[Note]:
     """Notes matching every criterion given (``sim_id`` also matches a prefix; ``text`` any substring)."""
     needle = text.lower() if text else None
-    return [n for n in notes
-            if (sim_id is None or n.sim_id.startswith(sim_id))
-            and (task_id is None or n.task_id == task_id)
-            and (source is None or n.source == source)
-            and (error_type is None or n.error_type == error_type)
-            and (step is None or n.step == step)
-            and (needle is None or needle in n.text.lower())]
+    return [
+        n
+        for n in notes
+        if (sim_id is None or n.sim_id.startswith(sim_id))
+        and (task_id is None or n.task_id == task_id)
+        and (source is None or n.source == source)
+        and (error_type is None or n.error_type == error_type)
+        and (step is None or n.step == step)
+        and (needle is None or needle in n.text.lower())
+    ]
 
 
 def note_rows(books: Iterable[NoteBook], **criteria: Any) -> list[dict[str, Any]]:
@@ -379,6 +448,10 @@ def review_suggestion(error: ReviewError, step: int | None) -> ReviewSuggestion:
     text = f"[{head}] {error.reasoning}".strip() if head else error.reasoning
     if error.correct_behavior:
         text += f" (should have: {error.correct_behavior})"
-    return ReviewSuggestion(step=step, source=source, error_type=error_type, text=text[:4000],
-                            author="tau2 hallucination check" if error.origin == "hallucination_check"
-                            else "tau2 review")
+    return ReviewSuggestion(
+        step=step,
+        source=source,
+        error_type=error_type,
+        text=text[:4000],
+        author="tau2 hallucination check" if error.origin == "hallucination_check" else "tau2 review",
+    )

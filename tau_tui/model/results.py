@@ -120,8 +120,11 @@ def is_silent(message: Message) -> bool:
 
 def is_silent_raw(raw: Any) -> bool:
     """``is_silent`` of a raw message, without building its model (the index counts a voice run's messages)."""
-    return isinstance(raw, dict) and raw.get("role") in ("user", "assistant") \
+    return (
+        isinstance(raw, dict)
+        and raw.get("role") in ("user", "assistant")
         and _says_nothing(raw.get("content"), raw.get("tool_calls"))
+    )
 
 
 def _says_nothing(content: Any, tool_calls: Any) -> bool:

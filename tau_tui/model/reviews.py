@@ -96,8 +96,13 @@ class SimReview:
 
     @property
     def present(self) -> bool:
-        return (self.reviewed or self.auth_status is not None or self.hallucination_found is not None
-                or self.hallucination_retries > 0 or bool(self.effects))
+        return (
+            self.reviewed
+            or self.auth_status is not None
+            or self.hallucination_found is not None
+            or self.hallucination_retries > 0
+            or bool(self.effects)
+        )
 
     def errors_by(self, source: str) -> list[ReviewError]:
         return [e for e in self.errors if e.source == source]
@@ -165,10 +170,17 @@ def _error(origin: str, raw: Any, default_source: str, problems: list[str], wher
     if turn is not None and _int(turn) is None:
         problems.append(f"{where}.turn_idx is not a turn number: dropped")
     return ReviewError(
-        origin=origin, source=source, reasoning=_text(raw.get("reasoning")),
-        error_type=_opt_text(raw.get("error_type"), 80), tags=_tags(raw.get("error_tags")), severity=severity,
-        turn_idx=_int(turn), tick_start=_int(raw.get("tick_start")), tick_end=_int(raw.get("tick_end")),
-        correct_behavior=_opt_text(raw.get("correct_behavior")), user_message=_opt_text(raw.get("user_message")),
+        origin=origin,
+        source=source,
+        reasoning=_text(raw.get("reasoning")),
+        error_type=_opt_text(raw.get("error_type"), 80),
+        tags=_tags(raw.get("error_tags")),
+        severity=severity,
+        turn_idx=_int(turn),
+        tick_start=_int(raw.get("tick_start")),
+        tick_end=_int(raw.get("tick_end")),
+        correct_behavior=_opt_text(raw.get("correct_behavior")),
+        user_message=_opt_text(raw.get("user_message")),
     )
 
 
@@ -245,8 +257,9 @@ def _effects(out: SimReview, raw: Any) -> None:
         end = _int(item.get("end_ms"))
         participant = item.get("participant") if item.get("participant") in ("user", "agent") else "user"
         params = item.get("params") if isinstance(item.get("params"), dict) else None
-        out.effects.append(EffectEvent(kind[:80], participant, start, end if end is None or end >= start else None,
-                                       params))
+        out.effects.append(
+            EffectEvent(kind[:80], participant, start, end if end is None or end >= start else None, params)
+        )
 
 
 def read_review(raw_sim: Any) -> SimReview:
@@ -277,8 +290,9 @@ def error_step(error: ReviewError, messages: list[Any], ticks: Any = None) -> in
     """
     n = len(messages)
     if error.turn_idx is not None:
-        step = next((i for i, m in enumerate(messages) if getattr(m, "turn_idx", None) == error.turn_idx),
-                    error.turn_idx)
+        step = next(
+            (i for i, m in enumerate(messages) if getattr(m, "turn_idx", None) == error.turn_idx), error.turn_idx
+        )
         return step if 0 <= step < n else None
     if error.tick_start is not None and ticks is not None:
         step = ticks.step_of_tick(error.tick_start)

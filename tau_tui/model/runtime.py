@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-DEFAULT_MAX_READ_BYTES = 4 * 1024 ** 3
-DEFAULT_STREAM_BYTES = 4 * 1024 ** 2
+DEFAULT_MAX_READ_BYTES = 4 * 1024**3
+DEFAULT_STREAM_BYTES = 4 * 1024**2
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,9 @@ def current() -> Runtime:
     return _current
 
 
-def configure(max_read_bytes: int | None = None, stream_bytes: int | None = None,
-              notes_dir: Path | None = None) -> Runtime:
+def configure(
+    max_read_bytes: int | None = None, stream_bytes: int | None = None, notes_dir: Path | None = None
+) -> Runtime:
     """Set what is given (None keeps a value); returns the previous values (tests restore them)."""
     global _current
     previous = _current

@@ -18,17 +18,37 @@ from typing import Any, Iterable, Mapping
 REDACTED = "***"
 MIN_SECRET_LENGTH = 8
 
-_SECRET_KEY = re.compile(r"api[_-]?key|token|secret|password|passwd|authori[sz]ation|credential|access[_-]?key|"
-                         r"private[_-]?key|cookie", re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"api[_-]?key|token|secret|password|passwd|authori[sz]ation|credential|access[_-]?key|"
+    r"private[_-]?key|cookie",
+    re.IGNORECASE,
+)
 _KEY_SHAPED = re.compile(r"\b(?:sk|pk|rk|xai|gsk|key|AIza|ya29)[-_][A-Za-z0-9_\-]{12,}")
 _BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{8,}")
 _SECRET_VARIABLE = re.compile(r"(?:_API_KEY|_APIKEY|_KEY|_TOKEN|_SECRET|_PASSWORD)$", re.IGNORECASE)
 # Credential variables whose names do not follow the pattern above.
 KNOWN_SECRET_VARIABLES = (
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_API_KEY", "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY",
-    "GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "TOGETHERAI_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY",
-    "OPENROUTER_API_KEY", "COHERE_API_KEY", "FIREWORKS_API_KEY", "HF_TOKEN", "HUGGINGFACE_API_KEY",
-    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "LITELLM_MASTER_KEY", "LITELLM_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "AZURE_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "TOGETHERAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "COHERE_API_KEY",
+    "FIREWORKS_API_KEY",
+    "HF_TOKEN",
+    "HUGGINGFACE_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "LITELLM_MASTER_KEY",
+    "LITELLM_API_KEY",
 )
 
 
@@ -43,8 +63,9 @@ def is_secret_variable(name: str) -> bool:
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
     """The values of the environment's credential variables (long enough to be keys)."""
     environ = os.environ if environ is None else environ
-    return {value for name, value in environ.items()
-            if is_secret_variable(name) and len(value.strip()) >= MIN_SECRET_LENGTH}
+    return {
+        value for name, value in environ.items() if is_secret_variable(name) and len(value.strip()) >= MIN_SECRET_LENGTH
+    }
 
 
 def public_llm_args(args: dict[str, Any] | None) -> dict[str, Any]:
@@ -117,8 +138,9 @@ def redact(value: Any, secrets: Iterable[str], *, scrub: bool = False) -> Any:
                     node = node.replace(secret, REDACTED)
             return node
         if isinstance(node, dict):
-            return {k: (REDACTED if scrub and is_secret_key(k) and isinstance(v, str) else walk(v))
-                    for k, v in node.items()}
+            return {
+                k: (REDACTED if scrub and is_secret_key(k) and isinstance(v, str) else walk(v)) for k, v in node.items()
+            }
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node

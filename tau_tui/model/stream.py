@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Protocol, TypeVar, overload
 import orjson
 
 KEEP_PARSED = 32  # parsed raw simulations kept per file
-_DROP_EVERY = 64 * 1024 ** 2  # give back the pages of the mapping already indexed, every so many bytes
+_DROP_EVERY = 64 * 1024**2  # give back the pages of the mapping already indexed, every so many bytes
 _WS = re.compile(rb"[ \t\r\n]*")
 K = TypeVar("K")
 V = TypeVar("V")
@@ -151,7 +151,7 @@ def _skip_ws(buf: Any, pos: int) -> int:
 def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
     """(top-level object without its simulations or None for a list, array '[' offset, array ']' offset)."""
     first = _skip_ws(buf, 0)
-    opener = buf[first:first + 1]
+    opener = buf[first : first + 1]
     if opener == b"[":
         close = buf.rfind(b"]")
         return None, first, close
@@ -166,7 +166,7 @@ def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
         return None
     opened = found.end() - 1
     after = _skip_ws(buf, opened + 1)
-    if buf[after:after + 1] == b"]":
+    if buf[after : after + 1] == b"]":
         close = after
     else:
         close = buf.rfind(b"\n" + indent + b"]", opened)  # from the end: the pages between are not touched
@@ -174,7 +174,7 @@ def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
             return None
         close += len(indent) + 1
     try:
-        top = orjson.loads(buf[:opened] + b"[]" + buf[close + 1:])
+        top = orjson.loads(buf[:opened] + b"[]" + buf[close + 1 :])
     except orjson.JSONDecodeError:
         return None
     if not isinstance(top, dict) or top.get("simulations") != [] or "simulation_run" in top:
@@ -182,8 +182,13 @@ def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
     return top, opened, close
 
 
-def open_streamed(path: Path, run_file: Callable[..., R], index_entry: Callable[[int, Any], object],
-                  on_progress: Callable[[R], None] | None = None, every: float = 0.25) -> R | None:
+def open_streamed(
+    path: Path,
+    run_file: Callable[..., R],
+    index_entry: Callable[[int, Any], object],
+    on_progress: Callable[[R], None] | None = None,
+    every: float = 0.25,
+) -> R | None:
     """The run of ``path`` indexed by streaming, or None when its layout is not one this reader knows.
 
     ``run_file`` makes the run (``io.RunFile``) and ``index_entry(i, raw)`` its index rows (``io`` passes
@@ -217,10 +222,10 @@ def open_streamed(path: Path, run_file: Callable[..., R], index_entry: Callable[
             line = buf.rfind(b"\n", opened, pos)
             if line < 0:
                 return None  # compact: not streamable
-            end_marker = b"\n" + bytes(buf[line + 1:pos]) + b"}"
+            end_marker = b"\n" + bytes(buf[line + 1 : pos]) + b"}"
             last_report, dropped = time.monotonic(), 0
             while True:
-                if buf[pos:pos + 1] != b"{":
+                if buf[pos : pos + 1] != b"{":
                     return None
                 end = buf.find(end_marker, pos, close)
                 if end < 0:
@@ -238,7 +243,7 @@ def open_streamed(path: Path, run_file: Callable[..., R], index_entry: Callable[
                 nxt = _skip_ws(buf, end)
                 if nxt == close:
                     break
-                if buf[nxt:nxt + 1] != b",":
+                if buf[nxt : nxt + 1] != b",":
                     return None
                 pos = _skip_ws(buf, nxt + 1)
                 if end - dropped > _DROP_EVERY and hasattr(buf, "madvise"):
@@ -264,7 +269,12 @@ def _shell(run_file: Callable[..., R], path: Path, top: dict[str, Any] | None, s
         return run_file(path, "list", sims, {}, [])
     info, tasks = top.get("info"), top.get("tasks")
     extra = {k: v for k, v in top.items() if k not in ("timestamp", "info", "tasks", "simulations")}
-    return run_file(path, "results", sims, info if isinstance(info, dict) else {},
-                    tasks if isinstance(tasks, list) else [],
-                    timestamp=top.get("timestamp") if isinstance(top.get("timestamp"), str) else None,
-                    extra_top=extra)
+    return run_file(
+        path,
+        "results",
+        sims,
+        info if isinstance(info, dict) else {},
+        tasks if isinstance(tasks, list) else [],
+        timestamp=top.get("timestamp") if isinstance(top.get("timestamp"), str) else None,
+        extra_top=extra,
+    )

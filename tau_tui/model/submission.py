@@ -108,11 +108,17 @@ class Submission:
         return None if domain is None else self.claims.get(domain)
 
     def to_json(self) -> dict[str, Any]:
-        return {"folder": str(self.folder), "model_name": self.model_name,
-                "model_organization": self.model_organization,
-                "submitting_organization": self.submitting_organization, "submission_date": self.submission_date,
-                "submission_type": self.submission_type, "modality": self.modality,
-                "user_simulator": self.user_simulator, "voice_config": self.voice_config}
+        return {
+            "folder": str(self.folder),
+            "model_name": self.model_name,
+            "model_organization": self.model_organization,
+            "submitting_organization": self.submitting_organization,
+            "submission_date": self.submission_date,
+            "submission_type": self.submission_type,
+            "modality": self.modality,
+            "user_simulator": self.user_simulator,
+            "voice_config": self.voice_config,
+        }
 
     def retrieval_config(self, domain: str) -> str | None:
         claim = self.claims.get(domain)
@@ -285,8 +291,11 @@ def trajectory_problems(submission: Submission) -> list[str]:
         if target is not None and not target.exists():
             problems.append(f"{target}: does not exist (trajectory_files.{domain} of {submission.path})")
     if submission.trajectory_files:
-        problems.extend(f"{submission.path}: results.{domain} has no trajectory file" for domain in submission.claims
-                        if domain not in submission.trajectory_files)
+        problems.extend(
+            f"{submission.path}: results.{domain} has no trajectory file"
+            for domain in submission.claims
+            if domain not in submission.trajectory_files
+        )
     return problems
 
 
@@ -318,8 +327,11 @@ def open_submission(folder: Path | str) -> SubmissionUnit:
         if stated and stated != domain:
             unit.problems.append(f"{run.path}: its domain is {stated}, but {submission.path} files it under {domain}")
     if not submission.trajectory_files:  # the runs say their domains: a claim none of them has is unchecked
-        unit.problems.extend(f"{submission.path}: results.{domain} has no trajectory file"
-                             for domain in submission.claims if domain not in unit.runs)
+        unit.problems.extend(
+            f"{submission.path}: results.{domain} has no trajectory file"
+            for domain in submission.claims
+            if domain not in unit.runs
+        )
     return unit
 
 

@@ -42,7 +42,9 @@ class UserScenario(Loose):
         lines = []
         if self.persona is not None:
             lines += ["Persona:", textwrap.indent(self.persona, "\t")]
-        body = self.instructions.render() if isinstance(self.instructions, StructuredInstructions) else self.instructions
+        body = (
+            self.instructions.render() if isinstance(self.instructions, StructuredInstructions) else self.instructions
+        )
         lines += ["Instructions:", textwrap.indent(body, "\t")]
         return "\n".join(lines)
 

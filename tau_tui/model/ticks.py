@@ -170,17 +170,26 @@ def read_ticks(ticks: Any, tick_seconds: float | None = None) -> TickTimeline:
             continue
         position = len(timeline.rows)
         tick_id = tick.get("tick_id")
-        if not isinstance(tick_id, int) or isinstance(tick_id, bool) or (
-                timeline.rows and tick_id <= timeline.rows[-1].tick_id):
+        if (
+            not isinstance(tick_id, int)
+            or isinstance(tick_id, bool)
+            or (timeline.rows and tick_id <= timeline.rows[-1].tick_id)
+        ):
             tick_id = timeline.rows[-1].tick_id + 1 if timeline.rows else position  # missing or out of order
         action, insert = _user_marks(tick.get("user_chunk"))
-        timeline.rows.append(TickRow(
-            position=position, tick_id=tick_id, step=step,
-            speaking={s: _speaks(tick.get(f"{s}_chunk")) for s in SIDES},
-            text={s: _chunk_text(tick.get(f"{s}_chunk")) for s in SIDES},
-            calls={s: _names(tick.get(f"{s}_tool_calls")) for s in SIDES},
-            results={s: len(_list(tick.get(f"{s}_tool_results"))) for s in SIDES},
-            action=action, insert=insert))
+        timeline.rows.append(
+            TickRow(
+                position=position,
+                tick_id=tick_id,
+                step=step,
+                speaking={s: _speaks(tick.get(f"{s}_chunk")) for s in SIDES},
+                text={s: _chunk_text(tick.get(f"{s}_chunk")) for s in SIDES},
+                calls={s: _names(tick.get(f"{s}_tool_calls")) for s in SIDES},
+                results={s: len(_list(tick.get(f"{s}_tool_results"))) for s in SIDES},
+                action=action,
+                insert=insert,
+            )
+        )
         step += _count_messages(tick)
     _analyse(timeline)
     return timeline
@@ -228,8 +237,9 @@ def _analyse(timeline: TickTimeline) -> None:
         other_end = ends.get((other, at), at)
         stopped_after = other_end - at + 1
         yielded = stopped_after <= window if kind == "interruption" else None
-        timeline.interruptions.append(Interruption(segment.side, other, at, kind, yielded,
-                                                   stopped_after if yielded else None))
+        timeline.interruptions.append(
+            Interruption(segment.side, other, at, kind, yielded, stopped_after if yielded else None)
+        )
 
 
 LANE_MARKS = {"agent": "█", "user": "▓", "both": "▒"}
@@ -250,15 +260,16 @@ def lane_lines(timeline: TickTimeline, start: int = 0, width: int = 80, bucket: 
     lanes: dict[str, list[str]] = {name: [] for name in ("agent", "user", "overlap", "tools", "events")}
     for cell in range(width):
         first = start + cell * bucket
-        chunk = rows[first:first + bucket]
+        chunk = rows[first : first + bucket]
         if not chunk:
             break
         agent = any(r.speaking["agent"] for r in chunk)
         user = any(r.speaking["user"] for r in chunk)
         lanes["agent"].append(LANE_MARKS["agent"] if agent else "·")
         lanes["user"].append(LANE_MARKS["user"] if user else "·")
-        lanes["overlap"].append(LANE_MARKS["both"] if any(r.speaking["agent"] and r.speaking["user"] for r in chunk)
-                                else " ")
+        lanes["overlap"].append(
+            LANE_MARKS["both"] if any(r.speaking["agent"] and r.speaking["user"] for r in chunk) else " "
+        )
         tool = next(("⚒" if r.calls["agent"] else "⚙" for r in chunk if r.calls["agent"] or r.calls["user"]), " ")
         lanes["tools"].append(tool)
         lanes["events"].append(next((marks[r.position] for r in chunk if r.position in marks), " "))

@@ -15,7 +15,22 @@ from tau_tui.replay.timeline import (
 )
 
 __all__ = [
-    "FATAL_IN_TAU2", "CallRecord", "Change", "Discovery", "Finding", "FindingKind", "GoldResult", "InitCache",
-    "MismatchClass", "Step", "Timeline", "Verdict",
-    "diff_states", "gold_state", "initialize", "path_text", "replay", "run_assertions",
+    "FATAL_IN_TAU2",
+    "CallRecord",
+    "Change",
+    "Discovery",
+    "Finding",
+    "FindingKind",
+    "GoldResult",
+    "InitCache",
+    "MismatchClass",
+    "Step",
+    "Timeline",
+    "Verdict",
+    "diff_states",
+    "gold_state",
+    "initialize",
+    "path_text",
+    "replay",
+    "run_assertions",
 ]

@@ -111,27 +111,54 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
     trial = f" trial {record['trial']}" if record["trial"] is not None else ""
     explained = explained_text(record)
     facts = [
-        Fact("simulation", record["sim"], f"task {record['task']}{trial}  [{record['domain']}, "
-             f"{record['termination']}]", sep="  ", level=0, panel=False),
-        Fact("calls", "calls", f"{v['replayed']} replayed, {v['mismatch']} mismatch{explained}, {v['skipped_read']} "
-             f"read (not re-run), {v['skipped_unknown']} hallucinated; {v['recorded_error']} recorded errors",
-             severity=mismatch_severity(record),
-             short=f"writes replayed {v['replayed']}, mismatches {v['mismatch']}{explained}, reads not re-run "
-                   f"{v['skipped_read']}, hallucinated {v['skipped_unknown']}, recorded errors {v['recorded_error']}"),
-        Fact("strict", "strict replay (as tau2 would)", severity="ok" if record["strict_ok"] else "bad", cli=False,
-             marked=True, mark=record["strict_ok"]),
+        Fact(
+            "simulation",
+            record["sim"],
+            f"task {record['task']}{trial}  [{record['domain']}, {record['termination']}]",
+            sep="  ",
+            level=0,
+            panel=False,
+        ),
+        Fact(
+            "calls",
+            "calls",
+            f"{v['replayed']} replayed, {v['mismatch']} mismatch{explained}, {v['skipped_read']} "
+            f"read (not re-run), {v['skipped_unknown']} hallucinated; {v['recorded_error']} recorded errors",
+            severity=mismatch_severity(record),
+            short=f"writes replayed {v['replayed']}, mismatches {v['mismatch']}{explained}, reads not re-run "
+            f"{v['skipped_read']}, hallucinated {v['skipped_unknown']}, recorded errors {v['recorded_error']}",
+        ),
+        Fact(
+            "strict",
+            "strict replay (as tau2 would)",
+            severity="ok" if record["strict_ok"] else "bad",
+            cli=False,
+            marked=True,
+            mark=record["strict_ok"],
+        ),
     ]
     if timeline.injected_faults:
-        faults = ", ".join(f"{c.name} {(c.fault or {}).get('kind')} (attempt {c.attempt}, step {c.result_step})"
-                           for c in timeline.injected_faults)
-        facts.append(Fact("injected_faults", "injected faults (a timeout or temporary error is reproduced, "
-                          "never re-run)", faults))
+        faults = ", ".join(
+            f"{c.name} {(c.fault or {}).get('kind')} (attempt {c.attempt}, step {c.result_step})"
+            for c in timeline.injected_faults
+        )
+        facts.append(
+            Fact(
+                "injected_faults", "injected faults (a timeout or temporary error is reproduced, never re-run)", faults
+            )
+        )
     refusals = timeline.refusals
     if refusals:
         first = refusals[0]
         more = f" and {len(refusals) - 1} call(s) after it" if len(refusals) > 1 else ""
-        facts.append(Fact("refused", "refused", f"{first.name} at step {first.result_step} "
-                          f"({(first.refusal or {}).get('reason')}){more}", severity="warn"))
+        facts.append(
+            Fact(
+                "refused",
+                "refused",
+                f"{first.name} at step {first.result_step} ({(first.refusal or {}).get('reason')}){more}",
+                severity="warn",
+            )
+        )
     for found in timeline.discoveries:
         how = {"unlock": " (unlocked by the agent)", "give": " (given to the user)"}.get(found.how, "")
         facts.append(Fact("discovered", "discovered", f"{found.tool} at step {found.step}{how}", sep=" "))
@@ -144,8 +171,11 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
         facts.append(stored)
     mismatch = record["first_mismatch"]
     if mismatch:
-        detail = [class_line(mismatch), f"recorded: {clip(mismatch['recorded'])}",
-                  f"replayed: {clip(mismatch['replayed'])}"]
+        detail = [
+            class_line(mismatch),
+            f"recorded: {clip(mismatch['recorded'])}",
+            f"replayed: {clip(mismatch['replayed'])}",
+        ]
         if mismatch.get("detail"):
             from tau_tui.replay.mismatch import detail_lines
 
@@ -153,20 +183,40 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
             detail += [f"  {line}" for line in detail_lines(mismatch["detail"])]
         divergent = mismatch["mismatch_class"] == "divergence"
         aside = "" if divergent else f" ({CLASS_WORDS.get(mismatch['mismatch_class'], mismatch['mismatch_class'])})"
-        facts.append(Fact("first_mismatch", f"first mismatch at step {mismatch['step']}",
-                          f"{mismatch['tool']}({format_arguments(mismatch['arguments'])})",
-                          severity="bad" if divergent else "warn", detail=tuple(detail),
-                          short=f"first mismatch at step {mismatch['step']}: {mismatch['tool']}{aside}"))
+        facts.append(
+            Fact(
+                "first_mismatch",
+                f"first mismatch at step {mismatch['step']}",
+                f"{mismatch['tool']}({format_arguments(mismatch['arguments'])})",
+                severity="bad" if divergent else "warn",
+                detail=tuple(detail),
+                short=f"first mismatch at step {mismatch['step']}: {mismatch['tool']}{aside}",
+            )
+        )
         later = first_divergence(timeline) if not divergent else None
         if later is not None:
-            facts.append(Fact("first_divergence", f"first divergence at step {later.result_step}",
-                              f"{later.name}({format_arguments(later.call.arguments)})", severity="bad",
-                              detail=(f"recorded: {clip(later.recorded)}", f"replayed: {clip(later.replayed)}"),
-                              short=f"first divergence at step {later.result_step}: {later.name}"))
+            facts.append(
+                Fact(
+                    "first_divergence",
+                    f"first divergence at step {later.result_step}",
+                    f"{later.name}({format_arguments(later.call.arguments)})",
+                    severity="bad",
+                    detail=(f"recorded: {clip(later.recorded)}", f"replayed: {clip(later.replayed)}"),
+                    short=f"first divergence at step {later.result_step}: {later.name}",
+                )
+            )
     for finding in record["findings"]:
         where = f"step {finding['step']}: " if finding["step"] is not None else ""
-        facts.append(Fact("finding", f"finding [{finding['kind']}]", f"{where}{finding['message']}", severity="warn",
-                          sep=" ", short=f"⚠ {finding['kind']}  {where}{finding['message']}"))
+        facts.append(
+            Fact(
+                "finding",
+                f"finding [{finding['kind']}]",
+                f"{where}{finding['message']}",
+                severity="warn",
+                sep=" ",
+                short=f"⚠ {finding['kind']}  {where}{finding['message']}",
+            )
+        )
     if not mismatch and not record["findings"]:
         facts.append(Fact("strict_ok", "strict replay ok", severity="ok", panel=False))
     return facts
@@ -182,8 +232,11 @@ def has_problems(record: dict[str, Any]) -> bool:
     (``SimAnalysis.to_json()``, or the brief the pool's workers send): ``tau-tui replay`` exits 1 on it, and
     ``--only-problems`` shows just those simulations."""
     stored = record.get("recorded_final_db")
-    return bool(record.get("first_mismatch") or record.get("findings")
-                or (isinstance(stored, dict) and stored.get("match") is False))
+    return bool(
+        record.get("first_mismatch")
+        or record.get("findings")
+        or (isinstance(stored, dict) and stored.get("match") is False)
+    )
 
 
 def db_fact(record: dict[str, Any], has_gold: bool) -> Fact:
@@ -193,13 +246,25 @@ def db_fact(record: dict[str, Any], has_gold: bool) -> Fact:
         agent += f"; user {short_hash(record['pred_user_db'])} vs {short_hash(record['gold_user_db'])}"
     common = dict(short="DB match vs gold", marked=True, mark=record["db_match"])
     if record["gold_db"] is None and record["pred_db"] is not None and not has_gold:
-        return Fact("db", "DB", f"predicted {short_hash(record['pred_db'])}; no gold state (task not found)",
-                    severity="warn", aside="(no gold state: task unknown)", **common)
+        return Fact(
+            "db",
+            "DB",
+            f"predicted {short_hash(record['pred_db'])}; no gold state (task not found)",
+            severity="warn",
+            aside="(no gold state: task unknown)",
+            **common,
+        )
     verdict = "match" if record["db_match"] else "DIFFER"
-    return Fact("db", "DB", f"{verdict}  agent {short_hash(record['pred_db'])} vs gold "
-                f"{short_hash(record['gold_db'])}; user {short_hash(record['pred_user_db'])} vs gold "
-                f"{short_hash(record['gold_user_db'])}", severity="ok" if record["db_match"] else "bad",
-                aside=agent if has_gold else "(no gold state: task unknown)", **common)
+    return Fact(
+        "db",
+        "DB",
+        f"{verdict}  agent {short_hash(record['pred_db'])} vs gold "
+        f"{short_hash(record['gold_db'])}; user {short_hash(record['pred_user_db'])} vs gold "
+        f"{short_hash(record['gold_user_db'])}",
+        severity="ok" if record["db_match"] else "bad",
+        aside=agent if has_gold else "(no gold state: task unknown)",
+        **common,
+    )
 
 
 def recorded_db_match_fact(record: dict[str, Any]) -> Fact | None:
@@ -207,8 +272,13 @@ def recorded_db_match_fact(record: dict[str, Any]) -> Fact | None:
     recorded, ours = record["recorded_db_match"], record["db_match"]
     if recorded is None or ours is None or recorded == ours:
         return None
-    return Fact("recorded_db_match", "note", f"the recording says db_match={recorded}; our replay says {ours}",
-                severity="warn", recorded=True)
+    return Fact(
+        "recorded_db_match",
+        "note",
+        f"the recording says db_match={recorded}; our replay says {ours}",
+        severity="warn",
+        recorded=True,
+    )
 
 
 def recorded_final_db_fact(record: dict[str, Any]) -> Fact | None:
@@ -217,13 +287,27 @@ def recorded_final_db_fact(record: dict[str, Any]) -> Fact | None:
     if not check:
         return None
     if check["match"]:
-        return Fact("recorded_final_db", f"final DB stored in the {check['source']}", "same as ours",
-                    severity="ok", marked=True, mark=True, short=f"{check['source']} DB = ours")
+        return Fact(
+            "recorded_final_db",
+            f"final DB stored in the {check['source']}",
+            "same as ours",
+            severity="ok",
+            marked=True,
+            mark=True,
+            short=f"{check['source']} DB = ours",
+        )
     more = check["n_differences"] - len([d for d in check["differences"] if ": our replay" not in d])
     detail = tuple(check["differences"]) + ((f"… and {more} more",) if more > 0 else ())
-    return Fact("recorded_final_db", f"final DB stored in the {check['source']}",
-                f"DIFFERS from ours ({check['n_differences']} difference(s))", severity="bad", detail=detail,
-                marked=True, mark=False, short=f"{check['source']} DB ≠ ours")
+    return Fact(
+        "recorded_final_db",
+        f"final DB stored in the {check['source']}",
+        f"DIFFERS from ours ({check['n_differences']} difference(s))",
+        severity="bad",
+        detail=detail,
+        marked=True,
+        mark=False,
+        short=f"{check['source']} DB ≠ ours",
+    )
 
 
 def summary_facts(record: dict[str, Any], timeline: Timeline) -> list[Fact]:
@@ -232,18 +316,29 @@ def summary_facts(record: dict[str, Any], timeline: Timeline) -> list[Fact]:
     findings = len(record["findings"])
     facts = [
         Fact("mismatch", f"{v['mismatch']} mismatch{explained_text(record)}", severity=mismatch_severity(record)),
-        Fact("hallucinated", f"{v['skipped_unknown']} hallucinated", severity="warn" if v["skipped_unknown"] else "info"),
+        Fact(
+            "hallucinated", f"{v['skipped_unknown']} hallucinated", severity="warn" if v["skipped_unknown"] else "info"
+        ),
         Fact("findings", f"{formats.count(findings, 'finding')}", severity="warn" if findings else "info"),
     ]
-    for kind, count, label in (("injected_faults", len(timeline.injected_faults), "injected fault"),
-                               ("refused", len(timeline.refusals), "refused"),
-                               ("discovered", len(timeline.discoveries), "discovered")):
+    for kind, count, label in (
+        ("injected_faults", len(timeline.injected_faults), "injected fault"),
+        ("refused", len(timeline.refusals), "refused"),
+        ("discovered", len(timeline.discoveries), "discovered"),
+    ):
         if count:
             plural = "s" if count != 1 and kind == "injected_faults" else ""
             facts.append(Fact(kind, f"{count} {label}{plural}", severity="warn"))
     match = record["db_match"]
-    facts.append(Fact("db", "db vs gold", severity="bad" if match is False else ("ok" if match else "info"),
-                      marked=True, mark=match))
+    facts.append(
+        Fact(
+            "db",
+            "db vs gold",
+            severity="bad" if match is False else ("ok" if match else "info"),
+            marked=True,
+            mark=match,
+        )
+    )
     return facts
 
 

@@ -48,15 +48,26 @@ def _versions(matches: list[re.Match[str]]) -> str:
     return "/".join(found) if found else "none"
 
 
-register_library_text(LibraryText(
-    "pydantic_docs_url_version", "pydantic",
-    re.compile(r"(?<=https://errors\.pydantic\.dev/)(?P<version>\d+(?:\.\d+)*)(?=/v/)"), "<version>",
-    lambda recorded, replayed: f"pydantic's docs-URL version ({_versions(recorded)} vs {_versions(replayed)})"))
-register_library_text(LibraryText(
-    "pydantic_further_information", "pydantic",
-    re.compile(r"\n[ \t]*For further information visit https://errors\.pydantic\.dev/\S*"), "",
-    lambda recorded, replayed: "pydantic's \"For further information visit …\" lines "
-                               f"({len(recorded)} recorded, {len(replayed)} replayed)"))
+register_library_text(
+    LibraryText(
+        "pydantic_docs_url_version",
+        "pydantic",
+        re.compile(r"(?<=https://errors\.pydantic\.dev/)(?P<version>\d+(?:\.\d+)*)(?=/v/)"),
+        "<version>",
+        lambda recorded, replayed: f"pydantic's docs-URL version ({_versions(recorded)} vs {_versions(replayed)})",
+    )
+)
+register_library_text(
+    LibraryText(
+        "pydantic_further_information",
+        "pydantic",
+        re.compile(r"\n[ \t]*For further information visit https://errors\.pydantic\.dev/\S*"),
+        "",
+        lambda recorded, replayed: (
+            f'pydantic\'s "For further information visit …" lines ({len(recorded)} recorded, {len(replayed)} replayed)'
+        ),
+    )
+)
 
 
 def _rewrite(value: Any, entry: LibraryText, found: list[re.Match[str]]) -> Any:

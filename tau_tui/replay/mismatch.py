@@ -19,10 +19,15 @@ from tau_tui.textsafe import clip_json
 CHANGED, TYPE_CHANGED, ADDED, REMOVED = "changed", "type_changed", "added", "removed"
 # deepdiff report type → our change kind
 _KINDS = {
-    "values_changed": CHANGED, "type_changes": TYPE_CHANGED,
-    "dictionary_item_added": ADDED, "iterable_item_added": ADDED, "set_item_added": ADDED,
+    "values_changed": CHANGED,
+    "type_changes": TYPE_CHANGED,
+    "dictionary_item_added": ADDED,
+    "iterable_item_added": ADDED,
+    "set_item_added": ADDED,
     "attribute_added": ADDED,
-    "dictionary_item_removed": REMOVED, "iterable_item_removed": REMOVED, "set_item_removed": REMOVED,
+    "dictionary_item_removed": REMOVED,
+    "iterable_item_removed": REMOVED,
+    "set_item_removed": REMOVED,
     "attribute_removed": REMOVED,
 }
 _ABSENT = object()
@@ -78,8 +83,9 @@ def pair_text(a: Any, b: Any, limit: int) -> tuple[str, str]:
     start = max(0, same - 20)
 
     def cut(text: str) -> str:
-        part = text[start:start + limit]
+        part = text[start : start + limit]
         return ("…" if start else "") + part + ("…" if start + limit < len(text) else "")
+
     return cut(ta), cut(tb)
 
 
@@ -126,8 +132,9 @@ def mismatch_detail(recorded: str | None, replayed: str | None) -> list[FieldCha
         kind = _KINDS.get(report, CHANGED)
         for level in levels:
             path = tuple(level.path(output_format="list"))
-            out.append(FieldChange(path, kind, None if kind == ADDED else level.t1,
-                                   None if kind == REMOVED else level.t2))
+            out.append(
+                FieldChange(path, kind, None if kind == ADDED else level.t1, None if kind == REMOVED else level.t2)
+            )
     return sorted(out, key=lambda c: _position(before, after, c.path))
 
 

@@ -56,9 +56,14 @@ class FinalDBComparison:
         return None if not checked else all(checked)
 
     def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, "match": self.match, "agent_match": self.agent_match,
-                "user_match": self.user_match, "n_differences": self.n_differences,
-                "differences": self.differences}
+        return {
+            "source": self.source,
+            "match": self.match,
+            "agent_match": self.agent_match,
+            "user_match": self.user_match,
+            "n_differences": self.n_differences,
+            "differences": self.differences,
+        }
 
 
 def _compare(check: FinalDBComparison, side: str, ours: Any, theirs: Any) -> bool:
@@ -67,7 +72,7 @@ def _compare(check: FinalDBComparison, side: str, ours: Any, theirs: Any) -> boo
         return True
     changes = diff_states(mine, recorded)
     check.n_differences += len(changes)
-    for change in changes[:MAX_DIFFERENCES - len(check.differences)]:
+    for change in changes[: MAX_DIFFERENCES - len(check.differences)]:
         where = change.dotted or "(root)"
         check.differences.append(f"{side}: {where} ({change.kind} in the recording)")
     return False

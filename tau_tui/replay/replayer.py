@@ -83,8 +83,9 @@ def _args_text(arguments: object) -> str:
 def same_output(replayed: str | None, recorded: str | None) -> bool:
     """tau2's comparison of a replayed output with the recorded one: equal once parsed."""
     # The same text parses to the same value, unless a NaN in it makes the parsed values differ.
-    return (replayed == recorded and isinstance(replayed, str) and "NaN" not in replayed) \
-        or parse_content(replayed) == parse_content(recorded)
+    return (replayed == recorded and isinstance(replayed, str) and "NaN" not in replayed) or parse_content(
+        replayed
+    ) == parse_content(recorded)
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,14 @@ class OtherSemantics:
 
 
 class _Replay:
-    def __init__(self, env: Environment, messages: list[Message], solo: bool, plan: FaultPlan | None = None,
-                 other: OtherSemantics | None = None):
+    def __init__(
+        self,
+        env: Environment,
+        messages: list[Message],
+        solo: bool,
+        plan: FaultPlan | None = None,
+        other: OtherSemantics | None = None,
+    ):
         self.env = env
         self.messages = messages
         self.solo = solo
@@ -119,8 +126,11 @@ class _Replay:
         if info is None:
             env = self.env
             known = env.has_tool(name)
-            info = (known, env.side_of(name), env.tool_type(name), env.mutates(name)) if known \
+            info = (
+                (known, env.side_of(name), env.tool_type(name), env.mutates(name))
+                if known
                 else (False, None, None, True)
+            )
             if isinstance(name, str):
                 self._tools[name] = info
         return info
@@ -133,8 +143,11 @@ class _Replay:
     def close_pending(self) -> None:
         for idx in self.pending:
             record = self.calls[idx]
-            self.find(FindingKind.CALL_WITHOUT_RESULT,
-                      f"call {record.name!r} (id {record.call.id!r}) has no result", record.call_step)
+            self.find(
+                FindingKind.CALL_WITHOUT_RESULT,
+                f"call {record.name!r} (id {record.call.id!r}) has no result",
+                record.call_step,
+            )
         self.pending = []
 
     def run(self, initial: EnvState) -> Timeline:
@@ -159,8 +172,9 @@ class _Replay:
         except Exception as exc:  # noqa: BLE001
             self.find(FindingKind.SYNC_FAILED, f"final sync: {_one_line(exc)}", None)
         final = self.env.freeze()
-        return Timeline(self.steps, self.calls, self.findings, initial, final, solo=self.solo,
-                        discoveries=self.discoveries)
+        return Timeline(
+            self.steps, self.calls, self.findings, initial, final, solo=self.solo, discoveries=self.discoveries
+        )
 
     def on_calls(self, step: Step, tool_calls: list[ToolCall]) -> None:
         seen: set[str] = set()
@@ -185,13 +199,18 @@ class _Replay:
             step.calls.append(record.index)
             self.pending.append(record.index)
             if call.arguments_cut:
-                self.find(FindingKind.NESTED_TOO_DEEP,
-                          f"call {call.name!r}: arguments nested deeper than {MAX_NESTING} levels, cut there; "
-                          "not re-executed", step.index)
+                self.find(
+                    FindingKind.NESTED_TOO_DEEP,
+                    f"call {call.name!r}: arguments nested deeper than {MAX_NESTING} levels, cut there; "
+                    "not re-executed",
+                    step.index,
+                )
             if not isinstance(call.arguments, dict):
-                self.find(FindingKind.BAD_ARGUMENTS,
-                          f"call {call.name!r}: arguments are {type(call.arguments).__name__}, not an object",
-                          step.index)
+                self.find(
+                    FindingKind.BAD_ARGUMENTS,
+                    f"call {call.name!r}: arguments are {type(call.arguments).__name__}, not an object",
+                    step.index,
+                )
 
     def pair(self, step: Step, message: ToolMessage) -> int | None:
         if not self.pending:
@@ -202,11 +221,17 @@ class _Replay:
             return self.pending.pop(0)
         for pos, idx in enumerate(self.pending):
             if self.calls[idx].call.id == message.id:
-                self.find(FindingKind.OUT_OF_ORDER, f"result {message.id!r} comes before the result of an earlier call",
-                          step.index)
+                self.find(
+                    FindingKind.OUT_OF_ORDER,
+                    f"result {message.id!r} comes before the result of an earlier call",
+                    step.index,
+                )
                 return self.pending.pop(pos)
-        self.find(FindingKind.ID_MISMATCH,
-                  f"result id {message.id!r} does not match call id {self.calls[first].call.id!r}", step.index)
+        self.find(
+            FindingKind.ID_MISMATCH,
+            f"result id {message.id!r} does not match call id {self.calls[first].call.id!r}",
+            step.index,
+        )
         return self.pending.pop(0)
 
     def on_result(self, step: Step, message: ToolMessage) -> EnvState | None:
@@ -271,8 +296,9 @@ class _Replay:
                 record.upstream = fix
                 record.mismatch_note = (
                     f"the recording matches {fix.tool} before the upstream fix (tau2 1.0.1; {fix.reference})"
-                    if fix.name in self.env.upstream_fixes else
-                    f"the recording matches {fix.tool} as fixed upstream ({fix.reference}): {fix.summary}")
+                    if fix.name in self.env.upstream_fixes
+                    else f"the recording matches {fix.tool} as fixed upstream ({fix.reference}): {fix.summary}"
+                )
                 return
         record.mismatch_class = MismatchClass.DIVERGENCE
 
@@ -292,8 +318,7 @@ class _Replay:
             return False
         return same_output(output, record.recorded) or library_text_only(record.recorded, output) is not None
 
-    def check_fault(self, step: Step, record: CallRecord, message: ToolMessage,
-                    attempt: int) -> InjectedFault | None:
+    def check_fault(self, step: Step, record: CallRecord, message: ToolMessage, attempt: int) -> InjectedFault | None:
         """The recorded injected fault of this result (the ``attempt``-th such call), checked against the task's
         fault plan."""
         call = record.call
@@ -305,14 +330,19 @@ class _Replay:
             return recorded
         planned = self.plan.fault_for(call.name, call.arguments, attempt)
         if recorded is not None and (planned is None or planned.kind != recorded.kind):
-            self.find(FindingKind.FAULT_NOT_IN_PLAN,
-                      f"{_describe(call.name, call.arguments, attempt)}: the recording has an injected "
-                      f"{recorded.kind.value}, the task's fault plan gives {planned.kind.value if planned else 'none'}",
-                      step.index)
+            self.find(
+                FindingKind.FAULT_NOT_IN_PLAN,
+                f"{_describe(call.name, call.arguments, attempt)}: the recording has an injected "
+                f"{recorded.kind.value}, the task's fault plan gives {planned.kind.value if planned else 'none'}",
+                step.index,
+            )
         elif recorded is None and planned is not None:
-            self.find(FindingKind.FAULT_NOT_RECORDED,
-                      f"{_describe(call.name, call.arguments, attempt)}: the task's fault plan injects a "
-                      f"{planned.kind.value}, the recording has a normal result", step.index)
+            self.find(
+                FindingKind.FAULT_NOT_RECORDED,
+                f"{_describe(call.name, call.arguments, attempt)}: the task's fault plan injects a "
+                f"{planned.kind.value}, the recording has a normal result",
+                step.index,
+            )
         return recorded
 
     def discover(self, step: Step, record: CallRecord, message: ToolMessage) -> None:
@@ -320,16 +350,20 @@ class _Replay:
         side = "user" if record.call.requestor == "user" else "assistant"
         owner = kit_of(self.env, record.side) if record.side is not None else None
         if owner is not None:
-            for target_side, name, how in owner.unlocks(record.name, record.call.arguments, message.text,
-                                                          bool(message.error)):
+            for target_side, name, how in owner.unlocks(
+                record.name, record.call.arguments, message.text, bool(message.error)
+            ):
                 if not any(d.tool == name and d.side == target_side for d in self.discoveries):
                     record.revealed.append(name)
                     self.discoveries.append(Discovery(name, step.index, record.index, target_side, how))
         if not self.hidden.get(side):
             return
         known = {d.tool for d in self.discoveries if d.side == side}
-        found = [name for name in revealed_tools(self.env, record.name, side, message.text, bool(message.error))
-                 if name not in known]
+        found = [
+            name
+            for name in revealed_tools(self.env, record.name, side, message.text, bool(message.error))
+            if name not in known
+        ]
         record.revealed += found
         self.discoveries.extend(Discovery(name, step.index, record.index, side) for name in found)
 
@@ -346,7 +380,9 @@ class InitCache:
     states: dict[Any, tuple[EnvState, list[Finding]]] = field(default_factory=dict)
 
 
-def _initialized(env: Environment, task: Task | None, cache: InitCache | None, key: Any) -> tuple[EnvState, list[Finding]]:
+def _initialized(
+    env: Environment, task: Task | None, cache: InitCache | None, key: Any
+) -> tuple[EnvState, list[Finding]]:
     if cache is not None and key is not None and key in cache.states:
         cached, cached_findings = cache.states[key]
         if env.restore(cached):
@@ -361,8 +397,15 @@ def _initialized(env: Environment, task: Task | None, cache: InitCache | None, k
     return state, findings
 
 
-def replay(messages: list[Message], task: Task | None, new_env: EnvFactory, solo: bool = False,
-           cache: InitCache | None = None, cache_key: Any = None, fixes: tuple[UpstreamFix, ...] = ()) -> Timeline:
+def replay(
+    messages: list[Message],
+    task: Task | None,
+    new_env: EnvFactory,
+    solo: bool = False,
+    cache: InitCache | None = None,
+    cache_key: Any = None,
+    fixes: tuple[UpstreamFix, ...] = (),
+) -> Timeline:
     """Build the timeline of ``messages`` (which include the task's history, as tau2 stores them).
 
     ``cache``/``cache_key`` (e.g. the task's fingerprint and the solo flag) let

@@ -31,7 +31,9 @@ class MismatchClass(str, Enum):
 
     DIVERGENCE = "divergence"  # the tool did something else than the recording says
     LIBRARY_TEXT = "library_text"  # only in text a library embeds (pydantic's docs-URL version): replay/library_text.py
-    UPSTREAM_FIX = "upstream_fix"  # the recording matches the tool as fixed (or not yet fixed) upstream: env/upstream.py
+    UPSTREAM_FIX = (
+        "upstream_fix"  # the recording matches the tool as fixed (or not yet fixed) upstream: env/upstream.py
+    )
 
 
 MISMATCH_CLASS_KEYS = tuple(c.value for c in MismatchClass)
@@ -127,8 +129,10 @@ class CallRecord:
 
     def mismatch_json(self) -> dict[str, Any]:
         """A mismatch's class for its JSON record: ``mismatch_class``, its note, and the upstream fix it is about."""
-        out: dict[str, Any] = {"mismatch_class": (self.mismatch_class or MismatchClass.DIVERGENCE).value,
-                               "mismatch_note": self.mismatch_note}
+        out: dict[str, Any] = {
+            "mismatch_class": (self.mismatch_class or MismatchClass.DIVERGENCE).value,
+            "mismatch_note": self.mismatch_note,
+        }
         if self.upstream is not None:
             out["upstream_issue"] = self.upstream.issue
             out["upstream_fix"] = self.upstream.name

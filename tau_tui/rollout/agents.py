@@ -72,8 +72,13 @@ class LLMAgent(LLMTurns, Participant):
         return [SystemMessage(content=self.system_prompt), *self.history]
 
     async def generate(self, incoming: list[Message]) -> ParticipantMessage:
-        completion = await complete(self.settings, self.prompt(), self.brief.tools,
-                                    tool_choice="required" if self.brief.solo else None, on_retry=self.on_retry)
+        completion = await complete(
+            self.settings,
+            self.prompt(),
+            self.brief.tools,
+            tool_choice="required" if self.brief.solo else None,
+            on_retry=self.on_retry,
+        )
         message = completion_message("assistant", completion)
         return _solo_stop(message) if self.brief.solo else message
 
@@ -83,8 +88,10 @@ class LLMAgent(LLMTurns, Participant):
 
 def ask_user_text(action: Action) -> str:
     """How the gold agent asks the user to run one of the user's own tools (the scripted user parses it)."""
-    return (f"Please do this on your side: call `{action.name}` with arguments "
-            f"{json.dumps(action.arguments, sort_keys=True)} and tell me what you get.")
+    return (
+        f"Please do this on your side: call `{action.name}` with arguments "
+        f"{json.dumps(action.arguments, sort_keys=True)} and tell me what you get."
+    )
 
 
 def closing_text(task: Task, transferred: bool) -> str:
@@ -137,13 +144,15 @@ class GoldAgent(Participant):
     def _retry(self, incoming: list[Message]) -> AssistantMessage | None:
         """The last call again, when an injected fault kept it from being carried out."""
         last = self.last_call
-        result = next((m for m in incoming if isinstance(m, ToolMessage) and last is not None and m.id == last.id),
-                      None)
+        result = next(
+            (m for m in incoming if isinstance(m, ToolMessage) and last is not None and m.id == last.id), None
+        )
         if result is None or not is_withheld_fault(result) or self.retries >= self.MAX_FAULT_RETRIES:
             return None
         self.retries += 1
-        self.last_call = ToolCall(id=new_call_id(), name=last.name, arguments=copy.deepcopy(last.arguments),
-                                  requestor="assistant")
+        self.last_call = ToolCall(
+            id=new_call_id(), name=last.name, arguments=copy.deepcopy(last.arguments), requestor="assistant"
+        )
         return AssistantMessage(content=None, tool_calls=[self.last_call], cost=0.0)
 
     async def generate(self, incoming: list[Message]) -> ParticipantMessage:
@@ -155,8 +164,9 @@ class GoldAgent(Participant):
         kind, action = self.plan[self.position]
         self.position += 1
         if kind == "call":
-            call = ToolCall(id=new_call_id(), name=action.name, arguments=copy.deepcopy(action.arguments),
-                            requestor="assistant")
+            call = ToolCall(
+                id=new_call_id(), name=action.name, arguments=copy.deepcopy(action.arguments), requestor="assistant"
+            )
             self.last_call, self.retries = call, 0
             return AssistantMessage(content=None, tool_calls=[call], cost=0.0)
         if kind == "ask":
@@ -173,8 +183,10 @@ def reply_message(reply: HumanReply, role: str) -> ParticipantMessage:
     """A person's reply as a trajectory message (no model, so cost 0.0)."""
     cls = AssistantMessage if role == "assistant" else UserMessage
     if reply.tool_calls:
-        calls = [ToolCall(id=new_call_id(), name=c.name, arguments=dict(c.arguments), requestor=role)
-                 for c in reply.tool_calls]
+        calls = [
+            ToolCall(id=new_call_id(), name=c.name, arguments=dict(c.arguments), requestor=role)
+            for c in reply.tool_calls
+        ]
         return cls(content=None, tool_calls=calls, cost=0.0)
     return cls(content=reply.text, cost=0.0)
 

@@ -78,10 +78,12 @@ class CassetteRefusal(EndEpisode):
 
     def __init__(self, call: ToolCall, reason: str, source: str | None):
         detail = _REASON_TEXT[reason]
-        text = (f"Error: no recorded result for {call.name}({canonical_arguments(call.arguments)}): {detail}"
-                f"{f' (cassette {source})' if source else ''}")
+        text = (
+            f"Error: no recorded result for {call.name}({canonical_arguments(call.arguments)}): {detail}"
+            f"{f' (cassette {source})' if source else ''}"
+        )
         mark = {"reason": reason, "tool": call.name, "arguments": call.arguments, "by": "cassette"}
-        super().__init__(NO_RECORDED_RESULT, {"error": text[len("Error: "):]}, refused_message(call, text, mark))
+        super().__init__(NO_RECORDED_RESULT, {"error": text[len("Error: ") :]}, refused_message(call, text, mark))
         self.reason = reason
         self.call = call
 
@@ -89,8 +91,7 @@ class CassetteRefusal(EndEpisode):
 class Cassette(ToolBackend):
     """Recorded results served per request, in recorded order; anything else is refused."""
 
-    def __init__(self, recorded: list[RecordedResult], source: str | None = None,
-                 recording: str | None = None):
+    def __init__(self, recorded: list[RecordedResult], source: str | None = None, recording: str | None = None):
         self.recorded = list(recorded)
         self.source = source
         self.recording = recording
@@ -104,7 +105,7 @@ class Cassette(ToolBackend):
     @classmethod
     def from_simulation(cls, sim: SimulationRun, task: Task | None = None, recording: str | None = None) -> Cassette:
         """The calls of a recorded simulation after the task's own history, with their results (by id)."""
-        messages = sim.trajectory[len(task.history) if task is not None else 0:]
+        messages = sim.trajectory[len(task.history) if task is not None else 0 :]
         offset = len(sim.trajectory) - len(messages)
         waiting: dict[str, ToolCall] = {}
         recorded: list[RecordedResult] = []
@@ -132,21 +133,38 @@ class Cassette(ToolBackend):
         queue = self.queues.get(request_key(tool_call))
         if not queue:
             refusal = CassetteRefusal(tool_call, self._reason(tool_call), self.source)
-            self.refusal = {"reason": refusal.reason, "tool": tool_call.name, "arguments": tool_call.arguments,
-                            "call_id": tool_call.id}
+            self.refusal = {
+                "reason": refusal.reason,
+                "tool": tool_call.name,
+                "arguments": tool_call.arguments,
+                "call_id": tool_call.id,
+            }
             raise refusal
         entry = queue.popleft()
-        extra = {k: v for k, v in (entry.result.model_extra or {}).items()
-                 if k not in (CASSETTE_KEY, REFUSAL_KEY, DISCOVERED_KEY, DISCOVERED_HOW_KEY)}
-        message = ToolMessage(id=tool_call.id, content=entry.result.content, requestor=tool_call.requestor,
-                              error=bool(entry.result.error), **extra)
+        extra = {
+            k: v
+            for k, v in (entry.result.model_extra or {}).items()
+            if k not in (CASSETTE_KEY, REFUSAL_KEY, DISCOVERED_KEY, DISCOVERED_HOW_KEY)
+        }
+        message = ToolMessage(
+            id=tool_call.id,
+            content=entry.result.content,
+            requestor=tool_call.requestor,
+            error=bool(entry.result.error),
+            **extra,
+        )
         setattr(message, CASSETTE_KEY, {"sim": self.source, "step": entry.step})
         self.served.append((tool_call.id, entry.step))
         return message
 
     def episode_info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"recording": self.recording, "sim": self.source, "recorded": len(self.recorded),
-                                "served": len(self.served), "unused": self.unused}
+        info: dict[str, Any] = {
+            "recording": self.recording,
+            "sim": self.source,
+            "recorded": len(self.recorded),
+            "served": len(self.served),
+            "unused": self.unused,
+        }
         if self.refusal is not None:
             info["refusal"] = self.refusal
         return {CASSETTE_KEY: info}
@@ -187,11 +205,20 @@ def _selected(run: RunFile, sim_ids: list[str] | None, task_ids: list[str] | Non
     return picked
 
 
-async def run_cassettes(recording: Path | str, registry: DomainRegistry, agent: ParticipantSpec,
-                        user: ParticipantSpec, out: Path | str, options: EpisodeOptions | None = None, *,
-                        sim_ids: list[str] | None = None, task_ids: list[str] | None = None,
-                        domain: str | None = None, judge: Any = None,
-                        listener: Callable[[CassetteOutcome], None] | None = None) -> CassetteRunSummary:
+async def run_cassettes(
+    recording: Path | str,
+    registry: DomainRegistry,
+    agent: ParticipantSpec,
+    user: ParticipantSpec,
+    out: Path | str,
+    options: EpisodeOptions | None = None,
+    *,
+    sim_ids: list[str] | None = None,
+    task_ids: list[str] | None = None,
+    domain: str | None = None,
+    judge: Any = None,
+    listener: Callable[[CassetteOutcome], None] | None = None,
+) -> CassetteRunSummary:
     """Run ``agent`` and ``user`` over each selected simulation of ``recording`` with its cassette.
 
     Each new simulation is evaluated like any rollout and saved at once in a
@@ -228,18 +255,28 @@ async def run_cassettes(recording: Path | str, registry: DomainRegistry, agent: 
             except DomainError:
                 task = None
         if task is None:
-            raise CassetteError(f"task {task_id!r} of simulation {run.entries[index].id} is neither in the "
-                                f"recording nor in domain '{dom.name}'")
+            raise CassetteError(
+                f"task {task_id!r} of simulation {run.entries[index].id} is neither in the "
+                f"recording nor in domain '{dom.name}'"
+            )
         tasks[task_id] = task
     sample_env = dom.new_environment(solo=run.solo, variant=variant)
     sample_task = next(iter(tasks.values()))
-    info = run_info(domain_name=sample_env.domain_name, policy=sample_env.policy,
-                    agent=build_agent(agent, sample_task, sample_env, solo=run.solo).info(),
-                    user=build_user(user, sample_task, sample_env, solo=run.solo).info(),
-                    num_trials=1, max_steps=options.max_steps, max_errors=options.max_errors, seed=options.seed,
-                    env_info=sample_env.recorded_info(),
-                    extra={"solo": run.solo, "cassette": {"recording": str(run.path),
-                                                          "simulations": [run.entries[i].id for i in indices]}})
+    info = run_info(
+        domain_name=sample_env.domain_name,
+        policy=sample_env.policy,
+        agent=build_agent(agent, sample_task, sample_env, solo=run.solo).info(),
+        user=build_user(user, sample_task, sample_env, solo=run.solo).info(),
+        num_trials=1,
+        max_steps=options.max_steps,
+        max_errors=options.max_errors,
+        seed=options.seed,
+        env_info=sample_env.recorded_info(),
+        extra={
+            "solo": run.solo,
+            "cassette": {"recording": str(run.path), "simulations": [run.entries[i].id for i in indices]},
+        },
+    )
     writer = ResultsWriter(out, info, list(tasks.values()), secret_values(agent.llm_args, user.llm_args))
     evaluator = SimulationEvaluator(dom, variant, judge)
     summary = CassetteRunSummary(writer.path)
@@ -250,11 +287,18 @@ async def run_cassettes(recording: Path | str, registry: DomainRegistry, agent: 
         env = dom.new_environment(solo=run.solo, variant=variant)
         env.bind_task(task)
         cassette = Cassette.from_simulation(recorded, task, str(run.path))
-        episode = dataclasses.replace(options, solo=run.solo,
-                                      seed=recorded.seed if options.seed is None else options.seed)
-        orchestrator = Orchestrator(env, task, build_agent(agent, task, env, solo=run.solo),
-                                    build_user(user, task, env, solo=run.solo), episode, trial=recorded.trial,
-                                    tools=cassette)
+        episode = dataclasses.replace(
+            options, solo=run.solo, seed=recorded.seed if options.seed is None else options.seed
+        )
+        orchestrator = Orchestrator(
+            env,
+            task,
+            build_agent(agent, task, env, solo=run.solo),
+            build_user(user, task, env, solo=run.solo),
+            episode,
+            trial=recorded.trial,
+            tools=cassette,
+        )
         sim = await orchestrator.run()
         scored = await asyncio.to_thread(evaluator.apply, sim, task, run.solo)
         writer.add(sim)

@@ -10,14 +10,13 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from tau_tui import formats
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.rollout.orchestrator import EpisodeEnded, MessageAdded
 from tau_tui.rollout.progress import RunTally, retry_text
 from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, SimulationFinished
 from tau_tui.rollout.session import PlaySession
-from tau_tui.textsafe import one_line, visible
-from tau_tui import formats
-from tau_tui.textsafe import clip
+from tau_tui.textsafe import clip, one_line, visible
 
 
 def _plain(value: Any) -> str:
@@ -40,9 +39,15 @@ class RunProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.console = Console(file=stream or sys.stderr, highlight=False, soft_wrap=True)
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
-                                 console=self.console, transient=False)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=False,
+        )
         self.per_simulation = per_simulation
         self.bar: Any = None
         self.tally = RunTally()
@@ -62,8 +67,9 @@ class RunProgress:
     def __call__(self, event: Any) -> None:
         self.tally.apply(event)
         if isinstance(event, RunStarted):
-            self.bar = self.progress.add_task("simulations", total=event.total, completed=event.already_done,
-                                              status=self._status())
+            self.bar = self.progress.add_task(
+                "simulations", total=event.total, completed=event.already_done, status=self._status()
+            )
             if event.already_done:
                 self.console.print(f"resuming {_plain(event.path)}: {event.already_done} done, {event.pending} to run")
         elif isinstance(event, LLMRetried):
@@ -71,12 +77,19 @@ class RunProgress:
         elif isinstance(event, SimulationFinished):
             if self.per_simulation:
                 sim = event.simulation
-                mark = ("[green]✓[/green]" if event.reward == 1.0 else "[red]✗[/red]" if event.reward is not None
-                        else "[yellow]?[/yellow]")
+                mark = (
+                    "[green]✓[/green]"
+                    if event.reward == 1.0
+                    else "[red]✗[/red]"
+                    if event.reward is not None
+                    else "[yellow]?[/yellow]"
+                )
                 reward = "unscored" if event.reward is None else f"reward {formats.reward(event.reward)}"
                 cost = f" · {formats.money(sim.agent_cost)}" if sim.agent_cost else ""
-                self.console.print(f"{mark} task {_plain(event.task_id)} trial {event.trial}: {reward} · "
-                                   f"{_plain(sim.termination_reason)} · {len(sim.messages or [])} messages{cost}")
+                self.console.print(
+                    f"{mark} task {_plain(event.task_id)} trial {event.trial}: {reward} · "
+                    f"{_plain(sim.termination_reason)} · {len(sim.messages or [])} messages{cost}"
+                )
             if self.bar is not None:
                 self.progress.update(self.bar, completed=self.tally.done, status=self._status())
         elif isinstance(event, RunFinished) and self.bar is not None:
@@ -145,6 +158,7 @@ async def _read_line(prompt: str, write: Callable[[str], None]) -> str | None:
 
 async def play_plain(session: PlaySession, out: Path, write: Callable[[str], None] | None = None) -> int:
     """Play a session on stdin/stdout; saves to ``out`` when the episode ends. Returns an exit status."""
+
     def emit(text: str) -> None:
         (write or (lambda t: (sys.stdout.write(t), sys.stdout.flush())))(visible(text))
 
@@ -178,7 +192,7 @@ async def play_plain(session: PlaySession, out: Path, write: Callable[[str], Non
                 if command == "/stop":
                     session.end()
                 elif command.startswith("/call"):
-                    name, arguments = parse_call(command[len("/call"):])
+                    name, arguments = parse_call(command[len("/call") :])
                     session.call_tool(name, arguments)
                 elif command.startswith("/"):
                     emit(f"unknown command {command.split()[0]} (/help)\n")

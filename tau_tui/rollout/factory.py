@@ -153,8 +153,15 @@ def check_credentials(sides: Iterable[tuple[ParticipantSpec, str]], judge: Any =
         raise MissingCredentials(problem)
 
 
-def build_agent(spec: ParticipantSpec, task: Task, env: Environment, *, solo: bool = False,
-                human: HumanSource | None = None, on_retry: RetryListener | None = None) -> Participant:
+def build_agent(
+    spec: ParticipantSpec,
+    task: Task,
+    env: Environment,
+    *,
+    solo: bool = False,
+    human: HumanSource | None = None,
+    on_retry: RetryListener | None = None,
+) -> Participant:
     check_spec(spec, "agent")
     brief = agent_brief(task, env, solo)
     if spec.is_scripted:
@@ -167,8 +174,15 @@ def build_agent(spec: ParticipantSpec, task: Task, env: Environment, *, solo: bo
     return LLMAgent(brief, spec.settings(), on_retry)
 
 
-def build_user(spec: ParticipantSpec, task: Task, env: Environment, *, solo: bool = False,
-               human: HumanSource | None = None, on_retry: RetryListener | None = None) -> Participant:
+def build_user(
+    spec: ParticipantSpec,
+    task: Task,
+    env: Environment,
+    *,
+    solo: bool = False,
+    human: HumanSource | None = None,
+    on_retry: RetryListener | None = None,
+) -> Participant:
     """The user side; in solo mode there is no user, whatever the spec says (tau2's dummy user)."""
     if solo:
         return NoUser()

@@ -40,13 +40,25 @@ def reply_schema(tools: list[dict[str, Any]], require_tool: bool = False) -> dic
     """The JSON schema of one reply: a message, or a call of one of ``tools`` with its declared parameters."""
     branches: list[dict[str, Any]] = []
     if not require_tool:
-        branches.append({"type": "object", "properties": {"message": {"type": "string"}},
-                         "required": ["message"], "additionalProperties": False})
+        branches.append(
+            {
+                "type": "object",
+                "properties": {"message": {"type": "string"}},
+                "required": ["message"],
+                "additionalProperties": False,
+            }
+        )
     for tool in tools:
         name = _function(tool).get("name")
         if isinstance(name, str) and name:
-            branches.append({"type": "object", "properties": {"tool": {"const": name}, "arguments": _parameters(tool)},
-                             "required": ["tool", "arguments"], "additionalProperties": False})
+            branches.append(
+                {
+                    "type": "object",
+                    "properties": {"tool": {"const": name}, "arguments": _parameters(tool)},
+                    "required": ["tool", "arguments"],
+                    "additionalProperties": False,
+                }
+            )
     return {"anyOf": branches}
 
 
@@ -58,8 +70,7 @@ def response_format(tools: list[dict[str, Any]], require_tool: bool = False) -> 
 
 def instructions(tools: list[dict[str, Any]], require_tool: bool = False) -> str:
     """What the system prompt gains: the reply format and the tools, one line each."""
-    lines = ["", "# How to reply",
-             "Reply with exactly one JSON object and nothing else."]
+    lines = ["", "# How to reply", "Reply with exactly one JSON object and nothing else."]
     if not require_tool:
         lines.append('To write to the other party: {"message": "your text"}')
     lines.append('To call a tool: {"tool": "tool_name", "arguments": {...}}')
@@ -68,8 +79,10 @@ def instructions(tools: list[dict[str, Any]], require_tool: bool = False) -> str
     for tool in tools:
         function = _function(tool)
         properties = _parameters(tool).get("properties") or {}
-        args = ", ".join(f"{name}: {spec.get('type', 'any') if isinstance(spec, dict) else 'any'}"
-                         for name, spec in properties.items())
+        args = ", ".join(
+            f"{name}: {spec.get('type', 'any') if isinstance(spec, dict) else 'any'}"
+            for name, spec in properties.items()
+        )
         description = " ".join(str(function.get("description") or "").split())
         lines.append(f"- {function.get('name')}({args}){': ' + description if description else ''}")
     return "\n".join(lines)
@@ -84,18 +97,23 @@ def _call_text(call: dict[str, Any]) -> str:
     return json.dumps({"tool": function.get("name"), "arguments": arguments})
 
 
-def plain_messages(payload: list[dict[str, Any]], tools: list[dict[str, Any]],
-                   require_tool: bool = False) -> list[dict[str, Any]]:
+def plain_messages(
+    payload: list[dict[str, Any]], tools: list[dict[str, Any]], require_tool: bool = False
+) -> list[dict[str, Any]]:
     """The chat-completions messages with tool calls and results as plain turns in the reply format."""
-    names = {call.get("id"): (call.get("function") or {}).get("name")
-             for entry in payload for call in entry.get("tool_calls") or []}
+    names = {
+        call.get("id"): (call.get("function") or {}).get("name")
+        for entry in payload
+        for call in entry.get("tool_calls") or []
+    }
     out: list[dict[str, Any]] = []
     added = False
     for entry in payload:
         role = entry.get("role")
         if role == "system" and not added:
-            out.append({"role": "system", "content": (entry.get("content") or "") + "\n" +
-                        instructions(tools, require_tool)})
+            out.append(
+                {"role": "system", "content": (entry.get("content") or "") + "\n" + instructions(tools, require_tool)}
+            )
             added = True
         elif role == "assistant":
             if entry.get("content"):

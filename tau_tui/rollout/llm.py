@@ -39,8 +39,14 @@ from tau_tui.model.nesting import MAX_NESTING, too_deep
 from tau_tui.rollout import json_tools
 
 # litellm error classes worth another attempt (looked up by name: litellm is imported lazily).
-RETRYABLE_ERRORS = ("RateLimitError", "Timeout", "APIConnectionError", "InternalServerError",
-                    "ServiceUnavailableError", "BadGatewayError")
+RETRYABLE_ERRORS = (
+    "RateLimitError",
+    "Timeout",
+    "APIConnectionError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+)
 
 
 class LLMError(Exception):
@@ -82,7 +88,7 @@ class RetryPolicy:
     max_delay: float = 30.0
 
     def delay(self, attempt: int) -> float:
-        return min(self.max_delay, self.initial * self.factor ** attempt)
+        return min(self.max_delay, self.initial * self.factor**attempt)
 
 
 @dataclass
@@ -117,8 +123,9 @@ def _litellm():
 
     # litellm makes the provider's coroutine in a worker thread: a call cancelled meanwhile (a run stopped at a
     # refused key, a rollout cancelled in the TUI) leaves it un-awaited, which Python reports on stderr.
-    warnings.filterwarnings("ignore", message=r"coroutine '\w+\.acompletion' was never awaited",
-                            category=RuntimeWarning)
+    warnings.filterwarnings(
+        "ignore", message=r"coroutine '\w+\.acompletion' was never awaited", category=RuntimeWarning
+    )
 
     litellm.suppress_debug_info = True
     return litellm
@@ -140,8 +147,11 @@ def to_litellm_messages(messages: list[Message]) -> list[dict[str, Any]]:
             entry: dict[str, Any] = {"role": "assistant", "content": message.content}
             if message.tool_calls:
                 entry["tool_calls"] = [
-                    {"id": call.id, "type": "function",
-                     "function": {"name": call.name, "arguments": json.dumps(call.arguments)}}
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                    }
                     for call in message.tool_calls
                 ]
             out.append(entry)
@@ -193,13 +203,17 @@ def _usage(response: Any) -> dict[str, Any] | None:
     usage = getattr(response, "usage", None)
     if usage is None:
         return None
-    return {"completion_tokens": getattr(usage, "completion_tokens", None),
-            "prompt_tokens": getattr(usage, "prompt_tokens", None)}
+    return {
+        "completion_tokens": getattr(usage, "completion_tokens", None),
+        "prompt_tokens": getattr(usage, "prompt_tokens", None),
+    }
 
 
 def _too_deep(name: str, call_id: str, text: Any) -> MalformedToolCall:
-    return MalformedToolCall(f"tool call {name!r}: arguments nested deeper than {MAX_NESTING} levels",
-                             details={"tool": name, "call_id": call_id, "arguments": str(text)[:2000]})
+    return MalformedToolCall(
+        f"tool call {name!r}: arguments nested deeper than {MAX_NESTING} levels",
+        details={"tool": name, "call_id": call_id, "arguments": str(text)[:2000]},
+    )
 
 
 def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
@@ -220,7 +234,8 @@ def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
             except (TypeError, json.JSONDecodeError) as exc:
                 raise MalformedToolCall(
                     f"tool call {name!r}: arguments are not valid JSON ({exc})",
-                    details={"tool": name, "call_id": call_id, "arguments": str(text)}) from None
+                    details={"tool": name, "call_id": call_id, "arguments": str(text)},
+                ) from None
             except RecursionError:
                 raise _too_deep(name, call_id, text) from None
             if too_deep(arguments):
@@ -228,7 +243,8 @@ def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
             if not isinstance(arguments, dict):
                 raise MalformedToolCall(
                     f"tool call {name!r}: arguments are a JSON {type(arguments).__name__}, not an object",
-                    details={"tool": name, "call_id": call_id, "arguments": str(text)})
+                    details={"tool": name, "call_id": call_id, "arguments": str(text)},
+                )
         calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
     return calls or None
 
@@ -239,20 +255,30 @@ def _json_reply(content: Any) -> tuple[str | None, list[ToolCall] | None]:
     try:
         return json_tools.parse_reply(content, call_id)
     except json_tools.ReplyError as exc:
-        raise MalformedToolCall(f"reply in the {json_tools.JSON_SCHEMA} tool protocol: {exc}",
-                                details={"tool": None, "call_id": call_id, "arguments": str(content)[:2000]}) from None
+        raise MalformedToolCall(
+            f"reply in the {json_tools.JSON_SCHEMA} tool protocol: {exc}",
+            details={"tool": None, "call_id": call_id, "arguments": str(content)[:2000]},
+        ) from None
 
 
-async def complete(settings: LLMSettings, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-                   tool_choice: str | None = None, on_retry: RetryListener | None = None) -> Completion:
+async def complete(
+    settings: LLMSettings,
+    messages: list[Message],
+    tools: list[dict[str, Any]] | None = None,
+    tool_choice: str | None = None,
+    on_retry: RetryListener | None = None,
+) -> Completion:
     """One chat completion with retries; raises an ``LLMError`` subclass when there is no usable reply, and
     ``MissingCredentials`` when the key is missing or refused."""
     litellm = _litellm()
     kwargs = dict(settings.args)
     protocol = kwargs.pop(json_tools.TOOL_PROTOCOL_ARG, None)
     if protocol is not None and protocol not in json_tools.PROTOCOLS:
-        raise LLMError(f"{settings.model}: {json_tools.TOOL_PROTOCOL_ARG} {str(protocol)[:40]!r} is not one of "
-                       f"{', '.join(json_tools.PROTOCOLS)}", error_type="BadArgument")
+        raise LLMError(
+            f"{settings.model}: {json_tools.TOOL_PROTOCOL_ARG} {str(protocol)[:40]!r} is not one of "
+            f"{', '.join(json_tools.PROTOCOLS)}",
+            error_type="BadArgument",
+        )
     kwargs.update(num_retries=0, max_retries=0, drop_params=True)
     kwargs.setdefault("timeout", settings.timeout)
     payload = to_litellm_messages(messages)
@@ -284,8 +310,11 @@ async def complete(settings: LLMSettings, messages: list[Message], tools: list[d
                 await asyncio.sleep(delay)
                 continue
             tried = f" after {attempt + 1} attempts" if attempt else ""
-            raise LLMUnavailable(f"{settings.model}{tried}: {_one_line(exc)}", error_type=type(exc).__name__,
-                                 details={"attempts": attempt + 1}) from None
+            raise LLMUnavailable(
+                f"{settings.model}{tried}: {_one_line(exc)}",
+                error_type=type(exc).__name__,
+                details={"attempts": attempt + 1},
+            ) from None
     elapsed = time.perf_counter() - started
     raw = response.to_dict() if hasattr(response, "to_dict") else None
     content = getattr(message, "content", None)
@@ -298,9 +327,15 @@ async def complete(settings: LLMSettings, messages: list[Message], tools: list[d
         exc.details["content"] = getattr(message, "content", None)
         exc.details["cost"] = _cost(litellm, response)
         raise
-    return Completion(content=content, tool_calls=tool_calls,
-                      cost=_cost(litellm, response), usage=_usage(response), raw=raw,
-                      generation_time=elapsed, attempts=attempt + 1)
+    return Completion(
+        content=content,
+        tool_calls=tool_calls,
+        cost=_cost(litellm, response),
+        usage=_usage(response),
+        raw=raw,
+        generation_time=elapsed,
+        attempts=attempt + 1,
+    )
 
 
 def completion_message(role: str, completion: Completion) -> ParticipantMessage:
@@ -309,5 +344,11 @@ def completion_message(role: str, completion: Completion) -> ParticipantMessage:
     calls = completion.tool_calls
     if calls is not None and role == "user":
         calls = [call.model_copy(update={"requestor": "user"}) for call in calls]
-    return cls(content=completion.content, tool_calls=calls, cost=completion.cost, usage=completion.usage,
-               raw_data=completion.raw, generation_time_seconds=completion.generation_time)
+    return cls(
+        content=completion.content,
+        tool_calls=calls,
+        cost=completion.cost,
+        usage=completion.usage,
+        raw_data=completion.raw,
+        generation_time_seconds=completion.generation_time,
+    )

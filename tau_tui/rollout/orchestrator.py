@@ -114,8 +114,9 @@ def validate_history(history: list[Message]) -> None:
     for index, message in enumerate(history):
         if isinstance(message, (AssistantMessage, UserMessage)):
             if expected > 0:
-                raise HistoryError(f"message {index}: {expected} tool result(s) missing before this "
-                                   f"{message.role} message")
+                raise HistoryError(
+                    f"message {index}: {expected} tool result(s) missing before this {message.role} message"
+                )
             if message.is_tool_call:
                 expected, requestor = len(message.tool_calls or []), message.role
             else:
@@ -156,10 +157,20 @@ class Orchestrator:
     task's fault plan), e.g. with a cassette.
     """
 
-    def __init__(self, env: Environment, task: Task, agent: Participant, user: Participant,
-                 options: EpisodeOptions | None = None, *, history: list[Message] | None = None,
-                 sim_id: str | None = None, trial: int | None = None,
-                 listener: EpisodeListener | None = None, tools: ToolBackend | None = None):
+    def __init__(
+        self,
+        env: Environment,
+        task: Task,
+        agent: Participant,
+        user: Participant,
+        options: EpisodeOptions | None = None,
+        *,
+        history: list[Message] | None = None,
+        sim_id: str | None = None,
+        trial: int | None = None,
+        listener: EpisodeListener | None = None,
+        tools: ToolBackend | None = None,
+    ):
         self.env = env
         self.fault_plan = FaultPlan.of_task(task)
         self.tools: ToolBackend = tools if tools is not None else EpisodeTools(env, self.fault_plan)
@@ -245,8 +256,10 @@ class Orchestrator:
         if not timeline.strict_ok and self.strict_history:
             if timeline.mismatches:
                 first = timeline.mismatches[0]
-                raise HistoryError(f"history call {first.name!r} (message {first.result_step}) replays to a "
-                                   f"different result than recorded")
+                raise HistoryError(
+                    f"history call {first.name!r} (message {first.result_step}) replays to a "
+                    f"different result than recorded"
+                )
             finding = next(f for f in timeline.findings if f.kind in FATAL_IN_TAU2)
             raise HistoryError(f"the initial state cannot be set up: {finding.message}")
         self.tools.prime(replayed)
@@ -302,8 +315,9 @@ class Orchestrator:
             self.agent.start([m for m in agent_part if agent_sees(m)])
             self.user.start([m for m in user_part if user_sees(m)])
         else:
-            raise HistoryError(f"the last history message must come from the agent, the user or a tool, "
-                               f"not {last.role!r}")
+            raise HistoryError(
+                f"the last history message must come from the agent, the user or a tool, not {last.role!r}"
+            )
         if self.to_role == ENV:
             self.pending_calls = last  # type: ignore[assignment]
         else:
@@ -323,11 +337,20 @@ class Orchestrator:
         except MissingCredentials:
             raise  # not this episode's end: the run stops
         except MalformedToolCall as exc:
-            raise EndEpisode(error_kind, {"error": str(exc), "error_type": exc.error_type, "side": side,
-                                     "malformed_reply": exc.details}) from None
+            raise EndEpisode(
+                error_kind,
+                {"error": str(exc), "error_type": exc.error_type, "side": side, "malformed_reply": exc.details},
+            ) from None
         except LLMError as exc:
-            raise EndEpisode(exc.termination, {"error": str(exc), "error_type": exc.error_type, "side": side,
-                                          **({"details": exc.details} if exc.details else {})}) from None
+            raise EndEpisode(
+                exc.termination,
+                {
+                    "error": str(exc),
+                    "error_type": exc.error_type,
+                    "side": side,
+                    **({"details": exc.details} if exc.details else {}),
+                },
+            ) from None
         except ParticipantError as exc:
             raise EndEpisode(error_kind, {"error": str(exc), "error_type": "ParticipantError", "side": side}) from None
         has_text = isinstance(message.content, str) and bool(message.content.strip())
@@ -413,13 +436,20 @@ class Orchestrator:
     def _note_discoveries(self, call: ToolCall, result: ToolMessage) -> None:
         """Mark the discoverable tools a result names (before it joins the trajectory) and list them."""
         side = "user" if call.requestor == "user" else "assistant"
-        found = [name for name in revealed_tools(self.env, call.name, side, result.text, bool(result.error))
-                 if name not in self.discovered]
+        found = [
+            name
+            for name in revealed_tools(self.env, call.name, side, result.text, bool(result.error))
+            if name not in self.discovered
+        ]
         # tools a wrapper domain's result unlocks or gives (banking): marked, but reached through the wrappers
         owner = kit_of(self.env, self.env.side_of(call.name) or side) if self.env.has_tool(call.name) else None
-        made = [(to, name, how) for to, name, how in (owner.unlocks(call.name, call.arguments, result.text,
-                                                                     bool(result.error)) if owner else [])
-                if name not in self.discovered and name not in found]
+        made = [
+            (to, name, how)
+            for to, name, how in (
+                owner.unlocks(call.name, call.arguments, result.text, bool(result.error)) if owner else []
+            )
+            if name not in self.discovered and name not in found
+        ]
         if found or made:
             setattr(result, DISCOVERED_KEY, found + [name for _, name, _ in made])
             if made:
@@ -467,8 +497,11 @@ class Orchestrator:
             raise  # no key, or a refused one: nothing to record, every other episode would end the same
         except Exception as exc:  # noqa: BLE001 - recorded as the episode's end, with the traceback
             self._finish("unexpected_error")
-            self.info.update(error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__,
-                             error_traceback=traceback.format_exc())
+            self.info.update(
+                error=f"{type(exc).__name__}: {exc}",
+                error_type=type(exc).__name__,
+                error_traceback=traceback.format_exc(),
+            )
         finally:
             for participant in (self.agent, self.user):
                 try:
@@ -484,8 +517,11 @@ class Orchestrator:
         out: dict[str, Any] = {}
         if FAULT_PLAN_KEY in extra or INSTANCE_SEED_KEY in extra:
             out["seeds"] = task_seeds(self.task, self.seed)
-        injected = [{"step": index, "call_id": message.id, **mark} for index, message in enumerate(self.trajectory)
-                    if (mark := fault_mark(message)) is not None]
+        injected = [
+            {"step": index, "call_id": message.id, **mark}
+            for index, message in enumerate(self.trajectory)
+            if (mark := fault_mark(message)) is not None
+        ]
         if self.fault_plan is not None or injected:
             out["faults"] = {"seed": self.fault_plan.seed if self.fault_plan else None, "injected": injected}
         if self.discovered:

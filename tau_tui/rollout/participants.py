@@ -30,16 +30,20 @@ AGENT, USER = "agent", "user"
 
 def agent_sees(message: Message) -> bool:
     """tau2's agent history rule."""
-    return (isinstance(message, AssistantMessage)
-            or (isinstance(message, UserMessage) and not message.is_tool_call)
-            or (isinstance(message, ToolMessage) and message.requestor == "assistant"))
+    return (
+        isinstance(message, AssistantMessage)
+        or (isinstance(message, UserMessage) and not message.is_tool_call)
+        or (isinstance(message, ToolMessage) and message.requestor == "assistant")
+    )
 
 
 def user_sees(message: Message) -> bool:
     """tau2's user history rule."""
-    return (isinstance(message, UserMessage)
-            or (isinstance(message, AssistantMessage) and not message.is_tool_call)
-            or (isinstance(message, ToolMessage) and message.requestor == "user"))
+    return (
+        isinstance(message, UserMessage)
+        or (isinstance(message, AssistantMessage) and not message.is_tool_call)
+        or (isinstance(message, ToolMessage) and message.requestor == "user")
+    )
 
 
 SOLO_DONE_SCHEMA = {
@@ -114,7 +118,7 @@ class Participant(ABC):
         """Seed the conversation as this side sees it (a task's message history)."""
         self.history = list(history)
 
-    def set_seed(self, seed: int | None) -> None:
+    def set_seed(self, seed: int | None) -> None:  # noqa: B027 - a hook: most participants have no seed to set
         """The trial's seed (LLM participants pass it to the model)."""
 
     def add_tools(self, schemas: list[dict[str, Any]]) -> None:
@@ -146,5 +150,5 @@ class Participant(ABC):
     def is_stop(self, message: ParticipantMessage) -> bool:
         return False
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - a hook: most participants hold nothing to release
         """Release resources at the end of the episode."""

@@ -75,8 +75,10 @@ class RolloutProgress(RunTally):
 def retry_text(event: LLMRetried, limit: int = 120) -> str:
     """The one line a model-call retry reads as, on every front end (recorded error text clipped to ``limit``)."""
     error = event.error if len(event.error) <= limit else event.error[: limit - 1] + "…"
-    return (f"task {event.task_id} trial {event.trial}: {event.side} model retry {event.attempt} in "
-            f"{event.delay:.1f}s ({error})")
+    return (
+        f"task {event.task_id} trial {event.trial}: {event.side} model retry {event.attempt} in "
+        f"{event.delay:.1f}s ({error})"
+    )
 
 
 __all__ = ["RolloutProgress", "RunTally", "retry_text"]

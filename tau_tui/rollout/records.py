@@ -46,17 +46,31 @@ def sim_to_dict(sim: SimulationRun, secrets: Iterable[str] = ()) -> dict[str, An
 
 def participant_info(info: dict[str, Any], side: str) -> dict[str, Any]:
     """tau2's ``agent_info`` / ``user_info`` with public ``llm_args``."""
-    out = {"implementation": info.get("implementation"), "llm": info.get("llm"),
-           "llm_args": public_llm_args(info.get("llm_args")), "voice_settings": None}
+    out = {
+        "implementation": info.get("implementation"),
+        "llm": info.get("llm"),
+        "llm_args": public_llm_args(info.get("llm_args")),
+        "voice_settings": None,
+    }
     if side == "user":
         out["global_simulation_guidelines"] = info.get("global_simulation_guidelines")
         out["persona_config"] = None
     return out
 
 
-def run_info(*, domain_name: str, policy: str, agent: dict[str, Any], user: dict[str, Any], num_trials: int,
-             max_steps: int, max_errors: int, seed: int | None, extra: dict[str, Any] | None = None,
-             env_info: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_info(
+    *,
+    domain_name: str,
+    policy: str,
+    agent: dict[str, Any],
+    user: dict[str, Any],
+    num_trials: int,
+    max_steps: int,
+    max_errors: int,
+    seed: int | None,
+    extra: dict[str, Any] | None = None,
+    env_info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """tau2's ``info`` block of a results file (our own settings under ``tau_tui``).
 
     ``env_info``: top-level fields the environment records (``Environment.recorded_info``, e.g. banking's
@@ -108,8 +122,9 @@ def toolkit_description(kit: Any) -> dict[str, Any] | None:
     tools = []
     for name, spec in sorted(declared.items()):
         entry = _callable_description(kit, name)
-        entry.update(type=getattr(spec.type, "value", str(spec.type)), mutates=spec.mutates_state,
-                     discoverable=spec.discoverable)
+        entry.update(
+            type=getattr(spec.type, "value", str(spec.type)), mutates=spec.mutates_state, discoverable=spec.discoverable
+        )
         tools.append(entry)
     helpers = [_callable_description(kit, name) for name in sorted(getattr(kit, "declared_helpers", ()))]
     return {"tools": tools, "helpers": helpers}
@@ -137,8 +152,12 @@ def domain_fingerprint(env: Environment) -> DomainFingerprint:
 
 def fingerprint_parts(task: Any, domain: DomainFingerprint, policy: str | None = None) -> dict[str, str]:
     """Each part's hash; ``policy`` (a recording's policy text) replaces the domain's when given."""
-    return {"task": task_content_digest(task), "tools": domain.tools, "db": domain.db,
-            "policy": policy_digest(policy) if policy is not None else domain.policy}
+    return {
+        "task": task_content_digest(task),
+        "tools": domain.tools,
+        "db": domain.db,
+        "policy": policy_digest(policy) if policy is not None else domain.policy,
+    }
 
 
 def combine_fingerprint(parts: dict[str, str]) -> str:
@@ -161,14 +180,18 @@ def _nested(data: bytes, indent: bytes = b"    ") -> bytes:
     return indent + data.replace(b"\n", b"\n" + indent)
 
 
-
-
 def index_entry(sim: dict[str, Any]) -> dict[str, Any]:
     """tau2's ``SimulationIndexEntry`` of a saved simulation (dir layout)."""
     reward_info = sim.get("reward_info") or {}
-    return {"id": sim.get("id"), "task_id": sim.get("task_id"), "trial": sim.get("trial"),
-            "reward": reward_info.get("reward"), "termination_reason": sim.get("termination_reason"),
-            "agent_cost": sim.get("agent_cost"), "duration": sim.get("duration")}
+    return {
+        "id": sim.get("id"),
+        "task_id": sim.get("task_id"),
+        "trial": sim.get("trial"),
+        "reward": reward_info.get("reward"),
+        "termination_reason": sim.get("termination_reason"),
+        "agent_cost": sim.get("agent_cost"),
+        "duration": sim.get("duration"),
+    }
 
 
 def detect_layout(path: Path) -> str:
@@ -192,8 +215,15 @@ class ResultsWriter:
     not list yet, which ``--resume`` takes back in).
     """
 
-    def __init__(self, path: Path | str, info: dict[str, Any], tasks: list[Task], secrets: Iterable[str] = (),
-                 layout: str = "json", timestamp: str | None = None):
+    def __init__(
+        self,
+        path: Path | str,
+        info: dict[str, Any],
+        tasks: list[Task],
+        secrets: Iterable[str] = (),
+        layout: str = "json",
+        timestamp: str | None = None,
+    ):
         if layout not in ("json", "dir"):
             raise ValueError(f"unknown results layout {layout!r}")
         self.layout = layout
@@ -293,8 +323,9 @@ class ResultsWriter:
         if self.layout == "dir":
             self.sims_dir.mkdir(parents=True, exist_ok=True)
             index = _nested(_dump([index_entry(s) for s in self.simulations]), b"  ")[2:]
-            write_atomic(self.meta_path, self._head() + b',\n  "simulation_index": ' + index + b"\n}\n",
-                         replace=not self._new)
+            write_atomic(
+                self.meta_path, self._head() + b',\n  "simulation_index": ' + index + b"\n}\n", replace=not self._new
+            )
             self._new = False
             return
         body = b",\n".join(self._encoded)

@@ -92,8 +92,9 @@ class RunConfig:
 
     def episode_options(self, seed: int | None) -> EpisodeOptions:
         """How each episode of this run goes (``seed``: its trial's)."""
-        return EpisodeOptions(seed=seed, max_steps=self.max_steps, max_errors=self.max_errors,
-                              timeout=self.timeout, solo=self.solo)
+        return EpisodeOptions(
+            seed=seed, max_steps=self.max_steps, max_errors=self.max_errors, timeout=self.timeout, solo=self.solo
+        )
 
 
 # --- events ----------------------------------------------------------------------------
@@ -191,17 +192,32 @@ def _identity(info: dict[str, Any]) -> dict[str, Any]:
     user = info.get("user_info") or {}
     env = info.get("environment_info") or {}
     ours = info.get("tau_tui") or {}
-    return {"domain": env.get("domain_name"), "agent": agent.get("llm"),
-            "agent implementation": agent.get("implementation"), "user": user.get("llm"),
-            "user implementation": user.get("implementation"), "seed": info.get("seed"),
-            "max_steps": info.get("max_steps"), "max_errors": info.get("max_errors"), "solo": ours.get("solo", False)}
+    return {
+        "domain": env.get("domain_name"),
+        "agent": agent.get("llm"),
+        "agent implementation": agent.get("implementation"),
+        "user": user.get("llm"),
+        "user implementation": user.get("implementation"),
+        "seed": info.get("seed"),
+        "max_steps": info.get("max_steps"),
+        "max_errors": info.get("max_errors"),
+        "solo": ours.get("solo", False),
+    }
 
 
 class Runner:
     """Runs a ``RunConfig`` into a results file; ``await run()`` returns a ``RunSummary``."""
 
-    def __init__(self, config: RunConfig, path: Path | str, registry: DomainRegistry, *, resume: bool = False,
-                 listener: RunListener | None = None, judge: Any = None):
+    def __init__(
+        self,
+        config: RunConfig,
+        path: Path | str,
+        registry: DomainRegistry,
+        *,
+        resume: bool = False,
+        listener: RunListener | None = None,
+        judge: Any = None,
+    ):
         self.config = config
         self.path = Path(path)
         self.registry = registry
@@ -225,8 +241,14 @@ class Runner:
         show each finished simulation the moment it ends without reaching into the writer.
         """
         writer = self.writer
-        return RunFile(self.path, "results", list(writer.simulations), dict(writer.info), writer.raw_tasks,
-                       timestamp=writer.timestamp)
+        return RunFile(
+            self.path,
+            "results",
+            list(writer.simulations),
+            dict(writer.info),
+            writer.raw_tasks,
+            timestamp=writer.timestamp,
+        )
 
     # --- preparation ---------------------------------------------------------------------
     def prepare(self) -> None:
@@ -237,11 +259,23 @@ class Runner:
         env, self._first_env = self._first_env, None
         agent = build_agent(config.agent, sample, env, solo=config.solo)
         user = build_user(config.user, sample, env, solo=config.solo)
-        info = run_info(domain_name=env.domain_name, policy=env.policy, agent=agent.info(), user=user.info(),
-                        num_trials=config.num_trials, max_steps=config.max_steps, max_errors=config.max_errors,
-                        seed=config.seed, env_info=env.recorded_info(),
-                        extra={"solo": config.solo, "timeout": config.timeout,
-                                                 "judge_llm": config.judge_llm, "concurrency": config.concurrency})
+        info = run_info(
+            domain_name=env.domain_name,
+            policy=env.policy,
+            agent=agent.info(),
+            user=user.info(),
+            num_trials=config.num_trials,
+            max_steps=config.max_steps,
+            max_errors=config.max_errors,
+            seed=config.seed,
+            env_info=env.recorded_info(),
+            extra={
+                "solo": config.solo,
+                "timeout": config.timeout,
+                "judge_llm": config.judge_llm,
+                "concurrency": config.concurrency,
+            },
+        )
         exists = self.path.exists()
         if exists and not self.resume:
             raise RunError(f"{self.path} already exists; pass --resume to finish it, or choose another --out")
@@ -315,8 +349,10 @@ class Runner:
         changed = [k for k in new if old.get(k) != new[k]]
         if changed:
             key = changed[0]
-            raise RunError(f"cannot resume {self.path}: it was run with {key} {old.get(key)!r}, this run has "
-                           f"{new[key]!r}; choose another --out")
+            raise RunError(
+                f"cannot resume {self.path}: it was run with {key} {old.get(key)!r}, this run has "
+                f"{new[key]!r}; choose another --out"
+            )
         previous_tasks = previous.tasks()
         for task in self.tasks:
             before = previous_tasks.get(task.id)
@@ -351,8 +387,12 @@ class Runner:
     # --- running -----------------------------------------------------------------------
     def units(self) -> list[tuple[int, Task, int]]:
         """(trial, task, seed) still to run, in tau2's order."""
-        return [(trial, task, seed) for trial, seed in enumerate(self.seeds) for task in self.tasks
-                if (trial, task.id, seed) not in self.done_keys]
+        return [
+            (trial, task, seed)
+            for trial, seed in enumerate(self.seeds)
+            for task in self.tasks
+            if (trial, task.id, seed) not in self.done_keys
+        ]
 
     async def run(self) -> RunSummary:
         if not self._prepared:
@@ -438,8 +478,13 @@ class Runner:
         scored = await asyncio.to_thread(self._score, sim, task)
         return sim, scored
 
-    async def _finish_remotely(self, remote: Any, task: Task, trial: int, seed: int,
-                               ) -> tuple[SimulationRun, float | None]:
+    async def _finish_remotely(
+        self,
+        remote: Any,
+        task: Task,
+        trial: int,
+        seed: int,
+    ) -> tuple[SimulationRun, float | None]:
         """``finish_unit`` on ``remote``: the simulation comes back as its saved dict; a unit the remote side
         lost (a worker that died) becomes an infrastructure_error placeholder here, as a failed start does."""
         started = datetime.now().isoformat()
@@ -460,8 +505,10 @@ class Runner:
             raise  # the judge's key: every simulation would be left unscored the same way
         except Exception as exc:  # noqa: BLE001 - an evaluator failure leaves the simulation unscored
             sim.reward_info = None
-            sim.info = {**(sim.info or {}), "evaluation": {
-                "status": "failed", "notes": [scrub_text(f"{type(exc).__name__}: {exc}", self.secrets)]}}
+            sim.info = {
+                **(sim.info or {}),
+                "evaluation": {"status": "failed", "notes": [scrub_text(f"{type(exc).__name__}: {exc}", self.secrets)]},
+            }
             return None
 
     async def simulate(self, task: Task, trial: int, seed: int) -> SimulationRun:
@@ -476,6 +523,7 @@ class Runner:
             def report(attempt: int, delay: float, exc: BaseException) -> None:
                 text = scrub_text(f"{type(exc).__name__}: {exc}".splitlines()[0], self.secrets)
                 self._emit(LLMRetried(task.id, trial, side, attempt, delay, text))
+
             return report
 
         started = datetime.now().isoformat()
@@ -484,8 +532,9 @@ class Runner:
             env.bind_task(task)  # before the agent reads the policy (banking's golden_retrieval is per task)
             agent = build_agent(config.agent, task, env, solo=config.solo, on_retry=on_retry("agent"))
             user = build_user(config.user, task, env, solo=config.solo, on_retry=on_retry("user"))
-            orchestrator = Orchestrator(env, task, agent, user, config.episode_options(seed), trial=trial,
-                                        listener=on_message)
+            orchestrator = Orchestrator(
+                env, task, agent, user, config.episode_options(seed), trial=trial, listener=on_message
+            )
             return await orchestrator.run()
         except MissingCredentials:
             raise
@@ -497,8 +546,21 @@ class Runner:
         """The infrastructure_error simulation of an episode that could not run (tau2's placeholder)."""
         now = datetime.now().isoformat()
         return SimulationRun(
-            id=str(uuid.uuid4()), task_id=task.id, timestamp=now, start_time=started, end_time=now,
-            duration=0.0, termination_reason=INFRASTRUCTURE_ERROR, messages=[], trial=trial, seed=seed,
+            id=str(uuid.uuid4()),
+            task_id=task.id,
+            timestamp=now,
+            start_time=started,
+            end_time=now,
+            duration=0.0,
+            termination_reason=INFRASTRUCTURE_ERROR,
+            messages=[],
+            trial=trial,
+            seed=seed,
             mode="half_duplex",
-            info={"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__,
-                  "error_traceback": traceback.format_exc(), "failed_after_attempts": 1})
+            info={
+                "error": f"{type(exc).__name__}: {exc}",
+                "error_type": type(exc).__name__,
+                "error_traceback": traceback.format_exc(),
+                "failed_after_attempts": 1,
+            },
+        )

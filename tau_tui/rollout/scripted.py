@@ -25,8 +25,9 @@ class StepAgent(Participant):
     side = AGENT
     implementation = "scripted_steps"
 
-    def __init__(self, steps: list[Step], *, name: str = "scripted/steps", retry_faults: bool = False,
-                 max_retries: int = 3):
+    def __init__(
+        self, steps: list[Step], *, name: str = "scripted/steps", retry_faults: bool = False, max_retries: int = 3
+    ):
         super().__init__()
         self.steps = list(steps)
         self.llm = name
@@ -36,16 +37,23 @@ class StepAgent(Participant):
         self.retries = 0
 
     def _call(self, name: str, arguments: dict[str, Any]) -> AssistantMessage:
-        self.last_call = ToolCall(id=new_call_id(), name=name, arguments=copy.deepcopy(arguments),
-                                  requestor="assistant")
+        self.last_call = ToolCall(
+            id=new_call_id(), name=name, arguments=copy.deepcopy(arguments), requestor="assistant"
+        )
         return AssistantMessage(content=None, tool_calls=[self.last_call], cost=0.0)
 
     async def generate(self, incoming: list[Message]) -> ParticipantMessage:
         last = self.last_call
-        result = next((m for m in incoming if isinstance(m, ToolMessage) and last is not None and m.id == last.id),
-                      None)
-        if (self.retry_faults and result is not None and is_withheld_fault(result)
-                and self.retries < self.max_retries and last is not None):
+        result = next(
+            (m for m in incoming if isinstance(m, ToolMessage) and last is not None and m.id == last.id), None
+        )
+        if (
+            self.retry_faults
+            and result is not None
+            and is_withheld_fault(result)
+            and self.retries < self.max_retries
+            and last is not None
+        ):
             self.retries += 1
             return self._call(last.name, last.arguments)
         self.retries = 0

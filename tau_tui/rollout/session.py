@@ -49,10 +49,20 @@ def fork_history(messages: list[Message], upto: int) -> list[Message]:
 class Episode:
     """One episode wired up: environment, participants, orchestrator, evaluator (shared by sessions and forks)."""
 
-    def __init__(self, domain: Domain, variant: str | None, task: Task, agent: ParticipantSpec,
-                 user: ParticipantSpec, options: EpisodeOptions | None = None, *, human: QueueSource | None = None,
-                 history: list[Message] | None = None, judge: Any = None,
-                 listener: Callable[[Any], None] | None = None):
+    def __init__(
+        self,
+        domain: Domain,
+        variant: str | None,
+        task: Task,
+        agent: ParticipantSpec,
+        user: ParticipantSpec,
+        options: EpisodeOptions | None = None,
+        *,
+        human: QueueSource | None = None,
+        history: list[Message] | None = None,
+        judge: Any = None,
+        listener: Callable[[Any], None] | None = None,
+    ):
         options = options if options is not None else EpisodeOptions()
         solo = options.solo
         self.domain, self.variant, self.task, self.solo = domain, variant, task, solo
@@ -62,8 +72,9 @@ class Episode:
         self.env.bind_task(task)  # before the agent reads the policy (banking's golden_retrieval is per task)
         self.agent: Participant = build_agent(agent, task, self.env, solo=solo, human=human)
         self.user: Participant = build_user(user, task, self.env, solo=solo, human=human)
-        self.orchestrator = Orchestrator(self.env, task, self.agent, self.user, options, history=history,
-                                         listener=listener)
+        self.orchestrator = Orchestrator(
+            self.env, task, self.agent, self.user, options, history=history, listener=listener
+        )
         self.evaluator = SimulationEvaluator(domain, variant, judge)
         self.result: SimulationRun | None = None
         self.scored: Scored | None = None
@@ -75,10 +86,18 @@ class Episode:
         return self.result
 
     def info(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        return run_info(domain_name=self.env.domain_name, policy=self.env.policy, agent=self.agent.info(),
-                        user=self.user.info(), num_trials=1, max_steps=self.orchestrator.max_steps,
-                        max_errors=self.orchestrator.max_errors, seed=self.orchestrator.seed,
-                        env_info=self.env.recorded_info(), extra={"solo": self.solo, **(extra or {})})
+        return run_info(
+            domain_name=self.env.domain_name,
+            policy=self.env.policy,
+            agent=self.agent.info(),
+            user=self.user.info(),
+            num_trials=1,
+            max_steps=self.orchestrator.max_steps,
+            max_errors=self.orchestrator.max_errors,
+            seed=self.orchestrator.seed,
+            env_info=self.env.recorded_info(),
+            extra={"solo": self.solo, **(extra or {})},
+        )
 
     def save(self, path: Path | str, extra: dict[str, Any] | None = None) -> Path:
         """Write a tau2 results file with this task and simulation (atomically; secrets kept out)."""
@@ -107,11 +126,20 @@ def _task(domain: Domain, task: Task | str) -> Task:
 class PlaySession:
     """A person plays ``play_as`` ("user" or "agent") of one task; ``other`` plays the other side."""
 
-    def __init__(self, registry: DomainRegistry, domain: str, task: Task | str, play_as: str,
-                 other: ParticipantSpec | str, options: EpisodeOptions | None = None, *,
-                 history: list[Message] | None = None, judge: Any = None,
-                 on_event: Callable[[Any], None] | None = None,
-                 on_turn: Callable[[TurnRequest], None] | None = None):
+    def __init__(
+        self,
+        registry: DomainRegistry,
+        domain: str,
+        task: Task | str,
+        play_as: str,
+        other: ParticipantSpec | str,
+        options: EpisodeOptions | None = None,
+        *,
+        history: list[Message] | None = None,
+        judge: Any = None,
+        on_event: Callable[[Any], None] | None = None,
+        on_turn: Callable[[TurnRequest], None] | None = None,
+    ):
         options = options if options is not None else EpisodeOptions()
         if play_as not in (USER, AGENT):
             raise ValueError(f"play as 'user' or 'agent', not {play_as!r}")
@@ -126,8 +154,18 @@ class PlaySession:
         other_spec = _as_spec(other)
         agent, user = (other_spec, human) if play_as == USER else (human, other_spec)
         self.messages: list[Message] = []
-        self.episode = Episode(self.domain, variant, self.task, agent, user, options, human=self.source,
-                               history=history, judge=judge, listener=self._on_event)
+        self.episode = Episode(
+            self.domain,
+            variant,
+            self.task,
+            agent,
+            user,
+            options,
+            human=self.source,
+            history=history,
+            judge=judge,
+            listener=self._on_event,
+        )
         self._runner: asyncio.Task[SimulationRun] | None = None
 
     # --- what the screen shows ------------------------------------------------------
@@ -214,17 +252,34 @@ class PlaySession:
         return self.episode.save(path, {"play_as": self.play_as})
 
 
-async def continue_episode(registry: DomainRegistry, domain: str, task: Task | str, history: list[Message],
-                           agent: ParticipantSpec | str, user: ParticipantSpec | str,
-                           options: EpisodeOptions | None = None, *, judge: Any = None,
-                           listener: Callable[[Any], None] | None = None) -> Episode:
+async def continue_episode(
+    registry: DomainRegistry,
+    domain: str,
+    task: Task | str,
+    history: list[Message],
+    agent: ParticipantSpec | str,
+    user: ParticipantSpec | str,
+    options: EpisodeOptions | None = None,
+    *,
+    judge: Any = None,
+    listener: Callable[[Any], None] | None = None,
+) -> Episode:
     """Fork: continue ``history`` (a recorded prefix, task history included) with a new agent and user.
 
     Returns the finished, evaluated ``Episode`` (``.result``, ``.scored``, ``.save(path)``).
     """
     dom, variant = _domain(registry, domain)
-    episode = Episode(dom, variant, _task(dom, task), _as_spec(agent), _as_spec(user), options, history=history,
-                      judge=judge, listener=listener)
+    episode = Episode(
+        dom,
+        variant,
+        _task(dom, task),
+        _as_spec(agent),
+        _as_spec(user),
+        options,
+        history=history,
+        judge=judge,
+        listener=listener,
+    )
     await episode.run()
     return episode
 

@@ -68,8 +68,9 @@ class LLMUser(LLMTurns, _UserSide):
 
 
 CLOSING_CUES = ("anything else", "something else i can", "have a great day", "have a nice day", "goodbye")
-_TRANSFER_CUE = re.compile(r"\btransferr?(?:ed|ing)?\b.*\b(?:human|agent|specialist|representative)\b",
-                           re.IGNORECASE | re.DOTALL)
+_TRANSFER_CUE = re.compile(
+    r"\btransferr?(?:ed|ing)?\b.*\b(?:human|agent|specialist|representative)\b", re.IGNORECASE | re.DOTALL
+)
 _DECODER = json.JSONDecoder()
 
 

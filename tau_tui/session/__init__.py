@@ -32,9 +32,15 @@ if TYPE_CHECKING:
 class Session:
     """One front end's session over a workspace: what is loaded, replayed, running and open."""
 
-    def __init__(self, workspace: Workspace, paths: Iterable[Path | str], *,
-                 task_editor: Callable[[list[str]], Any] | None = None,
-                 viewer: Callable[[Path], Any] | None = None, background_replay: bool = True):
+    def __init__(
+        self,
+        workspace: Workspace,
+        paths: Iterable[Path | str],
+        *,
+        task_editor: Callable[[list[str]], Any] | None = None,
+        viewer: Callable[[Path], Any] | None = None,
+        background_replay: bool = True,
+    ):
         """``task_editor``: runs an editor command instead of the terminal's editor (tests); ``viewer``: opens
         a JSON file instead of ``$EDITOR``/``$PAGER`` (tests); ``background_replay``: False leaves the runs
         table's derived columns empty (benchmarks of loading)."""
@@ -42,22 +48,40 @@ class Session:
         self.service = ReplayService(workspace.analyzer)
         self.queue = ReplayQueue()
         self.library = Library([Path(p) for p in paths], self.queue)
-        self.replay = BackgroundReplay(self.queue, self.service, workspace.replay_workers(), self._executor,
-                                       self._may_pool, enabled=background_replay)
+        self.replay = BackgroundReplay(
+            self.queue,
+            self.service,
+            workspace.replay_workers(),
+            self._executor,
+            self._may_pool,
+            enabled=background_replay,
+        )
         self.rollouts = RolloutController(workspace)
         self.task_editor = task_editor
         self.viewer = viewer
         self.compare_mark: tuple[Path, str] | None = None  # (file, simulation id) marked for a comparison
 
     @classmethod
-    def from_settings(cls, settings: Settings, paths: Iterable[Path | str], *,
-                      registry: DomainRegistry | None = None, task_editor: Callable[[list[str]], Any] | None = None,
-                      viewer: Callable[[Path], Any] | None = None, background_replay: bool = True) -> Session:
+    def from_settings(
+        cls,
+        settings: Settings,
+        paths: Iterable[Path | str],
+        *,
+        registry: DomainRegistry | None = None,
+        task_editor: Callable[[list[str]], Any] | None = None,
+        viewer: Callable[[Path], Any] | None = None,
+        background_replay: bool = True,
+    ) -> Session:
         """The one way a session is built (``registry``: domains built in code, for tests)."""
         from tau_tui.workspace import Workspace
 
-        return cls(Workspace(settings, registry=registry), paths, task_editor=task_editor, viewer=viewer,
-                   background_replay=background_replay)
+        return cls(
+            Workspace(settings, registry=registry),
+            paths,
+            task_editor=task_editor,
+            viewer=viewer,
+            background_replay=background_replay,
+        )
 
     # --- what it holds ------------------------------------------------------------------------------
     @property
@@ -83,8 +107,9 @@ class Session:
         """A new load generation over the paths (the first load, a reload): (generation, paths) for ``load``."""
         return self.library.start_load(), list(self.library.paths)
 
-    def load(self, generation: int, paths: list[Path], emit: Callable[[LoadEvent], None],
-             cancelled: Callable[[], bool]) -> None:
+    def load(
+        self, generation: int, paths: list[Path], emit: Callable[[LoadEvent], None], cancelled: Callable[[], bool]
+    ) -> None:
         """Open the files (on a thread); ``emit`` gets each load event, to hand back to ``handle``."""
         load_runs(paths, generation, emit, cancelled, self.workspace.settings.index_workers)
 
@@ -93,8 +118,12 @@ class Session:
         settings = self.workspace.settings
         if isinstance(event, LoadStarted) and changes.loading and settings.origin("tau2_data").startswith("found"):
             assert settings.tau2_data is not None
-            self.catalog.set_notice(settings.tau2_data, "used as the tau2 data folder for replay (found beside the "
-                                    "files opened; --tau2-data DIR chooses another)", "information")
+            self.catalog.set_notice(
+                settings.tau2_data,
+                "used as the tau2 data folder for replay (found beside the "
+                "files opened; --tau2-data DIR chooses another)",
+                "information",
+            )
             changes.notices = True
         return self._kick(changes)
 
@@ -108,8 +137,9 @@ class Session:
         """Replay these rows (the ones on screen) before the rest of the queue."""
         self.queue.prioritize(rows)
 
-    def replay_batches(self, cancelled: Callable[[], bool], warn: Callable[[str], None]
-                       ) -> Iterator[tuple[int, list[ReplayOutcome]]]:
+    def replay_batches(
+        self, cancelled: Callable[[], bool], warn: Callable[[str], None]
+    ) -> Iterator[tuple[int, list[ReplayOutcome]]]:
         """The background replay's answers in batches (on a thread); then call ``replay_done``."""
         return self.replay.batches(cancelled, warn)
 

@@ -109,8 +109,14 @@ class Changes:
     def merge(self, other: Changes) -> Changes:
         """Both sets of changes (``other``'s progress wins)."""
         return Changes(
-            self.catalog or other.catalog, self.notices or other.notices, self.notes or other.notes,
-            [*self.replayed, *other.replayed], [*self.rebound, *other.rebound], other.loading or self.loading,
-            self.load_finished or other.load_finished, self.start_replay or other.start_replay,
-            self.replay_idle or other.replay_idle, other.open_run or self.open_run)
-
+            self.catalog or other.catalog,
+            self.notices or other.notices,
+            self.notes or other.notes,
+            [*self.replayed, *other.replayed],
+            [*self.rebound, *other.rebound],
+            other.loading or self.loading,
+            self.load_finished or other.load_finished,
+            self.start_replay or other.start_replay,
+            self.replay_idle or other.replay_idle,
+            other.open_run or self.open_run,
+        )

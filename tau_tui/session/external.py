@@ -48,8 +48,9 @@ def write_temp_json(data: Any, hint: str) -> Path:
     safe = safe_stem(hint)
     fd, name = tempfile.mkstemp(prefix=f"{safe}.", suffix=".json", dir=folder)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(scrub_bytes(orjson.dumps(bounded(data), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-                                 + b"\n"))
+        handle.write(
+            scrub_bytes(orjson.dumps(bounded(data), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+        )
     return Path(name)
 
 

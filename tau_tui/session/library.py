@@ -33,8 +33,13 @@ if TYPE_CHECKING:
     from tau_tui.session.replay_queue import ReplayQueue
 
 
-def load_runs(paths: list[Path], generation: int, emit: Callable[[LoadEvent], None],
-              cancelled: Callable[[], bool], index_workers: int | None = None) -> None:
+def load_runs(
+    paths: list[Path],
+    generation: int,
+    emit: Callable[[LoadEvent], None],
+    cancelled: Callable[[], bool],
+    index_workers: int | None = None,
+) -> None:
     """Open every run file under ``paths`` and emit what happened, file by file (run on a thread)."""
     from tau_tui.model.indexing import Failed, Growing, Loaded, index_files, plan_workers
     from tau_tui.model.io import describe_empty, scan_paths

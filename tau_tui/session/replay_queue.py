@@ -99,8 +99,15 @@ class ReplayQueue:
 class BackgroundReplay:
     """Drains a ``ReplayQueue`` (one thread at a time): here, or on worker processes when it is worth it."""
 
-    def __init__(self, queue: ReplayQueue, service: ReplayService, workers: int,
-                 executor: Callable[[int], UnitExecutor], may_pool: Callable[[RunRow], bool], enabled: bool = True):
+    def __init__(
+        self,
+        queue: ReplayQueue,
+        service: ReplayService,
+        workers: int,
+        executor: Callable[[int], UnitExecutor],
+        may_pool: Callable[[RunRow], bool],
+        enabled: bool = True,
+    ):
         """``workers``: processes to use (1: this process only); ``executor(workers)`` starts them when first
         needed; ``may_pool(row)``: whether a worker process may replay the row (it reads the file itself);
         ``enabled``: False never starts (what is measured or tested is not the replay)."""
@@ -121,8 +128,9 @@ class BackgroundReplay:
             return True
         return False
 
-    def batches(self, cancelled: Callable[[], bool], warn: Callable[[str], None]
-                ) -> Iterator[tuple[int, list[ReplayOutcome]]]:
+    def batches(
+        self, cancelled: Callable[[], bool], warn: Callable[[str], None]
+    ) -> Iterator[tuple[int, list[ReplayOutcome]]]:
         """(generation, outcomes) batches until the queue is empty or ``cancelled()``; ``warn``: a one-line
         notice (the worker processes failed and replay goes on in this process)."""
         batch: list[ReplayOutcome] = []

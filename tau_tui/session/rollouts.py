@@ -55,8 +55,12 @@ class RolloutController:
         if reason is not None:
             raise RolloutBusy(reason)
         config = plan.config
-        self.progress = RolloutProgress(path=plan.path, domain=config.domain, agent=config.agent.model,
-                                        user="—" if config.solo else config.user.model)
+        self.progress = RolloutProgress(
+            path=plan.path,
+            domain=config.domain,
+            agent=config.agent.model,
+            user="—" if config.solo else config.user.model,
+        )
         self._runner = None
         return self.progress
 
@@ -95,8 +99,11 @@ class RolloutController:
             progress.shown = True
             return RolloutUpdate(True, run=run, first_file=first)
         if isinstance(event, RunFinished):
-            return RolloutUpdate(True, f"rollout finished: {progress.done} simulation(s), average reward "
-                                       f"{formats.average(progress.average)}; saved in {progress.path}")
+            return RolloutUpdate(
+                True,
+                f"rollout finished: {progress.done} simulation(s), average reward "
+                f"{formats.average(progress.average)}; saved in {progress.path}",
+            )
         return RolloutUpdate(True)
 
     def stop(self) -> str:

@@ -15,5 +15,13 @@ from tau_tui.trust.compare import (
     statistics_lines,
 )
 
-__all__ = ["CATEGORIES", "PairRow", "RunComparison", "SideOutcome", "compare_runs", "comparison_lines", "load_side",
-           "statistics_lines"]
+__all__ = [
+    "CATEGORIES",
+    "PairRow",
+    "RunComparison",
+    "SideOutcome",
+    "compare_runs",
+    "comparison_lines",
+    "load_side",
+    "statistics_lines",
+]

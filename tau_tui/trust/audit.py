@@ -59,8 +59,13 @@ class RuleHit:
     explains: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "title": RULE_TEXT[self.rule], "message": self.message, "detail": self.detail,
-                "explains": self.explains}
+        return {
+            "rule": self.rule,
+            "title": RULE_TEXT[self.rule],
+            "message": self.message,
+            "detail": self.detail,
+            "explains": self.explains,
+        }
 
 
 @dataclass
@@ -86,9 +91,18 @@ class SimAudit:
         return next((hit.rule for hit in self.hits if hit.explains), "unexplained")
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "simulation", "file": str(self.file), "sim": self.sim_id, "task": self.task_id,
-                "trial": self.trial, "recorded_reward": self.recorded, "reward": self.ours, "differs": self.differs,
-                "responsible": self.responsible, "rules": [h.to_json() for h in self.hits]}
+        return {
+            "kind": "simulation",
+            "file": str(self.file),
+            "sim": self.sim_id,
+            "task": self.task_id,
+            "trial": self.trial,
+            "recorded_reward": self.recorded,
+            "reward": self.ours,
+            "differs": self.differs,
+            "responsible": self.responsible,
+            "rules": [h.to_json() for h in self.hits],
+        }
 
 
 @dataclass
@@ -126,12 +140,19 @@ class FileAudit:
 
     def to_json(self) -> dict[str, Any]:
         rec, ours = self.recorded_metrics, self.our_metrics
-        return {"kind": "file", "file": str(self.file), "domain": self.domain,
-                "simulations": len(self.sims), "differ": sum(s.differs for s in self.sims),
-                "recorded": {"avg_reward": rec.avg_reward, "pass_hat_1": rec.pass_hat_k.get(1)} if rec else None,
-                "ours": {"avg_reward": ours.avg_reward, "pass_hat_1": ours.pass_hat_k.get(1),
-                         "n_unscored": ours.n_unscored} if ours else None,
-                "by_rule": self.by_rule(), "notes": self.notes()}
+        return {
+            "kind": "file",
+            "file": str(self.file),
+            "domain": self.domain,
+            "simulations": len(self.sims),
+            "differ": sum(s.differs for s in self.sims),
+            "recorded": {"avg_reward": rec.avg_reward, "pass_hat_1": rec.pass_hat_k.get(1)} if rec else None,
+            "ours": {"avg_reward": ours.avg_reward, "pass_hat_1": ours.pass_hat_k.get(1), "n_unscored": ours.n_unscored}
+            if ours
+            else None,
+            "by_rule": self.by_rule(),
+            "notes": self.notes(),
+        }
 
 
 def field_diff(old: Any, new: Any) -> list[dict[str, Any]]:
@@ -142,8 +163,7 @@ def field_diff(old: Any, new: Any) -> list[dict[str, Any]]:
     out = []
     for kind, items in diff.items():
         for item in items:
-            out.append({"path": item.path(), "kind": kind,
-                        "old": _plain(item.t1), "new": _plain(item.t2)})
+            out.append({"path": item.path(), "kind": kind, "old": _plain(item.t1), "new": _plain(item.t2)})
             if len(out) >= MAX_DIFF_ITEMS:
                 return out
     return out
@@ -174,8 +194,9 @@ def _recorded_actions(analysis: SimAnalysis) -> list[dict[str, Any]] | None:
     return out
 
 
-def _task_changed(analyzer: Analyzer, run: RunFile, analysis: SimAnalysis, report: Any,
-                  current_tasks: bool) -> RuleHit | None:
+def _task_changed(
+    analyzer: Analyzer, run: RunFile, analysis: SimAnalysis, report: Any, current_tasks: bool
+) -> RuleHit | None:
     """``run`` is the file as recorded (with its embedded tasks, even when graded against the current ones)."""
     task = analysis.task
     if task is None:
@@ -190,17 +211,24 @@ def _task_changed(analyzer: Analyzer, run: RunFile, analysis: SimAnalysis, repor
             return None
         diff = field_diff(_task_json(embedded), _task_json(current))
         graded = "the current one" if current_tasks else "the recording's (--current-tasks: the current one)"
-        return RuleHit("task_changed", f"the recording's task {analysis.sim.task_id} differs from the domain's "
-                       f"current definition at {len(diff)} field(s); graded against {graded}",
-                       {"against": "domain", "diff": diff}, explains=current_tasks)
+        return RuleHit(
+            "task_changed",
+            f"the recording's task {analysis.sim.task_id} differs from the domain's "
+            f"current definition at {len(diff)} field(s); graded against {graded}",
+            {"against": "domain", "diff": diff},
+            explains=current_tasks,
+        )
     if any(issue.kind == "task_version" for issue in report.explanation.recording) and not run.tasks():
         recorded = _recorded_actions(analysis)
         current = [{"name": a.name, "arguments": a.arguments} for a in task.expected_actions]
         diff = field_diff(recorded, current) if recorded is not None else []
-        return RuleHit("task_changed", f"the recording embeds no tasks and its checks do not fit the current task "
-                       f"{analysis.sim.task_id}: graded against another version of the task set"
-                       + (f" ({len(diff)} differing field(s) in the expected actions)" if diff else ""),
-                       {"against": "recorded checks", "diff": diff})
+        return RuleHit(
+            "task_changed",
+            f"the recording embeds no tasks and its checks do not fit the current task "
+            f"{analysis.sim.task_id}: graded against another version of the task set"
+            + (f" ({len(diff)} differing field(s) in the expected actions)" if diff else ""),
+            {"against": "recorded checks", "diff": diff},
+        )
     return None
 
 
@@ -214,8 +242,10 @@ def _recording_inconsistent(report: Any) -> RuleHit | None:
 def _nl_needed(report: Any) -> RuleHit | None:
     ev = report.evaluation
     if any("NL" in item for item in ev.not_evaluated) or (ev.reward is None and not ev.nl_evaluated):
-        return RuleHit("nl_judge_needed", "the reward basis has NL assertions and no judge was given "
-                       "(--judge MODEL): our reward is left unscored")
+        return RuleHit(
+            "nl_judge_needed",
+            "the reward basis has NL assertions and no judge was given (--judge MODEL): our reward is left unscored",
+        )
     return None
 
 
@@ -224,20 +254,34 @@ def _strict(analysis: SimAnalysis) -> RuleHit | None:
         return None
     first = analysis.first_mismatch()
     where = f" at step {first['step']} ({first['tool']})" if first else ""
-    return RuleHit("strict_replay", f"a strict replay would raise{where}: a re-executed write returned something "
-                   "other than the recording", first)
+    return RuleHit(
+        "strict_replay",
+        f"a strict replay would raise{where}: a re-executed write returned something other than the recording",
+        first,
+    )
 
 
 def _solo(run: RunFile, analysis: SimAnalysis) -> RuleHit | None:
     user_turns = sum(1 for m in analysis.sim.trajectory if m.role == "user")
     history = len(analysis.task.history) if analysis.task is not None else 0
     if run.solo and user_turns:
-        return RuleHit("solo_mode", f"declared solo (llm_agent_solo + dummy_user) but it has {user_turns} user "
-                       "message(s): tau2 would refuse to replay it in solo mode")
-    if not run.solo and user_turns == 0 and history == 0 and analysis.sim.termination_reason == "agent_stop" \
-            and analysis.timeline.calls:
-        return RuleHit("solo_mode", "no user message and an agent stop, but not declared solo: it was graded as a "
-                       "normal run (agent and user tools apart)")
+        return RuleHit(
+            "solo_mode",
+            f"declared solo (llm_agent_solo + dummy_user) but it has {user_turns} user "
+            "message(s): tau2 would refuse to replay it in solo mode",
+        )
+    if (
+        not run.solo
+        and user_turns == 0
+        and history == 0
+        and analysis.sim.termination_reason == "agent_stop"
+        and analysis.timeline.calls
+    ):
+        return RuleHit(
+            "solo_mode",
+            "no user message and an agent stop, but not declared solo: it was graded as a "
+            "normal run (agent and user tools apart)",
+        )
     return None
 
 
@@ -270,9 +314,13 @@ def _gold_path(run: RunFile, analysis: SimAnalysis, live: _LivePaths) -> RuleHit
     from tau_tui.calibrate.gold import compare_gold
 
     paths = [d.path for d in compare_gold(analysis.gold, state)][:MAX_DIFF_ITEMS]
-    return RuleHit("gold_path", "the run ends where the reference actions end when run live, but the evaluator's "
-                   f"gold state differs there ({', '.join(paths) or 'hash only'}): a DB mismatch by tau2's "
-                   "semantics, not the agent's", {"paths": paths})
+    return RuleHit(
+        "gold_path",
+        "the run ends where the reference actions end when run live, but the evaluator's "
+        f"gold state differs there ({', '.join(paths) or 'hash only'}): a DB mismatch by tau2's "
+        "semantics, not the agent's",
+        {"paths": paths},
+    )
 
 
 def without_tasks(run: RunFile) -> RunFile:
@@ -281,9 +329,17 @@ def without_tasks(run: RunFile) -> RunFile:
     return replace(run, raw_tasks=[], _sims={}, _tasks=None)
 
 
-def audit_file(path: Path, run: RunFile, analyzer: Analyzer, *, judge: Judge | None = None,
-               cancelled: Callable[[], bool] | None = None, live: _LivePaths | None = None,
-               current_tasks: bool = False, via: Any = None) -> tuple[FileAudit, list[str]]:
+def audit_file(
+    path: Path,
+    run: RunFile,
+    analyzer: Analyzer,
+    *,
+    judge: Judge | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    live: _LivePaths | None = None,
+    current_tasks: bool = False,
+    via: Any = None,
+) -> tuple[FileAudit, list[str]]:
     """Audit one file; ``current_tasks``: grade against the domain's current task definitions; ``via``: what
     replays and assesses (``analyze``, ``assess(analysis, judge=)``; the TUI's thread-safe replay service)."""
     source = via if via is not None else analyzer
@@ -304,16 +360,21 @@ def audit_file(path: Path, run: RunFile, analyzer: Analyzer, *, judge: Judge | N
         except RunFileError as exc:
             errors.append(str(exc))
             continue
-        hits = [hit for hit in (
-            _task_changed(analyzer, recorded_run, analysis, report, current_tasks),
-            _recording_inconsistent(report),
-            _nl_needed(report),
-            _strict(analysis),
-            _solo(run, analysis),
-            _gold_path(run, analysis, live),
-        ) if hit is not None]
-        result.sims.append(SimAudit(path, entry.id, entry.task_id, entry.trial, report.recorded_reward,
-                                    report.evaluation.reward, hits))
+        hits = [
+            hit
+            for hit in (
+                _task_changed(analyzer, recorded_run, analysis, report, current_tasks),
+                _recording_inconsistent(report),
+                _nl_needed(report),
+                _strict(analysis),
+                _solo(run, analysis),
+                _gold_path(run, analysis, live),
+            )
+            if hit is not None
+        ]
+        result.sims.append(
+            SimAudit(path, entry.id, entry.task_id, entry.trial, report.recorded_reward, report.evaluation.reward, hits)
+        )
         ours.append(MetricOutcome(entry.task_id, report.evaluation.reward, report.evaluation.termination))
         recorded.append(MetricOutcome(entry.task_id, report.recorded_reward, report.evaluation.termination))
     both = FileMetrics.of(ours, recorded, run.raw_info, confidence=False)
@@ -321,8 +382,9 @@ def audit_file(path: Path, run: RunFile, analyzer: Analyzer, *, judge: Judge | N
     return result, errors
 
 
-def audit_runs(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, judge: Judge | None = None,
-               current_tasks: bool = False) -> tuple[list[FileAudit], list[str]]:
+def audit_runs(
+    runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, judge: Judge | None = None, current_tasks: bool = False
+) -> tuple[list[FileAudit], list[str]]:
     live = _LivePaths(analyzer)
     audits, errors = [], []
     for path, run in runs:
@@ -339,16 +401,20 @@ def _pct(value: float | None) -> str:
 
 def audit_lines(audit: FileAudit, every: bool = False) -> list[str]:
     """The plain-text block of one file: each differing simulation with its rules, then the effect."""
-    lines = [f"{audit.file} ({audit.domain or '?'}): {sum(s.differs for s in audit.sims)} of {len(audit.sims)} "
-             "simulations differ from the recorded reward"]
+    lines = [
+        f"{audit.file} ({audit.domain or '?'}): {sum(s.differs for s in audit.sims)} of {len(audit.sims)} "
+        "simulations differ from the recorded reward"
+    ]
     for sim in audit.sims:
         if not sim.differs and not (every and sim.hits):
             continue
         ours = "unscored" if sim.ours is None else f"{sim.ours:g}"
         rec = "—" if sim.recorded is None else f"{sim.recorded:g}"
         head = f"  task {sim.task_id}" + (f" trial {sim.trial}" if sim.trial is not None else "")
-        lines.append(f"{head}  {sim.sim_id[:12]}: recorded {rec} → ours {ours}"
-                     + (f"  [{RULE_TEXT[sim.responsible]}]" if sim.responsible else "  [note]"))
+        lines.append(
+            f"{head}  {sim.sim_id[:12]}: recorded {rec} → ours {ours}"
+            + (f"  [{RULE_TEXT[sim.responsible]}]" if sim.responsible else "  [note]")
+        )
         for hit in sim.hits:
             lines.append(f"      {hit.rule}: {hit.message}")
             detail = hit.detail if isinstance(hit.detail, dict) else {}
@@ -361,12 +427,16 @@ def audit_lines(audit: FileAudit, every: bool = False) -> list[str]:
 def effect_lines(audit: FileAudit) -> list[str]:
     """The effect on the file's metrics: the totals first, then each rule's share (indented), then the notes."""
     rec, ours = audit.recorded_metrics, audit.our_metrics
-    lines = [f"effect: avg reward {_pct(rec.avg_reward)} recorded → {_pct(ours.avg_reward)} ours; "
-             f"pass^1 {_pct(rec.pass_hat_k.get(1))} → {_pct(ours.pass_hat_k.get(1))}"
-             + (f" ({ours.n_unscored} unscored by us, left out)" if ours.n_unscored else "")]
+    lines = [
+        f"effect: avg reward {_pct(rec.avg_reward)} recorded → {_pct(ours.avg_reward)} ours; "
+        f"pass^1 {_pct(rec.pass_hat_k.get(1))} → {_pct(ours.pass_hat_k.get(1))}"
+        + (f" ({ours.n_unscored} unscored by us, left out)" if ours.n_unscored else "")
+    ]
     for rule, entry in sorted(audit.by_rule().items(), key=lambda item: -item[1]["simulations"]):
-        lines.append(f"  {RULE_TEXT[rule]}: {entry['simulations']} simulation(s), {entry['points']:+.1f} points of "
-                     "avg reward" + (f", {entry['unscored']} unscored" if entry["unscored"] else ""))
+        lines.append(
+            f"  {RULE_TEXT[rule]}: {entry['simulations']} simulation(s), {entry['points']:+.1f} points of "
+            "avg reward" + (f", {entry['unscored']} unscored" if entry["unscored"] else "")
+        )
     notes = audit.notes()
     if notes:
         lines.append("notes (rewards agree): " + ", ".join(f"{RULE_TEXT[r]} {n}" for r, n in notes.items()))
@@ -388,15 +458,28 @@ class SubmissionClaims:
 
     def to_json(self) -> dict[str, Any]:
         domains = sorted(set(self.claimed) | set(self.ours))
-        return {"kind": "submission", "folder": str(self.folder), "model_name": self.model_name,
-                "domains": {d: {"claimed": {str(k): v for k, v in self.claimed.get(d, {}).items()},
-                                "recorded": {str(k): v for k, v in self.recorded.get(d, {}).items()},
-                                "ours": {str(k): v for k, v in self.ours.get(d, {}).items()}} for d in domains}}
+        return {
+            "kind": "submission",
+            "folder": str(self.folder),
+            "model_name": self.model_name,
+            "domains": {
+                d: {
+                    "claimed": {str(k): v for k, v in self.claimed.get(d, {}).items()},
+                    "recorded": {str(k): v for k, v in self.recorded.get(d, {}).items()},
+                    "ours": {str(k): v for k, v in self.ours.get(d, {}).items()},
+                }
+                for d in domains
+            },
+        }
 
     def lines(self) -> list[str]:
         out = [f"submission {self.folder} ({self.model_name or '?'}): claimed pass^k vs ours (points)"]
         for domain in sorted(set(self.claimed) | set(self.ours)):
-            claimed, ours, recorded = self.claimed.get(domain, {}), self.ours.get(domain, {}), self.recorded.get(domain, {})
+            claimed, ours, recorded = (
+                self.claimed.get(domain, {}),
+                self.ours.get(domain, {}),
+                self.recorded.get(domain, {}),
+            )
             for k in sorted(set(claimed) | set(ours)):
                 c, o, r = claimed.get(k), ours.get(k), recorded.get(k)
                 delta = f"{o - c:+.1f}" if c is not None and o is not None else "n/a"
@@ -421,8 +504,13 @@ def read_submission(folder: Path) -> SubmissionClaims:
         if not isinstance(values, dict):
             continue
         for key, value in values.items():
-            if isinstance(key, str) and key.startswith("pass_") and key[5:].isdigit() \
-                    and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if (
+                isinstance(key, str)
+                and key.startswith("pass_")
+                and key[5:].isdigit()
+                and isinstance(value, (int, float))
+                and not isinstance(value, bool)
+            ):
                 claimed.setdefault(str(domain), {})[int(key[5:])] = float(value)
     name = data.get("model_name")
     return SubmissionClaims(folder, name if isinstance(name, str) else None, claimed)

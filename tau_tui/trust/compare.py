@@ -71,10 +71,18 @@ class SideOutcome:
         return self.reward is None or self.termination == INFRASTRUCTURE_ERROR
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": str(self.file), "sim": self.sim_id, "trial": self.trial, "reward": self.reward,
-                "recorded_reward": self.recorded_reward, "termination": self.termination,
-                "db_match": self.db_match, "final_db": self.final_db, "task_digest": self.digest,
-                "domain": self.domain}
+        return {
+            "file": str(self.file),
+            "sim": self.sim_id,
+            "trial": self.trial,
+            "reward": self.reward,
+            "recorded_reward": self.recorded_reward,
+            "termination": self.termination,
+            "db_match": self.db_match,
+            "final_db": self.final_db,
+            "task_digest": self.digest,
+            "domain": self.domain,
+        }
 
 
 @dataclass(frozen=True)
@@ -96,9 +104,15 @@ class PairRow:
         return self.a.final_db == self.b.final_db
 
     def to_json(self) -> dict[str, Any]:
-        return {"task": self.task, "trial_index": self.ordinal, "category": self.category, "reason": self.reason,
-                "a": self.a.to_json() if self.a else None, "b": self.b.to_json() if self.b else None,
-                "same_final_db": self.same_final_db}
+        return {
+            "task": self.task,
+            "trial_index": self.ordinal,
+            "category": self.category,
+            "reason": self.reason,
+            "a": self.a.to_json() if self.a else None,
+            "b": self.b.to_json() if self.b else None,
+            "same_final_db": self.same_final_db,
+        }
 
 
 @dataclass
@@ -124,19 +138,30 @@ class RunComparison:
         a, b = ({split_variant(d)[0] for d in side} for side in (self.a_domains, self.b_domains))
         if not a or not b or a == b:
             return None
-        return (f"A is {_domains_text(self.a_domains)} and B is {_domains_text(self.b_domains)}: "
-                "tasks of different domains are not comparable")
+        return (
+            f"A is {_domains_text(self.a_domains)} and B is {_domains_text(self.b_domains)}: "
+            "tasks of different domains are not comparable"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": "comparison", "a": self.a_label, "b": self.b_label, "rewards": self.rewards,
+            "kind": "comparison",
+            "a": self.a_label,
+            "b": self.b_label,
+            "rewards": self.rewards,
             "domains": {"a": self.a_domains, "b": self.b_domains},
-            "matrix": self.matrix, "not_comparable": self.not_comparable,
-            "mcnemar": {"b_a_only": self.matrix["a_only"], "c_b_only": self.matrix["b_only"],
-                        "p_value": self.mcnemar_p, "test": "exact binomial, two-sided"},
+            "matrix": self.matrix,
+            "not_comparable": self.not_comparable,
+            "mcnemar": {
+                "b_a_only": self.matrix["a_only"],
+                "c_b_only": self.matrix["b_only"],
+                "p_value": self.mcnemar_p,
+                "test": "exact binomial, two-sided",
+            },
             "difference_b_minus_a": self.difference.to_json() if self.difference else None,
             "seed": self.seed,
-            "a_confidence": self.a_confidence.to_json(), "b_confidence": self.b_confidence.to_json(),
+            "a_confidence": self.a_confidence.to_json(),
+            "b_confidence": self.b_confidence.to_json(),
         }
 
 
@@ -160,9 +185,15 @@ def _digest(run: RunFile, task_id: str, analyzer: Analyzer | None) -> str | None
     return analyzer.fingerprint(task) if analyzer is not None else task_content_digest(task)
 
 
-def load_side(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, recorded: bool = False,
-              judge: Judge | None = None, via: Any = None,
-              cancelled: Callable[[], bool] | None = None) -> tuple[list[SideOutcome], list[str]]:
+def load_side(
+    runs: Iterable[tuple[Path, RunFile]],
+    analyzer: Analyzer,
+    *,
+    recorded: bool = False,
+    judge: Judge | None = None,
+    via: Any = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> tuple[list[SideOutcome], list[str]]:
     """The outcomes of every simulation of ``runs``, and one error line per file that could not be scored.
 
     With ``recorded`` the recorded rewards are compared and nothing is replayed. ``via``: what replays and
@@ -181,9 +212,22 @@ def load_side(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, recor
                 continue
             digest = _digest(run, entry.task_id, analyzer)
             if recorded:
-                outcomes.append(SideOutcome(path, index, entry.id, entry.task_id, entry.trial, entry.reward,
-                                            entry.reward, entry.termination, entry.db_match, None, digest,
-                                            run.domain))
+                outcomes.append(
+                    SideOutcome(
+                        path,
+                        index,
+                        entry.id,
+                        entry.task_id,
+                        entry.trial,
+                        entry.reward,
+                        entry.reward,
+                        entry.termination,
+                        entry.db_match,
+                        None,
+                        digest,
+                        run.domain,
+                    )
+                )
                 continue
             try:
                 analysis = source.analyze(run, index)
@@ -194,10 +238,22 @@ def load_side(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, recor
             except RunFileError as exc:
                 errors.append(str(exc))
                 continue
-            outcomes.append(SideOutcome(path, index, entry.id, entry.task_id, entry.trial,
-                                        report.evaluation.reward, report.recorded_reward,
-                                        report.evaluation.termination, analysis.db_match, analysis.pred_db, digest,
-                                        run.domain))
+            outcomes.append(
+                SideOutcome(
+                    path,
+                    index,
+                    entry.id,
+                    entry.task_id,
+                    entry.trial,
+                    report.evaluation.reward,
+                    report.recorded_reward,
+                    report.evaluation.termination,
+                    analysis.db_match,
+                    analysis.pred_db,
+                    digest,
+                    run.domain,
+                )
+            )
     return outcomes, errors
 
 
@@ -236,9 +292,17 @@ def _side_confidence(outcomes: Sequence[SideOutcome], seed: int, resamples: int)
     return confidence(by_task, max_k, seed=seed, resamples=resamples)
 
 
-def compare_runs(a: Sequence[SideOutcome], b: Sequence[SideOutcome], *, a_label: str = "A", b_label: str = "B",
-                 rewards: str = "ours", seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
-                 errors: Sequence[str] = ()) -> RunComparison:
+def compare_runs(
+    a: Sequence[SideOutcome],
+    b: Sequence[SideOutcome],
+    *,
+    a_label: str = "A",
+    b_label: str = "B",
+    rewards: str = "ours",
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+    errors: Sequence[str] = (),
+) -> RunComparison:
     left, right = _attempts(a), _attempts(b)
     keys = sorted(set(left) | set(right), key=lambda key: (_task_order(key[0]), key[1]))
     rows = [_row(task, ordinal, left.get((task, ordinal)), right.get((task, ordinal))) for task, ordinal in keys]
@@ -253,11 +317,21 @@ def compare_runs(a: Sequence[SideOutcome], b: Sequence[SideOutcome], *, a_label:
             pairs.setdefault(row.task, []).append((row.a.reward, row.b.reward))
     comparable = sum(matrix[c] for c in CATEGORIES[:4])
     return RunComparison(
-        a_label, b_label, rewards, rows, matrix, dict(sorted(reasons.items())),
+        a_label,
+        b_label,
+        rewards,
+        rows,
+        matrix,
+        dict(sorted(reasons.items())),
         mcnemar_exact(matrix["a_only"], matrix["b_only"]) if comparable else None,
         paired_bootstrap(pairs, seed=seed, resamples=resamples),
-        _side_confidence(a, seed, resamples), _side_confidence(b, seed, resamples), seed, list(errors),
-        _domains_of(a), _domains_of(b))
+        _side_confidence(a, seed, resamples),
+        _side_confidence(b, seed, resamples),
+        seed,
+        list(errors),
+        _domains_of(a),
+        _domains_of(b),
+    )
 
 
 def _domains_of(outcomes: Sequence[SideOutcome]) -> list[str]:
@@ -278,9 +352,11 @@ def statistics_lines(cmp: RunComparison) -> list[str]:
         out.append(f"McNemar exact: A-only {m['a_only']}, B-only {m['b_only']}, p = {cmp.mcnemar_p:.4g}")
     if cmp.difference is not None:
         d = cmp.difference
-        out.append(f"mean reward B − A: {d.estimate * 100:+.1f} points "
-                   f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] ({d.level:.0%} paired bootstrap over tasks, "
-                   f"seed {d.seed}, {d.resamples} resamples)")
+        out.append(
+            f"mean reward B − A: {d.estimate * 100:+.1f} points "
+            f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] ({d.level:.0%} paired bootstrap over tasks, "
+            f"seed {d.seed}, {d.resamples} resamples)"
+        )
     for name, conf in (("A", cmp.a_confidence), ("B", cmp.b_confidence)):
         out.append(f"{name}: " + "; ".join(conf.lines()[:1] + [conf.flips.text(), conf.noise.text()]))
     return out
@@ -292,10 +368,15 @@ def comparison_lines(cmp: RunComparison, rows: bool = True, tasks: Mapping[str, 
     ``tasks``: each task id as the rows show it (the front end shortens long ids to fit); whole ids without it.
     """
     m = cmp.matrix
-    out = [f"A: {cmp.a_label}", f"B: {cmp.b_label}", f"rewards: {cmp.rewards}", "",
-           f"{'':12}{'B pass':>8}{'B fail':>8}",
-           f"{'A pass':12}{m['both_pass']:>8}{m['a_only']:>8}",
-           f"{'A fail':12}{m['b_only']:>8}{m['both_fail']:>8}"]
+    out = [
+        f"A: {cmp.a_label}",
+        f"B: {cmp.b_label}",
+        f"rewards: {cmp.rewards}",
+        "",
+        f"{'':12}{'B pass':>8}{'B fail':>8}",
+        f"{'A pass':12}{m['both_pass']:>8}{m['a_only']:>8}",
+        f"{'A fail':12}{m['b_only']:>8}{m['both_fail']:>8}",
+    ]
     reasons = ", ".join(f"{n} {reason}" for reason, n in cmp.not_comparable.items())
     out.append(f"not comparable: {m['not_comparable']}" + (f" ({reasons})" if reasons else ""))
     out.append("")
@@ -306,10 +387,13 @@ def comparison_lines(cmp: RunComparison, rows: bool = True, tasks: Mapping[str, 
         width = max([4, *(len(task) for task in shown.values())])
         out.append(f"{'task':<{width}} {'#':>3}  {'A':>9}  {'B':>9}  {'db A/B':<9} {'same DB':<8} cell")
         for row in cmp.rows:
-            dbs = "/".join("?" if o is None or o.db_match is None else "ok" if o.db_match else "x"
-                           for o in (row.a, row.b))
+            dbs = "/".join(
+                "?" if o is None or o.db_match is None else "ok" if o.db_match else "x" for o in (row.a, row.b)
+            )
             same = "" if row.same_final_db is None else "yes" if row.same_final_db else "no"
             cell = row.category + (f" ({row.reason})" if row.reason else "")
-            out.append(f"{shown[row.task]:<{width}} {row.ordinal:>3}  {_reward(row.a):>9}  {_reward(row.b):>9}  "
-                       f"{dbs:<9} {same:<8} {cell}")
+            out.append(
+                f"{shown[row.task]:<{width}} {row.ordinal:>3}  {_reward(row.a):>9}  {_reward(row.b):>9}  "
+                f"{dbs:<9} {same:<8} {cell}"
+            )
     return out

@@ -43,25 +43,108 @@ FORMATS = ("csv", "jsonl", "parquet", "duckdb", "sft")
 S, I, F, B = "VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN"
 
 SCHEMAS: dict[str, list[tuple[str, str]]] = {
-    "runs": [("run_id", S), ("file", S), ("domain", S), ("agent_model", S), ("agent_implementation", S),
-             ("user_model", S), ("user_implementation", S), ("solo", B), ("num_trials", I), ("timestamp", S),
-             ("n_simulations", I), ("n_exported", I)],
-    "simulations": [("run_id", S), ("sim_id", S), ("task_id", S), ("trial", I), ("seed", I), ("termination", S),
-                    ("recorded_reward", F), ("reward", F), ("status", S), ("agrees", B), ("db_match", B),
-                    ("strict_ok", B), ("n_messages", I), ("n_tool_calls", I), ("agent_cost", F), ("user_cost", F),
-                    ("duration", F), ("task_digest", S), ("flags", S), ("n_flags", I)],
-    "messages": [("run_id", S), ("sim_id", S), ("step", I), ("role", S), ("content", S), ("turn_idx", I),
-                 ("n_tool_calls", I), ("tool_call_id", S), ("error", B), ("cost", F)],
-    "tool_calls": [("run_id", S), ("sim_id", S), ("call_index", I), ("step", I), ("result_step", I),
-                   ("call_id", S), ("requestor", S), ("name", S), ("arguments", S), ("verdict", S),
-                   ("tool_type", S), ("recorded_result", S), ("replayed_result", S), ("recorded_error", B),
-                   ("paths_changed", S), ("n_paths_changed", I), ("matched_action", S)],
-    "checks": [("run_id", S), ("sim_id", S), ("kind", S), ("item", S), ("passed", B), ("step", I),
-               ("closest_step", I), ("detail", S)],
-    "grid": [("run_id", S), ("task_id", S), ("task_digest", S), ("trials", I), ("n_scored", I), ("n_passed", I),
-             ("pass_rate", F), ("pass_rate_low", F), ("pass_rate_high", F), ("band", S)],
-    "notes": [("run_id", S), ("sim_id", S), ("note_id", S), ("task_id", S), ("trial", I), ("step", I),
-              ("source", S), ("error_type", S), ("text", S), ("author", S), ("created_at", S)],
+    "runs": [
+        ("run_id", S),
+        ("file", S),
+        ("domain", S),
+        ("agent_model", S),
+        ("agent_implementation", S),
+        ("user_model", S),
+        ("user_implementation", S),
+        ("solo", B),
+        ("num_trials", I),
+        ("timestamp", S),
+        ("n_simulations", I),
+        ("n_exported", I),
+    ],
+    "simulations": [
+        ("run_id", S),
+        ("sim_id", S),
+        ("task_id", S),
+        ("trial", I),
+        ("seed", I),
+        ("termination", S),
+        ("recorded_reward", F),
+        ("reward", F),
+        ("status", S),
+        ("agrees", B),
+        ("db_match", B),
+        ("strict_ok", B),
+        ("n_messages", I),
+        ("n_tool_calls", I),
+        ("agent_cost", F),
+        ("user_cost", F),
+        ("duration", F),
+        ("task_digest", S),
+        ("flags", S),
+        ("n_flags", I),
+    ],
+    "messages": [
+        ("run_id", S),
+        ("sim_id", S),
+        ("step", I),
+        ("role", S),
+        ("content", S),
+        ("turn_idx", I),
+        ("n_tool_calls", I),
+        ("tool_call_id", S),
+        ("error", B),
+        ("cost", F),
+    ],
+    "tool_calls": [
+        ("run_id", S),
+        ("sim_id", S),
+        ("call_index", I),
+        ("step", I),
+        ("result_step", I),
+        ("call_id", S),
+        ("requestor", S),
+        ("name", S),
+        ("arguments", S),
+        ("verdict", S),
+        ("tool_type", S),
+        ("recorded_result", S),
+        ("replayed_result", S),
+        ("recorded_error", B),
+        ("paths_changed", S),
+        ("n_paths_changed", I),
+        ("matched_action", S),
+    ],
+    "checks": [
+        ("run_id", S),
+        ("sim_id", S),
+        ("kind", S),
+        ("item", S),
+        ("passed", B),
+        ("step", I),
+        ("closest_step", I),
+        ("detail", S),
+    ],
+    "grid": [
+        ("run_id", S),
+        ("task_id", S),
+        ("task_digest", S),
+        ("trials", I),
+        ("n_scored", I),
+        ("n_passed", I),
+        ("pass_rate", F),
+        ("pass_rate_low", F),
+        ("pass_rate_high", F),
+        ("band", S),
+    ],
+    "notes": [
+        ("run_id", S),
+        ("sim_id", S),
+        ("note_id", S),
+        ("task_id", S),
+        ("trial", I),
+        ("step", I),
+        ("source", S),
+        ("error_type", S),
+        ("text", S),
+        ("author", S),
+        ("created_at", S),
+    ],
 }
 TABLES = tuple(SCHEMAS)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -121,24 +204,62 @@ def _check_rows(rid: str, sim_id: str, report: Any) -> list[dict[str, Any]]:
     missed = {m.action.action_id: m for m in report.explanation.missed}
     rows = []
 
-    def add(kind: str, item: Any, passed: bool | None, step: int | None = None, closest: int | None = None,
-            detail: Any = None) -> None:
-        rows.append({"run_id": rid, "sim_id": sim_id, "kind": kind, "item": _text(item), "passed": passed,
-                     "step": step, "closest_step": closest, "detail": _text(detail)})
+    def add(
+        kind: str,
+        item: Any,
+        passed: bool | None,
+        step: int | None = None,
+        closest: int | None = None,
+        detail: Any = None,
+    ) -> None:
+        rows.append(
+            {
+                "run_id": rid,
+                "sim_id": sim_id,
+                "kind": kind,
+                "item": _text(item),
+                "passed": passed,
+                "step": step,
+                "closest_step": closest,
+                "detail": _text(detail),
+            }
+        )
 
     if ev.db is not None:
-        add("db", "db_match", ev.db_match, detail={"pred_db": ev.db.pred_agent, "gold_db": ev.db.gold_agent,
-                                                   "pred_user_db": ev.db.pred_user, "gold_user_db": ev.db.gold_user})
+        add(
+            "db",
+            "db_match",
+            ev.db_match,
+            detail={
+                "pred_db": ev.db.pred_agent,
+                "gold_db": ev.db.gold_agent,
+                "pred_user_db": ev.db.pred_user,
+                "gold_user_db": ev.db.gold_user,
+            },
+        )
     for check in ev.actions or []:
         m = missed.get(check.action.action_id)
-        add("action", f"{check.action.action_id} {check.action.name}", check.matched, check.step,
+        add(
+            "action",
+            f"{check.action.action_id} {check.action.name}",
+            check.matched,
+            check.step,
             m.closest_step if m is not None else None,
-            {"arguments": check.action.arguments,
-             "differing": [d.to_json() for d in m.differing] if m is not None else []})
+            {
+                "arguments": check.action.arguments,
+                "differing": [d.to_json() for d in m.differing] if m is not None else [],
+            },
+        )
     for check in ev.env_assertions or []:
         a = check.assertion
-        add("env_assertion", f"{a.env_type} {a.func_name}", check.met, None, None,
-            {"arguments": a.arguments, "assert_value": a.assert_value, "error": check.error})
+        add(
+            "env_assertion",
+            f"{a.env_type} {a.func_name}",
+            check.met,
+            None,
+            None,
+            {"arguments": a.arguments, "assert_value": a.assert_value, "error": check.error},
+        )
     for check in ev.communicate or []:
         add("communicate", check.info, check.met, check.step, None, check.justification)
     for check in ev.nl or []:
@@ -170,9 +291,10 @@ def _sft_record(analysis: Any, run: RunFile) -> dict[str, Any]:
             continue
         out: dict[str, Any] = {"role": message.role, "content": _text(message.content)}
         if message.role == "assistant" and message.tool_calls:
-            out["tool_calls"] = [{"id": c.id, "type": "function",
-                                  "function": {"name": c.name, "arguments": _json(c.arguments) or "{}"}}
-                                 for c in message.tool_calls]
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _json(c.arguments) or "{}"}}
+                for c in message.tool_calls
+            ]
             agent_calls.update(c.id for c in message.tool_calls)
         if out["content"] is None and "tool_calls" not in out:
             continue
@@ -180,8 +302,14 @@ def _sft_record(analysis: Any, run: RunFile) -> dict[str, Any]:
     return {"messages": messages, "tools": tools}
 
 
-def build_export(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, judge: Judge | None = None,
-                 sft: bool = False, cancelled: Callable[[], bool] | None = None) -> Export:
+def build_export(
+    runs: Iterable[tuple[Path, RunFile]],
+    analyzer: Analyzer,
+    *,
+    judge: Judge | None = None,
+    sft: bool = False,
+    cancelled: Callable[[], bool] | None = None,
+) -> Export:
     """Replay and assess every simulation of ``runs`` and fill the tables (and the SFT candidates)."""
     from tau_tui.model.notes import NoteBook, NotesError
 
@@ -217,24 +345,47 @@ def build_export(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, ju
             scored = ev.reward if ev.termination != "infrastructure_error" else None
             per_task.setdefault(sim.task_id, []).append(scored)
             flags = sorted({f.kind for f in report.flags})
-            t["simulations"].append({
-                "run_id": rid, "sim_id": sim.id, "task_id": sim.task_id, "trial": sim.trial, "seed": sim.seed,
-                "termination": ev.termination, "recorded_reward": report.recorded_reward, "reward": ev.reward,
-                "status": ev.status, "agrees": report.agrees, "db_match": analysis.db_match,
-                "strict_ok": timeline.strict_ok, "n_messages": len(timeline.steps),
-                "n_tool_calls": len(timeline.calls), "agent_cost": entry.agent_cost, "user_cost": entry.user_cost,
-                "duration": entry.duration, "task_digest": digest, "flags": _json(flags), "n_flags": len(report.flags),
-            })
+            t["simulations"].append(
+                {
+                    "run_id": rid,
+                    "sim_id": sim.id,
+                    "task_id": sim.task_id,
+                    "trial": sim.trial,
+                    "seed": sim.seed,
+                    "termination": ev.termination,
+                    "recorded_reward": report.recorded_reward,
+                    "reward": ev.reward,
+                    "status": ev.status,
+                    "agrees": report.agrees,
+                    "db_match": analysis.db_match,
+                    "strict_ok": timeline.strict_ok,
+                    "n_messages": len(timeline.steps),
+                    "n_tool_calls": len(timeline.calls),
+                    "agent_cost": entry.agent_cost,
+                    "user_cost": entry.user_cost,
+                    "duration": entry.duration,
+                    "task_digest": digest,
+                    "flags": _json(flags),
+                    "n_flags": len(report.flags),
+                }
+            )
             for step in timeline.steps:
                 m = step.message
                 calls = getattr(m, "tool_calls", None)
-                t["messages"].append({
-                    "run_id": rid, "sim_id": sim.id, "step": step.index, "role": m.role, "content": _text(m.content),
-                    "turn_idx": m.turn_idx, "n_tool_calls": len(calls) if calls else 0,
-                    "tool_call_id": m.id if isinstance(m, ToolMessage) else None,
-                    "error": m.error if isinstance(m, ToolMessage) else None,
-                    "cost": getattr(m, "cost", None),
-                })
+                t["messages"].append(
+                    {
+                        "run_id": rid,
+                        "sim_id": sim.id,
+                        "step": step.index,
+                        "role": m.role,
+                        "content": _text(m.content),
+                        "turn_idx": m.turn_idx,
+                        "n_tool_calls": len(calls) if calls else 0,
+                        "tool_call_id": m.id if isinstance(m, ToolMessage) else None,
+                        "error": m.error if isinstance(m, ToolMessage) else None,
+                        "cost": getattr(m, "cost", None),
+                    }
+                )
             matched = {}
             for check in ev.actions or []:
                 if check.matched and check.call_index is not None:
@@ -244,44 +395,81 @@ def build_export(runs: Iterable[tuple[Path, RunFile]], analyzer: Analyzer, *, ju
                 if record.result_step is not None and record.verdict in (Verdict.REPLAYED, Verdict.MISMATCH):
                     agent, user = timeline.changes_at(record.result_step)
                     paths = [c.dotted for c in agent] + [f"user:{c.dotted}" for c in user]
-                t["tool_calls"].append({
-                    "run_id": rid, "sim_id": sim.id, "call_index": record.index, "step": record.call_step,
-                    "result_step": record.result_step, "call_id": record.call.id, "requestor": record.requestor,
-                    "name": record.name, "arguments": _json(record.call.arguments), "verdict": record.verdict.value,
-                    "tool_type": record.tool_type.value if record.tool_type is not None else None,
-                    "recorded_result": record.recorded, "replayed_result": record.replayed,
-                    "recorded_error": record.recorded_error, "paths_changed": _json(paths),
-                    "n_paths_changed": len(paths), "matched_action": matched.get(record.index),
-                })
+                t["tool_calls"].append(
+                    {
+                        "run_id": rid,
+                        "sim_id": sim.id,
+                        "call_index": record.index,
+                        "step": record.call_step,
+                        "result_step": record.result_step,
+                        "call_id": record.call.id,
+                        "requestor": record.requestor,
+                        "name": record.name,
+                        "arguments": _json(record.call.arguments),
+                        "verdict": record.verdict.value,
+                        "tool_type": record.tool_type.value if record.tool_type is not None else None,
+                        "recorded_result": record.recorded,
+                        "replayed_result": record.replayed,
+                        "recorded_error": record.recorded_error,
+                        "paths_changed": _json(paths),
+                        "n_paths_changed": len(paths),
+                        "matched_action": matched.get(record.index),
+                    }
+                )
             t["checks"] += _check_rows(rid, sim.id, report)
             if sft:
                 out.sft.append(SftExample(_sft_record(analysis, run), ev.reward, set(flags), sim.id in noted))
         trials = run.raw_info.get("num_trials")
-        t["runs"].append({
-            "run_id": rid, "file": str(path), "domain": run.domain, "agent_model": run.agent_model,
-            "agent_implementation": run.agent_implementation, "user_model": run.user_model,
-            "user_implementation": run.user_implementation, "solo": run.solo,
-            "num_trials": trials if isinstance(trials, int) and not isinstance(trials, bool) else None,
-            "timestamp": run.timestamp,
-            "n_simulations": len(run.entries), "n_exported": exported,
-        })
+        t["runs"].append(
+            {
+                "run_id": rid,
+                "file": str(path),
+                "domain": run.domain,
+                "agent_model": run.agent_model,
+                "agent_implementation": run.agent_implementation,
+                "user_model": run.user_model,
+                "user_implementation": run.user_implementation,
+                "solo": run.solo,
+                "num_trials": trials if isinstance(trials, int) and not isinstance(trials, bool) else None,
+                "timestamp": run.timestamp,
+                "n_simulations": len(run.entries),
+                "n_exported": exported,
+            }
+        )
         for task_id, rewards in per_task.items():
             scored = [r for r in rewards if r is not None]
             passed = sum(is_success(r) for r in scored)
             iv = wilson(passed, len(scored))
-            t["grid"].append({
-                "run_id": rid, "task_id": task_id, "task_digest": digests.get(task_id), "trials": len(rewards),
-                "n_scored": len(scored), "n_passed": passed, "pass_rate": iv.estimate if iv else None,
-                "pass_rate_low": iv.low if iv else None, "pass_rate_high": iv.high if iv else None,
-                "band": _band(len(scored), passed),
-            })
+            t["grid"].append(
+                {
+                    "run_id": rid,
+                    "task_id": task_id,
+                    "task_digest": digests.get(task_id),
+                    "trials": len(rewards),
+                    "n_scored": len(scored),
+                    "n_passed": passed,
+                    "pass_rate": iv.estimate if iv else None,
+                    "pass_rate_low": iv.low if iv else None,
+                    "pass_rate_high": iv.high if iv else None,
+                    "band": _band(len(scored), passed),
+                }
+            )
         for note in notes:
-            t["notes"].append({
-                "run_id": rid, "sim_id": note.sim_id, "note_id": note.id, "task_id": note.task_id,
-                "trial": note.trial, "step": note.step, "source": str(getattr(note.source, "value", note.source)),
-                "error_type": str(getattr(note.error_type, "value", note.error_type)), "text": note.text,
-                "author": note.author, "created_at": note.created_at,
-            })
+            t["notes"].append(
+                {
+                    "run_id": rid,
+                    "sim_id": note.sim_id,
+                    "note_id": note.id,
+                    "task_id": note.task_id,
+                    "trial": note.trial,
+                    "step": note.step,
+                    "source": str(getattr(note.source, "value", note.source)),
+                    "error_type": str(getattr(note.error_type, "value", note.error_type)),
+                    "text": note.text,
+                    "author": note.author,
+                    "created_at": note.created_at,
+                }
+            )
     return out
 
 
@@ -307,8 +495,9 @@ def csv_bytes(table: str, rows: list[dict[str, Any]]) -> bytes:
 
 def jsonl_bytes(table: str, rows: list[dict[str, Any]]) -> bytes:
     columns = [name for name, _ in SCHEMAS[table]]
-    return "".join(json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False, default=str) + "\n"
-                   for row in rows).encode("utf-8", "surrogateescape")
+    return "".join(
+        json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False, default=str) + "\n" for row in rows
+    ).encode("utf-8", "surrogateescape")
 
 
 def _optional(module: str, extra: str = "export") -> Any:
@@ -317,8 +506,9 @@ def _optional(module: str, extra: str = "export") -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ExportError(f"this format needs {module}: pip install 'tau-tui[{extra}]' (or pip install {module})") \
-            from None
+        raise ExportError(
+            f"this format needs {module}: pip install 'tau-tui[{extra}]' (or pip install {module})"
+        ) from None
 
 
 _ARROW_TYPES = {S: "string", I: "int64", F: "float64", B: "bool_"}
@@ -347,8 +537,9 @@ def write_duckdb(tables: dict[str, list[dict[str, Any]]], path: Path) -> None:
                 rows = tables[table]
                 if rows:
                     marks = ", ".join("?" for _ in schema)
-                    con.executemany(f"INSERT INTO {table} VALUES ({marks})",
-                                    [[row.get(n) for n, _ in schema] for row in rows])
+                    con.executemany(
+                        f"INSERT INTO {table} VALUES ({marks})", [[row.get(n) for n, _ in schema] for row in rows]
+                    )
         finally:
             con.close()
         os.replace(tmp, path)
@@ -387,8 +578,9 @@ def write_export(export: Export, out: Path, fmt: str, sft_filter: SftFilter | No
     if fmt == "sft":
         keep = sft_filter or SftFilter()
         path = out / "sft.jsonl"
-        payload = "".join(json.dumps(e.record, ensure_ascii=False, default=str) + "\n"
-                          for e in export.sft if keep.keeps(e))
+        payload = "".join(
+            json.dumps(e.record, ensure_ascii=False, default=str) + "\n" for e in export.sft if keep.keeps(e)
+        )
         write_atomic(path, payload.encode("utf-8", "surrogateescape"))
         return [path]
     if fmt == "duckdb":

@@ -26,7 +26,14 @@ from tau_tui.textsafe import visible
 from tau_tui.tui.context import PendingRefresh
 from tau_tui.tui.keys import check_keymap, palette_commands
 from tau_tui.tui.messages import (
-    LiveFileAdded, LoadReport, NotesSaved, ReplayIdle, RolloutEvent, RolloutFailed, SimsReplayed, SimulationOpened,
+    LiveFileAdded,
+    LoadReport,
+    NotesSaved,
+    ReplayIdle,
+    RolloutEvent,
+    RolloutFailed,
+    SimsReplayed,
+    SimulationOpened,
 )
 from tau_tui.tui.screens.help import show_help
 from tau_tui.tui.screens.runs import RunsScreen
@@ -52,8 +59,7 @@ class TauTuiApp(App[None]):
         Binding("ctrl+p", "command_palette", "Commands", id="app.palette", show=False),
     ]
 
-    def __init__(self, session: Session, *, calibrate: str | None = None,
-                 keymap: dict[str, str] | None = None) -> None:
+    def __init__(self, session: Session, *, calibrate: str | None = None, keymap: dict[str, str] | None = None) -> None:
         """``session``: ``Session.from_settings(...)``; ``calibrate``: open the calibrate screen of this domain
         once the files are read; ``keymap``: binding id → keys (default: the settings'; ``ConfigError`` naming
         an unknown id)."""
@@ -223,8 +229,11 @@ class TauTuiApp(App[None]):
         if not update.progress:
             return
         if update.notice:
-            self.notify(update.notice, severity="warning" if update.warning else "information",
-                        timeout=4 if update.warning else 6)
+            self.notify(
+                update.notice,
+                severity="warning" if update.warning else "information",
+                timeout=4 if update.warning else 6,
+            )
         if update.run is not None:
             self.add_run(update.run)
             if update.first_file:
@@ -320,8 +329,9 @@ class TauTuiApp(App[None]):
         mark = self.session.compare_mark
         if mark is None:
             self.session.compare_mark = (path, sim_id)
-            self.notify(f"marked {sim_id} (task {task_id}) for comparison: press = on another run of that task",
-                        timeout=4)
+            self.notify(
+                f"marked {sim_id} (task {task_id}) for comparison: press = on another run of that task", timeout=4
+            )
             return
         if mark == (path, sim_id):
             self.session.compare_mark = None
@@ -360,8 +370,15 @@ class TauTuiApp(App[None]):
         self.notify("reloading files from disk…", timeout=2)
         self.load_worker(*self.session.reload())
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
-               markup: bool = True) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
         """Every toast of every screen: its text often names recorded ids and errors, so it is shown with
         control characters visible and never read as markup."""
         kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}

@@ -41,11 +41,16 @@ def key_help(bindings: Iterable[BindingType]) -> list[KeyHelp]:
 
 # Scroll actions a widget skips (textual's SkipAction) when it cannot scroll that way: the key goes on down the chain.
 SCROLL_ACTIONS = {
-    "scroll_up": "allow_vertical_scroll", "scroll_down": "allow_vertical_scroll",
-    "page_up": "allow_vertical_scroll", "page_down": "allow_vertical_scroll",
-    "scroll_left": "allow_horizontal_scroll", "scroll_right": "allow_horizontal_scroll",
-    "page_left": "allow_horizontal_scroll", "page_right": "allow_horizontal_scroll",
-    "scroll_home": "_allow_scroll", "scroll_end": "_allow_scroll",
+    "scroll_up": "allow_vertical_scroll",
+    "scroll_down": "allow_vertical_scroll",
+    "page_up": "allow_vertical_scroll",
+    "page_down": "allow_vertical_scroll",
+    "scroll_left": "allow_horizontal_scroll",
+    "scroll_right": "allow_horizontal_scroll",
+    "page_left": "allow_horizontal_scroll",
+    "page_right": "allow_horizontal_scroll",
+    "scroll_home": "_allow_scroll",
+    "scroll_end": "_allow_scroll",
 }
 
 
@@ -100,8 +105,11 @@ def help_sections(screen: Any) -> list[tuple[str, list[KeyHelp]]]:
     for node, binding, keys in groups.values():
         declared = [k.strip() for k in binding.key.split(",")]
         keys.sort(key=lambda k: declared.index(k) if k in declared else len(declared))
-        shown = binding.key_display if binding.key_display and len(keys) == len(declared) else \
-            " / ".join(_display(k) for k in keys)
+        shown = (
+            binding.key_display
+            if binding.key_display and len(keys) == len(declared)
+            else " / ".join(_display(k) for k in keys)
+        )
         entry = KeyHelp(shown, binding.description, binding.action, binding.id or binding.action)
         if node is app or (node is screen and _textual_screen_binding(binding)):
             everywhere.append(entry)
@@ -115,19 +123,23 @@ def _textual_screen_binding(binding: Binding) -> bool:
     """Whether ``binding`` is one every textual screen has (tab, shift+tab, copy), not the screen's own."""
     from textual.screen import Screen
 
-    return any(isinstance(b, Binding) and (b.action, b.description) == (binding.action, binding.description)
-               for b in Screen.BINDINGS)
+    return any(
+        isinstance(b, Binding) and (b.action, b.description) == (binding.action, binding.description)
+        for b in Screen.BINDINGS
+    )
 
 
 # --- keymap (binding id → keys, from the settings file) and the help / palette both apps share ----------------
+
 
 def known_binding_ids() -> list[str]:
     """Every binding id of tau-tui's screens, widgets and apps (each module of ``tau_tui.tui`` is imported)."""
     import importlib
     import pkgutil
 
-    import tau_tui.tui
     from textual.dom import DOMNode
+
+    import tau_tui.tui
 
     for module in pkgutil.walk_packages(tau_tui.tui.__path__, "tau_tui.tui."):
         importlib.import_module(module.name)
@@ -157,7 +169,8 @@ def check_keymap(keymap: dict[str, str]) -> dict[str, str]:
 def binding_owners(screen: Any) -> list[tuple[str, Any, list]]:
     """(title, owner, bindings): the screen, the focused widget when it has keys of its own, the app."""
     owners: list[tuple[str, Any, list]] = [
-        (f"{type(screen).__name__.replace('Screen', '')} screen", screen, list(screen.BINDINGS))]
+        (f"{type(screen).__name__.replace('Screen', '')} screen", screen, list(screen.BINDINGS))
+    ]
     focused = screen.focused
     if focused is not None and type(focused).__module__.startswith("tau_tui.") and focused.BINDINGS:
         owners.append((f"in the focused {type(focused).__name__}", focused, list(focused.BINDINGS)))
@@ -167,8 +180,9 @@ def binding_owners(screen: Any) -> list[tuple[str, Any, list]]:
 
 def _remapped(bindings: Iterable[BindingType], keymap: dict[str, str]) -> list[BindingType]:
     """``bindings`` with the keys ``keymap`` gives their ids (as textual applies it at key time)."""
-    return [b.with_key(keymap[b.id], key_display=None) if isinstance(b, Binding) and b.id in keymap else b
-            for b in bindings]
+    return [
+        b.with_key(keymap[b.id], key_display=None) if isinstance(b, Binding) and b.id in keymap else b for b in bindings
+    ]
 
 
 def palette_commands(screen: Any) -> Iterable[Any]:
@@ -183,5 +197,6 @@ def palette_commands(screen: Any) -> Iterable[Any]:
             if entry.id in seen or entry.action == "command_palette":
                 continue
             seen.add(entry.id)
-            yield SystemCommand(entry.description, f"key {entry.keys} · {entry.id}",
-                                partial(owner.run_action, entry.action))
+            yield SystemCommand(
+                entry.description, f"key {entry.keys} · {entry.id}", partial(owner.run_action, entry.action)
+            )

@@ -17,12 +17,14 @@ from tau_tui.session.simulation import OpenedSimulation
 @dataclass
 class LoadReport(Message):
     """An event of the session's loader (``session.events``: a file started, grew, loaded, failed...)."""
+
     event: LoadEvent
 
 
 @dataclass
 class SimsReplayed(Message):
     """A batch of background replay and evaluation results for the runs table."""
+
     generation: int
     outcomes: list[ReplayOutcome]
 
@@ -42,6 +44,7 @@ class ReplayIdle(Message):
 @dataclass
 class NLJudged(Message):
     """The judge answered (or failed) for the NL assertions of the trajectory screen's simulation."""
+
     token: int
     report: SimReport | None
     error: str | None
@@ -50,6 +53,7 @@ class NLJudged(Message):
 @dataclass
 class SimulationReady(Message):
     """The trajectory screen's simulation is read and (when possible) replayed and assessed."""
+
     token: int
     opened: OpenedSimulation
 
@@ -60,42 +64,49 @@ class SimulationReady(Message):
 @dataclass
 class RolloutEvent(Message):
     """An event of the running rollout (``tau_tui.rollout.runner``: RunStarted, SimulationFinished, ...)."""
+
     event: Any
 
 
 @dataclass
 class RolloutFailed(Message):
     """The rollout could not start or stopped with an error; ``error`` is one line."""
+
     error: str
 
 
 @dataclass
 class LiveFileAdded(Message):
     """A results file written by this app (a play session, a fork) was read back."""
+
     run: RunFile
 
 
 @dataclass
 class SessionEvent(Message):
     """An event of a play session: ``MessageAdded`` / ``EpisodeEnded`` from the orchestrator."""
+
     event: Any
 
 
 @dataclass
 class SessionTurn(Message):
     """It is the person's turn in a play session (``request`` is a ``TurnRequest``)."""
+
     request: Any
 
 
 @dataclass
 class SessionFinished(Message):
     """The play session's episode ended (``error`` set when it failed instead)."""
+
     error: str | None = None
 
 
 @dataclass
 class ForkFinished(Message):
     """A fork's continuation ran (``episode``), was saved (``path``) and read back (``run``), or failed."""
+
     token: int
     episode: Any = None
     path: Path | None = None
@@ -107,6 +118,7 @@ class ForkFinished(Message):
 @dataclass
 class MetricsReady(Message):
     """Progress of the metrics screen's evaluation; when ``final``, ``summaries`` maps index → EvalSummary."""
+
     summaries: dict[int, Any]
     done: int
     total: int
@@ -125,6 +137,7 @@ class MetricsReady(Message):
 @dataclass
 class NotesSaved(Message):
     """A note was added or removed: ``notebook`` is the recording's ``NoteBook`` as saved (or ``error``)."""
+
     notebook: Any = None
     error: str | None = None
     done: str = ""
@@ -134,12 +147,14 @@ class NotesSaved(Message):
 class GridEvent(Message):
     """An event of a calibration: the grid's (RowAdded, CellChanged, RowChanged), the runner's, or
     CalibrationStarted / CalibrationFinished."""
+
     event: Any
 
 
 @dataclass
 class CalibratorReady(Message):
     """The calibrate screen's domain is loaded and its recorded runs are in the grid (or ``error``)."""
+
     calibrator: Any = None
     loaded: int = 0
     skipped: list[str] | None = None
@@ -154,12 +169,14 @@ class CalibratorReady(Message):
 @dataclass
 class CalibrationFailed(Message):
     """A calibration run could not start or stopped with an error; ``error`` is one line."""
+
     error: str
 
 
 @dataclass
 class TaskReloaded(Message):
     """After an edit: the task's definition was read back and the domain's tasks reloaded (or ``error``)."""
+
     task_id: str
     fingerprinter: Any = None
     error: str | None = None
@@ -168,6 +185,7 @@ class TaskReloaded(Message):
 @dataclass
 class SimulationOpened(Message):
     """A run file read to open one of its simulations (a calibration cell, a compared side), or ``error``."""
+
     run: RunFile | None
     sim_id: str
     step: int | None = None
@@ -177,6 +195,7 @@ class SimulationOpened(Message):
 @dataclass
 class GoldChecked(Message):
     """One task's gold sanity check (``check`` is a ``GoldCheck``), or the end of the check (``final``)."""
+
     check: Any = None
     done: int = 0
     total: int = 0
@@ -187,6 +206,7 @@ class GoldChecked(Message):
 @dataclass
 class ComparisonReady(Message):
     """Two trajectories replayed and compared (``comparison`` is a ``calibrate.TrialComparison``), or ``error``."""
+
     comparison: Any = None
     sides: tuple[Any, Any] | None = None
     error: str | None = None
@@ -195,6 +215,7 @@ class ComparisonReady(Message):
 @dataclass
 class TaskLocated(Message):
     """Where a task is defined (a ``calibrate.TaskSource``), found off the UI thread, or ``error``."""
+
     task_id: str
     source: Any = None
     error: str | None = None
@@ -203,6 +224,7 @@ class TaskLocated(Message):
 @dataclass
 class RunComparisonReady(Message):
     """Two run files compared task by task (``comparison`` is a ``trust.RunComparison``), or ``error``."""
+
     comparison: Any = None
     error: str | None = None
 
@@ -210,5 +232,6 @@ class RunComparisonReady(Message):
 @dataclass
 class AuditReady(Message):
     """A file's re-grade audit (``audit`` is a ``trust.audit.FileAudit``) and the lines of what could not run."""
+
     audit: Any = None
     errors: list[str] = field(default_factory=list)

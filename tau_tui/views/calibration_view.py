@@ -162,8 +162,7 @@ def grid_k(rows: list[Row], configured: int | None = None) -> int:
     return max((r.n_scored for r in rows), default=1) or 1
 
 
-def grid_line(row: Row, cols: list[GridColumn], k: int, *, selected: bool = False,
-              cursor: int | None = None) -> Text:
+def grid_line(row: Row, cols: list[GridColumn], k: int, *, selected: bool = False, cursor: int | None = None) -> Text:
     """One row of the grid, columns padded to their widths (a space between columns)."""
     text = Text(no_wrap=True)
     text.append("● " if selected else "  ", style="bold magenta")
@@ -206,8 +205,11 @@ def cell_summary(row: Row, cell: Cell | None, index: int | None) -> Text:
         text.append(f" · not current ({', '.join(row.changed) or 'changed'})", style="yellow")
     interval = row.pass_rate_interval
     if interval is not None:
-        text.append(f" · pass rate {interval.estimate:.2f}, 95% {interval.low:.2f}–{interval.high:.2f} (Wilson, "
-                    f"{row.n_scored} scored)", style="dim")
+        text.append(
+            f" · pass rate {interval.estimate:.2f}, 95% {interval.low:.2f}–{interval.high:.2f} (Wilson, "
+            f"{row.n_scored} scored)",
+            style="dim",
+        )
     if cell is None:
         text.append("\n no trials yet", style="dim")
         return text

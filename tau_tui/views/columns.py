@@ -47,12 +47,14 @@ def _reward_text(reward: float) -> str:
 
 def recomputed_cell(row: RunRow) -> Text:
     """Our reward; an infra-failed run stays "infra", an uncomputable one "n/a" (never a fail)."""
+
     def render(ev: EvalSummary) -> Text:
         if row.status == "infra":
             return Text("infra", style="yellow")
         if ev.reward is None:
             return Text("n/a", style="yellow")
         return Text(_reward_text(ev.reward), style="green" if ev.reward >= 1.0 - 1e-6 else "bold red")
+
     return _evaluated(row, render)
 
 
@@ -65,6 +67,7 @@ def flags_cell(row: RunRow) -> Text:
         if not ev.flags:
             return Text("0", style="dim")
         return Text(f"{ev.n_flags} {ev.flag_letters()}", style="cyan")
+
     return _evaluated(row, render)
 
 
@@ -75,8 +78,7 @@ def reward_cell(row: RunRow) -> Text:
     if status == "unscored":
         return Text("—", style="dim")
     reward = row.entry.reward
-    return Text(_reward_text(reward) if reward is not None else "—",
-                style="green" if status == "pass" else "bold red")
+    return Text(_reward_text(reward) if reward is not None else "—", style="green" if status == "pass" else "bold red")
 
 
 def notes_cell(row: RunRow) -> Text:
@@ -132,8 +134,11 @@ def review_cell(row: RunRow) -> Text:
         return Text("")
     if not review.errors:
         return Text("0", style="green")
-    parts = [f"{len(review.errors_by(s))}{mark}" for s, mark in (("agent", "a"), ("user", "u"), ("unknown", "?"))
-             if review.errors_by(s)]
+    parts = [
+        f"{len(review.errors_by(s))}{mark}"
+        for s, mark in (("agent", "a"), ("user", "u"), ("unknown", "?"))
+        if review.errors_by(s)
+    ]
     return Text(" ".join(parts), style="bold red" if any(e.critical for e in review.errors) else "yellow")
 
 
@@ -176,8 +181,9 @@ COLUMNS: list[Column] = [
     _column("termination", 11, lambda r: Text(r.termination, style=_term_style(r)), flex=1, elide=True, detail=True),
     _column("turns", 4, lambda r: str(r.entry.n_messages), detail=True),
     _column("cost", 6, _cost, detail=True),
-    _column("submission", 10, lambda r: r.submission, flex=1, elide=True, detail=True,
-            when=lambda r: bool(r.submission)),
+    _column(
+        "submission", 10, lambda r: r.submission, flex=1, elide=True, detail=True, when=lambda r: bool(r.submission)
+    ),
     _column("model", 11, lambda r: r.model, flex=2, elide=True, detail=True),
     _column("domain", 6, lambda r: r.domain, flex=1, elide=True, detail=True),
     _column("retrieval", 9, lambda r: r.retrieval, flex=1, elide=True, detail=True, when=lambda r: bool(r.retrieval)),

@@ -30,19 +30,24 @@ ROLE_LABELS = {"assistant": "agent", "user": "user", "system": "system"}
 def _side_head(side: Side) -> Text:
     reward = formats.reward(side.reward)
     style = "green" if side.reward is not None and side.reward >= 1.0 - 1e-9 else "red"
-    return Text.assemble((one_line(side.label), "bold"), (f"  {one_line(side.termination or '?')} · reward ", "dim"),
-                         (reward, style))
+    return Text.assemble(
+        (one_line(side.label), "bold"), (f"  {one_line(side.termination or '?')} · reward ", "dim"), (reward, style)
+    )
 
 
 def _call_text(call: TrialCall, differs: bool, side: str) -> Text:
     args = call.arguments
-    inner = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in args.items()) if isinstance(args, dict) else one_line(args)
+    inner = (
+        ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in args.items()) if isinstance(args, dict) else one_line(args)
+    )
     who = "" if call.requestor == "assistant" else f"[{one_line(call.requestor)}] "
     text = Text()
     if differs:
         text.append("▶ ", style="bold red" if side == "left" else "bold green")
-    text.append(f"⚒ {who}{one_line(call.name)}", style="bold" + (" red" if differs and side == "left" else
-                                                        " green" if differs else ""))
+    text.append(
+        f"⚒ {who}{one_line(call.name)}",
+        style="bold" + (" red" if differs and side == "left" else " green" if differs else ""),
+    )
     text.append(f"({inner})", style="red" if differs and side == "left" else "green" if differs else "dim")
     if call.error:
         text.append("  error", style="bold dark_orange")
@@ -108,9 +113,12 @@ def render_trial_comparison(comparison: TrialComparison) -> RenderableType:
     for turn in comparison.turns:
         marked = turn.divergent
         number = Text(f"{'▶' if marked else ''}{turn.index}", style="bold red" if marked else "dim")
-        table.add_row(number, turn_cell(turn.left, d.left if d else None, "left"),
-                      turn_cell(turn.right, d.right if d else None, "right"),
-                      style=DIVERGENT_STYLE if marked else None)
+        table.add_row(
+            number,
+            turn_cell(turn.left, d.left if d else None, "left"),
+            turn_cell(turn.right, d.right if d else None, "right"),
+            style=DIVERGENT_STYLE if marked else None,
+        )
         table.add_row("", "", "")
     parts: list[RenderableType] = [table]
     kind = "write " if comparison.writes_only else ""
@@ -121,15 +129,23 @@ def render_trial_comparison(comparison: TrialComparison) -> RenderableType:
         head = Text(f"▶ first differing {kind}tool call: #{d.position + 1}", style="bold red")
         if divergent is not None:
             head.append(f" (turn {divergent.index})", style="red")
-        parts += [head,
-                  Text.assemble(("  left:  ", "dim"), _call_text(d.left, True, "left") if d.left
-                                else Text("(none: no more calls)", style="dim")),
-                  Text.assemble(("  right: ", "dim"), _call_text(d.right, True, "right") if d.right
-                                else Text("(none: no more calls)", style="dim")),
-                  Text(""),
-                  Text(f"DB right after it (left step {d.left_step}, right step {d.right_step})", style="bold"),
-                  changes_table(_sided(d.agent_diff, d.user_diff), left.label, right.label)]
-    parts += [Text(""), Text("final DB", style="bold"),
-              changes_table(_sided(comparison.final_agent_diff, comparison.final_user_diff), left.label,
-                            right.label)]
+        parts += [
+            head,
+            Text.assemble(
+                ("  left:  ", "dim"),
+                _call_text(d.left, True, "left") if d.left else Text("(none: no more calls)", style="dim"),
+            ),
+            Text.assemble(
+                ("  right: ", "dim"),
+                _call_text(d.right, True, "right") if d.right else Text("(none: no more calls)", style="dim"),
+            ),
+            Text(""),
+            Text(f"DB right after it (left step {d.left_step}, right step {d.right_step})", style="bold"),
+            changes_table(_sided(d.agent_diff, d.user_diff), left.label, right.label),
+        ]
+    parts += [
+        Text(""),
+        Text("final DB", style="bold"),
+        changes_table(_sided(comparison.final_agent_diff, comparison.final_user_diff), left.label, right.label),
+    ]
     return Group(*parts)

@@ -43,8 +43,11 @@ def _key(name: Any, arguments: Any) -> str:
 
 
 def _call(name: str, arguments: Any, limit: int = 160) -> str:
-    inner = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in arguments.items()) if isinstance(arguments, dict) \
+    inner = (
+        ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in arguments.items())
+        if isinstance(arguments, dict)
         else one_line(arguments)
+    )
     if len(inner) > limit:
         inner = inner[:limit] + "…"
     return f"{one_line(name)}({inner})"
@@ -83,8 +86,11 @@ class RecordedChecks:
             if isinstance(check, dict) and isinstance(check.get("info"), str) and isinstance(check.get("met"), bool):
                 self.communicate[check["info"]] = check["met"]
         for check in info.nl_assertions or []:
-            if isinstance(check, dict) and isinstance(check.get("nl_assertion"), str) \
-                    and isinstance(check.get("met"), bool):
+            if (
+                isinstance(check, dict)
+                and isinstance(check.get("nl_assertion"), str)
+                and isinstance(check.get("met"), bool)
+            ):
                 self.nl[check["nl_assertion"]] = check["met"]
 
     @property
@@ -161,8 +167,10 @@ def render_why(report: SimReport) -> Text:
     failed = report.explanation.failed
     out = Text()
     if not failed:
-        out.append("nothing keeps the recomputed reward below 1" if report.evaluation.success else
-                   "no reason recorded", style="dim italic")
+        out.append(
+            "nothing keeps the recomputed reward below 1" if report.evaluation.success else "no reason recorded",
+            style="dim italic",
+        )
         return out
     for reason in failed:
         out.append("• ", style="bold red")
@@ -210,8 +218,9 @@ def _env_lines(report: SimReport, recorded: RecordedChecks, out: Text) -> None:
                 out.append(f"        {diff_row_text(side, row)}\n", style="yellow")
             total = len(diff.agent) + len(diff.user)
             if total > MAX_DIFF_ROWS:
-                out.append(f"        … {total - MAX_DIFF_ROWS} more path(s) · d on the State tab shows them all\n",
-                           style="dim")
+                out.append(
+                    f"        … {total - MAX_DIFF_ROWS} more path(s) · d on the State tab shows them all\n", style="dim"
+                )
     for check in ev.env_assertions or []:
         a = check.assertion
         what = Text(f"assert {a.env_type}: {_call(a.func_name, a.arguments)} is {a.assert_value}")
@@ -235,8 +244,10 @@ def _action_lines(report: SimReport, recorded: RecordedChecks, out: Text) -> Non
             if miss.closest_step is None:
                 what.append("  never called", style="red")
             else:
-                diffs = ", ".join(f"{d.name}: expected {one_line(d.to_json()['expected'])}, "
-                                  f"got {one_line(d.to_json()['actual'])}" for d in miss.differing)
+                diffs = ", ".join(
+                    f"{d.name}: expected {one_line(d.to_json()['expected'])}, got {one_line(d.to_json()['actual'])}"
+                    for d in miss.differing
+                )
                 what.append(f"\n        closest call at step {miss.closest_step}: {diffs}", style="red")
         out.append_text(_verdict_line(check.matched, recorded.actions.get(key), what))
         out.append("\n")
@@ -245,7 +256,9 @@ def _action_lines(report: SimReport, recorded: RecordedChecks, out: Text) -> Non
 def _communicate_lines(report: SimReport, recorded: RecordedChecks, out: Text) -> None:
     for check in report.evaluation.communicate or []:
         what = Text(f"communicate {shown(repr(check.info))}")
-        what.append(f"  said at step {check.step}" if check.met else "  never said", style="dim" if check.met else "red")
+        what.append(
+            f"  said at step {check.step}" if check.met else "  never said", style="dim" if check.met else "red"
+        )
         out.append_text(_verdict_line(check.met, recorded.communicate.get(check.info), what))
         out.append("\n")
 
@@ -296,8 +309,10 @@ def render_scorer(report: SimReport) -> Text:
         return Text("no scorer spec for this task (put one in <recording>.scorer.json)", style="dim italic")
     out = Text()
     out.append(f"value {result.value:.2f} ", style="bold")
-    out.append(" passed " if result.passed else " failed ",
-               style="bold black on green" if result.passed else "bold white on dark_orange3")
+    out.append(
+        " passed " if result.passed else " failed ",
+        style="bold black on green" if result.passed else "bold white on dark_orange3",
+    )
     out.append("\n")
     for check in result.checks:
         out.append_text(_mark(check.satisfied))
@@ -326,18 +341,32 @@ def render_evaluation(report: SimReport, sim: SimulationRun) -> RenderableType:
     """The whole evaluation pane for one simulation."""
     recorded = RecordedChecks(sim.reward_info)
     ev = report.evaluation
-    parts: list[RenderableType] = [render_reward_header(report, sim), Text(""), render_breakdown(report, recorded),
-                                   Text(""), _heading("Why (recomputed)"), render_why(report), Text(""),
-                                   _heading("Checks", "recorded | ours*, highlighted where they differ"),
-                                   render_checks(report, recorded)]
+    parts: list[RenderableType] = [
+        render_reward_header(report, sim),
+        Text(""),
+        render_breakdown(report, recorded),
+        Text(""),
+        _heading("Why (recomputed)"),
+        render_why(report),
+        Text(""),
+        _heading("Checks", "recorded | ours*, highlighted where they differ"),
+        render_checks(report, recorded),
+    ]
     notes = [n for n in ev.notes if n not in report.explanation.failed]
     if notes:
         parts += [Text(""), _heading("Evaluator notes")]
         parts += [Text(f"• {shown(note)}", style="yellow") for note in notes]
-    parts += [Text(""), _heading("Recording vs its own task and messages"), render_recording(report),
-              Text(""), _heading("Tool-call score", "beside the reward, never part of it"), render_scorer(report),
-              Text(""), _heading(f"Process flags ({len(report.flags)})", "p / P: next / previous flag"),
-              render_flags(report)]
+    parts += [
+        Text(""),
+        _heading("Recording vs its own task and messages"),
+        render_recording(report),
+        Text(""),
+        _heading("Tool-call score", "beside the reward, never part of it"),
+        render_scorer(report),
+        Text(""),
+        _heading(f"Process flags ({len(report.flags)})", "p / P: next / previous flag"),
+        render_flags(report),
+    ]
     return Group(*parts)
 
 
@@ -390,8 +419,10 @@ def render_claims(label: str, domain: str | None, claim: DomainClaim | None, rec
         ours = recomputed.pass_hat_k.get(k)
         theirs = claim.pass_hat_k[k]
         differs = ours is not None and abs(ours - theirs) > 0.005
-        out.append(("  " if n else "") + f"pass^{k} {theirs:.3f} (ours {'n/a' if ours is None else f'{ours:.3f}'})",
-                   style=DIFFERS_STYLE if differs else "")
+        out.append(
+            ("  " if n else "") + f"pass^{k} {theirs:.3f} (ours {'n/a' if ours is None else f'{ours:.3f}'})",
+            style=DIFFERS_STYLE if differs else "",
+        )
     if claim.retrieval_config:
         out.append(f"  · retrieval {claim.retrieval_config}", style="dim")
     return out
@@ -400,8 +431,9 @@ def render_claims(label: str, domain: str | None, claim: DomainClaim | None, rec
 def render_terminations(metrics: RunMetrics) -> Text:
     out = Text()
     for reason, count in metrics.terminations.items():
-        style = "yellow" if reason == "infrastructure_error" else ("" if reason in ("user_stop", "agent_stop")
-                                                                  else "red")
+        style = (
+            "yellow" if reason == "infrastructure_error" else ("" if reason in ("user_stop", "agent_stop") else "red")
+        )
         out.append(f"{reason} ", style=style)
         out.append(f"{count}   ", style="bold")
     return out
@@ -416,9 +448,15 @@ def task_rows(recomputed: RunMetrics, recorded: RunMetrics) -> Iterable[tuple[st
         a, b = theirs.get(task_id), ours.get(task_id)
         main = b or a
         assert main is not None
-        cells = [str(main.trials), "—" if a is None else str(a.successes), "—" if b is None else str(b.successes),
-                 formats.rate(b.avg_reward if b is not None else None)]
-        cells += ["—" if b is None or k not in b.pass_hat_k else f"{b.pass_hat_k[k]:.2f}"
-                  for k in range(1, recomputed.max_k + 1)]
+        cells = [
+            str(main.trials),
+            "—" if a is None else str(a.successes),
+            "—" if b is None else str(b.successes),
+            formats.rate(b.avg_reward if b is not None else None),
+        ]
+        cells += [
+            "—" if b is None or k not in b.pass_hat_k else f"{b.pass_hat_k[k]:.2f}"
+            for k in range(1, recomputed.max_k + 1)
+        ]
         differs = a is not None and b is not None and a.successes != b.successes
         yield task_id, cells, differs

@@ -30,7 +30,7 @@ def middle_elide(text: str, width: int) -> str:
     if len(text) <= width:
         return text
     if width <= 1:
-        return ELLIPSIS[:max(width, 0)]
+        return ELLIPSIS[: max(width, 0)]
     head = width // 2
     tail = width - 1 - head
     return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
@@ -47,7 +47,7 @@ def distinct_starts(values: Iterable[str]) -> dict[str, int]:
     ordered = sorted(set(values))
     starts: dict[str, int] = {}
     for i, value in enumerate(ordered):
-        neighbours = ordered[max(i - 1, 0):i] + ordered[i + 1:i + 2]
+        neighbours = ordered[max(i - 1, 0) : i] + ordered[i + 1 : i + 2]
         if not neighbours:
             starts[value] = 0
             continue

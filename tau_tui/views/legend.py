@@ -26,8 +26,9 @@ def help_legend() -> Text:
     text.append(" shows what tau-tui's own replay and evaluator found. They are never mixed.\n")
     text.append("\nruns-table columns\n", style="bold underline")
     text.append_text(column_legend())
-    text.append("\n\nprocess flags (flags* column; ⚑ in a trajectory's footer: the same count)\n",
-                style="bold underline")
+    text.append(
+        "\n\nprocess flags (flags* column; ⚑ in a trajectory's footer: the same count)\n", style="bold underline"
+    )
     for letter, kind, description in flag_legend():
         text.append(letter, style="bold cyan")
         text.append(f"  {kind}", style="bold")

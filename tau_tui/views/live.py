@@ -8,9 +8,17 @@ from tau_tui import formats
 from tau_tui.rollout.progress import RolloutProgress
 
 
-def progress_status(pill: str, head: str, done: int | None = None, total: int | None = None, running: int = 0,
-                    tail: list[tuple[str, str]] | None = None, state: str = "running",
-                    stopped: str = "stopped", head_style: str = "") -> Text:
+def progress_status(
+    pill: str,
+    head: str,
+    done: int | None = None,
+    total: int | None = None,
+    running: int = 0,
+    tail: list[tuple[str, str]] | None = None,
+    state: str = "running",
+    stopped: str = "stopped",
+    head_style: str = "",
+) -> Text:
     """The one status line of work in progress (a rollout, a calibration's trials):
     ``[pill] head done/total done · N running <tail> <state>`` where state is ``finished``,
     ``stopped`` (its own wording) or running (``K stops``)."""
@@ -44,6 +52,13 @@ def rollout_status(progress: RolloutProgress) -> Text:
     if progress.unscored:
         tail.append((f" · {progress.unscored} unscored", "yellow"))
     tail.append((f" · {progress.path}", "dim"))
-    return progress_status("rollout", head, progress.done, progress.total, progress.running if progress.active else 0,
-                           tail, "stopped" if progress.stopped else "finished" if progress.finished else "running",
-                           "stopped (tau-tui run --resume finishes it)")
+    return progress_status(
+        "rollout",
+        head,
+        progress.done,
+        progress.total,
+        progress.running if progress.active else 0,
+        tail,
+        "stopped" if progress.stopped else "finished" if progress.finished else "running",
+        "stopped (tau-tui run --resume finishes it)",
+    )

@@ -46,8 +46,11 @@ def render_notes(run_notes: Iterable[Note], step_notes: Iterable[Note]) -> Text:
     step_notes = sorted(step_notes, key=lambda n: (n.step, n.created_at))
     out = Text()
     out.append("NOTES", style=f"bold {NOTE_STYLE} reverse")
-    out.append("  your annotations, kept in a sidecar (beside the recording, or in your data folder for a bundled or "
-               "read-only one), never in the recording\n\n", style="dim")
+    out.append(
+        "  your annotations, kept in a sidecar (beside the recording, or in your data folder for a bundled or "
+        "read-only one), never in the recording\n\n",
+        style="dim",
+    )
     if not run_notes and not step_notes:
         out.append("No notes on this simulation.\n", style="dim italic")
     for title, notes in (("on the simulation", run_notes), ("on steps", step_notes)):

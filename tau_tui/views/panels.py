@@ -74,8 +74,11 @@ def render_change(change: Change) -> Text:
         line.append(" → ", style="dim")
         line.append(_value(change.after, 200, quote=True), style="green")
     elif change.kind == "added":
-        lines = pretty_lines(change.after) if isinstance(change.after, (dict, list)) else [
-            _value(change.after, 200, quote=True)]
+        lines = (
+            pretty_lines(change.after)
+            if isinstance(change.after, (dict, list))
+            else [_value(change.after, 200, quote=True)]
+        )
         shown = lines[:12] + ([f"… {len(lines) - 12} more lines"] if len(lines) > 12 else [])
         line.append("\n" + "\n".join("    " + s for s in shown), style="green")
     else:
@@ -137,8 +140,9 @@ class OutputLines:
         if options.max_width >= self.MIN_SIDE_BY_SIDE:
             yield side_by_side(self.left, self.right, self.titles)
             return
-        yield Text.assemble(("− " + one_line(self.titles[0]), "bold red"), ("   ", ""),
-                            ("+ " + one_line(self.titles[1]), "bold green"))
+        yield Text.assemble(
+            ("− " + one_line(self.titles[0]), "bold red"), ("   ", ""), ("+ " + one_line(self.titles[1]), "bold green")
+        )
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, self.left, self.right, autojunk=False).get_opcodes():
             if tag == "equal":
                 for line in self.left[i1:i2]:
@@ -167,8 +171,10 @@ def side_by_side(left: list[str], right: list[str], titles: tuple[str, str]) -> 
             if tag == "equal":
                 table.add_row(Text(shown(la or "")), Text(shown(lb or "")))
             else:
-                table.add_row(Text("− " + shown(la), style="bold red") if la is not None else Text(""),
-                              Text("+ " + shown(lb), style="bold green") if lb is not None else Text(""))
+                table.add_row(
+                    Text("− " + shown(la), style="bold red") if la is not None else Text(""),
+                    Text("+ " + shown(lb), style="bold green") if lb is not None else Text(""),
+                )
             rows += 1
     return table
 
@@ -210,8 +216,12 @@ def mismatch_heading(call: CallView) -> Text:
     if record is None or call.pill == "mismatch":
         return Text.assemble(("≠ mismatch ", "bold red"), ("(divergence) ", "red"), (call_signature(call), "bold"))
     what = "library text only" if record.upstream is None else f"upstream fix, {record.upstream.issue}"
-    return Text.assemble(("≈ mismatch ", "bold yellow"), (f"({what}) ", "yellow"), (call_signature(call), "bold"),
-                         ("\n" + one_line(record.mismatch_note or ""), "yellow"))
+    return Text.assemble(
+        ("≈ mismatch ", "bold yellow"),
+        (f"({what}) ", "yellow"),
+        (call_signature(call), "bold"),
+        ("\n" + one_line(record.mismatch_note or ""), "yellow"),
+    )
 
 
 def render_mismatch(call: CallView) -> RenderableType:
@@ -234,8 +244,9 @@ def render_mismatch(call: CallView) -> RenderableType:
         if detail is not None:
             parts.append(detail)
     if record is not None and record.recorded_error != bool(record.replayed_error):
-        parts.append(Text(f"recorded error={record.recorded_error}, replayed error={record.replayed_error}",
-                          style="red"))
+        parts.append(
+            Text(f"recorded error={record.recorded_error}, replayed error={record.replayed_error}", style="red")
+        )
     parts.append(OutputLines(content_lines(recorded), content_lines(replayed), ("recorded", "replayed (ours)")))
     return Group(*parts)
 
@@ -288,8 +299,10 @@ def render_task(task: Task | None, task_id: str) -> RenderableType:
             body.append("\n")
         for assertion in criteria.env_assertions or []:
             args = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in assertion.arguments.items())
-            body.append(f"• assert {shown(assertion.env_type)}: {one_line(assertion.func_name)}({args}) is "
-                        f"{shown(assertion.assert_value)}\n")
+            body.append(
+                f"• assert {shown(assertion.env_type)}: {one_line(assertion.func_name)}({args}) is "
+                f"{shown(assertion.assert_value)}\n"
+            )
         for info in criteria.communicate_info or []:
             body.append("• communicate: ", style="dim")
             body.append(f"{shown(info)}\n")
@@ -314,8 +327,10 @@ def render_task(task: Task | None, task_id: str) -> RenderableType:
             args = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in init_action.arguments.items())
             body.append(f"• {shown(init_action.env_type)}: {one_line(init_action.func_name)}({args})\n")
         if state.message_history:
-            body.append(f"message history: {len(state.message_history)} messages (the first steps of the trajectory)\n",
-                        style="dim")
+            body.append(
+                f"message history: {len(state.message_history)} messages (the first steps of the trajectory)\n",
+                style="dim",
+            )
         body.rstrip()
         _section(out, "Initial state", body if body else None)
     if task.user_tools is not None:
@@ -338,11 +353,16 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     out.append("AS RECORDED", style=RECORDED_STYLE + " reverse")
     out.append("  what the file says\n\n", style="dim")
     out.append("termination: ", style="dim")
-    out.append(one_line(sim.termination_reason or "?"), style="" if sim.termination_reason in SCORED_TERMINATIONS else "red")
+    out.append(
+        one_line(sim.termination_reason or "?"), style="" if sim.termination_reason in SCORED_TERMINATIONS else "red"
+    )
     if sim.duration is not None:
         out.append(f"   duration {formats.seconds(sim.duration)}", style="dim")
-    costs = [f"{label} {formats.money(cost)}" for label, cost in (("agent", sim.agent_cost), ("user", sim.user_cost))
-             if cost is not None]
+    costs = [
+        f"{label} {formats.money(cost)}"
+        for label, cost in (("agent", sim.agent_cost), ("user", sim.user_cost))
+        if cost is not None
+    ]
     if costs:
         out.append("   " + ", ".join(costs), style="dim")
     out.append("\n")
@@ -374,7 +394,9 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     for check in info.env_assertions or []:
         assertion = check.get("env_assertion") or {}
         out.append_text(_mark(check.get("met")))
-        out.append(f" assertion {one_line(assertion.get('func_name', '?'))}({one_line(assertion.get('arguments') or {})})\n")
+        out.append(
+            f" assertion {one_line(assertion.get('func_name', '?'))}({one_line(assertion.get('arguments') or {})})\n"
+        )
     for check in info.communicate_checks or []:
         out.append_text(_mark(check.get("met")))
         out.append(f" communicate {shown(repr(check.get('info', '')))}\n")
@@ -392,8 +414,15 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
 
 
 FACT_STYLES = {"info": "", "ok": "", "warn": "yellow", "bad": "red"}
-FACT_STYLE_BY_KIND = {"calls": "", "strict": "", "db": "", "finding": "yellow", "injected_faults": "bold orange1",
-                      "refused": "bold medium_purple1", "discovered": "cyan"}
+FACT_STYLE_BY_KIND = {
+    "calls": "",
+    "strict": "",
+    "db": "",
+    "finding": "yellow",
+    "injected_faults": "bold orange1",
+    "refused": "bold medium_purple1",
+    "discovered": "cyan",
+}
 
 
 def render_fact(fact: Fact) -> Text:
@@ -469,4 +498,3 @@ def render_tool_log(timeline: Timeline, state: EnvState | None, step: int) -> Te
         for rid, record in rows.items():
             out.append(f"  {_value(rid)}  {_value(record, 100)}\n")
     return out
-

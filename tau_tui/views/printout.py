@@ -97,12 +97,15 @@ def entries(sim: SimulationRun, analysis: SimAnalysis | None) -> list[Entry]:
     for step in timeline.steps:
         entry = _entry(step.index, step.message)
         if step.calls:
-            entry.calls = [Call(r.name, r.call.arguments, r.requestor, VERDICT_WORDS.get(r.verdict, r.verdict.value))
-                           for r in (timeline.calls[i] for i in step.calls)]
+            entry.calls = [
+                Call(r.name, r.call.arguments, r.requestor, VERDICT_WORDS.get(r.verdict, r.verdict.value))
+                for r in (timeline.calls[i] for i in step.calls)
+            ]
         if entry.result_of is not None and step.executed is not None:
             entry.result_of = timeline.calls[step.executed].name
-        entry.findings = tuple(f"finding [{timeline.findings[i].kind.value}]: {timeline.findings[i].message}"
-                               for i in step.findings)
+        entry.findings = tuple(
+            f"finding [{timeline.findings[i].kind.value}]: {timeline.findings[i].message}" for i in step.findings
+        )
         out.append(entry)
     return out
 
@@ -112,8 +115,10 @@ def _entry(index: int, message: Any) -> Entry:
     text = message.text
     if isinstance(message, OtherMessage) and message.problem:
         text = f"(unreadable message: {message.problem}) {text}".strip()
-    calls = [Call(c.name, c.arguments, c.requestor, None)
-             for c in (message.tool_calls or [] if isinstance(message, ParticipantMessage) else [])]
+    calls = [
+        Call(c.name, c.arguments, c.requestor, None)
+        for c in (message.tool_calls or [] if isinstance(message, ParticipantMessage) else [])
+    ]
     tool = isinstance(message, ToolMessage)
     return Entry(index, message.role, text, calls, "" if tool else None, tool and message.error)
 
@@ -135,10 +140,13 @@ def _header(run: RunFile, sim: SimulationRun) -> list[tuple[str, str]]:
     rows = [("file", str(run.path)), ("simulation", sim.id), ("task", str(sim.task_id))]
     if sim.trial is not None:
         rows.append(("trial", str(sim.trial)))
-    rows += [("domain", run.domain or "?"), ("termination", str(sim.termination_reason or "?")),
-             ("agent", run.agent_model or run.agent_implementation or "?"),
-             ("user", run.user_model or run.user_implementation or "?"),
-             ("recorded reward", formats.reward(recorded, "none"))]
+    rows += [
+        ("domain", run.domain or "?"),
+        ("termination", str(sim.termination_reason or "?")),
+        ("agent", run.agent_model or run.agent_implementation or "?"),
+        ("user", run.user_model or run.user_implementation or "?"),
+        ("recorded reward", formats.reward(recorded, "none")),
+    ]
     return rows
 
 
@@ -149,8 +157,15 @@ def _indented(text: str, prefix: str) -> list[str]:
     return [prefix + line for line in text.split("\n")]
 
 
-def text_printout(run: RunFile, sim: SimulationRun, analysis: SimAnalysis | None, report: SimReport | None,
-                  *, full: bool = False, problem: str | None = None) -> str:
+def text_printout(
+    run: RunFile,
+    sim: SimulationRun,
+    analysis: SimAnalysis | None,
+    report: SimReport | None,
+    *,
+    full: bool = False,
+    problem: str | None = None,
+) -> str:
     """The plain-text printout; ``problem``: why there is no replay (then only the messages are shown)."""
     lines = [f"{name}: {one_line(value)}" for name, value in _header(run, sim)]
     items = entries(sim, analysis)
@@ -183,8 +198,11 @@ def text_printout(run: RunFile, sim: SimulationRun, analysis: SimAnalysis | None
         lines += ["", "REWARD", _reward_text(report), "  components (recorded → recomputed):"]
         rows = breakdown_rows(report, _recorded_breakdown(sim))
         width = max((len(name) for name, _, _ in rows), default=0)
-        lines += [f"    {one_line(name).ljust(width)}  {formats.reward(a, '—')} → {formats.reward(b, '—')}"
-                  f"{'  DIFFERS' if _differ(a, b) else ''}" for name, a, b in rows]
+        lines += [
+            f"    {one_line(name).ljust(width)}  {formats.reward(a, '—')} → {formats.reward(b, '—')}"
+            f"{'  DIFFERS' if _differ(a, b) else ''}"
+            for name, a, b in rows
+        ]
         if not rows:
             lines.append("    none on either side")
     return visible("\n".join(lines))
@@ -243,23 +261,38 @@ def _md_block(text: str, full: bool, info: str = "text") -> list[str]:
     return out
 
 
-def markdown_printout(run: RunFile, sim: SimulationRun, analysis: SimAnalysis | None, report: SimReport | None,
-                      *, full: bool = False, problem: str | None = None) -> str:
+def markdown_printout(
+    run: RunFile,
+    sim: SimulationRun,
+    analysis: SimAnalysis | None,
+    report: SimReport | None,
+    *,
+    full: bool = False,
+    problem: str | None = None,
+) -> str:
     """The GitHub Markdown printout: headings, a table of the facts, fenced blocks, the reward table."""
     out = [f"### Simulation {md_inline(sim.id)}", "", "| | |", "|---|---|"]
     out += [f"| {name} | {md_inline(value)} |" for name, value in _header(run, sim)]
     if report is not None:
         out += ["", "#### Reward", "", "| component | recorded | recomputed |", "|---|---:|---:|"]
         ev = report.evaluation
-        out.append(f"| **reward** | {formats.reward(report.recorded_reward, '—')} | "
-                   f"{formats.reward(ev.reward, 'not computable')} |")
+        out.append(
+            f"| **reward** | {formats.reward(report.recorded_reward, '—')} | "
+            f"{formats.reward(ev.reward, 'not computable')} |"
+        )
         for name, a, b in breakdown_rows(report, _recorded_breakdown(sim)):
             mark = " ≠" if _differ(a, b) else ""
             out.append(f"| {md_inline(name)} | {formats.reward(a, '—')} | {formats.reward(b, '—')}{mark} |")
         if report.explanation.failed:
             out += ["", "Why:", ""] + [f"- {md_inline(reason)}" for reason in report.explanation.failed]
-        out += ["", "<details><summary>the whole explanation (as <code>tau-tui eval --sim</code> prints it)</summary>",
-                "", fenced(visible(_reward_text(report))), "", "</details>"]
+        out += [
+            "",
+            "<details><summary>the whole explanation (as <code>tau-tui eval --sim</code> prints it)</summary>",
+            "",
+            fenced(visible(_reward_text(report))),
+            "",
+            "</details>",
+        ]
     out += ["", "#### Replay", ""]
     if analysis is None:
         out.append(f"not replayed: {md_inline(problem or 'no replay')}")
@@ -269,12 +302,19 @@ def markdown_printout(run: RunFile, sim: SimulationRun, analysis: SimAnalysis | 
     calls = [(entry.index, call) for entry in items for call in entry.calls]
     if calls:
         out += ["", "| step | tool call | verdict |", "|---:|---|---|"]
-        out += [f"| {index} | {md_inline(call.name)} | {md_inline(call.verdict or 'not replayed')} |"
-                for index, call in calls]
+        out += [
+            f"| {index} | {md_inline(call.name)} | {md_inline(call.verdict or 'not replayed')} |"
+            for index, call in calls
+        ]
     out += ["", f"#### Trajectory ({len(items)} message{'s' if len(items) != 1 else ''})"]
     for entry in items:
-        role = (md_inline(entry.role) if entry.result_of is None
-                else f"tool result of {md_inline(entry.result_of)}" if entry.result_of else "tool result")
+        role = (
+            md_inline(entry.role)
+            if entry.result_of is None
+            else f"tool result of {md_inline(entry.result_of)}"
+            if entry.result_of
+            else "tool result"
+        )
         out += ["", f"**{entry.index} · {role}**{' (error)' if entry.error else ''}", ""]
         if entry.result_of is not None:
             out += _md_block(_result_text(entry.text, 2), full, "json" if _is_json(entry.text) else "text")
@@ -297,5 +337,4 @@ def _is_json(text: str) -> bool:
     return True
 
 
-__all__ = ["CLIP_CHARS", "CLIP_LINES", "Entry", "entries", "fenced", "markdown_printout", "md_inline",
-           "text_printout"]
+__all__ = ["CLIP_CHARS", "CLIP_LINES", "Entry", "entries", "fenced", "markdown_printout", "md_inline", "text_printout"]

@@ -47,7 +47,7 @@ PILL_HELP: dict[str, str] = {
     "mismatch": "re-executed write whose output differs from the recording",
     "lib text": "a mismatch only in text a library embeds (pydantic's docs-URL version): strict replay still fails",
     "upstream fix": "a mismatch the recording explains by an upstream fix of the tool (the issue is named); "
-                    "--upstream-fixes replays with the fix",
+    "--upstream-fixes replays with the fix",
     "hallucinated": "not a tool of this domain: never executed",
     "fault": "an injected fault (timeout, transient error) kept the call from running: replay reproduces it",
     "slow": "an injected slow response: the call ran and answered late",
@@ -112,7 +112,8 @@ def pretty_lines(value: Any) -> list[str]:
         return textsafe.visible(value).splitlines() or [""]
     try:
         return textsafe.visible(
-            orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()).splitlines()
+            orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+        ).splitlines()
     except TypeError:
         return textsafe.visible(str(value)).splitlines()
 
@@ -130,8 +131,9 @@ def clipped_block(lines: list[str], indent: str = "  ", limit: int = EXPANDED_LI
     shown = lines[:limit]
     block = Text("\n".join(indent + line for line in shown), style="")
     if len(lines) > limit:
-        block.append(f"\n{indent}… {len(lines) - limit} more lines — v: view all · e: open in $EDITOR",
-                     style="italic dim")
+        block.append(
+            f"\n{indent}… {len(lines) - limit} more lines — v: view all · e: open in $EDITOR", style="italic dim"
+        )
     return block
 
 
@@ -260,8 +262,11 @@ def _call_line(event: Event, ctx: RenderContext, marker: str, style: str = "") -
     assert call is not None
     signature = call_signature(call, 2 * ctx.width)
     name = textsafe.one_line(call.name)
-    body = Text.assemble((marker + " ", "bold " + style if style else "bold"), (name, "bold " + style),
-                         (signature[len(name):], "dim" if not style else style))
+    body = Text.assemble(
+        (marker + " ", "bold " + style if style else "bold"),
+        (name, "bold " + style),
+        (signature[len(name) :], "dim" if not style else style),
+    )
     line = highlight(fit_line(body, ctx.width, _right_side(call)), ctx)
     if not ctx.expanded:
         return line
@@ -284,8 +289,12 @@ def render_mismatch(event: Event, ctx: RenderContext) -> Text:
     divergent = event.call is None or event.call.pill == "mismatch"  # not explained by library text or a fix
     text = _call_line(event, ctx, "≠" if divergent else "≈", "red" if divergent else "yellow")
     if ctx.expanded:
-        text.append("\n  replay gave a different output: recorded vs replayed in the state pane" if divergent
-                    else "\n  recorded vs replayed in the state pane", style="red" if divergent else "yellow")
+        text.append(
+            "\n  replay gave a different output: recorded vs replayed in the state pane"
+            if divergent
+            else "\n  recorded vs replayed in the state pane",
+            style="red" if divergent else "yellow",
+        )
     return text
 
 
@@ -309,7 +318,9 @@ def _result(event: Event, ctx: RenderContext, style: str) -> Text:
     size = Text(size_label(event.text) + " ", style="dim")
     right = _right_side(call, size) if call is not None else Text.assemble(size, pill("no result"))
     name = f"{textsafe.one_line(call.name)} → " if call is not None else "(no call) → "
-    body = Text.assemble(("↳ ", "dim"), (name, "dim"), (clip(one_line(parse_content(event.text)), 2 * ctx.width), style))
+    body = Text.assemble(
+        ("↳ ", "dim"), (name, "dim"), (clip(one_line(parse_content(event.text)), 2 * ctx.width), style)
+    )
     line = highlight(fit_line(body, ctx.width, right), ctx)
     if ctx.expanded:
         line.append("\n")
@@ -338,20 +349,32 @@ def render_flag(event: Event, ctx: RenderContext) -> Text:
 
 def render_discovery(event: Event, ctx: RenderContext) -> Text:
     if event.how == "unlock":
-        return Text.assemble(("✦ unlocked ", "bold cyan"), (event.text, "bold cyan"),
-                             (": the agent may call it through call_discoverable_agent_tool from here on", "cyan"))
+        return Text.assemble(
+            ("✦ unlocked ", "bold cyan"),
+            (event.text, "bold cyan"),
+            (": the agent may call it through call_discoverable_agent_tool from here on", "cyan"),
+        )
     if event.how == "give":
-        return Text.assemble(("✦ given to the user ", "bold cyan"), (event.text, "bold cyan"),
-                             (": the user may call it through call_discoverable_user_tool from here on", "cyan"))
-    return Text.assemble(("✦ discovered ", "bold cyan"), (event.text, "bold cyan"),
-                         (": this result made the tool known; the agent may call it from here on", "cyan"))
+        return Text.assemble(
+            ("✦ given to the user ", "bold cyan"),
+            (event.text, "bold cyan"),
+            (": the user may call it through call_discoverable_user_tool from here on", "cyan"),
+        )
+    return Text.assemble(
+        ("✦ discovered ", "bold cyan"),
+        (event.text, "bold cyan"),
+        (": this result made the tool known; the agent may call it from here on", "cyan"),
+    )
 
 
 def render_refusal(event: Event, ctx: RenderContext) -> Text:
     call = event.call
     refusal = call.refusal if call is not None and call.refusal is not None else {}
-    text = Text.assemble(("⊘ ", "bold medium_purple1"), (refusal_text(refusal), "bold medium_purple1"),
-                         (": no recorded result for this request; the call never ran", "medium_purple1"))
+    text = Text.assemble(
+        ("⊘ ", "bold medium_purple1"),
+        (refusal_text(refusal), "bold medium_purple1"),
+        (": no recorded result for this request; the call never ran", "medium_purple1"),
+    )
     if event.text == "first":
         text.append(" — the episode ended here", style="bold medium_purple1")
     return text
@@ -372,8 +395,10 @@ def render_review(event: Event, ctx: RenderContext) -> Text:
     error = event.review
     assert error is not None, "a review event carries its error"
     origin = {"review": "review", "user_only_review": "user review", "hallucination_check": "hallucination check"}
-    text = Text.assemble((f" {origin.get(error.origin, 'review')} ", REVIEW_STYLES.get(error.source, "")),
-                         (f" {error.label}", "bold red" if error.critical else "bold yellow"))
+    text = Text.assemble(
+        (f" {origin.get(error.origin, 'review')} ", REVIEW_STYLES.get(error.source, "")),
+        (f" {error.label}", "bold red" if error.critical else "bold yellow"),
+    )
     if error.tick_start is not None:
         text.append(f" ({error.where})", style="dim")
     body = event.text.strip()
@@ -393,8 +418,11 @@ def render_effect(event: Event, ctx: RenderContext) -> Text:
     assert effect is not None, "an effect event carries its effect"
     span = f"{effect.start_ms} ms" + ("" if effect.end_ms is None else f"–{effect.end_ms} ms")
     params = f" {one_line(effect.params)}" if effect.params and ctx.expanded else ""
-    return Text.assemble(("♪ audio effect ", "bold blue"), (f"{effect.effect_type} ", "blue"),
-                         (f"on the {effect.participant} side, {span}{params}", "dim"))
+    return Text.assemble(
+        ("♪ audio effect ", "bold blue"),
+        (f"{effect.effect_type} ", "blue"),
+        (f"on the {effect.participant} side, {span}{params}", "dim"),
+    )
 
 
 def render_divergence(event: Event, ctx: RenderContext) -> Text:

@@ -14,8 +14,13 @@ from tau_tui.model.ticks import SIDES, TickTimeline, lane_lines
 
 AUTH_STYLES = {"succeeded": "green", "failed": "bold red", "not_needed": "dim"}
 LANE_PREFIX = 7  # a lane's label and the space after it
-LANE_LABELS = (("agent", "agent ", "green"), ("user", "user  ", "cyan"), ("overlap", "both  ", "yellow"),
-               ("tools", "tools ", "magenta"), ("events", "events", "bold red"))
+LANE_LABELS = (
+    ("agent", "agent ", "green"),
+    ("user", "user  ", "cyan"),
+    ("overlap", "both  ", "yellow"),
+    ("tools", "tools ", "magenta"),
+    ("events", "events", "bold red"),
+)
 
 
 def render_review(review: SimReview | None, unplaced: list[ReviewError]) -> Text:
@@ -23,8 +28,11 @@ def render_review(review: SimReview | None, unplaced: list[ReviewError]) -> Text
     text = Text()
     if review is None or not review.present:
         text.append("No review recorded for this simulation.\n", style="dim italic")
-        text.append("tau2 review writes results_reviewed.json: reviews of agent and user errors; "
-                    "voice runs record effects and hallucination checks.", style="dim")
+        text.append(
+            "tau2 review writes results_reviewed.json: reviews of agent and user errors; "
+            "voice runs record effects and hallucination checks.",
+            style="dim",
+        )
         return text
     if review.reviewed:
         kind = "agent + user" if review.review_kind == "full" else "user simulator only"
@@ -34,8 +42,11 @@ def render_review(review: SimReview | None, unplaced: list[ReviewError]) -> Text
         text.append("\n")
         if review.summary:
             text.append(f"{review.summary}\n", style="italic")
-        for label, value in (("agent error", review.agent_error), ("user error", review.user_error),
-                             ("critical user error", review.critical_user_error)):
+        for label, value in (
+            ("agent error", review.agent_error),
+            ("user error", review.user_error),
+            ("critical user error", review.critical_user_error),
+        ):
             if value is not None:
                 text.append(f"  {label}: ", style="dim")
                 text.append("yes" if value else "no", style="bold red" if value else "green")
@@ -54,8 +65,9 @@ def render_review(review: SimReview | None, unplaced: list[ReviewError]) -> Text
     if review.hallucination_found is not None or review.hallucination_retries:
         text.append("hallucination check ", style="bold")
         found = review.hallucination_found
-        text.append("—" if found is None else ("found" if found else "none found"),
-                    style="bold red" if found else "green")
+        text.append(
+            "—" if found is None else ("found" if found else "none found"), style="bold red" if found else "green"
+        )
         if review.hallucination_retries:
             text.append(f" · {review.hallucination_retries} retry(ies) of the user simulator", style="yellow")
         if review.hallucination_summary:
@@ -88,7 +100,7 @@ def _axis(start: int, cells: int, bucket: int, seconds: float, room: int) -> str
     for cell in range(0, cells, 10):
         label = f"{(start + cell * bucket) * seconds:.0f}s"
         if cell + len(label) <= room:
-            out[cell:cell + len(label)] = label
+            out[cell : cell + len(label)] = label
     return "".join(out).rstrip()
 
 
@@ -115,12 +127,17 @@ def render_ticks(timeline: TickTimeline | None, cursor: int | None, width: int =
     counts = timeline.counts()
     seconds = len(timeline) * timeline.tick_seconds
     text.append(f"{counts['ticks']} ticks of {timeline.tick_seconds:g} s ({seconds:.1f} s)", style="bold")
-    text.append(f" · agent {counts['agent_segments']} / user {counts['user_segments']} turns · "
-                f"{counts['overlaps']} overlaps · ")
-    text.append(f"user interrupts {counts['user_interrupts_agent']} · agent interrupts "
-                f"{counts['agent_interrupts_user']}", style="bold red" if counts["agent_interrupts_user"] else "")
-    text.append(f" · {counts['backchannels']} backchannels · {counts['vocal_tics']} vocal tics · "
-                f"{counts['tool_calls']} tool calls\n\n")
+    text.append(
+        f" · agent {counts['agent_segments']} / user {counts['user_segments']} turns · {counts['overlaps']} overlaps · "
+    )
+    text.append(
+        f"user interrupts {counts['user_interrupts_agent']} · agent interrupts {counts['agent_interrupts_user']}",
+        style="bold red" if counts["agent_interrupts_user"] else "",
+    )
+    text.append(
+        f" · {counts['backchannels']} backchannels · {counts['vocal_tics']} vocal tics · "
+        f"{counts['tool_calls']} tool calls\n\n"
+    )
     overview_bucket = max(1, -(-len(timeline) // width))
     text.append(f"whole run ({overview_bucket} tick(s) per cell)\n", style="bold dim")
     _lanes(text, timeline, 0, width, overview_bucket, cursor)
@@ -144,16 +161,22 @@ def render_ticks(timeline: TickTimeline | None, cursor: int | None, width: int =
     if events:
         text.append("\ninterruptions\n", style="bold")
         for event in events[:50]:
-            how = ("yielded after " + f"{event.yield_ticks * timeline.tick_seconds:.1f} s"
-                   if event.yielded and event.yield_ticks is not None else "kept talking")
-            text.append(f"  {timeline.seconds(event.tick):7.1f} s  {event.by} interrupts {event.of}: "
-                        f"the {event.of} {how}\n", style="red" if not event.yielded else "")
+            how = (
+                "yielded after " + f"{event.yield_ticks * timeline.tick_seconds:.1f} s"
+                if event.yielded and event.yield_ticks is not None
+                else "kept talking"
+            )
+            text.append(
+                f"  {timeline.seconds(event.tick):7.1f} s  {event.by} interrupts {event.of}: the {event.of} {how}\n",
+                style="red" if not event.yielded else "",
+            )
     calls = [(r, s, n) for r in timeline.rows for s in SIDES for n in r.calls[s]]
     if calls:
         text.append("\ntool calls on the time axis\n", style="bold")
         for row, side, name in calls[:100]:
-            text.append(f"  {timeline.seconds(row.position):7.1f} s  tick {row.tick_id}  {side}: {name}\n",
-                        style="magenta")
+            text.append(
+                f"  {timeline.seconds(row.position):7.1f} s  tick {row.tick_id}  {side}: {name}\n", style="magenta"
+            )
     return text
 
 

@@ -37,8 +37,22 @@ if TYPE_CHECKING:
     from tau_tui.model.ticks import TickTimeline
 
 # Jump targets, in the order the help screen lists them.
-TARGETS = ("call", "write", "mismatch", "hallucinated", "error", "fault", "refusal", "discovery", "finding", "flag",
-           "divergence", "review", "note", "match")
+TARGETS = (
+    "call",
+    "write",
+    "mismatch",
+    "hallucinated",
+    "error",
+    "fault",
+    "refusal",
+    "discovery",
+    "finding",
+    "flag",
+    "divergence",
+    "review",
+    "note",
+    "match",
+)
 SLOW_RESPONSE = "slow_response"  # the one injected fault that lets the call run (it only answers late)
 # The pill of a mismatch that library text or an upstream fix explains; any other mismatch's is "mismatch".
 MISMATCH_PILLS = {MismatchClass.LIBRARY_TEXT: "lib text", MismatchClass.UPSTREAM_FIX: "upstream fix"}
@@ -58,7 +72,6 @@ class CallView:
     discovered_at: int | None = None  # a discoverable tool: the step that made it known (None: not before)
     fault_marked: dict[str, Any] | None = None  # without replay: the ``injected_fault`` mark of its result
     served: dict[str, Any] | None = None  # the ``cassette`` mark of its result: recorded where (sim, step)
-
 
     @property
     def name(self) -> str:
@@ -137,7 +150,8 @@ class CallView:
         if self.is_mismatch:
             return "mismatch"
         return {"hallucinated": "hallucinated", "fault": "fault", "refused": "refused"}.get(
-            self.pill, "write" if self.verdict is Verdict.REPLAYED else "tool_call")
+            self.pill, "write" if self.verdict is Verdict.REPLAYED else "tool_call"
+        )
 
     @property
     def is_write(self) -> bool:
@@ -270,10 +284,20 @@ class TrajectoryDoc:
         if timeline is not None:
             for record in timeline.calls:
                 result = messages[record.result_step] if record.result_step is not None else None
-                views.append(CallView(record.call, record.call_step, record, record.result_step,
-                                      record.recorded if result is not None else None, record.recorded_error,
-                                      discovered_at=timeline.discovered_at(record.via or record.name)
-                                      if record.discoverable else None, served=cassette_mark(result) if result is not None else None))
+                views.append(
+                    CallView(
+                        record.call,
+                        record.call_step,
+                        record,
+                        record.result_step,
+                        record.recorded if result is not None else None,
+                        record.recorded_error,
+                        discovered_at=timeline.discovered_at(record.via or record.name)
+                        if record.discoverable
+                        else None,
+                        served=cassette_mark(result) if result is not None else None,
+                    )
+                )
             return views
         # Without replay: pair results to calls by id, as tau2 does (first pending call otherwise).
         pending: list[CallView] = []
@@ -323,23 +347,28 @@ class TrajectoryDoc:
         if timeline is None:
             for step in self.steps:
                 how = discovered_how(step.message)
-                step.events += [Event("discovery", step.index, tool, how=how.get(tool, "read"))
-                                for tool in discovered_mark(step.message)]
+                step.events += [
+                    Event("discovery", step.index, tool, how=how.get(tool, "read"))
+                    for tool in discovered_mark(step.message)
+                ]
         else:
             for discovery in timeline.discoveries:
                 if 0 <= discovery.step < len(self.steps):
-                    self.steps[discovery.step].events.append(Event("discovery", discovery.step, discovery.tool,
-                                                                   how=discovery.how))
+                    self.steps[discovery.step].events.append(
+                        Event("discovery", discovery.step, discovery.tool, how=discovery.how)
+                    )
             first_refusal = True
             for view in self.calls:
                 if view.pill == "refused" and view.result_step is not None:
                     self.steps[view.result_step].events.append(
-                        Event("refusal", view.result_step, "first" if first_refusal else "", call=view))
+                        Event("refusal", view.result_step, "first" if first_refusal else "", call=view)
+                    )
                     first_refusal = False
             for finding in timeline.findings:
                 if finding.step is not None and 0 <= finding.step < len(self.steps):
-                    self.steps[finding.step].events.append(Event("finding", finding.step, finding.message,
-                                                                 finding=finding))
+                    self.steps[finding.step].events.append(
+                        Event("finding", finding.step, finding.message, finding=finding)
+                    )
                 else:
                     self.general_findings.append(finding)
 

@@ -28,9 +28,26 @@ def json_lines(text: str) -> list[dict]:
 
 def test_calibrate_json_rows(tau2_data, tmp_path, capsys):
     out_file = tmp_path / "cal.json"
-    code, out, err = run_cli(capsys, "calibrate", "--domain", "mock", "--agent-llm", "scripted/flaky:0.5",
-                             "--user-llm", "scripted/user", "-k", "4", "--concurrency", "4", "--json", "--quiet",
-                             "--out", str(out_file), "--tau2-data", str(tau2_data))
+    code, out, err = run_cli(
+        capsys,
+        "calibrate",
+        "--domain",
+        "mock",
+        "--agent-llm",
+        "scripted/flaky:0.5",
+        "--user-llm",
+        "scripted/user",
+        "-k",
+        "4",
+        "--concurrency",
+        "4",
+        "--json",
+        "--quiet",
+        "--out",
+        str(out_file),
+        "--tau2-data",
+        str(tau2_data),
+    )
     assert code == 0, err
     rows = json_lines(out)
     assert len(rows) == 10  # tau2 1.0.1's mock tasks
@@ -52,21 +69,59 @@ def test_calibrate_json_rows(tau2_data, tmp_path, capsys):
     assert len(open_run(out_file).entries) == 40  # 10 tasks x 4 trials
 
     # the same command again resumes the file: nothing left to run, the same grid
-    code, again, _ = run_cli(capsys, "calibrate", "--domain", "mock", "--agent-llm", "scripted/flaky:0.5",
-                             "--user-llm", "scripted/user", "-k", "4", "--json", "--quiet", "--out", str(out_file),
-                             "--tau2-data", str(tau2_data))
+    code, again, _ = run_cli(
+        capsys,
+        "calibrate",
+        "--domain",
+        "mock",
+        "--agent-llm",
+        "scripted/flaky:0.5",
+        "--user-llm",
+        "scripted/user",
+        "-k",
+        "4",
+        "--json",
+        "--quiet",
+        "--out",
+        str(out_file),
+        "--tau2-data",
+        str(tau2_data),
+    )
     assert code == 0 and json_lines(again) == rows
     # recorded runs alone, filtered by band: the two tasks no agent of this kind can pass are in the zero band
-    code, out, _ = run_cli(capsys, "calibrate", "--domain", "mock", "--from", str(out_file), "--band", "zero",
-                           "--json", "--tau2-data", str(tau2_data))
+    code, out, _ = run_cli(
+        capsys,
+        "calibrate",
+        "--domain",
+        "mock",
+        "--from",
+        str(out_file),
+        "--band",
+        "zero",
+        "--json",
+        "--tau2-data",
+        str(tau2_data),
+    )
     assert code == 0
-    assert {r["task"] for r in json_lines(out)} >= {"update_task_with_history_and_env_assertions",
-                                                    "update_task_with_user_tools"}
+    assert {r["task"] for r in json_lines(out)} >= {
+        "update_task_with_history_and_env_assertions",
+        "update_task_with_user_tools",
+    }
 
 
 def test_calibrate_human_grid(tau2_data, capsys):
-    code, out, err = run_cli(capsys, "calibrate", "--domain", "telecom", "--from", str(TELECOM_4_TRIALS),
-                             "--sort", "band", "--tau2-data", str(tau2_data))
+    code, out, err = run_cli(
+        capsys,
+        "calibrate",
+        "--domain",
+        "telecom",
+        "--from",
+        str(TELECOM_4_TRIALS),
+        "--sort",
+        "band",
+        "--tau2-data",
+        str(tau2_data),
+    )
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["task", "version", "trials"]
@@ -79,8 +134,9 @@ def test_calibrate_human_grid(tau2_data, capsys):
 
 
 def test_gold_check_json_and_exit_status(tau2_data, capsys):
-    code, out, err = run_cli(capsys, "calibrate", "--gold-check", "--domain", "mock", "--json",
-                             "--tau2-data", str(tau2_data))
+    code, out, err = run_cli(
+        capsys, "calibrate", "--gold-check", "--domain", "mock", "--json", "--tau2-data", str(tau2_data)
+    )
     assert code == 1  # a task fails
     records = json_lines(out)
     assert len(records) == 10
@@ -89,30 +145,47 @@ def test_gold_check_json_and_exit_status(tau2_data, capsys):
             assert key in record
     failing = [r for r in records if not r["ok"]]
     # tau2 1.0.1's two mock tasks whose reference solution cannot reach 1.0 (see tests/calibrate/test_gold.py)
-    assert [r["task"] for r in failing] == ["update_task_with_history_and_env_assertions",
-                                            "update_task_with_user_tools"]
+    assert [r["task"] for r in failing] == [
+        "update_task_with_history_and_env_assertions",
+        "update_task_with_user_tools",
+    ]
     assert all(r["gold_reward"] == 0.0 and r["gold_consistent"] is True for r in failing)
     assert "assert_task_status" in failing[0]["reason"] and failing[0]["reachable"] is True
     assert "unreachable task" in failing[1]["reason"] and failing[1]["reachable"] is False
     assert "gold check mock: 10 tasks, 2 failing" in err
-    code, out, _ = run_cli(capsys, "calibrate", "--gold-check", "--domain", "mock", "--task", "create_task_1",
-                           "--tau2-data", str(tau2_data))
+    code, out, _ = run_cli(
+        capsys,
+        "calibrate",
+        "--gold-check",
+        "--domain",
+        "mock",
+        "--task",
+        "create_task_1",
+        "--tau2-data",
+        str(tau2_data),
+    )
     assert code == 0 and "1 task, 0 failing" in out
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--domain", "mock"], "give --agent-llm"),
-    (["--domain", "mock", "--agent-llm", "scripted/gold"], "--user-llm is required"),
-    (["--domain", "nowhere", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"], "unknown domain"),
-    (["--domain", "mock", "--agent-llm", "scripted/flaky:7", "--user-llm", "scripted/user"], "from 0 to 1"),
-    (["--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user", "--task", "nope"],
-     "no task 'nope'"),
-    (["--domain", "mock", "--gold-check", "--task", "nope"], "no task 'nope'"),
-    (["--domain", "mock", "--from", "/does/not/exist"], "no simulation of domain 'mock'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--domain", "mock"], "give --agent-llm"),
+        (["--domain", "mock", "--agent-llm", "scripted/gold"], "--user-llm is required"),
+        (["--domain", "nowhere", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"], "unknown domain"),
+        (["--domain", "mock", "--agent-llm", "scripted/flaky:7", "--user-llm", "scripted/user"], "from 0 to 1"),
+        (
+            ["--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user", "--task", "nope"],
+            "no task 'nope'",
+        ),
+        (["--domain", "mock", "--gold-check", "--task", "nope"], "no task 'nope'"),
+        (["--domain", "mock", "--from", "/does/not/exist"], "no simulation of domain 'mock'"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tau2_data, tmp_path, capsys, args, message):
-    code, out, err = run_cli(capsys, "calibrate", *args, "--quiet", "--out", str(tmp_path / "x.json"),
-                             "--tau2-data", str(tau2_data))
+    code, out, err = run_cli(
+        capsys, "calibrate", *args, "--quiet", "--out", str(tmp_path / "x.json"), "--tau2-data", str(tau2_data)
+    )
     assert code == 2
     assert message in err and "Traceback" not in err
     assert len([line for line in err.splitlines() if not line.startswith("tau-tui: note:")]) == 1
@@ -123,13 +196,30 @@ def test_notes_add_list_export_remove(tmp_path, capsys):
     shutil.copy(TELECOM_4_TRIALS, recording)
     before = hashlib.sha256(recording.read_bytes()).hexdigest()
     sim = open_run(recording).entries[3]
-    code, out, err = run_cli(capsys, "notes", "add", str(recording), "--sim", sim.id[:8], "--step", "4",
-                             "--source", "agent", "--type", "wrong_action", "--text", "reads the wrong line", "--json")
+    code, out, err = run_cli(
+        capsys,
+        "notes",
+        "add",
+        str(recording),
+        "--sim",
+        sim.id[:8],
+        "--step",
+        "4",
+        "--source",
+        "agent",
+        "--type",
+        "wrong_action",
+        "--text",
+        "reads the wrong line",
+        "--json",
+    )
     assert code == 0, err
     note = json.loads(out)
     assert (note["sim_id"], note["task_id"], note["trial"], note["step"]) == (sim.id, sim.task_id, sim.trial, 4)
-    assert run_cli(capsys, "notes", "add", str(recording), "--sim", sim.id, "--source", "task", "--type",
-                   "task_defect")[0] == 0
+    assert (
+        run_cli(capsys, "notes", "add", str(recording), "--sim", sim.id, "--source", "task", "--type", "task_defect")[0]
+        == 0
+    )
 
     code, out, _ = run_cli(capsys, "notes", "list", str(tmp_path), "--json")
     assert code == 0 and len(json_lines(out)) == 2
@@ -141,17 +231,22 @@ def test_notes_add_list_export_remove(tmp_path, capsys):
     assert run_cli(capsys, "notes", "export", str(tmp_path), "--out", str(exported))[0] == 0
     assert [n["error_type"] for n in json.loads(exported.read_text())] == ["wrong_action", "task_defect"]
     code, out, _ = run_cli(capsys, "notes", "remove", str(recording), note["id"])
-    assert code == 0 and json_lines(run_cli(capsys, "notes", "list", str(recording), "--json")[1])[0]["error_type"] \
-        == "task_defect"
+    assert (
+        code == 0
+        and json_lines(run_cli(capsys, "notes", "list", str(recording), "--json")[1])[0]["error_type"] == "task_defect"
+    )
     assert hashlib.sha256(recording.read_bytes()).hexdigest() == before
 
 
-@pytest.mark.parametrize("args, message", [
-    (["add", "RUN", "--sim", "nope", "--source", "agent", "--type", "other"], "no simulation 'nope'"),
-    (["add", "RUN", "--sim", "SIM", "--step", "999", "--source", "agent", "--type", "other"], "no step 999"),
-    (["add", "/nowhere.json", "--sim", "x", "--source", "agent", "--type", "other"], "does not exist"),
-    (["remove", "RUN", "zzz"], "no note 'zzz'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["add", "RUN", "--sim", "nope", "--source", "agent", "--type", "other"], "no simulation 'nope'"),
+        (["add", "RUN", "--sim", "SIM", "--step", "999", "--source", "agent", "--type", "other"], "no step 999"),
+        (["add", "/nowhere.json", "--sim", "x", "--source", "agent", "--type", "other"], "does not exist"),
+        (["remove", "RUN", "zzz"], "no note 'zzz'"),
+    ],
+)
 def test_notes_bad_input(tmp_path, capsys, args, message):
     recording = tmp_path / "run.json"
     shutil.copy(TELECOM_4_TRIALS, recording)
@@ -173,8 +268,20 @@ def test_notes_on_a_bundled_recording_are_added_and_listed_from_the_user_data_fo
 
     folder = ROOT / "recordings"
     before = sorted(folder.iterdir())
-    code, out, err = run_cli(capsys, "notes", "add", str(folder / "warehouse.json"), "--sim", "wh-gives-up",
-                             "--source", "agent", "--type", "premature_end", "--text", "gave up")
+    code, out, err = run_cli(
+        capsys,
+        "notes",
+        "add",
+        str(folder / "warehouse.json"),
+        "--sim",
+        "wh-gives-up",
+        "--source",
+        "agent",
+        "--type",
+        "premature_end",
+        "--text",
+        "gave up",
+    )
     assert code == 0, err
     assert str(user_data_home) in out and sorted(folder.iterdir()) == before
     code, out, _ = run_cli(capsys, "notes", "list", str(folder), "--json")
@@ -188,15 +295,48 @@ def test_a_fork_is_left_out_of_the_grid_and_said_so(tmp_path, capsys):
     recording = tmp_path / "warehouse.json"
     shutil.copyfile(ROOT / "recordings" / "warehouse.json", recording)
     fork = tmp_path / "fork.json"
-    assert main(["fork", str(recording), "--sim", "wh-gold-split", "--after", "2", "--agent-llm", "scripted/gold",
-                 "--out", str(fork)]) == 0
+    assert (
+        main(
+            [
+                "fork",
+                str(recording),
+                "--sim",
+                "wh-gold-split",
+                "--after",
+                "2",
+                "--agent-llm",
+                "scripted/gold",
+                "--out",
+                str(fork),
+            ]
+        )
+        == 0
+    )
     assert open_run(fork).forked_from["simulation"] == "wh-gold-split"
     rollout = tmp_path / "gold.json"
-    assert main(["run", "--domain", "warehouse", "--task", "split_across_warehouses", "--agent-llm", "scripted/gold",
-                 "--user-llm", "scripted/user", "--out", str(rollout), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--domain",
+                "warehouse",
+                "--task",
+                "split_across_warehouses",
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "--out",
+                str(rollout),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    code, out, err = run_cli(capsys, "calibrate", "--domain", "warehouse", "--from", str(recording), str(fork),
-                             str(rollout), "--json")
+    code, out, err = run_cli(
+        capsys, "calibrate", "--domain", "warehouse", "--from", str(recording), str(fork), str(rollout), "--json"
+    )
     assert code == 0, err
     gold = [r for r in json_lines(out) if r["task"] == "split_across_warehouses" and r["agent"] == "scripted/gold"]
     assert len(gold) == 1 and gold[0]["n_scored"] == 1, gold  # the rollout's trial, not the fork

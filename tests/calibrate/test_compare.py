@@ -25,16 +25,19 @@ def trial(run, task_id: str, number: int) -> int:
 
 
 def test_two_corpus_trials_of_one_task(analyzer, telecom_run):
-    comparison = compare_simulations(analyzer, (telecom_run, trial(telecom_run, TASK, 0)),
-                                     (telecom_run, trial(telecom_run, TASK, 2)))
+    comparison = compare_simulations(
+        analyzer, (telecom_run, trial(telecom_run, TASK, 0)), (telecom_run, trial(telecom_run, TASK, 2))
+    )
     d = comparison.divergence
     assert d is not None and d.position == 4  # the first four calls are the same on both sides
     assert (d.left.name, d.right.name) == ("check_status_bar", "check_sim_status")
     assert (d.left.requestor, d.right.requestor) == ("assistant", "assistant")  # solo run: the agent does it all
     marked = [t for t in comparison.turns if t.divergent]
     assert len(marked) == 1 and marked[0].left.calls[0] is d.left and marked[0].right.calls[0] is d.right
-    assert comparison.turns[marked[0].index - 1].left.calls[0].signature == \
-           comparison.turns[marked[0].index - 1].right.calls[0].signature
+    assert (
+        comparison.turns[marked[0].index - 1].left.calls[0].signature
+        == comparison.turns[marked[0].index - 1].right.calls[0].signature
+    )
     # both are reads: the DB states right after them, and at the end, are the same
     assert d.agent_diff == [] and d.user_diff == []
     assert comparison.final_agent_diff == [] and comparison.final_user_diff == []
@@ -49,16 +52,21 @@ def test_two_corpus_trials_of_one_task(analyzer, telecom_run):
 
 
 def test_identical_trials_have_no_divergence(analyzer, telecom_run):
-    comparison = compare_simulations(analyzer, (telecom_run, trial(telecom_run, TASK, 0)),
-                                     (telecom_run, trial(telecom_run, TASK, 1)))
+    comparison = compare_simulations(
+        analyzer, (telecom_run, trial(telecom_run, TASK, 0)), (telecom_run, trial(telecom_run, TASK, 1))
+    )
     assert comparison.same_calls and not any(t.divergent for t in comparison.turns)
     assert len(comparison.turns) == 12
     assert "same tool calls on both sides" in render_comparison(comparison)
 
 
 def test_only_writes_are_compared_when_asked(analyzer, telecom_run):
-    comparison = compare_simulations(analyzer, (telecom_run, trial(telecom_run, TASK, 0)),
-                                     (telecom_run, trial(telecom_run, TASK, 2)), writes_only=True)
+    comparison = compare_simulations(
+        analyzer,
+        (telecom_run, trial(telecom_run, TASK, 0)),
+        (telecom_run, trial(telecom_run, TASK, 2)),
+        writes_only=True,
+    )
     assert comparison.divergence is None  # the trials differ only in what they read
 
 
@@ -66,8 +74,12 @@ def test_different_tasks_are_refused_unless_allowed(analyzer, telecom_run):
     other = next(e.index for e in telecom_run.entries if e.task_id != TASK)
     with pytest.raises(ValueError, match="different tasks"):
         compare_simulations(analyzer, (telecom_run, trial(telecom_run, TASK, 0)), (telecom_run, other))
-    assert compare_simulations(analyzer, (telecom_run, trial(telecom_run, TASK, 0)), (telecom_run, other),
-                               allow_other_tasks=True).divergence is not None
+    assert (
+        compare_simulations(
+            analyzer, (telecom_run, trial(telecom_run, TASK, 0)), (telecom_run, other), allow_other_tasks=True
+        ).divergence
+        is not None
+    )
 
 
 def test_a_dropped_write_shows_in_the_db_diff(registry, analyzer, tmp_path):
@@ -75,16 +87,29 @@ def test_a_dropped_write_shows_in_the_db_diff(registry, analyzer, tmp_path):
     runs = {}
     for name, agent in (("gold", "scripted/gold"), ("flaky", "scripted/flaky:0.5")):
         path = tmp_path / f"{name}.json"
-        config = RunConfig(domain="retail", agent=ParticipantSpec(agent), user=ParticipantSpec("scripted/user"),
-                           task_ids=["4"], num_trials=3)
+        config = RunConfig(
+            domain="retail",
+            agent=ParticipantSpec(agent),
+            user=ParticipantSpec("scripted/user"),
+            task_ids=["4"],
+            num_trials=3,
+        )
         asyncio.run(Runner(config, path, registry).run())
         runs[name] = open_run(path)
     by_trial = defaultdict(dict)
     for name, run in runs.items():
         for entry in run.entries:
             by_trial[entry.trial][name] = entry.index
-    comparisons = [compare_simulations(analyzer, (runs["gold"], pair["gold"]), (runs["flaky"], pair["flaky"]),
-                                       labels=("gold", "flaky"), writes_only=True) for pair in by_trial.values()]
+    comparisons = [
+        compare_simulations(
+            analyzer,
+            (runs["gold"], pair["gold"]),
+            (runs["flaky"], pair["flaky"]),
+            labels=("gold", "flaky"),
+            writes_only=True,
+        )
+        for pair in by_trial.values()
+    ]
     diverging = [c for c in comparisons if c.divergence is not None]
     assert diverging
     for comparison in diverging:

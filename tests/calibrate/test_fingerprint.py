@@ -16,8 +16,9 @@ from tests.conftest import CORPUS
 
 
 def gold_config(**kwargs) -> RunConfig:
-    return RunConfig(domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
-                     **kwargs)
+    return RunConfig(
+        domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"), **kwargs
+    )
 
 
 def test_runner_records_the_fingerprint_with_each_simulation(registry, tmp_path):
@@ -39,8 +40,9 @@ def test_an_edited_task_never_pools_with_the_old_one(registry, tmp_path):
     task = registry.get("mock").tasks()["update_task_1"]
     edited = task.model_copy(update={"ticket": "Please mark task_1 as done (edited)."})
     asyncio.run(Runner(gold_config(task_ids=[task.id], num_trials=2), tmp_path / "old.json", registry).run())
-    asyncio.run(Runner(gold_config(task_ids=[task.id], num_trials=3, tasks=[edited]), tmp_path / "new.json",
-                       registry).run())
+    asyncio.run(
+        Runner(gold_config(task_ids=[task.id], num_trials=3, tasks=[edited]), tmp_path / "new.json", registry).run()
+    )
     assert json.loads((tmp_path / "new.json").read_text())["tasks"][0]["ticket"].endswith("(edited).")
 
     calibrator = Calibrator(registry, "mock")
@@ -101,8 +103,14 @@ def test_tool_descriptions_see_types_flags_signatures_and_docstrings():
 
     described = [toolkit_description(k()) for k in (Kit, Renamed, Redocumented, ReadOnly)]
     assert len({json.dumps(d, sort_keys=True) for d in described}) == 4
-    assert described[0]["tools"][0] == {"name": "act", "signature": "(item_id: 'str') -> 'str'", "doc": "Do it.",
-                                         "type": "write", "mutates": True, "discoverable": False}
+    assert described[0]["tools"][0] == {
+        "name": "act",
+        "signature": "(item_id: 'str') -> 'str'",
+        "doc": "Do it.",
+        "type": "write",
+        "mutates": True,
+        "discoverable": False,
+    }
 
 
 def test_a_task_saved_by_tau2_hashes_like_the_hand_written_one(registry):
@@ -115,8 +123,22 @@ def test_a_task_saved_by_tau2_hashes_like_the_hand_written_one(registry):
     changed = dict(saved, ticket="something else")
     assert task_content_digest(Task.model_validate(changed)) != task_content_digest(current)
     # null inside tool arguments is kept: passing None and not passing an argument differ
-    with_null = Task.model_validate({"id": "x", "evaluation_criteria": {"actions": [
-        {"action_id": "a", "name": "create_task", "arguments": {"user_id": "u", "description": None}}]}})
-    without = Task.model_validate({"id": "x", "evaluation_criteria": {"actions": [
-        {"action_id": "a", "name": "create_task", "arguments": {"user_id": "u"}}]}})
+    with_null = Task.model_validate(
+        {
+            "id": "x",
+            "evaluation_criteria": {
+                "actions": [
+                    {"action_id": "a", "name": "create_task", "arguments": {"user_id": "u", "description": None}}
+                ]
+            },
+        }
+    )
+    without = Task.model_validate(
+        {
+            "id": "x",
+            "evaluation_criteria": {
+                "actions": [{"action_id": "a", "name": "create_task", "arguments": {"user_id": "u"}}]
+            },
+        }
+    )
     assert task_content_digest(with_null) != task_content_digest(without)

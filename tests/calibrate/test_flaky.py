@@ -43,8 +43,7 @@ def test_probability_from_the_name_or_the_arguments(retail):
     assert build_agent(ParticipantSpec("scripted/flaky"), task, env).drop == DEFAULT_DROP
     agent = build_agent(ParticipantSpec("scripted/flaky:0.5"), task, env)
     assert agent.drop == 0.5
-    assert agent.info() == {"implementation": "scripted_flaky", "llm": "scripted/flaky:0.5",
-                            "llm_args": {"drop": 0.5}}
+    assert agent.info() == {"implementation": "scripted_flaky", "llm": "scripted/flaky:0.5", "llm_args": {"drop": 0.5}}
     assert build_agent(ParticipantSpec("scripted/flaky", {"drop": 0.75}), task, env).drop == 0.75
     with pytest.raises(ParticipantSpecError):
         build_agent(ParticipantSpec("scripted/flaky", {"drop": "lots"}), task, env)
@@ -78,14 +77,25 @@ def test_a_higher_probability_drops_a_superset(retail):
 def test_the_same_run_twice_gives_the_same_trajectories(registry, tmp_path):
     def run(path):
         # tau2 1.0.1's retail tasks 0, 1 and 5 have no NL assertions, so every trial is scored without a judge
-        config = RunConfig(domain="retail", agent=ParticipantSpec("scripted/flaky:0.5"),
-                           user=ParticipantSpec("scripted/user"), task_ids=["0", "1", "5"], num_trials=3,
-                           concurrency=3)
+        config = RunConfig(
+            domain="retail",
+            agent=ParticipantSpec("scripted/flaky:0.5"),
+            user=ParticipantSpec("scripted/user"),
+            task_ids=["0", "1", "5"],
+            num_trials=3,
+            concurrency=3,
+        )
         asyncio.run(Runner(config, path, registry).run())
         data = json.loads(path.read_text())
-        return sorted((s["task_id"], s["trial"], s["reward_info"]["reward"],
-                       [[c["name"] for c in m.get("tool_calls") or []] for m in s["messages"]])
-                      for s in data["simulations"])
+        return sorted(
+            (
+                s["task_id"],
+                s["trial"],
+                s["reward_info"]["reward"],
+                [[c["name"] for c in m.get("tool_calls") or []] for m in s["messages"]],
+            )
+            for s in data["simulations"]
+        )
 
     first = run(tmp_path / "a.json")
     assert first == run(tmp_path / "b.json")
@@ -94,8 +104,13 @@ def test_the_same_run_twice_gives_the_same_trajectories(registry, tmp_path):
 
 def test_all_three_bands_on_mock_with_k_trials(registry, tmp_path):
     calibrator = Calibrator(registry, "mock")
-    config = RunConfig(domain="mock", agent=ParticipantSpec("scripted/flaky:0.5"),
-                       user=ParticipantSpec("scripted/user"), num_trials=6, concurrency=4)
+    config = RunConfig(
+        domain="mock",
+        agent=ParticipantSpec("scripted/flaky:0.5"),
+        user=ParticipantSpec("scripted/user"),
+        num_trials=6,
+        concurrency=4,
+    )
     asyncio.run(calibrator.run(config, tmp_path / "flaky.json"))
     bands = {row.task_id: row.band for row in calibrator.grid.rows()}
     assert {Band.SATURATED, Band.ZERO, Band.LEARNING_ZONE} <= set(bands.values()), bands

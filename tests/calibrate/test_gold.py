@@ -30,20 +30,19 @@ EXPECTED = {
     "mock": {
         "tasks": 10,
         "failing": {
-            "update_task_with_history_and_env_assertions":
-                "gold agent: reward 0 (env assertion assert_task_status(task_id='task_2', "
-                "expected_status='completed') is not True after the rollout); reference solution incomplete: "
-                "the task has no reference actions and the gold state fails env assertion "
-                "assert_task_status(task_id='task_2', expected_status='completed')",
-            "update_task_with_user_tools":
-                "gold agent: reward 0 (env assertion assert_notification_status(notification_id='notif_1', "
-                "expected_status='read') is not True after the rollout); unreachable task: the gold state fails "
-                "env assertion assert_notification_status(notification_id='notif_1', expected_status='read'), "
-                "and DB is in the reward basis, so no trajectory can both match the gold DB and meet it",
+            "update_task_with_history_and_env_assertions": "gold agent: reward 0 (env assertion assert_task_status(task_id='task_2', "
+            "expected_status='completed') is not True after the rollout); reference solution incomplete: "
+            "the task has no reference actions and the gold state fails env assertion "
+            "assert_task_status(task_id='task_2', expected_status='completed')",
+            "update_task_with_user_tools": "gold agent: reward 0 (env assertion assert_notification_status(notification_id='notif_1', "
+            "expected_status='read') is not True after the rollout); unreachable task: the gold state fails "
+            "env assertion assert_notification_status(notification_id='notif_1', expected_status='read'), "
+            "and DB is in the reward basis, so no trajectory can both match the gold DB and meet it",
         },
-        "kinds": {"reference solution incomplete; gold agent below 1.0 (ENV_ASSERTION)": 1,
-                  "unreachable (gold state fails an env assertion, DB in basis); gold agent below 1.0 "
-                  "(ENV_ASSERTION)": 1},
+        "kinds": {
+            "reference solution incomplete; gold agent below 1.0 (ENV_ASSERTION)": 1,
+            "unreachable (gold state fails an env assertion, DB in basis); gold agent below 1.0 (ENV_ASSERTION)": 1,
+        },
     },
     "retail": {"tasks": 114, "failing": {}, "kinds": {}},
     "airline": {"tasks": 50, "failing": {}, "kinds": {}},
@@ -137,12 +136,29 @@ def test_user_tools_task_cannot_reach_one(registry):
     from tests.evaluate.support import replayed
 
     task = registry.get("mock").tasks()["update_task_with_user_tools"].model_dump(mode="json", exclude_none=True)
-    update = [{"role": "assistant", "tool_calls": [{"id": "c1", "name": "update_task_status",
-                                                    "arguments": {"task_id": "task_1", "status": "completed"}}]},
-              {"role": "tool", "id": "c1", "content": "{}"}]
-    dismiss = [{"role": "user", "tool_calls": [{"id": "u1", "name": "dismiss_notification", "requestor": "user",
-                                               "arguments": {"notification_id": "notif_1"}}]},
-               {"role": "tool", "id": "u1", "requestor": "user", "content": "Notification notif_1 dismissed"}]
+    update = [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "c1", "name": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}
+            ],
+        },
+        {"role": "tool", "id": "c1", "content": "{}"},
+    ]
+    dismiss = [
+        {
+            "role": "user",
+            "tool_calls": [
+                {
+                    "id": "u1",
+                    "name": "dismiss_notification",
+                    "requestor": "user",
+                    "arguments": {"notification_id": "notif_1"},
+                }
+            ],
+        },
+        {"role": "tool", "id": "u1", "requestor": "user", "content": "Notification notif_1 dismissed"},
+    ]
     plain = evaluate(replayed(registry, update, task))
     dismissed = evaluate(replayed(registry, update + dismiss, task))
     assert plain.breakdown == {"DB": 1.0, "ACTION": 1.0, "ENV_ASSERTION": 0.0}

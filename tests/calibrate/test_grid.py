@@ -31,18 +31,21 @@ def row(*outcomes: TrialOutcome, task: str = "t", fingerprint: str = "f1") -> Ro
     return Row(task, fingerprint, SETUP, [Cell(o, trial=i) for i, o in enumerate(outcomes)])
 
 
-@pytest.mark.parametrize("reward, termination, expected", [
-    (1.0, "user_stop", TrialOutcome.PASS),
-    (0.9999999, "agent_stop", TrialOutcome.PASS),  # tau2's 1e-6 tolerance
-    (0.0, "user_stop", TrialOutcome.FAIL),
-    (0.5, "user_stop", TrialOutcome.FAIL),
-    (0.0, "max_steps", TrialOutcome.FAIL),  # the agent's own failure: scored
-    (0.0, "too_many_errors", TrialOutcome.FAIL),
-    (0.0, "infrastructure_error", TrialOutcome.UNSCORED),
-    (0.0, "timeout", TrialOutcome.UNSCORED),
-    (None, "unexpected_error", TrialOutcome.UNSCORED),
-    (None, "user_stop", TrialOutcome.UNSCORED),  # reward not computable (e.g. NL assertions without a judge)
-])
+@pytest.mark.parametrize(
+    "reward, termination, expected",
+    [
+        (1.0, "user_stop", TrialOutcome.PASS),
+        (0.9999999, "agent_stop", TrialOutcome.PASS),  # tau2's 1e-6 tolerance
+        (0.0, "user_stop", TrialOutcome.FAIL),
+        (0.5, "user_stop", TrialOutcome.FAIL),
+        (0.0, "max_steps", TrialOutcome.FAIL),  # the agent's own failure: scored
+        (0.0, "too_many_errors", TrialOutcome.FAIL),
+        (0.0, "infrastructure_error", TrialOutcome.UNSCORED),
+        (0.0, "timeout", TrialOutcome.UNSCORED),
+        (None, "unexpected_error", TrialOutcome.UNSCORED),
+        (None, "user_stop", TrialOutcome.UNSCORED),  # reward not computable (e.g. NL assertions without a judge)
+    ],
+)
 def test_classify(reward, termination, expected):
     outcome, reason = classify(reward, termination, "why")
     assert outcome is expected
@@ -54,16 +57,19 @@ def test_unscored_reason_names_the_termination():
     assert classify(None, "user_stop")[1] == "reward not computable"
 
 
-@pytest.mark.parametrize("outcomes, band", [
-    ((P, P, P), Band.SATURATED),
-    ((P, P, U), Band.SATURATED),  # unscored attempts are left out
-    ((F, F), Band.ZERO),
-    ((F, U, U), Band.ZERO),
-    ((P, F), Band.LEARNING_ZONE),
-    ((P, U, F, P), Band.LEARNING_ZONE),
-    ((U, U), Band.UNSCORED),
-    ((), Band.UNSCORED),
-])
+@pytest.mark.parametrize(
+    "outcomes, band",
+    [
+        ((P, P, P), Band.SATURATED),
+        ((P, P, U), Band.SATURATED),  # unscored attempts are left out
+        ((F, F), Band.ZERO),
+        ((F, U, U), Band.ZERO),
+        ((P, F), Band.LEARNING_ZONE),
+        ((P, U, F, P), Band.LEARNING_ZONE),
+        ((U, U), Band.UNSCORED),
+        ((), Band.UNSCORED),
+    ],
+)
 def test_bands(outcomes, band):
     assert row(*outcomes).band is band
 

@@ -56,10 +56,18 @@ def test_add_reload_and_export_leave_the_recording_untouched(recording):
     book = NoteBook(recording)
     assert book.path == recording.with_name("telecom_4trials.notes.json") == notes_path(recording)
     assert book.notes == []
-    whole = book.add(sim.id, "agent", "premature_end", "stopped before checking data", task_id=sim.task_id,
-                     trial=sim.trial, author="ana")
-    step = book.add(sim.id, "environment", "tool_bug", "speed test says excellent with data off", step=7,
-                    task_id=sim.task_id)
+    whole = book.add(
+        sim.id,
+        "agent",
+        "premature_end",
+        "stopped before checking data",
+        task_id=sim.task_id,
+        trial=sim.trial,
+        author="ana",
+    )
+    step = book.add(
+        sim.id, "environment", "tool_bug", "speed test says excellent with data off", step=7, task_id=sim.task_id
+    )
     book.add(other.id, "task", "task_defect", "persona unclear", task_id=other.task_id)
 
     reloaded = NoteBook(recording)
@@ -72,8 +80,11 @@ def test_add_reload_and_export_leave_the_recording_untouched(recording):
 
     rows = note_rows([reloaded])
     exported = json.loads(export_json(rows))
-    assert [r["text"] for r in exported] == ["stopped before checking data", "speed test says excellent with data off",
-                                            "persona unclear"]
+    assert [r["text"] for r in exported] == [
+        "stopped before checking data",
+        "speed test says excellent with data off",
+        "persona unclear",
+    ]
     assert exported[0]["recording"] == str(recording) and exported[0]["author"] == "ana"
     table = list(csv.DictReader(io.StringIO(export_csv(rows))))
     assert list(table[0]) == list(CSV_COLUMNS)
@@ -165,8 +176,23 @@ def test_notes_beside_and_in_the_user_data_folder_are_read_together(recording):
     kept = beside.add("sim-1", "agent", "other", "beside")
     user = user_notes_path(recording)
     user.parent.mkdir(parents=True)
-    user.write_text(json.dumps({"version": 1, "recording": recording.name, "notes": [
-        {"id": "u1", "sim_id": "sim-1", "source": "user", "error_type": "other", "text": "in the data folder"}]}))
+    user.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "recording": recording.name,
+                "notes": [
+                    {
+                        "id": "u1",
+                        "sim_id": "sim-1",
+                        "source": "user",
+                        "error_type": "other",
+                        "text": "in the data folder",
+                    }
+                ],
+            }
+        )
+    )
     book = NoteBook(recording)
     assert book.path == beside_path(recording)
     assert {n.text for n in book.notes} == {"beside", "in the data folder"}

@@ -26,7 +26,7 @@ def own_data(tau2_data, tmp_path):
 
 
 def lines_at(source, first: int, last: int) -> str:
-    return "\n".join(source.path.read_text().splitlines()[first - 1:last])
+    return "\n".join(source.path.read_text().splitlines()[first - 1 : last])
 
 
 def test_a_domain_task_is_found_in_the_task_file(registry):
@@ -67,8 +67,13 @@ def test_a_task_embedded_in_a_run_file_is_found_there(registry):
 def test_edit_reload_and_rerun_gives_a_new_row(own_data, tmp_path):
     registry = DomainRegistry(own_data)
     calibrator = Calibrator(registry, "mock")
-    config = RunConfig(domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
-                       task_ids=["update_task_1"], num_trials=2)
+    config = RunConfig(
+        domain="mock",
+        agent=ParticipantSpec("scripted/gold"),
+        user=ParticipantSpec("scripted/user"),
+        task_ids=["update_task_1"],
+        num_trials=2,
+    )
     asyncio.run(calibrator.run(config, tmp_path / "before.json"))
     (old,) = calibrator.grid.rows()
 

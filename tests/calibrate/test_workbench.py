@@ -22,16 +22,18 @@ from tau_tui.model.io import open_run
 from tau_tui.rollout import ParticipantSpec, RunConfig, SimulationFinished
 from tests.conftest import CORPUS
 
-TELECOM_4_TRIALS = CORPUS / ("sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_"
-                             "4trials_5tasks.json")
+TELECOM_4_TRIALS = CORPUS / (
+    "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+)
 TASKS = ["create_task_1", "update_task_1", "update_task_with_history_and_env_assertions"]
 
 
 def config(agent: str = "scripted/flaky:0.5", **kwargs) -> RunConfig:
     kwargs.setdefault("task_ids", list(TASKS))
     kwargs.setdefault("num_trials", 4)
-    return RunConfig(domain="mock", agent=ParticipantSpec(agent), user=ParticipantSpec("scripted/user"),
-                     concurrency=3, **kwargs)
+    return RunConfig(
+        domain="mock", agent=ParticipantSpec(agent), user=ParticipantSpec("scripted/user"), concurrency=3, **kwargs
+    )
 
 
 def test_cells_fill_live_as_simulations_finish(registry, tmp_path):
@@ -90,8 +92,9 @@ def test_loading_the_run_file_again_adds_nothing(registry, tmp_path):
     fresh = Calibrator(registry, "mock")  # another calibrator reading the file lands in the same rows
     assert fresh.load_run(open_run(path)) == 6
     assert {r.key: len(r.cells) for r in fresh.grid.rows()} == before
-    assert [[c.outcome for c in r.cells] for r in fresh.grid.rows()] == \
-           [[c.outcome for c in r.cells] for r in calibrator.grid.rows()]
+    assert [[c.outcome for c in r.cells] for r in fresh.grid.rows()] == [
+        [c.outcome for c in r.cells] for r in calibrator.grid.rows()
+    ]
 
 
 def test_rerun_adds_fresh_trials_to_the_same_row_or_replaces_them(registry, tmp_path):

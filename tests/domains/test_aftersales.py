@@ -60,8 +60,12 @@ def test_tasks_have_full_user_scenarios(domain):
         scenario = task.user_scenario
         assert scenario.persona and isinstance(scenario.instructions, StructuredInstructions), task.id
         instructions = scenario.instructions
-        for part in (instructions.reason_for_call, instructions.known_info, instructions.unknown_info,
-                     instructions.task_instructions):
+        for part in (
+            instructions.reason_for_call,
+            instructions.known_info,
+            instructions.unknown_info,
+            instructions.task_instructions,
+        ):
             assert part and len(part) > 20, task.id
         assert instructions.domain == "aftersales" and task.description.purpose
 
@@ -72,8 +76,12 @@ def test_tasks_exercise_every_kind_of_check(domain):
     for kind in ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE"):
         assert sum(kind in b for b in bases) >= 4, kind
     assert sum(bool(t.evaluation_criteria.env_assertions) for t in tasks) >= 10
-    ledger_checks = [a for t in tasks for a in t.evaluation_criteria.env_assertions or []
-                     if a.func_name in ("assert_ledger_count", "assert_new_ledger_entries")]
+    ledger_checks = [
+        a
+        for t in tasks
+        for a in t.evaluation_criteria.env_assertions or []
+        if a.func_name in ("assert_ledger_count", "assert_new_ledger_entries")
+    ]
     assert len(ledger_checks) >= 12  # the evaluator counts the ledger's side effects
     uses_hidden = [t.id for t in tasks if any(a.name == "issue_goodwill_credit" for a in t.expected_actions)]
     assert len(uses_hidden) == 2
@@ -97,10 +105,14 @@ def test_the_checks_bite_an_agent_that_does_nothing(domain):
 def test_breaking_the_authorisation_limit_fails_db_and_ledger(domain):
     """Owen's 449.00 refund must go to a team lead; issuing it directly is a run worth explaining."""
     task = domain.tasks()["large_refund_needs_approval"]
-    agent = StepAgent([("find_customer_by_email", {"email": "owen.parry@example.com"}),
-                       ("list_returns", {"customer_id": "cust_owen_parry"}),
-                       ("issue_refund", {"return_id": "RMA-2006"}),
-                       "Your refund of 449.00 is on its way. Your approval reference is APR-3001."])
+    agent = StepAgent(
+        [
+            ("find_customer_by_email", {"email": "owen.parry@example.com"}),
+            ("list_returns", {"customer_id": "cust_owen_parry"}),
+            ("issue_refund", {"return_id": "RMA-2006"}),
+            "Your refund of 449.00 is on its way. Your approval reference is APR-3001.",
+        ]
+    )
     sim, reward = scored_episode(domain, task, agent)
     info = sim.reward_info
     assert reward == 0.0 and info.db_check.db_match is False
@@ -126,16 +138,26 @@ def test_refunds_follow_the_quality_check(env):
     assert credit["amount"] == 55.05 and env.agent.db.customers["cust_ines_silva"]["store_credit"] == 55.05
     ledger = [(e["kind"], e["amount"]) for e in env.agent.db.ledger.values() if e["posted_on"] == "2025-03-14"]
     assert ledger == [("refund", 74.5), ("refund", 121.0), ("store_credit", 60.0), ("return_shipping_fee", -4.95)]
-    for return_id, problem in [("RMA-2001", "already been refunded"), ("RMA-2003", "failed \\(damage\\)"),
-                               ("RMA-2005", "not finished"), ("RMA-2008", "not arrived")]:
+    for return_id, problem in [
+        ("RMA-2001", "already been refunded"),
+        ("RMA-2003", "failed \\(damage\\)"),
+        ("RMA-2005", "not finished"),
+        ("RMA-2008", "not arrived"),
+    ]:
         with pytest.raises(ValueError, match=problem):
             call(env, "issue_refund", return_id=return_id)
 
 
 def test_approvals_hold_the_refund(env):
     approval = call(env, "request_refund_approval", return_id="RMA-2006")
-    assert approval == {"approval_id": "APR-3001", "return_id": "RMA-2006", "amount": 449.0,
-                        "method": "original_payment", "status": "pending", "requested_on": "2025-03-14"}
+    assert approval == {
+        "approval_id": "APR-3001",
+        "return_id": "RMA-2006",
+        "amount": 449.0,
+        "method": "original_payment",
+        "status": "pending",
+        "requested_on": "2025-03-14",
+    }
     with pytest.raises(ValueError, match="waiting for refund approval APR-3001"):
         call(env, "issue_refund", return_id="RMA-2006")
     assert not [e for e in env.agent.db.ledger.values() if e["customer_id"] == "cust_owen_parry"]
@@ -170,11 +192,23 @@ def test_the_goodwill_tool_is_hidden_until_kb_205_is_read(domain, env):
     found = call(env, "search_knowledge_base", query="late delivery compensation goodwill")
     assert found[0]["doc_id"] == "KB-205" and "issue_goodwill_credit" not in json.dumps(found)
     with pytest.raises(ValueError, match="need a manager"):
-        call(env, "issue_goodwill_credit", customer_id="cust_rohan_mehta", amount=75, reason="late_delivery",
-             order_id="LH-10433")
+        call(
+            env,
+            "issue_goodwill_credit",
+            customer_id="cust_rohan_mehta",
+            amount=75,
+            reason="late_delivery",
+            order_id="LH-10433",
+        )
     with pytest.raises(ValueError, match="does not belong"):
-        call(env, "issue_goodwill_credit", customer_id="cust_rohan_mehta", amount=20, reason="late_delivery",
-             order_id="LH-10402")
+        call(
+            env,
+            "issue_goodwill_credit",
+            customer_id="cust_rohan_mehta",
+            amount=20,
+            reason="late_delivery",
+            order_id="LH-10402",
+        )
 
 
 def test_ledger_assertions_count_side_effects(env):
@@ -182,6 +216,5 @@ def test_ledger_assertions_count_side_effects(env):
     call(env, "issue_refund", return_id="RMA-2001")
     call(env, "issue_refund", return_id="RMA-2007")
     assert env.agent.run_function("assert_ledger_count", customer_id="cust_amelia_hart", kind="refund", expected=2)
-    assert not env.agent.run_function("assert_ledger_count", customer_id="cust_amelia_hart", kind="refund",
-                                      expected=1)
+    assert not env.agent.run_function("assert_ledger_count", customer_id="cust_amelia_hart", kind="refund", expected=1)
     assert env.agent.run_function("assert_new_ledger_entries", customer_id="cust_amelia_hart", expected=2)

@@ -118,12 +118,28 @@ def test_writes_never_touch_the_shared_pristine_tree(domain):
     }
     assert call(env, "book_reservation", **MIA_BOOKING) == (MIA_BOOKING_RESULT, False)
     assert not call(env, "send_certificate", user_id="mia_li_3668", amount=150)[1]
-    assert not call(env, "update_reservation_baggages", reservation_id="NO6JO3", total_baggages=4,
-                    nonfree_baggages=2, payment_id="credit_card_4421486")[1]
-    assert not call(env, "update_reservation_passengers", reservation_id="NO6JO3",
-                    passengers=[{"first_name": "Ann", "last_name": "Li", "dob": "1991-01-01"}])[1]
-    assert not call(env, "update_reservation_flights", reservation_id="AIXC49", cabin="business",
-                    flights=[{"flight_number": "HAT014", "date": "2024-05-20"}], payment_id="credit_card_4421486")[1]
+    assert not call(
+        env,
+        "update_reservation_baggages",
+        reservation_id="NO6JO3",
+        total_baggages=4,
+        nonfree_baggages=2,
+        payment_id="credit_card_4421486",
+    )[1]
+    assert not call(
+        env,
+        "update_reservation_passengers",
+        reservation_id="NO6JO3",
+        passengers=[{"first_name": "Ann", "last_name": "Li", "dob": "1991-01-01"}],
+    )[1]
+    assert not call(
+        env,
+        "update_reservation_flights",
+        reservation_id="AIXC49",
+        cabin="business",
+        flights=[{"flight_number": "HAT014", "date": "2024-05-20"}],
+        payment_id="credit_card_4421486",
+    )[1]
     assert not call(env, "cancel_reservation", reservation_id="NO6JO3")[1]
     assert env.db_hash() != PRISTINE_HASH
 
@@ -159,13 +175,16 @@ def test_book_reservation_output_and_effects(env):
     assert flights[0]["flight_number"] == "HAT014"
     assert flights[0]["available_seats"]["economy"] == 8
     # The spent certificate cannot pay again.
-    assert call(env, "book_reservation", **MIA_BOOKING) == (
-        "Error: Payment method certificate_4856383 not found", True)
+    assert call(env, "book_reservation", **MIA_BOOKING) == ("Error: Payment method certificate_4856383 not found", True)
 
 
 def test_new_reservation_ids_are_the_first_free_of_three(env):
-    booking = dict(MIA_BOOKING, insurance="no", nonfree_baggages=0,
-                   payment_methods=[{"payment_id": "credit_card_4421486", "amount": 143}])
+    booking = dict(
+        MIA_BOOKING,
+        insurance="no",
+        nonfree_baggages=0,
+        payment_methods=[{"payment_id": "credit_card_4421486", "amount": 143}],
+    )
     ids = [json.loads(call(env, "book_reservation", **booking)[0])["reservation_id"] for _ in range(3)]
     assert ids == ["HATHAT", "HATHAU", "HATHAV"]
     assert call(env, "book_reservation", **booking) == ("Error: Too many reservations", True)
@@ -184,7 +203,10 @@ def test_certificate_ids_and_plain_text_results(env):
     user = json.loads(call(env, "get_user_details", user_id="mia_li_3668")[0])
     # Stored through the Certificate model: the amount becomes a float, as in tau2.
     assert user["payment_methods"]["certificate_3221322"] == {
-        "source": "certificate", "id": "certificate_3221322", "amount": 100.0}
+        "source": "certificate",
+        "id": "certificate_3221322",
+        "amount": 100.0,
+    }
     assert call(env, "transfer_to_human_agents", summary="x") == ("Transfer successful", False)
     assert call(env, "calculate", expression="(143 + 30) * 2 / 3") == ("115.33", False)
     assert call(env, "calculate", expression="import os") == ("Error: Invalid characters in expression", True)
@@ -203,59 +225,104 @@ def test_model_results_keep_numbers_inside_lists(env):
 
 
 def test_unvalidated_assignments_are_stored_as_given(env):
-    text, _ = call(env, "update_reservation_baggages", reservation_id="NO6JO3", total_baggages="3",
-                   nonfree_baggages=0, payment_id="credit_card_4421486")
+    text, _ = call(
+        env,
+        "update_reservation_baggages",
+        reservation_id="NO6JO3",
+        total_baggages="3",
+        nonfree_baggages=0,
+        payment_id="credit_card_4421486",
+    )
     assert json.loads(text)["total_baggages"] == "3"
-    text, _ = call(env, "update_reservation_baggages", reservation_id="NO6JO3", total_baggages=3,
-                   nonfree_baggages=1.0, payment_id="credit_card_4421486")
+    text, _ = call(
+        env,
+        "update_reservation_baggages",
+        reservation_id="NO6JO3",
+        total_baggages=3,
+        nonfree_baggages=1.0,
+        payment_id="credit_card_4421486",
+    )
     result = json.loads(text)
     assert (result["total_baggages"], result["nonfree_baggages"]) == (3, 1.0)
     assert result["payment_history"][-1] == {"payment_id": "credit_card_4421486", "amount": 50}
-    text, _ = call(env, "update_reservation_flights", reservation_id="AIXC49", cabin="first", flights=[],
-                   payment_id="credit_card_4421486")
+    text, _ = call(
+        env,
+        "update_reservation_flights",
+        reservation_id="AIXC49",
+        cabin="first",
+        flights=[],
+        payment_id="credit_card_4421486",
+    )
     result = json.loads(text)
     assert (result["cabin"], result["flights"]) == ("first", [])
-    assert result["payment_history"] == [{"payment_id": "credit_card_4421486", "amount": 123},
-                                         {"payment_id": "credit_card_4421486", "amount": -123}]
+    assert result["payment_history"] == [
+        {"payment_id": "credit_card_4421486", "amount": 123},
+        {"payment_id": "credit_card_4421486", "amount": -123},
+    ]
 
 
 def test_error_texts_match_tau2(env):
     assert call(env, "get_user_details", user_id="nobody") == ("Error: User nobody not found", True)
     assert call(env, "cancel_reservation", reservation_id="ZZZ") == ("Error: Reservation ZZZ not found", True)
     assert call(env, "get_flight_status", flight_number="HAT014", date="2024-06-01") == (
-        "Error: Flight HAT014 not found on date 2024-06-01", True)
+        "Error: Flight HAT014 not found on date 2024-06-01",
+        True,
+    )
     assert call(env, "book_reservation", user_id="mia_li_3668") == (
         "Error: AirlineTools.book_reservation() missing 10 required positional arguments: 'origin', "
         "'destination', 'flight_type', 'cabin', 'flights', 'passengers', 'payment_methods', 'total_baggages', "
-        "'nonfree_baggages', and 'insurance'", True)
-    text, error = call(env, "update_reservation_passengers", reservation_id="NO6JO3",
-                       passengers=[{"first_name": "Mia", "last_name": "Li"}])
+        "'nonfree_baggages', and 'insurance'",
+        True,
+    )
+    text, error = call(
+        env,
+        "update_reservation_passengers",
+        reservation_id="NO6JO3",
+        passengers=[{"first_name": "Mia", "last_name": "Li"}],
+    )
     assert error
     assert strip_pydantic_url(text) == (
         "Error: 1 validation error for Passenger\ndob\n  Field required [type=missing, "
-        "input_value={'first_name': 'Mia', 'last_name': 'Li'}, input_type=dict]")
-    assert call(env, "update_reservation_flights", reservation_id="NO6JO3", cabin="first",
-                flights=[{"flight_number": "HAT014", "date": "2024-05-20"}], payment_id="credit_card_4421486") == (
-        "Error: 'first'", True)
-    assert call(env, "update_reservation_baggages", reservation_id="NO6JO3", total_baggages=1, nonfree_baggages=1,
-                payment_id="certificate_4856383") == ("Error: Certificate cannot be used to update reservation", True)
+        "input_value={'first_name': 'Mia', 'last_name': 'Li'}, input_type=dict]"
+    )
+    assert call(
+        env,
+        "update_reservation_flights",
+        reservation_id="NO6JO3",
+        cabin="first",
+        flights=[{"flight_number": "HAT014", "date": "2024-05-20"}],
+        payment_id="credit_card_4421486",
+    ) == ("Error: 'first'", True)
+    assert call(
+        env,
+        "update_reservation_baggages",
+        reservation_id="NO6JO3",
+        total_baggages=1,
+        nonfree_baggages=1,
+        payment_id="certificate_4856383",
+    ) == ("Error: Certificate cannot be used to update reservation", True)
     assert env.db_hash() == PRISTINE_HASH
 
 
 def test_failing_booking_keeps_tau2s_partial_effects(env):
     # Naming one certificate twice passes the balance checks, then fails while spending it:
     # the certificate is gone, yet no reservation is made and no seat is taken (as in tau2).
-    booking = dict(MIA_BOOKING, payment_methods=[
-        {"payment_id": "certificate_4856383", "amount": 100},
-        {"payment_id": "certificate_4856383", "amount": 100},
-        {"payment_id": "credit_card_4421486", "amount": 23},
-    ])
+    booking = dict(
+        MIA_BOOKING,
+        payment_methods=[
+            {"payment_id": "certificate_4856383", "amount": 100},
+            {"payment_id": "certificate_4856383", "amount": 100},
+            {"payment_id": "credit_card_4421486", "amount": 23},
+        ],
+    )
     assert call(env, "book_reservation", **booking) == ("Error: 'certificate_4856383'", True)
     user = json.loads(call(env, "get_user_details", user_id="mia_li_3668")[0])
     assert list(user["payment_methods"]) == ["credit_card_4421486", "certificate_7504069", "credit_card_1955700"]
     assert user["reservations"] == ["NO6JO3", "AIXC49", "HKEG34"]
     assert call(env, "get_reservation_details", reservation_id="HATHAT") == (
-        "Error: Reservation HATHAT not found", True)
+        "Error: Reservation HATHAT not found",
+        True,
+    )
     flights = json.loads(call(env, "search_direct_flight", origin="JFK", destination="MIA", date="2024-05-20")[0])
     assert flights[0]["available_seats"]["economy"] == 9
 

@@ -49,9 +49,13 @@ def test_tasks_come_from_the_tasks_folder_not_tasks_json(domain):
     folder = sorted(p.stem for p in (CORPUS / "domains" / "banking_knowledge" / "tasks").glob("task_*.json"))
     assert sorted(tasks) == folder and len(folder) == 97
     listed = {t["id"]: t for t in json.loads((CORPUS / "domains" / "banking_knowledge" / "tasks.json").read_text())}
-    differing = [tid for tid, task in tasks.items()
-                 if tid in listed and task.model_dump(mode="json", exclude_none=True)
-                 != type(task).model_validate(listed[tid]).model_dump(mode="json", exclude_none=True)]
+    differing = [
+        tid
+        for tid, task in tasks.items()
+        if tid in listed
+        and task.model_dump(mode="json", exclude_none=True)
+        != type(task).model_validate(listed[tid]).model_dump(mode="json", exclude_none=True)
+    ]
     assert differing, "tasks.json and tasks/ differ for some tasks; the folder must win"
 
 
@@ -94,18 +98,24 @@ def test_unlock_is_episode_state_not_db_state(env, domain):
     assert "  - card_id: string (required) - The debit card ID to close" in text
     assert env.db_hash() == before
     other = domain.new_environment()  # a new episode starts locked
-    text, error = call(other, "call_discoverable_agent_tool", agent_tool_name="close_debit_card_4721",
-                       arguments='{"card_id": "x", "reason": "lost"}')
+    text, error = call(
+        other,
+        "call_discoverable_agent_tool",
+        agent_tool_name="close_debit_card_4721",
+        arguments='{"card_id": "x", "reason": "lost"}',
+    )
     assert not error and text.startswith("Error: Tool 'close_debit_card_4721' has not been unlocked.")
     assert other.db_hash() == before
 
 
 def test_unknown_agent_tool_and_bad_arguments(env):
     assert call(env, "unlock_discoverable_agent_tool", agent_tool_name="nope")[0] == (
-        "Error: Unknown agent tool 'nope'. This tool is not available.")
+        "Error: Unknown agent tool 'nope'. This tool is not available."
+    )
     text, error = unlock_and_call(env, "close_debit_card_4721", card="x")
-    assert not error and text == ("Error: Invalid arguments: KnowledgeTools.close_debit_card_4721() got an "
-                                  "unexpected keyword argument 'card'")
+    assert not error and text == (
+        "Error: Invalid arguments: KnowledgeTools.close_debit_card_4721() got an unexpected keyword argument 'card'"
+    )
 
 
 def test_write_calls_are_logged_reads_only_on_the_allowlist(domain):
@@ -123,12 +133,18 @@ def test_write_calls_are_logged_reads_only_on_the_allowlist(domain):
 
 
 def test_bind_task_sets_the_allowlist_from_reference_actions(domain):
-    task = next(t for t in domain.tasks().values()
-                if any(a.name == "call_discoverable_agent_tool" for a in t.evaluation_criteria.actions or []))
+    task = next(
+        t
+        for t in domain.tasks().values()
+        if any(a.name == "call_discoverable_agent_tool" for a in t.evaluation_criteria.actions or [])
+    )
     env = domain.new_environment()
     env.bind_task(task)
-    wanted = {a.arguments["agent_tool_name"] for a in task.evaluation_criteria.actions
-              if a.name == "call_discoverable_agent_tool"}
+    wanted = {
+        a.arguments["agent_tool_name"]
+        for a in task.evaluation_criteria.actions
+        if a.name == "call_discoverable_agent_tool"
+    }
     assert env.agent.read_log_allowlist == wanted
 
 
@@ -136,11 +152,19 @@ def test_integers_become_floats_inside_the_wrappers(domain):
     def limit_request(amount_text):
         env = domain.new_environment()
         account = next(iter(env.agent.db.root["credit_card_accounts"]["data"].values()))
-        text, _ = call(env, "unlock_discoverable_agent_tool", agent_tool_name="submit_credit_limit_increase_request_7392")
-        args = f'{{"credit_card_account_id": "{account["account_id"]}", "user_id": "{account["user_id"]}", ' \
-               f'"requested_increase_amount": {amount_text}}}'
-        text, _ = call(env, "call_discoverable_agent_tool", agent_tool_name="submit_credit_limit_increase_request_7392",
-                       arguments=args)
+        text, _ = call(
+            env, "unlock_discoverable_agent_tool", agent_tool_name="submit_credit_limit_increase_request_7392"
+        )
+        args = (
+            f'{{"credit_card_account_id": "{account["account_id"]}", "user_id": "{account["user_id"]}", '
+            f'"requested_increase_amount": {amount_text}}}'
+        )
+        text, _ = call(
+            env,
+            "call_discoverable_agent_tool",
+            agent_tool_name="submit_credit_limit_increase_request_7392",
+            arguments=args,
+        )
         return text, env.db_hash(), env.agent.db.root["credit_limit_increase_requests"]["data"]
 
     as_int, as_float = limit_request("2500"), limit_request("2500.0")
@@ -153,13 +177,15 @@ def test_integers_become_floats_inside_the_wrappers(domain):
 
 def test_user_wrapper_normalises_before_the_logged_call_is_hashed(domain):
     """The call log's id hashes json.dumps(arguments): 100 and 100.0 must log the same record."""
+
     def deposit(amount_text):
         env = domain.new_environment()
         account = next(a for a in env.agent.db.root["accounts"]["data"].values() if a.get("status") == "OPEN")
         call(env, "give_discoverable_user_tool", discoverable_tool_name="deposit_check_3847")
         args = f'{{"account_id": "{account["account_id"]}", "check_amount": {amount_text}}}'
-        text, _ = call(env, "call_discoverable_user_tool", "user", discoverable_tool_name="deposit_check_3847",
-                       arguments=args)
+        text, _ = call(
+            env, "call_discoverable_user_tool", "user", discoverable_tool_name="deposit_check_3847", arguments=args
+        )
         return text, env.db_hash(), env.agent.db.root["user_discoverable_tool_calls"]["data"]
 
     as_int, as_float = deposit("100"), deposit("100.0")
@@ -169,22 +195,38 @@ def test_user_wrapper_normalises_before_the_logged_call_is_hashed(domain):
 
 def test_user_tools_need_to_be_given_first(env):
     args = json.dumps({"user_id": "u1", "card_name": "Gold Rewards Card"})
-    text, error = call(env, "call_discoverable_user_tool", "user", discoverable_tool_name="get_referral_link",
-                       arguments=args)
+    text, error = call(
+        env, "call_discoverable_user_tool", "user", discoverable_tool_name="get_referral_link", arguments=args
+    )
     assert not error and text.startswith("Error: Tool 'get_referral_link' has not been given to you by the agent.")
-    assert call(env, "call_discoverable_user_tool", "user", discoverable_tool_name="get_referral_link",
-                arguments='{"user_id": "u1"}')[0] == "Error: Missing required parameter: card_name"
+    assert (
+        call(
+            env,
+            "call_discoverable_user_tool",
+            "user",
+            discoverable_tool_name="get_referral_link",
+            arguments='{"user_id": "u1"}',
+        )[0]
+        == "Error: Missing required parameter: card_name"
+    )
     text, _ = call(env, "give_discoverable_user_tool", discoverable_tool_name="get_referral_link", arguments=args)
     assert text.startswith("Tool given to user: get_referral_link\nDescription: Generate a referral link")
     given = env.agent.db.root["user_discoverable_tools"]["data"]
     assert list(given.values()) == [{"tool_name": "get_referral_link", "status": "GIVEN"}]
-    text, _ = call(env, "call_discoverable_user_tool", "user", discoverable_tool_name="get_referral_link", arguments=args)
+    text, _ = call(
+        env, "call_discoverable_user_tool", "user", discoverable_tool_name="get_referral_link", arguments=args
+    )
     assert "Referral link: https://rhobank.com/refer/" in text
     [logged] = env.agent.db.root["user_discoverable_tool_calls"]["data"].values()
-    assert logged == {"tool_name": "get_referral_link", "arguments": {"user_id": "u1", "card_name": "Gold Rewards Card"},
-                      "called_at": "11/14/2025", "status": "CALLED"}
+    assert logged == {
+        "tool_name": "get_referral_link",
+        "arguments": {"user_id": "u1", "card_name": "Gold Rewards Card"},
+        "called_at": "11/14/2025",
+        "status": "CALLED",
+    }
     assert call(env, "give_discoverable_user_tool", discoverable_tool_name="apply_for_credit_card")[0] == (
-        "Error: Unknown discoverable tool 'apply_for_credit_card'.")
+        "Error: Unknown discoverable tool 'apply_for_credit_card'."
+    )
 
 
 def test_retrieval_tools_never_mutate(domain):
@@ -229,9 +271,14 @@ def test_the_allowlist_is_what_makes_required_reads_count(domain):
     from tau_tui.replay.replayer import gold_state
 
     kit = domain.new_environment().agent
-    reading = sorted({t.id for t in domain.tasks().values() for a in (t.evaluation_criteria.actions or [])
-                      if a.name == "call_discoverable_agent_tool"
-                      and not kit.spec(a.arguments["agent_tool_name"]).mutates_state})
+    reading = sorted(
+        {
+            t.id
+            for t in domain.tasks().values()
+            for a in (t.evaluation_criteria.actions or [])
+            if a.name == "call_discoverable_agent_tool" and not kit.spec(a.arguments["agent_tool_name"]).mutates_state
+        }
+    )
     assert reading  # tasks whose reference actions read through the wrapper (046, 085, ...)
 
     def unbound(solo):
@@ -241,8 +288,9 @@ def test_the_allowlist_is_what_makes_required_reads_count(domain):
 
     for task_id in reading:
         task = domain.tasks()[task_id]
-        assert gold_state(task, lambda solo: domain.new_environment()).agent_hash != \
-            gold_state(task, unbound).agent_hash, task_id
+        assert (
+            gold_state(task, lambda solo: domain.new_environment()).agent_hash != gold_state(task, unbound).agent_hash
+        ), task_id
 
 
 def test_gold_agent_scores_one_on_every_task_that_needs_no_judge(registry):
@@ -274,8 +322,11 @@ def test_bm25_search_ranks_the_documents_about_the_query(domain):
 def test_grep_counts_matches_and_falls_back_to_a_literal(domain):
     env = domain.new_environment(variant="grep_only")
     assert not env.agent.has_tool("KB_search")
-    scores = [float(line.split(": ")[1]) for line in env.agent.grep("Diamond Elite").splitlines()
-              if line.startswith("   Score: ")]
+    scores = [
+        float(line.split(": ")[1])
+        for line in env.agent.grep("Diamond Elite").splitlines()
+        if line.startswith("   Score: ")
+    ]
     assert scores and scores == sorted(scores, reverse=True) and len(scores) <= 10
     assert env.agent.grep("(unclosed") == "No matches found for pattern: (unclosed"  # bad regex: literal search
     assert "ID: doc_" in env.agent.grep("Rho-Bank+")  # '+' after '-Bank' is a regex; still finds documents
@@ -317,8 +368,13 @@ def test_a_rollout_records_its_retrieval_config(domain):
     from tau_tui.rollout.factory import ParticipantSpec
     from tau_tui.rollout.session import Episode
 
-    episode = Episode(domain, "grep_only", domain.tasks()["task_001"], ParticipantSpec("scripted/gold"),
-                      ParticipantSpec("scripted/user"))
+    episode = Episode(
+        domain,
+        "grep_only",
+        domain.tasks()["task_001"],
+        ParticipantSpec("scripted/gold"),
+        ParticipantSpec("scripted/user"),
+    )
     asyncio.run(episode.run(evaluate=False))
     assert episode.info()["retrieval_config"] == "grep_only"
     assert episode.env.policy == domain.policy(variant="grep_only")
@@ -348,10 +404,17 @@ def test_embedding_variant_goes_through_litellm_to_the_configured_server(domain,
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             type(self).requests.append({"path": self.path, "model": body.get("model"), "n": len(body["input"])})
-            data = json.dumps({"object": "list", "model": body.get("model"), "usage": {"prompt_tokens": 1,
-                                                                                     "total_tokens": 1},
-                               "data": [{"object": "embedding", "index": i, "embedding": _FakeEmbeddings.vector(t)}
-                                        for i, t in enumerate(body["input"])]}).encode()
+            data = json.dumps(
+                {
+                    "object": "list",
+                    "model": body.get("model"),
+                    "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                    "data": [
+                        {"object": "embedding", "index": i, "embedding": _FakeEmbeddings.vector(t)}
+                        for i, t in enumerate(body["input"])
+                    ],
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -384,11 +447,14 @@ def test_search_tools_of_other_variants_replay_as_reads_not_hallucinations(domai
     from tau_tui.replay import replay
     from tau_tui.replay.timeline import Verdict
 
-    calls = [ToolCall(id=f"c{i}", name=name, arguments={"query": "fees"}) for i, name in
-             enumerate(("KB_search_dense", "shell", "KB_search", "no_such_tool"))]
+    calls = [
+        ToolCall(id=f"c{i}", name=name, arguments={"query": "fees"})
+        for i, name in enumerate(("KB_search_dense", "shell", "KB_search", "no_such_tool"))
+    ]
     messages = [AssistantMessage(role="assistant", content=None, tool_calls=calls)]
-    messages += [ToolMessage(id=c.id, role="tool", content="whatever was recorded", requestor="assistant")
-                 for c in calls]
+    messages += [
+        ToolMessage(id=c.id, role="tool", content="whatever was recorded", requestor="assistant") for c in calls
+    ]
     timeline = replay(messages, None, lambda solo: domain.new_environment(variant="no_knowledge"))
     assert [r.verdict for r in timeline.calls] == [Verdict.SKIPPED_READ] * 3 + [Verdict.SKIPPED_UNKNOWN]
     env = domain.new_environment(variant="no_knowledge")

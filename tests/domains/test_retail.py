@@ -95,22 +95,48 @@ def test_plain_string_results_are_not_quoted(env):
     ("name", "arguments", "expected"),
     [
         ("get_order_details", {"order_id": "W8955613"}, "Error: Order not found"),
-        ("get_order_details", {}, "Error: RetailTools.get_order_details() missing 1 required positional argument: "
-                                  "'order_id'"),
+        (
+            "get_order_details",
+            {},
+            "Error: RetailTools.get_order_details() missing 1 required positional argument: 'order_id'",
+        ),
         ("get_item_details", {"item_id": "6945232052"}, "Error: Item not found"),
-        ("find_user_id_by_name_zip", {"first_name": "Olivia", "last_name": "Lopez", "zip": "00000"},
-         "Error: User not found"),
+        (
+            "find_user_id_by_name_zip",
+            {"first_name": "Olivia", "last_name": "Lopez", "zip": "00000"},
+            "Error: User not found",
+        ),
         ("cancel_pending_order", {"order_id": PENDING, "reason": "changed my mind"}, "Error: Invalid reason"),
-        ("return_delivered_order_items", {"order_id": PENDING, "item_ids": [], "payment_method_id": GIFT_CARD},
-         "Error: Non-delivered order cannot be returned"),
-        ("modify_pending_order_items", {"order_id": PENDING, "item_ids": ["2554056026"],
-                                        "new_item_ids": ["2554056026"], "payment_method_id": GIFT_CARD},
-         "Error: The new item id should be different from the old item id"),
-        ("modify_pending_order_items", {"order_id": PENDING, "item_ids": ["6309044598"],
-                                        "new_item_ids": ["8030558068"], "payment_method_id": GIFT_CARD},
-         "Error: New item 8030558068 not found or available"),
-        ("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": GIFT_CARD},
-         "Error: The new payment method should be different from the current one"),
+        (
+            "return_delivered_order_items",
+            {"order_id": PENDING, "item_ids": [], "payment_method_id": GIFT_CARD},
+            "Error: Non-delivered order cannot be returned",
+        ),
+        (
+            "modify_pending_order_items",
+            {
+                "order_id": PENDING,
+                "item_ids": ["2554056026"],
+                "new_item_ids": ["2554056026"],
+                "payment_method_id": GIFT_CARD,
+            },
+            "Error: The new item id should be different from the old item id",
+        ),
+        (
+            "modify_pending_order_items",
+            {
+                "order_id": PENDING,
+                "item_ids": ["6309044598"],
+                "new_item_ids": ["8030558068"],
+                "payment_method_id": GIFT_CARD,
+            },
+            "Error: New item 8030558068 not found or available",
+        ),
+        (
+            "modify_pending_order_payment",
+            {"order_id": PENDING, "payment_method_id": GIFT_CARD},
+            "Error: The new payment method should be different from the current one",
+        ),
         ("calculate", {"expression": "2 ** x"}, "Error: Invalid characters in expression"),
         ("lookup_everything", {}, "Error: Tool 'lookup_everything' not found."),
     ],
@@ -121,8 +147,17 @@ def test_error_texts(env, name, arguments, expected):
 
 
 def test_pydantic_validation_error_names_the_model(env):
-    content, error = call(env, "modify_user_address", user_id=PENDING_USER, address1="1 Main St", address2="",
-                          city="Austin", state="TX", country="USA", zip=78701)
+    content, error = call(
+        env,
+        "modify_user_address",
+        user_id=PENDING_USER,
+        address1="1 Main St",
+        address2="",
+        city="Austin",
+        state="TX",
+        country="USA",
+        zip=78701,
+    )
     assert error
     assert content.startswith("Error: 1 validation error for UserAddress\nzip\n  Input should be a valid string")
     assert env.db_hash() == PRISTINE_HASH
@@ -130,17 +165,27 @@ def test_pydantic_validation_error_names_the_model(env):
 
 def test_modify_items_gives_every_item_the_last_new_variant(env):
     """tau2 prices every changed item with the last variant it looked up (a tau2 quirk we keep)."""
-    content, error = call(env, "modify_pending_order_items", order_id=PENDING,
-                          item_ids=["2554056026", "6309044598"], new_item_ids=["2860956907", "3928046918"],
-                          payment_method_id="credit_card_6044108")
+    content, error = call(
+        env,
+        "modify_pending_order_items",
+        order_id=PENDING,
+        item_ids=["2554056026", "6309044598"],
+        new_item_ids=["2860956907", "3928046918"],
+        payment_method_id="credit_card_6044108",
+    )
     assert not error
     order = json.loads(content)
     backpack_options = {"color": "black", "size": "large", "material": "nylon", "compartment": "camera"}
     assert [(i["item_id"], i["price"], i["options"]) for i in order["items"]] == [
-        ("2860956907", 198.0, backpack_options), ("3928046918", 198.0, backpack_options)]
+        ("2860956907", 198.0, backpack_options),
+        ("3928046918", 198.0, backpack_options),
+    ]
     assert order["status"] == "pending (item modified)"
-    assert order["payment_history"][-1] == {"transaction_type": "refund", "amount": 72.35999999999999,
-                                            "payment_method_id": "credit_card_6044108"}
+    assert order["payment_history"][-1] == {
+        "transaction_type": "refund",
+        "amount": 72.35999999999999,
+        "payment_method_id": "credit_card_6044108",
+    }
     assert env.db_hash() == "c12824e5467dfbff100287fcd88099a00906fb7d16095da0706580df3cd6670b"
 
 
@@ -151,18 +196,25 @@ def test_the_upstream_fix_gives_each_item_its_own_new_variant(retail, env):
     (fix,) = upstream_fixes("retail")
     assert (fix.tool, fix.issue, env.upstream_fixes) == ("modify_pending_order_items", "tau2-bench#317", ())
     assert set_fix(env, fix, True) and env.upstream_fixes == (fix.name,)
-    content, error = call(env, "modify_pending_order_items", order_id=PENDING,
-                          item_ids=["2554056026", "6309044598"], new_item_ids=["2860956907", "3928046918"],
-                          payment_method_id="credit_card_6044108")
+    content, error = call(
+        env,
+        "modify_pending_order_items",
+        order_id=PENDING,
+        item_ids=["2554056026", "6309044598"],
+        new_item_ids=["2860956907", "3928046918"],
+        payment_method_id="credit_card_6044108",
+    )
     assert not error
     order = json.loads(content)
     assert [(i["item_id"], i["price"], i["options"]) for i in order["items"]] == [
         ("2860956907", 315.61, {"color": "black", "band material": "silicone", "display": "LCD"}),
-        ("3928046918", 198.0, {"color": "black", "size": "large", "material": "nylon", "compartment": "camera"})]
+        ("3928046918", 198.0, {"color": "black", "size": "large", "material": "nylon", "compartment": "camera"}),
+    ]
     assert order["payment_history"][-1]["amount"] == 72.35999999999999  # the price difference is 1.0.1's
     assert call(env, "modify_pending_order_items", order_id=PENDING)[0] == (
         "Error: RetailTools.modify_pending_order_items() missing 3 required positional arguments: 'item_ids', "
-        "'new_item_ids', and 'payment_method_id'")
+        "'new_item_ids', and 'payment_method_id'"
+    )
     assert set_fix(env, fix, False) and env.upstream_fixes == ()
     assert env.agent.bound("modify_pending_order_items").__func__ is type(env.agent).modify_pending_order_items
     assert retail.new_environment().upstream_fixes == ()
@@ -181,8 +233,14 @@ def test_cancel_refunds_gift_card_at_once(env):
 
 def test_empty_exchange_stores_an_integer_difference(env):
     """tau2 assigns round(0, 2), an int, without validation: the hash sees 0, not 0.0."""
-    content, error = call(env, "exchange_delivered_order_items", order_id="#W4817420", item_ids=[],
-                          new_item_ids=[], payment_method_id="gift_card_8168843")
+    content, error = call(
+        env,
+        "exchange_delivered_order_items",
+        order_id="#W4817420",
+        item_ids=[],
+        new_item_ids=[],
+        payment_method_id="gift_card_8168843",
+    )
     assert not error
     assert '"exchange_price_difference": 0, ' in content
     assert env.db_hash() == "d2c55899e22c0003ea27bfa27c877ec31cdfc62367302732bbe53fba44749542"
@@ -194,8 +252,20 @@ def test_writes_never_touch_the_shared_pristine_tree(retail):
     pristine_user = first.agent.db.users[PENDING_USER]
     before = json.dumps([pristine_order, pristine_user], sort_keys=True)
     assert call(first, "cancel_pending_order", order_id=PENDING, reason="ordered by mistake")[1] is False
-    assert call(first, "modify_user_address", user_id=PENDING_USER, address1="1 Main St", address2="",
-                city="Austin", state="TX", country="USA", zip="78701")[1] is False
+    assert (
+        call(
+            first,
+            "modify_user_address",
+            user_id=PENDING_USER,
+            address1="1 Main St",
+            address2="",
+            city="Austin",
+            state="TX",
+            country="USA",
+            zip="78701",
+        )[1]
+        is False
+    )
     assert first.db_hash() != PRISTINE_HASH
     assert json.dumps([pristine_order, pristine_user], sort_keys=True) == before
     second = retail.new_environment()

@@ -60,8 +60,10 @@ def test_policy_variants(telecom):
     solo = telecom.new_environment(solo=True, variant="workflow")
     assert manual.domain_name == "telecom" and workflow.domain_name == "telecom-workflow"
     main = telecom.read_text("main_policy.md")
-    assert manual.policy == (f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n"
-                             f"{telecom.read_text('tech_support_manual.md')}\n</tech_support_policy>")
+    assert manual.policy == (
+        f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n"
+        f"{telecom.read_text('tech_support_manual.md')}\n</tech_support_policy>"
+    )
     assert workflow.policy.endswith(f"{telecom.read_text('tech_support_workflow.md')}\n</tech_support_policy>")
     assert solo.policy.startswith(f"<main_policy>\n{telecom.read_text('main_policy_solo.md')}\n</main_policy>")
     assert solo.policy.endswith(f"{telecom.read_text('tech_support_workflow_solo.md')}\n</tech_support_policy>")
@@ -87,11 +89,19 @@ def test_task_0_roaming_fix_gives_an_excellent_speed_test(telecom, env):
 def test_airplane_mode_texts_and_network_status(env):
     on = user(env, "toggle_airplane_mode")
     assert on.text == "Airplane Mode is now ON.\nStatus Bar: ✈️ Airplane Mode | 🔋 80%"
-    assert user(env, "check_network_status").text == "\n".join([
-        "Airplane Mode: ON", "SIM Card Status: active", "Cellular Connection: no_service", "Cellular Signal: none",
-        "Cellular Network Type: none", "Mobile Data Enabled: Yes", "Data Roaming Enabled: No", "Wi-Fi Radio: OFF",
-        "Wi-Fi Connected: No",
-    ])
+    assert user(env, "check_network_status").text == "\n".join(
+        [
+            "Airplane Mode: ON",
+            "SIM Card Status: active",
+            "Cellular Connection: no_service",
+            "Cellular Signal: none",
+            "Cellular Network Type: none",
+            "Mobile Data Enabled: Yes",
+            "Data Roaming Enabled: No",
+            "Wi-Fi Radio: OFF",
+            "Wi-Fi Connected: No",
+        ]
+    )
     assert user(env, "toggle_wifi").text.startswith("Cannot change Wi-Fi settings while Airplane Mode is ON.\n")
     assert user(env, "toggle_airplane_mode").text == (
         "Airplane Mode is now OFF.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%"
@@ -256,8 +266,15 @@ def test_writes_never_reach_the_shared_pristine_trees(telecom):
     user(first, "toggle_airplane_mode")
     user(first, "grant_app_permission", app_name="browser", permission="sms")
     init(first, "user", "break_vpn")
-    init(first, "assistant", "suspend_line_for_overdue_bill", customer_id="C1001", line_id="L1001",
-         new_bill_id="B9999", contract_ended=True)
+    init(
+        first,
+        "assistant",
+        "suspend_line_for_overdue_bill",
+        customer_id="C1001",
+        line_id="L1001",
+        new_bill_id="B9999",
+        contract_ended=True,
+    )
     agent(first, "refuel_data", customer_id="C1001", line_id="L1002", gb_amount=3.0)
     agent(first, "send_payment_request", customer_id="C1001", bill_id="B9999")
     user(first, "make_payment")
@@ -286,28 +303,85 @@ AGENT_TOOLS = {
     "suspend_line": ("write", ["customer_id", "line_id", "reason"]),
     "transfer_to_human_agents": ("generic", ["summary"]),
 }
-USER_READ = ["can_send_mms", "check_apn_settings", "check_app_permissions", "check_app_status",
-             "check_data_restriction_status", "check_installed_apps", "check_network_mode_preference",
-             "check_network_status", "check_payment_request", "check_sim_status", "check_status_bar",
-             "check_vpn_status", "check_wifi_calling_status", "check_wifi_status", "run_speed_test"]
-USER_WRITE = ["connect_vpn", "disconnect_vpn", "grant_app_permission", "make_payment", "reboot_device",
-              "reseat_sim_card", "reset_apn_settings", "set_apn_settings", "set_network_mode_preference",
-              "toggle_airplane_mode", "toggle_data", "toggle_data_saver_mode", "toggle_roaming", "toggle_wifi",
-              "toggle_wifi_calling"]
-USER_PARAMS = {"check_app_permissions": ["app_name"], "check_app_status": ["app_name"],
-               "grant_app_permission": ["app_name", "permission"], "set_apn_settings": ["apn_settings"],
-               "set_network_mode_preference": ["mode"]}
-AGENT_HELPERS = ["get_available_plan_ids", "set_data_usage", "suspend_line_for_overdue_bill",
-                 "assert_data_refueling_amount", "assert_line_status", "assert_overdue_bill_exists",
-                 "assert_no_overdue_bill"]
-USER_HELPERS = ["set_user_info", "set_user_location", "turn_airplane_mode_on", "turn_airplane_mode_off",
-                "unseat_sim_card", "lock_sim_card", "turn_data_on", "turn_data_off", "turn_roaming_on",
-                "turn_roaming_off", "turn_data_saver_mode_on", "turn_data_saver_mode_off", "break_apn_settings",
-                "break_apn_mms_setting", "set_wifi_calling", "break_vpn", "remove_app_permission",
-                "simulate_network_search", "assert_airplane_mode_status", "assert_service_status",
-                "assert_mobile_data_status", "assert_mobile_roaming_status", "assert_mobile_data_saver_mode_status",
-                "assert_internet_speed", "assert_internet_not_excellent", "assert_can_send_mms",
-                "assert_mobile_data_usage_exceeded"]
+USER_READ = [
+    "can_send_mms",
+    "check_apn_settings",
+    "check_app_permissions",
+    "check_app_status",
+    "check_data_restriction_status",
+    "check_installed_apps",
+    "check_network_mode_preference",
+    "check_network_status",
+    "check_payment_request",
+    "check_sim_status",
+    "check_status_bar",
+    "check_vpn_status",
+    "check_wifi_calling_status",
+    "check_wifi_status",
+    "run_speed_test",
+]
+USER_WRITE = [
+    "connect_vpn",
+    "disconnect_vpn",
+    "grant_app_permission",
+    "make_payment",
+    "reboot_device",
+    "reseat_sim_card",
+    "reset_apn_settings",
+    "set_apn_settings",
+    "set_network_mode_preference",
+    "toggle_airplane_mode",
+    "toggle_data",
+    "toggle_data_saver_mode",
+    "toggle_roaming",
+    "toggle_wifi",
+    "toggle_wifi_calling",
+]
+USER_PARAMS = {
+    "check_app_permissions": ["app_name"],
+    "check_app_status": ["app_name"],
+    "grant_app_permission": ["app_name", "permission"],
+    "set_apn_settings": ["apn_settings"],
+    "set_network_mode_preference": ["mode"],
+}
+AGENT_HELPERS = [
+    "get_available_plan_ids",
+    "set_data_usage",
+    "suspend_line_for_overdue_bill",
+    "assert_data_refueling_amount",
+    "assert_line_status",
+    "assert_overdue_bill_exists",
+    "assert_no_overdue_bill",
+]
+USER_HELPERS = [
+    "set_user_info",
+    "set_user_location",
+    "turn_airplane_mode_on",
+    "turn_airplane_mode_off",
+    "unseat_sim_card",
+    "lock_sim_card",
+    "turn_data_on",
+    "turn_data_off",
+    "turn_roaming_on",
+    "turn_roaming_off",
+    "turn_data_saver_mode_on",
+    "turn_data_saver_mode_off",
+    "break_apn_settings",
+    "break_apn_mms_setting",
+    "set_wifi_calling",
+    "break_vpn",
+    "remove_app_permission",
+    "simulate_network_search",
+    "assert_airplane_mode_status",
+    "assert_service_status",
+    "assert_mobile_data_status",
+    "assert_mobile_roaming_status",
+    "assert_mobile_data_saver_mode_status",
+    "assert_internet_speed",
+    "assert_internet_not_excellent",
+    "assert_can_send_mms",
+    "assert_mobile_data_usage_exceeded",
+]
 
 
 def _params(kit, name):

@@ -32,8 +32,11 @@ def counting(env, monkeypatch) -> list[int]:
 
 
 def test_a_sync_after_a_sync_with_no_write_between_is_skipped(env, monkeypatch):
-    env.run_env_function(EnvFunctionCall(env_type="user", func_name="set_user_info",
-                                         arguments={"name": "John Smith", "phone_number": PHONE}))
+    env.run_env_function(
+        EnvFunctionCall(
+            env_type="user", func_name="set_user_info", arguments={"name": "John Smith", "phone_number": PHONE}
+        )
+    )
     runs = counting(env, monkeypatch)
     env.sync()
     assert runs == []  # the helper's own sync went through and nothing was written since
@@ -73,8 +76,16 @@ def test_replays_with_and_without_the_skip_are_the_same(analyzer, registry, monk
         for index in range(len(run.entries)):
             analysis = analyzer.analyze(run, index)
             record = analysis.to_json()
-            out.append((record["pred_db"], record["pred_user_db"], record["gold_db"], record["gold_user_db"],
-                        record["env_assertions"], [(c.replayed, c.replayed_error) for c in analysis.timeline.calls]))
+            out.append(
+                (
+                    record["pred_db"],
+                    record["pred_user_db"],
+                    record["gold_db"],
+                    record["gold_user_db"],
+                    record["env_assertions"],
+                    [(c.replayed, c.replayed_error) for c in analysis.timeline.calls],
+                )
+            )
         return out
 
     skipping = outcome()

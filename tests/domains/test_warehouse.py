@@ -70,8 +70,15 @@ def test_tasks_have_full_user_scenarios_and_faults_only_in_south(domain):
     for task in tasks.values():
         instructions = task.user_scenario.instructions
         assert task.user_scenario.persona and isinstance(instructions, StructuredInstructions), task.id
-        assert all(p and len(p) > 20 for p in (instructions.reason_for_call, instructions.known_info,
-                                                instructions.unknown_info, instructions.task_instructions))
+        assert all(
+            p and len(p) > 20
+            for p in (
+                instructions.reason_for_call,
+                instructions.known_info,
+                instructions.unknown_info,
+                instructions.task_instructions,
+            )
+        )
         plan = FaultPlan.of_task(task)
         if plan is None:
             continue
@@ -114,11 +121,18 @@ def test_an_agent_that_gives_up_on_a_fault_fails(domain):
 
 def test_lookups_and_the_availability_overview(env):
     assert call(env, "lookup_stock", sku="TRV-15-WH", warehouse="south") == {
-        "sku": "TRV-15-WH", "warehouse": "south", "on_hand": 60, "reserved": 10, "available": 50, "safety_stock": 10}
+        "sku": "TRV-15-WH",
+        "warehouse": "south",
+        "on_hand": 60,
+        "reserved": 10,
+        "available": 50,
+        "safety_stock": 10,
+    }
     overview = call(env, "check_availability", sku="RAD-600x1000")
     assert overview["available"] == {"north": 8, "south": 4}
-    assert overview["in_transit"] == [{"transfer_id": "TR-7001", "to_warehouse": "south", "quantity": 10,
-                                       "eta": "2025-03-17"}]
+    assert overview["in_transit"] == [
+        {"transfer_id": "TR-7001", "to_warehouse": "south", "quantity": 10, "eta": "2025-03-17"}
+    ]
     assert overview["next_delivery"] == {"warehouse": "south", "date": "2025-03-19", "quantity": 20}
     assert [p["sku"] for p in call(env, "search_products", query="copper pipe")] == ["CP-15-3M", "CP-22-3M"]
     with pytest.raises(ValueError, match="Unknown warehouse"):
@@ -147,11 +161,25 @@ def test_substitution_and_transfers(env):
         call(env, "substitute_product", order_id="SO-5010", line_no=1, new_sku="CP-15-3M")
     order = call(env, "substitute_product", order_id="SO-5007", line_no=1, new_sku="FLX-15-300B")
     assert order["lines"][0]["sku"] == "FLX-15-300B"
-    transfer = call(env, "create_transfer", sku="CP-22-3M", from_warehouse="north", to_warehouse="south",
-                    quantity=40, requested_by="NG-0417")
+    transfer = call(
+        env,
+        "create_transfer",
+        sku="CP-22-3M",
+        from_warehouse="north",
+        to_warehouse="south",
+        quantity=40,
+        requested_by="NG-0417",
+    )
     assert transfer["transfer_id"] == "TR-7002" and transfer["eta"] == "2025-03-18"
     assert env.agent.db.stock["CP-22-3M"]["levels"]["north"]["on_hand"] == 50
     assert call(env, "check_availability", sku="CP-22-3M")["in_transit"][0]["transfer_id"] == "TR-7002"
     with pytest.raises(ValueError, match="one warehouse to the other"):
-        call(env, "create_transfer", sku="CP-22-3M", from_warehouse="south", to_warehouse="south", quantity=1,
-             requested_by="NG-0417")
+        call(
+            env,
+            "create_transfer",
+            sku="CP-22-3M",
+            from_warehouse="south",
+            to_warehouse="south",
+            quantity=1,
+            requested_by="NG-0417",
+        )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from tests.helpers import split_options
-
 import asyncio
 
 import pytest
@@ -13,6 +11,7 @@ from tau_tui.model.tasks import Task
 from tau_tui.rollout.orchestrator import Orchestrator
 from tau_tui.rollout.participants import user_brief
 from tau_tui.rollout.users import ScriptedUser
+from tests.helpers import split_options
 from tests.rollout.fake_llm import FakeLLM
 
 

@@ -19,8 +19,9 @@ from tau_tui.rollout.users import ScriptedUser
 
 def gold_rewards(registry: DomainRegistry, domain: str, path: Path) -> dict[str, tuple[str, float | None]]:
     """Task id -> (termination, reward) of ``scripted/gold`` with ``scripted/user`` on every task."""
-    config = RunConfig(domain=domain, agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
-                       concurrency=4)
+    config = RunConfig(
+        domain=domain, agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"), concurrency=4
+    )
     summary = asyncio.run(Runner(config, path, registry).run())
     assert summary.unscored == 0
     run = open_run(path)

@@ -36,8 +36,11 @@ def recorded(warehouse):
 
 def requests(sim) -> dict[str, tuple[str, str]]:
     """Call id -> (tool, arguments) of every call in a trajectory."""
-    return {call.id: (call.name, json.dumps(call.arguments, sort_keys=True))
-            for m in sim.messages for call in (getattr(m, "tool_calls", None) or [])}
+    return {
+        call.id: (call.name, json.dumps(call.arguments, sort_keys=True))
+        for m in sim.messages
+        for call in (getattr(m, "tool_calls", None) or [])
+    }
 
 
 def served_for_the_same_request(recorded_sim, new_sim) -> bool:
@@ -45,8 +48,8 @@ def served_for_the_same_request(recorded_sim, new_sim) -> bool:
     recorded_calls, new_calls = requests(recorded_sim), requests(new_sim)
     served = [m for m in tool_results(new_sim) if m.model_extra.get("cassette")]
     return bool(served) and all(
-        recorded_calls[recorded_sim.messages[m.model_extra["cassette"]["step"]].id] == new_calls[m.id]
-        for m in served)
+        recorded_calls[recorded_sim.messages[m.model_extra["cassette"]["step"]].id] == new_calls[m.id] for m in served
+    )
 
 
 def over_cassette(warehouse, recorded, agent):
@@ -69,21 +72,23 @@ def test_the_same_agent_gets_every_recorded_result_back(warehouse, recorded):
     # The recorded timeout comes back as the recorded timeout (still marked), then the recorded success.
     south = [m for m in tool_results(again) if '"warehouse": "south"' in m.content or fault_mark(m)]
     assert fault_mark(south[0])["kind"] == "timeout"
-    assert again.info["cassette"] == {"recording": "rec.json", "sim": sim.id, "recorded": 8, "served": 8,
-                                      "unused": 0}
+    assert again.info["cassette"] == {"recording": "rec.json", "sim": sim.id, "recorded": 8, "served": 8, "unused": 0}
     scored = SimulationEvaluator(warehouse).apply(again, task)
     assert scored.reward == 1.0
 
 
 def test_a_different_scripted_agent_stops_with_the_refusal_at_its_first_unmatched_request(warehouse, recorded):
     task, sim = recorded
-    agent = StepAgent([
-        ("get_account", {"account_id": "ACC-1004"}),
-        ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "north"}),  # recorded later than the south one: served
-        ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "south"}),  # the recorded timeout
-        ("allocate_line", {**ORDER, "warehouse": "south", "quantity": 60}),  # recorded only with 40: refused
-        ("allocate_line", {**ORDER, "warehouse": "north", "quantity": 20}),  # never asked
-    ], name="scripted/greedy")
+    agent = StepAgent(
+        [
+            ("get_account", {"account_id": "ACC-1004"}),
+            ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "north"}),  # recorded later than the south one: served
+            ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "south"}),  # the recorded timeout
+            ("allocate_line", {**ORDER, "warehouse": "south", "quantity": 60}),  # recorded only with 40: refused
+            ("allocate_line", {**ORDER, "warehouse": "north", "quantity": 20}),  # never asked
+        ],
+        name="scripted/greedy",
+    )
     result = over_cassette(warehouse, recorded, agent)
     assert result.termination_reason == NO_RECORDED_RESULT
     results = tool_results(result)
@@ -92,8 +97,12 @@ def test_a_different_scripted_agent_stops_with_the_refusal_at_its_first_unmatche
     assert result.messages[-1] is refused  # the episode ended right there
     assert refused.error and refused.content.startswith("Error: no recorded result for allocate_line(")
     assert "only with other arguments" in refused.content
-    assert refusal_mark(refused) == {"reason": "different_arguments", "tool": "allocate_line",
-                                     "arguments": {**ORDER, "warehouse": "south", "quantity": 60}, "by": "cassette"}
+    assert refusal_mark(refused) == {
+        "reason": "different_arguments",
+        "tool": "allocate_line",
+        "arguments": {**ORDER, "warehouse": "south", "quantity": 60},
+        "by": "cassette",
+    }
     assert result.info["cassette"]["refusal"]["reason"] == "different_arguments"
     assert result.info["error"].startswith("no recorded result for allocate_line")
     assert agent.steps == [("allocate_line", {**ORDER, "warehouse": "north", "quantity": 20})]
@@ -102,11 +111,14 @@ def test_a_different_scripted_agent_stops_with_the_refusal_at_its_first_unmatche
     assert scored.reward == 0.0
 
 
-@pytest.mark.parametrize("steps, reason", [
-    ([("cancel_order", {"order_id": "SO-5002", "reason": "customer_request"})], "unknown_tool"),
-    ([("get_order", {"order_id": "SO-5001"})], "different_arguments"),
-    ([("get_account", {"account_id": "ACC-1004"}), ("get_account", {"account_id": "ACC-1004"})], "past_end"),
-])
+@pytest.mark.parametrize(
+    "steps, reason",
+    [
+        ([("cancel_order", {"order_id": "SO-5002", "reason": "customer_request"})], "unknown_tool"),
+        ([("get_order", {"order_id": "SO-5001"})], "different_arguments"),
+        ([("get_account", {"account_id": "ACC-1004"}), ("get_account", {"account_id": "ACC-1004"})], "past_end"),
+    ],
+)
 def test_every_kind_of_unmatched_request_is_refused(warehouse, recorded, steps, reason):
     result = over_cassette(warehouse, recorded, StepAgent(steps))
     assert result.termination_reason == NO_RECORDED_RESULT
@@ -116,9 +128,11 @@ def test_every_kind_of_unmatched_request_is_refused(warehouse, recorded, steps, 
 
 def test_calls_after_a_refusal_in_the_same_message_get_not_run_results(warehouse, recorded):
     task, _ = recorded
-    calls = [ToolCall(id="a", name="get_account", arguments={"account_id": "ACC-1004"}),
-             ToolCall(id="b", name="get_account", arguments={"account_id": "ACC-9999"}),
-             ToolCall(id="c", name="get_order", arguments={"order_id": "SO-5002"})]
+    calls = [
+        ToolCall(id="a", name="get_account", arguments={"account_id": "ACC-1004"}),
+        ToolCall(id="b", name="get_account", arguments={"account_id": "ACC-9999"}),
+        ToolCall(id="c", name="get_order", arguments={"order_id": "SO-5002"}),
+    ]
 
     class OneMessage(StepAgent):
         async def generate(self, incoming):
@@ -137,8 +151,9 @@ def test_calls_after_a_refusal_in_the_same_message_get_not_run_results(warehouse
 def test_replay_of_a_cassette_run_keeps_refusals_and_shows_results_served_out_of_order(warehouse, recorded):
     task, _ = recorded
     # Refused writes are never run by replay.
-    greedy = over_cassette(warehouse, recorded, StepAgent([("allocate_line", {**ORDER, "warehouse": "south",
-                                                                              "quantity": 60})]))
+    greedy = over_cassette(
+        warehouse, recorded, StepAgent([("allocate_line", {**ORDER, "warehouse": "south", "quantity": 60})])
+    )
     timeline = replay(greedy.messages, task, lambda solo: warehouse.new_environment(solo=solo))
     assert [c.verdict for c in timeline.calls] == [Verdict.REFUSED]
     assert timeline.calls[0].refusal["reason"] == "different_arguments"
@@ -147,20 +162,38 @@ def test_replay_of_a_cassette_run_keeps_refusals_and_shows_results_served_out_of
 
     # The recorded allocations, made in the other order: each gets the result recorded for it, but that result
     # was recorded in another state. Replay shows what the environment would have said.
-    swapped = over_cassette(warehouse, recorded, StepAgent([
-        ("allocate_line", {**ORDER, "warehouse": "north", "quantity": 20}),
-        ("allocate_line", {**ORDER, "warehouse": "south", "quantity": 40}),
-    ], retry_faults=True))
+    swapped = over_cassette(
+        warehouse,
+        recorded,
+        StepAgent(
+            [
+                ("allocate_line", {**ORDER, "warehouse": "north", "quantity": 20}),
+                ("allocate_line", {**ORDER, "warehouse": "south", "quantity": 40}),
+            ],
+            retry_faults=True,
+        ),
+    )
     timeline = replay(swapped.messages, task, lambda solo: warehouse.new_environment(solo=solo))
     assert [c.verdict for c in timeline.calls] == [Verdict.MISMATCH, Verdict.INJECTED_FAULT, Verdict.MISMATCH]
     first = timeline.calls[0]
-    assert json.loads(first.recorded)["status"] == "allocated" and json.loads(first.replayed)["status"] == "part_allocated"
+    assert (
+        json.loads(first.recorded)["status"] == "allocated" and json.loads(first.replayed)["status"] == "part_allocated"
+    )
 
 
 def test_no_recorded_result_is_a_termination_of_its_own_next_to_tau2s():
-    assert TERMINATION_REASONS[:10] == ("user_stop", "agent_stop", "max_steps", "timeout", "too_many_errors",
-                                        "agent_error", "user_error", "infrastructure_error",
-                                        "context_window_exceeded", "unexpected_error")
+    assert TERMINATION_REASONS[:10] == (
+        "user_stop",
+        "agent_stop",
+        "max_steps",
+        "timeout",
+        "too_many_errors",
+        "agent_error",
+        "user_error",
+        "infrastructure_error",
+        "context_window_exceeded",
+        "unexpected_error",
+    )
     assert TERMINATION_REASONS[10:] == (NO_RECORDED_RESULT,)
 
 
@@ -170,16 +203,23 @@ def test_no_recorded_result_is_a_termination_of_its_own_next_to_tau2s():
 @pytest.fixture(scope="module")
 def recording_file(own_registry, tmp_path_factory):
     path = tmp_path_factory.mktemp("cassette") / "gold.json"
-    config = RunConfig(domain="warehouse", agent=ParticipantSpec("scripted/gold"),
-                       user=ParticipantSpec("scripted/user"), task_ids=[TASK, "quote_available_stock"])
+    config = RunConfig(
+        domain="warehouse",
+        agent=ParticipantSpec("scripted/gold"),
+        user=ParticipantSpec("scripted/user"),
+        task_ids=[TASK, "quote_available_stock"],
+    )
     asyncio.run(Runner(config, path, own_registry).run())
     return path
 
 
 def test_run_cassettes_writes_an_evaluated_results_file(own_registry, recording_file, tmp_path):
     out = tmp_path / "over.json"
-    summary = asyncio.run(run_cassettes(recording_file, own_registry, ParticipantSpec("scripted/gold"),
-                                        ParticipantSpec("scripted/user"), out))
+    summary = asyncio.run(
+        run_cassettes(
+            recording_file, own_registry, ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), out
+        )
+    )
     assert [o.reward for o in summary.outcomes] == [1.0, 1.0]
     run = open_run(out)
     assert run.raw_info["tau_tui"]["cassette"]["recording"] == str(recording_file)
@@ -187,11 +227,22 @@ def test_run_cassettes_writes_an_evaluated_results_file(own_registry, recording_
     sources = [run.simulation(i).info["cassette"]["sim"] for i in range(len(run.entries))]
     assert sources == [e.id for e in open_run(recording_file).entries]
     with pytest.raises(CassetteError, match="already exists"):
-        asyncio.run(run_cassettes(recording_file, own_registry, ParticipantSpec("scripted/gold"),
-                                  ParticipantSpec("scripted/user"), out))
+        asyncio.run(
+            run_cassettes(
+                recording_file, own_registry, ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), out
+            )
+        )
     with pytest.raises(CassetteError, match="not 'mock'"):
-        asyncio.run(run_cassettes(recording_file, own_registry, ParticipantSpec("scripted/gold"),
-                                  ParticipantSpec("scripted/user"), tmp_path / "x.json", domain="mock"))
+        asyncio.run(
+            run_cassettes(
+                recording_file,
+                own_registry,
+                ParticipantSpec("scripted/gold"),
+                ParticipantSpec("scripted/user"),
+                tmp_path / "x.json",
+                domain="mock",
+            )
+        )
 
 
 def test_cli_run_cassette(recording_file, tmp_path, capsys, monkeypatch):
@@ -200,21 +251,64 @@ def test_cli_run_cassette(recording_file, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "no-tau2-data-here"))
     sim_id = open_run(recording_file).entries[0].id
     out = tmp_path / "cli.json"
-    code = main(["run", "--cassette", str(recording_file), "--cassette-sim", sim_id[:8], "--agent-llm",
-                 "scripted/flaky:1.0", "--user-llm", "scripted/user", "--out", str(out)])
+    code = main(
+        [
+            "run",
+            "--cassette",
+            str(recording_file),
+            "--cassette-sim",
+            sim_id[:8],
+            "--agent-llm",
+            "scripted/flaky:1.0",
+            "--user-llm",
+            "scripted/user",
+            "--out",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0, printed
     assert f"{sim_id} -> " in printed and "1 simulations over" in printed
     sim = open_run(out).simulation(0)
     assert sim.info["cassette"]["sim"] == sim_id and sim.reward_info.reward == 0.0  # it skipped every action
 
-    assert main(["run", "--cassette", str(recording_file), "--cassette-sim", "nope", "--agent-llm", "scripted/gold",
-                 "--user-llm", "scripted/user", "--out", str(tmp_path / "n.json")]) == 2
+    assert (
+        main(
+            [
+                "run",
+                "--cassette",
+                str(recording_file),
+                "--cassette-sim",
+                "nope",
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "--out",
+                str(tmp_path / "n.json"),
+            ]
+        )
+        == 2
+    )
     assert "no simulation 'nope'" in capsys.readouterr().err
     assert main(["run", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"]) == 2
     assert "--domain is required" in capsys.readouterr().err
-    assert main(["run", "--cassette", str(recording_file), "-k", "2", "--agent-llm", "scripted/gold",
-                 "--user-llm", "scripted/user"]) == 2
+    assert (
+        main(
+            [
+                "run",
+                "--cassette",
+                str(recording_file),
+                "-k",
+                "2",
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+            ]
+        )
+        == 2
+    )
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     assert "--cassette RECORDING" in capsys.readouterr().out

@@ -50,13 +50,16 @@ def test_only_a_successful_read_that_names_it_reveals_it(aftersales):
 def test_reading_the_procedure_lists_the_tool_to_a_model_agent_from_its_next_turn(aftersales, fake_llm):
     task = aftersales.tasks()[TASK]
     env = aftersales.new_environment()
-    fake_llm.script("agent-model", [
-        call("find_customer_by_email", {"email": "rohan.mehta@example.net"}, "c1"),
-        call("search_knowledge_base", {"query": "goodwill late delivery"}, "c2"),
-        call("read_document", {"doc_id": "KB-205"}, "c3"),
-        call(HIDDEN, GOODWILL, "c4"),
-        text("I have added 20.00 to your store credit. Anything else?"),
-    ])
+    fake_llm.script(
+        "agent-model",
+        [
+            call("find_customer_by_email", {"email": "rohan.mehta@example.net"}, "c1"),
+            call("search_knowledge_base", {"query": "goodwill late delivery"}, "c2"),
+            call("read_document", {"doc_id": "KB-205"}, "c3"),
+            call(HIDDEN, GOODWILL, "c4"),
+            text("I have added 20.00 to your store credit. Anything else?"),
+        ],
+    )
     agent = build_agent(ParticipantSpec("openai/agent-model", fake_llm.args()), task, env)
     sim, _ = run_episode(env, task, agent)
     assert sim.termination_reason == "user_stop"
@@ -90,8 +93,9 @@ def test_a_tool_found_before_a_fork_stays_listed_and_a_call_before_discovery_is_
     fork_env = aftersales.new_environment()
     agent = GoldAgent(task, agent_brief(task, fork_env))
     agent.plan = [("close", None)]
-    orchestrator = Orchestrator(fork_env, task, agent, ScriptedUser(user_brief(task, fork_env)),
-                                history=sim.messages[:read_step + 1])
+    orchestrator = Orchestrator(
+        fork_env, task, agent, ScriptedUser(user_brief(task, fork_env)), history=sim.messages[: read_step + 1]
+    )
     forked = asyncio.run(orchestrator.run())
     assert HIDDEN in agent.brief.tool_names and forked.info["discovered_tools"] == {HIDDEN: read_step}
 

@@ -27,15 +27,26 @@ def lookup(sku: str, warehouse: str = "south", call_id: str = "c") -> ToolCall:
 
 
 def test_rules_match_on_tool_arguments_and_attempt():
-    plan = FaultPlan.parse({"seed": 1, "faults": [
-        {"tool": "lookup_stock", "arguments": {"warehouse": "south", "sku": "CP-15-3M"}, "attempt": 2,
-         "fault": "transient_error"},
-        {"tool": "lookup_stock", "where": SOUTH, "fault": "timeout", "seconds": 12},
-        {"tool": "allocate_line", "attempt": None, "fault": "slow_response"},
-    ]})
+    plan = FaultPlan.parse(
+        {
+            "seed": 1,
+            "faults": [
+                {
+                    "tool": "lookup_stock",
+                    "arguments": {"warehouse": "south", "sku": "CP-15-3M"},
+                    "attempt": 2,
+                    "fault": "transient_error",
+                },
+                {"tool": "lookup_stock", "where": SOUTH, "fault": "timeout", "seconds": 12},
+                {"tool": "allocate_line", "attempt": None, "fault": "slow_response"},
+            ],
+        }
+    )
     first = plan.fault_for("lookup_stock", {"sku": "CP-15-3M", "warehouse": "south"}, 1)
     assert first.kind is FaultKind.TIMEOUT and first.seconds == 12 and first.rule == 1 and first.withheld
-    assert plan.fault_for("lookup_stock", {"sku": "CP-15-3M", "warehouse": "south"}, 2).kind is FaultKind.TRANSIENT_ERROR
+    assert (
+        plan.fault_for("lookup_stock", {"sku": "CP-15-3M", "warehouse": "south"}, 2).kind is FaultKind.TRANSIENT_ERROR
+    )
     assert plan.fault_for("lookup_stock", {"sku": "CP-15-3M", "warehouse": "south"}, 3) is None
     assert plan.fault_for("lookup_stock", {"sku": "CP-15-3M", "warehouse": "north"}, 1) is None
     slow = plan.fault_for("allocate_line", {"order_id": "SO-1"}, 7)
@@ -43,16 +54,19 @@ def test_rules_match_on_tool_arguments_and_attempt():
     assert "did not respond within 12 seconds" in first.text()
 
 
-@pytest.mark.parametrize("raw, problem", [
-    ([], "expected an object"),
-    ({"faults": [{"tool": "x", "fault": "explode"}]}, "'fault' must be one of"),
-    ({"faults": [{"fault": "timeout"}]}, "'tool' must name a tool"),
-    ({"faults": [{"tool": "x", "fault": "timeout", "attempt": 0}]}, "'attempt'"),
-    ({"faults": [{"tool": "x", "fault": "timeout", "rate": 2}]}, "'rate'"),
-    ({"faults": [{"tool": "x", "fault": "timeout", "arguments": {}, "where": {}}]}, "not both"),
-    ({"faults": [{"tool": "x", "fault": "timeout", "when": 1}]}, "unknown key 'when'"),
-    ({"seed": "a", "faults": []}, "seed"),
-])
+@pytest.mark.parametrize(
+    "raw, problem",
+    [
+        ([], "expected an object"),
+        ({"faults": [{"tool": "x", "fault": "explode"}]}, "'fault' must be one of"),
+        ({"faults": [{"fault": "timeout"}]}, "'tool' must name a tool"),
+        ({"faults": [{"tool": "x", "fault": "timeout", "attempt": 0}]}, "'attempt'"),
+        ({"faults": [{"tool": "x", "fault": "timeout", "rate": 2}]}, "'rate'"),
+        ({"faults": [{"tool": "x", "fault": "timeout", "arguments": {}, "where": {}}]}, "not both"),
+        ({"faults": [{"tool": "x", "fault": "timeout", "when": 1}]}, "unknown key 'when'"),
+        ({"seed": "a", "faults": []}, "seed"),
+    ],
+)
 def test_malformed_plans_are_refused_with_one_line(raw, problem):
     with pytest.raises(FaultPlanError) as info:
         FaultPlan.parse(raw)
@@ -80,23 +94,38 @@ def test_rate_rules_depend_on_the_operation_and_the_fault_seed_only():
 
 def test_withheld_faults_change_nothing_and_slow_responses_go_through(warehouse):
     env = warehouse.new_environment()
-    plan = FaultPlan.parse({"faults": [
-        {"tool": "allocate_line", "where": SOUTH, "fault": "timeout"},
-        {"tool": "allocate_line", "where": SOUTH, "attempt": 2, "fault": "slow_response", "seconds": 15}]})
+    plan = FaultPlan.parse(
+        {
+            "faults": [
+                {"tool": "allocate_line", "where": SOUTH, "fault": "timeout"},
+                {"tool": "allocate_line", "where": SOUTH, "attempt": 2, "fault": "slow_response", "seconds": 15},
+            ]
+        }
+    )
     tools = EpisodeTools(env, plan)
-    call = ToolCall(id="a1", name="allocate_line",
-                    arguments={"order_id": "SO-5002", "line_no": 1, "warehouse": "south", "quantity": 40})
+    call = ToolCall(
+        id="a1",
+        name="allocate_line",
+        arguments={"order_id": "SO-5002", "line_no": 1, "warehouse": "south", "quantity": 40},
+    )
     timed_out = tools.call(call)
     assert timed_out.error and "did not respond" in timed_out.content
-    assert fault_mark(timed_out) == {"kind": "timeout", "tool": "allocate_line", "attempt": 1, "rule": 0,
-                                     "seconds": 30.0}
+    assert fault_mark(timed_out) == {
+        "kind": "timeout",
+        "tool": "allocate_line",
+        "attempt": 1,
+        "rule": 0,
+        "seconds": 30.0,
+    }
     assert env.agent.db.stock["TRV-15-WH"]["levels"]["south"]["reserved"] == 10  # not carried out
     slow = tools.call(call.model_copy(update={"id": "a2"}))
     assert not slow.error and json.loads(slow.content)["status"] == "part_allocated"
     assert fault_mark(slow)["kind"] == "slow_response" and fault_mark(slow)["seconds"] == 15
     assert env.agent.db.stock["TRV-15-WH"]["levels"]["south"]["reserved"] == 50
     assert [e.attempt for e in tools.log] == [1, 2] and [e.fault.kind.value for e in tools.injected] == [
-        "timeout", "slow_response"]
+        "timeout",
+        "slow_response",
+    ]
 
 
 def test_injected_faults_are_marked_in_the_trajectory_and_listed_with_the_seeds(warehouse):
@@ -105,7 +134,10 @@ def test_injected_faults_are_marked_in_the_trajectory_and_listed_with_the_seeds(
     sim, _ = run_episode(env, task, GoldAgent(task, agent_brief(task, env)), seed=4242)
     marked = [(m.turn_idx, fault_mark(m)) for m in tool_results(sim) if fault_mark(m)]
     assert [(mark["tool"], mark["kind"], mark["attempt"]) for _, mark in marked] == [
-        ("lookup_stock", "timeout", 1), ("lookup_stock", "timeout", 2), ("allocate_line", "transient_error", 1)]
+        ("lookup_stock", "timeout", 1),
+        ("lookup_stock", "timeout", 2),
+        ("allocate_line", "transient_error", 1),
+    ]
     assert [entry["step"] for entry in sim.info["faults"]["injected"]] == [step for step, _ in marked]
     assert sim.info["seeds"] == {"instance": None, "faults": 13, "sampling": 4242}
     assert sim.info["faults"]["seed"] == 13 and sim.seed == 4242
@@ -126,7 +158,8 @@ def test_sampling_seeds_never_change_the_faults_and_the_fault_seed_does(warehous
         sim, _ = run_episode(env, task, agent, seed=sampling_seed)
         assert sim.info["seeds"] == {"instance": None, "faults": fault_seed, "sampling": sampling_seed}
         return [e["tool"] + json.dumps(e["attempt"]) for e in sim.info["faults"]["injected"]], [
-            m.content for m in tool_results(sim)]
+            m.content for m in tool_results(sim)
+        ]
 
     same_a, texts_a = faults(1, 100)
     same_b, texts_b = faults(1, 999)
@@ -163,7 +196,9 @@ def test_replay_reproduces_injected_faults_instead_of_re_running_them(warehouse)
     timeline = replay(sim.messages, task, lambda solo: warehouse.new_environment(solo=solo))
     faulted = [c for c in timeline.calls if c.fault is not None]
     assert [(c.name, c.fault["kind"], c.verdict) for c in faulted if c.fault["kind"] != "slow_response"] == [
-        ("lookup_stock", "timeout", Verdict.INJECTED_FAULT), ("allocate_line", "transient_error", Verdict.INJECTED_FAULT)]
+        ("lookup_stock", "timeout", Verdict.INJECTED_FAULT),
+        ("allocate_line", "transient_error", Verdict.INJECTED_FAULT),
+    ]
     allocate = next(c for c in faulted if c.name == "allocate_line")
     assert allocate.replayed == allocate.recorded and allocate.replayed_error  # the same fault, not a success
     assert timeline.verdict_counts()["injected_fault"] == 2 and timeline.strict_ok and not timeline.findings
@@ -185,8 +220,10 @@ def test_replay_reproduces_injected_faults_instead_of_re_running_them(warehouse)
 
 def test_replay_flags_a_recorded_fault_the_plan_does_not_give(warehouse):
     task, sim = gold_run(warehouse, "split_across_warehouses")
-    other_plan = with_plan(task, {"seed": 11, "faults": [
-        {"tool": "lookup_stock", "where": SOUTH, "attempt": 1, "fault": "transient_error"}]})
+    other_plan = with_plan(
+        task,
+        {"seed": 11, "faults": [{"tool": "lookup_stock", "where": SOUTH, "attempt": 1, "fault": "transient_error"}]},
+    )
     timeline = replay(sim.messages, other_plan, lambda solo: warehouse.new_environment(solo=solo))
     kinds = [f.kind for f in timeline.findings]
     assert FindingKind.FAULT_NOT_IN_PLAN in kinds
@@ -203,8 +240,12 @@ def test_cli_replay_reports_injected_faults(warehouse, tmp_path, capsys):
     from tau_tui.model.results import Results
 
     task, sim = gold_run(warehouse, "south_times_out_twice")
-    results = Results(timestamp="2025-03-14T10:00:00", info={"environment_info": {"domain_name": "warehouse"}},
-                      tasks=[task], simulations=[sim])
+    results = Results(
+        timestamp="2025-03-14T10:00:00",
+        info={"environment_info": {"domain_name": "warehouse"}},
+        tasks=[task],
+        simulations=[sim],
+    )
     save_results(results, tmp_path / "run.json")
     assert main(["replay", str(tmp_path / "run.json")]) == 0
     out = capsys.readouterr().out

@@ -28,8 +28,11 @@ def recount_task(base: Task) -> Task:
     """Task A: this morning's recount left Bristol with 12 valves on hand, 10 of them reserved."""
     data = base.model_dump(mode="json")
     data["id"] = "after_recount"
-    data["initial_state"] = {"initialization_data": {"agent_data": {"stock": {"TRV-15-WH": {
-        "levels": {"south": {"on_hand": 12, "reserved": 10}}}}}}}
+    data["initial_state"] = {
+        "initialization_data": {
+            "agent_data": {"stock": {"TRV-15-WH": {"levels": {"south": {"on_hand": 12, "reserved": 10}}}}}
+        }
+    }
     return Task.model_validate(data)
 
 
@@ -37,8 +40,9 @@ def seen(warehouse, kit_class, task: Task) -> list[str]:
     """What one episode's agent is told by the cached overview and the live look-up."""
     env = warehouse.new_environment()
     env.agent = kit_class(env.agent.db)
-    agent = StepAgent([("check_availability", {"sku": "TRV-15-WH"}), ("lookup_stock", {"sku": "TRV-15-WH",
-                                                                                       "warehouse": "south"})])
+    agent = StepAgent(
+        [("check_availability", {"sku": "TRV-15-WH"}), ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "south"})]
+    )
     sim, _ = run_episode(env, task, agent)
     return [m.content for m in tool_results(sim)]
 
@@ -79,11 +83,13 @@ def test_the_cache_follows_writes_and_restored_snapshots_within_an_episode(wareh
     start = env.freeze()
     available = lambda: env.make_tool_call("check_availability", arguments={"sku": "TRV-15-WH"})["available"]  # noqa: E731
     assert available() == {"north": 38, "south": 50}
-    env.make_tool_call("allocate_line", arguments={"order_id": "SO-5002", "line_no": 1, "warehouse": "south",
-                                                   "quantity": 40})
+    env.make_tool_call(
+        "allocate_line", arguments={"order_id": "SO-5002", "line_no": 1, "warehouse": "south", "quantity": 40}
+    )
     assert available() == {"north": 38, "south": 10}
-    env.make_tool_call("allocate_line", arguments={"order_id": "SO-5002", "line_no": 1, "warehouse": "north",
-                                                   "quantity": 5})  # same generation of the store: same objects
+    env.make_tool_call(
+        "allocate_line", arguments={"order_id": "SO-5002", "line_no": 1, "warehouse": "north", "quantity": 5}
+    )  # same generation of the store: same objects
     assert available() == {"north": 33, "south": 10}
     env.restore(start)
     assert available() == {"north": 38, "south": 50}
@@ -123,8 +129,11 @@ class SharingLogTools(EpisodeTools):
 
     def call(self, tool_call: ToolCall) -> ToolMessage:
         message = self.env.call(tool_call)
-        self.log.append(LoggedCall(len(self.log), tool_call.id, tool_call.name, tool_call.requestor,
-                                   tool_call.arguments, 1, message, False))  # type: ignore[arg-type]
+        self.log.append(
+            LoggedCall(
+                len(self.log), tool_call.id, tool_call.name, tool_call.requestor, tool_call.arguments, 1, message, False
+            )
+        )  # type: ignore[arg-type]
         return message
 
 
@@ -157,11 +166,23 @@ def test_a_returned_object_mutated_by_the_caller_changes_neither_the_environment
 
 # --- 3. the fault on an operation is the same whatever the order of the calls --------------------------
 
-PLAN = {"seed": 3, "faults": [
-    {"tool": "lookup_stock", "where": SOUTH, "attempt": 1, "fault": "timeout"},
-    {"tool": "lookup_stock", "attempt": None, "fault": "transient_error", "rate": 0.4}]}
-OPERATIONS = [("CP-15-3M", "south"), ("TRV-15-WH", "south"), ("CP-15-3M", "north"), ("PTFE-12", "north"),
-              ("CP-15-3M", "south"), ("BLR-CMB-30", "north"), ("TRV-15-WH", "north"), ("PTFE-12", "south")]
+PLAN = {
+    "seed": 3,
+    "faults": [
+        {"tool": "lookup_stock", "where": SOUTH, "attempt": 1, "fault": "timeout"},
+        {"tool": "lookup_stock", "attempt": None, "fault": "transient_error", "rate": 0.4},
+    ],
+}
+OPERATIONS = [
+    ("CP-15-3M", "south"),
+    ("TRV-15-WH", "south"),
+    ("CP-15-3M", "north"),
+    ("PTFE-12", "north"),
+    ("CP-15-3M", "south"),
+    ("BLR-CMB-30", "north"),
+    ("TRV-15-WH", "north"),
+    ("PTFE-12", "south"),
+]
 
 
 class StreamFaults(EpisodeTools):

@@ -27,11 +27,21 @@ class Replayed:
     assertions: list[tuple[Any, bool | None, str | None]]
 
 
-def mock_task(actions: list[dict] | None = None, env_assertions: list[dict] | None = None,
-              communicate: list[str] | None = None, nl: list[str] | None = None,
-              basis: list[str] | None = ("DB",), task_id: str = "t", history: list[dict] | None = None) -> dict:
-    criteria: dict[str, Any] = {"actions": actions, "env_assertions": env_assertions,
-                                "communicate_info": communicate, "nl_assertions": nl}
+def mock_task(
+    actions: list[dict] | None = None,
+    env_assertions: list[dict] | None = None,
+    communicate: list[str] | None = None,
+    nl: list[str] | None = None,
+    basis: list[str] | None = ("DB",),
+    task_id: str = "t",
+    history: list[dict] | None = None,
+) -> dict:
+    criteria: dict[str, Any] = {
+        "actions": actions,
+        "env_assertions": env_assertions,
+        "communicate_info": communicate,
+        "nl_assertions": nl,
+    }
     if basis is not None:
         criteria["reward_basis"] = list(basis)
     task: dict[str, Any] = {"id": task_id, "user_scenario": {"instructions": "x"}, "evaluation_criteria": criteria}
@@ -44,16 +54,29 @@ def action(name: str, arguments: dict, action_id: str = "a1", **extra: Any) -> d
     return {"action_id": action_id, "name": name, "arguments": arguments, **extra}
 
 
-def replayed(registry, messages: list[dict], task: dict | None, termination: str | None = "user_stop",
-             reward_info: dict | None = None, domain: str = "mock") -> Replayed:
+def replayed(
+    registry,
+    messages: list[dict],
+    task: dict | None,
+    termination: str | None = "user_stop",
+    reward_info: dict | None = None,
+    domain: str = "mock",
+) -> Replayed:
     dom = registry.get(domain)
 
     def new_env(solo: bool = False):
         return dom.new_environment(solo=solo)
 
-    sim = SimulationRun.model_validate({"id": "sim-1", "task_id": task["id"] if task else "missing", "trial": 0,
-                                        "termination_reason": termination, "messages": messages,
-                                        "reward_info": reward_info})
+    sim = SimulationRun.model_validate(
+        {
+            "id": "sim-1",
+            "task_id": task["id"] if task else "missing",
+            "trial": 0,
+            "termination_reason": termination,
+            "messages": messages,
+            "reward_info": reward_info,
+        }
+    )
     task_model = Task.model_validate(task) if task is not None else None
     timeline = replay(sim.trajectory, task_model, new_env)
     gold = gold_state(task_model, new_env) if task_model is not None else None
@@ -61,10 +84,12 @@ def replayed(registry, messages: list[dict], task: dict | None, termination: str
 
 
 ASSERTIONS = ["The agent was polite", "The agent cancelled the order"]
-REPLY = {"results": [
-    {"expectedOutcome": ASSERTIONS[0], "reasoning": "said please", "metExpectation": True},
-    {"expectedOutcome": ASSERTIONS[1], "reasoning": "no cancel call", "metExpectation": False},
-]}
+REPLY = {
+    "results": [
+        {"expectedOutcome": ASSERTIONS[0], "reasoning": "said please", "metExpectation": True},
+        {"expectedOutcome": ASSERTIONS[1], "reasoning": "no cancel call", "metExpectation": False},
+    ]
+}
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):
@@ -77,10 +102,16 @@ class FakeOpenAI(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append({"path": self.path, "body": body})
-        payload = {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                   "choices": [{"index": 0, "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": type(self).content}}],
-                   "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+        payload = {
+            "id": "cmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model"),
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": type(self).content}}
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
         data = json.dumps(payload if type(self).status == 200 else {"error": {"message": "boom"}}).encode()
         self.send_response(type(self).status)
         self.send_header("Content-Type", "application/json")

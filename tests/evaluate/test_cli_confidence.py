@@ -9,7 +9,9 @@ import pytest
 from tau_tui.cli import main
 from tests.conftest import CORPUS
 
-SOLO_4 = CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+SOLO_4 = (
+    CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+)
 
 
 @pytest.mark.corpus

@@ -10,8 +10,22 @@ from tau_tui.cli import main
 from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task
 from tests.helpers import call, greet, result, results_file, say, user
 
-SIM_FIELDS = {"file", "sim", "task", "reward", "recorded_reward", "reward_basis", "breakdown", "nl_evaluated",
-              "checks", "explanation", "scorer", "diagnostics", "reward_info", "termination"}
+SIM_FIELDS = {
+    "file",
+    "sim",
+    "task",
+    "reward",
+    "recorded_reward",
+    "reward_basis",
+    "breakdown",
+    "nl_evaluated",
+    "checks",
+    "explanation",
+    "scorer",
+    "diagnostics",
+    "reward_info",
+    "termination",
+}
 DONE = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
 NOTHING = [greet(), user("finish task_1"), say("No.")]
 
@@ -60,7 +74,7 @@ def test_differing_reward_exits_1_and_says_why(tmp_path, tau2_data, capsys):
     assert "reward 0 recomputed, 1 recorded: DIFFERS" in out
     assert "DB differs from gold at 1 agent path(s)" in out
     assert "update_task_status(task_id='task_1', status='completed') never done" in out
-    assert "agent tasks.task_1.status: \"pending\" vs gold \"completed\"" in out
+    assert 'agent tasks.task_1.status: "pending" vs gold "completed"' in out
     assert "metrics over recomputed rewards" in out and "pass^k  1: 0.000" in out
 
 
@@ -78,8 +92,9 @@ def test_unknown_sim_exits_2(tmp_path, tau2_data, capsys):
 
 def test_sidecar_scorer_is_shown_beside_the_reward(tmp_path, tau2_data, capsys):
     path = run_file(tmp_path, DONE, recorded=1.0)
-    (tmp_path / "run.scorer.json").write_text(json.dumps(
-        {"default": {"expected_tools": ["update_task_status", "get_users"]}}))
+    (tmp_path / "run.scorer.json").write_text(
+        json.dumps({"default": {"expected_tools": ["update_task_status", "get_users"]}})
+    )
     code, out, _ = evaluate_cli(capsys, tmp_path, "--json", "--tau2-data", tau2_data)  # the folder: sidecar skipped
     sim, _ = records(out)
     assert code == 0 and sim["reward"] == 1.0 and sim["file"] == str(path)
@@ -95,15 +110,17 @@ def test_broken_sidecar_is_reported_and_scores_skipped(tmp_path, tau2_data, caps
 
 def test_nl_assertions_without_and_with_a_judge(tmp_path, tau2_data, capsys, server):
     handler, base = server
-    handler.content = json.dumps({"results": [{"expectedOutcome": "The agent was polite", "reasoning": "ok",
-                                               "metExpectation": True}]})
+    handler.content = json.dumps(
+        {"results": [{"expectedOutcome": "The agent was polite", "reasoning": "ok", "metExpectation": True}]}
+    )
     task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")
     path = run_file(tmp_path, DONE, recorded=1.0, task=task)
     code, out, _ = evaluate_cli(capsys, path, "--json", "--tau2-data", tau2_data)
     sim = records(out)[0]
     assert code == 0 and sim["reward"] is None and sim["nl_evaluated"] is False and sim["agrees"] is None
-    code, out, _ = evaluate_cli(capsys, path, "--json", "--tau2-data", tau2_data, "--judge", "openai/test",
-                                "--judge-api-base", base)
+    code, out, _ = evaluate_cli(
+        capsys, path, "--json", "--tau2-data", tau2_data, "--judge", "openai/test", "--judge-api-base", base
+    )
     sim = records(out)[0]
     assert code == 0 and sim["reward"] == 1.0 and sim["nl_evaluated"] is True
     assert sim["checks"]["nl_assertions"][0]["met"] is True and len(handler.requests) == 1
@@ -115,24 +132,52 @@ def test_a_judge_that_refuses_the_key_stops_eval_in_one_line_without_retrying(tm
     task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")
     extra = {"id": "sim-2", "task_id": "t_update", "trial": 1, "termination_reason": "user_stop", "messages": DONE}
     path = run_file(tmp_path, DONE, recorded=1.0, task=task, extra_sims=[extra])
-    code, out, err = evaluate_cli(capsys, path, "--json", "--tau2-data", tau2_data, "--judge", "openai/test",
-                                  "--judge-api-base", base, "--workers", "1")
+    code, out, err = evaluate_cli(
+        capsys,
+        path,
+        "--json",
+        "--tau2-data",
+        tau2_data,
+        "--judge",
+        "openai/test",
+        "--judge-api-base",
+        base,
+        "--workers",
+        "1",
+    )
     ours = [line for line in err.splitlines() if line.startswith("tau-tui: ")]
     assert code == 2 and out == "" and len(ours) == 1, err
-    assert ours[0].startswith("tau-tui: the judge model openai/test: the provider refused the credentials "
-                              "(AuthenticationError: ")
+    assert ours[0].startswith(
+        "tau-tui: the judge model openai/test: the provider refused the credentials (AuthenticationError: "
+    )
     assert len(handler.requests) == 1  # not retried, and the second simulation was not judged
 
 
 def test_only_problems_prints_differing_uncomputable_and_replay_problem_simulations(tmp_path, tau2_data, capsys):
     from tests.test_cli_replay import TASK_1
 
-    differs = {"id": "differs", "task_id": "t_update", "trial": 1, "termination_reason": "user_stop",
-               "messages": NOTHING, "reward_info": {"reward": 1.0}}
-    mismatch = {"id": "mismatch", "task_id": "t_update", "trial": 2, "termination_reason": "user_stop",
-                "reward_info": {"reward": 1.0},
-                "messages": [greet(), user("finish task_1"), call("update_task_status", UPDATE),
-                             result(dict(TASK_1, title="Other")), say("Done.")]}
+    differs = {
+        "id": "differs",
+        "task_id": "t_update",
+        "trial": 1,
+        "termination_reason": "user_stop",
+        "messages": NOTHING,
+        "reward_info": {"reward": 1.0},
+    }
+    mismatch = {
+        "id": "mismatch",
+        "task_id": "t_update",
+        "trial": 2,
+        "termination_reason": "user_stop",
+        "reward_info": {"reward": 1.0},
+        "messages": [
+            greet(),
+            user("finish task_1"),
+            call("update_task_status", UPDATE),
+            result(dict(TASK_1, title="Other")),
+            say("Done."),
+        ],
+    }
     path = run_file(tmp_path, DONE, recorded=1.0, extra_sims=[differs, mismatch], trials=3)
     (tmp_path / "nl").mkdir()
     nl_task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")

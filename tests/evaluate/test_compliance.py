@@ -18,6 +18,7 @@ USERS = [{"user_id": "user_1", "name": "Test User", "tasks": ["task_1"]}]
 @pytest.fixture()
 def mock_rules(monkeypatch):
     """The mock domain declares no rules of its own: give it a table for the test."""
+
     def use(rules: PolicyRules) -> None:
         monkeypatch.setitem(POLICY_RULES, "mock", rules)
 
@@ -62,23 +63,42 @@ def test_unconfirmed_write(registry, mock_rules):
 def test_write_before_auth(registry, mock_rules):
     mock_rules(PolicyRules(auth_tools=frozenset({"get_users"})))
     assert [s for s, _ in kinds(registry, write_after("finish task_1"), "write_before_auth")] == [2]
-    authed = [greet(), user("finish task_1"), call("get_users", {}, "a"), result(USERS, "a"),
-              call("update_task_status", UPDATE, "b"), result(TASK_1_DONE, "b")]
+    authed = [
+        greet(),
+        user("finish task_1"),
+        call("get_users", {}, "a"),
+        result(USERS, "a"),
+        call("update_task_status", UPDATE, "b"),
+        result(TASK_1_DONE, "b"),
+    ]
     assert kinds(registry, authed, "write_before_auth") == []
-    failed_auth = [greet(), user("finish task_1"), call("get_users", {}, "a"), result("Error: down", "a", error=True),
-                   call("update_task_status", UPDATE, "b"), result(TASK_1_DONE, "b")]
+    failed_auth = [
+        greet(),
+        user("finish task_1"),
+        call("get_users", {}, "a"),
+        result("Error: down", "a", error=True),
+        call("update_task_status", UPDATE, "b"),
+        result(TASK_1_DONE, "b"),
+    ]
     assert [s for s, _ in kinds(registry, failed_auth, "write_before_auth")] == [4]
 
 
 def test_transfer_against_policy(registry, mock_rules):
     mock_rules(PolicyRules(transfer_only_when_needed=True))
     transfer = [call("transfer_to_human_agents", {"summary": "x"}), result("Transfer successful")]
-    assert [s for s, _ in kinds(registry, [greet(), user("finish task_1"), *transfer], "transfer_against_policy")] \
-        == [2]
+    assert [s for s, _ in kinds(registry, [greet(), user("finish task_1"), *transfer], "transfer_against_policy")] == [
+        2
+    ]
     asked = [greet(), user("I want to speak to a human."), *transfer]
     assert kinds(registry, asked, "transfer_against_policy") == []
-    tried = [greet(), user("finish task_1"), call("get_users", {}, "a"), result(USERS, "a"),
-             call("transfer_to_human_agents", {"summary": "x"}, "b"), result("Transfer successful", "b")]
+    tried = [
+        greet(),
+        user("finish task_1"),
+        call("get_users", {}, "a"),
+        result(USERS, "a"),
+        call("transfer_to_human_agents", {"summary": "x"}, "b"),
+        result("Transfer successful", "b"),
+    ]
     assert kinds(registry, tried, "transfer_against_policy") == []
 
 
@@ -113,8 +133,10 @@ def test_a_corpus_write_whose_preceding_user_turn_is_no_yes(analyzer):
     messages = next(s for s in raw if s["id"].startswith("c767ac4e"))["messages"]
     step = flagged[0].step
     before = next(m for m in reversed(messages[:step]) if m["role"] == "user")
-    assert "yes" not in before["content"].lower() and messages[step]["tool_calls"][0]["name"] == \
-        "update_reservation_passengers"
+    assert (
+        "yes" not in before["content"].lower()
+        and messages[step]["tool_calls"][0]["name"] == "update_reservation_passengers"
+    )
 
 
 def task_kinds(registry, messages, task, kind):
@@ -125,21 +147,33 @@ def task_kinds(registry, messages, task, kind):
 def test_user_contradicts_scenario(registry):
     task = mock_task()
     task["user_scenario"] = {"instructions": "You are user_1. Ask the agent to complete task_1."}
-    made_up = [greet(), user("I am user_1 and I want task_9 completed by the 19th, 10am, a 24-hour job"),
-               say("Let me check.")]
+    made_up = [
+        greet(),
+        user("I am user_1 and I want task_9 completed by the 19th, 10am, a 24-hour job"),
+        say("Let me check."),
+    ]
     found = task_kinds(registry, made_up, task, "user_contradicts_scenario")
     assert [s for s, _ in found] == [1] and "task_9" in found[0][1] and "user_1" not in found[0][1]
     assert not {"19th", "10am", "24-hour"} & set(found[0][1].replace(",", " ").split())  # not identifiers
     assert "suggested source: user" in found[0][1]
     # what the scenario gives, or what was said before (by the agent, or in a call), is never flagged
-    faithful = [greet(), user("I am user_1, please complete task_1"), call("get_users", {}), result(USERS),
-                say("I see task_1 and ref_77 on file."), user("Yes, ref_77 is mine")]
+    faithful = [
+        greet(),
+        user("I am user_1, please complete task_1"),
+        call("get_users", {}),
+        result(USERS),
+        say("I see task_1 and ref_77 on file."),
+        user("Yes, ref_77 is mine"),
+    ]
     assert task_kinds(registry, faithful, task, "user_contradicts_scenario") == []
     # a scenario with no identifiers of its own gives no basis, and no task at all gives none either
     task["user_scenario"] = {"instructions": "Ask the agent for help."}
     assert task_kinds(registry, made_up, task, "user_contradicts_scenario") == []
-    assert [f for f in diagnose(replayed(registry, made_up, mock_task()).timeline, 0, None, None)
-            if f.kind == "user_contradicts_scenario"] == []
+    assert [
+        f
+        for f in diagnose(replayed(registry, made_up, mock_task()).timeline, 0, None, None)
+        if f.kind == "user_contradicts_scenario"
+    ] == []
 
 
 def test_user_asked_beyond_task(registry):

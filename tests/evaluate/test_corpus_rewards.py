@@ -71,8 +71,10 @@ def test_recomputed_rewards_agree_with_recorded(domain, comparison, capsys):
         pytest.skip(f"domain {domain} is not available")
     tally = counts[domain]
     with capsys.disabled():
-        print(f"\n[rewards] {domain}: {tally['agree']}/{tally['compared']} recomputed rewards equal the recorded "
-              f"ones ({tally['compared'] - tally['agree']} differ, {tally['not_computable']} not computable)")
+        print(
+            f"\n[rewards] {domain}: {tally['agree']}/{tally['compared']} recomputed rewards equal the recorded "
+            f"ones ({tally['compared'] - tally['agree']} differ, {tally['not_computable']} not computable)"
+        )
     assert tally["not_computable"] == 0  # no recorded corpus reward needs the NL judge
     assert (tally["compared"], tally["agree"]) == EXPECTED[domain]
 

@@ -24,8 +24,12 @@ def text_and_call(text, name, arguments, call_id="c1"):
 
 
 def test_parallel_calls_fire_only_when_the_policy_asks_for_one_at_a_time(registry):
-    messages = [greet(), calls(("get_users", {}, "a"), ("get_users", {"x": 1}, "b")), result(USERS, "a"),
-                result(USERS, "b")]
+    messages = [
+        greet(),
+        calls(("get_users", {}, "a"), ("get_users", {"x": 1}, "b")),
+        result(USERS, "a"),
+        result(USERS, "b"),
+    ]
     assert [s for s, _ in flags(registry, messages, "parallel_calls")] == [1]
     assert flags(registry, messages, "parallel_calls", policy="Be helpful.") == []
     single = [greet(), call("get_users", {}), result(USERS)]
@@ -42,18 +46,34 @@ def test_text_with_calls(registry):
 def test_repeated_call_without_a_write_in_between(registry):
     twice = [greet(), call("get_users", {}, "a"), result(USERS, "a"), call("get_users", {}, "b"), result(USERS, "b")]
     assert [s for s, _ in flags(registry, twice, "repeated_call")] == [3]
-    write_between = [greet(), call("get_users", {}, "a"), result(USERS, "a"),
-                     call("update_task_status", UPDATE, "w"), result(TASK_1_DONE, "w"),
-                     call("get_users", {}, "b"), result(USERS, "b")]
+    write_between = [
+        greet(),
+        call("get_users", {}, "a"),
+        result(USERS, "a"),
+        call("update_task_status", UPDATE, "w"),
+        result(TASK_1_DONE, "w"),
+        call("get_users", {}, "b"),
+        result(USERS, "b"),
+    ]
     assert flags(registry, write_between, "repeated_call") == []
-    other_args = [greet(), call("get_users", {}, "a"), result(USERS, "a"), call("get_users", {"x": 1}, "b"),
-                  result(USERS, "b")]
+    other_args = [
+        greet(),
+        call("get_users", {}, "a"),
+        result(USERS, "a"),
+        call("get_users", {"x": 1}, "b"),
+        result(USERS, "b"),
+    ]
     assert flags(registry, other_args, "repeated_call") == []
 
 
 def test_repeated_identical_write(registry):
-    messages = [greet(), call("update_task_status", UPDATE, "a"), result(TASK_1_DONE, "a"),
-                call("update_task_status", UPDATE, "b"), result(TASK_1_DONE, "b")]
+    messages = [
+        greet(),
+        call("update_task_status", UPDATE, "a"),
+        result(TASK_1_DONE, "a"),
+        call("update_task_status", UPDATE, "b"),
+        result(TASK_1_DONE, "b"),
+    ]
     assert [s for s, _ in flags(registry, messages, "repeated_call")] == [3]
 
 
@@ -61,25 +81,41 @@ def test_write_to_an_entity_never_read(registry):
     blind = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE)]
     [(step, message)] = flags(registry, blind, "write_before_read")
     assert step == 2 and "task_1" in message
-    looked_up = [greet(), call("get_users", {}, "r"), result(USERS, "r"), call("update_task_status", UPDATE, "w"),
-                 result(TASK_1_DONE, "w")]
+    looked_up = [
+        greet(),
+        call("get_users", {}, "r"),
+        result(USERS, "r"),
+        call("update_task_status", UPDATE, "w"),
+        result(TASK_1_DONE, "w"),
+    ]
     assert flags(registry, looked_up, "write_before_read") == []
 
 
 def test_ids_with_punctuation_count_as_read_once_a_later_result_names_them(registry):
     odd = {"task_id": "#T-1", "status": "completed"}
-    messages = [greet(), call("update_task_status", odd, "w1"), result("Error: Task #T-1 not found", "w1", error=True),
-                call("update_task_status", odd, "w2"), result("Error: Task #T-1 not found", "w2", error=True),
-                call("get_users", {}, "r"), result({"note": "see #T-1, #T-10"}, "r"),
-                call("update_task_status", odd, "w3"), result("Error: Task #T-1 not found", "w3", error=True),
-                call("update_task_status", dict(odd, task_id="#T-10x"), "w4"),
-                result("Error: Task #T-10x not found", "w4", error=True)]
+    messages = [
+        greet(),
+        call("update_task_status", odd, "w1"),
+        result("Error: Task #T-1 not found", "w1", error=True),
+        call("update_task_status", odd, "w2"),
+        result("Error: Task #T-1 not found", "w2", error=True),
+        call("get_users", {}, "r"),
+        result({"note": "see #T-1, #T-10"}, "r"),
+        call("update_task_status", odd, "w3"),
+        result("Error: Task #T-1 not found", "w3", error=True),
+        call("update_task_status", dict(odd, task_id="#T-10x"), "w4"),
+        result("Error: Task #T-10x not found", "w4", error=True),
+    ]
     assert [s for s, _ in flags(registry, messages, "write_before_read")] == [1, 3, 9]
 
 
 def test_error_the_agent_carried_on_past(registry):
-    failed = [greet(), call("update_task_status", UPDATE), result("Error: database locked", error=True),
-              say("All set, your task is complete!")]
+    failed = [
+        greet(),
+        call("update_task_status", UPDATE),
+        result("Error: database locked", error=True),
+        say("All set, your task is complete!"),
+    ]
     [(step, message)] = flags(registry, failed, "error_ignored")
     assert step == 3 and "update_task_status failed at step 2" in message
     told = failed[:-1] + [say("Sorry, I was unable to update the task.")]
@@ -92,21 +128,37 @@ def test_claim_without_a_successful_write(registry):
     claim = [greet(), user("finish task_1"), say("Your task has been updated to completed.")]
     [(step, message)] = flags(registry, claim, "unbacked_claim")
     assert step == 2 and "'has been updated'" in message
-    backed = [greet(), call("update_task_status", UPDATE), result(TASK_1_DONE),
-              say("Your task has been updated to completed.")]
+    backed = [
+        greet(),
+        call("update_task_status", UPDATE),
+        result(TASK_1_DONE),
+        say("Your task has been updated to completed."),
+    ]
     assert flags(registry, backed, "unbacked_claim") == []
-    failed_write = [greet(), call("update_task_status", UPDATE), result("Error: locked", error=True),
-                    say("I've updated your task.")]
+    failed_write = [
+        greet(),
+        call("update_task_status", UPDATE),
+        result("Error: locked", error=True),
+        say("I've updated your task."),
+    ]
     assert [s for s, _ in flags(registry, failed_write, "unbacked_claim")] == [3]
 
 
 def test_distinctive_claims_need_their_own_tool(registry):
-    cancel_claim = [greet(), call("update_task_status", UPDATE), result(TASK_1_DONE),
-                    say("Your task has been cancelled.")]
+    cancel_claim = [
+        greet(),
+        call("update_task_status", UPDATE),
+        result(TASK_1_DONE),
+        say("Your task has been cancelled."),
+    ]
     [(_, message)] = flags(registry, cancel_claim, "unbacked_claim")
     assert "no successful cancel write" in message
-    side_effect = [greet(), call("update_task_status", UPDATE), result(TASK_1_DONE),
-                   say("A confirmation has been sent to you.")]
+    side_effect = [
+        greet(),
+        call("update_task_status", UPDATE),
+        result(TASK_1_DONE),
+        say("A confirmation has been sent to you."),
+    ]
     assert flags(registry, side_effect, "unbacked_claim") == []
 
 

@@ -10,8 +10,13 @@ from tests.helpers import call, greet, result, say, user
 UPDATE_TASK = mock_task(actions=[action("update_task_status", UPDATE)])
 ARCHIVED = {"task_id": "task_1", "status": "archived"}
 DONE = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
-WRONG = [greet(), user("finish task_1"), call("update_task_status", ARCHIVED),
-         result(dict(TASK_1_DONE, status="archived")), say("Done.")]
+WRONG = [
+    greet(),
+    user("finish task_1"),
+    call("update_task_status", ARCHIVED),
+    result(dict(TASK_1_DONE, status="archived")),
+    say("Done."),
+]
 NOTHING = [greet(), user("finish task_1"), say("Sorry, no.")]
 
 
@@ -27,8 +32,9 @@ def test_db_diff_is_path_level_predicted_vs_gold(registry):
     [change] = ex.db_diff.agent
     assert change.path == ("tasks", "task_1", "status") and (change.before, change.after) == ("archived", "completed")
     assert ex.db_diff.user == []
-    assert ex.db_diff.to_json()["agent"] == [{"path": "tasks.task_1.status", "kind": "differs",
-                                              "predicted": "archived", "gold": "completed"}]
+    assert ex.db_diff.to_json()["agent"] == [
+        {"path": "tasks.task_1.status", "kind": "differs", "predicted": "archived", "gold": "completed"}
+    ]
 
 
 def test_first_wrong_write_is_the_divergence(registry):
@@ -44,8 +50,12 @@ def test_missing_write_points_after_the_last_good_write(registry):
     assert ex.divergence.missing == ["update_task_status(task_id='task_1', status='completed') never done"]
     create = {"user_id": "user_1", "title": "New"}
     task = mock_task(actions=[action("create_task", create, "a1"), action("update_task_status", UPDATE, "a2")])
-    half = [greet(), call("create_task", create), result({"task_id": "task_2", "title": "New", "description": None,
-                                                          "status": "pending"}), say("Created.")]
+    half = [
+        greet(),
+        call("create_task", create),
+        result({"task_id": "task_2", "title": "New", "description": None, "status": "pending"}),
+        say("Created."),
+    ]
     _, ex = explained(registry, half, task)
     assert ex.divergence.kind == "missing_write" and ex.divergence.step == 2
     assert "update_task_status" in ex.divergence.missing[0]
@@ -53,8 +63,12 @@ def test_missing_write_points_after_the_last_good_write(registry):
 
 def test_expected_write_whose_matching_call_failed_is_named(registry):
     task = mock_task(actions=[action("update_task_status", UPDATE, compare_args=["status"])])
-    messages = [greet(), call("update_task_status", {"task_id": "task_9", "status": "completed"}),
-                result("Error: Task task_9 not found", error=True), say("Hmm.")]
+    messages = [
+        greet(),
+        call("update_task_status", {"task_id": "task_9", "status": "completed"}),
+        result("Error: Task task_9 not found", error=True),
+        say("Hmm."),
+    ]
     ev, ex = explained(registry, messages, task)
     assert ev.actions[0].matched and ev.db_match is False  # the action check passes, the DB does not
     assert ex.divergence.kind == "missing_write"
@@ -80,8 +94,13 @@ def test_failure_reasons_name_the_cause(registry):
     _, ex = explained(registry, WRONG)
     assert ex.failed[0] == "DB differs from gold at 1 agent path(s) and 0 user path(s)"
     assert ex.failed[1].startswith("left the gold path: step 2: update_task_status")
-    _, ex = explained(registry, DONE, mock_task(actions=[action("update_task_status", UPDATE)],
-                                               communicate=["finished"], basis=["DB", "COMMUNICATE"]))
+    _, ex = explained(
+        registry,
+        DONE,
+        mock_task(
+            actions=[action("update_task_status", UPDATE)], communicate=["finished"], basis=["DB", "COMMUNICATE"]
+        ),
+    )
     assert ex.failed == ["agent never said 'finished'"]
     _, ex = explained(registry, DONE, termination="max_steps")
     assert ex.failed == ["terminated by 'max_steps': tau2 gives 0"]
@@ -112,26 +131,48 @@ def test_reward_that_termination_forbids(registry):
 
 def test_recorded_checks_the_task_does_not_have(registry):
     info = own_reward_info(registry, DONE)
-    info["action_checks"].append({"action": {"action_id": "x", "name": "get_users", "arguments": {}},
-                                  "action_match": True, "action_reward": 1.0})
+    info["action_checks"].append(
+        {"action": {"action_id": "x", "name": "get_users", "arguments": {}}, "action_match": True, "action_reward": 1.0}
+    )
     info["communicate_checks"] = [{"info": "hello", "met": True, "justification": ""}]
-    info["env_assertions"] = [{"env_assertion": {"env_type": "assistant", "func_name": "assert_task_status",
-                                                 "arguments": {"task_id": "task_1", "expected_status": "x"}},
-                               "met": True, "reward": 1.0}]
+    info["env_assertions"] = [
+        {
+            "env_assertion": {
+                "env_type": "assistant",
+                "func_name": "assert_task_status",
+                "arguments": {"task_id": "task_1", "expected_status": "x"},
+            },
+            "met": True,
+            "reward": 1.0,
+        }
+    ]
     info["reward_basis"] = ["DB", "COMMUNICATE"]
     found, _ = issues(registry, DONE, info)
-    assert {"unknown_action", "unknown_communicate", "unknown_assertion", "basis_differs",
-            "match_without_call", "communicated_without_text"} <= set(found)
-    assert found["unknown_action"].message == "1 recorded action check(s) name actions task t does not have: get_users()"
+    assert {
+        "unknown_action",
+        "unknown_communicate",
+        "unknown_assertion",
+        "basis_differs",
+        "match_without_call",
+        "communicated_without_text",
+    } <= set(found)
+    assert (
+        found["unknown_action"].message == "1 recorded action check(s) name actions task t does not have: get_users()"
+    )
 
 
 def test_recorded_checks_of_another_task_mean_a_wrong_task_id(registry):
-    other = Task.model_validate(mock_task(actions=[action("create_task", {"user_id": "user_1", "title": "T"})],
-                                          task_id="other"))
+    other = Task.model_validate(
+        mock_task(actions=[action("create_task", {"user_id": "user_1", "title": "T"})], task_id="other")
+    )
     info = own_reward_info(registry, DONE)
-    info["action_checks"] = [{"action": {"action_id": "a", "name": "create_task",
-                                         "arguments": {"user_id": "user_1", "title": "T"}},
-                              "action_match": False, "action_reward": 0.0}]
+    info["action_checks"] = [
+        {
+            "action": {"action_id": "a", "name": "create_task", "arguments": {"user_id": "user_1", "title": "T"}},
+            "action_match": False,
+            "action_reward": 0.0,
+        }
+    ]
     found, _ = issues(registry, DONE, info, known_tasks={"other": other})
     assert "task other, not of task t" in found["mislabelled_task"].message
     assert "unchecked_actions" in found

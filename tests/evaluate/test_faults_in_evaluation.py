@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from tau_tui.env.environment import EnvState
 from tau_tui.evaluate.checks import action_checks
 from tau_tui.evaluate.diagnostics import repeated_calls
 from tau_tui.model import ToolCall
 from tau_tui.model.tasks import Action
 from tau_tui.replay import CallRecord, Timeline, Verdict
-from tau_tui.env.environment import EnvState
 
 
 def _timeline(calls: list[CallRecord]) -> Timeline:
@@ -16,8 +16,13 @@ def _timeline(calls: list[CallRecord]) -> Timeline:
 
 
 def _record(index: int, verdict: Verdict, step: int) -> CallRecord:
-    return CallRecord(index=index, call=ToolCall(id=f"c{index}", name="ship", arguments={"order": "A"}),
-                      call_step=step, verdict=verdict, result_step=step + 1)
+    return CallRecord(
+        index=index,
+        call=ToolCall(id=f"c{index}", name="ship", arguments={"order": "A"}),
+        call_step=step,
+        verdict=verdict,
+        result_step=step + 1,
+    )
 
 
 def test_withheld_and_refused_calls_do_not_satisfy_actions():

@@ -16,14 +16,15 @@ from tau_tui.model import parse_message
 from tests.conftest import ROOT
 from tests.evaluate.support import ASSERTIONS, REPLY
 
-
 # --- parsing -----------------------------------------------------------------------------
 
 
 def test_plain_json_reply():
     checks = parse_verdicts(json.dumps(REPLY), ASSERTIONS)
     assert [(c.assertion, c.met, c.justification) for c in checks] == [
-        (ASSERTIONS[0], True, "said please"), (ASSERTIONS[1], False, "no cancel call")]
+        (ASSERTIONS[0], True, "said please"),
+        (ASSERTIONS[1], False, "no cancel call"),
+    ]
 
 
 def test_fenced_and_wrapped_reply():
@@ -33,7 +34,7 @@ def test_fenced_and_wrapped_reply():
 
 
 def test_bare_list_and_string_booleans():
-    items = [{"expectedOutcome": a, "metExpectation": v} for a, v in zip(ASSERTIONS, ["true", "False"])]
+    items = [{"expectedOutcome": a, "metExpectation": v} for a, v in zip(ASSERTIONS, ["true", "False"], strict=False)]
     assert [c.met for c in parse_verdicts(json.dumps(items), ASSERTIONS)] == [True, False]
 
 
@@ -42,20 +43,32 @@ def test_results_matched_by_text_when_counts_differ():
     assert [c.met for c in parse_verdicts(json.dumps(extra), ASSERTIONS)] == [True, False]
 
 
-@pytest.mark.parametrize("reply", [
-    "", "not json at all", '{"results": "nope"}',
-    json.dumps({"results": [REPLY["results"][0]]}),  # one assertion has no verdict
-    json.dumps({"results": [{"expectedOutcome": a, "metExpectation": "maybe"} for a in ASSERTIONS]}),
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        "not json at all",
+        '{"results": "nope"}',
+        json.dumps({"results": [REPLY["results"][0]]}),  # one assertion has no verdict
+        json.dumps({"results": [{"expectedOutcome": a, "metExpectation": "maybe"} for a in ASSERTIONS]}),
+    ],
+)
 def test_unusable_replies_raise_instead_of_guessing(reply):
     with pytest.raises(JudgeError):
         parse_verdicts(reply, ASSERTIONS)
 
 
 def test_prompt_holds_conversation_tool_calls_and_numbered_outcomes():
-    messages = [parse_message({"role": "user", "content": "cancel #W1"}),
-                parse_message({"role": "assistant", "content": None, "tool_calls": [
-                    {"id": "c", "name": "cancel_pending_order", "arguments": {"order_id": "#W1"}}]})]
+    messages = [
+        parse_message({"role": "user", "content": "cancel #W1"}),
+        parse_message(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c", "name": "cancel_pending_order", "arguments": {"order_id": "#W1"}}],
+            }
+        ),
+    ]
     system, user = judge_messages(messages, ASSERTIONS)
     assert system["role"] == "system" and "metExpectation" in system["content"]
     assert "user: cancel #W1" in user["content"]
@@ -67,8 +80,10 @@ def test_prompt_holds_conversation_tool_calls_and_numbered_outcomes():
 
 
 def conversation():
-    return [parse_message({"role": "assistant", "content": "Hi! How can I help you today?"}),
-            parse_message({"role": "user", "content": "Please cancel my order."})]
+    return [
+        parse_message({"role": "assistant", "content": "Hi! How can I help you today?"}),
+        parse_message({"role": "user", "content": "Please cancel my order."}),
+    ]
 
 
 def test_litellm_judge_asks_at_temperature_zero_and_reads_the_answer(server):
@@ -90,25 +105,38 @@ def test_litellm_judge_turns_bad_answers_and_errors_into_judge_errors(server):
     handler.status = 500
     with pytest.raises(JudgeError, match="judge openai/test failed"):
         LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20, num_retries=0)(
-            conversation(), ASSERTIONS)
+            conversation(), ASSERTIONS
+        )
 
 
 def test_litellm_judge_stops_at_a_refused_key_naming_it_when_unset(server, monkeypatch):
     handler, base = server
     handler.status = 401
-    with pytest.raises(MissingCredentials, match=r"^the judge model openai/test: the provider refused the "
-                                                 r"credentials \(AuthenticationError: .*boom"):
+    with pytest.raises(
+        MissingCredentials,
+        match=r"^the judge model openai/test: the provider refused the "
+        r"credentials \(AuthenticationError: .*boom",
+    ):
         LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20)(conversation(), ASSERTIONS)
     assert len(handler.requests) == 1
     monkeypatch.delenv("OPENAI_API_KEY")
     assert LiteLLMJudge("openai/test").credentials_problem() == (
-        "OPENAI_API_KEY is not set (the judge model openai/test needs it)")
+        "OPENAI_API_KEY is not set (the judge model openai/test needs it)"
+    )
     assert LiteLLMJudge("openai/test", api_base=base).credentials_problem() is None  # a local server needs none
 
 
 def test_cli_and_evaluation_import_without_litellm():
-    code = ("import sys, tau_tui.cli, tau_tui.evaluate, tau_tui.analysis; "
-            "print('litellm' in sys.modules, 'textual' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    code = (
+        "import sys, tau_tui.cli, tau_tui.evaluate, tau_tui.analysis; "
+        "print('litellm' in sys.modules, 'textual' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
     assert out.stdout.split() == ["False", "False"]

@@ -12,8 +12,11 @@ from tests.helpers import call, calls, greet, result, say, user
 DONE = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
 NOTHING = [greet(), user("finish task_1"), say("Sorry, no.")]
 UPDATE_TASK = mock_task(actions=[action("update_task_status", UPDATE)])
-ASSERT_DONE = {"env_type": "assistant", "func_name": "assert_task_status",
-               "arguments": {"task_id": "task_1", "expected_status": "completed"}}
+ASSERT_DONE = {
+    "env_type": "assistant",
+    "func_name": "assert_task_status",
+    "arguments": {"task_id": "task_1", "expected_status": "completed"},
+}
 
 
 # --- early termination and missing criteria ---------------------------------------------
@@ -65,8 +68,11 @@ def test_db_match_and_mismatch_use_replay_hashes(registry):
 def test_db_check_compares_user_side_too(registry):
     dismiss = {"notification_id": "notif_1"}
     task = mock_task(actions=[action("dismiss_notification", dismiss, requestor="user")])
-    messages = [greet(), call("dismiss_notification", dismiss, "u1", requestor="user"),
-                result("Notification notif_1 dismissed", "u1", requestor="user")]
+    messages = [
+        greet(),
+        call("dismiss_notification", dismiss, "u1", requestor="user"),
+        result("Notification notif_1 dismissed", "u1", requestor="user"),
+    ]
     rp = replayed(registry, messages, task)
     ev = evaluate(rp)
     assert ev.db.pred_user == rp.gold.user_hash and ev.db_match is True
@@ -120,10 +126,18 @@ def action_reward(registry, actions, messages):
 
 
 def test_actions_match_in_any_order_and_multiplicity(registry):
-    actions = [action("update_task_status", UPDATE, "a1"), action("get_users", {}, "a2"),
-               action("update_task_status", UPDATE, "a3")]
-    messages = [greet(), call("update_task_status", UPDATE, "c1"), result(TASK_1_DONE, "c1"),
-                call("get_users", {}, "c2"), result([], "c2")]
+    actions = [
+        action("update_task_status", UPDATE, "a1"),
+        action("get_users", {}, "a2"),
+        action("update_task_status", UPDATE, "a3"),
+    ]
+    messages = [
+        greet(),
+        call("update_task_status", UPDATE, "c1"),
+        result(TASK_1_DONE, "c1"),
+        call("get_users", {}, "c2"),
+        result([], "c2"),
+    ]
     ev = action_reward(registry, actions, messages)
     assert ev.reward == 1.0 and [c.step for c in ev.actions] == [1, 3, 1]
     assert [c.tool_type for c in ev.actions] == ["write", "read", "write"]
@@ -131,8 +145,11 @@ def test_actions_match_in_any_order_and_multiplicity(registry):
 
 def test_user_calls_count_and_requestor_is_not_compared(registry):
     dismiss = {"notification_id": "notif_1"}
-    messages = [greet(), call("dismiss_notification", dismiss, "u1", requestor="user"),
-                result("Notification notif_1 dismissed", "u1", requestor="user")]
+    messages = [
+        greet(),
+        call("dismiss_notification", dismiss, "u1", requestor="user"),
+        result("Notification notif_1 dismissed", "u1", requestor="user"),
+    ]
     ev = action_reward(registry, [action("dismiss_notification", dismiss)], messages)  # requestor: assistant
     assert ev.reward == 1.0
 
@@ -141,8 +158,11 @@ def test_compared_keys_default_to_the_calls_arguments(registry):
     expected = [action("create_task", {"user_id": "user_1", "title": "T", "description": "D"})]
     fewer = [greet(), call("create_task", {"user_id": "user_1", "title": "T"}), result("{}")]
     assert action_reward(registry, expected, fewer).reward == 1.0  # the call's keys only
-    extra = [greet(), call("create_task", {"user_id": "user_1", "title": "T", "description": "D", "x": 1}),
-             result("{}")]
+    extra = [
+        greet(),
+        call("create_task", {"user_id": "user_1", "title": "T", "description": "D", "x": 1}),
+        result("{}"),
+    ]
     assert action_reward(registry, expected, extra).reward == 0.0  # 'x' is compared and the action lacks it
     wrong = [greet(), call("create_task", {"user_id": "user_1", "title": "Other"}), result("{}")]
     assert action_reward(registry, expected, wrong).reward == 0.0
@@ -150,13 +170,19 @@ def test_compared_keys_default_to_the_calls_arguments(registry):
 
 def test_call_without_arguments_matches_on_the_name(registry):
     expected = [action("create_task", {"user_id": "user_1", "title": "T"})]
-    assert action_reward(registry, expected, [greet(), call("create_task", {}), result("Error: x", error=True)]).reward == 1.0
+    assert (
+        action_reward(registry, expected, [greet(), call("create_task", {}), result("Error: x", error=True)]).reward
+        == 1.0
+    )
 
 
 def test_compare_args_restricts_and_empty_list_matches_on_name(registry):
     expected = [action("create_task", {"user_id": "user_1", "title": "T"}, compare_args=["user_id"])]
-    messages = [greet(), call("create_task", {"user_id": "user_1", "title": "Anything", "description": "z"}),
-                result("{}")]
+    messages = [
+        greet(),
+        call("create_task", {"user_id": "user_1", "title": "Anything", "description": "z"}),
+        result("{}"),
+    ]
     assert action_reward(registry, expected, messages).reward == 1.0
     by_name = [action("transfer_to_human_agents", {"summary": "exact words"}, compare_args=[])]
     transfer = [greet(), call("transfer_to_human_agents", {"summary": "other words"}), result("Transfer successful")]
@@ -222,7 +248,7 @@ class FakeJudge:
         self.calls += 1
         if self.error:
             raise JudgeError(self.error)
-        return [NLCheck(a, v, "because") for a, v in zip(assertions, self.verdicts)]
+        return [NLCheck(a, v, "because") for a, v in zip(assertions, self.verdicts, strict=False)]
 
 
 NL_TASK = mock_task(nl=["The agent was polite", "The agent finished"], basis=["NL_ASSERTION"])
@@ -249,8 +275,12 @@ def test_judge_failure_is_reported_as_not_evaluated(registry):
 
 def test_nl_outside_the_basis_is_not_judged(registry):
     judge = FakeJudge([False, False])
-    ev = evaluate(replayed(registry, DONE, mock_task(actions=[action("update_task_status", UPDATE)],
-                                                     nl=["never judged"], basis=["DB"])), judge)
+    ev = evaluate(
+        replayed(
+            registry, DONE, mock_task(actions=[action("update_task_status", UPDATE)], nl=["never judged"], basis=["DB"])
+        ),
+        judge,
+    )
     assert judge.calls == 0 and ev.nl is None and ev.nl_evaluated and ev.reward == 1.0
 
 
@@ -263,8 +293,9 @@ def test_empty_nl_list_needs_no_judge(registry):
 
 
 def test_reward_is_the_product_over_the_basis(registry):
-    task = mock_task(actions=[action("update_task_status", UPDATE)], communicate=["done"],
-                     basis=["DB", "ACTION", "COMMUNICATE"])
+    task = mock_task(
+        actions=[action("update_task_status", UPDATE)], communicate=["done"], basis=["DB", "ACTION", "COMMUNICATE"]
+    )
     ev = evaluate(replayed(registry, DONE, task))
     assert ev.reward == 1.0 and list(ev.breakdown) == ["DB", "ACTION", "COMMUNICATE"]
     silent = DONE[:-1] + [say("Finished.")]
@@ -289,11 +320,19 @@ def test_unknown_basis_component_is_reported_not_crashed_on(registry):
 
 
 def test_reward_info_dump_has_tau2_shape(registry):
-    task = mock_task(actions=[action("update_task_status", UPDATE)], communicate=["done"],
-                     basis=["DB", "COMMUNICATE"])
+    task = mock_task(actions=[action("update_task_status", UPDATE)], communicate=["done"], basis=["DB", "COMMUNICATE"])
     info = evaluate(replayed(registry, DONE, task)).to_reward_info()
-    assert set(info) == {"reward", "db_check", "env_assertions", "action_checks", "nl_assertions",
-                         "communicate_checks", "reward_basis", "reward_breakdown", "info"}
+    assert set(info) == {
+        "reward",
+        "db_check",
+        "env_assertions",
+        "action_checks",
+        "nl_assertions",
+        "communicate_checks",
+        "reward_basis",
+        "reward_breakdown",
+        "info",
+    }
     assert info["db_check"] == {"db_match": True, "db_reward": 1.0}
     assert info["action_checks"][0]["action"]["name"] == "update_task_status"
     assert info["action_checks"][0]["action_match"] is True and info["action_checks"][0]["tool_type"] == "write"
@@ -316,8 +355,12 @@ def test_task_history_messages_count_for_actions(registry):
 
 
 def test_calls_in_one_message_all_count(registry):
-    messages = [greet(), calls(("get_users", {}, "c1"), ("update_task_status", UPDATE, "c2")),
-                result([], "c1"), result(TASK_1_DONE, "c2")]
+    messages = [
+        greet(),
+        calls(("get_users", {}, "c1"), ("update_task_status", UPDATE, "c2")),
+        result([], "c1"),
+        result(TASK_1_DONE, "c2"),
+    ]
     ev = action_reward(registry, [action("update_task_status", UPDATE)], messages)
     assert ev.reward == 1.0 and ev.actions[0].step == 1
 
@@ -335,11 +378,16 @@ def test_the_gold_cache_tells_apart_tasks_that_differ_only_by_a_null(registry):
     from tau_tui.model import Task
 
     mock = registry.get("mock")
-    base = {"id": "t", "user_scenario": {"instructions": "x"},
-            "evaluation_criteria": {"actions": [], "reward_basis": ["DB"]}}
+    base = {
+        "id": "t",
+        "user_scenario": {"instructions": "x"},
+        "evaluation_criteria": {"actions": [], "reward_basis": ["DB"]},
+    }
+
     def with_update(update: dict) -> Task:
-        return Task.model_validate({**base, "initial_state": {"initialization_data": {
-            "agent_data": {"tasks": {"task_1": update}}}}})
+        return Task.model_validate(
+            {**base, "initial_state": {"initialization_data": {"agent_data": {"tasks": {"task_1": update}}}}}
+        )
 
     plain, with_null = with_update({}), with_update({"description": None})
     cache = GoldCache()

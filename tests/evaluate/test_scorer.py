@@ -30,15 +30,24 @@ def test_junk_argument_call_satisfies_a_name_only_check(registry):
 
 def test_errored_call_satisfies_nothing(registry):
     records = calls_of(registry, [greet(), call("update_task_status", UPDATE), result("Error: boom", error=True)])
-    score = score_tool_calls(records, spec(expected_tools=["update_task_status"],
-                                           arguments={"update_task_status": UPDATE}))
+    score = score_tool_calls(
+        records, spec(expected_tools=["update_task_status"], arguments={"update_task_status": UPDATE})
+    )
     assert not score.passed and score.value == 0.0
     assert [c.satisfied for c in score.checks] == [False, False]
 
 
 def test_strict_mode_fails_on_an_extra_clean_call(registry):
-    records = calls_of(registry, [greet(), call("get_users", {}, "r"), result([], "r"),
-                                  call("update_task_status", UPDATE, "w"), result(TASK_1_DONE, "w")])
+    records = calls_of(
+        registry,
+        [
+            greet(),
+            call("get_users", {}, "r"),
+            result([], "r"),
+            call("update_task_status", UPDATE, "w"),
+            result(TASK_1_DONE, "w"),
+        ],
+    )
     lenient = score_tool_calls(records, spec(expected_tools=["update_task_status"]))
     strict = score_tool_calls(records, spec(expected_tools=["update_task_status"], strict=True))
     assert lenient.passed and lenient.additional == ["get_users"]
@@ -46,8 +55,16 @@ def test_strict_mode_fails_on_an_extra_clean_call(registry):
 
 
 def test_strict_mode_ignores_extra_calls_that_errored(registry):
-    records = calls_of(registry, [greet(), call("get_users", {}, "r"), result("Error: x", "r", error=True),
-                                  call("update_task_status", UPDATE, "w"), result(TASK_1_DONE, "w")])
+    records = calls_of(
+        registry,
+        [
+            greet(),
+            call("get_users", {}, "r"),
+            result("Error: x", "r", error=True),
+            call("update_task_status", UPDATE, "w"),
+            result(TASK_1_DONE, "w"),
+        ],
+    )
     assert score_tool_calls(records, spec(expected_tools=["update_task_status"], strict=True)).passed
 
 
@@ -59,8 +76,10 @@ def test_argument_specs_match_by_subset(registry):
 
 
 def test_no_type_coercion(registry):
-    records = calls_of(registry, [greet(), call("create_task", {"user_id": "user_1", "title": "5", "n": 1}),
-                                  result({"task_id": "task_2"})])
+    records = calls_of(
+        registry,
+        [greet(), call("create_task", {"user_id": "user_1", "title": "5", "n": 1}), result({"task_id": "task_2"})],
+    )
     assert not score_tool_calls(records, spec(arguments={"create_task": {"title": 5}})).passed
     assert not score_tool_calls(records, spec(arguments={"create_task": {"n": True}})).passed
     assert score_tool_calls(records, spec(arguments={"create_task": {"n": 1.0}})).passed  # both numbers
@@ -68,25 +87,43 @@ def test_no_type_coercion(registry):
 
 def test_value_is_satisfied_over_checks_and_lists_are_separate_checks(registry):
     records = calls_of(registry, [greet(), call("update_task_status", UPDATE), result(TASK_1_DONE)])
-    score = score_tool_calls(records, spec(
-        expected_tools=["update_task_status", "get_users", "update_task_status"],
-        arguments={"update_task_status": [{"task_id": "task_1"}, {"task_id": "task_9"}]}))
+    score = score_tool_calls(
+        records,
+        spec(
+            expected_tools=["update_task_status", "get_users", "update_task_status"],
+            arguments={"update_task_status": [{"task_id": "task_1"}, {"task_id": "task_9"}]},
+        ),
+    )
     assert len(score.checks) == 4  # duplicate names are one check
     assert score.value == pytest.approx(2 / 4) and not score.passed
 
 
 def test_only_executed_agent_calls_count(registry):
     dismiss = {"notification_id": "notif_1"}
-    records = calls_of(registry, [greet(), call("dismiss_notification", dismiss, "u", requestor="user"),
-                                  result("ok", "u", requestor="user"), call("get_users", {}, "x"), user("hi")])
+    records = calls_of(
+        registry,
+        [
+            greet(),
+            call("dismiss_notification", dismiss, "u", requestor="user"),
+            result("ok", "u", requestor="user"),
+            call("get_users", {}, "x"),
+            user("hi"),
+        ],
+    )
     score = score_tool_calls(records, spec(expected_tools=["dismiss_notification", "get_users"]))
     assert score.value == 0.0 and score.notes[0] == "no clean tool executions"
 
 
-@pytest.mark.parametrize("bad", [
-    {}, {"expected_tools": "get_users"}, {"arguments": {"t": 1}}, {"expected_tools": ["a"], "strict": "yes"},
-    {"expected_tools": ["a"], "other": 1},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {},
+        {"expected_tools": "get_users"},
+        {"arguments": {"t": 1}},
+        {"expected_tools": ["a"], "strict": "yes"},
+        {"expected_tools": ["a"], "other": 1},
+    ],
+)
 def test_spec_validation(bad):
     with pytest.raises(ScorerConfigError):
         ScorerSpec.from_json(bad)
@@ -98,8 +135,14 @@ def test_sidecar_default_and_per_task_specs(tmp_path):
     assert scorer_config_for(recording) is None
     sidecar = sidecar_path(recording)
     assert sidecar.name == "run.scorer.json"
-    sidecar.write_text(json.dumps({"default": {"expected_tools": ["get_users"]},
-                                   "tasks": {"7": {"expected_tools": ["cancel"], "strict": True}}}))
+    sidecar.write_text(
+        json.dumps(
+            {
+                "default": {"expected_tools": ["get_users"]},
+                "tasks": {"7": {"expected_tools": ["cancel"], "strict": True}},
+            }
+        )
+    )
     config = scorer_config_for(recording)
     assert config.spec_for("7") == ScorerSpec(("cancel",), {}, True)
     assert config.spec_for("8").expected_tools == ("get_users",)

@@ -105,7 +105,7 @@ def test_paired_bootstrap():
     # 200 tasks, B wins 60, loses 20, ties the rest: mean diff 0.2, SE ~ sqrt((0.4 - 0.04) / 200)
     pairs = {str(i): [(0.0, 1.0) if i < 60 else (1.0, 0.0) if i < 80 else (1.0, 1.0)] for i in range(200)}
     iv = paired_bootstrap(pairs, seed=1, resamples=4000)
-    half = 1.96 * math.sqrt((80 / 200 - 0.2 ** 2) / 200)
+    half = 1.96 * math.sqrt((80 / 200 - 0.2**2) / 200)
     assert iv.estimate == pytest.approx(0.2)
     assert iv.low == pytest.approx(0.2 - half, abs=0.012)
     assert iv.high == pytest.approx(0.2 + half, abs=0.012)
@@ -116,8 +116,9 @@ def test_paired_bootstrap_against_scipy():
     scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is the dev-only oracle for this check")
     diffs = [1.0] * 30 + [-1.0] * 12 + [0.0] * 58
     ours = paired_bootstrap({str(i): [(0.0, d)] for i, d in enumerate(diffs)}, seed=2, resamples=5000)
-    theirs = scipy_stats.bootstrap((diffs,), lambda x, axis: x.mean(axis=axis), method="percentile",
-                                   n_resamples=5000, random_state=2).confidence_interval
+    theirs = scipy_stats.bootstrap(
+        (diffs,), lambda x, axis: x.mean(axis=axis), method="percentile", n_resamples=5000, random_state=2
+    ).confidence_interval
     assert ours.low == pytest.approx(theirs.low, abs=0.02)
     assert ours.high == pytest.approx(theirs.high, abs=0.02)
 

@@ -38,9 +38,16 @@ def call(name: str, arguments: Any, call_id: str = "call_1") -> Reply:
 
 
 def calls(*items: tuple[str, Any, str]) -> Reply:
-    return Reply(tool_calls=[{"id": i, "type": "function",
-                              "function": {"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)}}
-                             for n, a, i in items])
+    return Reply(
+        tool_calls=[
+            {
+                "id": i,
+                "type": "function",
+                "function": {"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)},
+            }
+            for n, a, i in items
+        ]
+    )
 
 
 def no_choices(choices: list[dict[str, Any]] | None = None) -> Reply:
@@ -116,8 +123,12 @@ class FakeLLM:
         """litellm arguments pointing at this server."""
         return {"api_base": self.base_url, "api_key": "sk-test-not-a-real-key-000000", "temperature": 0.0, **extra}
 
-    def script(self, model: str, replies: list[Reply | Callable[[Request], Reply]],
-               then: Reply | Callable[[Request], Reply] | None = None) -> None:
+    def script(
+        self,
+        model: str,
+        replies: list[Reply | Callable[[Request], Reply]],
+        then: Reply | Callable[[Request], Reply] | None = None,
+    ) -> None:
         with self._lock:
             self.scripts[model] = list(replies)
             if then is not None:
@@ -144,10 +155,15 @@ class FakeLLM:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls
-        choices = reply.choices if reply.choices is not None else [
-            {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}]
+        choices = (
+            reply.choices
+            if reply.choices is not None
+            else [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}]
+        )
         return 200, {
-            "id": f"chatcmpl-{len(request.body)}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"chatcmpl-{len(request.body)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": request.model,
             "choices": choices,
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},

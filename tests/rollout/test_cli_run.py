@@ -23,8 +23,15 @@ ARG_KEY = "sk-test-arg-secret-0987654321fedcba"
 
 def tau_tui(*args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
     full_env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
-    return subprocess.Popen([sys.executable, "-m", "tau_tui.cli", *args], cwd=ROOT, env=full_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tau_tui.cli", *args],
+        cwd=ROOT,
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def finish(proc: subprocess.Popen, timeout: float = 180) -> tuple[int, str, str]:
@@ -42,9 +49,26 @@ def saved_count(path: Path) -> int:
 def test_sigkill_leaves_a_valid_file_and_resume_finishes_only_the_missing(tau2_data, tmp_path, fake_llm):
     fake_llm.script("agent-model", [], then=text("All done. Anything else?", delay=0.3))
     out = tmp_path / "run.json"
-    args = ["run", "--domain", "mock", "--agent-llm", "openai/agent-model",
-            "--agent-llm-args", json.dumps(fake_llm.args()), "--user-llm", "scripted/user", "-k", "3",
-            "--concurrency", "1", "--out", str(out), "--tau2-data", str(tau2_data), "--quiet"]
+    args = [
+        "run",
+        "--domain",
+        "mock",
+        "--agent-llm",
+        "openai/agent-model",
+        "--agent-llm-args",
+        json.dumps(fake_llm.args()),
+        "--user-llm",
+        "scripted/user",
+        "-k",
+        "3",
+        "--concurrency",
+        "1",
+        "--out",
+        str(out),
+        "--tau2-data",
+        str(tau2_data),
+        "--quiet",
+    ]
     proc = tau_tui(*args)
     deadline = time.time() + 120
     while saved_count(out) < 3 and time.time() < deadline and proc.poll() is None:
@@ -67,7 +91,7 @@ def test_sigkill_leaves_a_valid_file_and_resume_finishes_only_the_missing(tau2_d
     assert f"{total}/{total} simulations ({total - len(saved)} this run)" in stdout
     assert len(fake_llm.requests) - before == total - len(saved)  # one agent turn per missing simulation
     final = open_run(out)
-    assert [e.id for e in final.entries[:len(saved)]] == saved
+    assert [e.id for e in final.entries[: len(saved)]] == saved
     key_counts = Counter((e.trial, e.task_id, e.seed) for e in final.entries)
     assert len(key_counts) == total and set(key_counts.values()) == {1}
     assert not list(out.parent.glob(".*.tmp"))
@@ -89,11 +113,35 @@ def test_no_secret_reaches_any_written_file(tau2_data, tmp_path, fake_llm):
     out = tmp_path / "out" / "rundir"
     agent_args = {**fake_llm.args(), "api_key": ARG_KEY, "extra_headers": {"Authorization": f"Bearer {ARG_KEY}"}}
     user_args = {"api_base": fake_llm.base_url}
-    code, stdout, stderr = finish(tau_tui(
-        "run", "--domain", "mock", "--task", "update_task_1", "create_task_1", "--agent-llm", "openai/agent-model",
-        "--agent-llm-args", json.dumps(agent_args), "--user-llm", "openai/user-model",
-        "--user-llm-args", json.dumps(user_args), "-k", "2", "--concurrency", "1", "--format", "dir",
-        "--out", str(out), "--tau2-data", str(tau2_data), env={"OPENAI_API_KEY": ENV_KEY}))
+    code, stdout, stderr = finish(
+        tau_tui(
+            "run",
+            "--domain",
+            "mock",
+            "--task",
+            "update_task_1",
+            "create_task_1",
+            "--agent-llm",
+            "openai/agent-model",
+            "--agent-llm-args",
+            json.dumps(agent_args),
+            "--user-llm",
+            "openai/user-model",
+            "--user-llm-args",
+            json.dumps(user_args),
+            "-k",
+            "2",
+            "--concurrency",
+            "1",
+            "--format",
+            "dir",
+            "--out",
+            str(out),
+            "--tau2-data",
+            str(tau2_data),
+            env={"OPENAI_API_KEY": ENV_KEY},
+        )
+    )
     assert code == 1, stderr  # the rejected simulations are infrastructure errors
     seen = {r.headers["authorization"] for r in fake_llm.requests}
     assert f"Bearer {ARG_KEY}" in seen and f"Bearer {ENV_KEY}" in seen  # both keys were really used
@@ -107,26 +155,50 @@ def test_no_secret_reaches_any_written_file(tau2_data, tmp_path, fake_llm):
     for stream in (stdout, stderr):
         assert ENV_KEY not in stream and ARG_KEY not in stream
     meta = json.loads((out / "results.json").read_text())
-    assert meta["info"]["agent_info"]["llm_args"] == {"api_base": fake_llm.base_url, "temperature": 0.0,
-                                                      "extra_headers": {}}
+    assert meta["info"]["agent_info"]["llm_args"] == {
+        "api_base": fake_llm.base_url,
+        "temperature": 0.0,
+        "extra_headers": {},
+    }
     run = open_run(out)
-    errors = [run.simulation(i).info["error"] for i, e in enumerate(run.entries)
-              if e.termination == "infrastructure_error"]
+    errors = [
+        run.simulation(i).info["error"] for i, e in enumerate(run.entries) if e.termination == "infrastructure_error"
+    ]
     assert len(errors) == 2 and all("Request rejected for caller ***" in e for e in errors)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--domain", "nowhere", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"],
-     "unknown domain 'nowhere'"),
-    (["--domain", "mock", "--task", "nope", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"],
-     "no task 'nope' in domain 'mock'"),
-    (["--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user", "--agent-llm-args", "{x"],
-     "--agent-llm-args: not valid JSON"),
-    (["--domain", "mock", "--agent-llm", "scripted/gold"], "--user-llm is required"),
-    (["--domain", "mock", "--agent-llm", "scripted/nope", "--user-llm", "scripted/user"], "no scripted agent"),
-    (["--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user", "-k", "0"],
-     "-k must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--domain", "nowhere", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"],
+            "unknown domain 'nowhere'",
+        ),
+        (
+            ["--domain", "mock", "--task", "nope", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"],
+            "no task 'nope' in domain 'mock'",
+        ),
+        (
+            [
+                "--domain",
+                "mock",
+                "--agent-llm",
+                "scripted/gold",
+                "--user-llm",
+                "scripted/user",
+                "--agent-llm-args",
+                "{x",
+            ],
+            "--agent-llm-args: not valid JSON",
+        ),
+        (["--domain", "mock", "--agent-llm", "scripted/gold"], "--user-llm is required"),
+        (["--domain", "mock", "--agent-llm", "scripted/nope", "--user-llm", "scripted/user"], "no scripted agent"),
+        (
+            ["--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user", "-k", "0"],
+            "-k must be at least 1",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tau2_data, tmp_path, args, message):
     out = tmp_path / "x.json"
     code, stdout, stderr = finish(tau_tui("run", *args, "--tau2-data", str(tau2_data), "--out", str(out)))
@@ -139,20 +211,48 @@ def test_bad_input_is_one_line_and_exit_2(tau2_data, tmp_path, args, message):
 
 def test_run_prints_a_summary_and_refuses_to_overwrite(tau2_data, tmp_path):
     out = tmp_path / "gold.json"
-    code, stdout, stderr = finish(tau_tui("run", "--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm",
-                                          "scripted/user", "--task", "update_task_1", "--out", str(out),
-                                          "--tau2-data", str(tau2_data)))
+    code, stdout, stderr = finish(
+        tau_tui(
+            "run",
+            "--domain",
+            "mock",
+            "--agent-llm",
+            "scripted/gold",
+            "--user-llm",
+            "scripted/user",
+            "--task",
+            "update_task_1",
+            "--out",
+            str(out),
+            "--tau2-data",
+            str(tau2_data),
+        )
+    )
     assert code == 0, stderr
-    assert stdout.strip() == (f"{out}: 1/1 simulations (1 this run); average reward 1.000; "
-                              "terminations: user_stop 1")
+    assert stdout.strip() == (f"{out}: 1/1 simulations (1 this run); average reward 1.000; terminations: user_stop 1")
     assert "✓ task update_task_1 trial 0: reward 1" in stderr and "1/1" in stderr
-    code, _, stderr = finish(tau_tui("run", "--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm",
-                                     "scripted/user", "--out", str(out), "--tau2-data", str(tau2_data)))
+    code, _, stderr = finish(
+        tau_tui(
+            "run",
+            "--domain",
+            "mock",
+            "--agent-llm",
+            "scripted/gold",
+            "--user-llm",
+            "scripted/user",
+            "--out",
+            str(out),
+            "--tau2-data",
+            str(tau2_data),
+        )
+    )
     assert code == 2 and "already exists; pass --resume" in stderr
 
 
 def test_cli_and_rollout_core_import_neither_litellm_nor_textual():
-    code = ("import sys; import tau_tui.cli as cli; cli.build_parser(); import tau_tui.rollout; "
-            "import tau_tui.rollout.console; print([m for m in ('litellm', 'textual') if m in sys.modules])")
+    code = (
+        "import sys; import tau_tui.cli as cli; cli.build_parser(); import tau_tui.rollout; "
+        "import tau_tui.rollout.console; print([m for m in ('litellm', 'textual') if m in sys.modules])"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.stdout.strip() == "[]", result.stderr

@@ -20,12 +20,10 @@ from tau_tui.rollout import Episode, ParticipantSpec, RunConfig, Runner
 # mock tasks; the gold check names them too (``gold_state_reasons``), and the test below checks it does.
 KNOWN_FAILURES = {
     "mock": {
-        "update_task_with_history_and_env_assertions":
-            "the task lists no expected actions, but its reward (ENV_ASSERTION) needs task_2 completed: "
-            "performing the reference actions changes nothing",
-        "update_task_with_user_tools":
-            "its env assertion wants notif_1 read, which only the user's dismiss_notification does, and that "
-            "call is not a reference action, so the gold user DB keeps it unread while DB is in the basis",
+        "update_task_with_history_and_env_assertions": "the task lists no expected actions, but its reward (ENV_ASSERTION) needs task_2 completed: "
+        "performing the reference actions changes nothing",
+        "update_task_with_user_tools": "its env assertion wants notif_1 read, which only the user's dismiss_notification does, and that "
+        "call is not a reference action, so the gold user DB keeps it unread while DB is in the basis",
     },
     "retail": {},
     "airline": {},
@@ -48,8 +46,13 @@ def test_gold_agent_scores_one_on_every_task_without_nl_judge(registry, tmp_path
     if domain == "telecom":
         ids = ids[:TELECOM_SAMPLE]
     assert ids
-    config = RunConfig(domain=domain, agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
-                       task_ids=ids, concurrency=8)
+    config = RunConfig(
+        domain=domain,
+        agent=ParticipantSpec("scripted/gold"),
+        user=ParticipantSpec("scripted/user"),
+        task_ids=ids,
+        concurrency=8,
+    )
     path = tmp_path / f"gold_{domain}.json"
     summary = asyncio.run(Runner(config, path, registry).run())
     assert summary.completed == len(ids) and summary.unscored == 0
@@ -68,8 +71,10 @@ def test_gold_agent_scores_one_on_every_task_without_nl_judge(registry, tmp_path
         assert listed == set(failures)
     for task_id, (termination, reward, _) in failures.items():
         assert termination == "user_stop" and reward == 0.0, (task_id, termination)
-    print(f"\n[gold] {domain}: {len(ids) - len(failures)}/{len(ids)} tasks at reward 1.0"
-          + "".join(f"\n  {t}: {KNOWN_FAILURES[domain][t]}" for t in failures))
+    print(
+        f"\n[gold] {domain}: {len(ids) - len(failures)}/{len(ids)} tasks at reward 1.0"
+        + "".join(f"\n  {t}: {KNOWN_FAILURES[domain][t]}" for t in failures)
+    )
 
 
 def test_the_known_mock_failure_is_the_tasks_doing(registry, tmp_path):
@@ -77,8 +82,9 @@ def test_the_known_mock_failure_is_the_tasks_doing(registry, tmp_path):
     task = registry.get("mock").tasks()["update_task_with_history_and_env_assertions"]
     assert task.expected_actions == []
     assert task.evaluation_criteria.reward_basis == ["ENV_ASSERTION"]
-    config = RunConfig(domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
-                       task_ids=[task.id])
+    config = RunConfig(
+        domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"), task_ids=[task.id]
+    )
     asyncio.run(Runner(config, tmp_path / "one.json", registry).run())
     info = open_run(tmp_path / "one.json").simulation(0).reward_info
     assert info.db_check.db_match is True
@@ -94,8 +100,9 @@ def test_mock_task_with_user_tools_fails_only_on_the_users_own_step(registry):
     dismisses loses DB instead (``tests/calibrate/test_gold.py``).
     """
     task = registry.get("mock").tasks()["update_task_with_user_tools"]
-    episode = Episode(registry.get("mock"), None, task, ParticipantSpec("scripted/gold"),
-                      ParticipantSpec("scripted/user"))
+    episode = Episode(
+        registry.get("mock"), None, task, ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user")
+    )
     sim = asyncio.run(episode.run())
     info = sim.reward_info
     assert sim.termination_reason == "user_stop" and info.reward == 0.0

@@ -16,16 +16,24 @@ import pytest
 from tau_tui.analysis import Analyzer
 from tau_tui.model.io import open_run
 from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig, Runner
-from tau_tui.rollout.json_tools import parse_reply, plain_messages, reply_schema, ReplyError
+from tau_tui.rollout.json_tools import ReplyError, parse_reply, plain_messages, reply_schema
 from tests.rollout.fake_llm import text
 
 FAST = RetryPolicy(max_retries=1, initial=0.01, factor=2.0, max_delay=0.02)
 TOOLS = [
     {"type": "function", "function": {"name": "get_users", "description": "All users.", "parameters": {}}},
-    {"type": "function", "function": {"name": "update_task_status", "description": "Set a task's status.",
-                                      "parameters": {"type": "object", "required": ["task_id", "status"],
-                                                     "properties": {"task_id": {"type": "string"},
-                                                                    "status": {"type": "string"}}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "update_task_status",
+            "description": "Set a task's status.",
+            "parameters": {
+                "type": "object",
+                "required": ["task_id", "status"],
+                "properties": {"task_id": {"type": "string"}, "status": {"type": "string"}},
+            },
+        },
+    },
 ]
 
 
@@ -40,48 +48,67 @@ def test_reply_schema_has_a_message_branch_and_one_branch_per_tool():
 
 def test_parse_reply_gives_text_or_one_call_and_names_what_is_wrong():
     assert parse_reply('{"message": "Done."}', "c1") == ("Done.", None)
-    content, calls = parse_reply('{"tool": "update_task_status", "arguments": {"task_id": "task_1", '
-                                 '"status": "completed"}}', "c1")
+    content, calls = parse_reply(
+        '{"tool": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}', "c1"
+    )
     assert content is None and (calls[0].id, calls[0].name) == ("c1", "update_task_status")
     assert calls[0].arguments == {"task_id": "task_1", "status": "completed"}
     assert parse_reply('{"message": "two\nlines"}', "c1")[0] == "two\nlines"  # a raw newline in a string
-    for bad, why in [("", "empty"), ("[1]", "list"), ('{"tool": "x", "arguments": [1]}', "not an object"),
-                     ('{"note": 1}', 'neither "message"'), ("{oops", "not valid JSON"),
-                     ('{"tool": "x", "arguments": ' + "[" * 150 + "]" * 150 + "}", "not an object")]:
+    for bad, why in [
+        ("", "empty"),
+        ("[1]", "list"),
+        ('{"tool": "x", "arguments": [1]}', "not an object"),
+        ('{"note": 1}', 'neither "message"'),
+        ("{oops", "not valid JSON"),
+        ('{"tool": "x", "arguments": ' + "[" * 150 + "]" * 150 + "}", "not an object"),
+    ]:
         with pytest.raises(ReplyError, match=why):
             parse_reply(bad, "c1")
 
 
 def test_plain_messages_show_calls_and_results_as_turns_in_the_reply_format():
-    payload = [{"role": "system", "content": "POLICY"}, {"role": "user", "content": "Mark task_1 done."},
-               {"role": "assistant", "content": None, "tool_calls": [
-                   {"id": "c1", "type": "function",
-                    "function": {"name": "get_users", "arguments": "{}"}}]},
-               {"role": "tool", "content": "[{\"user_id\": \"user_1\"}]", "tool_call_id": "c1"},
-               {"role": "assistant", "content": "Found you."}]
+    payload = [
+        {"role": "system", "content": "POLICY"},
+        {"role": "user", "content": "Mark task_1 done."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_users", "arguments": "{}"}}],
+        },
+        {"role": "tool", "content": '[{"user_id": "user_1"}]', "tool_call_id": "c1"},
+        {"role": "assistant", "content": "Found you."},
+    ]
     out = plain_messages(payload, TOOLS)
     assert out[0]["role"] == "system" and out[0]["content"].startswith("POLICY")
     assert "- update_task_status(task_id: string, status: string): Set a task's status." in out[0]["content"]
     assert [m["role"] for m in out] == ["system", "user", "assistant", "user", "assistant"]
     assert json.loads(out[2]["content"]) == {"tool": "get_users", "arguments": {}}
-    assert out[3]["content"] == "Result of get_users: [{\"user_id\": \"user_1\"}]"
+    assert out[3]["content"] == 'Result of get_users: [{"user_id": "user_1"}]'
     assert json.loads(out[4]["content"]) == {"message": "Found you."}
     assert all("tool_calls" not in m for m in out)
 
 
 def rollout(registry, tmp_path, fake, agent_args):
-    cfg = RunConfig(domain="mock", agent=ParticipantSpec("openai/json-agent", fake.args(**agent_args), retry=FAST),
-                    user=ParticipantSpec("scripted/user"), task_ids=["update_task_1"], max_steps=20)
+    cfg = RunConfig(
+        domain="mock",
+        agent=ParticipantSpec("openai/json-agent", fake.args(**agent_args), retry=FAST),
+        user=ParticipantSpec("scripted/user"),
+        task_ids=["update_task_1"],
+        max_steps=20,
+    )
     path = tmp_path / "run.json"
     summary = asyncio.run(Runner(cfg, path, registry).run())
     return summary, open_run(path)
 
 
 def test_a_rollout_in_the_json_protocol_calls_tools_and_is_scored(registry, tmp_path, fake_llm):
-    fake_llm.script("json-agent", [
-        text('{"tool": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}'),
-        text('{"message": "task_1 is now completed. Anything else?"}'),
-    ])
+    fake_llm.script(
+        "json-agent",
+        [
+            text('{"tool": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}'),
+            text('{"message": "task_1 is now completed. Anything else?"}'),
+        ],
+    )
     summary, run = rollout(registry, tmp_path, fake_llm, {"tool_protocol": "json_schema"})
     sim = run.simulation(0)
     assert sim.termination_reason == "user_stop" and summary.rewards == [1.0]
@@ -94,7 +121,8 @@ def test_a_rollout_in_the_json_protocol_calls_tools_and_is_scored(registry, tmp_
     assert {b["properties"].get("tool", {}).get("const") for b in schema["anyOf"]} >= {None, "update_task_status"}
     assert "# Tools" in first.messages[0]["content"]
     assert second.messages[-1]["role"] == "user" and second.messages[-1]["content"].startswith(
-        "Result of update_task_status: ")
+        "Result of update_task_status: "
+    )
     assert json.loads(second.messages[-2]["content"])["tool"] == "update_task_status"
     recorded = json.loads((tmp_path / "run.json").read_text())["info"]["agent_info"]["llm_args"]
     assert recorded["tool_protocol"] == "json_schema"  # how the run was made is recorded

@@ -16,13 +16,24 @@ FAST = RetryPolicy(max_retries=3, initial=0.01, factor=2.0, max_delay=0.05)
 PRICES = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
 
 
-def rollout(registry, tmp_path, fake, task_id, agent_model="openai/agent-model", user_model="openai/user-model",
-            retry=FAST, **config):
+def rollout(
+    registry,
+    tmp_path,
+    fake,
+    task_id,
+    agent_model="openai/agent-model",
+    user_model="openai/user-model",
+    retry=FAST,
+    **config,
+):
     events: list = []
     config.setdefault("task_ids", [task_id])
-    cfg = RunConfig(domain="mock",
-                    agent=ParticipantSpec(agent_model, fake.args(**PRICES), retry=retry),
-                    user=ParticipantSpec(user_model, fake.args(**PRICES), retry=retry), **config)
+    cfg = RunConfig(
+        domain="mock",
+        agent=ParticipantSpec(agent_model, fake.args(**PRICES), retry=retry),
+        user=ParticipantSpec(user_model, fake.args(**PRICES), retry=retry),
+        **config,
+    )
     path = tmp_path / "run.json"
     summary = asyncio.run(Runner(cfg, path, registry, listener=events.append).run())
     run = open_run(path)
@@ -30,11 +41,14 @@ def rollout(registry, tmp_path, fake, task_id, agent_model="openai/agent-model",
 
 
 def test_llm_agent_and_user_full_rollout_with_a_retried_rate_limit(registry, tmp_path, fake_llm):
-    fake_llm.script("agent-model", [
-        error(429, "Rate limit reached for requests"),
-        call("update_task_status", {"task_id": "task_1", "status": "completed"}, "call_x"),
-        text("task_1 is now completed. Anything else?"),
-    ])
+    fake_llm.script(
+        "agent-model",
+        [
+            error(429, "Rate limit reached for requests"),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}, "call_x"),
+            text("task_1 is now completed. Anything else?"),
+        ],
+    )
     fake_llm.script("user-model", [text("Hi, please mark task_1 as completed."), text("That's all. ###STOP###")])
     summary, run, events = rollout(registry, tmp_path, fake_llm, "update_task_1")
 
@@ -64,7 +78,11 @@ def test_llm_agent_and_user_full_rollout_with_a_retried_rate_limit(registry, tmp
     assert first["seed"] == seed and sim.seed == seed and sim.trial == 0
     assert first["tool_choice"] == "auto"
     assert [t["function"]["name"] for t in first["tools"]] == [
-        "create_task", "get_users", "update_task_status", "transfer_to_human_agents"]
+        "create_task",
+        "get_users",
+        "update_task_status",
+        "transfer_to_human_agents",
+    ]
     assert first["messages"][0]["role"] == "system" and "<policy>" in first["messages"][0]["content"]
     assert [m["role"] for m in first["messages"][1:]] == ["assistant", "user"]
     after_tool = agent_requests[2].body["messages"]
@@ -127,7 +145,8 @@ def test_transient_errors_exhaust_the_retries_as_an_infrastructure_error(registr
 
 
 def test_a_reply_without_choices_is_retried_then_an_infrastructure_error_that_resume_reruns(
-        registry, tmp_path, fake_llm):
+    registry, tmp_path, fake_llm
+):
     fake_llm.script("user-model", [no_choices()] * 4)
     summary, run, events = rollout(registry, tmp_path, fake_llm, "update_task_1")
     sim = run.simulation(0)
@@ -137,11 +156,20 @@ def test_a_reply_without_choices_is_retried_then_an_infrastructure_error_that_re
     assert [e.attempt for e in events if isinstance(e, LLMRetried)] == [1, 2, 3]
 
     fake_llm.script("agent-model", [text("Done.")])
-    fake_llm.script("user-model", [no_choices([{"index": 0, "finish_reason": "stop", "message": None}]),
-                                   text("Please complete task_1."), text("Bye ###STOP###")])
-    cfg = RunConfig(domain="mock", task_ids=["update_task_1"],
-                    agent=ParticipantSpec("openai/agent-model", fake_llm.args(**PRICES), retry=FAST),
-                    user=ParticipantSpec("openai/user-model", fake_llm.args(**PRICES), retry=FAST))
+    fake_llm.script(
+        "user-model",
+        [
+            no_choices([{"index": 0, "finish_reason": "stop", "message": None}]),
+            text("Please complete task_1."),
+            text("Bye ###STOP###"),
+        ],
+    )
+    cfg = RunConfig(
+        domain="mock",
+        task_ids=["update_task_1"],
+        agent=ParticipantSpec("openai/agent-model", fake_llm.args(**PRICES), retry=FAST),
+        user=ParticipantSpec("openai/user-model", fake_llm.args(**PRICES), retry=FAST),
+    )
     asyncio.run(Runner(cfg, tmp_path / "run.json", registry, resume=True).run())
     again = open_run(tmp_path / "run.json")
     assert [s.termination_reason for s in again.to_results().simulations] == ["user_stop"]
@@ -149,12 +177,21 @@ def test_a_reply_without_choices_is_retried_then_an_infrastructure_error_that_re
 
 @pytest.mark.parametrize("layout", ["json", "dir"])
 def test_a_refused_key_stops_the_run_at_its_first_call_and_saves_nothing(registry, tmp_path, fake_llm, layout):
-    fake_llm.script("agent-model", [error(401, "Incorrect API key provided: sk-test-not-a-real-key-000000.")],
-                    then=text("never asked"))
+    fake_llm.script(
+        "agent-model",
+        [error(401, "Incorrect API key provided: sk-test-not-a-real-key-000000.")],
+        then=text("never asked"),
+    )
     fake_llm.script("user-model", [], then=text("Please mark task_1 as completed."))
-    cfg = RunConfig(domain="mock", task_ids=["update_task_1", "create_task_1"], num_trials=2, concurrency=2,
-                    layout=layout, agent=ParticipantSpec("openai/agent-model", fake_llm.args(), retry=FAST),
-                    user=ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST))
+    cfg = RunConfig(
+        domain="mock",
+        task_ids=["update_task_1", "create_task_1"],
+        num_trials=2,
+        concurrency=2,
+        layout=layout,
+        agent=ParticipantSpec("openai/agent-model", fake_llm.args(), retry=FAST),
+        user=ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST),
+    )
     path = tmp_path / ("run.json" if layout == "json" else "rundir")
     events: list = []
     with pytest.raises(MissingCredentials) as stopped:
@@ -178,7 +215,10 @@ def test_a_missing_credential_error_from_litellm_names_the_variable_and_is_not_r
         calls.append(kwargs["model"])
         raise litellm.InternalServerError(
             "OpenAIException - Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` "
-            "environment variable.", llm_provider="openai", model="gpt-4.1")
+            "environment variable.",
+            llm_provider="openai",
+            model="gpt-4.1",
+        )
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr(litellm, "acompletion", refuse)
@@ -196,8 +236,12 @@ def test_a_model_without_its_key_is_refused_before_the_run_starts(registry, tmp_
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr(litellm, "acompletion", never)
-    cfg = RunConfig(domain="mock", task_ids=["update_task_1"], agent=ParticipantSpec("scripted/gold"),
-                    user=ParticipantSpec("openai/gpt-4.1", retry=FAST))
+    cfg = RunConfig(
+        domain="mock",
+        task_ids=["update_task_1"],
+        agent=ParticipantSpec("scripted/gold"),
+        user=ParticipantSpec("openai/gpt-4.1", retry=FAST),
+    )
     path = tmp_path / "run.json"
     with pytest.raises(MissingCredentials, match=r"^OPENAI_API_KEY is not set \(the user model openai/gpt-4.1 "):
         asyncio.run(Runner(cfg, path, registry).run())
@@ -207,18 +251,28 @@ def test_a_model_without_its_key_is_refused_before_the_run_starts(registry, tmp_
 
 
 def test_context_window_overflow_has_its_own_termination(registry, tmp_path, fake_llm):
-    fake_llm.script("agent-model", [error(400, "This model's maximum context length is 8192 tokens. However, "
-                                               "your messages resulted in 9000 tokens.")])
+    fake_llm.script(
+        "agent-model",
+        [
+            error(
+                400,
+                "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+            )
+        ],
+    )
     fake_llm.script("user-model", [text("hello")])
     _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
     assert run.simulation(0).termination_reason == "context_window_exceeded"
 
 
 def test_solo_llm_agent_gets_required_tool_choice_and_done_stops(registry, tmp_path, fake_llm):
-    fake_llm.script("agent-model", [
-        call("update_task_status", {"task_id": "task_1", "status": "completed"}, "c1"),
-        call("done", {}, "c2"),
-    ])
+    fake_llm.script(
+        "agent-model",
+        [
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}, "c1"),
+            call("done", {}, "c2"),
+        ],
+    )
     summary, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1", solo=True)
     sim = run.simulation(0)
     assert sim.termination_reason == "agent_stop"

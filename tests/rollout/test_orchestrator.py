@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from tests.helpers import split_options
-
 import asyncio
 import random
 
@@ -16,6 +14,7 @@ from tau_tui.rollout.orchestrator import GREETING, EndEpisode, EpisodeEnded, His
 from tau_tui.rollout.participants import AGENT, USER, Participant, agent_brief, user_brief
 from tau_tui.rollout.runner import trial_seeds
 from tau_tui.rollout.users import NoUser, ScriptedUser
+from tests.helpers import split_options
 
 
 class Lines(Participant):
@@ -46,8 +45,9 @@ class Lines(Participant):
     def is_stop(self, message):
         text = message.content or ""
         if self.side == USER:
-            return not message.is_tool_call and any(t in text for t in ("###STOP###", "###TRANSFER###",
-                                                                         "###OUT-OF-SCOPE###"))
+            return not message.is_tool_call and any(
+                t in text for t in ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+            )
         return "###STOP###" in text
 
 
@@ -56,8 +56,9 @@ def agent_says(text):
 
 
 def agent_calls(*calls):
-    return AssistantMessage(content=None, cost=0.002, tool_calls=[
-        ToolCall(id=cid, name=name, arguments=args) for name, args, cid in calls])
+    return AssistantMessage(
+        content=None, cost=0.002, tool_calls=[ToolCall(id=cid, name=name, arguments=args) for name, args, cid in calls]
+    )
 
 
 def user_says(text):
@@ -80,16 +81,27 @@ def plain_task():
 
 
 def test_greeting_calls_in_order_and_one_result_each(env, plain_task):
-    agent = Lines(AGENT, [
-        agent_calls(("update_task_status", {"task_id": "task_1", "status": "completed"}, "a"),
-                    ("get_users", {}, "b")),
-        agent_says("Done, anything else?"),
-    ])
+    agent = Lines(
+        AGENT,
+        [
+            agent_calls(
+                ("update_task_status", {"task_id": "task_1", "status": "completed"}, "a"), ("get_users", {}, "b")
+            ),
+            agent_says("Done, anything else?"),
+        ],
+    )
     user = Lines(USER, [user_says("Please finish task_1"), user_says("No thanks ###STOP###")])
     sim = run(env, plain_task, agent, user)
     roles = [(m.role, getattr(m, "id", None)) for m in sim.messages]
-    assert roles == [("assistant", None), ("user", None), ("assistant", None), ("tool", "a"), ("tool", "b"),
-                     ("assistant", None), ("user", None)]
+    assert roles == [
+        ("assistant", None),
+        ("user", None),
+        ("assistant", None),
+        ("tool", "a"),
+        ("tool", "b"),
+        ("assistant", None),
+        ("user", None),
+    ]
     first = sim.messages[0]
     assert first.content == GREETING and first.cost == 0.0
     assert sim.termination_reason == "user_stop"
@@ -114,10 +126,15 @@ def test_each_user_stop_token_ends_with_user_stop(env, plain_task, token):
 
 
 def test_user_tool_calls_go_to_the_user_toolkit_and_back_to_the_user(env, plain_task):
-    user = Lines(USER, [
-        UserMessage(content=None, tool_calls=[ToolCall(id="u1", name="check_notifications", arguments={})], cost=0.0),
-        user_says("I see a notification. ###STOP###"),
-    ])
+    user = Lines(
+        USER,
+        [
+            UserMessage(
+                content=None, tool_calls=[ToolCall(id="u1", name="check_notifications", arguments={})], cost=0.0
+            ),
+            user_says("I see a notification. ###STOP###"),
+        ],
+    )
     agent = Lines(AGENT, [])
     sim = run(env, plain_task, agent, user)
     tool = sim.messages[2]
@@ -199,7 +216,7 @@ def test_history_ending_with_agent_text_goes_to_the_user(env, mock_tasks):
     sim = run(env, task, agent, user)
     assert sim.termination_reason == "user_stop"
     history = task.history
-    assert [m.role for m in sim.messages[:len(history)]] == [m.role for m in history]
+    assert [m.role for m in sim.messages[: len(history)]] == [m.role for m in history]
     assert sim.messages[0].content == history[0].content
     assert all(m.role != "assistant" or m.content != GREETING for m in sim.messages)  # no greeting
     # The history's create_task was replayed: task_2 exists before anyone speaks.
@@ -213,8 +230,9 @@ def test_history_ending_with_agent_text_goes_to_the_user(env, mock_tasks):
 
 
 def _history_task(messages):
-    return Task.model_validate({"id": "h", "user_scenario": {"instructions": "x"},
-                                "initial_state": {"message_history": messages}})
+    return Task.model_validate(
+        {"id": "h", "user_scenario": {"instructions": "x"}, "initial_state": {"message_history": messages}}
+    )
 
 
 def test_history_ending_with_user_text_goes_to_the_agent(env):
@@ -226,24 +244,35 @@ def test_history_ending_with_user_text_goes_to_the_agent(env):
 
 
 def test_history_ending_with_a_tool_result_goes_to_its_requestor(env):
-    task = _history_task([
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "h1", "name": "get_users", "arguments": {}}]},
-        {"role": "tool", "id": "h1", "content": "[]", "requestor": "assistant"},
-    ])
+    task = _history_task(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "h1", "name": "get_users", "arguments": {}}]},
+            {"role": "tool", "id": "h1", "content": "[]", "requestor": "assistant"},
+        ]
+    )
     agent = Lines(AGENT, [agent_says("###STOP###")])
     run(env, task, agent, Lines(USER, []))
     assert [m.id for m in agent.seen[0]] == ["h1"]
 
 
 def test_history_ending_with_pending_calls_runs_them_first(env):
-    task = _history_task([
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "h1", "name": "update_task_status",
-                         "arguments": {"task_id": "task_1", "status": "completed"}}]},
-    ])
+    task = _history_task(
+        [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "h1",
+                        "name": "update_task_status",
+                        "arguments": {"task_id": "task_1", "status": "completed"},
+                    }
+                ],
+            },
+        ]
+    )
     agent = Lines(AGENT, [agent_says("###STOP###")])
     sim = run(env, task, agent, Lines(USER, []))
     assert sim.messages[2].role == "tool" and sim.messages[2].id == "h1"
@@ -251,24 +280,46 @@ def test_history_ending_with_pending_calls_runs_them_first(env):
 
 
 def test_history_is_replayed_strictly(env):
-    task = _history_task([
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "h1", "name": "update_task_status",
-                         "arguments": {"task_id": "task_1", "status": "completed"}}]},
-        {"role": "tool", "id": "h1", "content": "{\"task_id\": \"task_1\", \"status\": \"tampered\"}"},
-        {"role": "assistant", "content": "done"},
-    ])
+    task = _history_task(
+        [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "h1",
+                        "name": "update_task_status",
+                        "arguments": {"task_id": "task_1", "status": "completed"},
+                    }
+                ],
+            },
+            {"role": "tool", "id": "h1", "content": '{"task_id": "task_1", "status": "tampered"}'},
+            {"role": "assistant", "content": "done"},
+        ]
+    )
     with pytest.raises(HistoryError, match="replays to a different result"):
         run(env, task, Lines(AGENT, []), Lines(USER, []))
 
 
-@pytest.mark.parametrize("messages, problem", [
-    ([{"role": "tool", "id": "x", "content": "?"}], "follows no tool call"),
-    ([{"role": "user", "content": None, "tool_calls": [{"id": "u", "name": "check_notifications", "arguments": {}}]},
-      {"role": "tool", "id": "u", "content": "[]", "requestor": "assistant"}], "expected user"),
-    ([{"role": "system", "content": "s"}], "cannot be in a message history"),
-])
+@pytest.mark.parametrize(
+    "messages, problem",
+    [
+        ([{"role": "tool", "id": "x", "content": "?"}], "follows no tool call"),
+        (
+            [
+                {
+                    "role": "user",
+                    "content": None,
+                    "tool_calls": [{"id": "u", "name": "check_notifications", "arguments": {}}],
+                },
+                {"role": "tool", "id": "u", "content": "[]", "requestor": "assistant"},
+            ],
+            "expected user",
+        ),
+        ([{"role": "system", "content": "s"}], "cannot be in a message history"),
+    ],
+)
 def test_broken_histories_are_refused(env, messages, problem):
     with pytest.raises(HistoryError, match=problem):
         run(env, _history_task(messages), Lines(AGENT, []), Lines(USER, []))
@@ -284,13 +335,27 @@ def test_a_stop_in_the_history_ends_at_once(env):
 
 
 def test_solo_mode_gold_agent_uses_user_tools_and_stops_with_done(mock_domain):
-    task = Task.model_validate({
-        "id": "solo", "ticket": "Dismiss the notification and finish task_1.",
-        "evaluation_criteria": {"actions": [
-            {"action_id": "1", "name": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}},
-            {"action_id": "2", "requestor": "user", "name": "dismiss_notification",
-             "arguments": {"notification_id": "notif_1"}}]},
-    })
+    task = Task.model_validate(
+        {
+            "id": "solo",
+            "ticket": "Dismiss the notification and finish task_1.",
+            "evaluation_criteria": {
+                "actions": [
+                    {
+                        "action_id": "1",
+                        "name": "update_task_status",
+                        "arguments": {"task_id": "task_1", "status": "completed"},
+                    },
+                    {
+                        "action_id": "2",
+                        "requestor": "user",
+                        "name": "dismiss_notification",
+                        "arguments": {"notification_id": "notif_1"},
+                    },
+                ]
+            },
+        }
+    )
     env = mock_domain.new_environment(solo=True)
     brief = agent_brief(task, env, solo=True)
     assert "dismiss_notification" in brief.tool_names and "done" in brief.tool_names
@@ -317,16 +382,35 @@ def test_solo_mode_text_message_is_an_agent_error(mock_domain, plain_task):
 
 
 def test_gold_agent_routes_user_actions_to_the_scripted_user(mock_domain):
-    task = Task.model_validate({
-        "id": "dual", "user_scenario": {"instructions": {"domain": "mock", "reason_for_call": "My inbox is full.",
-                                                          "known_info": "I am user_1.", "task_instructions": "t"}},
-        "evaluation_criteria": {"actions": [
-            {"action_id": "1", "requestor": "user", "name": "dismiss_notification",
-             "arguments": {"notification_id": "notif_1"}},
-            {"action_id": "2", "name": "update_task_status",
-             "arguments": {"task_id": "task_1", "status": "completed"}}],
-            "communicate_info": ["notification dismissed"]},
-    })
+    task = Task.model_validate(
+        {
+            "id": "dual",
+            "user_scenario": {
+                "instructions": {
+                    "domain": "mock",
+                    "reason_for_call": "My inbox is full.",
+                    "known_info": "I am user_1.",
+                    "task_instructions": "t",
+                }
+            },
+            "evaluation_criteria": {
+                "actions": [
+                    {
+                        "action_id": "1",
+                        "requestor": "user",
+                        "name": "dismiss_notification",
+                        "arguments": {"notification_id": "notif_1"},
+                    },
+                    {
+                        "action_id": "2",
+                        "name": "update_task_status",
+                        "arguments": {"task_id": "task_1", "status": "completed"},
+                    },
+                ],
+                "communicate_info": ["notification dismissed"],
+            },
+        }
+    )
     env = mock_domain.new_environment()
     sim = run(env, task, GoldAgent(task, agent_brief(task, env)), ScriptedUser(user_brief(task, env)))
     assert sim.termination_reason == "user_stop"
@@ -342,9 +426,20 @@ def test_gold_agent_routes_user_actions_to_the_scripted_user(mock_domain):
 
 
 def test_scripted_user_answers_questions_from_known_info_then_gives_up(mock_domain):
-    task = Task.model_validate({"id": "q", "user_scenario": {"instructions": {
-        "domain": "mock", "reason_for_call": "Help me.", "known_info": "My id is user_1.",
-        "unknown_info": "You do not know your task ids.", "task_instructions": "Ask for help."}}})
+    task = Task.model_validate(
+        {
+            "id": "q",
+            "user_scenario": {
+                "instructions": {
+                    "domain": "mock",
+                    "reason_for_call": "Help me.",
+                    "known_info": "My id is user_1.",
+                    "unknown_info": "You do not know your task ids.",
+                    "task_instructions": "Ask for help.",
+                }
+            },
+        }
+    )
     env = mock_domain.new_environment()
     agent = Lines(AGENT, [agent_says("What is your id?"), agent_says("What is your task id?")] * 3)
     sim = run(env, task, agent, ScriptedUser(user_brief(task, env)))
@@ -357,6 +452,7 @@ def test_scripted_user_answers_questions_from_known_info_then_gives_up(mock_doma
 
 def test_anything_called_can_end_the_episode_with_its_own_reason(env, plain_task):
     """The hook cassettes and fault plans use: an environment wrapper refuses a call."""
+
     def refuse(call):
         raise EndEpisode("no_recorded_result", {"error": f"no recorded result for {call.name}"})
 

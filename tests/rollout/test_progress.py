@@ -47,4 +47,3 @@ def test_other_events_leave_the_tally_alone_and_running_never_goes_below_zero():
     tally.apply(_finished("a", 1.0, 1))  # a finish whose start was not seen (a listener attached late)
     assert tally.running == 0 and tally.done == 1
     assert tally == RunTally(done=1, rewards=[1.0])
-

@@ -53,8 +53,12 @@ def test_tasks_times_trials_with_tau2_seeds_in_tau2_order(registry, tmp_path):
     assert keys(path) == Counter(started)
     data = json.loads(path.read_text())
     assert data["info"]["num_trials"] == 3 and data["info"]["seed"] == 42
-    assert data["info"]["agent_info"] == {"implementation": "scripted_gold", "llm": "scripted/gold", "llm_args": {},
-                                          "voice_settings": None}
+    assert data["info"]["agent_info"] == {
+        "implementation": "scripted_gold",
+        "llm": "scripted/gold",
+        "llm_args": {},
+        "voice_settings": None,
+    }
     assert data["info"]["environment_info"]["domain_name"] == "mock"
     assert [t["id"] for t in data["tasks"]] == TASKS
     assert all(s["reward_info"]["reward"] == 1.0 for s in data["simulations"])
@@ -67,8 +71,9 @@ def test_every_finished_simulation_is_on_disk_before_the_next_event(registry, tm
     def listener(event):
         if isinstance(event, SimulationFinished):
             saved = json.loads(path.read_text())["simulations"]
-            seen.append((event.completed, len(saved) >= event.completed,
-                         event.simulation.id in {s["id"] for s in saved}))
+            seen.append(
+                (event.completed, len(saved) >= event.completed, event.simulation.id in {s["id"] for s in saved})
+            )
 
     asyncio.run(Runner(config(num_trials=2, concurrency=2), path, registry, listener=listener).run())
     assert seen == [(i, True, True) for i in range(1, 7)]
@@ -89,7 +94,8 @@ def test_simulations_that_finish_during_a_save_are_saved_together(registry, tmp_
     path = tmp_path / "run.json"
     summary = asyncio.run(Runner(config(num_trials=3, concurrency=3), path, registry).run())
     assert summary.completed == 9 and keys(path) == Counter(
-        (trial, task, seed) for trial, seed in enumerate(trial_seeds(300, 3)) for task in TASKS)
+        (trial, task, seed) for trial, seed in enumerate(trial_seeds(300, 3)) for task in TASKS
+    )
     assert writes[0] == 0 and writes[-1] == 9 and writes == sorted(writes)
     assert len(writes) < 1 + 9  # the first write (no simulation yet), then fewer than one per simulation
 
@@ -120,8 +126,9 @@ class SlowGold(GoldAgent):
 def test_concurrency_limit(registry, tmp_path, monkeypatch):
     monkeypatch.setitem(factory.SCRIPTED_AGENTS, "scripted/slow", lambda task, brief, args: SlowGold(task, brief))
     SlowGold.peak = 0
-    summary, _ = run(registry, tmp_path / "run.json",
-                     config(agent=ParticipantSpec("scripted/slow"), num_trials=4, concurrency=3))
+    summary, _ = run(
+        registry, tmp_path / "run.json", config(agent=ParticipantSpec("scripted/slow"), num_trials=4, concurrency=3)
+    )
     assert summary.completed == 12
     assert SlowGold.peak == 3
 

@@ -22,15 +22,20 @@ def test_keys_in_replies_contents_and_error_bodies_are_not_written(registry, tmp
     monkeypatch.setenv("MYPROVIDER_API_KEY", ENV_KEY)
     monkeypatch.setenv("SOME_SERVICE_TOKEN", ENV_TOKEN)
     monkeypatch.setenv("TINY_KEY", "abc123")  # too short to be a key: left alone
-    fake_llm.script("agent-model", [text(f"Your key is {ENV_KEY} and {ARG_KEY}. Anything else? abc123")],
-                    then=text("Anything else?"))
-    fake_llm.script("user-model", [text(f"Please mark task_1 as completed; token {ENV_TOKEN}."),
-                                   text("That's all. ###STOP###")])
+    fake_llm.script(
+        "agent-model",
+        [text(f"Your key is {ENV_KEY} and {ARG_KEY}. Anything else? abc123")],
+        then=text("Anything else?"),
+    )
+    fake_llm.script(
+        "user-model", [text(f"Please mark task_1 as completed; token {ENV_TOKEN}."), text("That's all. ###STOP###")]
+    )
     agent = ParticipantSpec("openai/agent-model", {**fake_llm.args(), "api_key": ARG_KEY}, retry=FAST)
     user = ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST)
     path = tmp_path / "run.json"
-    asyncio.run(Runner(RunConfig(domain="mock", agent=agent, user=user, task_ids=["update_task_1"]), path,
-                       registry).run())
+    asyncio.run(
+        Runner(RunConfig(domain="mock", agent=agent, user=user, task_ids=["update_task_1"]), path, registry).run()
+    )
     written = path.read_text()
     assert "Your key is *** and ***. Anything else? abc123" in written  # the reply was recorded, keys blanked
     for secret in (ENV_KEY, ENV_TOKEN, ARG_KEY):
@@ -44,14 +49,16 @@ def test_a_key_echoed_in_an_error_body_is_not_written(registry, tmp_path, fake_l
     agent = ParticipantSpec("openai/agent-model", fake_llm.args(), retry=FAST)
     user = ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST)
     path = tmp_path / "run.json"
-    asyncio.run(Runner(RunConfig(domain="mock", agent=agent, user=user, task_ids=["update_task_1"]), path,
-                       registry).run())
+    asyncio.run(
+        Runner(RunConfig(domain="mock", agent=agent, user=user, task_ids=["update_task_1"]), path, registry).run()
+    )
     written = path.read_text()
     assert "Request rejected for caller ***" in written and ENV_KEY not in written
 
 
-def test_a_key_echoed_by_a_refusal_is_blanked_in_the_one_line_that_stops_the_run(registry, tmp_path, fake_llm,
-                                                                                  monkeypatch):
+def test_a_key_echoed_by_a_refusal_is_blanked_in_the_one_line_that_stops_the_run(
+    registry, tmp_path, fake_llm, monkeypatch
+):
     monkeypatch.setenv("MYPROVIDER_API_KEY", ENV_KEY)
     fake_llm.script("agent-model", [error(401, f"Invalid credentials: {ENV_KEY} {ARG_KEY}")])
     fake_llm.script("user-model", [text("hello")])
@@ -59,7 +66,8 @@ def test_a_key_echoed_by_a_refusal_is_blanked_in_the_one_line_that_stops_the_run
     user = ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST)
     path = tmp_path / "run.json"
     with pytest.raises(MissingCredentials) as stopped:
-        asyncio.run(Runner(RunConfig(domain="mock", agent=agent, user=user, task_ids=["update_task_1"]), path,
-                           registry).run())
+        asyncio.run(
+            Runner(RunConfig(domain="mock", agent=agent, user=user, task_ids=["update_task_1"]), path, registry).run()
+        )
     assert "Invalid credentials: *** ***" in str(stopped.value)
     assert ENV_KEY not in str(stopped.value) and ARG_KEY not in str(stopped.value) and not path.exists()

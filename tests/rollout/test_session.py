@@ -18,8 +18,9 @@ from tests.conftest import ROOT
 
 
 async def _play_user(registry, path, on_event=None):
-    session = PlaySession(registry, "mock", "create_task_1", "user", "scripted/gold", EpisodeOptions(seed=7),
-                          on_event=on_event)
+    session = PlaySession(
+        registry, "mock", "create_task_1", "user", "scripted/gold", EpisodeOptions(seed=7), on_event=on_event
+    )
     session.start()
     first = await session.wait_turn()
     assert first is not None and first.side == "user"
@@ -130,13 +131,48 @@ def test_fork_continues_a_recorded_prefix_with_new_participants(registry, tmp_pa
 
 def test_plain_terminal_play(tau2_data, tmp_path):
     out = tmp_path / "plain.json"
-    lines = "\n".join(["/help", "/tools", "/call nope {}", "/call check_notifications {bad", "",
-                       "Please create a task called 'Important Meeting' for user_1.", "/stop"]) + "\n"
+    lines = (
+        "\n".join(
+            [
+                "/help",
+                "/tools",
+                "/call nope {}",
+                "/call check_notifications {bad",
+                "",
+                "Please create a task called 'Important Meeting' for user_1.",
+                "/stop",
+            ]
+        )
+        + "\n"
+    )
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    proc = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--plain", "--as", "user", "--domain", "mock",
-                           "--task", "create_task_1", "--llm", "scripted/gold", "--tau2-data", str(tau2_data),
-                           "--out", str(out)], input=lines, capture_output=True, text=True, cwd=ROOT, env=env,
-                          timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau_tui.cli",
+            "play",
+            "--plain",
+            "--as",
+            "user",
+            "--domain",
+            "mock",
+            "--task",
+            "create_task_1",
+            "--llm",
+            "scripted/gold",
+            "--tau2-data",
+            str(tau2_data),
+            "--out",
+            str(out),
+        ],
+        input=lines,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "check_notifications()" in proc.stdout  # /tools
     assert "! no tool named 'nope'" in proc.stdout
@@ -148,9 +184,32 @@ def test_plain_terminal_play(tau2_data, tmp_path):
 
 def test_plain_play_quit_saves_nothing(tau2_data, tmp_path):
     out = tmp_path / "quit.json"
-    proc = subprocess.run([sys.executable, "-m", "tau_tui.cli", "play", "--plain", "--as", "agent", "--domain", "mock",
-                           "--task", "update_task_1", "--llm", "scripted/user", "--tau2-data", str(tau2_data),
-                           "--out", str(out)], input="/quit\n", capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau_tui.cli",
+            "play",
+            "--plain",
+            "--as",
+            "agent",
+            "--domain",
+            "mock",
+            "--task",
+            "update_task_1",
+            "--llm",
+            "scripted/user",
+            "--tau2-data",
+            str(tau2_data),
+            "--out",
+            str(out),
+        ],
+        input="/quit\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 130 and "left without saving" in proc.stdout
     assert not out.exists()
 
@@ -174,8 +233,23 @@ def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, ca
 
     monkeypatch.setattr(play_command, "_play_screen", lambda: play_in_test_app)
     out = tmp_path / "tui-play.json"
-    code = cli.main(["play", "--as", "agent", "--domain", "mock", "--task", "update_task_1", "--llm", "scripted/user",
-                     "--tau2-data", str(tau2_data), "--out", str(out)])
+    code = cli.main(
+        [
+            "play",
+            "--as",
+            "agent",
+            "--domain",
+            "mock",
+            "--task",
+            "update_task_1",
+            "--llm",
+            "scripted/user",
+            "--tau2-data",
+            str(tau2_data),
+            "--out",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0 and out.is_file()
     assert printed.splitlines()[-2:] == ["termination: agent_stop; reward: 0", f"saved to {out}"]
@@ -220,18 +294,37 @@ def test_ctrl_o_in_tui_play_opens_the_saved_recording_in_the_inspector(tau2_data
                             break
                         await pilot.pause(0.01)
                     screen = app.screen
-                    shown.append((type(screen), screen.run.path, screen.sim_id) if isinstance(screen, TrajectoryScreen)
-                                 else (type(screen),))
+                    shown.append(
+                        (type(screen), screen.run.path, screen.sim_id)
+                        if isinstance(screen, TrajectoryScreen)
+                        else (type(screen),)
+                    )
 
             asyncio.run(look())
 
     inspector = play_command._inspector()
     monkeypatch.setattr(play_command, "_play_screen", lambda: play_then_ctrl_o)
-    monkeypatch.setattr(play_command, "_inspector",
-                        lambda: lambda path, settings: HeadlessInspector(inspector(path, settings)))
+    monkeypatch.setattr(
+        play_command, "_inspector", lambda: lambda path, settings: HeadlessInspector(inspector(path, settings))
+    )
     out = tmp_path / "tui-play-open.json"
-    code = cli.main(["play", "--as", "agent", "--domain", "mock", "--task", "update_task_1", "--llm", "scripted/user",
-                     "--tau2-data", str(tau2_data), "--out", str(out)])
+    code = cli.main(
+        [
+            "play",
+            "--as",
+            "agent",
+            "--domain",
+            "mock",
+            "--task",
+            "update_task_1",
+            "--llm",
+            "scripted/user",
+            "--tau2-data",
+            str(tau2_data),
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0 and f"saved to {out}" in capsys.readouterr().out
     assert shown == [(TrajectoryScreen, out, open_run(out).entries[0].id)]
 
@@ -239,6 +332,20 @@ def test_ctrl_o_in_tui_play_opens_the_saved_recording_in_the_inspector(tau2_data
 def test_an_unknown_task_is_named_with_both_quotes(tau2_data, capsys):
     from tau_tui import cli
 
-    code = cli.main(["play", "--plain", "--as", "user", "--domain", "mock", "--task", "99999", "--llm",
-                     "scripted/gold", "--tau2-data", str(tau2_data)])
+    code = cli.main(
+        [
+            "play",
+            "--plain",
+            "--as",
+            "user",
+            "--domain",
+            "mock",
+            "--task",
+            "99999",
+            "--llm",
+            "scripted/gold",
+            "--tau2-data",
+            str(tau2_data),
+        ]
+    )
     assert code == 2 and capsys.readouterr().err.strip() == "tau-tui: no task '99999' in domain 'mock'"

@@ -45,8 +45,13 @@ def tau2_reward(results, sim) -> float:
     from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
 
     task = next(t for t in results.tasks if t.id == sim.task_id)
-    return evaluate_simulation(simulation=sim, task=task, evaluation_type=EvaluationType.ALL, solo_mode=False,
-                               domain=results.info.environment_info.domain_name).reward
+    return evaluate_simulation(
+        simulation=sim,
+        task=task,
+        evaluation_type=EvaluationType.ALL,
+        solo_mode=False,
+        domain=results.info.environment_info.domain_name,
+    ).reward
 
 
 @pytest.mark.parametrize("layout", ["json", "dir"])
@@ -54,8 +59,13 @@ def test_runner_recordings_load_in_tau2_and_tau2_scores_them_the_same(registry, 
     if layout == "dir" and not tau2_reads_dir_layout():
         pytest.skip("this tau2 predates the dir layout")
     path = tmp_path / ("run.json" if layout == "json" else "rundir")
-    config = RunConfig(domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
-                       num_trials=2, layout=layout)
+    config = RunConfig(
+        domain="mock",
+        agent=ParticipantSpec("scripted/gold"),
+        user=ParticipantSpec("scripted/user"),
+        num_trials=2,
+        layout=layout,
+    )
     asyncio.run(Runner(config, path, registry).run())
     results = tau2_results(path if layout == "json" else path / "results.json")
     assert len(results.simulations) == 20 and results.info.num_trials == 2  # 10 mock tasks x 2 trials
@@ -85,8 +95,13 @@ def test_premature_ends_load_and_score_zero_in_tau2(registry, tmp_path, monkeypa
     path = tmp_path / "run.json"
     with_infra = "infrastructure_error" in tau2_terminations()
     ids = ["create_task_1", "update_task_1"] if with_infra else ["create_task_1"]
-    config = RunConfig(domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
-                       task_ids=ids, max_steps=2)
+    config = RunConfig(
+        domain="mock",
+        agent=ParticipantSpec("scripted/gold"),
+        user=ParticipantSpec("scripted/user"),
+        task_ids=ids,
+        max_steps=2,
+    )
     runner = Runner(config, path, registry)
     runner.prepare()
     runner.tasks = runner.tasks[:1]
@@ -113,8 +128,12 @@ def test_a_termination_reason_tau2_lacks_makes_its_loader_reject_the_file(regist
     from tau_tui.model.results import TERMINATION_REASONS
 
     path = tmp_path / "run.json"
-    config = RunConfig(domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"),
-                       task_ids=["create_task_1"])
+    config = RunConfig(
+        domain="mock",
+        agent=ParticipantSpec("scripted/gold"),
+        user=ParticipantSpec("scripted/user"),
+        task_ids=["create_task_1"],
+    )
     asyncio.run(Runner(config, path, registry).run())
     data = json.loads(path.read_text())
     lacking = [reason for reason in TERMINATION_REASONS if reason not in tau2_terminations()]
@@ -165,8 +184,9 @@ def _resolved(method):
     """The method with its string annotations resolved (our domain modules use postponed annotations)."""
     hints = typing.get_type_hints(method)
     signature = inspect.signature(method)
-    signature = signature.replace(parameters=[p.replace(annotation=hints.get(p.name, p.annotation))
-                                              for p in signature.parameters.values()])
+    signature = signature.replace(
+        parameters=[p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
+    )
 
     @functools.wraps(method)
     def wrapper(*args, **kwargs):

@@ -18,8 +18,15 @@ class Passenger(BaseModel):
 
 class Kit(Toolkit):
     @tool(ToolType.WRITE)
-    def book(self, user_id: str, cabin: Literal["economy", "business"], passengers: list[Passenger],
-             extras: dict[str, int], note: Optional[str] = None, count: int = 1) -> dict:  # noqa: UP045 - Optional on purpose
+    def book(
+        self,
+        user_id: str,
+        cabin: Literal["economy", "business"],
+        passengers: list[Passenger],
+        extras: dict[str, int],
+        note: Optional[str] = None,
+        count: int = 1,
+    ) -> dict:  # noqa: UP045 - Optional on purpose
         """Book a trip for a user.
 
         Charges the saved payment method.
@@ -118,8 +125,10 @@ def test_function_schema_of_a_plain_function():
         return ""
 
     assert function_schema(done)["function"] == {
-        "name": "done", "description": "Finish.",
-        "parameters": {"properties": {}, "title": "parameters", "type": "object"}}
+        "name": "done",
+        "description": "Finish.",
+        "parameters": {"properties": {}, "title": "parameters", "type": "object"},
+    }
 
 
 def test_mock_domain_schemas(mock_domain):

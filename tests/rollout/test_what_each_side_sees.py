@@ -17,51 +17,90 @@ from tau_tui.rollout.session import Episode
 from tests.rollout.fake_llm import call, text
 
 SCENARIO_SECRETS = ["CANARY-UNKNOWN-INFO", "CANARY-TASK-INSTRUCTIONS", "CANARY-PERSONA"]
-GRADER_SECRETS = ["CANARY-PURPOSE", "CANARY-RELEVANT-POLICIES", "CANARY-NOTES", "CANARY-ACTION-INFO",
-                  "CANARY-ASSERTION-MESSAGE", "CANARY-COMMUNICATE", "CANARY-NL-ASSERTION", "CANARY-TICKET",
-                  "CANARY-ISSUE"]
+GRADER_SECRETS = [
+    "CANARY-PURPOSE",
+    "CANARY-RELEVANT-POLICIES",
+    "CANARY-NOTES",
+    "CANARY-ACTION-INFO",
+    "CANARY-ASSERTION-MESSAGE",
+    "CANARY-COMMUNICATE",
+    "CANARY-NL-ASSERTION",
+    "CANARY-TICKET",
+    "CANARY-ISSUE",
+]
 
-TASK = Task.model_validate({
-    "id": "canary",
-    "description": {"purpose": "CANARY-PURPOSE", "relevant_policies": "CANARY-RELEVANT-POLICIES",
-                    "notes": "CANARY-NOTES"},
-    "user_scenario": {
-        "persona": "CANARY-PERSONA",
-        "instructions": {"domain": "mock", "reason_for_call": "Please mark task_1 as completed.",
-                         "known_info": "I am user_1.", "unknown_info": "CANARY-UNKNOWN-INFO",
-                         "task_instructions": "CANARY-TASK-INSTRUCTIONS"},
-    },
-    "ticket": "CANARY-TICKET",
-    "user_tools": ["check_notifications"],
-    "issues": [{"id": "i1", "title": "CANARY-ISSUE"}],
-    "evaluation_criteria": {
-        "actions": [{"action_id": "a1", "name": "update_task_status", "info": "CANARY-ACTION-INFO",
-                     "arguments": {"task_id": "task_1", "status": "completed"}}],
-        "env_assertions": [{"env_type": "assistant", "func_name": "assert_task_status",
-                            "message": "CANARY-ASSERTION-MESSAGE",
-                            "arguments": {"task_id": "task_1", "expected_status": "completed"}}],
-        "communicate_info": ["CANARY-COMMUNICATE"],
-        "nl_assertions": ["CANARY-NL-ASSERTION"],
-        "reward_basis": ["DB", "ENV_ASSERTION"],
-    },
-})
+TASK = Task.model_validate(
+    {
+        "id": "canary",
+        "description": {
+            "purpose": "CANARY-PURPOSE",
+            "relevant_policies": "CANARY-RELEVANT-POLICIES",
+            "notes": "CANARY-NOTES",
+        },
+        "user_scenario": {
+            "persona": "CANARY-PERSONA",
+            "instructions": {
+                "domain": "mock",
+                "reason_for_call": "Please mark task_1 as completed.",
+                "known_info": "I am user_1.",
+                "unknown_info": "CANARY-UNKNOWN-INFO",
+                "task_instructions": "CANARY-TASK-INSTRUCTIONS",
+            },
+        },
+        "ticket": "CANARY-TICKET",
+        "user_tools": ["check_notifications"],
+        "issues": [{"id": "i1", "title": "CANARY-ISSUE"}],
+        "evaluation_criteria": {
+            "actions": [
+                {
+                    "action_id": "a1",
+                    "name": "update_task_status",
+                    "info": "CANARY-ACTION-INFO",
+                    "arguments": {"task_id": "task_1", "status": "completed"},
+                }
+            ],
+            "env_assertions": [
+                {
+                    "env_type": "assistant",
+                    "func_name": "assert_task_status",
+                    "message": "CANARY-ASSERTION-MESSAGE",
+                    "arguments": {"task_id": "task_1", "expected_status": "completed"},
+                }
+            ],
+            "communicate_info": ["CANARY-COMMUNICATE"],
+            "nl_assertions": ["CANARY-NL-ASSERTION"],
+            "reward_basis": ["DB", "ENV_ASSERTION"],
+        },
+    }
+)
 
 
 def test_llm_agent_requests_hold_no_grader_or_scenario_secrets(mock_domain, fake_llm):
-    fake_llm.script("agent-model", [
-        text("Could you check your notifications?"),
-        call("update_task_status", {"task_id": "task_1", "status": "completed"}, "c1"),
-        text("Done. Anything else?"),
-    ])
-    fake_llm.script("user-model", [
-        text("Please mark task_1 as completed."),
-        call("check_notifications", {}, "u1"),
-        text("I have one unread notification."),
-        text("No. ###STOP###"),
-    ])
+    fake_llm.script(
+        "agent-model",
+        [
+            text("Could you check your notifications?"),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}, "c1"),
+            text("Done. Anything else?"),
+        ],
+    )
+    fake_llm.script(
+        "user-model",
+        [
+            text("Please mark task_1 as completed."),
+            call("check_notifications", {}, "u1"),
+            text("I have one unread notification."),
+            text("No. ###STOP###"),
+        ],
+    )
     retry = RetryPolicy(max_retries=0)
-    episode = Episode(mock_domain, None, TASK, ParticipantSpec("openai/agent-model", fake_llm.args(), retry=retry),
-                      ParticipantSpec("openai/user-model", fake_llm.args(), retry=retry))
+    episode = Episode(
+        mock_domain,
+        None,
+        TASK,
+        ParticipantSpec("openai/agent-model", fake_llm.args(), retry=retry),
+        ParticipantSpec("openai/user-model", fake_llm.args(), retry=retry),
+    )
     sim = asyncio.run(episode.run())
     assert sim.termination_reason == "user_stop"
     user_result = next(m for m in sim.messages if m.role == "tool" and m.requestor == "user")
@@ -114,7 +153,6 @@ def test_a_human_agent_is_shown_no_grader_or_scenario_secrets(registry):
     shown = asyncio.run(_human_agent_view(registry))
     assert len(shown) == 2
     for request in shown:
-        dumped = json.dumps({"history": [m.model_dump(mode="json") for m in request.history],
-                             "tools": request.tools})
+        dumped = json.dumps({"history": [m.model_dump(mode="json") for m in request.history], "tools": request.tools})
         for secret in GRADER_SECRETS + SCENARIO_SECRETS:
             assert secret not in dumped

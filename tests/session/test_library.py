@@ -10,7 +10,14 @@ from tau_tui.catalog.summaries import Summaries
 from tau_tui.model.io import open_run
 from tau_tui.model.notes import NoteBook
 from tau_tui.session.events import (
-    FileFailed, FileGrowing, FileLoaded, FolderNotice, LoadFinished, LoadProgress, LoadStarted, ReplayOutcome,
+    FileFailed,
+    FileGrowing,
+    FileLoaded,
+    FolderNotice,
+    LoadFinished,
+    LoadProgress,
+    LoadStarted,
+    ReplayOutcome,
 )
 from tau_tui.session.library import Library, load_runs
 from tau_tui.session.replay_queue import ReplayQueue
@@ -45,8 +52,12 @@ def test_events_of_an_older_generation_change_nothing():
     old = lib.start_load()
     lib.start_load()
     run = open_run(MOCK_DEMO)
-    for event in (LoadStarted(old, 1), FileLoaded(old, run, []), FolderNotice(old, RECORDINGS, "x"),
-                  LoadFinished(old, [])):
+    for event in (
+        LoadStarted(old, 1),
+        FileLoaded(old, run, []),
+        FolderNotice(old, RECORDINGS, "x"),
+        LoadFinished(old, []),
+    ):
         changes = lib.handle(event)
         assert not (changes.catalog or changes.notices or changes.loading or changes.load_finished)
     assert not lib.catalog.rows and lib.loading
@@ -88,8 +99,9 @@ def test_replay_outcomes_land_on_their_rows_and_a_new_reason_becomes_one_notice(
     lib.handle(FileLoaded(generation, run, []))
     keys = [row.key for row in lib.catalog.rows[:3]]
     error = f"{run.path}: no tau2 data for domain 'mock'"
-    changes = lib.replayed(generation, [ReplayOutcome(k, Summaries(error=error)) for k in keys]
-                           + [ReplayOutcome("gone#1", Summaries())])
+    changes = lib.replayed(
+        generation, [ReplayOutcome(k, Summaries(error=error)) for k in keys] + [ReplayOutcome("gone#1", Summaries())]
+    )
     assert [row.key for row in changes.replayed] == keys and changes.notices
     assert [n.text for n in lib.catalog.all_notices()] == ["not replayed: no tau2 data for domain 'mock'"]
     assert lib.catalog.rows[0].replay_error == error

@@ -55,8 +55,9 @@ def test_a_live_run_added_after_the_replay_went_idle_starts_it_again(session, tm
 
 
 def test_one_rollout_at_a_time_and_its_events_fold_into_progress(session, tmp_path):
-    plan = session.workspace.run_plan(RunRequest("mock", "scripted/gold", "scripted/user", tasks=["create_task_1"],
-                                                 out=tmp_path / "r.json"))
+    plan = session.workspace.run_plan(
+        RunRequest("mock", "scripted/gold", "scripted/user", tasks=["create_task_1"], out=tmp_path / "r.json")
+    )
     progress = session.rollouts.start(plan)
     assert progress.active and session.rollouts.busy()
     with pytest.raises(RolloutBusy, match="already running"):
@@ -117,5 +118,7 @@ def test_the_tau2_data_found_beside_the_files_is_named_in_the_notices(tau2_data)
     session.load(generation, paths, events.append, lambda: False)
     assert any(session.handle(event).notices for event in events)
     notices = [(n.path, n.text) for n in session.catalog.all_notices()]
-    assert (tau2_data, "used as the tau2 data folder for replay (found beside the files opened; --tau2-data DIR "
-                       "chooses another)") in notices
+    assert (
+        tau2_data,
+        "used as the tau2 data folder for replay (found beside the files opened; --tau2-data DIR chooses another)",
+    ) in notices

@@ -89,15 +89,15 @@ def demo_copy(tmp_path: Path) -> Path:
     return target
 
 
-def build_app(paths, *, calibrate=None, keymap=None, task_editor=None, viewer=None, background_replay=True,
-              **settings):
+def build_app(paths, *, calibrate=None, keymap=None, task_editor=None, viewer=None, background_replay=True, **settings):
     """The app as ``tau-tui`` builds it (``Session.from_settings``): ``settings`` are ``config.Settings`` fields."""
     from tau_tui.config import Settings
     from tau_tui.session import Session
     from tau_tui.tui.app import TauTuiApp
 
-    session = Session.from_settings(Settings(**settings), paths, task_editor=task_editor, viewer=viewer,
-                                    background_replay=background_replay)
+    session = Session.from_settings(
+        Settings(**settings), paths, task_editor=task_editor, viewer=viewer, background_replay=background_replay
+    )
     return TauTuiApp(session, calibrate=calibrate, keymap=keymap)
 
 

@@ -43,8 +43,13 @@ async def test_runs_table_lists_every_simulation_with_replay_columns(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
-        assert shown_ids(app) == ["demo-clean-pass", "demo-mismatch", "demo-hallucinated-tool",
-                                  "demo-structural-findings", "demo-user-tools"]
+        assert shown_ids(app) == [
+            "demo-clean-pass",
+            "demo-mismatch",
+            "demo-hallucinated-tool",
+            "demo-structural-findings",
+            "demo-user-tools",
+        ]
         rows = {r.sim_id: r for r in app.session.catalog.rows}
         assert rows["demo-mismatch"].replay.mismatches == 1
         assert rows["demo-hallucinated-tool"].replay.hallucinated == 1
@@ -127,8 +132,9 @@ async def test_clearing_a_filter_that_matched_nothing_shows_the_cursor_row(make_
         assert row.sim_id in screen.query_one("#row-preview").plain  # the row the detail pane describes
         line = table.render_line(table.cursor_row - top + 1)
         cursor_style = table.get_component_rich_style("run-table--cursor")
-        assert line.text.strip() and all(seg.style and seg.style.bgcolor == cursor_style.bgcolor
-                                         for seg in line if seg.text.strip())  # and highlighted
+        assert line.text.strip() and all(
+            seg.style and seg.style.bgcolor == cursor_style.bgcolor for seg in line if seg.text.strip()
+        )  # and highlighted
         await pilot.press("j")
         assert table.cursor_row == table.row_index[target] + 1
 
@@ -395,8 +401,15 @@ async def test_help_and_palette_list_every_action(make_app):
         await open_sim(pilot, "demo-clean-pass")
         screen = app.screen
         commands = {c.title for c in app.get_system_commands(screen)}
-        for title in ("Next write", "Previous mismatch", "Next hallucinated call", "Diff vs gold",
-                      "Message JSON in $EDITOR", "Reload files", "Back"):
+        for title in (
+            "Next write",
+            "Previous mismatch",
+            "Next hallucinated call",
+            "Diff vs gold",
+            "Message JSON in $EDITOR",
+            "Reload files",
+            "Back",
+        ):
             assert title in commands
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
@@ -451,16 +464,26 @@ async def test_reopening_reuses_the_trajectory_screen_and_resets_it(make_app):
         assert not first.gold_mode
         assert first.query_one("#side").active == "tab-state"
         tree = first.query_one(StateTree)
-        assert tree.node_at("user", ("notifications", "notif_1", "status")) is None or \
-            "unread" in tree.node_at("user", ("notifications", "notif_1", "status")).label.plain
+        assert (
+            tree.node_at("user", ("notifications", "notif_1", "status")) is None
+            or "unread" in tree.node_at("user", ("notifications", "notif_1", "status")).label.plain
+        )
 
 
 async def test_a_run_that_cannot_be_replayed_still_opens(make_app, tmp_path: Path):
     from tests.helpers import call, greet, result, results_file, say, user
 
-    path = results_file(tmp_path / "unknown.json", [
-        greet(), user("hi"), call("frobnicate", {"x": 1}), result("done"), say("ok"),
-    ], domain="no_such_domain")
+    path = results_file(
+        tmp_path / "unknown.json",
+        [
+            greet(),
+            user("hi"),
+            call("frobnicate", {"x": 1}),
+            result("done"),
+            say("ok"),
+        ],
+        domain="no_such_domain",
+    )
     app = make_app([path])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -517,8 +540,10 @@ async def test_state_tree_lists_big_collections_a_page_at_a_time():
         await pilot.pause()
         assert sum(1 for c in orders_node.children if c.data.kind == "entry") == 100
         # a change beyond the listed page is pinned at the top and revealed
-        tree.show(after, {"agent": {("orders",): "within", ("orders", "#W117"): "within",
-                                    ("orders", "#W117", "status"): "changed"}})
+        tree.show(
+            after,
+            {"agent": {("orders",): "within", ("orders", "#W117"): "within", ("orders", "#W117", "status"): "changed"}},
+        )
         assert orders_node.children[0].data.path == ("orders", "#W117")
         status = tree.node_at("agent", ("orders", "#W117", "status"))
         assert '"cancelled"' in status.label.plain and tree.cursor_node is status

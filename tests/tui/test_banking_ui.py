@@ -4,14 +4,14 @@ tab, and the retrieval variant as a runs-table column and filter."""
 from __future__ import annotations
 
 from tau_tui.analysis import Analyzer
+from tau_tui.catalog import RunFilter
 from tau_tui.domains import DomainRegistry
 from tau_tui.model.io import open_run
-from tau_tui.catalog import RunFilter
+from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.columns import COLUMN_BY_KEY
 from tau_tui.views.panels import render_tool_log
 from tau_tui.views.render import RenderContext, render_step
 from tau_tui.views.trajectory_doc import TrajectoryDoc
-from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS
 from .conftest import settle
@@ -35,14 +35,16 @@ def test_unlocks_gives_and_wrapper_calls_are_marked_on_the_trajectory():
     analysis, doc = analysed()
     assert [(d.tool, d.step, d.side, d.how) for d in analysis.timeline.discoveries] == [
         ("submit_cash_back_dispute_0589", 5, "user", "give"),
-        ("update_transaction_rewards_3847", 15, "assistant", "unlock")]
+        ("update_transaction_rewards_3847", 15, "assistant", "unlock"),
+    ]
     assert doc.targets["discovery"] == [5, 15]
     assert "✦ given to the user submit_cash_back_dispute_0589" in text_at(doc, 5)
     assert "✦ unlocked update_transaction_rewards_3847" in text_at(doc, 15)
     user_call = next(c for c in doc.calls if c.name == "call_discoverable_user_tool")
     assert user_call.discoverable and user_call.discovered_at == 5
     assert "runs discoverable tool submit_cash_back_dispute_0589, made available at step 5" in text_at(
-        doc, user_call.call_step, expanded=True)
+        doc, user_call.call_step, expanded=True
+    )
     agent_call = next(c for c in doc.calls if c.name == "call_discoverable_agent_tool")
     assert agent_call.record.via == "update_transaction_rewards_3847" and agent_call.discovered_at == 15
     assert not next(c for c in doc.calls if c.name == "log_verification").discoverable
@@ -72,8 +74,9 @@ async def _rollout(tmp_path, variant: str):
     from tau_tui.rollout.session import Episode
 
     domain = DomainRegistry(CORPUS).get("banking_knowledge")
-    episode = Episode(domain, variant, domain.tasks()["task_001"], ParticipantSpec("scripted/gold"),
-                      ParticipantSpec("scripted/user"))
+    episode = Episode(
+        domain, variant, domain.tasks()["task_001"], ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user")
+    )
     await episode.run(evaluate=False)
     return episode.save(tmp_path / f"{variant}.json")
 
@@ -99,8 +102,9 @@ async def test_a_live_episode_marks_unlocks_and_gives_without_listing_the_tools(
     from tau_tui.rollout.session import Episode
 
     domain = DomainRegistry(CORPUS).get("banking_knowledge")
-    episode = Episode(domain, None, domain.tasks()["task_026"], ParticipantSpec("scripted/gold"),
-                      ParticipantSpec("scripted/user"))
+    episode = Episode(
+        domain, None, domain.tasks()["task_026"], ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user")
+    )
     sim = await episode.run(evaluate=False)
     steps = sim.info["discovered_tools"]
     assert set(steps) == {"submit_cash_back_dispute_0589", "update_transaction_rewards_3847"}
@@ -119,9 +123,10 @@ def test_a_recording_cannot_make_up_an_unlocked_tool_name():
     domain = DomainRegistry(CORPUS).get("banking_knowledge")
     bogus = "evil\x1b[2Jname"
     call = ToolCall(id="c1", name="unlock_discoverable_agent_tool", arguments={"agent_tool_name": bogus})
-    messages = [AssistantMessage(role="assistant", content=None, tool_calls=[call]),
-                ToolMessage(id="c1", role="tool", content=f"Tool unlocked: {bogus}\nDescription: x",
-                            requestor="assistant")]
+    messages = [
+        AssistantMessage(role="assistant", content=None, tool_calls=[call]),
+        ToolMessage(id="c1", role="tool", content=f"Tool unlocked: {bogus}\nDescription: x", requestor="assistant"),
+    ]
     timeline = replay(messages, None, lambda solo: domain.new_environment())
     assert timeline.discoveries == []
 
@@ -135,9 +140,15 @@ async def test_a_fork_after_an_unlock_keeps_the_tool_unlocked():
     run = open_run(GOLD)
     sim = run.simulation(run.find(SIM))
     history = fork_history(sim.trajectory, 16)  # just after "Tool unlocked: update_transaction_rewards_3847"
-    episode = Episode(domain, None, domain.tasks()["task_026"], ParticipantSpec("scripted/gold"),
-                      ParticipantSpec("scripted/user"), history=history)
+    episode = Episode(
+        domain,
+        None,
+        domain.tasks()["task_026"],
+        ParticipantSpec("scripted/gold"),
+        ParticipantSpec("scripted/user"),
+        history=history,
+    )
     forked = await episode.run(evaluate=False)
     assert "update_transaction_rewards_3847" in episode.env.agent.unlocked
-    later = [m.text for m in forked.trajectory[len(history):] if m.role == "tool"]
+    later = [m.text for m in forked.trajectory[len(history) :] if m.role == "tool"]
     assert later and not any("has not been unlocked" in text for text in later)

@@ -16,13 +16,13 @@ from rich.console import Console
 
 from tau_tui.calibrate import Band, CellChanged, TrialOutcome
 from tau_tui.calibrate.render import CELL_GLYPHS
-from tau_tui.views.calibration_view import grid_line
 from tau_tui.tui.screens.calibrate import CalibrateScreen
 from tau_tui.tui.screens.gold_check import GoldCheckScreen, render_check
 from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.calibration_table import CalibrationTable
 from tau_tui.tui.widgets.run_table import RunTable
+from tau_tui.views.calibration_view import grid_line
 
 from .conftest import ROOT, set_input, settle, wait_until
 
@@ -44,8 +44,9 @@ async def open_calibrate(pilot, domain_row_sim: str = "wh-gold-split") -> Calibr
     return screen
 
 
-async def run_trials(pilot, screen: CalibrateScreen, agent: str, k: int, out: Path,
-                     tasks: list[str] | None = None) -> None:
+async def run_trials(
+    pilot, screen: CalibrateScreen, agent: str, k: int, out: Path, tasks: list[str] | None = None
+) -> None:
     """n, fill the form, ctrl+s, and wait until the run is over and the grid redrawn."""
     app = pilot.app
     await pilot.press("n")
@@ -76,8 +77,9 @@ async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(mak
         screen = await open_calibrate(pilot)
         grid = screen.calibrator.grid
         recorded = len(grid)
-        assert recorded and all(r.task_id in ("south_times_out_twice", "split_across_warehouses")
-                                for r in grid.rows())  # the loaded warehouse recordings are in the grid
+        assert recorded and all(
+            r.task_id in ("south_times_out_twice", "split_across_warehouses") for r in grid.rows()
+        )  # the loaded warehouse recordings are in the grid
         seen: list[TrialOutcome] = []
         grid.subscribe(lambda e: seen.append(e.cell.outcome) if isinstance(e, CellChanged) else None)
         drawn: list[str] = []  # the trials column of each row the table redrew while the run went on
@@ -100,8 +102,14 @@ async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(mak
         bands = {r.band for r in flaky}
         assert {Band.SATURATED, Band.ZERO, Band.LEARNING_ZONE} <= bands
         # the gold agent on two tasks: saturated rows of their own setup
-        await run_trials(pilot, screen, "scripted/gold", 2, tmp_path / "gold.json",
-                         ["allocate_from_home_warehouse", "quote_available_stock"])
+        await run_trials(
+            pilot,
+            screen,
+            "scripted/gold",
+            2,
+            tmp_path / "gold.json",
+            ["allocate_from_home_warehouse", "quote_available_stock"],
+        )
         gold = [r for r in grid.rows() if r.setup.agent == "scripted/gold"]
         assert len(gold) == 2 and all(r.band is Band.SATURATED for r in gold)
         assert len(screen.table.rows) == len(grid) == recorded + WAREHOUSE_TASKS + 2
@@ -140,8 +148,9 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
         cell = row.cells[2]
         assert "trial 3/4" in screen.query_one("#cal-cell").plain
         await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None,
-                         "the trajectory")
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None, "the trajectory"
+        )
         trajectory = app.screen
         assert trajectory.run.path == out and trajectory.sim_id == cell.ref.sim_id
         assert trajectory.current.entries[trajectory.index].trial == cell.trial
@@ -166,8 +175,14 @@ async def test_rerun_selected_rows_adds_trials_with_new_seeds(make_app, tmp_path
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
         screen = await open_calibrate(pilot)
-        await run_trials(pilot, screen, "scripted/flaky:0.5", 2, tmp_path / "first.json",
-                         ["allocate_from_home_warehouse", "cancel_allocated_order"])
+        await run_trials(
+            pilot,
+            screen,
+            "scripted/flaky:0.5",
+            2,
+            tmp_path / "first.json",
+            ["allocate_from_home_warehouse", "cancel_allocated_order"],
+        )
         table = screen.table
         flaky = [r for r in table.rows if r.setup.agent == "scripted/flaky:0.5"]
         table.move_to(table.row_index[flaky[0].key])
@@ -187,8 +202,7 @@ async def test_rerun_selected_rows_adds_trials_with_new_seeds(make_app, tmp_path
 
 async def test_editing_a_task_sends_its_new_trials_to_a_new_row(make_app, tmp_path: Path):
     domains = tmp_path / "domains"
-    shutil.copytree(ROOT / "domains" / "warehouse", domains / "warehouse",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "domains" / "warehouse", domains / "warehouse", ignore=shutil.ignore_patterns("__pycache__"))
     task_file = domains / "warehouse" / "data" / "tasks.json"
     edited: list[list[str]] = []
 
@@ -270,8 +284,23 @@ def _forked_warehouse(folder: Path) -> None:
 
     folder.mkdir()
     shutil.copyfile(OUR_RECORDINGS / "warehouse.json", folder / "warehouse.json")
-    assert main(["fork", str(folder / "warehouse.json"), "--sim", "wh-gold-split", "--after", "2",
-                 "--agent-llm", "scripted/gold", "--out", str(folder / "fork.json")]) == 0
+    assert (
+        main(
+            [
+                "fork",
+                str(folder / "warehouse.json"),
+                "--sim",
+                "wh-gold-split",
+                "--after",
+                "2",
+                "--agent-llm",
+                "scripted/gold",
+                "--out",
+                str(folder / "fork.json"),
+            ]
+        )
+        == 0
+    )
 
 
 async def test_a_fork_is_no_trial_of_the_grid_and_the_status_line_says_it_was_left_out(make_app, tmp_path: Path):

@@ -45,10 +45,10 @@ async def test_l_and_h_scroll_one_whole_column(make_app):
         table.focus()
         before = shown_keys(table)
         frozen = [c.key for c in table.frozen]
-        assert before[:len(frozen)] == frozen
+        assert before[: len(frozen)] == frozen
         await pilot.press("l")
         after = shown_keys(table)
-        assert after[:len(frozen)] == frozen  # file, task and simulation stay
+        assert after[: len(frozen)] == frozen  # file, task and simulation stay
         assert after[len(frozen)] == before[len(frozen) + 1]  # the first scrolled column went, whole
         assert "‹" in header(table)
         for _ in range(40):
@@ -159,7 +159,7 @@ async def test_file_names_differing_only_at_the_end_are_told_apart(make_app, tmp
         await settle(pilot)
         table = app.runs_screen.query_one(RunTable)
         start, width = table.column_span("file")
-        cells = {table._row_strip(row).text[start:start + width].strip() for row in table.rows}
+        cells = {table._row_strip(row).text[start : start + width].strip() for row in table.rows}
         assert len(cells) == 2 and width < len(names[0])
         assert {cell[-6:] for cell in cells} == {"053850", "053934"}
 
@@ -182,8 +182,8 @@ async def test_the_sorted_column_makes_room_for_its_arrow(make_app):
 
 
 async def test_calibrate_grid_shares_the_width_and_keeps_setups_apart(make_app):
-    from tau_tui.views.calibration_view import grid_line
     from tau_tui.tui.widgets.calibration_table import CalibrationTable
+    from tau_tui.views.calibration_view import grid_line
 
     from .test_calibrate_ui import OUR_RECORDINGS, open_calibrate
 
@@ -197,7 +197,7 @@ async def test_calibrate_grid_shares_the_width_and_keeps_setups_apart(make_app):
         assert len(setups) > 1 and width["setup"] < max(len(s) for s in setups)
         lines = {row.setup.label: grid_line(row, table.columns, table.k).plain for row in table.rows}
         start = 2 + sum(c.width + 1 for c in table.columns[:2])
-        shown = {label: line[start:start + width["setup"]] for label, line in lines.items()}
+        shown = {label: line[start : start + width["setup"]] for label, line in lines.items()}
         assert len(set(shown.values())) == len(setups), shown  # elided, yet told apart
         await pilot.resize_terminal(220, 30)
         await pilot.pause()

@@ -9,8 +9,8 @@ import pytest
 from tau_tui.analysis import Analyzer
 from tau_tui.calibrate import compare_simulations
 from tau_tui.model.io import open_run
-from tau_tui.tui.screens.trial_compare import TrialCompareScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.screens.trial_compare import TrialCompareScreen
 from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS
@@ -19,7 +19,9 @@ from .conftest import settle, wait_until
 pytestmark = pytest.mark.corpus
 
 BIG = (160, 45)
-TELECOM = CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+TELECOM = (
+    CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+)
 
 
 def first_trials_with_different_calls(analyzer: Analyzer):
@@ -70,8 +72,9 @@ async def test_two_trials_of_a_task_side_by_side_with_the_first_differing_call(m
         assert f"trial {trial}" in screen.query_one("#trials-view").border_title
         # o opens the left run at the differing call
         await pilot.press("o")
-        await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None,
-                         "the trajectory")
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None, "the trajectory"
+        )
         expected_step = d.left.step if d.left is not None else d.left_step
         assert app.screen.index == a and app.screen.cursor == expected_step
         await pilot.press("escape")

@@ -3,8 +3,6 @@ screen class only to push it; screens type against the context and never import 
 
 from __future__ import annotations
 
-from tau_tui.session.notes import add_note
-
 import ast
 from pathlib import Path
 
@@ -13,14 +11,28 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from tau_tui.model.io import open_run
+from tau_tui.session.notes import add_note
 from tau_tui.tui.context import context, subscribe
 
 from .conftest import ROOT, settle, wait_until
 
 TUI = ROOT / "tau_tui" / "tui"
 # What the app used to call on screens; it publishes a signal instead.
-SCREEN_METHODS = {"loading", "rows_changed", "rows_replayed", "notices_changed", "rollout_changed", "notes_changed",
-                  "show_only_file", "rebind", "refresh_notes", "refresh_now", "open", "refresh_rows", "set_filter"}
+SCREEN_METHODS = {
+    "loading",
+    "rows_changed",
+    "rows_replayed",
+    "notices_changed",
+    "rollout_changed",
+    "notes_changed",
+    "show_only_file",
+    "rebind",
+    "refresh_notes",
+    "refresh_now",
+    "open",
+    "refresh_rows",
+    "set_filter",
+}
 
 
 def annotation_nodes(tree: ast.AST) -> set[int]:
@@ -44,18 +56,32 @@ def test_the_app_names_a_screen_class_only_to_push_it():
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     problems = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"isinstance",
-                                                                                               "issubclass"}:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in {"isinstance", "issubclass"}
+        ):
             kinds = ast.walk(node.args[1]) if len(node.args) > 1 else []
-            problems += [f"line {node.lineno}: isinstance(…, {n.id})" for n in kinds
-                         if isinstance(n, ast.Name) and n.id.endswith("Screen")]
-        if isinstance(node, ast.Name) and node.id.endswith("Screen") and node.id != "Screen" \
-                and id(node) not in called and id(node) not in in_annotation:
+            problems += [
+                f"line {node.lineno}: isinstance(…, {n.id})"
+                for n in kinds
+                if isinstance(n, ast.Name) and n.id.endswith("Screen")
+            ]
+        if (
+            isinstance(node, ast.Name)
+            and node.id.endswith("Screen")
+            and node.id != "Screen"
+            and id(node) not in called
+            and id(node) not in in_annotation
+        ):
             problems.append(f"line {node.lineno}: {node.id} used other than constructed")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SCREEN_METHODS:
             problems.append(f"line {node.lineno}: calls .{node.func.attr}() (a screen's method)")
-        if isinstance(node, ast.Attribute) and node.attr in {"runs_screen", "_runs_screen"} \
-                and isinstance(node.ctx, ast.Load):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in {"runs_screen", "_runs_screen"}
+            and isinstance(node.ctx, ast.Load)
+        ):
             parent_uses = [p for p in ast.walk(tree) if isinstance(p, ast.Attribute) and p.value is node]
             problems += [f"line {p.lineno}: reaches into the runs screen (.{p.attr})" for p in parent_uses]
         if isinstance(node, (ast.For, ast.comprehension)) and "screen_stack" in ast.unparse(node.iter):
@@ -98,7 +124,9 @@ async def test_a_second_screen_hears_catalog_and_notes_signals(make_app, demo_co
         row = app.session.catalog.rows[0]
         app.change_notes(row.path, add_note(row.sim_id, "agent", "policy_violation", "heard by a second screen"))
         await wait_until(pilot, lambda: "notes" in listener.heard, "the notes signal")
-        assert "heard by a second screen" in [note.text for note in app.session.catalog.find(row.path, row.sim_id).notes]
+        assert "heard by a second screen" in [
+            note.text for note in app.session.catalog.find(row.path, row.sim_id).notes
+        ]
         app.add_run(open_run(recording))
         assert listener.heard[-2:] == ["catalog", "file:mock_demo.json"]
         await settle(pilot)

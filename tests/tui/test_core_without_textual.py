@@ -33,16 +33,16 @@ print("ok")
 
 
 def test_core_imports_without_textual():
-    result = subprocess.run([sys.executable, "-c", BLOCK_TEXTUAL], cwd=ROOT, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCK_TEXTUAL], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
 
 
 def test_cli_says_textual_is_missing_instead_of_crashing(tmp_path: Path):
     code = BLOCK_TEXTUAL.split("import tau_tui, ")[0] + (
-        "from tau_tui.cli import main\n"
-        f"raise SystemExit(main([{str(ROOT / 'recordings')!r}]))\n"
+        f"from tau_tui.cli import main\nraise SystemExit(main([{str(ROOT / 'recordings')!r}]))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2

@@ -9,15 +9,15 @@ import pytest
 from rich.console import Console
 
 from tau_tui.analysis import Analyzer
+from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RunFileError, expand_paths, open_run
-from tests.tui.conftest import build_app
-from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.widgets.state_tree import StateTree
 from tau_tui.views.panels import render_changes, render_derived, render_mismatch, render_recorded, render_task
 from tau_tui.views.render import RenderContext, render_step
-from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.views.trajectory_doc import TrajectoryDoc
-from tau_tui.tui.widgets.state_tree import StateTree
+from tests.tui.conftest import build_app
 
 from ..conftest import CORPUS
 from .conftest import wait_until
@@ -151,8 +151,11 @@ async def test_the_corpus_folder_opens_with_one_notice_for_its_data_folders(tau2
 async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_data, tmp_path):
     # banking_knowledge is a domain now: its gold file, renamed to a domain nobody has
     path = tmp_path / "unknown_domain.json"
-    path.write_bytes((CORPUS / "generated" / "tau2-gold_banking_knowledge.json").read_bytes()
-                     .replace(b'"banking_knowledge"', b'"no_such_domain"'))
+    path.write_bytes(
+        (CORPUS / "generated" / "tau2-gold_banking_knowledge.json")
+        .read_bytes()
+        .replace(b'"banking_knowledge"', b'"no_such_domain"')
+    )
     app = build_app([path], tau2_data=tau2_data)
     async with app.run_test(size=(160, 45)) as pilot:
         while app.session.library.progress is None or app.busy:
@@ -161,8 +164,11 @@ async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_
         assert len(rows) == 291
         app.open_simulation(rows[0])
         # the simulation is parsed from the streamed file off the UI thread: wait for the screen to show it
-        await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None
-                         and app.screen.replay_error, "the trajectory and its replay error")
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None and app.screen.replay_error,
+            "the trajectory and its replay error",
+        )
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen) and screen.doc is not None
         assert screen.analysis is None and "no_such_domain" in (screen.replay_error or "")

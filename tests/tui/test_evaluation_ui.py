@@ -7,19 +7,21 @@ import json
 
 from rich.console import Console
 
+from tau_tui.catalog import FLAG_CODES, RunFilter
 from tau_tui.evaluate import FLAG_KINDS, MetricOutcome, compute_metrics
 from tau_tui.model.io import open_run
-from tau_tui.catalog import FLAG_CODES, RunFilter
-from tau_tui.views.columns import flags_cell, recomputed_cell
 from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.run_table import RunTable
+from tau_tui.views.columns import flags_cell, recomputed_cell
 
 from ..conftest import CORPUS
 from .conftest import SIZE, open_sim, settle
 
-FOUR_TRIALS = CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+FOUR_TRIALS = (
+    CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
+)
 
 
 def plain(screen, selector: str) -> str:
@@ -131,8 +133,13 @@ async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app, analyzer):
         await pilot.pause()
         assert screen.complete
         run = open_run(FOUR_TRIALS)
-        expected = compute_metrics([MetricOutcome(e.task_id, analyzer.evaluate(run, e.index).evaluation.reward,
-                                            e.termination) for e in run.entries], 4)
+        expected = compute_metrics(
+            [
+                MetricOutcome(e.task_id, analyzer.evaluate(run, e.index).evaluation.reward, e.termination)
+                for e in run.entries
+            ],
+            4,
+        )
         assert screen.recomputed.pass_hat_k == expected.pass_hat_k and set(expected.pass_hat_k) == {1, 2, 3, 4}
         assert screen.recorded.avg_reward == 0.8
         summary = plain(screen, "#metrics-summary")
@@ -152,15 +159,33 @@ async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app, analyzer):
 async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_app, tmp_path):
     from tests.helpers import call, greet, result, results_file, say, user
 
-    nl_task = {"id": "t_nl", "user_scenario": {"instructions": "Say hi."},
-               "evaluation_criteria": {"nl_assertions": ["The agent greets the user."],
-                                       "reward_basis": ["NL_ASSERTION"]}}
-    done = [greet(), user("finish task_1"), call("update_task_status", {"task_id": "task_1", "status": "completed"}),
-            result({"task_id": "task_1", "status": "completed"}), say("done")]
-    infra = {"id": "sim-infra", "task_id": "t_update", "trial": 1, "termination_reason": "infrastructure_error",
-             "messages": [], "info": {"error": "provider down"}}
-    unscored = {"id": "sim-nl", "task_id": "t_nl", "trial": 0, "termination_reason": "user_stop",
-                "messages": [greet(), user("hi"), say("hello")]}
+    nl_task = {
+        "id": "t_nl",
+        "user_scenario": {"instructions": "Say hi."},
+        "evaluation_criteria": {"nl_assertions": ["The agent greets the user."], "reward_basis": ["NL_ASSERTION"]},
+    }
+    done = [
+        greet(),
+        user("finish task_1"),
+        call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+        result({"task_id": "task_1", "status": "completed"}),
+        say("done"),
+    ]
+    infra = {
+        "id": "sim-infra",
+        "task_id": "t_update",
+        "trial": 1,
+        "termination_reason": "infrastructure_error",
+        "messages": [],
+        "info": {"error": "provider down"},
+    }
+    unscored = {
+        "id": "sim-nl",
+        "task_id": "t_nl",
+        "trial": 0,
+        "termination_reason": "user_stop",
+        "messages": [greet(), user("hi"), say("hello")],
+    }
     path = results_file(tmp_path / "mixed.json", done, extra_sims=[infra, unscored])
     data = json.loads(path.read_text())
     data["tasks"].append(nl_task)
@@ -189,8 +214,9 @@ async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(make_app,
     from tests.helpers import call, greet, result, results_file, say, user
 
     handler, base = server
-    handler.content = json.dumps({"results": [{"expectedOutcome": "The agent was polite", "reasoning": "said please",
-                                               "metExpectation": True}]})
+    handler.content = json.dumps(
+        {"results": [{"expectedOutcome": "The agent was polite", "reasoning": "said please", "metExpectation": True}]}
+    )
     task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")
     messages = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
     path = results_file(tmp_path / "run.json", messages, task=task)

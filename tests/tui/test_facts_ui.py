@@ -9,8 +9,8 @@ import sys
 
 from tau_tui.cli import main
 from tau_tui.model.io import open_run
-from tau_tui.views.panels import render_derived
 from tau_tui.tui.screens.trajectory import header_fact
+from tau_tui.views.panels import render_derived
 from tests.conftest import ROOT
 from tests.helpers import call, greet, result, results_file
 
@@ -19,8 +19,15 @@ TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task
 
 def troubled_run(path, analyzer):
     """One simulation with a mismatch, a finding, and a recorded DB check that disagrees with ours."""
-    results_file(path, [greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}),
-                        result(dict(TASK_1, title="Other")), result("x", "nope")])
+    results_file(
+        path,
+        [
+            greet(),
+            call("update_task_status", {"task_id": "task_1", "status": "completed"}),
+            result(dict(TASK_1, title="Other")),
+            result("x", "nope"),
+        ],
+    )
     derived = analyzer.analyze(open_run(path), 0).db_match
     assert derived is not None
     data = json.loads(path.read_text())
@@ -46,7 +53,10 @@ def test_the_cli_and_the_inspector_show_the_same_facts(tmp_path, tau2_data, anal
     # the same rules, worded once: the disagreement, the first mismatch, the finding
     disagreement = f"the recording says db_match={not derived}; our replay says {derived}"
     assert disagreement in cli and disagreement in panel
-    assert "first mismatch at step 2: update_task_status" in cli and "first mismatch at step 2: update_task_status" in panel
+    assert (
+        "first mismatch at step 2: update_task_status" in cli
+        and "first mismatch at step 2: update_task_status" in panel
+    )
     assert "result_without_call" in cli and "result_without_call" in panel
     header = "".join(header_fact(f, " · ").plain for f in analysis.summary())
     assert " · 1 mismatch" in header and " · 1 finding · " in header
@@ -79,7 +89,13 @@ asyncio.run(main())
 
 
 def test_opening_the_recordings_imports_deepdiff_only_for_a_mismatch_view(tau2_data):
-    done = subprocess.run([sys.executable, "-c", OPEN_RECORDINGS], cwd=ROOT, timeout=120, check=False,
-                          capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True"))
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN_RECORDINGS],
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True"),
+    )
     assert done.returncode == 0, done.stderr[-2000:]

@@ -13,7 +13,7 @@ from .conftest import SIZE, set_input, settle, wait_until
 
 def labels_before(field: Input) -> list[str]:
     row = list(field.parent.children)
-    return [str(w.render()) for w in row[:row.index(field)] if isinstance(w, Label)]
+    return [str(w.render()) for w in row[: row.index(field)] if isinstance(w, Label)]
 
 
 async def test_the_focused_field_and_its_label_stand_out_and_every_field_has_a_label(make_app, tmp_path):

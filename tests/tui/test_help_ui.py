@@ -7,8 +7,8 @@ import io
 from rich.console import Console
 from textual.widgets import Static
 
-from tau_tui.views.columns import COLUMNS
 from tau_tui.tui.screens.help import HelpScreen
+from tau_tui.views.columns import COLUMNS
 
 from .conftest import SIZE, open_sim, settle
 

@@ -75,8 +75,11 @@ async def test_fork_form_and_fork_comparison_show_the_hostile_original(make_app,
     app = make_app([hostile.parent], runs_dir=tmp_path / "out")
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        sim_id = next(r.sim_id for r in app.runs_screen.query_one("RunTable").rows if r.path.name == "hostile.json"
-                      and r.sim_id.startswith("demo-clean-pass"))
+        sim_id = next(
+            r.sim_id
+            for r in app.runs_screen.query_one("RunTable").rows
+            if r.path.name == "hostile.json" and r.sim_id.startswith("demo-clean-pass")
+        )
         await open_sim(pilot, sim_id)
         await pilot.press("j", "j")  # message 2: the user's request, hostile
         await pilot.press("b")
@@ -124,8 +127,9 @@ async def test_play_setup_and_play_with_hostile_text(make_app, hostile, tmp_path
         check(app, "play", ())
         await set_input(pilot, "#play-input", f"please{EVIL}")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.session.pending is not None and len(screen.session.messages) > 2,
-                         "the agent's reply")
+        await wait_until(
+            pilot, lambda: screen.session.pending is not None and len(screen.session.messages) > 2, "the agent's reply"
+        )
         await pilot.pause()
         check(app, "play with a hostile message", ("please␛[2J",))
         await pilot.press("ctrl+t")
@@ -168,14 +172,22 @@ async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(mak
         await wait_until(pilot, lambda: screen.ready, "the calibrator", tries=2000)
         await pilot.pause()
         table = screen.table
-        cells = [(i, k) for i, row in enumerate(table.rows) for k, cell in enumerate(row.cells) if cell.ref is not None
-                 and row.task_id == "update_task_1"]
+        cells = [
+            (i, k)
+            for i, row in enumerate(table.rows)
+            for k, cell in enumerate(row.cells)
+            if cell.ref is not None and row.task_id == "update_task_1"
+        ]
         assert len(cells) >= 2, cells
         for index, k in cells[:2]:
             table.move_to(index, k)
             await pilot.press("equals_sign")
-        await wait_until(pilot, lambda: isinstance(app.screen, TrialCompareScreen)
-                         and app.screen.comparison is not None, "the comparison", tries=2000)
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, TrialCompareScreen) and app.screen.comparison is not None,
+            "the comparison",
+            tries=2000,
+        )
         await pilot.pause()
         check(app, "calibrate trial comparison", ("␛[2J",))
         literal(wide(app.screen.query_one("#trials-view").content), "calibrate trial comparison")
@@ -192,12 +204,28 @@ async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(mak
 def test_gold_check_detail_shows_hostile_task_text_literally():
     from tau_tui.tui.screens.gold_check import check_option, render_check
 
-    difference = SimpleNamespace(to_json=lambda: {"side": f"agent{EVIL}", "path": f"tasks.t{EVIL}",
-                                                  "gold": f"g{EVIL}", "live": {f"k{EVIL}": f"v{EVIL}"}})
-    check = SimpleNamespace(ok=False, task_id=f"task{EVIL}", fingerprint="abcdef0123", gold_reward=0.0,
-                            gold_agent_ok=False, termination=f"stop{EVIL}", breakdown={f"DB{EVIL}": 0.0},
-                            not_evaluated=[f"NL{EVIL}"], gold_consistent=False, inconsistency_matters=True,
-                            reasons=[f"because{EVIL}"], differences=[difference])
+    difference = SimpleNamespace(
+        to_json=lambda: {
+            "side": f"agent{EVIL}",
+            "path": f"tasks.t{EVIL}",
+            "gold": f"g{EVIL}",
+            "live": {f"k{EVIL}": f"v{EVIL}"},
+        }
+    )
+    check = SimpleNamespace(
+        ok=False,
+        task_id=f"task{EVIL}",
+        fingerprint="abcdef0123",
+        gold_reward=0.0,
+        gold_agent_ok=False,
+        termination=f"stop{EVIL}",
+        breakdown={f"DB{EVIL}": 0.0},
+        not_evaluated=[f"NL{EVIL}"],
+        gold_consistent=False,
+        inconsistency_matters=True,
+        reasons=[f"because{EVIL}"],
+        differences=[difference],
+    )
     text = wide(render_check(check))
     assert min(text.count(OVERWRITE), text.count(MARKUP), text.count(LINK)) >= 6, text
     literal(wide(check_option(check)), "gold check option")
@@ -224,8 +252,9 @@ async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app, hosti
         table.move_cursor(index)
         await pilot.pause()
         preview = app.screen.query_one("#row-preview").plain
-        assert f"task task{OVERWRITE}" in preview.replace("␛[2J␛]0;PWNED␇␛]52;c;cHduZWQ=␇␛]8;;http://evil.example/"
-                                                           "␛\\link␛]8;;␛\\", "")
+        assert f"task task{OVERWRITE}" in preview.replace(
+            "␛[2J␛]0;PWNED␇␛]52;c;cHduZWQ=␇␛]8;;http://evil.example/␛\\link␛]8;;␛\\", ""
+        )
         assert preview.count(OVERWRITE) >= 2 and not raw_controls(preview), preview  # task and sim id
         sim_id = table.rows[index].sim_id
         await open_sim(pilot, sim_id)
@@ -236,23 +265,42 @@ async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app, hosti
 def test_recorded_brackets_alone_are_never_read_as_markup():
     """Without any control character (the cleaning leaves such text as it is), tables and heads still show it."""
     from tau_tui.replay.diff import Change
-    from tau_tui.views.compare_view import changes_table
-    from tau_tui.views.panels import side_by_side
     from tau_tui.tui.screens.compare import ForkSide, render_comparison
     from tau_tui.tui.screens.gold_check import render_check
+    from tau_tui.views.compare_view import changes_table
+    from tau_tui.views.panels import side_by_side
 
     bold, link = "[bold red]x[/]", "[link=http://e]y[/link]"
     m = bold + link
     change = Change(path=("tasks", f"t{m}"), kind="changed", before=f"a{m}", after="b")
     difference = SimpleNamespace(to_json=lambda: {"side": "agent", "path": f"p{m}", "gold": f"g{m}", "live": "l"})
-    gold = SimpleNamespace(ok=False, task_id=f"t{m}", fingerprint=None, gold_reward=0.0, gold_agent_ok=False,
-                           termination="x", breakdown={}, not_evaluated=[], gold_consistent=False,
-                           inconsistency_matters=True, reasons=[f"r{m}"], differences=[difference])
+    gold = SimpleNamespace(
+        ok=False,
+        task_id=f"t{m}",
+        fingerprint=None,
+        gold_reward=0.0,
+        gold_agent_ok=False,
+        termination="x",
+        breakdown={},
+        not_evaluated=[],
+        gold_consistent=False,
+        inconsistency_matters=True,
+        reasons=[f"r{m}"],
+        differences=[difference],
+    )
     drawn = {
         "changes table": (wide(changes_table([("agent", change)], f"L{m}", f"R{m}")), 4),
         "side by side": (wide(side_by_side([f"a{m}"], [f"b{m}"], (f"T{m}", f"U{m}"))), 4),
-        "fork comparison": (wide(render_comparison(ForkSide(f"o{m}", 1.0, 0.0, f"s{m}", [], None, None),
-                                                   ForkSide(f"f{m}", None, 1.0, f"u{m}", [], None, None), -1)), 4),
+        "fork comparison": (
+            wide(
+                render_comparison(
+                    ForkSide(f"o{m}", 1.0, 0.0, f"s{m}", [], None, None),
+                    ForkSide(f"f{m}", None, 1.0, f"u{m}", [], None, None),
+                    -1,
+                )
+            ),
+            4,
+        ),
         "gold check": (wide(render_check(gold)), 4),
     }
     for where, (text, times) in drawn.items():

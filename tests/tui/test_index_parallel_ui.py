@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 import tau_tui.model.indexing as indexing
-
 from tau_tui.model.indexing import Growing
 from tau_tui.model.io import open_run
-from tests.tui.conftest import build_app
 from tau_tui.tui.widgets.run_table import RunTable
+from tests.tui.conftest import build_app
 
 from ..conftest import CORPUS, corpus_required
 from .conftest import wait_until
@@ -61,8 +60,9 @@ async def test_rows_appear_before_every_file_is_indexed_and_keep_the_order_of_th
         return real(paths, held, workers, cancelled=cancelled, every=0.01)
 
     monkeypatch.setattr(indexing, "index_files", gated)
-    app = build_app(files, tau2_data=CORPUS, workers=1, index_workers=2,
-                    background_replay=False)  # the background replay is not what this test looks at
+    app = build_app(
+        files, tau2_data=CORPUS, workers=1, index_workers=2, background_replay=False
+    )  # the background replay is not what this test looks at
     try:
         async with app.run_test(size=(160, 45)) as pilot:
             table = app.runs_screen.query_one(RunTable)
@@ -72,8 +72,12 @@ async def test_rows_appear_before_every_file_is_indexed_and_keep_the_order_of_th
             assert str(files[0]) in {p for p, _ in shown}  # the large file's rows came before it was indexed
             assert planned == [2]
             gate.set()
-            await wait_until(pilot, lambda: not app.session.library.loading and not app.runs_screen.refresh_pending,
-                             "every file indexed", tries=3000)
+            await wait_until(
+                pilot,
+                lambda: not app.session.library.loading and not app.runs_screen.refresh_pending,
+                "every file indexed",
+                tries=3000,
+            )
             await pilot.pause()
             assert [(str(r.path), r.sim_id) for r in table.rows] == _expected(files)
             notices = [n for n in app.session.catalog.all_notices() if n.severity == "error"]

@@ -6,12 +6,17 @@ from tau_tui.views.layout import Share, distinct_starts, elide, fitting_count, m
 
 CALIBRATE_FILES = ["calibrate_20261201_053850", "calibrate_20261201_053934", "calibrate_20261201_054010"]
 SHARED = "[mms_issue]airplane_mode_on|bad_network_preference|break_apn_mms_setting|break_app_"
-TELECOM = [SHARED + "both_permissions|unseat_sim_card[PERSONA:Hard]", SHARED + "sms_permission|unseat_sim_card[PERSONA:Hard]",
-           SHARED + "sms_permission|unseat_sim_card[PERSONA:None]"]
+TELECOM = [
+    SHARED + "both_permissions|unseat_sim_card[PERSONA:Hard]",
+    SHARED + "sms_permission|unseat_sim_card[PERSONA:Hard]",
+    SHARED + "sms_permission|unseat_sim_card[PERSONA:None]",
+]
 
 
 def test_middle_elide_keeps_head_and_tail():
-    assert middle_elide("calibrate_20261201_053850.json", 20) == "calibrate_…053850.json"[:10] + "…" + "053850.json"[-9:]
+    assert (
+        middle_elide("calibrate_20261201_053850.json", 20) == "calibrate_…053850.json"[:10] + "…" + "053850.json"[-9:]
+    )
     assert middle_elide("short", 10) == "short"
     assert len(middle_elide("x" * 50, 12)) == 12
     assert middle_elide("abc", 1) == "…"
@@ -38,11 +43,13 @@ def test_telecom_task_ids_keep_where_they_differ_and_their_tail():
 
 
 def test_width_apart_widens_only_as_far_as_telling_every_value_apart_needs():
-    deep = ["[mms_issue]airplane_mode_on|bad_network_preference|break_app_both_permissions|data_usage_exceeded|"
-            "unseat_sim_card|user_abroad_roaming_disabled_on[PERSONA:Hard]",
-            "[mms_issue]airplane_mode_on|break_app_both_permissions[PERSONA:Hard]",
-            "[mms_issue]bad_network_preference|break_app_sms_permission|user_abroad_roaming_disabled_on[PERSONA:Hard]",
-            "[mms_issue]break_apn_mms_setting|user_abroad_roaming_enabled_off[PERSONA:Hard]"]
+    deep = [
+        "[mms_issue]airplane_mode_on|bad_network_preference|break_app_both_permissions|data_usage_exceeded|"
+        "unseat_sim_card|user_abroad_roaming_disabled_on[PERSONA:Hard]",
+        "[mms_issue]airplane_mode_on|break_app_both_permissions[PERSONA:Hard]",
+        "[mms_issue]bad_network_preference|break_app_sms_permission|user_abroad_roaming_disabled_on[PERSONA:Hard]",
+        "[mms_issue]break_apn_mms_setting|user_abroad_roaming_enabled_off[PERSONA:Hard]",
+    ]
     starts = distinct_starts(deep)
     assert len({elide(v, 20, starts[v]) for v in deep}) < 4  # at 20 two read the same
     width = width_apart(deep, 20)

@@ -19,7 +19,6 @@ from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.screens.tool_form import ToolFormScreen, parse_form
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.run_table import RunTable
-
 from tests.rollout.fake_llm import FakeLLM, text
 
 from .conftest import open_play, open_sim, set_input, settle, wait_until
@@ -52,7 +51,11 @@ async def test_new_rollout_lands_in_the_runs_table_as_it_runs(make_app, tmp_path
         await set_input(pilot, "#r-out", str(out))
         await pilot.press("ctrl+s")
         assert app.screen is app.runs_screen
-        await wait_until(pilot, lambda: app.session.rollouts.progress is not None and app.session.rollouts.progress.finished, "the rollout")
+        await wait_until(
+            pilot,
+            lambda: app.session.rollouts.progress is not None and app.session.rollouts.progress.finished,
+            "the rollout",
+        )
         await settle(pilot)
         rows = app.session.catalog.rows_of(out)
         assert len(rows) == 4 and {r.task for r in rows} == {"update_task_1", "create_task_1_with_env_assertions"}
@@ -92,8 +95,7 @@ async def test_rollout_form_refuses_bad_fields(make_app, tmp_path: Path):
 # --- play -----------------------------------------------------------------------------------------------
 
 
-async def test_human_as_user_session_saves_a_recording_replay_and_evaluator_accept(make_app, registry,
-                                                                                    tmp_path: Path):
+async def test_human_as_user_session_saves_a_recording_replay_and_evaluator_accept(make_app, registry, tmp_path: Path):
     app = make_app(runs_dir=tmp_path)
     out = tmp_path / "play-user.json"
     async with app.run_test(size=BIG) as pilot:
@@ -179,10 +181,22 @@ async def test_human_as_agent_calls_a_tool_through_the_form(make_app, registry, 
 
 
 def test_tool_form_parses_json_fields_and_reports_problems():
-    schema = {"type": "function", "function": {"name": "book", "description": "", "parameters": {
-        "type": "object", "required": ["user_id", "passengers"],
-        "properties": {"user_id": {"type": "string"}, "passengers": {"type": "array"}, "count": {"type": "integer"}},
-    }}}
+    schema = {
+        "type": "function",
+        "function": {
+            "name": "book",
+            "description": "",
+            "parameters": {
+                "type": "object",
+                "required": ["user_id", "passengers"],
+                "properties": {
+                    "user_id": {"type": "string"},
+                    "passengers": {"type": "array"},
+                    "count": {"type": "integer"},
+                },
+            },
+        },
+    }
     args, problems = parse_form(schema, {"user_id": "sara_1", "passengers": '[{"name": "A"}]', "count": "2"})
     assert args == {"user_id": "sara_1", "passengers": [{"name": "A"}], "count": 2} and not problems
     args, problems = parse_form(schema, {"user_id": "5", "passengers": "[oops", "count": ""})
@@ -228,7 +242,9 @@ async def test_fork_from_a_step_runs_a_continuation_and_compares(make_app, tmp_p
         assert len(forks) == 1 and app.session.catalog.rows_of(forks[0])
         fork_run = open_run(forks[0])
         assert [m.content for m in fork_run.simulation(0).messages[:2]] == [
-            "Hi! How can I help you today?", "Please mark task_1 as completed."]
+            "Hi! How can I help you today?",
+            "Please mark task_1 as completed.",
+        ]
         await pilot.press("o")
         await app.workers.wait_for_complete()
         await pilot.pause()

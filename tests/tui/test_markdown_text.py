@@ -93,11 +93,11 @@ async def test_the_trajectory_shows_agent_markdown_and_keeps_tool_calls(make_app
         await settle(pilot)
         await open_sim(pilot, sim["id"])
         screen = app.screen
-        step = next(s.index for s in screen.doc.steps if s.message.role == "assistant"
-                    and "created" in s.message.text)
+        step = next(s.index for s in screen.doc.steps if s.message.role == "assistant" and "created" in s.message.text)
         lines = screen.view._blocks[step]
         shown_text = "\n".join(line.plain for line in lines)
         assert "**" not in shown_text and "your task is created." in shown_text and " 2 second" in shown_text
         calls = [s for s in screen.doc.steps if s.message.role == "assistant" and s.message.tool_calls]
-        assert calls and all(screen.view._blocks[s.index][0].plain.startswith(("⚒ ", "✎ ", "≠ ", "? "))
-                             for s in calls)  # tool calls keep their one-line form
+        assert calls and all(
+            screen.view._blocks[s.index][0].plain.startswith(("⚒ ", "✎ ", "≠ ", "? ")) for s in calls
+        )  # tool calls keep their one-line form

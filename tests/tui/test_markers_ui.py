@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from tau_tui.analysis import Analyzer
+from tau_tui.catalog import RunFilter
 from tau_tui.domains import DomainRegistry
 from tau_tui.model.io import open_run
-from tau_tui.catalog import RunFilter
+from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.render import RenderContext, render_step
 from tau_tui.views.trajectory_doc import TrajectoryDoc
-from tau_tui.tui.widgets.run_table import RunTable
 
 from .conftest import ROOT, open_sim, settle
 
@@ -89,7 +89,8 @@ async def test_trajectory_screen_jumps_to_faults_and_refusals(make_app):
         assert screen.cursor == 9 and "refused 1/1" in screen.query_one("#traj-status").plain
         assert "1 refused" in screen.query_one("#traj-header").plain
         assert "refused by the cassette: different arguments (never run)" in " ".join(
-            screen.query_one("#change-view").plain.split())
+            screen.query_one("#change-view").plain.split()
+        )
         await pilot.press("escape")
         await open_sim(pilot, "as-gold-goodwill")
         assert "1 discovered" in app.screen.query_one("#traj-header").plain
@@ -101,9 +102,15 @@ async def test_runs_table_counts_faults_refusals_and_discoveries(make_app):
         await settle(pilot)
         rows = {r.sim_id: r for r in app.session.catalog.rows}
         assert {k: (r.replay.faults, r.replay.refused, r.replay.discovered) for k, r in rows.items()} == {
-            "as-gold-goodwill": (0, 0, 1), "as-gold-two-returns": (0, 0, 1), "as-hasty-refund": (0, 0, 0),
-            "wh-gold-split": (3, 0, 0), "wh-gold-timeouts": (3, 0, 0), "wh-gives-up": (1, 0, 0),
-            "cas-greedy-refused": (1, 1, 0), "cas-reordered-mismatch": (3, 0, 0)}
+            "as-gold-goodwill": (0, 0, 1),
+            "as-gold-two-returns": (0, 0, 1),
+            "as-hasty-refund": (0, 0, 0),
+            "wh-gold-split": (3, 0, 0),
+            "wh-gold-timeouts": (3, 0, 0),
+            "wh-gives-up": (1, 0, 0),
+            "cas-greedy-refused": (1, 1, 0),
+            "cas-reordered-mismatch": (3, 0, 0),
+        }
         # a refused cassette run is a scored fail, not an infrastructure error
         assert rows["cas-greedy-refused"].status == "fail"
         screen = app.runs_screen
@@ -133,8 +140,11 @@ async def play_one_call(registry, tmp_path, domain: str, task: str, tool: str, a
         assert isinstance(screen, PlayScreen)
         before = len(session.messages)
         session.call_tool(tool, arguments)
-        await wait_until(pilot, lambda: screen.doc is not None and len(screen.doc) >= before + 2
-                         and session.pending is not None, "the tool result")
+        await wait_until(
+            pilot,
+            lambda: screen.doc is not None and len(screen.doc) >= before + 2 and session.pending is not None,
+            "the tool result",
+        )
         await pilot.pause()
         view = screen.query_one(TrajectoryView)
         call_step, result_step = before, before + 1
@@ -144,8 +154,13 @@ async def play_one_call(registry, tmp_path, domain: str, task: str, tool: str, a
 
 async def test_live_play_marks_an_injected_fault_as_the_inspector_does(registry, tmp_path):
     doc, shown, call_step, result_step = await play_one_call(
-        registry, tmp_path, "warehouse", "south_times_out_twice", "lookup_stock",
-        {"sku": "CP-22-3M", "warehouse": "south"})
+        registry,
+        tmp_path,
+        "warehouse",
+        "south_times_out_twice",
+        "lookup_stock",
+        {"sku": "CP-22-3M", "warehouse": "south"},
+    )
     call = doc.calls[-1]
     assert call.pill == "fault" and call.kind == "fault" and call.fault["kind"] == "timeout"
     assert doc.targets["fault"] == [result_step]
@@ -155,7 +170,8 @@ async def test_live_play_marks_an_injected_fault_as_the_inspector_does(registry,
 
 async def test_live_play_shows_a_discovered_tool_as_the_inspector_does(registry, tmp_path):
     doc, shown, _, result_step = await play_one_call(
-        registry, tmp_path, "aftersales", "goodwill_for_late_delivery", "read_document", {"doc_id": "KB-205"})
+        registry, tmp_path, "aftersales", "goodwill_for_late_delivery", "read_document", {"doc_id": "KB-205"}
+    )
     assert doc.targets["discovery"] == [result_step]
     assert "✦ discovered issue_goodwill_credit" in shown[result_step]
 
@@ -169,14 +185,15 @@ async def test_the_trajectory_footer_counts_flags_and_tool_errors_as_the_runs_ta
         await settle(pilot)
         rows = {row.task: row for row in app.session.catalog.rows}
         # task 3: three flags on one step; task 11: one tool error and two errors recorded on agent messages
-        for task, steps_differ in (("3", lambda doc, row: len(doc.targets["flag"]) < row.evaluation.n_flags),
-                                   ("11", lambda doc, row: len(doc.targets["error"]) > row.entry.n_tool_errors)):
+        for task, steps_differ in (
+            ("3", lambda doc, row: len(doc.targets["flag"]) < row.evaluation.n_flags),
+            ("11", lambda doc, row: len(doc.targets["error"]) > row.entry.n_tool_errors),
+        ):
             row = rows[task]
             await open_sim(pilot, row.sim_id)
             screen = app.screen
             assert steps_differ(screen.doc, row)
-            marks = dict(part.split(" ", 1) for part in screen.view.border_subtitle.split("  ")
-                         if part.count(" ") == 1)
+            marks = dict(part.split(" ", 1) for part in screen.view.border_subtitle.split("  ") if part.count(" ") == 1)
             assert marks["⚑"] == str(row.evaluation.n_flags)
             assert marks["✗"] == str(row.entry.n_tool_errors)
             await pilot.press("escape")

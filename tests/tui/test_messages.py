@@ -15,8 +15,14 @@ from tau_tui.tui.messages import CalibratorReady, ForkFinished, MetricsReady, Si
 
 def test_positional_order_and_defaults() -> None:
     fork = ForkFinished(3, "episode", Path("f.json"), None, None, 2)
-    assert (fork.token, fork.episode, fork.path, fork.run, fork.error, fork.step) == \
-        (3, "episode", Path("f.json"), None, None, 2)
+    assert (fork.token, fork.episode, fork.path, fork.run, fork.error, fork.step) == (
+        3,
+        "episode",
+        Path("f.json"),
+        None,
+        None,
+        2,
+    )
     ready = SimulationReady(1, OpenedSimulation(load_error="bad"))
     assert ready.opened.load_error == "bad" and ready.opened.report is None and ready.opened.doc is None
     assert CalibratorReady(error="x").skipped == []

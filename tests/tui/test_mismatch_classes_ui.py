@@ -28,9 +28,11 @@ def text_of(renderable, width: int = 160) -> str:
 @pytest.fixture
 def recordings(tmp_path):
     """(path, sim id) of: library text only, upstream fix only, library text then a divergence."""
-    return {"library": library_text_recording(tmp_path / "library.json", then_diverge=False, sim_id="lib-only"),
-            "upstream": retail_recording(tmp_path / "upstream.json", AS_FIXED),
-            "both": library_text_recording(tmp_path / "both.json", sim_id="lib-then-diverge")}
+    return {
+        "library": library_text_recording(tmp_path / "library.json", then_diverge=False, sim_id="lib-only"),
+        "upstream": retail_recording(tmp_path / "upstream.json", AS_FIXED),
+        "both": library_text_recording(tmp_path / "both.json", sim_id="lib-then-diverge"),
+    }
 
 
 @pytest.fixture
@@ -46,13 +48,27 @@ def catalog(recordings, registry):
 
 def test_the_runs_table_counts_divergences_and_marks_explained_mismatches(catalog):
     rows = {row.path.stem: row for row in catalog.rows}
-    summaries = {name: (r.replay.mismatches, r.replay.divergences, r.replay.library_text, r.replay.upstream_fix,
-                        r.replay.first_mismatch_class) for name, r in rows.items()}
-    assert summaries == {"library": (1, 0, 1, 0, "library_text"), "upstream": (1, 0, 0, 1, "upstream_fix"),
-                         "both": (2, 1, 1, 0, "library_text")}
+    summaries = {
+        name: (
+            r.replay.mismatches,
+            r.replay.divergences,
+            r.replay.library_text,
+            r.replay.upstream_fix,
+            r.replay.first_mismatch_class,
+        )
+        for name, r in rows.items()
+    }
+    assert summaries == {
+        "library": (1, 0, 1, 0, "library_text"),
+        "upstream": (1, 0, 0, 1, "upstream_fix"),
+        "both": (2, 1, 1, 0, "library_text"),
+    }
     cell = COLUMN_BY_KEY["mismatches"].cell
     assert [(cell(rows[n]).plain, cell(rows[n]).style) for n in ("library", "upstream", "both")] == [
-        ("≈", "dim"), ("≈", "dim"), ("1", "bold red")]
+        ("≈", "dim"),
+        ("≈", "dim"),
+        ("1", "bold red"),
+    ]
     by_divergence = catalog.view(RunFilter(), SortSpec("mismatches", reverse=True))
     assert by_divergence[0].path.stem == "both"
 
@@ -72,14 +88,17 @@ def test_the_trajectory_pills_and_the_mismatch_panel_name_the_class(recordings, 
         analysis = analyzer.analyze(open_run(path), 0)
         doc = TrajectoryDoc(analysis.sim.trajectory, analysis.timeline)
         views[name] = (doc, [c for c in doc.calls if c.is_mismatch])
-    assert [[c.pill for c in calls] for _, calls in views.values()] == [["lib text"], ["upstream fix"],
-                                                                        ["lib text", "mismatch"]]
+    assert [[c.pill for c in calls] for _, calls in views.values()] == [
+        ["lib text"],
+        ["upstream fix"],
+        ["lib text", "mismatch"],
+    ]
     assert all(c.kind == "mismatch" for _, calls in views.values() for c in calls)
     doc, calls = views["both"]
     assert doc.targets["mismatch"] == [c.result_step for c in calls]  # `m` still stops at every mismatch
     library, divergence = (text_of(render_mismatch(c)) for c in calls)
     assert library.startswith("≈ mismatch (library text only) update_task_status(")
-    assert "differs only in pydantic's \"For further information visit …\" lines (1 recorded, 0 replayed)" in library
+    assert 'differs only in pydantic\'s "For further information visit …" lines (1 recorded, 0 replayed)' in library
     assert divergence.startswith("≠ mismatch (divergence) update_task_status(")
     upstream = text_of(render_mismatch(views["upstream"][1][0]))
     assert upstream.startswith("≈ mismatch (upstream fix, tau2-bench#317) modify_pending_order_items(")
@@ -98,8 +117,11 @@ async def test_the_filter_form_offers_divergences_only(recordings, make_app):
             table.move_cursor(index)
             await pilot.pause()
             previews.append(app.runs_screen.query_one("#row-preview").plain.splitlines()[1])
-        assert sorted(previews) == [" first mismatch at step 2 (library text)", " first mismatch at step 2 (library text)",
-                                    " first mismatch at step 3 (upstream fix)"]
+        assert sorted(previews) == [
+            " first mismatch at step 2 (library text)",
+            " first mismatch at step 2 (library text)",
+            " first mismatch at step 3 (upstream fix)",
+        ]
         await pilot.press("F")
         assert isinstance(app.screen, FilterScreen)
         app.screen.query_one("#f-has_divergence", Checkbox).value = True
@@ -117,6 +139,8 @@ def test_the_trajectory_header_shows_explained_mismatches_apart(recordings, regi
     for name, path in recordings.items():
         (mismatch,) = [f for f in analyzer.analyze(open_run(path), 0).summary() if f.kind == "mismatch"]
         styles[name] = (header_fact(mismatch).plain, str(header_fact(mismatch).style))
-    assert styles == {"library": ("1 mismatch (1 library text)", "yellow"),
-                      "upstream": ("1 mismatch (1 upstream fix)", "yellow"),
-                      "both": ("2 mismatch (1 divergence, 1 library text)", "red")}
+    assert styles == {
+        "library": ("1 mismatch (1 library text)", "yellow"),
+        "upstream": ("1 mismatch (1 upstream fix)", "yellow"),
+        "both": ("2 mismatch (1 divergence, 1 library text)", "red"),
+    }

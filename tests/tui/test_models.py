@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tau_tui.model.io import open_run
 from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec, query_terms
+from tau_tui.model.io import open_run
 from tau_tui.views.panels import render_changes, render_mismatch, side_by_side
 from tau_tui.views.render import RENDERERS, RenderContext, render_step, role_of
-from tau_tui.views.state_nodes import label, marks_for, value_at, MISSING
+from tau_tui.views.state_nodes import MISSING, label, marks_for, value_at
 from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 from .conftest import MOCK_DEMO
@@ -44,13 +44,17 @@ def test_catalog_filters_sorts_and_searches(run, analyzer):
         row.replay = ReplaySummary.of(analyzer.analyze(run, row.index))
     ids = lambda rows: [r.sim_id for r in rows]  # noqa: E731
     assert [r.status for r in catalog.rows] == ["pass", "pass", "pass", "fail", "fail"]
-    assert ids(catalog.view(RunFilter(failed_only=True), SortSpec())) == ["demo-structural-findings",
-                                                                          "demo-user-tools"]
+    assert ids(catalog.view(RunFilter(failed_only=True), SortSpec())) == ["demo-structural-findings", "demo-user-tools"]
     assert ids(catalog.view(RunFilter(text="dismiss"), SortSpec())) == ["demo-user-tools"]
     assert ids(catalog.view(RunFilter(text='"mark task_1"'), SortSpec())) == ["demo-clean-pass", "demo-mismatch"]
     assert ids(catalog.view(RunFilter(has_finding=True), SortSpec())) == ["demo-structural-findings"]
     assert ids(catalog.view(RunFilter(), SortSpec("task"))) == [
-        "demo-structural-findings", "demo-hallucinated-tool", "demo-clean-pass", "demo-mismatch", "demo-user-tools"]
+        "demo-structural-findings",
+        "demo-hallucinated-tool",
+        "demo-clean-pass",
+        "demo-mismatch",
+        "demo-user-tools",
+    ]
     by_mismatch = catalog.view(RunFilter(), SortSpec("mismatches", reverse=True))
     assert by_mismatch[0].sim_id == "demo-mismatch"
 
@@ -75,10 +79,22 @@ def test_reloading_a_file_replaces_its_rows_in_place(run):
 def test_unscored_and_infra_runs_are_never_failed(tmp_path: Path):
     from tests.helpers import greet, results_file, user
 
-    path = results_file(tmp_path / "r.json", [greet(), user("hi")], extra_sims=[
-        {"id": "infra", "task_id": "t_update", "termination_reason": "infrastructure_error", "messages": [],
-         "start_time": "x", "end_time": "y", "duration": 1.0, "info": {"error": "rate limited"}},
-    ])
+    path = results_file(
+        tmp_path / "r.json",
+        [greet(), user("hi")],
+        extra_sims=[
+            {
+                "id": "infra",
+                "task_id": "t_update",
+                "termination_reason": "infrastructure_error",
+                "messages": [],
+                "start_time": "x",
+                "end_time": "y",
+                "duration": 1.0,
+                "info": {"error": "rate limited"},
+            },
+        ],
+    )
     catalog = Catalog()
     catalog.add_run(open_run(path))
     assert [r.status for r in catalog.rows] == ["unscored", "infra"]
@@ -120,8 +136,13 @@ def test_doc_without_replay_still_pairs_calls(run):
 
 def test_every_event_kind_has_a_renderer(run, analyzer):
     kinds = set()
-    for sim_id in ("demo-clean-pass", "demo-mismatch", "demo-hallucinated-tool", "demo-structural-findings",
-                   "demo-user-tools"):
+    for sim_id in (
+        "demo-clean-pass",
+        "demo-mismatch",
+        "demo-hallucinated-tool",
+        "demo-structural-findings",
+        "demo-user-tools",
+    ):
         doc = doc_for(run, analyzer, sim_id)
         for step in doc.steps:
             kinds.update(e.kind for e in step.events)

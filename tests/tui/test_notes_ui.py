@@ -32,7 +32,7 @@ def shown_cell(table: RunTable, row, key: str) -> str:
     if span is None:
         raise KeyError(key)
     start, width = span
-    return table._row_strip(row).text[start:start + width].strip()
+    return table._row_strip(row).text[start : start + width].strip()
 
 
 def copy_recordings(tmp_path: Path) -> Path:
@@ -113,14 +113,17 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(ma
 async def test_notes_list_opens_the_step_exports_and_deletes(make_app, tmp_path: Path):
     folder = copy_recordings(tmp_path)
     before = {p.name: digest(p) for p in folder.glob("*.json")}
-    NoteBook(folder / "warehouse.json").add("wh-gives-up", "agent", "premature_end", "backordered on a timeout",
-                                            step=7, task_id="south_times_out_twice")
+    NoteBook(folder / "warehouse.json").add(
+        "wh-gives-up", "agent", "premature_end", "backordered on a timeout", step=7, task_id="south_times_out_twice"
+    )
     NoteBook(folder / "aftersales.json").add("as-hasty-refund", "task", "task_defect", "limit not in the task")
     app = make_app([folder], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        assert {r.sim_id: len(r.notes) for r in app.session.catalog.rows if r.notes} == {"wh-gives-up": 1,
-                                                                                  "as-hasty-refund": 1}
+        assert {r.sim_id: len(r.notes) for r in app.session.catalog.rows if r.notes} == {
+            "wh-gives-up": 1,
+            "as-hasty-refund": 1,
+        }
         await pilot.press("N")
         screen = app.screen
         assert isinstance(screen, NotesScreen) and len(screen.shown) == 2
@@ -128,8 +131,9 @@ async def test_notes_list_opens_the_step_exports_and_deletes(make_app, tmp_path:
         assert [n.sim_id for _, _, n in screen.shown] == ["wh-gives-up"]
         screen.query_one("#notes-table").focus()
         await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None,
-                         "the trajectory")
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None, "the trajectory"
+        )
         assert app.screen.sim_id == "wh-gives-up" and app.screen.cursor == 7
         await pilot.press("escape")
         assert app.screen is screen
@@ -153,8 +157,9 @@ async def test_notes_list_opens_the_step_exports_and_deletes(make_app, tmp_path:
     assert {p.name: digest(p) for p in folder.glob("*.json") if not p.name.endswith(".notes.json")} == before
 
 
-async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_stays(make_app, tmp_path: Path,
-                                                                                     monkeypatch):
+async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_stays(
+    make_app, tmp_path: Path, monkeypatch
+):
     import errno
     import os
 
@@ -170,8 +175,9 @@ async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_s
         table.focus()
         shown: list[str] = []
         real_notify = app.notify
-        monkeypatch.setattr(app, "notify", lambda message, **kw: (shown.append(str(message)),
-                                                                   real_notify(message, **kw)))
+        monkeypatch.setattr(
+            app, "notify", lambda message, **kw: (shown.append(str(message)), real_notify(message, **kw))
+        )
 
         def read_only(*args, **kwargs):
             raise OSError(errno.EROFS, os.strerror(errno.EROFS))
@@ -185,8 +191,9 @@ async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_s
         assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
 
 
-async def test_a_note_on_the_bundled_recordings_goes_to_the_user_data_folder(make_app, tmp_path: Path,
-                                                                             user_data_home: Path):
+async def test_a_note_on_the_bundled_recordings_goes_to_the_user_data_folder(
+    make_app, tmp_path: Path, user_data_home: Path
+):
     folder = ROOT / "recordings"
     before = sorted(p.name for p in folder.iterdir())
     app = make_app([folder], runs_dir=tmp_path)

@@ -19,7 +19,10 @@ async def _derived(workers: int) -> tuple[dict, bool]:
         while app.busy or not app.session.catalog.rows:
             await pilot.pause(0.05)
         used_pool = app.session.replay._executor is not None and app.session.replay._executor._pool is not None
-        rows = {r.key: (r.replay, r.evaluation, r.replay_error, r.eval_error, r.haystack()) for r in app.session.catalog.rows}
+        rows = {
+            r.key: (r.replay, r.evaluation, r.replay_error, r.eval_error, r.haystack())
+            for r in app.session.catalog.rows
+        }
     return rows, used_pool
 
 

@@ -9,6 +9,7 @@ import json
 import pytest
 from rich.console import Console
 
+from tau_tui.catalog import RunFilter, flag_options
 from tau_tui.cli import main
 from tau_tui.evaluate import (
     FLAG_KINDS,
@@ -25,10 +26,9 @@ from tau_tui.evaluate import (
 )
 from tau_tui.evaluate.reward import CheckLine, Component
 from tau_tui.model.results import RewardInfo
-from tau_tui.views.legend import help_legend
-from tau_tui.catalog import RunFilter, flag_options
 from tau_tui.views.columns import flags_cell
 from tau_tui.views.eval_panels import RecordedChecks, render_breakdown, render_checks
+from tau_tui.views.legend import help_legend
 from tests.evaluate.support import TASK_1_DONE, UPDATE, action, mock_task, replayed
 from tests.helpers import call, greet, result, results_file, say, user
 
@@ -37,7 +37,7 @@ from .conftest import RECORDINGS, SIZE, settle
 
 def _greeting(timeline, start, policy=None):
     """Flags the first message of the agent's own doing (every trajectory has one)."""
-    return [Flag("greeting", step.index, "the agent spoke first") for step in timeline.steps[start:start + 1]]
+    return [Flag("greeting", step.index, "the agent spoke first") for step in timeline.steps[start : start + 1]]
 
 
 @pytest.fixture
@@ -89,8 +89,11 @@ def _polite_run(criteria, replayed, basis, judge, evaluation):
     """POLITE: the agent says "please" somewhere (a test component)."""
     if "POLITE" not in basis:
         return None
-    said = [i for i, step in enumerate(replayed.timeline.steps)
-            if step.message.role == "assistant" and "please" in step.message.text.lower()]
+    said = [
+        i
+        for i, step in enumerate(replayed.timeline.steps)
+        if step.message.role == "assistant" and "please" in step.message.text.lower()
+    ]
     evaluation.results["polite"] = said
     reward = 1.0 if said else 0.0
     return Component(reward, {"POLITE": reward}, None)
@@ -107,20 +110,27 @@ DONE = [greet(), user("finish task_1"), call("update_task_status", UPDATE), resu
 
 @pytest.fixture
 def polite():
-    component = register_component(RewardComponent(
-        "polite", ("POLITE",), _polite_run,
-        reward_info=lambda ev: {"polite_check": None if "polite" not in ev.results else bool(ev.results["polite"])},
-        checks_json=lambda ev: {"polite": ev.results.get("polite")},
-        why=lambda ev, reasons: ["the agent never said please"] if "POLITE" in reasons.basis
-        and ev.results.get("polite") == [] else [],
-        check_lines=_polite_lines))
+    component = register_component(
+        RewardComponent(
+            "polite",
+            ("POLITE",),
+            _polite_run,
+            reward_info=lambda ev: {"polite_check": None if "polite" not in ev.results else bool(ev.results["polite"])},
+            checks_json=lambda ev: {"polite": ev.results.get("polite")},
+            why=lambda ev, reasons: (
+                ["the agent never said please"] if "POLITE" in reasons.basis and ev.results.get("polite") == [] else []
+            ),
+            check_lines=_polite_lines,
+        )
+    )
     yield component
     unregister_component("polite")
     assert "polite" not in REWARD_COMPONENTS
 
 
-def test_one_registration_reaches_reward_reward_info_why_cli_and_eval_tab(polite, tmp_path, tau2_data, registry,
-                                                                          capsys):
+def test_one_registration_reaches_reward_reward_info_why_cli_and_eval_tab(
+    polite, tmp_path, tau2_data, registry, capsys
+):
     task = mock_task(actions=[action("update_task_status", UPDATE)], basis=["DB", "POLITE"])
     ours = replayed(registry, DONE, task)
     report = assess(ours)

@@ -50,7 +50,9 @@ async def test_a_reviewed_simulation_shows_its_review_jumps_to_errors_and_keeps_
         await pilot.pause()
         notes = NoteBook(path).notes
         assert sorted((n.step, n.source, n.error_type) for n in notes if n.step is not None) == [
-            (3, "user", "hallucination"), (6, "agent", "wrong_arguments")]
+            (3, "user", "hallucination"),
+            (6, "agent", "wrong_arguments"),
+        ]
         assert len(notes) == 3
         await pilot.press("R")  # again: nothing noted twice
         await app.workers.wait_for_complete()

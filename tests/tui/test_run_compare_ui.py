@@ -16,7 +16,10 @@ pytestmark = pytest.mark.corpus
 
 BIG = (170, 50)
 A = CORPUS / "sierra-research__tau2-bench__gpt-4.1_telecom_default_gpt-4.1_1trials.json"
-B = CORPUS / "sierra-research__tau2-bench__ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_telecom_default_gpt-4.1_1trials.json"
+B = (
+    CORPUS
+    / "sierra-research__tau2-bench__ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_telecom_default_gpt-4.1_1trials.json"
+)
 
 
 async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app):
@@ -82,8 +85,11 @@ async def test_telecom_task_ids_read_apart_and_take_the_free_width(make_app, siz
             assert widths[0] > 60
         footer = screen.query_one(FittingFooter)  # its keys whole, none cut at the edge
         palette = next(child for child in footer.children if child.has_class("-command-palette"))
-        assert all(child.region.right <= palette.region.x for child in footer.children
-                   if child.display and child is not palette)
+        assert all(
+            child.region.right <= palette.region.x
+            for child in footer.children
+            if child.display and child is not palette
+        )
         await pilot.resize_terminal(200, 50) if size[0] < 160 else await pilot.resize_terminal(100, 30)
         await pilot.pause()
         after = _shown_tasks(screen)
@@ -95,8 +101,11 @@ async def test_runs_of_two_domains_say_so_and_are_not_task_changed(make_app):
     app = make_app()
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        screen = await _recorded_comparison(pilot, CORPUS / "sierra-research__tau2-bench__gpt-4.1_airline_default_gpt-4.1_1trials.json",
-                                            CORPUS / "sierra-research__tau2-bench__gpt-4.1_retail_defautl_gpt-4.1_1trials.json")
+        screen = await _recorded_comparison(
+            pilot,
+            CORPUS / "sierra-research__tau2-bench__gpt-4.1_airline_default_gpt-4.1_1trials.json",
+            CORPUS / "sierra-research__tau2-bench__gpt-4.1_retail_defautl_gpt-4.1_1trials.json",
+        )
         summary = str(screen.query_one("#runcmp-summary").render())
         assert summary.count("A is domain airline and B is domain retail") == 1
         assert "task changed" not in summary and "different domain" in summary
@@ -108,9 +117,9 @@ AIRLINE = CORPUS / "sierra-research__tau2-bench__airline.json"
 
 async def test_passed_but_violated_flag_filter(make_app, analyzer):
     """The flag filter's "passed but violated the policy": a pass with a policy-compliance flag."""
+    from tau_tui.catalog import PASSED_BUT_VIOLATED, RunFilter, flag_options
     from tau_tui.evaluate.compliance import COMPLIANCE_KINDS
     from tau_tui.model.io import open_run
-    from tau_tui.catalog import PASSED_BUT_VIOLATED, RunFilter, flag_options
 
     run = open_run(AIRLINE)
     expected = set()
@@ -122,8 +131,9 @@ async def test_passed_but_violated_flag_filter(make_app, analyzer):
     app = make_app([AIRLINE])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        await wait_until(pilot, lambda: all(r.evaluation is not None for r in app.session.catalog.rows), "evaluations",
-                         tries=3000)
+        await wait_until(
+            pilot, lambda: all(r.evaluation is not None for r in app.session.catalog.rows), "evaluations", tries=3000
+        )
         counts = dict(app.runs_screen._flag_values())
         assert counts[PASSED_BUT_VIOLATED] == len(expected)
         assert (PASSED_BUT_VIOLATED, f"passed but violated the policy  ·  {len(expected)} runs") in flag_options(counts)
@@ -138,7 +148,12 @@ async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app, tmp_
 
     from .conftest import open_sim
 
-    messages = [greet(), user("finish task_1"), say("Shall I mark task_1 as completed?"), user("Yes please. ###STOP###")]
+    messages = [
+        greet(),
+        user("finish task_1"),
+        say("Shall I mark task_1 as completed?"),
+        user("Yes please. ###STOP###"),
+    ]
     path = results_file(tmp_path / "early.json", messages)
     app = make_app([path], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
@@ -146,8 +161,9 @@ async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app, tmp_
         await open_sim(pilot, "sim-1")
         screen = app.screen
         await wait_until(pilot, lambda: screen.report is not None, "the evaluation")
-        assert [(f.kind, f.step) for f in screen.report.flags if f.kind == "user_stopped_early"] == \
-            [("user_stopped_early", 3)]
+        assert [(f.kind, f.step) for f in screen.report.flags if f.kind == "user_stopped_early"] == [
+            ("user_stopped_early", 3)
+        ]
         screen.go(1)
         await pilot.pause()
         await pilot.press("S")  # no flag with a suggestion here: nothing saved
@@ -172,8 +188,11 @@ async def test_audit_screen_matches_the_cli_and_opens_a_simulation(make_app, tau
     from tau_tui.tui.screens.trajectory import TrajectoryScreen
 
     main(["audit", "--json", "--tau2-data", str(tau2_data), str(TOOLORCHESTRA)])
-    expected = {json.loads(line)["sim"] for line in capsys.readouterr().out.splitlines()
-                if json.loads(line)["kind"] == "simulation"}
+    expected = {
+        json.loads(line)["sim"]
+        for line in capsys.readouterr().out.splitlines()
+        if json.loads(line)["kind"] == "simulation"
+    }
     app = make_app([TOOLORCHESTRA])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -210,8 +229,9 @@ async def test_audit_screen_shows_only_the_effect_above_a_table_that_keeps_its_r
         await pilot.pause()
         summary = str(screen.query_one("#audit-summary").render()).splitlines()
         assert summary[0].startswith("effect: avg reward 56.0 recorded → 14.0 ours")
-        assert not any("values_changed" in line or "task_changed:" in line or line.startswith("task ")
-                       for line in summary)
+        assert not any(
+            "values_changed" in line or "task_changed:" in line or line.startswith("task ") for line in summary
+        )
         effect = screen.query_one("#audit-effect")
         assert effect.outer_size.height <= 0.4 * size[1] + 1
         table = screen.query_one(DataTable)

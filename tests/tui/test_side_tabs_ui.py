@@ -28,10 +28,20 @@ def shown(screen, tab: str) -> str:
 
 # What each tab shows for one simulation and never for the other.
 EXPECTED = {
-    "as-gold-goodwill": {"state": "step 10", "task": "goodwill_for_late_delivery", "reward": "reward: 1",
-                         "eval": "KB-205", "notes": "note on the goodwill run"},
-    "as-hasty-refund": {"state": "step 10", "task": "large_refund_needs_approval", "reward": "reward: 0",
-                        "eval": "APR-3001", "notes": "note on the hasty run"},
+    "as-gold-goodwill": {
+        "state": "step 10",
+        "task": "goodwill_for_late_delivery",
+        "reward": "reward: 1",
+        "eval": "KB-205",
+        "notes": "note on the goodwill run",
+    },
+    "as-hasty-refund": {
+        "state": "step 10",
+        "task": "large_refund_needs_approval",
+        "reward": "reward: 0",
+        "eval": "APR-3001",
+        "notes": "note on the hasty run",
+    },
 }
 
 
@@ -45,8 +55,11 @@ async def test_every_tab_shows_the_second_simulation_after_switching(make_app, t
     app = make_app([folder], runs_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
-        for sim_id, other in (("as-gold-goodwill", "as-hasty-refund"), ("as-hasty-refund", "as-gold-goodwill"),
-                              ("as-gold-goodwill", "as-hasty-refund")):
+        for sim_id, other in (
+            ("as-gold-goodwill", "as-hasty-refund"),
+            ("as-hasty-refund", "as-gold-goodwill"),
+            ("as-gold-goodwill", "as-hasty-refund"),
+        ):
             await open_sim(pilot, sim_id)
             screen = app.screen
             screen.go(10)

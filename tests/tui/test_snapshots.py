@@ -80,9 +80,17 @@ def test_play_as_user_after_the_agent_acted(snap_compare, make_app, tmp_path):
         screen = await open_play(pilot, "user", "create_task_1", tmp_path / "snap-play.json")
         await pilot.press(*"Please create a task called 'Important Meeting' for user_1.", "enter")
         session = screen.session
-        await wait_until(pilot, lambda: session.pending is not None and len(session.messages) > 2
-                         and screen.doc is not None and len(screen.doc) == len(session.messages)
-                         and not screen.query_one("#play-input").disabled, "the agent's answer, shown")
+        await wait_until(
+            pilot,
+            lambda: (
+                session.pending is not None
+                and len(session.messages) > 2
+                and screen.doc is not None
+                and len(screen.doc) == len(session.messages)
+                and not screen.query_one("#play-input").disabled
+            ),
+            "the agent's answer, shown",
+        )
         await pilot.press("ctrl+b")
         screen.query_one("#play-conversation").focus()  # no blinking input cursor in the picture
         await pilot.pause()
@@ -114,8 +122,14 @@ def test_calibrate_grid_with_all_three_bands(snap_compare, make_app, tmp_path):
         await wait_until(pilot, lambda: not screen.refresh_pending, "the grid redraw")
         await pilot.app.workers.wait_for_complete()
         table = screen.table
-        table.move_to(next(i for i, r in enumerate(table.rows) if r.task_id == "south_times_out_twice"
-                           and "gives-up" in (r.setup.agent or "")), 1)  # a recorded trial: a stable name below
+        table.move_to(
+            next(
+                i
+                for i, r in enumerate(table.rows)
+                if r.task_id == "south_times_out_twice" and "gives-up" in (r.setup.agent or "")
+            ),
+            1,
+        )  # a recorded trial: a stable name below
         pilot.app.clear_notifications()  # the toast names the temporary folder
         await pilot.pause()
 
@@ -134,6 +148,7 @@ def test_trajectory_with_an_injected_fault_and_a_cassette_refusal(snap_compare, 
 
 
 # --- the runs table at 80 columns on telecom task ids (the fixture alone: no tau2 data, no ../shared) ----------
+
 
 def test_runs_table_at_80x24_on_telecom_ids(snap_compare, monkeypatch):
     """One file (so no file column), task ids sharing long prefixes shortened apart; not replayed (no data)."""

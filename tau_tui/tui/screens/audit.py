@@ -22,9 +22,9 @@ from textual.worker import get_current_worker
 from tau_tui.model.io import RunFile
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.views.layout import at_cursor
 from tau_tui.tui.messages import AuditReady
 from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.views.layout import at_cursor
 
 
 class AuditScreen(Screen[None]):
@@ -55,8 +55,7 @@ class AuditScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for label, width in (("task", 40), ("trial", 5), ("recorded", 8), ("ours*", 9), ("rule", 40),
-                             ("why", 80)):
+        for label, width in (("task", 40), ("trial", 5), ("recorded", 8), ("ours*", 9), ("rule", 40), ("why", 80)):
             table.add_column(label, width=width, key=label)
         table.focus()
         self._start()
@@ -72,8 +71,14 @@ class AuditScreen(Screen[None]):
 
         worker = get_current_worker()
         service = context(self).session.service
-        audit, errors = audit_file(self.run.path, self.run, service.analyzer, via=service, current_tasks=current_tasks,
-                                   cancelled=lambda: worker.is_cancelled)
+        audit, errors = audit_file(
+            self.run.path,
+            self.run,
+            service.analyzer,
+            via=service,
+            current_tasks=current_tasks,
+            cancelled=lambda: worker.is_cancelled,
+        )
         if not worker.is_cancelled:
             self.post_message(AuditReady(audit, errors))
 
@@ -90,8 +95,10 @@ class AuditScreen(Screen[None]):
         audit = self.audit
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append(" audit ", style="bold reverse")
-        title.append(f"  {self.run.path.name} · {sum(s.differs for s in audit.sims)} of {len(audit.sims)} differ · "
-                     f"graded with {'the current' if self.current_tasks else 'the recording’s'} tasks")
+        title.append(
+            f"  {self.run.path.name} · {sum(s.differs for s in audit.sims)} of {len(audit.sims)} differ · "
+            f"graded with {'the current' if self.current_tasks else 'the recording’s'} tasks"
+        )
         self.query_one("#audit-title", InfoLine).set(visible_renderable(title, single_line=True))
         self.query_one("#audit-summary", Static).update(visible_renderable("\n".join(effect_lines(audit))))
         table = self.query_one(DataTable)
@@ -101,12 +108,17 @@ class AuditScreen(Screen[None]):
             rule = sim.responsible or (sim.hits[0].rule if sim.hits else "")
             why = next((h.message for h in sim.hits if h.rule == rule), "")
             ours = "unscored" if sim.ours is None else f"{sim.ours:g}"
-            table.add_row(visible_renderable(sim.task_id, single_line=True),
-                          "" if sim.trial is None else str(sim.trial),
-                          "—" if sim.recorded is None else f"{sim.recorded:g}", ours,
-                          Text(RULE_TEXT.get(rule, rule) + ("" if sim.differs else " (note)"),
-                               style="bold" if sim.differs else "dim"),
-                          visible_renderable(why, single_line=True))
+            table.add_row(
+                visible_renderable(sim.task_id, single_line=True),
+                "" if sim.trial is None else str(sim.trial),
+                "—" if sim.recorded is None else f"{sim.recorded:g}",
+                ours,
+                Text(
+                    RULE_TEXT.get(rule, rule) + ("" if sim.differs else " (note)"),
+                    style="bold" if sim.differs else "dim",
+                ),
+                visible_renderable(why, single_line=True),
+            )
 
     @property
     def current(self) -> Any:

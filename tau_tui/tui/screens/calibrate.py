@@ -30,32 +30,47 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer
 
+from tau_tui import formats
 from tau_tui.calibrate import (
-    Band, CalibrationFinished, CalibrationStarted, Calibrator, CellChanged, Row, RowAdded, RowChanged,
+    Band,
+    CalibrationFinished,
+    CalibrationStarted,
+    Calibrator,
+    CellChanged,
+    Row,
+    RowAdded,
+    RowChanged,
 )
 from tau_tui.calibrate.render import BAND_LABELS
 from tau_tui.calibrate.workbench import forks_line
 from tau_tui.model.io import error_text
 from tau_tui.rollout.progress import RunTally, retry_text
 from tau_tui.tui.context import context
-from tau_tui.views.live import progress_status
-from tau_tui.views.calibration_view import (
-    BAND_STYLES, MAX_TRIALS_WIDTH, cell_summary, columns, grid_k, trials_width,
-)
 from tau_tui.tui.messages import CalibrationFailed, CalibratorReady, GridEvent, TaskLocated, TaskReloaded
 from tau_tui.tui.screens.gold_check import GoldCheckScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.widgets.calibration_table import CalibrationTable
 from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.views.calibration_view import (
+    BAND_STYLES,
+    MAX_TRIALS_WIDTH,
+    cell_summary,
+    columns,
+    grid_k,
+    trials_width,
+)
+from tau_tui.views.live import progress_status
 from tau_tui.workspace import RunPlan
-from tau_tui import formats
-
 
 REFRESH_SECONDS = 0.1  # coalesce bursts of grid events into one redraw
 READ_BACK_SECONDS = 0.5  # how soon a finished trial appears in the runs table
-SORTS = {"task": "task id", "band": "band (learning zone first)", "pass_rate": "pass rate",
-         "unscored": "most unscored attempts first"}
+SORTS = {
+    "task": "task id",
+    "band": "band (learning zone first)",
+    "pass_rate": "pass rate",
+    "unscored": "most unscored attempts first",
+}
 MIXED = "mixed"
 
 
@@ -81,8 +96,14 @@ class CalibrateScreen(Screen[None]):
         Binding("S", "reverse_sort", "Reverse sort", id="cal.reverse", show=False),
         Binding("e", "edit_task", "Edit the task in $EDITOR", id="cal.edit"),
         Binding("c", "gold_check", "Gold check…", id="cal.gold"),
-        Binding("equals_sign", "compare", "Mark / compare with the marked trial (same task)", id="cal.compare",
-                key_display="=", show=False),
+        Binding(
+            "equals_sign",
+            "compare",
+            "Mark / compare with the marked trial (same task)",
+            id="cal.compare",
+            key_display="=",
+            show=False,
+        ),
         Binding("K", "stop", "Stop the running calibration", id="cal.stop", show=False),
     ]
 
@@ -173,8 +194,11 @@ class CalibrateScreen(Screen[None]):
         for skipped in message.skipped:
             self.notify(f"not in the grid: {skipped}", severity="warning", timeout=6)
         self.refresh_grid()
-        loaded = (f"{formats.count(message.loaded, 'recorded trial')} loaded"
-                  if message.loaded else "no recorded runs of this domain loaded")
+        loaded = (
+            f"{formats.count(message.loaded, 'recorded trial')} loaded"
+            if message.loaded
+            else "no recorded runs of this domain loaded"
+        )
         forks = self.calibrator.forks_left_out
         self._idle_status(f"{loaded} · {forks_line(forks)}" if forks else loaded)
 
@@ -237,16 +261,28 @@ class CalibrateScreen(Screen[None]):
         text = Text(no_wrap=True, overflow="ellipsis")
         if what:
             text.append(f" {what} · ", style="dim")
-        text.append(" n runs k trials · space selects, R re-runs rows · e edits a task · c gold check · "
-                    "= compares two trials · ✓ pass ✗ fail ? unscored · pending … running", style="dim")
+        text.append(
+            " n runs k trials · space selects, R re-runs rows · e edits a task · c gold check · "
+            "= compares two trials · ✓ pass ✗ fail ? unscored · pending … running",
+            style="dim",
+        )
         self._set_status(text)
 
     def _run_status(self) -> None:
         tail = [(f" · saved in {self.run_path.name}", "dim")] if self.run_path is not None else []
-        self._set_status(progress_status(
-            "trials", f" {self.run_label} · ", self.done, self.total, self.active if self.running else 0, tail,
-            "stopped" if self.stopped else "running" if self.running else "finished",
-            "stopped: unfinished trials stay pending", head_style="bold"))
+        self._set_status(
+            progress_status(
+                "trials",
+                f" {self.run_label} · ",
+                self.done,
+                self.total,
+                self.active if self.running else 0,
+                tail,
+                "stopped" if self.stopped else "running" if self.running else "finished",
+                "stopped: unfinished trials stay pending",
+                head_style="bold",
+            )
+        )
 
     @on(CalibrationTable.CursorMoved)
     def _cursor_moved(self, message: CalibrationTable.CursorMoved) -> None:
@@ -297,8 +333,12 @@ class CalibrateScreen(Screen[None]):
     def _outgrown(self, key: Any) -> bool:
         """A row has more trials than the trials column is wide (the column grows on the next redraw)."""
         width = next((c.width for c in self.table.columns if c.key == "trials"), 0)
-        return self.calibrator is not None and key in self.calibrator.grid and width < MAX_TRIALS_WIDTH and \
-            len(self.calibrator.grid.row(key).cells) > width
+        return (
+            self.calibrator is not None
+            and key in self.calibrator.grid
+            and width < MAX_TRIALS_WIDTH
+            and len(self.calibrator.grid.row(key).cells) > width
+        )
 
     def _read_back(self) -> None:
         """The calibration's results file into the runs table (it is read in a thread)."""
@@ -315,6 +355,7 @@ class CalibrateScreen(Screen[None]):
     def action_new_trials(self) -> None:
         if not self._can_run():
             return
+
         def chosen(plan: RunPlan | None) -> None:
             if plan is not None:
                 self.start(plan.config, plan.path)
@@ -341,8 +382,17 @@ class CalibrateScreen(Screen[None]):
                 self.start(plan.config, plan.path, keys=keys)
 
         agent, user = runnable_setup(first) or self.last_setup or ("scripted/gold", "scripted/user")
-        self.app.push_screen(self._form(tasks=[r.task_id for r in rows], fixed_tasks=True, title=title,
-                                        agent=agent, user=user, trials=max(len(first.cells), 1)), chosen)
+        self.app.push_screen(
+            self._form(
+                tasks=[r.task_id for r in rows],
+                fixed_tasks=True,
+                title=title,
+                agent=agent,
+                user=user,
+                trials=max(len(first.cells), 1),
+            ),
+            chosen,
+        )
 
     def _can_run(self) -> bool:
         if self.calibrator is None:
@@ -441,8 +491,10 @@ class CalibrateScreen(Screen[None]):
         grid = self.calibrator.grid
         counts = grid.band_counts()
         options = [("", f"every row  ·  {len(grid)}")]
-        options += [(band.value, f"{BAND_LABELS[band]}  ·  {counts[band.value]}")
-                    for band in (Band.LEARNING_ZONE, Band.ZERO, Band.SATURATED, Band.UNSCORED)]
+        options += [
+            (band.value, f"{BAND_LABELS[band]}  ·  {counts[band.value]}")
+            for band in (Band.LEARNING_ZONE, Band.ZERO, Band.SATURATED, Band.UNSCORED)
+        ]
         mixed = sum(r.mixed_versions for r in grid.rows())
         options.append((MIXED, f"rows of tasks with several versions  ·  {mixed}"))
 
@@ -495,8 +547,11 @@ class CalibrateScreen(Screen[None]):
                 with self.app.suspend():
                     subprocess.call(command)
         except Exception as exc:  # noqa: BLE001 - no terminal to hand over (web), or no such editor
-            self.notify(f"cannot run the editor ({exc}); the task is at {source.path}:{source.id_line}",
-                        severity="error", timeout=8)
+            self.notify(
+                f"cannot run the editor ({exc}); the task is at {source.path}:{source.id_line}",
+                severity="error",
+                timeout=8,
+            )
             return
         self.app.refresh()
         self.reload_worker(source)

@@ -22,12 +22,11 @@ from tau_tui.model.io import RunFile
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.tui.context import context
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.views.eval_panels import DIFFERS_STYLE, fmt
 from tau_tui.views.panels import render_changes, side_by_side
 from tau_tui.views.render import one_line
-from tau_tui.tui.widgets.info_line import InfoLine
-from tau_tui.tui.widgets.rich_pane import RichPane
-
 
 LINE_LIMIT = 100
 
@@ -71,21 +70,28 @@ def render_comparison(original: ForkSide, fork: ForkSide, step: int) -> Renderab
     for label, a, b in rows:
         differs = label in ("reward (our evaluator)", "final DB matches gold", "termination") and a != b
         table.add_row(Text(label), Text(a), Text(b), style=DIFFERS_STYLE if differs else None)
-    left = [message_line(m) for m in original.messages[step + 1:]]
-    right = [message_line(m) for m in fork.messages[step + 1:]]
+    left = [message_line(m) for m in original.messages[step + 1 :]]
+    right = [message_line(m) for m in fork.messages[step + 1 :]]
     parts: list[RenderableType] = [
-        table, Text(""),
-        Text(f"messages 0…{step} are shared; after them (− only in the original, + only in the fork):",
-             style="bold"),
-        side_by_side(left, right, (original.label, fork.label)), Text(""),
+        table,
+        Text(""),
+        Text(f"messages 0…{step} are shared; after them (− only in the original, + only in the fork):", style="bold"),
+        side_by_side(left, right, (original.label, fork.label)),
+        Text(""),
         Text("final DB: original → fork", style="bold"),
     ]
     if original.final is None or fork.final is None:
         parts.append(Text("the original's final state is unknown (it could not be replayed)", style="dim italic"))
     else:
-        parts.append(render_changes((("agent DB", _diff(original.final.agent, fork.final.agent)),
-                                     ("user DB", _diff(original.final.user, fork.final.user))),
-                                    "the fork ends with the same DB as the original"))
+        parts.append(
+            render_changes(
+                (
+                    ("agent DB", _diff(original.final.agent, fork.final.agent)),
+                    ("user DB", _diff(original.final.user, fork.final.user)),
+                ),
+                "the fork ends with the same DB as the original",
+            )
+        )
     return Group(*parts)
 
 

@@ -26,8 +26,21 @@ CHECKS = (
     ("has_note", "has notes"),
     ("has_review_error", "a recorded review found an error"),
 )
-CHOICES = ("domain", "termination", "model", "file", "submission", "retrieval", "flag", "note_source", "note_type",
-           "review_source", "review_tag", "review_severity", "auth")
+CHOICES = (
+    "domain",
+    "termination",
+    "model",
+    "file",
+    "submission",
+    "retrieval",
+    "flag",
+    "note_source",
+    "note_type",
+    "review_source",
+    "review_tag",
+    "review_severity",
+    "auth",
+)
 
 
 class FilterScreen(ModalScreen[None]):
@@ -38,8 +51,9 @@ class FilterScreen(ModalScreen[None]):
         Binding("ctrl+r", "clear", "Clear all filters", id="filters.clear"),
     ]
 
-    def __init__(self, current: RunFilter, values: dict[str, list[tuple[str, int]]],
-                 apply: Callable[[RunFilter], None]) -> None:
+    def __init__(
+        self, current: RunFilter, values: dict[str, list[tuple[str, int]]], apply: Callable[[RunFilter], None]
+    ) -> None:
         super().__init__()
         self.current = current
         self.values = values
@@ -56,8 +70,13 @@ class FilterScreen(ModalScreen[None]):
                     options = [(f"{value}  ({count})", value) for value, count in choices]
                     value = getattr(self.current, name)
                     known = {v for v, _ in choices}
-                    yield Select(options, value=value if value in known else Select.NULL,
-                                 prompt=f"any {name.replace('_', ' ')}", id=f"f-{name}", compact=True)
+                    yield Select(
+                        options,
+                        value=value if value in known else Select.NULL,
+                        prompt=f"any {name.replace('_', ' ')}",
+                        id=f"f-{name}",
+                        compact=True,
+                    )
             with Horizontal(classes="filter-row filter-group"):
                 yield Label("task id", classes="filter-label")
                 yield Input(self.current.task or "", placeholder="contains…", id="f-task", compact=True)

@@ -20,8 +20,8 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from tau_tui.textsafe import visible_renderable
-from tau_tui.views.render import one_line
 from tau_tui.tui.screens.rollout import AGENT_SUGGESTIONS, USER_SUGGESTIONS
+from tau_tui.views.render import one_line
 from tau_tui.views.trajectory_doc import StepView
 from tau_tui.workspace import FORM_LABELS, ForkRequest, RequestError
 
@@ -51,21 +51,41 @@ class ForkScreen(ModalScreen[ForkRequest | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fork-form", classes="form"):
-            yield Static(Text.assemble(("keeps messages 0…", "dim"), (str(self.step.index), "bold"),
-                                       ("  (the last one: ", "dim"), step_summary(self.step), (")", "dim")),
-                         id="fork-what")
+            yield Static(
+                Text.assemble(
+                    ("keeps messages 0…", "dim"),
+                    (str(self.step.index), "bold"),
+                    ("  (the last one: ", "dim"),
+                    step_summary(self.step),
+                    (")", "dim"),
+                ),
+                id="fork-what",
+            )
             with Horizontal(classes="form-row"):
                 yield Label("agent model", classes="form-label")
-                yield Input("scripted/gold", id="k-agent", compact=True,
-                            suggester=SuggestFromList(AGENT_SUGGESTIONS, case_sensitive=False))
+                yield Input(
+                    "scripted/gold",
+                    id="k-agent",
+                    compact=True,
+                    suggester=SuggestFromList(AGENT_SUGGESTIONS, case_sensitive=False),
+                )
                 yield Input(placeholder="litellm args (JSON)", id="k-agent-args", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("user model", classes="form-label")
-                yield Input("scripted/user", id="k-user", compact=True, disabled=self.solo,
-                            suggester=SuggestFromList(USER_SUGGESTIONS, case_sensitive=False))
+                yield Input(
+                    "scripted/user",
+                    id="k-user",
+                    compact=True,
+                    disabled=self.solo,
+                    suggester=SuggestFromList(USER_SUGGESTIONS, case_sensitive=False),
+                )
                 yield Input(placeholder="litellm args (JSON)", id="k-user-args", compact=True, disabled=self.solo)
-            yield Checkbox("lenient: continue even if the recorded prefix replays differently (other tool versions)",
-                           False, id="k-lenient", compact=True)
+            yield Checkbox(
+                "lenient: continue even if the recorded prefix replays differently (other tool versions)",
+                False,
+                id="k-lenient",
+                compact=True,
+            )
             yield Label("", id="k-error", classes="form-error")
             with Horizontal(classes="form-buttons"):
                 yield Button("Cancel", id="k-cancel")
@@ -73,18 +93,24 @@ class ForkScreen(ModalScreen[ForkRequest | None]):
 
     def on_mount(self) -> None:
         form = self.query_one("#fork-form")
-        form.border_title = visible_renderable(f"fork {self.sim_id} after message {self.step.index} · esc cancels · "
-                                               "ctrl+s runs", single_line=True)
+        form.border_title = visible_renderable(
+            f"fork {self.sim_id} after message {self.step.index} · esc cancels · ctrl+s runs", single_line=True
+        )
         form.border_subtitle = "models: a litellm model string, or scripted/gold (agent) / scripted/user (user)"
         self.query_one("#k-agent").focus()
 
     def request(self) -> ForkRequest:
         """The form as a validated request (``RequestError`` names the field as the form labels it)."""
         request = ForkRequest(
-            self.sim_id, self.step.index, self.query_one("#k-agent", Input).value,
+            self.sim_id,
+            self.step.index,
+            self.query_one("#k-agent", Input).value,
             self.query_one("#k-user", Input).value.strip() or "scripted/user",
-            self.query_one("#k-agent-args", Input).value, self.query_one("#k-user-args", Input).value,
-            strict=not self.query_one("#k-lenient", Checkbox).value, labels=dict(FORM_LABELS))
+            self.query_one("#k-agent-args", Input).value,
+            self.query_one("#k-user-args", Input).value,
+            strict=not self.query_one("#k-lenient", Checkbox).value,
+            labels=dict(FORM_LABELS),
+        )
         request.validate()
         return request
 

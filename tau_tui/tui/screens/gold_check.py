@@ -23,15 +23,13 @@ from textual.widgets import Footer, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from tau_tui.textsafe import shown
+from tau_tui import formats
+from tau_tui.textsafe import clip, shown
 from tau_tui.tui.context import context
 from tau_tui.tui.messages import GoldChecked
-from tau_tui.views.render import one_line
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
-from tau_tui import formats
-from tau_tui.textsafe import clip
-
+from tau_tui.views.render import one_line
 
 MAX_PATHS = 60
 
@@ -62,8 +60,9 @@ def render_check(check: Any) -> RenderableType:
     if check.not_evaluated:
         facts.append(f"  (not evaluated: {', '.join(map(one_line, check.not_evaluated))})", style="yellow")
     facts.append("\ngold state vs live path: ", style="dim")
-    facts.append("same" if check.gold_consistent else "DIFFERENT",
-                 style="green" if check.gold_consistent else "bold red")
+    facts.append(
+        "same" if check.gold_consistent else "DIFFERENT", style="green" if check.gold_consistent else "bold red"
+    )
     if not check.gold_consistent and not check.inconsistency_matters:
         facts.append("  (DB is not in the reward basis: it does not change the reward)", style="dim")
     parts.append(facts)
@@ -82,8 +81,17 @@ def render_check(check: Any) -> RenderableType:
         table.add_column("live path", ratio=2, overflow="fold", style="green")
         for difference in check.differences[:MAX_PATHS]:
             data = difference.to_json()
-            table.add_row(*(Text(cell) for cell in (one_line(data["side"]), one_line(data["path"]), _short(data["gold"]),
-                                                     _short(data["live"]))))  # recorded text: never markup
+            table.add_row(
+                *(
+                    Text(cell)
+                    for cell in (
+                        one_line(data["side"]),
+                        one_line(data["path"]),
+                        _short(data["gold"]),
+                        _short(data["live"]),
+                    )
+                )
+            )  # recorded text: never markup
         if len(check.differences) > MAX_PATHS:
             table.add_row("", Text(f"… {len(check.differences) - MAX_PATHS} more", style="dim"), "", "")
         parts.append(table)
@@ -122,18 +130,22 @@ class GoldCheckScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#gold-tasks").border_title = "tasks"
         self.query_one("#gold-detail").border_title = "check"
-        self.query_one("#gold-detail", RichPane).show(Text(
-            "The gold agent (scripted/gold) plays each task and must reach reward 1.0; the evaluator's gold "
-            "state (reference actions applied directly) must equal the state the same actions reach through "
-            "the live environment. Results appear as tasks are checked.", style="dim italic"))
+        self.query_one("#gold-detail", RichPane).show(
+            Text(
+                "The gold agent (scripted/gold) plays each task and must reach reward 1.0; the evaluator's gold "
+                "state (reference actions applied directly) must equal the state the same actions reach through "
+                "the live environment. Results appear as tasks are checked.",
+                style="dim italic",
+            )
+        )
         self.query_one(OptionList).focus()
         self._title()
         self.check_worker()
 
     @work(thread=True, exclusive=True, group="gold-check", name="gold check")
     def check_worker(self) -> None:
-        from tau_tui.workspace import GoldCheckRequest
         from tau_tui.rollout.runner import select_tasks
+        from tau_tui.workspace import GoldCheckRequest
 
         worker = get_current_worker()
         try:
@@ -158,7 +170,9 @@ class GoldCheckScreen(Screen[None]):
     def _checked(self, message: GoldChecked) -> None:
         if message.error is not None:
             self.finished = True
-            self.query_one("#gold-detail", RichPane).show(Text(f"cannot check: {shown(message.error)}", style="bold red"))
+            self.query_one("#gold-detail", RichPane).show(
+                Text(f"cannot check: {shown(message.error)}", style="bold red")
+            )
             self._title()
             return
         self.done, self.total = message.done, message.total
@@ -206,8 +220,9 @@ class GoldCheckScreen(Screen[None]):
         self.failing_only = not self.failing_only
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(check_option(c), id=str(i)) for i, c in enumerate(self.checks)
-                             if not (self.failing_only and c.ok)])
+        options.add_options(
+            [Option(check_option(c), id=str(i)) for i, c in enumerate(self.checks) if not (self.failing_only and c.ok)]
+        )
         if options.option_count:
             options.highlighted = 0
         self._title()

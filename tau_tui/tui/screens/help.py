@@ -30,8 +30,15 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             for title, keys in self.sections:
-                table = Table(box=None, show_header=False, padding=(0, 2), expand=True, title=title,
-                              title_justify="left", title_style="bold underline")
+                table = Table(
+                    box=None,
+                    show_header=False,
+                    padding=(0, 2),
+                    expand=True,
+                    title=title,
+                    title_justify="left",
+                    title_style="bold underline",
+                )
                 table.add_column("keys", style="bold cyan", no_wrap=True, width=16)
                 table.add_column("what", ratio=1)
                 for key in keys:

@@ -21,12 +21,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from tau_tui.textsafe import visible_renderable
+from tau_tui import formats
+from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.evaluate import FileMetrics, MetricOutcome, RunMetrics
 from tau_tui.model.io import RunFile
-from tau_tui.tui.context import context
-from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.model.submission import Submission, submission_for
+from tau_tui.textsafe import visible_renderable
+from tau_tui.tui.context import context
+from tau_tui.tui.messages import MetricsReady
+from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.views.eval_panels import (
     DIFFERS_STYLE,
     render_claims,
@@ -34,11 +37,7 @@ from tau_tui.views.eval_panels import (
     render_terminations,
     task_rows,
 )
-from tau_tui.tui.messages import MetricsReady
 from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
-from tau_tui.tui.widgets.info_line import InfoLine
-from tau_tui import formats
-
 
 PROGRESS_SECONDS = 0.25
 TASK_WIDTH = 80  # telecom's task ids run to ~100 characters; the rest is clipped
@@ -129,7 +128,9 @@ class MetricsScreen(Screen[None]):
         ours, theirs = [], []
         for entry in self.run.entries:
             summary = self.summaries.get(entry.index)
-            ours.append(MetricOutcome(entry.task_id, summary.reward if summary is not None else None, entry.termination))
+            ours.append(
+                MetricOutcome(entry.task_id, summary.reward if summary is not None else None, entry.termination)
+            )
             theirs.append(MetricOutcome(entry.task_id, entry.reward, entry.termination))
         return ours, theirs
 
@@ -147,8 +148,11 @@ class MetricsScreen(Screen[None]):
             side.append("\n\ninfrastructure errors are left out of every metric", style="yellow")
         unscored = self.recomputed.n_unscored
         if unscored:
-            side.append(f"\n\n{unscored} simulation(s) could not be scored by us (NL assertions without a "
-                        "judge, unknown task…): left out, never counted as failures", style="yellow")
+            side.append(
+                f"\n\n{unscored} simulation(s) could not be scored by us (NL assertions without a "
+                "judge, unknown task…): left out, never counted as failures",
+                style="yellow",
+            )
         self.query_one("#metrics-terminations", Static).update(visible_renderable(side))
         table = self.query_one(DataTable)
         table.clear(columns=True)
@@ -162,9 +166,11 @@ class MetricsScreen(Screen[None]):
             table.add_column(f"pass^{k}*", width=8)
         for task_id, cells, differs in task_rows(self.recomputed, self.recorded):
             style = DIFFERS_STYLE if differs else ""
-            table.add_row(visible_renderable(Text(task_id, style=style), single_line=True),
-                          *(Text(c, style=style, justify="right") for c in cells),
-                          key=task_id)
+            table.add_row(
+                visible_renderable(Text(task_id, style=style), single_line=True),
+                *(Text(c, style=style, justify="right") for c in cells),
+                key=task_id,
+            )
 
     def action_back(self) -> None:
         self.dismiss(None)
@@ -173,7 +179,10 @@ class MetricsScreen(Screen[None]):
         if self.recomputed is None or self.recorded is None:
             self.notify("still evaluating", timeout=2)
             return
-        data: dict[str, Any] = {"file": str(self.run.path), "recomputed": self.recomputed.to_json(),
-                                "recorded": self.recorded.to_json(),
-                                "confidence": self.confidence.to_json() if self.confidence is not None else None}
+        data: dict[str, Any] = {
+            "file": str(self.run.path),
+            "recomputed": self.recomputed.to_json(),
+            "recorded": self.recorded.to_json(),
+            "confidence": self.confidence.to_json() if self.confidence is not None else None,
+        }
         context(self).open_json(data, f"metrics-{file_label(self.run)}")

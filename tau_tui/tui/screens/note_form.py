@@ -19,8 +19,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from tau_tui.textsafe import visible_renderable
 from tau_tui.model.notes import ERROR_TYPES, SOURCES
+from tau_tui.textsafe import visible_renderable
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,7 @@ class NoteFormScreen(ModalScreen[NoteRequest | None]):
         Binding("ctrl+s", "save", "Save the note", id="note.save"),
     ]
 
-    def __init__(self, target: str, step: int | None = None, source: str = "agent",
-                 step_summary: str = "") -> None:
+    def __init__(self, target: str, step: int | None = None, source: str = "agent", step_summary: str = "") -> None:
         super().__init__()
         self.target = target
         self.step = step
@@ -59,12 +58,17 @@ class NoteFormScreen(ModalScreen[NoteRequest | None]):
                 yield Checkbox("on the whole simulation instead of this step", False, id="n-whole", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("source", classes="form-label")
-                yield Select([(s, s) for s in SOURCES], value=self.source, allow_blank=False, id="n-source",
-                             compact=True)
+                yield Select(
+                    [(s, s) for s in SOURCES], value=self.source, allow_blank=False, id="n-source", compact=True
+                )
             with Horizontal(classes="form-row"):
                 yield Label("error type", classes="form-label")
-                yield Select([(f"{name} — {meaning}", name) for name, meaning in ERROR_TYPES.items()],
-                             prompt="pick one", id="n-type", compact=True)
+                yield Select(
+                    [(f"{name} — {meaning}", name) for name, meaning in ERROR_TYPES.items()],
+                    prompt="pick one",
+                    id="n-type",
+                    compact=True,
+                )
             with Horizontal(classes="form-row"):
                 yield Label("text", classes="form-label")
                 yield Input(placeholder="what went wrong, in a few words (enter saves)", id="n-text", compact=True)
@@ -87,8 +91,9 @@ class NoteFormScreen(ModalScreen[NoteRequest | None]):
             return None
         source = self.query_one("#n-source", Select).value
         whole = self.step is not None and self.query_one("#n-whole", Checkbox).value
-        return NoteRequest(str(source), error_type, self.query_one("#n-text", Input).value.strip(),
-                           None if whole else self.step)
+        return NoteRequest(
+            str(source), error_type, self.query_one("#n-text", Input).value.strip(), None if whole else self.step
+        )
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#n-save")

@@ -20,21 +20,27 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input
 
-from tau_tui.model.notes import Note, NoteBook, export_csv, export_json
-from tau_tui.textsafe import one_line
-from tau_tui.session.notes import remove_note
-from tau_tui.tui.context import context, subscribe
 from tau_tui.catalog import RunRow, file_label
-from tau_tui.views.layout import Share, distinct_starts, elide, share_widths
-from tau_tui.views.notes_view import NOTE_STYLE
+from tau_tui.model.notes import Note, NoteBook, export_csv, export_json
+from tau_tui.session.notes import remove_note
+from tau_tui.textsafe import one_line
+from tau_tui.tui.context import context, subscribe
 from tau_tui.tui.screens.confirm import ConfirmScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.widgets.info_line import InfoLine
-
+from tau_tui.views.layout import Share, distinct_starts, elide, share_widths
+from tau_tui.views.notes_view import NOTE_STYLE
 
 # (label, minimum width, share of the width left over, elided in the middle keeping where values differ)
-NOTE_COLUMNS = (("file", 8, 1, True), ("simulation", 12, 4, True), ("task", 8, 2, True), ("where", 10, 0, False),
-                ("source", 8, 0, False), ("error type", 10, 1, False), ("text", 12, 6, False))
+NOTE_COLUMNS = (
+    ("file", 8, 1, True),
+    ("simulation", 12, 4, True),
+    ("task", 8, 2, True),
+    ("where", 10, 0, False),
+    ("source", 8, 0, False),
+    ("error type", 10, 1, False),
+    ("text", 12, 6, False),
+)
 SCROLLBAR = 2
 
 
@@ -42,8 +48,17 @@ def note_matches(row: RunRow | None, book: NoteBook, note: Note, needle: str) ->
     """Whether a note holds every word of ``needle`` (in its text, kind, source, task, simulation or file)."""
     if not needle:
         return True
-    hay = " ".join([note.text, note.source, note.error_type, note.task_id or "", note.sim_id,
-                    book.recording.name, f"step {note.step}" if note.step is not None else "simulation"]).lower()
+    hay = " ".join(
+        [
+            note.text,
+            note.source,
+            note.error_type,
+            note.task_id or "",
+            note.sim_id,
+            book.recording.name,
+            f"step {note.step}" if note.step is not None else "simulation",
+        ]
+    ).lower()
     return all(word in hay for word in needle.lower().split())
 
 
@@ -81,8 +96,14 @@ class NotesScreen(Screen[None]):
         """Rebuild the table from the catalog's notebooks (after a save, a delete, a reload)."""
         needle = self.query_one("#notes-filter", Input).value.strip()
         notes = [item for item in context(self).session.catalog.all_notes() if note_matches(*item, needle)]
-        notes.sort(key=lambda item: (str(item[1].recording), item[2].sim_id, -1 if item[2].step is None
-                                     else item[2].step, item[2].created_at))
+        notes.sort(
+            key=lambda item: (
+                str(item[1].recording),
+                item[2].sim_id,
+                -1 if item[2].step is None else item[2].step,
+                item[2].created_at,
+            )
+        )
         self.shown = notes
         table = self.query_one(DataTable)
         cursor = table.cursor_row
@@ -91,32 +112,51 @@ class NotesScreen(Screen[None]):
         for row, book, note in notes:
             where = "simulation" if note.step is None else f"step {note.step}"
             label = file_label(row.run) if row is not None else book.recording.stem
-            cells.append([one_line(v) for v in (label, note.sim_id, note.task_id or "?", where, note.source,
-                                                 note.error_type, " ".join(note.text.split()))])
+            cells.append(
+                [
+                    one_line(v)
+                    for v in (
+                        label,
+                        note.sim_id,
+                        note.task_id or "?",
+                        where,
+                        note.source,
+                        note.error_type,
+                        " ".join(note.text.split()),
+                    )
+                ]
+            )
         widths = self._widths(cells)
-        for (label, *_), width in zip(NOTE_COLUMNS, widths):
+        for (label, *_), width in zip(NOTE_COLUMNS, widths, strict=False):
             table.add_column(label, width=width, key=label)
-        starts = [distinct_starts(c[i] for c in cells) if elided else {}
-                  for i, (_, _, _, elided) in enumerate(NOTE_COLUMNS)]
+        starts = [
+            distinct_starts(c[i] for c in cells) if elided else {} for i, (_, _, _, elided) in enumerate(NOTE_COLUMNS)
+        ]
         for index, values in enumerate(cells):
-            shown = [elide(v, w, starts[i].get(v, 0)) if NOTE_COLUMNS[i][3] else
-                     (v if len(v) <= w else v[: w - 1] + "…") for i, (v, w) in enumerate(zip(values, widths))]
-            table.add_row(*(Text(v, style=NOTE_STYLE if i == 5 else "") for i, v in enumerate(shown)),
-                          key=str(index))  # Text, never markup: notes and ids are recorded text
+            shown = [
+                elide(v, w, starts[i].get(v, 0)) if NOTE_COLUMNS[i][3] else (v if len(v) <= w else v[: w - 1] + "…")
+                for i, (v, w) in enumerate(zip(values, widths, strict=False))
+            ]
+            table.add_row(
+                *(Text(v, style=NOTE_STYLE if i == 5 else "") for i, v in enumerate(shown)), key=str(index)
+            )  # Text, never markup: notes and ids are recorded text
         if notes:
             table.move_cursor(row=min(cursor, len(notes) - 1))
         total = len(context(self).session.catalog.all_notes())
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append(" notes ", style="bold reverse")
-        title.append(f"  {len(notes)} of {total} notes · kept beside each recording in <name>.notes.json "
-                     "(or in the data folder)")
+        title.append(
+            f"  {len(notes)} of {total} notes · kept beside each recording in <name>.notes.json (or in the data folder)"
+        )
         title.append("   enter opens · x deletes · e exports the notes shown", style="dim")
         self.query_one("#notes-title", InfoLine).set(title)
 
     def _widths(self, cells: list[list[str]]) -> list[int]:
         """Column widths sharing the screen's width (each cell is padded by one on both sides)."""
-        shares = [Share(minimum, flex, max([len(label)] + [len(c[i]) for c in cells]))
-                  for i, (label, minimum, flex, _) in enumerate(NOTE_COLUMNS)]
+        shares = [
+            Share(minimum, flex, max([len(label)] + [len(c[i]) for c in cells]))
+            for i, (label, minimum, flex, _) in enumerate(NOTE_COLUMNS)
+        ]
         available = (self.size.width or 120) - SCROLLBAR - 2 * len(NOTE_COLUMNS)
         return share_widths(shares, available)
 
@@ -169,8 +209,9 @@ class NotesScreen(Screen[None]):
             if yes:
                 context(self).change_notes(book.recording, remove_note(note.id))
 
-        self.app.push_screen(ConfirmScreen(f"Delete the note on {note.sim_id} ({note_label_text(note)})?",
-                                           "Delete"), answered)
+        self.app.push_screen(
+            ConfirmScreen(f"Delete the note on {note.sim_id} ({note_label_text(note)})?", "Delete"), answered
+        )
 
     def action_export(self) -> None:
         if not self.shown:
@@ -179,12 +220,18 @@ class NotesScreen(Screen[None]):
 
         def picked(fmt: str | None) -> None:
             if fmt:
-                rows = [{"recording": str(book.recording), **note.model_dump(mode="json")}
-                        for _, book, note in self.shown]
+                rows = [
+                    {"recording": str(book.recording), **note.model_dump(mode="json")} for _, book, note in self.shown
+                ]
                 self.export_worker(rows, fmt, context(self).session.runs_dir)
 
-        self.app.push_screen(PickerScreen(f"export {len(self.shown)} notes as", [
-            ("json", "JSON  ·  one object per note"), ("csv", "CSV  ·  one row per note")]), picked)
+        self.app.push_screen(
+            PickerScreen(
+                f"export {len(self.shown)} notes as",
+                [("json", "JSON  ·  one object per note"), ("csv", "CSV  ·  one row per note")],
+            ),
+            picked,
+        )
 
     @work(thread=True, exclusive=True, group="notes-export", name="export notes")
     def export_worker(self, rows: list[dict[str, Any]], fmt: str, folder: Path) -> None:
@@ -195,8 +242,9 @@ class NotesScreen(Screen[None]):
         if self.app.is_web:  # served to a browser: the server's folders are not the user's, so a download
             name = f"notes_{datetime.now():%Y%m%d_%H%M%S}.{fmt}"
             mime = "text/csv" if fmt == "csv" else "application/json"
-            self.app.call_from_thread(self.app.deliver_binary, io.BytesIO(text.encode()), save_filename=name,
-                                      mime_type=mime)
+            self.app.call_from_thread(
+                self.app.deliver_binary, io.BytesIO(text.encode()), save_filename=name, mime_type=mime
+            )
             self.app.call_from_thread(self.notify, f"{len(rows)} note(s): {name} sent to the browser", timeout=6)
             return
         try:

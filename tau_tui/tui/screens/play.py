@@ -25,19 +25,19 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
+from tau_tui import formats
 from tau_tui.env.environment import EnvState
 from tau_tui.model.messages import ToolMessage
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.tui.messages import SessionEvent, SessionFinished, SessionTurn
-from tau_tui.views.panels import render_changes
 from tau_tui.tui.screens.tool_form import ToolFormScreen, type_label
-from tau_tui.views.state_nodes import marks_for
-from tau_tui.views.trajectory_doc import TrajectoryDoc
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.state_tree import StateTree
 from tau_tui.tui.widgets.trajectory_view import TrajectoryView
-from tau_tui import formats
+from tau_tui.views.panels import render_changes
+from tau_tui.views.state_nodes import marks_for
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 LEAVE_CONFIRM_SECONDS = 3.0
 EXIT_SAVED, EXIT_LEFT = 0, 130
@@ -86,8 +86,10 @@ def brief_text(session: Any) -> RenderableType:
         props = function.get("parameters", {}).get("properties", {})
         required = set(function.get("parameters", {}).get("required", []))
         line = Text(function["name"], style="bold")
-        line.append("(" + ", ".join(f"{p}{'' if p in required else '?'}: {type_label(s)}" for p, s in props.items())
-                    + ")", style="dim")
+        line.append(
+            "(" + ", ".join(f"{p}{'' if p in required else '?'}: {type_label(s)}" for p, s in props.items()) + ")",
+            style="dim",
+        )
         line.append(f"\n  {' '.join(function.get('description', '').split())}")
         parts.append(line)
     return Group(*parts)
@@ -106,8 +108,14 @@ class PlayScreen(Screen[int]):
         Binding("pagedown", "scroll(1)", "Scroll the conversation down", id="play.page_down", show=False),
     ]
 
-    def __init__(self, session: Any, out: Path, *, on_saved: Callable[[Path], None] | None = None,
-                 finish: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        session: Any,
+        out: Path,
+        *,
+        on_saved: Callable[[Path], None] | None = None,
+        finish: Callable[[int], None] | None = None,
+    ) -> None:
         super().__init__()
         self.session = session
         self.out = Path(out)
@@ -130,8 +138,9 @@ class PlayScreen(Screen[int]):
             with Vertical(id="play-left"):
                 yield TrajectoryView(id="play-conversation")
                 yield InfoLine(id="play-status")
-                yield Input(placeholder="your message (enter sends) · ctrl+t calls a tool · ctrl+s ends",
-                            id="play-input")
+                yield Input(
+                    placeholder="your message (enter sends) · ctrl+t calls a tool · ctrl+s ends", id="play-input"
+                )
             # The person playing the user needs their scenario first; the one playing the agent, the DB.
             first = "play-tab-brief" if self.session.play_as == "user" else "play-tab-db"
             with TabbedContent(id="play-side", initial=first):
@@ -156,8 +165,9 @@ class PlayScreen(Screen[int]):
         self._state = session.env.freeze()
         self.query_one(StateTree).show(self._state, {})
         self.query_one("#play-change", RichPane).show(Text("no DB change yet", style="dim italic"))
-        self._status(Text(f" starting… {self.other} speaks first" if session.play_as == "agent" else
-                          " starting…", style="dim"))
+        self._status(
+            Text(f" starting… {self.other} speaks first" if session.play_as == "agent" else " starting…", style="dim")
+        )
         session.on_event = lambda event: self.post_message(SessionEvent(event))
         session.source.on_request = lambda request: self.post_message(SessionTurn(request))
         self.run_session()
@@ -200,12 +210,17 @@ class PlayScreen(Screen[int]):
         self._state = after
         agent = self._diff(before.agent if before else None, after.agent)
         user = self._diff(before.user if before else None, after.user)
-        marks = {"agent": marks_for((c.path, c.kind) for c in agent or []),
-                 "user": marks_for((c.path, c.kind) for c in user or [])}
+        marks = {
+            "agent": marks_for((c.path, c.kind) for c in agent or []),
+            "user": marks_for((c.path, c.kind) for c in user or []),
+        }
         self.query_one(StateTree).show(after, marks)
-        self.query_one("#play-change", RichPane).show(Group(
-            Text(f"step {step} · DB change", style="bold"),
-            render_changes((("agent DB", agent), ("user DB", user)), "no DB change at this step")))
+        self.query_one("#play-change", RichPane).show(
+            Group(
+                Text(f"step {step} · DB change", style="bold"),
+                render_changes((("agent DB", agent), ("user DB", user)), "no DB change at this step"),
+            )
+        )
 
     @staticmethod
     def _diff(before: Any, after: Any) -> list[Change] | None:
@@ -223,8 +238,12 @@ class PlayScreen(Screen[int]):
             field.focus()
         tools = len(message.request.tools)
         hint = f" · ctrl+t: one of your {tools} tools" if tools else ""
-        self._status(Text.assemble((" your turn ", "bold black on green"),
-                                   (f" write a message (enter){hint} · ctrl+s ends the conversation", "")))
+        self._status(
+            Text.assemble(
+                (" your turn ", "bold black on green"),
+                (f" write a message (enter){hint} · ctrl+s ends the conversation", ""),
+            )
+        )
 
     @on(SessionFinished)
     def _finished(self, message: SessionFinished) -> None:
@@ -240,8 +259,10 @@ class PlayScreen(Screen[int]):
         reward = self.session.reward
         text = Text(" ended ", style="bold reverse")
         text.append(f" {result.termination_reason} · reward ")
-        text.append(formats.reward(reward, "unscored"),
-                    style="yellow" if reward is None else ("bold green" if reward >= 1 - 1e-6 else "bold red"))
+        text.append(
+            formats.reward(reward, "unscored"),
+            style="yellow" if reward is None else ("bold green" if reward >= 1 - 1e-6 else "bold red"),
+        )
         text.append(f" · saved to {self.saved} · ctrl+o opens it · esc leaves", style="dim")
         self._status(text)
         if self.saved is not None and self.on_saved is not None:

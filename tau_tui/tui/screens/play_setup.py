@@ -22,11 +22,14 @@ from textual.widgets.option_list import Option
 from tau_tui.model.io import error_text
 from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.workspace import FORM_LABELS, PlayRequest, RequestError
 from tau_tui.tui.screens.rollout import (
-    AGENT_SUGGESTIONS, USER_SUGGESTIONS, FormError, TaskLister, task_option,
+    AGENT_SUGGESTIONS,
+    USER_SUGGESTIONS,
+    FormError,
+    TaskLister,
+    task_option,
 )
-
+from tau_tui.workspace import FORM_LABELS, PlayRequest, RequestError
 
 OTHER_DEFAULT = {"user": "scripted/gold", "agent": "scripted/user"}
 
@@ -56,26 +59,43 @@ class PlaySetupScreen(ModalScreen[None]):
         with Vertical(id="play-form", classes="form"):
             with Horizontal(classes="form-row"):
                 yield Label("you play", classes="form-label")
-                yield Select([("the user (a customer)", "user"), ("the agent (with its tools)", "agent")],
-                             value="user", allow_blank=False, id="p-side", compact=True)
+                yield Select(
+                    [("the user (a customer)", "user"), ("the agent (with its tools)", "agent")],
+                    value="user",
+                    allow_blank=False,
+                    id="p-side",
+                    compact=True,
+                )
             with Horizontal(classes="form-row"):
                 yield Label("domain", classes="form-label")
-                yield Select([(n, n) for n in names], value=domain if domain else Select.NULL,
-                             prompt="pick a domain", id="p-domain", compact=True)
+                yield Select(
+                    [(n, n) for n in names],
+                    value=domain if domain else Select.NULL,
+                    prompt="pick a domain",
+                    id="p-domain",
+                    compact=True,
+                )
             with Horizontal(classes="form-row"):
                 yield Label("task", classes="form-label")
                 yield Input(placeholder="type to filter the tasks below", id="p-filter", compact=True)
             yield OptionList(id="p-tasks")
             with Horizontal(classes="form-row"):
                 yield Label("other side", classes="form-label")
-                yield Input(OTHER_DEFAULT["user"], id="p-other", compact=True,
-                            suggester=SuggestFromList(AGENT_SUGGESTIONS + USER_SUGGESTIONS, case_sensitive=False))
+                yield Input(
+                    OTHER_DEFAULT["user"],
+                    id="p-other",
+                    compact=True,
+                    suggester=SuggestFromList(AGENT_SUGGESTIONS + USER_SUGGESTIONS, case_sensitive=False),
+                )
                 yield Label("args", classes="form-label-short")
                 yield Input(placeholder="litellm args (JSON)", id="p-other-args", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
-                yield Input(placeholder=f"{context(self).session.runs_dir}/<time>_play_<domain>_<task>.json", id="p-out",
-                            compact=True)
+                yield Input(
+                    placeholder=f"{context(self).session.runs_dir}/<time>_play_<domain>_<task>.json",
+                    id="p-out",
+                    compact=True,
+                )
             yield Label("", id="p-error", classes="form-error")
             with Horizontal(classes="form-buttons"):
                 yield Button("Cancel", id="p-cancel")
@@ -154,9 +174,15 @@ class PlaySetupScreen(ModalScreen[None]):
             task = self._chosen_task()
             if task is None:
                 raise FormError("task: pick one from the list")
-            request = PlayRequest(domain, task, side, self.query_one("#p-other", Input).value,
-                                  self.query_one("#p-other-args", Input).value,
-                                  out=self.query_one("#p-out", Input).value, labels=dict(FORM_LABELS))
+            request = PlayRequest(
+                domain,
+                task,
+                side,
+                self.query_one("#p-other", Input).value,
+                self.query_one("#p-other-args", Input).value,
+                out=self.query_one("#p-out", Input).value,
+                labels=dict(FORM_LABELS),
+            )
             out = context(self).session.workspace.play_path(request)
         except (FormError, RequestError) as exc:
             error.update(visible_renderable(str(exc)))

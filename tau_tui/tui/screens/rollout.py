@@ -88,10 +88,18 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
         Binding("ctrl+a", "toggle_all", "Select all shown tasks / none", id="rollout.all", priority=True),
     ]
 
-    def __init__(self, domain: str | None = None, *,
-                 calibrate: bool = False, tasks: list[str] | None = None, fixed_tasks: bool = False,
-                 agent: str = "scripted/gold", user: str = "scripted/user", trials: int | None = None,
-                 title: str | None = None) -> None:
+    def __init__(
+        self,
+        domain: str | None = None,
+        *,
+        calibrate: bool = False,
+        tasks: list[str] | None = None,
+        fixed_tasks: bool = False,
+        agent: str = "scripted/gold",
+        user: str = "scripted/user",
+        trials: int | None = None,
+        title: str | None = None,
+    ) -> None:
         """``calibrate``: trials for the calibrate screen of ``domain`` (fixed); ``tasks`` preselected
         (``fixed_tasks``: they cannot change, as when re-running rows)."""
         super().__init__()
@@ -119,25 +127,39 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
         with Vertical(id="rollout-form", classes="form"):
             with Horizontal(classes="form-row"):
                 yield Label("domain", classes="form-label")
-                yield Select([(n, n) for n in names], value=domain if domain else Select.NULL,
-                             prompt="pick a domain", id="r-domain", compact=True, disabled=self.calibrate)
+                yield Select(
+                    [(n, n) for n in names],
+                    value=domain if domain else Select.NULL,
+                    prompt="pick a domain",
+                    id="r-domain",
+                    compact=True,
+                    disabled=self.calibrate,
+                )
             with Horizontal(classes="form-row"):
                 yield Label("tasks", classes="form-label")
-                yield Input(placeholder="type to filter the tasks below", id="r-filter", compact=True,
-                            disabled=self.fixed_tasks)
+                yield Input(
+                    placeholder="type to filter the tasks below", id="r-filter", compact=True, disabled=self.fixed_tasks
+                )
             yield SelectionList[str](id="r-tasks", disabled=self.fixed_tasks)
             yield Label("", id="r-task-count", classes="form-hint")
             with Horizontal(classes="form-row"):
                 yield Label("agent model", classes="form-label")
-                yield Input(self.agent, id="r-agent", compact=True,
-                            suggester=SuggestFromList(AGENT_SUGGESTIONS, case_sensitive=False))
+                yield Input(
+                    self.agent,
+                    id="r-agent",
+                    compact=True,
+                    suggester=SuggestFromList(AGENT_SUGGESTIONS, case_sensitive=False),
+                )
                 yield Label("args", classes="form-label-short")
-                yield Input(placeholder='litellm args, e.g. {"api_base": "http://…"}', id="r-agent-args",
-                            compact=True)
+                yield Input(placeholder='litellm args, e.g. {"api_base": "http://…"}', id="r-agent-args", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("user model", classes="form-label")
-                yield Input(self.user, id="r-user", compact=True,
-                            suggester=SuggestFromList(USER_SUGGESTIONS, case_sensitive=False))
+                yield Input(
+                    self.user,
+                    id="r-user",
+                    compact=True,
+                    suggester=SuggestFromList(USER_SUGGESTIONS, case_sensitive=False),
+                )
                 yield Label("args", classes="form-label-short")
                 yield Input(placeholder="litellm args (JSON)", id="r-user-args", compact=True)
             with Horizontal(classes="form-row"):
@@ -164,8 +186,9 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
     def on_mount(self) -> None:
         form = self.query_one("#rollout-form")
         form.border_title = visible_renderable(f"{self.title_text} · esc cancels · ctrl+s starts", single_line=True)
-        form.border_subtitle = ("models: any litellm model string, or scripted/gold, scripted/flaky:P (agent) / "
-                                "scripted/user (user)")
+        form.border_subtitle = (
+            "models: any litellm model string, or scripted/gold, scripted/flaky:P (agent) / scripted/user (user)"
+        )
         domain = self.query_one("#r-domain", Select).value
         if isinstance(domain, str):
             self.load_tasks(domain)
@@ -207,8 +230,9 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
     def _fill(self) -> None:
         selection = self.query_one("#r-tasks", SelectionList)
         selection.clear_options()
-        selection.add_options([(task_option(task, hint, 78), task, task in self.selected)
-                               for task, hint in self._shown()])
+        selection.add_options(
+            [(task_option(task, hint, 78), task, task in self.selected) for task, hint in self._shown()]
+        )
         if selection.option_count:
             selection.highlighted = 0
         self._count()
@@ -216,8 +240,11 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
     def _count(self) -> None:
         shown = len(self._shown())
         picked = len(self.selected)
-        text = (f"{picked} of {len(self.tasks)} tasks selected" if picked
-                else f"no task selected: every task of the domain ({len(self.tasks)}) runs")
+        text = (
+            f"{picked} of {len(self.tasks)} tasks selected"
+            if picked
+            else f"no task selected: every task of the domain ({len(self.tasks)}) runs"
+        )
         if self.fixed_tasks:
             self.query_one("#r-task-count", Label).update(f"{text} (the rows being re-run)")
             return
@@ -256,7 +283,9 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
         agent = self.query_one("#r-agent", Input).value.strip()
         user = self.query_one("#r-user", Input).value.strip()
         return RunRequest(
-            domain if isinstance(domain, str) else None, agent, user,
+            domain if isinstance(domain, str) else None,
+            agent,
+            user,
             agent_args=self.query_one("#r-agent-args", Input).value,
             user_args=self.query_one("#r-user-args", Input).value,
             tasks=[t for t, _ in self.tasks if t in self.selected] or None,
@@ -265,8 +294,10 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
             max_steps=self.query_one("#r-max-steps", Input).value,
             max_errors=self.query_one("#r-max-errors", Input).value,
             timeout=self.query_one("#r-timeout", Input).value.strip() or None,
-            out=self.query_one("#r-out", Input).value, kind="calibrate" if self.calibrate else "run",
-            labels=dict(FORM_LABELS))
+            out=self.query_one("#r-out", Input).value,
+            kind="calibrate" if self.calibrate else "run",
+            labels=dict(FORM_LABELS),
+        )
 
     def plan(self) -> RunPlan:
         """The form as a ``RunPlan``, built by the workspace; raises ``RequestError`` (or ``FormError``)

@@ -22,14 +22,19 @@ from textual.worker import get_current_worker
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
 from tau_tui.tui.messages import RunComparisonReady
 from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
 
 CELL_FILTERS = ("all", "discordant", "not_comparable", "both_pass", "both_fail")
-CELL_STYLES = {"both_pass": "green", "a_only": "bold yellow", "b_only": "bold cyan", "both_fail": "red",
-               "not_comparable": "dim"}
+CELL_STYLES = {
+    "both_pass": "green",
+    "a_only": "bold yellow",
+    "b_only": "bold cyan",
+    "both_fail": "red",
+    "not_comparable": "dim",
+}
 # (label, width) of the columns after the task; the task takes the rest of the width, the cell its longest text
 PAIR_COLUMNS = (("#", 3), ("A", 9), ("B", 9), ("DB A/B", 7), ("same DB", 7))
 TASK_MIN = 20
@@ -91,9 +96,13 @@ class RunCompareScreen(Screen[None]):
 
     def _start(self) -> None:
         a, b = self.paths
-        self.query_one("#runcmp-title", InfoLine).set(Text(
-            f" comparing {one_line(a.name)} with {one_line(b.name)} "
-            f"({'recorded' if self.recorded else 'recomputed'} rewards)…", style="dim"))
+        self.query_one("#runcmp-title", InfoLine).set(
+            Text(
+                f" comparing {one_line(a.name)} with {one_line(b.name)} "
+                f"({'recorded' if self.recorded else 'recomputed'} rewards)…",
+                style="dim",
+            )
+        )
         catalog = context(self).session.catalog
         known = []
         for path in self.paths:
@@ -109,11 +118,16 @@ class RunCompareScreen(Screen[None]):
         service = context(self).session.service
         sides, labels, errors = [], [], []
         try:
-            for path, run in zip(self.paths, known):
+            for path, run in zip(self.paths, known, strict=False):
                 if run is None:
                     run = open_run(path)
-                outcomes, problems = load_side([(path, run)], service.analyzer, recorded=recorded, via=service,
-                                               cancelled=lambda: worker.is_cancelled)
+                outcomes, problems = load_side(
+                    [(path, run)],
+                    service.analyzer,
+                    recorded=recorded,
+                    via=service,
+                    cancelled=lambda: worker.is_cancelled,
+                )
                 sides.append(outcomes)
                 errors += problems
                 labels.append(f"{run.agent_model or run.agent_implementation or '?'} ({path.name})")
@@ -122,8 +136,14 @@ class RunCompareScreen(Screen[None]):
             return
         if worker.is_cancelled:
             return
-        comparison = compare_runs(sides[0], sides[1], a_label=labels[0], b_label=labels[1],
-                                  rewards="recorded" if recorded else "ours", errors=errors)
+        comparison = compare_runs(
+            sides[0],
+            sides[1],
+            a_label=labels[0],
+            b_label=labels[1],
+            rewards="recorded" if recorded else "ours",
+            errors=errors,
+        )
         self.post_message(RunComparisonReady(comparison))
 
     @on(RunComparisonReady)
@@ -187,12 +207,18 @@ class RunCompareScreen(Screen[None]):
         starts = distinct_starts(tasks.values())
         table.clear(columns=True)
         self._add_columns(task_width, cell_width)
-        for row, cell in zip(self.shown, cells):
+        for row, cell in zip(self.shown, cells, strict=False):
             same = "" if row.same_final_db is None else "yes" if row.same_final_db else "no"
             task = tasks[row.task]
-            table.add_row(Text(elide(task, task_width, starts[task])), str(row.ordinal), _reward(row.a),
-                          _reward(row.b), f"{_db(row.a)}/{_db(row.b)}", same,
-                          Text(cell, style=CELL_STYLES[row.category]))
+            table.add_row(
+                Text(elide(task, task_width, starts[task])),
+                str(row.ordinal),
+                _reward(row.a),
+                _reward(row.b),
+                f"{_db(row.a)}/{_db(row.b)}",
+                same,
+                Text(cell, style=CELL_STYLES[row.category]),
+            )
         if self.shown:
             table.move_cursor(row=min(max(cursor, 0), len(self.shown) - 1))
 

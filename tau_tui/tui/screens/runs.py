@@ -21,19 +21,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Label, ProgressBar, Static
 
-from tau_tui.textsafe import one_line, visible_renderable
+from tau_tui import formats
+from tau_tui.catalog import ANY_FLAG, PASSED_BUT_VIOLATED, RunFilter, RunRow, SortSpec, file_label, flag_options
 from tau_tui.model.io import RunFile
 from tau_tui.replay.facts import CLASS_WORDS
 from tau_tui.session.events import LoadProgress
 from tau_tui.session.notes import add_note
+from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context, subscribe
-from tau_tui.views.live import rollout_status
-from tau_tui.workspace import RunPlan
-from tau_tui.catalog import ANY_FLAG, PASSED_BUT_VIOLATED, RunFilter, RunRow, SortSpec, file_label, flag_options
-from tau_tui.views.columns import COLUMN_BY_KEY, COLUMNS
-from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.tui.screens.filters import FilterScreen
-from tau_tui.views.notes_view import note_line
 from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.screens.note_form import NoteFormScreen, NoteRequest
 from tau_tui.tui.screens.notes import NotesScreen
@@ -44,8 +40,11 @@ from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
-from tau_tui import formats
-
+from tau_tui.views.columns import COLUMN_BY_KEY, COLUMNS
+from tau_tui.views.live import rollout_status
+from tau_tui.views.notes_view import note_line
+from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
+from tau_tui.workspace import RunPlan
 
 MAX_NOTICE_LINES = 3
 REFRESH_DELAY = 0.15  # seconds: rows arriving in bursts are shown together
@@ -79,11 +78,22 @@ class RunsScreen(Screen[None]):
         Binding("C", "calibrate", "Calibrate this domain (k trials, bands)", id="runs.calibrate"),
         Binding("A", "add_note", "Add a note on this simulation…", id="runs.note"),
         Binding("N", "notes", "Notes (list, filter, export)", id="runs.notes", show=False),
-        Binding("equals_sign", "compare", "Mark / compare with the marked run (same task)", id="runs.compare",
-                key_display="=", show=False),
+        Binding(
+            "equals_sign",
+            "compare",
+            "Mark / compare with the marked run (same task)",
+            id="runs.compare",
+            key_display="=",
+            show=False,
+        ),
         Binding("u", "audit", "Re-grade audit of this file (why rewards differ)", id="runs.audit", show=False),
-        Binding("M", "compare_files", "Mark this file / compare its run with the marked file", id="runs.compare_files",
-                show=False),
+        Binding(
+            "M",
+            "compare_files",
+            "Mark this file / compare its run with the marked file",
+            id="runs.compare_files",
+            show=False,
+        ),
         Binding("K", "stop_rollout", "Stop the running rollout", id="runs.stop_rollout", show=False),
         Binding("e", "open_json", "Simulation JSON in $EDITOR", id="runs.editor", show=False),
         Binding("exclamation_mark", "notices", "Load notices", id="runs.notices", show=False),
@@ -111,7 +121,7 @@ class RunsScreen(Screen[None]):
             yield InfoLine(id="rollout-status")
             yield ProgressBar(id="rollout-bar", show_eta=False, show_percentage=False)
         yield RunTable(id="runs")
-        yield Input(placeholder="search message contents (all words; \"quoted phrase\")", id="runs-search")
+        yield Input(placeholder='search message contents (all words; "quoted phrase")', id="runs-search")
         yield InfoLine(id="row-preview")
         yield Static(id="notices")
         yield FittingFooter()
@@ -240,7 +250,7 @@ class RunsScreen(Screen[None]):
         keep = current.key if current is not None else table.current_key
         self.shown = catalog.view(self.filter, self.sort)
         table.show_rows(self.shown, keep, files=len(catalog.files))
-        context(self).session.prioritize(self.shown[max(table.cursor_row - 20, 0):])
+        context(self).session.prioritize(self.shown[max(table.cursor_row - 20, 0) :])
         table.show_sort(self.sort)
         self._update_title()
         self._update_filter_bar()
@@ -286,9 +296,18 @@ class RunsScreen(Screen[None]):
 
         counts, few = f"{len(self.shown)} of {total} simulations", f"{len(self.shown)}/{total} sims"
         full, short = ("   columns: ", " by our replay and evaluator"), ("   ", "")
-        self.query_one("#runs-title", InfoLine).set(_first_fitting(
-            [title(counts, full, True), title(counts, short, True), title(counts, short, False),
-             title(few, short, False), title(few, None, False)], self._line_width("#runs-title")))
+        self.query_one("#runs-title", InfoLine).set(
+            _first_fitting(
+                [
+                    title(counts, full, True),
+                    title(counts, short, True),
+                    title(counts, short, False),
+                    title(few, short, False),
+                    title(few, None, False),
+                ],
+                self._line_width("#runs-title"),
+            )
+        )
 
     def _update_filter_bar(self) -> None:
         """The filter's chips and how to clear them, or (no filter) as many of the keys to filter as fit."""
@@ -296,10 +315,25 @@ class RunsScreen(Screen[None]):
         bar = self.query_one("#filter-bar", InfoLine)
         width = self._line_width("#filter-bar")
         if not chips:
-            keys = ["f failed only", "x process flag", "F filters", "/ search", "s sort", "C calibrate", "A note",
-                    "= compare"]
-            bar.set(_first_fitting([Text(" · ".join([" no filter", *keys[:n], "? help"]), style="dim")
-                                    for n in range(len(keys), -1, -1)], width))
+            keys = [
+                "f failed only",
+                "x process flag",
+                "F filters",
+                "/ search",
+                "s sort",
+                "C calibrate",
+                "A note",
+                "= compare",
+            ]
+            bar.set(
+                _first_fitting(
+                    [
+                        Text(" · ".join([" no filter", *keys[:n], "? help"]), style="dim")
+                        for n in range(len(keys), -1, -1)
+                    ],
+                    width,
+                )
+            )
             return
 
         def bar_text(shown: int) -> Text:
@@ -328,28 +362,34 @@ class RunsScreen(Screen[None]):
         elif row.replay is not None and row.replay.first_mismatch_step is not None:
             kind = row.replay.first_mismatch_class or "divergence"
             aside = "" if kind == "divergence" else f" ({CLASS_WORDS.get(kind, kind)})"
-            text.append(f"\n first mismatch at step {row.replay.first_mismatch_step}{aside}",
-                        style="red" if kind == "divergence" else "yellow")
+            text.append(
+                f"\n first mismatch at step {row.replay.first_mismatch_step}{aside}",
+                style="red" if kind == "divergence" else "yellow",
+            )
         evaluation = row.evaluation
         if evaluation is not None:
             if evaluation.agrees is False:
-                text.append(f"\n recomputed reward {evaluation.reward:g} ≠ recorded {row.entry.reward:g}",
-                            style="bold red")
+                text.append(
+                    f"\n recomputed reward {evaluation.reward:g} ≠ recorded {row.entry.reward:g}", style="bold red"
+                )
             elif evaluation.reward is None:
                 missing = ", ".join(evaluation.not_evaluated) or evaluation.status
                 text.append(f"\n recomputed reward not computable ({missing} not evaluated)", style="yellow")
             if evaluation.first_reason and row.status == "fail":
                 text.append(f"\n why: {one_line(evaluation.first_reason)}", style="red")
             if evaluation.flags:
-                text.append("\n flags: " + ", ".join(f"{one_line(k)} ×{n}" for k, n in evaluation.flags.items()), style="cyan")
+                text.append(
+                    "\n flags: " + ", ".join(f"{one_line(k)} ×{n}" for k, n in evaluation.flags.items()), style="cyan"
+                )
         if row.error:
             text.append(f"\n error: {one_line(row.error)}", style="yellow")
         replay = row.replay
         if replay is not None and (replay.faults or replay.refused or replay.discovered):
-            marks = [f"{formats.count(replay.faults, 'injected fault')}" if replay.faults else "",
-                     f"{replay.refused} refused (cassette)" if replay.refused else "",
-                     f"{formats.count(replay.discovered, 'tool')} discovered"
-                     if replay.discovered else ""]
+            marks = [
+                f"{formats.count(replay.faults, 'injected fault')}" if replay.faults else "",
+                f"{replay.refused} refused (cassette)" if replay.refused else "",
+                f"{formats.count(replay.discovered, 'tool')} discovered" if replay.discovered else "",
+            ]
             text.append("\n " + " · ".join(m for m in marks if m), style="orange1")
         for note in row.notes[:2]:
             text.append("\n ")
@@ -359,7 +399,9 @@ class RunsScreen(Screen[None]):
         mark = context(self).session.compare_mark
         if mark is not None:
             here = mark == (row.path, row.sim_id)
-            text.append(f"\n = {'this run is' if here else one_line(mark[1]) + ' is'} marked for comparison", style="cyan")
+            text.append(
+                f"\n = {'this run is' if here else one_line(mark[1]) + ' is'} marked for comparison", style="cyan"
+            )
         first_user = self._first_user_message(row)
         if first_user:
             text.append("\n user: ", style="cyan")
@@ -451,8 +493,9 @@ class RunsScreen(Screen[None]):
 
     def action_filters(self) -> None:
         catalog = context(self).session.catalog
-        values = {name: catalog.values(name) for name in ("domain", "termination", "model", "file", "submission",
-                                                          "retrieval")}
+        values = {
+            name: catalog.values(name) for name in ("domain", "termination", "model", "file", "submission", "retrieval")
+        }
         values["flag"] = self._flag_values()
         values["note_source"] = catalog.note_values("note_source")
         values["note_type"] = catalog.note_values("note_type")
@@ -465,8 +508,9 @@ class RunsScreen(Screen[None]):
         counts = dict(self._flag_values())
         options = flag_options(counts)
         catalog = context(self).session.catalog
-        pending = sum(1 for r in catalog.rows if r.evaluation is None and r.replay_error is None
-                      and r.eval_error is None)
+        pending = sum(
+            1 for r in catalog.rows if r.evaluation is None and r.replay_error is None and r.eval_error is None
+        )
         title = "process flag" + (f" (still evaluating {pending} runs)" if pending else "")
 
         def picked(kind: str | None) -> None:
@@ -477,8 +521,7 @@ class RunsScreen(Screen[None]):
 
     def action_sort(self) -> None:
         options = [("", "load order (file, then position in file)")]
-        options += [(c.key, f"{c.label}  ·  {c.help or c.label}{'  (derived)' if c.derived else ''}")
-                    for c in COLUMNS]
+        options += [(c.key, f"{c.label}  ·  {c.help or c.label}{'  (derived)' if c.derived else ''}") for c in COLUMNS]
 
         def picked(key: str | None) -> None:
             if key is not None:
@@ -549,9 +592,18 @@ class RunsScreen(Screen[None]):
 
         def chosen(request: NoteRequest | None) -> None:
             if request is not None:
-                context(self).change_notes(row.path, add_note(row.sim_id, request.source, request.error_type,
-                                                              request.text, step=request.step, task_id=row.task,
-                                                              trial=row.entry.trial))
+                context(self).change_notes(
+                    row.path,
+                    add_note(
+                        row.sim_id,
+                        request.source,
+                        request.error_type,
+                        request.text,
+                        step=request.step,
+                        task_id=row.task,
+                        trial=row.entry.trial,
+                    ),
+                )
 
         self.app.push_screen(NoteFormScreen(f"simulation {row.sim_id} (task {row.task})"), chosen)
 
@@ -579,8 +631,12 @@ class RunsScreen(Screen[None]):
             return
         if self.file_mark is None or self.file_mark == row.path:
             self.file_mark = None if self.file_mark == row.path else row.path
-            self.notify(f"marked {row.path.name} for a run comparison: press M on a row of another file"
-                        if self.file_mark else "file mark cleared", timeout=4)
+            self.notify(
+                f"marked {row.path.name} for a run comparison: press M on a row of another file"
+                if self.file_mark
+                else "file mark cleared",
+                timeout=4,
+            )
             return
         from tau_tui.tui.screens.run_compare import RunCompareScreen
 

@@ -54,7 +54,7 @@ def parse_form(schema: dict[str, Any], values: dict[str, str]) -> tuple[dict[str
     """Typed arguments from the form's text fields, and what is wrong (empty optional fields are left out)."""
     arguments: dict[str, Any] = {}
     problems: list[str] = []
-    for name, spec, required in parameters(schema):
+    for name, spec, _required in parameters(schema):
         raw = values.get(name, "")
         if not raw.strip():
             continue
@@ -157,18 +157,24 @@ class ToolFormScreen(ModalScreen[tuple[str, dict[str, Any]] | None]):
             label.append("*" if required else "", style="bold red")
             hint = type_label(spec) + ("" if is_text(spec) else " (JSON)")
             description = " ".join(str(spec.get("description", "")).split())
-            rows.append(Vertical(
-                Label(label, classes="tool-param"),
-                Input(placeholder=f"{hint} · {description}"[:200], compact=True, name=param),
-                classes="tool-field"))
+            rows.append(
+                Vertical(
+                    Label(label, classes="tool-param"),
+                    Input(placeholder=f"{hint} · {description}"[:200], compact=True, name=param),
+                    classes="tool-field",
+                )
+            )
         if not rows:
             rows.append(Label("no parameters: ctrl+s calls it", classes="form-hint"))
         box.mount_all(rows)
         self.query_one("#tool-error", Label).update("")
 
     def values(self) -> dict[str, str]:
-        return {field.name: field.value for field in self.query("#tool-fields Input").results(Input)
-                if field.name is not None}
+        return {
+            field.name: field.value
+            for field in self.query("#tool-fields Input").results(Input)
+            if field.name is not None
+        }
 
     @on(Input.Submitted, "#tool-fields Input")
     @on(Button.Pressed, "#tool-call")

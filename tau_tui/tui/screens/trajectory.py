@@ -25,40 +25,46 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
-from tau_tui.textsafe import one_line, visible_renderable
+from tau_tui import formats
 from tau_tui.analysis import SimAnalysis
+from tau_tui.catalog import query_terms
+from tau_tui.evaluate import SimReport
 from tau_tui.model.io import RunFile, error_text, open_run
 from tau_tui.model.messages import message_to_dict
 from tau_tui.model.notes import review_suggestion
-from tau_tui.session.notes import add_note, adopt_review
-from tau_tui.session.simulation import judged, open_simulation
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.replay.facts import Fact
-from tau_tui.evaluate import SimReport
+from tau_tui.session.notes import add_note, adopt_review
+from tau_tui.session.simulation import judged, open_simulation
+from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context, subscribe
-from tau_tui.catalog import query_terms
-from tau_tui.views.eval_panels import render_evaluation, render_no_evaluation
 from tau_tui.tui.messages import ForkFinished, NLJudged, SimulationReady
-from tau_tui.views.panels import (
-    DERIVED_STYLE, RECORDED_STYLE, render_call, render_changes, render_derived, render_mismatch, render_recorded,
-    render_task, render_tool_log,
-)
-from tau_tui.views.render import content_lines, pretty_lines
-from tau_tui.views.review_view import render_review as render_review_panel
-from tau_tui.views.review_view import TicksView
 from tau_tui.tui.screens.compare import CompareScreen, ForkSide
-from tau_tui.views.notes_view import default_source, render_notes
 from tau_tui.tui.screens.fork import ForkRequest, ForkScreen, step_summary
 from tau_tui.tui.screens.note_form import NoteFormScreen, NoteRequest
 from tau_tui.tui.screens.text_view import TextViewScreen
-from tau_tui.views.state_nodes import marks_for
-from tau_tui.views.trajectory_doc import TrajectoryDoc
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.state_tree import StateTree
 from tau_tui.tui.widgets.trajectory_view import TrajectoryView
-from tau_tui import formats
-
+from tau_tui.views.eval_panels import render_evaluation, render_no_evaluation
+from tau_tui.views.notes_view import default_source, render_notes
+from tau_tui.views.panels import (
+    DERIVED_STYLE,
+    RECORDED_STYLE,
+    render_call,
+    render_changes,
+    render_derived,
+    render_mismatch,
+    render_recorded,
+    render_task,
+    render_tool_log,
+)
+from tau_tui.views.render import content_lines, pretty_lines
+from tau_tui.views.review_view import TicksView
+from tau_tui.views.review_view import render_review as render_review_panel
+from tau_tui.views.state_nodes import marks_for
+from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 TRAJECTORY = "trajectory"  # the name of the inspector's trajectory screen, installed once
 SPINNER_DELAY = 0.2  # seconds before a loading spinner shows
@@ -83,20 +89,47 @@ JUMPS = {
 
 
 def _jump_bindings() -> list[Binding]:
-    keys = {"call": "t", "write": "w", "mismatch": "m", "hallucinated": "h", "error": "x", "fault": "i",
-            "refusal": "u", "finding": "f", "flag": "p", "review": "y", "note": "o", "match": "n"}
+    keys = {
+        "call": "t",
+        "write": "w",
+        "mismatch": "m",
+        "hallucinated": "h",
+        "error": "x",
+        "fault": "i",
+        "refusal": "u",
+        "finding": "f",
+        "flag": "p",
+        "review": "y",
+        "note": "o",
+        "match": "n",
+    }
     out = []
     for target, key in keys.items():
         name = JUMPS[target]
-        out.append(Binding(key, f"jump('{target}', 1)", f"Next {name}", id=f"traj.next_{target}",
-                           show=target in ("write", "mismatch")))
-        out.append(Binding(key.upper(), f"jump('{target}', -1)", f"Previous {name}", id=f"traj.prev_{target}",
-                           show=False))
+        out.append(
+            Binding(
+                key,
+                f"jump('{target}', 1)",
+                f"Next {name}",
+                id=f"traj.next_{target}",
+                show=target in ("write", "mismatch"),
+            )
+        )
+        out.append(
+            Binding(key.upper(), f"jump('{target}', -1)", f"Previous {name}", id=f"traj.prev_{target}", show=False)
+        )
     return out
 
 
-HEADER_STYLES = {"mismatch": "red", "hallucinated": "magenta", "findings": "yellow", "injected_faults": "bold orange1",
-                 "refused": "bold medium_purple1", "discovered": "cyan", "db": "red"}
+HEADER_STYLES = {
+    "mismatch": "red",
+    "hallucinated": "magenta",
+    "findings": "yellow",
+    "injected_faults": "bold orange1",
+    "refused": "bold medium_purple1",
+    "discovered": "cyan",
+    "db": "red",
+}
 # Kinds whose warning reads apart from their bad state: mismatches that only library text or upstream fixes explain.
 HEADER_WARN_STYLES = {"mismatch": "yellow"}
 
@@ -116,8 +149,15 @@ class TrajectoryScreen(Screen[None]):
     """One simulation: step through its messages with the replayed state beside them."""
 
     # (key, title) of the side tabs; each key has a ``_tab_<key>`` compose method.
-    SIDE_TABS = (("state", "State"), ("task", "Task"), ("reward", "Reward"), ("eval", "Eval"), ("notes", "Notes"),
-                 ("review", "Review"), ("ticks", "Ticks"))
+    SIDE_TABS = (
+        ("state", "State"),
+        ("task", "Task"),
+        ("reward", "Reward"),
+        ("eval", "Eval"),
+        ("notes", "Notes"),
+        ("review", "Review"),
+        ("ticks", "Ticks"),
+    )
     OPTIONAL_TABS = ("review", "ticks")  # shown only for a simulation that has a recorded review / ticks
 
     BINDINGS = [
@@ -142,14 +182,23 @@ class TrajectoryScreen(Screen[None]):
         Binding("3", "side_tab('reward')", "Reward tab", id="traj.tab_reward", show=False),
         Binding("4", "side_tab('eval')", "Eval tab", id="traj.tab_eval"),
         Binding("5", "side_tab('notes')", "Notes tab", id="traj.tab_notes", show=False),
-        Binding("6", "side_tab('review')", "Review tab (recorded review, auth, hallucination check)",
-                id="traj.tab_review", show=False),
+        Binding(
+            "6",
+            "side_tab('review')",
+            "Review tab (recorded review, auth, hallucination check)",
+            id="traj.tab_review",
+            show=False,
+        ),
         Binding("7", "side_tab('ticks')", "Ticks tab (voice runs: who speaks when)", id="traj.tab_ticks", show=False),
-        Binding("R", "adopt_review", "Keep the recorded review's errors as notes", id="traj.adopt_review",
-                show=False),
+        Binding("R", "adopt_review", "Keep the recorded review's errors as notes", id="traj.adopt_review", show=False),
         Binding("A", "add_note", "Add a note on this step…", id="traj.note", show=False),
-        Binding("S", "accept_suggestion", "Note the suggested source of this step's flag (agent / user)",
-                id="traj.accept_suggestion", show=False),
+        Binding(
+            "S",
+            "accept_suggestion",
+            "Note the suggested source of this step's flag (agent / user)",
+            id="traj.accept_suggestion",
+            show=False,
+        ),
         Binding("D", "divergence", "Jump to where the run left the gold path", id="traj.divergence", show=False),
         Binding("b", "fork", "Fork from here…", id="traj.fork"),
         Binding("J", "judge", "Judge the NL assertions with the judge model", id="traj.judge", show=False),
@@ -290,8 +339,9 @@ class TrajectoryScreen(Screen[None]):
         """The file was reloaded: show the same simulation from the new data, at the same step."""
         index = run.find(self.sim_id)
         if index is None or run.entries[index].id != self.sim_id:
-            self.notify(f"simulation {self.sim_id} is no longer in {run.path.name}; showing the old copy",
-                        severity="warning")
+            self.notify(
+                f"simulation {self.sim_id} is no longer in {run.path.name}; showing the old copy", severity="warning"
+            )
             return
         self._restore_step = self.cursor
         self._restore_expanded = set(self.view.expanded)
@@ -337,7 +387,8 @@ class TrajectoryScreen(Screen[None]):
         notes = book.by_simulation().get(self.sim_id, []) if book is not None else []
         self.view.rerender(doc.set_notes(notes))
         self.query_one("#notes-view", RichPane).show(
-            render_notes(doc.run_notes, [e.note for s in doc.steps for e in s.events if e.note is not None]))
+            render_notes(doc.run_notes, [e.note for s in doc.steps for e in s.events if e.note is not None])
+        )
         self._update_titles()
         self._update_header()
         if self._shown_step is not None:
@@ -367,12 +418,12 @@ class TrajectoryScreen(Screen[None]):
         if doc is None or doc.review is None or not doc.review.errors:
             self.notify("no recorded review errors on this simulation", severity="warning")
             return
-        suggestions = [review_suggestion(e.review, e.step) for s in doc.steps for e in s.events
-                       if e.review is not None]
+        suggestions = [review_suggestion(e.review, e.step) for s in doc.steps for e in s.events if e.review is not None]
         suggestions += [review_suggestion(error, None) for error in doc.run_reviews]
         entry = self.current.entries[self.index]
-        context(self).change_notes(self.current.path, adopt_review(self.sim_id, suggestions, task_id=entry.task_id,
-                                                                   trial=entry.trial))
+        context(self).change_notes(
+            self.current.path, adopt_review(self.sim_id, suggestions, task_id=entry.task_id, trial=entry.trial)
+        )
 
     def _trailer(self) -> Text:
         sim = self.current.simulation(self.index)
@@ -399,8 +450,10 @@ class TrajectoryScreen(Screen[None]):
         text.append("\n")
         text.append(" recorded ", style=RECORDED_STYLE + " reverse")
         reward = entry.reward
-        text.append(f" reward {formats.reward(reward)}",
-                    style="green" if reward == 1 else ("red" if reward is not None else "dim"))
+        text.append(
+            f" reward {formats.reward(reward)}",
+            style="green" if reward == 1 else ("red" if reward is not None else "dim"),
+        )
         text.append(f" · db {'—' if entry.db_match is None else ('✓' if entry.db_match else '✗')}")
         text.append(f" · {one_line(entry.termination or '?')}")
         text.append("   ")
@@ -415,8 +468,10 @@ class TrajectoryScreen(Screen[None]):
         if report is not None:
             ev = report.evaluation
             text.append(" · reward ")
-            text.append(formats.reward(ev.reward, "n/a"),
-                        style="yellow" if ev.reward is None else ("green" if ev.success else "red"))
+            text.append(
+                formats.reward(ev.reward, "n/a"),
+                style="yellow" if ev.reward is None else ("green" if ev.success else "red"),
+            )
             if report.agrees is False:
                 text.append(" ≠ recorded", style="bold white on red3")
             if report.flags:
@@ -446,16 +501,32 @@ class TrajectoryScreen(Screen[None]):
         if doc is not None:
             counts = doc.counts()
             folded = self.view.n_folded()
-            self.view.border_title = f"trajectory · {folded} silent chunks folded (z shows)" if folded else (
-                "trajectory · silent chunks shown (z folds)" if doc.ticks is not None and self.view.show_silent
-                else "trajectory")
-            extra = "".join(f"  {mark} {counts[key]}" for key, mark in (("message_error", "✗msg"), ("fault", "↯"),
-                                                                         ("refusal", "⊘"), ("discovery", "✦"),
-                                                                         ("review", "☰"), ("note", "✐"))
-                            if counts[key])
-            self.view.border_subtitle = (f"⚒ {counts['call']} calls  ✎ {counts['write']}  ≠ {counts['mismatch']}  "
-                                         f"? {counts['hallucinated']}  ✗ {counts['error']}  ⚠ {counts['finding']}  "
-                                         f"⚑ {counts['flag']}{extra}")
+            self.view.border_title = (
+                f"trajectory · {folded} silent chunks folded (z shows)"
+                if folded
+                else (
+                    "trajectory · silent chunks shown (z folds)"
+                    if doc.ticks is not None and self.view.show_silent
+                    else "trajectory"
+                )
+            )
+            extra = "".join(
+                f"  {mark} {counts[key]}"
+                for key, mark in (
+                    ("message_error", "✗msg"),
+                    ("fault", "↯"),
+                    ("refusal", "⊘"),
+                    ("discovery", "✦"),
+                    ("review", "☰"),
+                    ("note", "✐"),
+                )
+                if counts[key]
+            )
+            self.view.border_subtitle = (
+                f"⚒ {counts['call']} calls  ✎ {counts['write']}  ≠ {counts['mismatch']}  "
+                f"? {counts['hallucinated']}  ✗ {counts['error']}  ⚠ {counts['finding']}  "
+                f"⚑ {counts['flag']}{extra}"
+            )
         tree = self.query_one(StateTree)
         if self.gold_mode:
             tree.border_title = "vs the gold final state · d: back"  # the step says same or differs
@@ -471,11 +542,21 @@ class TrajectoryScreen(Screen[None]):
         text.append(f" step {step}/{len(doc) - 1}", style="bold")
         message = doc.steps[step].message
         text.append(f" · {message.role}", style="dim")
-        for target, label in (("write", "write"), ("mismatch", "mismatch"), ("hallucinated", "hallucinated"),
-                              ("error", "error"), ("fault", "injected fault"), ("refusal", "refused"),
-                              ("discovery", "discovery"), ("finding", "finding"), ("flag", "flag"),
-                              ("divergence", "left the gold path"), ("review", "review error"), ("note", "note"),
-                              ("match", "match")):
+        for target, label in (
+            ("write", "write"),
+            ("mismatch", "mismatch"),
+            ("hallucinated", "hallucinated"),
+            ("error", "error"),
+            ("fault", "injected fault"),
+            ("refusal", "refused"),
+            ("discovery", "discovery"),
+            ("finding", "finding"),
+            ("flag", "flag"),
+            ("divergence", "left the gold path"),
+            ("review", "review error"),
+            ("note", "note"),
+            ("match", "match"),
+        ):
             steps = doc.targets.get(target, [])
             if step in steps:
                 text.append(f" · {label} {steps.index(step) + 1}/{len(steps)}", style="bold yellow")
@@ -490,7 +571,8 @@ class TrajectoryScreen(Screen[None]):
         sim = self.current.simulation(self.index)
         self.query_one("#recorded-view", Static).update(visible_renderable(render_recorded(sim)))
         self.query_one("#derived-view", Static).update(
-            visible_renderable(render_derived(self.analysis, self.replay_error)))
+            visible_renderable(render_derived(self.analysis, self.replay_error))
+        )
 
     def _update_eval(self) -> None:
         pane = self.query_one("#eval-view", RichPane)
@@ -522,14 +604,20 @@ class TrajectoryScreen(Screen[None]):
         analysis = self.analysis
         if analysis is None:
             tree.display = False
-            change_view.show(Text(f"No replayed state: {self.replay_error or 'replay did not run'}.\n"
-                                    "The messages are shown as recorded.", style="italic yellow"))
+            change_view.show(
+                Text(
+                    f"No replayed state: {self.replay_error or 'replay did not run'}.\n"
+                    "The messages are shown as recorded.",
+                    style="italic yellow",
+                )
+            )
             return
         tree.display = True
         timeline = analysis.timeline
         state = timeline.state_at(step)
-        parts: list[RenderableType] = [Text(f"⚠ {f.kind.value}: {f.message}", style="yellow")
-                                       for f in doc.general_findings]
+        parts: list[RenderableType] = [
+            Text(f"⚠ {f.kind.value}: {f.message}", style="yellow") for f in doc.general_findings
+        ]
         parts += self._call_parts(step)
         tool_log = render_tool_log(timeline, state, step)
         if tool_log is not None:
@@ -538,23 +626,32 @@ class TrajectoryScreen(Screen[None]):
             gold = analysis.gold.state
             agent = self._diff(state.agent, gold.agent)
             user = self._diff(state.user, gold.user)
-            marks = {"agent": marks_for(((c.path, "gold") for c in agent or []), "gold_within"),
-                     "user": marks_for(((c.path, "gold") for c in user or []), "gold_within")}
+            marks = {
+                "agent": marks_for(((c.path, "gold") for c in agent or []), "gold_within"),
+                "user": marks_for(((c.path, "gold") for c in user or []), "gold_within"),
+            }
             differs = bool(agent or user)
             title = f"{'≠ differs from' if differs else '= same as'} the gold final state · d: back"
             if tree.border_title != title:  # changes only when the answer does (a title change repaints the pane)
                 tree.border_title = title
             parts.append(Text(f"state after step {step} → gold final state", style="bold magenta"))
-            parts.append(render_changes((("agent DB", agent), ("user DB", user)),
-                                        "same as the gold final state"))
+            parts.append(render_changes((("agent DB", agent), ("user DB", user)), "same as the gold final state"))
         else:
             agent, user = timeline.changes_at(step)
-            marks = {"agent": marks_for((c.path, c.kind) for c in agent),
-                     "user": marks_for((c.path, c.kind) for c in user)}
+            marks = {
+                "agent": marks_for((c.path, c.kind) for c in agent),
+                "user": marks_for((c.path, c.kind) for c in user),
+            }
             parts.append(Text(f"step {step} · DB change", style="bold"))
-            parts.append(render_changes((("agent DB", agent if state.agent is not None else None),
-                                         ("user DB", user if state.user is not None else None)),
-                                        "no DB change at this step"))
+            parts.append(
+                render_changes(
+                    (
+                        ("agent DB", agent if state.agent is not None else None),
+                        ("user DB", user if state.user is not None else None),
+                    ),
+                    "no DB change at this step",
+                )
+            )
         tree.show(state, marks)
         change_view.show(Group(*parts))
 
@@ -622,8 +719,11 @@ class TrajectoryScreen(Screen[None]):
             return
         judge_model = app.session.workspace.judge_model
         if not judge_model:
-            self.notify("no judge model: start tau-tui with --judge MODEL, or set judge_model in the settings file",
-                        severity="warning", timeout=6)
+            self.notify(
+                "no judge model: start tau-tui with --judge MODEL, or set judge_model in the settings file",
+                severity="warning",
+                timeout=6,
+            )
             return
         from tau_tui.evaluate import JudgeError
 
@@ -769,12 +869,28 @@ class TrajectoryScreen(Screen[None]):
 
         def chosen(request: NoteRequest | None) -> None:
             if request is not None:
-                context(self).change_notes(path, add_note(sim_id, request.source, request.error_type, request.text,
-                                                          step=request.step, task_id=entry.task_id,
-                                                          trial=entry.trial))
+                context(self).change_notes(
+                    path,
+                    add_note(
+                        sim_id,
+                        request.source,
+                        request.error_type,
+                        request.text,
+                        step=request.step,
+                        task_id=entry.task_id,
+                        trial=entry.trial,
+                    ),
+                )
 
-        self.app.push_screen(NoteFormScreen(f"simulation {sim_id} (task {entry.task_id})", step.index,
-                                            default_source(step.role), step_summary(step, 70)), chosen)
+        self.app.push_screen(
+            NoteFormScreen(
+                f"simulation {sim_id} (task {entry.task_id})",
+                step.index,
+                default_source(step.role),
+                step_summary(step, 70),
+            ),
+            chosen,
+        )
 
     def action_accept_suggestion(self) -> None:
         """``S``: save, as a note on this step, the source a flag here suggests (compliance: agent; user hints: user)."""
@@ -787,9 +903,18 @@ class TrajectoryScreen(Screen[None]):
             self.notify("no flag with a suggested source at this step", timeout=3)
             return
         entry = self.current.entries[self.index]
-        context(self).change_notes(self.current.path, add_note(
-            self.sim_id, SUGGESTED_SOURCE[flag.kind], SUGGESTED_ERROR_TYPE[flag.kind], f"{flag.kind}: {flag.message}",
-            step=self.cursor, task_id=entry.task_id, trial=entry.trial))
+        context(self).change_notes(
+            self.current.path,
+            add_note(
+                self.sim_id,
+                SUGGESTED_SOURCE[flag.kind],
+                SUGGESTED_ERROR_TYPE[flag.kind],
+                f"{flag.kind}: {flag.message}",
+                step=self.cursor,
+                task_id=entry.task_id,
+                trial=entry.trial,
+            ),
+        )
 
     # --- fork from here -----------------------------------------------------------------------------------------
     def action_fork(self) -> None:
@@ -801,8 +926,7 @@ class TrajectoryScreen(Screen[None]):
         def chosen(request: ForkRequest | None) -> None:
             if request is not None:
                 self._fork_token += 1
-                self.notify(f"forking after message {request.after}: {request.agent} / {request.user}…",
-                            timeout=3)
+                self.notify(f"forking after message {request.after}: {request.agent} / {request.user}…", timeout=3)
                 self.fork_worker(self._fork_token, self.current, request)
 
         self.app.push_screen(ForkScreen(self.sim_id, step, solo=self.current.solo), chosen)
@@ -833,18 +957,30 @@ class TrajectoryScreen(Screen[None]):
         step = message.step
         sim = self.current.simulation(self.index)
         report = self.report
-        original = ForkSide("original", self.current.entries[self.index].reward,
-                            report.evaluation.reward if report is not None else None, sim.termination_reason,
-                            list(sim.trajectory), self.analysis.db_match if self.analysis is not None else None,
-                            self.analysis.timeline.final if self.analysis is not None else None)
+        original = ForkSide(
+            "original",
+            self.current.entries[self.index].reward,
+            report.evaluation.reward if report is not None else None,
+            sim.termination_reason,
+            list(sim.trajectory),
+            self.analysis.db_match if self.analysis is not None else None,
+            self.analysis.timeline.final if self.analysis is not None else None,
+        )
         result = episode.result
         reward_info = result.reward_info
-        fork = ForkSide("fork", None, episode.scored.reward if episode.scored is not None else None,
-                        result.termination_reason, list(result.messages or []),
-                        reward_info.db_check.db_match if reward_info is not None and reward_info.db_check else None,
-                        episode.env.freeze())
-        title = (f"fork of {self.sim_id} after message {step} · agent {episode.agent_spec.model} · "
-                 f"user {episode.user_spec.model} · saved to {message.path}")
+        fork = ForkSide(
+            "fork",
+            None,
+            episode.scored.reward if episode.scored is not None else None,
+            result.termination_reason,
+            list(result.messages or []),
+            reward_info.db_check.db_match if reward_info is not None and reward_info.db_check else None,
+            episode.env.freeze(),
+        )
+        title = (
+            f"fork of {self.sim_id} after message {step} · agent {episode.agent_spec.model} · "
+            f"user {episode.user_spec.model} · saved to {message.path}"
+        )
         compare = CompareScreen(original, fork, step, fork_run, title)
         if self.app.screen is self:
             self.app.push_screen(compare)

@@ -18,16 +18,15 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from tau_tui.catalog import file_label
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.catalog import file_label
-from tau_tui.views.compare_view import divergent_turn, render_trial_comparison
-from tau_tui.views.layout import distinct_starts, elide
 from tau_tui.tui.messages import ComparisonReady
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
-
+from tau_tui.views.compare_view import divergent_turn, render_trial_comparison
+from tau_tui.views.layout import distinct_starts, elide
 
 SimKey = tuple[Path, str]  # (file, simulation id)
 LABEL_FILE_WIDTH = 24
@@ -39,6 +38,7 @@ def side_labels(left: tuple[RunFile, int], right: tuple[RunFile, int]) -> tuple[
     The agent model is added only when the two sides' models differ, the file
     only when the simulation ids are the same (the same run saved twice).
     """
+
     def parts(run: RunFile, index: int) -> tuple[str, str, str]:
         entry = run.entries[index]
         sim = entry.id if entry.trial is None else f"{entry.id} · trial {entry.trial}"
@@ -81,9 +81,12 @@ class TrialCompareScreen(Screen[None]):
 
     def on_mount(self) -> None:
         (lp, ls), (rp, rs) = self.keys
-        self.query_one("#trials-header", InfoLine).set(Text(f" comparing {one_line(ls)} ({one_line(lp.name)}) with {one_line(rs)} "
-                                                                 f"({one_line(rp.name)})…",
-                                                            style="dim"))
+        self.query_one("#trials-header", InfoLine).set(
+            Text(
+                f" comparing {one_line(ls)} ({one_line(lp.name)}) with {one_line(rs)} ({one_line(rp.name)})…",
+                style="dim",
+            )
+        )
         self.query_one("#trials-view", RichPane).focus()
         self._start()
 
@@ -102,7 +105,7 @@ class TrialCompareScreen(Screen[None]):
         service = context(self).session.service
         sides = []
         try:
-            for (path, sim_id), hit in zip(self.keys, known):
+            for (path, sim_id), hit in zip(self.keys, known, strict=False):
                 if hit is None:
                     run = open_run(path)
                     index = run.find(sim_id)
@@ -113,11 +116,14 @@ class TrialCompareScreen(Screen[None]):
             left, right = sides
             analyses = [service.analyze(*left), service.analyze(*right)]
             if analyses[0].sim.task_id != analyses[1].sim.task_id:
-                raise ValueError(f"runs of different tasks ({analyses[0].sim.task_id} and "
-                                 f"{analyses[1].sim.task_id}): compare two runs of one task")
+                raise ValueError(
+                    f"runs of different tasks ({analyses[0].sim.task_id} and "
+                    f"{analyses[1].sim.task_id}): compare two runs of one task"
+                )
             labels = side_labels(left, right)
-            comparison = compare_timelines(side_of(analyses[0], labels[0]), side_of(analyses[1], labels[1]),
-                                           writes_only)
+            comparison = compare_timelines(
+                side_of(analyses[0], labels[0]), side_of(analyses[1], labels[1]), writes_only
+            )
         except (RunFileError, ValueError) as exc:
             self.post_message(ComparisonReady(error=str(exc)))
             return
@@ -145,13 +151,18 @@ class TrialCompareScreen(Screen[None]):
             header.append(f"same {kind}tool calls", style="green")
         else:
             turn = divergent_turn(comparison)
-            header.append(f"first differing {kind}call #{d.position + 1}"
-                          + (f" at turn {turn.index}" if turn is not None else ""), style="bold red")
+            header.append(
+                f"first differing {kind}call #{d.position + 1}"
+                + (f" at turn {turn.index}" if turn is not None else ""),
+                style="bold red",
+            )
             header.append(f" · DB there: {len(d.agent_diff) + len(d.user_diff)} differing paths")
         final = len(comparison.final_agent_diff) + len(comparison.final_user_diff)
         header.append(f" · final DB: {'same' if not final else f'{final} differing paths'}")
         self.query_one("#trials-header", InfoLine).set(header)
-        pane.border_title = visible_renderable(f"{comparison.left.label}  │  {comparison.right.label}", single_line=True)
+        pane.border_title = visible_renderable(
+            f"{comparison.left.label}  │  {comparison.right.label}", single_line=True
+        )
         pane.border_subtitle = "d: to the divergence · o / O: open left / right there · w: writes only"
         self.action_divergence()
 

@@ -15,11 +15,10 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from tau_tui.textsafe import visible_text
-
 from tau_tui.calibrate.grid import Row, RowKey
-from tau_tui.views.calibration_view import GridColumn, fit_columns, grid_line, header_line, line_width
+from tau_tui.textsafe import visible_text
 from tau_tui.tui.widgets.line_table import LineTable
+from tau_tui.views.calibration_view import GridColumn, fit_columns, grid_line, header_line, line_width
 
 
 class CalibrationTable(LineTable, can_focus=True):
@@ -38,8 +37,11 @@ class CalibrationTable(LineTable, can_focus=True):
         Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="grid.page_up"),
     ]
 
-    COMPONENT_CLASSES = {"calibration-table--header", "calibration-table--cursor",
-                         "calibration-table--cursor-unfocused"}
+    COMPONENT_CLASSES = {
+        "calibration-table--header",
+        "calibration-table--cursor",
+        "calibration-table--cursor-unfocused",
+    }
 
     DEFAULT_CSS = """
     CalibrationTable {
@@ -187,19 +189,20 @@ class CalibrationTable(LineTable, can_focus=True):
     def _row_strip(self, index: int) -> Strip:
         row = self.rows[index]
         if index == self.cursor_row:
-            text = grid_line(row, self.columns, self.k, selected=row.key in self.selected,
-                             cursor=self.current_cell)
+            text = grid_line(row, self.columns, self.k, selected=row.key in self.selected, cursor=self.current_cell)
             cursor = "calibration-table--cursor" if self.has_focus else "calibration-table--cursor-unfocused"
             return self._strip(text).apply_style(self.get_component_rich_style(cursor))
         strip = self._cache.get(row.key)
         if strip is None:
             strip = self._cache[row.key] = self._strip(
-                grid_line(row, self.columns, self.k, selected=row.key in self.selected))
+                grid_line(row, self.columns, self.k, selected=row.key in self.selected)
+            )
         return strip
 
     def _header_strip(self) -> Strip:
         return self._strip(header_line(self.columns)).apply_style(
-            self.get_component_rich_style("calibration-table--header"))
+            self.get_component_rich_style("calibration-table--header")
+        )
 
     def _body_strip(self, index: int) -> Strip:
         return self._row_strip(index)

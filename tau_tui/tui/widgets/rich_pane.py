@@ -15,9 +15,9 @@ from textual import events
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from tau_tui.textsafe import visible_segments
-from textual.widget import Widget
 
 
 class RichPane(ScrollView, can_focus=True):
@@ -58,8 +58,9 @@ class RichPane(ScrollView, can_focus=True):
         options = console.options.update_width(width)
         base = self.visual_style.rich_style
         old = self._drawn
-        self.lines = self._drawn = [_strip(line, width).apply_style(base)
-                      for line in console.render_lines(self.content, options, pad=True)]
+        self.lines = self._drawn = [
+            _strip(line, width).apply_style(base) for line in console.render_lines(self.content, options, pad=True)
+        ]
         size = Size(width, len(self.lines))
         if size != self.virtual_size:
             # Set the scrollable size without a layout pass (a reflow repaints the whole screen), as
@@ -93,8 +94,7 @@ class RichPane(ScrollView, can_focus=True):
     @property
     def plain(self) -> str:
         """The shown text, one line per row (for tests and copying)."""
-        return "\n".join("".join(seg.text for seg in line if isinstance(seg, Segment)).rstrip()
-                         for line in self.lines)
+        return "\n".join("".join(seg.text for seg in line if isinstance(seg, Segment)).rstrip() for line in self.lines)
 
 
 def _strip(line: list[Segment], width: int) -> Strip:

@@ -23,14 +23,12 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from tau_tui.textsafe import one_line, visible_text
-
 from tau_tui.catalog import RunRow, SortSpec
-
+from tau_tui.textsafe import one_line, visible_text
+from tau_tui.tui.widgets.line_table import LineTable
 from tau_tui.views.columns import COLUMNS, Column
 from tau_tui.views.layout import Share, distinct_starts, elide, fitting_count, share_widths
 from tau_tui.views.panels import DERIVED_STYLE
-from tau_tui.tui.widgets.line_table import LineTable
 
 PAD = 1  # cells before each column (a rule between recorded and derived columns)
 MORE = 1  # cells kept at the right for the "more columns" mark
@@ -52,8 +50,7 @@ class RunTable(LineTable, can_focus=True):
         Binding("l,right", "column(1)", "Columns: one to the right", show=False, id="table.right"),
     ]
 
-    COMPONENT_CLASSES = {"run-table--header", "run-table--cursor", "run-table--cursor-unfocused",
-                         "run-table--even"}
+    COMPONENT_CLASSES = {"run-table--header", "run-table--cursor", "run-table--cursor-unfocused", "run-table--even"}
 
     DEFAULT_CSS = """
     RunTable {
@@ -130,8 +127,7 @@ class RunTable(LineTable, can_focus=True):
         files = len({row.path for row in rows}) if files is None else files
         self.frozen = [c for c in self.columns if c.frozen and (files > 1 or not c.many_files)]
         # a column that shows what only some recordings hold (a submission, a review) only when one is shown
-        self.scrolling = [c for c in self.columns
-                          if not c.frozen and (c.when is None or any(c.when(r) for r in rows))]
+        self.scrolling = [c for c in self.columns if not c.frozen and (c.when is None or any(c.when(r) for r in rows))]
         self._measure(rows)
         self._relayout(force=True)
         target = self.row_index.get(keep, None) if keep is not None else None
@@ -188,7 +184,7 @@ class RunTable(LineTable, can_focus=True):
         self.first_column = max(0, min(self.first_column, len(self.scrolling) - 1))
         available = self._available()
         frozen_width = sum(self._min_width(c) + PAD for c in self.frozen) + self._names_reserve()
-        rest = self.scrolling[self.first_column:]
+        rest = self.scrolling[self.first_column :]
         count = fitting_count([self._min_width(c) for c in rest], available - frozen_width, PAD)
         # the names may claim at most half the width before other columns give way to them
         name_cap = max(1, available // (2 * max(1, sum(1 for c in self.frozen if c.flex))))
@@ -196,13 +192,16 @@ class RunTable(LineTable, can_focus=True):
             shown = self.frozen + rest[:count]
             shares = [self._share(c) for c in shown]
             widths = share_widths(shares, available - PAD * len(shown))
-            short = any(w < max(min(s.natural, name_cap), s.min)
-                        for c, s, w in zip(shown, shares, widths) if c.frozen and c.flex)
+            short = any(
+                w < max(min(s.natural, name_cap), s.min)
+                for c, s, w in zip(shown, shares, widths, strict=False)
+                if c.frozen and c.flex
+            )
             # detail gives way only to make room beside outcome columns (once scrolled to it, it is what you read)
-            if not (short and rest[count - 1].detail and any(not c.detail for c in rest[:count - 1])):
+            if not (short and rest[count - 1].detail and any(not c.detail for c in rest[: count - 1])):
                 break
             count -= 1
-        self.shown_columns = list(zip(shown, widths))
+        self.shown_columns = list(zip(shown, widths, strict=False))
         self._cache.clear()
         self.virtual_size = Size(sum(w + PAD for w in widths) + MORE, len(self.rows) + 1)
         self.refresh()
@@ -339,7 +338,6 @@ class RunTable(LineTable, can_focus=True):
             self.move_cursor(index)
             if event.chain == 2:
                 self.action_select()
-
 
 
 def _plain(value: object) -> str:

@@ -277,8 +277,11 @@ class StateTree(Tree[NodeRef]):
                 node = self._reveal(side, path)
                 if node is None:
                     continue
-                if mark in ("added", "changed", "gold") and is_container(_ref(node).value) and \
-                        size(_ref(node).value) <= self.PAGE:
+                if (
+                    mark in ("added", "changed", "gold")
+                    and is_container(_ref(node).value)
+                    and size(_ref(node).value) <= self.PAGE
+                ):
                     self._expand(node)
                     self._keep.add(node)
                 targets.append(node)
@@ -308,4 +311,3 @@ class StateTree(Tree[NodeRef]):
         node = event.node
         if node.data is not None and node.data.kind == "more" and node.parent is not None:
             self._add_page(node.parent)
-

@@ -80,8 +80,9 @@ class TrajectoryView(ScrollView, can_focus=True):
         self._layout_width = 0
 
     # --- content ---------------------------------------------------------------------
-    def set_doc(self, doc: TrajectoryDoc, cursor: int = 0, expanded: set[int] | None = None,
-                trailer: Text | None = None) -> None:
+    def set_doc(
+        self, doc: TrajectoryDoc, cursor: int = 0, expanded: set[int] | None = None, trailer: Text | None = None
+    ) -> None:
         self.doc = doc
         self.expanded = set(expanded or ())
         self.trailer = trailer
@@ -222,7 +223,7 @@ class TrajectoryView(ScrollView, can_focus=True):
         self._reindex()
 
     def _reindex(self) -> None:
-        self._heights = [lead + len(block) for lead, block in zip(self._leads, self._blocks)]
+        self._heights = [lead + len(block) for lead, block in zip(self._leads, self._blocks, strict=False)]
         offsets, y = [], 0
         for height in self._heights:
             offsets.append(y)
@@ -265,8 +266,11 @@ class TrajectoryView(ScrollView, can_focus=True):
         number_style = self.get_component_rich_style("trajectory-view--number", partial=True)
         strips = [Strip.blank(width)] * self._leads[index]
         for n, line in enumerate(self._blocks[index]):
-            gutter = Text.assemble(("▌", style), (f"{index:>4} " if n == 0 else "     ", number_style),
-                                   (f"{label:<9} " if n == 0 else " " * 10, "bold " + style))
+            gutter = Text.assemble(
+                ("▌", style),
+                (f"{index:>4} " if n == 0 else "     ", number_style),
+                (f"{label:<9} " if n == 0 else " " * 10, "bold " + style),
+            )
             gutter.append_text(line)
             segments = list(gutter.render(console, end=""))
             strips.append(Strip(segments).extend_cell_length(width))
@@ -312,8 +316,7 @@ class TrajectoryView(ScrollView, can_focus=True):
     def _lead(self, index: int) -> int:
         """A blank line before each new turn (none before a tool result: it belongs to its call)."""
         assert self.doc is not None
-        return 1 if index > self._first_shown and self.doc.steps[index].role != "tool" and not self.folded(index) \
-            else 0
+        return 1 if index > self._first_shown and self.doc.steps[index].role != "tool" and not self.folded(index) else 0
 
     def _find_first_shown(self) -> int:
         assert self.doc is not None
