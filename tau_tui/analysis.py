@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
 from tau_tui.env.environment import Environment
@@ -160,7 +160,7 @@ class Analyzer:
         """The upstream fixes registered for ``domain`` (applied or not)."""
         return upstream_fixes(domain.name)
 
-    def env_factory(self, domain: Domain, variant: str | None):
+    def env_factory(self, domain: Domain, variant: str | None) -> Callable[[bool], Environment]:
         applied = self.fixes_of(domain) if self.upstream_fixes else ()
 
         def new_env(solo: bool) -> Environment:
@@ -177,7 +177,7 @@ class Analyzer:
                 task = None
         return task
 
-    def gold_for(self, domain_key: str, task: Task, new_env) -> GoldResult:
+    def gold_for(self, domain_key: str, task: Task, new_env: Callable[[bool], Environment]) -> GoldResult:
         """The task's gold state (cached), built from the initialised state non-solo replays share."""
         return self.golds.get(task, new_env, domain_key, self._init, (domain_key, self.golds.exact_key(task), False))
 

@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, Sequence
 
-from tau_tui.commands import COMMANDS, SUBCOMMANDS
+from tau_tui.commands import COMMANDS, SUBCOMMANDS, Command
 from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class _VersionAction(argparse.Action):
             option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print tau-tui's version and exit"
         )
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -96,14 +96,14 @@ def tui_parser() -> argparse.ArgumentParser:
     return _register(_command(None), parser, running=True)
 
 
-def _register(command: Any, where: Any, running: bool) -> argparse.ArgumentParser:
+def _register(command: Command, where: Any, running: bool) -> argparse.ArgumentParser:
     parser = command.register(where, running=running)
     if command.SHARED_FLAGS:
         _add_common(parser)
     return parser
 
 
-def _command(name: str | None) -> Any:
+def _command(name: str | None) -> Command:
     return next(command for command in COMMANDS if command.NAME == name)
 
 

@@ -233,6 +233,8 @@ class DomainRegistry:
         uses_data = getattr(domain_cls, "uses_tau2_data", True)
         data_dir = find_domain_data(base, self.tau2_data, self.data_origin) if uses_data else folder / "data"
         domain = create(data_dir)
+        if not isinstance(domain, Domain):
+            raise DomainError(f"{folder}: create(data_dir) gave a {type(domain).__name__}, not a Domain")
         self._loaded[base] = domain
         return domain
 

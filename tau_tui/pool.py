@@ -204,7 +204,8 @@ class Worker:
 
         try:
             run = self.run_of(unit.path) if run is None else run
-            outcome = getattr(self, f"_{self.job.kind}")(run, unit)
+            compute: Callable[[Any, Unit], Outcome] = getattr(self, f"_{self.job.kind}")
+            outcome = compute(run, unit)
         except (DomainError, RunFileError) as exc:
             outcome = Outcome(unit, error=str(exc), domain_error=isinstance(exc, DomainError))
         outcome.warnings = self.analyzer.registry.new_warnings()
@@ -432,20 +433,20 @@ class FileHead:
     sidecar: Any = None  # eval: the scorer sidecar beside the file, as this process read it (None: there is none)
 
 
-class ShippedSims(Sequence):
+class ShippedSims(Sequence[Any]):
     """The raw simulations an actor was sent: bytes of a span (parsed here), a raw dict, or the error that
     reading it raised where the file is (raised again, so the answer is the one the file's own reader gives)."""
 
     indexed_lazily = True  # RunFile: no index rows are built from it
 
     def __init__(self, count: int):
-        self.count = count
+        self._size = count  # (``count`` is Sequence's own method)
         self.raw: dict[int, Any] = {}
 
     def __len__(self) -> int:
-        return self.count
+        return self._size
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index: int) -> Any:  # type: ignore[override]  # ints only: RunFile indexes one sim
         value = self.raw[index]
         if isinstance(value, BaseException):
             raise value

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import importlib.util
 import inspect
 from pathlib import Path
 from typing import Any

@@ -28,12 +28,14 @@ from tau_tui.config import ConfigError, Settings
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
+    from tau_tui.calibrate import Calibrator
+    from tau_tui.calibrate.gold import GoldChecker
     from tau_tui.domains import DomainRegistry
     from tau_tui.evaluate import Judge
     from tau_tui.model.messages import Message
     from tau_tui.model.tasks import Task
     from tau_tui.pool import Job, RayRollout, UnitExecutor
-    from tau_tui.rollout import Episode, EpisodeOptions, ParticipantSpec, RetryPolicy, RunConfig, Runner
+    from tau_tui.rollout import Episode, EpisodeOptions, ParticipantSpec, PlaySession, RetryPolicy, RunConfig, Runner
 
 # field -> how the command line names it; forms pass their own labels
 CLI_LABELS = {
@@ -87,7 +89,7 @@ class RequestError(ValueError):
         self.field = field
 
 
-def parse_json_object(value: str | dict | None, label: str, name: str = "") -> dict[str, Any] | None:
+def parse_json_object(value: str | dict[str, Any] | None, label: str, name: str = "") -> dict[str, Any] | None:
     """Litellm arguments typed as JSON (the one parser of both front ends); ``RequestError`` names ``label``."""
     if value is None or isinstance(value, dict):
         return value
@@ -142,8 +144,8 @@ class RunRequest(_Request):
     domain: str | None
     agent: str | None
     user: str | None = None
-    agent_args: str | dict | None = None
-    user_args: str | dict | None = None
+    agent_args: str | dict[str, Any] | None = None
+    user_args: str | dict[str, Any] | None = None
     tasks: list[str] | None = None
     num_trials: int | str = 1
     concurrency: int | str = 3
@@ -197,7 +199,7 @@ class RunRequest(_Request):
 class RunPlan:
     """A validated run: what to run and where it is saved."""
 
-    config: Any  # RunConfig
+    config: RunConfig
     path: Path
     resume: bool = False
 
@@ -210,7 +212,7 @@ class PlayRequest(_Request):
     task: str | None
     play_as: str
     other: str | None
-    other_args: str | dict | None = None
+    other_args: str | dict[str, Any] | None = None
     solo: bool = False
     seed: int | None = None
     max_steps: int | str = 200
@@ -237,8 +239,8 @@ class ForkRequest(_Request):
     after: int | str
     agent: str | None
     user: str | None = "scripted/user"
-    agent_args: str | dict | None = None
-    user_args: str | dict | None = None
+    agent_args: str | dict[str, Any] | None = None
+    user_args: str | dict[str, Any] | None = None
     strict: bool = True  # replay the recorded prefix strictly (tau2's rule); lenient continues from any state
     llm_retries: int = 5
     out: str | Path | None = None
@@ -260,7 +262,7 @@ class ForkRequest(_Request):
 class ForkResult:
     """A finished fork: the evaluated episode, where it was saved, and what it continued."""
 
-    episode: Any  # rollout.Episode
+    episode: Episode
     path: Path
     sim_id: str
     after: int
@@ -484,7 +486,7 @@ class Workspace:
         runner.remote = remote
         return runner
 
-    def calibrator(self, request: CalibrateRequest | str):
+    def calibrator(self, request: CalibrateRequest | str) -> Calibrator:
         from tau_tui.calibrate import Calibrator
 
         if isinstance(request, str):
@@ -498,7 +500,7 @@ class Workspace:
             runner_factory=self.new_runner,
         )
 
-    def gold_checker(self, request: GoldCheckRequest | str):
+    def gold_checker(self, request: GoldCheckRequest | str) -> GoldChecker:
         from tau_tui.calibrate.gold import GoldChecker
 
         if isinstance(request, str):
@@ -514,7 +516,7 @@ class Workspace:
             raise request.error("out", f"{path} already exists; choose another")
         return path
 
-    def play_session(self, request: PlayRequest):
+    def play_session(self, request: PlayRequest) -> PlaySession:
         """A ``PlaySession`` with the judge (loads the domain: call it off a UI thread)."""
         from tau_tui.rollout import EpisodeOptions, PlaySession
 

@@ -236,6 +236,7 @@ def live_path(task: Task, new_env: Callable[[bool], Environment], cache: InitCac
     """Init and task history (replayed as at the start of an episode), then each action via ``call`` + sync."""
     timeline = replay(task.history, task, new_env, cache=cache, cache_key=task.id if cache is not None else None)
     env = timeline.env
+    assert env is not None, "a replay always builds its environment"
     setup_messages = {f.message for f in timeline.findings}
     problems = [f"task setup: {message}" for message in dict.fromkeys(f.message for f in timeline.findings)]
     errors: list[tuple[int, str]] = []
@@ -274,7 +275,7 @@ def unmet_on_gold(task: Task, gold: GoldResult, new_env: Callable[[bool], Enviro
         return []
     env = new_env(False)
     env.restore(gold.state)
-    out = []
+    out: list[tuple[str, str | None]] = []
     for assertion in criteria.env_assertions:
         try:
             met = env.run_assertion(assertion)
@@ -298,17 +299,18 @@ def _describe_failures(evaluation: Evaluation) -> list[str]:
                 a = check.assertion
                 out.append(f"env assertion {assertion_text(a)} is not {a.assert_value} after the rollout")
     if breakdown.get("ACTION", 1.0) < 1.0:
-        for check in evaluation.actions or []:
-            if not check.matched:
-                out.append(f"expected action {check.action.name} ({check.action.action_id}) not matched")
+        for action_check in evaluation.actions or []:
+            if not action_check.matched:
+                action = action_check.action
+                out.append(f"expected action {action.name} ({action.action_id}) not matched")
     if breakdown.get("COMMUNICATE", 1.0) < 1.0:
-        for check in evaluation.communicate or []:
-            if not check.met:
-                out.append(f"communicate_info {check.info!r} not said")
+        for said in evaluation.communicate or []:
+            if not said.met:
+                out.append(f"communicate_info {said.info!r} not said")
     if breakdown.get(NL, 1.0) < 1.0:
-        for check in evaluation.nl or []:
-            if not check.met:
-                out.append(f"NL assertion not met: {check.assertion}")
+        for judged in evaluation.nl or []:
+            if not judged.met:
+                out.append(f"NL assertion not met: {judged.assertion}")
     return out
 
 

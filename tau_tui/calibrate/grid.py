@@ -247,7 +247,7 @@ class RowChanged:
 GridListener = Callable[[Any], None]
 
 
-def task_order(task_id: str) -> tuple[int, Any]:
+def task_order(task_id: str) -> tuple[int, int, str]:
     """Numeric task ids in numeric order, then the others by name."""
     return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
 

@@ -199,7 +199,7 @@ class RunFilter:
 # --- sort keys ---------------------------------------------------------------------------
 
 
-def _natural(text: str) -> tuple:
+def _natural(text: str) -> tuple[int, int, str]:
     """Sort key putting "2" before "10"."""
     return (0, int(text), "") if text.isdigit() else (1, 0, text)
 

@@ -28,7 +28,7 @@ from tau_tui.model.submission import submission_label
 
 # The submission label of each open run file, looked up once for all its rows (20k rows of one file would
 # otherwise walk its folders 20k times); a reload opens new run files, so a changed submission.json is read again.
-_SUBMISSION_LABELS: dict[int, tuple[weakref.ref, str]] = {}  # id(run) -> (the run, its label)
+_SUBMISSION_LABELS: dict[int, tuple[weakref.ref[RunFile], str]] = {}  # id(run) -> (the run, its label)
 
 
 def _file_submission_label(run: RunFile, path: Path) -> str:

@@ -9,10 +9,45 @@ inside its ``run``, so ``tau-tui --help`` stays fast.
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING, Any, Protocol
+
 from tau_tui.commands import audit, calibrate, compare, export, fork, notes, play, replay, run, serve, show, tui
 from tau_tui.commands import eval as evaluate
 
-COMMANDS = (replay, evaluate, show, run, play, fork, calibrate, notes, compare, audit, export, serve, tui)
+if TYPE_CHECKING:
+    from tau_tui.workspace import Workspace
+
+
+class Command(Protocol):
+    """What a command module holds (each module of this package is one)."""
+
+    @property
+    def NAME(self) -> str | None: ...  # noqa: N802 - the module constant it stands for
+
+    @property
+    def SHARED_FLAGS(self) -> bool: ...  # noqa: N802
+
+    def register(self, sub: Any, running: bool = False) -> argparse.ArgumentParser: ...
+
+    def run(self, args: argparse.Namespace, workspace: Workspace) -> int: ...
+
+
+COMMANDS: tuple[Command, ...] = (
+    replay,
+    evaluate,
+    show,
+    run,
+    play,
+    fork,
+    calibrate,
+    notes,
+    compare,
+    audit,
+    export,
+    serve,
+    tui,
+)
 SUBCOMMANDS = tuple(command.NAME for command in COMMANDS if command.NAME)
 
-__all__ = ["COMMANDS", "SUBCOMMANDS"]
+__all__ = ["COMMANDS", "SUBCOMMANDS", "Command"]

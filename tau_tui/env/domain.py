@@ -53,7 +53,7 @@ class Domain(ABC):
     tasks are not ``<data>/tasks.json``.
     """
 
-    name: ClassVar[str] = ""
+    name: str = ""  # a class attribute of a domain package's class; the tau2 adapter's instances set their own
     uses_tau2_data: ClassVar[bool] = True
     # One pristine state tree per (class, data folder, side) for the whole process.
     _pristine: ClassVar[dict[tuple[Any, ...], Any]] = {}

@@ -38,6 +38,8 @@ def _has_stop(message: ParticipantMessage) -> bool:
 class LLMTurns:
     """A side played by a litellm model: its settings (a private copy), seed and retry listener."""
 
+    llm: str | None = None  # as ``Participant.llm``: the model this side records
+
     def use_model(self, settings: LLMSettings, on_retry: RetryListener | None) -> None:
         self.settings = LLMSettings(settings.model, dict(settings.args), settings.timeout, settings.retry)
         self.llm = settings.model
@@ -144,9 +146,9 @@ class GoldAgent(Participant):
     def _retry(self, incoming: list[Message]) -> AssistantMessage | None:
         """The last call again, when an injected fault kept it from being carried out."""
         last = self.last_call
-        result = next(
-            (m for m in incoming if isinstance(m, ToolMessage) and last is not None and m.id == last.id), None
-        )
+        if last is None:
+            return None
+        result = next((m for m in incoming if isinstance(m, ToolMessage) and m.id == last.id), None)
         if result is None or not is_withheld_fault(result) or self.retries >= self.MAX_FAULT_RETRIES:
             return None
         self.retries += 1
@@ -163,13 +165,13 @@ class GoldAgent(Participant):
             return AssistantMessage(content=f"Everything for this request is done. {STOP}", cost=0.0)
         kind, action = self.plan[self.position]
         self.position += 1
-        if kind == "call":
+        if kind == "call" and action is not None:
             call = ToolCall(
                 id=new_call_id(), name=action.name, arguments=copy.deepcopy(action.arguments), requestor="assistant"
             )
             self.last_call, self.retries = call, 0
             return AssistantMessage(content=None, tool_calls=[call], cost=0.0)
-        if kind == "ask":
+        if kind == "ask" and action is not None:
             return AssistantMessage(content=ask_user_text(action), cost=0.0)
         if kind == "done":
             return AssistantMessage(content=STOP, cost=0.0)

@@ -283,7 +283,7 @@ async def complete(
     kwargs.setdefault("timeout", settings.timeout)
     payload = to_litellm_messages(messages)
     as_json = bool(tools) and protocol == json_tools.JSON_SCHEMA
-    if as_json:  # no native tool calls: the reply is one JSON object held to a schema (rollout/json_tools.py)
+    if as_json and tools:  # no native tool calls: the reply is one JSON object held to a schema (json_tools.py)
         payload = json_tools.plain_messages(payload, tools, require_tool=tool_choice == "required")
         kwargs["response_format"] = json_tools.response_format(tools, require_tool=tool_choice == "required")
     elif tools:

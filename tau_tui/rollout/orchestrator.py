@@ -330,8 +330,8 @@ class Orchestrator:
         if remaining is not None and remaining <= 0:
             raise EndEpisode("timeout")
         try:
-            call = participant.respond(self.incoming)
-            message = await (call if remaining is None else asyncio.wait_for(call, remaining))
+            reply = participant.respond(self.incoming)
+            message = await (reply if remaining is None else asyncio.wait_for(reply, remaining))
         except TimeoutError:
             raise EndEpisode("timeout", {"error": f"the {side} did not answer within the timeout"}) from None
         except MissingCredentials:
@@ -520,7 +520,7 @@ class Orchestrator:
         injected = [
             {"step": index, "call_id": message.id, **mark}
             for index, message in enumerate(self.trajectory)
-            if (mark := fault_mark(message)) is not None
+            if isinstance(message, ToolMessage) and (mark := fault_mark(message)) is not None
         ]
         if self.fault_plan is not None or injected:
             out["faults"] = {"seed": self.fault_plan.seed if self.fault_plan else None, "injected": injected}

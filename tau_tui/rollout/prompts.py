@@ -113,4 +113,4 @@ def user_system_prompt(scenario: str, with_tools: bool) -> str:
 
 
 def is_user_stop(text: str | None) -> bool:
-    return bool(text) and any(token in text for token in USER_STOP_TOKENS)
+    return text is not None and any(token in text for token in USER_STOP_TOKENS)

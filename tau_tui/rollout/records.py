@@ -105,10 +105,12 @@ def _digest(data: Any) -> str:
 
 def _callable_description(owner: Any, name: str) -> dict[str, Any]:
     member = getattr(owner, name, None)
-    try:
-        signature = str(inspect.signature(member))
-    except (TypeError, ValueError):
-        signature = None
+    signature: str | None = None
+    if member is not None:
+        try:
+            signature = str(inspect.signature(member))
+        except (TypeError, ValueError):
+            signature = None
     return {"name": name, "signature": signature, "doc": inspect.getdoc(member) if member is not None else None}
 
 
@@ -238,6 +240,7 @@ class ResultsWriter:
         self._new = not self.meta_path.exists()  # a file that was not there is created, never replaced
         self._created = self._new  # for remove_if_unused, with the folders this writer makes
         self._made_folders = [f for f in (self.path, self.sims_dir) if layout == "dir" and not f.exists()]
+        self._head_bytes: bytes | None = None  # the encoded head, until the timestamp or the tasks change
         self.set_tasks(tasks)
 
     @property
@@ -265,7 +268,7 @@ class ResultsWriter:
     def set_tasks(self, tasks: list[Task]) -> None:
         self.tasks = list(tasks)
         self._tasks = [t.model_dump(mode="json") for t in self.tasks]
-        self._head_bytes: bytes | None = None
+        self._head_bytes = None
 
     def add(self, sim: SimulationRun) -> None:
         self.add_many([sim])
@@ -306,7 +309,8 @@ class ResultsWriter:
         if self._head_bytes is None:
             top = _dump({"timestamp": self.timestamp, "info": self.info, "tasks": self._tasks})
             self._head_bytes = top[:-2]  # without the closing "\n}"
-        return self._head_bytes
+        head: bytes = self._head_bytes
+        return head
 
     def remove_if_unused(self) -> None:
         """Remove the file (and a dir layout's folders) this writer created when no simulation was saved in it."""

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tau_tui.domains import Domain, DomainRegistry, split_variant
+from tau_tui.env.environment import Environment
 from tau_tui.evaluate.credentials import MissingCredentials
 from tau_tui.model.io import RunFile, RunFileError, file_lock, open_run
 from tau_tui.model.results import SimulationRun
@@ -224,7 +225,9 @@ class Runner:
         self.resume = resume
         self.listener = listener
         self.judge = judge
-        self.done_keys: set[tuple[int, str, int]] = set()
+        self.done_keys: set[tuple[Any, str, Any]] = set()  # (trial, task id, seed) as the file records them
+        self._first_env: Environment | None = None  # built by ``load``, used once by ``prepare``
+        self.secrets: set[str] = set()
         self.remote: Any = None  # where the episodes run instead of this process (see the module docstring)
         self._prepared = False
         self._loaded = False
@@ -257,6 +260,7 @@ class Runner:
         config = self.config
         sample = self.tasks[0]
         env, self._first_env = self._first_env, None
+        assert env is not None, "load() builds the first environment"
         agent = build_agent(config.agent, sample, env, solo=config.solo)
         user = build_user(config.user, sample, env, solo=config.solo)
         info = run_info(

@@ -123,7 +123,7 @@ class FileAudit:
                 continue
             entry = out.setdefault(rule, {"simulations": 0, "points": 0.0, "unscored": 0})
             entry["simulations"] += 1
-            if sim.ours is None:
+            if sim.ours is None or sim.recorded is None:  # nothing to move the score from or to
                 entry["unscored"] += 1
             else:
                 entry["points"] += 100 * (sim.ours - sim.recorded) / n
@@ -220,8 +220,8 @@ def _task_changed(
         )
     if any(issue.kind == "task_version" for issue in report.explanation.recording) and not run.tasks():
         recorded = _recorded_actions(analysis)
-        current = [{"name": a.name, "arguments": a.arguments} for a in task.expected_actions]
-        diff = field_diff(recorded, current) if recorded is not None else []
+        expected = [{"name": a.name, "arguments": a.arguments} for a in task.expected_actions]
+        diff = field_diff(recorded, expected) if recorded is not None else []
         return RuleHit(
             "task_changed",
             f"the recording embeds no tasks and its checks do not fit the current task "
@@ -498,7 +498,8 @@ def read_submission(folder: Path) -> SubmissionClaims:
     data = read_json(folder / SUBMISSION_FILE)
     if not isinstance(data, dict):
         raise RunFileError(folder / SUBMISSION_FILE, "not a submission object")
-    results = data.get("results") if isinstance(data.get("results"), dict) else {}
+    results = data.get("results")
+    results = results if isinstance(results, dict) else {}
     claimed: dict[str, dict[int, float]] = {}
     for domain, values in results.items():
         if not isinstance(values, dict):

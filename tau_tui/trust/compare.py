@@ -263,12 +263,12 @@ def _attempts(outcomes: Sequence[SideOutcome]) -> dict[tuple[str, int], SideOutc
     by_task: dict[str, list[SideOutcome]] = {}
     for o in outcomes:
         by_task.setdefault(o.task_id, []).append(o)
-    keyed = {}
+    keyed: dict[tuple[str, int], SideOutcome] = {}
     for task, items in by_task.items():
         trials = [o.trial for o in items]
         by_trial = None not in trials and len(set(trials)) == len(trials)
         for ordinal, o in enumerate(items):
-            keyed[(task, o.trial if by_trial else ordinal)] = o
+            keyed[(task, o.trial if by_trial and o.trial is not None else ordinal)] = o
     return keyed
 
 
@@ -281,6 +281,7 @@ def _row(task: str, ordinal: int, a: SideOutcome | None, b: SideOutcome | None) 
         return PairRow(task, ordinal, a, b, "not_comparable", "task changed")
     if a.unscored or b.unscored:
         return PairRow(task, ordinal, a, b, "not_comparable", "unscored in A" if a.unscored else "unscored in B")
+    assert a.reward is not None and b.reward is not None  # both scored
     pa, pb = is_success(a.reward), is_success(b.reward)
     category = "both_pass" if pa and pb else "a_only" if pa else "b_only" if pb else "both_fail"
     return PairRow(task, ordinal, a, b, category)
@@ -313,7 +314,8 @@ def compare_runs(
         matrix[row.category] += 1
         if row.reason:
             reasons[row.reason] = reasons.get(row.reason, 0) + 1
-        else:
+        else:  # a comparable pair: both sides there and scored
+            assert row.a is not None and row.b is not None and row.a.reward is not None and row.b.reward is not None
             pairs.setdefault(row.task, []).append((row.a.reward, row.b.reward))
     comparable = sum(matrix[c] for c in CATEGORIES[:4])
     return RunComparison(

@@ -84,7 +84,7 @@ def context(node: DOMNode) -> TauContext:
     return cast("TauContext", node.app)
 
 
-def subscribe(screen: Screen, signal: Signal[T], callback: Callable[[T], Any]) -> None:
+def subscribe(screen: Screen[Any], signal: Signal[T], callback: Callable[[T], Any]) -> None:
     """Call ``callback`` at once whenever ``signal`` is published while ``screen`` is on the screen stack.
 
     Call it on mount, then catch up with what was published before (the app mounts before its first screen,

@@ -190,8 +190,12 @@ class CalibrateScreen(Screen[None]):
             self._set_status(Text(f" cannot calibrate {self.domain}: {message.error}", style="bold red"))
             return
         self.calibrator = message.calibrator
-        self._unsubscribe = self.calibrator.grid.subscribe(lambda event: self.post_message(GridEvent(event)))
-        for skipped in message.skipped:
+
+        def forward(event: Any) -> None:
+            self.post_message(GridEvent(event))
+
+        self._unsubscribe = self.calibrator.grid.subscribe(forward)
+        for skipped in message.skipped or []:
             self.notify(f"not in the grid: {skipped}", severity="warning", timeout=6)
         self.refresh_grid()
         loaded = (

@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -151,7 +152,7 @@ class ToolFormScreen(ModalScreen[tuple[str, dict[str, Any]] | None]):
         self.query_one("#tool-doc", Static).update(doc)
         box = self.query_one("#tool-fields", VerticalScroll)
         box.remove_children()
-        rows = []
+        rows: list[Widget] = []
         for param, spec, required in parameters(schema):
             label = Text(param, style="bold" if required else "")
             label.append("*" if required else "", style="bold red")

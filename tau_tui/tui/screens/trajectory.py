@@ -728,6 +728,8 @@ class TrajectoryScreen(Screen[None]):
         from tau_tui.evaluate import JudgeError
 
         judge = app.session.workspace.judge()
+        if judge is None:
+            return
         token, service = self._token, app.session.service
         self.notify(f"asking {judge_model} about {len(criteria.nl_assertions)} NL assertion(s)…", timeout=3)
 
@@ -753,8 +755,9 @@ class TrajectoryScreen(Screen[None]):
         self.report = message.report
         self._update_header()
         self._update_eval()
-        met = sum(1 for c in message.report.evaluation.nl if c.met)
-        self.notify(f"judged: {met}/{len(message.report.evaluation.nl)} NL assertion(s) met", timeout=4)
+        verdicts = message.report.evaluation.nl or []
+        met = sum(1 for c in verdicts if c.met)
+        self.notify(f"judged: {met}/{len(verdicts)} NL assertion(s) met", timeout=4)
         if self.run is not None:
             ctx = context(self)
             ctx.publish(judged(ctx.session.catalog, self.run, self.sim_id, message.report))
@@ -953,6 +956,9 @@ class TrajectoryScreen(Screen[None]):
             self.notify(f"fork failed: {message.error}", severity="error", timeout=8)
             return
         episode, fork_run = message.episode, message.run
+        if fork_run is None:
+            self.notify("fork failed: its recording could not be read back", severity="error", timeout=8)
+            return
         context(self).add_run(fork_run)
         step = message.step
         sim = self.current.simulation(self.index)
