@@ -45,9 +45,13 @@ from tau_tui.model.heap import keep_long_lived
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
+    from tau_tui.catalog.summaries import Summaries
     from tau_tui.config import Settings
     from tau_tui.domains import DomainRegistry
-    from tau_tui.evaluate import Judge
+    from tau_tui.evaluate import Judge, ScorerConfig, SimReport
+    from tau_tui.model.io import RunFile
+    from tau_tui.model.tasks import Task
+    from tau_tui.rollout import RunConfig, Runner
 
 KEEP_RUNS = 4  # run files a worker keeps open
 CHUNK = 8  # units handed to a worker at a time
@@ -81,7 +85,7 @@ WorkspaceFactory = Callable[["Settings"], WorkerWorkspace]
 class UnitExecutor(Protocol):
     """What computes units: ``Executor`` (processes here) or ``RayExecutor`` (Ray actors)."""
 
-    def adopt(self, path: Path | str, run: Any) -> None: ...
+    def adopt(self, path: Path | str, run: RunFile) -> None: ...
 
     def map(self, units: Iterable[Unit]) -> Iterator[Outcome]: ...
 
@@ -132,7 +136,7 @@ class ReportDigest:
         return self.replay_problem or self.agrees is False or self.reward is None
 
     @classmethod
-    def of(cls, report: Any, file: str, replay_problem: bool = False) -> ReportDigest:
+    def of(cls, report: SimReport, file: str, replay_problem: bool = False) -> ReportDigest:
         from tau_tui.textsafe import json_line
 
         return cls(
@@ -155,7 +159,7 @@ class Outcome:
     record: dict[str, Any] | None = None  # replay: the fields of ``SimAnalysis.to_json()`` the totals read
     line: str | None = None  # replay: ``json_line(SimAnalysis.to_json())``
     report: ReportDigest | None = None  # eval
-    summaries: Any = None  # summary: ``Summaries`` (replay and evaluation columns)
+    summaries: Summaries | None = None  # summary: the replay and evaluation columns
     haystack: str | None = None  # summary: the searchable text of the simulation
     text: str | None = None
     error: str | None = None
@@ -166,7 +170,7 @@ class Outcome:
 class Worker:
     """Computes units with one workspace; the same code in this process and in worker processes."""
 
-    def __init__(self, job: Job, workspace: WorkerWorkspace | None = None, runs: dict[str, Any] | None = None):
+    def __init__(self, job: Job, workspace: WorkerWorkspace | None = None, runs: dict[str, RunFile] | None = None):
         self.job = job
         if workspace is None:
             if job.factory is None or job.settings is None:
@@ -175,16 +179,18 @@ class Worker:
         self.workspace = workspace
         self.analyzer = self.workspace.analyzer
         self.judge = self.workspace.judge() if job.kind == "eval" else None
-        self._runs: OrderedDict[str, Any] = OrderedDict(runs or {})
+        self._runs: OrderedDict[str, RunFile] = OrderedDict(runs or {})
         self._override = None
-        self.sidecars: dict[str, Any] = {}  # eval: a file's sidecar scorer (None: none) as the caller read it
+        self.sidecars: dict[
+            str, ScorerConfig | None
+        ] = {}  # eval: a file's sidecar scorer (None: none) as the caller read it
         self._frozen = False
         if job.scorer:
             from tau_tui.evaluate.scorer import load_scorer_config
 
             self._override = load_scorer_config(Path(job.scorer))
 
-    def run_of(self, path: str) -> Any:
+    def run_of(self, path: str) -> RunFile:
         from tau_tui.model.io import open_run
 
         run = self._runs.get(path)
@@ -197,14 +203,14 @@ class Worker:
             self._runs.move_to_end(path)
         return run
 
-    def do(self, unit: Unit, run: Any = None) -> Outcome:
+    def do(self, unit: Unit, run: RunFile | None = None) -> Outcome:
         """``unit``'s answer; ``run``: its file as the caller has it (else opened by path)."""
         from tau_tui.domains import DomainError
         from tau_tui.model.io import RunFileError
 
         try:
             run = self.run_of(unit.path) if run is None else run
-            compute: Callable[[Any, Unit], Outcome] = getattr(self, f"_{self.job.kind}")
+            compute: Callable[[RunFile, Unit], Outcome] = getattr(self, f"_{self.job.kind}")
             outcome = compute(run, unit)
         except (DomainError, RunFileError) as exc:
             outcome = Outcome(unit, error=str(exc), domain_error=isinstance(exc, DomainError))
@@ -214,7 +220,7 @@ class Worker:
             self._frozen = True
         return outcome
 
-    def _replay(self, run: Any, unit: Unit) -> Outcome:
+    def _replay(self, run: RunFile, unit: Unit) -> Outcome:
         from tau_tui.textsafe import json_line
 
         analysis = self.analyzer.analyze(run, unit.index)
@@ -235,7 +241,7 @@ class Worker:
         }
         return Outcome(unit, record=brief, line=json_line(record), text=text)
 
-    def _eval(self, run: Any, unit: Unit) -> Outcome:
+    def _eval(self, run: RunFile, unit: Unit) -> Outcome:
         from tau_tui.evaluate import ScorerConfig
 
         scorer = self._override
@@ -262,7 +268,7 @@ class Worker:
             text = simulation_block(report)
         return Outcome(unit, report=ReportDigest.of(report, unit.path, replay_problem), text=text)
 
-    def _summary(self, run: Any, unit: Unit) -> Outcome:
+    def _summary(self, run: RunFile, unit: Unit) -> Outcome:
         from tau_tui.catalog import sim_text
         from tau_tui.catalog.summaries import summarize
 
@@ -311,14 +317,20 @@ class Executor:
     ``workspace`` (the same ``Worker.do``: the same answers).
     """
 
-    def __init__(self, job: Job, workers: int = 1, workspace: Any = None, runs: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        job: Job,
+        workers: int = 1,
+        workspace: WorkerWorkspace | None = None,
+        runs: dict[str, RunFile] | None = None,
+    ):
         self.job = job
         self.workers = max(1, workers)
         self._local = Worker(job, workspace, runs)
         self._pool: Any = None
         self._pids: set[int] = set()  # the worker processes started (a missing one died: its units are lost)
 
-    def adopt(self, path: Path | str, run: Any) -> None:
+    def adopt(self, path: Path | str, run: RunFile) -> None:
         """A run this process has open already: the local worker uses it instead of opening the file again.
 
         It lives as long as the command: the collector's full passes leave it alone from now on.
@@ -457,7 +469,7 @@ class ShippedSims(Sequence[Any]):
         return value
 
 
-def _shipped(run: Any, index: int) -> Any:
+def _shipped(run: RunFile, index: int) -> Any:
     """Simulation ``index`` of ``run`` as sent to an actor: a streamed file's span, else its raw simulation."""
     sims = run.raw_sims
     try:
@@ -474,25 +486,26 @@ class _RayWorker:
     def __init__(self, job: Job, override: Any = None):
         self.worker = Worker(dataclasses.replace(job, scorer=None))
         self.worker._override = override  # --scorer FILE, read where the command runs
-        self.runs: OrderedDict[str, Any] = OrderedDict()
+        self.runs: OrderedDict[str, tuple[RunFile, ShippedSims]] = OrderedDict()  # key -> (the file, its sims)
 
-    def _run(self, head_ref: list[Any]) -> Any:
+    def _run(self, head_ref: list[Any]) -> tuple[RunFile, ShippedSims]:
         import ray
 
         from tau_tui.model.io import RunFile
 
         head: FileHead = ray.get(head_ref[0])
+        sims = ShippedSims(head.count)
         run = RunFile(
             Path(head.path),
             head.layout,
-            ShippedSims(head.count),
+            sims,
             head.info,
             head.tasks,
             timestamp=head.timestamp,
             extra_top=head.extra_top,
         )
         self.worker.sidecars[str(run.path)] = head.sidecar
-        return run
+        return run, sims
 
     def do_shipped(self, key: str, head_ref: list[Any], items: list[tuple[Unit, Any]]) -> list[Outcome]:
         """The outcomes of ``items`` ((unit, what ``_shipped`` read for it)) of the file ``key``.
@@ -500,23 +513,24 @@ class _RayWorker:
         ``head_ref`` is ``[ref of its FileHead]``: inside a list Ray leaves the ref alone, so the head is fetched
         only by an actor that does not hold that file yet.
         """
-        run = self.runs.get(key)
-        if run is None:
-            run = self.runs[key] = self._run(head_ref)
+        held = self.runs.get(key)
+        if held is None:
+            held = self.runs[key] = self._run(head_ref)
             while len(self.runs) > KEEP_RUNS:
-                _, gone = self.runs.popitem(last=False)
-                if all(other.path != gone.path for other in self.runs.values()):
+                _, (gone, _) = self.runs.popitem(last=False)
+                if all(other.path != gone.path for other, _ in self.runs.values()):
                     self.worker.sidecars.pop(str(gone.path), None)
         else:
             self.runs.move_to_end(key)
+        run, sims = held
         out = []
         for unit, raw in items:
-            run.raw_sims.raw = {unit.index: raw}
+            sims.raw = {unit.index: raw}
             try:
                 out.append(self.worker.do(unit, run))
             except Exception as exc:  # noqa: BLE001 - one broken simulation never stops the others
                 out.append(Outcome(unit, error=f"{unit.path}: simulation #{unit.index}: {type(exc).__name__}: {exc}"))
-        run.raw_sims.raw = {}
+        sims.raw = {}
         return out
 
 
@@ -528,7 +542,7 @@ class RayExecutor:
 
     IN_FLIGHT = 4  # chunks queued per actor
 
-    def __init__(self, job: Job, workers: int | None = None, workspace: Any = None):
+    def __init__(self, job: Job, workers: int | None = None, workspace: WorkerWorkspace | None = None):
         self._ray, self._owns = connect_ray()
         self.job = job
         self.workspace = workspace
@@ -545,15 +559,15 @@ class RayExecutor:
         actor = self._ray.remote(num_cpus=1)(_RayWorker)
         self._actors = [actor.remote(job, override) for _ in range(count)]
         self.workers = count
-        self._runs: OrderedDict[str, tuple[Any, str, Any]] = OrderedDict()  # path -> (run, head key, head ref)
+        self._runs: OrderedDict[str, tuple[RunFile, str, Any]] = OrderedDict()  # path -> (run, head key, head ref)
         self._heads = 0
 
-    def adopt(self, path: Path | str, run: Any) -> None:
+    def adopt(self, path: Path | str, run: RunFile) -> None:
         """The run this process opened: its simulations are read from it and sent (it keeps only its index)."""
         self._remember(str(path), run)
         keep_long_lived()
 
-    def _remember(self, path: str, run: Any) -> tuple[Any, str, Any]:
+    def _remember(self, path: str, run: RunFile) -> tuple[RunFile, str, Any]:
         self._heads += 1
         sidecar = None
         if self.job.kind == "eval" and not self.job.scorer and self.workspace is not None:
@@ -578,7 +592,7 @@ class RayExecutor:
             self._runs.popitem(last=False)
         return entry
 
-    def _file(self, path: str) -> tuple[Any, str, Any] | str:
+    def _file(self, path: str) -> tuple[RunFile, str, Any] | str:
         """(run, head key, head ref) of ``path``, opened here when no run was adopted; or the error line."""
         entry = self._runs.get(path)
         if entry is not None:
@@ -643,7 +657,7 @@ class RayExecutor:
 class _RayEpisodes:
     """The body of one rollout actor: the driver's run config ``load``-ed (no file), its own domain cache."""
 
-    def __init__(self, settings: Settings, factory: WorkspaceFactory, config: Any):
+    def __init__(self, settings: Settings, factory: WorkspaceFactory, config: RunConfig):
         import platform
 
         self.node = platform.node()
@@ -696,7 +710,7 @@ class RayRollout:
         self._busy: list[int] = []
         self._dead: set[int] = set()  # actors that died: no more units go to them
 
-    async def start(self, runner: Any) -> None:
+    async def start(self, runner: Runner) -> None:
         from tau_tui.rollout import RunError
 
         ray = self._ray
@@ -723,7 +737,7 @@ class RayRollout:
                     f"machine's); install the same domain data on every node"
                 )
 
-    async def finish(self, task: Any, trial: int, seed: int) -> tuple[dict[str, Any], float | None]:
+    async def finish(self, task: Task, trial: int, seed: int) -> tuple[dict[str, Any], float | None]:
         """One unit on the least busy live actor: (the simulation as saved, its reward).
 
         An actor that died loses the units it had (the runner saves them as infrastructure errors, which

@@ -161,10 +161,12 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
             if not args.quiet:
                 from tau_tui.rollout.console import RunProgress
 
-                progress = stack.enter_context(RunProgress())
+                progress = RunProgress()  # drawn once the run is ready: a refused request prints only its line
             runner = ws.prepared_runner(ws.run_plan(run_request(args)), progress, args.executor, args.workers)
             if runner.remote is not None:
                 stack.callback(runner.remote.close)
+            if progress is not None:
+                stack.enter_context(progress)
             summary = asyncio.run(runner.run())
         except RayUnavailable as exc:
             raise ConfigError(str(exc)) from None

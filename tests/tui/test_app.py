@@ -131,7 +131,7 @@ async def test_clearing_a_filter_that_matched_nothing_shows_the_cursor_row(make_
         row = app.session.catalog.by_key[target]
         assert row.sim_id in screen.query_one("#row-preview").plain  # the row the detail pane describes
         line = table.render_line(table.cursor_row - top + 1)
-        cursor_style = table.get_component_rich_style("run-table--cursor")
+        cursor_style = table.get_component_rich_style("line-table--cursor")
         assert line.text.strip() and all(
             seg.style and seg.style.bgcolor == cursor_style.bgcolor for seg in line if seg.text.strip()
         )  # and highlighted

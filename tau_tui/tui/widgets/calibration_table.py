@@ -37,30 +37,6 @@ class CalibrationTable(LineTable, can_focus=True):
         Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="grid.page_up"),
     ]
 
-    COMPONENT_CLASSES = {
-        "calibration-table--header",
-        "calibration-table--cursor",
-        "calibration-table--cursor-unfocused",
-    }
-
-    DEFAULT_CSS = """
-    CalibrationTable {
-        height: 1fr;
-        background: $surface;
-        scrollbar-gutter: stable;
-    }
-    CalibrationTable > .calibration-table--header {
-        background: $panel;
-        text-style: bold;
-    }
-    CalibrationTable > .calibration-table--cursor {
-        background: $primary 35%;
-    }
-    CalibrationTable > .calibration-table--cursor-unfocused {
-        background: $primary 15%;
-    }
-    """
-
     class CursorMoved(Message):
         def __init__(self, key: RowKey | None, cell: int | None) -> None:
             super().__init__()
@@ -190,7 +166,7 @@ class CalibrationTable(LineTable, can_focus=True):
         row = self.rows[index]
         if index == self.cursor_row:
             text = grid_line(row, self.columns, self.k, selected=row.key in self.selected, cursor=self.current_cell)
-            cursor = "calibration-table--cursor" if self.has_focus else "calibration-table--cursor-unfocused"
+            cursor = self.cursor_style_name()
             return self._strip(text).apply_style(self.get_component_rich_style(cursor))
         strip = self._cache.get(row.key)
         if strip is None:
@@ -200,9 +176,7 @@ class CalibrationTable(LineTable, can_focus=True):
         return strip
 
     def _header_strip(self) -> Strip:
-        return self._strip(header_line(self.columns)).apply_style(
-            self.get_component_rich_style("calibration-table--header")
-        )
+        return self._strip(header_line(self.columns)).apply_style(self.get_component_rich_style("line-table--header"))
 
     def _body_strip(self, index: int) -> Strip:
         return self._row_strip(index)

@@ -19,6 +19,34 @@ class LineTable(ScrollView, can_focus=True):
     rows: list[Any]
     cursor_row: int
 
+    # The look every line table shares; a subclass sets only its cursor's strength (``RunTable``).
+    COMPONENT_CLASSES = {"line-table--header", "line-table--cursor", "line-table--cursor-unfocused", "line-table--even"}
+
+    DEFAULT_CSS = """
+    LineTable {
+        height: 1fr;
+        background: $surface;
+        scrollbar-gutter: stable;
+    }
+    LineTable > .line-table--header {
+        background: $panel;
+        text-style: bold;
+    }
+    LineTable > .line-table--cursor {
+        background: $primary 35%;
+    }
+    LineTable > .line-table--cursor-unfocused {
+        background: $primary 15%;
+    }
+    LineTable > .line-table--even {
+        background: $boost;
+    }
+    """
+
+    def cursor_style_name(self) -> str:
+        """The component class of the cursor row: brighter while the table has the focus."""
+        return "line-table--cursor" if self.has_focus else "line-table--cursor-unfocused"
+
     # --- for subclasses ---------------------------------------------------------------------------
     def _go(self, row: int) -> None:
         """Move the cursor to ``row`` (clamped), scrolling it into view."""

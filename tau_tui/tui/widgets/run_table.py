@@ -50,26 +50,12 @@ class RunTable(LineTable, can_focus=True):
         Binding("l,right", "column(1)", "Columns: one to the right", show=False, id="table.right"),
     ]
 
-    COMPONENT_CLASSES = {"run-table--header", "run-table--cursor", "run-table--cursor-unfocused", "run-table--even"}
-
     DEFAULT_CSS = """
-    RunTable {
-        height: 1fr;
-        background: $surface;
-        scrollbar-gutter: stable;
-    }
-    RunTable > .run-table--header {
-        background: $panel;
-        text-style: bold;
-    }
-    RunTable > .run-table--cursor {
+    RunTable > .line-table--cursor {
         background: $primary 45%;
     }
-    RunTable > .run-table--cursor-unfocused {
+    RunTable > .line-table--cursor-unfocused {
         background: $primary 20%;
-    }
-    RunTable > .run-table--even {
-        background: $boost;
     }
     """
 
@@ -289,7 +275,7 @@ class RunTable(LineTable, can_focus=True):
             text.append_text(label)
         if self.more_right:
             text.append("›", style="bold")
-        style = self.get_component_rich_style("run-table--header")
+        style = self.get_component_rich_style("line-table--header")
         return Strip(list(text.render(self.app.console, end=""))).apply_style(style)
 
     def _cell(self, column: Column, row: RunRow, width: int) -> Text:
@@ -318,10 +304,10 @@ class RunTable(LineTable, can_focus=True):
     def _body_strip(self, index: int) -> Strip:
         strip = self._row_strip(self.rows[index])
         if index == self.cursor_row:
-            cursor = "run-table--cursor" if self.has_focus else "run-table--cursor-unfocused"
+            cursor = self.cursor_style_name()
             return strip.apply_style(self.get_component_rich_style(cursor))
         if index % 2:
-            return strip.apply_style(self.get_component_rich_style("run-table--even"))
+            return strip.apply_style(self.get_component_rich_style("line-table--even"))
         return strip
 
     def on_click(self, event: events.Click) -> None:
