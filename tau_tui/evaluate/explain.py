@@ -16,7 +16,7 @@ from tau_tui.env.store import to_plain
 from tau_tui.evaluate.checks import ActionCheck, action_matches, agent_texts
 from tau_tui.evaluate.reward import PREMATURE, REWARD_COMPONENTS, Evaluation, Replayed
 from tau_tui.model.results import SCORED_TERMINATIONS, RewardInfo
-from tau_tui.model.tasks import Action, Task
+from tau_tui.model.tasks import DB_COMPARED, Action, Task, db_check_rule
 from tau_tui.replay import CallRecord, Change, Timeline, diff_states
 from tau_tui.textsafe import clip_json
 
@@ -699,9 +699,7 @@ def explain(
 ) -> Explanation:
     """Explain one evaluated simulation (see ``check_recording`` for the two optional arguments)."""
     diff = div = None
-    criteria = replayed.task.evaluation_criteria if replayed.task is not None else None
-    db_checked = criteria is not None and (criteria.actions is not None or criteria.env_assertions is not None)
-    if replayed.gold is not None and db_checked:
+    if replayed.gold is not None and db_check_rule(replayed.task) == DB_COMPARED:
         diff = state_diff(replayed.timeline, replayed.gold.state)
         history_len = len(replayed.task.history) if replayed.task is not None else 0
         div = divergence(replayed.timeline, replayed.gold.state, diff, evaluation.actions, history_len)

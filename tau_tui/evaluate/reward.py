@@ -32,7 +32,7 @@ from tau_tui.evaluate.checks import (
 )
 from tau_tui.evaluate.judge import Judge, JudgeError
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
-from tau_tui.model.tasks import EvaluationCriteria, Task
+from tau_tui.model.tasks import DB_PASSES_UNCHECKED, EvaluationCriteria, Task, db_check_rule, db_verdict
 from tau_tui.replay import FATAL_IN_TAU2, GoldResult, MismatchClass, Timeline
 
 SUCCESS_TOLERANCE = 1e-6
@@ -131,8 +131,8 @@ def env_component(
     criteria: EvaluationCriteria, replayed: Replayed, basis: list[str], evaluation: Evaluation
 ) -> Component:
     """DB check and env assertions; tau2 skips both when the task lists neither actions nor assertions."""
-    if criteria.actions is None and criteria.env_assertions is None:
-        evaluation.db_match = True
+    if db_check_rule(replayed.task) == DB_PASSES_UNCHECKED:
+        evaluation.db_match = db_verdict(DB_PASSES_UNCHECKED, None)
         return Component(1.0, None, {"note": "No expected actions or env assertions"})
     if replayed.gold is None:
         return Component(None, None, {"note": "no gold state"})
