@@ -687,7 +687,8 @@ def failure_reasons(
     out = []
     for component in list(REWARD_COMPONENTS.values()):
         out += component.why(evaluation, reasons)
-    out += [f"{name} not evaluated" for name in evaluation.not_evaluated]
+    aside = f" (not needed: {', '.join(evaluation.decided_by)} at 0 decides)" if evaluation.decided_by else ""
+    out += [f"{name} not evaluated{aside}" for name in evaluation.not_evaluated]
     return out
 
 

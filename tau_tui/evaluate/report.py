@@ -61,6 +61,7 @@ class SimReport:
             "breakdown": ev.breakdown,
             "nl_evaluated": ev.nl_evaluated,
             "not_evaluated": ev.not_evaluated,
+            "decided_by": ev.decided_by,
             "strict_ok": ev.strict_ok,
             "notes": ev.notes,
             "checks": ev.checks_json(),

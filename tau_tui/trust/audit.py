@@ -241,7 +241,7 @@ def _recording_inconsistent(report: Any) -> RuleHit | None:
 
 def _nl_needed(report: Any) -> RuleHit | None:
     ev = report.evaluation
-    if any("NL" in item for item in ev.not_evaluated) or (ev.reward is None and not ev.nl_evaluated):
+    if ev.reward is None and (any("NL" in item for item in ev.not_evaluated) or not ev.nl_evaluated):
         return RuleHit(
             "nl_judge_needed",
             "the reward basis has NL assertions and no judge was given (--judge MODEL): our reward is left unscored",
