@@ -13,7 +13,7 @@ from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
 from tau_tui.env.environment import Environment
 from tau_tui.env.upstream import UpstreamFix, apply_upstream_fixes, upstream_fixes
 from tau_tui.evaluate import GoldCache, Judge, ScorerConfig, SimReport, assess, scorer_config_for
-from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task, db_check_rule, db_verdict
 from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, replay, run_assertions
@@ -194,7 +194,10 @@ class Analyzer:
         return self.golds.get(task, new_env, domain_key, self._init, (domain_key, self.golds.exact_key(task), False))
 
     def analyze(self, run: RunFile, index: int) -> SimAnalysis:
-        """Replay simulation ``index`` of ``run``; raises DomainError/RunFileError when it cannot start."""
+        """Replay simulation ``index`` of ``run``; raises DomainError/RunFileError when it cannot start (a
+        ``RecordedOnly`` one for a run shown as recorded only, such as tau-bench v1's)."""
+        if run.recorded_only:
+            raise RecordedOnly(run.path, run.recorded_only)
         sim = run.simulation(index)
         domain, variant = self.domain_of(run)
         new_env = self.env_factory(domain, variant)

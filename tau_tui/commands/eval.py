@@ -36,8 +36,9 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         help="recompute and explain rewards, with per-file metrics",
         description="Recompute every simulation's reward with tau2's rules (EvaluationType.ALL), say what failed "
         "and why, check the recording against its task, score tool calls, flag process issues, and print "
-        "per-file metrics (avg reward, pass^k, pass@k, terminations). Exit 0: no recomputed reward differs "
-        "from the recorded one; 1: some differ; 2: some input unreadable.",
+        "per-file metrics (avg reward, pass^k, pass@k, terminations). A file shown as recorded only (tau-bench v1 "
+        "results) gets the metrics of its recorded rewards, marked as not recomputed. Exit 0: no recomputed "
+        "reward differs from the recorded one; 1: some differ; 2: some input unreadable.",
     )
     evaluate.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
     evaluate.add_argument(
@@ -97,6 +98,31 @@ def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[Repo
         "confidence": confidence.to_json() if confidence is not None else None,
         "recorded_confidence": recorded_confidence.to_json() if recorded_confidence is not None else None,
     }
+
+
+def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int) -> tuple[dict[str, Any], str]:
+    """The file record and text block of a run shown as recorded only: metrics over its recorded rewards."""
+    from tau_tui.evaluate import FileMetrics, MetricOutcome
+    from tau_tui.evaluate.render import metrics_block
+
+    outcomes = [MetricOutcome(e.task_id, e.reward, e.termination) for e in (run.entries[i] for i in indices)]
+    both = FileMetrics.of(outcomes, outcomes, run.raw_info, seed=seed)
+    record = {
+        "kind": "file",
+        "file": str(path),
+        "domain": run.domain,
+        "agent_model": run.agent_model,
+        "format": run.layout,
+        "recomputed": False,
+        "note": run.recorded_only,
+        "metrics": None,
+        "recorded_metrics": both.recorded.to_json(),
+        "agreement": {"compared": 0, "agree": 0, "differ": 0, "not_computable": 0},
+        "confidence": None,
+        "recorded_confidence": both.recorded_confidence.to_json() if both.recorded_confidence is not None else None,
+    }
+    title = f"{path}: metrics over the recorded rewards, not recomputed\n  note: {run.recorded_only}"
+    return record, metrics_block(str(path), both.recorded, confidence=both.recorded_confidence, title=title)
 
 
 def _claim_record(sub, run) -> dict[str, Any]:
@@ -162,6 +188,14 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
             if run is None:
                 err(error or f"{path}: unreadable")
                 status = EXIT_INPUT
+                continue
+            if run.recorded_only:  # tau-bench v1: its recorded rewards' metrics, nothing recomputed
+                indices = selected(run, args.sim, found)
+                if indices or not args.sim:
+                    record, block = _recorded_only_file(path, run, indices, args.seed)
+                    files.append(record)
+                    if not args.json:
+                        out.write(visible(block + "\n\n"))
                 continue
             executor.adopt(path, run)
             sidecar = True

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.domains import DomainError
 from tau_tui.evaluate import FileMetrics, Judge, MetricOutcome, compute_metrics
-from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.tasks import Task
 
 RULES = ("task_changed", "recording_inconsistent", "nl_judge_needed", "strict_replay", "solo_mode", "gold_path")
@@ -354,7 +354,7 @@ def audit_file(
         try:
             analysis = source.analyze(run, index)
             report = source.assess(analysis, judge=judge)
-        except DomainError as exc:
+        except (DomainError, RecordedOnly) as exc:  # the whole file: one line
             errors.append(str(exc))
             return result, errors
         except RunFileError as exc:

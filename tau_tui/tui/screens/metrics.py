@@ -147,7 +147,9 @@ class MetricsScreen(Screen[None]):
         if self.recorded.infrastructure_errors:
             side.append("\n\ninfrastructure errors are left out of every metric", style="yellow")
         unscored = self.recomputed.n_unscored
-        if unscored:
+        if self.run.recorded_only:
+            side.append(f"\n\nnot recomputed: {self.run.recorded_only}", style="yellow")
+        elif unscored:
             side.append(
                 f"\n\n{unscored} simulation(s) could not be scored by us (NL assertions without a "
                 "judge, unknown task…): left out, never counted as failures",
