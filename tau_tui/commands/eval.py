@@ -75,8 +75,10 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
 
 
 def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[ReportDigest]) -> dict[str, Any]:
-    """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards."""
+    """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards, the recorded
+    agent costs (unpriced ones apart, never $0) and the judge the run records."""
     from tau_tui.evaluate import FLAG_KINDS
+    from tau_tui.model.provenance import CostSummary, recorded_judge
 
     metrics, recorded_metrics = both.ours, both.recorded
     confidence, recorded_confidence = both.confidence, both.recorded_confidence
@@ -97,7 +99,18 @@ def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[Repo
         "flags": {kind: sum(r.flags.get(kind, 0) for r in reports) for kind in FLAG_KINDS},
         "confidence": confidence.to_json() if confidence is not None else None,
         "recorded_confidence": recorded_confidence.to_json() if recorded_confidence is not None else None,
+        "recorded_costs": CostSummary.of([r.cost for r in reports]).to_json(),
+        "judge_llm": recorded_judge(run.raw_info),
     }
+
+
+def _recorded_lines(run: RunFile, reports: list[ReportDigest]) -> list[str]:
+    """The recorded agent costs and judge of a file, as ``eval`` prints them under its metrics."""
+    from tau_tui.model.provenance import CostSummary, recorded_judge
+
+    text = CostSummary.of([r.cost for r in reports]).text()
+    judge = recorded_judge(run.raw_info)
+    return ([f"  recorded {text}"] if text else []) + ([f"  recorded judge: {judge}"] if judge else [])
 
 
 def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int) -> tuple[dict[str, Any], str]:
@@ -253,6 +266,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
             files.append(record)
             if not args.json:
                 block = metrics_block(str(path), metrics, both.recorded, confidence)
+                block += "".join(f"\n{line}" for line in _recorded_lines(run, reports))
                 if "submission" in record:
                     block += "\n" + _claim_lines(record["submission"], metrics)
                 out.write(visible(block + "\n\n"))

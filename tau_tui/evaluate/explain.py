@@ -15,6 +15,7 @@ from tau_tui.env.environment import EnvState
 from tau_tui.env.store import to_plain
 from tau_tui.evaluate.checks import ActionCheck, action_matches, agent_texts
 from tau_tui.evaluate.reward import PREMATURE, REWARD_COMPONENTS, Evaluation, Replayed
+from tau_tui.model.provenance import judge_failures
 from tau_tui.model.results import SCORED_TERMINATIONS, RewardInfo
 from tau_tui.model.tasks import DB_COMPARED, Action, Task, db_check_rule
 from tau_tui.replay import CallRecord, Change, Timeline, diff_states
@@ -390,6 +391,16 @@ def check_recording(
             ),
         )
     issues += task_issues + _against_itself(recorded) + _against_messages(recorded, timeline)
+    failed_judge = judge_failures(recorded)
+    if failed_judge:
+        issues.append(
+            RecordingIssue(
+                "judge_failure",
+                f"the recorded NL verdicts are a judge failure, not the agent's (tau2-bench#469): "
+                f"{len(failed_judge)} assertion(s) recorded as not met because the judge's reply could not be parsed",
+                inconsistent=False,
+            )
+        )
     if not timeline.strict_ok and timeline.mismatches:
         first = timeline.mismatches[0]
         issues.append(

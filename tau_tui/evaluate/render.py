@@ -117,6 +117,7 @@ def simulation_block(report: SimReport) -> str:
     body += diff_lines(report)
     body += recording_lines(report)
     body += [f"note: {note}" for note in ev.notes if note not in failed]
+    body += report.recorded.lines() if report.recorded is not None else []
     body += [line for line in (scorer_line(report), flags_line(report)) if line]
     return "\n".join([title] + [f"  {line}" for line in body])
 

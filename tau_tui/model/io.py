@@ -254,13 +254,22 @@ def _too_big(size: int, limit: int) -> str:
     return f"is {size:,} bytes, more than the {limit:,}-byte read limit (raise it with {MAX_READ_SETTING})"
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def json_text(data: bytes) -> bytes | memoryview:
+    """The JSON text of a file's bytes: a UTF-8 byte-order mark some editors write (tau2-bench#375) left out,
+    without copying the rest."""
+    return memoryview(data)[len(UTF8_BOM) :] if data.startswith(UTF8_BOM) else data
+
+
 def read_json(path: Path) -> Any:
-    """Parse a JSON file; any failure becomes a one-line ``RunFileError``."""
+    """Parse a JSON file (a UTF-8 BOM allowed); any failure becomes a one-line ``RunFileError``."""
     data = read_bytes(path)
     if not data.strip():
         raise RunFileError(path, "is empty")
     try:
-        return orjson.loads(data)  # checks UTF-8 itself: no decoded copy of the whole file
+        return orjson.loads(json_text(data))  # checks UTF-8 itself: no decoded copy of the whole file
     except orjson.JSONDecodeError as exc:
         try:
             data.decode("utf-8")

@@ -25,6 +25,7 @@ from tau_tui import formats
 from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.evaluate import FileMetrics, MetricOutcome, RunMetrics
 from tau_tui.model.io import RunFile
+from tau_tui.model.provenance import CostSummary, raw_agent_cost, recorded_judge
 from tau_tui.model.submission import Submission, submission_for
 from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.context import context
@@ -43,6 +44,11 @@ PROGRESS_SECONDS = 0.25
 TASK_WIDTH = 80  # telecom's task ids run to ~100 characters; the rest is clipped
 
 
+def judge_line(run: RunFile) -> str | None:
+    judge = recorded_judge(run.raw_info)
+    return f"judge: {judge}" if judge else None
+
+
 class MetricsScreen(Screen[None]):
     """Per-file metrics; Esc goes back to the runs."""
 
@@ -58,6 +64,7 @@ class MetricsScreen(Screen[None]):
         self.recomputed: RunMetrics | None = None
         self.recorded: RunMetrics | None = None
         self.confidence: Any = None  # evaluate.stats.Confidence of the recomputed rewards
+        self.costs: CostSummary | None = None  # the recorded agent costs, unpriced ones apart
         self.complete = False
 
     def compose(self) -> ComposeResult:
@@ -111,6 +118,7 @@ class MetricsScreen(Screen[None]):
             if time.monotonic() - last > PROGRESS_SECONDS:
                 self.post_message(MetricsReady({}, len(out), total, final=False))
                 last = time.monotonic()
+        self.costs = CostSummary.of([raw_agent_cost(self.run.raw_sims[e.index]) for e in self.run.entries])
         self.post_message(MetricsReady(out, total, total, final=True))
 
     @on(MetricsReady)
@@ -144,6 +152,9 @@ class MetricsScreen(Screen[None]):
             parts.append(render_claims(sub.label, sub.run_domain(self.run), sub.claim_for(self.run), self.recomputed))
         self.query_one("#metrics-summary", Static).update(visible_renderable(Group(*parts)))
         side = render_terminations(self.recorded)
+        recorded = [line for line in (self.costs.text() if self.costs else None, judge_line(self.run)) if line]
+        if recorded:
+            side.append("\n\n" + "\n".join(recorded), style=RECORDED_STYLE)
         if self.recorded.infrastructure_errors:
             side.append("\n\ninfrastructure errors are left out of every metric", style="yellow")
         unscored = self.recomputed.n_unscored
@@ -186,5 +197,7 @@ class MetricsScreen(Screen[None]):
             "recomputed": self.recomputed.to_json(),
             "recorded": self.recorded.to_json(),
             "confidence": self.confidence.to_json() if self.confidence is not None else None,
+            "recorded_costs": self.costs.to_json() if self.costs is not None else None,
+            "judge_llm": recorded_judge(self.run.raw_info),
         }
         context(self).open_json(data, f"metrics-{file_label(self.run)}")
