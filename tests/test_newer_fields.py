@@ -8,6 +8,7 @@ run config's ``judge_llm`` (PR 479), PR 469's "Evaluation failed…" verdicts, t
 
 from __future__ import annotations
 
+import io
 import json
 
 from rich.console import Console
@@ -218,5 +219,7 @@ async def test_the_metrics_screen_counts_unpriced_costs_apart_and_names_the_judg
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, MetricsScreen) and screen.costs is not None and screen.costs.unpriced == 1
-        side = str(screen.query_one("#metrics-terminations", Static).render())
+        console = Console(width=150, record=True, file=io.StringIO())
+        console.print(screen.query_one("#metrics-terminations", Static).content)
+        side = console.export_text().replace("\n", " ")
         assert "1 unpriced (left out, not $0)" in side and "judge: gpt-5.2 (temperature 0)" in side

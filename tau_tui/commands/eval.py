@@ -23,6 +23,7 @@ from tau_tui.commands.replay import add_upstream_fixes_flag
 if TYPE_CHECKING:
     from tau_tui.evaluate import FileMetrics
     from tau_tui.model.io import RunFile
+    from tau_tui.model.submission import DomainClaim
     from tau_tui.pool import ReportDigest
     from tau_tui.workspace import Workspace
 
@@ -148,15 +149,31 @@ def _claim_record(sub, run) -> dict[str, Any]:
         "claimed_pass_hat_k": None if claim is None else {str(k): v for k, v in claim.pass_hat_k.items()},
         "claimed_cost": None if claim is None else claim.cost,
         "retrieval_config": None if claim is None else claim.retrieval_config,
+        "claimed_cost_time": None if claim is None else claim.cost_time or None,
+        "claim_basis": "best_of_k" if sub.best_of_k else "file",
     }
 
 
-def _claim_lines(record: dict[str, Any], metrics) -> str:
-    """Claimed pass^k beside ours, one k per column: what the submission says against what we recompute."""
+def _claim_lines(record: dict[str, Any], metrics, claim: DomainClaim | None = None) -> str:
+    """Claimed pass^k beside ours, one k per column: what the submission says against what we recompute.
+
+    A best-of-K claim is not compared file by file: the best-of-K score of all its files follows the files."""
     claimed = record["claimed_pass_hat_k"]
     head = f"  submission {record['label']} ({record['domain'] or '?'})"
+    details = []
+    costs = claim.cost_time_text() if claim is not None else None
+    if costs:
+        details.append(f"claimed {costs}" + (" (estimated from token usage)" if record["cost_estimated"] else ""))
+    if record["user_simulator"]:
+        details.append(f"user simulator {record['user_simulator']}")
+    tail = f"\n    {' · '.join(details)}" if details else ""
+    if record["claim_basis"] == "best_of_k":
+        return (
+            f"{head}: its claims are best-of-K over several trajectory files (methodology: "
+            f'"{record["best_of_k"]}"): compared with the best-of-K score of its files, after the last one{tail}'
+        )
     if not claimed:
-        return f"{head}: claims no pass^k for this domain"
+        return f"{head}: claims no pass^k for this domain{tail}"
     ks = sorted({int(k) for k in claimed} | set(metrics.pass_hat_k))
     cells = []
     for k in ks:
@@ -166,7 +183,37 @@ def _claim_lines(record: dict[str, Any], metrics) -> str:
             f"{k}: claimed {'n/a' if theirs is None else f'{theirs:.3f}'}"
             f" / ours {'n/a' if ours is None else f'{ours:.3f}'}"
         )
-    return f"{head}: pass^k " + ", ".join(cells)
+    return f"{head}: pass^k " + ", ".join(cells) + tail
+
+
+def _best_of_k_claim(
+    sub, domain: str, attempts: list[tuple[str, str, float | None, float | None]]
+) -> tuple[dict[str, Any], str]:
+    """A best-of-K claim beside the best-of-K score of the submission's files evaluated (ours and recorded):
+    its ``eval --json`` record and its text block."""
+    from tau_tui import formats
+    from tau_tui.model.submission import best_of_k
+
+    claim = sub.claims.get(domain)
+    claimed = None if claim is None else claim.pass_hat_k.get(1)
+    ours = best_of_k(domain, [(f, t, r) for f, t, r, _ in attempts])
+    recorded = best_of_k(domain, [(f, t, r) for f, t, _, r in attempts])
+    record = {
+        "kind": "submission",
+        "folder": str(sub.folder),
+        "label": sub.label,
+        "domain": domain,
+        "claim_basis": "best_of_k",
+        "methodology": sub.best_of_k,
+        "claimed_pass_hat_1": claimed,
+        "best_of_k": {"ours": ours.to_json(), "recorded": recorded.to_json()},
+    }
+    text = (
+        f"submission {sub.label} ({domain}): best-of-K over {formats.count(ours.files, 'file')} "
+        f'(methodology: "{sub.best_of_k}")\n  pass^1 claimed {"n/a" if claimed is None else f"{claimed:.3f}"}'
+        f" · best-of-K ours {ours.text()} · recorded {recorded.text()}"
+    )
+    return record, text
 
 
 def run(args: argparse.Namespace, workspace: Workspace) -> int:
@@ -195,6 +242,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     files: list[dict[str, Any]] = []
     out = sys.stdout
     bad_submissions: set[str] = set()
+    pooled: dict[tuple[str, str], tuple[Any, list[tuple[str, str, float | None, float | None]]]] = {}
     job = Job("eval", ws.settings, text=not args.json, scorer=args.scorer)
     with executor_for(args, job, ws) as executor:
         for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
@@ -263,15 +311,24 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                     for problem in problems:
                         err(f"note: {problem}")
                 record["submission"] = {**_claim_record(sub, run), "problems": problems}
+                domain = sub.run_domain(run)
+                if sub.best_of_k and domain is not None:
+                    attempts = pooled.setdefault((str(sub.folder), domain), (sub, []))[1]
+                    attempts += [(str(path), r.task_id, r.reward, r.recorded_reward) for r in reports]
             files.append(record)
             if not args.json:
                 block = metrics_block(str(path), metrics, both.recorded, confidence)
                 block += "".join(f"\n{line}" for line in _recorded_lines(run, reports))
                 if "submission" in record:
-                    block += "\n" + _claim_lines(record["submission"], metrics)
+                    claim = sub.claim_for(run) if sub is not None and not isinstance(sub, SubmissionError) else None
+                    block += "\n" + _claim_lines(record["submission"], metrics, claim)
                 out.write(visible(block + "\n\n"))
+    claims = [_best_of_k_claim(sub, domain, attempts) for (_, domain), (sub, attempts) in pooled.items()]
+    if not args.json:
+        for _, text in claims:
+            out.write(visible(text + "\n\n"))
     if args.json:
-        for record in files:
+        for record in files + [claim for claim, _ in claims]:
             out.write(json_line(record) + "\n")
     for sim_id in args.sim:
         if sim_id not in found:

@@ -26,13 +26,14 @@ from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.evaluate import FileMetrics, MetricOutcome, RunMetrics
 from tau_tui.model.io import RunFile
 from tau_tui.model.provenance import CostSummary, raw_agent_cost, recorded_judge
-from tau_tui.model.submission import Submission, submission_for
+from tau_tui.model.submission import Submission, best_of_k, find_submission_folder, submission_for
 from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.context import context
 from tau_tui.tui.messages import MetricsReady
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.views.eval_panels import (
     DIFFERS_STYLE,
+    BestOfKScores,
     render_claims,
     render_metrics_summary,
     render_terminations,
@@ -149,7 +150,9 @@ class MetricsScreen(Screen[None]):
             parts.append(Text("\nconfidence (recomputed*)\n" + "\n".join(self.confidence.lines()), style=DERIVED_STYLE))
         sub = submission_for(self.run.path)
         if isinstance(sub, Submission):
-            parts.append(render_claims(sub.label, sub.run_domain(self.run), sub.claim_for(self.run), self.recomputed))
+            domain = sub.run_domain(self.run)
+            best = self._best_of_k(sub, domain) if sub.best_of_k and domain else None
+            parts.append(render_claims(sub.label, domain, sub.claim_for(self.run), self.recomputed, sub, best))
         self.query_one("#metrics-summary", Static).update(visible_renderable(Group(*parts)))
         side = render_terminations(self.recorded)
         recorded = [line for line in (self.costs.text() if self.costs else None, judge_line(self.run)) if line]
@@ -184,6 +187,22 @@ class MetricsScreen(Screen[None]):
                 *(Text(c, style=style, justify="right") for c in cells),
                 key=task_id,
             )
+
+    def _best_of_k(self, sub: Submission, domain: str) -> BestOfKScores:
+        """The best-of-K scores of every loaded file of ``sub`` filed under ``domain``: this file's simulations
+        as evaluated here, the others' as the background replay has evaluated them so far."""
+        ours, recorded, pending = [], [], 0
+        for row in context(self).session.catalog.rows:
+            if find_submission_folder(row.run.path) != sub.folder or sub.run_domain(row.run) != domain:
+                continue
+            if row.run is self.run:
+                summary = self.summaries.get(row.index)
+            else:
+                summary = row.evaluation
+                pending += summary is None and row.replay_error is None and row.eval_error is None
+            ours.append((str(row.run.path), row.task, summary.reward if summary is not None else None))
+            recorded.append((str(row.run.path), row.task, row.entry.reward))
+        return BestOfKScores(best_of_k(domain, ours), best_of_k(domain, recorded), pending)
 
     def action_back(self) -> None:
         self.dismiss(None)
