@@ -136,8 +136,11 @@ def test_the_domain_comes_from_the_tools_else_the_file_name(tmp_path):
     assert infer_domain(shared, tmp_path / "retail_results.json")[0] == "retail"
     domain, why = infer_domain(shared, tmp_path / "results.json")
     assert domain is None and "airline or retail" in why
-    run = open_run(_write(tmp_path, shared, "results.json"))
+    run = open_run(
+        _write(tmp_path, shared + [{"task_id": 1, "reward": 0.0, "info": {}, "traj": [], "trial": 0}], "results.json")
+    )
     assert run.domain is None and "domain unknown" in run.recorded_only
+    assert [e.termination for e in run.entries] == ["max_steps", None]  # an empty traj says nothing of its end
 
 
 def test_eval_prints_recorded_metrics_and_says_they_are_not_recomputed(tmp_path, tau2_data, capsys):

@@ -162,7 +162,7 @@ def _messages(traj: list[Any]) -> list[Any]:
 def _termination(traj: list[Any], error: Any) -> str | None:
     """How the episode ended, by v1's rules: the user's stop, a terminating tool, else the step limit."""
     if not traj:
-        return None if error else "max_steps"
+        return None
     last = traj[-1] if isinstance(traj[-1], dict) else {}
     if last.get("role") == "user" and STOP in str(last.get("content") or ""):
         return "user_stop"
