@@ -13,9 +13,9 @@ from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
 from tau_tui.env.environment import Environment
 from tau_tui.env.upstream import UpstreamFix, apply_upstream_fixes, upstream_fixes
 from tau_tui.evaluate import GoldCache, Judge, ScorerConfig, SimReport, assess, scorer_config_for
-from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
-from tau_tui.model.tasks import Task
+from tau_tui.model.tasks import Task, db_check_rule, db_verdict
 from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, replay, run_assertions
 from tau_tui.replay.facts import Fact, replay_facts, summary_facts
 from tau_tui.replay.mismatch import mismatch_detail
@@ -45,10 +45,21 @@ class SimAnalysis:
         return self.timeline.final.user_hash()
 
     @property
-    def db_match(self) -> bool | None:
+    def db_rule(self) -> str | None:
+        """Which tau2 rule decides the DB check of this simulation's task (``model.tasks.db_check_rule``)."""
+        return db_check_rule(self.task)
+
+    @property
+    def hashes_match(self) -> bool | None:
+        """Whether the final DB hashes (agent and user) equal the gold ones; None without a gold state."""
         if self.gold is None:
             return None
         return self.pred_db == self.gold.agent_hash and self.pred_user_db == self.gold.user_hash
+
+    @property
+    def db_match(self) -> bool | None:
+        """tau2's ``db_match``: the hash comparison, or what tau2's rule for absent criteria says instead."""
+        return db_verdict(self.db_rule, self.hashes_match)
 
     @cached_property
     def recorded_db_check(self) -> FinalDBComparison | None:
@@ -102,6 +113,7 @@ class SimAnalysis:
             "gold_db": self.gold.agent_hash if self.gold else None,
             "gold_user_db": self.gold.user_hash if self.gold else None,
             "db_match": self.db_match,
+            "db_rule": self.db_rule,
             "env_assertions": [met for _, met, _ in self.assertions],
             "recorded_reward": reward_info.reward if reward_info else None,
             "recorded_db_match": reward_info.db_check.db_match if reward_info and reward_info.db_check else None,
@@ -182,7 +194,10 @@ class Analyzer:
         return self.golds.get(task, new_env, domain_key, self._init, (domain_key, self.golds.exact_key(task), False))
 
     def analyze(self, run: RunFile, index: int) -> SimAnalysis:
-        """Replay simulation ``index`` of ``run``; raises DomainError/RunFileError when it cannot start."""
+        """Replay simulation ``index`` of ``run``; raises DomainError/RunFileError when it cannot start (a
+        ``RecordedOnly`` one for a run shown as recorded only, such as tau-bench v1's)."""
+        if run.recorded_only:
+            raise RecordedOnly(run.path, run.recorded_only)
         sim = run.simulation(index)
         domain, variant = self.domain_of(run)
         new_env = self.env_factory(domain, variant)

@@ -128,6 +128,7 @@ class ReportDigest:
     flags: dict[str, int]
     line: str  # ``json_line(report.to_json(file))``
     replay_problem: bool = False  # its replay has a mismatch or a finding (``replay.facts.has_problems``)
+    cost: tuple[str, float | None] = ("not recorded", None)  # recorded agent cost: (``agent_cost_state``, cost)
 
     @property
     def has_problems(self) -> bool:
@@ -148,6 +149,9 @@ class ReportDigest:
             dict(report.flag_counts()),
             json_line(report.to_json(file)),
             replay_problem,
+            (report.recorded.cost_state, report.recorded.agent_cost)
+            if report.recorded is not None
+            else ("not recorded", None),
         )
 
 

@@ -93,7 +93,9 @@ def test_the_corpus_folder_indexes_to_the_same_runs_in_parallel_and_here():
             middle = len(run_par.entries) // 2
             assert not run_par.entries or run_par.simulation(middle) == run_seq.simulation(middle)
     assert spans >= 20  # the indented results files came back as their index, not their trees
-    assert any(isinstance(e, Failed) for e in last_par.values())  # the tau-bench v1 file, as here
+    assert not any(isinstance(e, Failed) for e in last_par.values())
+    v1 = [e.run for e in last_par.values() if isinstance(e, Loaded) and e.run.layout == "tau-bench-v1"]
+    assert len(v1) == 1 and v1[0].recorded_only and len(v1[0].entries) == 200  # read whole in a worker, as here
 
 
 @pytest.fixture(scope="module")
@@ -136,19 +138,22 @@ def test_broken_files_among_good_ones_fail_with_the_same_line_and_the_rest_load(
         "truncated.json": text[: len(text) // 2],
         "not_json.json": b"{ this is not json",
         "empty.json": b"",
-        "v1.json": orjson.dumps([{"task_id": 1, "reward": 1.0, "traj": []}]),
         "scalar.json": b"42",
         "not_utf8.json": b'{"simulations": [\xff]}',
     }
     for name, data in broken.items():
         (tmp_path / name).write_bytes(data)
-    paths = [good[0], *(tmp_path / name for name in broken), good[1], good[2]]
+    v1 = tmp_path / "v1.json"  # tau-bench v1 results load (recorded only), among the broken ones
+    v1.write_bytes(orjson.dumps([{"task_id": 1, "reward": 1.0, "traj": []}]))
+    paths = [good[0], *(tmp_path / name for name in broken), v1, good[1], good[2]]
     sequential = _index(paths, 0)
     parallel = _index(paths, 2)
     _same_runs(paths, parallel, sequential)
     last = _check_order(parallel, len(paths))
     failed = {str(e.path) for e in last.values() if isinstance(e, Failed)}
     assert failed == {str(tmp_path / name) for name in broken}
+    loaded_v1 = last[paths.index(v1)]
+    assert isinstance(loaded_v1, Loaded) and loaded_v1.run.recorded_only and len(loaded_v1.run.entries) == 1
     assert "truncated JSON" in last[1].problem and str(paths[1]) not in last[1].problem  # the path is the caller's
 
 

@@ -23,6 +23,7 @@ from tau_tui.commands.replay import add_upstream_fixes_flag
 if TYPE_CHECKING:
     from tau_tui.evaluate import FileMetrics
     from tau_tui.model.io import RunFile
+    from tau_tui.model.submission import DomainClaim
     from tau_tui.pool import ReportDigest
     from tau_tui.workspace import Workspace
 
@@ -36,8 +37,9 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         help="recompute and explain rewards, with per-file metrics",
         description="Recompute every simulation's reward with tau2's rules (EvaluationType.ALL), say what failed "
         "and why, check the recording against its task, score tool calls, flag process issues, and print "
-        "per-file metrics (avg reward, pass^k, pass@k, terminations). Exit 0: no recomputed reward differs "
-        "from the recorded one; 1: some differ; 2: some input unreadable.",
+        "per-file metrics (avg reward, pass^k, pass@k, terminations). A file shown as recorded only (tau-bench v1 "
+        "results) gets the metrics of its recorded rewards, marked as not recomputed. Exit 0: no recomputed "
+        "reward differs from the recorded one; 1: some differ; 2: some input unreadable.",
     )
     evaluate.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
     evaluate.add_argument(
@@ -74,8 +76,10 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
 
 
 def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[ReportDigest]) -> dict[str, Any]:
-    """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards."""
+    """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards, the recorded
+    agent costs (unpriced ones apart, never $0) and the judge the run records."""
     from tau_tui.evaluate import FLAG_KINDS
+    from tau_tui.model.provenance import CostSummary, recorded_judge
 
     metrics, recorded_metrics = both.ours, both.recorded
     confidence, recorded_confidence = both.confidence, both.recorded_confidence
@@ -96,7 +100,43 @@ def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[Repo
         "flags": {kind: sum(r.flags.get(kind, 0) for r in reports) for kind in FLAG_KINDS},
         "confidence": confidence.to_json() if confidence is not None else None,
         "recorded_confidence": recorded_confidence.to_json() if recorded_confidence is not None else None,
+        "recorded_costs": CostSummary.of([r.cost for r in reports]).to_json(),
+        "judge_llm": recorded_judge(run.raw_info),
     }
+
+
+def _recorded_lines(run: RunFile, reports: list[ReportDigest]) -> list[str]:
+    """The recorded agent costs and judge of a file, as ``eval`` prints them under its metrics."""
+    from tau_tui.model.provenance import CostSummary, recorded_judge
+
+    text = CostSummary.of([r.cost for r in reports]).text()
+    judge = recorded_judge(run.raw_info)
+    return ([f"  recorded {text}"] if text else []) + ([f"  recorded judge: {judge}"] if judge else [])
+
+
+def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int) -> tuple[dict[str, Any], str]:
+    """The file record and text block of a run shown as recorded only: metrics over its recorded rewards."""
+    from tau_tui.evaluate import FileMetrics, MetricOutcome
+    from tau_tui.evaluate.render import metrics_block
+
+    outcomes = [MetricOutcome(e.task_id, e.reward, e.termination) for e in (run.entries[i] for i in indices)]
+    both = FileMetrics.of(outcomes, outcomes, run.raw_info, seed=seed)
+    record = {
+        "kind": "file",
+        "file": str(path),
+        "domain": run.domain,
+        "agent_model": run.agent_model,
+        "format": run.layout,
+        "recomputed": False,
+        "note": run.recorded_only,
+        "metrics": None,
+        "recorded_metrics": both.recorded.to_json(),
+        "agreement": {"compared": 0, "agree": 0, "differ": 0, "not_computable": 0},
+        "confidence": None,
+        "recorded_confidence": both.recorded_confidence.to_json() if both.recorded_confidence is not None else None,
+    }
+    title = f"{path}: metrics over the recorded rewards, not recomputed\n  note: {run.recorded_only}"
+    return record, metrics_block(str(path), both.recorded, confidence=both.recorded_confidence, title=title)
 
 
 def _claim_record(sub, run) -> dict[str, Any]:
@@ -109,15 +149,31 @@ def _claim_record(sub, run) -> dict[str, Any]:
         "claimed_pass_hat_k": None if claim is None else {str(k): v for k, v in claim.pass_hat_k.items()},
         "claimed_cost": None if claim is None else claim.cost,
         "retrieval_config": None if claim is None else claim.retrieval_config,
+        "claimed_cost_time": None if claim is None else claim.cost_time or None,
+        "claim_basis": "best_of_k" if sub.best_of_k else "file",
     }
 
 
-def _claim_lines(record: dict[str, Any], metrics) -> str:
-    """Claimed pass^k beside ours, one k per column: what the submission says against what we recompute."""
+def _claim_lines(record: dict[str, Any], metrics, claim: DomainClaim | None = None) -> str:
+    """Claimed pass^k beside ours, one k per column: what the submission says against what we recompute.
+
+    A best-of-K claim is not compared file by file: the best-of-K score of all its files follows the files."""
     claimed = record["claimed_pass_hat_k"]
     head = f"  submission {record['label']} ({record['domain'] or '?'})"
+    details = []
+    costs = claim.cost_time_text() if claim is not None else None
+    if costs:
+        details.append(f"claimed {costs}" + (" (estimated from token usage)" if record["cost_estimated"] else ""))
+    if record["user_simulator"]:
+        details.append(f"user simulator {record['user_simulator']}")
+    tail = f"\n    {' · '.join(details)}" if details else ""
+    if record["claim_basis"] == "best_of_k":
+        return (
+            f"{head}: its claims are best-of-K over several trajectory files (methodology: "
+            f'"{record["best_of_k"]}"): compared with the best-of-K score of its files, after the last one{tail}'
+        )
     if not claimed:
-        return f"{head}: claims no pass^k for this domain"
+        return f"{head}: claims no pass^k for this domain{tail}"
     ks = sorted({int(k) for k in claimed} | set(metrics.pass_hat_k))
     cells = []
     for k in ks:
@@ -127,7 +183,37 @@ def _claim_lines(record: dict[str, Any], metrics) -> str:
             f"{k}: claimed {'n/a' if theirs is None else f'{theirs:.3f}'}"
             f" / ours {'n/a' if ours is None else f'{ours:.3f}'}"
         )
-    return f"{head}: pass^k " + ", ".join(cells)
+    return f"{head}: pass^k " + ", ".join(cells) + tail
+
+
+def _best_of_k_claim(
+    sub, domain: str, attempts: list[tuple[str, str, float | None, float | None]]
+) -> tuple[dict[str, Any], str]:
+    """A best-of-K claim beside the best-of-K score of the submission's files evaluated (ours and recorded):
+    its ``eval --json`` record and its text block."""
+    from tau_tui import formats
+    from tau_tui.model.submission import best_of_k
+
+    claim = sub.claims.get(domain)
+    claimed = None if claim is None else claim.pass_hat_k.get(1)
+    ours = best_of_k(domain, [(f, t, r) for f, t, r, _ in attempts])
+    recorded = best_of_k(domain, [(f, t, r) for f, t, _, r in attempts])
+    record = {
+        "kind": "submission",
+        "folder": str(sub.folder),
+        "label": sub.label,
+        "domain": domain,
+        "claim_basis": "best_of_k",
+        "methodology": sub.best_of_k,
+        "claimed_pass_hat_1": claimed,
+        "best_of_k": {"ours": ours.to_json(), "recorded": recorded.to_json()},
+    }
+    text = (
+        f"submission {sub.label} ({domain}): best-of-K over {formats.count(ours.files, 'file')} "
+        f'(methodology: "{sub.best_of_k}")\n  pass^1 claimed {"n/a" if claimed is None else f"{claimed:.3f}"}'
+        f" · best-of-K ours {ours.text()} · recorded {recorded.text()}"
+    )
+    return record, text
 
 
 def run(args: argparse.Namespace, workspace: Workspace) -> int:
@@ -156,12 +242,21 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     files: list[dict[str, Any]] = []
     out = sys.stdout
     bad_submissions: set[str] = set()
+    pooled: dict[tuple[str, str], tuple[Any, list[tuple[str, str, float | None, float | None]]]] = {}
     job = Job("eval", ws.settings, text=not args.json, scorer=args.scorer)
     with executor_for(args, job, ws) as executor:
         for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
             if run is None:
                 err(error or f"{path}: unreadable")
                 status = EXIT_INPUT
+                continue
+            if run.recorded_only:  # tau-bench v1: its recorded rewards' metrics, nothing recomputed
+                indices = selected(run, args.sim, found)
+                if indices or not args.sim:
+                    record, block = _recorded_only_file(path, run, indices, args.seed)
+                    files.append(record)
+                    if not args.json:
+                        out.write(visible(block + "\n\n"))
                 continue
             executor.adopt(path, run)
             sidecar = True
@@ -216,14 +311,24 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                     for problem in problems:
                         err(f"note: {problem}")
                 record["submission"] = {**_claim_record(sub, run), "problems": problems}
+                domain = sub.run_domain(run)
+                if sub.best_of_k and domain is not None:
+                    attempts = pooled.setdefault((str(sub.folder), domain), (sub, []))[1]
+                    attempts += [(str(path), r.task_id, r.reward, r.recorded_reward) for r in reports]
             files.append(record)
             if not args.json:
                 block = metrics_block(str(path), metrics, both.recorded, confidence)
+                block += "".join(f"\n{line}" for line in _recorded_lines(run, reports))
                 if "submission" in record:
-                    block += "\n" + _claim_lines(record["submission"], metrics)
+                    claim = sub.claim_for(run) if sub is not None and not isinstance(sub, SubmissionError) else None
+                    block += "\n" + _claim_lines(record["submission"], metrics, claim)
                 out.write(visible(block + "\n\n"))
+    claims = [_best_of_k_claim(sub, domain, attempts) for (_, domain), (sub, attempts) in pooled.items()]
+    if not args.json:
+        for _, text in claims:
+            out.write(visible(text + "\n\n"))
     if args.json:
-        for record in files:
+        for record in files + [claim for claim, _ in claims]:
             out.write(json_line(record) + "\n")
     for sim_id in args.sim:
         if sim_id not in found:

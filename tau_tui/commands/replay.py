@@ -25,7 +25,9 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     replay = sub.add_parser(
         NAME,
         help="replay recorded runs against the environment and check them",
-        description="Replay every simulation: a verdict per tool call, findings, DB hashes.",
+        description="Replay every simulation: a verdict per tool call, findings, DB hashes. A file shown as "
+        "recorded only (tau-bench v1 results) is not replayed: one note line says so. Exit 0: no mismatch or "
+        "finding; 1: some; 2: some input unreadable.",
     )
     replay.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders")
     replay.add_argument(
@@ -57,6 +59,7 @@ def add_upstream_fixes_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
+    from tau_tui import formats
     from tau_tui.pool import Job, Unit
     from tau_tui.replay.facts import has_problems
     from tau_tui.textsafe import visible
@@ -73,8 +76,13 @@ def run(args: argparse.Namespace, workspace) -> int:
                 err(error or f"{path}: unreadable")
                 status = EXIT_INPUT
                 continue
-            executor.adopt(path, recording)
             indices = list(selected(recording, wanted, found_wanted))
+            if recording.recorded_only:  # tau-bench v1: nothing to replay; one line says so
+                err(
+                    f"note: {path}: {recording.recorded_only} ({formats.count(len(indices), 'simulation')} not replayed)"
+                )
+                continue
+            executor.adopt(path, recording)
             for position, done in enumerate(executor.map(Unit(str(path), i) for i in indices)):
                 if done.error is not None:
                     err(done.error)

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
     from tau_tui.domains import DomainError
     from tau_tui.evaluate import ScorerConfig, ScorerConfigError
     from tau_tui.evaluate.judge import judge_credentials_problem
-    from tau_tui.model.io import RunFileError, open_run
+    from tau_tui.model.io import RecordedOnly, RunFileError, open_run
     from tau_tui.views.printout import markdown_printout, text_printout
 
     judge = workspace.judge()
@@ -65,9 +65,10 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
     analyzer = workspace.analyzer
     analysis = report = None
     not_replayed = None
+    recorded_only = recording.recorded_only is not None
     try:
         analysis = analyzer.analyze(recording, index)
-    except DomainError as exc:  # the messages are still worth printing
+    except (DomainError, RecordedOnly) as exc:  # the messages are still worth printing
         not_replayed = str(exc)
     if analysis is not None:
         try:
@@ -78,6 +79,6 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
     render = markdown_printout if args.markdown else text_printout
     sys.stdout.write(render(recording, sim, analysis, report, full=args.full, problem=not_replayed).rstrip("\n") + "\n")
     if not_replayed is not None:
-        err(f"not replayed: {not_replayed}")
-        return EXIT_INPUT
+        err(f"{'note: ' if recorded_only else ''}not replayed: {not_replayed}")
+        return EXIT_OK if recorded_only else EXIT_INPUT
     return EXIT_OK

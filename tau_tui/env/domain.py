@@ -17,7 +17,7 @@ import orjson
 
 from tau_tui.env.environment import Environment
 from tau_tui.env.schema import DBSchema
-from tau_tui.model.io import RunFileError, read_bytes
+from tau_tui.model.io import RunFileError, json_text, read_bytes
 from tau_tui.model.tasks import Task
 
 
@@ -36,7 +36,7 @@ def read_data_file(path: Path) -> Any:
             import tomllib
 
             return tomllib.loads(read_bytes(path).decode("utf-8"))
-        return orjson.loads(read_bytes(path))
+        return orjson.loads(json_text(read_bytes(path)))
     except RunFileError as exc:
         if exc.problem == "does not exist":
             raise DomainError(f"{path}: missing domain data file") from None

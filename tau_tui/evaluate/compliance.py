@@ -12,8 +12,7 @@ the table of the replayed environment's domain and flag nothing for a domain wit
   and no request for a human from the user, when the policy allows transfers only for what the
   agent cannot handle.
 
-Three hints point at the user simulator instead of the agent (domain independent; the last two
-read the task):
+Four hints point at the user simulator instead of the agent (domain independent; two read the task):
 
 - ``user_stopped_early``: the user ends the call in the very message where it confirms an action
   the agent asked about, so the agent never got to act.
@@ -23,6 +22,8 @@ read the task):
 - ``user_asked_beyond_task``: right after a user turn that asks for it in the tool's own words
   ("cancel", "reservation"…), the agent makes a write with a tool that none of the task's
   expected actions use: the user asked for what the task does not.
+- ``out_of_scope_stop``: the user ends the call with ``###OUT-OF-SCOPE###`` (its scenario lacks what it
+  needs); tau2 records it as ``user_stop`` and grades it as a normal end (tau2-bench#517).
 
 ``SUGGESTED_SOURCE`` says whose error each kind suggests (agent, user or task), for a note.
 Flags never change the reward. Solo runs have no user turns: the user-turn rules skip them.
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 
 from tau_tui.evaluate.diagnostics import Detector, Flag, register_detector
 from tau_tui.model.messages import AssistantMessage, UserMessage
+from tau_tui.model.provenance import OUT_OF_SCOPE
 from tau_tui.model.tasks import Task
 from tau_tui.replay import CallRecord, Timeline, Verdict
 
@@ -173,6 +175,24 @@ def transfers_against_policy(timeline: Timeline, start: int, policy: str | None 
                 )
             )
     return out
+
+
+def out_of_scope_stops(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
+    """The user's last words are ``###OUT-OF-SCOPE###``: an aborted scenario tau2 grades as a normal stop."""
+    for step in reversed(timeline.steps[start:]):
+        message = step.message
+        if isinstance(message, UserMessage) and message.text.strip():
+            if OUT_OF_SCOPE not in message.text:
+                return []
+            return [
+                Flag(
+                    "out_of_scope_stop",
+                    step.index,
+                    "suggested source: task — the user simulator found its scenario out of scope and stopped; "
+                    "tau2 records a user_stop and grades it as a normal end (tau2-bench#517)",
+                )
+            ]
+    return []
 
 
 def users_stopping_early(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
@@ -328,6 +348,7 @@ SUGGESTED_SOURCE = {
     "user_stopped_early": "user",
     "user_contradicts_scenario": "user",
     "user_asked_beyond_task": "user",
+    "out_of_scope_stop": "task",
 }
 SUGGESTED_ERROR_TYPE = {
     "unconfirmed_write": "policy_violation",
@@ -336,6 +357,7 @@ SUGGESTED_ERROR_TYPE = {
     "user_stopped_early": "premature_end",
     "user_contradicts_scenario": "hallucination",
     "user_asked_beyond_task": "instruction_deviation",
+    "out_of_scope_stop": "premature_end",
 }
 COMPLIANCE_KINDS = ("unconfirmed_write", "write_before_auth", "transfer_against_policy")
 
@@ -372,6 +394,12 @@ for _detector in (
         "user simulator: asked for a write none of the task's actions use",
         users_asking_beyond_task,
         uses_task=True,
+    ),
+    Detector(
+        "out_of_scope_stop",
+        "O",
+        "user simulator: stopped with ###OUT-OF-SCOPE###, recorded as a normal user_stop",
+        out_of_scope_stops,
     ),
 ):
     register_detector(_detector)

@@ -15,8 +15,9 @@ from tau_tui.env.environment import EnvState
 from tau_tui.env.store import to_plain
 from tau_tui.evaluate.checks import ActionCheck, action_matches, agent_texts
 from tau_tui.evaluate.reward import PREMATURE, REWARD_COMPONENTS, Evaluation, Replayed
+from tau_tui.model.provenance import judge_failures
 from tau_tui.model.results import SCORED_TERMINATIONS, RewardInfo
-from tau_tui.model.tasks import Action, Task
+from tau_tui.model.tasks import DB_COMPARED, Action, Task, db_check_rule
 from tau_tui.replay import CallRecord, Change, Timeline, diff_states
 from tau_tui.textsafe import clip_json
 
@@ -390,6 +391,16 @@ def check_recording(
             ),
         )
     issues += task_issues + _against_itself(recorded) + _against_messages(recorded, timeline)
+    failed_judge = judge_failures(recorded)
+    if failed_judge:
+        issues.append(
+            RecordingIssue(
+                "judge_failure",
+                f"the recorded NL verdicts are a judge failure, not the agent's (tau2-bench#469): "
+                f"{len(failed_judge)} assertion(s) recorded as not met because the judge's reply could not be parsed",
+                inconsistent=False,
+            )
+        )
     if not timeline.strict_ok and timeline.mismatches:
         first = timeline.mismatches[0]
         issues.append(
@@ -687,7 +698,8 @@ def failure_reasons(
     out = []
     for component in list(REWARD_COMPONENTS.values()):
         out += component.why(evaluation, reasons)
-    out += [f"{name} not evaluated" for name in evaluation.not_evaluated]
+    aside = f" (not needed: {', '.join(evaluation.decided_by)} at 0 decides)" if evaluation.decided_by else ""
+    out += [f"{name} not evaluated{aside}" for name in evaluation.not_evaluated]
     return out
 
 
@@ -699,9 +711,7 @@ def explain(
 ) -> Explanation:
     """Explain one evaluated simulation (see ``check_recording`` for the two optional arguments)."""
     diff = div = None
-    criteria = replayed.task.evaluation_criteria if replayed.task is not None else None
-    db_checked = criteria is not None and (criteria.actions is not None or criteria.env_assertions is not None)
-    if replayed.gold is not None and db_checked:
+    if replayed.gold is not None and db_check_rule(replayed.task) == DB_COMPARED:
         diff = state_diff(replayed.timeline, replayed.gold.state)
         history_len = len(replayed.task.history) if replayed.task is not None else 0
         div = divergence(replayed.timeline, replayed.gold.state, diff, evaluation.actions, history_len)

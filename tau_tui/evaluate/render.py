@@ -117,6 +117,7 @@ def simulation_block(report: SimReport) -> str:
     body += diff_lines(report)
     body += recording_lines(report)
     body += [f"note: {note}" for note in ev.notes if note not in failed]
+    body += report.recorded.lines() if report.recorded is not None else []
     body += [line for line in (scorer_line(report), flags_line(report)) if line]
     return "\n".join([title] + [f"  {line}" for line in body])
 
@@ -125,12 +126,19 @@ def _ks(values: dict[int, float]) -> str:
     return "  ".join(f"{k}: {v:.3f}" for k, v in values.items()) or "n/a"
 
 
-def metrics_block(name: str, metrics: RunMetrics, recorded: RunMetrics | None = None, confidence: Any = None) -> str:
+def metrics_block(
+    name: str,
+    metrics: RunMetrics,
+    recorded: RunMetrics | None = None,
+    confidence: Any = None,
+    title: str | None = None,
+) -> str:
     """Per-file metrics: counts, average reward, pass^k and pass@k, terminations; ``confidence``
-    (an ``evaluate.stats.Confidence``): its intervals, flip rate and noise floor under them."""
+    (an ``evaluate.stats.Confidence``): its intervals, flip rate and noise floor under them; ``title``: the
+    first line, when the metrics are not over recomputed rewards."""
     avg = formats.average(metrics.avg_reward, "n/a")
     lines = [
-        f"{name}: metrics over recomputed rewards",
+        title or f"{name}: metrics over recomputed rewards",
         f"  simulations {metrics.n_simulations}: {metrics.n_scored} scored, {metrics.n_unscored} unscored, "
         f"{metrics.infrastructure_errors} infrastructure error(s) (left out)",
         f"  avg reward {avg}",
@@ -142,6 +150,6 @@ def metrics_block(name: str, metrics: RunMetrics, recorded: RunMetrics | None = 
         rec_avg = formats.average(recorded.avg_reward, "n/a")
         lines.append(f"  recorded rewards: avg {rec_avg}, pass^k {_ks(recorded.pass_hat_k)}")
     if confidence is not None:
-        lines.append("  confidence (recomputed rewards):")
+        lines.append(f"  confidence ({'recorded' if title else 'recomputed'} rewards):")
         lines += [f"    {line}" for line in confidence.lines()]
     return "\n".join(lines)

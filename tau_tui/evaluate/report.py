@@ -14,6 +14,7 @@ from tau_tui.evaluate.explain import Explanation, explain
 from tau_tui.evaluate.judge import Judge
 from tau_tui.evaluate.reward import Evaluation, Replayed, evaluate
 from tau_tui.evaluate.scorer import ScorerResult, ScorerSpec, score_tool_calls
+from tau_tui.model.provenance import RecordedExtras
 from tau_tui.model.tasks import Task
 
 
@@ -28,6 +29,7 @@ class SimReport:
     recorded_reward: float | None
     scorer: ScorerResult | None
     flags: list[Flag]
+    recorded: RecordedExtras | None = None  # what the recording holds of tau2's fields newer than 1.0.1
 
     @property
     def agrees(self) -> bool | None:
@@ -61,6 +63,7 @@ class SimReport:
             "breakdown": ev.breakdown,
             "nl_evaluated": ev.nl_evaluated,
             "not_evaluated": ev.not_evaluated,
+            "decided_by": ev.decided_by,
             "strict_ok": ev.strict_ok,
             "notes": ev.notes,
             "checks": ev.checks_json(),
@@ -68,6 +71,7 @@ class SimReport:
             "explanation": self.explanation.to_json(),
             "scorer": self.scorer.to_json() if self.scorer else None,
             "diagnostics": {"counts": self.flag_counts(), "flags": [f.to_json() for f in self.flags]},
+            "recorded": self.recorded.to_json() if self.recorded is not None else None,
         }
 
 
@@ -103,4 +107,5 @@ def assess(
         recorded_reward=recorded,
         scorer=score_tool_calls(timeline.calls, scorer) if scorer is not None else None,
         flags=diagnose(timeline, history_len, policy, replayed.task),
+        recorded=RecordedExtras.of(sim),
     )

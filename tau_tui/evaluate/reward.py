@@ -6,7 +6,9 @@ env assertions), action and communicate components are always computed, the
 NL component only when the basis names it, and the reward is the product of
 the components the task's ``reward_basis`` names. Where tau2 would need
 something we do not have (an LLM judge, the task), the reward is reported as
-not computable, never guessed.
+not computable, never guessed, unless it is decided: when a component of the
+basis we did evaluate (DB, ENV_ASSERTION, ACTION, COMMUNICATE) is already 0,
+the product is 0 whatever the judge would say, and the reward is 0 with a note.
 
 Each component is one ``RewardComponent`` in ``REWARD_COMPONENTS`` (the
 built-in ones in ``components.py``): ``evaluate``, the RewardInfo and checks
@@ -32,7 +34,7 @@ from tau_tui.evaluate.checks import (
 )
 from tau_tui.evaluate.judge import Judge, JudgeError
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
-from tau_tui.model.tasks import EvaluationCriteria, Task
+from tau_tui.model.tasks import DB_PASSES_UNCHECKED, EvaluationCriteria, Task, db_check_rule, db_verdict
 from tau_tui.replay import FATAL_IN_TAU2, GoldResult, MismatchClass, Timeline
 
 SUCCESS_TOLERANCE = 1e-6
@@ -58,11 +60,16 @@ class Replayed(Protocol):
 
 @dataclass
 class Component:
-    """One evaluator's outcome; ``reward`` None means it could not be evaluated."""
+    """One evaluator's outcome; ``reward`` None means it could not be evaluated.
+
+    ``awaits_judge``: not evaluated only for want of an LLM judge (none given, or it failed), where tau2 would
+    have asked one: a reward another component already holds at 0 is decided without it.
+    """
 
     reward: float | None
     breakdown: dict[str, float] | None = None
     info: dict[str, Any] | None = None
+    awaits_judge: bool = False
 
 
 @dataclass
@@ -86,6 +93,7 @@ class Evaluation:
     info: dict[str, Any] | None = None
     strict_ok: bool = True
     results: dict[str, Any] = field(default_factory=dict)  # component name → its checks, for registered ones
+    decided_by: list[str] = field(default_factory=list)  # basis components at 0 that decide it without a judge
 
     @property
     def computable(self) -> bool:
@@ -131,8 +139,8 @@ def env_component(
     criteria: EvaluationCriteria, replayed: Replayed, basis: list[str], evaluation: Evaluation
 ) -> Component:
     """DB check and env assertions; tau2 skips both when the task lists neither actions nor assertions."""
-    if criteria.actions is None and criteria.env_assertions is None:
-        evaluation.db_match = True
+    if db_check_rule(replayed.task) == DB_PASSES_UNCHECKED:
+        evaluation.db_match = db_verdict(DB_PASSES_UNCHECKED, None)
         return Component(1.0, None, {"note": "No expected actions or env assertions"})
     if replayed.gold is None:
         return Component(None, None, {"note": "no gold state"})
@@ -181,13 +189,13 @@ def nl_component(
     if judge is None:
         evaluation.nl_evaluated = False
         evaluation.notes.append(f"{len(criteria.nl_assertions)} NL assertion(s) not evaluated: no judge given")
-        return Component(None, None, {"note": "not evaluated: no judge"})
+        return Component(None, None, {"note": "not evaluated: no judge"}, awaits_judge=True)
     try:
         evaluation.nl = judge([step.message for step in replayed.timeline.steps], list(criteria.nl_assertions))
     except JudgeError as exc:
         evaluation.nl_evaluated = False
         evaluation.notes.append(f"NL assertions not evaluated: {exc}")
-        return Component(None, None, {"note": f"not evaluated: {exc}"})
+        return Component(None, None, {"note": f"not evaluated: {exc}"}, awaits_judge=True)
     reward = 1.0 if all(c.met for c in evaluation.nl) else 0.0
     return Component(reward, {"NL_ASSERTION": reward}, None)
 
@@ -310,17 +318,30 @@ def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
         evaluation.notes.append(f"reward_basis names unknown component(s): {', '.join(unknown)}")
     reward = 1.0
     missing = list(unknown)
+    awaiting: list[str] = []  # missing only for want of a judge
+    failing: list[str] = []  # evaluated basis components at 0
     for entry, component in results:
         named = [b for b in entry.bases if b in basis]
         if not named:
             continue
         if component is None or component.reward is None:
             missing += named
+            if component is not None and component.awaits_judge:
+                awaiting += named
             continue
         evaluation.breakdown.update(component.breakdown or {})
         reward *= component.reward
+        if component.reward == 0.0:
+            failing += [b for b in named if (component.breakdown or {}).get(b, 0.0) == 0.0]
     evaluation.not_evaluated = missing
-    if missing:
+    if missing and failing and missing == awaiting:
+        evaluation.reward = 0.0
+        evaluation.decided_by = failing
+        evaluation.notes.append(
+            f"reward 0 whatever a judge would say: {', '.join(failing)} at 0 "
+            f"({', '.join(missing)} not evaluated, not needed)"
+        )
+    elif missing:
         evaluation.status = NOT_COMPUTABLE
         evaluation.notes.append(f"reward not computable: {', '.join(missing)} not evaluated")
     else:

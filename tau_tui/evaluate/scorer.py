@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from tau_tui.model.io import RunFileError, read_bytes
+from tau_tui.model.io import RunFileError, json_text, read_bytes
 from tau_tui.replay import CallRecord
 
 SIDECAR_SUFFIX = ".scorer.json"
@@ -199,7 +199,7 @@ def is_sidecar(path: Path) -> bool:
 
 def load_scorer_config(path: Path) -> ScorerConfig:
     try:
-        data = orjson.loads(read_bytes(path))
+        data = orjson.loads(json_text(read_bytes(path)))
     except RunFileError as exc:
         raise ScorerConfigError(str(exc)) from None
     except orjson.JSONDecodeError as exc:

@@ -5,7 +5,8 @@ Layouts read:
   * directory layout: ``results.json`` (metadata, optional ``simulation_index``)
     plus ``simulations/<id>.json``,
   * a bare JSON list of simulations,
-  * single-simulation wrappers (``{task, simulation_run}`` and a lone simulation object).
+  * single-simulation wrappers (``{task, simulation_run}`` and a lone simulation object),
+  * tau-bench v1 result lists, read-only (``model/tau_bench_v1.py``).
 
 Opening a file parses JSON and builds a light index of its simulations; the
 pydantic models of a simulation are built only when it is opened.
@@ -34,6 +35,7 @@ from pydantic import ValidationError
 from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw, tick_messages
 from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.tasks import Task
+from tau_tui.model.tau_bench_v1 import looks_like_v1, open_v1
 
 MAX_READ_SETTING = "TAU_TUI_MAX_READ_BYTES"  # how the user raises the limit (config.resolve reads it)
 KNOWN_DOMAINS = ("airline", "retail", "telecom", "mock")
@@ -62,6 +64,10 @@ class RunFileError(Exception):
         self.path = Path(path)
         self.problem = problem
         super().__init__(f"{path}: {problem}")
+
+
+class RecordedOnly(RunFileError):
+    """A run that is shown as recorded and never replayed (``RunFile.recorded_only`` says why)."""
 
 
 @dataclass
@@ -248,13 +254,22 @@ def _too_big(size: int, limit: int) -> str:
     return f"is {size:,} bytes, more than the {limit:,}-byte read limit (raise it with {MAX_READ_SETTING})"
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def json_text(data: bytes) -> bytes | memoryview:
+    """The JSON text of a file's bytes: a UTF-8 byte-order mark some editors write (tau2-bench#375) left out,
+    without copying the rest."""
+    return memoryview(data)[len(UTF8_BOM) :] if data.startswith(UTF8_BOM) else data
+
+
 def read_json(path: Path) -> Any:
-    """Parse a JSON file; any failure becomes a one-line ``RunFileError``."""
+    """Parse a JSON file (a UTF-8 BOM allowed); any failure becomes a one-line ``RunFileError``."""
     data = read_bytes(path)
     if not data.strip():
         raise RunFileError(path, "is empty")
     try:
-        return orjson.loads(data)  # checks UTF-8 itself: no decoded copy of the whole file
+        return orjson.loads(json_text(data))  # checks UTF-8 itself: no decoded copy of the whole file
     except orjson.JSONDecodeError as exc:
         try:
             data.decode("utf-8")
@@ -277,11 +292,6 @@ def _kind_of(path: Path) -> str:
         return "regular"  # gone or unreadable: the read that follows says which
 
 
-def _looks_like_v1(items: list[Any]) -> bool:
-    first = items[0] if items else None
-    return isinstance(first, dict) and "traj" in first and "task_id" in first and "messages" not in first
-
-
 def _kind(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number"
@@ -301,6 +311,7 @@ class RunFile:
     extra_top: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     entries: list[SimEntry] = field(default_factory=list)
+    recorded_only: str | None = None  # why this run is shown as recorded and never replayed (None: it is replayed)
     _sims: dict[int, SimulationRun] = field(default_factory=dict, repr=False)
     _tasks: dict[str, Task] | None = field(default=None, repr=False)
 
@@ -536,12 +547,8 @@ def open_run(path: Path | str, on_progress: Callable[[RunFile], None] | None = N
     if isinstance(data, dict):
         return _from_object(path, data)
     if isinstance(data, list):
-        if _looks_like_v1(data):
-            raise RunFileError(
-                path,
-                f"tau-bench v1 trajectories ({len(data)} records of task_id/reward/traj), not a tau2 run; "
-                "convert it with tau2 first",
-            )
+        if looks_like_v1(data):
+            return open_v1(path, data, RunFile)
         bad = next((i for i, s in enumerate(data) if not isinstance(s, dict)), None)
         if bad is not None:
             raise RunFileError(path, f"a list whose item #{bad} is {_kind(data[bad])}, expected simulation objects")

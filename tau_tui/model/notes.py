@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Iterable, Literal
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
-from tau_tui.model.io import RunFileError, file_lock, read_bytes, run_names, write_atomic
+from tau_tui.model.io import RunFileError, file_lock, json_text, read_bytes, run_names, write_atomic
 
 if TYPE_CHECKING:
     from tau_tui.model.reviews import ReviewError
@@ -180,7 +180,7 @@ def _read(path: Path) -> NotesFile | None:
     except RunFileError as exc:
         raise NotesError(str(exc)) from None
     try:
-        return NotesFile.model_validate(orjson.loads(data))
+        return NotesFile.model_validate(orjson.loads(json_text(data)))
     except (orjson.JSONDecodeError, ValidationError) as exc:
         first = exc.errors()[0] if isinstance(exc, ValidationError) else None
         detail = f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}" if first else str(exc)

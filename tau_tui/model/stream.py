@@ -32,6 +32,7 @@ import orjson
 KEEP_PARSED = 32  # parsed raw simulations kept per file
 _DROP_EVERY = 64 * 1024**2  # give back the pages of the mapping already indexed, every so many bytes
 _WS = re.compile(rb"[ \t\r\n]*")
+_BOM = b"\xef\xbb\xbf"  # io.UTF8_BOM (this module does not import io)
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -149,8 +150,11 @@ def _skip_ws(buf: Any, pos: int) -> int:
 
 
 def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
-    """(top-level object without its simulations or None for a list, array '[' offset, array ']' offset)."""
-    first = _skip_ws(buf, 0)
+    """(top-level object without its simulations or None for a list, array '[' offset, array ']' offset).
+
+    A UTF-8 byte-order mark before the JSON (tau2-bench#375) is skipped."""
+    start = len(_BOM) if buf[: len(_BOM)] == _BOM else 0
+    first = _skip_ws(buf, start)
     opener = buf[first : first + 1]
     if opener == b"[":
         close = buf.rfind(b"]")
@@ -174,7 +178,7 @@ def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
             return None
         close += len(indent) + 1
     try:
-        top = orjson.loads(buf[:opened] + b"[]" + buf[close + 1 :])
+        top = orjson.loads(buf[start:opened] + b"[]" + buf[close + 1 :])
     except orjson.JSONDecodeError:
         return None
     if not isinstance(top, dict) or top.get("simulations") != [] or "simulation_run" in top:

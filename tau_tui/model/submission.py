@@ -9,11 +9,22 @@ voice config of audio-native runs) and copies one results file per domain into `
 failure) except where nothing useful is left (not JSON, not an object, no model name), which raises a
 ``SubmissionError`` whose ``str()`` is one line naming the file. A name in ``trajectory_files`` is
 never a path: one that leads out of ``trajectories/`` is refused.
+
+Submissions as published read too: the old schema (no ``trajectory_files``: the runs say their domains;
+``organization`` where the newer schema has ``model_organization``), the cost and time metrics of
+tau2-bench PR 443 (``user_cost``, ``total_cost``, ``duration_seconds``, ``agent_time_seconds``,
+``user_time_seconds``, ``tool_time_seconds`` per domain) and the user-simulator version of PR 444
+(``methodology.user_simulator``: a published version such as ``v2.0`` for voice). A claim that the
+methodology calls a best-of-K over several trajectory files ("Best-of-K fusion: each task … passes if any
+model succeeds") is checked against the best-of-K (union) score of those files (``best_of_k``), not file
+by file.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,6 +44,22 @@ from tau_tui.model.io import (
 
 PASS_KEYS = (1, 2, 3, 4)
 MAX_TEXT = 200  # longest text field kept from submission.json (names, dates, types)
+# Per-domain cost and time metrics (tau2-bench PR 443), beside ``cost`` (the agent's, per conversation).
+COST_TIME_KEYS = (
+    "user_cost",
+    "total_cost",
+    "duration_seconds",
+    "agent_time_seconds",
+    "user_time_seconds",
+    "tool_time_seconds",
+)
+COST_ESTIMATED = "estimated from trajectory token usage"  # PR 443's note on costs it back-filled from tokens
+# How a methodology says that a claim takes the best attempt per task over several runs or models.
+BEST_OF_K = re.compile(
+    r"best[- ]of[- ]?(?:k|n|\d+)\b[^.;\n]*|passe?s? if any [^.;\n]*succeeds?|best (?:result|score|attempt|run) per task",
+    re.IGNORECASE,
+)
+SUCCESS_TOLERANCE = 1e-6  # tau2's success: a reward of 1 within 1e-6 (evaluate.reward.is_success)
 
 
 class SubmissionError(Exception):
@@ -52,6 +79,25 @@ class DomainClaim:
     pass_hat_k: dict[int, float] = field(default_factory=dict)
     cost: float | None = None
     retrieval_config: str | None = None
+    cost_time: dict[str, float] = field(default_factory=dict)  # PR 443's metrics (``COST_TIME_KEYS``)
+
+    def cost_time_text(self) -> str | None:
+        """``cost $0.119 (user $0.014, total $0.133) · 131 s (agent 118 s, user 13.5 s, tools 0 s)``."""
+        money = [f"{k.removesuffix('_cost')} ${v:.3f}" for k, v in self.cost_time.items() if k.endswith("_cost")]
+        times = [
+            f"{k.removesuffix('_time_seconds').replace('tool', 'tools')} {v:g} s"
+            for k, v in self.cost_time.items()
+            if k.endswith("_time_seconds")
+        ]
+        parts = []
+        if self.cost is not None or money:
+            head = f"cost ${self.cost:.3f}" if self.cost is not None else "cost"
+            parts.append(head + (f" ({', '.join(money)})" if money else ""))
+        duration = self.cost_time.get("duration_seconds")
+        if duration is not None or times:
+            head = f"{duration:g} s" if duration is not None else "time"
+            parts.append(head + (f" ({', '.join(times)})" if times else ""))
+        return " · ".join(parts) or None
 
 
 @dataclass
@@ -70,6 +116,8 @@ class Submission:
     trajectory_files: dict[str, str] = field(default_factory=dict)
     voice_config: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
+    best_of_k: str | None = None  # the methodology's words that make its claims best-of-K over several files
+    cost_estimated: bool = False  # its costs were estimated from token usage (PR 443's note)
 
     @property
     def path(self) -> Path:
@@ -118,6 +166,8 @@ class Submission:
             "modality": self.modality,
             "user_simulator": self.user_simulator,
             "voice_config": self.voice_config,
+            "best_of_k": self.best_of_k,
+            "cost_estimated": self.cost_estimated,
         }
 
     def retrieval_config(self, domain: str) -> str | None:
@@ -130,9 +180,17 @@ class SubmissionUnit:
     """A submission with its trajectories opened: a run per domain, and one line per problem found."""
 
     submission: Submission
-    runs: dict[str, RunFile] = field(default_factory=dict)
+    runs: dict[str, RunFile] = field(default_factory=dict)  # the first run of each domain
     unclaimed: list[RunFile] = field(default_factory=list)  # files in trajectories/ no domain entry names
     problems: list[str] = field(default_factory=list)
+    domain_runs: dict[str, list[RunFile]] = field(default_factory=dict)  # every run of each domain
+
+    def best_of_k(self, domain: str) -> BestOfK:
+        """The best-of-K score of the domain's runs, over their recorded rewards."""
+        attempts = (
+            (str(run.path), e.task_id, e.reward) for run in self.domain_runs.get(domain, []) for e in run.entries
+        )
+        return best_of_k(domain, attempts)
 
 
 # --- tolerant field readers ------------------------------------------------------------
@@ -148,6 +206,15 @@ def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None
+
+
+def _long_text(value: Any) -> str | None:
+    """A free-text field (methodology notes), kept whole: only searched, never shown."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _claim(domain: str, raw: Any, warn: list[str]) -> DomainClaim | None:
@@ -173,6 +240,15 @@ def _claim(domain: str, raw: Any, warn: list[str]) -> DomainClaim | None:
             claim.cost = None
             warn.append(f"results.{domain}.cost is not a non-negative number: ignored")
     claim.retrieval_config = _text(raw.get("retrieval_config"))
+    for key in COST_TIME_KEYS:
+        value = raw.get(key)
+        if value is None:
+            continue
+        number = _number(value)
+        if number is None or number < 0:
+            warn.append(f"results.{domain}.{key} is not a non-negative number: ignored")
+            continue
+        claim.cost_time[key] = number
     if domain == "banking_knowledge" and claim.retrieval_config is None:
         warn.append("results.banking_knowledge has no retrieval_config (tau2 requires one)")
     return claim
@@ -228,6 +304,16 @@ def read_submission(folder: Path | str) -> Submission:
     methodology = data.get("methodology")
     if not isinstance(methodology, dict):
         methodology = {}
+    notes = " ".join(
+        t
+        for t in (
+            _long_text(methodology.get("notes")),
+            _long_text(_object(methodology.get("verification")).get("details")),
+            _long_text(data.get("notes")),
+        )
+        if t
+    )
+    best = BEST_OF_K.search(notes)
     voice = data.get("voice_config")
     if voice is not None and not isinstance(voice, dict):
         warn.append("voice_config is not an object: ignored")
@@ -235,7 +321,7 @@ def read_submission(folder: Path | str) -> Submission:
     return Submission(
         folder=folder,
         model_name=model_name,
-        model_organization=_text(data.get("model_organization")),
+        model_organization=_text(data.get("model_organization")) or _text(data.get("organization")),  # old key
         submitting_organization=_text(data.get("submitting_organization")),
         submission_date=_text(data.get("submission_date")),
         submission_type=_text(data.get("submission_type")) or "standard",
@@ -245,6 +331,8 @@ def read_submission(folder: Path | str) -> Submission:
         trajectory_files=_trajectory_files(folder, data.get("trajectory_files"), warn),
         voice_config=voice,
         warnings=warn,
+        best_of_k=best.group(0).strip()[:MAX_TEXT] if best else None,
+        cost_estimated=COST_ESTIMATED in notes.lower(),
     )
 
 
@@ -317,12 +405,13 @@ def open_submission(folder: Path | str) -> SubmissionUnit:
             unit.problems.append(str(exc))
             continue
         domain = submission.domain_of(run.path) or submission.domain_of(path)
-        if domain is None and not submission.trajectory_files and run.domain_name not in unit.runs:
+        if domain is None and not submission.trajectory_files:
             domain = run.domain_name  # an older submission without trajectory_files: the file says
         if domain is None:
             unit.unclaimed.append(run)
             continue
-        unit.runs[domain] = run
+        unit.runs.setdefault(domain, run)
+        unit.domain_runs.setdefault(domain, []).append(run)
         stated = run.domain_name
         if stated and stated != domain:
             unit.problems.append(f"{run.path}: its domain is {stated}, but {submission.path} files it under {domain}")
@@ -352,3 +441,56 @@ def submission_notes(path: Path | str) -> list[str]:
     if isinstance(sub, SubmissionError):
         return [str(sub)]
     return [f"{sub.path}: {w}" for w in sub.warnings] + trajectory_problems(sub)
+
+
+# --- best-of-K claims ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BestOfK:
+    """The best-of-K (union) score of several trajectory files of one domain: a task passes when any attempt
+    of it passes in any file; a task no attempt passes and some attempt has no reward for is unscored (left
+    out, as the metrics leave out unscored simulations)."""
+
+    domain: str
+    files: int
+    tasks: int
+    passed: int
+    unscored: int
+
+    @property
+    def score(self) -> float | None:
+        """Passed tasks over the scored ones (a fraction; None when none is scored)."""
+        scored = self.tasks - self.unscored
+        return self.passed / scored if scored else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "tasks": self.tasks,
+            "passed": self.passed,
+            "unscored": self.unscored,
+            "pass_hat_1": self.score,
+        }
+
+    def text(self) -> str:
+        """``0.940 (47/50 tasks)``, with the unscored ones when there are some."""
+        score = "n/a" if self.score is None else f"{self.score:.3f}"
+        tail = f", {self.unscored} unscored" if self.unscored else ""
+        return f"{score} ({self.passed}/{self.tasks - self.unscored} tasks{tail})"
+
+
+def best_of_k(domain: str, attempts: Iterable[tuple[str, str, float | None]]) -> BestOfK:
+    """The best-of-K score of (file, task id, reward) attempts (reward None: unscored)."""
+    files: set[str] = set()
+    passed: set[str] = set()
+    seen: set[str] = set()
+    unscored: set[str] = set()
+    for file, task_id, reward in attempts:
+        files.add(file)
+        seen.add(task_id)
+        if reward is None:
+            unscored.add(task_id)
+        elif abs(reward - 1.0) <= SUCCESS_TOLERANCE:
+            passed.add(task_id)
+    return BestOfK(domain, len(files), len(seen), len(passed), len(unscored - passed))

@@ -131,6 +131,39 @@ class Task(Loose):
         return list(self.evaluation_criteria.actions)
 
 
+# How tau2 1.0.1's environment evaluator decides a task's DB check (``evaluator_env.py``), one rule for every
+# path (replay, eval, compare, audit, the TUI): the hashes decide; or the task lists neither actions nor env
+# assertions and the check passes without comparing; or the task has no evaluation criteria and no DB check
+# is made at all (reward 1).
+DB_COMPARED, DB_PASSES_UNCHECKED, DB_NOT_CHECKED = "compared", "no_actions_or_assertions", "no_criteria"
+DB_RULE_TEXT = {
+    DB_COMPARED: "final DB compared with gold",
+    DB_PASSES_UNCHECKED: "the task lists no actions and no env assertions: tau2 passes the DB check without comparing",
+    DB_NOT_CHECKED: "the task has no evaluation criteria: tau2 checks no DB and gives reward 1",
+}
+
+
+def db_check_rule(task: Task | None) -> str | None:
+    """Which of the DB-check rules (``DB_COMPARED``…) tau2 applies to ``task``; None when the task is unknown."""
+    if task is None:
+        return None
+    criteria = task.evaluation_criteria
+    if criteria is None:
+        return DB_NOT_CHECKED
+    if criteria.actions is None and criteria.env_assertions is None:
+        return DB_PASSES_UNCHECKED
+    return DB_COMPARED
+
+
+def db_verdict(rule: str | None, hashes_match: bool | None) -> bool | None:
+    """tau2's ``db_match`` under ``rule``: the hash comparison (None: not made), true without one, or None."""
+    if rule == DB_PASSES_UNCHECKED:
+        return True
+    if rule == DB_NOT_CHECKED:
+        return None
+    return hashes_match
+
+
 def _without_nulls(value: Any, key: str | None = None) -> Any:
     """Null-valued keys dropped, except inside tool arguments (where null and missing differ)."""
     if isinstance(value, dict):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tau_tui import formats
+from tau_tui.model.tasks import DB_NOT_CHECKED, DB_PASSES_UNCHECKED, DB_RULE_TEXT
 from tau_tui.replay.timeline import CallRecord, MismatchClass, Timeline
 from tau_tui.textsafe import clip as textsafe_clip
 
@@ -252,6 +253,18 @@ def db_fact(record: dict[str, Any], has_gold: bool) -> Fact:
             f"predicted {short_hash(record['pred_db'])}; no gold state (task not found)",
             severity="warn",
             aside="(no gold state: task unknown)",
+            **common,
+        )
+    rule = record.get("db_rule")
+    if rule in (DB_PASSES_UNCHECKED, DB_NOT_CHECKED):  # tau2's rule for absent criteria, not the hashes, decides
+        passes = rule == DB_PASSES_UNCHECKED
+        return Fact(
+            "db",
+            "DB",
+            f"{'match' if passes else 'not checked'} by tau2's rule: {DB_RULE_TEXT[rule]} (agent "
+            f"{short_hash(record['pred_db'])} vs gold {short_hash(record['gold_db'])})",
+            severity="ok" if passes else "info",
+            aside=DB_RULE_TEXT[rule],
             **common,
         )
     verdict = "match" if record["db_match"] else "DIFFER"

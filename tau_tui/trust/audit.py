@@ -32,7 +32,9 @@ from typing import Any, Callable, Iterable
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.domains import DomainError
 from tau_tui.evaluate import FileMetrics, Judge, MetricOutcome, compute_metrics
-from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
+from tau_tui.model.submission import BestOfK, SubmissionError, best_of_k
+from tau_tui.model.submission import read_submission as read_submission_meta
 from tau_tui.model.tasks import Task
 
 RULES = ("task_changed", "recording_inconsistent", "nl_judge_needed", "strict_replay", "solo_mode", "gold_path")
@@ -241,7 +243,7 @@ def _recording_inconsistent(report: Any) -> RuleHit | None:
 
 def _nl_needed(report: Any) -> RuleHit | None:
     ev = report.evaluation
-    if any("NL" in item for item in ev.not_evaluated) or (ev.reward is None and not ev.nl_evaluated):
+    if ev.reward is None and (any("NL" in item for item in ev.not_evaluated) or not ev.nl_evaluated):
         return RuleHit(
             "nl_judge_needed",
             "the reward basis has NL assertions and no judge was given (--judge MODEL): our reward is left unscored",
@@ -354,7 +356,7 @@ def audit_file(
         try:
             analysis = source.analyze(run, index)
             report = source.assess(analysis, judge=judge)
-        except DomainError as exc:
+        except (DomainError, RecordedOnly) as exc:  # the whole file: one line
             errors.append(str(exc))
             return result, errors
         except RunFileError as exc:
@@ -455,6 +457,8 @@ class SubmissionClaims:
     claimed: dict[str, dict[int, float]]
     ours: dict[str, dict[int, float]] = field(default_factory=dict)
     recorded: dict[str, dict[int, float]] = field(default_factory=dict)
+    best_of_k_words: str | None = None  # the methodology's words that make its claims best-of-K over files
+    best_of_k: dict[str, tuple[BestOfK, BestOfK]] = field(default_factory=dict)  # domain → (ours, recorded)
 
     def to_json(self) -> dict[str, Any]:
         domains = sorted(set(self.claimed) | set(self.ours))
@@ -462,11 +466,23 @@ class SubmissionClaims:
             "kind": "submission",
             "folder": str(self.folder),
             "model_name": self.model_name,
+            "claim_basis": "best_of_k" if self.best_of_k_words else "pooled",
+            "methodology": self.best_of_k_words,
             "domains": {
                 d: {
                     "claimed": {str(k): v for k, v in self.claimed.get(d, {}).items()},
                     "recorded": {str(k): v for k, v in self.recorded.get(d, {}).items()},
                     "ours": {str(k): v for k, v in self.ours.get(d, {}).items()},
+                    **(
+                        {
+                            "best_of_k": {
+                                "ours": self.best_of_k[d][0].to_json(),
+                                "recorded": self.best_of_k[d][1].to_json(),
+                            }
+                        }
+                        if d in self.best_of_k
+                        else {}
+                    ),
                 }
                 for d in domains
             },
@@ -474,12 +490,22 @@ class SubmissionClaims:
 
     def lines(self) -> list[str]:
         out = [f"submission {self.folder} ({self.model_name or '?'}): claimed pass^k vs ours (points)"]
+        if self.best_of_k_words:
+            out.append(f'  its claims are best-of-K over its trajectory files (methodology: "{self.best_of_k_words}")')
         for domain in sorted(set(self.claimed) | set(self.ours)):
             claimed, ours, recorded = (
                 self.claimed.get(domain, {}),
                 self.ours.get(domain, {}),
                 self.recorded.get(domain, {}),
             )
+            if domain in self.best_of_k:
+                said, (mine, theirs) = claimed.get(1), self.best_of_k[domain]
+                delta = f"{100 * mine.score - said:+.1f}" if said is not None and mine.score is not None else "n/a"
+                out.append(
+                    f"  {domain} best-of-K over {mine.files} file(s): claimed pass^1 {_num(said)}, "
+                    f"recorded {_pct_of(theirs)}, ours {_pct_of(mine)} ({delta})"
+                )
+                continue
             for k in sorted(set(claimed) | set(ours)):
                 c, o, r = claimed.get(k), ours.get(k), recorded.get(k)
                 delta = f"{o - c:+.1f}" if c is not None and o is not None else "n/a"
@@ -489,6 +515,13 @@ class SubmissionClaims:
 
 def _num(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}"
+
+
+def _pct_of(best: BestOfK) -> str:
+    """``78.0 (39/50 tasks)``: a best-of-K score in points."""
+    return (
+        f"{_num(None if best.score is None else 100 * best.score)} ({best.passed}/{best.tasks - best.unscored} tasks)"
+    )
 
 
 def read_submission(folder: Path) -> SubmissionClaims:
@@ -518,17 +551,35 @@ def read_submission(folder: Path) -> SubmissionClaims:
 
 
 def submission_claims(folder: Path, audits: Iterable[FileAudit]) -> SubmissionClaims:
-    """The submission's claims beside our pass^k and the recorded pass^k of its files, per domain (pooled)."""
+    """The submission's claims beside our pass^k and the recorded pass^k of its files, per domain: pooled, or
+    the best-of-K (union) score of the files when the methodology says its claims are best-of-K."""
     claims = read_submission(folder)
+    try:
+        claims.best_of_k_words = read_submission_meta(folder).best_of_k
+    except SubmissionError:
+        claims.best_of_k_words = None
     pooled: dict[str, tuple[list[MetricOutcome], list[MetricOutcome]]] = {}
+    attempts: dict[str, list[tuple[str, str, float | None, float | None]]] = {}
     for audit in audits:
         if not audit.file.is_relative_to(folder) or audit.domain is None:
             continue
-        ours, recorded = pooled.setdefault(audit.domain.split("-")[0], ([], []))
+        domain = audit.domain.split("-")[0]
+        ours, recorded = pooled.setdefault(domain, ([], []))
         for sim in audit.sims:
             ours.append(MetricOutcome(sim.task_id, sim.ours, None))
             recorded.append(MetricOutcome(sim.task_id, sim.recorded, None))
+            attempts.setdefault(domain, []).append((str(audit.file), sim.task_id, sim.ours, sim.recorded))
     for domain, (ours, recorded) in pooled.items():
+        if claims.best_of_k_words:
+            both = attempts[domain]
+            union = (
+                best_of_k(domain, [(f, t, o) for f, t, o, _ in both]),
+                best_of_k(domain, [(f, t, r) for f, t, _, r in both]),
+            )
+            claims.best_of_k[domain] = union
+            claims.ours[domain] = {} if union[0].score is None else {1: 100 * union[0].score}
+            claims.recorded[domain] = {} if union[1].score is None else {1: 100 * union[1].score}
+            continue
         claims.ours[domain] = {k: 100 * v for k, v in compute_metrics(ours).pass_hat_k.items()}
         claims.recorded[domain] = {k: 100 * v for k, v in compute_metrics(recorded).pass_hat_k.items()}
     return claims

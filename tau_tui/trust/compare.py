@@ -38,7 +38,7 @@ from tau_tui.evaluate.stats import (
     mcnemar_exact,
     paired_bootstrap,
 )
-from tau_tui.model.io import RunFile, RunFileError
+from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.tasks import task_content_digest
 
 CATEGORIES = ("both_pass", "a_only", "b_only", "both_fail", "not_comparable")
@@ -232,8 +232,8 @@ def load_side(
             try:
                 analysis = source.analyze(run, index)
                 report = source.assess(analysis, judge=judge)
-            except DomainError as exc:
-                errors.append(str(exc))
+            except (DomainError, RecordedOnly) as exc:  # the whole file: one line
+                errors.append(str(exc) + ("; --recorded compares its recorded rewards" if run.recorded_only else ""))
                 break
             except RunFileError as exc:
                 errors.append(str(exc))

@@ -35,7 +35,7 @@ from tau_tui.domains import DomainError
 from tau_tui.evaluate import Judge
 from tau_tui.evaluate.reward import is_success
 from tau_tui.evaluate.stats import wilson
-from tau_tui.model.io import RunFile, RunFileError, make_folder, write_atomic
+from tau_tui.model.io import RecordedOnly, RunFile, RunFileError, make_folder, write_atomic
 from tau_tui.model.messages import ParticipantMessage, ToolMessage
 from tau_tui.replay import Verdict
 
@@ -332,7 +332,7 @@ def build_export(
             try:
                 analysis = analyzer.analyze(run, index)
                 report = analyzer.assess(analysis, judge=judge)
-            except DomainError as exc:
+            except (DomainError, RecordedOnly) as exc:  # the whole file: one line
                 out.errors.append(str(exc))
                 break
             except RunFileError as exc:

@@ -10,6 +10,7 @@ feed into a reward.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from rich.console import Group, RenderableType
@@ -20,7 +21,7 @@ from tau_tui import formats
 from tau_tui.evaluate import REWARD_COMPONENTS, RunMetrics, SimReport
 from tau_tui.evaluate.render import breakdown_rows, diff_row_text
 from tau_tui.model.results import RewardInfo, SimulationRun
-from tau_tui.model.submission import DomainClaim
+from tau_tui.model.submission import BestOfK, DomainClaim, Submission
 from tau_tui.textsafe import shown
 from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.views.render import one_line
@@ -407,13 +408,36 @@ def render_metrics_summary(recomputed: RunMetrics, recorded: RunMetrics) -> Tabl
     return table
 
 
-def render_claims(label: str, domain: str | None, claim: DomainClaim | None, recomputed: RunMetrics) -> Text:
-    """What a leaderboard submission claims for this file's domain, pass^k beside our recomputed one."""
+def render_claims(
+    label: str,
+    domain: str | None,
+    claim: DomainClaim | None,
+    recomputed: RunMetrics,
+    sub: Submission | None = None,
+    best: BestOfKScores | None = None,
+) -> Text:
+    """What a leaderboard submission claims for this file's domain, pass^k beside our recomputed one; with
+    ``best``, a best-of-K claim beside the best-of-K score of the submission's loaded files instead."""
     out = Text()
     out.append(f"\nsubmission {label}", style="bold")
     out.append(f" claims for {domain or '?'}: ", style="dim")
     if claim is None or not claim.pass_hat_k:
         out.append("no pass^k", style="dim")
+        out.append_text(_claim_details(claim, sub))
+        return out
+    if best is not None and sub is not None and sub.best_of_k:
+        theirs = claim.pass_hat_k.get(1)
+        ours_score = best.ours.score
+        differs = theirs is not None and ours_score is not None and abs(ours_score - theirs) > 0.005
+        out.append(
+            f"pass^1 {'n/a' if theirs is None else f'{theirs:.3f}'} best-of-K over "
+            f"{formats.count(best.recorded.files, 'loaded file')}: ours {best.ours.text()}"
+            + (f", {best.pending} simulation(s) not evaluated yet" if best.pending else "")
+            + f" · recorded {best.recorded.text()}",
+            style=DIFFERS_STYLE if differs else "",
+        )
+        out.append(f'\n  methodology: "{shown(sub.best_of_k)}"', style="dim")
+        out.append_text(_claim_details(claim, sub))
         return out
     for n, k in enumerate(sorted(claim.pass_hat_k)):
         ours = recomputed.pass_hat_k.get(k)
@@ -425,7 +449,31 @@ def render_claims(label: str, domain: str | None, claim: DomainClaim | None, rec
         )
     if claim.retrieval_config:
         out.append(f"  · retrieval {claim.retrieval_config}", style="dim")
+    out.append_text(_claim_details(claim, sub))
     return out
+
+
+@dataclass(frozen=True)
+class BestOfKScores:
+    """The best-of-K scores of a submission's loaded files of one domain: ours, recorded, and how many of its
+    simulations we have not evaluated yet (counted unscored meanwhile)."""
+
+    ours: BestOfK
+    recorded: BestOfK
+    pending: int = 0
+
+
+def _claim_details(claim: DomainClaim | None, sub: Submission | None) -> Text:
+    """The claimed cost and time (PR 443) and the user simulator (PR 444), one dim line when there are any."""
+    parts = []
+    costs = claim.cost_time_text() if claim is not None else None
+    if costs:
+        parts.append(
+            f"claimed {costs}" + (" (estimated from token usage)" if sub is not None and sub.cost_estimated else "")
+        )
+    if sub is not None and sub.user_simulator:
+        parts.append(f"user simulator {sub.user_simulator}")
+    return Text("\n  " + " · ".join(shown(p) for p in parts), style="dim") if parts else Text()
 
 
 def render_terminations(metrics: RunMetrics) -> Text:

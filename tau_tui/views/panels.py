@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tau_tui.replay.timeline import Timeline
 from tau_tui.analysis import SimAnalysis
 from tau_tui.env.jsonify import parse_content
+from tau_tui.model.provenance import UNPRICED, RecordedExtras, usage_text
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
 from tau_tui.model.tasks import StructuredInstructions, Task
 from tau_tui.replay.diff import Change, diff_states, path_text
@@ -347,8 +348,13 @@ def _mark(ok: object) -> Text:
     return Text("✓", style="green") if ok else Text("✗", style="bold red")
 
 
-def render_recorded(sim: SimulationRun) -> RenderableType:
-    """The reward and checks exactly as the recording states them."""
+def render_recorded(sim: SimulationRun, judge: str | None = None) -> RenderableType:
+    """The reward and checks exactly as the recording states them; ``judge``: the judge model its run records.
+
+    Fields newer than tau2 1.0.1 (``model.provenance``) are shown when present: an unpriced agent cost (never
+    $0), the agent's usage records, the reward's provenance, a judge failure, an out-of-scope stop.
+    """
+    extras = RecordedExtras.of(sim)
     out = Text()
     out.append("AS RECORDED", style=RECORDED_STYLE + " reverse")
     out.append("  what the file says\n\n", style="dim")
@@ -356,9 +362,13 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     out.append(
         one_line(sim.termination_reason or "?"), style="" if sim.termination_reason in SCORED_TERMINATIONS else "red"
     )
+    if extras.out_of_scope:
+        out.append(" (###OUT-OF-SCOPE###: an aborted scenario graded as a normal stop, tau2-bench#517)", style="yellow")
     if sim.duration is not None:
         out.append(f"   duration {formats.seconds(sim.duration)}", style="dim")
-    costs = [
+    agent = "agent unpriced" if extras.cost_state == UNPRICED else None
+    costs = [agent] if agent else []
+    costs += [
         f"{label} {formats.money(cost)}"
         for label, cost in (("agent", sim.agent_cost), ("user", sim.user_cost))
         if cost is not None
@@ -366,6 +376,10 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     if costs:
         out.append("   " + ", ".join(costs), style="dim")
     out.append("\n")
+    if extras.usage is not None:
+        out.append(f"agent usage: {shown(usage_text(extras.usage))}\n", style="dim")
+    if judge:
+        out.append(f"judge: {shown(judge)}\n", style="dim")
     if sim.info and sim.info.get("error"):
         out.append(f"error: {shown(sim.info.get('error_type') or '')} {shown(sim.info.get('error'))}\n", style="yellow")
     info = sim.reward_info
@@ -400,11 +414,19 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     for check in info.communicate_checks or []:
         out.append_text(_mark(check.get("met")))
         out.append(f" communicate {shown(repr(check.get('info', '')))}\n")
+    failed_judge = set(extras.judge_failures)
     for check in info.nl_assertions or []:
         out.append_text(_mark(check.get("met")))
-        out.append(f" NL {shown(check.get('nl_assertion', ''))}\n")
+        out.append(f" NL {shown(check.get('nl_assertion', ''))}")
+        if str(check.get("nl_assertion") or "?") in failed_judge:
+            out.append("  judge failure, not the agent's (tau2-bench#469)", style="bold yellow")
+        out.append("\n")
         if check.get("justification"):
             out.append(f"    {shown(check['justification'])}\n", style="dim italic")
+    if extras.provenance.present:
+        out.append(f"provenance: {shown(extras.provenance.text() or 'warnings only')}\n", style="dim")
+        for warning in extras.provenance.warnings:
+            out.append(f"  warning: {shown(warning)}\n", style="yellow")
     notes = info.info or {}
     for key, value in notes.items():
         if value:

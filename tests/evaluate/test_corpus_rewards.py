@@ -19,7 +19,6 @@ import pytest
 
 from tau_tui.domains import DomainError
 from tau_tui.model import expand_paths, open_run
-from tau_tui.model.io import RunFileError
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.corpus
@@ -34,10 +33,9 @@ def recorded_runs():
     for path in expand_paths([CORPUS]):
         if "generated" in path.parts:  # tau2's own gold trajectories carry no recorded reward
             continue
-        try:
-            yield open_run(path)
-        except RunFileError:
-            continue  # the tau-bench v1 file
+        run = open_run(path)
+        if not run.recorded_only:  # the tau-bench v1 file: nothing to recompute
+            yield run
 
 
 @pytest.fixture(scope="module")

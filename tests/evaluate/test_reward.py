@@ -273,6 +273,54 @@ def test_judge_failure_is_reported_as_not_evaluated(registry):
     assert ev.reward is None and not ev.nl_evaluated and any("no JSON" in n for n in ev.notes)
 
 
+# --- decided rewards: a non-NL component at 0 needs no judge ------------------------------------
+
+DB_AND_NL = mock_task(
+    actions=[action("update_task_status", UPDATE)], nl=["The agent was polite"], basis=["DB", "NL_ASSERTION"]
+)
+
+
+def test_a_failed_db_check_decides_the_reward_without_a_judge(registry):
+    ev = evaluate(replayed(registry, NOTHING, DB_AND_NL))  # the task was never updated: DB at 0
+    assert ev.reward == 0.0 and ev.status == "scored" and ev.decided_by == ["DB"]
+    assert ev.not_evaluated == ["NL_ASSERTION"] and not ev.nl_evaluated
+    assert any("reward 0 whatever a judge would say: DB at 0" in n for n in ev.notes)
+    assert ev.breakdown == {"DB": 0.0}
+
+
+@pytest.mark.parametrize(
+    ("basis", "task_args", "decider"),
+    [
+        (["ACTION", "NL_ASSERTION"], {"actions": [action("update_task_status", UPDATE)]}, "ACTION"),
+        (["ENV_ASSERTION", "NL_ASSERTION"], {"env_assertions": [ASSERT_DONE]}, "ENV_ASSERTION"),
+        (["COMMUNICATE", "NL_ASSERTION"], {"communicate": ["finished"]}, "COMMUNICATE"),
+    ],
+)
+def test_each_non_nl_component_at_zero_decides(registry, basis, task_args, decider):
+    ev = evaluate(replayed(registry, NOTHING, mock_task(nl=["polite"], basis=basis, **task_args)))
+    assert ev.reward == 0.0 and ev.decided_by == [decider]
+
+
+def test_a_judge_failure_does_not_matter_when_the_db_decides(registry):
+    ev = evaluate(replayed(registry, NOTHING, DB_AND_NL), FakeJudge([], error="no JSON"))
+    assert ev.reward == 0.0 and ev.decided_by == ["DB"]
+
+
+def test_passing_components_leave_the_reward_to_the_judge(registry):
+    ev = evaluate(replayed(registry, DONE, DB_AND_NL))  # DB at 1: the judge decides
+    assert ev.reward is None and ev.status == "not_computable" and ev.decided_by == []
+
+
+def test_an_assertion_that_cannot_run_is_never_decided_around(registry):
+    """tau2 raises when an env assertion cannot run: no reward at all, even with another component at 0."""
+    broken = {**ASSERT_DONE, "func_name": "no_such_assertion"}
+    task = mock_task(
+        actions=[action("update_task_status", UPDATE)], env_assertions=[broken], basis=["ENV_ASSERTION", "ACTION"]
+    )
+    ev = evaluate(replayed(registry, NOTHING, task))
+    assert ev.reward is None and ev.decided_by == []
+
+
 def test_nl_outside_the_basis_is_not_judged(registry):
     judge = FakeJudge([False, False])
     ev = evaluate(

@@ -25,13 +25,15 @@ from tau_tui import formats
 from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.evaluate import FileMetrics, MetricOutcome, RunMetrics
 from tau_tui.model.io import RunFile
-from tau_tui.model.submission import Submission, submission_for
+from tau_tui.model.provenance import CostSummary, raw_agent_cost, recorded_judge
+from tau_tui.model.submission import Submission, best_of_k, find_submission_folder, submission_for
 from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.context import context
 from tau_tui.tui.messages import MetricsReady
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.views.eval_panels import (
     DIFFERS_STYLE,
+    BestOfKScores,
     render_claims,
     render_metrics_summary,
     render_terminations,
@@ -41,6 +43,11 @@ from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
 
 PROGRESS_SECONDS = 0.25
 TASK_WIDTH = 80  # telecom's task ids run to ~100 characters; the rest is clipped
+
+
+def judge_line(run: RunFile) -> str | None:
+    judge = recorded_judge(run.raw_info)
+    return f"judge: {judge}" if judge else None
 
 
 class MetricsScreen(Screen[None]):
@@ -58,6 +65,7 @@ class MetricsScreen(Screen[None]):
         self.recomputed: RunMetrics | None = None
         self.recorded: RunMetrics | None = None
         self.confidence: Any = None  # evaluate.stats.Confidence of the recomputed rewards
+        self.costs: CostSummary | None = None  # the recorded agent costs, unpriced ones apart
         self.complete = False
 
     def compose(self) -> ComposeResult:
@@ -111,6 +119,7 @@ class MetricsScreen(Screen[None]):
             if time.monotonic() - last > PROGRESS_SECONDS:
                 self.post_message(MetricsReady({}, len(out), total, final=False))
                 last = time.monotonic()
+        self.costs = CostSummary.of([raw_agent_cost(self.run.raw_sims[e.index]) for e in self.run.entries])
         self.post_message(MetricsReady(out, total, total, final=True))
 
     @on(MetricsReady)
@@ -141,13 +150,20 @@ class MetricsScreen(Screen[None]):
             parts.append(Text("\nconfidence (recomputed*)\n" + "\n".join(self.confidence.lines()), style=DERIVED_STYLE))
         sub = submission_for(self.run.path)
         if isinstance(sub, Submission):
-            parts.append(render_claims(sub.label, sub.run_domain(self.run), sub.claim_for(self.run), self.recomputed))
+            domain = sub.run_domain(self.run)
+            best = self._best_of_k(sub, domain) if sub.best_of_k and domain else None
+            parts.append(render_claims(sub.label, domain, sub.claim_for(self.run), self.recomputed, sub, best))
         self.query_one("#metrics-summary", Static).update(visible_renderable(Group(*parts)))
         side = render_terminations(self.recorded)
+        recorded = [line for line in (self.costs.text() if self.costs else None, judge_line(self.run)) if line]
+        if recorded:
+            side.append("\n\n" + "\n".join(recorded), style=RECORDED_STYLE)
         if self.recorded.infrastructure_errors:
             side.append("\n\ninfrastructure errors are left out of every metric", style="yellow")
         unscored = self.recomputed.n_unscored
-        if unscored:
+        if self.run.recorded_only:
+            side.append(f"\n\nnot recomputed: {self.run.recorded_only}", style="yellow")
+        elif unscored:
             side.append(
                 f"\n\n{unscored} simulation(s) could not be scored by us (NL assertions without a "
                 "judge, unknown task…): left out, never counted as failures",
@@ -172,6 +188,22 @@ class MetricsScreen(Screen[None]):
                 key=task_id,
             )
 
+    def _best_of_k(self, sub: Submission, domain: str) -> BestOfKScores:
+        """The best-of-K scores of every loaded file of ``sub`` filed under ``domain``: this file's simulations
+        as evaluated here, the others' as the background replay has evaluated them so far."""
+        ours, recorded, pending = [], [], 0
+        for row in context(self).session.catalog.rows:
+            if find_submission_folder(row.run.path) != sub.folder or sub.run_domain(row.run) != domain:
+                continue
+            if row.run is self.run:
+                summary = self.summaries.get(row.index)
+            else:
+                summary = row.evaluation
+                pending += summary is None and row.replay_error is None and row.eval_error is None
+            ours.append((str(row.run.path), row.task, summary.reward if summary is not None else None))
+            recorded.append((str(row.run.path), row.task, row.entry.reward))
+        return BestOfKScores(best_of_k(domain, ours), best_of_k(domain, recorded), pending)
+
     def action_back(self) -> None:
         self.dismiss(None)
 
@@ -184,5 +216,7 @@ class MetricsScreen(Screen[None]):
             "recomputed": self.recomputed.to_json(),
             "recorded": self.recorded.to_json(),
             "confidence": self.confidence.to_json() if self.confidence is not None else None,
+            "recorded_costs": self.costs.to_json() if self.costs is not None else None,
+            "judge_llm": recorded_judge(self.run.raw_info),
         }
         context(self).open_json(data, f"metrics-{file_label(self.run)}")

@@ -32,6 +32,7 @@ from tau_tui.evaluate import SimReport
 from tau_tui.model.io import RunFile, error_text, open_run
 from tau_tui.model.messages import message_to_dict
 from tau_tui.model.notes import review_suggestion
+from tau_tui.model.provenance import recorded_judge
 from tau_tui.replay.diff import Change, diff_states
 from tau_tui.replay.facts import Fact
 from tau_tui.session.notes import add_note, adopt_review
@@ -569,7 +570,8 @@ class TrajectoryScreen(Screen[None]):
 
     def _update_reward(self) -> None:
         sim = self.current.simulation(self.index)
-        self.query_one("#recorded-view", Static).update(visible_renderable(render_recorded(sim)))
+        judge = recorded_judge(self.current.raw_info)
+        self.query_one("#recorded-view", Static).update(visible_renderable(render_recorded(sim, judge)))
         self.query_one("#derived-view", Static).update(
             visible_renderable(render_derived(self.analysis, self.replay_error))
         )
