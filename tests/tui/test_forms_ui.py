@@ -87,9 +87,8 @@ async def test_filter_form_labels_stand_apart_and_it_fits_80x24_with_a_sign_of_m
             assert label.region.right < select.region.x  # a gap between the label and the value
         assert form.max_scroll_y > 0 and "more below" in str(form.border_subtitle)
         screen.query_one("#f-text", Input).focus()  # the last field: the form scrolls to it
-        await pilot.pause()
-        await pilot.pause()
-        assert form.scroll_y == form.max_scroll_y
+        # the scroll is animated: wait for it to arrive rather than for a fixed number of frames
+        await wait_until(pilot, lambda: form.scroll_y == form.max_scroll_y, "the form scrolled to its last field")
         assert "more above" in str(form.border_subtitle) and "more below" not in str(form.border_subtitle)
         await pilot.resize_terminal(160, 45)
         await pilot.pause()

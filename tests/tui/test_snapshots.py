@@ -156,6 +156,7 @@ def test_runs_table_at_80x24_on_telecom_ids(snap_compare, monkeypatch):
 
     monkeypatch.chdir(ROOT)  # relative paths: the picture names no checkout folder
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)  # the fixture's folder is the only data folder tried
+    monkeypatch.setattr("tau_tui.domains._installed_tau2_data", lambda: None)  # nor an installed tau2's data
     fixture = TELECOM_IDS.relative_to(ROOT)
     app = build_app([fixture], tau2_data=Path(fixture.parent), viewer=lambda path: None)
 
