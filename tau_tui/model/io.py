@@ -31,7 +31,8 @@ except ImportError:  # Windows: no advisory locks
 import orjson
 from pydantic import ValidationError
 
-from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw, tick_messages
+from tau_tui.model.duplex import TICKS, graded_from, tick_messages
+from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw
 from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.tasks import Task
 
@@ -145,11 +146,13 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
     reward_info = _object(raw.get("reward_info"))
     db_check = _object(reward_info.get("db_check"))
     messages = raw.get("messages")
+    ticks = raw.get("ticks")
     shown: int | None = None
-    if not isinstance(messages, list):
-        ticks = raw.get("ticks")
-        messages = tick_messages(ticks) if isinstance(ticks, list) else []
+    if isinstance(ticks, list) and graded_from(raw.get("mode"), messages, ticks) == TICKS:
+        messages = tick_messages(ticks)
         shown = sum(not is_silent_raw(m) for m in messages)  # a voice run's trajectory folds the rest
+    elif not isinstance(messages, list):
+        messages = []
     n_calls = n_errors = 0
     for m in messages:
         if isinstance(m, dict):
