@@ -271,3 +271,78 @@ def test_tau2s_own_full_duplex_evaluator_agrees(analyzer, tmp_path, skip):
     assert [c.matched for c in ours.actions] == [c.action_match for c in theirs.action_checks]
     assert [c.met for c in ours.communicate] == [c.met for c in theirs.communicate_checks]
     assert [c.met for c in ours.env_assertions] == [c.met for c in theirs.env_assertions]
+
+
+# --- cost and usage: agent_cost null is unpriced, agent_usage (tau2 PR 454) is read tolerantly -----------------
+
+
+def test_agent_usage_is_summed_as_tau2_aggregates_it():
+    from tau_tui.model.usage import read_agent_usage
+    from tests.review_fixtures import VOICE_USAGE
+
+    usage = read_agent_usage({"agent_usage": VOICE_USAGE})
+    assert usage.tokens == 6042 and usage.audio_seconds == 5.8 and usage.cost is None and usage.raw_records == 9
+    assert usage.summary() == "6,042 tokens (4,730 audio), 5.8 s audio in, unpriced"
+    assert [line.label for line in usage.lines] == [
+        "realtime:gemini/gemini-live-2.5-flash-preview",
+        "stt:deepgram/nova-3",
+    ]
+    cumulative = {
+        "records": [
+            {"provider": "nova", "model": "sonic", "semantics": "cumulative", "scope_id": "c1", "input_tokens": 10},
+            {"provider": "nova", "model": "sonic", "semantics": "cumulative", "scope_id": "c1", "input_tokens": 25},
+            {"provider": "nova", "model": "sonic", "semantics": "cumulative", "scope_id": "c2", "input_tokens": 5},
+            {"provider": "xai", "model": "grok", "billable": False, "input_tokens": 999},
+        ],
+        "cost": 0.0125,
+        "cost_breakdown": {"realtime:nova/sonic": 0.0125, "bad": "x"},
+        "pricing_version": "2026-08-01",
+    }
+    usage = read_agent_usage({"agent_usage": cumulative})
+    assert usage.tokens == 30  # the last value per scope (25 + 5); a record that is not billed does not count
+    assert usage.cost_breakdown == {"realtime:nova/sonic": 0.0125} and usage.summary().endswith("$0.0125")
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("lots", "agent_usage is a str, not an object: ignored"),
+        ({"records": "x"}, "agent_usage.records is not a list: ignored"),
+        ({"records": [1]}, "agent_usage.records[0] is not an object: skipped"),
+        ({"records": [{"input_tokens": "many"}]}, "agent_usage: input_tokens of realtime:?/? is not a count: ignored"),
+        ({"cost": "free"}, "agent_usage.cost is not a number: taken as unpriced"),
+    ],
+)
+def test_a_broken_agent_usage_is_a_problem_line(value, problem):
+    from tau_tui.model.usage import read_agent_usage
+
+    usage = read_agent_usage({"agent_usage": value})
+    assert usage.problems == [problem]
+    assert read_agent_usage({}) is None and read_agent_usage({"agent_usage": None}) is None
+
+
+def test_an_unpriced_side_makes_the_total_cost_unknown(tmp_path):
+    from tau_tui.catalog.rows import RunRow
+    from tau_tui.views.columns import _cost
+
+    def row(**costs):
+        folder = voice_mock_run(tmp_path / str(len(list(tmp_path.iterdir()))), [voice_simulation(**costs)])
+        run = open_run(folder)
+        return RunRow("key", run, run.entries[0], (0, 0)), run.simulation(0)
+
+    voice, sim = row()
+    assert voice.cost is None and voice.partly_unpriced and _cost(voice).plain == "?"
+    assert sim.unpriced == ("agent",)
+    priced, sim = row(agent_cost=0.25)
+    assert priced.cost == pytest.approx(0.2512) and _cost(priced).plain == "$0.251" and sim.unpriced == ()
+    nothing, _ = row(agent_cost=None, user_cost=None)
+    assert nothing.cost is None and not nothing.partly_unpriced and _cost(nothing).plain == "—"
+
+
+def test_the_reward_tab_says_which_side_is_unpriced():
+    from tau_tui.model.results import SimulationRun
+    from tau_tui.views.panels import render_recorded
+
+    text = render_recorded(SimulationRun.model_validate(voice_simulation())).plain
+    assert "agent unpriced, user $0.0012" in text
+    assert "unpriced" not in render_recorded(SimulationRun.model_validate({"id": "x", "agent_cost": 0.0})).plain

@@ -264,3 +264,17 @@ def speech_conversation(ticks: list[Any]) -> list[Message]:
             text = _consolidated_text(chunks)
             messages.append(AssistantMessage(content=text) if role == "assistant" else UserMessage(content=text))
     return messages
+
+
+def results_before_calls(messages: list[Message]) -> int:
+    """How many tool results of a message list come before any message that makes their call: what tau2's
+    replay refuses, and what a consolidated list sorted by timestamp can hold."""
+    called: set[str] = set()
+    early = 0
+    for message in messages:
+        if message.role == "tool":
+            early += str(getattr(message, "id", "")) not in called
+            continue
+        for call in getattr(message, "tool_calls", None) or []:
+            called.add(call.id)
+    return early

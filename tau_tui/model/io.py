@@ -87,6 +87,7 @@ class SimEntry:
     error: str | None = None  # the error an infrastructure failure left in ``info``
     n_steps: int = 0  # the trajectory's steps, silent ones included: what a note's step indexes
     reviewed: bool = False  # the simulation holds a review, auth classification, hallucination check or effects
+    unpriced: tuple[str, ...] = ()  # the sides whose cost is recorded as null ("agent", "user"): not priced, not 0
 
 
 def _num(value: Any) -> float | None:
@@ -181,6 +182,7 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
         n_tool_errors=n_errors,
         error=str(info.get("error")) if isinstance(info, dict) and info.get("error") else None,
         reviewed=any(_holds_review(raw.get(key)) for key in REVIEW_KEYS),
+        unpriced=tuple(side for side in ("agent", "user") if f"{side}_cost" in raw and raw[f"{side}_cost"] is None),
     )
 
 

@@ -10,6 +10,7 @@ from pydantic import Field, SerializeAsAny, field_validator
 from tau_tui.model.duplex import TICKS, GradedFrom, graded_from, tick_messages
 from tau_tui.model.messages import Loose, Message, ParticipantMessage, parse_message
 from tau_tui.model.tasks import Task
+from tau_tui.model.usage import AgentUsage, read_agent_usage
 
 TERMINATION_REASONS = (
     "user_stop",
@@ -103,6 +104,20 @@ class SimulationRun(Loose):
     def tick_trajectory(self) -> list[Message]:
         """The trajectory from ticks (``model.duplex.tick_messages``), built once."""
         return flatten_ticks(self.raw_ticks or [])
+
+    @property
+    def usage(self) -> AgentUsage | None:
+        """A voice agent's recorded ``agent_usage`` (tau2 PR 454), read tolerantly; None when there is none."""
+        return read_agent_usage(self.model_extra or {})
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """The sides ("agent", "user") whose cost is recorded as null: not priced, which is not 0."""
+        return tuple(
+            side
+            for side in ("agent", "user")
+            if f"{side}_cost" in self.model_fields_set and getattr(self, f"{side}_cost") is None
+        )
 
     @property
     def consolidated(self) -> list[Message] | None:

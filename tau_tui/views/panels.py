@@ -359,9 +359,9 @@ def render_recorded(sim: SimulationRun) -> RenderableType:
     if sim.duration is not None:
         out.append(f"   duration {formats.seconds(sim.duration)}", style="dim")
     costs = [
-        f"{label} {formats.money(cost)}"
+        f"{label} {formats.money(cost)}" if cost is not None else f"{label} unpriced"
         for label, cost in (("agent", sim.agent_cost), ("user", sim.user_cost))
-        if cost is not None
+        if cost is not None or label in sim.unpriced
     ]
     if costs:
         out.append("   " + ", ".join(costs), style="dim")
