@@ -96,6 +96,7 @@ class SimAnalysis:
         """The ``tau-tui replay --json`` record (``detail``: the first mismatch field by field, with deepdiff)."""
         sim = self.sim
         reward_info = sim.reward_info
+        consolidated = sim.consolidated
         return {
             "file": str(self.run.path),
             "sim": sim.id,
@@ -103,6 +104,8 @@ class SimAnalysis:
             "trial": sim.trial,
             "domain": self.domain,
             "termination": sim.termination_reason,
+            "graded_from": sim.graded_from,
+            "consolidated_messages": len(consolidated) if consolidated is not None else None,
             "strict_ok": self.timeline.strict_ok,
             "first_mismatch": self.first_mismatch(detail=detail),
             "mismatch_classes": self.timeline.mismatch_classes(),

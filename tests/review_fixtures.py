@@ -239,3 +239,285 @@ def full_duplex_run(root: Path) -> Path:
     (folder / "results.json").write_text(json.dumps(meta))
     (folder / "simulations" / f"{sim_id}.json").write_text(json.dumps(sim))
     return folder
+
+
+# --- a full-duplex mock run with ticks and the consolidated messages list beside them ---------------------
+
+VOICE_TASK = {
+    "id": "voice_update_and_dismiss",
+    "description": {"purpose": "A voice run: the agent completes task_1, the user dismisses its notification"},
+    "user_scenario": {"instructions": "Check your notifications, ask to complete task_1, then dismiss notif_1."},
+    "initial_state": {
+        "initialization_actions": [
+            {
+                "env_type": "user",
+                "func_name": "add_notification",
+                "arguments": {
+                    "notification_id": "notif_1",
+                    "message": "Task 'Test task' has been assigned to you.",
+                    "task_id": "task_1",
+                },
+            }
+        ]
+    },
+    "evaluation_criteria": {
+        "actions": [
+            {
+                "action_id": "update_1",
+                "name": "update_task_status",
+                "arguments": {"task_id": "task_1", "status": "completed"},
+            },
+            {
+                "action_id": "dismiss_1",
+                "requestor": "user",
+                "name": "dismiss_notification",
+                "arguments": {"notification_id": "notif_1"},
+            },
+        ],
+        "env_assertions": [
+            {
+                "env_type": "user",
+                "func_name": "assert_notification_status",
+                "arguments": {"notification_id": "notif_1", "expected_status": "read"},
+                "assert_value": True,
+            }
+        ],
+        "communicate_info": ["task_1 is now completed"],
+        "reward_basis": ["DB", "ACTION", "ENV_ASSERTION", "COMMUNICATE"],
+    },
+}
+TICK_SECONDS = 0.2
+# (first tick, side, chunk texts, utterance id): what each side says, one chunk per tick
+VOICE_SPEECH = (
+    (0, "agent", ["Hi! ", "How can I ", "help you ", "today?"], "a0"),
+    (7, "user", ["I finished task_1, ", "please mark ", "it completed."], "u1"),
+    (16, "agent", ["Done, task_1 ", "is now, ", "completed. ", "Anything else?"], "a1"),
+    (18, "user", ["mm-hmm"], "u2"),  # a backchannel inside the agent's turn
+    (27, "user", ["No, thanks! ", "###STOP###"], "u3"),
+)
+NOTIFICATIONS = (
+    '[{"notification_id": "notif_1", "message": "Task \'Test task\' has been assigned to you.", '
+    '"status": "unread", "task_id": "task_1"}]'
+)
+# (tick, side, call id, tool, arguments, tau2's output)
+VOICE_CALLS = (
+    (5, "user", "call_u1", "check_notifications", {}, NOTIFICATIONS),
+    (
+        14,
+        "agent",
+        "call_a1",
+        "update_task_status",
+        {"task_id": "task_1", "status": "completed"},
+        '{"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}',
+    ),
+    (24, "user", "call_u2", "dismiss_notification", {"notification_id": "notif_1"}, "Notification notif_1 dismissed"),
+)
+VOICE_TICKS = 30
+
+
+def _stamp(seconds: float) -> str:
+    whole = int(seconds)
+    return f"2026-07-20T10:00:{whole:02d}.{round((seconds - whole) * 1e6):06d}"
+
+
+def _voice_chunk(role: str, at: float, text: str | None, utterance: str | None, chunk_id: int | None) -> dict[str, Any]:
+    """A tick's chunk as tau2's ``AssistantMessage``/``UserMessage.voice`` dumps it (audio left out)."""
+    return {
+        "role": role,
+        "content": text,
+        "tool_calls": None,
+        "is_audio": False,
+        "turn_idx": None,
+        "timestamp": _stamp(at),
+        "cost": 0.0 if role == "user" and text else None,
+        "usage": None,
+        "raw_data": None,
+        "generation_time_seconds": None,
+        "audio_format": None,
+        "audio_path": None,
+        "audio_script_gold": None,
+        "speech_effects": None,
+        "source_effects": None,
+        "channel_effects": None,
+        "turn_taking_action": None,
+        "utterance_ids": [utterance] if utterance else None,
+        "chunk_id": chunk_id,
+        "is_final_chunk": True,
+        "source": None,
+        "contains_speech": text is not None,
+    }
+
+
+def voice_ticks(skip_calls: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The ticks of the voice run, as tau2's ``Tick`` dumps them; ``skip_calls``: call ids left out.
+
+    Each chunk is stamped at the end of its tick and each tool result when it ran, earlier in the tick, as
+    a live API reports them.
+    """
+    said: dict[tuple[int, str], tuple[str, str, int]] = {}
+    for start, side, parts, utterance in VOICE_SPEECH:
+        for n, text in enumerate(parts):
+            said[(start + n, side)] = (text, utterance, n)
+    ticks = []
+    for i in range(VOICE_TICKS):
+        begin = i * TICK_SECONDS
+        tick: dict[str, Any] = {"tick_id": i, "timestamp": _stamp(begin)}
+        for side, role, late in (("agent", "assistant", 0.15), ("user", "user", 0.16)):
+            text, utterance, n = said.get((i, side), (None, None, None))
+            tick[f"{side}_chunk"] = _voice_chunk(role, begin + late, text, utterance, n)
+            tick[f"{side}_tool_calls"] = []
+            tick[f"{side}_tool_results"] = []
+        tick.update(user_transcript=None, tick_duration_seconds=TICK_SECONDS, wall_clock_duration_seconds=0.21)
+        ticks.append(tick)
+    for at, side, call_id, name, arguments, output in VOICE_CALLS:
+        if call_id in skip_calls:
+            continue
+        requestor = "assistant" if side == "agent" else "user"
+        tick = ticks[at]
+        tick[f"{side}_tool_calls"] = [{"id": call_id, "name": name, "arguments": arguments, "requestor": requestor}]
+        tick[f"{side}_tool_results"] = [
+            {
+                "id": call_id,
+                "role": "tool",
+                "content": output,
+                "requestor": requestor,
+                "error": False,
+                "turn_idx": None,
+                "timestamp": _stamp(at * TICK_SECONDS + 0.05),
+            }
+        ]
+    return ticks
+
+
+def consolidated_messages(ticks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The flat list tau2's ``SimulationRun.get_messages`` derives from ticks (``Tick.get_all_messages``,
+    sorted by timestamp, renumbered): a tool result, stamped before the chunk whose message carries its
+    call, lands before that message."""
+    out = []
+    for tick in ticks:
+        for side in ("agent", "user"):
+            chunk, calls = tick[f"{side}_chunk"], tick[f"{side}_tool_calls"]
+            if chunk or calls:
+                out.append({**chunk, "tool_calls": calls or None})
+            out.extend(tick[f"{side}_tool_results"])
+    out.sort(key=lambda m: m["timestamp"])
+    return [{**m, "turn_idx": i} for i, m in enumerate(out)]
+
+
+VOICE_USAGE = {
+    "records": [
+        {
+            "provider": "gemini",
+            "model": "gemini-live-2.5-flash-preview",
+            "component": "realtime",
+            "semantics": "delta",
+            "scope_id": None,
+            "tick_number": None,
+            "billable": True,
+            "input_tokens": 5230,
+            "output_tokens": 812,
+            "input_text_tokens": 1200,
+            "input_audio_tokens": 4030,
+            "input_cached_tokens": 0,
+            "input_cached_text_tokens": None,
+            "input_cached_audio_tokens": None,
+            "output_text_tokens": 112,
+            "output_audio_tokens": 700,
+            "audio_input_seconds": None,
+            "characters": None,
+            "raw": None,
+        },
+        {
+            "provider": "deepgram",
+            "model": "nova-3",
+            "component": "stt",
+            "semantics": "delta",
+            "scope_id": None,
+            "tick_number": None,
+            "billable": True,
+            "input_tokens": None,
+            "output_tokens": None,
+            "input_text_tokens": None,
+            "input_audio_tokens": None,
+            "input_cached_tokens": None,
+            "input_cached_text_tokens": None,
+            "input_cached_audio_tokens": None,
+            "output_text_tokens": None,
+            "output_audio_tokens": None,
+            "audio_input_seconds": 5.8,
+            "characters": None,
+            "raw": None,
+        },
+    ],
+    "cost": None,
+    "cost_breakdown": None,
+    "pricing_version": None,
+    "num_raw_records": 9,
+}
+
+
+def voice_simulation(ticks: list[dict[str, Any]] | None = None, **fields: Any) -> dict[str, Any]:
+    """One full-duplex simulation as tau2 saves it, with the consolidated ``messages`` beside its ``ticks``."""
+    ticks = voice_ticks() if ticks is None else ticks
+    sim: dict[str, Any] = {
+        "id": "voice-sim-1",
+        "task_id": VOICE_TASK["id"],
+        "timestamp": "2026-07-20T10:00:07",
+        "start_time": "2026-07-20T10:00:00",
+        "end_time": "2026-07-20T10:00:06",
+        "duration": 6.3,
+        "termination_reason": "user_stop",
+        "agent_cost": None,  # a voice agent nobody priced (tau2 PR 454): not 0
+        "user_cost": 0.0012,
+        "agent_usage": VOICE_USAGE,
+        "reward_info": {
+            "reward": 1.0,
+            "db_check": {"db_match": True, "db_reward": 1.0},
+            "reward_basis": VOICE_TASK["evaluation_criteria"]["reward_basis"],
+        },
+        "user_info": None,
+        "messages": consolidated_messages(ticks),
+        "ticks": ticks,
+        "trial": 0,
+        "seed": 300,
+        "mode": "full_duplex",
+        "speech_environment": None,
+        "review": None,
+        "user_only_review": None,
+        "info": None,
+        "auth_classification": None,
+        "hallucination_retries_used": 0,
+        "hallucination_check": None,
+        "provider_session_id": None,
+        "policy": None,
+        "effect_timeline": None,
+    }
+    sim.update(fields)
+    return sim
+
+
+def voice_mock_run(root: Path, sims: list[dict[str, Any]] | None = None, name: str = "voice_mock") -> Path:
+    """A voice run folder in tau2's dir layout (``results.json`` + ``simulations/``); returns the folder."""
+    folder = root / name
+    (folder / "simulations").mkdir(parents=True)
+    sims = [voice_simulation()] if sims is None else sims
+    meta = {
+        "timestamp": "2026-07-20T10:00:00",
+        "info": {
+            "git_commit": "unknown",
+            "num_trials": 1,
+            "max_steps": 200,
+            "max_errors": 10,
+            "seed": 300,
+            "user_info": {"implementation": "voice_streaming_user_simulator", "llm": "gpt-4.1", "llm_args": {}},
+            "agent_info": {"implementation": "audio_native_agent", "llm": "gemini-live-2.5-flash", "llm_args": {}},
+            "environment_info": {"domain_name": "mock", "policy": "…", "tool_defs": None},
+            "audio_native_config": {"provider": "gemini", "model": "gemini-live-2.5-flash-preview"},
+        },
+        "tasks": [VOICE_TASK],
+        "simulation_index": [{"id": s["id"], "task_id": s["task_id"], "trial": s.get("trial", 0)} for s in sims],
+    }
+    (folder / "results.json").write_text(json.dumps(meta))
+    for sim in sims:
+        (folder / "simulations" / f"{sim['id']}.json").write_text(json.dumps(sim))
+    return folder

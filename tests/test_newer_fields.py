@@ -24,10 +24,10 @@ from tau_tui.model.provenance import (
     RecordedExtras,
     agent_cost_state,
     raw_agent_cost,
-    read_agent_usage,
     recorded_judge,
 )
 from tau_tui.model.stream import SpanSims
+from tau_tui.model.usage import read_agent_usage
 from tau_tui.views.panels import render_recorded
 from tests.helpers import call, greet, result, results_file, say, user
 
@@ -106,17 +106,20 @@ def test_agent_cost_null_is_unpriced_not_zero():
 
 
 def test_agent_usage_is_read_tolerantly():
-    usage = read_agent_usage(USAGE)
-    assert usage is not None and [r.key for r in usage.records] == [
+    usage = read_agent_usage({"agent_usage": USAGE})
+    assert usage is not None and [line.label for line in usage.lines] == [
         "realtime:openai/gpt-realtime",
         "stt:deepgram/nova-3",
     ]
-    assert usage.records[0].meters == {"input_tokens": 1200.0, "output_tokens": 300.0, "input_audio_tokens": 900.0}
-    assert usage.cost is None and usage.pricing_version == "2026-07-01" and usage.num_raw_records == 17
-    assert read_agent_usage(None) is None
-    odd = read_agent_usage({"records": ["x", {"provider": 3}], "cost_breakdown": [1], "num_raw_records": True})
-    assert odd is not None and len(odd.records) == 1 and len(odd.problems) == 2 and odd.num_raw_records is None
-    assert read_agent_usage("nope").problems  # a wrong shape is a problem line, not an exception
+    assert usage.lines[0].meters == {"input_tokens": 1200.0, "output_tokens": 300.0, "input_audio_tokens": 900.0}
+    assert usage.cost is None and usage.pricing_version == "2026-07-01" and usage.raw_records == 17
+    assert read_agent_usage({"agent_usage": None}) is None
+    odd = read_agent_usage(
+        {"agent_usage": {"records": ["x", {"provider": 3}], "cost_breakdown": [1], "num_raw_records": True}}
+    )
+    assert odd is not None and len(odd.lines) == 1 and len(odd.problems) == 2 and odd.raw_records is None
+    assert read_agent_usage({"agent_usage": "nope"}).problems  # a wrong shape is a problem line, not an exception
+    assert read_agent_usage({"agent_usage": {"records": [{"input_tokens": float("inf")}]}}).tokens is None
 
 
 def test_eval_shows_the_newer_fields_in_text_and_json(tmp_path, tau2_data, capsys):

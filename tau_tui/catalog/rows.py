@@ -230,8 +230,18 @@ class RunRow:
 
     @property
     def cost(self) -> float | None:
+        """Agent and user cost together; None when nothing is priced, or when a side is recorded unpriced
+        (null: tau2 could not price it, a voice agent's ``agent_cost`` among them), as the total is then unknown."""
+        if self.entry.unpriced:
+            return None
         parts = [c for c in (self.entry.agent_cost, self.entry.user_cost) if c is not None]
         return sum(parts) if parts else None
+
+    @property
+    def partly_unpriced(self) -> bool:
+        """One side is priced and the other recorded unpriced: some cost is known, the total is not."""
+        entry = self.entry
+        return bool(entry.unpriced) and (entry.agent_cost is not None or entry.user_cost is not None)
 
     @property
     def error(self) -> str | None:

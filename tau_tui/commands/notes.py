@@ -156,7 +156,7 @@ def _notes_from_review(args: argparse.Namespace) -> int:
             if not review.errors:
                 continue
             sim = run.simulation(index)
-            ticks = read_ticks(raw.get("ticks")) if sim.messages is None and isinstance(raw, dict) else None
+            ticks = read_ticks(sim.raw_ticks) if sim.graded_from == "ticks" else None
             messages = sim.trajectory
             suggestions = [review_suggestion(e, error_step(e, messages, ticks)) for e in review.errors]
             entry = run.entries[index]

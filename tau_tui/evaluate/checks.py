@@ -132,7 +132,13 @@ def agent_texts(messages: list[Message]) -> list[tuple[int, str]]:
 
 def communicate_checks(required: list[str], messages: list[Message]) -> list[CommunicateCheck]:
     """Case-insensitive substring search in the agent's texts, commas removed from the text only."""
-    texts = [(step, text.lower().replace(",", ""), text) for step, text in agent_texts(messages)]
+    return communicated(required, agent_texts(messages))
+
+
+def communicated(required: list[str], said: list[tuple[int, str]]) -> list[CommunicateCheck]:
+    """``communicate_checks`` over (step, text) pairs: the agent's messages, or a voice run's utterances
+    (blank ones never count, as tau2 skips a message without text)."""
+    texts = [(step, text.lower().replace(",", ""), text) for step, text in said if text.strip()]
     out = []
     for info in required:
         hit = next(((step, original) for step, folded, original in texts if info.lower() in folded), None)

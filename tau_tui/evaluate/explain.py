@@ -13,8 +13,15 @@ from typing import Any
 
 from tau_tui.env.environment import EnvState
 from tau_tui.env.store import to_plain
-from tau_tui.evaluate.checks import ActionCheck, action_matches, agent_texts
-from tau_tui.evaluate.reward import PREMATURE, REWARD_COMPONENTS, Evaluation, Replayed
+from tau_tui.evaluate.checks import ActionCheck, action_matches
+from tau_tui.evaluate.reward import (
+    PREMATURE,
+    REWARD_COMPONENTS,
+    Evaluation,
+    Replayed,
+    agent_said,
+    history_in_trajectory,
+)
 from tau_tui.model.provenance import judge_failures
 from tau_tui.model.results import SCORED_TERMINATIONS, RewardInfo
 from tau_tui.model.tasks import DB_COMPARED, Action, Task, db_check_rule
@@ -390,7 +397,7 @@ def check_recording(
                 inconsistent=False,
             ),
         )
-    issues += task_issues + _against_itself(recorded) + _against_messages(recorded, timeline)
+    issues += task_issues + _against_itself(recorded) + _against_messages(recorded, timeline, agent_said(replayed))
     failed_judge = judge_failures(recorded)
     if failed_judge:
         issues.append(
@@ -582,7 +589,7 @@ def _against_itself(recorded: RewardInfo) -> list[RecordingIssue]:
     return issues
 
 
-def _against_messages(recorded: RewardInfo, timeline: Timeline) -> list[RecordingIssue]:
+def _against_messages(recorded: RewardInfo, timeline: Timeline, said: list[tuple[int, str]]) -> list[RecordingIssue]:
     issues: list[RecordingIssue] = []
     names = {c.name for c in timeline.calls}
     for check in recorded.action_checks or []:
@@ -594,7 +601,7 @@ def _against_messages(recorded: RewardInfo, timeline: Timeline) -> list[Recordin
                     f"recorded action {action.get('name')} as matched, but no message calls that tool",
                 )
             )
-    texts = [t.lower().replace(",", "") for _, t in agent_texts([s.message for s in timeline.steps])]
+    texts = [t.lower().replace(",", "") for _, t in said]
     for check in recorded.communicate_checks or []:
         info = check.get("info") if isinstance(check, dict) else None
         if isinstance(info, str) and check.get("met") is True and not any(info.lower() in t for t in texts):
@@ -713,7 +720,7 @@ def explain(
     diff = div = None
     if replayed.gold is not None and db_check_rule(replayed.task) == DB_COMPARED:
         diff = state_diff(replayed.timeline, replayed.gold.state)
-        history_len = len(replayed.task.history) if replayed.task is not None else 0
+        history_len = history_in_trajectory(replayed)
         div = divergence(replayed.timeline, replayed.gold.state, diff, evaluation.actions, history_len)
     missed = missed_actions(evaluation.actions, replayed.timeline.calls)
     recording = check_recording(replayed, evaluation, task_in_recording, known_tasks)

@@ -53,6 +53,14 @@ def breakdown_line(report: SimReport) -> str | None:
     return "breakdown: " + ", ".join(f"{k} {fmt_reward(v)}" for k, v in breakdown.items())
 
 
+GRADED_FROM_TICKS = "graded from ticks (full-duplex, as tau2 grades it)"
+
+
+def graded_from_line(report: SimReport) -> str | None:
+    """Which recorded view was graded, said only for a full-duplex run graded from its ticks."""
+    return GRADED_FROM_TICKS if report.evaluation.graded_from == "ticks" else None
+
+
 def diff_row_text(side: str, row: dict[str, Any]) -> str:
     """One path of the DB diff: what the run left there against what gold has."""
     if row["kind"] == "only_gold":
@@ -109,7 +117,7 @@ def simulation_block(report: SimReport) -> str:
     if report.trial is not None:
         title += f" trial {report.trial}"
     title += f"  [{report.domain}, {ev.termination}]"
-    body = [line for line in (reward_line(report), breakdown_line(report)) if line]
+    body = [line for line in (reward_line(report), breakdown_line(report), graded_from_line(report)) if line]
     failed = report.explanation.failed
     if failed:
         body.append("why:")

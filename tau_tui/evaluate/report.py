@@ -12,7 +12,7 @@ from typing import Any
 from tau_tui.evaluate.diagnostics import FLAG_KINDS, Flag, diagnose
 from tau_tui.evaluate.explain import Explanation, explain
 from tau_tui.evaluate.judge import Judge
-from tau_tui.evaluate.reward import Evaluation, Replayed, evaluate
+from tau_tui.evaluate.reward import Evaluation, Replayed, evaluate, history_in_trajectory
 from tau_tui.evaluate.scorer import ScorerResult, ScorerSpec, score_tool_calls
 from tau_tui.model.provenance import RecordedExtras
 from tau_tui.model.tasks import Task
@@ -65,6 +65,7 @@ class SimReport:
             "not_evaluated": ev.not_evaluated,
             "decided_by": ev.decided_by,
             "strict_ok": ev.strict_ok,
+            "graded_from": ev.graded_from,
             "notes": ev.notes,
             "checks": ev.checks_json(),
             "reward_info": ev.to_reward_info(),
@@ -93,7 +94,7 @@ def assess(
     """
     evaluation = evaluate(replayed, judge)
     sim, timeline = replayed.sim, replayed.timeline
-    history_len = len(replayed.task.history) if replayed.task is not None else 0
+    history_len = history_in_trajectory(replayed)
     if policy is None and timeline.env is not None:
         policy = timeline.env.policy
     recorded = sim.reward_info.reward if sim.reward_info is not None else None

@@ -28,11 +28,13 @@ from tau_tui.evaluate.checks import (
     EnvAssertionCheck,
     NLCheck,
     action_checks,
-    communicate_checks,
+    agent_texts,
+    communicated,
     db_check,
     env_assertion_checks,
 )
 from tau_tui.evaluate.judge import Judge, JudgeError
+from tau_tui.model.duplex import TICKS, GradedFrom, agent_utterances, speech_conversation
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
 from tau_tui.model.tasks import DB_PASSES_UNCHECKED, EvaluationCriteria, Task, db_check_rule, db_verdict
 from tau_tui.replay import FATAL_IN_TAU2, GoldResult, MismatchClass, Timeline
@@ -92,6 +94,7 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
     info: dict[str, Any] | None = None
     strict_ok: bool = True
+    graded_from: GradedFrom = "messages"  # the recorded view graded: a full-duplex run's ticks, or its messages
     results: dict[str, Any] = field(default_factory=dict)  # component name → its checks, for registered ones
     decided_by: list[str] = field(default_factory=list)  # basis components at 0 that decide it without a judge
 
@@ -121,6 +124,29 @@ class Evaluation:
         for component in REWARD_COMPONENTS.values():
             out.update(component.checks_json(self))
         return out
+
+
+def graded_ticks(replayed: Replayed) -> list[Any] | None:
+    """The ticks a full-duplex simulation is graded from (None: it is graded from its messages)."""
+    sim = replayed.sim
+    return sim.raw_ticks if sim.graded_from == TICKS else None
+
+
+def agent_said(replayed: Replayed) -> list[tuple[int, str]]:
+    """(step, text) of what the agent said, as tau2's communicate check reads it: its messages with text, or a
+    full-duplex run's merged utterances."""
+    ticks = graded_ticks(replayed)
+    if ticks is not None:
+        return [(u.step, u.text) for u in agent_utterances(ticks)]
+    return agent_texts([step.message for step in replayed.timeline.steps])
+
+
+def history_in_trajectory(replayed: Replayed) -> int:
+    """How many of the trajectory's first messages are the task's history: none in a trajectory from ticks
+    (tau2's full-duplex replay leaves the history out), all of it otherwise."""
+    if replayed.task is None or replayed.sim.graded_from == TICKS:
+        return 0
+    return len(replayed.task.history)
 
 
 def is_success(reward: float) -> bool:
@@ -174,8 +200,7 @@ def action_component(criteria: EvaluationCriteria, replayed: Replayed, evaluatio
 def communicate_component(criteria: EvaluationCriteria, replayed: Replayed, evaluation: Evaluation) -> Component:
     if not criteria.communicate_info:
         return Component(1.0, {"COMMUNICATE": 1.0}, {"note": "No communicate_info to evaluate"})
-    messages = [step.message for step in replayed.timeline.steps]
-    evaluation.communicate = communicate_checks(criteria.communicate_info, messages)
+    evaluation.communicate = communicated(criteria.communicate_info, agent_said(replayed))
     reward = 1.0 if all(c.met for c in evaluation.communicate) else 0.0
     return Component(reward, {"COMMUNICATE": reward}, None)
 
@@ -191,7 +216,11 @@ def nl_component(
         evaluation.notes.append(f"{len(criteria.nl_assertions)} NL assertion(s) not evaluated: no judge given")
         return Component(None, None, {"note": "not evaluated: no judge"}, awaits_judge=True)
     try:
-        evaluation.nl = judge([step.message for step in replayed.timeline.steps], list(criteria.nl_assertions))
+        ticks = graded_ticks(replayed)
+        conversation = (
+            speech_conversation(ticks) if ticks is not None else [step.message for step in replayed.timeline.steps]
+        )
+        evaluation.nl = judge(conversation, list(criteria.nl_assertions))
     except JudgeError as exc:
         evaluation.nl_evaluated = False
         evaluation.notes.append(f"NL assertions not evaluated: {exc}")
@@ -284,7 +313,14 @@ TAU2_INFO_ORDER = ("env", "nl", "communicate", "action")
 
 
 def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
-    """Recompute the reward of one replayed simulation (tau2 1.0.1, ``EvaluationType.ALL``)."""
+    """Recompute the reward of one replayed simulation (tau2 1.0.1, ``EvaluationType.ALL``), from the view
+    tau2 grades (``SimulationRun.graded_from``)."""
+    evaluation = _evaluate(replayed, judge)
+    evaluation.graded_from = replayed.sim.graded_from
+    return evaluation
+
+
+def _evaluate(replayed: Replayed, judge: Judge | None) -> Evaluation:
     termination = replayed.sim.termination_reason
     if termination is None:
         return Evaluation(None, NOT_COMPUTABLE, None, notes=["the recording has no termination_reason"])

@@ -32,7 +32,8 @@ except ImportError:  # Windows: no advisory locks
 import orjson
 from pydantic import ValidationError
 
-from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw, tick_messages
+from tau_tui.model.duplex import TICKS, graded_from, tick_messages
+from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw
 from tau_tui.model.secrets import scrub_bytes
 from tau_tui.model.tasks import Task
 from tau_tui.model.tau_bench_v1 import looks_like_v1, open_v1
@@ -92,6 +93,7 @@ class SimEntry:
     error: str | None = None  # the error an infrastructure failure left in ``info``
     n_steps: int = 0  # the trajectory's steps, silent ones included: what a note's step indexes
     reviewed: bool = False  # the simulation holds a review, auth classification, hallucination check or effects
+    unpriced: tuple[str, ...] = ()  # the sides whose cost is recorded as null ("agent", "user"): not priced, not 0
 
 
 def _num(value: Any) -> float | None:
@@ -151,11 +153,13 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
     reward_info = _object(raw.get("reward_info"))
     db_check = _object(reward_info.get("db_check"))
     messages = raw.get("messages")
+    ticks = raw.get("ticks")
     shown: int | None = None
-    if not isinstance(messages, list):
-        ticks = raw.get("ticks")
-        messages = tick_messages(ticks) if isinstance(ticks, list) else []
+    if isinstance(ticks, list) and graded_from(raw.get("mode"), messages, ticks) == TICKS:
+        messages = tick_messages(ticks)
         shown = sum(not is_silent_raw(m) for m in messages)  # a voice run's trajectory folds the rest
+    elif not isinstance(messages, list):
+        messages = []
     n_calls = n_errors = 0
     for m in messages:
         if isinstance(m, dict):
@@ -184,6 +188,7 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
         n_tool_errors=n_errors,
         error=str(info.get("error")) if isinstance(info, dict) and info.get("error") else None,
         reviewed=any(_holds_review(raw.get(key)) for key in REVIEW_KEYS),
+        unpriced=tuple(side for side in ("agent", "user") if f"{side}_cost" in raw and raw[f"{side}_cost"] is None),
     )
 
 

@@ -29,21 +29,11 @@ from typing import Any, Mapping
 
 from tau_tui.model.messages import UserMessage
 from tau_tui.model.results import RewardInfo, SimulationRun
+from tau_tui.model.usage import AgentUsage
 
 PRICED, UNPRICED, NOT_RECORDED = "priced", "unpriced", "not recorded"
 JUDGE_FAILURE_PREFIX = "Evaluation failed"  # PR 469's justification of an assertion its judge could not parse
 OUT_OF_SCOPE = "###OUT-OF-SCOPE###"
-USAGE_METERS = (
-    "input_tokens",
-    "output_tokens",
-    "input_text_tokens",
-    "input_audio_tokens",
-    "input_cached_tokens",
-    "output_text_tokens",
-    "output_audio_tokens",
-    "audio_input_seconds",
-    "characters",
-)
 MAX_TEXT = 200
 
 
@@ -60,98 +50,11 @@ def _text(value: Any) -> str | None:
 # --- agent usage and the unpriced rule ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class UsageRecord:
-    """One aggregated usage record of ``agent_usage``: who billed what, and on which meters."""
-
-    component: str
-    provider: str
-    model: str
-    billable: bool
-    meters: dict[str, float]
-
-    @property
-    def key(self) -> str:
-        """Its key in ``cost_breakdown``: ``component:provider/model``."""
-        return f"{self.component}:{self.provider}/{self.model}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "component": self.component,
-            "provider": self.provider,
-            "model": self.model,
-            "billable": self.billable,
-            "meters": self.meters,
-        }
-
-
-@dataclass(frozen=True)
-class AgentUsage:
-    """A simulation's ``agent_usage`` (PR 454), read tolerantly (``problems``: what was ignored)."""
-
-    records: tuple[UsageRecord, ...] = ()
-    cost: float | None = None
-    cost_breakdown: dict[str, float] = field(default_factory=dict)
-    pricing_version: str | None = None
-    num_raw_records: int | None = None
-    problems: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "records": [r.to_json() for r in self.records],
-            "cost": self.cost,
-            "cost_breakdown": self.cost_breakdown,
-            "pricing_version": self.pricing_version,
-            "num_raw_records": self.num_raw_records,
-            "problems": list(self.problems),
-        }
-
-
-def read_agent_usage(raw: Any) -> AgentUsage | None:
-    """``agent_usage`` as recorded; None when the simulation has none."""
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        return AgentUsage(problems=(f"agent_usage is {type(raw).__name__}, not an object: ignored",))
-    problems: list[str] = []
-    records = []
-    raw_records = raw.get("records")
-    for i, item in enumerate(raw_records if isinstance(raw_records, list) else []):
-        if not isinstance(item, dict):
-            problems.append(f"agent_usage.records[{i}] is not an object: ignored")
-            continue
-        meters = {name: v for name in USAGE_METERS if (v := _number(item.get(name))) is not None}
-        records.append(
-            UsageRecord(
-                component=_text(item.get("component")) or "realtime",
-                provider=_text(item.get("provider")) or "?",
-                model=_text(item.get("model")) or "?",
-                billable=item.get("billable") is not False,
-                meters=meters,
-            )
-        )
-    breakdown: dict[str, float] = {}
-    raw_breakdown = raw.get("cost_breakdown")
-    if isinstance(raw_breakdown, dict):
-        breakdown = {str(k)[:MAX_TEXT]: v for k, value in raw_breakdown.items() if (v := _number(value)) is not None}
-    elif raw_breakdown is not None:
-        problems.append("agent_usage.cost_breakdown is not an object: ignored")
-    raw_count = raw.get("num_raw_records")
-    return AgentUsage(
-        records=tuple(records),
-        cost=_number(raw.get("cost")),
-        cost_breakdown=breakdown,
-        pricing_version=_text(raw.get("pricing_version")),
-        num_raw_records=raw_count if isinstance(raw_count, int) and not isinstance(raw_count, bool) else None,
-        problems=tuple(problems),
-    )
-
-
 def agent_cost_state(sim: SimulationRun) -> str:
     """``PRICED`` (a number), ``UNPRICED`` (``agent_cost`` recorded as null: not 0) or ``NOT_RECORDED``."""
     if sim.agent_cost is not None:
         return PRICED
-    return UNPRICED if "agent_cost" in sim.model_fields_set else NOT_RECORDED
+    return UNPRICED if "agent" in sim.unpriced else NOT_RECORDED
 
 
 def raw_agent_cost(raw: Any) -> tuple[str, float | None]:
@@ -303,7 +206,7 @@ class RecordedExtras:
         return cls(
             agent_cost=sim.agent_cost,
             cost_state=agent_cost_state(sim),
-            usage=read_agent_usage((sim.model_extra or {}).get("agent_usage")),
+            usage=sim.usage,
             provenance=read_provenance(sim.reward_info),
             judge_failures=judge_failures(sim.reward_info),
             out_of_scope=out_of_scope_stop(sim),
@@ -334,8 +237,9 @@ class RecordedExtras:
 
 def usage_text(usage: AgentUsage) -> str:
     """``2 records (realtime:openai/gpt-realtime, …), cost $0.0123, pricing 2026-05-01``."""
-    keys = ", ".join(r.key for r in usage.records[:3]) + (" …" if len(usage.records) > 3 else "")
-    parts = [f"{len(usage.records)} record{'s' if len(usage.records) != 1 else ''}" + (f" ({keys})" if keys else "")]
+    labels = [line.label for line in usage.lines]
+    keys = ", ".join(labels[:3]) + (" …" if len(labels) > 3 else "")
+    parts = [f"{len(labels)} record{'s' if len(labels) != 1 else ''}" + (f" ({keys})" if keys else "")]
     parts.append(f"cost ${usage.cost:.4f}" if usage.cost is not None else "cost unpriced")
     if usage.pricing_version:
         parts.append(f"pricing {usage.pricing_version}")

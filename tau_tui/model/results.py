@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from pydantic import Field, SerializeAsAny, field_validator
 
+from tau_tui.model.duplex import TICKS, GradedFrom, graded_from, tick_messages
 from tau_tui.model.messages import Loose, Message, ParticipantMessage, parse_message
 from tau_tui.model.tasks import Task
+from tau_tui.model.usage import AgentUsage, read_agent_usage
 
 TERMINATION_REASONS = (
     "user_stop",
@@ -80,37 +83,53 @@ class SimulationRun(Loose):
         return value
 
     @property
-    def trajectory(self) -> list[Message]:
-        """The message list; full-duplex ``ticks`` are flattened when there are no messages."""
-        if self.messages is not None:
-            return self.messages
+    def raw_ticks(self) -> list[Any] | None:
+        """A full-duplex run's recorded ``ticks`` as read (None when there is no list)."""
         ticks = (self.model_extra or {}).get("ticks")
-        return flatten_ticks(ticks) if isinstance(ticks, list) else []
+        return ticks if isinstance(ticks, list) else None
+
+    @property
+    def graded_from(self) -> GradedFrom:
+        """The recorded view tau2 grades: ``ticks`` for a full-duplex run that has them, else ``messages``."""
+        return graded_from(self.mode, self.messages, self.raw_ticks)
+
+    @property
+    def trajectory(self) -> list[Message]:
+        """The graded trajectory: the messages, or a full-duplex run's ticks flattened in tau2's order."""
+        if self.graded_from == TICKS:
+            return self.tick_trajectory
+        return self.messages if self.messages is not None else []
+
+    @cached_property
+    def tick_trajectory(self) -> list[Message]:
+        """The trajectory from ticks (``model.duplex.tick_messages``), built once."""
+        return flatten_ticks(self.raw_ticks or [])
+
+    @property
+    def usage(self) -> AgentUsage | None:
+        """A voice agent's recorded ``agent_usage`` (tau2 PR 454), read tolerantly; None when there is none."""
+        return read_agent_usage(self.model_extra or {})
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """The sides ("agent", "user") whose cost is recorded as null: not priced, which is not 0."""
+        return tuple(
+            side
+            for side in ("agent", "user")
+            if f"{side}_cost" in self.model_fields_set and getattr(self, f"{side}_cost") is None
+        )
+
+    @property
+    def consolidated(self) -> list[Message] | None:
+        """The recorded ``messages`` of a run graded from its ticks: the second view (None when there is none)."""
+        if self.graded_from == TICKS and self.messages:
+            return self.messages
+        return None
 
 
 def flatten_ticks(ticks: list[Any]) -> list[Message]:
-    """Turn full-duplex ticks into a half-duplex message list (user side first per tick)."""
+    """Turn full-duplex ticks into a message list in tau2's order (user side first per tick)."""
     return [parse_message(raw) for raw in tick_messages(ticks)]
-
-
-def tick_messages(ticks: list[Any]) -> list[Any]:
-    """The raw messages of full-duplex ticks, in trajectory order: per tick and side (user first) its chunk, then
-    its tool calls as one message, then their results."""
-    out: list[Any] = []
-    for tick in ticks:
-        if not isinstance(tick, dict):
-            continue
-        for side in ("user", "agent"):
-            role = "user" if side == "user" else "assistant"
-            calls = tick.get(f"{side}_tool_calls") or []
-            chunk = tick.get(f"{side}_chunk")
-            if isinstance(chunk, dict):
-                out.append(chunk)
-            if calls:
-                out.append({"role": role, "content": None, "tool_calls": calls})
-            results = tick.get(f"{side}_tool_results") or []
-            out.extend(results if isinstance(results, list) else [results])
-    return out
 
 
 def is_silent(message: Message) -> bool:

@@ -8,7 +8,7 @@ while the other is speaking, that is an interruption, unless the user's chunk ca
 ("mm-hmm") or its speech is a vocal tic; the interrupted side yielded when it stopped within the
 yield window (2 s, tau2's ``no_yield_window_sec``).
 
-``steps`` gives each tick's first message in the flattened trajectory (``results.flatten_ticks``), so
+``steps`` gives each tick's first message in the trajectory from ticks (``model.duplex.tick_messages``), so
 a tick range (a review's ``tick_start``..``tick_end``) maps onto the trajectory's steps.
 Untrusted input: a tick that is not an object counts for nothing; no field is trusted to have its type.
 """
@@ -18,6 +18,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
+
+from tau_tui.model.duplex import tick_items
 
 DEFAULT_TICK_SECONDS = 0.2
 YIELD_WINDOW_SECONDS = 2.0
@@ -118,13 +120,8 @@ def _list(value: Any) -> list[Any]:
 
 
 def _count_messages(tick: dict[str, Any]) -> int:
-    """How many messages ``results.flatten_ticks`` makes of one tick (kept in step with it by a test)."""
-    n = 0
-    for side in ("user", "agent"):
-        n += isinstance(tick.get(f"{side}_chunk"), dict)
-        n += bool(tick.get(f"{side}_tool_calls") or [])
-        n += len(tick.get(f"{side}_tool_results") or [])
-    return n
+    """How many messages the trajectory from ticks (``model.duplex.tick_items``) makes of one tick."""
+    return sum(1 for _ in tick_items([tick]))
 
 
 def _speaks(chunk: Any) -> bool:

@@ -129,6 +129,7 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
             short=f"writes replayed {v['replayed']}, mismatches {v['mismatch']}{explained}, reads not re-run "
             f"{v['skipped_read']}, hallucinated {v['skipped_unknown']}, recorded errors {v['recorded_error']}",
         ),
+        *graded_from_facts(record),
         Fact(
             "strict",
             "strict replay (as tau2 would)",
@@ -221,6 +222,28 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
     if not mismatch and not record["findings"]:
         facts.append(Fact("strict_ok", "strict replay ok", severity="ok", panel=False))
     return facts
+
+
+def graded_from_facts(record: dict[str, Any]) -> list[Fact]:
+    """Which recorded view was replayed and graded, for a full-duplex run (its ticks, as tau2 grades them);
+    nothing for a run graded from its messages, the usual case."""
+    if record.get("graded_from") != "ticks":
+        return []
+    consolidated = record.get("consolidated_messages")
+    aside = (
+        f"the recorded messages list ({formats.count(consolidated, 'message')}) is the second view"
+        if consolidated
+        else "no consolidated messages list"
+    )
+    return [
+        Fact(
+            "graded_from",
+            "graded from",
+            f"ticks (full-duplex, as tau2 grades it); {aside}",
+            short="graded from ticks (full-duplex, as tau2 grades it)",
+            aside=f" ({aside})",
+        )
+    ]
 
 
 def first_divergence(timeline: Timeline) -> CallRecord | None:

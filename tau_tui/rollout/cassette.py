@@ -105,7 +105,8 @@ class Cassette(ToolBackend):
     @classmethod
     def from_simulation(cls, sim: SimulationRun, task: Task | None = None, recording: str | None = None) -> Cassette:
         """The calls of a recorded simulation after the task's own history, with their results (by id)."""
-        messages = sim.trajectory[len(task.history) if task is not None else 0 :]
+        history = len(task.history) if task is not None and sim.graded_from == "messages" else 0  # ticks hold none
+        messages = sim.trajectory[history:]
         offset = len(sim.trajectory) - len(messages)
         waiting: dict[str, ToolCall] = {}
         recorded: list[RecordedResult] = []

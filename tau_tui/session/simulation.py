@@ -53,7 +53,7 @@ def open_simulation(service: ReplayService, run: RunFile, index: int) -> OpenedS
     doc = TrajectoryDoc(sim.trajectory, analysis.timeline if analysis is not None else None)
     raw = run.raw_sims[index] if isinstance(run.raw_sims[index], dict) else {}
     review = read_review(raw)
-    ticks = read_ticks(raw.get("ticks")) if sim.messages is None and isinstance(raw.get("ticks"), list) else None
+    ticks = read_ticks(sim.raw_ticks) if sim.graded_from == "ticks" else None
     if review.present or ticks is not None:
         doc.add_reviews(review, ticks)
     report, eval_error = None, None

@@ -15,6 +15,7 @@ from tau_tui.catalog.query import FIELD_BY_KEY
 from tau_tui.catalog.rows import EvalSummary, ReplaySummary, RunRow
 
 DASH = Text("—", style="dim")
+UNKNOWN_COST = Text("?", style="yellow")  # a side recorded unpriced (null), the other priced: the total is unknown
 
 
 def _check(value: bool | None) -> Text:
@@ -95,7 +96,9 @@ def divergences_cell(summary: ReplaySummary) -> Text:
 
 def _cost(row: RunRow) -> Text:
     cost = row.cost
-    return DASH if cost is None else Text(f"${cost:.3f}" if cost < 10 else f"${cost:.1f}", style="dim")
+    if cost is None:
+        return UNKNOWN_COST if row.partly_unpriced else DASH
+    return Text(f"${cost:.3f}" if cost < 10 else f"${cost:.1f}", style="dim")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from tau_tui import formats
 from tau_tui.evaluate import REWARD_COMPONENTS, RunMetrics, SimReport
-from tau_tui.evaluate.render import breakdown_rows, diff_row_text
+from tau_tui.evaluate.render import GRADED_FROM_TICKS, breakdown_rows, diff_row_text
 from tau_tui.model.results import RewardInfo, SimulationRun
 from tau_tui.model.submission import BestOfK, DomainClaim, Submission
 from tau_tui.textsafe import shown
@@ -146,6 +146,49 @@ def render_reward_header(report: SimReport, sim: SimulationRun) -> Text:
     out.append(f"\nstatus {ev.status} · termination {shown(ev.termination or '?')}", style="dim")
     if ev.reward_basis:
         out.append(f" · basis {', '.join(ev.reward_basis)}", style="dim")
+    if ev.graded_from == "ticks":
+        out.append(f"\n{GRADED_FROM_TICKS}", style="bold cyan")
+        if sim.consolidated is not None:
+            out.append(" · c: the consolidated messages list", style="dim")
+    return out
+
+
+METER_WORDS = {
+    "input_tokens": "in",
+    "output_tokens": "out",
+    "input_audio_tokens": "audio in",
+    "output_audio_tokens": "audio out",
+    "input_cached_tokens": "cached",
+    "audio_input_seconds": "audio s",
+    "characters": "chars",
+}
+
+
+def render_usage(sim: SimulationRun) -> Text | None:
+    """A voice agent's recorded usage (``agent_usage``) and whether the run was priced; None when the recording
+    says nothing about either."""
+    usage = sim.usage
+    if usage is None and not sim.unpriced:
+        return None
+    out = Text()
+    if usage is not None:
+        out.append(f"agent usage: {shown(usage.summary())}\n")
+        for line in usage.lines:
+            meters = " · ".join(f"{word} {line.meters[m]:,g}" for m, word in METER_WORDS.items() if m in line.meters)
+            tail = "" if line.billable else " (not billed)"
+            out.append(f"  {one_line(line.label)}  {meters or 'no meters'}{tail}\n", style="dim")
+        if usage.cost_breakdown:
+            parts = ", ".join(f"{one_line(k)} {formats.money(v)}" for k, v in usage.cost_breakdown.items())
+            out.append(f"  cost breakdown: {parts}\n", style="dim")
+        facts = [f"pricing {one_line(usage.pricing_version)}" if usage.pricing_version else None]
+        facts.append(f"{usage.raw_records} raw records" if usage.raw_records is not None else None)
+        if any(facts):
+            out.append("  " + " · ".join(f for f in facts if f) + "\n", style="dim")
+        for problem in usage.problems:
+            out.append(f"  ⚠ {shown(problem)}\n", style="yellow")
+    for side in sim.unpriced:
+        out.append(f"{side} cost: unpriced (recorded null, not 0)\n", style="yellow")
+    out.rstrip()
     return out
 
 
@@ -353,6 +396,10 @@ def render_evaluation(report: SimReport, sim: SimulationRun) -> RenderableType:
         _heading("Checks", "recorded | ours*, highlighted where they differ"),
         render_checks(report, recorded),
     ]
+    usage = render_usage(sim)
+    if usage is not None:
+        parts += [Text(""), _heading("Cost and usage", "as recorded")]
+        parts.append(usage)
     notes = [n for n in ev.notes if n not in report.explanation.failed]
     if notes:
         parts += [Text(""), _heading("Evaluator notes")]

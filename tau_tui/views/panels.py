@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from tau_tui.replay.timeline import Timeline
 from tau_tui.analysis import SimAnalysis
 from tau_tui.env.jsonify import parse_content
-from tau_tui.model.provenance import UNPRICED, RecordedExtras, usage_text
+from tau_tui.model.provenance import RecordedExtras, usage_text
 from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
 from tau_tui.model.tasks import StructuredInstructions, Task
 from tau_tui.replay.diff import Change, diff_states, path_text
@@ -366,12 +366,10 @@ def render_recorded(sim: SimulationRun, judge: str | None = None) -> RenderableT
         out.append(" (###OUT-OF-SCOPE###: an aborted scenario graded as a normal stop, tau2-bench#517)", style="yellow")
     if sim.duration is not None:
         out.append(f"   duration {formats.seconds(sim.duration)}", style="dim")
-    agent = "agent unpriced" if extras.cost_state == UNPRICED else None
-    costs = [agent] if agent else []
-    costs += [
-        f"{label} {formats.money(cost)}"
+    costs = [
+        f"{label} {formats.money(cost)}" if cost is not None else f"{label} unpriced"
         for label, cost in (("agent", sim.agent_cost), ("user", sim.user_cost))
-        if cost is not None
+        if cost is not None or label in sim.unpriced
     ]
     if costs:
         out.append("   " + ", ".join(costs), style="dim")

@@ -211,8 +211,12 @@ def _message_errors(message: Message) -> list[str]:
 class TrajectoryDoc:
     """The steps of one simulation and where each kind of event happens."""
 
-    def __init__(self, messages: list[Message], timeline: Timeline | None = None, *, live: bool = False):
+    def __init__(
+        self, messages: list[Message], timeline: Timeline | None = None, *, live: bool = False, voice: bool = False
+    ):
+        """``voice``: fold silent chunks as a voice run's trajectory does, without its tick timeline."""
         self.timeline = timeline
+        self.voice = voice
         self.steps = [StepView(i, m) for i, m in enumerate(messages)]
         self.calls: list[CallView] = self._calls(messages, timeline)
         for call in self.calls if live else []:
@@ -431,7 +435,7 @@ class TrajectoryDoc:
         """Whether a voice run's trajectory folds ``step`` by default: a chunk that says nothing, calls no tool and
         carries no event (a flag, review error, effect or note keeps it shown)."""
         view = self.steps[step]
-        return self.ticks is not None and is_silent(view.message) and not view.events
+        return (self.ticks is not None or self.voice) and is_silent(view.message) and not view.events
 
     def counts(self) -> dict[str, int]:
         """How many of each the footer shows: steps per jump target, except ``flag`` (process flags, as the runs

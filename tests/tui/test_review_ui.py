@@ -159,3 +159,50 @@ def test_a_silent_chunk_with_a_note_is_not_folded(tmp_path):
     assert doc.folds(0)
     doc.set_notes([SimpleNamespace(step=0, text="silence here")])
     assert not doc.folds(0)
+
+
+async def test_a_voice_run_is_graded_from_ticks_and_shows_its_consolidated_list_on_c(make_app, tmp_path):
+    from tau_tui.tui.screens.consolidated import ConsolidatedScreen
+    from tau_tui.tui.widgets.info_line import InfoLine
+    from tau_tui.tui.widgets.trajectory_view import TrajectoryView
+    from tests.review_fixtures import voice_mock_run
+
+    voice_mock_run(tmp_path)
+    app = make_app([tmp_path], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        row = app.session.catalog.rows[0]
+        assert row.cost is None and row.partly_unpriced  # agent_cost null: the total is unknown, not the user's
+        await open_sim(pilot, "voice-sim-1")
+        screen = app.screen
+        header = screen.query_one("#traj-header", InfoLine)
+        assert "voice: graded from ticks" in header.plain and "unpriced" in header.plain
+        assert len(screen.doc) == 66 and screen.report.evaluation.reward == 1.0
+        assert screen.query_one("#side").get_tab("tab-ticks").display
+        await pilot.press("4")
+        eval_text = " ".join(pane_text(screen, "#eval-view").split())  # as one line, however the pane wraps it
+        assert "graded from ticks (full-duplex, as tau2 grades it)" in eval_text
+        assert "agent usage: 6,042 tokens (4,730 audio), 5.8 s audio in, unpriced" in eval_text
+        assert "agent cost: unpriced (recorded null, not 0)" in eval_text
+        await pilot.press("c")
+        await pilot.pause()
+        consolidated = app.screen
+        assert isinstance(consolidated, ConsolidatedScreen)
+        assert len(consolidated.query_one(TrajectoryView).doc) == 63
+        assert "3 tool results before their calls here" in consolidated.query_one(InfoLine).plain
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_c_on_a_text_run_says_there_is_no_consolidated_list(make_app, tmp_path):
+    reviewed_run(tmp_path, keep=4)
+    app = make_app([tmp_path], runs_dir=tmp_path)
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        await open_sim(pilot, app.session.catalog.rows[0].sim_id)
+        screen = app.screen
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.screen is screen
+        assert any("graded from its messages" in str(n.message) for n in app._notifications)

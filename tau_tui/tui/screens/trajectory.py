@@ -203,6 +203,13 @@ class TrajectoryScreen(Screen[None]):
         Binding("D", "divergence", "Jump to where the run left the gold path", id="traj.divergence", show=False),
         Binding("b", "fork", "Fork from here…", id="traj.fork"),
         Binding("J", "judge", "Judge the NL assertions with the judge model", id="traj.judge", show=False),
+        Binding(
+            "c",
+            "consolidated",
+            "Consolidated messages list (a voice run graded from its ticks)",
+            id="traj.consolidated",
+            show=False,
+        ),
     ]
 
     def __init__(self) -> None:
@@ -444,6 +451,16 @@ class TrajectoryScreen(Screen[None]):
         text.append(f" · {one_line(run.domain or '?')}")
         if run.solo:
             text.append(" · solo (no user)", style="yellow")
+        sim = run.simulation(self.index)
+        if sim.graded_from == "ticks":
+            text.append(" · voice: graded from ticks", style="cyan")
+            if sim.consolidated is not None:
+                text.append(" (c: consolidated list)", style="dim")
+        usage = sim.usage
+        if usage is not None:
+            text.append(f" · usage {one_line(usage.summary())}", style="dim")
+        elif "agent" in sim.unpriced:
+            text.append(" · agent unpriced", style="dim")
         text.append(f" · agent {one_line(run.agent_model or '?')}")
         if run.user_model and not run.solo:
             text.append(f" · user {one_line(run.user_model)}")
@@ -763,6 +780,17 @@ class TrajectoryScreen(Screen[None]):
         if self.run is not None:
             ctx = context(self)
             ctx.publish(judged(ctx.session.catalog, self.run, self.sim_id, message.report))
+
+    def action_consolidated(self) -> None:
+        """Show the recorded consolidated messages of a run graded from its ticks (its second view)."""
+        from tau_tui.tui.screens.consolidated import ConsolidatedScreen
+
+        sim = self.current.simulation(self.index)
+        if sim.consolidated is None:
+            what = "graded from its ticks" if sim.graded_from == "ticks" else "graded from its messages"
+            self.notify(f"no consolidated messages list: this simulation is {what}", severity="warning")
+            return
+        self.app.push_screen(ConsolidatedScreen(sim.consolidated, self.sim_id))
 
     def action_divergence(self) -> None:
         report = self.report
