@@ -33,7 +33,7 @@ from tau_tui.model.io import (
     write_atomic,
 )
 from tau_tui.model.notes import NoteBook, notes_path
-from tau_tui.model.secrets import environment_secrets, scrub_bytes
+from tau_tui.model.secrets import environment_secrets, leaked_credentials
 from tests.conftest import ROOT
 
 DEMO = ROOT / "tests" / "fixtures" / "mock_recordings" / "mock_demo.json"
@@ -450,7 +450,46 @@ def test_environment_credentials_are_scrubbed_from_notes_and_exports(capsys, tmp
     for path in (notes_path(recording), tmp_path / "notes.csv"):
         content = path.read_text()
         assert secret not in content and "the model printed ***; abc stays" in content, path
-    assert scrub_bytes(b"x " + secret.encode()) == b"x ***"
+    assert leaked_credentials(b"x " + secret.encode()) == ["SOMEPROVIDER_API_KEY"]
+
+
+def test_encoded_bytes_holding_a_key_are_refused_never_edited(tmp_path, monkeypatch):
+    """``write_atomic`` gets encoded bytes (JSON, parquet pages): blanking a key inside them would corrupt them,
+    so it refuses them whole; the writers blank the values before encoding."""
+    secret = "envsecret-ABCDEFGH12345678"
+    monkeypatch.setenv("SOMEPROVIDER_API_KEY", secret)
+    target = tmp_path / "out.json"
+    target.write_bytes(b"old")
+    with pytest.raises(WriteError, match="credential variable SOMEPROVIDER_API_KEY; not written") as refused:
+        write_atomic(target, json.dumps({"said": secret}).encode())
+    assert secret not in str(refused.value)
+    assert target.read_bytes() == b"old" and no_temporaries(tmp_path)
+
+
+@pytest.mark.parametrize("secret", ['quo"ted\\key-0123456789', "12345678901234"])
+def test_a_key_json_escapes_or_a_number_spells_is_blanked_in_notes_and_the_json_stays_valid(
+    capsys, tmp_path, monkeypatch, secret
+):
+    """Bytes scrubbing missed a key that JSON escapes and broke the JSON where a number spelled one."""
+    recording = tmp_path / "mock_demo.json"
+    shutil.copy(DEMO, recording)
+    NoteBook(recording).add(SIM, "agent", "other", f"pasted {secret}")
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", secret)
+    code, _, err = add_note(capsys, recording, text=f"again {secret}")  # rewrites the sidecar with both notes
+    assert code == 0, err
+    saved = json.loads(notes_path(recording).read_text())
+    assert sorted(n["text"] for n in saved["notes"]) == ["again ***", "pasted ***"]
+    for fmt in ("json", "csv"):
+        code, out, err = cli(capsys, "notes", "export", str(recording), "--format", fmt)
+        assert code == 0 and secret not in out and "pasted ***" in out, (fmt, err)
+    from tau_tui.session.external import write_temp_json
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    view = write_temp_json({"seed": int(secret) if secret.isdigit() else 7, "text": f"a {secret} b"}, "sim")
+    loaded = json.loads(view.read_text())  # valid JSON
+    assert loaded["text"] == "a *** b" and secret not in view.read_text()
+    assert loaded["seed"] == ("***" if secret.isdigit() else 7)
 
 
 # --- directory-layout runs whose ids are paths ------------------------------------------------------------------------
