@@ -75,13 +75,13 @@ def add_note(capsys, recording: Path, text: str = "a second note") -> tuple[int,
 
 
 # --- real conditions: a small tmpfs, remounted read-only or filled up ------------------------------------------
-@pytest.fixture
-def tmpfs(tmp_path):
-    """A 256 KiB tmpfs (needs mount rights; root ignores permission bits, so chmod cannot make a folder read-only)."""
+def mounted_tmpfs(tmp_path: Path, size: str):
+    """A tmpfs of ``size`` (needs mount rights; root ignores permission bits, so chmod cannot make a folder
+    read-only); unmounted afterwards."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True, text=True, check=False
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
         pytest.skip(
@@ -90,6 +90,18 @@ def tmpfs(tmp_path):
         )
     yield mnt
     subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A 256 KiB tmpfs."""
+    yield from mounted_tmpfs(tmp_path, "256k")
+
+
+@pytest.fixture
+def export_tmpfs(tmp_path):
+    """A 4 MiB tmpfs: room for one DuckDB export of the demo recording (1.8 MB)."""
+    yield from mounted_tmpfs(tmp_path, "4m")
 
 
 def remount_read_only(mnt: Path) -> None:
@@ -223,6 +235,50 @@ def test_calibrate_into_a_read_only_folder(capsys, tmpfs, tau2_data):
     assert code == 2
     assert "read-only file system" in one_error_line(err, str(out))
     assert not out.exists()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+EXPORT_FORMATS = ("csv", "jsonl", "parquet", "duckdb", "sft")
+
+
+def export_twice(capsys, tau2_data, tmp_path: Path, out: Path, fmt: str, between) -> tuple[int, str, dict, dict]:
+    """Export the demo recording into ``out``, run ``between(out)`` (remount, fill), export again."""
+    if fmt in ("parquet", "duckdb"):
+        pytest.importorskip("pyarrow" if fmt == "parquet" else "duckdb", reason="the optional 'export' extra")
+    recording = tmp_path / "mock_demo.json"
+    shutil.copy(DEMO, recording)
+    args = ["export", str(recording), "--out", str(out), "--format", fmt, "--tau2-data", str(tau2_data)]
+    code, _, err = cli(capsys, *args)
+    assert code == 0, err
+    before = snapshot(out)
+    between(out)
+    code, _, err = cli(capsys, *args)
+    return code, err, before, snapshot(out)
+
+
+@pytest.mark.parametrize("fmt", EXPORT_FORMATS)
+def test_export_into_a_read_only_folder_is_one_line_and_keeps_the_old_export(
+    capsys, export_tmpfs, tau2_data, tmp_path, fmt
+):
+    out = export_tmpfs / "out"
+    code, err, before, after = export_twice(
+        capsys, tau2_data, tmp_path, out, fmt, lambda _: remount_read_only(export_tmpfs)
+    )
+    assert code == 2
+    assert "read-only file system" in one_error_line(err, str(out))
+    assert after == before
+
+
+@pytest.mark.parametrize("fmt", EXPORT_FORMATS)
+def test_export_on_a_full_disk_is_one_line_and_keeps_the_old_export(capsys, export_tmpfs, tau2_data, tmp_path, fmt):
+    out = export_tmpfs / "out"
+    code, err, before, after = export_twice(capsys, tau2_data, tmp_path, out, fmt, lambda _: fill(export_tmpfs))
+    assert code == 2
+    assert "no space left on device" in one_error_line(err, str(out))
+    assert after == before  # no half-built file (.tmp, a DuckDB .wal) left beside the old export either
 
 
 # --- targets that are something else ----------------------------------------------------------------------------
