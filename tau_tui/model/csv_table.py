@@ -4,7 +4,9 @@ A spreadsheet opening a CSV runs a cell that starts like a formula (``=HYPERLINK
 ``+cmd|…``, ``-…``, ``@…``, a full-width ``＝``, or one led by a tab, carriage return or line
 feed; spaces before the sign do not stop it). Recorded text, review reasoning and note text
 are untrusted, so such a cell gets a leading apostrophe: the spreadsheet shows it as text and
-a reader of the file sees what was there, one quote added.
+a reader of the file sees what was there, one quote added. Lines end in CRLF (RFC 4180): the
+csv module then quotes every cell holding a carriage return or a line feed, so a ``\r`` inside
+a cell cannot end its row and start a new one with a formula.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
     """``rows`` as CSV text: a header of ``columns``, one line per row (a missing or None value is empty),
     every cell through ``spreadsheet_safe``."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow([spreadsheet_safe(c) for c in columns])
     for row in rows:
         writer.writerow(["" if row.get(c) is None else spreadsheet_safe(row.get(c)) for c in columns])
