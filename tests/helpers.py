@@ -163,3 +163,26 @@ def split_options(kwargs):
     return EpisodeOptions(**{k: v for k, v in kwargs.items() if k in names}), {
         k: v for k, v in kwargs.items() if k not in names
     }
+
+
+def served_address(process: Any, timeout: float = 60) -> str:
+    """The address ``tau-tui serve`` prints on its stdout (a text pipe), token included; fails if it exits first."""
+    import re
+    import selectors
+    import time
+
+    deadline = time.monotonic() + timeout
+    seen: list[str] = []
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if not selector.select(timeout=0.5):
+                continue
+            line = process.stdout.readline()
+            if not line:
+                raise AssertionError(f"tau-tui serve exited ({process.wait()}) before its address: {''.join(seen)}")
+            seen.append(line)
+            found = re.search(r"Serving tau-tui on (\S+)", line)
+            if found:
+                return found.group(1)
+    raise AssertionError(f"tau-tui serve printed no address within {timeout} s: {''.join(seen)}")
