@@ -281,6 +281,29 @@ def test_export_on_a_full_disk_is_one_line_and_keeps_the_old_export(capsys, expo
     assert after == before  # no half-built file (.tmp, a DuckDB .wal) left beside the old export either
 
 
+def test_a_librarys_io_errors_are_write_errors_and_other_errors_are_not(tmp_path):
+    from tau_tui.model.io import library_write_error
+
+    class IOException(Exception):  # named as duckdb names its I/O errors
+        pass
+
+    class TransactionException(Exception):
+        pass
+
+    target = tmp_path / "tau.duckdb"
+    lock = library_write_error(target, IOException('IO Error: Could not set lock on file "x": Conflicting lock'))
+    assert str(lock) == f'{target}: could not set lock on file "x": Conflicting lock'
+    full = library_write_error(
+        target, TransactionException("Failed to commit: Could not write: No space left on device")
+    )
+    assert str(full) == f"{target}: no space left on device" and full.errno == errno.ENOSPC
+    assert str(library_write_error(target, OSError(errno.EROFS, "Read-only file system"))).endswith(
+        "read-only file system"
+    )
+    assert library_write_error(target, TransactionException("Conversion Error: out of range")) is None
+    assert library_write_error(target, ValueError("not I/O")) is None
+
+
 # --- targets that are something else ----------------------------------------------------------------------------
 def test_notes_sidecar_that_is_a_directory(capsys, tmp_path):
     recording = tmp_path / "mock_demo.json"
