@@ -186,3 +186,20 @@ def served_address(process: Any, timeout: float = 60) -> str:
             if found:
                 return found.group(1)
     raise AssertionError(f"tau-tui serve printed no address within {timeout} s: {''.join(seen)}")
+
+
+def wait_for_port(port: int, server: Any, timeout: float = 60.0) -> None:
+    """Wait until a server process a test started accepts connections on loopback ``port``."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"tau-tui serve exited with {server.returncode}: {server.stdout.read()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"tau-tui serve did not listen on port {port} within {timeout} s")

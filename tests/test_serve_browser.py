@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, ROOT
-from tests.helpers import served_address, stop_process
+from tests.helpers import served_address, stop_process, wait_for_port
 
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
 FLAGS = [
@@ -62,19 +62,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def wait_for_port(port: int, server: subprocess.Popen, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"tau-tui serve exited with {server.returncode}: {server.stdout.read()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"tau-tui serve did not listen on port {port} within {timeout} s")
 
 
 @pytest.fixture

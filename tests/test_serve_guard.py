@@ -23,7 +23,7 @@ import pytest
 from tau_tui.cli import main
 from tau_tui.commands.serve import Guard
 from tests.conftest import CORPUS, ROOT
-from tests.helpers import served_address, stop_process
+from tests.helpers import served_address, stop_process, wait_for_port
 
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
 EVIL = "https://evil.example"
@@ -60,7 +60,9 @@ def server(tmp_path_factory):
             text=True,
         )
     try:
-        yield served_address(process), port, stderr
+        address = served_address(process)
+        wait_for_port(port, process)  # textual-serve announces on start-up, just before it binds
+        yield address, port, stderr
     finally:
         stop_process(process)
 
