@@ -163,3 +163,43 @@ def split_options(kwargs):
     return EpisodeOptions(**{k: v for k, v in kwargs.items() if k in names}), {
         k: v for k, v in kwargs.items() if k not in names
     }
+
+
+def served_address(process: Any, timeout: float = 60) -> str:
+    """The address ``tau-tui serve`` prints on its stdout (a text pipe), token included; fails if it exits first."""
+    import re
+    import selectors
+    import time
+
+    deadline = time.monotonic() + timeout
+    seen: list[str] = []
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if not selector.select(timeout=0.5):
+                continue
+            line = process.stdout.readline()
+            if not line:
+                raise AssertionError(f"tau-tui serve exited ({process.wait()}) before its address: {''.join(seen)}")
+            seen.append(line)
+            found = re.search(r"Serving tau-tui on (\S+)", line)
+            if found:
+                return found.group(1)
+    raise AssertionError(f"tau-tui serve printed no address within {timeout} s: {''.join(seen)}")
+
+
+def wait_for_port(port: int, server: Any, timeout: float = 60.0) -> None:
+    """Wait until a server process a test started accepts connections on loopback ``port``."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"tau-tui serve exited with {server.returncode}: {server.stdout.read()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"tau-tui serve did not listen on port {port} within {timeout} s")

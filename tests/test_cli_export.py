@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tau_tui.cli import main
+from tau_tui.model.csv_table import spreadsheet_safe
 from tau_tui.model.io import open_run
-from tau_tui.trust.export import SCHEMAS, TABLES, ExportError, neutralise, write_duckdb
+from tau_tui.trust.export import SCHEMAS, TABLES, ExportError, write_duckdb
 from tests.conftest import CORPUS, ROOT
 from tests.helpers import call, greet, result, results_file, say, user
 
@@ -180,7 +181,7 @@ def test_csv_neutralises_formulas(tau2_data, tmp_path, capsys):
     assert contents[1] == '\'=HYPERLINK("http://x","click")'
     assert contents[4] == "'+1 done" and contents[5] == "'@SUM(A1:A2) -2 ok"
     assert contents[0] == "Hi! How can I help you today?"
-    assert neutralise(-2.5) == -2.5 and neutralise("\tx") == "'\tx"
+    assert spreadsheet_safe(-2.5) == -2.5 and spreadsheet_safe("\tx") == "'\tx"
     # JSONL keeps the text as it was
     code, _, _ = export_cli(capsys, tau2_data, path, "--out", tmp_path / "j", "--format", "jsonl")
     lines = [json.loads(line) for line in (tmp_path / "j" / "messages.jsonl").read_text().splitlines()]
@@ -203,3 +204,86 @@ def test_missing_optional_dependency_is_one_line(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb now raises ImportError
     with pytest.raises(ExportError, match=r"needs duckdb: pip install 'tau-tui\[export\]'"):
         write_duckdb({t: [] for t in TABLES}, tmp_path / "x.duckdb")
+
+
+# --- secrets: blanked in the values before any format encodes them -------------------------------------------
+PLAIN_KEY = "ExportKeyValue0123456789abcdef"
+QUOTED_KEY = 'quo"te\\Key0123456789'  # JSON and CSV escape it: only the value, not the bytes, can be scrubbed
+
+
+def strings(value):
+    """Every string in a decoded value (keys too)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from strings(key)
+            yield from strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from strings(item)
+
+
+def read_back(fmt: str, out: Path) -> dict[str, list]:
+    """Every table of an export as rows, each format read by its own reader."""
+    if fmt == "sft":
+        return {"sft": [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]}
+    if fmt == "duckdb":
+        duckdb = pytest.importorskip("duckdb", reason="duckdb is in the optional 'export' extra")
+        con = duckdb.connect(str(out / "tau.duckdb"), read_only=True)
+        try:
+            tables = {}
+            for table in TABLES:
+                cursor = con.execute(f"SELECT * FROM {table}")
+                names = [d[0] for d in cursor.description]
+                tables[table] = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            return tables
+        finally:
+            con.close()
+    if fmt == "parquet":
+        pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is in the optional 'export' extra")
+        return {table: pq.read_table(out / f"{table}.parquet").to_pylist() for table in TABLES}
+    if fmt == "csv":
+        return {table: read_csv(out / f"{table}.csv") for table in TABLES}
+    return {table: [json.loads(line) for line in (out / f"{table}.jsonl").read_text().splitlines()] for table in TABLES}
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet", "duckdb", "sft"])
+def test_an_environment_key_in_a_run_is_blanked_in_every_export_format_and_the_files_read_back(
+    fmt, tau2_data, tmp_path, capsys, monkeypatch
+):
+    from tau_tui.model.notes import NoteBook
+
+    library = {"parquet": "pyarrow.parquet", "duckdb": "duckdb"}.get(fmt)
+    if library:
+        pytest.importorskip(library, reason=f"{fmt} needs the optional 'export' extra")
+    messages = [
+        greet(),
+        user(f"my key is {PLAIN_KEY} and the other one {QUOTED_KEY}, please finish task_1"),
+        call("update_task_status", UPDATE),
+        result(TASK_1_DONE),
+        say(f"Done. Never share {PLAIN_KEY}."),
+    ]
+    path = results_file(tmp_path / "run.json", messages)
+    NoteBook(path).add("sim-1", "agent", "other", f"the user pasted {QUOTED_KEY}")  # before the keys are set
+    monkeypatch.setenv("SOMEPROVIDER_API_KEY", PLAIN_KEY)
+    monkeypatch.setenv("OTHER_SERVICE_TOKEN", QUOTED_KEY)
+    out = tmp_path / fmt
+    code, _, err = export_cli(capsys, tau2_data, path, "--out", out, "--format", fmt, "--min-reward", "0")
+    assert code == 0, err
+    tables = read_back(fmt, out)
+    found = list(strings(tables))
+    for key in (PLAIN_KEY, QUOTED_KEY):
+        assert not [s for s in found if key in s], (fmt, key)
+    assert "my key is *** and the other one ***, please finish task_1" in found, fmt
+    if fmt == "sft":
+        assert len(tables["sft"]) == 1 and any(s == "Done. Never share ***." for s in found)
+        return
+    assert [r["content"] for r in tables["messages"]][4] == "Done. Never share ***.", fmt
+    assert [r["text"] for r in tables["notes"]] == ["the user pasted ***"], fmt
+    assert [r["n_tool_calls"] for r in tables["simulations"]] in ([1], ["1"]), fmt  # the rest is intact
+    on_disk = b"".join(p.read_bytes() for p in out.iterdir())
+    if fmt in ("csv", "jsonl"):  # text formats: not even an escaped spelling of a key is left
+        for key in (PLAIN_KEY, QUOTED_KEY):
+            for spelling in (key, json.dumps(key)[1:-1], key.replace('"', '""')):
+                assert spelling.encode() not in on_disk, (fmt, spelling)

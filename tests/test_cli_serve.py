@@ -5,6 +5,7 @@ The app in a real browser is tests/test_serve_browser.py.
 
 from __future__ import annotations
 
+import http.cookiejar
 import shlex
 import socket
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 from tau_tui.cli import main
 from tau_tui.commands.serve import app_command, is_loopback
 from tests.conftest import CORPUS, ROOT
+from tests.helpers import served_address
 
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
 
@@ -130,7 +132,7 @@ def test_each_tab_runs_this_python_on_the_same_files_data_and_judge(tmp_path: Pa
     assert argv[argv.index("--judge-api-base") + 1] == "http://127.0.0.1:9/v1"
 
 
-def test_allow_network_warns_that_there_is_no_authentication_and_serves():
+def test_allow_network_warns_that_the_token_is_the_only_lock_and_serves():
     pytest.importorskip("textual_serve", reason="the 'serve' extra (textual-serve) is not installed")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -151,14 +153,16 @@ def test_allow_network_warns_that_there_is_no_authentication_and_serves():
             str(RECORDINGS),
         ],
         cwd=ROOT,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
         warning = proc.stderr.readline()
-        assert "warning: serving on 0.0.0.0" in warning and "no authentication" in warning
-        assert "API keys" in warning
+        assert "warning: serving on 0.0.0.0" in warning and "plain HTTP" in warning
+        assert "the token in the address is the only lock" in warning and "API keys" in warning
+        address = served_address(proc)
+        assert address.startswith(f"http://127.0.0.1:{port}/?token=")
         deadline = time.monotonic() + 30
         while True:  # and it does serve (the page answers on loopback too)
             try:
@@ -167,7 +171,10 @@ def test_allow_network_warns_that_there_is_no_authentication_and_serves():
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, "serve did not start listening"
                 time.sleep(0.2)
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        with browser.open(address, timeout=10) as first:  # the token sets the cookie, and the page moves on
+            assert 'http-equiv="refresh" content="0; url=./"' in first.read().decode()
+        with browser.open(f"http://127.0.0.1:{port}/", timeout=10) as page:
             html = page.read().decode()
         assert f"ws://127.0.0.1:{port}/ws" in html  # the page connects back to --public-url, not to 0.0.0.0
     finally:

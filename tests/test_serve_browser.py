@@ -1,6 +1,7 @@
 """``tau-tui serve`` in a real browser: Debian's chromium driven by Playwright.
 
-The test starts ``tau-tui serve`` on a free loopback port, opens the page, and drives the app
+The test starts ``tau-tui serve`` on a free loopback port, opens the address it prints (with its
+token: the page, its WebSocket and the downloads then carry the cookie it sets), and drives the app
 with key presses as a person would: open a run, step through it, switch the side tabs, fetch
 the simulation JSON and the notes export (browser downloads), go back, quit. What the page's terminal shows is read
 row by row from the xterm.js terminal in the page: textual-serve renders on a canvas, so the
@@ -26,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, ROOT
-from tests.helpers import stop_process
+from tests.helpers import served_address, stop_process, wait_for_port
 
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
 FLAGS = [
@@ -61,19 +62,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def wait_for_port(port: int, server: subprocess.Popen, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"tau-tui serve exited with {server.returncode}: {server.stdout.read()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"tau-tui serve did not listen on port {port} within {timeout} s")
 
 
 @pytest.fixture
@@ -118,8 +106,9 @@ def served(tmp_path: Path):
         text=True,
     )
     try:
+        address = served_address(server)  # the address with this launch's token, as a person copies it
         wait_for_port(port, server)
-        yield f"http://127.0.0.1:{port}/"
+        yield address
     finally:
         stop_process(server)
 
@@ -179,6 +168,8 @@ def test_served_app_in_chromium_opens_a_run_steps_switches_tabs_downloads_and_qu
 ):
     page = browser_page
     page.goto(served, wait_until="domcontentloaded")
+    # the first visit sets the cookie and moves on to the page without the token in the address bar
+    page.wait_for_url(served.split("?")[0], timeout=30_000)
     page.wait_for_selector("body.-first-byte", timeout=60_000)
     # the runs screen, once the background replay has filled the derived columns (db* ✗ for the user-tools run)
     rows = wait_for_text(page, r"5 of 5 simulations", "the runs screen")
@@ -240,3 +231,34 @@ def test_served_app_in_chromium_opens_a_run_steps_switches_tabs_downloads_and_qu
     page.wait_for_selector("body.-closed", timeout=30_000)
     print(f"\nscreenshots: {runs_shot} {trajectory_shot}")
     assert runs_shot.stat().st_size > 10_000 and trajectory_shot.stat().st_size > 10_000
+
+
+FOREIGN_PAGE = "https://elsewhere.example/"
+OPEN_WEBSOCKET_JS = """(url) => new Promise((resolve) => {
+  const socket = new WebSocket(url);
+  socket.onopen = () => { socket.close(); resolve("open"); };
+  socket.onerror = () => resolve("refused");
+})"""
+
+
+def test_a_link_on_another_site_opens_the_app_but_that_sites_page_cannot_open_its_websocket(
+    served, browser_page, tmp_path: Path
+):
+    """The printed address pasted into another site's page (a chat, a wiki) still opens the app: the cookie is
+    set and sent although another site started the navigation. That site's own script, and this server's
+    WebSocket opened from it, are refused: the browser sends that site's Origin."""
+    page = browser_page
+    port = served.split(":")[2].split("/")[0]
+    page.route(
+        FOREIGN_PAGE,
+        lambda route: route.fulfill(content_type="text/html", body=f'<a id="go" href="{served}">the app</a>'),
+    )
+    page.goto(FOREIGN_PAGE)
+    assert page.evaluate(OPEN_WEBSOCKET_JS, f"ws://127.0.0.1:{port}/ws") == "refused"
+    page.click("#go")
+    page.wait_for_url(f"http://127.0.0.1:{port}/", timeout=30_000)
+    page.wait_for_selector("body.-first-byte", timeout=60_000)
+    wait_for_text(page, r"5 of 5 simulations", "the runs screen, opened from another site's link")
+    page.goto(FOREIGN_PAGE)  # back on the other site, with the cookie set in this browser
+    assert page.evaluate(OPEN_WEBSOCKET_JS, f"ws://127.0.0.1:{port}/ws") == "refused"
+    assert page.evaluate(OPEN_WEBSOCKET_JS, f"ws://localhost:{port}/ws") == "refused"

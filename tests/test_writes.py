@@ -33,7 +33,7 @@ from tau_tui.model.io import (
     write_atomic,
 )
 from tau_tui.model.notes import NoteBook, notes_path
-from tau_tui.model.secrets import environment_secrets, scrub_bytes
+from tau_tui.model.secrets import environment_secrets, leaked_credentials
 from tests.conftest import ROOT
 
 DEMO = ROOT / "tests" / "fixtures" / "mock_recordings" / "mock_demo.json"
@@ -75,13 +75,13 @@ def add_note(capsys, recording: Path, text: str = "a second note") -> tuple[int,
 
 
 # --- real conditions: a small tmpfs, remounted read-only or filled up ------------------------------------------
-@pytest.fixture
-def tmpfs(tmp_path):
-    """A 256 KiB tmpfs (needs mount rights; root ignores permission bits, so chmod cannot make a folder read-only)."""
+def mounted_tmpfs(tmp_path: Path, size: str):
+    """A tmpfs of ``size`` (needs mount rights; root ignores permission bits, so chmod cannot make a folder
+    read-only); unmounted afterwards."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True, text=True, check=False
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
         pytest.skip(
@@ -90,6 +90,18 @@ def tmpfs(tmp_path):
         )
     yield mnt
     subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A 256 KiB tmpfs."""
+    yield from mounted_tmpfs(tmp_path, "256k")
+
+
+@pytest.fixture
+def export_tmpfs(tmp_path):
+    """A 4 MiB tmpfs: room for one DuckDB export of the demo recording (1.8 MB)."""
+    yield from mounted_tmpfs(tmp_path, "4m")
 
 
 def remount_read_only(mnt: Path) -> None:
@@ -223,6 +235,73 @@ def test_calibrate_into_a_read_only_folder(capsys, tmpfs, tau2_data):
     assert code == 2
     assert "read-only file system" in one_error_line(err, str(out))
     assert not out.exists()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+EXPORT_FORMATS = ("csv", "jsonl", "parquet", "duckdb", "sft")
+
+
+def export_twice(capsys, tau2_data, tmp_path: Path, out: Path, fmt: str, between) -> tuple[int, str, dict, dict]:
+    """Export the demo recording into ``out``, run ``between(out)`` (remount, fill), export again."""
+    if fmt in ("parquet", "duckdb"):
+        pytest.importorskip("pyarrow" if fmt == "parquet" else "duckdb", reason="the optional 'export' extra")
+    recording = tmp_path / "mock_demo.json"
+    shutil.copy(DEMO, recording)
+    args = ["export", str(recording), "--out", str(out), "--format", fmt, "--tau2-data", str(tau2_data)]
+    code, _, err = cli(capsys, *args)
+    assert code == 0, err
+    before = snapshot(out)
+    between(out)
+    code, _, err = cli(capsys, *args)
+    return code, err, before, snapshot(out)
+
+
+@pytest.mark.parametrize("fmt", EXPORT_FORMATS)
+def test_export_into_a_read_only_folder_is_one_line_and_keeps_the_old_export(
+    capsys, export_tmpfs, tau2_data, tmp_path, fmt
+):
+    out = export_tmpfs / "out"
+    code, err, before, after = export_twice(
+        capsys, tau2_data, tmp_path, out, fmt, lambda _: remount_read_only(export_tmpfs)
+    )
+    assert code == 2
+    assert "read-only file system" in one_error_line(err, str(out))
+    assert after == before
+
+
+@pytest.mark.parametrize("fmt", EXPORT_FORMATS)
+def test_export_on_a_full_disk_is_one_line_and_keeps_the_old_export(capsys, export_tmpfs, tau2_data, tmp_path, fmt):
+    out = export_tmpfs / "out"
+    code, err, before, after = export_twice(capsys, tau2_data, tmp_path, out, fmt, lambda _: fill(export_tmpfs))
+    assert code == 2
+    assert "no space left on device" in one_error_line(err, str(out))
+    assert after == before  # no half-built file (.tmp, a DuckDB .wal) left beside the old export either
+
+
+def test_a_librarys_io_errors_are_write_errors_and_other_errors_are_not(tmp_path):
+    from tau_tui.model.io import library_write_error
+
+    class IOException(Exception):  # named as duckdb names its I/O errors
+        pass
+
+    class TransactionException(Exception):
+        pass
+
+    target = tmp_path / "tau.duckdb"
+    lock = library_write_error(target, IOException('IO Error: Could not set lock on file "x": Conflicting lock'))
+    assert str(lock) == f'{target}: could not set lock on file "x": Conflicting lock'
+    full = library_write_error(
+        target, TransactionException("Failed to commit: Could not write: No space left on device")
+    )
+    assert str(full) == f"{target}: no space left on device" and full.errno == errno.ENOSPC
+    assert str(library_write_error(target, OSError(errno.EROFS, "Read-only file system"))).endswith(
+        "read-only file system"
+    )
+    assert library_write_error(target, TransactionException("Conversion Error: out of range")) is None
+    assert library_write_error(target, ValueError("not I/O")) is None
 
 
 # --- targets that are something else ----------------------------------------------------------------------------
@@ -450,7 +529,46 @@ def test_environment_credentials_are_scrubbed_from_notes_and_exports(capsys, tmp
     for path in (notes_path(recording), tmp_path / "notes.csv"):
         content = path.read_text()
         assert secret not in content and "the model printed ***; abc stays" in content, path
-    assert scrub_bytes(b"x " + secret.encode()) == b"x ***"
+    assert leaked_credentials(b"x " + secret.encode()) == ["SOMEPROVIDER_API_KEY"]
+
+
+def test_encoded_bytes_holding_a_key_are_refused_never_edited(tmp_path, monkeypatch):
+    """``write_atomic`` gets encoded bytes (JSON, parquet pages): blanking a key inside them would corrupt them,
+    so it refuses them whole; the writers blank the values before encoding."""
+    secret = "envsecret-ABCDEFGH12345678"
+    monkeypatch.setenv("SOMEPROVIDER_API_KEY", secret)
+    target = tmp_path / "out.json"
+    target.write_bytes(b"old")
+    with pytest.raises(WriteError, match="credential variable SOMEPROVIDER_API_KEY; not written") as refused:
+        write_atomic(target, json.dumps({"said": secret}).encode())
+    assert secret not in str(refused.value)
+    assert target.read_bytes() == b"old" and no_temporaries(tmp_path)
+
+
+@pytest.mark.parametrize("secret", ['quo"ted\\key-0123456789', "12345678901234"])
+def test_a_key_json_escapes_or_a_number_spells_is_blanked_in_notes_and_the_json_stays_valid(
+    capsys, tmp_path, monkeypatch, secret
+):
+    """Bytes scrubbing missed a key that JSON escapes and broke the JSON where a number spelled one."""
+    recording = tmp_path / "mock_demo.json"
+    shutil.copy(DEMO, recording)
+    NoteBook(recording).add(SIM, "agent", "other", f"pasted {secret}")
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", secret)
+    code, _, err = add_note(capsys, recording, text=f"again {secret}")  # rewrites the sidecar with both notes
+    assert code == 0, err
+    saved = json.loads(notes_path(recording).read_text())
+    assert sorted(n["text"] for n in saved["notes"]) == ["again ***", "pasted ***"]
+    for fmt in ("json", "csv"):
+        code, out, err = cli(capsys, "notes", "export", str(recording), "--format", fmt)
+        assert code == 0 and secret not in out and "pasted ***" in out, (fmt, err)
+    from tau_tui.session.external import write_temp_json
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    view = write_temp_json({"seed": int(secret) if secret.isdigit() else 7, "text": f"a {secret} b"}, "sim")
+    loaded = json.loads(view.read_text())  # valid JSON
+    assert loaded["text"] == "a *** b" and secret not in view.read_text()
+    assert loaded["seed"] == ("***" if secret.isdigit() else 7)
 
 
 # --- directory-layout runs whose ids are paths ------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import tempfile
 import urllib.parse
@@ -34,7 +35,7 @@ from pydantic import ValidationError
 
 from tau_tui.model.duplex import TICKS, graded_from, tick_messages
 from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw
-from tau_tui.model.secrets import scrub_bytes
+from tau_tui.model.secrets import environment_secrets, leaked_credentials, redact
 from tau_tui.model.tasks import Task
 from tau_tui.model.tau_bench_v1 import looks_like_v1, open_v1
 
@@ -845,6 +846,35 @@ def _cause(exc: OSError) -> str:
     return known or str(exc.strerror or exc).lower()
 
 
+# The error classes of libraries that write files themselves (duckdb's; pyarrow's ArrowIOError is an OSError).
+LIBRARY_IO_ERRORS = frozenset({"IOException", "PermissionException"})
+_LIBRARY_PREFIX = re.compile(r"^[A-Za-z ]*Error: ")
+
+
+def library_write_error(path: Path | str, exc: BaseException) -> WriteError | None:
+    """The ``WriteError`` line for a failure of a library writing ``path`` itself, or None when ``exc`` is
+    no I/O failure.
+
+    An ``OSError`` keeps its errno. A library's own exception (duckdb's ``IOException`` on a read-only
+    folder, its ``TransactionException`` "Failed to commit: … No space left on device") is one when its
+    class is an I/O error or its message names an operating-system cause; the cause is then said as for
+    our own writes.
+    """
+    if isinstance(exc, WriteError):
+        return exc
+    if isinstance(exc, OSError):
+        return WriteError(path, _cause(exc), exc.errno or 0)
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    lowered = message.lower()
+    for code, cause in _CAUSES.items():
+        if os.strerror(code).lower() in lowered:
+            return WriteError(path, cause, code)
+    if type(exc).__name__ in LIBRARY_IO_ERRORS:
+        said = _LIBRARY_PREFIX.sub("", message)
+        return WriteError(path, said[:1].lower() + said[1:])
+    return None
+
+
 def check_regular(path: Path) -> None:
     """Refuse (``WriteError``) a target that exists and is not a regular file; writing would replace it."""
     try:
@@ -869,20 +899,28 @@ def make_folder(folder: Path, for_path: Path) -> None:
         raise WriteError(for_path, f"cannot create its folder {folder}: {_cause(exc)}", exc.errno or 0) from None
 
 
-def write_atomic(path: Path | str, payload: bytes, *, scrub: bool = True, replace: bool = True) -> None:
+def check_no_credentials(path: Path, payload: bytes) -> None:
+    """Refuse (``WriteError``) a payload that holds the value of one of the environment's credential
+    variables. Values are scrubbed before they are encoded (``model.secrets.redact``); encoded bytes are
+    never edited, as that would corrupt them, so one that still holds a key is not written at all."""
+    leaked = leaked_credentials(payload)
+    if leaked:
+        raise WriteError(path, f"would hold the value of the credential variable {leaked[0]}; not written")
+
+
+def write_atomic(path: Path | str, payload: bytes, *, replace: bool = True) -> None:
     """Write ``payload`` to ``path`` so readers see the old or the new file, never half.
 
     A temporary file in the same folder is written, flushed to disk and renamed over ``path``
     (permissions of an existing file kept). Any failure (read-only folder, full disk, ``path`` a
     directory or a FIFO...) raises ``WriteError`` with the temporary file removed and the old file
-    intact. ``scrub`` blanks the environment's credentials (``model.secrets``) in ``payload``.
+    intact, as does a payload that holds an environment credential (``check_no_credentials``).
     With ``replace=False`` the file must be new: it is linked into place, which fails (``WriteError``
     with ``errno.EEXIST``) when another writer created ``path`` in the meantime, so a file someone
     else made is never replaced.
     """
     path = Path(path)
-    if scrub:
-        payload = scrub_bytes(payload)
+    check_no_credentials(path, payload)
     check_regular(path)
     make_folder(path.parent, path)
     try:
@@ -1016,6 +1054,6 @@ def results_to_dict(results: Results) -> dict[str, Any]:
 
 
 def save_results(results: Results | dict[str, Any], path: Path | str) -> None:
-    """Save in the standard results-object layout, atomically."""
+    """Save in the standard results-object layout, atomically, the environment's credentials blanked."""
     data = results if isinstance(results, dict) else results_to_dict(results)
-    write_atomic(path, _dump_bytes(data))
+    write_atomic(path, _dump_bytes(redact(data, environment_secrets())))

@@ -19,9 +19,7 @@ note. Notes export as JSON or CSV.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
 import uuid
 from datetime import datetime
@@ -31,7 +29,9 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Iterable, Literal
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
+from tau_tui.model.csv_table import csv_text
 from tau_tui.model.io import RunFileError, file_lock, json_text, read_bytes, run_names, write_atomic
+from tau_tui.model.secrets import environment_secrets, redact
 
 if TYPE_CHECKING:
     from tau_tui.model.reviews import ReviewError
@@ -295,7 +295,8 @@ class NoteBook:
 
     def _write(self, path: Path, notes: list[Note]) -> None:
         book = NotesFile(recording=self.recording.name, notes=notes)
-        write_atomic(path, orjson.dumps(book.model_dump(mode="json"), option=orjson.OPT_INDENT_2) + b"\n")
+        data = redact(book.model_dump(mode="json"), environment_secrets())
+        write_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
 
     # --- reading --------------------------------------------------------------------
     def get(self, note_id: str) -> Note:
@@ -392,16 +393,13 @@ def note_rows(books: Iterable[NoteBook], **criteria: Any) -> list[dict[str, Any]
 
 
 def export_json(rows: list[dict[str, Any]]) -> str:
-    return orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n"
+    """``rows`` as indented JSON text, the environment's credentials blanked."""
+    return orjson.dumps(redact(rows, environment_secrets()), option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def export_csv(rows: list[dict[str, Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_COLUMNS})
-    return buffer.getvalue()
+    """``rows`` as CSV text (``model.csv_table``: formula-like cells neutralised), credentials blanked."""
+    return csv_text(CSV_COLUMNS, redact(rows, environment_secrets()))
 
 
 # --- notes offered from a recorded review (``model.reviews``) ---------------------------------------------------

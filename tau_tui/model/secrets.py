@@ -4,9 +4,13 @@ The secrets are the values of the credential variables of the environment
 (``*_API_KEY``, ``*_KEY``, ``*_TOKEN``, ``*_SECRET`` and a few well-known
 names) and of the credential-like keys of the model arguments in use
 (``api_key``, ``token``, ``authorization``…). A provider may echo a key
-inside a reply, its raw data or an error body, so every payload we write is
-scrubbed of every known value. Values shorter than ``MIN_SECRET_LENGTH`` are
-left alone: they are not real keys, and blanking them would damage text.
+inside a reply, its raw data or an error body, so every value we write is
+scrubbed of every known secret before it is encoded (``redact``), in every
+format. Encoded bytes are never rewritten: a JSON escape, a compressed page or
+a database file cannot be edited in place, so what ``write_atomic`` is given
+is only checked (``leaked_credentials``), and refused if it still holds one.
+Values shorter than ``MIN_SECRET_LENGTH`` are left alone: they are not real
+keys, and blanking them would damage text.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ _SECRET_KEY = re.compile(
 )
 _KEY_SHAPED = re.compile(r"\b(?:sk|pk|rk|xai|gsk|key|AIza|ya29)[-_][A-Za-z0-9_\-]{12,}")
 _BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{8,}")
+_NUMBER_TEXT = re.compile(r"[0-9.eE+-]+")  # a secret that could be the text of a JSON number
 _SECRET_VARIABLE = re.compile(r"(?:_API_KEY|_APIKEY|_KEY|_TOKEN|_SECRET|_PASSWORD)$", re.IGNORECASE)
 # Credential variables whose names do not follow the pattern above.
 KNOWN_SECRET_VARIABLES = (
@@ -60,12 +65,19 @@ def is_secret_variable(name: str) -> bool:
     return name.upper() in KNOWN_SECRET_VARIABLES or bool(_SECRET_VARIABLE.search(name))
 
 
-def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
-    """The values of the environment's credential variables (long enough to be keys)."""
+def environment_credentials(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment's credential variables (long enough to be keys), by name."""
     environ = os.environ if environ is None else environ
     return {
-        value for name, value in environ.items() if is_secret_variable(name) and len(value.strip()) >= MIN_SECRET_LENGTH
+        name: value
+        for name, value in environ.items()
+        if is_secret_variable(name) and len(value.strip()) >= MIN_SECRET_LENGTH
     }
+
+
+def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
+    """The values of the environment's credential variables (long enough to be keys)."""
+    return set(environment_credentials(environ).values())
 
 
 def public_llm_args(args: dict[str, Any] | None) -> dict[str, Any]:
@@ -109,40 +121,51 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     return _KEY_SHAPED.sub(REDACTED, text)
 
 
-def scrub_bytes(payload: bytes, secrets: Iterable[str] | None = None) -> bytes:
-    """``payload`` with every known secret (default: the environment's) blanked; the last line of defence
-    of every file we write."""
-    for secret in _ordered(environment_secrets() if secrets is None else secrets):
-        raw = secret.encode()
-        if raw in payload:
-            payload = payload.replace(raw, REDACTED.encode())
-    return payload
+def leaked_credentials(payload: bytes, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The names of the environment's credential variables whose value ``payload`` holds.
+
+    A check, never a rewrite: encoded bytes (JSON escapes, compressed pages, a number that happens to
+    spell a key) cannot be edited safely, so values are scrubbed before they are encoded (``redact``)
+    and a write that still holds one is refused (``model.io.write_atomic``).
+    """
+    return sorted(name for name, value in environment_credentials(environ).items() if value.encode() in payload)
 
 
 def redact(value: Any, secrets: Iterable[str], *, scrub: bool = False) -> Any:
-    """A JSON-like value with every known secret blanked.
+    """A JSON-like value with every known secret blanked, before it is encoded.
 
-    ``scrub`` (for error details, never for trajectories) also blanks key-shaped
+    Strings (keys too) have each secret replaced by ``***``; a number whose text spells a secret
+    becomes ``***``. ``scrub`` (for error details, never for trajectories) also blanks key-shaped
     strings and the values of credential-like keys.
     """
     secrets = _ordered(secrets)
     if not secrets and not scrub:
         return value
+    numeric = tuple(s for s in secrets if _NUMBER_TEXT.fullmatch(s))
+
+    def text(node: str) -> str:
+        if scrub:
+            return scrub_text(node, secrets)
+        for secret in secrets:
+            if secret in node:
+                node = node.replace(secret, REDACTED)
+        return node
 
     def walk(node: Any) -> Any:
         if isinstance(node, str):
-            if scrub:
-                return scrub_text(node, secrets)
-            for secret in secrets:
-                if secret in node:
-                    node = node.replace(secret, REDACTED)
-            return node
+            return text(node)
         if isinstance(node, dict):
             return {
-                k: (REDACTED if scrub and is_secret_key(k) and isinstance(v, str) else walk(v)) for k, v in node.items()
+                (text(k) if isinstance(k, str) else k): (
+                    REDACTED if scrub and is_secret_key(k) and isinstance(v, str) else walk(v)
+                )
+                for k, v in node.items()
             }
-        if isinstance(node, list):
+        if isinstance(node, (list, tuple)):
             return [walk(v) for v in node]
+        if numeric and isinstance(node, (int, float)) and not isinstance(node, bool):
+            spelled = repr(node)
+            return REDACTED if any(s in spelled for s in numeric) else node
         return node
 
     return walk(value)

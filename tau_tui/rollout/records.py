@@ -267,7 +267,7 @@ class ResultsWriter:
 
     def set_tasks(self, tasks: list[Task]) -> None:
         self.tasks = list(tasks)
-        self._tasks = [t.model_dump(mode="json") for t in self.tasks]
+        self._tasks = [redact(t.model_dump(mode="json"), self.secrets) for t in self.tasks]
         self._head_bytes = None
 
     def add(self, sim: SimulationRun) -> None:

@@ -13,8 +13,9 @@ from typing import Any
 
 import orjson
 
+from tau_tui.model.io import check_no_credentials
 from tau_tui.model.nesting import bounded
-from tau_tui.model.secrets import scrub_bytes
+from tau_tui.model.secrets import environment_secrets, redact
 
 
 def viewer_command(editor: str | None = None, pager: str | None = None) -> list[str]:
@@ -41,16 +42,20 @@ def download_name(hint: str, suffix: str) -> str:
 def write_temp_json(data: Any, hint: str) -> Path:
     """Write ``data`` as indented JSON to a fresh file under the temp dir; returns its path.
 
-    Values nested past ``MAX_NESTING`` levels are cut there (orjson writes at most 255).
+    Values nested past ``MAX_NESTING`` levels are cut there (orjson writes at most 255). The environment's
+    credentials are blanked in the values before they are encoded, and a payload that still holds one is
+    refused (``WriteError``) before any file is made.
     """
     folder = Path(tempfile.gettempdir()) / "tau-tui"
-    folder.mkdir(parents=True, exist_ok=True)
     safe = safe_stem(hint)
+    payload = orjson.dumps(
+        redact(bounded(data), environment_secrets()), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+    )
+    check_no_credentials(folder / f"{safe}.json", payload)
+    folder.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f"{safe}.", suffix=".json", dir=folder)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(
-            scrub_bytes(orjson.dumps(bounded(data), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
-        )
+        handle.write(payload + b"\n")
     return Path(name)
 
 

@@ -14,14 +14,14 @@ simulation id; ``step`` the message index; ``call_index`` the call's index in th
 - ``notes``: the notes on the file's simulations.
 
 Nested values (arguments, lists) are JSON text in every format, so each column has one type.
-In CSV, text that a spreadsheet would run as a formula (starting with ``= + - @`` or a tab or
-carriage return) gets a leading apostrophe. Parquet needs pyarrow and DuckDB needs duckdb (the
+The environment's credentials are blanked in the values before any format encodes them
+(``scrubbed``). CSV goes through the one CSV writer (``model.csv_table``: text a spreadsheet would
+run as a formula gets a leading apostrophe). Parquet needs pyarrow and DuckDB needs duckdb (the
 ``export`` extra); both are imported only when asked for.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -35,8 +35,19 @@ from tau_tui.domains import DomainError
 from tau_tui.evaluate import Judge
 from tau_tui.evaluate.reward import is_success
 from tau_tui.evaluate.stats import wilson
-from tau_tui.model.io import RecordedOnly, RunFile, RunFileError, make_folder, write_atomic
+from tau_tui.model.csv_table import csv_text
+from tau_tui.model.io import (
+    RecordedOnly,
+    RunFile,
+    RunFileError,
+    check_regular,
+    error_text,
+    library_write_error,
+    make_folder,
+    write_atomic,
+)
 from tau_tui.model.messages import ParticipantMessage, ToolMessage
+from tau_tui.model.secrets import environment_secrets, redact
 from tau_tui.replay import Verdict
 
 FORMATS = ("csv", "jsonl", "parquet", "duckdb", "sft")
@@ -147,7 +158,6 @@ SCHEMAS: dict[str, list[tuple[str, str]]] = {
     ],
 }
 TABLES = tuple(SCHEMAS)
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 class ExportError(Exception):
@@ -386,7 +396,7 @@ def build_export(
                         "cost": getattr(m, "cost", None),
                     }
                 )
-            matched = {}
+            matched: dict[int, str] = {}
             for check in ev.actions or []:
                 if check.matched and check.call_index is not None:
                     matched.setdefault(check.call_index, check.action.action_id)
@@ -437,21 +447,21 @@ def build_export(
             }
         )
         for task_id, rewards in per_task.items():
-            scored = [r for r in rewards if r is not None]
-            passed = sum(is_success(r) for r in scored)
-            iv = wilson(passed, len(scored))
+            scored_rewards = [r for r in rewards if r is not None]
+            passed = sum(is_success(r) for r in scored_rewards)
+            iv = wilson(passed, len(scored_rewards))
             t["grid"].append(
                 {
                     "run_id": rid,
                     "task_id": task_id,
                     "task_digest": digests.get(task_id),
                     "trials": len(rewards),
-                    "n_scored": len(scored),
+                    "n_scored": len(scored_rewards),
                     "n_passed": passed,
                     "pass_rate": iv.estimate if iv else None,
                     "pass_rate_low": iv.low if iv else None,
                     "pass_rate_high": iv.high if iv else None,
-                    "band": _band(len(scored), passed),
+                    "band": _band(len(scored_rewards), passed),
                 }
             )
         for note in notes:
@@ -476,21 +486,21 @@ def build_export(
 # --- writing ----------------------------------------------------------------------------------------
 
 
-def neutralise(value: Any) -> Any:
-    """A CSV cell a spreadsheet will not run: text starting like a formula gets a leading apostrophe."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
+def scrubbed(export: Export, secrets: Iterable[str]) -> Export:
+    """``export`` with every secret blanked in its values (``model.secrets.redact``), before any format
+    encodes them: the same rows reach CSV, JSONL, Parquet, DuckDB and SFT."""
+    secrets = set(secrets)
+    if not secrets:
+        return export
+    return Export(
+        tables={table: redact(rows, secrets) for table, rows in export.tables.items()},
+        sft=[SftExample(redact(e.record, secrets), e.reward, e.flags, e.noted) for e in export.sft],
+        errors=list(export.errors),
+    )
 
 
 def csv_bytes(table: str, rows: list[dict[str, Any]]) -> bytes:
-    columns = [name for name, _ in SCHEMAS[table]]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow(["" if row.get(c) is None else neutralise(row.get(c)) for c in columns])
-    return buffer.getvalue().encode("utf-8", "surrogateescape")
+    return csv_text([name for name, _ in SCHEMAS[table]], rows).encode("utf-8", "surrogateescape")
 
 
 def jsonl_bytes(table: str, rows: list[dict[str, Any]]) -> bytes:
@@ -525,11 +535,18 @@ def parquet_bytes(table: str, rows: list[dict[str, Any]]) -> bytes:
 
 
 def write_duckdb(tables: dict[str, list[dict[str, Any]]], path: Path) -> None:
-    """One DuckDB database with every table, built beside ``path`` and moved into place."""
+    """One DuckDB database with every table, built beside ``path`` and moved into place.
+
+    duckdb writes the file itself: its I/O errors (a read-only folder, a full disk: ``IOException``, or a
+    commit that failed for want of space) are the ``WriteError`` line of every write (``model.io``), with
+    the half-built file removed and an old ``path`` left as it was; any other refusal of duckdb's is an
+    ``ExportError``.
+    """
     duckdb = _optional("duckdb")
+    check_regular(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
     try:
+        tmp.unlink(missing_ok=True)
         con = duckdb.connect(str(tmp))
         try:
             for table, schema in SCHEMAS.items():
@@ -543,11 +560,17 @@ def write_duckdb(tables: dict[str, list[dict[str, Any]]], path: Path) -> None:
         finally:
             con.close()
         os.replace(tmp, path)
-    except OSError as exc:
-        raise ExportError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    except (OSError, duckdb.Error) as exc:
+        failure = library_write_error(path, exc)
+        if failure is not None:
+            raise failure from None
+        raise ExportError(f"{path}: duckdb cannot store the tables: {error_text(exc).splitlines()[0]}") from None
     finally:
-        tmp.unlink(missing_ok=True)
-        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            try:
+                leftover.unlink(missing_ok=True)
+            except OSError:
+                pass
 
 
 @dataclass(frozen=True)
@@ -574,6 +597,7 @@ def write_export(export: Export, out: Path, fmt: str, sft_filter: SftFilter | No
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     make_folder(out, out)
+    export = scrubbed(export, environment_secrets())
     written = []
     if fmt == "sft":
         keep = sft_filter or SftFilter()

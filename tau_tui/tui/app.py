@@ -256,12 +256,17 @@ class TauTuiApp(App[None]):
         current one (a fork's comparison, a play session), a second trajectory screen opens on top."""
         show_trajectory(self, run, index, step=step, query=query)
 
-    def open_json(self, data: Any, hint: str) -> Path:
+    def open_json(self, data: Any, hint: str) -> Path | None:
         """Write ``data`` to a temp JSON file and open it in $EDITOR / $PAGER (the input file is never touched);
-        served to a browser (``tau-tui serve``), the file is a download instead."""
+        served to a browser (``tau-tui serve``), the file is a download instead. A file that cannot be written
+        (or would hold a credential) is a notification, and None."""
         from tau_tui.session.external import download_name, run_viewer, write_temp_json
 
-        path = write_temp_json(data, hint)
+        try:
+            path = write_temp_json(data, hint)
+        except OSError as exc:
+            self.notify(f"JSON not opened: {exc}", severity="error", timeout=8)
+            return None
         if self.session.viewer is not None:
             self.session.viewer(path)
             return path
