@@ -1,6 +1,6 @@
 """Large results files made from the corpus: N real simulations of one domain, with new ids.
 
-    python -m benchmarks.make_corpus --domain airline -n 20000 --out DIR [--files K] [--layout results|dir]
+    python -m benchmarks.make_corpus --domain airline -n 20000 --out DIR [--files K] [--layout results|compact|dir]
 
 Every simulation of the domain in the corpus (recorded runs and tau2's gold
 runs, solo runs left out) is copied in turn, messages untouched, with a new id
@@ -9,7 +9,8 @@ Tasks embedded in the sources go into every output file (a task id that two
 sources define differently keeps the first definition, and the other source's
 simulations of that task are not used), so each copy replays exactly as its
 original does. ``--files K`` spreads the N simulations over K files; ``--layout
-dir`` writes tau2's directory layout (``results.json`` + ``simulations/``).
+compact`` writes each results object on one line (as other tools re-save them),
+``--layout dir`` tau2's directory layout (``results.json`` + ``simulations/``).
 
 The output folder must be new or empty and is never inside the repository
 (the benchmarks write under a temporary folder).
@@ -86,22 +87,25 @@ def _dump(value: Any, depth: int = 0) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n" + b"  " * depth)
 
 
-def write_results_file(path: Path, info: dict, tasks: list, sims) -> int:
-    """A results object written piece by piece (no whole-file tree in memory); returns the number of sims."""
+def write_results_file(path: Path, info: dict, tasks: list, sims, compact: bool = False) -> int:
+    """A results object written piece by piece (no whole-file tree in memory), indented as tau2 writes it or
+    on one line (``compact``); returns the number of sims."""
     tmp = path.with_name(f".{path.name}.tmp")
     count = 0
+    if compact:
+        head = b'{"timestamp":"2026-01-01T00:00:00","info":' + orjson.dumps(info) + b',"tasks":'
+        head += orjson.dumps(tasks) + b',"simulations":['
+        between, before, tail = b",", b"", b"]}"
+    else:
+        head = b'{\n  "timestamp": "2026-01-01T00:00:00",\n  "info": ' + _dump(info, 1) + b',\n  "tasks": '
+        head += _dump(tasks, 1) + b',\n  "simulations": [\n'
+        between, before, tail = b",\n", b"    ", b"\n  ]\n}\n"
     with open(tmp, "wb") as handle:
-        handle.write(
-            b'{\n  "timestamp": "2026-01-01T00:00:00",\n  "info": '
-            + _dump(info, 1)
-            + b',\n  "tasks": '
-            + _dump(tasks, 1)
-            + b',\n  "simulations": [\n'
-        )
+        handle.write(head)
         for sim in sims:
-            handle.write((b",\n" if count else b"") + b"    " + _dump(sim, 2))
+            handle.write((between if count else b"") + before + (orjson.dumps(sim) if compact else _dump(sim, 2)))
             count += 1
-        handle.write(b"\n  ]\n}\n")
+        handle.write(tail)
     os.replace(tmp, path)
     return count
 
@@ -141,7 +145,7 @@ def make(domain: str, n: int, out: Path, files: int = 1, layout: str = "results"
             write_dir_run(path, info, tasks, part)
         else:
             path = out / f"{domain}_scale_{i:03d}.json"
-            write_results_file(path, info, tasks, part)
+            write_results_file(path, info, tasks, part, compact=layout == "compact")
         paths.append(path)
     return paths
 
@@ -152,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=20000, help="simulations in all (default 20000)")
     parser.add_argument("--out", required=True, type=Path, help="a new or empty folder (outside the repository)")
     parser.add_argument("--files", type=int, default=1)
-    parser.add_argument("--layout", choices=("results", "dir"), default="results")
+    parser.add_argument("--layout", choices=("results", "compact", "dir"), default="results")
     args = parser.parse_args(argv)
     paths = make(args.domain, args.n, args.out, args.files, args.layout)
     size = sum(p.stat().st_size if p.is_file() else sum(f.stat().st_size for f in p.rglob("*.json")) for p in paths)

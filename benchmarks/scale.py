@@ -2,9 +2,12 @@
 
     python -m benchmarks.scale [-n 1600 5000 20000] [--domain airline] [--base DIR] [--workers W]
                                [--only tui,replay,eval] [--files K] [--keep DIR]
+                               [--layout indented|compact|both]
 
-For every N, ``benchmarks.make_corpus`` writes N real simulations (new ids)
-under a temporary folder, then each code tree (this one, and ``--base``, a
+For every N and layout, ``benchmarks.make_corpus`` writes N real simulations
+(new ids) under a temporary folder, indented as tau2 writes them and/or on one
+line (``compact``, as other tools re-save them; ``both``, the default, measures
+the two in the same run), then each code tree (this one, and ``--base``, a
 checkout of an older commit: ``git worktree add --detach ../base <commit>``)
 is measured in child processes, one after the other, in the same run:
 
@@ -27,8 +30,10 @@ is measured in child processes, one after the other, in the same run:
 Peak memory is the whole process tree's (worker processes included), sampled
 every 0.2 s, and at least the main process's own max RSS.
 
-Ratios (base / this tree) are printed at the end. Files are written under a
-temporary folder (``--keep DIR``: there, and left in place), never in the repository.
+Ratios (base / this tree) are printed at the end, and for every N this tree's
+figures per layout against the targets (first rows < 1 s, the TUI's process
+tree ≤ 1 GB, ``replay --json`` ≤ 20 s). Files are written under a temporary
+folder (``--keep DIR``: there, and left in place), never in the repository.
 """
 
 from __future__ import annotations
@@ -305,8 +310,8 @@ def _same(a: dict, b: dict, command: str) -> str:
         return "?"
 
 
-def report(n: int, size_mb: float, runs: dict[str, dict]) -> None:
-    print(f"\n== {n} simulations ({size_mb:.0f} MB) ==")
+def report(n: int, size_mb: float, runs: dict[str, dict], layout: str = "indented") -> None:
+    print(f"\n== {n} simulations, {layout} ({size_mb:.0f} MB) ==")
     labels = list(runs)
     rows = []
 
@@ -385,6 +390,35 @@ def report(n: int, size_mb: float, runs: dict[str, dict]) -> None:
             )
 
 
+LAYOUTS = ("indented", "compact")  # tau2's own indent, and one line as other tools re-save results
+# What a leaderboard-size corpus must cost on 2 cores, in either layout: (what, key, unit, bound, strictly below).
+TARGETS = (
+    ("TUI launch → first rows", ("tui", "first_rows"), "s", 1.0, True),
+    ("TUI peak memory (process tree)", ("tui", "rss"), "MB", 1024.0, False),
+    ("`replay --json` wall", ("replay", "wall"), "s", 20.0, False),
+    ("`replay --json` peak memory", ("replay", "rss"), "MB", None, False),
+    ("`eval --json` wall", ("eval", "wall"), "s", None, False),
+)
+
+
+def targets(n: int, by_layout: dict[str, dict]) -> None:
+    """This tree's figures for each layout side by side, each against its bound."""
+    print(f"\n== {n} simulations: layouts against the targets ==")
+    print(f"  {'':<34}" + "".join(f"{name:>26}" for name in by_layout) + "   target")
+    for what, (part, key), unit, bound, strict in TARGETS:
+        cells, ok = [], True
+        for runs in by_layout.values():
+            value = runs.get(part, {}).get(key)
+            if isinstance(value, (int, float)):
+                cells.append(f"{value:.2f} s" if unit == "s" else f"{value:.0f} MB")
+                ok = ok and (bound is None or value < bound or (not strict and value == bound))
+            else:
+                cells.append("—")
+                ok = False
+        goal = "" if bound is None else f"{'<' if strict else '≤'} {bound:g} {unit}: " + ("ok" if ok else "MISSED")
+        print(f"  {what:<34}" + "".join(f"{c:>26}" for c in cells) + f"   {goal}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, nargs="+", default=[1600, 5000, 20000])
@@ -397,6 +431,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-only", action="store_true", help="measure only the --base tree")
     parser.add_argument("--keep", type=Path, help="write the generated files here and keep them")
     parser.add_argument("--sample", type=int, default=500, help="simulations of the tau2 evaluator comparison")
+    parser.add_argument(
+        "--layout", choices=(*LAYOUTS, "both"), default="both", help="the generated files' JSON layout (both: each)"
+    )
     parser.add_argument("--tui-child", metavar="RESULT", help=argparse.SUPPRESS)
     parser.add_argument("--tau2-child", metavar="RESULT", help=argparse.SUPPRESS)
     parser.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
@@ -409,21 +446,28 @@ def main(argv: list[str] | None = None) -> int:
 
     what = args.only.split(",")
     trees = ({} if args.base_only else {"this": ROOT}) | ({"base": args.base.resolve()} if args.base else {})
+    layouts = LAYOUTS if args.layout == "both" else (args.layout,)
     with tempfile.TemporaryDirectory(prefix="tau-tui-scale-") as tmp:
         work = args.keep or Path(tmp)
         for n in args.n:
-            folder = work / f"{args.domain}-{n}-{args.files}"
-            if not folder.exists():
-                make(args.domain, n, folder, files=args.files)
-            paths = sorted(folder.iterdir())
-            size = sum(p.stat().st_size for p in paths) / 1e6
-            runs = {}
-            for label, root in trees.items():
-                print(f"measuring {label} ({root}) on {n} simulations…", flush=True)
-                runs[label] = measure(
-                    root, paths, args.tau2_data, what, args.workers, work, f"{label}-{n}", args.sample
-                )
-            report(n, size, runs)
+            this_tree: dict[str, dict] = {}
+            for layout in layouts:
+                folder = work / (f"{args.domain}-{n}-{args.files}" + ("" if layout == "indented" else f"-{layout}"))
+                if not folder.exists():
+                    make(
+                        args.domain, n, folder, files=args.files, layout="compact" if layout == "compact" else "results"
+                    )
+                paths = sorted(folder.iterdir())
+                size = sum(p.stat().st_size for p in paths) / 1e6
+                runs = {}
+                for label, root in trees.items():
+                    print(f"measuring {label} ({root}) on {n} simulations, {layout}…", flush=True)
+                    runs[label] = measure(
+                        root, paths, args.tau2_data, what, args.workers, work, f"{label}-{n}-{layout}", args.sample
+                    )
+                report(n, size, runs, layout)
+                this_tree[f"{layout} ({size:.0f} MB)"] = runs.get("this") or runs[next(iter(runs))]
+            targets(n, this_tree)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -207,16 +208,10 @@ def test_one_file_or_few_bytes_stay_in_this_process(generated, tmp_path):
 def test_a_file_the_streaming_reader_gives_up_on_halfway_is_read_whole_with_the_same_rows(generated, tmp_path):
     """Rows sent while it was streamed are replaced by the whole file's: the catalog ends with those."""
     data = orjson.loads(generated[-1].read_bytes())
-    sims = data.pop("simulations")
-    body = b",\n".join(
-        b"    " + orjson.dumps(s, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
-        if i != 200
-        else b"    " + orjson.dumps(s)
-        for i, s in enumerate(sims)
-    )
-    head = orjson.dumps(data, option=orjson.OPT_INDENT_2)[:-2]
+    sims = data["simulations"]
+    data["simulations"] = [s if i != 200 else 42 for i, s in enumerate(sims)]  # the whole-file reader's problem row
     odd = tmp_path / "odd.json"
-    odd.write_bytes(head + b',\n  "simulations": [\n' + body + b"\n  ]\n}\n")
+    odd.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
     paths = [odd, generated[0]]
     sequential = _index(paths, 0)
     parallel = _index(paths, 2, every=0.0)
@@ -224,13 +219,37 @@ def test_a_file_the_streaming_reader_gives_up_on_halfway_is_read_whole_with_the_
     last = _check_order(parallel, 2)
     assert any(isinstance(e, Growing) and e.pos == 0 for e in parallel)  # it was streamed first
     assert isinstance(last[0].run.raw_sims, list) and len(last[0].run.entries) == len(sims)
+    assert last[0].run.entries[200].problem == "simulation #200 is a int, not an object"
     catalog = Catalog()
     for event in parallel:
         if isinstance(event, Growing):
             catalog.grow_run(event.run, event.count)
         elif isinstance(event, Loaded):
             catalog.add_run(event.run)
-    assert [r.sim_id for r in catalog.rows if r.path == odd] == [s["id"] for s in sims]
+    assert [r.sim_id for r in catalog.rows if r.path == odd] == [s["id"] for s in sims[:200]] + ["#200"] + [
+        s["id"] for s in sims[201:]
+    ]
+
+
+def test_compact_files_with_members_after_their_simulations_index_the_same_on_workers(generated, tmp_path, monkeypatch):
+    """Keys sorted on one line (json.dumps(sort_keys=True)): tasks and timestamp come after the simulations, so a
+    worker sends them again with the file's last rows."""
+    paths = []
+    for i, path in enumerate(reversed(generated)):  # the large file first
+        copy = tmp_path / f"{i}_{path.name}"
+        copy.write_bytes(json.dumps(orjson.loads(path.read_bytes()), sort_keys=True).encode())
+        paths.append(copy)
+    sequential = _index(paths, 0)
+    monkeypatch.setattr(_Coordinator, "BRIDGE", False)  # every file to a worker
+    parallel = _index(paths, 2, every=0.0)
+    _same_runs(paths, parallel, sequential)
+    last = _check_order(parallel, len(paths))
+    assert all(isinstance(e, Loaded) and isinstance(e.run.raw_sims, SpanSims) for e in last.values())
+    assert len([e for e in parallel if isinstance(e, Growing) and e.pos == 0]) > 1  # rows before the tasks
+    original = orjson.loads(generated[-1].read_bytes())
+    run = last[0].run
+    assert (run.raw_tasks, run.timestamp) == (original["tasks"], original["timestamp"]) and run.tasks()
+    assert list(run.raw_sims) == original["simulations"]
 
 
 def test_a_failure_of_the_thread_here_fails_its_file_and_the_rest_still_load(generated, monkeypatch):

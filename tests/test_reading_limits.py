@@ -97,6 +97,50 @@ def test_reads_are_bounded(tmp_path, monkeypatch):
     assert read_bytes(path) == path.read_bytes()
 
 
+# A cap on the address space as a small container or `ulimit -v` sets it: the default read limit (4 GiB) must
+# not be allocated up front, or every read dies with a MemoryError.
+ADDRESS_SPACE_CAP = 4 * 1024**3
+
+
+def _capped(*command: str) -> subprocess.CompletedProcess:
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
+
+    return subprocess.run(
+        list(command), capture_output=True, text=True, cwd=ROOT, timeout=CHILD_TIMEOUT, preexec_fn=cap
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="address-space caps (RLIMIT_AS) as Linux has them")
+def test_reading_under_an_address_space_cap_allocates_no_read_limit(tmp_path, tau2_data):
+    path = results_file(tmp_path / "small.json", [greet()])
+    code = (
+        "import sys; from tau_tui.model.io import read_bytes, max_read_bytes;"
+        "assert max_read_bytes() >= 4 * 1024**3; print(len(read_bytes(sys.argv[1])))"
+    )
+    proc = _capped(sys.executable, "-c", code, str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"{path.stat().st_size}\n"
+    proc = _capped(sys.executable, "-m", "tau_tui", "replay", "--json", "--tau2-data", str(tau2_data), str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "MemoryError" not in proc.stderr and json.loads(proc.stdout)["file"] == str(path)
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/self/status"), reason="a regular file whose size is reported as 0")
+def test_a_file_longer_than_its_size_says_is_read_in_chunks_up_to_the_limit(monkeypatch):
+    status = "/proc/self/status"  # st_size 0, then a kilobyte or so: what a file growing while it is read looks like
+    assert os.stat(status).st_size == 0
+    assert read_bytes(status).startswith(b"Name:")
+    monkeypatch.setattr("tau_tui.model.io.READ_CHUNK", 7)  # many chunks, each bounded
+    assert read_bytes(status).startswith(b"Name:")
+    runtime.configure(max_read_bytes=100)
+    with pytest.raises(RunFileError) as exc:
+        read_bytes(status)
+    assert str(exc.value) == (f"{status}: is more than the 100-byte read limit (raise it with TAU_TUI_MAX_READ_BYTES)")
+
+
 def test_unknown_domain_names_the_file(tmp_path, tau2_data, capsys):
     path = results_file(tmp_path / "elsewhere.json", [greet()], domain="nowhere")
     for command in ("replay", "eval"):

@@ -13,10 +13,10 @@ files are opened here, one after the other, exactly as before. Otherwise
 worker processes (``spawn``, never ``fork``: the TUI has threads) index them,
 one file at a time each, and send back only the index of a file the streaming
 reader accepts (``model.stream``: its header, byte spans and ``SimEntry``
-rows, in chunks while a large file is read; small indented files too, so the
-memory of this process is bounded by the index, not by the files), or the
-whole ``RunFile`` of a file read whole (compact JSON, run folders, other
-formats). While the workers start (about a second) this process indexes the
+rows, in chunks while a large file is read, and the header again at the end
+when members follow its simulations; small files too, so the memory of this
+process is bounded by the index, not by the files), or the whole ``RunFile``
+of a file read whole (wrappers, run folders, other formats). While the workers start (about a second) this process indexes the
 first files itself, so that the first rows come as soon as they would without
 workers.
 
@@ -146,7 +146,7 @@ def _open_here(
     every: float = EVERY,
     spans_for_small: bool = False,
 ) -> Event:
-    """``open_run`` of one path as one event (``Loaded`` or ``Failed``); ``spans_for_small``: a small indented
+    """``open_run`` of one path as one event (``Loaded`` or ``Failed``); ``spans_for_small``: a small
     results file is indexed by its spans too (what the workers do)."""
     from tau_tui.model.io import RunFileError, open_run
 
@@ -246,17 +246,23 @@ def _send_index(conn: Connection, pos: int, path: Path, every: float) -> None:
     from tau_tui.model.stream import SpanSims
 
     sent = 0
+    first_head: dict[str, Any] | None = None
 
     def chunk(run: RunFile, final: bool, warnings: list[str]) -> None:
-        nonlocal sent
+        nonlocal sent, first_head
         have = len(run.entries)
         sims = _spans(run)
         reviews = {i: sims.reviews[i] for i in range(sent, have) if i in sims.reviews}
+        head: dict[str, Any] | None = _head(run)
+        if first_head is None:
+            first_head = head
+        elif not final or head == first_head:
+            head = None  # sent with the first chunk; the last one sends it again if members came after the rows
         conn.send(
             (
                 "rows",
                 pos,
-                _head(run) if sent == 0 else None,
+                head,
                 run.entries[sent:have],
                 sims.starts[sent:have].tobytes(),
                 sims.ends[sent:have].tobytes(),
@@ -480,7 +486,9 @@ class _Coordinator:
         from tau_tui.model.stream import SpanSims
 
         run = self.building.get(pos)
-        if run is None or head is not None:
+        if run is not None and head is not None:  # the file's members after its simulations
+            run.set_header(head["info"], head["tasks"], head["timestamp"], head["extra_top"])
+        elif run is None:
             assert head is not None
             sims = SpanSims(Path(head["path"]), tuple(head["signature"]))
             run = RunFile(

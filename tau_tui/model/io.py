@@ -246,14 +246,34 @@ def read_bytes(path: Path | str) -> bytes:
         if info.st_size > limit:
             raise RunFileError(path, _too_big(info.st_size, limit))
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
+            data = _read_bounded(handle, info.st_size, limit)
     except OSError as exc:
         raise RunFileError(path, f"cannot be read ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise RunFileError(path, _too_big(len(data), limit))
+        raise RunFileError(path, f"is more than the {limit:,}-byte read limit (raise it with {MAX_READ_SETTING})")
     return data
+
+
+READ_CHUNK = 1024**2  # bytes read at a time past the size a file's metadata gave
+
+
+def _read_bounded(handle: Any, size: int, limit: int) -> bytes:
+    """The file's bytes, at most ``limit`` and one more: what its size says in one read (nothing the size of
+    the limit is allocated), then bounded chunks while there is more (a file growing, or one whose size the
+    system does not report, as ``/proc`` files), stopping as soon as it is past the limit."""
+    first: bytes = handle.read(min(size, limit) + 1)
+    if len(first) <= size:
+        return first
+    parts, total = [first], len(first)
+    while total <= limit:
+        part: bytes = handle.read(min(READ_CHUNK, limit + 1 - total))
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+    return b"".join(parts)
 
 
 def _too_big(size: int, limit: int) -> str:
@@ -328,6 +348,14 @@ class RunFile:
             self._sims = LRU(KEEP_PARSED)
             return
         self.entries = [_index_entry(i, raw) for i, raw in enumerate(self.raw_sims)]
+
+    def set_header(
+        self, info: dict[str, Any], tasks: list[Any], timestamp: str | None, extra_top: dict[str, Any]
+    ) -> None:
+        """Replace the file's top-level fields: a streamed file's members that come after its simulations are
+        known only once they are read (``model.stream``)."""
+        self.raw_info, self.raw_tasks, self.timestamp, self.extra_top = info, tasks, timestamp, extra_top
+        self._tasks = None
 
     # --- metadata -------------------------------------------------------
     @property

@@ -1,17 +1,19 @@
 """A streaming index of large results files: byte spans and row fields, not the parsed tree.
 
 A results object (``{..., "simulations": [...]}``) or a bare list of
-simulations, written with one item per indented block as tau2 (and every JSON
-writer with an indent) does, is read once: each simulation is parsed in turn
-for its index row (``SimEntry``) and its byte span is kept; the parsed tree is
-dropped. ``SpanSims`` stands where the list of raw simulations was: indexing
-it reads one span back from the file and parses it, keeping a few parsed
-simulations (an LRU). Memory is bounded by the index, not by the file.
+simulations, in any valid JSON layout (tau2's indent, one compact line, keys
+in any order), is read once: each simulation is parsed in turn for its index
+row (``SimEntry``) and its byte span is kept; the parsed tree is dropped.
+``SpanSims`` stands where the list of raw simulations was: indexing it reads
+one span back from the file and parses it, keeping a few parsed simulations
+(an LRU). Memory is bounded by the index, not by the file.
 
-A file whose layout this reader does not recognise (compact JSON, a hostile
-shape) is not streamed: ``open_streamed`` returns None and ``open_run`` reads
-it whole, with the same one-line errors as before. Files smaller than
-``$TAU_TUI_STREAM_BYTES`` (4 MiB) are read whole too.
+Where each value ends is found by orjson itself (``_parse_value``), never by
+assuming whitespace: strings, escapes and nesting are the parser's business.
+A file that is not valid JSON, or whose shape is not one of the two above (a
+wrapper, a hostile shape), is not streamed: ``open_streamed`` returns None and
+``open_run`` reads it whole, with the same one-line errors as before. Files
+smaller than ``$TAU_TUI_STREAM_BYTES`` (4 MiB) are read whole too.
 """
 
 from __future__ import annotations
@@ -31,8 +33,11 @@ import orjson
 
 KEEP_PARSED = 32  # parsed raw simulations kept per file
 _DROP_EVERY = 64 * 1024**2  # give back the pages of the mapping already indexed, every so many bytes
-_WS = re.compile(rb"[ \t\r\n]*")
+_WS = re.compile(rb"[ \t\r\n]*")  # JSON's whitespace
 _BOM = b"\xef\xbb\xbf"  # io.UTF8_BOM (this module does not import io)
+_WS_BYTES = b" \t\r\n"
+MIN_WINDOW = 64 * 1024  # bytes of the file orjson is first given to find where a value ends
+_CUT_SHORT = 16  # an error this close to a window's end may be the window's: try a longer one
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -42,6 +47,10 @@ class GrowingRun(Protocol):
 
     layout: str
     entries: list[Any]
+
+    def set_header(
+        self, info: dict[str, Any], tasks: list[Any], timestamp: str | None, extra_top: dict[str, Any]
+    ) -> None: ...
 
 
 R = TypeVar("R", bound=GrowingRun)
@@ -149,41 +158,163 @@ def _skip_ws(buf: Any, pos: int) -> int:
     return match.end() if match else pos
 
 
-def _header(buf: Any) -> tuple[dict[str, Any] | None, int, int] | None:
-    """(top-level object without its simulations or None for a list, array '[' offset, array ']' offset).
+def _byte_offset(chunk: memoryview, chars: int) -> int:
+    """The byte offset in ``chunk`` of character ``chars`` (orjson reports error positions in characters)."""
+    if bytes(chunk[:chars]).isascii():
+        return chars
+    text = bytes(chunk[: 4 * chars]).decode("utf-8", "replace")
+    return min(len(chunk), len(text[:chars].encode("utf-8")))
 
-    A UTF-8 byte-order mark before the JSON (tau2-bench#375) is skipped."""
-    start = len(_BOM) if buf[: len(_BOM)] == _BOM else 0
-    first = _skip_ws(buf, start)
-    opener = buf[first : first + 1]
-    if opener == b"[":
-        close = buf.rfind(b"]")
-        return None, first, close
-    if opener != b"{":
-        return None
-    key = re.compile(rb"\{\r?\n([ \t]+)\"").match(buf, first)
-    if key is None:
-        return None
-    indent = key.group(1)
-    found = re.compile(rb"\n" + re.escape(indent) + rb"\"simulations\": ?\[").search(buf, first)
-    if found is None:
-        return None
-    opened = found.end() - 1
-    after = _skip_ws(buf, opened + 1)
-    if buf[after : after + 1] == b"]":
-        close = after
-    else:
-        close = buf.rfind(b"\n" + indent + b"]", opened)  # from the end: the pages between are not touched
-        if close < 0:
+
+def _char_start(view: memoryview, end: int) -> int:
+    """``end``, or the start of the UTF-8 character it falls inside (orjson refuses input that cuts one)."""
+    for _ in range(3):
+        if end >= len(view) or not 0x80 <= view[end] < 0xC0:
+            break
+        end -= 1
+    return min(end, len(view))
+
+
+def _parse_value(view: memoryview, pos: int, hint: int) -> tuple[int, Any] | None:
+    """(end offset, parsed value) of the JSON value that starts at ``pos``; None where it is not valid JSON.
+
+    orjson parses a window of the file from ``pos`` (``hint`` bytes, at least ``MIN_WINDOW``, cut where a
+    character starts). Where the value is followed by more of the file, orjson stops at that content without
+    building anything and says where; the prefix up to there is then parsed for the value. A value longer than
+    the window fails cut short near the window's end and is tried again in a window four times as long.
+    """
+    size = len(view)
+    window = max(hint, MIN_WINDOW)
+    while True:
+        chunk = view[pos : _char_start(view, pos + window)]
+        try:
+            value = orjson.loads(chunk)
+        except orjson.JSONDecodeError as exc:
+            at = _byte_offset(chunk, exc.pos)
+        else:
+            return pos + len(bytes(chunk).rstrip(_WS_BYTES)), value  # the value and whitespace fill the window
+        try:
+            value = orjson.loads(chunk[:at])
+        except orjson.JSONDecodeError:
+            if pos + window >= size or at < len(chunk) - _CUT_SHORT:
+                return None  # invalid where the parser stopped, not cut short by the window
+            window *= 4
+            continue
+        return pos + len(bytes(chunk[:at]).rstrip(_WS_BYTES)), value
+
+
+def _parse_item(buf: Any, view: memoryview, pos: int, hint: int, marker: bytes | None) -> tuple[int, Any] | None:
+    """``_parse_value`` of one array item, trying first the end an indented file's layout points at.
+
+    In a file written with an indent each item ends at the first line that holds its closing brace at the
+    item's own indentation (``marker``). That span is taken only if it parses as one JSON value, which it can
+    only be if it is the whole item; else (compact, mixed or odd layouts) the item goes by ``_parse_value``.
+    """
+    if marker is not None:
+        end = buf.find(marker, pos, pos + max(4 * hint, MIN_WINDOW))
+        if end >= 0:
+            end += len(marker)
+            try:
+                return end, orjson.loads(view[pos:end])
+            except orjson.JSONDecodeError:
+                pass
+    return _parse_value(view, pos, 2 * hint)
+
+
+class _Index:
+    """One pass over a mapped results file: its top-level members and the spans of its simulations."""
+
+    def __init__(
+        self,
+        buf: Any,
+        view: memoryview,
+        sims: SpanSims,
+        index_entry: Callable[[int, Any], object],
+        on_progress: Callable[[Any], None] | None,
+        every: float,
+    ) -> None:
+        self.buf, self.view, self.sims = buf, view, sims
+        self.index_entry, self.on_progress, self.every = index_entry, on_progress, every
+
+    def items(self, run: GrowingRun, opened: int) -> int | None:
+        """Index the simulations of the array opened at ``opened`` into ``run``; the offset of its ``]``, or
+        None where the array is not one this reader streams (the whole-file reader then says why)."""
+        buf, sims = self.buf, self.sims
+        pos = _skip_ws(buf, opened + 1)
+        if buf[pos : pos + 1] == b"]":
+            return pos
+        line = buf.rfind(b"\n", opened, pos)
+        marker = b"\n" + bytes(buf[line + 1 : pos]) + b"}" if line >= 0 else None
+        last_report, dropped, hint = time.monotonic(), 0, MIN_WINDOW
+        while True:
+            if buf[pos : pos + 1] != b"{":
+                return None
+            parsed = _parse_item(buf, self.view, pos, hint, marker)
+            if parsed is None:
+                return None
+            end, raw = parsed
+            hint = end - pos
+            run.entries.append(self.index_entry(len(sims), raw))
+            sims.starts.append(pos)
+            sims.ends.append(end)
+            if run.layout == "list" and len(sims) == 1 and not _first_is_tau2(raw):
+                return None
+            nxt = _skip_ws(buf, end)
+            if buf[nxt : nxt + 1] == b"]":
+                return nxt
+            if buf[nxt : nxt + 1] != b",":
+                return None
+            pos = _skip_ws(buf, nxt + 1)
+            if end - dropped > _DROP_EVERY and hasattr(buf, "madvise"):
+                upto = end - end % mmap.PAGESIZE
+                buf.madvise(mmap.MADV_DONTNEED, 0, upto)
+                dropped = upto
+            if self.on_progress is not None and time.monotonic() - last_report > self.every:
+                self.on_progress(run)
+                last_report = time.monotonic()
+
+    def results(self, run_file: Callable[..., R], path: Path, opened: int) -> tuple[R, int] | None:
+        """The run of the results object opened at ``opened`` and the offset of its ``}``; None where it is no
+        results object (no simulations array, a wrapper) or not valid JSON."""
+        buf, view = self.buf, self.view
+        top: dict[str, Any] = {}
+        run: R | None = None
+        known = 0  # members in the run's header when its simulations were indexed
+        pos = _skip_ws(buf, opened + 1)
+        if buf[pos : pos + 1] == b"}":
             return None
-        close += len(indent) + 1
-    try:
-        top = orjson.loads(buf[start:opened] + b"[]" + buf[close + 1 :])
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(top, dict) or top.get("simulations") != [] or "simulation_run" in top:
-        return None
-    return top, opened, close
+        while True:
+            key = _parse_value(view, pos, MIN_WINDOW)
+            if key is None or not isinstance(key[1], str):
+                return None
+            pos = _skip_ws(buf, key[0])
+            if buf[pos : pos + 1] != b":":
+                return None
+            pos = _skip_ws(buf, pos + 1)
+            if key[1] == "simulations":
+                if run is not None or buf[pos : pos + 1] != b"[":
+                    return None  # a second array (the whole-file reader keeps the last) or no array at all
+                run, known = _shell(run_file, path, top, self.sims), len(top)
+                close = self.items(run, pos)
+                if close is None:
+                    return None
+                pos = close + 1
+            else:
+                member = _parse_value(view, pos, MIN_WINDOW)
+                if member is None:
+                    return None
+                pos, top[key[1]] = member
+            pos = _skip_ws(buf, pos)
+            if buf[pos : pos + 1] == b"}":
+                break
+            if buf[pos : pos + 1] != b",":
+                return None
+            pos = _skip_ws(buf, pos + 1)
+        if run is None or "simulation_run" in top:
+            return None
+        if len(top) != known:  # members after the simulations (keys sorted, or written in another order)
+            run.set_header(*_header_fields(top))
+        return run, pos
 
 
 def open_streamed(
@@ -193,14 +324,14 @@ def open_streamed(
     on_progress: Callable[[R], None] | None = None,
     every: float = 0.25,
 ) -> R | None:
-    """The run of ``path`` indexed by streaming, or None when its layout is not one this reader knows.
+    """The run of ``path`` indexed by streaming, or None when it is not a results object or a list of
+    simulations in valid JSON (``open_run`` then reads it whole and reports its problems).
 
     ``run_file`` makes the run (``io.RunFile``) and ``index_entry(i, raw)`` its index rows (``io`` passes
     them: this module does not import it). ``on_progress(run)`` is called from this thread while the
-    index grows (every ``every`` seconds) with the same run, its ``entries`` so far; ``open_run`` reports
-    the problems of a file this reader leaves to it.
+    index grows (every ``every`` seconds) with the same run, its ``entries`` so far; members of the results
+    object that come after its simulations reach the run (``set_header``) when they are read.
     """
-    RunFile, _index_entry = run_file, index_entry
     try:
         signature = _signature(path)
         handle = open(path, "rb")
@@ -214,71 +345,61 @@ def open_streamed(
         except (OSError, ValueError):
             return None
         try:
-            head = _header(buf)
-            if head is None:
-                return None
-            top, opened, close = head
-            sims = SpanSims(path, signature)
-            run = _shell(RunFile, path, top, sims)
-            pos = _skip_ws(buf, opened + 1)
-            if pos >= close:
-                return run
-            line = buf.rfind(b"\n", opened, pos)
-            if line < 0:
-                return None  # compact: not streamable
-            end_marker = b"\n" + bytes(buf[line + 1 : pos]) + b"}"
-            last_report, dropped = time.monotonic(), 0
-            while True:
-                if buf[pos : pos + 1] != b"{":
-                    return None
-                end = buf.find(end_marker, pos, close)
-                if end < 0:
-                    return None
-                end += len(end_marker)
-                try:
-                    raw = orjson.loads(buf[pos:end])
-                except orjson.JSONDecodeError:
-                    return None
-                run.entries.append(_index_entry(len(sims), raw))
-                sims.starts.append(pos)
-                sims.ends.append(end)
-                if run.layout == "list" and len(sims) == 1 and not _first_is_tau2(raw):
-                    return None
-                nxt = _skip_ws(buf, end)
-                if nxt == close:
-                    break
-                if buf[nxt : nxt + 1] != b",":
-                    return None
-                pos = _skip_ws(buf, nxt + 1)
-                if end - dropped > _DROP_EVERY and hasattr(buf, "madvise"):
-                    upto = end - end % mmap.PAGESIZE
-                    buf.madvise(mmap.MADV_DONTNEED, 0, upto)
-                    dropped = upto
-                if on_progress is not None and time.monotonic() - last_report > every:
-                    on_progress(run)
-                    last_report = time.monotonic()
+            with memoryview(buf) as view:
+                return _index(buf, view, path, signature, run_file, index_entry, on_progress, every)
         finally:
             buf.close()
+
+
+def _index(
+    buf: Any,
+    view: memoryview,
+    path: Path,
+    signature: tuple[int, int],
+    run_file: Callable[..., R],
+    index_entry: Callable[[int, Any], object],
+    on_progress: Callable[[R], None] | None,
+    every: float,
+) -> R | None:
+    sims = SpanSims(path, signature)
+    scan = _Index(buf, view, sims, index_entry, on_progress, every)
+    first = _skip_ws(buf, len(_BOM) if buf[: len(_BOM)] == _BOM else 0)  # a byte-order mark (tau2-bench#375)
+    opener = buf[first : first + 1]
+    if opener == b"[":
+        run = run_file(path, "list", sims, {}, [])
+        close = scan.items(run, first)
+    elif opener == b"{":
+        found = scan.results(run_file, path, first)
+        if found is None:
+            return None
+        run, close = found
+    else:
+        return None
+    if close is None or _skip_ws(buf, close + 1) != len(buf):
+        return None  # more after the top-level value: not JSON
     return run
 
 
 def _first_is_tau2(raw: Any) -> bool:
     """A list whose first item looks like a tau2 simulation (tau-bench v1 and others go the whole-file way)."""
-    return isinstance(raw, dict) and "messages" in raw and "traj" not in raw
+    return isinstance(raw, dict) and ("messages" in raw or "ticks" in raw) and "traj" not in raw
 
 
-def _shell(run_file: Callable[..., R], path: Path, top: dict[str, Any] | None, sims: SpanSims) -> R:
-    """The ``RunFile`` of a streamed file before its simulations are indexed (its entries grow in place)."""
-    if top is None:
-        return run_file(path, "list", sims, {}, [])
-    info, tasks = top.get("info"), top.get("tasks")
+def _header_fields(top: dict[str, Any]) -> tuple[dict[str, Any], list[Any], str | None, dict[str, Any]]:
+    """(info, tasks, timestamp, the other members) of a results object's top level, as the whole-file reader
+    takes them."""
+    info, tasks, timestamp = top.get("info"), top.get("tasks"), top.get("timestamp")
     extra = {k: v for k, v in top.items() if k not in ("timestamp", "info", "tasks", "simulations")}
-    return run_file(
-        path,
-        "results",
-        sims,
+    return (
         info if isinstance(info, dict) else {},
         tasks if isinstance(tasks, list) else [],
-        timestamp=top.get("timestamp") if isinstance(top.get("timestamp"), str) else None,
-        extra_top=extra,
+        timestamp if isinstance(timestamp, str) else None,
+        extra,
     )
+
+
+def _shell(run_file: Callable[..., R], path: Path, top: dict[str, Any], sims: SpanSims) -> R:
+    """The ``RunFile`` of a streamed results object before its simulations are indexed (its entries grow in
+    place), with the members read so far."""
+    info, tasks, timestamp, extra = _header_fields(top)
+    return run_file(path, "results", sims, info, tasks, timestamp=timestamp, extra_top=extra)
