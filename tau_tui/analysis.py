@@ -199,6 +199,7 @@ class Analyzer:
 
     def analyze(self, run: RunFile, index: int) -> SimAnalysis:
         """Replay simulation ``index`` of ``run``; raises DomainError/RunFileError when it cannot start."""
+        self.prepare(run)  # before the simulation is built: a recovered task id or trial is part of it
         sim = run.simulation(index)
         domain, variant = self.domain_of(run)
         new_env = self.env_factory(domain, variant)

@@ -55,7 +55,8 @@ class RunResolver:
         named = run.domain_name or domain
         recovered = {}
         if any(lacks(entry) for entry in run.entries):
-            tasks, tasks_from = self._tasks(run, named)
+            untold = any(not entry.task_id for entry in run.entries)  # only then are tasks needed
+            tasks, tasks_from = self._tasks(run, named) if untold else ({}, "no tasks (none needed)")
             recovered = recover_simulations(run.raw_sims, run.entries, tasks, tasks_from)
         return RunResolution(domain, source, problem, recovered)
 

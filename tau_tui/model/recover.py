@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -121,7 +122,7 @@ def recover_simulations(
     missing = [entry for entry in entries if lacks(entry)]
     if not missing:
         return {}
-    scenarios = _ScenarioIndex(tasks)
+    scenarios = _ScenarioIndex(tasks)  # words are read the first time a scenario is matched
     found: dict[int, dict[str, Any]] = {}
     for entry in missing:
         try:
@@ -248,9 +249,19 @@ class _ScenarioIndex:
     """Each task's scenario as words, weighted by how few tasks use them (a name or an id counts, 'order' not)."""
 
     def __init__(self, tasks: Mapping[str, Task]):
-        self.words = {task_id: _words(_scenario_text(task)) for task_id, task in tasks.items()}
-        self.df = Counter(word for words in self.words.values() for word in words)
-        self.weight = {word: math.log((1 + len(self.words)) / n) for word, n in self.df.items()}
+        self.tasks = tasks
+
+    @cached_property
+    def words(self) -> dict[str, set[str]]:
+        return {task_id: _words(_scenario_text(task)) for task_id, task in self.tasks.items()}
+
+    @cached_property
+    def df(self) -> Counter[str]:
+        return Counter(word for words in self.words.values() for word in words)
+
+    @cached_property
+    def weight(self) -> dict[str, float]:
+        return {word: math.log((1 + len(self.words)) / n) for word, n in self.df.items()}
 
     def best(self, text: str, candidates: Sequence[Task]) -> str | None:
         """The candidate whose scenario ``text`` matches clearly better than every other, or None.
