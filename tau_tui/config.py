@@ -16,7 +16,7 @@ variable itself. The file is ``$TAU_TUI_CONFIG`` if set, else ``$XDG_CONFIG_HOME
 | ``max_read_bytes``, ``stream_bytes`` | | ``TAU_TUI_MAX_READ_BYTES``, ``TAU_TUI_STREAM_BYTES`` |
 | ``editor``, ``pager`` | | ``VISUAL`` then ``EDITOR``; ``PAGER`` |
 | ``upstream_fixes`` | ``--upstream-fixes`` / ``--no-upstream-fixes`` | |
-| ``recording_domain`` | ``--domain`` (``replay``, ``eval``, ``show``, the TUI) | ``TAU_TUI_DOMAIN`` |
+| ``recording_domain`` | ``--domain`` (``replay``, ``eval``, ``show``, the TUI, ``serve``) | ``TAU_TUI_DOMAIN`` |
 | ``notes_dir`` | | ``$XDG_DATA_HOME/tau-tui/notes`` |
 
 ``keymap`` remaps keys by binding id (``[keymap]`` table, binding id → comma-separated keys); the TUI

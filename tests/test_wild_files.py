@@ -419,3 +419,36 @@ def test_a_forks_domain_in_its_installed_tau2_is_served_by_the_adapter(hotel_in_
     code, out, err = cli(capsys, "replay", "--json", WILD / "fork_domain.json", "--tau2-data", tau2_data)
     record = json.loads(out)
     assert code == 0 and record["verdicts"]["replayed"] == 1 and record["db_match"] is True
+
+
+def test_the_domain_beside_a_file_is_read_from_a_run_folder_and_from_the_head_of_a_big_results_file(
+    tmp_path, monkeypatch
+):
+    from tau_tui.model import io
+
+    sim = tmp_path / "run" / "simulations" / "sim-1.json"
+    sim.parent.mkdir(parents=True)
+    sim.write_bytes((WILD / "transfer_only.json").read_bytes())
+    meta = {"timestamp": "t", "info": {"environment_info": {"domain_name": "airline"}}, "simulation_index": []}
+    (tmp_path / "run" / "results.json").write_text(json.dumps(meta, indent=2))
+    assert io.sidecar_domain(sim) == ("airline", tmp_path / "run" / "results.json")
+    monkeypatch.setattr(io, "_WHOLE_SIDECAR_BYTES", 10)  # a results.json too big to read whole: its head
+    assert io.sidecar_domain(sim) == ("airline", tmp_path / "run" / "results.json")
+    (tmp_path / "run" / "results.json").write_text('{"info": {"environment_info": {"domain_name": "../etc"}}}')
+    assert io.sidecar_domain(sim) is None  # a name is letters, digits and _.- only
+
+
+def test_each_file_whose_domain_cannot_be_told_says_its_own_reason_in_the_tui(tau2_data):
+    paths = [WILD / "transfer_only.json", WILD / "fork_domain_unnamed.json"]
+    session = Session.from_settings(Settings(tau2_data=tau2_data, workers=1, index_workers=0), paths)
+    generation, found = session.start_load()
+    events: list = []
+    session.load(generation, found, events.append, lambda: False)
+    for event in events:
+        session.handle(event)
+    outcomes = [o for _, batch in session.replay_batches(lambda: False, print) for o in batch]
+    session.replayed(generation, outcomes)
+    errors = {row.path.name: row.replay_error for row in session.catalog.rows}
+    assert "are in aftersales, airline" in errors["transfer_only.json"]
+    assert "no domain we know has the tools it calls (book_room)" in errors["fork_domain_unnamed.json"]
+    assert all(row.domain == "?" for row in session.catalog.rows)
