@@ -200,6 +200,10 @@ class DomainRegistry:
         return out
 
     def folder(self, name: str) -> Path | None:
+        """The domain folder of ``name`` on the search path; a name from a recording is never a path (one with a
+        separator or a leading dot names no folder)."""
+        if not name or name.startswith(".") or any(sep in name for sep in ("/", "\\", "\0")):
+            return None
         for base in self.search_path:
             candidate = base / name
             if (candidate / "__init__.py").is_file():

@@ -103,7 +103,7 @@ class RunResolver:
             return {}, "no tasks (the domain is unknown)"
         try:
             return self.registry.get(split_variant(domain)[0]).tasks(), f"the tasks of domain {domain}"
-        except DomainError as exc:
+        except (DomainError, ValueError) as exc:  # a domain that cannot load, or a task file that does not validate
             return {}, f"no tasks ({exc})"
 
 

@@ -295,10 +295,11 @@ def _words(text: str) -> set[str]:
 
 def summary(recovered: Mapping[int, Recovered]) -> str | None:
     """One line of what was recovered in a file: task ids (from action checks, from the scenario, not at all),
-    trials numbered, terminations read from stop tokens; None when nothing was missing."""
-    if not recovered:
-        return None
+    trials numbered, terminations read from stop tokens; None when nothing was missing, or only trials (many tau2
+    files record none: each simulation's ``how`` says its number came from its order, and no reward depends on it)."""
     phrases = [how for item in recovered.values() for how in item.how]
+    if all(TRIAL_BY_ORDER in p for p in phrases):
+        return None
     tasks = [p for p in phrases if p.startswith(("task ", TASK_LOST))]
     parts = []
     if tasks:
