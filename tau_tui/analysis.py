@@ -21,6 +21,7 @@ from tau_tui.replay.facts import Fact, replay_facts, summary_facts
 from tau_tui.replay.mismatch import mismatch_detail
 from tau_tui.replay.recorded_db import FinalDBComparison, check_recorded_db
 from tau_tui.replay.timeline import Finding
+from tau_tui.resolve import RunResolver
 
 
 @dataclass
@@ -97,12 +98,15 @@ class SimAnalysis:
         sim = self.sim
         reward_info = sim.reward_info
         consolidated = sim.consolidated
+        recovered = self.run.recovered(self.index)
         return {
             "file": str(self.run.path),
             "sim": sim.id,
             "task": sim.task_id,
             "trial": sim.trial,
             "domain": self.domain,
+            "domain_source": self.run.resolution.source if self.run.resolution is not None else None,
+            "recovered": list(recovered.how) if recovered is not None else None,
             "termination": sim.termination_reason,
             "graded_from": sim.graded_from,
             "consolidated_messages": len(consolidated) if consolidated is not None else None,
@@ -143,9 +147,11 @@ class Analyzer:
     tau2 1.0.1's tools.
     """
 
-    def __init__(self, registry: DomainRegistry, upstream_fixes: bool = False):
+    def __init__(self, registry: DomainRegistry, upstream_fixes: bool = False, recording_domain: str | None = None):
+        """``recording_domain``: the domain of recordings that name none (``--domain``)."""
         self.registry = registry
         self.upstream_fixes = upstream_fixes
+        self.resolver = RunResolver(registry, recording_domain)
         self.golds = GoldCache()
         self._init = InitCache()
         self._scorers: dict[str, ScorerConfig | None] = {}
@@ -159,10 +165,20 @@ class Analyzer:
         """The task's ``task_content_digest`` (memoised): what the calibration fingerprint holds."""
         return self.golds.digest(task)
 
+    def prepare(self, run: RunFile) -> list[str]:
+        """Work out, once, what ``run`` leaves out (``tau_tui.resolve``: its domain when it names none, the task
+        ids, trials and terminations of old uploads); the notices to show, one line each, the first time."""
+        if run.resolution is not None:
+            return []
+        run.resolve(self.resolver.resolve(run))
+        return self.resolver.notices(run)
+
     def domain_of(self, run: RunFile) -> tuple[Domain, str | None]:
+        self.prepare(run)
         name = run.domain
         if name is None:
-            raise DomainError(f"{run.path}: cannot tell the domain (no info.environment_info.domain_name)")
+            problem = run.resolution.problem if run.resolution is not None else None
+            raise DomainError(f"{run.path}: {problem or 'cannot tell the domain'}")
         base, variant = split_variant(name)
         try:
             return self.registry.get(base), variant
@@ -201,6 +217,7 @@ class Analyzer:
         ``RecordedOnly`` one for a run shown as recorded only, such as tau-bench v1's)."""
         if run.recorded_only:
             raise RecordedOnly(run.path, run.recorded_only)
+        self.prepare(run)  # before the simulation is built: a recovered task id or trial is part of it
         sim = run.simulation(index)
         domain, variant = self.domain_of(run)
         new_env = self.env_factory(domain, variant)

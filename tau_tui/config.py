@@ -16,6 +16,7 @@ variable itself. The file is ``$TAU_TUI_CONFIG`` if set, else ``$XDG_CONFIG_HOME
 | ``max_read_bytes``, ``stream_bytes`` | | ``TAU_TUI_MAX_READ_BYTES``, ``TAU_TUI_STREAM_BYTES`` |
 | ``editor``, ``pager`` | | ``VISUAL`` then ``EDITOR``; ``PAGER`` |
 | ``upstream_fixes`` | ``--upstream-fixes`` / ``--no-upstream-fixes`` | |
+| ``recording_domain`` | ``--domain`` (``replay``, ``eval``, ``show``, the TUI, ``serve``) | ``TAU_TUI_DOMAIN`` |
 | ``notes_dir`` | | ``$XDG_DATA_HOME/tau-tui/notes`` |
 
 ``keymap`` remaps keys by binding id (``[keymap]`` table, binding id → comma-separated keys); the TUI
@@ -48,6 +49,7 @@ ENVIRONMENT = {
     "max_read_bytes": "TAU_TUI_MAX_READ_BYTES",
     "stream_bytes": "TAU_TUI_STREAM_BYTES",
     "pager": "PAGER",
+    "recording_domain": "TAU_TUI_DOMAIN",
 }
 DOMAINS_ENV = "TAU_TUI_DOMAINS"
 EDITOR_ENV = ("VISUAL", "EDITOR")
@@ -58,6 +60,7 @@ FLAGS = {
     "judge_api_base": ("--judge-api-base", "judge_api_base"),
     "workers": ("--workers", "workers"),
     "upstream_fixes": ("--upstream-fixes", "upstream_fixes"),
+    "recording_domain": ("--domain", "recording_domain"),
 }
 WHOLE_NUMBERS = {"workers": 1, "index_workers": 0, "max_read_bytes": 1, "stream_bytes": 0}  # setting -> minimum
 
@@ -86,6 +89,7 @@ class Settings(BaseModel):
     notes_dir: Path | None = None  # notes on files we must not write beside (None: ~/.local/share/tau-tui/notes)
     sources: dict[str, str] = {}  # setting -> where its value came from ("--tau2-data", "TAU2_DATA_DIR", ...)
     upstream_fixes: bool = False  # replay with the upstream fixes of tau2 1.0.1's tools (--upstream-fixes)
+    recording_domain: str | None = None  # the domain of recordings that name none (--domain)
 
     @field_validator("keymap")
     @classmethod

@@ -35,6 +35,7 @@ __all__ = [
     "find_domain_data",
     "read_data_file",
     "split_variant",
+    "unknown_domain",
 ]
 
 DATA_FLAGS = "pass --tau2-data DIR or set TAU2_DATA_DIR"  # how a user points at tau2 data
@@ -199,6 +200,10 @@ class DomainRegistry:
         return out
 
     def folder(self, name: str) -> Path | None:
+        """The domain folder of ``name`` on the search path; a name from a recording is never a path (one with a
+        separator or a leading dot names no folder)."""
+        if not name or name.startswith(".") or any(sep in name for sep in ("/", "\\", "\0")):
+            return None
         for base in self.search_path:
             candidate = base / name
             if (candidate / "__init__.py").is_file():
@@ -213,6 +218,41 @@ class DomainRegistry:
                     seen.append(child.name)
         return seen
 
+    def tool_index(self, fallbacks: bool = False) -> dict[str, frozenset[str]]:
+        """Each domain's tools, by domain name: what a recording that names no domain is matched by.
+
+        The domain folders' tools are read from their toolkit classes (``Domain.declared_tool_names``: no data
+        needed); a domain that declares none, or fails to load, is built (or left out). With ``fallbacks``, the
+        domains a fallback provider can list (``domain_names()``: an installed tau2's registry, a fork's own
+        domains among them) are added, each built once; a name the folders hold keeps the folder's tools, as
+        ``get`` prefers the folders too.
+        """
+        index: dict[str, frozenset[str]] = {}
+        for name in self.names():
+            folder = self.folder(name)
+            try:
+                declared = getattr(_import_domain_package(folder), "DOMAIN", None) if folder else None
+                tools = (
+                    declared.declared_tool_names()
+                    if isinstance(declared, type) and issubclass(declared, Domain)
+                    else frozenset()
+                )
+                index[name] = tools or self.get(name).tool_names()
+            except Exception:  # noqa: BLE001 - a domain that cannot load is no candidate; using it says why
+                continue
+        for provider in self.fallbacks if fallbacks else []:
+            listing = getattr(provider, "domain_names", None)
+            for name in listing() if callable(listing) else []:
+                if name in index:
+                    continue
+                try:
+                    found = provider(name)
+                    if found is not None:
+                        index[name] = found.tool_names()
+                except Exception:  # noqa: BLE001 - a fork's domain that cannot be built is no candidate
+                    continue
+        return index
+
     def get(self, name: str) -> Domain:
         base, _ = split_variant(name)
         if base in self._loaded:
@@ -224,7 +264,7 @@ class DomainRegistry:
                 if found is not None:
                     self._loaded[base] = found
                     return found
-            raise DomainError(f"unknown domain '{name}' (known: {', '.join(self.names()) or 'none'})")
+            raise DomainError(unknown_domain(name, self.names()))
         module = _import_domain_package(folder)
         create = getattr(module, "create", None)
         if create is None:
@@ -237,6 +277,17 @@ class DomainRegistry:
             raise DomainError(f"{folder}: create(data_dir) gave a {type(domain).__name__}, not a Domain")
         self._loaded[base] = domain
         return domain
+
+
+def unknown_domain(name: str, known: Iterable[str]) -> str:
+    """The one line for a domain no folder and no provider serves: a fork's own, most likely, and the two ways
+    to supply it."""
+    base, _ = split_variant(name)
+    return (
+        f"unknown domain '{name}' (known: {', '.join(known) or 'none'}); if it is a fork's own domain, supply it: "
+        f"its package in a folder given with --domains DIR (DIR/{base}/__init__.py), or the fork's tau2 installed "
+        "in this environment (pip install -e FORK), whose registry tau-tui then serves"
+    )
 
 
 def default_fallbacks(use_tau2: bool = True) -> list[DomainProvider]:

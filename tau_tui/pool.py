@@ -447,6 +447,7 @@ class FileHead:
     extra_top: dict[str, Any]
     count: int
     sidecar: Any = None  # eval: the scorer sidecar beside the file, as this process read it (None: there is none)
+    resolution: Any = None  # what this process worked out for the file (``RunResolution``: its domain, old tasks)
 
 
 class ShippedSims(Sequence[Any]):
@@ -509,6 +510,8 @@ class _RayWorker:
             extra_top=head.extra_top,
         )
         self.worker.sidecars[str(run.path)] = head.sidecar
+        if head.resolution is not None:  # the actor sees one simulation at a time: never work it out again here
+            run.resolve(head.resolution)
         return run, sims
 
     def do_shipped(self, key: str, head_ref: list[Any], items: list[tuple[Unit, Any]]) -> list[Outcome]:
@@ -573,6 +576,8 @@ class RayExecutor:
 
     def _remember(self, path: str, run: RunFile) -> tuple[RunFile, str, Any]:
         self._heads += 1
+        if self.workspace is not None:
+            self.workspace.analyzer.prepare(run)
         sidecar = None
         if self.job.kind == "eval" and not self.job.scorer and self.workspace is not None:
             try:
@@ -589,6 +594,7 @@ class RayExecutor:
             run.extra_top,
             len(run.raw_sims),
             sidecar,
+            run.resolution,
         )
         entry = self._runs[path] = (run, head.key, self._ray.put(head))
         self._runs.move_to_end(path)

@@ -134,6 +134,9 @@ class Tau2Environment(Environment):
     def has_tool(self, name: Any) -> bool:
         return self._view(name) is not None
 
+    def tool_names(self) -> frozenset[str]:
+        return frozenset(self._agent.names | self._user.names)
+
     def mutates(self, name: str) -> bool:
         view = self._view(name)
         return True if view is None else view.mutates(name)
@@ -231,12 +234,23 @@ class Tau2Domain(Domain):
         raise DomainError(f"tau2 domain '{self.name}' has no task file of ours")
 
 
-def adapted_domain(name: str) -> Tau2Domain | None:
-    """The tau2-registered domain ``name`` (or its base name), if tau2 knows it."""
-    if not tau2_available():
+class Tau2Provider:
+    """The domains an installed tau2's registry knows: a ``DomainProvider`` that can also list them
+    (``domain_names``), so that a recording naming no domain can be matched against a fork's own domains too."""
+
+    def __call__(self, name: str) -> Tau2Domain | None:
+        """The tau2-registered domain ``name`` (or its base name), if tau2 knows it."""
+        if not tau2_available():
+            return None
+        names = tau2_domain_names()
+        base = name.split("-")[0]
+        if name in names or base in names:
+            return Tau2Domain(base if base in names else name)
         return None
-    names = tau2_domain_names()
-    base = name.split("-")[0]
-    if name in names or base in names:
-        return Tau2Domain(base if base in names else name)
-    return None
+
+    def domain_names(self) -> list[str]:
+        """The base names of the domains tau2's registry holds (none without tau2; importing it takes seconds)."""
+        return list(dict.fromkeys(name.split("-")[0] for name in tau2_domain_names()))
+
+
+adapted_domain = Tau2Provider()

@@ -329,7 +329,11 @@ class Workspace:
         if self._analyzer is None:
             from tau_tui.analysis import Analyzer
 
-            self._analyzer = Analyzer(self.registry, upstream_fixes=self.settings.upstream_fixes)
+            self._analyzer = Analyzer(
+                self.registry,
+                upstream_fixes=self.settings.upstream_fixes,
+                recording_domain=self.settings.recording_domain,
+            )
         return self._analyzer
 
     @property

@@ -122,7 +122,9 @@ def test_each_tab_runs_this_python_on_the_same_files_data_and_judge(tmp_path: Pa
     from tau_tui.config import Settings
     from tau_tui.workspace import Workspace
 
-    workspace = Workspace(Settings(tau2_data=CORPUS, domain_paths=[tmp_path], runs_dir=tmp_path / "runs"))
+    workspace = Workspace(
+        Settings(tau2_data=CORPUS, domain_paths=[tmp_path], runs_dir=tmp_path / "runs", recording_domain="airline")
+    )
     argv = shlex.split(app_command([RECORDINGS], workspace, "openai/judge", "http://127.0.0.1:9/v1"))
     assert argv[:3] == [sys.executable, "-m", "tau_tui"]
     assert argv[3] == str(RECORDINGS.resolve())
@@ -130,6 +132,7 @@ def test_each_tab_runs_this_python_on_the_same_files_data_and_judge(tmp_path: Pa
     assert argv[argv.index("--domains") + 1] == str(tmp_path.resolve())
     assert argv[argv.index("--judge") + 1] == "openai/judge"
     assert argv[argv.index("--judge-api-base") + 1] == "http://127.0.0.1:9/v1"
+    assert argv[argv.index("--domain") + 1] == "airline"
 
 
 def test_allow_network_warns_that_the_token_is_the_only_lock_and_serves():

@@ -168,3 +168,17 @@ def test_tau2_data_may_name_the_domains_folder_itself(monkeypatch):
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     assert find_domain_data("airline", CORPUS / "domains") == CORPUS / "domains" / "airline"
     assert find_domain_data("airline", CORPUS) == CORPUS / "domains" / "airline"
+
+
+def test_a_domain_name_from_a_recording_is_never_a_path(tmp_path):
+    """A results file naming its domain ``../x`` must not import a package from outside the search path."""
+    outside = tmp_path / "evil"
+    outside.mkdir()
+    (outside / "__init__.py").write_text("raise SystemExit('imported')\n")
+    inside = tmp_path / "domains"
+    inside.mkdir()
+    registry = DomainRegistry(None, [inside], use_tau2=False)
+    for name in ("../evil", str(outside), ".hidden", "a\\b"):
+        assert registry.folder(name) is None
+        with pytest.raises(DomainError, match="unknown domain"):
+            registry.get(name)

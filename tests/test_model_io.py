@@ -19,7 +19,7 @@ def corpus_files():
     return expand_paths([CORPUS])
 
 
-def test_every_corpus_file_loads_or_says_what_it_is():
+def test_every_corpus_file_loads_or_says_what_it_is(analyzer):
     loaded, errors = 0, {}
     for path in corpus_files():
         try:
@@ -28,6 +28,7 @@ def test_every_corpus_file_loads_or_says_what_it_is():
             errors[path.name] = str(exc)
             continue
         loaded += 1
+        analyzer.prepare(run)  # a file that names no domain gets it from the layer with the registry
         assert run.domain in {"airline", "retail", "telecom", "mock", "banking_knowledge"}, path
         for i in range(len(run.entries)):
             assert run.simulation(i).id  # every simulation builds its model
@@ -67,10 +68,12 @@ def test_empty_run_is_described():
     assert "empty run" in describe_empty(run) and "0 simulations" in describe_empty(run)
 
 
-def test_layouts_in_the_corpus():
+def test_layouts_in_the_corpus(analyzer):
     corpus_required()
     bare = open_run(CORPUS / "sierra-research__tau2-bench__adaptive-agent_airline_claude-opus-4-6_1trial.json")
-    assert bare.layout == "list" and bare.domain == "airline" and bare.tasks() == {}
+    assert bare.layout == "list" and bare.domain is None and bare.tasks() == {}  # the file names none
+    notices = analyzer.prepare(bare)
+    assert bare.domain == "airline" and "from the tools it calls (book_reservation" in notices[0]
     wrapper = open_run(CORPUS / "sierra-research__tau2-bench__tau2_retail_example_trajectory.json")
     assert wrapper.layout == "wrapper" and len(wrapper.entries) == 1 and len(wrapper.tasks()) == 1
     # version drift: a db_check without db_match still loads

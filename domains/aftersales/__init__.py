@@ -39,6 +39,7 @@ def read_documents(folder: Path) -> dict[str, Document]:
 
 class AftersalesDomain(Domain):
     name = "aftersales"
+    toolkits = (AftersalesTools,)
     uses_tau2_data = False
 
     def __init__(self, data_dir: Path | None):

@@ -19,6 +19,7 @@ AGENT_SCHEMA = DBSchema(FlightDB)
 
 class AirlineDomain(Domain):
     name = "airline"
+    toolkits = (AirlineTools,)
 
     def policy(self, solo: bool = False, variant: str | None = None) -> str:
         if solo:

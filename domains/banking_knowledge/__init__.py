@@ -27,7 +27,7 @@ from tau_tui.env import DBSchema, Environment, ToolType, make_store
 from tau_tui.model.tasks import Task
 
 from .data_model import TransactionalDB
-from .retrieval import DEFAULT_VARIANT, KnowledgeBase, Variant, resolve_variant
+from .retrieval import DEFAULT_VARIANT, KnowledgeBase, KnowledgeToolsWithKBSearchAndGrep, Variant, resolve_variant
 from .tools import KnowledgeTools
 from .user_tools import KnowledgeUserTools
 
@@ -96,6 +96,12 @@ class BankingEnvironment(Environment):
 
 class BankingDomain(Domain):
     name = "banking_knowledge"
+    toolkits = (KnowledgeToolsWithKBSearchAndGrep, KnowledgeUserTools)
+
+    @classmethod
+    def declared_tool_names(cls) -> frozenset[str]:
+        """The toolkits' tools and every retrieval variant's search tools."""
+        return super().declared_tool_names() | frozenset(RETRIEVAL_TOOLS)
 
     def __init__(self, data_dir: Path | None):
         super().__init__(data_dir)

@@ -21,6 +21,7 @@ USER_SCHEMA = DBSchema(MockUserDB)
 
 class MockDomain(Domain):
     name = "mock"
+    toolkits = (MockTools, MockUserTools)
 
     def policy(self, solo: bool = False, variant: str | None = None) -> str:
         return self.read_text("policy_solo.md" if solo else "policy.md")

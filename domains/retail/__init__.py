@@ -20,6 +20,7 @@ SCHEMA = DBSchema(RetailDB)
 
 class RetailDomain(Domain):
     name = "retail"
+    toolkits = (RetailTools,)
 
     def __init__(self, data_dir: Path | None):
         super().__init__(data_dir)

@@ -22,6 +22,7 @@ SCHEMA = DBSchema(WarehouseDB)
 
 class WarehouseDomain(Domain):
     name = "warehouse"
+    toolkits = (WarehouseTools,)
     uses_tau2_data = False
 
     def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:

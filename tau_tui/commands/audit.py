@@ -48,7 +48,9 @@ def run(args: argparse.Namespace, workspace) -> int:
 
     status = EXIT_OK
     runs = []
-    for path, loaded, error in open_all(args.paths, keep=lambda p: p.name != SUBMISSION_FILE):
+    for path, loaded, error in open_all(
+        args.paths, keep=lambda p: p.name != SUBMISSION_FILE, prepare=workspace.analyzer.prepare
+    ):
         if loaded is None:
             err(error or f"{path}: unreadable")
             status = EXIT_INPUT

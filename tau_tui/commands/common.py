@@ -38,8 +38,10 @@ def print_json(record: dict[str, Any]) -> None:
 def open_all(
     paths: Sequence[Path | str],
     keep: Callable[[Path], bool] | None = None,
+    prepare: Callable[[Any], list[str]] | None = None,
 ) -> Iterator[tuple[Path, Any, str | None]]:
-    """(path, run or None, error line or None) for every run file under ``paths`` that ``keep`` accepts."""
+    """(path, run or None, error line or None) for every run file under ``paths`` that ``keep`` accepts;
+    ``prepare(run)`` (the analyzer's) works out what a run leaves out, and its notices are printed."""
     from tau_tui.model.io import RunFileError, describe_empty, open_run, scan_paths
 
     scan = scan_paths(paths)
@@ -59,6 +61,8 @@ def open_all(
             err(f"note: {note}")
         for warning in run.warnings:
             err(f"note: {path}: {warning}")
+        for notice in prepare(run) if prepare is not None else []:
+            err(f"note: {notice}")
         yield path, run, None
 
 
@@ -92,6 +96,19 @@ def add_judge_flags(parser: Any, model_help: str) -> None:
         "--judge-api-base",
         metavar="URL",
         help="API base URL for the judge model; default: judge_api_base from the settings",
+    )
+
+
+def add_domain_flag(parser: Any) -> None:
+    """``--domain NAME``: the domain of recordings that name none (the settings' ``recording_domain``); a file that
+    names its domain keeps it. Without it the domain comes from a results.json/run.json beside the file, or the
+    tools the recording calls."""
+    parser.add_argument(
+        "--domain",
+        dest="recording_domain",
+        metavar="NAME",
+        help="the domain of recordings that name none (default: a results.json or run.json beside the file, "
+        "else the tools it calls; $TAU_TUI_DOMAIN)",
     )
 
 

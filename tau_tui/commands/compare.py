@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     sides, labels, errors = [], [], []
     for path in (args.a, args.b):
         runs = []
-        for file, loaded, error in open_all([path]):
+        for file, loaded, error in open_all([path], prepare=workspace.analyzer.prepare):
             if loaded is None:
                 err(error or f"{file}: unreadable")
                 status = EXIT_INPUT

@@ -11,6 +11,7 @@ from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    add_domain_flag,
     add_judge_flags,
     add_workers_flag,
     err,
@@ -71,6 +72,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         help="tool-call scorer config for every file (default: <recording>.scorer.json beside it)",
     )
     add_upstream_fixes_flag(evaluate)
+    add_domain_flag(evaluate)
     add_workers_flag(evaluate)
     return evaluate
 
@@ -245,7 +247,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     pooled: dict[tuple[str, str], tuple[Any, list[tuple[str, str, float | None, float | None]]]] = {}
     job = Job("eval", ws.settings, text=not args.json, scorer=args.scorer)
     with executor_for(args, job, ws) as executor:
-        for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p)):
+        for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p), prepare=analyzer.prepare):
             if run is None:
                 err(error or f"{path}: unreadable")
                 status = EXIT_INPUT

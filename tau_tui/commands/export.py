@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, workspace) -> int:
         return EXIT_INPUT
     status = EXIT_OK
     runs = []
-    for path, loaded, error in open_all(args.paths):
+    for path, loaded, error in open_all(args.paths, prepare=workspace.analyzer.prepare):
         if loaded is None:
             err(error or f"{path}: unreadable")
             status = EXIT_INPUT

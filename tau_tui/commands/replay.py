@@ -10,6 +10,7 @@ from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    add_domain_flag,
     add_workers_flag,
     err,
     executor_for,
@@ -35,6 +36,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     )
     replay.add_argument("--json", action="store_true", help="one JSON object per simulation, one per line")
     add_upstream_fixes_flag(replay)
+    add_domain_flag(replay)
     replay.add_argument(
         "--only-problems",
         action="store_true",
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     totals = ReplayTotals()
     noted: set[str] = set()
     with executor_for(args, Job("replay", workspace.settings, text=not args.json), workspace) as executor:
-        for path, recording, error in open_all(args.paths):
+        for path, recording, error in open_all(args.paths, prepare=workspace.analyzer.prepare):
             if recording is None:
                 err(error or f"{path}: unreadable")
                 status = EXIT_INPUT

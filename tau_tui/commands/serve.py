@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_domain_flag, add_judge_flags, err
 
 NAME = "serve"
 SHARED_FLAGS = True
@@ -69,6 +69,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     add_judge_flags(
         parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory screen)"
     )
+    add_domain_flag(parser)
     return parser
 
 
@@ -242,7 +243,8 @@ def port_problem(host: str, port: int) -> str | None:
 
 
 def app_command(paths: list[Path], workspace: Any, judge: str | None, judge_api_base: str | None) -> str:
-    """The shell command each browser tab runs: this Python, the TUI on ``paths``, the same data and judge."""
+    """The shell command each browser tab runs: this Python, the TUI on ``paths``, the same data, judge and domain
+    of recordings that name none."""
     argv = [sys.executable, "-m", "tau_tui", *[str(p.resolve()) for p in paths]]
     settings = workspace.settings
     if settings.tau2_data:
@@ -253,6 +255,8 @@ def app_command(paths: list[Path], workspace: Any, judge: str | None, judge_api_
         argv += ["--judge", judge]
     if judge_api_base:
         argv += ["--judge-api-base", judge_api_base]
+    if settings.recording_domain:
+        argv += ["--domain", settings.recording_domain]
     return shlex.join(argv)
 
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_domain_flag, add_judge_flags, err
 
 NAME = "show"
 SHARED_FLAGS = True
@@ -37,6 +37,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument("--full", action="store_true", help="every text whole (default: long ones are clipped)")
     add_judge_flags(parser, "litellm model that judges NL assertions (without one they are not evaluated)")
+    add_domain_flag(parser)
     return parser
 
 
@@ -54,6 +55,8 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
         return EXIT_INPUT
     try:
         recording = open_run(args.file)
+        for notice in workspace.analyzer.prepare(recording):
+            err(f"note: {notice}")
         index = recording.find(str(args.sim).strip())
         if index is None:
             err(f"{args.file}: no simulation {args.sim!r} (or the prefix is not unique)")

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, add_workers_flag, err
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_domain_flag, add_judge_flags, add_workers_flag, err
 from tau_tui.commands.replay import add_upstream_fixes_flag
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ def register(parser: argparse.ArgumentParser, running: bool = False) -> argparse
         parser, "litellm model that judges a trajectory's NL assertions when asked (J on the trajectory screen)"
     )
     add_upstream_fixes_flag(parser)
+    add_domain_flag(parser)
     add_workers_flag(parser, executor=False)
     return parser
 

@@ -17,6 +17,7 @@ import orjson
 
 from tau_tui.env.environment import Environment
 from tau_tui.env.schema import DBSchema
+from tau_tui.env.tools import Toolkit
 from tau_tui.model.io import RunFileError, json_text, read_bytes
 from tau_tui.model.tasks import Task
 
@@ -55,6 +56,9 @@ class Domain(ABC):
 
     name: str = ""  # a class attribute of a domain package's class; the tau2 adapter's instances set their own
     uses_tau2_data: ClassVar[bool] = True
+    # The toolkit classes of the agent's and the user's side (every variant's): their tools are known without
+    # building an environment, so without the domain's data (``declared_tool_names``).
+    toolkits: ClassVar[tuple[type[Toolkit], ...]] = ()
     # One pristine state tree per (class, data folder, side) for the whole process.
     _pristine: ClassVar[dict[tuple[Any, ...], Any]] = {}
     _lock: ClassVar[threading.Lock] = threading.Lock()
@@ -72,6 +76,16 @@ class Domain(ABC):
     def policy(self, solo: bool = False, variant: str | None = None) -> str:
         """The agent policy text; by default the one a new environment carries."""
         return self.new_environment(solo=solo, variant=variant).policy
+
+    @classmethod
+    def declared_tool_names(cls) -> frozenset[str]:
+        """The tools of the domain's ``toolkits``, read from the classes: no data is needed."""
+        return frozenset(name for kit in cls.toolkits for name in kit.declared_tools)
+
+    def tool_names(self) -> frozenset[str]:
+        """Every tool an agent or a user of this domain may call: what a recording that names no domain is matched
+        by (``DomainRegistry.tool_index``). A domain that declares no ``toolkits`` builds an environment to see."""
+        return self.declared_tool_names() or self.new_environment().tool_names()
 
     def task_file(self) -> Path:
         return self.require_data() / "tasks.json"

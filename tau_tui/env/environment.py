@@ -126,6 +126,10 @@ class Environment:
     def has_tool(self, name: Any) -> bool:
         return isinstance(name, str) and self._owner(name) is not None
 
+    def tool_names(self) -> frozenset[str]:
+        """Every tool the agent or the user may call here (what a recording's calls tell its domain by)."""
+        return frozenset(name for kit in (self.agent, self.user) if kit is not None for name in kit.declared_tools)
+
     def mutates(self, name: str) -> bool:
         """Whether replay must re-execute this tool (unknown names count as mutating, as in tau2)."""
         kit = self._owner(name)

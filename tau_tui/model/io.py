@@ -5,8 +5,13 @@ Layouts read:
   * directory layout: ``results.json`` (metadata, optional ``simulation_index``)
     plus ``simulations/<id>.json``,
   * a bare JSON list of simulations,
-  * single-simulation wrappers (``{task, simulation_run}`` and a lone simulation object),
-  * tau-bench v1 result lists, read-only (``model/tau_bench_v1.py``).
+  * tau-bench v1 result lists, read-only (``model/tau_bench_v1.py``),
+  * single-simulation wrappers: ``{task, simulation_run}`` (``{task_id, reward, simulation_run}``, ``{_about, …}``),
+    a lone simulation object (a ``tau2 view`` note's ``*_simulation.json``), and a per-task export
+    ``{task_id, task, run_info, reward_info, messages}``; every field read tolerantly (a wrong one is a warning).
+
+What a file leaves out (its domain, a simulation's task id, trial or termination) is worked out one layer up,
+where the domain registry is (``tau_tui.resolve``), and handed back as a ``RunResolution`` (``RunFile.resolve``).
 
 Opening a file parses JSON and builds a light index of its simulations; the
 pydantic models of a simulation are built only when it is opened.
@@ -40,7 +45,6 @@ from tau_tui.model.tasks import Task
 from tau_tui.model.tau_bench_v1 import looks_like_v1, open_v1
 
 MAX_READ_SETTING = "TAU_TUI_MAX_READ_BYTES"  # how the user raises the limit (config.resolve reads it)
-KNOWN_DOMAINS = ("airline", "retail", "telecom", "mock")
 # Files that live in tau2 data folders and are never runs.
 _DATA_FILE_NAMES = {
     "db.json",
@@ -103,6 +107,11 @@ def _num(value: Any) -> float | None:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str:
+    """A recorded id as text; a missing one is empty (as ``SimulationRun`` reads it)."""
+    return "" if value is None else str(value)
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -174,7 +183,7 @@ def _index_entry(i: int, raw: Any) -> SimEntry:
     return SimEntry(
         index=i,
         id=str(raw.get("id") or f"#{i}"),
-        task_id=str(raw.get("task_id")),
+        task_id=_text(raw.get("task_id")),
         trial=_int(raw.get("trial")),
         seed=_int(raw.get("seed")),
         termination=raw.get("termination_reason") if isinstance(raw.get("termination_reason"), str) else None,
@@ -324,6 +333,44 @@ def _kind(value: Any) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Recovered:
+    """What one simulation leaves out (its task id, trial, termination), recovered from what it holds, and how.
+
+    ``how`` says it in one phrase per field, a field that could not be recovered included; a recording's own
+    value always wins (``fill`` sets a field only where the simulation has none).
+    """
+
+    task_id: str | None = None
+    trial: int | None = None
+    termination: str | None = None
+    how: tuple[str, ...] = ()
+
+    def fill(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """``raw`` with the recovered fields where it has none (a copy; the file's own dict is left alone)."""
+        out = dict(raw)
+        for key, value in (("task_id", self.task_id), ("trial", self.trial), ("termination_reason", self.termination)):
+            if value is not None and out.get(key) in (None, ""):
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
+class RunResolution:
+    """What was worked out for a run one layer up (``tau_tui.resolve``, where the domain registry is).
+
+    ``domain`` is the domain of a file that names none (``source`` says where it came from: ``--domain``, a file
+    beside it, the tools it calls), or None with ``problem``, the one line why it cannot be told; a file that names
+    its domain has ``domain`` None and no problem. ``recovered`` holds, by simulation index, the fields recovered
+    for simulations without them. A plain value: it travels to Ray actors with the file's head.
+    """
+
+    domain: str | None = None
+    source: str | None = None
+    problem: str | None = None
+    recovered: dict[int, Recovered] = field(default_factory=dict)
+
+
 @dataclass
 class RunFile:
     """One loaded run (file or directory): metadata, tasks and an index of simulations."""
@@ -338,6 +385,7 @@ class RunFile:
     warnings: list[str] = field(default_factory=list)
     entries: list[SimEntry] = field(default_factory=list)
     recorded_only: str | None = None  # why this run is shown as recorded and never replayed (None: it is replayed)
+    resolution: RunResolution | None = None  # None: not worked out yet (``resolve``)
     _sims: dict[int, SimulationRun] = field(default_factory=dict, repr=False)
     _tasks: dict[str, Task] | None = field(default=None, repr=False)
 
@@ -375,21 +423,28 @@ class RunFile:
         value = self.raw_info.get(key)
         return value if isinstance(value, dict) else {}
 
+    def _info_text(self, part: str, key: str, top: str | None = None) -> str | None:
+        """``info.<part>.<key>`` (else the top-level ``top``) when it is text; anything else reads as unknown."""
+        for value in (self._info_part(part).get(key), self.extra_top.get(top) if top else None):
+            if isinstance(value, str) and value:
+                return value
+        return None
+
     @property
     def agent_model(self) -> str | None:
-        return self._info_part("agent_info").get("llm") or self.extra_top.get("model")
+        return self._info_text("agent_info", "llm", "model")
 
     @property
     def agent_implementation(self) -> str | None:
-        return self._info_part("agent_info").get("implementation")
+        return self._info_text("agent_info", "implementation", "agent")
 
     @property
     def user_model(self) -> str | None:
-        return self._info_part("user_info").get("llm")
+        return self._info_text("user_info", "llm")
 
     @property
     def user_implementation(self) -> str | None:
-        return self._info_part("user_info").get("implementation")
+        return self._info_text("user_info", "implementation")
 
     @property
     def solo(self) -> bool:
@@ -416,13 +471,25 @@ class RunFile:
 
     @property
     def domain(self) -> str | None:
-        """The domain this run belongs to: stated, or guessed from the file name."""
-        stated = self.domain_name
-        if stated:
-            return stated
-        lowered = str(self.path).lower()
-        hits = [d for d in KNOWN_DOMAINS if d in Path(lowered).name] or [d for d in KNOWN_DOMAINS if d in lowered]
-        return hits[0] if hits else None
+        """The domain this run belongs to: as the file states it, else as worked out for it (``resolution``:
+        ``--domain``, a file beside it, the tools it calls); None until then, or when nothing tells."""
+        return self.domain_name or (self.resolution.domain if self.resolution is not None else None)
+
+    def resolve(self, resolution: RunResolution) -> None:
+        """Take what was worked out for this run (``tau_tui.resolve``): the domain of a file that names none and
+        the recovered fields of simulations that lack them; their index rows show the recovered fields too."""
+        self.resolution = resolution
+        for index, recovered in resolution.recovered.items():
+            if index < len(self.entries):
+                entry = self.entries[index]
+                entry.task_id = entry.task_id or recovered.task_id or ""
+                entry.trial = recovered.trial if entry.trial is None else entry.trial
+                entry.termination = entry.termination or recovered.termination
+            self._sims.pop(index, None)
+
+    def recovered(self, index: int) -> Recovered | None:
+        """What was recovered for simulation ``index`` (None: nothing was missing, or not worked out yet)."""
+        return self.resolution.recovered.get(index) if self.resolution is not None else None
 
     # --- lazy models ------------------------------------------------------
     def tasks(self) -> dict[str, Task]:
@@ -453,6 +520,9 @@ class RunFile:
                 ) from None
             if not isinstance(raw, dict):
                 raise RunFileError(self.path, f"simulation #{index} is {_kind(raw)}, not an object")
+            recovered = self.recovered(index)
+            if recovered is not None:
+                raw = recovered.fill(raw)
             try:
                 self._sims[index] = SimulationRun.model_validate(raw)
             except ValidationError as exc:
@@ -484,29 +554,151 @@ class RunFile:
 
 def _from_object(path: Path, data: dict[str, Any]) -> RunFile:
     if "simulation_run" in data and isinstance(data["simulation_run"], dict):
-        task = data.get("task")
-        return RunFile(path, "wrapper", [data["simulation_run"]], {}, [task] if isinstance(task, dict) else [])
+        return _lone(path, "wrapper", data, dict(data["simulation_run"]), ("simulation_run", "task", "run_info"))
     if "simulations" in data:
         sims = data["simulations"]
         if not isinstance(sims, list):
             raise RunFileError(path, f"'simulations' is {_kind(sims)}, expected a list")
-        info = data.get("info")
-        tasks = data.get("tasks")
+        warnings: list[str] = []
+        info = _part(data, "info", dict, warnings)
+        tasks = _part(data, "tasks", list, warnings)
         extra = {k: v for k, v in data.items() if k not in ("timestamp", "info", "tasks", "simulations")}
         run = RunFile(
             path,
             "results",
             sims,
-            info if isinstance(info, dict) else {},
-            tasks if isinstance(tasks, list) else [],
+            info,
+            tasks,
             timestamp=data.get("timestamp") if isinstance(data.get("timestamp"), str) else None,
-            extra_top=extra,
+            extra_top=_named_fields(extra, warnings),
         )
+        run.warnings.extend(warnings)
         return run
-    if "messages" in data and "task_id" in data:
-        return RunFile(path, "single", [data], {}, [])
+    if isinstance(data.get("messages"), list) or isinstance(data.get("ticks"), list):
+        return _lone(
+            path, "single", data, {k: v for k, v in data.items() if k not in ("task", "run_info")}, ("task", "run_info")
+        )
     keys = ", ".join(list(data)[:6]) or "no keys"
     raise RunFileError(path, f"not a tau2 run: an object without 'simulations' or 'simulation_run' (keys: {keys})")
+
+
+def _part(data: dict[str, Any], key: str, kind: type, warnings: list[str]) -> Any:
+    """``data[key]`` when it is of ``kind`` (an empty one when absent or null); anything else is a warning."""
+    value = data.get(key)
+    if isinstance(value, kind):
+        return value
+    if value is not None:
+        warnings.append(f"'{key}' is {_kind(value)}, expected {_kind(kind())}; ignored")
+    return kind()
+
+
+# Top-level fields of custom wrappers that name something (``{domain, agent, model, …, simulations}``): text only.
+_NAMED_TOP = ("domain", "agent", "model")
+
+
+def _named_fields(extra: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """``extra`` without the naming fields that are not text (each a warning)."""
+    out = dict(extra)
+    for key in _NAMED_TOP:
+        value = out.get(key)
+        if value is not None and not (isinstance(value, str) and value):
+            warnings.append(f"top-level '{key}' is {_kind(value)}, expected a name; ignored")
+            out.pop(key)
+    return out
+
+
+# ``run_info`` of a per-task export: its key -> (the part of tau2's ``info`` it fills, that part's key).
+_RUN_INFO = {
+    "domain": ("environment_info", "domain_name"),
+    "domain_name": ("environment_info", "domain_name"),
+    "agent": ("agent_info", "implementation"),
+    "agent_implementation": ("agent_info", "implementation"),
+    "agent_llm": ("agent_info", "llm"),
+    "agent_model": ("agent_info", "llm"),
+    "llm": ("agent_info", "llm"),
+    "model": ("agent_info", "llm"),
+    "user": ("user_info", "implementation"),
+    "user_implementation": ("user_info", "implementation"),
+    "user_llm": ("user_info", "llm"),
+    "user_model": ("user_info", "llm"),
+}
+
+
+def _run_info(value: Any, warnings: list[str]) -> dict[str, Any]:
+    """tau2's ``info`` from a per-task export's ``run_info`` (the names it gives: domain, agent, user, models)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        warnings.append(f"'run_info' is {_kind(value)}, expected an object; ignored")
+        return {}
+    info: dict[str, dict[str, Any]] = {}
+    for key, (part, name) in _RUN_INFO.items():
+        given = value.get(key)
+        if given is None:
+            continue
+        if not (isinstance(given, str) and given):
+            warnings.append(f"run_info.{key} is {_kind(given)}, expected a name; ignored")
+            continue
+        info.setdefault(part, {}).setdefault(name, given)
+    return info
+
+
+def _lone(path: Path, layout: str, data: dict[str, Any], sim: dict[str, Any], wrapping: tuple[str, ...]) -> RunFile:
+    """A file holding one simulation: a wrapper (``{task, simulation_run}``, ``{task_id, reward, simulation_run}``),
+    a per-task export (``{task_id, task, run_info, reward_info, messages}``) or a lone simulation.
+
+    The wrapper's ``task`` is the run's task; its ``task_id`` and the task's id name the simulation's task when the
+    simulation does not; its ``reward`` is the recorded reward; ``run_info`` gives tau2's ``info``.
+    """
+    warnings: list[str] = []
+    task = data.get("task")
+    tasks = [task] if isinstance(task, dict) else []
+    if task is not None and not tasks:
+        warnings.append(f"'task' is {_kind(task)}, expected a task object; ignored")
+    ids = [("task_id", sim.pop("task_id", None))]  # the simulation's own, then the wrapper's, then its task's
+    if layout == "wrapper":
+        ids.append(("task_id", data.get("task_id")))
+    ids.append(("task.id", tasks[0].get("id") if tasks else None))
+    stated = []
+    for where, value in ids:
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
+            stated.append(str(value))
+        elif value not in (None, ""):
+            warnings.append(f"'{where}' is {_kind(value)}, expected an id; ignored")
+    if stated:
+        sim["task_id"] = stated[0]
+    if tasks and sim.get("task_id") not in (None, "") and str(tasks[0].get("id")) != str(sim["task_id"]):
+        warnings.append(f"its task is '{tasks[0].get('id')}' but its simulation names task '{sim['task_id']}'")
+    if layout == "wrapper" or "reward" in data:
+        _recorded_reward(sim, data.get("reward"), warnings)
+    info = _run_info(data.get("run_info"), warnings)
+    if layout == "wrapper":
+        extra = {k: v for k, v in data.items() if k not in wrapping}
+    else:  # a lone simulation keeps its fields; only the names of its run count as the file's
+        extra = {k: data[k] for k in _NAMED_TOP if k in data}
+    run = RunFile(path, layout, [sim], info, tasks, extra_top=_named_fields(extra, warnings))
+    run.warnings.extend(warnings)
+    return run
+
+
+def _recorded_reward(sim: dict[str, Any], reward: Any, warnings: list[str]) -> None:
+    """A wrapper's top-level ``reward`` is the recorded reward: it fills the simulation's ``reward_info.reward``
+    (a different one there is named in a warning, and the wrapper's is kept)."""
+    if reward is None:
+        return
+    if _num(reward) is None:
+        warnings.append(f"top-level 'reward' is {_kind(reward)}, expected a number; ignored")
+        return
+    info = sim.get("reward_info")
+    if info is not None and not isinstance(info, dict):
+        return  # the simulation's own reward_info is unreadable: reading the simulation says so
+    own = _num(info.get("reward")) if info else None
+    if own is not None and own != float(reward):
+        warnings.append(
+            f"top-level reward {reward} differs from its simulation's reward_info.reward {own}; the top-level one is "
+            "taken as recorded"
+        )
+    sim["reward_info"] = {**(info or {}), "reward": float(reward)}
 
 
 def _open_dir(root: Path, meta_path: Path) -> RunFile:
@@ -623,7 +815,92 @@ SIDECAR_SUFFIXES = (".scorer.json", ".notes.json")
 
 
 def _is_data_file(path: Path) -> bool:
-    return path.name in _DATA_FILE_NAMES or path.name.endswith(SIDECAR_SUFFIXES) or (path.parent / "policy.md").exists()
+    return (
+        path.name in _DATA_FILE_NAMES
+        or path.name.endswith(SIDECAR_SUFFIXES)
+        or _is_run_config(path)
+        or _is_view_note(path)
+        or (path.parent / "policy.md").exists()
+    )
+
+
+# tau2 view's notes: ``task_<task>_<note>_note.json`` (the note) beside ``…_simulation.json`` (the simulation).
+_NOTE_SUFFIX, _NOTE_SIMULATION_SUFFIX = "_note.json", "_simulation.json"
+
+
+def _is_view_note(path: Path) -> bool:
+    """The note half of a ``tau2 view`` note: its simulation beside it is the run, the note is not."""
+    name = path.name
+    return (
+        name.endswith(_NOTE_SUFFIX) and path.with_name(name[: -len(_NOTE_SUFFIX)] + _NOTE_SIMULATION_SUFFIX).is_file()
+    )
+
+
+# --- the domain a file beside a recording names -------------------------------------------------------------
+RUN_CONFIG_FILE = "run.json"  # a run's configuration beside the simulations it made (or a run saved by that name)
+_RUN_KEYS = ("simulations", "simulation_run", "messages", "ticks")
+
+
+def _is_run_config(path: Path) -> bool:
+    """A small ``run.json`` that holds no simulation: a run's configuration, which a folder scan leaves out."""
+    if path.name != RUN_CONFIG_FILE:
+        return False
+    try:
+        if os.stat(path).st_size > _SIDECAR_HEAD_BYTES:
+            return False
+        data = orjson.loads(read_bytes(path))
+    except (OSError, RunFileError, orjson.JSONDecodeError):
+        return False
+    return isinstance(data, dict) and not any(key in data for key in _RUN_KEYS)
+
+
+_DOMAIN_SIDECARS = ("results.json", RUN_CONFIG_FILE)
+_WHOLE_SIDECAR_BYTES = 8 * 1024**2  # read whole up to this size; a bigger results.json is searched at its head
+_SIDECAR_HEAD_BYTES = 1024**2
+_DOMAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+_DOMAIN_NAME_FIELD = re.compile(rb'"domain_name"\s*:\s*"([A-Za-z0-9][A-Za-z0-9_.-]{0,99})"')
+
+
+def sidecar_domain(path: Path | str) -> tuple[str, Path] | None:
+    """The domain a ``results.json`` or ``run.json`` beside ``path`` names, and that file: in the same folder, or in
+    the run folder above a ``simulations/`` folder; None when none does (an unreadable one names nothing)."""
+    path = Path(path)
+    folders = [path.parent] + ([path.parent.parent] if path.parent.name == "simulations" else [])
+    for folder in folders:
+        for name in _DOMAIN_SIDECARS:
+            candidate = folder / name
+            if candidate == path or not candidate.is_file():
+                continue
+            found = _named_domain(candidate)
+            if found is not None:
+                return found, candidate
+    return None
+
+
+def _named_domain(path: Path) -> str | None:
+    """The domain a run's metadata or configuration names: ``info.environment_info.domain_name``, or a top-level
+    ``domain`` (``domain_name``, ``environment_info.domain_name``); a name of letters, digits and ``_.-`` only."""
+    try:
+        size = os.stat(path).st_size
+        if size > _WHOLE_SIDECAR_BYTES:  # a big results.json: tau2 writes its info before its simulations
+            with open(path, "rb") as handle:
+                found = _DOMAIN_NAME_FIELD.search(handle.read(_SIDECAR_HEAD_BYTES))
+            return found.group(1).decode("ascii") if found else None
+        data = read_json(path)
+    except (OSError, RunFileError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    info = _object(data.get("info"))
+    for value in (
+        _object(info.get("environment_info")).get("domain_name"),
+        _object(data.get("environment_info")).get("domain_name"),
+        data.get("domain"),
+        data.get("domain_name"),
+    ):
+        if isinstance(value, str) and _DOMAIN_NAME.fullmatch(value):
+            return value
+    return None
 
 
 _DB_FILES = ("db.json", "db.toml", "user_db.json", "user_db.toml")

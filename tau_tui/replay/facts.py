@@ -115,7 +115,7 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
         Fact(
             "simulation",
             record["sim"],
-            f"task {record['task']}{trial}  [{record['domain']}, {record['termination']}]",
+            f"task {record['task'] or '?'}{trial}  [{record['domain']}, {record['termination']}]",
             sep="  ",
             level=0,
             panel=False,
@@ -139,6 +139,7 @@ def replay_facts(record: dict[str, Any], timeline: Timeline, has_gold: bool) -> 
             mark=record["strict_ok"],
         ),
     ]
+    facts += inferred_facts(record)
     if timeline.injected_faults:
         faults = ", ".join(
             f"{c.name} {(c.fault or {}).get('kind')} (attempt {c.attempt}, step {c.result_step})"
@@ -244,6 +245,22 @@ def graded_from_facts(record: dict[str, Any]) -> list[Fact]:
             aside=f" ({aside})",
         )
     ]
+
+
+def inferred_facts(record: dict[str, Any]) -> list[Fact]:
+    """What was worked out for a recording that leaves it out: where its domain came from (the inspector shows it;
+    the CLI says it once per file) and the fields recovered for this simulation, each with how."""
+    facts = []
+    source = record.get("domain_source")
+    if source:
+        facts.append(
+            Fact("domain_source", "domain", f"{record['domain']}, from {source} (the file names none)", cli=False)
+        )
+    recovered = record.get("recovered")
+    if recovered:
+        lost = any(" not " in phrase for phrase in recovered)
+        facts.append(Fact("recovered", "recovered", "; ".join(recovered), severity="warn" if lost else "info"))
+    return facts
 
 
 def first_divergence(timeline: Timeline) -> CallRecord | None:

@@ -42,6 +42,7 @@ from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.model.messages import ParticipantMessage, ToolCall, ToolMessage
 from tau_tui.model.results import NO_RECORDED_RESULT, SimulationRun
 from tau_tui.model.tasks import Task
+from tau_tui.resolve import RunResolver
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
 from tau_tui.rollout.orchestrator import DISCOVERED_KEY, EndEpisode, EpisodeOptions, Orchestrator
@@ -234,9 +235,11 @@ async def run_cassettes(
         run = open_run(recording)
     except RunFileError as exc:
         raise CassetteError(str(exc)) from None
+    run.resolve(RunResolver(registry, domain).resolve(run))  # a recording naming no domain: --domain, its tools
     name = run.domain
     if name is None:
-        raise CassetteError(f"{run.path}: cannot tell the domain of the recording")
+        problem = run.resolution.problem if run.resolution is not None else None
+        raise CassetteError(f"{run.path}: {problem or 'cannot tell the domain of the recording'}")
     if domain is not None and split_variant(domain)[0] != split_variant(name)[0]:
         raise CassetteError(f"the recording is of domain '{name}', not '{domain}'")
     check_spec(agent, "agent")

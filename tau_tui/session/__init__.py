@@ -111,7 +111,7 @@ class Session:
         self, generation: int, paths: list[Path], emit: Callable[[LoadEvent], None], cancelled: Callable[[], bool]
     ) -> None:
         """Open the files (on a thread); ``emit`` gets each load event, to hand back to ``handle``."""
-        load_runs(paths, generation, emit, cancelled, self.workspace.settings.index_workers)
+        load_runs(paths, generation, emit, cancelled, self.workspace.settings.index_workers, self.service.prepare)
 
     def handle(self, event: LoadEvent) -> Changes:
         changes = self.library.handle(event)

@@ -39,8 +39,11 @@ def load_runs(
     emit: Callable[[LoadEvent], None],
     cancelled: Callable[[], bool],
     index_workers: int | None = None,
+    prepare: Callable[[RunFile], list[str]] | None = None,
 ) -> None:
-    """Open every run file under ``paths`` and emit what happened, file by file (run on a thread)."""
+    """Open every run file under ``paths`` and emit what happened, file by file (run on a thread); ``prepare(run)``
+    works out what a run leaves out (its domain, old uploads' tasks) before its rows are shown, and its notices
+    join the file's notes."""
     from tau_tui.model.indexing import Failed, Growing, Loaded, index_files, plan_workers
     from tau_tui.model.io import describe_empty, scan_paths
     from tau_tui.model.notes import NoteBook, NotesError
@@ -62,7 +65,8 @@ def load_runs(
             emit(FileFailed(generation, event.path, event.problem))
             return
         run = event.run
-        notes = [n for n in [describe_empty(run)] if n] + list(run.warnings) + submission_notes(run.path)
+        inferred = prepare(run) if prepare is not None else []
+        notes = [n for n in [describe_empty(run)] if n] + list(run.warnings) + submission_notes(run.path) + inferred
         notebook: NoteBook | None
         try:
             notebook = NoteBook(run.path)

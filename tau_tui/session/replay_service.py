@@ -30,6 +30,12 @@ def _sim_key(analysis: SimAnalysis) -> tuple[str, str]:
     return str(analysis.run.path), analysis.sim.id
 
 
+def _domain_key(run: RunFile) -> str:
+    """What a domain error is remembered by: the domain's name, or the file when it names none (each such file
+    has its own reason)."""
+    return run.domain or f"file:{run.path}"
+
+
 def fixed_verdicts(checks: list[NLCheck]) -> Judge:
     """A judge that answers with verdicts obtained earlier (re-assessing without asking the model again)."""
 
@@ -57,6 +63,11 @@ class ReplayService:
         """The domain registry rollouts, sessions and forks use (the same domains the inspector replays)."""
         return self.analyzer.registry
 
+    def prepare(self, run: RunFile) -> list[str]:
+        """Work out what ``run`` leaves out (``Analyzer.prepare``: its domain, old uploads' tasks); its notices."""
+        with self._lock:
+            return self.analyzer.prepare(run)
+
     def analyze(self, run: RunFile, index: int) -> SimAnalysis:
         """Full analysis of one simulation; raises DomainError / RunFileError when replay cannot start."""
         key = (id(run), index)
@@ -65,7 +76,7 @@ class ReplayService:
             if cached is not None and cached.run is run:
                 self._recent.move_to_end(key)
                 return cached
-            domain = run.domain or ""
+            domain = _domain_key(run)
             if domain in self._domain_errors:
                 raise DomainError(self._domain_errors[domain])
             try:
@@ -111,13 +122,13 @@ class ReplayService:
         """What the runs table derives for one simulation; failures become one-line reasons, never raise."""
         try:
             with self._lock:
-                domain = run.domain or ""
+                domain = _domain_key(run)
                 if domain in self._domain_errors:
                     return Summaries(error=self._domain_errors[domain])
                 analysis = self.analyzer.analyze(run, index)
         except DomainError as exc:
             with self._lock:
-                self._domain_errors[run.domain or ""] = str(exc)
+                self._domain_errors[_domain_key(run)] = str(exc)
             return Summaries(error=str(exc))
         except RunFileError as exc:
             return Summaries(error=str(exc))

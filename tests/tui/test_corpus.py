@@ -145,7 +145,14 @@ async def test_the_corpus_folder_opens_with_one_notice_for_its_data_folders(tau2
         folder = [n for n in notices if "tau2 data folder" in n.text]
         assert len(folder) == 1 and "banking_knowledge" in folder[0].text
         assert not [n for n in notices if "domains" in n.path.parts and n is not folder[0]]
-        assert len(notices) <= 4  # the folder note, the tau-bench v1 file, the empty run, nothing per data file
+        # the two files that name no domain say which it is and how it was told
+        inferred = sorted(n.path.name for n in notices if "(the file names none), from the tools it calls" in n.text)
+        assert inferred == [
+            "sierra-research__tau2-bench__adaptive-agent_airline_claude-opus-4-6_1trial.json",
+            "sierra-research__tau2-bench__tau2_retail_example_trajectory.json",
+        ]
+        # the folder note, the tau-bench v1 file, the empty run, nothing per data file
+        assert len(notices) - len(inferred) <= 4
 
 
 async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_data, tmp_path):
