@@ -54,7 +54,7 @@ class RunResolver:
         domain, source, problem = (None, None, None) if run.domain_name else self._domain(run)
         named = run.domain_name or domain
         recovered = {}
-        if any(lacks(entry) for entry in run.entries):
+        if not run.recorded_only and any(lacks(entry) for entry in run.entries):  # a v1 run is shown as recorded
             untold = any(not entry.task_id for entry in run.entries)  # only then are tasks needed
             tasks, tasks_from = self._tasks(run, named) if untold else ({}, "no tasks (none needed)")
             recovered = recover_simulations(run.raw_sims, run.entries, tasks, tasks_from)
