@@ -22,6 +22,7 @@ from tau_tui.commands.replay import add_upstream_fixes_flag
 
 if TYPE_CHECKING:
     from tau_tui.evaluate import FileMetrics
+    from tau_tui.evaluate.cost_time import CostTime
     from tau_tui.model.io import RunFile
     from tau_tui.model.submission import DomainClaim
     from tau_tui.pool import ReportDigest
@@ -75,12 +76,23 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return evaluate
 
 
+def _cost_time(reports: list[ReportDigest]) -> CostTime:
+    """The recorded cost and time of the simulations evaluated, with their successes by our rewards."""
+    from tau_tui.evaluate.cost_time import CostTime, SimCostTime
+    from tau_tui.evaluate.reward import is_success
+
+    scored = [r.reward for r in reports if r.reward is not None]
+    solved = sum(is_success(reward) for reward in scored) if scored else None
+    return CostTime.of((r.spend or SimCostTime() for r in reports), solved)
+
+
 def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[ReportDigest]) -> dict[str, Any]:
     """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards, the recorded
-    agent costs (unpriced ones apart, never $0) and the judge the run records."""
+    costs (unpriced ones apart, never $0), durations and tokens, and the judge the run records."""
     from tau_tui.evaluate import FLAG_KINDS
     from tau_tui.model.provenance import CostSummary, recorded_judge
 
+    spend = _cost_time(reports)
     metrics, recorded_metrics = both.ours, both.recorded
     confidence, recorded_confidence = both.confidence, both.recorded_confidence
     compared = [r.agrees for r in reports if r.agrees is not None]
@@ -101,6 +113,9 @@ def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[Repo
         "confidence": confidence.to_json() if confidence is not None else None,
         "recorded_confidence": recorded_confidence.to_json() if recorded_confidence is not None else None,
         "recorded_costs": CostSummary.of([r.cost for r in reports]).to_json(),
+        "cost": spend.cost_json(),
+        "duration": spend.duration_json(),
+        "tokens": spend.tokens_json(),
         "judge_llm": recorded_judge(run.raw_info),
     }
 
@@ -111,7 +126,9 @@ def _recorded_lines(run: RunFile, reports: list[ReportDigest]) -> list[str]:
 
     text = CostSummary.of([r.cost for r in reports]).text()
     judge = recorded_judge(run.raw_info)
-    return ([f"  recorded {text}"] if text else []) + ([f"  recorded judge: {judge}"] if judge else [])
+    lines = [f"  recorded {text}"] if text else []
+    lines.append(f"  recorded {_cost_time(reports).text()}")
+    return lines + ([f"  recorded judge: {judge}"] if judge else [])
 
 
 def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int) -> tuple[dict[str, Any], str]:
