@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from tau_tui.analysis import Analyzer
 from tau_tui.domains import DomainError, split_variant
 from tau_tui.evaluate import Judge
+from tau_tui.evaluate.cost_time import CostTime, SimCostTime
 from tau_tui.evaluate.metrics import INFRASTRUCTURE_ERROR
 from tau_tui.evaluate.reward import is_success
 from tau_tui.evaluate.stats import (
@@ -60,6 +61,7 @@ class SideOutcome:
     final_db: str | None  # hash of the agent DB after replay (None without replay)
     digest: str | None  # task_content_digest of the task it ran, None when the task is unknown
     domain: str | None = None  # as its file states it (a policy variant such as ``telecom-workflow`` included)
+    spend: SimCostTime = SimCostTime()  # its recorded cost, duration and tokens
 
     @property
     def base_domain(self) -> str | None:
@@ -131,6 +133,8 @@ class RunComparison:
     errors: list[str] = field(default_factory=list)
     a_domains: list[str] = field(default_factory=list)  # the domains of A's simulations, as their files state them
     b_domains: list[str] = field(default_factory=list)
+    a_cost: CostTime | None = None  # each side's recorded cost and time
+    b_cost: CostTime | None = None
 
     @property
     def domain_warning(self) -> str | None:
@@ -162,7 +166,22 @@ class RunComparison:
             "seed": self.seed,
             "a_confidence": self.a_confidence.to_json(),
             "b_confidence": self.b_confidence.to_json(),
+            "a_cost": cost_time_json(self.a_cost),
+            "b_cost": cost_time_json(self.b_cost),
         }
+
+
+def cost_time_json(spend: CostTime | None) -> dict[str, Any] | None:
+    """A side's ``cost``, ``duration`` and ``tokens``, as ``eval --json`` writes them for a file."""
+    if spend is None:
+        return None
+    return {"cost": spend.cost_json(), "duration": spend.duration_json(), "tokens": spend.tokens_json()}
+
+
+def side_cost_time(outcomes: Sequence[SideOutcome]) -> CostTime:
+    """The recorded cost and time of one side, with its successes by the rewards compared."""
+    scored = [o.reward for o in outcomes if not o.unscored and o.reward is not None]
+    return CostTime.of((o.spend for o in outcomes), sum(map(is_success, scored)) if scored else None)
 
 
 def _domains_text(domains: Sequence[str]) -> str:
@@ -226,6 +245,7 @@ def load_side(
                         None,
                         digest,
                         run.domain,
+                        SimCostTime.of_raw(run.raw_sims[index]),
                     )
                 )
                 continue
@@ -252,6 +272,7 @@ def load_side(
                     analysis.pred_db,
                     digest,
                     run.domain,
+                    SimCostTime.of_raw(run.raw_sims[index]),
                 )
             )
     return outcomes, errors
@@ -333,6 +354,8 @@ def compare_runs(
         list(errors),
         _domains_of(a),
         _domains_of(b),
+        side_cost_time(a),
+        side_cost_time(b),
     )
 
 
@@ -361,6 +384,9 @@ def statistics_lines(cmp: RunComparison) -> list[str]:
         )
     for name, conf in (("A", cmp.a_confidence), ("B", cmp.b_confidence)):
         out.append(f"{name}: " + "; ".join(conf.lines()[:1] + [conf.flips.text(), conf.noise.text()]))
+    for name, spend in (("A", cmp.a_cost), ("B", cmp.b_cost)):
+        if spend is not None:
+            out.append(f"{name}: recorded {spend.text()}")
     return out
 
 

@@ -110,3 +110,18 @@ def test_percentile_is_linear_between_ranks():
     assert percentile([3.0], 0.95) == 3.0
     assert percentile([4.0, 1.0, 3.0, 2.0], 0.5) == 2.5
     assert percentile([float(v) for v in range(1, 21)], 0.95) == pytest.approx(19.05)
+
+
+@pytest.mark.corpus
+def test_compare_shows_each_sides_recorded_cost_and_time(tau2_data, capsys):
+    a, b = CORPUS / AIRLINE, CORPUS / SOLO_4
+    main(["compare", str(a), str(b), "--recorded", "--json", "--tau2-data", str(tau2_data)])
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    for side, path in (("a_cost", a), ("b_cost", b)):
+        _, agent, user_costs, durations = hand_sums(path)
+        assert summary[side]["cost"]["agent_usd"] == pytest.approx(sum(agent))
+        assert summary[side]["cost"]["total_usd"] == pytest.approx(sum(agent) + sum(user_costs))
+        assert summary[side]["duration"]["total_s"] == pytest.approx(sum(durations))
+    main(["compare", str(a), str(b), "--recorded", "--no-rows", "--tau2-data", str(tau2_data)])
+    text = capsys.readouterr().out
+    assert any(line.startswith("A: recorded cost $") for line in text.splitlines())
