@@ -188,7 +188,8 @@ def _domains_text(domains: Sequence[str]) -> str:
     return f"domain{'s' if len(domains) > 1 else ''} {', '.join(domains)}"
 
 
-def _task_order(task_id: str) -> tuple[int, Any]:
+def task_order(task_id: str) -> tuple[int, Any]:
+    """Numeric task ids in number order, before the others in text order."""
     return (0, int(task_id)) if task_id.isdigit() else (1, task_id)
 
 
@@ -308,7 +309,8 @@ def _row(task: str, ordinal: int, a: SideOutcome | None, b: SideOutcome | None) 
     return PairRow(task, ordinal, a, b, category)
 
 
-def _side_confidence(outcomes: Sequence[SideOutcome], seed: int, resamples: int) -> Confidence:
+def side_confidence(outcomes: Sequence[SideOutcome], seed: int, resamples: int) -> Confidence:
+    """One side's intervals, flip rate and noise floor over its scored rewards."""
     by_task = group_by_task([(o.task_id, None if o.unscored else o.reward) for o in outcomes])
     max_k = min((len(r) for r in by_task.values()), default=0)
     return confidence(by_task, max_k, seed=seed, resamples=resamples)
@@ -326,7 +328,7 @@ def compare_runs(
     errors: Sequence[str] = (),
 ) -> RunComparison:
     left, right = _attempts(a), _attempts(b)
-    keys = sorted(set(left) | set(right), key=lambda key: (_task_order(key[0]), key[1]))
+    keys = sorted(set(left) | set(right), key=lambda key: (task_order(key[0]), key[1]))
     rows = [_row(task, ordinal, left.get((task, ordinal)), right.get((task, ordinal))) for task, ordinal in keys]
     matrix = {category: 0 for category in CATEGORIES}
     reasons: dict[str, int] = {}
@@ -348,8 +350,8 @@ def compare_runs(
         dict(sorted(reasons.items())),
         mcnemar_exact(matrix["a_only"], matrix["b_only"]) if comparable else None,
         paired_bootstrap(pairs, seed=seed, resamples=resamples),
-        _side_confidence(a, seed, resamples),
-        _side_confidence(b, seed, resamples),
+        side_confidence(a, seed, resamples),
+        side_confidence(b, seed, resamples),
         seed,
         list(errors),
         _domains_of(a),
