@@ -60,7 +60,7 @@ def test_task_matrix_lists_regressions_first(three_runs, tau2_data, capsys):
     tasks = [line for line in lines if line["kind"] == "task"]
     pairs = [line for line in lines if line["kind"] == "pair"]
     for task in tasks:  # each cell's regressions and improvements are its pairs' a_only and b_only
-        for cell, source in zip(task["runs"][1:], (b, c)):
+        for cell, source in zip(task["runs"][1:], (b, c), strict=True):
             mine = [p for p in pairs if p["task"] == task["task"] and p["b_run"] == str(source)]
             assert cell["regressions"] == sum(p["category"] == "a_only" for p in mine)
             assert cell["improvements"] == sum(p["category"] == "b_only" for p in mine)

@@ -156,7 +156,7 @@ def _many(args: argparse.Namespace, paths: list[str], sides: list, labels: list[
     from tau_tui.trust import RunSide, compare_many, many_lines
 
     baseline = paths.index(args.baseline) if args.baseline is not None else 0
-    runs = [RunSide(label, path, outcomes) for label, path, outcomes in zip(labels, paths, sides)]
+    runs = [RunSide(label, path, outcomes) for label, path, outcomes in zip(labels, paths, sides, strict=True)]
     result = compare_many(
         runs,
         baseline,

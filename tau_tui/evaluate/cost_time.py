@@ -174,4 +174,3 @@ class CostTime:
         if self.token_simulations:
             line += " · tokens " + ", ".join(f"{k.removesuffix('_tokens')} {v:,.0f}" for k, v in self.tokens.items())
         return line
-

@@ -18,11 +18,11 @@ from tau_tui.evaluate.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Confidence, 
 from tau_tui.trust.compare import (
     RunComparison,
     SideOutcome,
-    side_confidence,
-    task_order,
     compare_runs,
     cost_time_json,
+    side_confidence,
     side_cost_time,
+    task_order,
 )
 
 
@@ -119,7 +119,7 @@ class TaskRow:
             "task": self.task,
             "regressions": self.regressions,
             "improvements": self.improvements,
-            "runs": [{"label": label, **cell.to_json()} for label, cell in zip(labels, self.cells)],
+            "runs": [{"label": label, **cell.to_json()} for label, cell in zip(labels, self.cells, strict=True)],
         }
 
 
@@ -223,7 +223,7 @@ def compare_many(
             cmp,
             adjusted[i],
         )
-        for i, (run, cmp) in enumerate(zip(runs, comparisons))
+        for i, (run, cmp) in enumerate(zip(runs, comparisons, strict=True))
     ]
     return ManyComparison(baseline, summaries, task_rows(runs, comparisons), rewards, seed)
 
@@ -273,7 +273,7 @@ def many_lines(many: ManyComparison, rows: bool = True, tasks: dict[str, str] | 
     table = summary_table(many)
     widths = [max(len(row[c]) for row in table) for c in range(len(table[0]))]
     for row in table:
-        out.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        out.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     out.append("")
     out.append("Δ: mean reward minus the baseline's, points, 95% paired bootstrap; p: McNemar exact; Holm p: adjusted")
     out.append("for the comparisons; −/+: regressions (passed in the baseline, failed here) / improvements")
