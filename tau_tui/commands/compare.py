@@ -53,13 +53,6 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return cmp
 
 
-def _label(runs) -> str:
-    models = sorted({run.agent_model or run.agent_implementation or "?" for _, run in runs})
-    names = [path.name for path, _ in runs]
-    head = names[0] if len(names) == 1 else f"{len(names)} files"
-    return f"{', '.join(models)} ({head})"
-
-
 def _shown_tasks(tasks: set[str], width: int) -> dict[str, str]:
     """Each task id shortened to ``width`` characters keeping where it differs from the others (wider if two
     would read the same)."""
@@ -72,16 +65,6 @@ def _shown_tasks(tasks: set[str], width: int) -> dict[str, str]:
     return {task: elide(line, width, starts[line]) for task, line in lines.items()}
 
 
-def _distinct(labels: list[str]) -> list[str]:
-    """The labels, a repeated one numbered (``#2``) so that every run reads apart."""
-    seen: dict[str, int] = {}
-    out = []
-    for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-        out.append(label if labels.count(label) == 1 else f"{label} #{seen[label]}")
-    return out
-
-
 def _pair_line(row, a_source: str, b_source: str) -> str:
     """One pair's ``--json`` object, naming the two runs (as given) it pairs."""
     from tau_tui.textsafe import json_line
@@ -92,6 +75,7 @@ def _pair_line(row, a_source: str, b_source: str) -> str:
 def run(args: argparse.Namespace, workspace) -> int:
     from tau_tui.textsafe import visible
     from tau_tui.trust import compare_runs, comparison_lines, load_side
+    from tau_tui.trust.many import distinct_labels, run_label
 
     if args.resamples < 1:
         err("--resamples must be at least 1")
@@ -120,9 +104,9 @@ def run(args: argparse.Namespace, workspace) -> int:
             status = EXIT_INPUT
         errors += problems
         sides.append(outcomes)
-        labels.append(_label(runs))
+        labels.append(run_label(runs))
     if len(paths) > 2 or args.baseline is not None:
-        return _many(args, paths, sides, _distinct(labels), status)
+        return _many(args, paths, sides, distinct_labels(labels), status)
     result = compare_runs(
         sides[0],
         sides[1],

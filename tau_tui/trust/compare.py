@@ -213,12 +213,15 @@ def load_side(
     judge: Judge | None = None,
     via: Any = None,
     cancelled: Callable[[], bool] | None = None,
+    visit: Callable[[Path, RunFile, int, Any, Any], None] | None = None,
 ) -> tuple[list[SideOutcome], list[str]]:
     """The outcomes of every simulation of ``runs``, and one error line per file that could not be scored.
 
     With ``recorded`` the recorded rewards are compared and nothing is replayed. ``via``: what replays and
     assesses (``analyze(run, index)``, ``assess(analysis, judge=)``), the analyzer itself by default (the
-    TUI passes its thread-safe replay service); ``cancelled`` stops early when it returns true.
+    TUI passes its thread-safe replay service); ``cancelled`` stops early when it returns true. ``visit``:
+    called with (path, run, index, analysis, report) after each simulation is scored (None, None with
+    ``recorded``), for a caller that shows more of it without replaying it twice.
     """
     source = via if via is not None else analyzer
     outcomes: list[SideOutcome] = []
@@ -249,6 +252,8 @@ def load_side(
                         SimCostTime.of_raw(run.raw_sims[index]),
                     )
                 )
+                if visit is not None:
+                    visit(path, run, index, None, None)
                 continue
             try:
                 analysis = source.analyze(run, index)
@@ -276,6 +281,8 @@ def load_side(
                     SimCostTime.of_raw(run.raw_sims[index]),
                 )
             )
+            if visit is not None:
+                visit(path, run, index, analysis, report)
     return outcomes, errors
 
 

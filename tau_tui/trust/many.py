@@ -26,6 +26,24 @@ from tau_tui.trust.compare import (
 )
 
 
+def run_label(runs: Sequence[tuple[Any, Any]]) -> str:
+    """``model (file name)`` of one run given as (path, ``RunFile``) pairs (``N files`` for several)."""
+    models = sorted({run.agent_model or run.agent_implementation or "?" for _, run in runs})
+    names = [path.name for path, _ in runs]
+    head = names[0] if len(names) == 1 else f"{len(names)} files"
+    return f"{', '.join(models)} ({head})"
+
+
+def distinct_labels(labels: Sequence[str]) -> list[str]:
+    """The labels, a repeated one numbered (``#2``) so that every run reads apart."""
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if labels.count(label) == 1 else f"{label} #{seen[label]}")
+    return out
+
+
 @dataclass(frozen=True)
 class RunSide:
     """One run as given: its label, the path named for it, and its outcomes."""
