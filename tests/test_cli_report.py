@@ -10,7 +10,7 @@ import pytest
 
 from tau_tui.cli import main
 from tau_tui.report import MARKER, pages
-from tau_tui.report.svg import pareto_front
+from tau_tui.trust.many import pareto_front
 from tests.helpers import greet, results_file, say, user
 
 AGENTS = (("gold", "scripted/gold"), ("flaky5", "scripted/flaky:0.5"), ("flaky3", "scripted/flaky:0.3"))

@@ -162,13 +162,7 @@ def build_report(
         for r, links in enumerate(links_of):
             for link in links:
                 first.setdefault((r, link.task), link.number)
-        terminations = []
-        for side in sides:
-            counts: dict[str, int] = {}
-            for o in side.outcomes:
-                counts[o.termination or "?"] = counts.get(o.termination or "?", 0) + 1
-            terminations.append(counts)
-        for name, html in pages.index_pages(many, [len(x) for x in links_of], terminations, first, written.errors):
+        for name, html in pages.index_pages(many, [len(x) for x in links_of], first, written.errors):
             written.write(name, html)
         marker = {"tau_tui_report": REPORT_VERSION, "files": sorted(written.written)}
         (staging / MARKER).write_text(json.dumps(marker, indent=0), encoding="utf-8")

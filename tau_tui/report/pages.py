@@ -115,7 +115,7 @@ def _summary(many: ManyComparison, sims: Sequence[int]) -> str:
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def charts(many: ManyComparison, terminations: Sequence[dict[str, int]]) -> list[tuple[str, str]]:
+def charts(many: ManyComparison) -> list[tuple[str, str]]:
     """The four charts, (caption, svg): pass^k against k, the reward heatmap, cost against score, terminations."""
     labels = many.labels
     series = []
@@ -152,7 +152,9 @@ def charts(many: ManyComparison, terminations: Sequence[dict[str, int]]) -> list
     )
     out.append((caption, svg.scatter("cost-score", caption, priced, "total cost", "avg reward")))
     caption = "termination reasons per run (as recorded)"
-    out.append((caption, svg.stacked_bars("terminations", caption, list(zip(labels, terminations, strict=True)))))
+    out.append(
+        (caption, svg.stacked_bars("terminations", caption, [(run.label, run.terminations) for run in many.runs]))
+    )
     return out
 
 
@@ -185,7 +187,6 @@ def _matrix(many: ManyComparison, first: dict[tuple[int, str], int], start: int,
 def index_pages(
     many: ManyComparison,
     sims: Sequence[int],
-    terminations: Sequence[dict[str, int]],
     first: dict[tuple[int, str], int],
     errors: Sequence[str],
 ) -> list[tuple[str, str]]:
@@ -206,8 +207,7 @@ def index_pages(
         + (f"<h2>Not scored</h2><ul>{problems}</ul>" if problems else "")
         + "<h2>Charts</h2>"
         + "".join(
-            f"<figure><figcaption>{escape(caption)}</figcaption>{chart}</figure>"
-            for caption, chart in charts(many, terminations)
+            f"<figure><figcaption>{escape(caption)}</figcaption>{chart}</figure>" for caption, chart in charts(many)
         )
     )
     out = []

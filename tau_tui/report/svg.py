@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
+from tau_tui.trust.many import pareto_front
+
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f")
 FONT = 'font-family="system-ui, sans-serif" font-size="11"'
 
@@ -130,16 +132,6 @@ def heatmap(
                 f"{escape(columns[j])}: {shown}</title></rect>"
             )
     return _svg(kind, width, height, body, title)
-
-
-def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
-    """Indices of the points no other point beats on both (lower x = cost, higher y = score), by cost."""
-    front = []
-    for i, (x, y) in enumerate(points):
-        beaten = any((ox <= x and oy >= y) and (ox < x or oy > y) for ox, oy in points)
-        if not beaten:
-            front.append(i)
-    return sorted(front, key=lambda i: points[i])
 
 
 def scatter(kind: str, title: str, points: Sequence[tuple[str, float, float]], x_label: str, y_label: str) -> str:

@@ -64,6 +64,7 @@ class RunSummary:
     cost: CostTime
     comparison: RunComparison | None
     holm_p: float | None
+    terminations: dict[str, int]  # simulations per recorded termination reason ("?" when none)
 
     @property
     def regressions(self) -> int:
@@ -86,6 +87,7 @@ class RunSummary:
             "difference_vs_baseline": cmp.difference.to_json() if cmp is not None and cmp.difference else None,
             "mcnemar_p": cmp.mcnemar_p if cmp is not None else None,
             "holm_p": self.holm_p,
+            "terminations": self.terminations,
             **(cost_time_json(self.cost) or {}),
         }
 
@@ -183,6 +185,23 @@ def _cell(outcomes: Sequence[SideOutcome], regressions: int, improvements: int) 
     )
 
 
+def _terminations(outcomes: Sequence[SideOutcome]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.termination or "?"] = counts.get(o.termination or "?", 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats on both (lower x = cost, higher y = score), by cost."""
+    front = []
+    for i, (x, y) in enumerate(points):
+        beaten = any((ox <= x and oy >= y) and (ox < x or oy > y) for ox, oy in points)
+        if not beaten:
+            front.append(i)
+    return sorted(front, key=lambda i: points[i])
+
+
 def task_rows(runs: Sequence[RunSide], comparisons: Sequence[RunComparison | None]) -> list[TaskRow]:
     """The task × runs matrix, regressions first, then improvements, then the rest in task order."""
     tasks = {o.task_id for run in runs for o in run.outcomes}
@@ -240,6 +259,7 @@ def compare_many(
             cmp.b_cost if cmp is not None and cmp.b_cost is not None else side_cost_time(run.outcomes),
             cmp,
             adjusted[i],
+            _terminations(run.outcomes),
         )
         for i, (run, cmp) in enumerate(zip(runs, comparisons, strict=True))
     ]

@@ -64,6 +64,14 @@ async def test_mark_three_pick_the_baseline_matrix_and_enter(make_app, three_run
         assert grid.row_count == len(many.tasks) and len(grid.columns) == 1 + 3 + 1
         drawn = app.export_screenshot().replace("&#160;", " ")
         assert "Holm" in drawn and "baseline" in drawn and "regressions first" in drawn
+        await pilot.press("c")  # the charts in place of the matrix, and back
+        await pilot.pause()
+        assert screen.charts_shown and not grid.display
+        drawn = app.export_screenshot().replace("&#160;", " ")
+        assert "pass^k against k" in drawn and "Pareto front" in drawn and "termination reasons" in drawn
+        await pilot.press("c")
+        await pilot.pause()
+        assert not screen.charts_shown and grid.display
         moved = next(i for i, t in enumerate(many.tasks) if t.cells[0].regressions or t.cells[0].improvements)
         grid.move_cursor(row=moved, column=1)  # run [1] against the baseline [3]
         await pilot.press("enter")

@@ -4,7 +4,8 @@ Opened from the runs table: ``M`` marks files, ``V`` picks the baseline among th
 (``trust.many``) runs in a thread worker through the replay service (recomputed rewards; ``r`` switches to
 the recorded ones). Enter on a run's cell opens the side-by-side trajectories of that task (its first pair
 that regressed or improved, else its first comparable pair: ``TrialCompareScreen``); ``o`` opens the two-way
-comparison of the baseline with the cursor's run (``RunCompareScreen``).
+comparison of the baseline with the cursor's run (``RunCompareScreen``); ``c`` shows the charts (pass^k
+against k, cost against score, termination reasons, as Rich text bars: ``views.charts``) in place of the matrix.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
@@ -27,6 +29,7 @@ from tau_tui.tui.context import context
 from tau_tui.tui.messages import ManyComparisonReady
 from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.views.charts import many_charts
 from tau_tui.views.layout import at_cursor
 from tau_tui.views.many_view import cell_text, many_summary
 
@@ -43,6 +46,7 @@ class ManyCompareScreen(Screen[None]):
         Binding("enter", "open_pair", "Compare this task's trajectories with the baseline", id="manycmp.open"),
         Binding("o", "open_runs", "Two-way comparison of this run with the baseline", id="manycmp.runs"),
         Binding("r", "toggle_rewards", "Recomputed / recorded rewards", id="manycmp.rewards"),
+        Binding("c", "toggle_charts", "Charts / task matrix", id="manycmp.charts"),
         Binding("e", "open_json", "Comparison JSON in $EDITOR", id="manycmp.editor", show=False),
     ]
 
@@ -57,10 +61,14 @@ class ManyCompareScreen(Screen[None]):
         yield InfoLine(id="manycmp-title")
         yield Static(id="manycmp-summary")
         yield DataTable(id="manycmp-tasks", cursor_type="cell", zebra_stripes=True)
+        with VerticalScroll(id="manycmp-charts-box"):
+            yield Static(id="manycmp-charts")
         yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#manycmp-tasks").border_title = "tasks × runs (passed/scored), regressions first"
+        self.query_one("#manycmp-charts-box").border_title = "charts (c: back to the task matrix)"
+        self.query_one("#manycmp-charts-box").display = False
         self.query_one(DataTable).focus()
         self._start()
 
@@ -132,6 +140,7 @@ class ManyCompareScreen(Screen[None]):
             style="dim",
         )
         self.query_one("#manycmp-summary", Static).update(visible_renderable(Group(many_summary(many), legend)))
+        self.query_one("#manycmp-charts", Static).update(visible_renderable(many_charts(many)))
         table = self.query_one(DataTable)
         table.clear(columns=True)
         table.add_column("task", width=TASK_WIDTH, key="task")
@@ -181,6 +190,16 @@ class ManyCompareScreen(Screen[None]):
         from tau_tui.tui.screens.run_compare import RunCompareScreen
 
         self.app.push_screen(RunCompareScreen(self.paths[self.baseline], self.paths[run]))
+
+    @property
+    def charts_shown(self) -> bool:
+        return bool(self.query_one("#manycmp-charts-box").display)
+
+    def action_toggle_charts(self) -> None:
+        shown = not self.charts_shown
+        self.query_one("#manycmp-charts-box").display = shown
+        self.query_one(DataTable).display = not shown
+        (self.query_one("#manycmp-charts-box") if shown else self.query_one(DataTable)).focus()
 
     def action_toggle_rewards(self) -> None:
         self.recorded = not self.recorded
