@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         written = [p for p in out.rglob("*") if p.is_file()]
         sizes = [p.stat().st_size for p in written]
-        largest = max(written, key=lambda p: p.stat().st_size)
+        largest = max((p for p in written if p.suffix == ".html"), key=lambda p: p.stat().st_size)
         index = out / "index.html"
         load = browser_load_seconds(index)
         print(

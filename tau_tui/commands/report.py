@@ -80,6 +80,6 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
     say(
         f"{out / 'index.html'}: {formats.count(len(sources), 'run')}, "
         f"{formats.count(result.simulations, 'simulation')}, {formats.count(result.files, 'page')}, "
-        f"{formats.size(result.bytes)} in {result.seconds:.1f} s"
+        f"{result.bytes / 1e6:.1f} MB in {result.seconds:.1f} s"
     )
     return EXIT_OK
