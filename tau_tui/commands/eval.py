@@ -132,12 +132,19 @@ def _recorded_lines(run: RunFile, reports: list[ReportDigest]) -> list[str]:
 
 
 def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int) -> tuple[dict[str, Any], str]:
-    """The file record and text block of a run shown as recorded only: metrics over its recorded rewards."""
+    """The file record and text block of a run shown as recorded only: metrics over its recorded rewards, its
+    recorded cost and time."""
     from tau_tui.evaluate import FileMetrics, MetricOutcome
+    from tau_tui.evaluate.cost_time import CostTime, SimCostTime
     from tau_tui.evaluate.render import metrics_block
+    from tau_tui.evaluate.reward import is_success
 
     outcomes = [MetricOutcome(e.task_id, e.reward, e.termination) for e in (run.entries[i] for i in indices)]
     both = FileMetrics.of(outcomes, outcomes, run.raw_info, seed=seed)
+    scored = [o.reward for o in outcomes if o.reward is not None]
+    spend = CostTime.of(
+        (SimCostTime.of_raw(run.raw_sims[i]) for i in indices), sum(map(is_success, scored)) if scored else None
+    )
     record = {
         "kind": "file",
         "file": str(path),
@@ -151,9 +158,13 @@ def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int)
         "agreement": {"compared": 0, "agree": 0, "differ": 0, "not_computable": 0},
         "confidence": None,
         "recorded_confidence": both.recorded_confidence.to_json() if both.recorded_confidence is not None else None,
+        "cost": spend.cost_json(),
+        "duration": spend.duration_json(),
+        "tokens": spend.tokens_json(),
     }
     title = f"{path}: metrics over the recorded rewards, not recomputed\n  note: {run.recorded_only}"
-    return record, metrics_block(str(path), both.recorded, confidence=both.recorded_confidence, title=title)
+    block = metrics_block(str(path), both.recorded, confidence=both.recorded_confidence, title=title)
+    return record, block + f"\n  recorded {spend.text()}"
 
 
 def _claim_record(sub, run) -> dict[str, Any]:

@@ -125,3 +125,17 @@ def test_compare_shows_each_sides_recorded_cost_and_time(tau2_data, capsys):
     main(["compare", str(a), str(b), "--recorded", "--no-rows", "--tau2-data", str(tau2_data)])
     text = capsys.readouterr().out
     assert any(line.startswith("A: recorded cost $") for line in text.splitlines())
+
+
+@pytest.mark.corpus
+def test_recorded_only_file_carries_its_recorded_cost(tau2_data, capsys):
+    """A tau-bench v1 file records only the user simulator's cost: the agent's is unpriced, never $0."""
+    path = CORPUS / "sierra-research__tau-bench__gpt-4o-airline.json"
+    main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)])
+    file = json.loads(capsys.readouterr().out.splitlines()[-1])
+    results = json.loads(path.read_text())
+    assert file["recomputed"] is False
+    assert file["cost"]["user_usd"] == pytest.approx(sum(r["info"].get("user_cost") or 0 for r in results))
+    assert file["cost"]["agent_usd"] is None and file["cost"]["unpriced"] == len(results)
+    assert file["cost"]["solved"] == sum(1 for r in results if r["reward"] == 1)
+    assert file["duration"]["total_s"] is None and file["duration"]["timed"] == 0
