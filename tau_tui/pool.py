@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from tau_tui.config import Settings
     from tau_tui.domains import DomainRegistry
     from tau_tui.evaluate import Judge, ScorerConfig, SimReport
+    from tau_tui.evaluate.cost_time import SimCostTime
     from tau_tui.model.io import RunFile
     from tau_tui.model.tasks import Task
     from tau_tui.rollout import RunConfig, Runner
@@ -129,6 +130,7 @@ class ReportDigest:
     line: str  # ``json_line(report.to_json(file))``
     replay_problem: bool = False  # its replay has a mismatch or a finding (``replay.facts.has_problems``)
     cost: tuple[str, float | None] = ("not recorded", None)  # recorded agent cost: (``agent_cost_state``, cost)
+    spend: SimCostTime | None = None  # recorded costs, duration and token meters
 
     @property
     def has_problems(self) -> bool:
@@ -137,7 +139,9 @@ class ReportDigest:
         return self.replay_problem or self.agrees is False or self.reward is None
 
     @classmethod
-    def of(cls, report: SimReport, file: str, replay_problem: bool = False) -> ReportDigest:
+    def of(
+        cls, report: SimReport, file: str, replay_problem: bool = False, spend: SimCostTime | None = None
+    ) -> ReportDigest:
         from tau_tui.textsafe import json_line
 
         return cls(
@@ -152,6 +156,7 @@ class ReportDigest:
             (report.recorded.cost_state, report.recorded.agent_cost)
             if report.recorded is not None
             else ("not recorded", None),
+            spend,
         )
 
 
@@ -270,7 +275,10 @@ class Worker:
             from tau_tui.evaluate.render import simulation_block
 
             text = simulation_block(report)
-        return Outcome(unit, report=ReportDigest.of(report, unit.path, replay_problem), text=text)
+        from tau_tui.evaluate.cost_time import SimCostTime
+
+        spend = SimCostTime.of_raw(run.raw_sims[unit.index])
+        return Outcome(unit, report=ReportDigest.of(report, unit.path, replay_problem, spend), text=text)
 
     def _summary(self, run: RunFile, unit: Unit) -> Outcome:
         from tau_tui.catalog import sim_text

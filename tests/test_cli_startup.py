@@ -40,6 +40,7 @@ print(json.dumps({"code": code, "heavy": heavy}))
         ["notes", "add", "--help"],
         ["serve", "--help"],
         ["show", "--help"],
+        ["report", "--help"],
     ],
 )
 def test_help_imports_no_heavy_module(argv):
@@ -70,6 +71,7 @@ def test_every_command_is_one_module_in_one_list():
         "calibrate",
         "notes",
         "compare",
+        "report",
         "audit",
         "export",
         "serve",

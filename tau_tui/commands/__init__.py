@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tau_tui.commands import audit, calibrate, compare, export, fork, notes, play, replay, run, serve, show, tui
+from tau_tui.commands import audit, calibrate, compare, export, fork, notes, play, replay, report, run, serve, show, tui
 from tau_tui.commands import eval as evaluate
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ COMMANDS: tuple[Command, ...] = (
     calibrate,
     notes,
     compare,
+    report,
     audit,
     export,
     serve,

@@ -1,4 +1,8 @@
-"""``tau-tui compare A B``: two runs over a task set, the pass/fail matrix and paired statistics."""
+"""``tau-tui compare A B [C …]``: runs over a task set, the pass/fail matrix and paired statistics.
+
+Two runs give the two-way report; three or more (or ``--baseline``) pair every run with the baseline the same
+way, and add a summary per run and the task × runs matrix, regressions first.
+"""
 
 from __future__ import annotations
 
@@ -15,20 +19,29 @@ TASK_WIDTH = 90  # the task column of the text report: longer ids are shortened,
 def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     cmp = sub.add_parser(
         NAME,
-        help="compare two runs task by task: pass/fail matrix, McNemar test, paired bootstrap",
+        help="compare runs task by task: pass/fail matrix, McNemar test, paired bootstrap",
         description="Pair the simulations of A and B by task and trial index and count the matrix: both pass, "
         "A only, B only, both fail, and not comparable (missing on one side, unscored, or a different version of "
         "the task by its fingerprint). Then McNemar's exact test on the A-only/B-only pairs and a paired bootstrap "
         "interval (over tasks, seeded) for the difference in mean reward, and each side's intervals, flip rate and "
-        "noise floor. Rewards are recomputed by replay unless --recorded. Exit 0: the difference is not "
-        "significant at 5%; 1: it is; 2: some input unreadable.",
+        "noise floor. Rewards are recomputed by replay unless --recorded. With three or more runs (or --baseline) "
+        "every run is paired with the baseline the same way, McNemar p-values are adjusted for the number of "
+        "comparisons (Holm), and the tasks × runs matrix lists regressions first. Exit 0: no difference is "
+        "significant at 5% (Holm-adjusted with several runs); 1: some is; 2: some input unreadable.",
     )
-    cmp.add_argument("a", metavar="A", help="run file or folder (side A)")
-    cmp.add_argument("b", metavar="B", help="run file or folder (side B)")
+    cmp.add_argument("a", metavar="A", help="run file or folder (side A, the baseline unless --baseline)")
+    cmp.add_argument("b", nargs="+", metavar="B", help="run files or folders to compare with the baseline")
+    cmp.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="the run every other is compared with: one of the paths given (default: the first)",
+    )
     cmp.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object per pair (kind: pair), then one with the matrix and statistics",
+        help="one JSON object per pair (kind: pair, naming its two runs), then one with the matrix and statistics; "
+        "with several runs the pairs of each comparison, one object per task (kind: task) and a summary per run "
+        "(kind: comparisons)",
     )
     cmp.add_argument(
         "--recorded", action="store_true", help="compare the rewards recorded in the files instead of recomputing them"
@@ -38,13 +51,6 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     cmp.add_argument("--no-rows", action="store_true", help="the matrix and statistics only (text output)")
     add_judge_flags(cmp, "litellm model that judges NL assertions (without one, rewards that need them are unscored)")
     return cmp
-
-
-def _label(runs) -> str:
-    models = sorted({run.agent_model or run.agent_implementation or "?" for _, run in runs})
-    names = [path.name for path, _ in runs]
-    head = names[0] if len(names) == 1 else f"{len(names)} files"
-    return f"{', '.join(models)} ({head})"
 
 
 def _shown_tasks(tasks: set[str], width: int) -> dict[str, str]:
@@ -59,17 +65,29 @@ def _shown_tasks(tasks: set[str], width: int) -> dict[str, str]:
     return {task: elide(line, width, starts[line]) for task, line in lines.items()}
 
 
+def _pair_line(row, a_source: str, b_source: str) -> str:
+    """One pair's ``--json`` object, naming the two runs (as given) it pairs."""
+    from tau_tui.textsafe import json_line
+
+    return json_line({"kind": "pair", "a_run": a_source, "b_run": b_source, **row.to_json()})
+
+
 def run(args: argparse.Namespace, workspace) -> int:
-    from tau_tui.textsafe import json_line, visible
+    from tau_tui.textsafe import visible
     from tau_tui.trust import compare_runs, comparison_lines, load_side
+    from tau_tui.trust.many import distinct_labels, run_label
 
     if args.resamples < 1:
         err("--resamples must be at least 1")
         return EXIT_INPUT
+    paths = [args.a, *args.b]
+    if args.baseline is not None and args.baseline not in paths:
+        err(f"--baseline {args.baseline}: not one of the runs given ({', '.join(paths)})")
+        return EXIT_INPUT
     status = EXIT_OK
     judge = None if args.recorded else workspace.judge()
     sides, labels, errors = [], [], []
-    for path in (args.a, args.b):
+    for path in paths:
         runs = []
         for file, loaded, error in open_all([path], prepare=workspace.analyzer.prepare):
             if loaded is None:
@@ -86,7 +104,9 @@ def run(args: argparse.Namespace, workspace) -> int:
             status = EXIT_INPUT
         errors += problems
         sides.append(outcomes)
-        labels.append(_label(runs))
+        labels.append(run_label(runs))
+    if len(paths) > 2 or args.baseline is not None:
+        return _many(args, paths, sides, distinct_labels(labels), status)
     result = compare_runs(
         sides[0],
         sides[1],
@@ -103,7 +123,7 @@ def run(args: argparse.Namespace, workspace) -> int:
         import sys
 
         for row in result.rows:
-            sys.stdout.write(json_line({"kind": "pair", **row.to_json()}) + "\n")
+            sys.stdout.write(_pair_line(row, args.a, args.b[0]) + "\n")
         print_json(result.to_json())
     else:
         tasks = _shown_tasks({row.task for row in result.rows}, TASK_WIDTH)
@@ -112,3 +132,38 @@ def run(args: argparse.Namespace, workspace) -> int:
     if status == EXIT_OK and result.mcnemar_p is not None and result.mcnemar_p < 0.05:
         status = EXIT_FINDINGS
     return status
+
+
+def _many(args: argparse.Namespace, paths: list[str], sides: list, labels: list[str], status: int) -> int:
+    """Every run against the baseline: each comparison's pairs, the task matrix and the summary per run."""
+    from tau_tui.textsafe import json_line, visible
+    from tau_tui.trust import RunSide, compare_many, many_lines
+
+    baseline = paths.index(args.baseline) if args.baseline is not None else 0
+    runs = [RunSide(label, path, outcomes) for label, path, outcomes in zip(labels, paths, sides, strict=True)]
+    result = compare_many(
+        runs,
+        baseline,
+        rewards="recorded" if args.recorded else "ours",
+        seed=args.seed,
+        resamples=args.resamples,
+    )
+    for cmp in result.comparisons:
+        if cmp.domain_warning:
+            err(f"warning: {cmp.b_label}: {cmp.domain_warning}")
+    if args.json:
+        import sys
+
+        for i, summary in enumerate(result.runs):
+            if summary.comparison is not None:
+                for row in summary.comparison.rows:
+                    sys.stdout.write(_pair_line(row, paths[baseline], paths[i]) + "\n")
+        for task in result.tasks:
+            sys.stdout.write(json_line(task.to_json(result.labels)) + "\n")
+        print_json(result.to_json())
+    else:
+        tasks = _shown_tasks({row.task for row in result.tasks}, TASK_WIDTH)
+        for line in many_lines(result, rows=not args.no_rows, tasks=tasks):
+            say(visible(line))
+    significant = any(s.holm_p is not None and s.holm_p < 0.05 for s in result.runs)
+    return EXIT_FINDINGS if status == EXIT_OK and significant else status

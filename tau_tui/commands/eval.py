@@ -23,6 +23,7 @@ from tau_tui.commands.replay import add_upstream_fixes_flag
 
 if TYPE_CHECKING:
     from tau_tui.evaluate import FileMetrics
+    from tau_tui.evaluate.cost_time import CostTime
     from tau_tui.model.io import RunFile
     from tau_tui.model.submission import DomainClaim
     from tau_tui.pool import ReportDigest
@@ -77,12 +78,23 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return evaluate
 
 
+def _cost_time(reports: list[ReportDigest]) -> CostTime:
+    """The recorded cost and time of the simulations evaluated, with their successes by our rewards."""
+    from tau_tui.evaluate.cost_time import CostTime, SimCostTime
+    from tau_tui.evaluate.reward import is_success
+
+    scored = [r.reward for r in reports if r.reward is not None]
+    solved = sum(is_success(reward) for reward in scored) if scored else None
+    return CostTime.of((r.spend or SimCostTime() for r in reports), solved)
+
+
 def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[ReportDigest]) -> dict[str, Any]:
     """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards, the recorded
-    agent costs (unpriced ones apart, never $0) and the judge the run records."""
+    costs (unpriced ones apart, never $0), durations and tokens, and the judge the run records."""
     from tau_tui.evaluate import FLAG_KINDS
     from tau_tui.model.provenance import CostSummary, recorded_judge
 
+    spend = _cost_time(reports)
     metrics, recorded_metrics = both.ours, both.recorded
     confidence, recorded_confidence = both.confidence, both.recorded_confidence
     compared = [r.agrees for r in reports if r.agrees is not None]
@@ -103,6 +115,9 @@ def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[Repo
         "confidence": confidence.to_json() if confidence is not None else None,
         "recorded_confidence": recorded_confidence.to_json() if recorded_confidence is not None else None,
         "recorded_costs": CostSummary.of([r.cost for r in reports]).to_json(),
+        "cost": spend.cost_json(),
+        "duration": spend.duration_json(),
+        "tokens": spend.tokens_json(),
         "judge_llm": recorded_judge(run.raw_info),
     }
 
@@ -113,16 +128,25 @@ def _recorded_lines(run: RunFile, reports: list[ReportDigest]) -> list[str]:
 
     text = CostSummary.of([r.cost for r in reports]).text()
     judge = recorded_judge(run.raw_info)
-    return ([f"  recorded {text}"] if text else []) + ([f"  recorded judge: {judge}"] if judge else [])
+    lines = [f"  recorded {text}"] if text else []
+    lines.append(f"  recorded {_cost_time(reports).text()}")
+    return lines + ([f"  recorded judge: {judge}"] if judge else [])
 
 
 def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int) -> tuple[dict[str, Any], str]:
-    """The file record and text block of a run shown as recorded only: metrics over its recorded rewards."""
+    """The file record and text block of a run shown as recorded only: metrics over its recorded rewards, its
+    recorded cost and time."""
     from tau_tui.evaluate import FileMetrics, MetricOutcome
+    from tau_tui.evaluate.cost_time import CostTime, SimCostTime
     from tau_tui.evaluate.render import metrics_block
+    from tau_tui.evaluate.reward import is_success
 
     outcomes = [MetricOutcome(e.task_id, e.reward, e.termination) for e in (run.entries[i] for i in indices)]
     both = FileMetrics.of(outcomes, outcomes, run.raw_info, seed=seed)
+    scored = [o.reward for o in outcomes if o.reward is not None]
+    spend = CostTime.of(
+        (SimCostTime.of_raw(run.raw_sims[i]) for i in indices), sum(map(is_success, scored)) if scored else None
+    )
     record = {
         "kind": "file",
         "file": str(path),
@@ -136,9 +160,13 @@ def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int)
         "agreement": {"compared": 0, "agree": 0, "differ": 0, "not_computable": 0},
         "confidence": None,
         "recorded_confidence": both.recorded_confidence.to_json() if both.recorded_confidence is not None else None,
+        "cost": spend.cost_json(),
+        "duration": spend.duration_json(),
+        "tokens": spend.tokens_json(),
     }
     title = f"{path}: metrics over the recorded rewards, not recomputed\n  note: {run.recorded_only}"
-    return record, metrics_block(str(path), both.recorded, confidence=both.recorded_confidence, title=title)
+    block = metrics_block(str(path), both.recorded, confidence=both.recorded_confidence, title=title)
+    return record, block + f"\n  recorded {spend.text()}"
 
 
 def _claim_record(sub, run) -> dict[str, Any]:

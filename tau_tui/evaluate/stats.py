@@ -6,6 +6,7 @@
 - ``bootstrap_tasks``: percentile intervals for average reward and pass^k, resampling *tasks*
   with replacement (the trials of a task are not independent, so tasks are the unit).
 - ``paired_bootstrap``: the interval of mean(B - A) over paired units, resampling tasks.
+- ``holm``: p-values of several comparisons adjusted for their number (Holm's step-down).
 - ``flip_rate`` and ``noise_floor``: how often a task's trials disagree, and the size of a
   difference in average reward that trial-to-trial noise alone would produce.
 
@@ -96,6 +97,20 @@ def mcnemar_exact(b: int, c: int) -> float:
         return 1.0
     tail: float = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
     return min(1.0, 2 * tail)
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of several p-values for the number of comparisons (None stays None).
+
+    The m tested p-values sorted ascending get (m − i)·p (i from 0), made non-decreasing and capped at 1.
+    """
+    tested = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(tested):
+        running = max(running, min(1.0, (len(tested) - rank) * p))
+        adjusted[i] = running
+    return adjusted
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -376,6 +391,7 @@ __all__ = [
     "confidence",
     "flip_rate",
     "group_by_task",
+    "holm",
     "mcnemar_exact",
     "noise_floor",
     "outcome_confidence",

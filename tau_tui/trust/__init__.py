@@ -14,14 +14,21 @@ from tau_tui.trust.compare import (
     load_side,
     statistics_lines,
 )
+from tau_tui.trust.many import ManyComparison, RunSide, RunSummary, TaskRow, compare_many, many_lines
 
 __all__ = [
     "CATEGORIES",
+    "ManyComparison",
     "PairRow",
     "RunComparison",
+    "RunSide",
+    "RunSummary",
     "SideOutcome",
+    "TaskRow",
+    "compare_many",
     "compare_runs",
     "comparison_lines",
     "load_side",
+    "many_lines",
     "statistics_lines",
 ]

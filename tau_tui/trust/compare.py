@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from tau_tui.analysis import Analyzer
 from tau_tui.domains import DomainError, split_variant
 from tau_tui.evaluate import Judge
+from tau_tui.evaluate.cost_time import CostTime, SimCostTime
 from tau_tui.evaluate.metrics import INFRASTRUCTURE_ERROR
 from tau_tui.evaluate.reward import is_success
 from tau_tui.evaluate.stats import (
@@ -60,6 +61,7 @@ class SideOutcome:
     final_db: str | None  # hash of the agent DB after replay (None without replay)
     digest: str | None  # task_content_digest of the task it ran, None when the task is unknown
     domain: str | None = None  # as its file states it (a policy variant such as ``telecom-workflow`` included)
+    spend: SimCostTime = SimCostTime()  # its recorded cost, duration and tokens
 
     @property
     def base_domain(self) -> str | None:
@@ -131,6 +133,8 @@ class RunComparison:
     errors: list[str] = field(default_factory=list)
     a_domains: list[str] = field(default_factory=list)  # the domains of A's simulations, as their files state them
     b_domains: list[str] = field(default_factory=list)
+    a_cost: CostTime | None = None  # each side's recorded cost and time
+    b_cost: CostTime | None = None
 
     @property
     def domain_warning(self) -> str | None:
@@ -162,14 +166,30 @@ class RunComparison:
             "seed": self.seed,
             "a_confidence": self.a_confidence.to_json(),
             "b_confidence": self.b_confidence.to_json(),
+            "a_cost": cost_time_json(self.a_cost),
+            "b_cost": cost_time_json(self.b_cost),
         }
+
+
+def cost_time_json(spend: CostTime | None) -> dict[str, Any] | None:
+    """A side's ``cost``, ``duration`` and ``tokens``, as ``eval --json`` writes them for a file."""
+    if spend is None:
+        return None
+    return {"cost": spend.cost_json(), "duration": spend.duration_json(), "tokens": spend.tokens_json()}
+
+
+def side_cost_time(outcomes: Sequence[SideOutcome]) -> CostTime:
+    """The recorded cost and time of one side, with its successes by the rewards compared."""
+    scored = [o.reward for o in outcomes if not o.unscored and o.reward is not None]
+    return CostTime.of((o.spend for o in outcomes), sum(map(is_success, scored)) if scored else None)
 
 
 def _domains_text(domains: Sequence[str]) -> str:
     return f"domain{'s' if len(domains) > 1 else ''} {', '.join(domains)}"
 
 
-def _task_order(task_id: str) -> tuple[int, Any]:
+def task_order(task_id: str) -> tuple[int, Any]:
+    """Numeric task ids in number order, before the others in text order."""
     return (0, int(task_id)) if task_id.isdigit() else (1, task_id)
 
 
@@ -193,12 +213,15 @@ def load_side(
     judge: Judge | None = None,
     via: Any = None,
     cancelled: Callable[[], bool] | None = None,
+    visit: Callable[[Path, RunFile, int, Any, Any], None] | None = None,
 ) -> tuple[list[SideOutcome], list[str]]:
     """The outcomes of every simulation of ``runs``, and one error line per file that could not be scored.
 
     With ``recorded`` the recorded rewards are compared and nothing is replayed. ``via``: what replays and
     assesses (``analyze(run, index)``, ``assess(analysis, judge=)``), the analyzer itself by default (the
-    TUI passes its thread-safe replay service); ``cancelled`` stops early when it returns true.
+    TUI passes its thread-safe replay service); ``cancelled`` stops early when it returns true. ``visit``:
+    called with (path, run, index, analysis, report) after each simulation is scored (None, None with
+    ``recorded``), for a caller that shows more of it without replaying it twice.
     """
     source = via if via is not None else analyzer
     outcomes: list[SideOutcome] = []
@@ -226,8 +249,11 @@ def load_side(
                         None,
                         digest,
                         run.domain,
+                        SimCostTime.of_raw(run.raw_sims[index]),
                     )
                 )
+                if visit is not None:
+                    visit(path, run, index, None, None)
                 continue
             try:
                 analysis = source.analyze(run, index)
@@ -252,8 +278,11 @@ def load_side(
                     analysis.pred_db,
                     digest,
                     run.domain,
+                    SimCostTime.of_raw(run.raw_sims[index]),
                 )
             )
+            if visit is not None:
+                visit(path, run, index, analysis, report)
     return outcomes, errors
 
 
@@ -287,7 +316,8 @@ def _row(task: str, ordinal: int, a: SideOutcome | None, b: SideOutcome | None) 
     return PairRow(task, ordinal, a, b, category)
 
 
-def _side_confidence(outcomes: Sequence[SideOutcome], seed: int, resamples: int) -> Confidence:
+def side_confidence(outcomes: Sequence[SideOutcome], seed: int, resamples: int) -> Confidence:
+    """One side's intervals, flip rate and noise floor over its scored rewards."""
     by_task = group_by_task([(o.task_id, None if o.unscored else o.reward) for o in outcomes])
     max_k = min((len(r) for r in by_task.values()), default=0)
     return confidence(by_task, max_k, seed=seed, resamples=resamples)
@@ -305,7 +335,7 @@ def compare_runs(
     errors: Sequence[str] = (),
 ) -> RunComparison:
     left, right = _attempts(a), _attempts(b)
-    keys = sorted(set(left) | set(right), key=lambda key: (_task_order(key[0]), key[1]))
+    keys = sorted(set(left) | set(right), key=lambda key: (task_order(key[0]), key[1]))
     rows = [_row(task, ordinal, left.get((task, ordinal)), right.get((task, ordinal))) for task, ordinal in keys]
     matrix = {category: 0 for category in CATEGORIES}
     reasons: dict[str, int] = {}
@@ -327,12 +357,14 @@ def compare_runs(
         dict(sorted(reasons.items())),
         mcnemar_exact(matrix["a_only"], matrix["b_only"]) if comparable else None,
         paired_bootstrap(pairs, seed=seed, resamples=resamples),
-        _side_confidence(a, seed, resamples),
-        _side_confidence(b, seed, resamples),
+        side_confidence(a, seed, resamples),
+        side_confidence(b, seed, resamples),
         seed,
         list(errors),
         _domains_of(a),
         _domains_of(b),
+        side_cost_time(a),
+        side_cost_time(b),
     )
 
 
@@ -361,6 +393,9 @@ def statistics_lines(cmp: RunComparison) -> list[str]:
         )
     for name, conf in (("A", cmp.a_confidence), ("B", cmp.b_confidence)):
         out.append(f"{name}: " + "; ".join(conf.lines()[:1] + [conf.flips.text(), conf.noise.text()]))
+    for name, spend in (("A", cmp.a_cost), ("B", cmp.b_cost)):
+        if spend is not None:
+            out.append(f"{name}: recorded {spend.text()}")
     return out
 
 

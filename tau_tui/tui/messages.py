@@ -230,6 +230,16 @@ class RunComparisonReady(Message):
 
 
 @dataclass
+class ManyComparisonReady(Message):
+    """Run files compared with a baseline (``comparison`` is a ``trust.ManyComparison``) and the lines of what
+    could not be scored, or ``error``."""
+
+    comparison: Any = None
+    errors: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
 class AuditReady(Message):
     """A file's re-grade audit (``audit`` is a ``trust.audit.FileAudit``) and the lines of what could not run."""
 

@@ -1,4 +1,4 @@
-"""The run-vs-run comparison screen: M marks a file in the runs table, M on another file compares them."""
+"""The run-vs-run comparison screen: M marks files in the runs table, V compares the two marked."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app):
         for path in (A, B):
             table.move_cursor(next(i for i, r in enumerate(table.rows) if r.path == path))
             await pilot.press("M")
+        await pilot.press("V")
         screen = app.screen
         assert isinstance(screen, RunCompareScreen)
         await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)

@@ -24,6 +24,8 @@ from textual.worker import get_current_worker
 from tau_tui import formats
 from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.evaluate import FileMetrics, MetricOutcome, RunMetrics
+from tau_tui.evaluate.cost_time import CostTime, SimCostTime
+from tau_tui.evaluate.reward import is_success
 from tau_tui.model.io import RunFile
 from tau_tui.model.provenance import CostSummary, raw_agent_cost, recorded_judge
 from tau_tui.model.submission import Submission, best_of_k, find_submission_folder, submission_for
@@ -66,6 +68,8 @@ class MetricsScreen(Screen[None]):
         self.recorded: RunMetrics | None = None
         self.confidence: Any = None  # evaluate.stats.Confidence of the recomputed rewards
         self.costs: CostSummary | None = None  # the recorded agent costs, unpriced ones apart
+        self.spends: list[SimCostTime] = []  # each simulation's recorded cost, duration and tokens
+        self.cost_time: CostTime | None = None
         self.complete = False
 
     def compose(self) -> ComposeResult:
@@ -120,6 +124,7 @@ class MetricsScreen(Screen[None]):
                 self.post_message(MetricsReady({}, len(out), total, final=False))
                 last = time.monotonic()
         self.costs = CostSummary.of([raw_agent_cost(self.run.raw_sims[e.index]) for e in self.run.entries])
+        self.spends = [SimCostTime.of_raw(self.run.raw_sims[e.index]) for e in self.run.entries]
         self.post_message(MetricsReady(out, total, total, final=True))
 
     @on(MetricsReady)
@@ -131,6 +136,8 @@ class MetricsScreen(Screen[None]):
         self.complete = True
         both = FileMetrics.of(*self._outcomes(), self.run.raw_info)
         self.recomputed, self.recorded, self.confidence = both.ours, both.recorded, both.confidence
+        scored = [o.reward for o in self._outcomes()[0] if o.reward is not None]
+        self.cost_time = CostTime.of(self.spends, sum(map(is_success, scored)) if scored else None)
         self._show()
 
     def _outcomes(self) -> tuple[list[MetricOutcome], list[MetricOutcome]]:
@@ -155,7 +162,8 @@ class MetricsScreen(Screen[None]):
             parts.append(render_claims(sub.label, domain, sub.claim_for(self.run), self.recomputed, sub, best))
         self.query_one("#metrics-summary", Static).update(visible_renderable(Group(*parts)))
         side = render_terminations(self.recorded)
-        recorded = [line for line in (self.costs.text() if self.costs else None, judge_line(self.run)) if line]
+        spend = self.cost_time.text() if self.cost_time is not None else None
+        recorded = [line for line in (self.costs.text() if self.costs else None, spend, judge_line(self.run)) if line]
         if recorded:
             side.append("\n\n" + "\n".join(recorded), style=RECORDED_STYLE)
         if self.recorded.infrastructure_errors:
@@ -217,6 +225,9 @@ class MetricsScreen(Screen[None]):
             "recorded": self.recorded.to_json(),
             "confidence": self.confidence.to_json() if self.confidence is not None else None,
             "recorded_costs": self.costs.to_json() if self.costs is not None else None,
+            "cost": self.cost_time.cost_json() if self.cost_time is not None else None,
+            "duration": self.cost_time.duration_json() if self.cost_time is not None else None,
+            "tokens": self.cost_time.tokens_json() if self.cost_time is not None else None,
             "judge_llm": recorded_judge(self.run.raw_info),
         }
         context(self).open_json(data, f"metrics-{file_label(self.run)}")

@@ -87,11 +87,12 @@ class RunsScreen(Screen[None]):
             show=False,
         ),
         Binding("u", "audit", "Re-grade audit of this file (why rewards differ)", id="runs.audit", show=False),
+        Binding("M", "mark_file", "Mark / unmark this file for a run comparison", id="runs.compare_files", show=False),
         Binding(
-            "M",
+            "V",
             "compare_files",
-            "Mark this file / compare its run with the marked file",
-            id="runs.compare_files",
+            "Compare the marked files (two: A and B; more: pick the baseline)",
+            id="runs.compare_marked",
             show=False,
         ),
         Binding("K", "stop_rollout", "Stop the running rollout", id="runs.stop_rollout", show=False),
@@ -105,7 +106,7 @@ class RunsScreen(Screen[None]):
         self.filter = RunFilter()
         self.sort = SortSpec()
         self.shown: list[RunRow] = []
-        self.file_mark: Path | None = None  # the run file marked with M for a run-vs-run comparison
+        self.file_marks: list[Path] = []  # the run files marked with M for a run comparison, in marking order
         self._refresh_timer: Timer | None = None
         self._refresh_cost = 0.0  # seconds the last rebuild of the view took
         self._search_timer: Timer | None = None
@@ -624,24 +625,50 @@ class RunsScreen(Screen[None]):
 
         self.app.push_screen(AuditScreen(row.run))
 
-    def action_compare_files(self) -> None:
-        """``M``: mark the cursor's file; ``M`` on a row of another file compares the two runs task by task."""
+    def action_mark_file(self) -> None:
+        """``M``: mark the cursor's file for a run comparison, or clear its mark."""
         row = self.current_row
         if row is None:
             return
-        if self.file_mark is None or self.file_mark == row.path:
-            self.file_mark = None if self.file_mark == row.path else row.path
-            self.notify(
-                f"marked {row.path.name} for a run comparison: press M on a row of another file"
-                if self.file_mark
-                else "file mark cleared",
-                timeout=4,
-            )
-            return
-        from tau_tui.tui.screens.run_compare import RunCompareScreen
+        if row.path in self.file_marks:
+            self.file_marks.remove(row.path)
+        else:
+            self.file_marks.append(row.path)
+        n = len(self.file_marks)
+        self.notify(
+            f"{'unmarked' if row.path not in self.file_marks else 'marked'} {row.path.name}: "
+            + (
+                "no file marked"
+                if not n
+                else f"{n} marked; " + ("mark another with M" if n == 1 else "V compares them")
+            ),
+            timeout=4,
+        )
 
-        marked, self.file_mark = self.file_mark, None
-        self.app.push_screen(RunCompareScreen(marked, row.path))
+    def action_compare_files(self) -> None:
+        """``V``: two marked files compared as A and B; three or more against the baseline picked."""
+        marks = list(self.file_marks)
+        if len(marks) < 2:
+            self.notify("mark two or more files with M first", timeout=3)
+            return
+        if len(marks) == 2:
+            from tau_tui.tui.screens.run_compare import RunCompareScreen
+
+            self.file_marks = []
+            self.app.push_screen(RunCompareScreen(*marks))
+            return
+        from tau_tui.tui.screens.picker import PickerScreen
+
+        def picked(value: str | None) -> None:
+            if value is None:
+                return
+            from tau_tui.tui.screens.many_compare import ManyCompareScreen
+
+            self.file_marks = []
+            self.app.push_screen(ManyCompareScreen(marks, int(value)))
+
+        options = [(str(i), f"[{i + 1}] {path.name}") for i, path in enumerate(marks)]
+        self.app.push_screen(PickerScreen("baseline of the comparison", options, "0"), picked)
 
     def action_stop_rollout(self) -> None:
         context(self).stop_rollout()

@@ -1,0 +1,217 @@
+"""Several run files against a baseline: a summary per run and the tasks × runs matrix, regressions first.
+
+Opened from the runs table: ``M`` marks files, ``V`` picks the baseline among three or more. The comparison
+(``trust.many``) runs in a thread worker through the replay service (recomputed rewards; ``r`` switches to
+the recorded ones). Enter on a run's cell opens the side-by-side trajectories of that task (its first pair
+that regressed or improved, else its first comparable pair: ``TrialCompareScreen``); ``o`` opens the two-way
+comparison of the baseline with the cursor's run (``RunCompareScreen``); ``c`` shows the charts (pass^k
+against k, cost against score, termination reasons, as Rich text bars: ``views.charts``) in place of the matrix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+from textual.worker import get_current_worker
+
+from tau_tui.model.io import RunFile, RunFileError, open_run
+from tau_tui.textsafe import one_line, visible_renderable
+from tau_tui.tui.context import context
+from tau_tui.tui.messages import ManyComparisonReady
+from tau_tui.tui.widgets.fitting_footer import FittingFooter
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.views.charts import many_charts
+from tau_tui.views.layout import at_cursor
+from tau_tui.views.many_view import cell_text, many_summary
+
+TASK_WIDTH = 48
+RUN_WIDTH = 6
+PAIR_ORDER = {"a_only": 0, "b_only": 0, "both_pass": 1, "both_fail": 1}  # regressed or improved first
+
+
+class ManyCompareScreen(Screen[None]):
+    """Run files against ``paths[baseline]``; Esc goes back."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="manycmp.back"),
+        Binding("enter", "open_pair", "Compare this task's trajectories with the baseline", id="manycmp.open"),
+        Binding("o", "open_runs", "Two-way comparison of this run with the baseline", id="manycmp.runs"),
+        Binding("r", "toggle_rewards", "Recomputed / recorded rewards", id="manycmp.rewards"),
+        Binding("c", "toggle_charts", "Charts / task matrix", id="manycmp.charts"),
+        Binding("e", "open_json", "Comparison JSON in $EDITOR", id="manycmp.editor", show=False),
+    ]
+
+    def __init__(self, paths: list[Path], baseline: int = 0) -> None:
+        super().__init__()
+        self.paths = paths
+        self.baseline = baseline
+        self.recorded = False
+        self.comparison: Any = None  # trust.ManyComparison, once computed
+
+    def compose(self) -> ComposeResult:
+        yield InfoLine(id="manycmp-title")
+        yield Static(id="manycmp-summary")
+        yield DataTable(id="manycmp-tasks", cursor_type="cell", zebra_stripes=True)
+        with VerticalScroll(id="manycmp-charts-box"):
+            yield Static(id="manycmp-charts")
+        yield FittingFooter()
+
+    def on_mount(self) -> None:
+        self.query_one("#manycmp-tasks").border_title = "tasks × runs (passed/scored), regressions first"
+        self.query_one("#manycmp-charts-box").border_title = "charts (c: back to the task matrix)"
+        self.query_one("#manycmp-charts-box").display = False
+        self.query_one(DataTable).focus()
+        self._start()
+
+    def _start(self) -> None:
+        self.query_one("#manycmp-title", InfoLine).set(
+            Text(
+                f" comparing {len(self.paths)} runs with {one_line(self.paths[self.baseline].name)} "
+                f"({'recorded' if self.recorded else 'recomputed'} rewards)…",
+                style="dim",
+            )
+        )
+        catalog = context(self).session.catalog
+        known = []
+        for path in self.paths:
+            rows = catalog.rows_of(path)
+            known.append(rows[0].run if rows else None)
+        self.compare_worker(known, self.recorded)
+
+    @work(thread=True, exclusive=True, group="manycmp", name="compare many runs")
+    def compare_worker(self, known: list[RunFile | None], recorded: bool) -> None:
+        from tau_tui.trust import RunSide, compare_many, load_side
+
+        worker = get_current_worker()
+        service = context(self).session.service
+        sides, errors = [], []
+        try:
+            for path, run in zip(self.paths, known, strict=False):
+                if run is None:
+                    run = open_run(path)
+                outcomes, problems = load_side(
+                    [(path, run)],
+                    service.analyzer,
+                    recorded=recorded,
+                    via=service,
+                    cancelled=lambda: worker.is_cancelled,
+                )
+                errors += problems
+                label = f"{run.agent_model or run.agent_implementation or '?'} ({path.name})"
+                sides.append(RunSide(label, str(path), outcomes))
+        except RunFileError as exc:
+            self.post_message(ManyComparisonReady(error=str(exc)))
+            return
+        if worker.is_cancelled:
+            return
+        result = compare_many(sides, self.baseline, rewards="recorded" if recorded else "ours")
+        self.post_message(ManyComparisonReady(result, errors))
+
+    @on(ManyComparisonReady)
+    def _ready(self, message: ManyComparisonReady) -> None:
+        if message.error is not None:
+            self.notify(f"cannot compare: {message.error}", severity="error", timeout=8)
+            self.dismiss(None)
+            return
+        self.comparison = message.comparison
+        for problem in message.errors[:3]:
+            self.notify(problem, severity="warning", timeout=6)
+        self._show()
+
+    def _show(self) -> None:
+        many = self.comparison
+        title = Text(no_wrap=True, overflow="ellipsis")
+        title.append(" compare runs ", style="bold reverse")
+        title.append(f"  {len(many.runs)} runs · baseline [{many.baseline + 1}] {many.runs[many.baseline].label}")
+        title.append(f" · {many.rewards} rewards")
+        self.query_one("#manycmp-title", InfoLine).set(visible_renderable(title, single_line=True))
+        legend = Text(
+            "Δ: mean reward minus the baseline's (points, 95% paired bootstrap) · p: McNemar exact · Holm p: "
+            "adjusted for the comparisons · −/+: regressions / improvements",
+            style="dim",
+        )
+        self.query_one("#manycmp-summary", Static).update(visible_renderable(Group(many_summary(many), legend)))
+        self.query_one("#manycmp-charts", Static).update(visible_renderable(many_charts(many)))
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        table.add_column("task", width=TASK_WIDTH, key="task")
+        for i, run in enumerate(many.runs, 1):
+            table.add_column(f"[{i}]{'*' if run.baseline else ''}", width=RUN_WIDTH, key=f"run{i}")
+        table.add_column("−/+", width=6, key="moves")
+        for row in many.tasks:
+            table.add_row(
+                visible_renderable(Text(row.task), single_line=True),
+                *(cell_text(cell) for cell in row.cells),
+                Text(f"{row.regressions}/{row.improvements}", justify="right"),
+            )
+
+    def _cursor(self) -> tuple[Any, int | None]:
+        """The task row under the cursor and the run index of its column (None on the task or −/+ column)."""
+        table = self.query_one(DataTable)
+        row = at_cursor(self.comparison.tasks, table.cursor_row) if self.comparison is not None else None
+        column = table.cursor_column - 1
+        return row, column if self.comparison is not None and 0 <= column < len(self.comparison.runs) else None
+
+    def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
+        event.stop()
+        self.action_open_pair()
+
+    def action_open_pair(self) -> None:
+        row, run = self._cursor()
+        if row is None:
+            return
+        if run is None or run == self.comparison.baseline:
+            self.notify("move to a run's column (not the baseline's) to compare its trajectories", timeout=3)
+            return
+        cmp = self.comparison.runs[run].comparison
+        pairs = [p for p in cmp.rows if p.task == row.task and p.a is not None and p.b is not None]
+        if not pairs:
+            self.notify(f"task {row.task}: no attempt on both sides to compare", timeout=3)
+            return
+        pair = min(pairs, key=lambda p: (PAIR_ORDER.get(p.category, 2), p.ordinal))
+        from tau_tui.tui.screens.trial_compare import TrialCompareScreen
+
+        self.app.push_screen(TrialCompareScreen((pair.a.file, pair.a.sim_id), (pair.b.file, pair.b.sim_id)))
+
+    def action_open_runs(self) -> None:
+        _, run = self._cursor()
+        if run is None or run == self.comparison.baseline:
+            self.notify("move to a run's column (not the baseline's) to compare it with the baseline", timeout=3)
+            return
+        from tau_tui.tui.screens.run_compare import RunCompareScreen
+
+        self.app.push_screen(RunCompareScreen(self.paths[self.baseline], self.paths[run]))
+
+    @property
+    def charts_shown(self) -> bool:
+        return bool(self.query_one("#manycmp-charts-box").display)
+
+    def action_toggle_charts(self) -> None:
+        shown = not self.charts_shown
+        self.query_one("#manycmp-charts-box").display = shown
+        self.query_one(DataTable).display = not shown
+        (self.query_one("#manycmp-charts-box") if shown else self.query_one(DataTable)).focus()
+
+    def action_toggle_rewards(self) -> None:
+        self.recorded = not self.recorded
+        self.comparison = None
+        self._start()
+
+    def action_open_json(self) -> None:
+        if self.comparison is not None:
+            data = self.comparison.to_json()
+            data["tasks"] = [row.to_json(self.comparison.labels) for row in self.comparison.tasks]
+            context(self).open_json(data, "runs-comparison")
+
+    def action_back(self) -> None:
+        self.workers.cancel_group(self, "manycmp")
+        self.dismiss(None)
