@@ -71,6 +71,7 @@ def test_every_command_is_one_module_in_one_list():
         "notes",
         "compare",
         "audit",
+        "doctor",
         "export",
         "serve",
     )

@@ -12,7 +12,21 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tau_tui.commands import audit, calibrate, compare, export, fork, notes, play, replay, run, serve, show, tui
+from tau_tui.commands import (
+    audit,
+    calibrate,
+    compare,
+    doctor,
+    export,
+    fork,
+    notes,
+    play,
+    replay,
+    run,
+    serve,
+    show,
+    tui,
+)
 from tau_tui.commands import eval as evaluate
 
 if TYPE_CHECKING:
@@ -44,6 +58,7 @@ COMMANDS: tuple[Command, ...] = (
     notes,
     compare,
     audit,
+    doctor,
     export,
     serve,
     tui,

@@ -1,0 +1,68 @@
+"""``tau-tui doctor``: what is wrong with the benchmark — a domain's tasks (``--domain``) or recordings (PATH...)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, err, print_json, say
+
+NAME = "doctor"
+SHARED_FLAGS = True
+
+
+def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+    doc = sub.add_parser(
+        NAME,
+        help="benchmark doctor: broken tasks, tool bugs the gold replay hides, whose fault a failure is",
+        description="With --domain: check the domain's task definitions (unreachable, passes_on_inaction, "
+        "empty_component, gold_action_error, unknown_tool, invalid_arguments, duplicate_task, and heuristics). "
+        "With PATH...: check recordings (domain invariants after every write, premature ends with what each "
+        "component would have scored, the user simulator's part in a failure, whose fault each failure is), "
+        "group failures across files into clusters (suspect tasks first), and split the noise of k >= 2 trials. "
+        "Exit 0: nothing found; 1: findings; 2: some input unreadable.",
+    )
+    doc.add_argument("--domain", metavar="D", help="check the task definitions of domain D (tau2 data or a package)")
+    doc.add_argument(
+        "--task", dest="tasks", action="append", default=[], metavar="ID", help="only this task (repeatable)"
+    )
+    doc.add_argument(
+        "--json", action="store_true", help="one JSON object a line (task_finding, sim_finding, cluster...)"
+    )
+    return doc
+
+
+def run(args: argparse.Namespace, workspace) -> int:
+    if not args.domain:
+        err("give --domain D (check its tasks)")
+        return EXIT_INPUT
+    return _tasks(args, workspace)
+
+
+def _tasks(args: argparse.Namespace, ws) -> int:
+    from tau_tui.doctor.report import task_lines
+    from tau_tui.doctor.task_rules import check_tasks, counts
+    from tau_tui.domains import DomainError
+    from tau_tui.rollout.runner import RunError, select_tasks
+    from tau_tui.textsafe import visible
+    from tau_tui.workspace import GoldCheckRequest
+
+    try:
+        checker = ws.gold_checker(GoldCheckRequest(args.domain, list(args.tasks) or None))
+        every = checker.domain.tasks()
+        tasks = select_tasks(checker.domain, list(args.tasks) or None)
+    except (DomainError, RunError) as exc:
+        err(str(exc))
+        return EXIT_INPUT
+    findings = []
+    for finding in check_tasks(checker, args.domain, tasks, every):
+        findings.append(finding)
+        if args.json:
+            print_json(finding.to_json())
+    if not args.json:
+        for line in task_lines(findings):
+            say(visible(line))
+    tally = ", ".join(f"{rule} {n}" for rule, n in counts(findings).items())
+    say(f"{args.domain}: {len(tasks)} task(s) checked; {tally}", file=sys.stderr if args.json else sys.stdout)
+    return EXIT_FINDINGS if findings else EXIT_OK
