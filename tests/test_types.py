@@ -28,6 +28,7 @@ CORE = [
     "tau_tui.domains",
     "tau_tui.cli",
     "tau_tui.tui.context",
+    "tau_tui.doctor.*",
 ]
 STRICT = {
     "disallow_untyped_defs",

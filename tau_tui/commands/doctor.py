@@ -23,6 +23,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         "group failures across files into clusters (suspect tasks first), and split the noise of k >= 2 trials. "
         "Exit 0: nothing found; 1: findings; 2: some input unreadable.",
     )
+    doc.add_argument("paths", nargs="*", metavar="PATH", help="run files or folders (recordings)")
     doc.add_argument("--domain", metavar="D", help="check the task definitions of domain D (tau2 data or a package)")
     doc.add_argument(
         "--task", dest="tasks", action="append", default=[], metavar="ID", help="only this task (repeatable)"
@@ -34,10 +35,12 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
-    if not args.domain:
-        err("give --domain D (check its tasks)")
+    if bool(args.domain) == bool(args.paths):
+        err("give either --domain D (check its tasks) or PATH... (check recordings)")
         return EXIT_INPUT
-    return _tasks(args, workspace)
+    if args.domain:
+        return _tasks(args, workspace)
+    return _recordings(args, workspace)
 
 
 def _tasks(args: argparse.Namespace, ws) -> int:
@@ -66,3 +69,34 @@ def _tasks(args: argparse.Namespace, ws) -> int:
     tally = ", ".join(f"{rule} {n}" for rule, n in counts(findings).items())
     say(f"{args.domain}: {len(tasks)} task(s) checked; {tally}", file=sys.stderr if args.json else sys.stdout)
     return EXIT_FINDINGS if findings else EXIT_OK
+
+
+def _recordings(args: argparse.Namespace, ws) -> int:
+    from tau_tui.commands.common import open_all
+    from tau_tui.doctor.recordings import examine
+    from tau_tui.doctor.report import sim_lines
+    from tau_tui.textsafe import visible
+
+    status = EXIT_OK
+    runs = []
+    for path, loaded, error in open_all(args.paths):
+        if loaded is None:
+            err(error or f"{path}: unreadable")
+            status = EXIT_INPUT
+        else:
+            runs.append(loaded)
+    wanted = set(args.tasks)
+    exam = examine(ws.analyzer, runs, keep=(lambda sim: sim.task_id in wanted) if wanted else None)
+    for problem in exam.problems:
+        err(problem)
+        status = EXIT_INPUT
+    if args.json:
+        for record in exam.records():
+            print_json(record)
+    else:
+        for line in sim_lines(exam):
+            say(visible(line))
+    say(exam.summary(), file=sys.stderr if args.json else sys.stdout)
+    if status == EXIT_OK and exam.findings:
+        status = EXIT_FINDINGS
+    return status

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from tau_tui.doctor.recordings import Examination
+from tau_tui.doctor.sim_rules import SIM_RULES, SimFinding
 from tau_tui.doctor.task_rules import TASK_RULES, TaskFinding
 
 
@@ -20,5 +22,28 @@ def task_lines(findings: Iterable[TaskFinding]) -> list[str]:
         rule = TASK_RULES.get(name)
         out.append(f"{name} ({group[0].severity}, {len(group)}): {rule.description if rule else ''}".rstrip(": "))
         out += [f"  task {f.task}: {f.detail}" for f in group]
+        out.append("")
+    return out
+
+
+def sim_lines(exam: Examination) -> list[str]:
+    """Recording findings grouped by rule in registry order, then by file."""
+    by_rule: dict[str, list[SimFinding]] = {}
+    for finding in exam.findings:
+        by_rule.setdefault(finding.rule, []).append(finding)
+    out: list[str] = [*exam.notes]
+    for name in [*SIM_RULES, *(r for r in by_rule if r not in SIM_RULES)]:
+        group = by_rule.get(name)
+        if not group:
+            continue
+        rule = SIM_RULES.get(name)
+        out.append(f"{name} ({len(group)}): {rule.description if rule else ''}".rstrip(": "))
+        file = None
+        for f in group:
+            if f.file != file:
+                file = f.file
+                out.append(f"  {file}")
+            where = f" step {f.step}" if f.step is not None else ""
+            out.append(f"    sim {f.sim} (task {f.task}){where}: {f.detail}")
         out.append("")
     return out

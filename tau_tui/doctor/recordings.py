@@ -1,0 +1,76 @@
+"""The doctor over recordings: replay every simulation once and run the simulation rules on it.
+
+``examine(analyzer, runs)`` is what ``tau-tui doctor PATH...`` and the TUI's doctor screen call; the
+``Examination`` it returns holds the findings, and what cannot be replayed as one line each.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau_tui.analysis import Analyzer
+from tau_tui.doctor.sim_rules import SIM_RULES, SimFinding, SimProbe, check_simulation
+from tau_tui.domains import DomainError
+from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
+from tau_tui.model.results import SimulationRun
+
+
+@dataclass
+class Examination:
+    """What the doctor found in a set of recordings."""
+
+    findings: list[SimFinding] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # a file or simulation that could not be replayed
+    notes: list[str] = field(default_factory=list)  # files left out on purpose (recorded only)
+    simulations: int = 0
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The ``--json`` lines: every finding, in file and step order."""
+        for finding in self.findings:
+            yield finding.to_json()
+
+    def counts(self) -> dict[str, int]:
+        """Findings per rule, every registered rule listed (zeros too)."""
+        tally = Counter(f.rule for f in self.findings)
+        return {rule: tally.get(rule, 0) for rule in [*SIM_RULES, *(r for r in tally if r not in SIM_RULES)]}
+
+    def summary(self) -> str:
+        shown = ", ".join(f"{rule} {n}" for rule, n in self.counts().items())
+        return f"{self.simulations} simulation(s) checked; {shown}"
+
+
+def examine(
+    analyzer: Analyzer,
+    runs: Iterable[RunFile],
+    keep: Callable[[SimulationRun], bool] | None = None,
+    on_probe: Callable[[SimProbe], None] | None = None,
+) -> Examination:
+    """Replay each simulation of ``runs`` (those ``keep`` accepts) and run every simulation rule on it.
+
+    ``on_probe`` sees each probe after its rules ran (clusters and the noise split read them).
+    """
+    exam = Examination()
+    for run in runs:
+        for index in range(len(run.raw_sims)):
+            try:
+                sim = run.simulation(index)
+                if keep is not None and not keep(sim):
+                    continue
+                analysis = analyzer.analyze(run, index)
+            except RecordedOnly as exc:
+                exam.notes.append(f"note: {exc}")
+                break
+            except (RunFileError, DomainError) as exc:
+                exam.problems.append(str(exc) if str(run.path) in str(exc) else f"{run.path}: {exc}")
+                if isinstance(exc, DomainError):
+                    break
+                continue
+            probe = SimProbe(analyzer, analysis)
+            exam.simulations += 1
+            exam.findings.extend(check_simulation(probe))
+            if on_probe is not None:
+                on_probe(probe)
+    return exam
