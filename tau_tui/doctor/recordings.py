@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau_tui.analysis import Analyzer
-from tau_tui.doctor.sim_rules import SIM_RULES, SimFinding, SimProbe, check_simulation
+from tau_tui.doctor.sim_rules import SIM_RULES, GoldVerdicts, SimFinding, SimProbe, check_simulation
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
@@ -53,6 +53,7 @@ def examine(
     ``on_probe`` sees each probe after its rules ran (clusters and the noise split read them).
     """
     exam = Examination()
+    golds = GoldVerdicts()
     for run in runs:
         for index in range(len(run.raw_sims)):
             try:
@@ -68,7 +69,7 @@ def examine(
                 if isinstance(exc, DomainError):
                     break
                 continue
-            probe = SimProbe(analyzer, analysis)
+            probe = SimProbe(analyzer, analysis, golds)
             exam.simulations += 1
             exam.findings.extend(check_simulation(probe))
             if on_probe is not None:
