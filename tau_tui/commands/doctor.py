@@ -74,7 +74,7 @@ def _tasks(args: argparse.Namespace, ws) -> int:
 def _recordings(args: argparse.Namespace, ws) -> int:
     from tau_tui.commands.common import open_all
     from tau_tui.doctor.recordings import examine
-    from tau_tui.doctor.report import sim_lines
+    from tau_tui.doctor.report import cluster_lines, sim_lines
     from tau_tui.textsafe import visible
 
     status = EXIT_OK
@@ -94,7 +94,7 @@ def _recordings(args: argparse.Namespace, ws) -> int:
         for record in exam.records():
             print_json(record)
     else:
-        for line in sim_lines(exam):
+        for line in [*sim_lines(exam), *cluster_lines(exam)]:
             say(visible(line))
     say(exam.summary(), file=sys.stderr if args.json else sys.stdout)
     if status == EXIT_OK and exam.findings:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau_tui.analysis import Analyzer
+from tau_tui.doctor.clusters import Cluster, ClusterBuilder
 from tau_tui.doctor.sim_rules import SIM_RULES, GoldVerdicts, SimFinding, SimProbe, check_simulation
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
@@ -26,11 +27,14 @@ class Examination:
     problems: list[str] = field(default_factory=list)  # a file or simulation that could not be replayed
     notes: list[str] = field(default_factory=list)  # files left out on purpose (recorded only)
     simulations: int = 0
+    clusters: list[Cluster] = field(default_factory=list)  # suspect tasks first
 
     def records(self) -> Iterator[dict[str, Any]]:
-        """The ``--json`` lines: every finding, in file and step order."""
+        """The ``--json`` lines: every finding, in file and step order, then the clusters."""
         for finding in self.findings:
             yield finding.to_json()
+        for cluster in self.clusters:
+            yield cluster.to_json()
 
     def counts(self) -> dict[str, int]:
         """Findings per rule, every registered rule listed (zeros too)."""
@@ -39,7 +43,11 @@ class Examination:
 
     def summary(self) -> str:
         shown = ", ".join(f"{rule} {n}" for rule, n in self.counts().items())
-        return f"{self.simulations} simulation(s) checked; {shown}"
+        suspects = sum(1 for c in self.clusters if c.suspect)
+        return (
+            f"{self.simulations} simulation(s) checked; {shown}; "
+            f"{len(self.clusters)} failure cluster(s), {suspects} suspect task(s)"
+        )
 
 
 def examine(
@@ -54,6 +62,7 @@ def examine(
     """
     exam = Examination()
     golds = GoldVerdicts()
+    clusters = ClusterBuilder()
     for run in runs:
         for index in range(len(run.raw_sims)):
             try:
@@ -72,6 +81,8 @@ def examine(
             probe = SimProbe(analyzer, analysis, golds)
             exam.simulations += 1
             exam.findings.extend(check_simulation(probe))
+            clusters.add(probe)
             if on_probe is not None:
                 on_probe(probe)
+    exam.clusters = clusters.clusters()
     return exam

@@ -47,3 +47,18 @@ def sim_lines(exam: Examination) -> list[str]:
             out.append(f"    sim {f.sim} (task {f.task}){where}: {f.detail}")
         out.append("")
     return out
+
+
+def cluster_lines(exam: Examination) -> list[str]:
+    """The failure clusters, suspect tasks (several models failing the same way) first."""
+    if not exam.clusters:
+        return []
+    out = [f"failure clusters ({len(exam.clusters)}; a suspect task is failed the same way by several models):"]
+    for cluster in exam.clusters:
+        mark = "suspect task " if cluster.suspect else "task "
+        out.append(
+            f"  {mark}{cluster.domain}/{cluster.task}: {len(cluster.members)} simulation(s), "
+            f"{len(cluster.models)} model(s) ({', '.join(cluster.models)}): {cluster.signature.text}"
+        )
+    out.append("")
+    return out
