@@ -16,15 +16,14 @@ from typing import Any
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.calibrate.gold import GoldChecker
 from tau_tui.domains import DomainError, split_variant
-from tau_tui.env.invariants import Invariant, Scope, Violation, invariants, violations
-from tau_tui.env.upstream import UpstreamFix, upstream_fixes
 from tau_tui.evaluate.compliance import SUGGESTED_SOURCE
 from tau_tui.evaluate.diagnostics import Flag
+from tau_tui.evaluate.invariants import invariant_breaks
 from tau_tui.evaluate.report import SimReport
 from tau_tui.evaluate.reward import Evaluation, evaluate, is_success
 from tau_tui.evaluate.scoring import ScoredSimulation
 from tau_tui.model.results import SCORED_TERMINATIONS
-from tau_tui.replay import CallRecord, Change, Timeline
+from tau_tui.replay import Timeline
 
 
 @dataclass(frozen=True)
@@ -139,76 +138,6 @@ class SimProbe:
             if not check.matched:
                 return check.action.action_id or check.action.name
         return None
-
-
-def scope_of(changes: Iterable[Change]) -> Scope:
-    """The entities a write touched, by top-level collection (None: a change above entity level)."""
-    out: dict[str, set[Any]] = {}
-    for change in changes:
-        if len(change.path) < 2:
-            return None
-        out.setdefault(str(change.path[0]), set()).add(change.path[1])
-    return out
-
-
-@dataclass(frozen=True)
-class InvariantBreak:
-    """An invariant a write broke: the call, where, and the upstream fix of the tool when one is registered."""
-
-    call: CallRecord
-    invariant: Invariant
-    violation: Violation
-    fix: UpstreamFix | None
-
-    @property
-    def step(self) -> int:
-        return self.call.result_step if self.call.result_step is not None else self.call.call_step
-
-    @property
-    def detail(self) -> str:
-        text = f"{self.invariant.name}: {self.violation.where}: {self.violation.message} (after {self.call.name})"
-        if self.fix is not None:
-            text += f"; a known tau2 1.0.1 bug of {self.fix.tool} ({self.fix.reference}): {self.fix.summary}"
-        return text
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "invariant": self.invariant.name,
-            "where": self.violation.where,
-            "message": self.violation.message,
-            "tool": self.call.name,
-            "call_step": self.call.call_step,
-            "upstream_issue": self.fix.issue if self.fix is not None else None,
-        }
-
-
-def invariant_breaks(timeline: Timeline, domain: str) -> list[InvariantBreak]:
-    """Every invariant of ``domain`` a successful write of the timeline breaks, at that write's result step.
-
-    Each violation (invariant, place, message) is reported once, at the first write that makes it.
-    """
-    checks = invariants(domain)
-    if not checks:
-        return []
-    fixes = {fix.tool: fix for fix in upstream_fixes(domain)}
-    seen: set[tuple[str, str, str]] = set()
-    out: list[InvariantBreak] = []
-    for call in timeline.calls:
-        if not call.is_write or call.replayed_error or call.result_step is None:
-            continue
-        agent_changes, user_changes = timeline.changes_at(call.result_step)
-        state = timeline.state_at(call.result_step)
-        for invariant in checks:
-            changes = agent_changes if invariant.side == "agent" else user_changes
-            if not changes:
-                continue
-            db = state.agent if invariant.side == "agent" else state.user
-            for violation in violations(invariant, db, scope_of(changes)):
-                key = (invariant.name, violation.where, violation.message)
-                if key not in seen:
-                    seen.add(key)
-                    out.append(InvariantBreak(call, invariant, violation, fixes.get(call.name)))
-    return out
 
 
 def _invariant_violated(probe: SimProbe) -> list[Hit]:

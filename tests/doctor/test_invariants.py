@@ -11,10 +11,10 @@ import pytest
 
 from tau_tui.analysis import Analyzer
 from tau_tui.doctor.recordings import examine
-from tau_tui.doctor.sim_rules import invariant_breaks
 from tau_tui.domains import DomainRegistry
 from tau_tui.env.invariants import INVARIANTS, invariants, violations
 from tau_tui.env.store import to_plain
+from tau_tui.evaluate.invariants import invariant_breaks
 from tau_tui.model.io import open_run
 
 pytestmark = pytest.mark.corpus
@@ -179,3 +179,16 @@ def test_every_registered_invariant_is_tested_here(registry):
     names |= {"airline-balances", "airline-seats", "telecom-bill-total", "telecom-data-used", "telecom-references"}
     names |= {"banking-ids-are-keys", "banking-users-exist"}
     assert {n for n, inv in INVARIANTS.items() if inv.domain in DOMAINS} == names
+
+
+def test_the_break_is_a_process_flag_on_the_trajectory(tau2_data: Path, analyzer: Analyzer):
+    """Registered as a detector: the runs table, the legend and the trajectory's flag events read it."""
+    from tau_tui.evaluate.diagnostics import DETECTORS
+
+    assert DETECTORS["invariant_violated"].letter == "I"
+    run = open_run(tau2_data / "generated" / "tau2-gold_retail.json")
+    index = next(i for i in range(len(run.raw_sims)) if run.simulation(i).id == "gold-retail-20-gold")
+    report = analyzer.evaluate(run, index)
+    flags = [f for f in report.flags if f.kind == "invariant_violated"]
+    assert {f.step for f in flags} == {19} and len(flags) == 4
+    assert all("tau2-bench#317" in f.message for f in flags)
