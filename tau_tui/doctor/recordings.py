@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tau_tui.analysis import Analyzer
+from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.doctor.clusters import Cluster, ClusterBuilder
 from tau_tui.doctor.sim_rules import SIM_RULES, GoldVerdicts, SimFinding, SimProbe, check_simulation
 from tau_tui.domains import DomainError
@@ -55,21 +55,29 @@ def examine(
     runs: Iterable[RunFile],
     keep: Callable[[SimulationRun], bool] | None = None,
     on_probe: Callable[[SimProbe], None] | None = None,
+    *,
+    analyze: Callable[[RunFile, int], SimAnalysis] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> Examination:
     """Replay each simulation of ``runs`` (those ``keep`` accepts) and run every simulation rule on it.
 
-    ``on_probe`` sees each probe after its rules ran (clusters and the noise split read them).
+    ``on_probe`` sees each probe after its rules ran (the noise split reads them); ``analyze`` replays one
+    simulation instead of ``analyzer.analyze`` (the TUI's thread-safe replay service); ``cancelled`` is asked
+    before each simulation.
     """
+    replay = analyze if analyze is not None else analyzer.analyze
     exam = Examination()
     golds = GoldVerdicts()
     clusters = ClusterBuilder()
     for run in runs:
         for index in range(len(run.raw_sims)):
+            if cancelled is not None and cancelled():
+                return exam
             try:
                 sim = run.simulation(index)
                 if keep is not None and not keep(sim):
                     continue
-                analysis = analyzer.analyze(run, index)
+                analysis = replay(run, index)
             except RecordedOnly as exc:
                 exam.notes.append(f"note: {exc}")
                 break

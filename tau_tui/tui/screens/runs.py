@@ -87,6 +87,7 @@ class RunsScreen(Screen[None]):
             show=False,
         ),
         Binding("u", "audit", "Re-grade audit of this file (why rewards differ)", id="runs.audit", show=False),
+        Binding("D", "doctor", "Benchmark doctor: findings by rule, failure clusters", id="runs.doctor", show=False),
         Binding(
             "M",
             "compare_files",
@@ -623,6 +624,16 @@ class RunsScreen(Screen[None]):
         from tau_tui.tui.screens.audit import AuditScreen
 
         self.app.push_screen(AuditScreen(row.run))
+
+    def action_doctor(self) -> None:
+        """``D``: the benchmark doctor over every loaded run file."""
+        runs = list({id(row.run): row.run for row in context(self).session.catalog.rows}.values())
+        if not runs:
+            self.notify("no runs loaded", timeout=3)
+            return
+        from tau_tui.tui.screens.doctor import DoctorScreen
+
+        self.app.push_screen(DoctorScreen(runs))
 
     def action_compare_files(self) -> None:
         """``M``: mark the cursor's file; ``M`` on a row of another file compares the two runs task by task."""
