@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, err, print_json, say
+from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, add_judge_flags, err, print_json, say
 
 NAME = "doctor"
 SHARED_FLAGS = True
@@ -31,7 +31,26 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     doc.add_argument(
         "--json", action="store_true", help="one JSON object a line (task_finding, sim_finding, cluster...)"
     )
+    doc.add_argument(
+        "--judge-repeats",
+        type=_repeats,
+        default=1,
+        metavar="N",
+        help="recordings: ask the judge N times on each trajectory with NL assertions, to split the judge's own "
+        "variance from the trials' (needs --judge)",
+    )
+    add_judge_flags(doc, "litellm model that judges NL assertions for the noise split")
     return doc
+
+
+def _repeats(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace, workspace) -> int:
@@ -73,10 +92,16 @@ def _tasks(args: argparse.Namespace, ws) -> int:
 
 def _recordings(args: argparse.Namespace, ws) -> int:
     from tau_tui.commands.common import open_all
+    from tau_tui.doctor.noise import NoiseSplit
     from tau_tui.doctor.recordings import examine
     from tau_tui.doctor.report import cluster_lines, sim_lines
     from tau_tui.textsafe import visible
 
+    judge = ws.judge()
+    if args.judge_repeats > 1 and judge is None:
+        err("--judge-repeats needs a judge: give --judge MODEL (or judge_model in the settings)")
+        return EXIT_INPUT
+    noise = NoiseSplit(judge, args.judge_repeats)
     status = EXIT_OK
     runs = []
     for path, loaded, error in open_all(args.paths):
@@ -86,15 +111,15 @@ def _recordings(args: argparse.Namespace, ws) -> int:
         else:
             runs.append(loaded)
     wanted = set(args.tasks)
-    exam = examine(ws.analyzer, runs, keep=(lambda sim: sim.task_id in wanted) if wanted else None)
-    for problem in exam.problems:
+    exam = examine(ws.analyzer, runs, keep=(lambda sim: sim.task_id in wanted) if wanted else None, on_probe=noise.add)
+    for problem in [*exam.problems, *noise.problems]:
         err(problem)
         status = EXIT_INPUT
     if args.json:
-        for record in exam.records():
+        for record in [*exam.records(), *noise.records()]:
             print_json(record)
     else:
-        for line in [*sim_lines(exam), *cluster_lines(exam)]:
+        for line in [*sim_lines(exam), *cluster_lines(exam), *noise.lines()]:
             say(visible(line))
     say(exam.summary(), file=sys.stderr if args.json else sys.stdout)
     if status == EXIT_OK and exam.findings:
