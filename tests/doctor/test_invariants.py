@@ -192,3 +192,20 @@ def test_the_break_is_a_process_flag_on_the_trajectory(tau2_data: Path, analyzer
     flags = [f for f in report.flags if f.kind == "invariant_violated"]
     assert {f.step for f in flags} == {19} and len(flags) == 4
     assert all("tau2-bench#317" in f.message for f in flags)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_invariants_hold_on_every_tasks_initial_state(registry, domain):
+    """After each task's initialisation (its data patches and actions), before any message."""
+    from tau_tui.replay import initialize
+
+    dom = registry.get(domain)
+    checks = invariants(domain)
+    broken = []
+    for task in dom.tasks().values():
+        env = dom.new_environment()
+        env.bind_task(task)
+        initialize(env, task, [])
+        db = env.freeze().agent
+        broken += [(task.id, inv.name) for inv in checks if violations(inv, db)]
+    assert broken == []
