@@ -286,7 +286,11 @@ def check_simulation(probe: SimProbe, rules: Iterable[SimRule] | None = None) ->
     """Every finding of the rules (all registered ones by default) on one replayed simulation."""
     analysis = probe.analysis
     for rule in rules if rules is not None else list(SIM_RULES.values()):
-        for step, detail, evidence in rule.check(probe):
+        try:
+            hits = rule.check(probe)
+        except Exception as exc:  # noqa: BLE001 - a simulation the rule cannot read is reported, not raised
+            hits = [(None, f"the rule could not check the simulation: {type(exc).__name__}: {exc}", {"crash": True})]
+        for step, detail, evidence in hits:
             yield SimFinding(
                 str(analysis.run.path), analysis.sim.id, analysis.sim.task_id, step, rule.name, detail, evidence
             )

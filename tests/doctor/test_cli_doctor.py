@@ -36,3 +36,38 @@ def test_doctor_unknown_task_is_one_line(tau2_data, capsys):
     assert main(["doctor", "--domain", "retail", "--task", "nope", "--tau2-data", str(tau2_data)]) == 2
     err = capsys.readouterr().err
     assert "no task 'nope'" in err and "Traceback" not in err
+
+
+def test_doctor_on_bad_recordings_is_one_line_each(tmp_path, tau2_data, capsys):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"simulations": [')
+    nowhere = tmp_path / "nowhere.json"
+    nowhere.write_text(
+        json.dumps(
+            {
+                "info": {"environment_info": {"domain_name": "no_such_domain"}},
+                "tasks": [],
+                "simulations": [{"id": "s", "task_id": "t", "messages": []}],
+            }
+        )
+    )
+    status = main(["doctor", "--tau2-data", str(tau2_data), str(broken), str(nowhere)])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert any(str(broken) in line for line in err.splitlines())
+    assert any(str(nowhere) in line and "no_such_domain" in line for line in err.splitlines())
+
+
+def test_recorded_text_reaches_the_terminal_escaped(tmp_path, tau2_data, capsys):
+    gold = json.loads((tau2_data / "generated" / "tau2-gold_mock.json").read_text())
+    sim = next(s for s in gold["simulations"] if s["id"] == "gold-mock-create_task_1-gold")
+    sim["id"] = "evil\x1b[31m"
+    sim["messages"] = [*sim["messages"][:2], {"role": "user", "content": "###STOP###\x1b]0;title\x07"}]
+    raw = {**gold, "simulations": [sim]}
+    raw.pop("simulation_index", None)
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps(raw))
+    main(["doctor", "--tau2-data", str(tau2_data), str(path)])
+    out = capsys.readouterr()
+    assert "sim evil" in out.out and "whose fault" in out.out
+    assert "\x1b" not in out.out and "\x1b" not in out.err
