@@ -73,6 +73,7 @@ def test_every_command_is_one_module_in_one_list():
         "compare",
         "report",
         "audit",
+        "doctor",
         "export",
         "serve",
     )

@@ -29,6 +29,7 @@ CORE = [
     "tau_tui.cli",
     "tau_tui.tui.context",
     "tau_tui.report.*",
+    "tau_tui.doctor.*",
 ]
 STRICT = {
     "disallow_untyped_defs",

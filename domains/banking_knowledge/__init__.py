@@ -24,9 +24,11 @@ from typing import Any
 
 from tau_tui.domains import Domain, DomainError, read_data_file
 from tau_tui.env import DBSchema, Environment, ToolType, make_store
+from tau_tui.env.invariants import Invariant, register_invariant
 from tau_tui.model.tasks import Task
 
 from .data_model import TransactionalDB
+from .invariants import ids_are_keys, users_exist
 from .retrieval import DEFAULT_VARIANT, KnowledgeBase, KnowledgeToolsWithKBSearchAndGrep, Variant, resolve_variant
 from .tools import KnowledgeTools
 from .user_tools import KnowledgeUserTools
@@ -170,3 +172,16 @@ DOMAIN = BankingDomain
 
 def create(data_dir: Path | None) -> BankingDomain:
     return BankingDomain(data_dir)
+
+
+# What the data model promises after every write (domains/banking_knowledge/invariants.py); the doctor checks them.
+for _invariant in (
+    Invariant("banking-ids-are-keys", "banking_knowledge", "a record's own id field is its key", ids_are_keys),
+    Invariant(
+        "banking-users-exist",
+        "banking_knowledge",
+        "accounts, cards and card payments name a user that exists",
+        users_exist,
+    ),
+):
+    register_invariant(_invariant)

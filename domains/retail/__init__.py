@@ -9,10 +9,12 @@ from pathlib import Path
 
 from tau_tui.domains import Domain, read_data_file
 from tau_tui.env import DBSchema, Environment, make_store
+from tau_tui.env.invariants import Invariant, register_invariant
 from tau_tui.env.upstream import UpstreamFix, register_upstream_fix
 from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 
 from .data_model import RetailDB
+from .invariants import gift_cards_not_negative, items_match_their_variants, payments_add_up
 from .tools import RetailTools, modify_pending_order_items_fixed
 
 SCHEMA = DBSchema(RetailDB)
@@ -76,3 +78,21 @@ MODIFY_ITEMS_FIX = register_upstream_fix(
         fixed=modify_pending_order_items_fixed,
     )
 )
+
+# What the data model promises after every write (domains/retail/invariants.py); the doctor checks them.
+for _invariant in (
+    Invariant(
+        "retail-item-own-variant",
+        "retail",
+        "every order item has the price and options of its own variant in the catalogue",
+        items_match_their_variants,
+    ),
+    Invariant(
+        "retail-payments-add-up",
+        "retail",
+        "payments less refunds equal the items' total (nothing for a cancelled order)",
+        payments_add_up,
+    ),
+    Invariant("retail-gift-card-balance", "retail", "no gift card balance is negative", gift_cards_not_negative),
+):
+    register_invariant(_invariant)

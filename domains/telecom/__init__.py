@@ -12,10 +12,12 @@ from pathlib import Path
 
 from tau_tui.domains import Domain, DomainError, read_data_file
 from tau_tui.env import DBSchema, make_store
+from tau_tui.env.invariants import Invariant, register_invariant
 from tau_tui.evaluate.compliance import PolicyRules, register_policy_rules
 
 from .data_model import TelecomDB
 from .environment import TelecomEnvironment
+from .invariants import bill_totals, data_not_negative, references_exist
 from .tools import TelecomTools
 from .user_data_model import TelecomUserDB
 from .user_tools import TelecomUserTools
@@ -89,3 +91,13 @@ def create(data_dir: Path | None) -> TelecomDomain:
 
 # What the policy asks (tau_tui.evaluate.compliance): try to resolve before transferring to a human.
 POLICY_RULES = register_policy_rules("telecom", PolicyRules(transfer_only_when_needed=True))
+
+# What the data model promises after every write (domains/telecom/invariants.py); the doctor checks them.
+for _invariant in (
+    Invariant("telecom-bill-total", "telecom", "a bill's total due is the sum of its line items", bill_totals),
+    Invariant(
+        "telecom-references", "telecom", "customers' lines and bills, lines' plans and devices exist", references_exist
+    ),
+    Invariant("telecom-data-used", "telecom", "no line's data used or refuelled is negative", data_not_negative),
+):
+    register_invariant(_invariant)

@@ -12,7 +12,22 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tau_tui.commands import audit, calibrate, compare, export, fork, notes, play, replay, report, run, serve, show, tui
+from tau_tui.commands import (
+    audit,
+    calibrate,
+    compare,
+    doctor,
+    export,
+    fork,
+    notes,
+    play,
+    replay,
+    report,
+    run,
+    serve,
+    show,
+    tui,
+)
 from tau_tui.commands import eval as evaluate
 
 if TYPE_CHECKING:
@@ -45,6 +60,7 @@ COMMANDS: tuple[Command, ...] = (
     compare,
     report,
     audit,
+    doctor,
     export,
     serve,
     tui,

@@ -7,6 +7,7 @@ Headless: imports replay, env and model only. litellm is imported only inside
 from tau_tui.evaluate import (
     compliance,  # noqa: F401  (registers the policy-compliance and user-hint detectors)
     components,  # noqa: F401  (registers the built-in reward components)
+    invariants,  # noqa: F401  (registers the domain-invariant detector)
 )
 from tau_tui.evaluate.checks import ActionCheck, CommunicateCheck, DBCheck, EnvAssertionCheck, NLCheck, action_matches
 from tau_tui.evaluate.diagnostics import (

@@ -24,6 +24,8 @@ Four hints point at the user simulator instead of the agent (domain independent;
   expected actions use: the user asked for what the task does not.
 - ``out_of_scope_stop``: the user ends the call with ``###OUT-OF-SCOPE###`` (its scenario lacks what it
   needs); tau2 records it as ``user_stop`` and grades it as a normal end (tau2-bench#517).
+- ``user_text_tool_call``: a user message that writes a tool call or a tool result as text (a tool of the
+  domain named with its arguments, a JSON call, tool-call markup) instead of calling: nothing ran.
 
 ``SUGGESTED_SOURCE`` says whose error each kind suggests (agent, user or task), for a note.
 Flags never change the reward. Solo runs have no user turns: the user-turn rules skip them.
@@ -195,6 +197,49 @@ def out_of_scope_stops(timeline: Timeline, start: int, policy: str | None = None
     return []
 
 
+TOOL_MARKUP = re.compile(
+    r"<\s*/?\s*(tool_call|tool_response|function_call|tool_result)\b|\"(tool_call_id|arguments)\"\s*:|"
+    r"\"role\"\s*:\s*\"tool\"|\bfunctions\.\w+\s*\(",
+    re.IGNORECASE,
+)
+
+
+def _tool_names(timeline: Timeline) -> set[str]:
+    env = timeline.env
+    kits = [] if env is None else [kit for kit in (env.agent, env.user) if kit is not None]
+    return {name for kit in kits for name in kit.tool_names()}
+
+
+def users_writing_tool_calls(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
+    """User turns that spell a tool call or result out as text (and make no call): nothing was run."""
+    names = _tool_names(timeline)
+    named = (
+        re.compile(rf"\b({'|'.join(map(re.escape, sorted(names)))})\s*\(|\"name\"\s*:\s*\"(\w+)\"") if names else None
+    )
+    out: list[Flag] = []
+    for step in timeline.steps[start:]:
+        message = step.message
+        if not isinstance(message, UserMessage) or message.tool_calls or not message.text.strip():
+            continue
+        text = message.text
+        markup = TOOL_MARKUP.search(text)
+        called = named.search(text) if named is not None else None
+        tool = called and (called.group(1) or called.group(2))
+        if markup is None and not (tool and tool in names):
+            continue
+        what = (
+            f"a call of {tool}" if tool and tool in names else f"tool-call markup {markup.group(0)!r}" if markup else ""
+        )
+        out.append(
+            Flag(
+                "user_text_tool_call",
+                step.index,
+                f"suggested source: user — the user simulator wrote {what} as text instead of calling; nothing ran",
+            )
+        )
+    return out
+
+
 def users_stopping_early(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
     for step in reversed(timeline.steps[start:]):
         message = step.message
@@ -349,6 +394,7 @@ SUGGESTED_SOURCE = {
     "user_contradicts_scenario": "user",
     "user_asked_beyond_task": "user",
     "out_of_scope_stop": "task",
+    "user_text_tool_call": "user",
 }
 SUGGESTED_ERROR_TYPE = {
     "unconfirmed_write": "policy_violation",
@@ -358,6 +404,7 @@ SUGGESTED_ERROR_TYPE = {
     "user_contradicts_scenario": "hallucination",
     "user_asked_beyond_task": "instruction_deviation",
     "out_of_scope_stop": "premature_end",
+    "user_text_tool_call": "instruction_deviation",
 }
 COMPLIANCE_KINDS = ("unconfirmed_write", "write_before_auth", "transfer_against_policy")
 
@@ -400,6 +447,12 @@ for _detector in (
         "O",
         "user simulator: stopped with ###OUT-OF-SCOPE###, recorded as a normal user_stop",
         out_of_scope_stops,
+    ),
+    Detector(
+        "user_text_tool_call",
+        "J",
+        "user simulator: wrote a tool call or result as text instead of calling",
+        users_writing_tool_calls,
     ),
 ):
     register_detector(_detector)

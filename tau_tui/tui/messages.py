@@ -240,6 +240,14 @@ class ManyComparisonReady(Message):
 
 
 @dataclass
+class DoctorReady(Message):
+    """The doctor's examination of the loaded runs (``doctor.recordings.Examination``) and its task findings."""
+
+    exam: Any = None
+    task_findings: list[Any] = field(default_factory=list)
+
+
+@dataclass
 class AuditReady(Message):
     """A file's re-grade audit (``audit`` is a ``trust.audit.FileAudit``) and the lines of what could not run."""
 

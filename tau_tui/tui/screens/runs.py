@@ -88,6 +88,7 @@ class RunsScreen(Screen[None]):
         ),
         Binding("u", "audit", "Re-grade audit of this file (why rewards differ)", id="runs.audit", show=False),
         Binding("M", "mark_file", "Mark / unmark this file for a run comparison", id="runs.compare_files", show=False),
+        Binding("D", "doctor", "Benchmark doctor: findings by rule, failure clusters", id="runs.doctor", show=False),
         Binding(
             "V",
             "compare_files",
@@ -624,6 +625,16 @@ class RunsScreen(Screen[None]):
         from tau_tui.tui.screens.audit import AuditScreen
 
         self.app.push_screen(AuditScreen(row.run))
+
+    def action_doctor(self) -> None:
+        """``D``: the benchmark doctor over every loaded run file."""
+        runs = list({id(row.run): row.run for row in context(self).session.catalog.rows}.values())
+        if not runs:
+            self.notify("no runs loaded", timeout=3)
+            return
+        from tau_tui.tui.screens.doctor import DoctorScreen
+
+        self.app.push_screen(DoctorScreen(runs))
 
     def action_mark_file(self) -> None:
         """``M``: mark the cursor's file for a run comparison, or clear its mark."""

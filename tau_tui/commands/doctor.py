@@ -1,0 +1,127 @@
+"""``tau-tui doctor``: what is wrong with the benchmark — a domain's tasks (``--domain``) or recordings (PATH...)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, add_judge_flags, err, print_json, say
+
+NAME = "doctor"
+SHARED_FLAGS = True
+
+
+def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+    doc = sub.add_parser(
+        NAME,
+        help="benchmark doctor: broken tasks, tool bugs the gold replay hides, whose fault a failure is",
+        description="With --domain: check the domain's task definitions (unreachable, passes_on_inaction, "
+        "empty_component, gold_action_error, unknown_tool, invalid_arguments, duplicate_task, and heuristics). "
+        "With PATH...: check recordings (domain invariants after every write, premature ends with what each "
+        "component would have scored, the user simulator's part in a failure, whose fault each failure is), "
+        "group failures across files into clusters (suspect tasks first), and split the noise of k >= 2 trials. "
+        "Exit 0: nothing found; 1: findings; 2: some input unreadable.",
+    )
+    doc.add_argument("paths", nargs="*", metavar="PATH", help="run files or folders (recordings)")
+    doc.add_argument("--domain", metavar="D", help="check the task definitions of domain D (tau2 data or a package)")
+    doc.add_argument(
+        "--task", dest="tasks", action="append", default=[], metavar="ID", help="only this task (repeatable)"
+    )
+    doc.add_argument(
+        "--json", action="store_true", help="one JSON object a line (task_finding, sim_finding, cluster...)"
+    )
+    doc.add_argument(
+        "--judge-repeats",
+        type=_repeats,
+        default=1,
+        metavar="N",
+        help="recordings: ask the judge N times on each trajectory with NL assertions, to split the judge's own "
+        "variance from the trials' (needs --judge)",
+    )
+    add_judge_flags(doc, "litellm model that judges NL assertions for the noise split")
+    return doc
+
+
+def _repeats(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def run(args: argparse.Namespace, workspace) -> int:
+    if bool(args.domain) == bool(args.paths):
+        err("give either --domain D (check its tasks) or PATH... (check recordings)")
+        return EXIT_INPUT
+    if args.domain:
+        return _tasks(args, workspace)
+    return _recordings(args, workspace)
+
+
+def _tasks(args: argparse.Namespace, ws) -> int:
+    from tau_tui.doctor.report import task_lines
+    from tau_tui.doctor.task_rules import check_tasks, counts
+    from tau_tui.domains import DomainError
+    from tau_tui.rollout.runner import RunError, select_tasks
+    from tau_tui.textsafe import visible
+    from tau_tui.workspace import GoldCheckRequest
+
+    try:
+        checker = ws.gold_checker(GoldCheckRequest(args.domain, list(args.tasks) or None))
+        every = checker.domain.tasks()
+        tasks = select_tasks(checker.domain, list(args.tasks) or None)
+    except (DomainError, RunError) as exc:
+        err(str(exc))
+        return EXIT_INPUT
+    findings = []
+    for finding in check_tasks(checker, args.domain, tasks, every):
+        findings.append(finding)
+        if args.json:
+            print_json(finding.to_json())
+    if not args.json:
+        for line in task_lines(findings):
+            say(visible(line))
+    tally = ", ".join(f"{rule} {n}" for rule, n in counts(findings).items())
+    say(f"{args.domain}: {len(tasks)} task(s) checked; {tally}", file=sys.stderr if args.json else sys.stdout)
+    return EXIT_FINDINGS if findings else EXIT_OK
+
+
+def _recordings(args: argparse.Namespace, ws) -> int:
+    from tau_tui.commands.common import open_all
+    from tau_tui.doctor.noise import NoiseSplit
+    from tau_tui.doctor.recordings import examine
+    from tau_tui.doctor.report import cluster_lines, sim_lines
+    from tau_tui.textsafe import visible
+
+    judge = ws.judge()
+    if args.judge_repeats > 1 and judge is None:
+        err("--judge-repeats needs a judge: give --judge MODEL (or judge_model in the settings)")
+        return EXIT_INPUT
+    noise = NoiseSplit(judge, args.judge_repeats)
+    status = EXIT_OK
+    runs = []
+    for path, loaded, error in open_all(args.paths):
+        if loaded is None:
+            err(error or f"{path}: unreadable")
+            status = EXIT_INPUT
+        else:
+            runs.append(loaded)
+    wanted = set(args.tasks)
+    exam = examine(ws.analyzer, runs, keep=(lambda sim: sim.task_id in wanted) if wanted else None, on_probe=noise.add)
+    for problem in [*exam.problems, *noise.problems]:
+        err(problem)
+        status = EXIT_INPUT
+    if args.json:
+        for record in [*exam.records(), *noise.records()]:
+            print_json(record)
+    else:
+        for line in [*sim_lines(exam), *cluster_lines(exam), *noise.lines()]:
+            say(visible(line))
+    say(exam.summary(), file=sys.stderr if args.json else sys.stdout)
+    if status == EXIT_OK and exam.findings:
+        status = EXIT_FINDINGS
+    return status

@@ -1,0 +1,296 @@
+"""Rules over replayed recordings: what the benchmark (its tools, its user simulator) did to a simulation.
+
+Each rule is one ``SimRule(name, description, check)`` in ``SIM_RULES``; ``check(probe)`` returns
+``(step, detail, evidence)`` triples for one replayed simulation. ``SimProbe`` holds the analysis and
+computes the assessment (reward, flags) once, for the rules that need it. ``check_simulation`` runs every
+rule and returns ``SimFinding`` records (``{"kind": "sim_finding", ...}`` lines of ``--json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from tau_tui.analysis import Analyzer, SimAnalysis
+from tau_tui.calibrate.gold import GoldChecker
+from tau_tui.domains import DomainError, split_variant
+from tau_tui.evaluate.compliance import SUGGESTED_SOURCE
+from tau_tui.evaluate.diagnostics import Flag
+from tau_tui.evaluate.invariants import invariant_breaks
+from tau_tui.evaluate.report import SimReport
+from tau_tui.evaluate.reward import Evaluation, evaluate, is_success
+from tau_tui.evaluate.scoring import ScoredSimulation
+from tau_tui.model.results import SCORED_TERMINATIONS
+from tau_tui.replay import Timeline
+
+
+@dataclass(frozen=True)
+class SimFinding:
+    """One thing the benchmark did to one simulation, at a step (None: the simulation as a whole)."""
+
+    file: str
+    sim: str
+    task: str
+    step: int | None
+    rule: str
+    detail: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "sim_finding",
+            "file": self.file,
+            "sim": self.sim,
+            "task": self.task,
+            "step": self.step,
+            "rule": self.rule,
+            "detail": self.detail,
+            "evidence": self.evidence,
+        }
+
+
+Hit = tuple[int | None, str, dict[str, Any]]
+
+
+class GoldVerdicts:
+    """The gold check's reasons per task (memoised over a whole examination): is the task itself reachable?"""
+
+    def __init__(self) -> None:
+        self._reasons: dict[tuple[str, str], list[str]] = {}
+
+    def reasons(self, analyzer: Analyzer, analysis: SimAnalysis) -> list[str]:
+        """Why the reference solution of the simulation's task scores < 1 ([] when it reaches 1)."""
+        task = analysis.task
+        if task is None or analysis.domain is None:
+            return []
+        key = (analysis.domain, analyzer.golds.exact_key(task))
+        if key not in self._reasons:
+            try:
+                check = GoldChecker.for_name(analyzer.registry, analysis.domain).run([task])[0]
+                self._reasons[key] = [*check.setup_problems, *check.agent_reasons, *check.gold_state_reasons]
+            except DomainError:
+                self._reasons[key] = []
+        return self._reasons[key]
+
+
+class SimProbe:
+    """One replayed simulation, with its assessment computed once on demand."""
+
+    def __init__(self, analyzer: Analyzer, analysis: SimAnalysis, golds: GoldVerdicts | None = None):
+        self.analyzer = analyzer
+        self.analysis = analysis
+        self.golds = golds if golds is not None else GoldVerdicts()
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.analysis.timeline
+
+    @cached_property
+    def domain(self) -> str:
+        """The domain's base name (``telecom`` for ``telecom-workflow``)."""
+        return split_variant(self.analysis.domain or "")[0]
+
+    @cached_property
+    def report(self) -> SimReport:
+        return self.analyzer.assess(self.analysis)
+
+    @cached_property
+    def history_len(self) -> int:
+        return len(self.analysis.task.history) if self.analysis.task is not None else 0
+
+    @property
+    def termination(self) -> str | None:
+        return self.analysis.sim.termination_reason
+
+    @cached_property
+    def premature(self) -> bool:
+        return self.termination is not None and self.termination not in SCORED_TERMINATIONS
+
+    @cached_property
+    def as_it_stood(self) -> Evaluation | None:
+        """An early end scored as though it had ended normally there (None: no early end, or no task)."""
+        analysis = self.analysis
+        if not self.premature or analysis.task is None:
+            return None
+        stopped = analysis.sim.model_copy(update={"termination_reason": "user_stop"})
+        return evaluate(ScoredSimulation(stopped, analysis.task, analysis.timeline, analysis.gold, analysis.assertions))
+
+    @cached_property
+    def reward(self) -> float | None:
+        """Our recomputed reward, else the recorded one (None: neither)."""
+        ours = self.report.evaluation.reward
+        return ours if ours is not None else self.report.recorded_reward
+
+    @property
+    def failed(self) -> bool:
+        return self.reward is not None and not is_success(self.reward)
+
+    @cached_property
+    def flags(self) -> list[Flag]:
+        return [f for f in self.report.flags if f.step >= self.history_len]
+
+    @cached_property
+    def first_missed_action(self) -> str | None:
+        """The first reference action no call of the trajectory matched (its id, else its tool)."""
+        for check in self.report.evaluation.actions or []:
+            if not check.matched:
+                return check.action.action_id or check.action.name
+        return None
+
+
+def _invariant_violated(probe: SimProbe) -> list[Hit]:
+    return [(b.step, b.detail, b.to_json()) for b in invariant_breaks(probe.timeline, probe.domain)]
+
+
+def _score_text(value: float | None) -> str:
+    return "not scored" if value is None else f"{value:g}"
+
+
+def _premature_end(probe: SimProbe) -> list[Hit]:
+    stood = probe.as_it_stood
+    if stood is None:
+        return []
+    parts = [f"{name} {_score_text(stood.breakdown.get(name))}" for name in stood.reward_basis or []]
+    missing = f" ({', '.join(stood.not_evaluated)} not evaluated)" if stood.not_evaluated else ""
+    last = len(probe.timeline.steps) - 1
+    return [
+        (
+            last if last >= 0 else None,
+            f"ended early ({probe.termination}): as the state stood it would have scored "
+            f"{_score_text(stood.reward)}{missing}" + (f" — {', '.join(parts)}" if parts else ""),
+            {
+                "termination": probe.termination,
+                "would_reward": stood.reward,
+                "would_breakdown": dict(stood.breakdown),
+                "not_evaluated": list(stood.not_evaluated),
+            },
+        )
+    ]
+
+
+def _user_simulator(probe: SimProbe) -> list[Hit]:
+    return [
+        (flag.step, f"{flag.kind}: {flag.message}", {"flag": flag.kind})
+        for flag in probe.flags
+        if SUGGESTED_SOURCE.get(flag.kind) in ("user", "task")
+    ]
+
+
+AGENT, USER, TASK, UNKNOWN = "agent", "user simulator", "task", "unknown"
+# the process flags that point at the agent (beside compliance's SUGGESTED_SOURCE "agent")
+AGENT_FLAGS = frozenset({"error_ignored", "unbacked_claim", "write_before_read", "repeated_call"})
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Whose fault a failed simulation is, how sure, and why."""
+
+    party: str
+    confidence: str  # high, medium, low
+    evidence: list[str]
+
+    @property
+    def line(self) -> str:
+        return f"whose fault: {self.party} ({self.confidence}): " + "; ".join(self.evidence)
+
+
+def whose_fault(probe: SimProbe) -> Fault | None:
+    """The party a failure points at (None: the simulation did not fail)."""
+    if not probe.failed:
+        return None
+    termination = probe.termination
+    if termination == "user_error":
+        return Fault(USER, "high", ["the user simulator raised an error (termination user_error)"])
+    if termination == "agent_error":
+        return Fault(AGENT, "high", ["the agent raised an error (termination agent_error)"])
+    unreachable = probe.golds.reasons(probe.analyzer, probe.analysis)
+    if unreachable:
+        return Fault(TASK, "high", ["the task's own reference solution scores < 1: " + "; ".join(unreachable)])
+    by_source: dict[str, list[Flag]] = {}
+    for flag in probe.flags:
+        source = SUGGESTED_SOURCE.get(flag.kind) or ("agent" if flag.kind in AGENT_FLAGS else None)
+        if source is not None:
+            by_source.setdefault(source, []).append(flag)
+    shown = {k: [f"{f.kind} at step {f.step}" for f in v] for k, v in by_source.items()}
+    if "task" in by_source:
+        return Fault(TASK, "medium", shown["task"])
+    outcome = [f"{name} {value:g}" for name, value in probe.report.evaluation.breakdown.items() if value < 1.0]
+    if probe.first_missed_action:
+        outcome.append(f"reference action {probe.first_missed_action} never matched")
+    if probe.premature:
+        outcome.append(f"ended early ({termination})")
+    user, agent = by_source.get("user", []), by_source.get("agent", [])
+    if user and not agent:
+        return Fault(USER, "medium", shown["user"] + outcome)
+    if agent and not user:
+        return Fault(AGENT, "medium", shown["agent"] + outcome)
+    if agent and user:
+        first = USER if user[0].step <= agent[0].step else AGENT
+        return Fault(
+            first, "low", ["both sides flagged, the first flag counts"] + shown["user"] + shown["agent"] + outcome
+        )
+    if termination in ("max_steps", "too_many_errors"):
+        return Fault(AGENT, "low", outcome)
+    if outcome:
+        return Fault(AGENT, "low", ["nothing points at the user or the task"] + outcome)
+    return Fault(UNKNOWN, "low", [f"reward {_score_text(probe.reward)} with no failing check named"])
+
+
+def _whose_fault(probe: SimProbe) -> list[Hit]:
+    fault = whose_fault(probe)
+    if fault is None:
+        return []
+    return [(None, fault.line, {"fault": fault.party, "confidence": fault.confidence, "evidence": fault.evidence})]
+
+
+@dataclass(frozen=True)
+class SimRule:
+    """One rule over a replayed simulation: its name (the ``rule`` field), what it means, how it is found."""
+
+    name: str
+    description: str
+    check: Callable[[SimProbe], list[Hit]]
+
+
+# The registry, in report order: a new rule is one ``register_sim_rule`` call.
+SIM_RULES: dict[str, SimRule] = {}
+
+
+def register_sim_rule(rule: SimRule) -> SimRule:
+    if rule.name in SIM_RULES:
+        raise ValueError(f"simulation rule {rule.name!r} is already registered")
+    SIM_RULES[rule.name] = rule
+    return rule
+
+
+for _rule in (
+    SimRule(
+        "invariant_violated",
+        "a write left the DB breaking what the domain's data model promises (domain invariants)",
+        _invariant_violated,
+    ),
+    SimRule(
+        "premature_end",
+        "an early end (max_steps, too_many_errors, ...) and what each component would have scored there",
+        _premature_end,
+    ),
+    SimRule("user_simulator", "the user simulator's (or the scenario's) part: its process hints", _user_simulator),
+    SimRule("whose_fault", "whose fault a failed simulation is: agent, user simulator, task or unknown", _whose_fault),
+):
+    register_sim_rule(_rule)
+
+
+def check_simulation(probe: SimProbe, rules: Iterable[SimRule] | None = None) -> Iterator[SimFinding]:
+    """Every finding of the rules (all registered ones by default) on one replayed simulation."""
+    analysis = probe.analysis
+    for rule in rules if rules is not None else list(SIM_RULES.values()):
+        try:
+            hits = rule.check(probe)
+        except Exception as exc:  # noqa: BLE001 - a simulation the rule cannot read is reported, not raised
+            hits = [(None, f"the rule could not check the simulation: {type(exc).__name__}: {exc}", {"crash": True})]
+        for step, detail, evidence in hits:
+            yield SimFinding(
+                str(analysis.run.path), analysis.sim.id, analysis.sim.task_id, step, rule.name, detail, evidence
+            )
