@@ -125,11 +125,30 @@ class DoctorScreen(Screen[None]):
         from tau_tui.doctor.sim_rules import SIM_RULES
         from tau_tui.doctor.task_rules import TASK_RULES
 
-        for label, width in (("where", 44), ("task", 14), ("step", 5), ("detail", 120)):
-            table.add_column(label, width=width, key=label)
         groups: dict[str, list[Any]] = {}
         for finding in [*self.task_findings, *self.exam.findings]:
             groups.setdefault(finding.rule, []).append(finding)
+        from tau_tui.views.layout import distinct_starts, elide
+
+        names = {f.file: Path(f.file).stem for f in self.exam.findings}
+        starts = distinct_starts(names.values())
+        # The detail is what is read: the other columns take what their values need, up to a share of the width.
+        share = max(12, self.size.width // 4)
+
+        def where_of(finding: Any) -> str:
+            """A task finding's domain; a recording's simulation, after its file's distinguishing part when several."""
+            if hasattr(finding, "domain"):
+                return str(finding.domain)
+            if len(names) <= 1:
+                return str(finding.sim)
+            name = names[finding.file]
+            return f"{elide(name, share // 2, starts.get(name, 0))} · {finding.sim}"
+
+        findings = [f for found in groups.values() for f in found]
+        where_w = min(share, max([len(where_of(f)) for f in findings] + [5]))
+        task_w = min(share // 2 + 4, max([len(str(f.task)) for f in findings] + [4]))
+        for label, width in (("where", where_w), ("task", task_w), ("step", 4), ("detail", 160)):
+            table.add_column(label, width=width, key=label)
         descriptions = {
             **{n: r.description for n, r in TASK_RULES.items()},
             **{n: r.description for n, r in SIM_RULES.items()},
@@ -139,12 +158,12 @@ class DoctorScreen(Screen[None]):
             found = groups.get(rule)
             if not found:
                 continue
-            table.add_row(
-                Text(f"{rule} ({len(found)})", style="bold"), "", "", Text(descriptions.get(rule, ""), style="dim")
-            )
+            header = Text(f"{rule} ({len(found)})", style="bold")  # in the widest column: never cut at 80
+            header.append(f"  {descriptions.get(rule, '')}", style="dim")
+            table.add_row(Text("▸", style="bold"), "", "", header)
             self.shown.append(None)
             for finding in found:
-                where = finding.domain if hasattr(finding, "domain") else f"{Path(finding.file).name} · {finding.sim}"
+                where = where_of(finding)
                 step = getattr(finding, "step", None)
                 table.add_row(
                     visible_renderable(where, single_line=True),
