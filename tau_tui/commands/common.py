@@ -48,6 +48,8 @@ def open_all(
     notice = scan.data_folder_notice()
     if notice:
         err(f"note: {notice}")
+    for link in scan.link_notices():
+        err(f"note: {link}")
     for path in scan.files:
         if keep is not None and not keep(path):
             continue
