@@ -18,6 +18,7 @@ from tau_tui.commands.common import (
     executor_for,
     open_all,
     selected,
+    whole,
 )
 from tau_tui.commands.replay import add_upstream_fixes_flag
 
@@ -53,7 +54,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--seed",
-        type=int,
+        type=whole(0),
         default=0,
         metavar="S",
         help="seed of the bootstrap intervals (over tasks) of the file metrics (default 0)",

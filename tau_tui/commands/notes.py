@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err, print_json, say
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err, print_json, say, whole
 
 NAME = "notes"
 SHARED_FLAGS = False  # notes name recordings only: no domains, no tau2 data
@@ -34,7 +34,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     add.add_argument("path", metavar="PATH", help="the recording (run file or run directory)")
     add.add_argument("--sim", required=True, metavar="ID", help="simulation id (or a unique prefix)")
     add.add_argument(
-        "--step", type=int, metavar="N", help="message index in the trajectory (default: the whole simulation)"
+        "--step", type=whole(0), metavar="N", help="message index in the trajectory (default: the whole simulation)"
     )
     add.add_argument("--source", required=True, choices=SOURCES, help="whose fault or doing it is")
     add.add_argument(
