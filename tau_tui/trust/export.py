@@ -291,11 +291,12 @@ def _sft_record(analysis: Any, run: RunFile) -> dict[str, Any]:
     if not isinstance(policy, str) and env is not None:
         policy = env.policy
     messages: list[dict[str, Any]] = [{"role": "system", "content": policy}] if isinstance(policy, str) else []
-    agent_calls: set[str] = set()
+    awaiting: set[str] = set()  # the agent's calls not answered yet: a recorded result repeated is kept once
     for message in analysis.sim.trajectory:
         if isinstance(message, ToolMessage):
-            if message.requestor == "assistant" and message.id in agent_calls:
+            if message.requestor == "assistant" and message.id in awaiting:
                 messages.append({"role": "tool", "tool_call_id": message.id, "content": _text(message.content) or ""})
+                awaiting.discard(message.id)
             continue
         if not isinstance(message, ParticipantMessage) or message.role not in ("assistant", "user"):
             continue
@@ -305,7 +306,7 @@ def _sft_record(analysis: Any, run: RunFile) -> dict[str, Any]:
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _json(c.arguments) or "{}"}}
                 for c in message.tool_calls
             ]
-            agent_calls.update(c.id for c in message.tool_calls)
+            awaiting.update(c.id for c in message.tool_calls)
         if out["content"] is None and "tool_calls" not in out:
             continue
         messages.append(out)
