@@ -277,7 +277,7 @@ class Worker:
         from tau_tui.catalog.summaries import summarize
 
         summaries = summarize(self.analyzer, self.analyzer.analyze(run, unit.index))
-        return Outcome(unit, summaries=summaries, haystack=sim_text(run.raw_sims[unit.index]).lower())
+        return Outcome(unit, summaries=summaries, haystack=sim_text(run.raw_simulation(unit.index)).lower())
 
 
 _WORKER: Worker | None = None

@@ -135,6 +135,7 @@ def _notes_add(args: argparse.Namespace) -> int:
 
 def _notes_from_review(args: argparse.Namespace) -> int:
     from tau_tui.commands.common import open_all
+    from tau_tui.model.io import RunFileError
     from tau_tui.model.notes import NoteBook, review_suggestion
     from tau_tui.model.reviews import error_step, read_review
     from tau_tui.model.ticks import read_ticks
@@ -151,11 +152,15 @@ def _notes_from_review(args: argparse.Namespace) -> int:
         book = NoteBook(run.path)
         reviewed = added = offered = 0
         for index in indices:
-            raw = run.raw_sims[index]
-            review = read_review(raw)
-            if not review.errors:
+            try:
+                review = read_review(run.raw_simulation(index))
+                sim = run.simulation(index) if review.errors else None
+            except RunFileError as exc:  # the file changed on disk while it was read
+                err(str(exc))
+                status = EXIT_INPUT
                 continue
-            sim = run.simulation(index)
+            if sim is None:
+                continue
             ticks = read_ticks(sim.raw_ticks) if sim.graded_from == "ticks" else None
             messages = sim.trajectory
             suggestions = [review_suggestion(e, error_step(e, messages, ticks)) for e in review.errors]

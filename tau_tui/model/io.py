@@ -506,18 +506,21 @@ class RunFile:
             self._tasks = tasks
         return self._tasks
 
+    def raw_simulation(self, index: int) -> Any:
+        """The raw JSON of simulation ``index``: the one read of a span that a streamed file changed on disk since
+        it was indexed turns into a ``RunFileError`` line ("changed on disk since it was read; reload it")."""
+        try:
+            return self.raw_sims[index]
+        except OSError as exc:  # a streamed file gone or changed since it was indexed
+            raise RunFileError(self.path, f"simulation #{index}: {exc.strerror or exc}") from None
+        except ValueError as exc:  # its span no longer parses (rewritten in place, same size and time)
+            raise RunFileError(self.path, f"simulation #{index} is no longer valid JSON ({exc}); reload it") from None
+
     def simulation(self, index: int) -> SimulationRun:
         """The full model of simulation ``index`` (built once, then cached)."""
         cached = self._sims.get(index)
         if cached is None:
-            try:
-                raw = self.raw_sims[index]
-            except OSError as exc:  # a streamed file gone or changed since it was indexed
-                raise RunFileError(self.path, f"simulation #{index}: {exc.strerror or exc}") from None
-            except ValueError as exc:  # its span no longer parses (rewritten in place, same size and time)
-                raise RunFileError(
-                    self.path, f"simulation #{index} is no longer valid JSON ({exc}); reload it"
-                ) from None
+            raw = self.raw_simulation(index)
             if not isinstance(raw, dict):
                 raise RunFileError(self.path, f"simulation #{index} is {_kind(raw)}, not an object")
             recovered = self.recovered(index)

@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 from tau_tui import formats
 from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.evaluate import FileMetrics, MetricOutcome, RunMetrics
-from tau_tui.model.io import RunFile
+from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.provenance import CostSummary, raw_agent_cost, recorded_judge
 from tau_tui.model.submission import Submission, best_of_k, find_submission_folder, submission_for
 from tau_tui.textsafe import visible_renderable
@@ -119,8 +119,15 @@ class MetricsScreen(Screen[None]):
             if time.monotonic() - last > PROGRESS_SECONDS:
                 self.post_message(MetricsReady({}, len(out), total, final=False))
                 last = time.monotonic()
-        self.costs = CostSummary.of([raw_agent_cost(self.run.raw_sims[e.index]) for e in self.run.entries])
+        self.costs = CostSummary.of([raw_agent_cost(self._raw(e.index)) for e in self.run.entries])
         self.post_message(MetricsReady(out, total, total, final=True))
+
+    def _raw(self, index: int) -> Any:
+        """Simulation ``index`` as recorded, or None once its file changed on disk (its cost then unknown)."""
+        try:
+            return self.run.raw_simulation(index)
+        except RunFileError:
+            return None
 
     @on(MetricsReady)
     def _ready(self, message: MetricsReady) -> None:
