@@ -174,6 +174,24 @@ def number(minimum: float, maximum: float | None = None, above: bool = False) ->
 _workers = whole(1)
 
 
+class Lost:
+    """Whether the worker processes were lost (``pool.WorkersLost``) during ``until_lost``: said in one line."""
+
+    def __init__(self) -> None:
+        self.happened = False
+
+    def until_lost(self, outcomes: Iterator[Any]) -> Iterator[Any]:
+        """``outcomes`` until the workers are lost: then one error line, and the command stops after what it
+        printed (exit 2)."""
+        from tau_tui.pool import WorkersLost
+
+        try:
+            yield from outcomes
+        except WorkersLost as exc:
+            err(str(exc))
+            self.happened = True
+
+
 def executor_for(args: argparse.Namespace, job: Job, workspace: Workspace) -> UnitExecutor:
     """The executor of ``--workers`` and ``--executor`` (``ConfigError`` in one line when Ray cannot start)."""
     from tau_tui.config import ConfigError

@@ -11,6 +11,7 @@ from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    Lost,
     add_domain_flag,
     add_judge_flags,
     add_workers_flag,
@@ -247,6 +248,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     bad_submissions: set[str] = set()
     pooled: dict[tuple[str, str], tuple[Any, list[tuple[str, str, float | None, float | None]]]] = {}
     job = Job("eval", ws.settings, text=not args.json, scorer=args.scorer)
+    lost = Lost()
     with executor_for(args, job, ws) as executor:
         for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p), prepare=analyzer.prepare):
             if run is None:
@@ -276,7 +278,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
             outcomes, recorded, reports = [], [], []
             domain_missing = False
             units = (Unit(str(path), index, sidecar) for index in indices)
-            for done in executor.map(units):
+            for done in lost.until_lost(executor.map(units)):
                 if done.error is not None:
                     err(done.error)
                     status = EXIT_INPUT
@@ -296,6 +298,9 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                     out.write(visible(f"{path}\n{done.text}\n\n"))
                 if status == EXIT_OK and report.agrees is False:
                     status = EXIT_FINDINGS
+            if lost.happened:
+                status = EXIT_INPUT
+                break
             if domain_missing:
                 continue
             both = FileMetrics.of(outcomes, recorded, run.raw_info, seed=args.seed)
