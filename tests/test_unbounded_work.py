@@ -38,3 +38,36 @@ def test_safe_patterns_keep_taus_grep_semantics(banking):
     assert env.agent.grep("(unclosed") == "No matches found for pattern: (unclosed"  # re's error: a literal
     assert "ID: doc_" in env.agent.grep("fee|charge")
     assert env.agent.grep(r"\p{L}+zzqx") == r"No matches found for pattern: \p{L}+zzqx"  # not a class in re
+
+
+# --- the identifier scan behind the K hint ------------------------------------------------------------------
+
+LONG_MESSAGES = ["a." * 150_000, "a-" * 150_000, "x1" * 150_000, "order #W1234567 " * 19_000]
+
+
+@pytest.mark.parametrize("text", LONG_MESSAGES, ids=lambda t: f"{t[:6]!r}x{len(t)}")
+def test_the_identifier_scan_is_linear(text):
+    from tau_tui.evaluate.compliance import _identifiers
+
+    started = time.monotonic()
+    _identifiers(text)
+    assert time.monotonic() - started < 1.0
+
+
+def test_the_scan_finds_what_the_pattern_finds(tau2_data):
+    """On every user message of the corpus, and on random text, run by run is the pattern's own answer."""
+    import json
+    import random
+
+    from tau_tui.evaluate.compliance import IDENTIFIER, identifier_matches
+
+    texts = []
+    for path in sorted(tau2_data.glob("sierra-research__tau2-bench__*.json"))[:6]:
+        data = json.loads(path.read_text())
+        sims = data["simulations"] if isinstance(data, dict) else data
+        texts += [m["content"] for s in sims for m in s.get("messages") or [] if isinstance(m.get("content"), str)]
+    rng = random.Random(7)
+    texts += ["".join(rng.choice("ab1Z_.@-# \n#é9x") for _ in range(rng.randint(0, 60))) for _ in range(3000)]
+    assert len(texts) > 3000
+    for text in texts:
+        assert [m.span() for m in identifier_matches(text)] == [m.span() for m in IDENTIFIER.finditer(text)]
