@@ -71,3 +71,72 @@ def test_the_scan_finds_what_the_pattern_finds(tau2_data):
     assert len(texts) > 3000
     for text in texts:
         assert [m.span() for m in identifier_matches(text)] == [m.span() for m in IDENTIFIER.finditer(text)]
+
+
+# --- an Inspect log's inflated size ---------------------------------------------------------------------------
+
+
+def zip_bomb(path, inflated: int, lie: bool = False):
+    """A small .eval (zip) holding one member of ``inflated`` zero bytes; ``lie``: its central directory (what
+    readers trust) declares 1 byte."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("samples/1_epoch_1.json", "w") as member:
+            chunk = b"0" * (1 << 20)
+            for _ in range(inflated // len(chunk)):
+                member.write(chunk)
+    if lie:
+        raw = bytearray(path.read_bytes())
+        entry = raw.rindex(b"PK\x01\x02")  # the member's central directory entry: uncompressed size at +24
+        raw[entry + 24 : entry + 28] = (1).to_bytes(4, "little")
+        path.write_bytes(bytes(raw))
+        assert zipfile.ZipFile(path).infolist()[0].file_size == 1
+    return path
+
+
+@pytest.fixture
+def fake_inspect(monkeypatch):
+    """An ``inspect_ai.log`` whose reader only records that it was called (the size check comes first)."""
+    import sys
+    import types
+
+    calls = []
+    package, log = types.ModuleType("inspect_ai"), types.ModuleType("inspect_ai.log")
+
+    def read_eval_log(path):
+        calls.append(path)
+        raise ValueError("the fake reader reads nothing")
+
+    log.read_eval_log = read_eval_log
+    package.log = log
+    monkeypatch.setitem(sys.modules, "inspect_ai", package)
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", log)
+    return calls
+
+
+@pytest.mark.parametrize("lie", [False, True], ids=["declared", "lying header"])
+def test_an_inspect_log_that_inflates_past_the_read_limit_is_refused_before_reading(tmp_path, fake_inspect, lie):
+    from tau_tui.model import RunFileError, open_run, runtime
+
+    log = zip_bomb(tmp_path / "bomb.eval", 64 * 1024**2, lie=lie)
+    assert log.stat().st_size < 1024**2
+    previous = runtime.configure(max_read_bytes=16 * 1024**2)
+    try:
+        with pytest.raises(RunFileError) as caught:
+            open_run(log)
+    finally:
+        runtime.restore(previous)
+    said = str(caught.value)
+    assert said.startswith(f"{log}: ") and "\n" not in said
+    assert "read limit" in said or "not a readable Inspect log" in said
+    assert fake_inspect == []  # the reader never held it
+
+
+def test_an_inspect_log_within_the_limit_reaches_the_reader(tmp_path, fake_inspect):
+    from tau_tui.model import RunFileError, open_run
+
+    log = zip_bomb(tmp_path / "fine.eval", 2 * 1024**2)
+    with pytest.raises(RunFileError, match="fake reader"):
+        open_run(log)
+    assert fake_inspect == [str(log)]
