@@ -84,6 +84,7 @@ from tests.tui.conftest import build_app
 from tests.test_dead_workers import spawned_workers
 
 indexing.PARALLEL_MIN_BYTES = 0
+indexing._Coordinator.BRIDGE = False  # the workers index every file: there is always one to kill
 files = sorted(Path(sys.argv[1]).iterdir())
 
 async def main():
@@ -126,3 +127,30 @@ def test_a_killed_index_worker_leaves_no_traceback_on_quit(tmp_path, attempt):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["killed", "quit"]
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("when", ["before ready", "while sending an index"])
+def test_an_index_worker_whose_pipe_is_gone_exits_without_a_traceback(tmp_path, when):
+    """The TUI quit (or gave up on it) while the worker was busy: its next send finds no pipe, and it ends."""
+    import multiprocessing
+
+    from tau_tui.model.indexing import _worker_main
+
+    corpus_required()
+    parent, child = multiprocessing.Pipe()
+    if when == "before ready":
+        parent.close()
+    else:
+        parent.send((0, str(AIRLINE)))
+        parent.send(None)
+        original = child.send
+        sent = []
+
+        def send_then_break(message):
+            sent.append(message[0])
+            if len(sent) > 1:  # "ready" went through; the index finds the pipe gone
+                raise BrokenPipeError(32, "Broken pipe")
+            original(message)
+
+        child.send = send_then_break
+    _worker_main(child, 0.01)  # returns quietly instead of raising (a traceback in a worker process)

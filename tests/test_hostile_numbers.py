@@ -164,13 +164,13 @@ BAD_FLAGS = [
     ["eval", "--workers", "0", DEMO],
     ["replay", "--workers", "²", DEMO],
     ["notes", "add", DEMO, "--sim", "x", "--step", "²", "--text", "t"],
-    ["run", "--domain", "mock", "--concurrency", "0"],
+    ["run", "--domain", "mock", "--concurrency", "-1"],
     ["run", "--domain", "mock", "--num-trials", "١"],
     ["run", "--domain", "mock", "--timeout", "nan"],
     ["run", "--domain", "mock", "--timeout", "-1"],
-    ["run", "--domain", "mock", "--max-steps", "0"],
+    ["run", "--domain", "mock", "--max-steps", "²"],
     ["calibrate", "--num-trials", "0", DEMO],
-    ["serve", "--port", "70000", DEMO],
+    ["serve", "--port", "²", DEMO],
 ]
 
 

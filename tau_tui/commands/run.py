@@ -60,8 +60,8 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         'e.g. \'{"temperature": 0, "api_base": "http://..."}\' (default {"temperature": 0.0})',
     )
     parser.add_argument("--user-llm-args", metavar="JSON", help="extra litellm arguments for the user")
-    parser.add_argument("-k", "--num-trials", type=whole(1), default=1, metavar="N", help="trials per task (default 1)")
-    parser.add_argument("--concurrency", type=whole(1), default=3, metavar="C", help="simulations at once (default 3)")
+    parser.add_argument("-k", "--num-trials", type=whole(0), default=1, metavar="N", help="trials per task (default 1)")
+    parser.add_argument("--concurrency", type=whole(0), default=3, metavar="C", help="simulations at once (default 3)")
     parser.add_argument("--out", metavar="PATH", help="results file (default runs/<time>_<domain>_<agent>_<user>.json)")
     parser.add_argument(
         "--format",
@@ -75,7 +75,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         help="finish an interrupted run in --out (skips finished (trial, task, seed); infrastructure errors run again)",
     )
     parser.add_argument(
-        "--max-steps", type=whole(1), default=200, metavar="N", help="step limit per simulation (default 200)"
+        "--max-steps", type=whole(0), default=200, metavar="N", help="step limit per simulation (default 200)"
     )
     parser.add_argument("--max-errors", type=whole(0), default=10, metavar="N", help="tool-error limit (default 10)")
     parser.add_argument(

@@ -55,7 +55,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         help=f"address to listen on (default {DEFAULT_HOST}; a non-loopback one needs --allow-network)",
     )
     parser.add_argument(
-        "--port", type=whole(0, 65535), default=DEFAULT_PORT, metavar="N", help=f"port (default {DEFAULT_PORT})"
+        "--port", type=whole(0), default=DEFAULT_PORT, metavar="N", help=f"port (default {DEFAULT_PORT})"
     )
     parser.add_argument(
         "--allow-network",
