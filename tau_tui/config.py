@@ -122,6 +122,13 @@ def whole_number(text: str, minimum: int = 0) -> int | None:
     return value if value >= minimum else None
 
 
+def id_order(text: str) -> tuple[int, int, str]:
+    """Sort key for ids: those that are whole numbers (``whole_number``) in numeric order ("2" before "10"),
+    then the rest by name."""
+    number = whole_number(text)
+    return (0, number, "") if number is not None else (1, 0, text)
+
+
 def _read_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}

@@ -277,7 +277,7 @@ class Worker:
             text = simulation_block(report)
         from tau_tui.evaluate.cost_time import SimCostTime
 
-        spend = SimCostTime.of_raw(run.raw_sims[unit.index])
+        spend = SimCostTime.of_raw(run.raw_simulation(unit.index))
         return Outcome(unit, report=ReportDigest.of(report, unit.path, replay_problem, spend), text=text)
 
     def _summary(self, run: RunFile, unit: Unit) -> Outcome:
@@ -285,7 +285,7 @@ class Worker:
         from tau_tui.catalog.summaries import summarize
 
         summaries = summarize(self.analyzer, self.analyzer.analyze(run, unit.index))
-        return Outcome(unit, summaries=summaries, haystack=sim_text(run.raw_sims[unit.index]).lower())
+        return Outcome(unit, summaries=summaries, haystack=sim_text(run.raw_simulation(unit.index)).lower())
 
 
 _WORKER: Worker | None = None
@@ -317,9 +317,17 @@ def _abandon(pool: Any) -> None:
     ``terminate()`` (now, or the finalizer at exit) could block forever. Its other workers are killed instead."""
     pool._terminate.cancel()  # multiprocessing.util.Finalize: nothing runs at exit
     pool._state = "TERMINATE"  # no "unclosed pool" warning when it is collected
+    handler = pool._worker_handler  # it starts a replacement for a dead worker: stopped first, so that none
+    handler._state = "TERMINATE"  # is left half-started (a spawn traceback on stderr when this process exits)
+    pool._change_notifier.put(None)
+    handler.join(timeout=5)
     for process in list(pool._pool):
         if process.is_alive():
             process.kill()
+
+
+class WorkersLost(RuntimeError):
+    """The worker processes stopped or one of them died: the units they held are lost; ``str()`` is one line."""
 
 
 class Executor:
@@ -390,12 +398,12 @@ class Executor:
                 return
             except NotYet:  # a unit that never comes back would block forever: closed, or a worker died
                 if self._pool is not pool:
-                    raise RuntimeError("the worker processes were stopped") from None
+                    raise WorkersLost("the worker processes were stopped") from None
                 alive = {process.pid for process in pool._pool if process.is_alive()}
                 if not self._pids <= alive:
                     self._pool = None
                     _abandon(pool)
-                    raise RuntimeError("a worker process died (out of memory?); its simulations were lost") from None
+                    raise WorkersLost("a worker process died (out of memory?); its simulations were lost") from None
 
     def close(self) -> None:
         if self._pool is not None:

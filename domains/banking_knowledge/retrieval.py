@@ -90,16 +90,39 @@ def bm25_search(kb: KnowledgeBase, query: str, top_k: int) -> list[tuple[str, fl
     return [(ids[i], float(scores[i])) for i in order]
 
 
+GREP_SECONDS = 2.0  # the most one grep may take over the whole knowledge base
+
+
 def grep_search(kb: KnowledgeBase, pattern: str, top_k: int, case_sensitive: bool = False) -> list[tuple[str, float]]:
-    """Documents by number of regex matches (a bad regex is searched for literally)."""
+    """Documents by number of regex matches (a bad regex is searched for literally), as tau2's ``re`` finds them.
+
+    ``re`` decides what the pattern means (valid, or searched for literally); the ``regex`` module, which reads
+    such patterns the same way, runs it with a deadline: a pattern that backtracks without end (``(\\w+\\s?)+$``)
+    is a ``ValueError`` (the tool's error message) after ``GREP_SECONDS``, never a hang.
+    """
+    import regex
+
     if not pattern.strip():
         return []
     flags = 0 if case_sensitive else re.IGNORECASE
     try:
-        compiled = re.compile(pattern, flags)
+        re.compile(pattern, flags)
+        meant = pattern
     except re.error:
-        compiled = re.compile(re.escape(pattern), flags)
-    hits = [(doc_id, float(len(compiled.findall(doc.content)))) for doc_id, doc in kb.documents.items()]
+        meant = re.escape(pattern)
+    compiled = regex.compile(meant, regex.IGNORECASE if flags else 0)
+    deadline = time.monotonic() + GREP_SECONDS
+    hits = []
+    try:
+        for doc_id, doc in kb.documents.items():
+            hits.append(
+                (doc_id, float(len(compiled.findall(doc.content, timeout=max(0.0, deadline - time.monotonic())))))
+            )
+    except TimeoutError:
+        raise ValueError(
+            f"the pattern '{pattern}' takes more than {GREP_SECONDS:g} s over the knowledge base "
+            "(it backtracks without end); use a simpler one"
+        ) from None
     hits = [hit for hit in hits if hit[1]]
     hits.sort(key=lambda hit: hit[1], reverse=True)
     return hits[:top_k]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from tau_tui.calibrate.fingerprint import changed_parts
+from tau_tui.config import id_order
 from tau_tui.evaluate.metrics import pass_at_k, pass_hat_k
 from tau_tui.evaluate.reward import is_success
 from tau_tui.evaluate.stats import Interval, wilson
@@ -249,7 +250,7 @@ GridListener = Callable[[Any], None]
 
 def task_order(task_id: str) -> tuple[int, int, str]:
     """Numeric task ids in numeric order, then the others by name."""
-    return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
+    return id_order(task_id)
 
 
 SORT_KEYS: dict[str, Callable[[Row], Any]] = {

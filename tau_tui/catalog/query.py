@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from tau_tui.catalog.rows import ANY_FLAG, PASSED_BUT_VIOLATED, EvalSummary, ReplaySummary, RunRow
+from tau_tui.config import id_order
 
 
 def query_terms(query: str) -> list[str]:
@@ -201,7 +202,7 @@ class RunFilter:
 
 def _natural(text: str) -> tuple[int, int, str]:
     """Sort key putting "2" before "10"."""
-    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+    return id_order(text)
 
 
 def _eval_value(get: Callable[[EvalSummary], Any]) -> Callable[[RunRow], Any]:

@@ -19,7 +19,7 @@ import orjson
 
 from tau_tui.evaluate import DETECTORS, FLAG_KINDS, FLAG_LETTERS, is_success
 from tau_tui.evaluate.compliance import COMPLIANCE_KINDS
-from tau_tui.model.io import RunFile, SimEntry
+from tau_tui.model.io import RunFile, RunFileError, SimEntry
 from tau_tui.model.nesting import bounded
 from tau_tui.model.notes import Note
 from tau_tui.model.results import SCORED_TERMINATIONS
@@ -213,8 +213,13 @@ class RunRow:
             known = getattr(self.run.raw_sims, "reviews", None)  # read while indexing (model.indexing)
             if known and self.index in known:
                 self._review = known[self.index]
+            elif not self.entry.reviewed:
+                self._review = SimReview()
             else:
-                self._review = read_review(self.run.raw_sims[self.index]) if self.entry.reviewed else SimReview()
+                try:
+                    self._review = read_review(self.run.raw_simulation(self.index))
+                except RunFileError:  # changed on disk: said where the simulation is opened; nothing kept
+                    return SimReview()
         return self._review
 
     @property
@@ -270,7 +275,10 @@ class RunRow:
     def haystack(self) -> str:
         """Lower-cased text of every message: contents, tool names, arguments, outputs."""
         if self._haystack is None:
-            self._haystack = sim_text(self.run.raw_sims[self.index]).lower()
+            try:
+                self._haystack = sim_text(self.run.raw_simulation(self.index)).lower()
+            except RunFileError:  # changed on disk: nothing to search until it is reloaded
+                return ""
         return self._haystack
 
     def set_haystack(self, text: str) -> None:

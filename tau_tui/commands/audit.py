@@ -81,6 +81,8 @@ def run(args: argparse.Namespace, workspace) -> int:
             err(str(exc))
             status = EXIT_INPUT
             continue
+        for warning in claims.warnings:
+            err(f"note: {warning}")
         if args.json:
             print_json(claims.to_json())
         else:

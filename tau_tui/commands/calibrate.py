@@ -13,9 +13,11 @@ from tau_tui.commands.common import (
     add_judge_flags,
     add_rollout_executor_flags,
     err,
+    number,
     print_json,
     rollout_remote,
     say,
+    whole,
 )
 
 NAME = "calibrate"
@@ -52,8 +54,8 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     cal.add_argument("--user-llm", metavar="MODEL", help="user model, or scripted/user (needed with --agent-llm)")
     cal.add_argument("--agent-llm-args", metavar="JSON", help="extra litellm arguments for the agent")
     cal.add_argument("--user-llm-args", metavar="JSON", help="extra litellm arguments for the user")
-    cal.add_argument("-k", "--num-trials", type=int, default=4, metavar="N", help="trials per task (default 4)")
-    cal.add_argument("--concurrency", type=int, default=3, metavar="C", help="simulations at once (default 3)")
+    cal.add_argument("-k", "--num-trials", type=whole(1), default=4, metavar="N", help="trials per task (default 4)")
+    cal.add_argument("--concurrency", type=whole(1), default=3, metavar="C", help="simulations at once (default 3)")
     cal.add_argument(
         "--from",
         dest="sources",
@@ -74,10 +76,12 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         help="results file for the new trials (default "
         "runs/calibrate_<time>_<domain>.json); an existing one is resumed: only missing trials run",
     )
-    cal.add_argument("--seed", type=int, default=300, metavar="S", help="run seed (default 300)")
-    cal.add_argument("--max-steps", type=int, default=200, metavar="N", help="step limit per simulation (default 200)")
-    cal.add_argument("--max-errors", type=int, default=10, metavar="N", help="tool-error limit (default 10)")
-    cal.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
+    cal.add_argument("--seed", type=whole(0), default=300, metavar="S", help="run seed (default 300)")
+    cal.add_argument(
+        "--max-steps", type=whole(1), default=200, metavar="N", help="step limit per simulation (default 200)"
+    )
+    cal.add_argument("--max-errors", type=whole(0), default=10, metavar="N", help="tool-error limit (default 10)")
+    cal.add_argument("--timeout", type=number(0, above=True), metavar="SECONDS", help="wall-clock limit per simulation")
     add_judge_flags(
         cal,
         "litellm model that judges NL assertions (without one, rewards that need them are "
@@ -85,7 +89,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     )
     cal.add_argument(
         "--llm-retries",
-        type=int,
+        type=whole(0),
         default=5,
         metavar="N",
         help="retries of a model call on rate limits and transient errors (default 5)",

@@ -48,6 +48,8 @@ def open_all(
     notice = scan.data_folder_notice()
     if notice:
         err(f"note: {notice}")
+    for link in scan.link_notices():
+        err(f"note: {link}")
     for path in scan.files:
         if keep is not None and not keep(path):
             continue
@@ -133,10 +135,61 @@ def add_workers_flag(parser: Any, executor: bool = True) -> None:
     )
 
 
-def _workers(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return int(text)
+def whole(minimum: int = 0, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number in ASCII digits (``config.whole_number``) from ``minimum`` to ``maximum``."""
+
+    def parse(text: str) -> int:
+        from tau_tui.config import whole_number
+
+        value = whole_number(text, minimum)
+        if value is None or (maximum is not None and value > maximum):
+            upto = f" and at most {maximum}" if maximum is not None else ""
+            raise argparse.ArgumentTypeError(f"expected a whole number of at least {minimum}{upto}, got {text!r}")
+        return value
+
+    return parse
+
+
+def number(minimum: float, maximum: float | None = None, above: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number (never ``nan`` or ``inf``) of at least ``minimum`` (more than it with
+    ``above``) and at most ``maximum``."""
+
+    def parse(text: str) -> float:
+        import math
+
+        try:
+            value = float(text) if text.strip().isascii() else math.nan
+        except ValueError:
+            value = math.nan
+        low_ok = value > minimum if above else value >= minimum
+        if not math.isfinite(value) or not low_ok or (maximum is not None and value > maximum):
+            bounds = f"more than {minimum:g}" if above else f"at least {minimum:g}"
+            bounds += f" and at most {maximum:g}" if maximum is not None else ""
+            raise argparse.ArgumentTypeError(f"expected a finite number {bounds}, got {text!r}")
+        return value
+
+    return parse
+
+
+_workers = whole(1)
+
+
+class Lost:
+    """Whether the worker processes were lost (``pool.WorkersLost``) during ``until_lost``: said in one line."""
+
+    def __init__(self) -> None:
+        self.happened = False
+
+    def until_lost(self, outcomes: Iterator[Any]) -> Iterator[Any]:
+        """``outcomes`` until the workers are lost: then one error line, and the command stops after what it
+        printed (exit 2)."""
+        from tau_tui.pool import WorkersLost
+
+        try:
+            yield from outcomes
+        except WorkersLost as exc:
+            err(str(exc))
+            self.happened = True
 
 
 def executor_for(args: argparse.Namespace, job: Job, workspace: Workspace) -> UnitExecutor:

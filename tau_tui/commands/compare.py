@@ -9,7 +9,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, add_judge_flags, err, open_all, print_json, say
+from tau_tui.commands.common import (
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    add_judge_flags,
+    err,
+    open_all,
+    print_json,
+    say,
+    whole,
+)
 
 NAME = "compare"
 SHARED_FLAGS = True
@@ -46,8 +56,8 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     cmp.add_argument(
         "--recorded", action="store_true", help="compare the rewards recorded in the files instead of recomputing them"
     )
-    cmp.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
-    cmp.add_argument("--resamples", type=int, default=2000, metavar="N", help="bootstrap resamples (default 2000)")
+    cmp.add_argument("--seed", type=whole(0), default=0, metavar="S", help="bootstrap seed (default 0)")
+    cmp.add_argument("--resamples", type=whole(1), default=2000, metavar="N", help="bootstrap resamples (default 2000)")
     cmp.add_argument("--no-rows", action="store_true", help="the matrix and statistics only (text output)")
     add_judge_flags(cmp, "litellm model that judges NL assertions (without one, rewards that need them are unscored)")
     return cmp

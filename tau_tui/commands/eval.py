@@ -11,6 +11,7 @@ from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    Lost,
     add_domain_flag,
     add_judge_flags,
     add_workers_flag,
@@ -18,6 +19,7 @@ from tau_tui.commands.common import (
     executor_for,
     open_all,
     selected,
+    whole,
 )
 from tau_tui.commands.replay import add_upstream_fixes_flag
 
@@ -54,7 +56,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--seed",
-        type=int,
+        type=whole(0),
         default=0,
         metavar="S",
         help="seed of the bootstrap intervals (over tasks) of the file metrics (default 0)",
@@ -145,7 +147,7 @@ def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int)
     both = FileMetrics.of(outcomes, outcomes, run.raw_info, seed=seed)
     scored = [o.reward for o in outcomes if o.reward is not None]
     spend = CostTime.of(
-        (SimCostTime.of_raw(run.raw_sims[i]) for i in indices), sum(map(is_success, scored)) if scored else None
+        (SimCostTime.of_raw(run.raw_simulation(i)) for i in indices), sum(map(is_success, scored)) if scored else None
     )
     record = {
         "kind": "file",
@@ -274,6 +276,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     bad_submissions: set[str] = set()
     pooled: dict[tuple[str, str], tuple[Any, list[tuple[str, str, float | None, float | None]]]] = {}
     job = Job("eval", ws.settings, text=not args.json, scorer=args.scorer)
+    lost = Lost()
     with executor_for(args, job, ws) as executor:
         for path, run, error in open_all(args.paths, keep=lambda p: not is_sidecar(p), prepare=analyzer.prepare):
             if run is None:
@@ -303,7 +306,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
             outcomes, recorded, reports = [], [], []
             domain_missing = False
             units = (Unit(str(path), index, sidecar) for index in indices)
-            for done in executor.map(units):
+            for done in lost.until_lost(executor.map(units)):
                 if done.error is not None:
                     err(done.error)
                     status = EXIT_INPUT
@@ -323,6 +326,9 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                     out.write(visible(f"{path}\n{done.text}\n\n"))
                 if status == EXIT_OK and report.agrees is False:
                     status = EXIT_FINDINGS
+            if lost.happened:
+                status = EXIT_INPUT
+                break
             if domain_missing:
                 continue
             both = FileMetrics.of(outcomes, recorded, run.raw_info, seed=args.seed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err, open_all, say
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err, number, open_all, say
 
 NAME = "export"
 SHARED_FLAGS = True
@@ -34,7 +34,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     )
     exp.add_argument(
         "--min-reward",
-        type=float,
+        type=number(0, 1),
         default=1.0,
         metavar="R",
         help="sft: only simulations whose recomputed reward is at least R (default 1.0)",

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err, print_json, say
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err, print_json, say, whole
 
 NAME = "fork"
 SHARED_FLAGS = True
@@ -42,7 +42,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--llm-retries",
-        type=int,
+        type=whole(0),
         default=5,
         metavar="N",
         help="retries of a model call on rate limits and transient errors (default 5)",

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err, print_json, say
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err, print_json, say, whole
 
 NAME = "notes"
 SHARED_FLAGS = False  # notes name recordings only: no domains, no tau2 data
@@ -34,7 +34,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     add.add_argument("path", metavar="PATH", help="the recording (run file or run directory)")
     add.add_argument("--sim", required=True, metavar="ID", help="simulation id (or a unique prefix)")
     add.add_argument(
-        "--step", type=int, metavar="N", help="message index in the trajectory (default: the whole simulation)"
+        "--step", type=whole(0), metavar="N", help="message index in the trajectory (default: the whole simulation)"
     )
     add.add_argument("--source", required=True, choices=SOURCES, help="whose fault or doing it is")
     add.add_argument(
@@ -135,6 +135,7 @@ def _notes_add(args: argparse.Namespace) -> int:
 
 def _notes_from_review(args: argparse.Namespace) -> int:
     from tau_tui.commands.common import open_all
+    from tau_tui.model.io import RunFileError
     from tau_tui.model.notes import NoteBook, review_suggestion
     from tau_tui.model.reviews import error_step, read_review
     from tau_tui.model.ticks import read_ticks
@@ -151,11 +152,15 @@ def _notes_from_review(args: argparse.Namespace) -> int:
         book = NoteBook(run.path)
         reviewed = added = offered = 0
         for index in indices:
-            raw = run.raw_sims[index]
-            review = read_review(raw)
-            if not review.errors:
+            try:
+                review = read_review(run.raw_simulation(index))
+                sim = run.simulation(index) if review.errors else None
+            except RunFileError as exc:  # the file changed on disk while it was read
+                err(str(exc))
+                status = EXIT_INPUT
                 continue
-            sim = run.simulation(index)
+            if sim is None:
+                continue
             ticks = read_ticks(sim.raw_ticks) if sim.graded_from == "ticks" else None
             messages = sim.trajectory
             suggestions = [review_suggestion(e, error_step(e, messages, ticks)) for e in review.errors]

@@ -10,6 +10,7 @@ from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    Lost,
     add_domain_flag,
     add_workers_flag,
     err,
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     out = sys.stdout
     totals = ReplayTotals()
     noted: set[str] = set()
+    lost = Lost()
     with executor_for(args, Job("replay", workspace.settings, text=not args.json), workspace) as executor:
         for path, recording, error in open_all(args.paths, prepare=workspace.analyzer.prepare):
             if recording is None:
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace, workspace) -> int:
                 )
                 continue
             executor.adopt(path, recording)
-            for position, done in enumerate(executor.map(Unit(str(path), i) for i in indices)):
+            for position, done in enumerate(lost.until_lost(executor.map(Unit(str(path), i) for i in indices))):
                 if done.error is not None:
                     err(done.error)
                     status = EXIT_INPUT
@@ -110,6 +112,9 @@ def run(args: argparse.Namespace, workspace) -> int:
                     out.write(line + "\n")
                 else:
                     out.write(visible(f"{path}\n{done.text}\n\n"))
+            if lost.happened:
+                status = EXIT_INPUT
+                break
     for sim_id in wanted:
         if sim_id not in found_wanted:
             err(f"no simulation {sim_id!r} in the given files")

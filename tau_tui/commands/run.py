@@ -13,7 +13,9 @@ from tau_tui.commands.common import (
     add_judge_flags,
     add_rollout_executor_flags,
     err,
+    number,
     say,
+    whole,
 )
 
 if TYPE_CHECKING:
@@ -58,8 +60,8 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         'e.g. \'{"temperature": 0, "api_base": "http://..."}\' (default {"temperature": 0.0})',
     )
     parser.add_argument("--user-llm-args", metavar="JSON", help="extra litellm arguments for the user")
-    parser.add_argument("-k", "--num-trials", type=int, default=1, metavar="N", help="trials per task (default 1)")
-    parser.add_argument("--concurrency", type=int, default=3, metavar="C", help="simulations at once (default 3)")
+    parser.add_argument("-k", "--num-trials", type=whole(0), default=1, metavar="N", help="trials per task (default 1)")
+    parser.add_argument("--concurrency", type=whole(0), default=3, metavar="C", help="simulations at once (default 3)")
     parser.add_argument("--out", metavar="PATH", help="results file (default runs/<time>_<domain>_<agent>_<user>.json)")
     parser.add_argument(
         "--format",
@@ -73,25 +75,27 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         help="finish an interrupted run in --out (skips finished (trial, task, seed); infrastructure errors run again)",
     )
     parser.add_argument(
-        "--max-steps", type=int, default=200, metavar="N", help="step limit per simulation (default 200)"
+        "--max-steps", type=whole(0), default=200, metavar="N", help="step limit per simulation (default 200)"
     )
-    parser.add_argument("--max-errors", type=int, default=10, metavar="N", help="tool-error limit (default 10)")
+    parser.add_argument("--max-errors", type=whole(0), default=10, metavar="N", help="tool-error limit (default 10)")
     parser.add_argument(
         "--seed",
-        type=int,
+        type=whole(0),
         metavar="S",
         help="run seed; one seed per trial derives from it "
         "as in tau2 (default 300; with --cassette: the sampling seed of every simulation, default each "
         "recorded simulation's own)",
     )
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit per simulation")
+    parser.add_argument(
+        "--timeout", type=number(0, above=True), metavar="SECONDS", help="wall-clock limit per simulation"
+    )
     parser.add_argument("--solo", action="store_true", help="solo mode: the agent works the task's ticket alone")
     add_judge_flags(
         parser, "litellm model that judges NL assertions (without one, tasks whose reward needs them stay unscored)"
     )
     parser.add_argument(
         "--llm-retries",
-        type=int,
+        type=whole(0),
         default=5,
         metavar="N",
         help="retries of a model call on rate limits and transient errors (default 5)",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_domain_flag, add_judge_flags, err
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_domain_flag, add_judge_flags, err, whole
 
 NAME = "serve"
 SHARED_FLAGS = True
@@ -54,7 +54,9 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         metavar="HOST",
         help=f"address to listen on (default {DEFAULT_HOST}; a non-loopback one needs --allow-network)",
     )
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="N", help=f"port (default {DEFAULT_PORT})")
+    parser.add_argument(
+        "--port", type=whole(0), default=DEFAULT_PORT, metavar="N", help=f"port (default {DEFAULT_PORT})"
+    )
     parser.add_argument(
         "--allow-network",
         action="store_true",

@@ -16,7 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from tau_tui.evaluate.reward import is_success
+from tau_tui.config import id_order
+from tau_tui.evaluate.reward import is_success, scored_reward
 
 INFRASTRUCTURE_ERROR = "infrastructure_error"
 
@@ -98,7 +99,7 @@ def compute_metrics(outcomes: Iterable[MetricOutcome], num_trials: int | None = 
     terminations = Counter(o.termination or "unknown" for o in outcomes)
     infra = terminations.get(INFRASTRUCTURE_ERROR, 0)
     counted = [o for o in outcomes if o.termination != INFRASTRUCTURE_ERROR]
-    scored = [(o.task_id, o.reward) for o in counted if o.reward is not None]
+    scored = [(o.task_id, r) for o in counted if (r := scored_reward(o.reward)) is not None]
     by_task: dict[str, list[float]] = {}
     for task_id, reward in scored:
         by_task.setdefault(task_id, []).append(reward)
@@ -133,6 +134,6 @@ def compute_metrics(outcomes: Iterable[MetricOutcome], num_trials: int | None = 
     )
 
 
-def _task_order(task_id: str) -> tuple[int, Any]:
+def _task_order(task_id: str) -> tuple[int, int, str]:
     """Numeric task ids in numeric order, then the others by name (as tau2's viewer sorts them)."""
-    return (0, int(task_id)) if task_id.isdigit() else (1, task_id)
+    return id_order(task_id)

@@ -17,6 +17,7 @@ records, the explanation and the TUI's Eval tab iterate the registry.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -147,6 +148,14 @@ def history_in_trajectory(replayed: Replayed) -> int:
     if replayed.task is None or replayed.sim.graded_from == TICKS:
         return 0
     return len(replayed.task.history)
+
+
+def scored_reward(reward: float | None) -> float | None:
+    """``reward`` if it is one tau2 can give (a finite number in [0, 1]), else None: a recorded 1e308 or NaN is
+    unscored for every statistic, never a term that overflows or poisons it."""
+    if reward is None or isinstance(reward, bool) or not math.isfinite(reward) or not 0.0 <= reward <= 1.0:
+        return None
+    return float(reward)
 
 
 def is_success(reward: float) -> bool:

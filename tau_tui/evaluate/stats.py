@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from tau_tui import formats
-from tau_tui.evaluate.reward import is_success
+from tau_tui.evaluate.reward import is_success, scored_reward
 
 DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 2000
@@ -337,9 +337,11 @@ class Confidence:
 
 
 def group_by_task(outcomes: Sequence[tuple[str, float | None]]) -> dict[str, list[float]]:
-    """Scored rewards per task from (task, reward or None) pairs; unscored attempts are left out."""
+    """Scored rewards per task from (task, reward or None) pairs; unscored attempts (and rewards no run can have,
+    ``scored_reward``) are left out."""
     by_task: dict[str, list[float]] = {}
-    for task, reward in outcomes:
+    for task, given in outcomes:
+        reward = scored_reward(given)
         if reward is not None:
             by_task.setdefault(task, []).append(reward)
     return by_task

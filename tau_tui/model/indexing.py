@@ -229,16 +229,16 @@ def _worker_main(conn: Connection, every: float, limits: Runtime | None = None) 
 
     if limits is not None:
         runtime.restore(limits)
-    conn.send(("ready", os.getpid()))
-    while True:
-        try:
+    try:
+        conn.send(("ready", os.getpid()))
+        while True:
             task = conn.recv()
-        except (EOFError, OSError):
-            return
-        if task is None:
-            return
-        pos, raw_path = task
-        _send_index(conn, pos, Path(raw_path), every)  # its run is dropped before the next file comes
+            if task is None:
+                return
+            pos, raw_path = task
+            _send_index(conn, pos, Path(raw_path), every)  # its run is dropped before the next file comes
+    except (EOFError, OSError):  # the TUI quit or gave up on this worker: its pipe is gone, nothing to say
+        return
 
 
 def _send_index(conn: Connection, pos: int, path: Path, every: float) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tau_tui.model.io import RUN_OPENERS, RunFile, RunFileError
+from tau_tui.model.io import MAX_READ_SETTING, RUN_OPENERS, RunFile, RunFileError, max_read_bytes
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalSample
@@ -166,12 +166,48 @@ def sample_simulation(path: Path, sample: EvalSample) -> tuple[dict[str, Any], d
     return sim, task
 
 
+INFLATE_CHUNK = 1024**2
+
+
+def check_inflated_size(path: Path) -> None:
+    """Refuse an ``.eval`` log (a zip) that inflates to more than the read limit, before its reader holds it in
+    memory: the sizes its members declare, summed, and then what they really inflate to, counted chunk by
+    chunk (a declared size can lie); ``RunFileError`` in one line."""
+    import zipfile
+
+    limit = max_read_bytes()
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            declared = sum(member.file_size for member in members)
+            if declared > limit:
+                raise RunFileError(
+                    path,
+                    f"inflates to {declared:,} bytes, more than the {limit:,}-byte read limit "
+                    f"(raise it with {MAX_READ_SETTING})",
+                )
+            total = 0
+            for member in members:
+                with archive.open(member) as data:
+                    while chunk := data.read(INFLATE_CHUNK):
+                        total += len(chunk)
+                        if total > limit:
+                            raise RunFileError(
+                                path,
+                                f"inflates to more than the {limit:,}-byte read limit "
+                                f"(raise it with {MAX_READ_SETTING})",
+                            )
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, OSError) as exc:
+        raise RunFileError(path, f"not a readable Inspect log ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
 def open_inspect_log(path: Path) -> RunFile:
     """An Inspect ``.eval`` log of a tau2 task as a run; ``RunFileError`` (one line) when it cannot be read."""
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise RunFileError(path, EXTRA_HINT) from None
+    check_inflated_size(path)
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # noqa: BLE001 - any failure of the reader is this file's problem, on one line

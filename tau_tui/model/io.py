@@ -506,18 +506,21 @@ class RunFile:
             self._tasks = tasks
         return self._tasks
 
+    def raw_simulation(self, index: int) -> Any:
+        """The raw JSON of simulation ``index``: the one read of a span that a streamed file changed on disk since
+        it was indexed turns into a ``RunFileError`` line ("changed on disk since it was read; reload it")."""
+        try:
+            return self.raw_sims[index]
+        except OSError as exc:  # a streamed file gone or changed since it was indexed
+            raise RunFileError(self.path, f"simulation #{index}: {exc.strerror or exc}") from None
+        except ValueError as exc:  # its span no longer parses (rewritten in place, same size and time)
+            raise RunFileError(self.path, f"simulation #{index} is no longer valid JSON ({exc}); reload it") from None
+
     def simulation(self, index: int) -> SimulationRun:
         """The full model of simulation ``index`` (built once, then cached)."""
         cached = self._sims.get(index)
         if cached is None:
-            try:
-                raw = self.raw_sims[index]
-            except OSError as exc:  # a streamed file gone or changed since it was indexed
-                raise RunFileError(self.path, f"simulation #{index}: {exc.strerror or exc}") from None
-            except ValueError as exc:  # its span no longer parses (rewritten in place, same size and time)
-                raise RunFileError(
-                    self.path, f"simulation #{index} is no longer valid JSON ({exc}); reload it"
-                ) from None
+            raw = self.raw_simulation(index)
             if not isinstance(raw, dict):
                 raise RunFileError(self.path, f"simulation #{index} is {_kind(raw)}, not an object")
             recovered = self.recovered(index)
@@ -956,6 +959,11 @@ class PathScan:
     files: list[Path] = field(default_factory=list)
     data_folders: list[Path] = field(default_factory=list)
     submissions: list[Path] = field(default_factory=list)  # submission folders: their trajectories are in files
+    links_outside: list[Path] = field(default_factory=list)  # links in a searched folder leading out of it: not read
+
+    def link_notices(self) -> list[str]:
+        """One line per link that leads outside the folder searched (never followed)."""
+        return [f"{link}: a link leading outside the folder searched; not read" for link in self.links_outside]
 
     def data_folder_notice(self) -> str | None:
         """One line for every tau2 data folder skipped (their JSON files are domain data, not runs)."""
@@ -987,7 +995,8 @@ def scan_paths(paths: Iterable[Path | str]) -> PathScan:
             scan.files.append(_run_entry(path) if path.is_dir() else path)
             continue
         found: list[Path] = []
-        skipped_before = len(scan.data_folders)
+        skipped_before = len(scan.data_folders) + len(scan.links_outside)
+        root = _resolved(path)
         for dirpath, dirnames, filenames in os.walk(path):
             here = Path(dirpath)
             if (here / "results.json").is_file() and here != path:
@@ -1005,9 +1014,13 @@ def scan_paths(paths: Iterable[Path | str]) -> PathScan:
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
                 candidate = here / name
-                if (name.endswith(".json") or candidate.suffix.lower() in RUN_OPENERS) and not _is_data_file(candidate):
+                if not (name.endswith(".json") or candidate.suffix.lower() in RUN_OPENERS):
+                    continue
+                if root is None or not within(root, candidate):
+                    scan.links_outside.append(candidate)
+                elif not _is_data_file(candidate):
                     found.append(candidate)
-        if not found and len(scan.data_folders) == skipped_before:
+        if not found and len(scan.data_folders) + len(scan.links_outside) == skipped_before:
             scan.files.append(path)  # open_run reports the empty directory
         scan.files.extend(sorted(found))
     return scan
@@ -1093,6 +1106,19 @@ def name_part(text: str, limit: int = 40) -> str:
 def id_from_filename(name: str) -> str:
     """The id ``id_filename`` encoded into ``name`` (a file stem)."""
     return urllib.parse.unquote(name, errors="surrogatepass")
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def within(root: Path, path: Path) -> bool:
+    """Whether ``path``, every link resolved, stays under the resolved folder ``root`` (a link loop: no)."""
+    resolved = _resolved(path)
+    return resolved is not None and resolved.is_relative_to(root)
 
 
 def contained(folder: Path, path: Path) -> bool:

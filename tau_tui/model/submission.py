@@ -33,6 +33,7 @@ from typing import Any
 from tau_tui.model.io import (
     SUBMISSION_FILE,
     TRAJECTORIES_DIR,
+    PathScan,
     RunFile,
     RunFileError,
     contained,
@@ -398,7 +399,9 @@ def open_submission(folder: Path | str) -> SubmissionUnit:
     unit.problems.extend(f"{submission.path}: {w}" for w in submission.warnings)
     unit.problems.extend(trajectory_problems(submission))
     base = submission.folder / TRAJECTORIES_DIR
-    for path in scan_paths([base]).files if base.is_dir() else []:
+    scan = scan_paths([base]) if base.is_dir() else PathScan()
+    unit.problems.extend(scan.link_notices())
+    for path in scan.files:
         try:
             run = open_run(path)
         except RunFileError as exc:

@@ -55,6 +55,8 @@ def load_runs(
     notice = scan.data_folder_notice()
     if notice:
         emit(FolderNotice(generation, scan.data_folders[0].parent, notice))
+    for link, text in zip(scan.links_outside, scan.link_notices(), strict=True):
+        emit(FolderNotice(generation, link, text))
     opened: list[Path] = []  # a run folder's run is keyed by its results.json, not by the folder scanned
 
     def arrived(event: Growing | Loaded | Failed) -> None:

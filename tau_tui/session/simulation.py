@@ -51,7 +51,11 @@ def open_simulation(service: ReplayService, run: RunFile, index: int) -> OpenedS
     except Exception as exc:  # noqa: BLE001 - the trajectory is still worth showing
         replay_error = f"replay failed: {type(exc).__name__}: {exc}"
     doc = TrajectoryDoc(sim.trajectory, analysis.timeline if analysis is not None else None)
-    raw = run.raw_sims[index] if isinstance(run.raw_sims[index], dict) else {}
+    try:
+        raw = run.raw_simulation(index)
+    except RunFileError:  # changed on disk after it was parsed: its reviews are left out, the rest stands
+        raw = {}
+    raw = raw if isinstance(raw, dict) else {}
     review = read_review(raw)
     ticks = read_ticks(sim.raw_ticks) if sim.graded_from == "ticks" else None
     if review.present or ticks is not None:

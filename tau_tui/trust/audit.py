@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.domains import DomainError
 from tau_tui.evaluate import FileMetrics, Judge, MetricOutcome, compute_metrics
+from tau_tui.evaluate.reward import scored_reward
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.submission import BestOfK, SubmissionError, best_of_k
 from tau_tui.model.submission import read_submission as read_submission_meta
@@ -118,17 +119,18 @@ class FileAudit:
     def by_rule(self) -> dict[str, dict[str, Any]]:
         """Per responsible rule: simulations it explains and the points of avg reward they move (ours − recorded)."""
         out: dict[str, dict[str, Any]] = {}
-        n = len([s for s in self.sims if s.recorded is not None]) or 1
+        n = len([s for s in self.sims if scored_reward(s.recorded) is not None]) or 1
         for sim in self.sims:
             rule = sim.responsible
             if rule is None:
                 continue
             entry = out.setdefault(rule, {"simulations": 0, "points": 0.0, "unscored": 0})
             entry["simulations"] += 1
-            if sim.ours is None or sim.recorded is None:  # nothing to move the score from or to
+            ours, recorded = scored_reward(sim.ours), scored_reward(sim.recorded)
+            if ours is None or recorded is None:  # nothing to move the score from or to
                 entry["unscored"] += 1
             else:
-                entry["points"] += 100 * (sim.ours - sim.recorded) / n
+                entry["points"] += 100 * (ours - recorded) / n
         return out
 
     def notes(self) -> dict[str, int]:
@@ -459,6 +461,7 @@ class SubmissionClaims:
     recorded: dict[str, dict[int, float]] = field(default_factory=dict)
     best_of_k_words: str | None = None  # the methodology's words that make its claims best-of-K over files
     best_of_k: dict[str, tuple[BestOfK, BestOfK]] = field(default_factory=dict)  # domain → (ours, recorded)
+    warnings: list[str] = field(default_factory=list)  # what submission.json gets wrong, one line each
 
     def to_json(self) -> dict[str, Any]:
         domains = sorted(set(self.claimed) | set(self.ours))
@@ -468,6 +471,7 @@ class SubmissionClaims:
             "model_name": self.model_name,
             "claim_basis": "best_of_k" if self.best_of_k_words else "pooled",
             "methodology": self.best_of_k_words,
+            "warnings": self.warnings,
             "domains": {
                 d: {
                     "claimed": {str(k): v for k, v in self.claimed.get(d, {}).items()},
@@ -525,39 +529,30 @@ def _pct_of(best: BestOfK) -> str:
 
 
 def read_submission(folder: Path) -> SubmissionClaims:
-    """The claims of ``folder/submission.json``: ``results.<domain>.pass_<k>`` in percent (nulls left out)."""
-    from tau_tui.model.io import read_json
-
-    data = read_json(folder / SUBMISSION_FILE)
-    if not isinstance(data, dict):
-        raise RunFileError(folder / SUBMISSION_FILE, "not a submission object")
-    results = data.get("results")
-    results = results if isinstance(results, dict) else {}
-    claimed: dict[str, dict[int, float]] = {}
-    for domain, values in results.items():
-        if not isinstance(values, dict):
-            continue
-        for key, value in values.items():
-            if (
-                isinstance(key, str)
-                and key.startswith("pass_")
-                and key[5:].isdigit()
-                and isinstance(value, (int, float))
-                and not isinstance(value, bool)
-            ):
-                claimed.setdefault(str(domain), {})[int(key[5:])] = float(value)
-    name = data.get("model_name")
-    return SubmissionClaims(folder, name if isinstance(name, str) else None, claimed)
+    """The claims of ``folder/submission.json`` in percent, read by the one submission reader (its warnings kept:
+    a claim outside 0-100 is one and is left out)."""
+    try:
+        meta = read_submission_meta(folder)
+    except SubmissionError as exc:
+        raise RunFileError(exc.path, exc.problem) from None
+    claimed = {
+        domain: {k: round(100 * v, 9) for k, v in claim.pass_hat_k.items()}
+        for domain, claim in meta.claims.items()
+        if claim.pass_hat_k
+    }
+    return SubmissionClaims(
+        folder,
+        meta.model_name,
+        claimed,
+        best_of_k_words=meta.best_of_k,
+        warnings=[f"{meta.path}: {w}" for w in meta.warnings],
+    )
 
 
 def submission_claims(folder: Path, audits: Iterable[FileAudit]) -> SubmissionClaims:
     """The submission's claims beside our pass^k and the recorded pass^k of its files, per domain: pooled, or
     the best-of-K (union) score of the files when the methodology says its claims are best-of-K."""
     claims = read_submission(folder)
-    try:
-        claims.best_of_k_words = read_submission_meta(folder).best_of_k
-    except SubmissionError:
-        claims.best_of_k_words = None
     pooled: dict[str, tuple[list[MetricOutcome], list[MetricOutcome]]] = {}
     attempts: dict[str, list[tuple[str, str, float | None, float | None]]] = {}
     for audit in audits:

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tau_tui.analysis import Analyzer
+from tau_tui.config import id_order
 from tau_tui.domains import DomainError, split_variant
 from tau_tui.evaluate import Judge
 from tau_tui.evaluate.cost_time import CostTime, SimCostTime
 from tau_tui.evaluate.metrics import INFRASTRUCTURE_ERROR
-from tau_tui.evaluate.reward import is_success
+from tau_tui.evaluate.reward import is_success, scored_reward
 from tau_tui.evaluate.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -70,7 +71,7 @@ class SideOutcome:
 
     @property
     def unscored(self) -> bool:
-        return self.reward is None or self.termination == INFRASTRUCTURE_ERROR
+        return scored_reward(self.reward) is None or self.termination == INFRASTRUCTURE_ERROR
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -188,9 +189,9 @@ def _domains_text(domains: Sequence[str]) -> str:
     return f"domain{'s' if len(domains) > 1 else ''} {', '.join(domains)}"
 
 
-def task_order(task_id: str) -> tuple[int, Any]:
-    """Numeric task ids in number order, before the others in text order."""
-    return (0, int(task_id)) if task_id.isdigit() else (1, task_id)
+def task_order(task_id: str) -> tuple[int, int, str]:
+    """Task ids that are whole numbers in number order, before the others in text order (``config.id_order``)."""
+    return id_order(task_id)
 
 
 def _digest(run: RunFile, task_id: str, analyzer: Analyzer | None) -> str | None:
@@ -249,7 +250,7 @@ def load_side(
                         None,
                         digest,
                         run.domain,
-                        SimCostTime.of_raw(run.raw_sims[index]),
+                        SimCostTime.of_raw(run.raw_simulation(index)),
                     )
                 )
                 if visit is not None:
@@ -278,7 +279,7 @@ def load_side(
                     analysis.pred_db,
                     digest,
                     run.domain,
-                    SimCostTime.of_raw(run.raw_sims[index]),
+                    SimCostTime.of_raw(run.raw_simulation(index)),
                 )
             )
             if visit is not None:

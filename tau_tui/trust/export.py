@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable
 from tau_tui.analysis import Analyzer
 from tau_tui.domains import DomainError
 from tau_tui.evaluate import Judge
-from tau_tui.evaluate.reward import is_success
+from tau_tui.evaluate.reward import is_success, scored_reward
 from tau_tui.evaluate.stats import wilson
 from tau_tui.model.csv_table import csv_text
 from tau_tui.model.io import (
@@ -291,11 +291,12 @@ def _sft_record(analysis: Any, run: RunFile) -> dict[str, Any]:
     if not isinstance(policy, str) and env is not None:
         policy = env.policy
     messages: list[dict[str, Any]] = [{"role": "system", "content": policy}] if isinstance(policy, str) else []
-    agent_calls: set[str] = set()
+    awaiting: set[str] = set()  # the agent's calls not answered yet: a recorded result repeated is kept once
     for message in analysis.sim.trajectory:
         if isinstance(message, ToolMessage):
-            if message.requestor == "assistant" and message.id in agent_calls:
+            if message.requestor == "assistant" and message.id in awaiting:
                 messages.append({"role": "tool", "tool_call_id": message.id, "content": _text(message.content) or ""})
+                awaiting.discard(message.id)
             continue
         if not isinstance(message, ParticipantMessage) or message.role not in ("assistant", "user"):
             continue
@@ -305,7 +306,7 @@ def _sft_record(analysis: Any, run: RunFile) -> dict[str, Any]:
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _json(c.arguments) or "{}"}}
                 for c in message.tool_calls
             ]
-            agent_calls.update(c.id for c in message.tool_calls)
+            awaiting.update(c.id for c in message.tool_calls)
         if out["content"] is None and "tool_calls" not in out:
             continue
         messages.append(out)
@@ -447,7 +448,7 @@ def build_export(
             }
         )
         for task_id, rewards in per_task.items():
-            scored_rewards = [r for r in rewards if r is not None]
+            scored_rewards = [s for r in rewards if (s := scored_reward(r)) is not None]
             passed = sum(is_success(r) for r in scored_rewards)
             iv = wilson(passed, len(scored_rewards))
             t["grid"].append(
@@ -480,7 +481,27 @@ def build_export(
                     "created_at": note.created_at,
                 }
             )
+    out.errors.extend(_fit_integers(out.tables))
     return out
+
+
+INT64 = (-(2**63), 2**63 - 1)  # what a BIGINT column holds (parquet int64, duckdb BIGINT)
+
+
+def _fit_integers(tables: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Empty every integer cell a 64-bit column cannot hold (a recorded trial of 2**63), one line each, so that
+    every format writes the same rows and none fails half-way."""
+    problems = []
+    for table, rows in tables.items():
+        columns = [name for name, kind in SCHEMAS[table] if kind == I]
+        for row in rows:
+            for name in columns:
+                value = row.get(name)
+                if isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
+                    row[name] = None
+                    where = f"{row.get('run_id')}" + (f" simulation {row['sim_id']}" if row.get("sim_id") else "")
+                    problems.append(f"{where}: {table}.{name} {value} does not fit a 64-bit integer; left empty")
+    return problems
 
 
 # --- writing ----------------------------------------------------------------------------------------
@@ -583,7 +604,8 @@ class SftFilter:
     exclude_noted: bool = False
 
     def keeps(self, example: SftExample) -> bool:
-        if example.reward is None or example.reward < self.min_reward - 1e-6:
+        reward = scored_reward(example.reward)
+        if reward is None or reward < self.min_reward - 1e-6:
             return False
         if "any" in self.exclude_flags and example.flags:
             return False

@@ -26,7 +26,7 @@ from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.evaluate import FileMetrics, MetricOutcome, RunMetrics
 from tau_tui.evaluate.cost_time import CostTime, SimCostTime
 from tau_tui.evaluate.reward import is_success
-from tau_tui.model.io import RunFile
+from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.provenance import CostSummary, raw_agent_cost, recorded_judge
 from tau_tui.model.submission import Submission, best_of_k, find_submission_folder, submission_for
 from tau_tui.textsafe import visible_renderable
@@ -123,9 +123,16 @@ class MetricsScreen(Screen[None]):
             if time.monotonic() - last > PROGRESS_SECONDS:
                 self.post_message(MetricsReady({}, len(out), total, final=False))
                 last = time.monotonic()
-        self.costs = CostSummary.of([raw_agent_cost(self.run.raw_sims[e.index]) for e in self.run.entries])
-        self.spends = [SimCostTime.of_raw(self.run.raw_sims[e.index]) for e in self.run.entries]
+        self.costs = CostSummary.of([raw_agent_cost(self._raw(e.index)) for e in self.run.entries])
+        self.spends = [SimCostTime.of_raw(self._raw(e.index)) for e in self.run.entries]
         self.post_message(MetricsReady(out, total, total, final=True))
+
+    def _raw(self, index: int) -> Any:
+        """Simulation ``index`` as recorded, or None once its file changed on disk (its cost then unknown)."""
+        try:
+            return self.run.raw_simulation(index)
+        except RunFileError:
+            return None
 
     @on(MetricsReady)
     def _ready(self, message: MetricsReady) -> None:

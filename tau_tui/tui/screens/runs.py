@@ -23,7 +23,7 @@ from textual.widgets import Input, Label, ProgressBar, Static
 
 from tau_tui import formats
 from tau_tui.catalog import ANY_FLAG, PASSED_BUT_VIOLATED, RunFilter, RunRow, SortSpec, file_label, flag_options
-from tau_tui.model.io import RunFile
+from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.replay.facts import CLASS_WORDS
 from tau_tui.session.events import LoadProgress
 from tau_tui.session.notes import add_note
@@ -404,7 +404,11 @@ class RunsScreen(Screen[None]):
             text.append(
                 f"\n = {'this run is' if here else one_line(mark[1]) + ' is'} marked for comparison", style="cyan"
             )
-        first_user = self._first_user_message(row)
+        try:
+            first_user = self._first_user_message(row)
+        except RunFileError as exc:  # the file changed on disk since it was indexed
+            text.append(f"\n {one_line(str(exc))}", style="yellow")
+            first_user = ""
         if first_user:
             text.append("\n user: ", style="cyan")
             text.append(one_line(first_user[:300].replace("\n", " ")))
@@ -412,7 +416,7 @@ class RunsScreen(Screen[None]):
 
     @staticmethod
     def _first_user_message(row: RunRow) -> str:
-        raw = row.run.raw_sims[row.index]
+        raw = row.run.raw_simulation(row.index)
         messages = raw.get("messages") if isinstance(raw, dict) else None
         for message in messages if isinstance(messages, list) else []:
             if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), str):
@@ -544,8 +548,14 @@ class RunsScreen(Screen[None]):
 
     def action_open_json(self) -> None:
         row = self.current_row
-        if row is not None:
-            context(self).open_json(row.run.raw_sims[row.index], f"{row.file_label}-{row.sim_id}")
+        if row is None:
+            return
+        try:
+            raw = row.run.raw_simulation(row.index)
+        except RunFileError as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        context(self).open_json(raw, f"{row.file_label}-{row.sim_id}")
 
     def action_metrics(self) -> None:
         row = self.current_row

@@ -29,7 +29,7 @@ from tau_tui import formats
 from tau_tui.analysis import SimAnalysis
 from tau_tui.catalog import query_terms
 from tau_tui.evaluate import SimReport
-from tau_tui.model.io import RunFile, error_text, open_run
+from tau_tui.model.io import RunFile, RunFileError, error_text, open_run
 from tau_tui.model.messages import message_to_dict
 from tau_tui.model.notes import review_suggestion
 from tau_tui.model.provenance import recorded_judge
@@ -864,7 +864,10 @@ class TrajectoryScreen(Screen[None]):
         self.notify(f"{formats.count(len(hits), 'matching message')} (n / N)", timeout=2)
 
     def _message_raw(self, step: int) -> Any:
-        raw = self.current.raw_sims[self.index]
+        try:
+            raw = self.current.raw_simulation(self.index)
+        except RunFileError:  # changed on disk since it was indexed: the message as it was read
+            raw = None
         messages = raw.get("messages") if isinstance(raw, dict) else None
         if isinstance(messages, list) and step < len(messages):
             return messages[step]
@@ -876,7 +879,12 @@ class TrajectoryScreen(Screen[None]):
             context(self).open_json(self._message_raw(self.cursor), f"{self.sim_id}-step{self.cursor}")
 
     def action_open_simulation_json(self) -> None:
-        context(self).open_json(self.current.raw_sims[self.index], self.sim_id)
+        try:
+            raw = self.current.raw_simulation(self.index)
+        except RunFileError as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        context(self).open_json(raw, self.sim_id)
 
     def action_view_all(self) -> None:
         if self.doc is None or not len(self.doc):
