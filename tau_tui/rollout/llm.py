@@ -190,9 +190,9 @@ def _one_line(exc: BaseException) -> str:
 def _cost(litellm: Any, response: Any) -> float:
     """litellm's cost of a reply (custom per-token prices in the args count); 0.0 when unpriced, as tau2."""
     hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost")
-    if isinstance(cost, (int, float)):
-        return float(cost)
+    if "response_cost" in hidden:  # litellm priced the reply already (None: it found no price)
+        cost = hidden["response_cost"]
+        return float(cost) if isinstance(cost, (int, float)) else 0.0
     try:
         return float(litellm.completion_cost(completion_response=response))
     except Exception:  # noqa: BLE001 - an unpriced model costs 0.0, as in tau2

@@ -35,11 +35,13 @@ removed again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import random
 import traceback
 import uuid
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -232,6 +234,7 @@ class Runner:
         self._prepared = False
         self._loaded = False
         self._lock = ExitStack()
+        self._threads: ThreadPoolExecutor | None = None  # scoring and saving, one thread per slot (``run``)
 
     def _emit(self, event: Any) -> None:
         if self.listener is not None:
@@ -401,15 +404,27 @@ class Runner:
     async def run(self) -> RunSummary:
         if not self._prepared:
             self.prepare()
+        slots = self.config.concurrency if self.remote is None else self.remote.slots
+        self._threads = ThreadPoolExecutor(max_workers=slots + 1, thread_name_prefix="tau-tui-run")
         try:
-            return await self._run_units()
+            return await self._run_units(slots)
         except MissingCredentials:
             self.writer.remove_if_unused()
             raise
         finally:
+            self._threads.shutdown(wait=False, cancel_futures=True)
+            self._threads = None
             self.close()
 
-    async def _run_units(self) -> RunSummary:
+    async def _in_thread(self, func: Callable[..., Any], *args: Any) -> Any:
+        """``func(*args)`` on this run's threads: a blocking judge call of every slot at once, and a save, never
+        wait for a thread, and the loop's default executor stays free for litellm's own per-call set-up."""
+        if self._threads is None:  # a remote worker's runner: ``finish_unit`` without ``run``
+            self._threads = ThreadPoolExecutor(max_workers=self.config.concurrency + 1, thread_name_prefix="tau-tui")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._threads, functools.partial(func, *args))
+
+    async def _run_units(self, slots: int) -> RunSummary:
         units = self.units()
         total = len(self.tasks) * len(self.seeds)
         summary = RunSummary(self.path, total, total - len(units))
@@ -421,7 +436,7 @@ class Runner:
             await remote.start(self)  # its workers are there and agree with this process before the file is
         self.writer.write()
         self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
-        semaphore = asyncio.Semaphore(self.config.concurrency if remote is None else remote.slots)
+        semaphore = asyncio.Semaphore(slots)
         lock = asyncio.Lock()
         waiting: list[tuple[int, SimulationRun]] = []  # finished, not saved yet (with their ticket)
         saved: set[int] = set()  # the tickets of the simulations saved
@@ -441,7 +456,7 @@ class Runner:
                 batch = list(waiting)
                 waiting.clear()
                 try:
-                    await asyncio.to_thread(self.writer.add_many, [s for _, s in batch])
+                    await self._in_thread(self.writer.add_many, [s for _, s in batch])
                 except Exception as exc:
                     failed.update((t, exc) for t, _ in batch if t != ticket)
                     raise
@@ -479,7 +494,7 @@ class Runner:
         """One episode, stamped with the task's fingerprint and scored: what the writer saves, and its reward."""
         sim = await self.simulate(task, trial, seed)
         sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
-        scored = await asyncio.to_thread(self._score, sim, task)
+        scored = await self._in_thread(self._score, sim, task)
         return sim, scored
 
     async def _finish_remotely(
@@ -500,7 +515,7 @@ class Runner:
         except Exception as exc:  # noqa: BLE001 - recorded, never raised through the batch
             sim = self._placeholder(task, trial, seed, started, exc)
             sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
-            return sim, await asyncio.to_thread(self._score, sim, task)
+            return sim, await self._in_thread(self._score, sim, task)
 
     def _score(self, sim: SimulationRun, task: Task) -> float | None:
         try:
