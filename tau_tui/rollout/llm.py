@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
 import uuid
 import warnings
@@ -129,6 +130,18 @@ def _litellm():
 
     litellm.suppress_debug_info = True
     return litellm
+
+
+_preloading: list[threading.Thread] = []
+
+
+def preload() -> None:
+    """Start importing litellm in a thread (once), so its seconds of import overlap what a run does before its
+    first call; that call then waits only for what is left of it."""
+    if not _preloading:
+        thread = threading.Thread(target=_litellm, name="tau-tui-litellm-import", daemon=True)
+        _preloading.append(thread)
+        thread.start()
 
 
 def new_call_id() -> str:

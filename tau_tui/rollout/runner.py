@@ -56,6 +56,7 @@ from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task, task_content_digest
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
+from tau_tui.rollout.llm import preload
 from tau_tui.rollout.orchestrator import EpisodeOptions, MessageAdded, Orchestrator
 from tau_tui.rollout.records import (
     ResultsWriter,
@@ -316,6 +317,8 @@ class Runner:
             check_spec(config.user, "user")
         if config.agent.is_human or config.user.is_human:
             raise RunError("human participants play through 'tau-tui play', not 'run'")
+        if any(not (spec.is_scripted or spec.is_human) for spec in (config.agent, config.user)):
+            preload()
         base, self.variant = split_variant(config.domain)
         self.domain = self.registry.get(base)
         if config.tasks:
