@@ -32,6 +32,8 @@ RAY_PORT_FLAGS = (
     "--metrics-export-port",
 )
 
+WORKER_PORTS = 100
+
 
 def free_ports(count: int) -> list[int]:
     """``count`` distinct loopback ports free right now (held open together so none repeats)."""
@@ -67,18 +69,25 @@ class LocalCluster:
         self.address = ""
         self.processes: list[subprocess.Popen] = []
         self.logs: list[Path] = []
+        self._worker_ranges: list[int] = []
 
     def env(self, **extra: str) -> dict[str, str]:
         """This process's environment with RAY_ADDRESS set to the cluster (and ``extra``)."""
         return {**os.environ, "RAY_ADDRESS": self.address, "RAY_AUTH_MODE": "disabled", **extra}
 
     def _start_node(self, index: int) -> None:
-        ports = free_ports(len(RAY_PORT_FLAGS) + 2)
+        taken = self._worker_ranges  # the workers' ports of every node: a port and the WORKER_PORTS after it
+        workers = next(p for p in free_ports(20) if all(abs(p - other) > WORKER_PORTS for other in taken))
+        taken.append(workers)
+        ports = [p for p in free_ports(4 * len(RAY_PORT_FLAGS)) if all(not w <= p <= w + WORKER_PORTS for w in taken)]
+        ports = ports[: len(RAY_PORT_FLAGS) + 1]
+        if len(ports) < len(RAY_PORT_FLAGS) + 1:
+            raise ClusterError("no free loopback ports outside the workers' range")
         argv = [ray_executable(), "start", "--block", "--num-cpus", str(self.cpus), "--disable-usage-stats"]
         argv += ["--node-ip-address", "127.0.0.1", "--temp-dir", str(self.root / f"n{index}")]
         for flag, port in zip(RAY_PORT_FLAGS, ports, strict=False):
             argv += [flag, str(port)]
-        argv += ["--min-worker-port", str(ports[-2]), "--max-worker-port", str(ports[-2] + 200)]
+        argv += ["--min-worker-port", str(workers), "--max-worker-port", str(workers + WORKER_PORTS)]
         if index == 0:
             head_port = ports[-1]
             argv += ["--head", "--port", str(head_port), "--include-dashboard", "false"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -92,8 +93,10 @@ def test_a_rollout_that_loses_a_node_mid_run_is_finished_by_resume(cluster, tmp_
         assert all("Ray worker died" in s["info"]["error"] for s in lost)
         calls_before = server.requests
 
-        again = tau_tui(cluster, *argv, "--workers", "1", "--resume")
+        shown = [a for a in argv if a != "--quiet"]  # with the progress display: which node ran what
+        again = tau_tui(cluster, *shown, "--workers", "1", "--resume")
         assert again.returncode == EXIT_OK, again.stderr
+        assert re.search(rf"simulations per node: \S+/[0-9a-f]{{8}} {len(lost)}\n", again.stderr), again.stderr
     keys = _keys(out)
     assert len(keys) == 10 * TRIALS and set(keys.values()) == {1}  # every unit once
     final = json.loads(out.read_text())["simulations"]

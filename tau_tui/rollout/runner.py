@@ -14,8 +14,8 @@ file is refused while the first is going.
 ``Runner.remote`` moves the episodes elsewhere (``tau_tui.pool.RayRollout``:
 ``--executor ray``): an object with ``slots`` (units at once), ``async
 start(runner)`` (called once, before the file is first written) and ``async
-finish(task, trial, seed)`` returning the simulation as saved (a dict) and its
-reward. A remote worker builds a runner from the same config and calls only
+finish(task, trial, seed)`` returning the simulation as saved (a dict), its
+reward and the node it ran on (``SimulationFinished.node``). A remote worker builds a runner from the same config and calls only
 ``load`` and ``finish_unit``; what comes back is saved here by the one writer,
 with the same lock, resume keys and events (``SimulationMessage`` and
 ``LLMRetried`` stay where the episode runs).
@@ -145,6 +145,7 @@ class SimulationFinished:
     reward: float | None
     completed: int
     total: int
+    node: str | None = None  # where it ran, over Ray (host/node id); None in this process
 
 
 @dataclass(frozen=True)
@@ -468,10 +469,11 @@ class Runner:
         async def one(trial: int, task: Task, seed: int) -> None:
             async with semaphore:
                 self._emit(SimulationStarted(task.id, trial, seed))
+                node = None
                 if remote is None:
                     sim, scored = await self.finish_unit(task, trial, seed)
                 else:
-                    sim, scored = await self._finish_remotely(remote, task, trial, seed)
+                    sim, scored, node = await self._finish_remotely(remote, task, trial, seed)
             await save(sim)
             summary.completed += 1
             summary.terminations[sim.termination_reason] += 1
@@ -480,7 +482,7 @@ class Runner:
             else:
                 summary.rewards.append(scored)
             done = summary.already_done + summary.completed
-            self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total))
+            self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total, node))
 
         running = [asyncio.ensure_future(one(*unit)) for unit in units]
         try:
@@ -506,19 +508,20 @@ class Runner:
         task: Task,
         trial: int,
         seed: int,
-    ) -> tuple[SimulationRun, float | None]:
-        """``finish_unit`` on ``remote``: the simulation comes back as its saved dict; a unit the remote side
-        lost (a worker that died) becomes an infrastructure_error placeholder here, as a failed start does."""
+    ) -> tuple[SimulationRun, float | None, str | None]:
+        """``finish_unit`` on ``remote``: the simulation comes back as its saved dict, with the node it ran on; a
+        unit the remote side lost (a worker that died) becomes an infrastructure_error placeholder here (no
+        node), as a failed start does."""
         started = datetime.now().isoformat()
         try:
-            data, scored = await remote.finish(task, trial, seed)
-            return SimulationRun.model_validate(data), scored
+            data, scored, node = await remote.finish(task, trial, seed)
+            return SimulationRun.model_validate(data), scored, node
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded, never raised through the batch
             sim = self._placeholder(task, trial, seed, started, exc)
             sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
-            return sim, await self._in_thread(self._score, sim, task)
+            return sim, await self._in_thread(self._score, sim, task), None
 
     def _score(self, sim: SimulationRun, task: Task) -> float | None:
         try:
