@@ -1,5 +1,6 @@
-"""A real two-node Ray cluster (``ray start``, one CPU each, own temporary folders): the commands over
-``RAY_ADDRESS`` as a user runs them, and a rollout that loses a node mid-run and is finished by ``--resume``.
+"""A real two-node Ray cluster (``ray start``, one CPU each, own temporary folders): replay, eval and calibrate
+over ``RAY_ADDRESS`` as a user runs them, and a rollout that loses a node mid-run and is finished by
+``--resume`` (last: it leaves the cluster one node short).
 
 The nodes work in their own folders, so a relative ``TAU2_DATA_DIR`` given to the command means nothing
 there: the settings the command resolved must travel to the actors with their folders made absolute.
@@ -53,6 +54,24 @@ def test_only_tau2_data_dir_set_the_cluster_gives_the_local_executors_bytes(clus
     assert local.returncode in (EXIT_OK, EXIT_FINDINGS), local.stderr
     assert (remote.returncode, remote.stderr.strip()) == (local.returncode, local.stderr.strip())
     assert remote.stdout == local.stdout and local.stdout.count("\n") >= 50  # a JSON line per simulation
+
+
+def _calibration_rows(stdout: str) -> list[dict]:
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    for row in rows:
+        for cell in row["cells"]:
+            del cell["file"], cell["sim"]  # the trials file and a uuid4
+    return rows
+
+
+def test_calibrate_over_the_cluster_gives_the_local_verdicts(cluster, tmp_path):
+    argv = ["calibrate", "--domain", "mock", "--agent-llm", "scripted/flaky:0.5", "--user-llm", "scripted/user"]
+    argv += ["-k", "2", "--json", "--quiet"]
+    local = tau_tui(cluster, *argv, "--out", str(tmp_path / "local.json"), ray_address=False)
+    remote = tau_tui(cluster, *argv, "--out", str(tmp_path / "ray.json"), "--executor", "ray", "--workers", "2")
+    assert (local.returncode, remote.returncode) == (EXIT_OK, EXIT_OK), remote.stderr
+    rows = _calibration_rows(local.stdout)
+    assert len(rows) == 10 and _calibration_rows(remote.stdout) == rows
 
 
 def _keys(path) -> Counter:
