@@ -171,7 +171,11 @@ class LocalCluster:
                 os.killpg(process.pid, signal.SIGKILL)  # workers of the group that outlived its ray start
             except ProcessLookupError:
                 pass
-        shutil.rmtree(self.root, ignore_errors=True)
+        for _ in range(10):  # a process of a killed group may still be writing its last log lines
+            shutil.rmtree(self.root, ignore_errors=True)
+            if not self.root.exists():
+                break
+            time.sleep(0.5)
 
     def __enter__(self) -> LocalCluster:
         try:
