@@ -129,10 +129,19 @@ def _settings(args: argparse.Namespace, announce: bool = True) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``tau-tui`` command (``argv`` None: this process's arguments, and the process ends after it)."""
+    code = _main(list(sys.argv[1:] if argv is None else argv))
+    if argv is None:
+        import gc
+
+        gc.freeze()  # the process ends now: its last collections would walk every object litellm or textual made
+    return code
+
+
+def _main(argv: list[str]) -> int:
     from tau_tui.config import ConfigError
     from tau_tui.model.io import WriteError
 
-    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         name = argv[0] if argv and argv[0] in SUBCOMMANDS else None
         command = _command(name)

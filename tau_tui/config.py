@@ -99,6 +99,21 @@ class Settings(BaseModel):
                 raise ValueError(f"{binding_id!r}: {keys!r} is not a comma-separated list of keys")
         return {binding_id: ",".join(k.strip() for k in keys.split(",")) for binding_id, keys in keymap.items()}
 
+    def portable(self) -> Settings:
+        """These settings for a process on another machine (Ray actors): relative folders made absolute against
+        this process's working folder, which a worker elsewhere does not share."""
+
+        def absolute(path: Path | None) -> Path | None:
+            return None if path is None else Path(os.path.abspath(path.expanduser()))
+
+        return self.model_copy(
+            update={
+                "tau2_data": absolute(self.tau2_data),
+                "domain_paths": [absolute(p) for p in self.domain_paths],
+                "notes_dir": absolute(self.notes_dir),
+            }
+        )
+
     def origin(self, name: str) -> str:
         """Where setting ``name`` came from, for messages ("default" when nothing set it)."""
         return self.sources.get(name, "default")

@@ -689,6 +689,12 @@ class _RayEpisodes:
         self.node = platform.node()
         self.problem: str | None = None
         try:
+            import ray
+
+            self.node = f"{self.node}/{ray.get_runtime_context().get_node_id()[:8]}"  # nodes may share a host
+        except Exception:  # noqa: BLE001 - outside an actor (a test building the body): the host alone
+            pass
+        try:
             from tau_tui.rollout import Runner
 
             workspace = factory(settings)
@@ -706,7 +712,7 @@ class _RayEpisodes:
         from tau_tui.rollout.records import sim_to_dict
 
         sim, reward = await self.runner.finish_unit(self.tasks[task_id], trial, seed)
-        return {"simulation": sim_to_dict(sim, self.runner.secrets), "reward": reward}
+        return {"simulation": sim_to_dict(sim, self.runner.secrets), "reward": reward, "node": self.node}
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -763,8 +769,8 @@ class RayRollout:
                     f"machine's); install the same domain data on every node"
                 )
 
-    async def finish(self, task: Task, trial: int, seed: int) -> tuple[dict[str, Any], float | None]:
-        """One unit on the least busy live actor: (the simulation as saved, its reward).
+    async def finish(self, task: Task, trial: int, seed: int) -> tuple[dict[str, Any], float | None, str]:
+        """One unit on the least busy live actor: (the simulation as saved, its reward, the actor's node).
 
         An actor that died loses the units it had (the runner saves them as infrastructure errors, which
         ``--resume`` runs again) and gets no more; with none left, every unit fails at once.
@@ -791,7 +797,7 @@ class RayRollout:
             raise RuntimeError(f"on the Ray worker: {type(cause).__name__}: {_first_line(str(cause))}") from None
         finally:
             self._busy[index] -= 1
-        return answer["simulation"], answer["reward"]
+        return answer["simulation"], answer["reward"], answer["node"]
 
     def close(self) -> None:
         for actor in self._actors:

@@ -374,6 +374,7 @@ class Workspace:
         job = dataclasses.replace(job, settings=self.settings, factory=Workspace)
         if kind == "ray":
             self._rebuildable()
+            job = dataclasses.replace(job, settings=self.settings.portable())  # actors may work in other folders
             return RayExecutor(job, workers if workers is not None else self.settings.workers, self)
         return Executor(job, self.replay_workers(workers), self)
 
@@ -385,7 +386,9 @@ class Workspace:
         self._rebuildable()
         from tau_tui.pool import RayRollout
 
-        return RayRollout(self.settings, Workspace, workers if workers is not None else self.settings.workers)
+        return RayRollout(
+            self.settings.portable(), Workspace, workers if workers is not None else self.settings.workers
+        )
 
     def _rebuildable(self) -> None:
         if self.registry_given:

@@ -194,6 +194,18 @@ def test_tau2_data_in_the_environment_reaches_the_workers(clean_env, tau2_data):
     assert worker_workspace.registry.get("mock").name == "mock"
 
 
+def test_settings_for_another_machine_have_absolute_folders(clean_env, tmp_path, monkeypatch):
+    """A relative TAU2_DATA_DIR (or domain folder) names this process's folder; a Ray actor works elsewhere."""
+    from tau_tui.config import resolve
+
+    monkeypatch.chdir(tmp_path)
+    settings = resolve(None, {"TAU_TUI_CONFIG": str(clean_env), "TAU2_DATA_DIR": "data", "TAU_TUI_DOMAINS": "extra"})
+    assert settings.tau2_data == Path("data")  # this process's messages name what the user gave
+    portable = settings.portable()
+    assert portable.tau2_data == tmp_path / "data" and portable.domain_paths == [tmp_path / "extra"]
+    assert portable.sources == settings.sources and portable.portable() == portable
+
+
 def test_a_data_folder_in_or_above_the_paths_is_found(tmp_path, tau2_data):
     from tau_tui.domains import data_root_near
 

@@ -66,6 +66,7 @@ class Domain(ABC):
     def __init__(self, data_dir: Path | None):
         self.data_dir = data_dir
         self._tasks: dict[str, Task] | None = None
+        self._texts: dict[str, str] = {}  # data files read by ``read_text``, once per domain (like its tasks)
         self.warnings: list[str] = []  # data problems worth telling the user (the registry reports each once)
 
     # --- the interface ----------------------------------------------------------
@@ -121,9 +122,14 @@ class Domain(ABC):
         return tree
 
     def read_text(self, name: str) -> str:
+        """A text file of the domain's data (a policy): read once, as its tasks are, since every episode asks."""
+        text = self._texts.get(name)
+        if text is not None:
+            return text
         path = self.require_data() / name
         try:
-            return read_bytes(path).decode("utf-8", errors="replace")
+            text = self._texts[name] = read_bytes(path).decode("utf-8", errors="replace")
+            return text
         except RunFileError as exc:
             if exc.problem == "does not exist":
                 raise DomainError(f"{path}: missing domain data file") from None

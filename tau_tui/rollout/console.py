@@ -86,14 +86,18 @@ class RunProgress:
                 )
                 reward = "unscored" if event.reward is None else f"reward {formats.reward(event.reward)}"
                 cost = f" · {formats.money(sim.agent_cost)}" if sim.agent_cost else ""
+                node = f" · on {_plain(event.node)}" if event.node else ""
                 self.console.print(
                     f"{mark} task {_plain(event.task_id)} trial {event.trial}: {reward} · "
-                    f"{_plain(sim.termination_reason)} · {len(sim.messages or [])} messages{cost}"
+                    f"{_plain(sim.termination_reason)} · {len(sim.messages or [])} messages{cost}{node}"
                 )
             if self.bar is not None:
                 self.progress.update(self.bar, completed=self.tally.done, status=self._status())
         elif isinstance(event, RunFinished) and self.bar is not None:
             self.progress.update(self.bar, status=self._status())
+            if self.tally.by_node:
+                counts = ", ".join(f"{_plain(node)} {n}" for node, n in sorted(self.tally.by_node.items()))
+                self.console.print(f"simulations per node: {counts}")
 
 
 # --- line-based play ------------------------------------------------------------------------

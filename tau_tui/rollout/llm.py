@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
 import uuid
 import warnings
@@ -131,6 +132,18 @@ def _litellm():
     return litellm
 
 
+_preloading: list[threading.Thread] = []
+
+
+def preload() -> None:
+    """Start importing litellm in a thread (once), so its seconds of import overlap what a run does before its
+    first call; that call then waits only for what is left of it."""
+    if not _preloading:
+        thread = threading.Thread(target=_litellm, name="tau-tui-litellm-import", daemon=True)
+        _preloading.append(thread)
+        thread.start()
+
+
 def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
@@ -190,9 +203,9 @@ def _one_line(exc: BaseException) -> str:
 def _cost(litellm: Any, response: Any) -> float:
     """litellm's cost of a reply (custom per-token prices in the args count); 0.0 when unpriced, as tau2."""
     hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost")
-    if isinstance(cost, (int, float)):
-        return float(cost)
+    if "response_cost" in hidden:  # litellm priced the reply already (None: it found no price)
+        cost = hidden["response_cost"]
+        return float(cost) if isinstance(cost, (int, float)) else 0.0
     try:
         return float(litellm.completion_cost(completion_response=response))
     except Exception:  # noqa: BLE001 - an unpriced model costs 0.0, as in tau2

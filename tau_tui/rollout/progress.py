@@ -7,6 +7,7 @@ the same events into a tally and only format it differently.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ class RunTally:
     unscored: int = 0
     retries: int = 0
     finished: bool = False
+    by_node: Counter[str] = field(default_factory=Counter)  # finished simulations per Ray node (over Ray)
 
     @property
     def average(self) -> float | None:
@@ -43,6 +45,8 @@ class RunTally:
         elif isinstance(event, SimulationFinished):
             self.running = max(self.running - 1, 0)
             self.done = event.completed
+            if event.node:
+                self.by_node[event.node] += 1
             if event.reward is None:
                 self.unscored += 1
             else:

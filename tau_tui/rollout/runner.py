@@ -14,8 +14,8 @@ file is refused while the first is going.
 ``Runner.remote`` moves the episodes elsewhere (``tau_tui.pool.RayRollout``:
 ``--executor ray``): an object with ``slots`` (units at once), ``async
 start(runner)`` (called once, before the file is first written) and ``async
-finish(task, trial, seed)`` returning the simulation as saved (a dict) and its
-reward. A remote worker builds a runner from the same config and calls only
+finish(task, trial, seed)`` returning the simulation as saved (a dict), its
+reward and the node it ran on (``SimulationFinished.node``). A remote worker builds a runner from the same config and calls only
 ``load`` and ``finish_unit``; what comes back is saved here by the one writer,
 with the same lock, resume keys and events (``SimulationMessage`` and
 ``LLMRetried`` stay where the episode runs).
@@ -35,11 +35,13 @@ removed again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import random
 import traceback
 import uuid
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -54,6 +56,7 @@ from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task, task_content_digest
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
+from tau_tui.rollout.llm import preload
 from tau_tui.rollout.orchestrator import EpisodeOptions, MessageAdded, Orchestrator
 from tau_tui.rollout.records import (
     ResultsWriter,
@@ -142,6 +145,7 @@ class SimulationFinished:
     reward: float | None
     completed: int
     total: int
+    node: str | None = None  # where it ran, over Ray (host/node id); None in this process
 
 
 @dataclass(frozen=True)
@@ -232,6 +236,7 @@ class Runner:
         self._prepared = False
         self._loaded = False
         self._lock = ExitStack()
+        self._threads: ThreadPoolExecutor | None = None  # scoring and saving, one thread per slot (``run``)
 
     def _emit(self, event: Any) -> None:
         if self.listener is not None:
@@ -313,6 +318,8 @@ class Runner:
             check_spec(config.user, "user")
         if config.agent.is_human or config.user.is_human:
             raise RunError("human participants play through 'tau-tui play', not 'run'")
+        if any(not (spec.is_scripted or spec.is_human) for spec in (config.agent, config.user)):
+            preload()
         base, self.variant = split_variant(config.domain)
         self.domain = self.registry.get(base)
         if config.tasks:
@@ -401,15 +408,27 @@ class Runner:
     async def run(self) -> RunSummary:
         if not self._prepared:
             self.prepare()
+        slots = self.config.concurrency if self.remote is None else self.remote.slots
+        self._threads = ThreadPoolExecutor(max_workers=slots + 1, thread_name_prefix="tau-tui-run")
         try:
-            return await self._run_units()
+            return await self._run_units(slots)
         except MissingCredentials:
             self.writer.remove_if_unused()
             raise
         finally:
+            self._threads.shutdown(wait=False, cancel_futures=True)
+            self._threads = None
             self.close()
 
-    async def _run_units(self) -> RunSummary:
+    async def _in_thread(self, func: Callable[..., Any], *args: Any) -> Any:
+        """``func(*args)`` on this run's threads: a blocking judge call of every slot at once, and a save, never
+        wait for a thread, and the loop's default executor stays free for litellm's own per-call set-up."""
+        if self._threads is None:  # a remote worker's runner: ``finish_unit`` without ``run``
+            self._threads = ThreadPoolExecutor(max_workers=self.config.concurrency + 1, thread_name_prefix="tau-tui")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._threads, functools.partial(func, *args))
+
+    async def _run_units(self, slots: int) -> RunSummary:
         units = self.units()
         total = len(self.tasks) * len(self.seeds)
         summary = RunSummary(self.path, total, total - len(units))
@@ -421,7 +440,7 @@ class Runner:
             await remote.start(self)  # its workers are there and agree with this process before the file is
         self.writer.write()
         self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
-        semaphore = asyncio.Semaphore(self.config.concurrency if remote is None else remote.slots)
+        semaphore = asyncio.Semaphore(slots)
         lock = asyncio.Lock()
         waiting: list[tuple[int, SimulationRun]] = []  # finished, not saved yet (with their ticket)
         saved: set[int] = set()  # the tickets of the simulations saved
@@ -441,7 +460,7 @@ class Runner:
                 batch = list(waiting)
                 waiting.clear()
                 try:
-                    await asyncio.to_thread(self.writer.add_many, [s for _, s in batch])
+                    await self._in_thread(self.writer.add_many, [s for _, s in batch])
                 except Exception as exc:
                     failed.update((t, exc) for t, _ in batch if t != ticket)
                     raise
@@ -450,10 +469,11 @@ class Runner:
         async def one(trial: int, task: Task, seed: int) -> None:
             async with semaphore:
                 self._emit(SimulationStarted(task.id, trial, seed))
+                node = None
                 if remote is None:
                     sim, scored = await self.finish_unit(task, trial, seed)
                 else:
-                    sim, scored = await self._finish_remotely(remote, task, trial, seed)
+                    sim, scored, node = await self._finish_remotely(remote, task, trial, seed)
             await save(sim)
             summary.completed += 1
             summary.terminations[sim.termination_reason] += 1
@@ -462,7 +482,7 @@ class Runner:
             else:
                 summary.rewards.append(scored)
             done = summary.already_done + summary.completed
-            self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total))
+            self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total, node))
 
         running = [asyncio.ensure_future(one(*unit)) for unit in units]
         try:
@@ -479,7 +499,7 @@ class Runner:
         """One episode, stamped with the task's fingerprint and scored: what the writer saves, and its reward."""
         sim = await self.simulate(task, trial, seed)
         sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
-        scored = await asyncio.to_thread(self._score, sim, task)
+        scored = await self._in_thread(self._score, sim, task)
         return sim, scored
 
     async def _finish_remotely(
@@ -488,19 +508,20 @@ class Runner:
         task: Task,
         trial: int,
         seed: int,
-    ) -> tuple[SimulationRun, float | None]:
-        """``finish_unit`` on ``remote``: the simulation comes back as its saved dict; a unit the remote side
-        lost (a worker that died) becomes an infrastructure_error placeholder here, as a failed start does."""
+    ) -> tuple[SimulationRun, float | None, str | None]:
+        """``finish_unit`` on ``remote``: the simulation comes back as its saved dict, with the node it ran on; a
+        unit the remote side lost (a worker that died) becomes an infrastructure_error placeholder here (no
+        node), as a failed start does."""
         started = datetime.now().isoformat()
         try:
-            data, scored = await remote.finish(task, trial, seed)
-            return SimulationRun.model_validate(data), scored
+            data, scored, node = await remote.finish(task, trial, seed)
+            return SimulationRun.model_validate(data), scored, node
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded, never raised through the batch
             sim = self._placeholder(task, trial, seed, started, exc)
             sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
-            return sim, await asyncio.to_thread(self._score, sim, task)
+            return sim, await self._in_thread(self._score, sim, task), None
 
     def _score(self, sim: SimulationRun, task: Task) -> float | None:
         try:

@@ -47,3 +47,23 @@ def test_other_events_leave_the_tally_alone_and_running_never_goes_below_zero():
     tally.apply(_finished("a", 1.0, 1))  # a finish whose start was not seen (a listener attached late)
     assert tally.running == 0 and tally.done == 1
     assert tally == RunTally(done=1, rewards=[1.0])
+
+
+def test_over_ray_each_finished_simulation_names_its_node_and_the_end_counts_them_per_node():
+    import io
+
+    from tau_tui.rollout.console import RunProgress
+
+    stream = io.StringIO()
+    progress = RunProgress(stream=stream)
+    events = [RunStarted(PATH, total=3, already_done=0, pending=3)]
+    for completed, node in enumerate(["host/1f2e3d4c", "host/9a8b7c6d", "host/1f2e3d4c"], 1):
+        finished = _finished(f"t{completed}", 1.0, completed)
+        events.append(SimulationFinished(**{**finished.__dict__, "node": node}))
+    with progress:
+        for event in [*events, RunFinished(PATH, RunSummary(PATH, 3, 0))]:
+            progress(event)
+    shown = stream.getvalue()
+    assert "task t2 trial 0: reward 1 · user_stop · 0 messages · on host/9a8b7c6d" in shown
+    assert "simulations per node: host/1f2e3d4c 2, host/9a8b7c6d 1" in shown
+    assert progress.tally.by_node == {"host/1f2e3d4c": 2, "host/9a8b7c6d": 1}

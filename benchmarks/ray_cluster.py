@@ -1,0 +1,61 @@
+"""``replay --json`` on a real two-node Ray cluster against the local executor, same run, same files.
+
+    python -m benchmarks.ray_cluster [PATH ...] [--nodes 2] [--tau2-data DIR]
+
+Starts ``tests.ray_cluster.LocalCluster`` (``ray start`` nodes of one CPU each, own temporary folders and
+working folders, on this machine) and times that start; then runs ``tau-tui replay --json`` over PATH
+(default: the tau2 airline file of the corpus) with the local executor (the baseline) and with
+``--executor ray`` over ``RAY_ADDRESS`` (one actor per node), each in a new process with only
+``TAU2_DATA_DIR`` set for the data. Prints each wall time, the ratio, the output size, and whether the two
+outputs are equal byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.ray_cluster import LocalCluster
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "tau2-corpus"
+
+
+def replay(paths: list[str], env: dict[str, str], *extra: str) -> tuple[float, int, str, bytes]:
+    """(wall seconds, exit code, stderr's last line, stdout) of one ``tau-tui replay --json``."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "tau_tui", "replay", "--json", *extra, *paths], cwd=ROOT, env=env, capture_output=True
+    )
+    lines = done.stderr.decode(errors="replace").strip().splitlines()
+    return time.perf_counter() - started, done.returncode, (lines[-1] if lines else ""), done.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*")
+    parser.add_argument("--nodes", type=int, default=2)
+    parser.add_argument("--tau2-data", default=os.environ.get("TAU2_DATA_DIR") or str(CORPUS))
+    args = parser.parse_args()
+    paths = args.paths or [str(CORPUS / "sierra-research__tau2-bench__airline.json")]
+    data = {"TAU2_DATA_DIR": args.tau2_data, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(ROOT)}
+    started = time.perf_counter()
+    with LocalCluster(nodes=args.nodes, cpus=1) as cluster:
+        print(f"cluster of {args.nodes} nodes (1 CPU each) up in {time.perf_counter() - started:.1f} s")
+        local_env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | data
+        local = replay(paths, local_env)
+        remote = replay(paths, cluster.env(**data), "--executor", "ray", "--workers", str(args.nodes))
+    for name, (wall, code, last, out) in (("local", local), ("ray", remote)):
+        digest = hashlib.sha256(out).hexdigest()[:12]
+        print(f"{name:5s}: {wall:7.2f} s, exit {code}, {len(out):,} bytes (sha256 {digest}) {last[:120]}")
+    print(f"ray / local: {remote[0] / local[0]:.2f}x; outputs equal: {remote[3] == local[3] and bool(local[3])}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,123 @@
+"""A real two-node Ray cluster (``ray start``, one CPU each, own temporary folders): replay, eval and calibrate
+over ``RAY_ADDRESS`` as a user runs them, and a rollout that loses a node mid-run and is finished by
+``--resume`` (last: it leaves the cluster one node short).
+
+The nodes work in their own folders, so a relative ``TAU2_DATA_DIR`` given to the command means nothing
+there: the settings the command resolved must travel to the actors with their folders made absolute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from tests.conftest import CORPUS, ROOT, corpus_required
+
+pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
+
+from benchmarks.latency_server import LatencyServer  # noqa: E402 - after the skip: it needs aiohttp (litellm's)
+from tests.ray_cluster import LocalCluster  # noqa: E402
+
+AIRLINE = CORPUS / "sierra-research__tau2-bench__airline.json"
+EXIT_OK, EXIT_FINDINGS = 0, 1
+TRIALS = 4  # 40 simulations of the 10 mock tasks
+PER_ACTOR = 4  # --concurrency: units at once on each actor
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    corpus_required()
+    with LocalCluster(nodes=2, cpus=1) as running:
+        yield running
+
+
+def tau_tui(cluster: LocalCluster, *argv: str, ray_address: bool = True) -> subprocess.CompletedProcess:
+    """``tau-tui ARGV`` in a new process from the project folder, with only a relative TAU2_DATA_DIR for data."""
+    env = cluster.env() if ray_address else {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(TAU2_DATA_DIR=os.path.relpath(CORPUS, ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env.pop("TAU_TUI_DOMAINS", None)
+    command = [sys.executable, "-m", "tau_tui", *argv]
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=150)
+
+
+@pytest.mark.parametrize("command", ["replay", "eval"])
+def test_only_tau2_data_dir_set_the_cluster_gives_the_local_executors_bytes(cluster, command):
+    local = tau_tui(cluster, command, "--json", str(AIRLINE), ray_address=False)
+    remote = tau_tui(cluster, command, "--json", "--executor", "ray", "--workers", "2", str(AIRLINE))
+    assert local.returncode in (EXIT_OK, EXIT_FINDINGS), local.stderr
+    assert (remote.returncode, remote.stderr.strip()) == (local.returncode, local.stderr.strip())
+    assert remote.stdout == local.stdout and local.stdout.count("\n") >= 50  # a JSON line per simulation
+
+
+def _calibration_rows(stdout: str) -> list[dict]:
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    for row in rows:
+        for cell in row["cells"]:
+            del cell["file"], cell["sim"]  # the trials file and a uuid4
+    return rows
+
+
+def test_calibrate_over_the_cluster_gives_the_local_verdicts(cluster, tmp_path):
+    argv = ["calibrate", "--domain", "mock", "--agent-llm", "scripted/flaky:0.5", "--user-llm", "scripted/user"]
+    argv += ["-k", "2", "--json", "--quiet"]
+    local = tau_tui(cluster, *argv, "--out", str(tmp_path / "local.json"), ray_address=False)
+    remote = tau_tui(cluster, *argv, "--out", str(tmp_path / "ray.json"), "--executor", "ray", "--workers", "2")
+    assert (local.returncode, remote.returncode) == (EXIT_OK, EXIT_OK), remote.stderr
+    rows = _calibration_rows(local.stdout)
+    assert len(rows) == 10 and _calibration_rows(remote.stdout) == rows
+
+
+def _keys(path) -> Counter:
+    sims = json.loads(path.read_text())["simulations"]
+    return Counter((s["trial"], s["task_id"], s["seed"]) for s in sims)
+
+
+def test_a_rollout_that_loses_a_node_mid_run_is_finished_by_resume(cluster, tmp_path):
+    """Node 1 is killed (every process of it) once the first simulations are saved: the units it held are
+    saved as infrastructure errors, the other node finishes the rest, and ``--resume`` on what is left of
+    the cluster runs only what is missing: every simulation once, none lost."""
+    out = tmp_path / "run.json"
+    with LatencyServer(delay=1.0) as server:
+        agent_args = json.dumps({"api_base": server.base_url, "api_key": "sk-local", "temperature": 0.0})
+        argv = ["run", "--domain", "mock", "-k", str(TRIALS), "--agent-llm", "openai/latency-server"]
+        argv += ["--agent-llm-args", agent_args, "--user-llm", "scripted/user", "--llm-retries", "0"]
+        argv += ["--concurrency", str(PER_ACTOR), "--executor", "ray", "--quiet", "--out", str(out)]
+        env = cluster.env(TAU2_DATA_DIR=os.path.relpath(CORPUS, ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
+        first = subprocess.Popen(
+            [sys.executable, "-m", "tau_tui", *argv, "--workers", "2"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 90
+        while server.requests <= 2 * PER_ACTOR:  # the second round of calls has begun on both actors
+            assert first.poll() is None, first.communicate()
+            assert time.monotonic() < deadline, "the rollout made no second round of calls"
+            time.sleep(0.05)
+        cluster.kill_node(1)
+        stdout, stderr = first.communicate(timeout=150)
+        assert first.returncode == EXIT_FINDINGS, stderr
+        saved = json.loads(out.read_text())["simulations"]
+        lost = [s for s in saved if s["termination_reason"] == "infrastructure_error"]
+        assert len(saved) == 10 * TRIALS and 0 < len(lost) < len(saved)
+        assert all("Ray worker died" in s["info"]["error"] for s in lost)
+        calls_before = server.requests
+
+        shown = [a for a in argv if a != "--quiet"]  # with the progress display: which node ran what
+        again = tau_tui(cluster, *shown, "--workers", "1", "--resume")
+        assert again.returncode == EXIT_OK, again.stderr
+        assert re.search(rf"simulations per node: \S+/[0-9a-f]{{8}} {len(lost)}\n", again.stderr), again.stderr
+    keys = _keys(out)
+    assert len(keys) == 10 * TRIALS and set(keys.values()) == {1}  # every unit once
+    final = json.loads(out.read_text())["simulations"]
+    assert {s["termination_reason"] for s in final} == {"user_stop"}
+    assert server.requests - calls_before == len(lost)  # only what was lost ran again
