@@ -37,7 +37,6 @@ from tau_tui.tui.messages import (
 )
 from tau_tui.tui.screens.help import show_help
 from tau_tui.tui.screens.runs import RunsScreen
-from tau_tui.tui.screens.trajectory import show_trajectory
 
 if TYPE_CHECKING:
     from tau_tui.catalog import RunRow
@@ -254,6 +253,8 @@ class TauTuiApp(App[None]):
     def open_run_at(self, run: RunFile, index: int, *, step: int | None = None, query: str = "") -> None:
         """Show simulation ``index`` of ``run``; when the inspector's trajectory screen is already under the
         current one (a fork's comparison, a play session), a second trajectory screen opens on top."""
+        from tau_tui.tui.screens.trajectory import show_trajectory  # loaded when first opened: start-up
+
         show_trajectory(self, run, index, step=step, query=query)
 
     def open_json(self, data: Any, hint: str) -> Path | None:

@@ -30,12 +30,9 @@ from tau_tui.session.notes import add_note
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context, subscribe
 from tau_tui.tui.screens.filters import FilterScreen
-from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.screens.note_form import NoteFormScreen, NoteRequest
 from tau_tui.tui.screens.notes import NotesScreen
 from tau_tui.tui.screens.picker import PickerScreen
-from tau_tui.tui.screens.play_setup import PlaySetupScreen
-from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
@@ -562,6 +559,8 @@ class RunsScreen(Screen[None]):
         if row is None:
             self.notify("no file: nothing is selected", timeout=2)
             return
+        from tau_tui.tui.screens.metrics import MetricsScreen  # loaded when first opened: start-up
+
         self.app.push_screen(MetricsScreen(row.run))
 
     def action_new_rollout(self) -> None:
@@ -576,10 +575,14 @@ class RunsScreen(Screen[None]):
             if plan is not None:
                 app.start_rollout(plan)
 
+        from tau_tui.tui.screens.rollout import RolloutScreen
+
         self.app.push_screen(RolloutScreen(domain), chosen)
 
     def action_play(self) -> None:
         row = self.current_row
+        from tau_tui.tui.screens.play_setup import PlaySetupScreen
+
         self.app.push_screen(PlaySetupScreen(row.domain if row else None, row.task if row else None))
 
     def action_calibrate(self) -> None:
