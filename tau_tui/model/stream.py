@@ -37,6 +37,7 @@ _WS = re.compile(rb"[ \t\r\n]*")  # JSON's whitespace
 _BOM = b"\xef\xbb\xbf"  # io.UTF8_BOM (this module does not import io)
 _WS_BYTES = b" \t\r\n"
 MIN_WINDOW = 64 * 1024  # bytes of the file orjson is first given to find where a value ends
+FIRST_REPORT = 0.05  # seconds of indexing before the first rows are reported
 _CUT_SHORT = 16  # an error this close to a window's end may be the window's: try a longer one
 K = TypeVar("K")
 V = TypeVar("V")
@@ -245,7 +246,8 @@ class _Index:
             return pos
         line = buf.rfind(b"\n", opened, pos)
         marker = b"\n" + bytes(buf[line + 1 : pos]) + b"}" if line >= 0 else None
-        last_report, dropped, hint = time.monotonic(), 0, MIN_WINDOW
+        # The first rows go out after FIRST_REPORT (what a user waits for), the rest every ``every`` seconds.
+        last_report, dropped, hint = time.monotonic() - self.every + min(FIRST_REPORT, self.every), 0, MIN_WINDOW
         while True:
             if buf[pos : pos + 1] != b"{":
                 return None
