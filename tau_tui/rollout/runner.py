@@ -233,6 +233,7 @@ class Runner:
         self._first_env: Environment | None = None  # built by ``load``, used once by ``prepare``
         self.secrets: set[str] = set()
         self.remote: Any = None  # where the episodes run instead of this process (see the module docstring)
+        self.models_here = True  # False: the episodes will run elsewhere, so ``load`` does not import litellm
         self._prepared = False
         self._loaded = False
         self._lock = ExitStack()
@@ -318,7 +319,8 @@ class Runner:
             check_spec(config.user, "user")
         if config.agent.is_human or config.user.is_human:
             raise RunError("human participants play through 'tau-tui play', not 'run'")
-        if any(not (spec.is_scripted or spec.is_human) for spec in (config.agent, config.user)):
+        needs_models = any(not (spec.is_scripted or spec.is_human) for spec in (config.agent, config.user))
+        if needs_models and self.models_here and self.remote is None:
             preload()
         base, self.variant = split_variant(config.domain)
         self.domain = self.registry.get(base)
@@ -438,6 +440,7 @@ class Runner:
             check_credentials(sides, self.judge)  # remote workers have their own environment
         if remote is not None and units:
             await remote.start(self)  # its workers are there and agree with this process before the file is
+            slots = remote.slots  # known once they are: units at once on all of them
         self.writer.write()
         self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
         semaphore = asyncio.Semaphore(slots)
