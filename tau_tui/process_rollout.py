@@ -17,7 +17,9 @@ comes back is the simulation as the writer saves it (secrets blanked) and its re
 loses the units it had (the runner saves them as infrastructure errors, which ``--resume`` runs again)
 and gets no more. Workers ignore Ctrl-C (this process stops them) and leave when this process goes.
 
-``SimulationMessage`` and ``LLMRetried`` events stay in the workers, as with Ray.
+The workers' episode events (``SimulationMessage``, ``LLMRetried``) come back over the same connection
+and reach the runner's listener in this process, so the progress display and the TUI show them as for
+a run in one process (over Ray they stay on the actors).
 """
 
 from __future__ import annotations
@@ -47,7 +49,13 @@ def _failure(exc: BaseException) -> str:
 class _Episodes:
     """The body of one worker process: the driver's run config loaded (no file), its own domain cache."""
 
-    def __init__(self, settings: Settings, factory: WorkspaceFactory, config: RunConfig):
+    def __init__(
+        self,
+        settings: Settings,
+        factory: WorkspaceFactory,
+        config: RunConfig,
+        forward: Callable[[Any], None] | None = None,
+    ):
         self.problem: str | None = None
         self.credentials: str | None = None
         try:
@@ -60,7 +68,7 @@ class _Episodes:
 
             self._to_dict = sim_to_dict
             workspace = factory(settings)
-            self.runner = Runner(config, Path("-"), workspace.registry, judge=workspace.judge())
+            self.runner = Runner(config, Path("-"), workspace.registry, listener=forward, judge=workspace.judge())
             self.runner.load()
             self.tasks = {task.id: task for task in self.runner.tasks}
             sides = [(config.agent, "agent")] + ([] if config.solo else [(config.user, "user")])
@@ -86,7 +94,14 @@ def _serve(conn: Connection, settings: Settings, factory: WorkspaceFactory, conf
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the driver stops us
-    body = _Episodes(settings, factory, config)
+
+    def forward(event: Any) -> None:  # an episode's messages and retries, on this process's loop
+        try:
+            conn.send(("event", event))
+        except (OSError, ValueError):  # the driver is gone: the reader ends the loop
+            pass
+
+    body = _Episodes(settings, factory, config, forward)
     conn.send(body.ready())
     if body.problem or body.credentials:
         return
@@ -167,12 +182,14 @@ class ProcessRollout:
         self.slots = workers
         self._workers: list[_Worker] = []
         self._tickets = 0
+        self._emit: Callable[[Any], None] | None = None  # the runner's listener: the workers' episode events
 
     async def start(self, runner: Runner) -> None:
         from tau_tui.evaluate.credentials import MissingCredentials
         from tau_tui.rollout import RunError
 
         config = dataclasses.replace(runner.config, tasks=list(runner.tasks), task_ids=[t.id for t in runner.tasks])
+        self._emit = runner.emit
         concurrency = max(1, runner.config.concurrency)
         count = min(self.workers, concurrency)
         self.slots = concurrency  # the runner's limit of units in flight; each goes to the least busy worker
@@ -220,6 +237,10 @@ class ProcessRollout:
             pass
 
     def _settle(self, worker: _Worker, message: Any) -> None:
+        if message[0] == "event":
+            if self._emit is not None:
+                self._emit(message[1])
+            return
         if message[0] == "ready":
             if worker.ready is not None and not worker.ready.done():
                 worker.ready.set_result(message)

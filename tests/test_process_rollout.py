@@ -126,3 +126,47 @@ def test_a_model_without_its_key_is_refused_by_the_workers_before_anything_is_wr
         "tau-tui: OPENAI_API_KEY is not set (the agent model openai/gpt-4.1 needs it)"
     ]
     assert not out.exists()
+
+
+def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_path):
+    from tau_tui.config import Settings
+    from tau_tui.process_rollout import ProcessRollout
+    from tau_tui.rollout import (
+        ParticipantSpec,
+        RunConfig,
+        RunFinished,
+        Runner,
+        RunStarted,
+        SimulationFinished,
+        SimulationMessage,
+        SimulationStarted,
+    )
+    from tau_tui.workspace import Workspace
+
+    corpus_required()
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    config = RunConfig(
+        "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1, concurrency=4
+    )
+
+    def events_of(remote) -> list:
+        events: list = []
+        runner = Runner(config, tmp_path / f"{remote is not None}.json", workspace.registry, listener=events.append)
+        runner.remote = remote
+        asyncio.run(runner.run())
+        return events
+
+    alone = events_of(None)
+    with ProcessRollout(workspace.settings, Workspace, 2) as remote:
+        spread = events_of(remote)
+    kinds = Counter(type(e) for e in spread)
+    assert kinds == Counter(type(e) for e in alone)
+    assert kinds[RunStarted] == kinds[RunFinished] == 1 and kinds[SimulationStarted] == kinds[SimulationFinished] == 10
+    assert kinds[SimulationMessage] > 20
+
+    def messages(events) -> Counter:
+        return Counter((e.task_id, e.trial, e.message.role) for e in events if isinstance(e, SimulationMessage))
+
+    assert messages(spread) == messages(alone)
+    finished = [e for e in spread if isinstance(e, SimulationFinished)]
+    assert [e.completed for e in finished] == list(range(1, 11)) and {e.node for e in finished} == {None}

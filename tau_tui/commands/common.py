@@ -222,7 +222,7 @@ def add_rollout_executor_flags(parser: Any) -> None:
         metavar="N",
         help="with --executor ray: Ray actors (default: the cluster's CPUs); locally: worker processes "
         "that share the --concurrency episodes (default 1, this process; more use more cores when many "
-        "model calls answer at once; per-message and retry lines stay in the workers)",
+        "model calls answer at once)",
     )
 
 

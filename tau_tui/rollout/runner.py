@@ -239,7 +239,8 @@ class Runner:
         self._lock = ExitStack()
         self._threads: ThreadPoolExecutor | None = None  # scoring and saving, one thread per slot (``run``)
 
-    def _emit(self, event: Any) -> None:
+    def emit(self, event: Any) -> None:
+        """Tell the listener ``event`` (a remote's episodes report theirs through it too)."""
         if self.listener is not None:
             self.listener(event)
 
@@ -442,7 +443,7 @@ class Runner:
             await remote.start(self)  # its workers are there and agree with this process before the file is
             slots = remote.slots  # known once they are: units at once on all of them
         self.writer.write()
-        self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
+        self.emit(RunStarted(self.path, total, summary.already_done, len(units)))
         semaphore = asyncio.Semaphore(slots)
         lock = asyncio.Lock()
         waiting: list[tuple[int, SimulationRun]] = []  # finished, not saved yet (with their ticket)
@@ -471,7 +472,7 @@ class Runner:
 
         async def one(trial: int, task: Task, seed: int) -> None:
             async with semaphore:
-                self._emit(SimulationStarted(task.id, trial, seed))
+                self.emit(SimulationStarted(task.id, trial, seed))
                 node = None
                 if remote is None:
                     sim, scored = await self.finish_unit(task, trial, seed)
@@ -485,7 +486,7 @@ class Runner:
             else:
                 summary.rewards.append(scored)
             done = summary.already_done + summary.completed
-            self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total, node))
+            self.emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total, node))
 
         running = [asyncio.ensure_future(one(*unit)) for unit in units]
         try:
@@ -495,7 +496,7 @@ class Runner:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
-        self._emit(RunFinished(self.path, summary))
+        self.emit(RunFinished(self.path, summary))
         return summary
 
     async def finish_unit(self, task: Task, trial: int, seed: int) -> tuple[SimulationRun, float | None]:
@@ -545,12 +546,12 @@ class Runner:
 
         def on_message(event: Any) -> None:
             if isinstance(event, MessageAdded):
-                self._emit(SimulationMessage(task.id, trial, event.message))
+                self.emit(SimulationMessage(task.id, trial, event.message))
 
         def on_retry(side: str):
             def report(attempt: int, delay: float, exc: BaseException) -> None:
                 text = scrub_text(f"{type(exc).__name__}: {exc}".splitlines()[0], self.secrets)
-                self._emit(LLMRetried(task.id, trial, side, attempt, delay, text))
+                self.emit(LLMRetried(task.id, trial, side, attempt, delay, text))
 
             return report
 
