@@ -206,9 +206,14 @@ class ProcessRollout:
             worker.ready = loop.create_future()
             self._workers.append(worker)
             threading.Thread(target=self._read, args=(worker, loop), name="tau-tui-episodes", daemon=True).start()
-        answers = await asyncio.wait_for(
-            asyncio.gather(*(w.ready for w in self._workers if w.ready is not None)), READY_SECONDS
-        )
+        try:
+            answers = await asyncio.wait_for(
+                asyncio.gather(*(w.ready for w in self._workers if w.ready is not None)), READY_SECONDS
+            )
+        except asyncio.TimeoutError:
+            raise RunError(f"the worker processes did not load the run within {READY_SECONDS:.0f} s") from None
+        except RuntimeError as exc:  # one died before it answered
+            raise RunError(f"a worker process did not start: {exc}") from None
         for _, problem, credentials, fingerprint in answers:
             if credentials:
                 raise MissingCredentials(credentials)

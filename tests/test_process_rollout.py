@@ -170,3 +170,23 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
     assert messages(spread) == messages(alone)
     finished = [e for e in spread if isinstance(e, SimulationFinished)]
     assert [e.completed for e in finished] == list(range(1, 11)) and {e.node for e in finished} == {None}
+
+
+def test_a_worker_that_dies_while_loading_is_one_line(tmp_path, capsys, monkeypatch):
+    """A worker gone before it answered (here: its process exits at once) stops the run in one line, with
+    nothing written."""
+    import tau_tui.process_rollout as process_rollout
+
+    corpus_required()
+    monkeypatch.setattr(process_rollout, "_serve", _exit_at_once)
+    monkeypatch.setattr(process_rollout, "_context", lambda runner: __import__("multiprocessing").get_context("spawn"))
+    out = tmp_path / "run.json"
+    code, _, stderr = cli(capsys, "run", *GOLD, "-k", 1, "--workers", 2, "--out", out, "--quiet")
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tau-tui: a worker process did not start: the worker process")
+    assert not out.exists()
+
+
+def _exit_at_once(conn, settings, factory, config) -> None:
+    os._exit(3)
