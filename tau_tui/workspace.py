@@ -379,9 +379,7 @@ class Workspace:
             return RayExecutor(job, workers if workers is not None else self.settings.workers, self)
         return Executor(job, self.replay_workers(workers), self)
 
-    def rollout_remote(
-        self, kind: str = "local", workers: int | None = None
-    ) -> RayRollout | ProcessRollout | None:
+    def rollout_remote(self, kind: str = "local", workers: int | None = None) -> RayRollout | ProcessRollout | None:
         """The remote episodes of a run: on Ray actors that build their workspace from these settings
         (``kind="ray"``), on ``workers`` local worker processes (``kind="local"`` with more than one), or
         None to run them in this process."""
@@ -461,7 +459,10 @@ class Workspace:
         return RunPlan(config, path, resume=request.resume)
 
     def runner(
-        self, plan: RunPlan, listener: Callable[[Any], None] | None = None, remote: RayRollout | ProcessRollout | None = None
+        self,
+        plan: RunPlan,
+        listener: Callable[[Any], None] | None = None,
+        remote: RayRollout | ProcessRollout | None = None,
     ) -> Runner:
         """A ``Runner`` for ``plan``, with the judge; retries and limits come from the plan's config;
         ``remote``: where its episodes run (``rollout_remote``)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +204,45 @@ def wait_for_port(port: int, server: Any, timeout: float = 60.0) -> None:
         except OSError:
             time.sleep(0.2)
     raise AssertionError(f"tau-tui serve did not listen on port {port} within {timeout} s")
+
+
+# --- the mock grid that rollouts run elsewhere (Ray actors, worker processes) are checked against ---------------
+GOLD = ["--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"]
+K = 2
+TOTAL = 10 * K  # tau2 1.0.1's 10 mock tasks
+# What differs between two local runs of the same grid (found by diffing two of them): ids made with uuid4 and
+# clock readings. Everything else (messages, tool calls and results, rewards, reward_info, fingerprints) is equal.
+VOLATILE_SIM = ("id", "timestamp", "start_time", "end_time", "duration")
+VOLATILE_MESSAGE = ("id", "timestamp")
+
+
+def normalised_sim(sim: dict) -> dict:
+    out = {k: v for k, v in sim.items() if k not in VOLATILE_SIM}
+    messages = []
+    for message in sim.get("messages") or []:
+        message = {k: v for k, v in message.items() if k not in VOLATILE_MESSAGE}
+        if message.get("tool_calls"):
+            message["tool_calls"] = [{k: v for k, v in call.items() if k != "id"} for call in message["tool_calls"]]
+        messages.append(message)
+    out["messages"] = messages
+    return out
+
+
+def normalised(path) -> tuple[dict, dict]:
+    """(the file without its timestamp and simulations, its simulations by (trial, task, seed), normalised)."""
+    data = json.loads(path.read_text())
+    sims = data.pop("simulations")
+    data.pop("timestamp")
+    keys = Counter((s["trial"], s["task_id"], s["seed"]) for s in sims)
+    assert set(keys.values()) == {1}, keys  # each unit saved once
+    return data, {(s["trial"], s["task_id"], s["seed"]): normalised_sim(s) for s in sims}
+
+
+def _no_local_episodes(monkeypatch) -> None:
+    """An episode run in this process fails loudly: what a Ray run saves must come from its actors."""
+    from tau_tui.rollout.runner import Runner
+
+    async def refuse(self, *args, **kwargs):
+        raise AssertionError("an episode ran in the driver process")
+
+    monkeypatch.setattr(Runner, "finish_unit", refuse)

@@ -16,7 +16,7 @@ import pytest
 from benchmarks.latency_server import LatencyServer
 from tau_tui.cli import main
 from tests.conftest import CORPUS, corpus_required
-from tests.test_ray_rollout import GOLD, K, TOTAL, _no_local_episodes, normalised
+from tests.helpers import GOLD, TOTAL, K, _no_local_episodes, normalised
 
 pytestmark = pytest.mark.corpus
 

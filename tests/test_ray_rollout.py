@@ -11,38 +11,9 @@ import pytest
 
 from tau_tui.cli import main
 from tests.conftest import CORPUS, corpus_required
+from tests.helpers import GOLD, TOTAL, K, _no_local_episodes, normalised
 
 ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
-
-GOLD = ["--domain", "mock", "--agent-llm", "scripted/gold", "--user-llm", "scripted/user"]
-K = 2
-TOTAL = 10 * K  # tau2 1.0.1's 10 mock tasks
-# What differs between two local runs of the same grid (found by diffing two of them): ids made with uuid4 and
-# clock readings. Everything else (messages, tool calls and results, rewards, reward_info, fingerprints) is equal.
-VOLATILE_SIM = ("id", "timestamp", "start_time", "end_time", "duration")
-VOLATILE_MESSAGE = ("id", "timestamp")
-
-
-def normalised_sim(sim: dict) -> dict:
-    out = {k: v for k, v in sim.items() if k not in VOLATILE_SIM}
-    messages = []
-    for message in sim.get("messages") or []:
-        message = {k: v for k, v in message.items() if k not in VOLATILE_MESSAGE}
-        if message.get("tool_calls"):
-            message["tool_calls"] = [{k: v for k, v in call.items() if k != "id"} for call in message["tool_calls"]]
-        messages.append(message)
-    out["messages"] = messages
-    return out
-
-
-def normalised(path) -> tuple[dict, dict]:
-    """(the file without its timestamp and simulations, its simulations by (trial, task, seed), normalised)."""
-    data = json.loads(path.read_text())
-    sims = data.pop("simulations")
-    data.pop("timestamp")
-    keys = Counter((s["trial"], s["task_id"], s["seed"]) for s in sims)
-    assert set(keys.values()) == {1}, keys  # each unit saved once
-    return data, {(s["trial"], s["task_id"], s["seed"]): normalised_sim(s) for s in sims}
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:
@@ -58,16 +29,6 @@ def local_run(tmp_path_factory):
     path = tmp_path_factory.mktemp("local") / "local.json"
     assert main(["run", *GOLD, "-k", str(K), "--out", str(path), "--quiet", "--tau2-data", str(CORPUS)]) == 0
     return path
-
-
-def _no_local_episodes(monkeypatch) -> None:
-    """An episode run in this process fails loudly: what a Ray run saves must come from its actors."""
-    from tau_tui.rollout.runner import Runner
-
-    async def refuse(self, *args, **kwargs):
-        raise AssertionError("an episode ran in the driver process")
-
-    monkeypatch.setattr(Runner, "finish_unit", refuse)
 
 
 @pytest.mark.corpus

@@ -36,6 +36,7 @@ class Catalog:
         self.notebooks: dict[str, NoteBook] = {}
         self._file_seq: dict[str, int] = {}
         self._grown: dict[str, int] = {}  # files whose rows are being added as they are indexed: how many
+        self._file_rows: dict[str, list[RunRow]] = {}  # each file's rows in order (no scan of every row per file)
 
     @staticmethod
     def file_key(path: Path) -> str:
@@ -60,6 +61,7 @@ class Catalog:
             new.append(row)
             self.by_key[row.key] = row
         self._grown[fkey] = max(have, count)
+        self._file_rows.setdefault(fkey, []).extend(new)
         if new:
             in_order = not self.rows or self.rows[-1].order < new[0].order
             self.rows.extend(new)
@@ -87,8 +89,11 @@ class Catalog:
             row = RunRow(self.row_key(run.path, entry.index), run, entry, order=(seq, entry.index))
             new.append(row)
             self.by_key[row.key] = row
+        self._file_rows[fkey] = list(new)
+        in_order = not self.rows or not new or self.rows[-1].order < new[0].order
         self.rows.extend(new)
-        self.rows.sort(key=lambda r: r.order)
+        if not in_order:
+            self.rows.sort(key=lambda r: r.order)
         self._attach_notes(fkey, new)
         return new
 
@@ -96,7 +101,7 @@ class Catalog:
         """The notes of one recording (read or just saved): attached to its rows; returns those rows."""
         fkey = self.file_key(book.recording)
         self.notebooks[fkey] = book
-        rows = [r for r in self.rows if self.file_key(r.path) == fkey]
+        rows = list(self._file_rows.get(fkey, ()))
         self._attach_notes(fkey, rows)
         return rows
 
@@ -112,7 +117,7 @@ class Catalog:
         for fkey, book in self.notebooks.items():
             if fkey not in self.files:
                 continue
-            rows = {r.sim_id: r for r in self.rows if self.file_key(r.path) == fkey}
+            rows = {r.sim_id: r for r in self._file_rows.get(fkey, ())}
             for note in book.notes:
                 out.append((rows.get(note.sim_id), book, note))
         return out
@@ -130,7 +135,10 @@ class Catalog:
         self.files.pop(fkey, None)
         self.notices.pop(fkey, None)
         self._grown.pop(fkey, None)
-        gone = {r.key for r in self.rows if r.run.path == path}
+        mine = self._file_rows.pop(fkey, None)
+        if not mine:  # a file not shown yet (the first rows of a new file): nothing to take out
+            return
+        gone = {r.key for r in mine}
         self.rows = [r for r in self.rows if r.key not in gone]
         for key in gone:
             self.by_key.pop(key, None)
@@ -147,8 +155,8 @@ class Catalog:
 
     def find(self, path: Path, sim_id: str) -> RunRow | None:
         """The row of simulation ``sim_id`` in file ``path`` (used to keep the cursor across reloads)."""
-        for row in self.rows:
-            if row.run.path == path and row.sim_id == sim_id:
+        for row in self._file_rows.get(self.file_key(path), ()):
+            if row.sim_id == sim_id:
                 return row
         return None
 
@@ -198,4 +206,4 @@ class Catalog:
         return counts
 
     def rows_of(self, path: Path) -> list[RunRow]:
-        return [row for row in self.rows if row.run.path == path]
+        return list(self._file_rows.get(self.file_key(path), ()))
