@@ -371,6 +371,7 @@ class Workspace:
         these settings."""
         from tau_tui.pool import Executor, RayExecutor
 
+        self._ships(kind)
         job = dataclasses.replace(job, settings=self.settings, factory=Workspace)
         if kind == "ray":
             self._rebuildable()
@@ -381,6 +382,7 @@ class Workspace:
     def rollout_remote(self, kind: str = "local", workers: int | None = None) -> RayRollout | None:
         """The remote episodes of a run (``kind="ray"``: on Ray actors that build their workspace from these
         settings), or None to run them in this process."""
+        self._ships(kind)
         if kind != "ray":
             return None
         self._rebuildable()
@@ -389,6 +391,11 @@ class Workspace:
         return RayRollout(
             self.settings.portable(), Workspace, workers if workers is not None else self.settings.workers
         )
+
+    def _ships(self, kind: str) -> None:
+        """``--ship-data`` on the command line needs Ray (the settings file's ``ship_data`` applies to Ray alone)."""
+        if kind != "ray" and self.settings.ship_data and self.settings.origin("ship_data") == "--ship-data":
+            raise ConfigError("--ship-data needs --executor ray (local workers read this machine's data)")
 
     def _rebuildable(self) -> None:
         if self.registry_given:
