@@ -129,3 +129,35 @@ def test_an_actor_replays_a_streamed_span_without_the_file(local_ray, tmp_path, 
         actor = _RayWorker(Job(kind, Settings(tau2_data=CORPUS), factory=Workspace))
         outcomes = actor.do_shipped("k", [ray.put(head)], items)
         assert [o.line or o.report.line for o in outcomes] == expected[kind]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("command", ["replay", "eval"])
+def test_ship_data_gives_actors_that_cannot_read_the_data_the_local_executors_bytes(local_ray, capsys, command):
+    """TAU2_DATA_DIR is ``/proc/self/fd/N``, a descriptor of the corpus this process holds: in an actor the
+    same path is not the corpus. Two files of two domains: each domain's data shipped once, both answered."""
+    import os
+
+    corpus_required()
+    fd = os.open(CORPUS, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        data = f"/proc/self/fd/{fd}"
+
+        def out(*args) -> tuple[int, str, str]:
+            code = main([*map(str, args), "--tau2-data", data])
+            return code, *capsys.readouterr()
+
+        local = out(command, "--json", "--workers", "1", *FILES)
+        assert local[1].count("\n") > 100
+        unshipped = out(command, "--json", "--executor", "ray", "--workers", "2", *FILES)
+        assert unshipped[0] == 2 and f"no tau2 data for domain 'airline' (tried: --tau2-data={data})" in unshipped[2]
+        assert out(command, "--json", "--executor", "ray", "--workers", "2", "--ship-data", *FILES) == local
+    finally:
+        os.close(fd)
+
+
+def test_ship_data_without_ray_is_one_line(capsys):
+    code = main(["replay", "--ship-data", str(FILES[0]), "--tau2-data", str(CORPUS)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == "tau-tui: --ship-data needs --executor ray (local workers read this machine's data)\n"
