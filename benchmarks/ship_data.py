@@ -22,13 +22,19 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "tau2-corpus"
 
 
-def best(repeat: int, work) -> tuple[float, object]:
+def best(repeat: int, work, *args):
+    """(the least seconds of ``repeat`` calls of ``work(*args)``, its result)."""
     times, result = [], None
     for _ in range(repeat):
         started = time.perf_counter()
-        result = work()
+        result = work(*args)
         times.append(time.perf_counter() - started)
     return min(times), result
+
+
+def unpack(packed) -> int:
+    with tempfile.TemporaryDirectory() as folder:
+        return extract(packed.blob, Path(folder), packed.domain)
 
 
 def main() -> int:
@@ -42,13 +48,8 @@ def main() -> int:
     registry = DomainRegistry(data)
     print(f"{'domain':18s} {'files':>6s} {'data MB':>8s} {'sent MB':>8s} {'pack s':>7s} {'unpack s':>8s}")
     for name in names:
-        pack_s, packed = best(args.repeat, lambda: pack_domain(registry, name))
-
-        def unpack() -> int:
-            with tempfile.TemporaryDirectory() as folder:
-                return extract(packed.blob, Path(folder), packed.domain)
-
-        unpack_s, _ = best(args.repeat, unpack)
+        pack_s, packed = best(args.repeat, pack_domain, registry, name)
+        unpack_s, _ = best(args.repeat, unpack, packed)
         mb = 1e6
         print(
             f"{name:18s} {packed.files:6d} {packed.data_bytes / mb:8.2f} {len(packed.blob) / mb:8.2f} "

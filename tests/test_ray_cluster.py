@@ -1,6 +1,7 @@
 """A real two-node Ray cluster (``ray start``, one CPU each, own temporary folders): replay, eval and calibrate
-over ``RAY_ADDRESS`` as a user runs them, and a rollout that loses a node mid-run and is finished by
-``--resume`` (last: it leaves the cluster one node short).
+over ``RAY_ADDRESS`` as a user runs them, replay and run with ``--ship-data`` where only the command can read
+the data folder, and a rollout that loses a node mid-run and is finished by ``--resume`` (last: it leaves the
+cluster one node short).
 
 The nodes work in their own folders, so a relative ``TAU2_DATA_DIR`` given to the command means nothing
 there: the settings the command resolved must travel to the actors with their folders made absolute.
