@@ -70,8 +70,8 @@ class Parcel:
     ref: Any  # the Ray ObjectRef of the archive (inside this object, Ray does not fetch it by itself)
 
 
-def _mib(size: int) -> str:
-    return f"{size / 1024**2:.1f} MiB"
+def _size(n: int) -> str:
+    return f"{n / 1024**2:.1f} MiB" if n >= 1024**2 else f"{n:,} bytes"
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -107,17 +107,18 @@ def _files(folder: Path, prefix: str, limit: int, counted: list[int]) -> list[tu
             counted[0] += info.st_size
             if counted[0] > limit:
                 raise ShipError(
-                    f"--ship-data: the data to ship is more than the limit of {_mib(limit)} ({folder}); "
+                    f"--ship-data: the data to ship is more than the limit of {_size(limit)} ({folder}); "
                     "put it on every node instead (without --ship-data)"
                 )
             out.append((f"{prefix}/{path.relative_to(root).as_posix()}", path))
     return out
 
 
-def pack_domain(registry: DomainRegistry, name: str, limit: int = SHIP_LIMIT) -> Packed:
-    """Domain ``name``'s data as ``registry`` reads it, packed (see the module docstring). ``DomainError`` as the
-    registry raises it (an unknown domain gives an empty parcel: a fallback provider's data is each node's own);
-    ``ShipError`` for what cannot be shipped."""
+def pack_domain(registry: DomainRegistry, name: str, limit: int | None = None) -> Packed:
+    """Domain ``name``'s data as ``registry`` reads it, packed (see the module docstring; ``limit``: default
+    ``SHIP_LIMIT``). ``DomainError`` as the registry raises it (an unknown domain gives an empty parcel: a
+    fallback provider's data is each node's own); ``ShipError`` for what cannot be shipped."""
+    limit = SHIP_LIMIT if limit is None else limit
     base, _ = split_variant(name)
     place = registry.where(base)
     folders: list[tuple[str, Path]] = []
@@ -140,7 +141,7 @@ def pack_domain(registry: DomainRegistry, name: str, limit: int = SHIP_LIMIT) ->
                 raise ShipError(f"--ship-data: cannot read {path} ({exc.strerror or exc})") from None
             total += len(content)
             if total > limit:  # a file that grew since it was counted
-                raise ShipError(f"--ship-data: the data to ship grew past the limit of {_mib(limit)} ({path})")
+                raise ShipError(f"--ship-data: the data to ship grew past the limit of {_size(limit)} ({path})")
             info = tarfile.TarInfo(arcname)
             info.size, info.mode, info.mtime = len(content), 0o644, 0
             tar.addfile(info, io.BytesIO(content))
@@ -207,7 +208,7 @@ def extract(blob: bytes, target: Path, domain: str, limit: int = SHIP_LIMIT) -> 
                 seen.add(member.name)
                 total += member.size
                 if total > limit:
-                    raise ShipError(f"--ship-data: the parcel of '{domain}' holds more than {_mib(limit)}; refused")
+                    raise ShipError(f"--ship-data: the parcel of '{domain}' holds more than {_size(limit)}; refused")
                 path = target.joinpath(*relative.parts)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 if os.path.commonpath([os.path.realpath(path.parent), real_target]) != real_target:
