@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from tau_tui.model.messages import Message
     from tau_tui.model.tasks import Task
     from tau_tui.pool import Job, RayRollout, UnitExecutor
+    from tau_tui.process_rollout import ProcessRollout
     from tau_tui.rollout import Episode, EpisodeOptions, ParticipantSpec, PlaySession, RetryPolicy, RunConfig, Runner
 
 # field -> how the command line names it; forms pass their own labels
@@ -379,12 +380,17 @@ class Workspace:
             return RayExecutor(job, workers if workers is not None else self.settings.workers, self)
         return Executor(job, self.replay_workers(workers), self)
 
-    def rollout_remote(self, kind: str = "local", workers: int | None = None) -> RayRollout | None:
-        """The remote episodes of a run (``kind="ray"``: on Ray actors that build their workspace from these
-        settings), or None to run them in this process."""
+    def rollout_remote(self, kind: str = "local", workers: int | None = None) -> RayRollout | ProcessRollout | None:
+        """The remote episodes of a run: on Ray actors that build their workspace from these settings
+        (``kind="ray"``), on ``workers`` local worker processes (``kind="local"`` with more than one), or
+        None to run them in this process."""
         self._ships(kind)
         if kind != "ray":
-            return None
+            if workers is None or workers <= 1:
+                return None
+            from tau_tui.process_rollout import ProcessRollout
+
+            return ProcessRollout(self.settings, Workspace, workers)
         self._rebuildable()
         from tau_tui.pool import RayRollout
 
@@ -460,7 +466,10 @@ class Workspace:
         return RunPlan(config, path, resume=request.resume)
 
     def runner(
-        self, plan: RunPlan, listener: Callable[[Any], None] | None = None, remote: RayRollout | None = None
+        self,
+        plan: RunPlan,
+        listener: Callable[[Any], None] | None = None,
+        remote: RayRollout | ProcessRollout | None = None,
     ) -> Runner:
         """A ``Runner`` for ``plan``, with the judge; retries and limits come from the plan's config;
         ``remote``: where its episodes run (``rollout_remote``)."""
@@ -476,6 +485,7 @@ class Workspace:
         """``runner(plan)``, prepared (the domain and tasks loaded, the file checked), then given its remote
         episodes (``rollout_remote(kind, workers)``): a bad request fails before a cluster is started."""
         runner = self.runner(plan, listener)
+        runner.models_here = kind != "ray" and (workers is None or workers <= 1)
         runner.prepare()
         try:
             runner.remote = self.rollout_remote(kind, workers)
@@ -491,7 +501,7 @@ class Workspace:
         *,
         resume: bool = False,
         listener: Callable[[Any], None] | None = None,
-        remote: RayRollout | None = None,
+        remote: RayRollout | ProcessRollout | None = None,
     ) -> Runner:
         """The one place runners are made (runs, the TUI's rollouts, calibrations' trials)."""
         from tau_tui.rollout import Runner

@@ -153,12 +153,6 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui.config import ConfigError
     from tau_tui.pool import RayUnavailable
 
-    if args.executor != "ray" and args.workers is not None:
-        err(
-            "--workers needs --executor ray (a local run is one process; --concurrency sets how many simulations "
-            "run at once)"
-        )
-        return EXIT_INPUT
     with contextlib.ExitStack() as stack:
         try:
             progress = None

@@ -233,12 +233,14 @@ class Runner:
         self._first_env: Environment | None = None  # built by ``load``, used once by ``prepare``
         self.secrets: set[str] = set()
         self.remote: Any = None  # where the episodes run instead of this process (see the module docstring)
+        self.models_here = True  # False: the episodes will run elsewhere, so ``load`` does not import litellm
         self._prepared = False
         self._loaded = False
         self._lock = ExitStack()
         self._threads: ThreadPoolExecutor | None = None  # scoring and saving, one thread per slot (``run``)
 
-    def _emit(self, event: Any) -> None:
+    def emit(self, event: Any) -> None:
+        """Tell the listener ``event`` (a remote's episodes report theirs through it too)."""
         if self.listener is not None:
             self.listener(event)
 
@@ -318,7 +320,8 @@ class Runner:
             check_spec(config.user, "user")
         if config.agent.is_human or config.user.is_human:
             raise RunError("human participants play through 'tau-tui play', not 'run'")
-        if any(not (spec.is_scripted or spec.is_human) for spec in (config.agent, config.user)):
+        needs_models = any(not (spec.is_scripted or spec.is_human) for spec in (config.agent, config.user))
+        if needs_models and self.models_here and self.remote is None:
             preload()
         base, self.variant = split_variant(config.domain)
         self.domain = self.registry.get(base)
@@ -438,8 +441,9 @@ class Runner:
             check_credentials(sides, self.judge)  # remote workers have their own environment
         if remote is not None and units:
             await remote.start(self)  # its workers are there and agree with this process before the file is
+            slots = remote.slots  # known once they are: units at once on all of them
         self.writer.write()
-        self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
+        self.emit(RunStarted(self.path, total, summary.already_done, len(units)))
         semaphore = asyncio.Semaphore(slots)
         lock = asyncio.Lock()
         waiting: list[tuple[int, SimulationRun]] = []  # finished, not saved yet (with their ticket)
@@ -468,7 +472,7 @@ class Runner:
 
         async def one(trial: int, task: Task, seed: int) -> None:
             async with semaphore:
-                self._emit(SimulationStarted(task.id, trial, seed))
+                self.emit(SimulationStarted(task.id, trial, seed))
                 node = None
                 if remote is None:
                     sim, scored = await self.finish_unit(task, trial, seed)
@@ -482,7 +486,7 @@ class Runner:
             else:
                 summary.rewards.append(scored)
             done = summary.already_done + summary.completed
-            self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total, node))
+            self.emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total, node))
 
         running = [asyncio.ensure_future(one(*unit)) for unit in units]
         try:
@@ -492,7 +496,7 @@ class Runner:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
-        self._emit(RunFinished(self.path, summary))
+        self.emit(RunFinished(self.path, summary))
         return summary
 
     async def finish_unit(self, task: Task, trial: int, seed: int) -> tuple[SimulationRun, float | None]:
@@ -542,12 +546,12 @@ class Runner:
 
         def on_message(event: Any) -> None:
             if isinstance(event, MessageAdded):
-                self._emit(SimulationMessage(task.id, trial, event.message))
+                self.emit(SimulationMessage(task.id, trial, event.message))
 
         def on_retry(side: str):
             def report(attempt: int, delay: float, exc: BaseException) -> None:
                 text = scrub_text(f"{type(exc).__name__}: {exc}".splitlines()[0], self.secrets)
-                self._emit(LLMRetried(task.id, trial, side, attempt, delay, text))
+                self.emit(LLMRetried(task.id, trial, side, attempt, delay, text))
 
             return report
 
