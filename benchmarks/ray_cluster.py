@@ -1,13 +1,15 @@
 """``replay --json`` on a real two-node Ray cluster against the local executor, same run, same files.
 
-    python -m benchmarks.ray_cluster [PATH ...] [--nodes 2] [--tau2-data DIR]
+    python -m benchmarks.ray_cluster [PATH ...] [--nodes 2] [--tau2-data DIR] [--ship-data [--rounds 3]]
 
 Starts ``tests.ray_cluster.LocalCluster`` (``ray start`` nodes of one CPU each, own temporary folders and
 working folders, on this machine) and times that start; then runs ``tau-tui replay --json`` over PATH
 (default: the tau2 airline file of the corpus) with the local executor (the baseline) and with
 ``--executor ray`` over ``RAY_ADDRESS`` (one actor per node), each in a new process with only
 ``TAU2_DATA_DIR`` set for the data. Prints each wall time, the ratio, the output size, and whether the two
-outputs are equal byte for byte.
+outputs are equal byte for byte. With ``--ship-data``, ``--executor ray --ship-data`` once cold (each node
+unpacks what it is sent), then ``--rounds`` rounds of a plain Ray run and a warm one (the nodes' copies used
+again), alternately; the medians' difference is the cost of shipping once the nodes hold the data.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def main() -> int:
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--tau2-data", default=os.environ.get("TAU2_DATA_DIR") or str(CORPUS))
+    parser.add_argument("--ship-data", action="store_true", help="also time --ship-data, cold and warm")
+    parser.add_argument("--rounds", type=int, default=3, help="with --ship-data: plain and warm runs, alternately")
     args = parser.parse_args()
     paths = args.paths or [str(CORPUS / "sierra-research__tau2-bench__airline.json")]
     data = {"TAU2_DATA_DIR": args.tau2_data, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(ROOT)}
@@ -49,11 +53,31 @@ def main() -> int:
         print(f"cluster of {args.nodes} nodes (1 CPU each) up in {time.perf_counter() - started:.1f} s")
         local_env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | data
         local = replay(paths, local_env)
-        remote = replay(paths, cluster.env(**data), "--executor", "ray", "--workers", str(args.nodes))
-    for name, (wall, code, last, out) in (("local", local), ("ray", remote)):
+        on_ray = ("--executor", "ray", "--workers", str(args.nodes))
+        remote = replay(paths, cluster.env(**data), *on_ray)
+        runs = {"local": local, "ray": remote}
+        plain, warm = [remote[0]], []
+        if args.ship_data:
+            runs["ship cold"] = replay(paths, cluster.env(**data), *on_ray, "--ship-data")
+            for _ in range(args.rounds):
+                plain.append(replay(paths, cluster.env(**data), *on_ray)[0])
+                runs["ship warm"] = replay(paths, cluster.env(**data), *on_ray, "--ship-data")
+                warm.append(runs["ship warm"][0])
+    for name, (wall, code, last, out) in runs.items():
         digest = hashlib.sha256(out).hexdigest()[:12]
-        print(f"{name:5s}: {wall:7.2f} s, exit {code}, {len(out):,} bytes (sha256 {digest}) {last[:120]}")
+        print(f"{name:9s}: {wall:7.2f} s, exit {code}, {len(out):,} bytes (sha256 {digest}) {last[:120]}")
     print(f"ray / local: {remote[0] / local[0]:.2f}x; outputs equal: {remote[3] == local[3] and bool(local[3])}")
+    if warm:
+        import statistics
+
+        same = all(runs[name][3] == local[3] for name in ("ship cold", "ship warm"))
+        print(f"--ship-data, outputs equal the local executor's: {same}")
+        print(f"ship cold - first ray run: {runs['ship cold'][0] - remote[0]:+.2f} s")
+        print(
+            f"median of {len(warm)} warm runs - median of {len(plain)} plain ones: "
+            f"{statistics.median(warm) - statistics.median(plain):+.2f} s "
+            f"(plain {', '.join(f'{t:.2f}' for t in plain)}; warm {', '.join(f'{t:.2f}' for t in warm)})"
+        )
     return 0
 
 

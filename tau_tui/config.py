@@ -17,6 +17,7 @@ variable itself. The file is ``$TAU_TUI_CONFIG`` if set, else ``$XDG_CONFIG_HOME
 | ``editor``, ``pager`` | | ``VISUAL`` then ``EDITOR``; ``PAGER`` |
 | ``upstream_fixes`` | ``--upstream-fixes`` / ``--no-upstream-fixes`` | |
 | ``recording_domain`` | ``--domain`` (``replay``, ``eval``, ``show``, the TUI, ``serve``) | ``TAU_TUI_DOMAIN`` |
+| ``ship_data`` | ``--ship-data`` / ``--no-ship-data`` (with ``--executor ray``) | |
 | ``notes_dir`` | | ``$XDG_DATA_HOME/tau-tui/notes`` |
 
 ``keymap`` remaps keys by binding id (``[keymap]`` table, binding id → comma-separated keys); the TUI
@@ -61,6 +62,7 @@ FLAGS = {
     "workers": ("--workers", "workers"),
     "upstream_fixes": ("--upstream-fixes", "upstream_fixes"),
     "recording_domain": ("--domain", "recording_domain"),
+    "ship_data": ("--ship-data", "ship_data"),
 }
 WHOLE_NUMBERS = {"workers": 1, "index_workers": 0, "max_read_bytes": 1, "stream_bytes": 0}  # setting -> minimum
 
@@ -90,6 +92,7 @@ class Settings(BaseModel):
     sources: dict[str, str] = {}  # setting -> where its value came from ("--tau2-data", "TAU2_DATA_DIR", ...)
     upstream_fixes: bool = False  # replay with the upstream fixes of tau2 1.0.1's tools (--upstream-fixes)
     recording_domain: str | None = None  # the domain of recordings that name none (--domain)
+    ship_data: bool = False  # Ray actors read the domain data this process sends them, not their own (--ship-data)
 
     @field_validator("keymap")
     @classmethod

@@ -253,25 +253,35 @@ class DomainRegistry:
                     continue
         return index
 
+    def where(self, name: str) -> tuple[Path, Path] | None:
+        """(the package folder, the data folder ``create`` is given) of domain ``name``, without building it; None
+        when no domain folder holds it (a fallback provider may). ``DomainError`` when its package does not
+        import, ``DataNotFound`` when its tau2 data is missing."""
+        base, _ = split_variant(name)
+        folder = self.folder(base)
+        if folder is None:
+            return None
+        domain_cls = getattr(_import_domain_package(folder), "DOMAIN", None)
+        uses_data = getattr(domain_cls, "uses_tau2_data", True)
+        data_dir = find_domain_data(base, self.tau2_data, self.data_origin) if uses_data else folder / "data"
+        return folder, data_dir
+
     def get(self, name: str) -> Domain:
         base, _ = split_variant(name)
         if base in self._loaded:
             return self._loaded[base]
-        folder = self.folder(base)
-        if folder is None:
+        place = self.where(base)
+        if place is None:
             for provider in self.fallbacks:  # native domains always win
                 found = provider(name)
                 if found is not None:
                     self._loaded[base] = found
                     return found
             raise DomainError(unknown_domain(name, self.names()))
-        module = _import_domain_package(folder)
-        create = getattr(module, "create", None)
+        folder, data_dir = place
+        create = getattr(_import_domain_package(folder), "create", None)
         if create is None:
             raise DomainError(f"{folder}: domain package has no create(data_dir)")
-        domain_cls = getattr(module, "DOMAIN", None)
-        uses_data = getattr(domain_cls, "uses_tau2_data", True)
-        data_dir = find_domain_data(base, self.tau2_data, self.data_origin) if uses_data else folder / "data"
         domain = create(data_dir)
         if not isinstance(domain, Domain):
             raise DomainError(f"{folder}: create(data_dir) gave a {type(domain).__name__}, not a Domain")

@@ -22,12 +22,15 @@ workspace and domain cache; answers come back to this process in input order.
 Actors never open the run files: this process ships each simulation's bytes
 (a streamed file's byte span, or the raw simulation of a file read whole) with
 what the actor needs of its file once (``FileHead``: info, tasks, layout, the
-eval sidecar), so the nodes need no shared storage.
+eval sidecar), so the nodes need no shared storage. With ``--ship-data`` they need no domain data either: the
+data of each file's domain is packed once (``parcel.pack_domain``), put in Ray's object store and named in the
+file's head; an actor unpacks it once per node and computes that domain's units with a worker whose settings
+point at the copy (``parcel.shipped_settings``).
 
 ``RayRollout`` runs the episodes of ``tau-tui run`` / ``calibrate`` on Ray
 actors (``Runner.remote``): (trial, task id, seed) units over the run config
-and task definitions each actor receives once; the finished simulation comes
-back as the dict the writer saves, and the one writer here saves it.
+and task definitions each actor receives once (with ``--ship-data``, the run's domain data too); the finished
+simulation comes back as the dict the writer saves, and the one writer here saves it.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
     from tau_tui.evaluate.cost_time import SimCostTime
     from tau_tui.model.io import RunFile
     from tau_tui.model.tasks import Task
+    from tau_tui.parcel import Parcel
     from tau_tui.rollout import RunConfig, Runner
 
 KEEP_RUNS = 4  # run files a worker keeps open
@@ -464,6 +468,7 @@ class FileHead:
     count: int
     sidecar: Any = None  # eval: the scorer sidecar beside the file, as this process read it (None: there is none)
     resolution: Any = None  # what this process worked out for the file (``RunResolution``: its domain, old tasks)
+    parcel: Parcel | None = None  # --ship-data: the data of the file's domain
 
 
 class ShippedSims(Sequence[Any]):
@@ -501,20 +506,46 @@ def _shipped(run: RunFile, index: int) -> Any:
         return exc
 
 
+def _ships(settings: Settings | None) -> bool:
+    return settings is not None and settings.ship_data
+
+
 class _RayWorker:
-    """The body of one Ray actor: a ``Worker`` over the job's settings, on the files this process sends."""
+    """The body of one Ray actor: a ``Worker`` over the job's settings, on the files this process sends; with
+    ``--ship-data``, one per parcel received, over the settings of its unpacked copy."""
 
     def __init__(self, job: Job, override: Any = None):
-        self.worker = Worker(dataclasses.replace(job, scorer=None))
-        self.worker._override = override  # --scorer FILE, read where the command runs
-        self.runs: OrderedDict[str, tuple[RunFile, ShippedSims]] = OrderedDict()  # key -> (the file, its sims)
+        self.job = dataclasses.replace(job, scorer=None)
+        self.override = override  # --scorer FILE, read where the command runs
+        self.workers: dict[str | None, Worker] = {}  # parcel digest (None: none) -> its worker
+        self.runs: OrderedDict[str, tuple[RunFile, ShippedSims, Worker]] = OrderedDict()  # key -> file, sims, worker
+        if not _ships(job.settings):
+            self._worker(None)
 
-    def _run(self, head_ref: list[Any]) -> tuple[RunFile, ShippedSims]:
+    def _worker(self, parcel: Parcel | None) -> Worker:
+        """The worker of ``parcel``'s data (unpacked on this node first; ``ShipError`` when it is refused)."""
+        key = None if parcel is None else parcel.digest
+        worker = self.workers.get(key)
+        if worker is None:
+            job = self.job
+            if job.settings is not None and job.settings.ship_data:
+                import ray
+
+                from tau_tui.parcel import shipped_settings, unpacked
+
+                root = None if parcel is None else unpacked(parcel, ray.get)
+                job = dataclasses.replace(job, settings=shipped_settings(job.settings, root))
+            worker = self.workers[key] = Worker(job)
+            worker._override = self.override
+        return worker
+
+    def _run(self, head_ref: list[Any]) -> tuple[RunFile, ShippedSims, Worker]:
         import ray
 
         from tau_tui.model.io import RunFile
 
         head: FileHead = ray.get(head_ref[0])
+        worker = self._worker(head.parcel)
         sims = ShippedSims(head.count)
         run = RunFile(
             Path(head.path),
@@ -525,10 +556,10 @@ class _RayWorker:
             timestamp=head.timestamp,
             extra_top=head.extra_top,
         )
-        self.worker.sidecars[str(run.path)] = head.sidecar
+        worker.sidecars[str(run.path)] = head.sidecar
         if head.resolution is not None:  # the actor sees one simulation at a time: never work it out again here
             run.resolve(head.resolution)
-        return run, sims
+        return run, sims, worker
 
     def do_shipped(self, key: str, head_ref: list[Any], items: list[tuple[Unit, Any]]) -> list[Outcome]:
         """The outcomes of ``items`` ((unit, what ``_shipped`` read for it)) of the file ``key``.
@@ -536,21 +567,26 @@ class _RayWorker:
         ``head_ref`` is ``[ref of its FileHead]``: inside a list Ray leaves the ref alone, so the head is fetched
         only by an actor that does not hold that file yet.
         """
+        from tau_tui.parcel import ShipError
+
         held = self.runs.get(key)
         if held is None:
-            held = self.runs[key] = self._run(head_ref)
+            try:
+                held = self.runs[key] = self._run(head_ref)
+            except ShipError as exc:  # the file's domain data was refused here: none of its units can be done
+                return [Outcome(unit, error=str(exc), domain_error=True) for unit, _ in items]
             while len(self.runs) > KEEP_RUNS:
-                _, (gone, _) = self.runs.popitem(last=False)
-                if all(other.path != gone.path for other, _ in self.runs.values()):
-                    self.worker.sidecars.pop(str(gone.path), None)
+                _, (gone, _, holder) = self.runs.popitem(last=False)
+                if all(other.path != gone.path for other, _, _ in self.runs.values()):
+                    holder.sidecars.pop(str(gone.path), None)
         else:
             self.runs.move_to_end(key)
-        run, sims = held
+        run, sims, worker = held
         out = []
         for unit, raw in items:
             sims.raw = {unit.index: raw}
             try:
-                out.append(self.worker.do(unit, run))
+                out.append(worker.do(unit, run))
             except Exception as exc:  # noqa: BLE001 - one broken simulation never stops the others
                 out.append(Outcome(unit, error=f"{unit.path}: simulation #{unit.index}: {type(exc).__name__}: {exc}"))
         sims.raw = {}
@@ -560,7 +596,8 @@ class _RayWorker:
 class RayExecutor:
     """``Executor`` on Ray actors: ``workers`` of them (default: the cluster's CPUs); ``map`` keeps input order.
 
-    The actors are sent each simulation's bytes and, once, its file's ``FileHead``: they open no file.
+    The actors are sent each simulation's bytes and, once, its file's ``FileHead``: they open no file. With
+    ``--ship-data`` (the job's settings) the head names the parcel of the file's domain, packed once per domain.
     """
 
     IN_FLIGHT = 4  # chunks queued per actor
@@ -582,18 +619,42 @@ class RayExecutor:
         actor = self._ray.remote(num_cpus=1)(_RayWorker)
         self._actors = [actor.remote(job, override) for _ in range(count)]
         self.workers = count
-        self._runs: OrderedDict[str, tuple[RunFile, str, Any]] = OrderedDict()  # path -> (run, head key, head ref)
+        # path -> (run, head key, head ref, why its units cannot be done or None)
+        self._runs: OrderedDict[str, tuple[RunFile, str, Any, str | None]] = OrderedDict()
         self._heads = 0
+        self._parcels: dict[str, Parcel | str] = {}  # --ship-data: domain -> its parcel, or why it cannot be sent
 
     def adopt(self, path: Path | str, run: RunFile) -> None:
         """The run this process opened: its simulations are read from it and sent (it keeps only its index)."""
         self._remember(str(path), run)
         keep_long_lived()
 
-    def _remember(self, path: str, run: RunFile) -> tuple[RunFile, str, Any]:
+    def _parcel(self, domain: str) -> Parcel | str:
+        """The parcel of ``domain``'s data, packed and put in the object store the first time; or the one line
+        why it cannot be (the registry's own error, as a local worker would give it, or ``ShipError``'s)."""
+        from tau_tui.domains import DomainError, split_variant
+        from tau_tui.parcel import Parcel, ShipError, pack_domain
+
+        base = split_variant(domain)[0]
+        if base not in self._parcels:
+            workspace = self.workspace
+            if workspace is None:
+                assert self.job.factory is not None and self.job.settings is not None  # set by Workspace.executor
+                workspace = self.workspace = self.job.factory(self.job.settings)
+            try:
+                packed = pack_domain(workspace.registry, base)
+                self._parcels[base] = Parcel(base, packed.digest, len(packed.blob), self._ray.put(packed.blob))
+            except (DomainError, ShipError) as exc:
+                self._parcels[base] = str(exc)
+        return self._parcels[base]
+
+    def _remember(self, path: str, run: RunFile) -> tuple[RunFile, str, Any, str | None]:
         self._heads += 1
         if self.workspace is not None:
             self.workspace.analyzer.prepare(run)
+        parcel: Parcel | str | None = None
+        if _ships(self.job.settings) and run.domain:
+            parcel = self._parcel(run.domain)
         sidecar = None
         if self.job.kind == "eval" and not self.job.scorer and self.workspace is not None:
             try:
@@ -611,15 +672,18 @@ class RayExecutor:
             len(run.raw_sims),
             sidecar,
             run.resolution,
+            None if isinstance(parcel, str) else parcel,
         )
-        entry = self._runs[path] = (run, head.key, self._ray.put(head))
+        problem = parcel if isinstance(parcel, str) else None
+        entry = self._runs[path] = (run, head.key, self._ray.put(head), problem)
         self._runs.move_to_end(path)
         while len(self._runs) > KEEP_RUNS:
             self._runs.popitem(last=False)
         return entry
 
-    def _file(self, path: str) -> tuple[RunFile, str, Any] | str:
-        """(run, head key, head ref) of ``path``, opened here when no run was adopted; or the error line."""
+    def _file(self, path: str) -> tuple[RunFile, str, Any, str | None] | str:
+        """(run, head key, head ref, problem) of ``path``, opened here when no run was adopted; or the error
+        line."""
         entry = self._runs.get(path)
         if entry is not None:
             self._runs.move_to_end(path)
@@ -649,8 +713,10 @@ class RayExecutor:
             entry = self._file(chunk[0].path)
             if isinstance(entry, str):
                 pending.append([Outcome(unit, error=entry) for unit in chunk])
+            elif entry[3] is not None:  # its domain's data cannot be shipped: none of its units can be done
+                pending.append([Outcome(unit, error=entry[3], domain_error=True) for unit in chunk])
             else:
-                run, key, head_ref = entry
+                run, key, head_ref, _ = entry
                 items = [(unit, _shipped(run, unit.index)) for unit in chunk]
                 pending.append(self._actors[number % len(self._actors)].do_shipped.remote(key, [head_ref], items))
             if len(pending) >= limit:
@@ -683,7 +749,7 @@ class RayExecutor:
 class _RayEpisodes:
     """The body of one rollout actor: the driver's run config ``load``-ed (no file), its own domain cache."""
 
-    def __init__(self, settings: Settings, factory: WorkspaceFactory, config: RunConfig):
+    def __init__(self, settings: Settings, factory: WorkspaceFactory, config: RunConfig, parcel: Parcel | None = None):
         import platform
 
         self.node = platform.node()
@@ -697,6 +763,13 @@ class _RayEpisodes:
         try:
             from tau_tui.rollout import Runner
 
+            if settings.ship_data:  # the run's domain data as this process was sent it, unpacked on this node
+                import ray
+
+                from tau_tui.parcel import shipped_settings, unpacked
+
+                root = None if parcel is None else unpacked(parcel, ray.get)
+                settings = shipped_settings(settings, root)
             workspace = factory(settings)
             self.runner = Runner(config, Path("-"), workspace.registry, judge=workspace.judge())
             self.runner.load()
@@ -723,8 +796,8 @@ class RayRollout:
     """``Runner.remote`` on Ray actors: ``workers`` of them (default: the cluster's CPUs), each running up to
     the run's ``--concurrency`` simulations at once; no more units are in flight than that.
 
-    Each actor builds its workspace from ``settings`` and gets the run config with the task definitions once;
-    a unit is (trial, task id, seed). Before any unit runs, every actor's domain fingerprint (tools, DB,
+    Each actor builds its workspace from ``settings`` and gets the run config with the task definitions once
+    (with ``settings.ship_data``, the parcel of the run's domain data too); a unit is (trial, task id, seed). Before any unit runs, every actor's domain fingerprint (tools, DB,
     policy) must equal this process's: a node with other domain data is refused in one line.
     """
 
@@ -750,7 +823,8 @@ class RayRollout:
         per_actor = max(1, runner.config.concurrency)
         actor = ray.remote(num_cpus=1, max_concurrency=per_actor)(_RayEpisodes)
         shared = ray.put(config)
-        self._actors = [actor.remote(self.settings, self.factory, shared) for _ in range(self.workers)]
+        parcel = self._parcel(runner) if self.settings.ship_data else None
+        self._actors = [actor.remote(self.settings, self.factory, shared, parcel) for _ in range(self.workers)]
         self._busy = [0] * len(self._actors)
         self.slots = per_actor * len(self._actors)
         answers = await asyncio.gather(*(asyncio.wrap_future(a.ready.remote().future()) for a in self._actors))
@@ -768,6 +842,19 @@ class RayRollout:
                     f"(its {' and '.join(parts)} {'differ' if len(parts) > 1 else 'differs'} from this "
                     f"machine's); install the same domain data on every node"
                 )
+
+    def _parcel(self, runner: Runner) -> Parcel:
+        """The run's domain data, packed as ``runner`` reads it and put in the object store (``RunError``: one line
+        when it cannot be shipped)."""
+        from tau_tui.domains import DomainError
+        from tau_tui.parcel import Parcel, ShipError, pack_domain
+        from tau_tui.rollout import RunError
+
+        try:
+            packed = pack_domain(runner.registry, runner.config.domain)
+        except (DomainError, ShipError) as exc:
+            raise RunError(str(exc)) from None
+        return Parcel(packed.domain, packed.digest, len(packed.blob), self._ray.put(packed.blob))
 
     async def finish(self, task: Task, trial: int, seed: int) -> tuple[dict[str, Any], float | None, str]:
         """One unit on the least busy live actor: (the simulation as saved, its reward, the actor's node).

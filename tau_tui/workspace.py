@@ -372,6 +372,7 @@ class Workspace:
         these settings."""
         from tau_tui.pool import Executor, RayExecutor
 
+        self._ships(kind)
         job = dataclasses.replace(job, settings=self.settings, factory=Workspace)
         if kind == "ray":
             self._rebuildable()
@@ -383,6 +384,7 @@ class Workspace:
         """The remote episodes of a run: on Ray actors that build their workspace from these settings
         (``kind="ray"``), on ``workers`` local worker processes (``kind="local"`` with more than one), or
         None to run them in this process."""
+        self._ships(kind)
         if kind != "ray":
             if workers is None or workers <= 1:
                 return None
@@ -395,6 +397,11 @@ class Workspace:
         return RayRollout(
             self.settings.portable(), Workspace, workers if workers is not None else self.settings.workers
         )
+
+    def _ships(self, kind: str) -> None:
+        """``--ship-data`` on the command line needs Ray (the settings file's ``ship_data`` applies to Ray alone)."""
+        if kind != "ray" and self.settings.ship_data and self.settings.origin("ship_data") == "--ship-data":
+            raise ConfigError("--ship-data needs --executor ray (local workers read this machine's data)")
 
     def _rebuildable(self) -> None:
         if self.registry_given:

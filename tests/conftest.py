@@ -65,9 +65,10 @@ def oracle_rows() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def local_ray():
+def local_ray(tmp_path_factory: pytest.TempPathFactory):
     """A local Ray instance with 2 CPUs for one test module (the module importorskips ``ray`` first); the
-    actors find this tree and the tests' settings through their environment."""
+    actors find this tree and the tests' settings through their environment, and keep their temporary files
+    (``--ship-data``'s copies) in a folder of the test run."""
     import ray
 
     ray.init(
@@ -80,6 +81,7 @@ def local_ray():
                 "PYTHONPATH": str(ROOT),
                 "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                 "TAU_TUI_CONFIG": os.environ["TAU_TUI_CONFIG"],
+                "TMPDIR": str(tmp_path_factory.mktemp("ray-tmp")),
             }
         },
     )

@@ -4,8 +4,8 @@
         env = cluster.env()          # RAY_ADDRESS for a command that joins it
         cluster.kill_node(1)         # every process of the second node, mid-run
 
-Each node is one ``ray start --block`` in a session of its own, with its own temporary folder and free
-loopback ports, and one CPU, working in that folder (as another machine would: nothing relative to the command's
+Each node is one ``ray start --block`` in a session of its own, with its own temporary folders (Ray's, and
+``TMPDIR``) and free loopback ports, and one CPU, working in that folder (as another machine would: nothing relative to the command's
 folder means the same there). Its processes (the raylet, the workers it starts; the head's GCS too) stay in
 that process group, so a node is stopped by signalling its group: nothing outside this cluster is touched
 (``ray stop`` would end every Ray process on the machine, other users' clusters included).
@@ -99,11 +99,17 @@ class LocalCluster:
         with log.open("wb") as out:
             env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
             env["RAY_AUTH_MODE"] = "disabled"  # a throw-away cluster on this machine: no token to hand around
+            env["TMPDIR"] = str(self.tmp(index))  # its workers' temporary files, as another machine's: go with it
+            self.tmp(index).mkdir(parents=True)
             self.processes.append(
                 subprocess.Popen(
                     argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env, cwd=self.root
                 )
             )
+
+    def tmp(self, index: int) -> Path:
+        """Node ``index``'s temporary folder (``TMPDIR`` of its processes)."""
+        return self.root / f"t{index}"
 
     def _wait_started(self, index: int) -> None:
         """Until node ``index``'s ``ray start`` says its runtime started (``ClusterError`` if it exits first)."""

@@ -1,6 +1,7 @@
 """A real two-node Ray cluster (``ray start``, one CPU each, own temporary folders): replay, eval and calibrate
-over ``RAY_ADDRESS`` as a user runs them, and a rollout that loses a node mid-run and is finished by
-``--resume`` (last: it leaves the cluster one node short).
+over ``RAY_ADDRESS`` as a user runs them, replay and run with ``--ship-data`` where only the command can read
+the data folder, and a rollout that loses a node mid-run and is finished by ``--resume`` (last: it leaves the
+cluster one node short).
 
 The nodes work in their own folders, so a relative ``TAU2_DATA_DIR`` given to the command means nothing
 there: the settings the command resolved must travel to the actors with their folders made absolute.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -38,13 +40,51 @@ def cluster():
         yield running
 
 
-def tau_tui(cluster: LocalCluster, *argv: str, ray_address: bool = True) -> subprocess.CompletedProcess:
-    """``tau-tui ARGV`` in a new process from the project folder, with only a relative TAU2_DATA_DIR for data."""
+def tau_tui(
+    cluster: LocalCluster, *argv: str, ray_address: bool = True, data: DataHere | None = None
+) -> subprocess.CompletedProcess:
+    """``tau-tui ARGV`` in a new process from the project folder, with only a relative TAU2_DATA_DIR for data
+    (``data``: that folder instead, which only this process can read)."""
     env = cluster.env() if ray_address else {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env.update(TAU2_DATA_DIR=os.path.relpath(CORPUS, ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    data_dir = data.path if data is not None else os.path.relpath(CORPUS, ROOT)
+    env.update(TAU2_DATA_DIR=data_dir, LITELLM_LOCAL_MODEL_COST_MAP="True")
     env.pop("TAU_TUI_DOMAINS", None)
     command = [sys.executable, "-m", "tau_tui", *argv]
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=150)
+    fds = (data.fd,) if data is not None else ()
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=150, pass_fds=fds)
+
+
+class DataHere:
+    """A tau2 data folder of ``domain`` alone that only the command's own process can read: TAU2_DATA_DIR is
+    ``/proc/self/fd/N``, N a descriptor of the folder handed to that process alone. In a Ray worker (on any
+    node) the same path is that worker's own descriptor N, not the folder: an actor can read the data only
+    from what it was sent."""
+
+    def __init__(self, root, domain: str):
+        shutil.copytree(CORPUS / "domains" / domain, root / "domains" / domain)
+        self.fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        self.path = f"/proc/self/fd/{self.fd}"
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+@pytest.fixture
+def data_here(tmp_path):
+    made: list[DataHere] = []
+
+    def make(domain: str) -> DataHere:
+        made.append(DataHere(tmp_path / f"data-{domain}", domain))
+        return made[-1]
+
+    yield make
+    for data in made:
+        data.close()
+
+
+def _unpacked_on(cluster: LocalCluster, node: int, domain: str) -> list:
+    """The copies of ``domain``'s data node ``node`` unpacked (``parcel.node_cache`` in its TMPDIR)."""
+    return sorted(cluster.tmp(node).glob(f"tau-tui-*/shipped/*/domains/{domain}/tasks.json"))
 
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
@@ -72,6 +112,39 @@ def test_calibrate_over_the_cluster_gives_the_local_verdicts(cluster, tmp_path):
     assert (local.returncode, remote.returncode) == (EXIT_OK, EXIT_OK), remote.stderr
     rows = _calibration_rows(local.stdout)
     assert len(rows) == 10 and _calibration_rows(remote.stdout) == rows
+
+
+def test_ship_data_replays_on_nodes_that_cannot_read_the_data_with_the_local_executors_bytes(cluster, data_here):
+    data = data_here("airline")
+    argv = ["replay", "--json", str(AIRLINE)]
+    local = tau_tui(cluster, *argv, "--workers", "1", ray_address=False, data=data)
+    assert local.returncode in (EXIT_OK, EXIT_FINDINGS) and local.stdout.count("\n") >= 50, local.stderr
+    unshipped = tau_tui(cluster, *argv, "--executor", "ray", "--workers", "2", data=data)
+    assert unshipped.returncode == 2 and f"no tau2 data for domain 'airline' (tried: TAU2_DATA_DIR={data.path})" in (
+        unshipped.stderr
+    )  # the actors cannot read the command's data folder
+    shipped = tau_tui(cluster, *argv, "--executor", "ray", "--workers", "2", "--ship-data", data=data)
+    assert (shipped.returncode, shipped.stderr, shipped.stdout) == (local.returncode, local.stderr, local.stdout)
+    copies = [_unpacked_on(cluster, node, "airline") for node in (0, 1)]
+    assert [len(found) for found in copies] == [1, 1]  # each node unpacked it once, for its own actor
+    assert all(found[0].read_bytes() == (CORPUS / "domains/airline/tasks.json").read_bytes() for found in copies)
+
+
+def test_ship_data_runs_a_rollout_whose_data_only_the_command_can_read(cluster, data_here, tmp_path):
+    """The actors' domain fingerprints (tools, DB, policy) are those of the data they were sent: the run starts."""
+    data = data_here("mock")
+    out = tmp_path / "run.json"
+    with LatencyServer(delay=0.2) as server:
+        agent_args = json.dumps({"api_base": server.base_url, "api_key": "sk-local", "temperature": 0.0})
+        argv = ["run", "--domain", "mock", "-k", "1", "--agent-llm", "openai/latency-server"]
+        argv += ["--agent-llm-args", agent_args, "--user-llm", "scripted/user", "--llm-retries", "0"]
+        argv += ["--concurrency", str(PER_ACTOR), "--executor", "ray", "--workers", "2", "--ship-data"]
+        done = tau_tui(cluster, *argv, "--out", str(out), data=data)
+    assert done.returncode == EXIT_OK, done.stderr
+    assert re.search(r"simulations per node: \S+/[0-9a-f]{8} \d+, \S+/[0-9a-f]{8} \d+\n", done.stderr), done.stderr
+    assert set(_keys(out).values()) == {1} and len(_keys(out)) == 10
+    assert {s["termination_reason"] for s in json.loads(out.read_text())["simulations"]} == {"user_stop"}
+    assert all(_unpacked_on(cluster, node, "mock") for node in (0, 1))
 
 
 def _keys(path) -> Counter:

@@ -4,6 +4,7 @@ actors open no file (spans and raw simulations are sent to them)."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -129,3 +130,84 @@ def test_an_actor_replays_a_streamed_span_without_the_file(local_ray, tmp_path, 
         actor = _RayWorker(Job(kind, Settings(tau2_data=CORPUS), factory=Workspace))
         outcomes = actor.do_shipped("k", [ray.put(head)], items)
         assert [o.line or o.report.line for o in outcomes] == expected[kind]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("command", ["replay", "eval"])
+def test_ship_data_gives_actors_that_cannot_read_the_data_the_local_executors_bytes(local_ray, capsys, command):
+    """TAU2_DATA_DIR is ``/proc/self/fd/N``, a descriptor of the corpus this process holds: in an actor the
+    same path is not the corpus. Two files of two domains: each domain's data shipped once, both answered."""
+    import os
+
+    corpus_required()
+    fd = os.open(CORPUS, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        data = f"/proc/self/fd/{fd}"
+
+        def out(*args) -> tuple[int, str, str]:
+            code = main([*map(str, args), "--tau2-data", data])
+            return code, *capsys.readouterr()
+
+        local = out(command, "--json", "--workers", "1", *FILES)
+        assert local[1].count("\n") > 100
+        unshipped = out(command, "--json", "--executor", "ray", "--workers", "2", *FILES)
+        assert unshipped[0] == 2 and f"no tau2 data for domain 'airline' (tried: --tau2-data={data})" in unshipped[2]
+        assert out(command, "--json", "--executor", "ray", "--workers", "2", "--ship-data", *FILES) == local
+    finally:
+        os.close(fd)
+
+
+def test_ship_data_without_ray_is_one_line(capsys):
+    code = main(["replay", "--ship-data", str(FILES[0]), "--tau2-data", str(CORPUS)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == "tau-tui: --ship-data needs --executor ray (local workers read this machine's data)\n"
+
+
+@pytest.mark.corpus
+def test_a_domain_too_big_to_ship_fails_its_files_units_in_one_line(local_ray, monkeypatch):
+    from tau_tui import parcel
+    from tau_tui.config import Settings
+    from tau_tui.model.io import open_run
+    from tau_tui.pool import Job, Unit
+    from tau_tui.workspace import Workspace
+
+    corpus_required()
+    monkeypatch.setattr(parcel, "SHIP_LIMIT", 1000)
+    workspace = Workspace(Settings(tau2_data=CORPUS, ship_data=True))
+    with workspace.executor(Job("replay"), 1, "ray") as executor:
+        executor.adopt(FILES[0], open_run(FILES[0]))
+        outcomes = list(executor.map(Unit(str(FILES[0]), i) for i in range(3)))
+    assert {(o.error, o.domain_error) for o in outcomes} == {
+        (
+            f"--ship-data: the data to ship is more than the limit of 1,000 bytes ({CORPUS}/domains/airline); "
+            "put it on every node instead (without --ship-data)",
+            True,
+        )
+    }
+
+
+@pytest.mark.corpus
+def test_an_actor_refuses_a_parcel_that_is_not_what_its_digest_says(local_ray, tmp_path, monkeypatch):
+    """What a Ray actor does with a parcel whose bytes do not match its digest, run here: the file's units fail
+    in one line, nothing is unpacked."""
+    import tempfile
+
+    from tau_tui.config import Settings
+    from tau_tui.model.io import open_run
+    from tau_tui.parcel import Parcel
+    from tau_tui.pool import FileHead, Job, Unit, _RayWorker, _shipped
+    from tau_tui.workspace import Workspace
+
+    corpus_required()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the node's temporary folder
+    run = open_run(FILES[0])
+    forged = Parcel("airline", "0" * 64, 4, ray.put(b"junk"))
+    head = FileHead("k", str(run.path), run.layout, run.raw_info, run.raw_tasks, run.timestamp, run.extra_top,
+                    len(run.raw_sims), parcel=forged)  # fmt: skip
+    actor = _RayWorker(Job("replay", Settings(tau2_data=CORPUS, ship_data=True), factory=Workspace))
+    outcomes = actor.do_shipped("k", [ray.put(head)], [(Unit(str(run.path), 0), _shipped(run, 0))])
+    assert [(o.error, o.domain_error) for o in outcomes] == [
+        ("--ship-data: the data of 'airline' does not match its digest; refused", True)
+    ]
+    assert list((tmp_path / f"tau-tui-{os.getuid()}" / "shipped").iterdir()) == []

@@ -30,6 +30,7 @@ CORE = [
     "tau_tui.tui.context",
     "tau_tui.report.*",
     "tau_tui.doctor.*",
+    "tau_tui.parcel",
 ]
 STRICT = {
     "disallow_untyped_defs",

@@ -134,6 +134,19 @@ def add_workers_flag(parser: Any, executor: bool = True) -> None:
         help="where the workers run: processes on this machine (default), or Ray actors on the "
         "cluster ray.init() finds (RAY_ADDRESS; needs the optional extra 'ray')",
     )
+    add_ship_data_flag(parser)
+
+
+def add_ship_data_flag(parser: Any) -> None:
+    """``--ship-data`` / ``--no-ship-data``: Ray actors read the domain data this process sends them."""
+    parser.add_argument(
+        "--ship-data",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --executor ray: send the actors the domain data in play (its tau2 data folder, and its "
+        "package when it comes from --domains) by content, for nodes that do not share this machine's files "
+        "(default: off, or the settings' ship_data)",
+    )
 
 
 def whole(minimum: int = 0, maximum: int | None = None) -> Callable[[str], int]:
@@ -224,6 +237,7 @@ def add_rollout_executor_flags(parser: Any) -> None:
         "that share the --concurrency episodes (default 1, this process; more use more cores when many "
         "model calls answer at once)",
     )
+    add_ship_data_flag(parser)
 
 
 def rollout_remote(args: argparse.Namespace, workspace: Workspace) -> RayRollout | ProcessRollout | None:

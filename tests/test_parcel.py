@@ -1,0 +1,164 @@
+"""``--ship-data``'s parcels (``tau_tui.parcel``): what is packed, the size limit, and the arrival checks that keep
+an unpacked member inside its folder."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import shutil
+import tarfile
+
+import pytest
+
+from tau_tui.config import ConfigError, Settings, resolve
+from tau_tui.domains import DomainRegistry
+from tau_tui.parcel import Parcel, ShipError, extract, node_cache, pack_domain, shipped_settings, unpacked
+from tests.conftest import CORPUS, ROOT, corpus_required
+
+
+@pytest.fixture
+def data(tmp_path):
+    """A tau2 data folder holding only the mock domain, with a hidden file and a ``__pycache__`` beside its data."""
+    corpus_required()
+    root = tmp_path / "data"
+    shutil.copytree(CORPUS / "domains" / "mock", root / "domains" / "mock")
+    (root / "domains" / "mock" / ".env").write_text("OPENAI_API_KEY=sk-not-shipped\n")
+    (root / "domains" / "mock" / "__pycache__").mkdir()
+    (root / "domains" / "mock" / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    (root / "domains" / "retail").mkdir()  # another domain's folder: not in play
+    (root / "domains" / "retail" / "db.json").write_text("{}")
+    return root
+
+
+def members(packed) -> dict[str, bytes]:
+    with tarfile.open(fileobj=io.BytesIO(packed.blob), mode="r:gz") as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar}
+
+
+def parcel_of(packed) -> Parcel:
+    return Parcel(packed.domain, packed.digest, len(packed.blob), ref=packed.blob)
+
+
+def test_a_parcel_holds_the_domains_data_files_only_and_the_same_data_packs_the_same(data):
+    packed = pack_domain(DomainRegistry(data), "mock")
+    names = sorted(p.name for p in (CORPUS / "domains" / "mock").iterdir())
+    assert sorted(members(packed)) == [f"domains/mock/{name}" for name in names]  # no package: the project's own
+    assert members(packed)["domains/mock/db.json"] == (CORPUS / "domains" / "mock" / "db.json").read_bytes()
+    assert (packed.files, packed.data_bytes) == (len(names), sum(len(v) for v in members(packed).values()))
+    assert pack_domain(DomainRegistry(data), "mock").digest == packed.digest
+
+
+def test_a_domain_package_from_a_domains_folder_is_shipped_with_its_own_data(tmp_path):
+    extra = tmp_path / "mine"
+    shutil.copytree(ROOT / "domains" / "warehouse", extra / "warehouse", ignore=shutil.ignore_patterns("__pycache__"))
+    packed = pack_domain(DomainRegistry(None, [extra]), "warehouse")
+    shipped = sorted(members(packed))
+    assert shipped and all(name.startswith("packages/warehouse/") for name in shipped)
+    assert "packages/warehouse/__init__.py" in shipped
+    assert not any("__pycache__" in name for name in shipped)
+
+
+def test_more_data_than_the_limit_is_refused_in_one_line(data):
+    with pytest.raises(ShipError) as refused:
+        pack_domain(DomainRegistry(data), "mock", limit=1000)
+    assert "more than the limit of" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_link_out_of_the_data_folder_is_refused_and_one_inside_is_shipped_as_a_file(data, tmp_path):
+    folder = data / "domains" / "mock"
+    (folder / "same_policy.md").symlink_to(folder / "policy.md")
+    shipped = members(pack_domain(DomainRegistry(data), "mock"))
+    assert shipped["domains/mock/same_policy.md"] == (folder / "policy.md").read_bytes()
+    (tmp_path / "secret.txt").write_text("not data")
+    (folder / "outside.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(ShipError, match="links outside"):
+        pack_domain(DomainRegistry(data), "mock")
+
+
+def test_a_parcel_unpacks_once_per_node_and_the_settings_read_the_copy(data, tmp_path):
+    packed = pack_domain(DomainRegistry(data), "mock")
+    fetched = []
+    (tmp_path / "node").mkdir()
+    root = unpacked(parcel_of(packed), lambda blob: fetched.append(1) or blob, base=tmp_path / "node")
+    assert (root / "domains" / "mock" / "tasks.json").read_bytes() == (data / "domains/mock/tasks.json").read_bytes()
+    assert not (root / "domains" / "mock" / ".env").exists()
+    again = unpacked(parcel_of(packed), lambda blob: pytest.fail("fetched twice"), base=tmp_path / "node")
+    assert again == root and fetched == [1]
+    settings = shipped_settings(Settings(tau2_data=data, domain_paths=[tmp_path]), root)
+    assert (settings.tau2_data, settings.domain_paths) == (root, [root / "packages"])
+    shipped = DomainRegistry(settings.tau2_data, settings.domain_paths).get("mock")
+    assert shipped.data_dir == root / "domains" / "mock"
+    assert shipped.tasks().keys() == DomainRegistry(data).get("mock").tasks().keys()
+
+
+def _archive(*entries) -> bytes:
+    """A gzip'd tar of (name, content bytes or ``(link type,)``) entries."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, content in entries:
+            info = tarfile.TarInfo(name)
+            if isinstance(content, bytes):
+                info.size = len(content)
+                tar.addfile(info, io.BytesIO(content))
+            else:
+                info.type, info.linkname = content[0], "/etc/passwd"
+                tar.addfile(info)
+    return gzip.compress(buffer.getvalue())
+
+
+@pytest.mark.parametrize(
+    "entries, problem",
+    [
+        ([("domains/mock/../../escaped", b"x")], "outside its folder"),
+        ([("/tmp/escaped", b"x")], "outside its folder"),
+        ([("../escaped", b"x")], "outside its folder"),
+        ([("domains/other/db.json", b"x")], "another place"),
+        ([("settings.toml", b"x")], "another place"),
+        ([("domains/mock/db.json", (tarfile.SYMTYPE,))], "not a file"),
+        ([("domains/mock/db.json", (tarfile.LNKTYPE,))], "not a file"),
+        ([("domains/mock/db.json", b"1"), ("domains/mock/db.json", b"2")], "repeats"),
+        ([("domains/mock/db.json", b"x" * 2000)], "holds more than"),
+    ],
+)
+def test_a_member_that_could_land_elsewhere_refuses_the_whole_parcel(tmp_path, entries, problem):
+    target = tmp_path / "node" / "target"
+    target.mkdir(parents=True)
+    with pytest.raises(ShipError, match=problem) as refused:
+        extract(_archive(*entries), target, "mock", limit=1000)
+    assert "\n" not in str(refused.value)
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "node" / "escaped").exists()
+
+
+def test_a_refused_parcel_leaves_no_copy_and_a_wrong_digest_is_refused(tmp_path):
+    blob = _archive(("domains/mock/db.json", b"{}"), ("domains/mock/../../x", b"x"))
+    import hashlib
+
+    parcel = Parcel("mock", hashlib.sha256(blob).hexdigest(), len(blob), ref=blob)
+    with pytest.raises(ShipError, match="outside its folder"):
+        unpacked(parcel, lambda b: b, base=tmp_path)
+    assert list(node_cache(tmp_path).iterdir()) == []  # nothing half-unpacked stays
+    wrong = Parcel("mock", "0" * 64, len(blob), ref=blob)
+    with pytest.raises(ShipError, match="does not match its digest"):
+        unpacked(wrong, lambda b: b, base=tmp_path)
+    with pytest.raises(ShipError, match="plain domain"):
+        extract(blob, tmp_path, "../mock")
+
+
+def test_a_node_cache_someone_could_enter_is_refused(tmp_path):
+    cache = node_cache(tmp_path)
+    cache.chmod(0o755)
+    with pytest.raises(ShipError, match="not a private folder"):
+        node_cache(tmp_path)
+
+
+def test_ship_data_on_the_command_line_needs_ray_and_the_settings_files_applies_to_ray_alone(tmp_path):
+    from tau_tui.workspace import Workspace
+
+    flagged = resolve(type("Args", (), {"ship_data": True})(), environ={"TAU_TUI_CONFIG": str(tmp_path / "no")})
+    assert flagged.ship_data and flagged.origin("ship_data") == "--ship-data"
+    with pytest.raises(ConfigError, match="--ship-data needs --executor ray"):
+        Workspace(flagged).rollout_remote("local")
+    config = tmp_path / "config.toml"
+    config.write_text("ship_data = true\n")
+    filed = resolve(None, environ={"TAU_TUI_CONFIG": str(config)})
+    assert filed.ship_data and Workspace(filed).rollout_remote("local") is None
