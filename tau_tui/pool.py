@@ -423,17 +423,27 @@ class RayUnavailable(RuntimeError):
     """``--executor ray`` without the optional extra (or without a cluster to reach); one line."""
 
 
-def connect_ray() -> tuple[Any, bool]:
-    """The ``ray`` module, connected (Ray's conventions: ``RAY_ADDRESS``, else a local instance), and whether
-    this call started the connection (then its owner shuts it down)."""
+RAY_MISSING = "needs the optional extra 'ray' (pip install 'tau-tui[ray]')"
+
+
+def ray_missing() -> str | None:
+    """Why Ray cannot be used here (the extra is not installed), or None; looks without importing it."""
+    import importlib.util
+
+    return None if importlib.util.find_spec("ray") is not None else f"Ray {RAY_MISSING}"
+
+
+def connect_ray(address: str | None = None) -> tuple[Any, bool]:
+    """The ``ray`` module, connected to ``address`` (``Settings.ray_address``, from ``RAY_ADDRESS``; None: a local
+    instance), and whether this call started the connection (then its owner shuts it down)."""
     try:
         import ray
     except ImportError:
-        raise RayUnavailable("--executor ray needs the optional extra 'ray' (pip install 'tau-tui[ray]')") from None
+        raise RayUnavailable(f"--executor ray {RAY_MISSING}") from None
     owns = not ray.is_initialized()
     if owns:
         try:
-            ray.init(logging_level="ERROR", log_to_driver=False)  # RAY_ADDRESS names an existing cluster
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         except Exception as exc:  # noqa: BLE001 - a cluster that cannot be reached is one line
             raise RayUnavailable(f"Ray could not start or connect: {type(exc).__name__}: {exc}") from None
     return ray, owns
@@ -566,7 +576,7 @@ class RayExecutor:
     IN_FLIGHT = 4  # chunks queued per actor
 
     def __init__(self, job: Job, workers: int | None = None, workspace: WorkerWorkspace | None = None):
-        self._ray, self._owns = connect_ray()
+        self._ray, self._owns = connect_ray(job.settings.ray_address if job.settings is not None else None)
         self.job = job
         self.workspace = workspace
         override = None
@@ -729,7 +739,7 @@ class RayRollout:
     """
 
     def __init__(self, settings: Settings, factory: WorkspaceFactory, workers: int | None = None):
-        self._ray, self._owns = connect_ray()
+        self._ray, self._owns = connect_ray(settings.ray_address)
         self._actors: list[Any] = []
         try:
             self.workers = actor_count(self._ray, workers)
@@ -741,6 +751,8 @@ class RayRollout:
         self.slots = self.workers
         self._busy: list[int] = []
         self._dead: set[int] = set()  # actors that died: no more units go to them
+        self._nodes: list[str] = []  # the node of each actor (``ready``)
+        self._runner: Runner | None = None  # told where units go (``Runner.announce``)
 
     async def start(self, runner: Runner) -> None:
         from tau_tui.rollout import RunError
@@ -768,6 +780,11 @@ class RayRollout:
                     f"(its {' and '.join(parts)} {'differ' if len(parts) > 1 else 'differs'} from this "
                     f"machine's); install the same domain data on every node"
                 )
+        from tau_tui.rollout import WorkersStarted
+
+        self._nodes = [str(node) for node, _, _ in answers]
+        self._runner = runner
+        runner.announce(WorkersStarted(tuple(self._nodes)))
 
     async def finish(self, task: Task, trial: int, seed: int) -> tuple[dict[str, Any], float | None, str]:
         """One unit on the least busy live actor: (the simulation as saved, its reward, the actor's node).
@@ -780,24 +797,35 @@ class RayRollout:
         live = [i for i in range(len(self._actors)) if i not in self._dead]
         if not live:
             raise RuntimeError("every Ray worker died")
+        from tau_tui.rollout import SimulationPlaced, WorkerLost
+
         index = min(live, key=self._busy.__getitem__)
         self._busy[index] += 1
         ref = self._actors[index].finish.remote(trial, task.id, seed)
+        node = self._nodes[index] if index < len(self._nodes) else "?"
+        self._announce(SimulationPlaced(task.id, trial, seed, node))
         try:
             answer = await asyncio.wrap_future(ref.future())
         except asyncio.CancelledError:
             self._ray.cancel(ref)
             raise
         except RayActorError as exc:  # Ray's text runs over many lines: the saved placeholder gets one
-            self._dead.add(index)
             first = _first_line(str(exc))
-            raise RuntimeError(f"the Ray worker died ({first})" if first else "the Ray worker died") from None
+            error = f"the Ray worker died ({first})" if first else "the Ray worker died"
+            if index not in self._dead:  # told once, by the first of its units to come back
+                self._dead.add(index)
+                self._announce(WorkerLost(node, first))
+            raise RuntimeError(error) from None
         except RayTaskError as exc:  # its text holds the actor's traceback: the cause, in one line
             cause = getattr(exc, "cause", None) or exc
             raise RuntimeError(f"on the Ray worker: {type(cause).__name__}: {_first_line(str(cause))}") from None
         finally:
             self._busy[index] -= 1
         return answer["simulation"], answer["reward"], answer["node"]
+
+    def _announce(self, event: Any) -> None:
+        if self._runner is not None:
+            self._runner.announce(event)
 
     def close(self) -> None:
         for actor in self._actors:

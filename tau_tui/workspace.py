@@ -50,6 +50,8 @@ CLI_LABELS = {
     "max_errors": "--max-errors",
     "timeout": "--timeout",
     "llm_retries": "--llm-retries",
+    "executor": "--executor",
+    "workers": "--workers",
     "out": "--out",
     "task": "--task",
     "other": "--llm",
@@ -58,6 +60,7 @@ CLI_LABELS = {
     "after": "--after",
     "sim": "--sim",
 }
+EXECUTORS = ("local", "ray")  # where a rollout's episodes run
 FORM_LABELS = {
     "domain": "domain",
     "agent": "agent model",
@@ -70,6 +73,8 @@ FORM_LABELS = {
     "max_errors": "max errors",
     "timeout": "timeout (s)",
     "llm_retries": "retries",
+    "executor": "run on",
+    "workers": "workers",
     "out": "output file",
     "task": "task",
     "other": "other side",
@@ -84,7 +89,7 @@ class RequestError(ValueError):
     """A request field that cannot be used; ``str()`` starts with the field's label, ``field`` is its name."""
 
     def __init__(self, field: str, label: str, message: str):
-        flag = label.startswith("-") and message.startswith(("is ", "must "))
+        flag = label.startswith("-") and message.startswith(("is ", "must ", "needs "))
         super().__init__(f"{label}{' ' if flag else ': '}{message}")
         self.field = field
 
@@ -160,6 +165,8 @@ class RunRequest(_Request):
     kind: str = "run"  # "run" or "calibrate": which default output name
     resume: bool = False  # finish the run already in ``out``
     allow_existing: bool = False  # leave an existing ``out`` to the runner (its error says --resume)
+    executor: str = "local"  # where the episodes run: "local" (this process) or "ray" (``rollout_remote``)
+    workers: int | str | None = None  # with "ray": Ray actors (None or empty: the settings', else the cluster's CPUs)
 
     def validate(self) -> None:
         """Raise ``RequestError`` naming the first field that cannot be used."""
@@ -181,6 +188,20 @@ class RunRequest(_Request):
         self.whole("max_steps")
         self.whole("max_errors")
         self.seconds("timeout")
+        if self.executor not in EXECUTORS:
+            raise self.error("executor", f"{self.executor!r} is not one of {', '.join(EXECUTORS)}")
+        if self.worker_count() is not None and self.executor != "ray":
+            raise self.error(
+                "workers",
+                f"needs {self.label('executor')} ray (a local run is one process; "
+                f"{self.label('concurrency')} sets how many simulations run at once)",
+            )
+
+    def worker_count(self) -> int | None:
+        """``workers`` as a number (None: not given)."""
+        if self.workers is None or (isinstance(self.workers, str) and not self.workers.strip()):
+            return None
+        return self.whole("workers")
 
     def seconds(self, name: str) -> float | None:
         value = getattr(self, name)
@@ -202,6 +223,8 @@ class RunPlan:
     config: RunConfig
     path: Path
     resume: bool = False
+    executor: str = "local"  # where its episodes run (``Workspace.rollout_remote``)
+    workers: int | None = None  # with "ray": Ray actors (None: the settings', else the cluster's CPUs)
 
 
 @dataclass
@@ -450,7 +473,7 @@ class Workspace:
             path = self.new_output_path("run", config.domain, config.agent.model, config.user.model)
         if path.exists() and not (request.allow_existing or request.resume):
             raise request.error("out", f"{path} already exists (tau-tui run --resume finishes a run)")
-        return RunPlan(config, path, resume=request.resume)
+        return RunPlan(config, path, resume=request.resume, executor=request.executor, workers=request.worker_count())
 
     def runner(
         self, plan: RunPlan, listener: Callable[[Any], None] | None = None, remote: RayRollout | None = None
@@ -459,19 +482,14 @@ class Workspace:
         ``remote``: where its episodes run (``rollout_remote``)."""
         return self.new_runner(plan.config, plan.path, resume=plan.resume, listener=listener, remote=remote)
 
-    def prepared_runner(
-        self,
-        plan: RunPlan,
-        listener: Callable[[Any], None] | None = None,
-        kind: str = "local",
-        workers: int | None = None,
-    ) -> Runner:
+    def prepared_runner(self, plan: RunPlan, listener: Callable[[Any], None] | None = None) -> Runner:
         """``runner(plan)``, prepared (the domain and tasks loaded, the file checked), then given its remote
-        episodes (``rollout_remote(kind, workers)``): a bad request fails before a cluster is started."""
+        episodes (``rollout_remote(plan.executor, plan.workers)``): a bad request fails before a cluster is
+        started. ``tau-tui run`` and the TUI's rollouts both start here; the caller closes ``runner.remote``."""
         runner = self.runner(plan, listener)
         runner.prepare()
         try:
-            runner.remote = self.rollout_remote(kind, workers)
+            runner.remote = self.rollout_remote(plan.executor, plan.workers)
         except BaseException:
             runner.close()
             raise

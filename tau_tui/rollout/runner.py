@@ -18,7 +18,10 @@ finish(task, trial, seed)`` returning the simulation as saved (a dict), its
 reward and the node it ran on (``SimulationFinished.node``). A remote worker builds a runner from the same config and calls only
 ``load`` and ``finish_unit``; what comes back is saved here by the one writer,
 with the same lock, resume keys and events (``SimulationMessage`` and
-``LLMRetried`` stay where the episode runs).
+``LLMRetried`` stay where the episode runs). The remote tells the listener where units go through
+``Runner.announce``: ``WorkersStarted`` (one node per worker, before the first unit), ``SimulationPlaced``
+(a unit sent to a node, after its ``SimulationStarted``) and ``WorkerLost`` (a worker that died; its units
+come back as infrastructure errors, which ``--resume`` runs again).
 
 Progress is reported as events (``RunStarted``, ``SimulationStarted``,
 ``SimulationMessage``, ``LLMRetried``, ``SimulationFinished``,
@@ -149,6 +152,31 @@ class SimulationFinished:
 
 
 @dataclass(frozen=True)
+class WorkersStarted:
+    """The remote workers are up (over Ray): the node of each, one entry per worker."""
+
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SimulationPlaced:
+    """A unit was sent to a remote worker on ``node`` (over Ray; its ``SimulationStarted`` came first)."""
+
+    task_id: str
+    trial: int
+    seed: int
+    node: str
+
+
+@dataclass(frozen=True)
+class WorkerLost:
+    """A remote worker on ``node`` died: the units it had come back as infrastructure errors, it gets no more."""
+
+    node: str
+    error: str
+
+
+@dataclass(frozen=True)
 class RunFinished:
     path: Path
     summary: RunSummary
@@ -241,6 +269,11 @@ class Runner:
     def _emit(self, event: Any) -> None:
         if self.listener is not None:
             self.listener(event)
+
+    def announce(self, event: Any) -> None:
+        """An event of the remote episodes (``WorkersStarted``, ``SimulationPlaced``, ``WorkerLost``) to the
+        run's listener, on the run's event loop."""
+        self._emit(event)
 
     def snapshot(self) -> RunFile:
         """The results file as saved so far, as a loaded run, without reading it back (after ``prepare``).
