@@ -22,7 +22,7 @@ from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.views.live import node_line
 from tau_tui.workspace import Workspace
 
-from .conftest import settle, set_input, wait_until
+from .conftest import set_input, settle, wait_until
 
 SMALL, BIG = (80, 24), (160, 45)
 NODES = ("node-a/1f2e3d4c", "node-b/9a8b7c6d")
