@@ -33,8 +33,10 @@ back as the dict the writer saves, and the one writer here saves it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
+import sys
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -443,10 +445,38 @@ def connect_ray(address: str | None = None) -> tuple[Any, bool]:
     owns = not ray.is_initialized()
     if owns:
         try:
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+            with _std_streams_with_descriptors():
+                ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         except Exception as exc:  # noqa: BLE001 - a cluster that cannot be reached is one line
             raise RayUnavailable(f"Ray could not start or connect: {type(exc).__name__}: {exc}") from None
     return ray, owns
+
+
+_DEVNULL: list[Any] = []  # the stand-in stream, opened once and never closed (faulthandler keeps its descriptor)
+
+
+@contextlib.contextmanager
+def _std_streams_with_descriptors() -> Iterator[None]:
+    """``sys.stdout``/``sys.stderr`` with real file descriptors while Ray connects: ``ray.init`` enables
+    ``faulthandler`` on them, which refuses a stream without one (the TUI's, which captures prints)."""
+
+    def usable(stream: Any) -> bool:
+        try:
+            return int(stream.fileno()) >= 0
+        except (AttributeError, OSError, ValueError):
+            return False
+
+    if usable(sys.stdout) and usable(sys.stderr):
+        yield
+        return
+    if not _DEVNULL:
+        _DEVNULL.append(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - kept for the process's life
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = _DEVNULL[0]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def actor_count(ray: Any, workers: int | None) -> int:

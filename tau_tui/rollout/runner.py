@@ -471,6 +471,7 @@ class Runner:
             check_credentials(sides, self.judge)  # remote workers have their own environment
         if remote is not None and units:
             await remote.start(self)  # its workers are there and agree with this process before the file is
+            slots = remote.slots  # known once its workers are: each runs up to --concurrency units
         self.writer.write()
         self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
         semaphore = asyncio.Semaphore(slots)

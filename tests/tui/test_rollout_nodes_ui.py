@@ -8,7 +8,9 @@ one of two nodes, one of which dies: no Ray is needed. The last test launches a 
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import io
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -199,28 +201,28 @@ def test_a_long_node_name_is_clipped_in_the_middle_and_dead_nodes_left_out_are_c
     assert "a-very-long…nal/0123abcd: 0 done" in wide
 
 
-@pytest.fixture
-def real_ray(request):
-    """The tests' local Ray instance (2 CPUs), or a skip when the ``ray`` extra is missing."""
-    module = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
-    request.getfixturevalue("local_ray")
-    return module
+class NoDescriptor(io.StringIO):
+    """A captured stream as the TUI's (Textual's print capture): no file descriptor."""
+
+    def fileno(self) -> int:
+        return -1
 
 
 @pytest.mark.corpus
-async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(real_ray, tmp_path: Path):
-    """The session's ``RolloutController`` with a plan whose executor is Ray: the episodes run on actors of a
-    local instance, each simulation names its node, the tally counts it, and the workers are let go."""
+async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(tmp_path: Path, monkeypatch):
+    """The session's ``RolloutController`` with a plan whose executor is Ray, while prints are captured as in the
+    TUI: it starts a local instance itself, the episodes run on its actors (``workers`` x ``concurrency`` at
+    once), each simulation names its node, the tally counts them, and the instance is let go at the end."""
+    ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
     from tau_tui.config import Settings
     from tau_tui.session.rollouts import RolloutController
     from tau_tui.workspace import RunRequest
     from tests.conftest import CORPUS, corpus_required
 
     corpus_required()
+    assert not ray.is_initialized()
     workspace = Workspace(Settings(tau2_data=CORPUS, runs_dir=tmp_path))
-    request = RunRequest(
-        "mock", "scripted/gold", "scripted/user", tasks=["update_task_1", "create_task_1"], executor="ray", workers=2
-    )
+    request = RunRequest("mock", "scripted/gold", "scripted/user", concurrency=2, executor="ray", workers=2)
     plan = workspace.run_plan(request)
     controller = RolloutController(workspace)
     controller.start(plan)
@@ -230,12 +232,35 @@ async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(real_ray, t
         events.append(event)
         controller.fold(event)
 
-    error = await controller.run(plan, listen)
+    from tau_tui.pool import RayRollout
+
+    finish, flying = RayRollout.finish, [0]
+
+    async def counted(self, *unit):
+        flying.append(flying[-1] + 1)
+        try:
+            return await finish(self, *unit)
+        finally:
+            flying.append(flying[-1] - 1)
+
+    monkeypatch.setattr(RayRollout, "finish", counted)
+    monkeypatch.setattr("sys.stdout", NoDescriptor())  # ray.init enables faulthandler on sys.stderr when
+    monkeypatch.setattr("sys.stderr", NoDescriptor())  # it is off, as in the TUI (pytest turns it on)
+    enabled = faulthandler.is_enabled()
+    faulthandler.disable()
+    try:
+        error = await controller.run(plan, listen)
+    finally:
+        monkeypatch.undo()  # the streams (and the counting) as they were
+        faulthandler.disable()
+        if enabled:
+            faulthandler.enable(file=sys.__stderr__)
     assert error is None
-    assert real_ray.is_initialized()  # the instance it did not start is left running
+    assert not ray.is_initialized()  # the instance it started is shut down
     progress = controller.progress
-    assert progress is not None and progress.finished and progress.done == 2
+    assert progress is not None and progress.finished and progress.done == 10
     ((name, node),) = progress.nodes.items()  # one machine: one node, two workers
-    assert (node.workers, node.done, node.running, node.lost) == (2, 2, 0, 0)
-    assert progress.by_node == {name: 2}
-    assert sum(isinstance(e, SimulationPlaced) for e in events) == 2
+    assert (node.workers, node.done, node.running, node.lost) == (2, 10, 0, 0)
+    assert progress.by_node == {name: 10}
+    assert sum(isinstance(e, SimulationPlaced) for e in events) == 10
+    assert max(flying) == 4  # units at once: 2 workers x --concurrency 2, not one per worker

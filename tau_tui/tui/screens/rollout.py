@@ -211,7 +211,7 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
     def _ray_hint(self) -> str:
         """Which cluster "Ray" joins: the settings' (``RAY_ADDRESS``), else a Ray instance on this machine."""
         address = self.workspace.settings.ray_address
-        return f"Ray: the cluster at {address}" if address else "Ray: a local instance (no RAY_ADDRESS)"
+        return f"Ray at {address}" if address else "Ray: a local instance"
 
     @on(Select.Changed, "#r-executor")
     def _executor_changed(self, event: Select.Changed) -> None:
