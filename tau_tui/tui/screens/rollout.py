@@ -192,7 +192,7 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
                 yield Label("workers", classes="form-label")
                 default = self.workspace.settings.workers
                 yield Input(
-                    placeholder=str(default) if default else "cluster CPUs",
+                    placeholder=str(default) if default else "all CPUs",
                     id="r-workers",
                     compact=True,
                     type="integer",
