@@ -164,6 +164,22 @@ async def test_the_form_refuses_workers_for_a_local_run(make_app, tmp_path: Path
         assert "workers: at least 1" in str(form.query_one("#r-error").render())
 
 
+def test_workers_belong_to_ray_and_each_front_end_names_the_fields_its_way():
+    from tau_tui.workspace import FORM_LABELS, RequestError, RunRequest
+
+    form = RunRequest("mock", "scripted/gold", "scripted/user", workers="2", labels=dict(FORM_LABELS))
+    with pytest.raises(RequestError, match=r"^workers: needs run on ray \(a local run is one process; concurrency"):
+        form.validate()
+    cli = RunRequest("mock", "scripted/gold", "scripted/user", workers=2)
+    with pytest.raises(RequestError, match=r"^--workers needs --executor ray \(a local run"):
+        cli.validate()
+    with pytest.raises(RequestError, match=r"^--executor: 'dask' is not one of local, ray"):
+        RunRequest("mock", "scripted/gold", "scripted/user", executor="dask").validate()
+    RunRequest(
+        "mock", "scripted/gold", "scripted/user", executor="ray", workers=""
+    ).validate()  # empty: the default count
+
+
 def _many(count: int, dead: int = 0) -> RunTally:
     tally = RunTally()
     names = tuple(f"host-{i:02d}/{i:08x}" for i in range(count))
