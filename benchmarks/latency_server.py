@@ -11,6 +11,10 @@ It runs an asyncio loop (aiohttp) in a thread of its own, so any number of
 requests wait their delay at once: the server is never the limit being
 measured. It counts the requests in flight, so a test can check how many
 calls a client really makes at once without timing anything.
+
+A request for a model named ``…latency-user`` is answered as a user simulator would: a first request,
+then tau2's stop token once the agent has answered, so a runner with an LLM user (tau2's own included)
+makes three calls per simulation: user, agent, user.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ import json
 import threading
 import time
 from typing import Any
+
+USER_MODEL = "latency-user"  # the model name a user simulator calls this server by
+USER_FIRST = "Hi, I would like some help with my account, please."
+USER_STOP = "###STOP###"
 
 
 class LatencyServer:
@@ -32,6 +40,7 @@ class LatencyServer:
         self.peak = 0
         self.requests = 0
         self.first_request = self.last_answer = 0.0  # perf_counter() readings of this process
+        self.arrivals: list[float] = []  # perf_counter() of every request received, in order
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -46,6 +55,7 @@ class LatencyServer:
         """Forget the counts (between measured runs)."""
         self.peak = self.requests = 0
         self.first_request = self.last_answer = 0.0
+        self.arrivals = []
 
     async def _completion(self, request: Any) -> Any:
         from aiohttp import web
@@ -54,6 +64,7 @@ class LatencyServer:
         if not self.requests:
             self.first_request = time.perf_counter()
         self.requests += 1
+        self.arrivals.append(time.perf_counter())
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:
@@ -66,10 +77,21 @@ class LatencyServer:
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model"),
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": self.reply}}],
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": self.answer(body)}}
+            ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
         return web.Response(text=json.dumps(payload), content_type="application/json")
+
+    def answer(self, body: dict[str, Any]) -> str:
+        """The reply to one request: ``reply`` for an agent; for a user simulator (a model named
+        ``*latency-user``), a first request, then tau2's stop token once the agent has answered it."""
+        if not str(body.get("model", "")).endswith(USER_MODEL):
+            return self.reply
+        messages = body.get("messages") or []
+        said = any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)  # the user's own turns
+        return USER_STOP if said else USER_FIRST
 
     async def _stats(self, request: Any) -> Any:
         from aiohttp import web

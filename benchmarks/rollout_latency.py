@@ -1,16 +1,22 @@
 """Rollouts against the latency limit: a model that answers every call after exactly 1 s.
 
-    python -m benchmarks.rollout_latency [-k 16] [--concurrency 32 128] [--delay 1.0] [--tau2-data DIR]
+    python -m benchmarks.rollout_latency [-k 16] [--concurrency 32 128] [--workers 1 2] [--delay 1.0]
+                                         [--vs-tau2 | --no-vs-tau2] [--tau2-data DIR]
 
-Starts ``benchmarks.latency_server`` on 127.0.0.1 and runs ``tau-tui run --domain mock -k K
---concurrency C`` in a fresh process for each C, with the server as the agent's model and
+Starts ``benchmarks.latency_server`` on 127.0.0.1 and runs ``tau-tui run --domain mock -k K --concurrency C
+--workers W`` in a fresh process for each C and W, with the server as the agent's model and
 ``scripted/user`` as the user. The server's reply closes the conversation ("anything else?"), so each
-simulation makes exactly one agent call: the limit is ``ceil(n / C) × delay`` seconds, and the ratio
-of the wall time to it is what the rollout machinery costs on top of the model. Printed per run: the
-wall time of the command (start-up included), the time from the first call the server received to the
-last answer (the rollout alone), the most calls in flight at once, both ratios, and the command's CPU
-time. The baseline, in the same run: a process that only imports tau-tui's CLI and litellm (most of a
-command's start).
+simulation makes exactly one agent call: the limit is ``ceil(n / C) × delay`` seconds, and the ratio of the
+time taken to it is what the rollout machinery costs on top of the model. Printed per run: the wall time of
+the command (start-up included), the time from the first call the server received to the last answer (the
+rollout alone), the most calls in flight at once, both ratios, and the command's CPU time. The baseline of
+the start-up, in the same run: a process that only imports tau-tui's CLI and litellm.
+
+Beside tau2's runner (``--vs-tau2``, the default when a ``tau2`` command is installed beside this Python;
+the optional extra ``tau2``): both runners run the same task (``create_task_1`` of the mock domain) K × 10
+times with an LLM user on the same server (named ``…latency-user``: a first request, then ``###STOP###``),
+three calls per simulation (user, agent, user), so the limit is ``ceil(n / C) × 3 × delay``; each command's
+wall time and rollout are printed against it, and ours over tau2's.
 """
 
 from __future__ import annotations
@@ -26,11 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.latency_server import LatencyServer
+from benchmarks.latency_server import USER_MODEL, LatencyServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "tau2-corpus"
 MOCK_TASKS = 10  # tasks in tau2's mock domain: -k K runs 10 × K simulations
+TASK = "create_task_1"  # the task both runners run with an LLM user (in every version of the mock domain)
 
 
 def _children_cpu() -> float:
@@ -47,10 +54,13 @@ def start_up(tau2_data: str) -> tuple[float, float]:
     return time.perf_counter() - started, _children_cpu() - cpu_before
 
 
-def run_once(server: LatencyServer, out: Path, trials: int, concurrency: int, tau2_data: str) -> dict:
-    """One ``tau-tui run`` in a new process against the server; its wall time and the server's counts."""
-    agent_args = {"api_base": server.base_url, "api_key": "sk-local", "temperature": 0.0}
-    argv = [
+def _model_args(server: LatencyServer) -> str:
+    return json.dumps({"api_base": server.base_url, "api_key": "sk-local", "temperature": 0.0})
+
+
+def ours(server: LatencyServer, out: Path, trials: int, concurrency: int, workers: int, tau2_data: str) -> list[str]:
+    """``tau-tui run`` of the 10 mock tasks × ``trials`` with the scripted user: one agent call each."""
+    return [
         sys.executable,
         "-m",
         "tau_tui",
@@ -61,10 +71,11 @@ def run_once(server: LatencyServer, out: Path, trials: int, concurrency: int, ta
         str(trials),
         "--concurrency",
         str(concurrency),
+        *(["--workers", str(workers)] if workers > 1 else []),
         "--agent-llm",
         "openai/latency-server",
         "--agent-llm-args",
-        json.dumps(agent_args),
+        _model_args(server),
         "--user-llm",
         "scripted/user",
         "--llm-retries",
@@ -75,16 +86,86 @@ def run_once(server: LatencyServer, out: Path, trials: int, concurrency: int, ta
         "--tau2-data",
         tau2_data,
     ]
+
+
+def ours_llm_user(
+    server: LatencyServer, out: Path, trials: int, concurrency: int, workers: int, tau2_data: str
+) -> list[str]:
+    """``tau-tui run`` of ``create_task_1`` × ``trials`` with an LLM user on the server: three calls each."""
+    return [
+        sys.executable,
+        "-m",
+        "tau_tui",
+        "run",
+        "--domain",
+        "mock",
+        "--task",
+        TASK,
+        "-k",
+        str(trials),
+        "--concurrency",
+        str(concurrency),
+        *(["--workers", str(workers)] if workers > 1 else []),
+        "--agent-llm",
+        "openai/latency-agent",
+        "--agent-llm-args",
+        _model_args(server),
+        "--user-llm",
+        f"openai/{USER_MODEL}",
+        "--user-llm-args",
+        _model_args(server),
+        "--llm-retries",
+        "0",
+        "--quiet",
+        "--out",
+        str(out),
+        "--tau2-data",
+        tau2_data,
+    ]
+
+
+def tau2s(server: LatencyServer, out: Path, trials: int, concurrency: int, tau2: str) -> list[str]:
+    """tau2's ``tau2 run`` of the same task and user on the same server."""
+    return [
+        tau2,
+        "run",
+        "--domain",
+        "mock",
+        "--task-ids",
+        TASK,
+        "--num-trials",
+        str(trials),
+        "--max-concurrency",
+        str(concurrency),
+        "--agent-llm",
+        "openai/latency-agent",
+        "--agent-llm-args",
+        _model_args(server),
+        "--user-llm",
+        f"openai/{USER_MODEL}",
+        "--user-llm-args",
+        _model_args(server),
+        "--max-retries",
+        "0",
+        "--log-level",
+        "ERROR",
+        "--save-to",
+        str(out.with_suffix("")),  # tau2 adds ".json"
+    ]
+
+
+def run_once(server: LatencyServer, argv: list[str], out: Path, cwd: Path = ROOT) -> dict:
+    """One command in a new process against the server; its wall time and the server's counts."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
     server.reset()
     cpu_before = _children_cpu()
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     ended = time.perf_counter()
     wall = ended - started
     cpu = _children_cpu() - cpu_before
     if done.returncode != 0:
-        raise SystemExit(f"tau-tui run failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+        raise SystemExit(f"{Path(argv[0]).name} {argv[1]} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
     sims = json.loads(out.read_text())["simulations"]
     return {
         "wall": wall,
@@ -99,30 +180,67 @@ def run_once(server: LatencyServer, out: Path, trials: int, concurrency: int, ta
     }
 
 
+def _line(name: str, result: dict, limit: float, baseline_cpu: float, n: int) -> str:
+    return (
+        f"{name}: limit {limit:5.2f} s | command {result['wall']:5.2f} s ({result['wall'] / limit:4.2f}x) | "
+        f"first call → last answer {result['rollout']:5.2f} s ({result['rollout'] / limit:4.2f}x; start → first "
+        f"call {result['before']:.2f} s, last answer → exit {result['after']:.2f} s) | {result['simulations']} "
+        f"simulations, {result['calls']} calls, at most {result['peak']} at once, "
+        f"{', '.join(result['terminations'])}; CPU {result['cpu']:.2f} s "
+        f"({1000 * (result['cpu'] - baseline_cpu) / n:.1f} ms per simulation beyond the baseline)"
+    )
+
+
+def tau2_command() -> str | None:
+    """tau2's ``tau2`` command beside this Python (the optional extra ``tau2``), if installed."""
+    candidate = Path(sys.executable).parent / "tau2"
+    return str(candidate) if candidate.exists() else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-k", type=int, default=16, help="trials of the 10 mock tasks (default 16: 160 simulations)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="tau-tui's --workers (default 1 2)")
     parser.add_argument("--delay", type=float, default=1.0, help="seconds per model answer (default 1.0)")
+    parser.add_argument("--vs-tau2", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--tau2-data", default=os.environ.get("TAU2_DATA_DIR") or str(CORPUS))
     args = parser.parse_args()
     n = MOCK_TASKS * args.k
-    print(f"{n} simulations, one agent call each, every answer after {args.delay:g} s; {os.cpu_count()} CPUs")
+    tau2 = tau2_command()
+    if args.vs_tau2 and tau2 is None:
+        raise SystemExit("--vs-tau2: no tau2 command beside this Python (pip install 'tau-tui[tau2]')")
+    vs_tau2 = tau2 is not None and args.vs_tau2 is not False
+    print(f"{n} simulations, every answer after {args.delay:g} s; {os.cpu_count()} CPUs")
     with LatencyServer(delay=args.delay) as server, tempfile.TemporaryDirectory() as folder:
         wall, cpu = start_up(args.tau2_data)
         print(f"baseline: a process importing tau-tui's CLI and litellm takes {wall:.2f} s ({cpu:.2f} s CPU)")
+        print("tau-tui, scripted user, one agent call per simulation:")
         for concurrency in args.concurrency:
-            result = run_once(server, Path(folder) / f"c{concurrency}.json", args.k, concurrency, args.tau2_data)
             limit = math.ceil(n / concurrency) * args.delay
-            print(
-                f"concurrency {concurrency:4d}: limit {limit:5.2f} s | command {result['wall']:5.2f} s "
-                f"({result['wall'] / limit:4.2f}x) | first call → last answer {result['rollout']:5.2f} s "
-                f"({result['rollout'] / limit:4.2f}x; start → first call {result['before']:.2f} s, last answer → "
-                f"exit {result['after']:.2f} s) | {result['simulations']} simulations, "
-                f"{result['calls']} calls, at most {result['peak']} at once, {', '.join(result['terminations'])}; "
-                f"CPU {result['cpu']:.2f} s ({1000 * (result['cpu'] - cpu) / n:.1f} ms per simulation beyond the "
-                "baseline)"
-            )
+            for workers in args.workers:
+                out = Path(folder) / f"c{concurrency}-w{workers}.json"
+                argv = ours(server, out, args.k, concurrency, workers, args.tau2_data)
+                result = run_once(server, argv, out)
+                print("  " + _line(f"concurrency {concurrency:4d} workers {workers}", result, limit, cpu, n))
+        if not vs_tau2:
+            return 0
+        assert tau2 is not None
+        trials = n  # the one task, as many times as the simulations above
+        print(f"beside tau2's runner: {TASK} × {trials}, an LLM user on the same server, three calls per simulation:")
+        for concurrency in args.concurrency:
+            limit = math.ceil(trials / concurrency) * 3 * args.delay
+            theirs_out = Path(folder) / f"tau2-c{concurrency}.json"
+            theirs = run_once(server, tau2s(server, theirs_out, trials, concurrency, tau2), theirs_out, Path(folder))
+            print("  " + _line(f"tau2    concurrency {concurrency:4d}", theirs, limit, cpu, trials))
+            for workers in args.workers:
+                out = Path(folder) / f"llm-c{concurrency}-w{workers}.json"
+                mine = run_once(server, ours_llm_user(server, out, trials, concurrency, workers, args.tau2_data), out)
+                print("  " + _line(f"tau-tui concurrency {concurrency:4d} workers {workers}", mine, limit, cpu, trials))
+                print(
+                    f"    tau-tui / tau2: command {mine['wall'] / theirs['wall']:.2f}, rollout "
+                    f"{mine['rollout'] / theirs['rollout']:.2f}"
+                )
     return 0
 
 

@@ -782,7 +782,7 @@ class RayRollout:
         self._busy: list[int] = []
         self._dead: set[int] = set()  # actors that died: no more units go to them
         self._nodes: list[str] = []  # the node of each actor (``ready``)
-        self._runner: Runner | None = None  # told where units go (``Runner.announce``)
+        self._runner: Runner | None = None  # told where units go (``Runner.emit``)
 
     async def start(self, runner: Runner) -> None:
         from tau_tui.rollout import RunError
@@ -814,7 +814,7 @@ class RayRollout:
 
         self._nodes = [str(node) for node, _, _ in answers]
         self._runner = runner
-        runner.announce(WorkersStarted(tuple(self._nodes)))
+        runner.emit(WorkersStarted(tuple(self._nodes)))
 
     async def finish(self, task: Task, trial: int, seed: int) -> tuple[dict[str, Any], float | None, str]:
         """One unit on the least busy live actor: (the simulation as saved, its reward, the actor's node).
@@ -855,7 +855,7 @@ class RayRollout:
 
     def _announce(self, event: Any) -> None:
         if self._runner is not None:
-            self._runner.announce(event)
+            self._runner.emit(event)
 
     def close(self) -> None:
         for actor in self._actors:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from tau_tui.model.messages import Message
     from tau_tui.model.tasks import Task
     from tau_tui.pool import Job, RayRollout, UnitExecutor
+    from tau_tui.process_rollout import ProcessRollout
     from tau_tui.rollout import Episode, EpisodeOptions, ParticipantSpec, PlaySession, RetryPolicy, RunConfig, Runner
 
 # field -> how the command line names it; forms pass their own labels
@@ -89,7 +90,7 @@ class RequestError(ValueError):
     """A request field that cannot be used; ``str()`` starts with the field's label, ``field`` is its name."""
 
     def __init__(self, field: str, label: str, message: str):
-        flag = label.startswith("-") and message.startswith(("is ", "must ", "needs "))
+        flag = label.startswith("-") and message.startswith(("is ", "must "))
         super().__init__(f"{label}{' ' if flag else ': '}{message}")
         self.field = field
 
@@ -166,7 +167,9 @@ class RunRequest(_Request):
     resume: bool = False  # finish the run already in ``out``
     allow_existing: bool = False  # leave an existing ``out`` to the runner (its error says --resume)
     executor: str = "local"  # where the episodes run: "local" (this process) or "ray" (``rollout_remote``)
-    workers: int | str | None = None  # with "ray": Ray actors (None or empty: the settings', else the cluster's CPUs)
+    workers: int | str | None = (
+        None  # Ray actors, or local worker processes (``rollout_remote``); None or empty: default
+    )
 
     def validate(self) -> None:
         """Raise ``RequestError`` naming the first field that cannot be used."""
@@ -190,12 +193,7 @@ class RunRequest(_Request):
         self.seconds("timeout")
         if self.executor not in EXECUTORS:
             raise self.error("executor", f"{self.executor!r} is not one of {', '.join(EXECUTORS)}")
-        if self.worker_count() is not None and self.executor != "ray":
-            raise self.error(
-                "workers",
-                f"needs {self.label('executor')} ray (a local run is one process; "
-                f"{self.label('concurrency')} sets how many simulations run at once)",
-            )
+        self.worker_count()
 
     def worker_count(self) -> int | None:
         """``workers`` as a number (None: not given)."""
@@ -224,7 +222,7 @@ class RunPlan:
     path: Path
     resume: bool = False
     executor: str = "local"  # where its episodes run (``Workspace.rollout_remote``)
-    workers: int | None = None  # with "ray": Ray actors (None: the settings', else the cluster's CPUs)
+    workers: int | None = None  # Ray actors, or local worker processes (``rollout_remote``); None: the default
 
 
 @dataclass
@@ -401,11 +399,16 @@ class Workspace:
             return RayExecutor(job, workers if workers is not None else self.settings.workers, self)
         return Executor(job, self.replay_workers(workers), self)
 
-    def rollout_remote(self, kind: str = "local", workers: int | None = None) -> RayRollout | None:
-        """The remote episodes of a run (``kind="ray"``: on Ray actors that build their workspace from these
-        settings), or None to run them in this process."""
+    def rollout_remote(self, kind: str = "local", workers: int | None = None) -> RayRollout | ProcessRollout | None:
+        """The remote episodes of a run: on Ray actors that build their workspace from these settings
+        (``kind="ray"``), on ``workers`` local worker processes (``kind="local"`` with more than one), or
+        None to run them in this process."""
         if kind != "ray":
-            return None
+            if workers is None or workers <= 1:
+                return None
+            from tau_tui.process_rollout import ProcessRollout
+
+            return ProcessRollout(self.settings, Workspace, workers)
         self._rebuildable()
         from tau_tui.pool import RayRollout
 
@@ -476,7 +479,10 @@ class Workspace:
         return RunPlan(config, path, resume=request.resume, executor=request.executor, workers=request.worker_count())
 
     def runner(
-        self, plan: RunPlan, listener: Callable[[Any], None] | None = None, remote: RayRollout | None = None
+        self,
+        plan: RunPlan,
+        listener: Callable[[Any], None] | None = None,
+        remote: RayRollout | ProcessRollout | None = None,
     ) -> Runner:
         """A ``Runner`` for ``plan``, with the judge; retries and limits come from the plan's config;
         ``remote``: where its episodes run (``rollout_remote``)."""
@@ -487,6 +493,7 @@ class Workspace:
         episodes (``rollout_remote(plan.executor, plan.workers)``): a bad request fails before a cluster is
         started. ``tau-tui run`` and the TUI's rollouts both start here; the caller closes ``runner.remote``."""
         runner = self.runner(plan, listener)
+        runner.models_here = plan.executor != "ray" and (plan.workers is None or plan.workers <= 1)
         runner.prepare()
         try:
             runner.remote = self.rollout_remote(plan.executor, plan.workers)
@@ -502,7 +509,7 @@ class Workspace:
         *,
         resume: bool = False,
         listener: Callable[[Any], None] | None = None,
-        remote: RayRollout | None = None,
+        remote: RayRollout | ProcessRollout | None = None,
     ) -> Runner:
         """The one place runners are made (runs, the TUI's rollouts, calibrations' trials)."""
         from tau_tui.rollout import Runner

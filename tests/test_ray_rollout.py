@@ -220,9 +220,12 @@ def test_calibrate_on_ray_equals_local(local_ray, tmp_path, capsys, monkeypatch)
     assert normalised(tmp_path / "ray.json")[1] == normalised(tmp_path / "local.json")[1]
 
 
-def test_workers_without_ray_is_one_line(tmp_path, capsys):
-    code, _, err = cli(capsys, "run", *GOLD, "--out", tmp_path / "x.json", "--workers", 2)
-    assert code == 2 and err.count("\n") == 1 and "--workers needs --executor ray" in err
+def test_workers_below_one_is_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli(capsys, "run", *GOLD, "--out", tmp_path / "x.json", "--workers", 0)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].endswith("argument --workers: expected a whole number of at least 1, got '0'")
     assert not (tmp_path / "x.json").exists()
 
 

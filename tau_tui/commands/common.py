@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 if TYPE_CHECKING:
     from tau_tui.pool import Job, RayRollout, UnitExecutor
+    from tau_tui.process_rollout import ProcessRollout
     from tau_tui.workspace import Workspace
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
@@ -219,21 +220,19 @@ def add_rollout_executor_flags(parser: Any) -> None:
         type=_workers,
         default=None,
         metavar="N",
-        help="with --executor ray: Ray actors (default: the cluster's CPUs)",
+        help="with --executor ray: Ray actors (default: the cluster's CPUs); locally: worker processes "
+        "that share the --concurrency episodes (default 1, this process; more use more cores when many "
+        "model calls answer at once)",
     )
 
 
-def rollout_remote(args: argparse.Namespace, workspace: Workspace) -> RayRollout | None:
-    """The ``Runner.remote`` of ``--executor`` (None: local); ``ConfigError`` in one line when it cannot be."""
+def rollout_remote(args: argparse.Namespace, workspace: Workspace) -> RayRollout | ProcessRollout | None:
+    """The ``Runner.remote`` of ``--executor`` and ``--workers`` (None: this process); ``ConfigError`` in one
+    line when it cannot be."""
     from tau_tui.config import ConfigError
     from tau_tui.pool import RayUnavailable
 
     kind = getattr(args, "executor", "local")
-    if kind != "ray" and getattr(args, "workers", None) is not None:
-        raise ConfigError(
-            "--workers needs --executor ray (a local run is one process; --concurrency sets "
-            "how many simulations run at once)"
-        )
     try:
         return workspace.rollout_remote(kind, args.workers)
     except RayUnavailable as exc:

@@ -18,8 +18,8 @@ finish(task, trial, seed)`` returning the simulation as saved (a dict), its
 reward and the node it ran on (``SimulationFinished.node``). A remote worker builds a runner from the same config and calls only
 ``load`` and ``finish_unit``; what comes back is saved here by the one writer,
 with the same lock, resume keys and events (``SimulationMessage`` and
-``LLMRetried`` stay where the episode runs). The remote tells the listener where units go through
-``Runner.announce``: ``WorkersStarted`` (one node per worker, before the first unit), ``SimulationPlaced``
+``LLMRetried`` stay where the episode runs). ``RayRollout`` tells the listener where units go through
+``Runner.emit``: ``WorkersStarted`` (one node per worker, before the first unit), ``SimulationPlaced``
 (a unit sent to a node, after its ``SimulationStarted``) and ``WorkerLost`` (a worker that died; its units
 come back as infrastructure errors, which ``--resume`` runs again).
 
@@ -261,19 +261,16 @@ class Runner:
         self._first_env: Environment | None = None  # built by ``load``, used once by ``prepare``
         self.secrets: set[str] = set()
         self.remote: Any = None  # where the episodes run instead of this process (see the module docstring)
+        self.models_here = True  # False: the episodes will run elsewhere, so ``load`` does not import litellm
         self._prepared = False
         self._loaded = False
         self._lock = ExitStack()
         self._threads: ThreadPoolExecutor | None = None  # scoring and saving, one thread per slot (``run``)
 
-    def _emit(self, event: Any) -> None:
+    def emit(self, event: Any) -> None:
+        """Tell the listener ``event`` (a remote's episodes report theirs through it too)."""
         if self.listener is not None:
             self.listener(event)
-
-    def announce(self, event: Any) -> None:
-        """An event of the remote episodes (``WorkersStarted``, ``SimulationPlaced``, ``WorkerLost``) to the
-        run's listener, on the run's event loop."""
-        self._emit(event)
 
     def snapshot(self) -> RunFile:
         """The results file as saved so far, as a loaded run, without reading it back (after ``prepare``).
@@ -351,7 +348,8 @@ class Runner:
             check_spec(config.user, "user")
         if config.agent.is_human or config.user.is_human:
             raise RunError("human participants play through 'tau-tui play', not 'run'")
-        if any(not (spec.is_scripted or spec.is_human) for spec in (config.agent, config.user)):
+        needs_models = any(not (spec.is_scripted or spec.is_human) for spec in (config.agent, config.user))
+        if needs_models and self.models_here and self.remote is None:
             preload()
         base, self.variant = split_variant(config.domain)
         self.domain = self.registry.get(base)
@@ -471,9 +469,9 @@ class Runner:
             check_credentials(sides, self.judge)  # remote workers have their own environment
         if remote is not None and units:
             await remote.start(self)  # its workers are there and agree with this process before the file is
-            slots = remote.slots  # known once its workers are: each runs up to --concurrency units
+            slots = remote.slots  # known once they are: units at once on all of them
         self.writer.write()
-        self._emit(RunStarted(self.path, total, summary.already_done, len(units)))
+        self.emit(RunStarted(self.path, total, summary.already_done, len(units)))
         semaphore = asyncio.Semaphore(slots)
         lock = asyncio.Lock()
         waiting: list[tuple[int, SimulationRun]] = []  # finished, not saved yet (with their ticket)
@@ -502,7 +500,7 @@ class Runner:
 
         async def one(trial: int, task: Task, seed: int) -> None:
             async with semaphore:
-                self._emit(SimulationStarted(task.id, trial, seed))
+                self.emit(SimulationStarted(task.id, trial, seed))
                 node = None
                 if remote is None:
                     sim, scored = await self.finish_unit(task, trial, seed)
@@ -516,7 +514,7 @@ class Runner:
             else:
                 summary.rewards.append(scored)
             done = summary.already_done + summary.completed
-            self._emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total, node))
+            self.emit(SimulationFinished(task.id, trial, seed, sim, scored, done, total, node))
 
         running = [asyncio.ensure_future(one(*unit)) for unit in units]
         try:
@@ -526,7 +524,7 @@ class Runner:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
-        self._emit(RunFinished(self.path, summary))
+        self.emit(RunFinished(self.path, summary))
         return summary
 
     async def finish_unit(self, task: Task, trial: int, seed: int) -> tuple[SimulationRun, float | None]:
@@ -576,12 +574,12 @@ class Runner:
 
         def on_message(event: Any) -> None:
             if isinstance(event, MessageAdded):
-                self._emit(SimulationMessage(task.id, trial, event.message))
+                self.emit(SimulationMessage(task.id, trial, event.message))
 
         def on_retry(side: str):
             def report(attempt: int, delay: float, exc: BaseException) -> None:
                 text = scrub_text(f"{type(exc).__name__}: {exc}".splitlines()[0], self.secrets)
-                self._emit(LLMRetried(task.id, trial, side, attempt, delay, text))
+                self.emit(LLMRetried(task.id, trial, side, attempt, delay, text))
 
             return report
 

@@ -44,16 +44,16 @@ class TwoNodes:
 
     async def start(self, runner: Any) -> None:
         self.runner = runner
-        runner.announce(WorkersStarted(NODES))
+        runner.emit(WorkersStarted(NODES))
 
     async def finish(self, task: Any, trial: int, seed: int) -> tuple[dict[str, Any], float | None, str]:
         node = NODES[self.sent % 2] if not self.dead else NODES[0]
         self.sent += 1
-        self.runner.announce(SimulationPlaced(task.id, trial, seed, node))
+        self.runner.emit(SimulationPlaced(task.id, trial, seed, node))
         await asyncio.sleep(0.01)
         if node == NODES[1] and self.sent >= 4:
             self.dead = True
-            self.runner.announce(WorkerLost(node, "The actor died unexpectedly"))
+            self.runner.emit(WorkerLost(node, "The actor died unexpectedly"))
             raise RuntimeError("the Ray worker died (The actor died unexpectedly)")
         sim, reward = await self.runner.finish_unit(task, trial, seed)
         return sim_to_dict(sim, self.runner.secrets), reward, node
@@ -92,7 +92,7 @@ async def _rollout_over_two_nodes(app, pilot, out: Path) -> None:
     assert isinstance(form, RolloutScreen)
     await app.workers.wait_for_complete()
     await pilot.pause()
-    assert form.query_one("#r-workers").disabled  # workers only mean something over Ray
+    assert form.query_one("#r-workers").disabled  # in the TUI, workers are Ray actors (a local rollout runs here)
     form.query_one("#r-executor").value = "ray"
     await pilot.pause()
     assert not form.query_one("#r-workers").disabled
@@ -149,7 +149,7 @@ async def test_without_ray_the_form_says_so_and_runs_here(make_app, tmp_path: Pa
         assert form.plan().executor == "local"
 
 
-async def test_the_form_refuses_workers_for_a_local_run(make_app, tmp_path: Path, two_nodes):
+async def test_the_form_refuses_zero_workers(make_app, tmp_path: Path, two_nodes):
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -164,20 +164,15 @@ async def test_the_form_refuses_workers_for_a_local_run(make_app, tmp_path: Path
         assert "workers: at least 1" in str(form.query_one("#r-error").render())
 
 
-def test_workers_belong_to_ray_and_each_front_end_names_the_fields_its_way():
+def test_a_run_request_names_a_bad_executor_or_worker_count_as_its_front_end_does():
     from tau_tui.workspace import FORM_LABELS, RequestError, RunRequest
 
-    form = RunRequest("mock", "scripted/gold", "scripted/user", workers="2", labels=dict(FORM_LABELS))
-    with pytest.raises(RequestError, match=r"^workers: needs run on ray \(a local run is one process; concurrency"):
+    form = RunRequest("mock", "scripted/gold", "scripted/user", executor="ray", workers="0", labels=dict(FORM_LABELS))
+    with pytest.raises(RequestError, match=r"^workers: at least 1"):
         form.validate()
-    cli = RunRequest("mock", "scripted/gold", "scripted/user", workers=2)
-    with pytest.raises(RequestError, match=r"^--workers needs --executor ray \(a local run"):
-        cli.validate()
     with pytest.raises(RequestError, match=r"^--executor: 'dask' is not one of local, ray"):
         RunRequest("mock", "scripted/gold", "scripted/user", executor="dask").validate()
-    RunRequest(
-        "mock", "scripted/gold", "scripted/user", executor="ray", workers=""
-    ).validate()  # empty: the default count
+    RunRequest("mock", "scripted/gold", "scripted/user", executor="ray", workers="").validate()  # empty: default
 
 
 def _many(count: int, dead: int = 0) -> RunTally:

@@ -1,0 +1,192 @@
+"""``run --workers N`` (no Ray): the episodes run in N local worker processes and save what a one-process run
+saves; units in flight reach ``--concurrency``; a worker killed mid-run loses only its units, which
+``--resume`` runs again (each unit saved once); a model without its key is refused before anything is
+written."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from collections import Counter
+
+import pytest
+
+from benchmarks.latency_server import LatencyServer
+from tau_tui.cli import main
+from tests.conftest import CORPUS, corpus_required
+from tests.test_ray_rollout import GOLD, TOTAL, K, _no_local_episodes, normalised
+
+pytestmark = pytest.mark.corpus
+
+
+def cli(capsys, *args) -> tuple[int, str, str]:
+    code = main([*map(str, args), "--tau2-data", str(CORPUS)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _agent(server: LatencyServer) -> list[str]:
+    args = {"api_base": server.base_url, "api_key": "sk-local"}
+    return ["--agent-llm", "openai/latency-server", "--agent-llm-args", json.dumps(args), "--llm-retries", "0"]
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    """The mock grid (10 tasks x 2 trials, gold agent) run in one process."""
+    corpus_required()
+    path = tmp_path_factory.mktemp("local") / "local.json"
+    assert main(["run", *GOLD, "-k", str(K), "--out", str(path), "--quiet", "--tau2-data", str(CORPUS)]) == 0
+    return path
+
+
+def test_run_on_worker_processes_saves_what_one_process_saves(local_run, tmp_path, capsys, monkeypatch):
+    _no_local_episodes(monkeypatch)  # the workers are forked from a server that never saw this patch
+    out = tmp_path / "workers.json"
+    code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--workers", 2, "--quiet")
+    assert code == 0, stderr
+    assert stdout.strip() == (
+        f"{out}: {TOTAL}/{TOTAL} simulations ({TOTAL} this run); average reward 0.800; terminations: user_stop {TOTAL}"
+    )
+    assert normalised(out) == normalised(local_run)
+
+
+def test_units_in_flight_reach_the_concurrency_over_the_workers(tmp_path, capsys):
+    corpus_required()
+    out = tmp_path / "run.json"
+    with LatencyServer(delay=0.4) as server:
+        argv = ["run", "--domain", "mock", *_agent(server), "--user-llm", "scripted/user", "-k", K]
+        code, _, stderr = cli(capsys, *argv, "--concurrency", 8, "--workers", 2, "--out", out, "--quiet")
+        assert code == 0, stderr
+        assert server.peak == 8  # not one unit per worker: the runner's limit counts the workers' slots
+    sims = json.loads(out.read_text())["simulations"]
+    assert len(sims) == TOTAL and {s["termination_reason"] for s in sims} == {"user_stop"}
+
+
+def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(tmp_path, capsys):
+    from tau_tui.config import Settings
+    from tau_tui.process_rollout import ProcessRollout
+    from tau_tui.rollout import SimulationFinished
+    from tau_tui.workspace import RunRequest, Workspace
+
+    corpus_required()
+    out = tmp_path / "run.json"
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    with LatencyServer(delay=0.5) as server:
+        agent_args = {"api_base": server.base_url, "api_key": "sk-local"}
+        request = RunRequest(
+            "mock",
+            "openai/latency-server",
+            "scripted/user",
+            agent_args=agent_args,
+            num_trials=K,
+            concurrency=4,
+            out=out,
+            llm_retries=0,
+        )
+        plan = workspace.run_plan(request)
+        remote = ProcessRollout(workspace.settings, Workspace, 2)
+        killed: list[int] = []
+
+        def kill_one(event) -> None:
+            if isinstance(event, SimulationFinished) and not killed:
+                victim = remote._workers[0].process
+                killed.append(victim.pid)
+                os.kill(victim.pid, signal.SIGKILL)
+
+        runner = workspace.runner(plan, kill_one, remote)
+        with remote:
+            summary = asyncio.run(runner.run())
+        sims = json.loads(out.read_text())["simulations"]
+        lost = [s for s in sims if s["termination_reason"] == "infrastructure_error"]
+        assert killed and len(sims) == TOTAL == summary.completed
+        assert 1 <= len(lost) <= 2  # at most the units the killed worker had (4 at once over 2 workers)
+        assert all("the worker process died" in s["info"]["error"] for s in lost)
+        assert len({(s["trial"], s["task_id"]) for s in sims}) == TOTAL
+
+        argv = ["run", "--domain", "mock", *_agent(server), "--user-llm", "scripted/user", "-k", K, "--resume"]
+        code, stdout, stderr = cli(capsys, *argv, "--workers", 2, "--concurrency", 4, "--out", out, "--quiet")
+        assert code == 0, stderr
+        assert f"{TOTAL}/{TOTAL} simulations ({len(lost)} this run)" in stdout
+    after = json.loads(out.read_text())["simulations"]
+    keys = Counter((s["trial"], s["task_id"], s["seed"]) for s in after)
+    assert len(keys) == TOTAL and set(keys.values()) == {1}
+    assert {s["termination_reason"] for s in after} == {"user_stop"}
+
+
+def test_a_model_without_its_key_is_refused_by_the_workers_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    corpus_required()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "run.json"
+    argv = ["run", "--domain", "mock", "--agent-llm", "openai/gpt-4.1", "--user-llm", "scripted/user", "-k", 1]
+    code, _, stderr = cli(capsys, *argv, "--workers", 2, "--out", out, "--quiet")
+    assert code == 2
+    assert stderr.strip().splitlines() == [
+        "tau-tui: OPENAI_API_KEY is not set (the agent model openai/gpt-4.1 needs it)"
+    ]
+    assert not out.exists()
+
+
+def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_path):
+    from tau_tui.config import Settings
+    from tau_tui.process_rollout import ProcessRollout
+    from tau_tui.rollout import (
+        ParticipantSpec,
+        RunConfig,
+        RunFinished,
+        Runner,
+        RunStarted,
+        SimulationFinished,
+        SimulationMessage,
+        SimulationStarted,
+    )
+    from tau_tui.workspace import Workspace
+
+    corpus_required()
+    workspace = Workspace(Settings(tau2_data=CORPUS))
+    config = RunConfig(
+        "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1, concurrency=4
+    )
+
+    def events_of(remote) -> list:
+        events: list = []
+        runner = Runner(config, tmp_path / f"{remote is not None}.json", workspace.registry, listener=events.append)
+        runner.remote = remote
+        asyncio.run(runner.run())
+        return events
+
+    alone = events_of(None)
+    with ProcessRollout(workspace.settings, Workspace, 2) as remote:
+        spread = events_of(remote)
+    kinds = Counter(type(e) for e in spread)
+    assert kinds == Counter(type(e) for e in alone)
+    assert kinds[RunStarted] == kinds[RunFinished] == 1 and kinds[SimulationStarted] == kinds[SimulationFinished] == 10
+    assert kinds[SimulationMessage] > 20
+
+    def messages(events) -> Counter:
+        return Counter((e.task_id, e.trial, e.message.role) for e in events if isinstance(e, SimulationMessage))
+
+    assert messages(spread) == messages(alone)
+    finished = [e for e in spread if isinstance(e, SimulationFinished)]
+    assert [e.completed for e in finished] == list(range(1, 11)) and {e.node for e in finished} == {None}
+
+
+def test_a_worker_that_dies_while_loading_is_one_line(tmp_path, capsys, monkeypatch):
+    """A worker gone before it answered (here: its process exits at once) stops the run in one line, with
+    nothing written."""
+    import tau_tui.process_rollout as process_rollout
+
+    corpus_required()
+    monkeypatch.setattr(process_rollout, "_serve", _exit_at_once)
+    monkeypatch.setattr(process_rollout, "_context", lambda runner: __import__("multiprocessing").get_context("spawn"))
+    out = tmp_path / "run.json"
+    code, _, stderr = cli(capsys, "run", *GOLD, "-k", 1, "--workers", 2, "--out", out, "--quiet")
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tau-tui: a worker process did not start: the worker process")
+    assert not out.exists()
+
+
+def _exit_at_once(conn, settings, factory, config) -> None:
+    os._exit(3)
