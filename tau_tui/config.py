@@ -19,6 +19,7 @@ variable itself. The file is ``$TAU_TUI_CONFIG`` if set, else ``$XDG_CONFIG_HOME
 | ``recording_domain`` | ``--domain`` (``replay``, ``eval``, ``show``, the TUI, ``serve``) | ``TAU_TUI_DOMAIN`` |
 | ``ship_data`` | ``--ship-data`` / ``--no-ship-data`` (with ``--executor ray``) | |
 | ``notes_dir`` | | ``$XDG_DATA_HOME/tau-tui/notes`` |
+| ``ray_address`` | | ``RAY_ADDRESS`` (the cluster ``--executor ray`` joins; unset: a local instance) |
 
 ``keymap`` remaps keys by binding id (``[keymap]`` table, binding id → comma-separated keys); the TUI
 checks the ids when it starts. ``sources`` says where each value that is not a default came from (messages
@@ -51,6 +52,7 @@ ENVIRONMENT = {
     "stream_bytes": "TAU_TUI_STREAM_BYTES",
     "pager": "PAGER",
     "recording_domain": "TAU_TUI_DOMAIN",
+    "ray_address": "RAY_ADDRESS",
 }
 DOMAINS_ENV = "TAU_TUI_DOMAINS"
 EDITOR_ENV = ("VISUAL", "EDITOR")
@@ -93,6 +95,7 @@ class Settings(BaseModel):
     upstream_fixes: bool = False  # replay with the upstream fixes of tau2 1.0.1's tools (--upstream-fixes)
     recording_domain: str | None = None  # the domain of recordings that name none (--domain)
     ship_data: bool = False  # Ray actors read the domain data this process sends them, not their own (--ship-data)
+    ray_address: str | None = None  # the Ray cluster --executor ray joins (None: a local instance)
 
     @field_validator("keymap")
     @classmethod

@@ -36,8 +36,10 @@ simulation comes back as the dict the writer saves, and the one writer here save
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
+import sys
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -427,20 +429,58 @@ class RayUnavailable(RuntimeError):
     """``--executor ray`` without the optional extra (or without a cluster to reach); one line."""
 
 
-def connect_ray() -> tuple[Any, bool]:
-    """The ``ray`` module, connected (Ray's conventions: ``RAY_ADDRESS``, else a local instance), and whether
-    this call started the connection (then its owner shuts it down)."""
+RAY_MISSING = "needs the optional extra 'ray' (pip install 'tau-tui[ray]')"
+
+
+def ray_missing() -> str | None:
+    """Why Ray cannot be used here (the extra is not installed), or None; looks without importing it."""
+    import importlib.util
+
+    return None if importlib.util.find_spec("ray") is not None else f"Ray {RAY_MISSING}"
+
+
+def connect_ray(address: str | None = None) -> tuple[Any, bool]:
+    """The ``ray`` module, connected to ``address`` (``Settings.ray_address``, from ``RAY_ADDRESS``; None: a local
+    instance), and whether this call started the connection (then its owner shuts it down)."""
     try:
         import ray
     except ImportError:
-        raise RayUnavailable("--executor ray needs the optional extra 'ray' (pip install 'tau-tui[ray]')") from None
+        raise RayUnavailable(f"--executor ray {RAY_MISSING}") from None
     owns = not ray.is_initialized()
     if owns:
         try:
-            ray.init(logging_level="ERROR", log_to_driver=False)  # RAY_ADDRESS names an existing cluster
+            with _std_streams_with_descriptors():
+                ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         except Exception as exc:  # noqa: BLE001 - a cluster that cannot be reached is one line
             raise RayUnavailable(f"Ray could not start or connect: {type(exc).__name__}: {exc}") from None
     return ray, owns
+
+
+_DEVNULL: list[Any] = []  # the stand-in stream, opened once and never closed (faulthandler keeps its descriptor)
+
+
+@contextlib.contextmanager
+def _std_streams_with_descriptors() -> Iterator[None]:
+    """``sys.stdout``/``sys.stderr`` with real file descriptors while Ray connects: ``ray.init`` enables
+    ``faulthandler`` on them, which refuses a stream without one (the TUI's, which captures prints)."""
+
+    def usable(stream: Any) -> bool:
+        try:
+            return int(stream.fileno()) >= 0
+        except (AttributeError, OSError, ValueError):
+            return False
+
+    if usable(sys.stdout) and usable(sys.stderr):
+        yield
+        return
+    if not _DEVNULL:
+        _DEVNULL.append(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - kept for the process's life
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = _DEVNULL[0]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def actor_count(ray: Any, workers: int | None) -> int:
@@ -603,7 +643,7 @@ class RayExecutor:
     IN_FLIGHT = 4  # chunks queued per actor
 
     def __init__(self, job: Job, workers: int | None = None, workspace: WorkerWorkspace | None = None):
-        self._ray, self._owns = connect_ray()
+        self._ray, self._owns = connect_ray(job.settings.ray_address if job.settings is not None else None)
         self.job = job
         self.workspace = workspace
         override = None
@@ -802,7 +842,7 @@ class RayRollout:
     """
 
     def __init__(self, settings: Settings, factory: WorkspaceFactory, workers: int | None = None):
-        self._ray, self._owns = connect_ray()
+        self._ray, self._owns = connect_ray(settings.ray_address)
         self._actors: list[Any] = []
         try:
             self.workers = actor_count(self._ray, workers)
@@ -814,6 +854,8 @@ class RayRollout:
         self.slots = self.workers
         self._busy: list[int] = []
         self._dead: set[int] = set()  # actors that died: no more units go to them
+        self._nodes: list[str] = []  # the node of each actor (``ready``)
+        self._runner: Runner | None = None  # told where units go (``Runner.emit``)
 
     async def start(self, runner: Runner) -> None:
         from tau_tui.rollout import RunError
@@ -842,6 +884,11 @@ class RayRollout:
                     f"(its {' and '.join(parts)} {'differ' if len(parts) > 1 else 'differs'} from this "
                     f"machine's); install the same domain data on every node"
                 )
+        from tau_tui.rollout import WorkersStarted
+
+        self._nodes = [str(node) for node, _, _ in answers]
+        self._runner = runner
+        runner.emit(WorkersStarted(tuple(self._nodes)))
 
     def _parcel(self, runner: Runner) -> Parcel:
         """The run's domain data, packed as ``runner`` reads it and put in the object store (``RunError``: one line
@@ -867,24 +914,35 @@ class RayRollout:
         live = [i for i in range(len(self._actors)) if i not in self._dead]
         if not live:
             raise RuntimeError("every Ray worker died")
+        from tau_tui.rollout import SimulationPlaced, WorkerLost
+
         index = min(live, key=self._busy.__getitem__)
         self._busy[index] += 1
         ref = self._actors[index].finish.remote(trial, task.id, seed)
+        node = self._nodes[index] if index < len(self._nodes) else "?"
+        self._announce(SimulationPlaced(task.id, trial, seed, node))
         try:
             answer = await asyncio.wrap_future(ref.future())
         except asyncio.CancelledError:
             self._ray.cancel(ref)
             raise
         except RayActorError as exc:  # Ray's text runs over many lines: the saved placeholder gets one
-            self._dead.add(index)
             first = _first_line(str(exc))
-            raise RuntimeError(f"the Ray worker died ({first})" if first else "the Ray worker died") from None
+            error = f"the Ray worker died ({first})" if first else "the Ray worker died"
+            if index not in self._dead:  # told once, by the first of its units to come back
+                self._dead.add(index)
+                self._announce(WorkerLost(node, first))
+            raise RuntimeError(error) from None
         except RayTaskError as exc:  # its text holds the actor's traceback: the cause, in one line
             cause = getattr(exc, "cause", None) or exc
             raise RuntimeError(f"on the Ray worker: {type(cause).__name__}: {_first_line(str(cause))}") from None
         finally:
             self._busy[index] -= 1
         return answer["simulation"], answer["reward"], answer["node"]
+
+    def _announce(self, event: Any) -> None:
+        if self._runner is not None:
+            self._runner.emit(event)
 
     def close(self) -> None:
         for actor in self._actors:

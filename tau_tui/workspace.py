@@ -51,6 +51,8 @@ CLI_LABELS = {
     "max_errors": "--max-errors",
     "timeout": "--timeout",
     "llm_retries": "--llm-retries",
+    "executor": "--executor",
+    "workers": "--workers",
     "out": "--out",
     "task": "--task",
     "other": "--llm",
@@ -59,6 +61,7 @@ CLI_LABELS = {
     "after": "--after",
     "sim": "--sim",
 }
+EXECUTORS = ("local", "ray")  # where a rollout's episodes run
 FORM_LABELS = {
     "domain": "domain",
     "agent": "agent model",
@@ -71,6 +74,8 @@ FORM_LABELS = {
     "max_errors": "max errors",
     "timeout": "timeout (s)",
     "llm_retries": "retries",
+    "executor": "run on",
+    "workers": "workers",
     "out": "output file",
     "task": "task",
     "other": "other side",
@@ -161,6 +166,10 @@ class RunRequest(_Request):
     kind: str = "run"  # "run" or "calibrate": which default output name
     resume: bool = False  # finish the run already in ``out``
     allow_existing: bool = False  # leave an existing ``out`` to the runner (its error says --resume)
+    executor: str = "local"  # where the episodes run: "local" (this process) or "ray" (``rollout_remote``)
+    workers: int | str | None = (
+        None  # Ray actors, or local worker processes (``rollout_remote``); None or empty: default
+    )
 
     def validate(self) -> None:
         """Raise ``RequestError`` naming the first field that cannot be used."""
@@ -182,6 +191,15 @@ class RunRequest(_Request):
         self.whole("max_steps")
         self.whole("max_errors")
         self.seconds("timeout")
+        if self.executor not in EXECUTORS:
+            raise self.error("executor", f"{self.executor!r} is not one of {', '.join(EXECUTORS)}")
+        self.worker_count()
+
+    def worker_count(self) -> int | None:
+        """``workers`` as a number (None: not given)."""
+        if self.workers is None or (isinstance(self.workers, str) and not self.workers.strip()):
+            return None
+        return self.whole("workers")
 
     def seconds(self, name: str) -> float | None:
         value = getattr(self, name)
@@ -203,6 +221,8 @@ class RunPlan:
     config: RunConfig
     path: Path
     resume: bool = False
+    executor: str = "local"  # where its episodes run (``Workspace.rollout_remote``)
+    workers: int | None = None  # Ray actors, or local worker processes (``rollout_remote``); None: the default
 
 
 @dataclass
@@ -463,7 +483,7 @@ class Workspace:
             path = self.new_output_path("run", config.domain, config.agent.model, config.user.model)
         if path.exists() and not (request.allow_existing or request.resume):
             raise request.error("out", f"{path} already exists (tau-tui run --resume finishes a run)")
-        return RunPlan(config, path, resume=request.resume)
+        return RunPlan(config, path, resume=request.resume, executor=request.executor, workers=request.worker_count())
 
     def runner(
         self,
@@ -475,20 +495,15 @@ class Workspace:
         ``remote``: where its episodes run (``rollout_remote``)."""
         return self.new_runner(plan.config, plan.path, resume=plan.resume, listener=listener, remote=remote)
 
-    def prepared_runner(
-        self,
-        plan: RunPlan,
-        listener: Callable[[Any], None] | None = None,
-        kind: str = "local",
-        workers: int | None = None,
-    ) -> Runner:
+    def prepared_runner(self, plan: RunPlan, listener: Callable[[Any], None] | None = None) -> Runner:
         """``runner(plan)``, prepared (the domain and tasks loaded, the file checked), then given its remote
-        episodes (``rollout_remote(kind, workers)``): a bad request fails before a cluster is started."""
+        episodes (``rollout_remote(plan.executor, plan.workers)``): a bad request fails before a cluster is
+        started. ``tau-tui run`` and the TUI's rollouts both start here; the caller closes ``runner.remote``."""
         runner = self.runner(plan, listener)
-        runner.models_here = kind != "ray" and (workers is None or workers <= 1)
+        runner.models_here = plan.executor != "ray" and (plan.workers is None or plan.workers <= 1)
         runner.prepare()
         try:
-            runner.remote = self.rollout_remote(kind, workers)
+            runner.remote = self.rollout_remote(plan.executor, plan.workers)
         except BaseException:
             runner.close()
             raise

@@ -221,3 +221,23 @@ def test_a_data_folder_in_or_above_the_paths_is_found(tmp_path, tau2_data):
     assert data_root_near([run]) == checkout / "data"
     assert data_root_near([checkout]) == checkout / "data"
     assert data_root_near([tmp_path / "elsewhere.json"]) is None
+
+
+def test_ray_address_comes_from_the_environment_and_reaches_ray_init(clean_env, monkeypatch):
+    """``RAY_ADDRESS`` is read with the other settings; ``connect_ray`` hands it to ``ray.init`` (Ray itself is
+    not asked to read the variable)."""
+    import sys
+    import types
+
+    from tau_tui.config import resolve
+    from tau_tui.pool import connect_ray
+
+    clean_env.write_text('ray_address = "ray://file:10001"\n')
+    assert resolve(None, {"TAU_TUI_CONFIG": str(clean_env)}).ray_address == "ray://file:10001"
+    settings = resolve(None, {"TAU_TUI_CONFIG": str(clean_env), "RAY_ADDRESS": "127.0.0.1:6379"})
+    assert settings.ray_address == "127.0.0.1:6379" and settings.origin("ray_address") == "RAY_ADDRESS"
+    calls: list[dict] = []
+    fake = types.SimpleNamespace(is_initialized=lambda: False, init=lambda **kwargs: calls.append(kwargs))
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    assert connect_ray(settings.ray_address) == (fake, True)
+    assert calls[0]["address"] == "127.0.0.1:6379"

@@ -163,8 +163,8 @@ def test_a_rollout_that_loses_a_node_mid_run_is_finished_by_resume(cluster, tmp_
         argv += ["--agent-llm-args", agent_args, "--user-llm", "scripted/user", "--llm-retries", "0"]
         argv += ["--concurrency", str(PER_ACTOR), "--executor", "ray", "--quiet", "--out", str(out)]
         env = cluster.env(TAU2_DATA_DIR=os.path.relpath(CORPUS, ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
-        first = subprocess.Popen(
-            [sys.executable, "-m", "tau_tui", *argv, "--workers", "2"],
+        first = subprocess.Popen(  # with the progress display (no --quiet): what it says of the dead node
+            [sys.executable, "-m", "tau_tui", *[a for a in argv if a != "--quiet"], "--workers", "2"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -183,6 +183,10 @@ def test_a_rollout_that_loses_a_node_mid_run_is_finished_by_resume(cluster, tmp_
         lost = [s for s in saved if s["termination_reason"] == "infrastructure_error"]
         assert len(saved) == 10 * TRIALS and 0 < len(lost) < len(saved)
         assert all("Ray worker died" in s["info"]["error"] for s in lost)
+        # the progress display (drawn once at the end, stderr being no terminal) marks the dead node
+        assert re.search(r"the Ray worker on \S+/[0-9a-f]{8} died", stderr), stderr
+        assert re.search(rf"on \S+/[0-9a-f]{{8}}: died · \d+ done · {len(lost)} lost\n", stderr), stderr
+        assert re.search(r"on \S+/[0-9a-f]{8}: \d+ done\n", stderr), stderr  # the node that lived
         calls_before = server.requests
 
         shown = [a for a in argv if a != "--quiet"]  # with the progress display: which node ran what

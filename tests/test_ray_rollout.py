@@ -63,8 +63,11 @@ def test_ray_events_are_whole_simulations_in_order(local_ray, tmp_path):
         RunStarted,
         SimulationFinished,
         SimulationMessage,
+        SimulationPlaced,
         SimulationStarted,
+        WorkersStarted,
     )
+    from tau_tui.rollout.progress import RunTally
     from tau_tui.workspace import Workspace
 
     workspace = Workspace(Settings(tau2_data=CORPUS))
@@ -78,7 +81,24 @@ def test_ray_events_are_whole_simulations_in_order(local_ray, tmp_path):
         summary = asyncio.run(runner.run())
         assert remote.slots == 4  # 2 actors x --concurrency 2: never more units in flight
     kinds = Counter(type(e) for e in events)
-    assert kinds == {RunStarted: 1, SimulationStarted: 10, SimulationFinished: 10, RunFinished: 1}
+    assert kinds == {
+        WorkersStarted: 1,
+        RunStarted: 1,
+        SimulationStarted: 10,
+        SimulationPlaced: 10,
+        SimulationFinished: 10,
+        RunFinished: 1,
+    }
+    assert isinstance(events[0], WorkersStarted) and len(events[0].nodes) == 2  # one node per actor, first
+    for placed in (e for e in events if isinstance(e, SimulationPlaced)):  # after its start, before its finish
+        key = (placed.trial, placed.task_id)
+        order = [type(e) for e in events if getattr(e, "task_id", None) == key[1] and getattr(e, "trial", None) == 0]
+        assert order == [SimulationStarted, SimulationPlaced, SimulationFinished]
+        assert placed.node in events[0].nodes
+    tally = RunTally()
+    for event in events:
+        tally.apply(event)
+    assert sum(node.done for node in tally.nodes.values()) == 10 and not any(n.running for n in tally.nodes.values())
     assert SimulationMessage not in kinds  # per-message events stay on the actors
     assert [e.completed for e in events if isinstance(e, SimulationFinished)] == list(range(1, 11))
     assert summary.completed == 10 and len(summary.rewards) == 10
@@ -200,6 +220,7 @@ def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_r
     from tau_tui.config import Settings
     from tau_tui.pool import RayRollout
     from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
+    from tau_tui.rollout.progress import RunTally
     from tau_tui.workspace import Workspace
 
     out = tmp_path / "ray.json"
@@ -215,10 +236,15 @@ def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_r
             ray.kill(remote._actors[0])  # it gets the first unit (all are idle), then nothing more
 
         remote.start = start_then_kill_one
-        runner = Runner(config, out, workspace.registry)
+        tally = RunTally()
+        runner = Runner(config, out, workspace.registry, listener=tally.apply)
         runner.remote = remote
         summary = asyncio.run(runner.run())
     assert summary.terminations == {"infrastructure_error": 1, "user_stop": TOTAL - 1}
+    # the node of the dead actor is told (one lost unit); both actors share this machine's one node
+    ((name, node),) = tally.nodes.items()
+    assert (node.workers, node.workers_lost, node.lost, node.done, node.running) == (2, 1, 1, TOTAL - 1, 0)
+    assert not node.dead  # its other worker ran the rest
     lost = [s for s in json.loads(out.read_text())["simulations"] if s["termination_reason"] == "infrastructure_error"]
     error = lost[0]["info"]["error"]
     assert error.startswith("RuntimeError: the Ray worker died (The actor died") and "\n" not in error

@@ -160,7 +160,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                 from tau_tui.rollout.console import RunProgress
 
                 progress = RunProgress()  # drawn once the run is ready: a refused request prints only its line
-            runner = ws.prepared_runner(ws.run_plan(run_request(args)), progress, args.executor, args.workers)
+            runner = ws.prepared_runner(ws.run_plan(run_request(args)), progress)
             if runner.remote is not None:
                 stack.callback(runner.remote.close)
             if progress is not None:
@@ -205,6 +205,8 @@ def run_request(args: argparse.Namespace, **fields: Any):
         out=args.out,
         resume=getattr(args, "resume", False),
         allow_existing=True,
+        executor=getattr(args, "executor", "local"),
+        workers=getattr(args, "workers", None),
     )
     values.update(fields)
     return RunRequest(**values)

@@ -13,8 +13,8 @@ from typing import Any, Callable, TextIO
 from tau_tui import formats
 from tau_tui.model.messages import Message, ParticipantMessage, ToolMessage
 from tau_tui.rollout.orchestrator import EpisodeEnded, MessageAdded
-from tau_tui.rollout.progress import RunTally, retry_text
-from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, SimulationFinished
+from tau_tui.rollout.progress import RunTally, lost_text, node_parts, retry_text
+from tau_tui.rollout.runner import LLMRetried, RunFinished, RunStarted, SimulationFinished, WorkerLost
 from tau_tui.rollout.session import PlaySession
 from tau_tui.textsafe import clip, one_line, visible
 
@@ -30,16 +30,47 @@ def _clip(text: str, limit: int = 300) -> str:
     return clip(" ".join(text.split()), limit)
 
 
+NODE_STYLES = {"done": "", "running": "cyan", "dead": "bold red", "lost": "yellow"}  # ``node_parts`` kinds
+NODE_LINES = 6  # nodes listed under the bar; the rest are summed on one line
+
+
+def node_lines(tally: RunTally, limit: int = NODE_LINES) -> list[str]:
+    """Rich markup lines of the per-node counts under the progress bar (over Ray): the first ``limit`` nodes
+    of ``ranked_nodes`` and one line for the rest."""
+    ranked = tally.ranked_nodes()
+    lines = []
+    for name, node in ranked[:limit]:
+        parts = [f"[{NODE_STYLES[kind]}]{text}[/]" if NODE_STYLES[kind] else text for text, kind in node_parts(node)]
+        lines.append(f"  on {_plain(name)}: " + " · ".join(parts))
+    rest = ranked[limit:]
+    if rest:
+        done = sum(node.done for _, node in rest)
+        running = sum(node.running for _, node in rest)
+        lines.append(f"  +{len(rest)} more nodes: {done} done · {running} running")
+    return lines
+
+
 class RunProgress:
-    """Draws runner events (folded by ``RunTally``): a progress bar with the average reward, one line per
-    finished simulation."""
+    """Draws runner events (folded by ``RunTally``): a progress bar with the average reward and, over Ray, the
+    counts of each node under it; one line per finished simulation."""
 
     def __init__(self, stream: TextIO | None = None, per_simulation: bool = True):
-        from rich.console import Console
+        from rich.console import Console, RenderableType
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.text import Text
+
+        tally = RunTally()
+
+        class WithNodes(Progress):
+            """The bar, then a line per node (redrawn with it)."""
+
+            def get_renderables(self) -> Any:
+                yield from super().get_renderables()
+                lines: list[RenderableType] = [Text.from_markup(line) for line in node_lines(tally)]
+                yield from lines
 
         self.console = Console(file=stream or sys.stderr, highlight=False, soft_wrap=True)
-        self.progress = Progress(
+        self.progress = WithNodes(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -50,7 +81,7 @@ class RunProgress:
         )
         self.per_simulation = per_simulation
         self.bar: Any = None
-        self.tally = RunTally()
+        self.tally = tally
 
     def __enter__(self) -> RunProgress:
         self.progress.start()
@@ -74,6 +105,8 @@ class RunProgress:
                 self.console.print(f"resuming {_plain(event.path)}: {event.already_done} done, {event.pending} to run")
         elif isinstance(event, LLMRetried):
             self.console.print(f"[yellow]{_plain(retry_text(event))}[/yellow]")
+        elif isinstance(event, WorkerLost):
+            self.console.print(f"[red]{_plain(lost_text(event))}[/red]")
         elif isinstance(event, SimulationFinished):
             if self.per_simulation:
                 sim = event.simulation

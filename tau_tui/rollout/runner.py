@@ -18,7 +18,10 @@ finish(task, trial, seed)`` returning the simulation as saved (a dict), its
 reward and the node it ran on (``SimulationFinished.node``). A remote worker builds a runner from the same config and calls only
 ``load`` and ``finish_unit``; what comes back is saved here by the one writer,
 with the same lock, resume keys and events (``SimulationMessage`` and
-``LLMRetried`` stay where the episode runs).
+``LLMRetried`` stay where the episode runs). ``RayRollout`` tells the listener where units go through
+``Runner.emit``: ``WorkersStarted`` (one node per worker, before the first unit), ``SimulationPlaced``
+(a unit sent to a node, after its ``SimulationStarted``) and ``WorkerLost`` (a worker that died; its units
+come back as infrastructure errors, which ``--resume`` runs again).
 
 Progress is reported as events (``RunStarted``, ``SimulationStarted``,
 ``SimulationMessage``, ``LLMRetried``, ``SimulationFinished``,
@@ -146,6 +149,31 @@ class SimulationFinished:
     completed: int
     total: int
     node: str | None = None  # where it ran, over Ray (host/node id); None in this process
+
+
+@dataclass(frozen=True)
+class WorkersStarted:
+    """The remote workers are up (over Ray): the node of each, one entry per worker."""
+
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SimulationPlaced:
+    """A unit was sent to a remote worker on ``node`` (over Ray; its ``SimulationStarted`` came first)."""
+
+    task_id: str
+    trial: int
+    seed: int
+    node: str
+
+
+@dataclass(frozen=True)
+class WorkerLost:
+    """A remote worker on ``node`` died: the units it had come back as infrastructure errors, it gets no more."""
+
+    node: str
+    error: str
 
 
 @dataclass(frozen=True)

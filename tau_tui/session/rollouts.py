@@ -3,7 +3,9 @@
 ``RolloutController`` holds the one "already running" check, the progress (``RolloutProgress``, folded by
 ``RunTally.apply`` as ``tau-tui run``'s is) and the runner, whose ``snapshot()`` is the results file as
 saved so far. ``run`` is a coroutine for the front end's event loop (litellm calls are async); ``fold``
-says what each event means for the front end.
+says what each event means for the front end. The runner comes from ``Workspace.prepared_runner``, as
+``tau-tui run``'s: a plan with ``executor="ray"`` runs its episodes on Ray actors (``rollout_remote``, with
+the session's settings: ``ray_address``), and the progress counts each node.
 """
 
 from __future__ import annotations
@@ -65,27 +67,44 @@ class RolloutController:
         return self.progress
 
     async def run(self, plan: RunPlan, listener: Callable[[Any], None]) -> str | None:
-        """Prepare in a thread (domain loading), then run on this event loop; the one-line error, or None."""
+        """Prepare in a thread (domain loading; over Ray, joining the cluster), then run on this event loop; the
+        one-line error, or None. Ray's workers are let go (in a thread) however the run ends."""
+        from tau_tui.config import ConfigError
         from tau_tui.domains import DomainError
         from tau_tui.model.io import error_text
+        from tau_tui.pool import RayUnavailable
         from tau_tui.rollout import ParticipantSpecError, RunError
 
-        runner = self.workspace.runner(plan, listener=listener)  # with the judge, as tau-tui run
+        runner: Runner | None = None
         try:
-            await asyncio.to_thread(runner.prepare)
+            runner = await self._prepared(plan, listener)
             self._runner = runner
             await runner.run()
-        except (DomainError, RunError, ParticipantSpecError, ValueError, KeyError) as exc:
+        except (DomainError, RunError, ParticipantSpecError, RayUnavailable, ConfigError, ValueError, KeyError) as exc:
             return error_text(exc)
         except Exception as exc:  # noqa: BLE001 - shown on the runs screen, never a crash
             return f"{type(exc).__name__}: {exc}"
+        finally:
+            remote = runner.remote if runner is not None else None
+            if remote is not None:
+                await asyncio.shield(asyncio.to_thread(remote.close))
         return None
+
+    async def _prepared(self, plan: RunPlan, listener: Callable[[Any], None]) -> Runner:
+        """``prepared_runner`` (with the judge and the remote episodes, as tau-tui run) in a thread; stopped
+        meanwhile, what the thread still makes is let go when it ends (the file's lock, Ray's workers)."""
+        preparing = asyncio.ensure_future(asyncio.to_thread(self.workspace.prepared_runner, plan, listener))
+        try:
+            return await asyncio.shield(preparing)
+        except asyncio.CancelledError:
+            preparing.add_done_callback(_let_go)
+            raise
 
     def fold(self, event: Any) -> RolloutUpdate:
         """One runner event folded into the progress (events after a stop change nothing)."""
         from tau_tui import formats
-        from tau_tui.rollout import LLMRetried, RunFinished, SimulationFinished
-        from tau_tui.rollout.progress import retry_text
+        from tau_tui.rollout import LLMRetried, RunFinished, SimulationFinished, WorkerLost
+        from tau_tui.rollout.progress import lost_text, retry_text
 
         progress = self.progress
         if progress is None or progress.stopped:
@@ -93,6 +112,8 @@ class RolloutController:
         progress.apply(event)  # the one fold of runner events (rollout/progress.py), as tau-tui run's
         if isinstance(event, LLMRetried):
             return RolloutUpdate(True, retry_text(event), warning=True)
+        if isinstance(event, WorkerLost):
+            return RolloutUpdate(True, lost_text(event), warning=True)
         if isinstance(event, SimulationFinished) and self._runner is not None:
             run = self._runner.snapshot()
             first = not progress.shown
@@ -112,10 +133,20 @@ class RolloutController:
         if progress is None or not progress.active:
             return "no rollout is running"
         progress.stopped = True
-        progress.running = 0
+        progress.halt()
         return f"rollout stopped: {progress.done} simulation(s) saved in {progress.path}"
 
     def failed(self, error: str) -> None:
         if self.progress is not None:
             self.progress.error = error
-            self.progress.running = 0
+            self.progress.halt()
+
+
+def _let_go(preparing: asyncio.Future[Runner]) -> None:
+    """A runner prepared for a rollout that was stopped meanwhile: its file and its workers are released."""
+    if preparing.cancelled() or preparing.exception() is not None:
+        return
+    runner = preparing.result()
+    if runner.remote is not None:
+        runner.remote.close()
+    runner.close()

@@ -3,10 +3,13 @@
 Modal. Domains come from the registry; the task list loads in a thread
 worker when a domain is picked and filters as you type (space selects;
 selecting none runs every task). Models are any litellm model string or a
-scripted participant (``scripted/gold``, ``scripted/user``). Dismisses with
-its ``RunPlan``; the app runs it. The calibrate screen uses the same
-form for its trials (``calibrate=True``: the domain is fixed, k defaults to
-4, and re-running rows fixes the tasks too).
+scripted participant (``scripted/gold``, ``scripted/user``). "run on" picks
+where the episodes run: here, or on Ray actors (``workers`` of them) through
+the same ``Workspace.rollout_remote`` as ``tau-tui run --executor ray``; without
+the ``ray`` extra the choice says so. Dismisses with its ``RunPlan``; the app
+runs it. The calibrate screen uses the same form for its trials
+(``calibrate=True``: the domain is fixed, k defaults to 4, re-running rows
+fixes the tasks too, and the trials run here).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList
 
+from tau_tui.pool import ray_missing
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
 from tau_tui.workspace import FORM_LABELS, RequestError, RunPlan, RunRequest, Workspace, parse_json_object
@@ -174,6 +178,27 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
                 yield Input("10", id="r-max-errors", compact=True, type="integer")
                 yield Label("timeout (s)", classes="form-label")
                 yield Input(placeholder="none", id="r-timeout", compact=True, type="number")
+            missing = ray_missing()
+            with Horizontal(classes="form-row", id="r-executor-row"):
+                yield Label("run on", classes="form-label")
+                yield Select(
+                    [("here", "local"), ("Ray", "ray")] if missing is None else [("here", "local")],
+                    value="local",
+                    allow_blank=False,
+                    id="r-executor",
+                    compact=True,
+                    disabled=missing is not None,
+                )
+                yield Label("workers", classes="form-label")
+                default = self.workspace.settings.workers
+                yield Input(
+                    placeholder=str(default) if default else "all CPUs",
+                    id="r-workers",
+                    compact=True,
+                    type="integer",
+                    disabled=True,
+                )
+                yield Label(visible_renderable(missing or self._ray_hint()), id="r-executor-hint", classes="form-hint")
             with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
                 name = "calibrate_<time>_<domain>" if self.calibrate else "<time>_<domain>_<agent>_<user>"
@@ -183,7 +208,18 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
                 yield Button("Cancel", id="r-cancel")
                 yield Button("Start (ctrl+s)", id="r-start", variant="primary")
 
+    def _ray_hint(self) -> str:
+        """Which cluster "Ray" joins: the settings' (``RAY_ADDRESS``), else a Ray instance on this machine."""
+        address = self.workspace.settings.ray_address
+        return f"Ray at {address}" if address else "Ray: a local instance"
+
+    @on(Select.Changed, "#r-executor")
+    def _executor_changed(self, event: Select.Changed) -> None:
+        self.query_one("#r-workers", Input).disabled = event.value != "ray"
+
     def on_mount(self) -> None:
+        if self.calibrate:
+            self.query_one("#r-executor-row").display = False  # the calibrate screen runs its trials here
         form = self.query_one("#rollout-form")
         form.border_title = visible_renderable(f"{self.title_text} · esc cancels · ctrl+s starts", single_line=True)
         form.border_subtitle = (
@@ -282,6 +318,7 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
         domain = self.query_one("#r-domain", Select).value
         agent = self.query_one("#r-agent", Input).value.strip()
         user = self.query_one("#r-user", Input).value.strip()
+        executor = self.query_one("#r-executor", Select).value
         return RunRequest(
             domain if isinstance(domain, str) else None,
             agent,
@@ -296,6 +333,8 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
             timeout=self.query_one("#r-timeout", Input).value.strip() or None,
             out=self.query_one("#r-out", Input).value,
             kind="calibrate" if self.calibrate else "run",
+            executor=str(executor),
+            workers=self.query_one("#r-workers", Input).value if executor == "ray" else None,
             labels=dict(FORM_LABELS),
         )
 

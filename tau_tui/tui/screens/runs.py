@@ -38,7 +38,7 @@ from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.columns import COLUMN_BY_KEY, COLUMNS
-from tau_tui.views.live import rollout_status
+from tau_tui.views.live import NodeLine, rollout_status
 from tau_tui.views.notes_view import note_line
 from tau_tui.views.panels import DERIVED_STYLE, RECORDED_STYLE
 from tau_tui.workspace import RunPlan
@@ -119,6 +119,7 @@ class RunsScreen(Screen[None]):
         with Horizontal(id="rollout"):
             yield InfoLine(id="rollout-status")
             yield ProgressBar(id="rollout-bar", show_eta=False, show_percentage=False)
+        yield InfoLine(id="rollout-nodes")
         yield RunTable(id="runs")
         yield Input(placeholder='search message contents (all words; "quoted phrase")', id="runs-search")
         yield InfoLine(id="row-preview")
@@ -129,6 +130,7 @@ class RunsScreen(Screen[None]):
         self.query_one("#runs-search").display = False
         self.query_one("#notices").display = False
         self.query_one("#rollout").display = False
+        self.query_one("#rollout-nodes").display = False
         self.query_one(RunTable).focus()
         self.refresh_rows()
         ctx = context(self)
@@ -197,12 +199,17 @@ class RunsScreen(Screen[None]):
         self._update_title()
 
     def rollout_changed(self) -> None:
-        """The rollout's progress changed: one status line and a bar while it runs."""
+        """The rollout's progress changed: one status line and a bar while it runs; over Ray, a line of its
+        nodes (as many as the width holds)."""
         progress = context(self).session.rollouts.progress
         box = self.query_one("#rollout")
         box.display = progress is not None
+        nodes = self.query_one("#rollout-nodes", InfoLine)
+        nodes.display = progress is not None and bool(progress.nodes)
         if progress is None:
             return
+        if progress.nodes:
+            nodes.set(NodeLine(progress))
         self.query_one("#rollout-status", InfoLine).set(rollout_status(progress))
         bar = self.query_one("#rollout-bar", ProgressBar)
         bar.display = progress.active
