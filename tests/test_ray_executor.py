@@ -14,6 +14,15 @@ from tests.conftest import CORPUS, corpus_required
 
 ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
 FILES = [CORPUS / "sierra-research__tau2-bench__airline.json", CORPUS / "generated" / "tau2-gold_retail.json"]
+BANKING = CORPUS / "generated" / "tau2-gold_banking_knowledge.json"
+
+
+def served_by_installed_tau2(domain: str) -> bool:
+    """Whether an installed tau2 package's own data holds ``domain`` (a worker falls back to it)."""
+    from tau_tui.domains import _installed_tau2_data
+
+    data = _installed_tau2_data()
+    return data is not None and any((data / sub / domain).is_dir() for sub in ("domains", "tau2/domains"))
 
 
 def _out(capsys, *args) -> tuple[int, str]:
@@ -151,8 +160,18 @@ def test_ship_data_gives_actors_that_cannot_read_the_data_the_local_executors_by
         local = out(command, "--json", "--workers", "1", *FILES)
         assert local[1].count("\n") > 100
         unshipped = out(command, "--json", "--executor", "ray", "--workers", "2", *FILES)
-        assert unshipped[0] == 2 and f"no tau2 data for domain 'airline' (tried: --tau2-data={data})" in unshipped[2]
+        if not served_by_installed_tau2("airline"):  # an installed tau2's own data would serve the actors instead
+            assert (
+                unshipped[0] == 2 and f"no tau2 data for domain 'airline' (tried: --tau2-data={data})" in unshipped[2]
+            )
         assert out(command, "--json", "--executor", "ray", "--workers", "2", "--ship-data", *FILES) == local
+        # banking_knowledge is in no installed tau2: without its parcel the actors have no data at all
+        banking = ["--domain", "banking_knowledge", str(BANKING)]
+        alone = out(command, "--json", "--workers", "1", *banking)
+        assert alone[0] in (0, 1) and alone[1].count("\n") > 100, alone[2]
+        unshipped = out(command, "--json", "--executor", "ray", "--workers", "2", *banking)
+        assert unshipped[0] == 2 and "no tau2 data for domain 'banking_knowledge'" in unshipped[2]
+        assert out(command, "--json", "--executor", "ray", "--workers", "2", "--ship-data", *banking) == alone
     finally:
         os.close(fd)
 
