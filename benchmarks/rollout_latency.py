@@ -180,14 +180,19 @@ def run_once(server: LatencyServer, argv: list[str], out: Path, cwd: Path = ROOT
     }
 
 
-def _line(name: str, result: dict, limit: float, baseline_cpu: float, n: int) -> str:
+def _line(name: str, result: dict, limit: float, baseline_cpu: float, n: int, workers: int = 1) -> str:
+    cpu = (
+        f"CPU {result['cpu']:.2f} s ({1000 * (result['cpu'] - baseline_cpu) / n:.1f} ms per simulation beyond the "
+        "baseline)"
+        if workers == 1  # worker processes are the forkserver's children, not counted in this process's rusage
+        else "CPU of the workers not counted"
+    )
     return (
         f"{name}: limit {limit:5.2f} s | command {result['wall']:5.2f} s ({result['wall'] / limit:4.2f}x) | "
         f"first call → last answer {result['rollout']:5.2f} s ({result['rollout'] / limit:4.2f}x; start → first "
         f"call {result['before']:.2f} s, last answer → exit {result['after']:.2f} s) | {result['simulations']} "
         f"simulations, {result['calls']} calls, at most {result['peak']} at once, "
-        f"{', '.join(result['terminations'])}; CPU {result['cpu']:.2f} s "
-        f"({1000 * (result['cpu'] - baseline_cpu) / n:.1f} ms per simulation beyond the baseline)"
+        f"{', '.join(result['terminations'])}; {cpu}"
     )
 
 
@@ -222,7 +227,7 @@ def main() -> int:
                 out = Path(folder) / f"c{concurrency}-w{workers}.json"
                 argv = ours(server, out, args.k, concurrency, workers, args.tau2_data)
                 result = run_once(server, argv, out)
-                print("  " + _line(f"concurrency {concurrency:4d} workers {workers}", result, limit, cpu, n))
+                print("  " + _line(f"concurrency {concurrency:4d} workers {workers}", result, limit, cpu, n, workers))
         if not vs_tau2:
             return 0
         assert tau2 is not None
@@ -236,7 +241,10 @@ def main() -> int:
             for workers in args.workers:
                 out = Path(folder) / f"llm-c{concurrency}-w{workers}.json"
                 mine = run_once(server, ours_llm_user(server, out, trials, concurrency, workers, args.tau2_data), out)
-                print("  " + _line(f"tau-tui concurrency {concurrency:4d} workers {workers}", mine, limit, cpu, trials))
+                line = _line(
+                    f"tau-tui concurrency {concurrency:4d} workers {workers}", mine, limit, cpu, trials, workers
+                )
+                print("  " + line)
                 print(
                     f"    tau-tui / tau2: command {mine['wall'] / theirs['wall']:.2f}, rollout "
                     f"{mine['rollout'] / theirs['rollout']:.2f}"
