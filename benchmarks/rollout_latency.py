@@ -58,100 +58,36 @@ def _model_args(server: LatencyServer) -> str:
     return json.dumps({"api_base": server.base_url, "api_key": "sk-local", "temperature": 0.0})
 
 
-def ours(server: LatencyServer, out: Path, trials: int, concurrency: int, workers: int, tau2_data: str) -> list[str]:
-    """``tau-tui run`` of the 10 mock tasks × ``trials`` with the scripted user: one agent call each."""
-    return [
-        sys.executable,
-        "-m",
-        "tau_tui",
-        "run",
-        "--domain",
-        "mock",
-        "-k",
-        str(trials),
-        "--concurrency",
-        str(concurrency),
-        *(["--workers", str(workers)] if workers > 1 else []),
-        "--agent-llm",
-        "openai/latency-server",
-        "--agent-llm-args",
-        _model_args(server),
-        "--user-llm",
-        "scripted/user",
-        "--llm-retries",
-        "0",
-        "--quiet",
-        "--out",
-        str(out),
-        "--tau2-data",
-        tau2_data,
-    ]
-
-
-def ours_llm_user(
-    server: LatencyServer, out: Path, trials: int, concurrency: int, workers: int, tau2_data: str
+def ours(
+    server: LatencyServer,
+    out: Path,
+    trials: int,
+    concurrency: int,
+    workers: int,
+    tau2_data: str,
+    llm_user: bool = False,
 ) -> list[str]:
-    """``tau-tui run`` of ``create_task_1`` × ``trials`` with an LLM user on the server: three calls each."""
-    return [
-        sys.executable,
-        "-m",
-        "tau_tui",
-        "run",
-        "--domain",
-        "mock",
-        "--task",
-        TASK,
-        "-k",
-        str(trials),
-        "--concurrency",
-        str(concurrency),
-        *(["--workers", str(workers)] if workers > 1 else []),
-        "--agent-llm",
-        "openai/latency-agent",
-        "--agent-llm-args",
-        _model_args(server),
-        "--user-llm",
-        f"openai/{USER_MODEL}",
-        "--user-llm-args",
-        _model_args(server),
-        "--llm-retries",
-        "0",
-        "--quiet",
-        "--out",
-        str(out),
-        "--tau2-data",
-        tau2_data,
-    ]
+    """``tau-tui run`` against the server: the 10 mock tasks × ``trials`` with the scripted user (one agent
+    call each), or with ``llm_user`` ``create_task_1`` × ``trials`` with an LLM user on the server (three
+    calls each: user, agent, user)."""
+    model = _model_args(server)
+    if llm_user:
+        sides = ["--task", TASK, "--agent-llm", "openai/latency-agent", "--agent-llm-args", model]
+        sides += ["--user-llm", f"openai/{USER_MODEL}", "--user-llm-args", model]
+    else:
+        sides = ["--agent-llm", "openai/latency-server", "--agent-llm-args", model, "--user-llm", "scripted/user"]
+    argv = [sys.executable, "-m", "tau_tui", "run", "--domain", "mock", *sides, "-k", str(trials)]
+    argv += ["--concurrency", str(concurrency), *(["--workers", str(workers)] if workers > 1 else [])]
+    return argv + ["--llm-retries", "0", "--quiet", "--out", str(out), "--tau2-data", tau2_data]
 
 
 def tau2s(server: LatencyServer, out: Path, trials: int, concurrency: int, tau2: str) -> list[str]:
     """tau2's ``tau2 run`` of the same task and user on the same server."""
-    return [
-        tau2,
-        "run",
-        "--domain",
-        "mock",
-        "--task-ids",
-        TASK,
-        "--num-trials",
-        str(trials),
-        "--max-concurrency",
-        str(concurrency),
-        "--agent-llm",
-        "openai/latency-agent",
-        "--agent-llm-args",
-        _model_args(server),
-        "--user-llm",
-        f"openai/{USER_MODEL}",
-        "--user-llm-args",
-        _model_args(server),
-        "--max-retries",
-        "0",
-        "--log-level",
-        "ERROR",
-        "--save-to",
-        str(out.with_suffix("")),  # tau2 adds ".json"
-    ]
+    model = _model_args(server)
+    argv = [tau2, "run", "--domain", "mock", "--task-ids", TASK, "--num-trials", str(trials)]
+    argv += ["--max-concurrency", str(concurrency), "--agent-llm", "openai/latency-agent", "--agent-llm-args", model]
+    argv += ["--user-llm", f"openai/{USER_MODEL}", "--user-llm-args", model, "--max-retries", "0"]
+    return argv + ["--log-level", "ERROR", "--save-to", str(out.with_suffix(""))]  # tau2 adds ".json"
 
 
 def run_once(server: LatencyServer, argv: list[str], out: Path, cwd: Path = ROOT) -> dict:
@@ -240,7 +176,9 @@ def main() -> int:
             print("  " + _line(f"tau2    concurrency {concurrency:4d}", theirs, limit, cpu, trials))
             for workers in args.workers:
                 out = Path(folder) / f"llm-c{concurrency}-w{workers}.json"
-                mine = run_once(server, ours_llm_user(server, out, trials, concurrency, workers, args.tau2_data), out)
+                mine = run_once(
+                    server, ours(server, out, trials, concurrency, workers, args.tau2_data, llm_user=True), out
+                )
                 line = _line(
                     f"tau-tui concurrency {concurrency:4d} workers {workers}", mine, limit, cpu, trials, workers
                 )

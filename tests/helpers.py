@@ -246,3 +246,13 @@ def _no_local_episodes(monkeypatch) -> None:
         raise AssertionError("an episode ran in the driver process")
 
     monkeypatch.setattr(Runner, "finish_unit", refuse)
+
+
+def cli_on_corpus(capsys, *args) -> tuple[int, str, str]:
+    """``tau-tui ARGS --tau2-data CORPUS`` in this process: (exit code, stdout, stderr)."""
+    from tau_tui.cli import main
+    from tests.conftest import CORPUS
+
+    code = main([*map(str, args), "--tau2-data", str(CORPUS)])
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -17,14 +17,9 @@ from benchmarks.latency_server import LatencyServer
 from tau_tui.cli import main
 from tests.conftest import CORPUS, corpus_required
 from tests.helpers import GOLD, TOTAL, K, _no_local_episodes, normalised
+from tests.helpers import cli_on_corpus as cli
 
 pytestmark = pytest.mark.corpus
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    code = main([*map(str, args), "--tau2-data", str(CORPUS)])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _agent(server: LatencyServer) -> list[str]:

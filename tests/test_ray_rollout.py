@@ -12,14 +12,9 @@ import pytest
 from tau_tui.cli import main
 from tests.conftest import CORPUS, corpus_required
 from tests.helpers import GOLD, TOTAL, K, _no_local_episodes, normalised
+from tests.helpers import cli_on_corpus as cli
 
 ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    code = main([*map(str, args), "--tau2-data", str(CORPUS)])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,20 @@ async def settle(pilot) -> None:
     raise AssertionError("the app did not settle")
 
 
+async def open_rollout_form(pilot):
+    """From a settled runs screen, press n and wait for the new-rollout form (its task list read)."""
+    from tau_tui.tui.screens.rollout import RolloutScreen
+
+    app = pilot.app
+    await settle(pilot)
+    await pilot.press("n")
+    form = app.screen
+    assert isinstance(form, RolloutScreen)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return form
+
+
 async def open_sim(pilot, sim_id: str) -> None:
     """From the runs screen, put the cursor on ``sim_id``, press Enter and wait for the replay."""
     from tau_tui.tui.screens.trajectory import TrajectoryScreen

@@ -21,7 +21,7 @@ from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.run_table import RunTable
 from tests.rollout.fake_llm import FakeLLM, text
 
-from .conftest import open_play, open_sim, set_input, settle, wait_until
+from .conftest import open_play, open_rollout_form, open_sim, set_input, settle, wait_until
 
 BIG = (160, 45)
 
@@ -32,12 +32,7 @@ BIG = (160, 45)
 async def test_new_rollout_lands_in_the_runs_table_as_it_runs(make_app, tmp_path: Path):
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
-        await settle(pilot)
-        await pilot.press("n")
-        form = app.screen
-        assert isinstance(form, RolloutScreen)
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        form = await open_rollout_form(pilot)
         assert len(form.tasks) == 10  # tau2 1.0.1's mock tasks, listed off the UI thread
         form.query_one("#r-filter").focus()
         await pilot.press(*"update_task_1")

@@ -24,7 +24,7 @@ from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.views.live import node_line
 from tau_tui.workspace import Workspace
 
-from .conftest import set_input, settle, wait_until
+from .conftest import open_rollout_form, set_input, settle, wait_until
 
 SMALL, BIG = (80, 24), (160, 45)
 NODES = ("node-a/1f2e3d4c", "node-b/9a8b7c6d")
@@ -86,12 +86,7 @@ def drawn(widget) -> str:
 
 
 async def _rollout_over_two_nodes(app, pilot, out: Path) -> None:
-    await settle(pilot)
-    await pilot.press("n")
-    form = app.screen
-    assert isinstance(form, RolloutScreen)
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    form = await open_rollout_form(pilot)
     assert form.query_one("#r-workers").disabled  # in the TUI, workers are Ray actors (a local rollout runs here)
     form.query_one("#r-executor").value = "ray"
     await pilot.pause()
@@ -138,10 +133,7 @@ async def test_without_ray_the_form_says_so_and_runs_here(make_app, tmp_path: Pa
     monkeypatch.setattr("tau_tui.tui.screens.rollout.ray_missing", lambda: "Ray needs the optional extra 'ray'")
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=SMALL) as pilot:
-        await settle(pilot)
-        await pilot.press("n")
-        form = app.screen
-        await app.workers.wait_for_complete()
+        form = await open_rollout_form(pilot)
         executor = form.query_one("#r-executor")
         assert executor.disabled and executor.value == "local"
         assert "Ray needs the optional extra 'ray'" in str(form.query_one("#r-executor-hint").render())
@@ -152,10 +144,7 @@ async def test_without_ray_the_form_says_so_and_runs_here(make_app, tmp_path: Pa
 async def test_the_form_refuses_zero_workers(make_app, tmp_path: Path, two_nodes):
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
-        await settle(pilot)
-        await pilot.press("n")
-        form = app.screen
-        await app.workers.wait_for_complete()
+        form = await open_rollout_form(pilot)
         form.query_one("#r-executor").value = "ray"
         await pilot.pause()
         await set_input(pilot, "#r-workers", "0")
