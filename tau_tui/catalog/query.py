@@ -7,6 +7,8 @@ keys from ``FIELDS`` here, so a sort means the same thing everywhere.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from operator import attrgetter
 from typing import Any, Callable, Iterable
 
 from tau_tui.catalog.rows import ANY_FLAG, PASSED_BUT_VIOLATED, EvalSummary, ReplaySummary, RunRow
@@ -200,8 +202,9 @@ class RunFilter:
 # --- sort keys ---------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1 << 16)
 def _natural(text: str) -> tuple[int, int, str]:
-    """Sort key putting "2" before "10"."""
+    """Sort key putting "2" before "10" (kept per text: a million rows share some hundred task ids)."""
     return id_order(text)
 
 
@@ -309,17 +312,32 @@ class SortSpec:
         return f"{column.help or column.label} {'↓' if self.reverse else '↑'}"
 
 
-def sort_rows(rows: Iterable[RunRow], spec: SortSpec) -> list[RunRow]:
-    """Rows sorted by one field; rows without a value always go last."""
+def sort_rows(rows: Iterable[RunRow], spec: SortSpec, in_order: bool = False) -> list[RunRow]:
+    """Rows sorted by one field, equal ones in load order (reversed with the sort); rows without a value always
+    go last, in load order. ``in_order``: the rows come in load order already (the catalog's), none sorted for it.
+
+    The rows' places are sorted by their keys rather than (key, order) pairs: a million rows make no million
+    tuples (and the collections they would set off)."""
     rows = list(rows)
+    if not in_order:
+        rows.sort(key=attrgetter("order"))
     if spec.column is None:
-        return sorted(rows, key=lambda r: r.order, reverse=spec.reverse)
-    key = FIELD_BY_KEY[spec.column].sort_key
-    present = [(key(r), r) for r in rows]
-    known = [(k, r) for k, r in present if k is not None]
-    missing = [r for k, r in present if k is None]
+        if spec.reverse:
+            rows.reverse()
+        return rows
+    keys = list(map(FIELD_BY_KEY[spec.column].sort_key, rows))
+    missing = [rows[i] for i, k in enumerate(keys) if k is None]
+
+    def known() -> list[int]:
+        places = [i for i, k in enumerate(keys) if k is not None]
+        if spec.reverse:  # a stable sort keeps equal keys as they come: last loaded first, once reversed
+            places.reverse()
+        return places
+
+    places = known()
     try:
-        known.sort(key=lambda kr: (kr[0], kr[1].order), reverse=spec.reverse)
-    except TypeError:  # mixed value types: fall back to their text
-        known.sort(key=lambda kr: (str(kr[0]), kr[1].order), reverse=spec.reverse)
-    return [r for _, r in known] + missing
+        places.sort(key=keys.__getitem__, reverse=spec.reverse)
+    except TypeError:  # mixed value types: fall back to their text (the failed sort left the list half done)
+        places = known()
+        places.sort(key=lambda i: str(keys[i]), reverse=spec.reverse)
+    return [rows[i] for i in places] + missing

@@ -7,12 +7,14 @@ this module adds the look: width, flex, which columns stay put, and the cell.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Callable
 
 from rich.text import Text
 
 from tau_tui.catalog.query import FIELD_BY_KEY
 from tau_tui.catalog.rows import EvalSummary, ReplaySummary, RunRow
+from tau_tui.textsafe import one_line
 
 DASH = Text("—", style="dim")
 UNKNOWN_COST = Text("?", style="yellow")  # a side recorded unpriced (null), the other priced: the total is unknown
@@ -126,8 +128,15 @@ class Column:
     frozen: bool = False
     elide: bool = False
     detail: bool = False  # recorded detail: gives way to the names when the width is short
-    when: Callable[[RunRow], bool] | None = None  # shown only when some row shown satisfies it (None: always)
+    when: Callable[[RunRow], bool] | None = None  # shown only when some loaded row satisfies it (None: always)
     many_files: bool = False  # shown only when more than one file is loaded
+    per_file: bool = False  # the cell (and ``when``) is the same for every row of a file: measured once per file
+    plain_text: Callable[[RunRow], str] | None = None  # the cell's text, cheaper than drawing it (None: the cell's)
+
+    @property
+    def text(self) -> Callable[[RunRow], Any]:
+        """What the cell shows, as text or ``Text``, to measure (``plain`` makes it the text drawn)."""
+        return self.plain_text if self.plain_text is not None else self.cell
 
 
 def review_cell(row: RunRow) -> Text:
@@ -160,9 +169,9 @@ def _column(key: str, width: int, cell: Callable[[RunRow], Any], **layout: Any) 
 
 
 COLUMNS: list[Column] = [
-    _column("file", 10, lambda r: r.file_label, flex=2, frozen=True, elide=True, many_files=True),
-    _column("task", 10, lambda r: r.task, flex=3, frozen=True, elide=True),
-    _column("sim", 10, lambda r: r.sim_id, flex=2, frozen=True, elide=True),
+    _column("file", 10, lambda r: r.file_label, flex=2, frozen=True, elide=True, many_files=True, per_file=True),
+    _column("task", 10, lambda r: r.task, flex=3, frozen=True, elide=True, plain_text=attrgetter("entry.task_id")),
+    _column("sim", 10, lambda r: r.sim_id, flex=2, frozen=True, elide=True, plain_text=attrgetter("entry.id")),
     _column("trial", 2, lambda r: "" if r.entry.trial is None else str(r.entry.trial), frozen=True),
     _column("notes", 1, notes_cell, frozen=True),
     _column("reward", 6, reward_cell),
@@ -178,20 +187,50 @@ COLUMNS: list[Column] = [
     _column("faults", 2, lambda r: _derived(r, lambda s: s.faults, lambda v: _count(v, "bold orange1"))),
     _column("refused", 2, lambda r: _derived(r, lambda s: s.refused, lambda v: _count(v, "bold medium_purple1"))),
     _column("discovered", 2, lambda r: _derived(r, lambda s: s.discovered, lambda v: _count(v, "cyan"))),
-    _column("review", 3, review_cell, detail=True, when=lambda r: r.review.reviewed),
-    _column("auth", 2, auth_cell, detail=True, when=lambda r: r.review.auth_status is not None),
+    # only a simulation the index saw a review in has one: the others are not parsed to ask
+    _column("review", 3, review_cell, detail=True, when=lambda r: r.entry.reviewed and r.review.reviewed),
+    _column("auth", 2, auth_cell, detail=True, when=lambda r: r.entry.reviewed and r.review.auth_status is not None),
     _column("errors", 3, lambda r: _count(r.entry.n_tool_errors, "yellow"), detail=True),
-    _column("termination", 11, lambda r: Text(r.termination, style=_term_style(r)), flex=1, elide=True, detail=True),
+    _column(
+        "termination",
+        11,
+        lambda r: Text(r.termination, style=_term_style(r)),
+        flex=1,
+        elide=True,
+        detail=True,
+        plain_text=lambda r: r.termination,
+    ),
     _column("turns", 4, lambda r: str(r.entry.n_messages), detail=True),
     _column("cost", 6, _cost, detail=True),
     _column(
-        "submission", 10, lambda r: r.submission, flex=1, elide=True, detail=True, when=lambda r: bool(r.submission)
+        "submission",
+        10,
+        lambda r: r.submission,
+        flex=1,
+        elide=True,
+        detail=True,
+        when=lambda r: bool(r.submission),
+        per_file=True,
     ),
-    _column("model", 11, lambda r: r.model, flex=2, elide=True, detail=True),
-    _column("domain", 6, lambda r: r.domain, flex=1, elide=True, detail=True),
-    _column("retrieval", 9, lambda r: r.retrieval, flex=1, elide=True, detail=True, when=lambda r: bool(r.retrieval)),
+    _column("model", 11, lambda r: r.model, flex=2, elide=True, detail=True, per_file=True),
+    _column("domain", 6, lambda r: r.domain, flex=1, elide=True, detail=True, per_file=True),
+    _column(
+        "retrieval",
+        9,
+        lambda r: r.retrieval,
+        flex=1,
+        elide=True,
+        detail=True,
+        when=lambda r: bool(r.retrieval),
+        per_file=True,
+    ),
 ]
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
+
+
+def plain(value: object) -> str:
+    """A cell's text as drawn (control characters made visible), to measure and elide."""
+    return one_line(value.plain if isinstance(value, Text) else str(value))
 
 
 def column_legend() -> Text:

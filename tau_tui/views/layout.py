@@ -45,19 +45,22 @@ def distinct_starts(values: Iterable[str]) -> dict[str, int]:
     distinguishing token is kept whole.
     """
     ordered = sorted(set(values))
-    starts: dict[str, int] = {}
-    for i, value in enumerate(ordered):
-        neighbours = ordered[max(i - 1, 0) : i] + ordered[i + 1 : i + 2]
-        if not neighbours:
-            starts[value] = 0
-            continue
-        shared = min(_common_prefix(value, other) for other in neighbours)
-        if shared >= len(value):  # a prefix of another value: nothing of its own to keep
-            starts[value] = 0
-            continue
-        cut = max(value.rfind(ch, 0, shared) for ch in BOUNDARIES)
-        starts[value] = cut + 1 if cut >= 0 else shared
-    return starts
+    return {
+        value: start_after(value, ordered[max(i - 1, 0) : i] + ordered[i + 1 : i + 2])
+        for i, value in enumerate(ordered)
+    }
+
+
+def start_after(value: str, neighbours: Sequence[str]) -> int:
+    """Where ``value`` starts to differ from ``neighbours`` (the values just below and above it in sorted
+    order, other than itself), as ``distinct_starts`` counts it."""
+    if not neighbours:
+        return 0
+    shared = min(_common_prefix(value, other) for other in neighbours)
+    if shared >= len(value):  # a prefix of another value: nothing of its own to keep
+        return 0
+    cut = max(value.rfind(ch, 0, shared) for ch in BOUNDARIES)
+    return cut + 1 if cut >= 0 else shared
 
 
 def _common_prefix(a: str, b: str) -> int:

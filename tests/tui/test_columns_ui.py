@@ -271,3 +271,35 @@ async def test_recorded_detail_gives_way_to_whole_names_beside_the_outcome(make_
         while table.more_right:
             await pilot.press("l")
         assert "cost" in shown_keys(table) and "model" in shown_keys(table)
+
+
+async def test_a_filter_keeps_the_columns_widths_fitted_to_every_loaded_row(make_app, tmp_path):
+    """The text columns are measured over the loaded rows as they arrive, not again per view: a filter to
+    fewer (shorter) names leaves every column where it was, and clearing it measures nothing again."""
+    shutil.copy(TELECOM_IDS, tmp_path / "a_telecom.json")
+    shutil.copy(MOCK_DEMO, tmp_path / "b_mock.json")
+    app = make_app([tmp_path])
+    async with app.run_test(size=(160, 30)) as pilot:
+        await settle(pilot)
+        screen = app.runs_screen
+        table = screen.query_one(RunTable)
+        before = list(table.shown_columns)
+        screen.set_filter(RunFilter(file="b_mock"))
+        await pilot.pause()
+        assert {row.path.name for row in table.rows} == {"b_mock.json"}
+        assert table.shown_columns == before
+        assert not table.stats.sync(app.session.catalog.files, app.session.catalog.file_rows)
+
+
+async def test_a_replayed_row_off_screen_is_not_looked_up_among_all_rows(make_app):
+    app = make_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        table = app.runs_screen.query_one(RunTable)
+        table.show_rows(list(table.rows), catalog=app.session.catalog)
+        assert table._row_index is None  # made only when asked
+        last = table.rows[-1]
+        table._row_strip(last)
+        table.update_rows([last])
+        assert last.key not in table._cache and table._row_index is None
+        assert table.row_index[last.key] == len(table.rows) - 1

@@ -190,8 +190,7 @@ class RunsScreen(Screen[None]):
 
     def rows_replayed(self, rows: list[RunRow]) -> None:
         table = self.query_one(RunTable)
-        for row in rows:
-            table.update_row(row)
+        table.update_rows(rows)
         if table.current_key in {row.key for row in rows}:
             self._update_preview()
         if self.filter.needs_replay or (self.sort.column and COLUMN_BY_KEY[self.sort.column].derived):
@@ -217,9 +216,7 @@ class RunsScreen(Screen[None]):
 
     def notes_changed(self) -> None:
         """Notes were read or saved: the notes column shows them, a notes filter re-applies."""
-        table = self.query_one(RunTable)
-        for row in context(self).session.catalog.rows:
-            table.update_row(row)
+        self.query_one(RunTable).redraw_rows()
         flt = self.filter
         if flt.has_note or flt.note_source or flt.note_type or self.sort.column == "notes":
             self.rows_changed()
@@ -255,7 +252,7 @@ class RunsScreen(Screen[None]):
         current = catalog.find(*self._current) if self._current is not None else None
         keep = current.key if current is not None else table.current_key
         self.shown = catalog.view(self.filter, self.sort)
-        table.show_rows(self.shown, keep, files=len(catalog.files))
+        table.show_rows(self.shown, keep, catalog=catalog)
         context(self).session.prioritize(self.shown[max(table.cursor_row - 20, 0) :])
         table.show_sort(self.sort)
         self._update_title()

@@ -14,6 +14,8 @@ apart from the others.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
@@ -23,16 +25,16 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from tau_tui.catalog import RunRow, SortSpec
+from tau_tui.catalog import Catalog, RunRow, SortSpec
 from tau_tui.textsafe import one_line, visible_text
 from tau_tui.tui.widgets.line_table import LineTable
+from tau_tui.views.column_stats import ColumnStats
 from tau_tui.views.columns import COLUMNS, Column
-from tau_tui.views.layout import Share, distinct_starts, elide, fitting_count, share_widths
+from tau_tui.views.layout import Share, elide, fitting_count, share_widths
 from tau_tui.views.panels import DERIVED_STYLE
 
 PAD = 1  # cells before each column (a rule between recorded and derived columns)
 MORE = 1  # cells kept at the right for the "more columns" mark
-MAX_NATURAL = 80  # a flex column never grows past this, whatever its longest value
 
 
 class RunTable(LineTable, can_focus=True):
@@ -80,18 +82,35 @@ class RunTable(LineTable, can_focus=True):
         super().__init__(id=id)
         self.columns = list(columns or COLUMNS)
         self.rows: list[RunRow] = []
-        self.row_index: dict[str, int] = {}
+        self._row_index: dict[str, int] | None = None
         self.sort = SortSpec()
         self._cache: dict[str, Strip] = {}
         self.frozen = [c for c in self.columns if c.frozen]
         self.scrolling = [c for c in self.columns if not c.frozen]
         self.first_column = 0  # index in ``scrolling`` of the first one shown
         self.shown_columns: list[tuple[Column, int]] = []  # (column, width) as drawn
-        self._starts: dict[str, dict[str, int]] = {}  # column key → value → where it differs from others
-        self._natural: dict[str, int] = {}
+        self.stats = ColumnStats(self.columns)  # what the text columns hold over the loaded rows
         self._layout_width = -1
 
     # --- data ------------------------------------------------------------------------------------
+    @property
+    def row_index(self) -> dict[str, int]:
+        """Each shown row's place by key, made when first asked (a million rows take a quarter of a second)."""
+        if self._row_index is None:
+            self._row_index = {row.key: i for i, row in enumerate(self.rows)}
+        return self._row_index
+
+    def _place(self, key: str, near: int) -> int | None:
+        """Where row ``key`` is shown: looked for at ``near`` first (rows added after it leave it there)."""
+        if 0 <= near < len(self.rows) and self.rows[near].key == key:
+            return near
+        if self._row_index is not None:
+            return self._row_index.get(key)
+        try:
+            return list(map(attrgetter("key"), self.rows)).index(key)
+        except ValueError:
+            return None
+
     @property
     def row_count(self) -> int:
         return len(self.rows)
@@ -102,21 +121,30 @@ class RunTable(LineTable, can_focus=True):
             return None
         return self.rows[min(self.cursor_row, len(self.rows) - 1)].key
 
-    def show_rows(self, rows: list[RunRow], keep: str | None = None, files: int | None = None) -> None:
+    def show_rows(
+        self, rows: list[RunRow], keep: str | None = None, files: int | None = None, catalog: Catalog | None = None
+    ) -> None:
         """Show ``rows``; keep the cursor on row ``keep`` when it is still shown.
 
-        ``files``: how many files are loaded (default: how many ``rows`` come from); with one, the
-        ``many_files`` columns (the file name) are hidden and their width goes to the other names.
+        ``catalog``: the rows come from it (a view of its loaded rows); the text columns are then fitted to
+        every loaded row, measured once as rows arrive (so a filter or a sort measures nothing again, and the
+        columns keep their widths). Without it, they are fitted to ``rows``. ``files``: how many files are
+        loaded (default: the catalog's, else how many ``rows`` come from); with one, the ``many_files``
+        columns (the file name) are hidden and their width goes to the other names.
         """
         self.rows = rows
-        self.row_index = {row.key: i for i, row in enumerate(rows)}
-        files = len({row.path for row in rows}) if files is None else files
+        self._row_index = None
+        if catalog is not None:
+            self.stats.sync(catalog.files, catalog.file_rows)
+            files = len(catalog.files) if files is None else files
+        else:
+            self.stats.feed(rows)
+            files = len({row.path for row in rows}) if files is None else files
         self.frozen = [c for c in self.columns if c.frozen and (files > 1 or not c.many_files)]
-        # a column that shows what only some recordings hold (a submission, a review) only when one is shown
-        self.scrolling = [c for c in self.columns if not c.frozen and (c.when is None or any(c.when(r) for r in rows))]
-        self._measure(rows)
+        # a column that shows what only some recordings hold (a submission, a review) only when one is loaded
+        self.scrolling = [c for c in self.columns if not c.frozen and self.stats.shows(c)]
         self._relayout(force=True)
-        target = self.row_index.get(keep, None) if keep is not None else None
+        target = self._place(keep, self.cursor_row) if keep is not None else None
         if target is None:
             target = min(self.cursor_row, max(len(rows) - 1, 0))
         self.set_reactive(RunTable.cursor_row, target)
@@ -130,25 +158,14 @@ class RunTable(LineTable, can_focus=True):
         self.refresh()
 
     # --- columns --------------------------------------------------------------------------------------
-    def _measure(self, rows: list[RunRow]) -> None:
-        """What the text columns hold: their longest value and where each value differs from the others."""
-        self._starts.clear()
-        self._natural.clear()
-        for column in self.columns:
-            if not column.flex and not column.elide:
-                continue
-            values = {_plain(column.cell(row)) for row in rows}
-            if column.elide:
-                self._starts[column.key] = distinct_starts(values)
-            self._natural[column.key] = min(max((len(v) for v in values), default=0), MAX_NATURAL)
-
     def _min_width(self, column: Column) -> int:
         """A column's minimum: its registry width, room for its label and, when sorted, the arrow."""
         arrow = 1 if self.sort.column == column.key else 0
         return max(column.width, cell_len(column.label) + arrow)
 
     def _share(self, column: Column) -> Share:
-        natural = max(self._natural.get(column.key, 0), cell_len(column.label) + (self.sort.column == column.key))
+        natural = self.stats.natural(column) if column.flex or column.elide else 0
+        natural = max(natural, cell_len(column.label) + (self.sort.column == column.key))
         return Share(self._min_width(column), column.flex, natural)
 
     def _available(self) -> int:
@@ -225,10 +242,22 @@ class RunTable(LineTable, can_focus=True):
 
     def update_row(self, row: RunRow) -> None:
         """Re-render one row (its replay summary arrived)."""
-        self._cache.pop(row.key, None)
-        index = self.row_index.get(row.key)
-        if index is not None:
-            self._refresh_row(index)
+        self.update_rows([row])
+
+    def update_rows(self, rows: list[RunRow]) -> None:
+        """Re-render these rows; only the ones on screen are drawn again (no lookup among all rows)."""
+        top = self.scroll_offset.y
+        shown = {self.rows[i].key: i for i in range(top, min(top + self._body_height + 1, len(self.rows)))}
+        for row in rows:
+            self._cache.pop(row.key, None)
+            index = shown.get(row.key)
+            if index is not None:
+                self._refresh_row(index)
+
+    def redraw_rows(self) -> None:
+        """Re-render every row (what they show changed, their notes), drawing only those on screen."""
+        self._cache.clear()
+        self.refresh()
 
     def move_cursor(self, row: int) -> None:
         if self.rows:
@@ -282,7 +311,7 @@ class RunTable(LineTable, can_focus=True):
         value = column.cell(row)
         cell = visible_text(value.copy(), single_line=True) if isinstance(value, Text) else Text(one_line(str(value)))
         if column.elide and cell.cell_len > width:
-            start = self._starts.get(column.key, {}).get(cell.plain, 0)
+            start = self.stats.start(column, cell.plain)
             cell = Text(elide(cell.plain, width, start), style=cell.style)
         cell.truncate(width, overflow="ellipsis", pad=True)
         return cell
@@ -324,8 +353,3 @@ class RunTable(LineTable, can_focus=True):
             self.move_cursor(index)
             if event.chain == 2:
                 self.action_select()
-
-
-def _plain(value: object) -> str:
-    """A cell's text as drawn (control characters made visible), to measure and elide."""
-    return one_line(value.plain if isinstance(value, Text) else str(value))
