@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from tau_tui.catalog.query import RunFilter, SortSpec, sort_rows
-from tau_tui.catalog.rows import RunRow
+from tau_tui.catalog.rows import EvalSummary, ReplaySummary, RunRow
 from tau_tui.evaluate import FLAG_KINDS
 from tau_tui.model.io import RunFile
 from tau_tui.model.notes import Note, NoteBook
@@ -37,6 +37,7 @@ class Catalog:
         self._file_seq: dict[str, int] = {}
         self._grown: dict[str, int] = {}  # files whose rows are being added as they are indexed: how many
         self._file_rows: dict[str, list[RunRow]] = {}  # each file's rows in order (no scan of every row per file)
+        self._derived: dict[str, int] = {}  # each file's rows with a replay summary or error (the title's count)
 
     @staticmethod
     def file_key(path: Path) -> str:
@@ -135,9 +136,32 @@ class Catalog:
                 counts[value] = counts.get(value, 0) + 1
         return sorted((value, n) for value, n in counts.items() if value != "")
 
+    def set_summaries(
+        self,
+        row: RunRow,
+        replay: ReplaySummary | None,
+        replay_error: str | None,
+        evaluation: EvalSummary | None,
+        eval_error: str | None,
+    ) -> None:
+        """Put a row's derived summaries on it (background replay, or carried over from the file's rows before
+        it was read again), keeping count of the rows that have them."""
+        before = row.replay is not None or row.replay_error is not None
+        row.replay, row.replay_error, row.evaluation, row.eval_error = replay, replay_error, evaluation, eval_error
+        after = replay is not None or replay_error is not None
+        if before != after and self.by_key.get(row.key) is row:
+            fkey = self.file_key(row.path)
+            self._derived[fkey] = self._derived.get(fkey, 0) + (1 if after else -1)
+
+    @property
+    def derived_count(self) -> int:
+        """Rows with a replay summary or a replay error (the rest are still to replay)."""
+        return sum(self._derived.values())
+
     def remove_file(self, path: Path) -> None:
         fkey = self.file_key(path)
         self.files.pop(fkey, None)
+        self._derived.pop(fkey, None)
         self.notices.pop(fkey, None)
         self._grown.pop(fkey, None)
         mine = self._file_rows.pop(fkey, None)

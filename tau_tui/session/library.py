@@ -83,8 +83,9 @@ def load_runs(
     emit(LoadFinished(generation, files + opened))
 
 
-def carry_over(old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
-    """Copy derived summaries from the previous rows of a file onto its new rows; returns the rows still to derive.
+def carry_over(catalog: Catalog, old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
+    """Copy derived summaries from the previous rows of a file onto its new rows (in ``catalog``); returns the rows
+    still to derive.
 
     A simulation is the same when its id and message count are (saved simulations never change).
     """
@@ -93,8 +94,7 @@ def carry_over(old: list[RunRow], new: list[RunRow]) -> list[RunRow]:
     for row in new:
         prior = before.get((row.sim_id, row.entry.n_messages))
         if prior is not None and (prior.replay is not None or prior.replay_error is not None):
-            row.replay, row.replay_error = prior.replay, prior.replay_error
-            row.evaluation, row.eval_error = prior.evaluation, prior.eval_error
+            catalog.set_summaries(row, prior.replay, prior.replay_error, prior.evaluation, prior.eval_error)
         else:
             fresh.append(row)
     return fresh
@@ -187,8 +187,7 @@ class Library:
             if row is None:
                 continue
             done = outcome.summaries
-            row.replay, row.replay_error = done.replay, done.error
-            row.evaluation, row.eval_error = done.evaluation, done.eval_error
+            self.catalog.set_summaries(row, done.replay, done.error, done.evaluation, done.eval_error)
             rows.append(row)
             for prefix, error in (("not replayed", done.error), ("not evaluated", done.eval_error)):
                 error = error.removeprefix(f"{row.path}: ") if error else error  # the notice names the file
@@ -204,7 +203,7 @@ class Library:
         key = self.catalog.file_key(run.path)
         old = self.catalog.rows_of(run.path)
         rows = self.catalog.add_run(run)
-        self.queue.again(carry_over(old, rows))
+        self.queue.again(carry_over(self.catalog, old, rows))
         if key not in self._live:
             self._live.add(key)
             if not any(self.catalog.file_key(p) == key for p in self.paths):

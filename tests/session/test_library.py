@@ -106,6 +106,7 @@ def test_replay_outcomes_land_on_their_rows_and_a_new_reason_becomes_one_notice(
     assert [n.text for n in lib.catalog.all_notices()] == ["not replayed: no tau2 data for domain 'mock'"]
     assert lib.catalog.rows[0].replay_error == error
     assert not lib.replayed(generation, [ReplayOutcome(keys[0], Summaries(error=error))]).notices
+    assert lib.catalog.derived_count == 3  # the title's "replaying n/total", counted as rows are derived
 
 
 def test_a_live_run_that_grows_keeps_what_was_derived_and_queues_only_new_simulations(tmp_path):
@@ -115,11 +116,15 @@ def test_a_live_run_that_grows_keeps_what_was_derived_and_queues_only_new_simula
     lib.start_load()
     rows, _ = lib.add_live_run(open_run(path))
     for row in rows:
-        row.replay_error = "derived"
+        lib.catalog.set_summaries(row, None, "derived", None, None)
+    assert lib.catalog.derived_count == len(rows)
     lib.queue.take(len(rows))  # handed out already
     rows_again, _ = lib.add_live_run(open_run(path))
     assert all(row.replay_error == "derived" for row in rows_again)
     assert not lib.queue.waiting
+    assert lib.catalog.derived_count == len(rows_again)  # carried over onto the new rows, not counted twice
+    lib.catalog.remove_file(path)
+    assert lib.catalog.derived_count == 0
 
 
 def test_a_saved_file_opens_once_it_is_read_back(tmp_path):

@@ -279,7 +279,7 @@ class RunsScreen(Screen[None]):
         catalog = context(self).session.catalog
         total = len(catalog.rows)
         files = len(catalog.files)
-        replayed = sum(1 for r in catalog.rows if r.replay is not None or r.replay_error is not None)
+        replayed = catalog.derived_count
 
         def title(counts: str, legend: tuple[str, str] | None, sort: bool) -> Text:
             """``legend``: the words before "recorded" and after "* derived"; None leaves the legend out."""
