@@ -27,6 +27,7 @@ from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.replay.facts import CLASS_WORDS
 from tau_tui.session.events import LoadProgress
 from tau_tui.session.notes import add_note
+from tau_tui.session.replay_queue import PRIORITY_ROWS
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context, subscribe
 from tau_tui.tui.screens.filters import FilterScreen
@@ -253,7 +254,8 @@ class RunsScreen(Screen[None]):
         keep = current.key if current is not None else table.current_key
         self.shown = catalog.view(self.filter, self.sort)
         table.show_rows(self.shown, keep, catalog=catalog)
-        context(self).session.prioritize(self.shown[max(table.cursor_row - 20, 0) :])
+        first = max(table.cursor_row - 20, 0)
+        context(self).session.prioritize(self.shown[first : first + PRIORITY_ROWS])
         table.show_sort(self.sort)
         self._update_title()
         self._update_filter_bar()
