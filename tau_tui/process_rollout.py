@@ -19,7 +19,9 @@ and gets no more. Workers ignore Ctrl-C (this process stops them) and leave when
 
 The workers' episode events (``SimulationMessage``, ``LLMRetried``) come back over the same connection
 and reach the runner's listener in this process, so the progress display and the TUI show them as for
-a run in one process (over Ray they stay on the actors).
+a run in one process (over Ray they stay on the actors). Each worker is a node of its own in the progress
+(``local/<pid>``, as a Ray node is host/id): ``WorkersStarted`` once they are all ready, ``SimulationPlaced``
+for each unit handed out, ``WorkerLost`` for one that died while the run went on (not when it ends).
 """
 
 from __future__ import annotations
@@ -164,6 +166,7 @@ class _Worker:
     def __init__(self, process: Any, conn: Connection):
         self.process = process
         self.conn = conn
+        self.name = f"local/{process.pid}"  # as the progress lines name it, like a Ray node (host/id)
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.ready: asyncio.Future[Any] | None = None
         self.dead = False
@@ -183,6 +186,8 @@ class ProcessRollout:
         self._workers: list[_Worker] = []
         self._tickets = 0
         self._emit: Callable[[Any], None] | None = None  # the runner's listener: the workers' episode events
+        self._started = False  # WorkersStarted told: a worker that dies from now on is told as lost
+        self._closing = False  # close(): the workers leave, none is lost
 
     async def start(self, runner: Runner) -> None:
         from tau_tui.evaluate.credentials import MissingCredentials
@@ -221,6 +226,10 @@ class ProcessRollout:
                 raise RunError(f"a worker process cannot run this: {problem}")
             if fingerprint != runner.domain_fingerprint:  # the same files, read again: only a change meanwhile
                 raise RunError(f"domain '{runner.config.domain}' changed on disk while the workers started")
+        from tau_tui.rollout import WorkersStarted
+
+        self._started = True
+        runner.emit(WorkersStarted(tuple(w.name for w in self._workers)))
 
     def _read(self, worker: _Worker, loop: asyncio.AbstractEventLoop) -> None:
         """The reader thread of one worker: each answer settles its future on the loop; at the end of the
@@ -259,8 +268,14 @@ class ProcessRollout:
             future.set_exception(RuntimeError(f"in the worker process: {message[2]}"))
 
     def _lost(self, worker: _Worker, code: int | None) -> None:
+        if worker.dead:
+            return
         worker.dead = True
         died = f"the worker process died (exit code {code})" if code else "the worker process left"
+        if self._started and not self._closing and self._emit is not None:
+            from tau_tui.rollout import WorkerLost
+
+            self._emit(WorkerLost(worker.name, f"exit code {code}" if code else "it left", local=True))
         if worker.ready is not None and not worker.ready.done():
             worker.ready.set_exception(RuntimeError(died))
         for future in worker.pending.values():
@@ -269,7 +284,7 @@ class ProcessRollout:
         worker.pending.clear()
 
     async def finish(self, task: Task, trial: int, seed: int) -> tuple[dict[str, Any], float | None, str | None]:
-        """One unit on the least busy live worker: (the simulation as saved, its reward, no node)."""
+        """One unit on the least busy live worker: (the simulation as saved, its reward, the worker's name)."""
         live = [w for w in self._workers if not w.dead]
         if not live:
             raise RuntimeError("every worker process died")
@@ -278,6 +293,10 @@ class ProcessRollout:
         ticket = self._tickets
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         worker.pending[ticket] = future
+        if self._emit is not None:
+            from tau_tui.rollout import SimulationPlaced
+
+            self._emit(SimulationPlaced(task.id, trial, seed, worker.name))
         try:
             with worker.send_lock:
                 worker.conn.send(("unit", ticket, trial, task.id, seed))
@@ -288,9 +307,10 @@ class ProcessRollout:
             data, reward = await future
         finally:
             worker.pending.pop(ticket, None)
-        return data, reward, None
+        return data, reward, worker.name
 
     def close(self) -> None:
+        self._closing = True
         for worker in self._workers:
             try:
                 with worker.send_lock:

@@ -62,7 +62,8 @@ def test_units_in_flight_reach_the_concurrency_over_the_workers(tmp_path, capsys
 def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(tmp_path, capsys):
     from tau_tui.config import Settings
     from tau_tui.process_rollout import ProcessRollout
-    from tau_tui.rollout import SimulationFinished
+    from tau_tui.rollout import SimulationFinished, WorkerLost
+    from tau_tui.rollout.progress import lost_text
     from tau_tui.workspace import RunRequest, Workspace
 
     corpus_required()
@@ -83,8 +84,11 @@ def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(tmp_path
         plan = workspace.run_plan(request)
         remote = ProcessRollout(workspace.settings, Workspace, 2)
         killed: list[int] = []
+        lost: list = []
 
         def kill_one(event) -> None:
+            if isinstance(event, WorkerLost):
+                lost.append(event)
             if isinstance(event, SimulationFinished) and not killed:
                 victim = remote._workers[0].process
                 killed.append(victim.pid)
@@ -93,6 +97,8 @@ def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(tmp_path
         runner = workspace.runner(plan, kill_one, remote)
         with remote:
             summary = asyncio.run(runner.run())
+        assert [(e.node, e.error, e.local) for e in lost] == [(f"local/{killed[0]}", "exit code -9", True)]
+        assert lost_text(lost[0]).startswith(f"the worker process local/{killed[0]} died (exit code -9): its units")
         sims = json.loads(out.read_text())["simulations"]
         lost = [s for s in sims if s["termination_reason"] == "infrastructure_error"]
         assert killed and len(sims) == TOTAL == summary.completed
@@ -134,8 +140,12 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
         RunStarted,
         SimulationFinished,
         SimulationMessage,
+        SimulationPlaced,
         SimulationStarted,
+        WorkerLost,
+        WorkersStarted,
     )
+    from tau_tui.rollout.progress import RunTally
     from tau_tui.workspace import Workspace
 
     corpus_required()
@@ -154,7 +164,8 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
     alone = events_of(None)
     with ProcessRollout(workspace.settings, Workspace, 2) as remote:
         spread = events_of(remote)
-    kinds = Counter(type(e) for e in spread)
+    progress_kinds = (WorkersStarted, SimulationPlaced)
+    kinds = Counter(type(e) for e in spread if not isinstance(e, progress_kinds))
     assert kinds == Counter(type(e) for e in alone)
     assert kinds[RunStarted] == kinds[RunFinished] == 1 and kinds[SimulationStarted] == kinds[SimulationFinished] == 10
     assert kinds[SimulationMessage] > 20
@@ -164,7 +175,20 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
 
     assert messages(spread) == messages(alone)
     finished = [e for e in spread if isinstance(e, SimulationFinished)]
-    assert [e.completed for e in finished] == list(range(1, 11)) and {e.node for e in finished} == {None}
+    assert [e.completed for e in finished] == list(range(1, 11)) and {e.node for e in alone if hasattr(e, "node")} == {
+        None
+    }
+    # each worker process is a node of the progress: named once started, every unit placed on one of them
+    (started,) = [e for e in spread if isinstance(e, WorkersStarted)]
+    assert len(started.nodes) == 2 and all(n.startswith("local/") for n in started.nodes)
+    placed = [e for e in spread if isinstance(e, SimulationPlaced)]
+    assert len(placed) == 10 and {e.node for e in placed} <= set(started.nodes)
+    assert Counter(e.node for e in finished) == Counter(e.node for e in placed)
+    assert not [e for e in spread if isinstance(e, WorkerLost)]  # the run's end loses no worker
+    progress = RunTally()
+    for event in spread:
+        progress.apply(event)
+    assert sum(n.done for n in progress.nodes.values()) == 10 and not any(n.running for n in progress.nodes.values())
 
 
 def test_a_worker_that_dies_while_loading_is_one_line(tmp_path, capsys, monkeypatch):

@@ -31,7 +31,7 @@ from tau_tui.rollout.runner import (
 
 @dataclass
 class NodeTally:
-    """One Ray node's part of a rollout."""
+    """One node's part of a rollout (a Ray node, or a local worker process)."""
 
     done: int = 0  # simulations it finished (saved)
     running: int = 0  # units sent to it and not back yet
@@ -178,10 +178,11 @@ def retry_text(event: LLMRetried, limit: int = 120) -> str:
 
 
 def lost_text(event: WorkerLost, limit: int = 120) -> str:
-    """The one line a Ray worker that died reads as, on every front end (Ray's reason clipped to ``limit``)."""
+    """The one line a worker that died reads as, on every front end (its reason clipped to ``limit``)."""
     reason = event.error if len(event.error) <= limit else event.error[: limit - 1] + "…"
+    who = f"the worker process {event.node}" if event.local else f"the Ray worker on {event.node}"
     return (
-        f"the Ray worker on {event.node} died{f' ({reason})' if reason else ''}: its units are saved as "
+        f"{who} died{f' ({reason})' if reason else ''}: its units are saved as "
         "infrastructure errors, which tau-tui run --resume runs again"
     )
 

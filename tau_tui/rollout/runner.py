@@ -153,14 +153,15 @@ class SimulationFinished:
 
 @dataclass(frozen=True)
 class WorkersStarted:
-    """The remote workers are up (over Ray): the node of each, one entry per worker."""
+    """The remote workers are up: the node of each, one entry per worker (over Ray its node, host/id; a local
+    worker process is a node of its own, ``local/<pid>``)."""
 
     nodes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class SimulationPlaced:
-    """A unit was sent to a remote worker on ``node`` (over Ray; its ``SimulationStarted`` came first)."""
+    """A unit was sent to a remote worker on ``node`` (its ``SimulationStarted`` came first)."""
 
     task_id: str
     trial: int
@@ -170,10 +171,12 @@ class SimulationPlaced:
 
 @dataclass(frozen=True)
 class WorkerLost:
-    """A remote worker on ``node`` died: the units it had come back as infrastructure errors, it gets no more."""
+    """A remote worker on ``node`` died: the units it had come back as infrastructure errors, it gets no more.
+    ``local``: a worker process of this machine (``run --workers`` without Ray), ``node`` its name."""
 
     node: str
     error: str
+    local: bool = False
 
 
 @dataclass(frozen=True)
