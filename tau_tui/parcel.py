@@ -12,7 +12,9 @@ An actor treats what arrives as untrusted (``unpacked``): the digest must match,
 file under ``domains/<name>/`` or ``packages/<name>/`` of the parcel's own domain, with no absolute path, no ``..``
 and no name twice, and the members may not hold more than ``limit`` bytes; one broken rule refuses the parcel.
 It is unpacked once per node, into ``<tmp>/tau-tui-<uid>/shipped/<digest>/`` (a folder only that user may enter;
-kept for the next command), and the actor's settings point there (``shipped_settings``).
+kept for the next command), and the actor's settings point there (``shipped_settings``). A copy used again is
+touched; when a new one is unpacked, copies no command used for ``KEEP_UNUSED`` (a week) are removed, and so are
+half-unpacked folders an actor that died left behind for a day.
 
 Ray's own ``runtime_env`` (``working_dir``) is not used: it is fixed when an actor starts, while ``replay`` and
 ``eval`` learn the domains file by file, and it unpacks without these checks.
@@ -43,6 +45,8 @@ MAX_MEMBERS = 100_000
 COMPRESS_LEVEL = 1  # JSON shrinks about 8x even so; level 6 costs about three times the time for a few per cent
 TOPS = ("domains", "packages")  # an archive's top folders: tau2 data, domain packages
 SKIPPED = {"__pycache__"}
+KEEP_UNUSED = 7 * 24 * 3600.0  # seconds a node keeps an unpacked copy no command used
+KEEP_STAGING = 24 * 3600.0  # seconds before a half-unpacked folder (its actor died) is taken for left behind
 
 
 class ShipError(Exception):
@@ -225,6 +229,37 @@ def extract(blob: bytes, target: Path, domain: str, limit: int = SHIP_LIMIT) -> 
     return len(seen)
 
 
+def forget_unused(cache: Path, now: float | None = None) -> list[str]:
+    """Remove the copies in ``cache`` no command used for ``KEEP_UNUSED``, and half-unpacked folders older than
+    ``KEEP_STAGING``; returns their names. Only folders of the cache's own shapes (a digest, ``.unpacking-*``) are
+    touched, never a link; one that cannot be removed is left."""
+    import time
+
+    now = time.time() if now is None else now
+    gone: list[str] = []
+    try:
+        entries = list(os.scandir(cache))
+    except OSError:
+        return gone
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".unpacking-"):
+            keep = KEEP_STAGING
+        elif len(name) == 64 and all(c in "0123456789abcdef" for c in name):
+            keep = KEEP_UNUSED
+        else:
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or now - entry.stat(follow_symlinks=False).st_mtime < keep:
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        if not os.path.lexists(entry.path):
+            gone.append(name)
+    return gone
+
+
 def unpacked(parcel: Parcel, fetch: Callable[[Any], bytes], base: Path | None = None, limit: int = SHIP_LIMIT) -> Path:
     """The folder holding ``parcel``'s data on this node: unpacked by an earlier actor or command, else fetched
     (``fetch(parcel.ref)``), checked and unpacked now (in a folder beside it, then renamed: another actor
@@ -235,7 +270,12 @@ def unpacked(parcel: Parcel, fetch: Callable[[Any], bytes], base: Path | None = 
     cache = node_cache(base)
     final = cache / digest
     if final.is_dir():
+        try:
+            os.utime(final)  # used again: not removed as unused
+        except OSError:
+            pass
         return final
+    forget_unused(cache)
     blob = fetch(parcel.ref)
     if hashlib.sha256(blob).hexdigest() != digest:
         raise ShipError(f"--ship-data: the data of '{parcel.domain}' does not match its digest; refused")

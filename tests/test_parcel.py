@@ -162,3 +162,45 @@ def test_ship_data_on_the_command_line_needs_ray_and_the_settings_files_applies_
     config.write_text("ship_data = true\n")
     filed = resolve(None, environ={"TAU_TUI_CONFIG": str(config)})
     assert filed.ship_data and Workspace(filed).rollout_remote("local") is None
+
+
+def test_copies_no_command_used_for_a_week_go_when_a_new_one_is_unpacked(data, tmp_path):
+    """A node keeps what it unpacked for the next command; a copy used again is touched; once a new parcel is
+    unpacked, copies unused for ``KEEP_UNUSED`` and half-unpacked folders of dead actors go, nothing else."""
+    import os
+    import time
+
+    from tau_tui.parcel import KEEP_STAGING, KEEP_UNUSED, forget_unused
+
+    (tmp_path / "node").mkdir()
+    packed = pack_domain(DomainRegistry(data), "mock")
+    used = unpacked(parcel_of(packed), lambda blob: blob, base=tmp_path / "node")
+    cache = used.parent
+    old = time.time() - KEEP_UNUSED - 60
+    stale = cache / ("0" * 64)
+    stale.mkdir()
+    (stale / "db.json").write_text("{}")
+    staging = cache / ".unpacking-dead"
+    staging.mkdir()
+    fresh_staging = cache / ".unpacking-now"  # another actor unpacking at this moment
+    fresh_staging.mkdir()
+    other = cache / "not-ours"
+    other.mkdir()
+    for folder in (used, stale, other):
+        os.utime(folder, (old, old))
+    os.utime(staging, (time.time() - KEEP_STAGING - 60,) * 2)
+    # used again: touched, so it is not taken for unused
+    assert unpacked(parcel_of(packed), lambda blob: pytest.fail("fetched twice"), base=tmp_path / "node") == used
+    assert time.time() - used.stat().st_mtime < 60
+    data_two = data / "domains" / "mock" / "extra.txt"
+    data_two.write_text("another version of the data")
+    unpacked(parcel_of(pack_domain(DomainRegistry(data), "mock")), lambda blob: blob, base=tmp_path / "node")
+    assert not stale.exists() and not staging.exists()
+    assert used.is_dir() and fresh_staging.is_dir() and other.is_dir()
+    assert sorted(p.name for p in cache.iterdir() if len(p.name) == 64) == sorted(
+        [used.name, pack_domain(DomainRegistry(data), "mock").digest]
+    )
+    newest = pack_domain(DomainRegistry(data), "mock").digest
+    later = forget_unused(cache, now=time.time() + KEEP_UNUSED + 3600)  # a week on, nothing used meanwhile
+    assert sorted(later) == sorted([used.name, newest, fresh_staging.name])
+    assert [p.name for p in cache.iterdir()] == ["not-ours"]  # never a folder of another shape
