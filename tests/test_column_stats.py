@@ -187,3 +187,24 @@ def test_sorting_places_by_key_orders_rows_as_sorting_pairs_did(runs, column, re
     got = [r.key for r in catalog.view(RunFilter(), spec)]
     assert got == [r.key for r in _sorted_as_before(catalog.rows, spec)]
     assert len(set(got)) == len(catalog.rows)
+
+
+def test_files_growing_at_once_keep_the_rows_in_load_order(runs) -> None:
+    """Files indexed in parallel grow in turns: each piece goes into its gap (no sort of every row), and the
+    rows stay in load order, a file read again included."""
+    import random
+
+    catalog = Catalog()
+    rng = random.Random(7)
+    have = {id(run): 0 for run in runs}
+    for run in runs:
+        catalog.grow_run(run, 1)  # every file named (its place in the load order) before the pieces come
+    while any(have[id(run)] < len(run.entries) for run in runs):
+        run = rng.choice([r for r in runs if have[id(r)] < len(r.entries)])
+        have[id(run)] = min(len(run.entries), have[id(run)] + rng.randint(1, 9))
+        catalog.grow_run(run, have[id(run)])
+        assert [r.order for r in catalog.rows] == sorted(r.order for r in catalog.rows)
+    catalog.add_run(open_run(runs[0].path))  # the first file read again: its rows go back to the front
+    orders = [r.order for r in catalog.rows]
+    assert orders == sorted(orders) and len(orders) == sum(len(r.entries) for r in runs)
+    assert catalog.rows[0].path == runs[0].path

@@ -6,7 +6,9 @@ Headless: rows in load order (``tau_tui.catalog.rows``), looked up by key;
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
@@ -23,6 +25,9 @@ class Notice:
     path: Path
     text: str
     severity: str = "warning"  # "error": file not loaded; "warning"/"information": loaded with a note
+
+
+_order = attrgetter("order")
 
 
 class Catalog:
@@ -69,12 +74,21 @@ class Catalog:
         self._grown[fkey] = max(have, count)
         self._file_rows.setdefault(fkey, []).extend(new)
         if new:
-            in_order = not self.rows or self.rows[-1].order < new[0].order
-            self.rows.extend(new)
-            if not in_order:
-                self.rows.sort(key=lambda r: r.order)
+            self._insert(new)
             self._attach_notes(fkey, new)
         return new
+
+    def _insert(self, new: list[RunRow]) -> None:
+        """Put one file's new rows (in order, with no other row's order between theirs) where their order
+        says: at the end, or, while several files grow at once, in the gap found by bisection (sorting every
+        row again per piece took seconds at a million rows)."""
+        if not new:
+            return
+        if not self.rows or self.rows[-1].order < new[0].order:
+            self.rows.extend(new)
+            return
+        at = bisect_left(self.rows, new[0].order, key=_order)
+        self.rows[at:at] = new
 
     def add_run(self, run: RunFile) -> list[RunRow]:
         """Add (or replace) the rows of one file; returns the new rows.
@@ -96,10 +110,7 @@ class Catalog:
             new.append(row)
             self.by_key[row.key] = row
         self._file_rows[fkey] = list(new)
-        in_order = not self.rows or not new or self.rows[-1].order < new[0].order
-        self.rows.extend(new)
-        if not in_order:
-            self.rows.sort(key=lambda r: r.order)
+        self._insert(new)
         self._attach_notes(fkey, new)
         return new
 
