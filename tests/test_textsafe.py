@@ -8,7 +8,7 @@ import unicodedata
 
 import pytest
 
-from tau_tui.textsafe import has_unsafe, json_line, json_visible, one_line, visible, visible_text
+from tau_tui.textsafe import has_unsafe, json_line, json_visible, one_line, one_lines, visible, visible_text
 
 HOSTILE = (
     "a\x1b[2J\x1b]0;pwned\x07\x1b]52;c;aGk=\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
@@ -82,3 +82,12 @@ def test_fast_on_a_long_message(dirty):
         visible(text)
     per_call = (time.perf_counter() - start) / 10
     assert per_call < 0.05, f"{per_call * 1000:.1f} ms for {len(text)} chars"
+
+
+def test_one_lines_is_one_line_of_each_text_scanned_at_once() -> None:
+    clean = ["task_1", "sim-2", "ünïcode", ""]
+    assert one_lines(clean) == clean
+    hostile = ["ok", "a\x1b[31mred", "two\nlines", "tab\there", "bidi\u202eflip", "ok2"]
+    assert one_lines(hostile) == [one_line(t) for t in hostile]
+    assert one_lines(iter(hostile)) == [one_line(t) for t in hostile]
+    assert all("\x1b" not in t and "\n" not in t for t in one_lines(hostile))

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 from tau_tui.catalog.rows import RunRow
 from tau_tui.model.io import RunFile
+from tau_tui.textsafe import one_lines
 from tau_tui.views.columns import Column, plain
 from tau_tui.views.layout import start_after
 
@@ -108,7 +109,7 @@ class ColumnStats:
         for column in self.measured:
             if column.per_file:
                 continue
-            values = sorted({plain(text) for text in _distinct(map(column.text, rows))})
+            values = sorted(set(_plain_all(_distinct(map(column.text, rows)))))
             facts.longest[column.key] = max(facts.longest.get(column.key, 0), max(map(len, values), default=0))
             if column.elide:
                 runs = facts.segments.setdefault(column.key, [])
@@ -178,7 +179,14 @@ class ColumnStats:
             yield from facts.segments.get(column.key, ())
 
 
-def _distinct(texts: Iterable[object]) -> Iterable[object]:
+def _plain_all(texts: Collection[object]) -> list[str]:
+    """``plain`` of each text: plain strings made safe in one scan (``one_lines``), anything else one by one."""
+    strings = [t for t in texts if isinstance(t, str)]
+    others = [plain(t) for t in texts if not isinstance(t, str)] if len(strings) != len(texts) else []
+    return one_lines(strings) + others
+
+
+def _distinct(texts: Iterable[object]) -> Collection[object]:
     """``texts`` without repeats when they can be hashed (plain strings), so each is made plain once."""
     listed = list(texts)
     try:
