@@ -9,7 +9,6 @@ value looked up at any point.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,9 @@ from tau_tui.views import column_stats
 from tau_tui.views.column_stats import MAX_NATURAL, ColumnStats
 from tau_tui.views.columns import COLUMNS, plain
 from tau_tui.views.layout import distinct_starts
+from tests.conftest import CORPUS, corpus_required
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "tau2-corpus"
+pytestmark = pytest.mark.corpus
 FILES = [
     "sierra-research__tau2-bench__airline.json",
     "sierra-research__tau2-bench__2025-08-10T02-44-06.496849_telecom_llm_agent_gpt-4o_user_simulator_gpt-4o.json",
@@ -52,12 +52,10 @@ def agrees(stats: ColumnStats, rows) -> None:
 
 @pytest.fixture
 def runs():
+    corpus_required()
     out = []
     for name in FILES:
-        path = CORPUS / name
-        if not path.is_file():
-            pytest.fail(f"corpus file missing: {path}")
-        out.append(open_run(path))
+        out.append(open_run(CORPUS / name))
     return out
 
 
@@ -120,6 +118,7 @@ def test_a_file_replaced_removed_or_resolved_is_measured_again(runs) -> None:
 
 def test_a_value_between_others_finds_its_neighbours_across_files(tmp_path) -> None:
     """Neighbours come from any file: ``a_b_c`` in one file, ``a_b_d`` in another, ``a_x`` in a third."""
+    corpus_required()
     base = open_run(CORPUS / FILES[0])
     catalog = Catalog()
     for n, ids in enumerate((["a_b_c", "zz"], ["a_b_d"], ["a_x", "a_b_c"])):

@@ -309,7 +309,13 @@ class RunTable(LineTable, can_focus=True):
 
     def _cell(self, column: Column, row: RunRow, width: int) -> Text:
         value = column.cell(row)
-        cell = visible_text(value.copy(), single_line=True) if isinstance(value, Text) else Text(one_line(str(value)))
+        if column.plain_text is not None:  # drawn as measured: rich's Text would drop BEL, BS and CR unseen
+            style = value.style if isinstance(value, Text) else ""
+            cell = Text(one_line(str(column.plain_text(row))), style=style)
+        elif isinstance(value, Text):
+            cell = visible_text(value.copy(), single_line=True)
+        else:
+            cell = Text(one_line(str(value)))
         if column.elide and cell.cell_len > width:
             start = self.stats.start(column, cell.plain)
             cell = Text(elide(cell.plain, width, start), style=cell.style)
