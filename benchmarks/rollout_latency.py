@@ -1,7 +1,8 @@
 """Rollouts against the latency limit: a model that answers every call after exactly 1 s.
 
     python -m benchmarks.rollout_latency [-k 16] [--concurrency 32 128] [--workers 1 2] [--delay 1.0]
-                                         [--vs-tau2 | --no-vs-tau2] [--tau2-data DIR]
+                                         [--vs-tau2 | --no-vs-tau2] [--through-litellm | --no-through-litellm]
+                                         [--tau2-data DIR]
 
 Starts ``benchmarks.latency_server`` on 127.0.0.1 and runs ``tau-tui run --domain mock -k K --concurrency C
 --workers W`` in a fresh process for each C and W, with the server as the agent's model and
@@ -9,8 +10,12 @@ Starts ``benchmarks.latency_server`` on 127.0.0.1 and runs ``tau-tui run --domai
 simulation makes exactly one agent call: the limit is ``ceil(n / C) × delay`` seconds, and the ratio of the
 time taken to it is what the rollout machinery costs on top of the model. Printed per run: the wall time of
 the command (start-up included), the time from the first call the server received to the last answer (the
-rollout alone), the most calls in flight at once, both ratios, and the command's CPU time. The baseline of
-the start-up, in the same run: a process that only imports tau-tui's CLI and litellm.
+rollout alone), the most calls in flight at once, both ratios, and the command's CPU time. The model is on
+an OpenAI-compatible endpoint, so its calls go straight there (``tau_tui.rollout.direct``); the baseline, in
+the same run (``--through-litellm``, the default), is the same command with ``"llm_client": "litellm"``: every
+call through litellm, as before. The baseline of the start-up: a process that only imports what a run
+imports (and one that imports litellm too). Commands run with bytecode written and read, as an installed
+tau-tui does (``PYTHONDONTWRITEBYTECODE`` is dropped from their environment and tau-tui is compiled first).
 
 Beside tau2's runner (``--vs-tau2``, the default when a ``tau2`` command is installed beside this Python;
 the optional extra ``tau2``): both runners run the same task (``create_task_1`` of the mock domain) K × 10
@@ -40,22 +45,40 @@ MOCK_TASKS = 10  # tasks in tau2's mock domain: -k K runs 10 × K simulations
 TASK = "create_task_1"  # the task both runners run with an LLM user (in every version of the mock domain)
 
 
+def _env() -> dict[str, str]:
+    """The commands' environment: this one with litellm's local price map, and bytecode written and read as in
+    an installed tau-tui (pip compiles a package when it installs it; ``PYTHONDONTWRITEBYTECODE`` would make
+    every command compile its modules again)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def compile_all() -> None:
+    """Compile tau-tui's modules, as installing it does, so no measured command spends time on it."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tau_tui")], env=_env(), check=True)
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def start_up(tau2_data: str) -> tuple[float, float]:
-    """The baseline of a command's start: (wall, CPU) of a process that only imports tau-tui's CLI and litellm."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
+def start_up(modules: str) -> tuple[float, float]:
+    """The baseline of a command's start: (wall, CPU) of a process that only imports ``modules``."""
     cpu_before = _children_cpu()
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import tau_tui.cli, litellm"], cwd=ROOT, env=env, check=True)
+    subprocess.run([sys.executable, "-c", f"import {modules}"], cwd=ROOT, env=_env(), check=True)
     return time.perf_counter() - started, _children_cpu() - cpu_before
 
 
-def _model_args(server: LatencyServer) -> str:
-    return json.dumps({"api_base": server.base_url, "api_key": "sk-local", "temperature": 0.0})
+# What a run's process imports before its first call straight to an endpoint, and what one through litellm adds.
+RUN_MODULES = "tau_tui.cli, tau_tui.commands.run, tau_tui.rollout.runner, aiohttp"
+
+
+def _model_args(server: LatencyServer, client: str = "auto") -> str:
+    args = {"api_base": server.base_url, "api_key": "sk-local", "temperature": 0.0}
+    return json.dumps(args if client == "auto" else {**args, "llm_client": client})
 
 
 def ours(
@@ -66,11 +89,12 @@ def ours(
     workers: int,
     tau2_data: str,
     llm_user: bool = False,
+    client: str = "auto",
 ) -> list[str]:
     """``tau-tui run`` against the server: the 10 mock tasks × ``trials`` with the scripted user (one agent
     call each), or with ``llm_user`` ``create_task_1`` × ``trials`` with an LLM user on the server (three
-    calls each: user, agent, user)."""
-    model = _model_args(server)
+    calls each: user, agent, user); ``client`` "litellm" sends every call through litellm."""
+    model = _model_args(server, client)
     if llm_user:
         sides = ["--task", TASK, "--agent-llm", "openai/latency-agent", "--agent-llm-args", model]
         sides += ["--user-llm", f"openai/{USER_MODEL}", "--user-llm-args", model]
@@ -92,7 +116,7 @@ def tau2s(server: LatencyServer, out: Path, trials: int, concurrency: int, tau2:
 
 def run_once(server: LatencyServer, argv: list[str], out: Path, cwd: Path = ROOT) -> dict:
     """One command in a new process against the server; its wall time and the server's counts."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env = _env()
     server.reset()
     cpu_before = _children_cpu()
     started = time.perf_counter()
@@ -145,6 +169,12 @@ def main() -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="tau-tui's --workers (default 1 2)")
     parser.add_argument("--delay", type=float, default=1.0, help="seconds per model answer (default 1.0)")
     parser.add_argument("--vs-tau2", action=argparse.BooleanOptionalAction, default=None)
+    parser.add_argument(
+        "--through-litellm",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run each concurrency with every call through litellm (llm_client litellm): the baseline",
+    )
     parser.add_argument("--tau2-data", default=os.environ.get("TAU2_DATA_DIR") or str(CORPUS))
     args = parser.parse_args()
     n = MOCK_TASKS * args.k
@@ -153,10 +183,16 @@ def main() -> int:
         raise SystemExit("--vs-tau2: no tau2 command beside this Python (pip install 'tau-tui[tau2]')")
     vs_tau2 = tau2 is not None and args.vs_tau2 is not False
     print(f"{n} simulations, every answer after {args.delay:g} s; {os.cpu_count()} CPUs")
+    compile_all()
     with LatencyServer(delay=args.delay) as server, tempfile.TemporaryDirectory() as folder:
-        wall, cpu = start_up(args.tau2_data)
-        print(f"baseline: a process importing tau-tui's CLI and litellm takes {wall:.2f} s ({cpu:.2f} s CPU)")
-        print("tau-tui, scripted user, one agent call per simulation:")
+        start_up(f"{RUN_MODULES}, litellm")  # once unmeasured: litellm's modules and their dependencies compiled
+        wall, cpu = start_up(RUN_MODULES)
+        with_litellm, litellm_cpu = start_up(f"{RUN_MODULES}, litellm")
+        print(
+            f"baseline: a process importing what a run imports takes {wall:.2f} s ({cpu:.2f} s CPU); with litellm "
+            f"{with_litellm:.2f} s ({litellm_cpu:.2f} s CPU)"
+        )
+        print("tau-tui, scripted user, one agent call per simulation (straight to the endpoint; through litellm):")
         for concurrency in args.concurrency:
             limit = math.ceil(n / concurrency) * args.delay
             for workers in args.workers:
@@ -164,6 +200,11 @@ def main() -> int:
                 argv = ours(server, out, args.k, concurrency, workers, args.tau2_data)
                 result = run_once(server, argv, out)
                 print("  " + _line(f"concurrency {concurrency:4d} workers {workers}", result, limit, cpu, n, workers))
+            if args.through_litellm:
+                out = Path(folder) / f"c{concurrency}-litellm.json"
+                argv = ours(server, out, args.k, concurrency, 1, args.tau2_data, client="litellm")
+                result = run_once(server, argv, out)
+                print("  " + _line(f"concurrency {concurrency:4d} litellm  ", result, limit, litellm_cpu, n))
         if not vs_tau2:
             return 0
         assert tau2 is not None
@@ -173,7 +214,7 @@ def main() -> int:
             limit = math.ceil(trials / concurrency) * 3 * args.delay
             theirs_out = Path(folder) / f"tau2-c{concurrency}.json"
             theirs = run_once(server, tau2s(server, theirs_out, trials, concurrency, tau2), theirs_out, Path(folder))
-            print("  " + _line(f"tau2    concurrency {concurrency:4d}", theirs, limit, cpu, trials))
+            print("  " + _line(f"tau2    concurrency {concurrency:4d}", theirs, limit, litellm_cpu, trials))
             for workers in args.workers:
                 out = Path(folder) / f"llm-c{concurrency}-w{workers}.json"
                 mine = run_once(

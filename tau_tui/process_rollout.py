@@ -149,14 +149,20 @@ async def _serve_units(conn: Connection, body: _Episodes) -> None:
 
 
 def _context(runner: Runner) -> Any:
-    """How the workers start: forked from a forkserver that imported litellm once (when the run calls
-    models, so the workers do not each spend seconds of CPU on that import), else spawned."""
+    """How the workers start: forked from a forkserver that imported litellm once (when a model of the run
+    calls through it, so the workers do not each spend seconds of CPU on that import) or only the HTTP client
+    (when every model goes straight to its endpoint), else spawned."""
+    from tau_tui.rollout.llm import uses_litellm
+
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     sides = (runner.config.agent, runner.config.user)
-    if any(not (spec.is_scripted or spec.is_human) for spec in sides):
+    models = [spec.settings() for spec in sides if not (spec.is_scripted or spec.is_human)]
+    if any(uses_litellm(settings) for settings in models):
         context.set_forkserver_preload(["tau_tui.rollout.litellm_preload"])
+    elif models:  # every call goes straight to its endpoint: the workers need only the HTTP client
+        context.set_forkserver_preload(["aiohttp"])
     return context
 
 

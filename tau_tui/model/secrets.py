@@ -75,6 +75,12 @@ def environment_credentials(environ: Mapping[str, str] | None = None) -> dict[st
     }
 
 
+def credential(name: str) -> str | None:
+    """The live value of one credential variable (``OPENAI_API_KEY``), as a provider client takes it; None
+    for a variable that is not a credential, or is unset."""
+    return os.environ.get(name) if is_secret_variable(name) else None
+
+
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
     """The values of the environment's credential variables (long enough to be keys)."""
     return set(environment_credentials(environ).values())

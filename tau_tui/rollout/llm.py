@@ -1,7 +1,11 @@
-"""Talking to any model through litellm: message conversion, retries with backoff, cost, tool-call parsing.
+"""Talking to any model: message conversion, retries with backoff, cost, tool-call parsing.
 
-litellm is imported inside the call (it costs seconds), with its cost map read
-from the installed package, never downloaded. Retries are ours, not
+A model on an OpenAI-compatible endpoint whose call litellm would only pass on
+(``openai/<name>`` with an ``api_base``, arguments litellm sends unchanged, a
+name litellm cannot price) is called straight (``direct``); every other model
+goes through litellm, imported inside the call (it costs seconds), with its
+cost map read from the installed package, never downloaded. Both ways send the
+same body and classify failures under the same names. Retries are ours, not
 litellm's or the provider SDK's (both are set to 0), so the policy is one
 place and a test can count them: rate limits, timeouts, connection failures
 5xx answers and replies without a choice (or whose choice has no message)
@@ -38,7 +42,7 @@ from tau_tui.model.messages import (
     UserMessage,
 )
 from tau_tui.model.nesting import MAX_NESTING, too_deep
-from tau_tui.rollout import json_tools
+from tau_tui.rollout import direct, json_tools
 
 # litellm error classes worth another attempt (looked up by name: litellm is imported lazily).
 RETRYABLE_ERRORS = (
@@ -133,7 +137,7 @@ def _litellm():
     return litellm
 
 
-_preloading: list[threading.Thread] = []
+_preloading: dict[str, threading.Thread] = {}  # what is being imported ahead ("litellm", "http") -> its thread
 
 
 def import_frozen() -> Any:
@@ -168,13 +172,27 @@ def _warm_up() -> None:
         pass
 
 
-def preload() -> None:
-    """Start importing and warming up litellm in a thread (once), so its seconds of import overlap what a
-    run does before its first call; that call then waits only for what is left of it."""
-    if not _preloading:
-        thread = threading.Thread(target=_warm_up, name="tau-tui-litellm-import", daemon=True)
-        _preloading.append(thread)
-        thread.start()
+def uses_litellm(settings: LLMSettings) -> bool:
+    """Whether this model's calls go through litellm rather than straight to its endpoint (``direct``)."""
+    args = {name: value for name, value in settings.args.items() if name != json_tools.TOOL_PROTOCOL_ARG}
+    return direct.needs_litellm(settings.model, args)
+
+
+def _import_http() -> None:
+    import aiohttp  # noqa: F401 - imported ahead of the first call
+
+
+def preload(models: list[LLMSettings] | None = None) -> None:
+    """Start importing what the calls of ``models`` need in a thread (once): litellm, imported and warmed
+    up, when any goes through it (None: litellm), else the HTTP client. Its seconds of import then
+    overlap what a run does before its first call, which waits only for what is left of it."""
+    kind = "litellm" if models is None or any(uses_litellm(settings) for settings in models) else "http"
+    if kind in _preloading:
+        return
+    target = _warm_up if kind == "litellm" else _import_http
+    thread = threading.Thread(target=target, name=f"tau-tui-{kind}-import", daemon=True)
+    _preloading[kind] = thread
+    thread.start()
 
 
 def new_call_id() -> str:
@@ -217,9 +235,20 @@ def _first_message(response: Any) -> Any:
     return message
 
 
+def _context_exceeded(litellm: Any, exc: BaseException) -> bool:
+    """Whether a failure says the prompt is longer than the model's context window."""
+    if litellm is None:
+        return isinstance(exc, direct.ContextWindowExceededError)
+    context_cls = getattr(litellm, "ContextWindowExceededError", None)
+    return isinstance(context_cls, type) and isinstance(exc, context_cls)
+
+
 def _is_retryable(litellm: Any, exc: BaseException) -> bool:
-    if isinstance(exc, (asyncio.TimeoutError, ConnectionError, EmptyReply)):
+    if isinstance(exc, (asyncio.TimeoutError, ConnectionError, EmptyReply, direct.BadReply)):
         return True
+    if litellm is None:
+        status = getattr(exc, "status_code", None)
+        return isinstance(status, int) and (status in (408, 429) or status >= 500)
     for name in RETRYABLE_ERRORS:
         cls = getattr(litellm, name, None)
         if isinstance(cls, type) and isinstance(exc, cls):
@@ -270,6 +299,13 @@ def parse_tool_calls(raw_calls: Any) -> list[ToolCall] | None:
         name = getattr(function, "name", None) or ""
         text = getattr(function, "arguments", None)
         call_id = getattr(raw, "id", None) or new_call_id()
+        if not isinstance(call_id, str):
+            call_id = new_call_id()
+        if not isinstance(name, str):
+            raise MalformedToolCall(
+                f"tool call: its name is a {type(name).__name__}, not a string",
+                details={"tool": None, "call_id": call_id, "arguments": str(text)[:2000]},
+            )
         if text is None or (isinstance(text, str) and not text.strip()):
             arguments: Any = {}
         elif isinstance(text, dict):
@@ -315,8 +351,10 @@ async def complete(
     on_retry: RetryListener | None = None,
 ) -> Completion:
     """One chat completion with retries; raises an ``LLMError`` subclass when there is no usable reply, and
-    ``MissingCredentials`` when the key is missing or refused."""
-    litellm = _litellm()
+    ``MissingCredentials`` when the key is missing or refused.
+
+    A model on an OpenAI-compatible endpoint that litellm would only pass the call on to goes straight
+    there (``direct``): no litellm import, no litellm per-call work; any other model goes through litellm."""
     kwargs = dict(settings.args)
     protocol = kwargs.pop(json_tools.TOOL_PROTOCOL_ARG, None)
     if protocol is not None and protocol not in json_tools.PROTOCOLS:
@@ -325,6 +363,12 @@ async def complete(
             f"{', '.join(json_tools.PROTOCOLS)}",
             error_type="BadArgument",
         )
+    try:
+        path = direct.route(settings.model, kwargs)
+    except direct.ClientChoiceError as exc:
+        raise LLMError(str(exc), error_type="BadArgument") from None
+    kwargs.pop(direct.CLIENT_ARG, None)
+    litellm: Any = None if path is not None else _litellm()
     kwargs.update(num_retries=0, max_retries=0, drop_params=True)
     kwargs.setdefault("timeout", settings.timeout)
     payload = to_litellm_messages(messages)
@@ -335,16 +379,25 @@ async def complete(
     elif tools:
         kwargs["tools"] = tools
         kwargs["tool_choice"] = tool_choice or "auto"
+    body = direct.body(path, payload, kwargs) if path is not None else None
     attempt = 0
+    reply: dict[str, Any] | None = None
     while True:
         started = time.perf_counter()
         try:
-            response = await litellm.acompletion(model=settings.model, messages=payload, **kwargs)
-            message = _first_message(response)
+            if path is not None:
+                assert body is not None
+                reply = await direct.chat(path, body, settings.timeout)
+                response: Any = direct.Fields(reply)
+                message = _first_message(response)
+                content = direct.content_text(message.content)
+            else:
+                response = await litellm.acompletion(model=settings.model, messages=payload, **kwargs)
+                message = _first_message(response)
+                content = getattr(message, "content", None)
             break
         except Exception as exc:  # noqa: BLE001 - classified below
-            context_cls = getattr(litellm, "ContextWindowExceededError", None)
-            if isinstance(context_cls, type) and isinstance(exc, context_cls):
+            if _context_exceeded(litellm, exc):
                 raise ContextWindowExceeded(_one_line(exc), error_type=type(exc).__name__) from None
             if is_refusal(exc):
                 raise refusal(settings.model, settings.args, exc) from None
@@ -362,26 +415,39 @@ async def complete(
                 details={"attempts": attempt + 1},
             ) from None
     elapsed = time.perf_counter() - started
-    raw = response.to_dict() if hasattr(response, "to_dict") else None
-    content = getattr(message, "content", None)
+    if path is not None:
+        assert reply is not None
+        raw: dict[str, Any] | None = reply
+        usage = direct.usage(reply)
+    else:
+        raw = response.to_dict() if hasattr(response, "to_dict") else None
+        usage = _usage(response)
     try:
         if as_json:
             content, tool_calls = _json_reply(content)
         else:
             tool_calls = parse_tool_calls(getattr(message, "tool_calls", None))
     except MalformedToolCall as exc:
-        exc.details["content"] = getattr(message, "content", None)
-        exc.details["cost"] = _cost(litellm, response)
+        exc.details["content"] = getattr(message, "content", None) if path is None else content
+        exc.details["cost"] = await _reply_cost(litellm, response, reply)
         raise
     return Completion(
         content=content,
         tool_calls=tool_calls,
-        cost=_cost(litellm, response),
-        usage=_usage(response),
+        cost=await _reply_cost(litellm, response, reply),
+        usage=usage,
         raw=raw,
         generation_time=elapsed,
         attempts=attempt + 1,
     )
+
+
+async def _reply_cost(litellm: Any, response: Any, reply: dict[str, Any] | None) -> float:
+    """The reply's cost: litellm's figure, whichever way the call went."""
+    if litellm is None:
+        assert reply is not None
+        return await direct.cost(reply)
+    return _cost(litellm, response)
 
 
 def completion_message(role: str, completion: Completion) -> ParticipantMessage:

@@ -38,6 +38,7 @@ removed again.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import itertools
 import random
@@ -262,6 +263,7 @@ class Runner:
         self.judge = judge
         self.done_keys: set[tuple[Any, str, Any]] = set()  # (trial, task id, seed) as the file records them
         self._first_env: Environment | None = None  # built by ``load``, used once by ``prepare``
+        self._fingerprints: dict[str, dict[str, Any]] = {}  # task id -> the fingerprint info its simulations get
         self.secrets: set[str] = set()
         self.remote: Any = None  # where the episodes run instead of this process (see the module docstring)
         self.models_here = True  # False: the episodes will run elsewhere, so ``load`` does not import litellm
@@ -351,9 +353,9 @@ class Runner:
             check_spec(config.user, "user")
         if config.agent.is_human or config.user.is_human:
             raise RunError("human participants play through 'tau-tui play', not 'run'")
-        needs_models = any(not (spec.is_scripted or spec.is_human) for spec in (config.agent, config.user))
-        if needs_models and self.models_here and self.remote is None:
-            preload()
+        models = [spec.settings() for spec in (config.agent, config.user) if not (spec.is_scripted or spec.is_human)]
+        if models and self.models_here and self.remote is None:
+            preload(models)
         base, self.variant = split_variant(config.domain)
         self.domain = self.registry.get(base)
         if config.tasks:
@@ -506,9 +508,11 @@ class Runner:
                 self.emit(SimulationStarted(task.id, trial, seed))
                 node = None
                 if remote is None:
-                    sim, scored = await self.finish_unit(task, trial, seed)
+                    sim = await self.episode(task, trial, seed)
                 else:
                     sim, scored, node = await self._finish_remotely(remote, task, trial, seed)
+            if remote is None:  # scored after its slot is free: the next episode starts meanwhile
+                scored = await self._in_thread(self._score, sim, task)
             await save(sim)
             summary.completed += 1
             summary.terminations[sim.termination_reason] += 1
@@ -532,10 +536,17 @@ class Runner:
 
     async def finish_unit(self, task: Task, trial: int, seed: int) -> tuple[SimulationRun, float | None]:
         """One episode, stamped with the task's fingerprint and scored: what the writer saves, and its reward."""
+        sim = await self.episode(task, trial, seed)
+        return sim, await self._in_thread(self._score, sim, task)
+
+    async def episode(self, task: Task, trial: int, seed: int) -> SimulationRun:
+        """One episode stamped with the task's fingerprint, not scored yet."""
         sim = await self.simulate(task, trial, seed)
-        sim.info = {**(sim.info or {}), **fingerprint_info(task, self.domain_fingerprint)}
-        scored = await self._in_thread(self._score, sim, task)
-        return sim, scored
+        stamp = self._fingerprints.get(task.id)
+        if stamp is None:  # hashed once per task: its trials share it
+            stamp = self._fingerprints[task.id] = fingerprint_info(task, self.domain_fingerprint)
+        sim.info = {**(sim.info or {}), **copy.deepcopy(stamp)}
+        return sim
 
     async def _finish_remotely(
         self,

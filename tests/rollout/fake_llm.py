@@ -25,6 +25,8 @@ class Reply:
     delay: float = 0.0
     usage: tuple[int, int] = (10, 5)
     choices: list[dict[str, Any]] | None = None  # sent as is instead of one choice built from content/tool_calls
+    model: str | None = None  # the model the reply names (default: the one asked for)
+    body: bytes | None = None  # sent as is instead of any JSON reply (with ``status``)
 
 
 def text(content: str, delay: float = 0.0) -> Reply:
@@ -98,7 +100,7 @@ class FakeLLM:
                 if reply.delay:
                     time.sleep(reply.delay)
                 status, payload = fake._payload(request, reply)
-                data = json.dumps(payload).encode()
+                data = reply.body if reply.body is not None else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("content-type", "application/json")
@@ -164,7 +166,7 @@ class FakeLLM:
             "id": f"chatcmpl-{len(request.body)}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": request.model,
+            "model": reply.model or request.model,
             "choices": choices,
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }
