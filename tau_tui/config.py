@@ -20,6 +20,10 @@ variable itself. The file is ``$TAU_TUI_CONFIG`` if set, else ``$XDG_CONFIG_HOME
 | ``ship_data`` | ``--ship-data`` / ``--no-ship-data`` (with ``--executor ray``) | |
 | ``notes_dir`` | | ``$XDG_DATA_HOME/tau-tui/notes`` |
 | ``ray_address`` | | ``RAY_ADDRESS`` (the cluster ``--executor ray`` joins; unset: a local instance) |
+| ``protocol`` | ``--protocol`` (``run``, ``calibrate``, ``play``) | ``TAU_TUI_PROTOCOL`` (``auto``: ``tau2`` where tau2's data is found) |
+| ``agent_prompt`` | ``--agent-prompt`` | ``TAU_TUI_AGENT_PROMPT`` (tau2's ``agent/llm_agent.py``, or a template) |
+| ``tau2_python`` | ``--tau2-python`` | ``TAU_TUI_TAU2_PYTHON`` (a Python with tau2 installed; default: this one's tau2) |
+| ``cache_dir`` | | ``$XDG_CACHE_HOME/tau-tui`` (``~/.cache/tau-tui``: tau2's rendered tool schemas) |
 
 ``keymap`` remaps keys by binding id (``[keymap]`` table, binding id → comma-separated keys); the TUI
 checks the ids when it starts. ``sources`` says where each value that is not a default came from (messages
@@ -53,6 +57,9 @@ ENVIRONMENT = {
     "pager": "PAGER",
     "recording_domain": "TAU_TUI_DOMAIN",
     "ray_address": "RAY_ADDRESS",
+    "protocol": "TAU_TUI_PROTOCOL",
+    "agent_prompt": "TAU_TUI_AGENT_PROMPT",
+    "tau2_python": "TAU_TUI_TAU2_PYTHON",
 }
 DOMAINS_ENV = "TAU_TUI_DOMAINS"
 EDITOR_ENV = ("VISUAL", "EDITOR")
@@ -65,6 +72,9 @@ FLAGS = {
     "upstream_fixes": ("--upstream-fixes", "upstream_fixes"),
     "recording_domain": ("--domain", "recording_domain"),
     "ship_data": ("--ship-data", "ship_data"),
+    "protocol": ("--protocol", "protocol"),
+    "agent_prompt": ("--agent-prompt", "agent_prompt"),
+    "tau2_python": ("--tau2-python", "tau2_python"),
 }
 WHOLE_NUMBERS = {"workers": 1, "index_workers": 0, "max_read_bytes": 1, "stream_bytes": 0}  # setting -> minimum
 
@@ -96,6 +106,18 @@ class Settings(BaseModel):
     recording_domain: str | None = None  # the domain of recordings that name none (--domain)
     ship_data: bool = False  # Ray actors read the domain data this process sends them, not their own (--ship-data)
     ray_address: str | None = None  # the Ray cluster --executor ray joins (None: a local instance)
+    protocol: str = "auto"  # whose prompts rollouts use: tau2, own, or auto (tau2 where tau2's data is found)
+    agent_prompt: Path | None = None  # tau2's agent/llm_agent.py (or a prompt template) for protocol tau2
+    tau2_python: Path | None = None  # a Python whose tau2 gives protocol tau2 its texts (None: this one's tau2)
+    cache_dir: Path | None = None  # what tau-tui may keep between runs (None: ~/.cache/tau-tui)
+
+    @field_validator("protocol")
+    @classmethod
+    def _known_protocol(cls, protocol: str) -> str:
+        value = protocol.strip().lower()
+        if value not in ("auto", "tau2", "own"):
+            raise ValueError(f"{protocol!r} is not one of auto, tau2, own")
+        return value
 
     @field_validator("keymap")
     @classmethod
@@ -117,6 +139,9 @@ class Settings(BaseModel):
                 "tau2_data": absolute(self.tau2_data),
                 "domain_paths": [absolute(p) for p in self.domain_paths],
                 "notes_dir": absolute(self.notes_dir),
+                "agent_prompt": absolute(self.agent_prompt),
+                "tau2_python": absolute(self.tau2_python),
+                "cache_dir": absolute(self.cache_dir),
             }
         )
 
@@ -177,6 +202,9 @@ def _from_environment(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[
     editor = next(((v, environ[v].strip()) for v in EDITOR_ENV if environ.get(v, "").strip()), None)
     if editor is not None:
         values["editor"], sources["editor"] = editor[1], editor[0]
+    cache_home = environ.get("XDG_CACHE_HOME", "").strip()
+    if cache_home:
+        values["cache_dir"], sources["cache_dir"] = str(Path(cache_home) / "tau-tui"), "XDG_CACHE_HOME"
     data_home = environ.get("XDG_DATA_HOME", "").strip()
     if data_home:
         values["notes_dir"], sources["notes_dir"] = str(Path(data_home) / "tau-tui" / "notes"), "XDG_DATA_HOME"

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tau_tui.pool import Job, RayRollout, UnitExecutor
     from tau_tui.process_rollout import ProcessRollout
     from tau_tui.rollout import Episode, EpisodeOptions, ParticipantSpec, PlaySession, RetryPolicy, RunConfig, Runner
+    from tau_tui.rollout.protocol import ProtocolTexts
 
 # field -> how the command line names it; forms pass their own labels
 CLI_LABELS = {
@@ -60,6 +61,7 @@ CLI_LABELS = {
     "play_as": "--as",
     "after": "--after",
     "sim": "--sim",
+    "protocol": "--protocol",
 }
 EXECUTORS = ("local", "ray")  # where a rollout's episodes run
 FORM_LABELS = {
@@ -170,6 +172,7 @@ class RunRequest(_Request):
     workers: int | str | None = (
         None  # Ray actors, or local worker processes (``rollout_remote``); None or empty: default
     )
+    protocol: str | None = None  # whose prompts: "tau2", "own", "auto"; None: the settings' (``Workspace.protocol``)
 
     def validate(self) -> None:
         """Raise ``RequestError`` naming the first field that cannot be used."""
@@ -238,6 +241,7 @@ class PlayRequest(_Request):
     seed: int | None = None
     max_steps: int | str = 200
     out: str | Path | None = None
+    protocol: str | None = None  # as ``RunRequest.protocol``
 
     def validate(self) -> None:
         if not self.domain:
@@ -453,12 +457,37 @@ class Workspace:
         )
         return agent, user
 
+    def protocol(self, choice: str | None = None, field: _Request | None = None) -> ProtocolTexts:
+        """The rollout protocol ``choice`` names (None: the settings'; "auto": tau2 where tau2's user-simulator
+        guidelines are found in the tau2 data, else own), its texts read once. A protocol that cannot be had
+        is a ``RequestError`` on ``field``'s ``protocol`` when a request asks, else ``ProtocolError``."""
+        from tau_tui.domains import data_roots
+        from tau_tui.rollout.protocol import ProtocolError, resolve_protocol
+
+        chosen = choice if choice not in (None, "") else self.settings.protocol
+        roots = [root for _, root in data_roots(self.settings.tau2_data, self.settings.origin("tau2_data"))]
+        cache = self.settings.cache_dir or Path.home() / ".cache" / "tau-tui"
+        try:
+            return resolve_protocol(
+                chosen,
+                roots,
+                self.settings.agent_prompt,
+                self.settings.origin("agent_prompt"),
+                self.settings.tau2_python,
+                cache,
+            )
+        except ProtocolError as exc:
+            if field is None:
+                raise
+            raise field.error("protocol", str(exc)) from None
+
     def run_plan(self, request: RunRequest) -> RunPlan:
         """Validate ``request`` and build its ``RunConfig`` and output path (``RequestError`` names the field)."""
         from tau_tui.rollout import RunConfig
 
         request.validate()
         agent, user = self.sides(request)
+        protocol = self.protocol(request.protocol, request)
         config = RunConfig(
             domain=str(request.domain),
             agent=agent,
@@ -473,6 +502,7 @@ class Workspace:
             solo=request.solo,
             judge_llm=self.settings.judge_model,
             layout=request.layout,
+            protocol=protocol,
         )
         named = request.out_path()
         if named is not None:
@@ -561,7 +591,12 @@ class Workspace:
 
         request.validate()
         other = self.participant(str(request.other).strip(), request.json_object("other_args"))
-        options = EpisodeOptions(seed=request.seed, max_steps=request.whole("max_steps"), solo=request.solo)
+        options = EpisodeOptions(
+            seed=request.seed,
+            max_steps=request.whole("max_steps"),
+            solo=request.solo,
+            protocol=self.protocol(request.protocol, request),
+        )
         return PlaySession(
             self.registry, str(request.domain), str(request.task), request.play_as, other, options, judge=self.judge()
         )
@@ -617,7 +652,7 @@ class Workspace:
             fork_history(sim.trajectory, after),
             agent,
             user,
-            EpisodeOptions(solo=run.solo, strict_history=request.strict),
+            EpisodeOptions(solo=run.solo, strict_history=request.strict, protocol=self.protocol(None, request)),
         )
         saved = await asyncio.to_thread(
             episode.save, path, {"forked_from": {"file": str(run.path), "simulation": sim.id, "after_message": after}}

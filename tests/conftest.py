@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ ORACLE = CORPUS / "ORACLE.jsonl"
 
 # The corpus stands in for a tau2 data folder; litellm must never reach for the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# tau2's rendered tool schemas (protocol tau2) are kept for the session's tests, not in the real home.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tau-tui-test-cache-")
 # A settings file on the machine running the tests must not change what they see.
 os.environ["TAU_TUI_CONFIG"] = str(ROOT / "tests" / "fixtures" / "no-such-config.toml")
 

@@ -256,3 +256,25 @@ def cli_on_corpus(capsys, *args) -> tuple[int, str, str]:
     code = main([*map(str, args), "--tau2-data", str(CORPUS)])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def tau2_101_python() -> Path | None:
+    """tau2 1.0.1's own Python (another interpreter, 3.12): ``$TAU2_101_PYTHON``, else the project's ``.tau2-101``
+    venv (``make tau2-101``); None when neither is there."""
+    import os
+
+    named = os.environ.get("TAU2_101_PYTHON", "").strip()
+    candidate = Path(named) if named else Path(__file__).resolve().parents[1] / ".tau2-101" / "bin" / "python"
+    return candidate if candidate.is_file() else None
+
+
+def tau2_101_data(folder: Path) -> Path:
+    """A ``TAU2_DATA_DIR`` for tau2 itself (``tau2/domains``, ``tau2/user_simulator``) linking to the corpus."""
+    corpus = Path(__file__).resolve().parents[1].parent / "shared" / "tau2-corpus"
+    root = folder / "tau2-data"
+    (root / "tau2").mkdir(parents=True, exist_ok=True)
+    for name in ("domains", "user_simulator"):
+        link = root / "tau2" / name
+        if not link.exists():
+            link.symlink_to(corpus / name, target_is_directory=True)
+    return root

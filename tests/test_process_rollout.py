@@ -42,7 +42,8 @@ def test_run_on_worker_processes_saves_what_one_process_saves(local_run, tmp_pat
     code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--workers", 2, "--quiet")
     assert code == 0, stderr
     assert stdout.strip() == (
-        f"{out}: {TOTAL}/{TOTAL} simulations ({TOTAL} this run); average reward 0.800; terminations: user_stop {TOTAL}"
+        f"{out}: {TOTAL}/{TOTAL} simulations ({TOTAL} this run); average reward 0.800; terminations: user_stop {TOTAL}; "
+        "protocol tau2"
     )
     assert normalised(out) == normalised(local_run)
 

@@ -36,7 +36,7 @@ def test_run_on_ray_saves_what_the_local_run_saves(local_ray, local_run, tmp_pat
     assert code == 0, stderr
     assert (
         stdout.strip() == f"{out}: {TOTAL}/{TOTAL} simulations ({TOTAL} this run); average reward 0.800; "
-        f"terminations: user_stop {TOTAL}"
+        f"terminations: user_stop {TOTAL}; protocol tau2"
     )
     local_head, local_sims = normalised(local_run)
     ray_head, ray_sims = normalised(out)

@@ -11,6 +11,7 @@ from tau_tui.commands.common import (
     EXIT_INPUT,
     EXIT_OK,
     add_judge_flags,
+    add_protocol_flags,
     add_rollout_executor_flags,
     err,
     number,
@@ -116,6 +117,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     )
     cal.add_argument("--quiet", action="store_true", help="no progress display")
     add_rollout_executor_flags(cal)
+    add_protocol_flags(cal)
     return cal
 
 
@@ -205,7 +207,7 @@ def _calibrate(args: argparse.Namespace, ws) -> int:
             summary = asyncio.run(
                 calibrator.run(plan.config, out, resume=out.exists(), runner_listener=progress, remote=remote)
             )
-        err(f"note: trials saved in {out}")
+        err(f"note: trials saved in {out} ({plan.config.protocol.describe()})")
         if summary.terminations.get("infrastructure_error"):
             status = EXIT_FINDINGS
     wanted = set(args.tasks)

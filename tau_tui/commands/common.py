@@ -82,6 +82,32 @@ def selected(run, wanted: list[str], found: set[str]) -> list[int]:
     return picked
 
 
+def add_protocol_flags(parser: Any) -> None:
+    """``--protocol tau2|own|auto`` and ``--agent-prompt FILE``: every command that prompts a model to play a side.
+
+    Both land in the settings (``protocol``, ``agent_prompt``); ``auto`` (the default) is ``tau2`` wherever
+    tau2's user-simulator guidelines are found in the tau2 data.
+    """
+    parser.add_argument(
+        "--protocol",
+        choices=("auto", "tau2", "own"),
+        help="whose prompts the LLM sides get: tau2's (read from the tau2 data and an installed tau2, or "
+        "--agent-prompt) or tau-tui's own; default: the protocol setting, else auto (tau2 where tau2's data is found)",
+    )
+    parser.add_argument(
+        "--agent-prompt",
+        metavar="FILE",
+        help="tau2's agent prompt for --protocol tau2: tau2's src/tau2/agent/llm_agent.py (read, never run), or a "
+        "template with {domain_policy}; default: the agent_prompt setting, else an installed tau2's",
+    )
+    parser.add_argument(
+        "--tau2-python",
+        metavar="PYTHON",
+        help="a Python with tau2 installed (e.g. tau2 1.0.1 on Python 3.12) whose prompts and tool schemas "
+        "--protocol tau2 uses; default: the tau2_python setting, else the tau2 installed beside tau-tui",
+    )
+
+
 def add_judge_flags(parser: Any, model_help: str) -> None:
     """``--judge MODEL`` (``--judge-llm`` is the same flag) and ``--judge-api-base URL``: every command that judges.
 

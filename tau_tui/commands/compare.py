@@ -36,7 +36,9 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         "interval (over tasks, seeded) for the difference in mean reward, and each side's intervals, flip rate and "
         "noise floor. Rewards are recomputed by replay unless --recorded. With three or more runs (or --baseline) "
         "every run is paired with the baseline the same way, McNemar p-values are adjusted for the number of "
-        "comparisons (Holm), and the tasks × runs matrix lists regressions first. Exit 0: no difference is "
+        "comparisons (Holm), and the tasks × runs matrix lists regressions first. Runs made with different "
+        "protocols (tau2's prompts or tau-tui's, or other prompt texts, as each file records) get a warning: their "
+        "scores measure different benchmarks. Exit 0: no difference is "
         "significant at 5% (Holm-adjusted with several runs); 1: some is; 2: some input unreadable.",
     )
     cmp.add_argument("a", metavar="A", help="run file or folder (side A, the baseline unless --baseline)")
@@ -129,6 +131,9 @@ def run(args: argparse.Namespace, workspace) -> int:
     )
     if result.domain_warning:
         err(f"warning: {result.domain_warning}")
+    protocol = result.protocol_warning()
+    if args.json and protocol:  # the text report says it beside the difference
+        err(f"warning: {protocol}")
     if args.json:
         import sys
 
@@ -162,6 +167,8 @@ def _many(args: argparse.Namespace, paths: list[str], sides: list, labels: list[
         if cmp.domain_warning:
             err(f"warning: {cmp.b_label}: {cmp.domain_warning}")
     if args.json:
+        for line in result.warnings:  # the text report says them below its summary table
+            err(f"warning: {line}")
         import sys
 
         for i, summary in enumerate(result.runs):

@@ -11,7 +11,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err, print_json, say, whole
+from tau_tui.commands.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    add_judge_flags,
+    add_protocol_flags,
+    err,
+    print_json,
+    say,
+    whole,
+)
 
 NAME = "fork"
 SHARED_FLAGS = True
@@ -50,6 +59,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--out", metavar="PATH", help="results file for the fork (never an existing file)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the line")
     add_judge_flags(parser, "litellm model that judges NL assertions")
+    add_protocol_flags(parser)
     return parser
 
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err, whole
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, add_protocol_flags, err, whole
 
 NAME = "play"
 SHARED_FLAGS = True
@@ -34,6 +34,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     play.add_argument("--max-steps", type=whole(1), default=200, metavar="N", help="step limit (default 200)")
     play.add_argument("--seed", type=whole(0), metavar="S", help="seed passed to MODEL")
     add_judge_flags(play, "litellm model that judges NL assertions")
+    add_protocol_flags(play)
     play.add_argument("--plain", action="store_true", help="line-based play on this terminal instead of the TUI")
     return play
 

@@ -11,6 +11,7 @@ from tau_tui.commands.common import (
     EXIT_INPUT,
     EXIT_OK,
     add_judge_flags,
+    add_protocol_flags,
     add_rollout_executor_flags,
     err,
     number,
@@ -115,6 +116,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         help="with --cassette: only this recorded simulation (id or prefix; repeatable)",
     )
     add_rollout_executor_flags(parser)
+    add_protocol_flags(parser)
     return parser
 
 
@@ -160,7 +162,8 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                 from tau_tui.rollout.console import RunProgress
 
                 progress = RunProgress()  # drawn once the run is ready: a refused request prints only its line
-            runner = ws.prepared_runner(ws.run_plan(run_request(args)), progress)
+            plan = ws.run_plan(run_request(args))
+            runner = ws.prepared_runner(plan, progress)
             if runner.remote is not None:
                 stack.callback(runner.remote.close)
             if progress is not None:
@@ -177,7 +180,8 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     say(
         f"{summary.path}: {summary.already_done + summary.completed}/{summary.total} simulations "
         f"({summary.completed} this run); average reward {formats.average(avg, '-')}"
-        f"{f'; {summary.unscored} unscored' if summary.unscored else ''}; terminations: {terms}"
+        f"{f'; {summary.unscored} unscored' if summary.unscored else ''}; terminations: {terms}; "
+        f"protocol {plan.config.protocol.name}"
     )
     return EXIT_FINDINGS if summary.terminations.get("infrastructure_error") else EXIT_OK
 

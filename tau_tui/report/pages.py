@@ -33,6 +33,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f8f8f8;padding:.5em;b
 .msg{border-left:4px solid #ccc;padding:.2em .6em;margin:.6em 0}.msg.assistant{border-color:#4e79a7}
 .msg.user{border-color:#59a14f}.msg.tool{border-color:#999}.role{font-weight:600}.muted{color:#777}
 .chart{max-width:100%;height:auto;border:1px solid #eee;margin:.4em 0}
+.warn{background:#fdf5d6;border-left:4px solid #d08a00;padding:.2em .6em}
 """
 SIM_LIST_PAGE = 200  # simulations per run page
 MATRIX_PAGE = 200  # tasks per task-matrix page
@@ -200,10 +201,11 @@ def index_pages(
         "the run) / improvements. Cells: passed/scored attempts; a cell links to the task's first simulation.</p>"
     )
     problems = "".join(f"<li>{text(e)}</li>" for e in errors)
+    warnings = "".join(f'<p class="warn">warning: {text(w)}</p>' for w in many.warnings)
     head = (
         f"<h1>Runs report</h1><p>{formats.count(len(many.runs), 'run')}, baseline [{many.baseline + 1}] "
         f"{text(base.label)} · {text(many.rewards)} rewards · bootstrap seed {many.seed}</p>"
-        f"<h2>Summary</h2>{_summary(many, sims)}{legend}"
+        f"<h2>Summary</h2>{_summary(many, sims)}{warnings}{legend}"
         + (f"<h2>Not scored</h2><ul>{problems}</ul>" if problems else "")
         + "<h2>Charts</h2>"
         + "".join(

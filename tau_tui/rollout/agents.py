@@ -20,7 +20,8 @@ from tau_tui.model.tasks import Action, Task
 from tau_tui.rollout.human import HumanReply, HumanSource, TurnRequest
 from tau_tui.rollout.llm import LLMSettings, RetryListener, complete, completion_message, new_call_id
 from tau_tui.rollout.participants import AGENT, AgentBrief, Participant
-from tau_tui.rollout.prompts import SOLO_DONE_TOOL, STOP, agent_system_prompt
+from tau_tui.rollout.prompts import SOLO_DONE_TOOL, STOP
+from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolTexts
 
 
 def _solo_stop(message: ParticipantMessage) -> ParticipantMessage:
@@ -62,12 +63,18 @@ class LLMAgent(LLMTurns, Participant):
 
     side = AGENT
 
-    def __init__(self, brief: AgentBrief, settings: LLMSettings, on_retry: RetryListener | None = None):
+    def __init__(
+        self,
+        brief: AgentBrief,
+        settings: LLMSettings,
+        on_retry: RetryListener | None = None,
+        protocol: ProtocolTexts = OWN_PROTOCOL,
+    ):
         super().__init__()
         self.brief = brief
         self.use_model(settings, on_retry)
         self.implementation = "llm_agent_solo" if brief.solo else "llm_agent"
-        self.system_prompt = agent_system_prompt(brief.policy, brief.solo, brief.ticket)
+        self.system_prompt = protocol.agent_system_prompt(brief.policy, brief.solo, brief.ticket)
 
     def prompt(self) -> list[Message]:
         """Exactly the messages the model is given for its next turn."""

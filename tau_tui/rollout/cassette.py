@@ -46,6 +46,7 @@ from tau_tui.resolve import RunResolver
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
 from tau_tui.rollout.orchestrator import DISCOVERED_KEY, EndEpisode, EpisodeOptions, Orchestrator
+from tau_tui.rollout.protocol import protocol_tools
 from tau_tui.rollout.records import ResultsWriter, run_info, secret_values
 
 UNKNOWN_TOOL, DIFFERENT_ARGUMENTS, PAST_END = "unknown_tool", "different_arguments", "past_end"
@@ -265,12 +266,13 @@ async def run_cassettes(
             )
         tasks[task_id] = task
     sample_env = dom.new_environment(solo=run.solo, variant=variant)
+    options = dataclasses.replace(options, protocol=protocol_tools(options.protocol, dom, name, sample_env))
     sample_task = next(iter(tasks.values()))
     info = run_info(
         domain_name=sample_env.domain_name,
         policy=sample_env.policy,
-        agent=build_agent(agent, sample_task, sample_env, solo=run.solo).info(),
-        user=build_user(user, sample_task, sample_env, solo=run.solo).info(),
+        agent=build_agent(agent, sample_task, sample_env, solo=run.solo, protocol=options.protocol).info(),
+        user=build_user(user, sample_task, sample_env, solo=run.solo, protocol=options.protocol).info(),
         num_trials=1,
         max_steps=options.max_steps,
         max_errors=options.max_errors,
@@ -279,6 +281,7 @@ async def run_cassettes(
         extra={
             "solo": run.solo,
             "cassette": {"recording": str(run.path), "simulations": [run.entries[i].id for i in indices]},
+            "protocol": options.protocol.record(with_agent=not agent.is_scripted and not agent.is_human),
         },
     )
     writer = ResultsWriter(out, info, list(tasks.values()), secret_values(agent.llm_args, user.llm_args))
@@ -297,8 +300,8 @@ async def run_cassettes(
         orchestrator = Orchestrator(
             env,
             task,
-            build_agent(agent, task, env, solo=run.solo),
-            build_user(user, task, env, solo=run.solo),
+            build_agent(agent, task, env, solo=run.solo, protocol=options.protocol),
+            build_user(user, task, env, solo=run.solo, protocol=options.protocol),
             episode,
             trial=recorded.trial,
             tools=cassette,

@@ -137,6 +137,7 @@ class RunProgress:
 
 PLAY_HELP = """\
 Type a message and press Enter to send it. Commands:
+  /prompt                the system prompt a model in your place would get (the protocol's)
   /tools                 list the tools you can call
   /call NAME {json}      call a tool, e.g. /call check_notifications {}
   /stop                  end the conversation (###STOP###) and score it
@@ -206,7 +207,8 @@ async def play_plain(session: PlaySession, out: Path, write: Callable[[str], Non
             emit(f"-- ended: {event.termination}\n")
 
     session.on_event = show
-    emit(f"Playing the {session.play_as} of task {session.task.id}. /help for commands.\n")
+    emit(f"Playing the {session.play_as} of task {session.task.id}; {session.protocol.describe()}.\n")
+    emit("/prompt shows the prompt a model in your place would get; /help for commands.\n")
     session.start()
     while True:
         request = await session.wait_turn()
@@ -222,6 +224,9 @@ async def play_plain(session: PlaySession, out: Path, write: Callable[[str], Non
             try:
                 if command in ("/help", "?"):
                     emit(PLAY_HELP + "\n")
+                    continue
+                if command == "/prompt":
+                    emit(_prompt_text(session) + "\n")
                     continue
                 if command == "/tools":
                     emit(describe_tools(session.tools) + "\n")
@@ -246,6 +251,13 @@ async def play_plain(session: PlaySession, out: Path, write: Callable[[str], Non
     path = session.save(out)
     emit(f"saved to {path}\n")
     return 0
+
+
+def _prompt_text(session: PlaySession) -> str:
+    try:
+        return session.person_prompt()
+    except ValueError as exc:  # protocol tau2 without tau2's agent prompt: said, not raised
+        return f"! {exc}"
 
 
 def outcome_line(session: PlaySession) -> str:

@@ -23,6 +23,7 @@ from tau_tui.rollout.agents import GoldAgent, HumanAgent, LLMAgent
 from tau_tui.rollout.human import HumanSource
 from tau_tui.rollout.llm import LLMSettings, RetryListener, RetryPolicy
 from tau_tui.rollout.participants import AgentBrief, Participant, UserBrief, agent_brief, user_brief
+from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolError, ProtocolTexts
 from tau_tui.rollout.users import HumanUser, LLMUser, NoUser, ScriptedUser
 
 HUMAN = "human"
@@ -161,9 +162,11 @@ def build_agent(
     solo: bool = False,
     human: HumanSource | None = None,
     on_retry: RetryListener | None = None,
+    protocol: ProtocolTexts = OWN_PROTOCOL,
 ) -> Participant:
+    """The agent side; an LLM agent is prompted as ``protocol`` says."""
     check_spec(spec, "agent")
-    brief = agent_brief(task, env, solo)
+    brief = agent_brief(task, env, solo, protocol)
     if spec.is_scripted:
         make, options = scripted_factory(spec.model, "agent")
         return make(task, brief, {**(spec.llm_args or {}), **options})
@@ -171,7 +174,10 @@ def build_agent(
         if human is None:
             raise ParticipantSpecError("a human agent needs an input source")
         return HumanAgent(brief, human)
-    return LLMAgent(brief, spec.settings(), on_retry)
+    try:
+        return LLMAgent(brief, spec.settings(), on_retry, protocol)
+    except ProtocolError as exc:
+        raise ParticipantSpecError(str(exc)) from None
 
 
 def build_user(
@@ -182,12 +188,14 @@ def build_user(
     solo: bool = False,
     human: HumanSource | None = None,
     on_retry: RetryListener | None = None,
+    protocol: ProtocolTexts = OWN_PROTOCOL,
 ) -> Participant:
-    """The user side; in solo mode there is no user, whatever the spec says (tau2's dummy user)."""
+    """The user side; in solo mode there is no user, whatever the spec says (tau2's dummy user); an LLM user is
+    prompted as ``protocol`` says."""
     if solo:
         return NoUser()
     check_spec(spec, "user")
-    brief = user_brief(task, env)
+    brief = user_brief(task, env, protocol)
     if spec.is_scripted:
         make, options = scripted_factory(spec.model, "user")
         return make(task, brief, {**(spec.llm_args or {}), **options})
@@ -195,4 +203,4 @@ def build_user(
         if human is None:
             raise ParticipantSpecError("a human user needs an input source")
         return HumanUser(brief, human)
-    return LLMUser(brief, spec.settings(), on_retry)
+    return LLMUser(brief, spec.settings(), on_retry, protocol)

@@ -67,6 +67,7 @@ from tau_tui.model.tasks import Task
 from tau_tui.replay import FATAL_IN_TAU2, replay
 from tau_tui.rollout.llm import LLMError, MalformedToolCall
 from tau_tui.rollout.participants import AGENT, USER, Participant, ParticipantError, agent_sees, user_sees
+from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolTexts
 
 GREETING = "Hi! How can I help you today?"
 ENV = "env"
@@ -141,6 +142,7 @@ class EpisodeOptions:
     timeout: float | None = None  # seconds a side may take to answer (None: no limit)
     solo: bool = False  # no user: the agent works from the ticket
     strict_history: bool = True  # a fork's recorded prefix is replayed strictly (tau2's rule)
+    protocol: ProtocolTexts = OWN_PROTOCOL  # whose prompts the LLM sides get (``protocol.resolve_protocol``)
 
     def with_seed(self, seed: int | None) -> EpisodeOptions:
         return dataclasses.replace(self, seed=seed)

@@ -23,7 +23,7 @@ from tau_tui.env.environment import Environment
 from tau_tui.env.tool_schema import toolkit_schemas
 from tau_tui.model.messages import AssistantMessage, Message, ParticipantMessage, ToolMessage, UserMessage
 from tau_tui.model.tasks import Task, UserScenario
-from tau_tui.rollout.prompts import SOLO_DONE_TOOL
+from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolTexts
 
 AGENT, USER = "agent", "user"
 
@@ -44,16 +44,6 @@ def user_sees(message: Message) -> bool:
         or (isinstance(message, AssistantMessage) and not message.is_tool_call)
         or (isinstance(message, ToolMessage) and message.requestor == "user")
     )
-
-
-SOLO_DONE_SCHEMA = {
-    "type": "function",
-    "function": {
-        "name": SOLO_DONE_TOOL,
-        "description": "Call this once the ticket is fully resolved; it ends the session.",
-        "parameters": {"properties": {}, "title": "parameters", "type": "object"},
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -87,17 +77,22 @@ class UserBrief:
         return [t["function"]["name"] for t in self.tools]
 
 
-def agent_brief(task: Task, env: Environment, solo: bool = False) -> AgentBrief:
-    """The agent's tools are the agent toolkit's (plus every user tool and ``done`` in solo mode)."""
+def agent_brief(task: Task, env: Environment, solo: bool = False, protocol: ProtocolTexts | None = None) -> AgentBrief:
+    """The agent's tools are the agent toolkit's (plus every user tool and ``done`` in solo mode, described as
+    ``protocol`` describes it)."""
+    protocol = protocol or OWN_PROTOCOL
     tools = toolkit_schemas(env.agent)
     if solo:
-        tools += toolkit_schemas(env.user) + [SOLO_DONE_SCHEMA]
+        tools += toolkit_schemas(env.user) + [protocol.done_schema()]
+    tools = protocol.agent_tools(tools, solo)
     return AgentBrief(env.domain_name, env.policy, tools, solo, task.ticket if solo else None)
 
 
-def user_brief(task: Task, env: Environment) -> UserBrief:
-    """The user's tools: the user toolkit filtered by ``task.user_tools`` (None: all; []: none)."""
-    return UserBrief(task.user_scenario, toolkit_schemas(env.user, include=task.user_tools))
+def user_brief(task: Task, env: Environment, protocol: ProtocolTexts | None = None) -> UserBrief:
+    """The user's tools: the user toolkit filtered by ``task.user_tools`` (None: all; []: none), described as
+    ``protocol`` describes them."""
+    ours = toolkit_schemas(env.user, include=task.user_tools)
+    return UserBrief(task.user_scenario, (protocol or OWN_PROTOCOL).user_tools(ours, task.user_tools))
 
 
 class ParticipantError(Exception):

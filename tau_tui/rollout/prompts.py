@@ -1,4 +1,4 @@
-"""System prompts of the LLM participants, in our own words.
+"""System prompts of the LLM participants, in our own words (protocol ``own``; ``protocol.py`` chooses).
 
 The agent is told how a turn works, then given the domain policy (and, in
 solo mode, the ticket). The user simulator is given how to play a customer,
@@ -14,6 +14,7 @@ TRANSFER = "###TRANSFER###"
 OUT_OF_SCOPE = "###OUT-OF-SCOPE###"
 USER_STOP_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
 SOLO_DONE_TOOL = "done"
+SOLO_DONE_DESCRIPTION = "Call this once the ticket is fully resolved; it ends the session."
 
 AGENT_INSTRUCTIONS = """\
 You are a customer service agent. Help the customer with their request, following the policy below \

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import functools
 import itertools
 import random
@@ -62,6 +63,7 @@ from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
 from tau_tui.rollout.llm import preload
 from tau_tui.rollout.orchestrator import EpisodeOptions, MessageAdded, Orchestrator
+from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolTexts, protocol_tools
 from tau_tui.rollout.records import (
     ResultsWriter,
     detect_layout,
@@ -97,11 +99,17 @@ class RunConfig:
     judge_llm: str | None = None
     layout: str = "json"  # "json": one results file; "dir": results.json + simulations/<id>.json
     tasks: list[Task] | None = None  # explicit definitions (an edited task) instead of the domain's, by id
+    protocol: ProtocolTexts = OWN_PROTOCOL  # whose prompts the LLM sides get (``protocol.resolve_protocol``)
 
     def episode_options(self, seed: int | None) -> EpisodeOptions:
         """How each episode of this run goes (``seed``: its trial's)."""
         return EpisodeOptions(
-            seed=seed, max_steps=self.max_steps, max_errors=self.max_errors, timeout=self.timeout, solo=self.solo
+            seed=seed,
+            max_steps=self.max_steps,
+            max_errors=self.max_errors,
+            timeout=self.timeout,
+            solo=self.solo,
+            protocol=self.protocol,
         )
 
 
@@ -239,6 +247,7 @@ def _identity(info: dict[str, Any]) -> dict[str, Any]:
         "max_steps": info.get("max_steps"),
         "max_errors": info.get("max_errors"),
         "solo": ours.get("solo", False),
+        "protocol": (ours.get("protocol") or {}).get("name", "own"),
     }
 
 
@@ -301,8 +310,8 @@ class Runner:
         sample = self.tasks[0]
         env, self._first_env = self._first_env, None
         assert env is not None, "load() builds the first environment"
-        agent = build_agent(config.agent, sample, env, solo=config.solo)
-        user = build_user(config.user, sample, env, solo=config.solo)
+        agent = build_agent(config.agent, sample, env, solo=config.solo, protocol=config.protocol)
+        user = build_user(config.user, sample, env, solo=config.solo, protocol=config.protocol)
         info = run_info(
             domain_name=env.domain_name,
             policy=env.policy,
@@ -318,6 +327,7 @@ class Runner:
                 "timeout": config.timeout,
                 "judge_llm": config.judge_llm,
                 "concurrency": config.concurrency,
+                "protocol": config.protocol.record(with_agent=not config.agent.is_scripted),
             },
         )
         exists = self.path.exists()
@@ -372,6 +382,9 @@ class Runner:
         env = self.domain.new_environment(solo=config.solo, variant=self.variant)
         self.domain_fingerprint = domain_fingerprint(env)
         self._first_env = env  # the run info of ``prepare`` is built on it
+        protocol = protocol_tools(config.protocol, self.domain, config.domain, env)
+        if protocol is not config.protocol:  # tau2's tool schemas, read once here: remote workers get them so
+            self.config = config = dataclasses.replace(config, protocol=protocol)
         self.secrets = known_secrets(config.agent.llm_args, config.user.llm_args)
         self.evaluator = SimulationEvaluator(self.domain, self.variant, self.judge)
         self._loaded = True
@@ -601,8 +614,12 @@ class Runner:
         try:
             env = self.domain.new_environment(solo=config.solo, variant=self.variant)
             env.bind_task(task)  # before the agent reads the policy (banking's golden_retrieval is per task)
-            agent = build_agent(config.agent, task, env, solo=config.solo, on_retry=on_retry("agent"))
-            user = build_user(config.user, task, env, solo=config.solo, on_retry=on_retry("user"))
+            agent = build_agent(
+                config.agent, task, env, solo=config.solo, on_retry=on_retry("agent"), protocol=config.protocol
+            )
+            user = build_user(
+                config.user, task, env, solo=config.solo, on_retry=on_retry("user"), protocol=config.protocol
+            )
             orchestrator = Orchestrator(
                 env, task, agent, user, config.episode_options(seed), trial=trial, listener=on_message
             )

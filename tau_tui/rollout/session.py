@@ -32,6 +32,7 @@ from tau_tui.rollout.human import HumanReply, QueueSource, TurnRequest
 from tau_tui.rollout.orchestrator import EpisodeEnded, EpisodeOptions, Orchestrator
 from tau_tui.rollout.participants import AGENT, USER, Participant
 from tau_tui.rollout.prompts import STOP
+from tau_tui.rollout.protocol import ProtocolTexts, protocol_tools
 from tau_tui.rollout.records import ResultsWriter, run_info, secret_values
 
 
@@ -70,8 +71,10 @@ class Episode:
         check_credentials([(agent, "agent")] + ([] if solo else [(user, "user")]), judge)
         self.env: Environment = domain.new_environment(solo=solo, variant=variant)
         self.env.bind_task(task)  # before the agent reads the policy (banking's golden_retrieval is per task)
-        self.agent: Participant = build_agent(agent, task, self.env, solo=solo, human=human)
-        self.user: Participant = build_user(user, task, self.env, solo=solo, human=human)
+        name = domain.name if variant is None else f"{domain.name}-{variant}"
+        self.protocol = protocol_tools(options.protocol, domain, name, self.env)
+        self.agent: Participant = build_agent(agent, task, self.env, solo=solo, human=human, protocol=self.protocol)
+        self.user: Participant = build_user(user, task, self.env, solo=solo, human=human, protocol=self.protocol)
         self.orchestrator = Orchestrator(
             self.env, task, self.agent, self.user, options, history=history, listener=listener
         )
@@ -96,7 +99,13 @@ class Episode:
             max_errors=self.orchestrator.max_errors,
             seed=self.orchestrator.seed,
             env_info=self.env.recorded_info(),
-            extra={"solo": self.solo, **(extra or {})},
+            extra={
+                "solo": self.solo,
+                "protocol": self.protocol.record(
+                    with_agent=not (self.agent_spec.is_scripted or self.agent_spec.is_human)
+                ),
+                **(extra or {}),
+            },
         )
 
     def save(self, path: Path | str, extra: dict[str, Any] | None = None) -> Path:
@@ -178,6 +187,20 @@ class PlaySession:
         """The tools the person may call (function schemas)."""
         person = self.episode.user if self.play_as == USER else self.episode.agent
         return list(person.brief.tools)  # type: ignore[attr-defined]
+
+    @property
+    def protocol(self) -> ProtocolTexts:
+        """Whose prompts the model side gets (and the person is shown: ``person_prompt``)."""
+        return self.episode.protocol
+
+    def person_prompt(self) -> str:
+        """The system prompt a model playing the person's side would get under this session's protocol: the
+        person reads what the model would (tau2's user guidelines and scenario, or tau2's agent prompt)."""
+        person = self.episode.user if self.play_as == USER else self.episode.agent
+        brief: Any = person.brief  # type: ignore[attr-defined]
+        if self.play_as == USER:
+            return self.protocol.user_system_prompt(brief.scenario_text, with_tools=bool(brief.tools))
+        return self.protocol.agent_system_prompt(brief.policy, brief.solo, brief.ticket)
 
     @property
     def pending(self) -> TurnRequest | None:

@@ -19,7 +19,8 @@ from tau_tui.model.tasks import StructuredInstructions
 from tau_tui.rollout.agents import HumanTurns, LLMTurns
 from tau_tui.rollout.llm import LLMSettings, RetryListener, complete, completion_message, new_call_id
 from tau_tui.rollout.participants import USER, Participant, ParticipantError, UserBrief
-from tau_tui.rollout.prompts import OUT_OF_SCOPE, STOP, TRANSFER, is_user_stop, user_guidelines, user_system_prompt
+from tau_tui.rollout.prompts import OUT_OF_SCOPE, STOP, TRANSFER, is_user_stop
+from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolTexts
 from tau_tui.textsafe import clip
 
 
@@ -49,14 +50,21 @@ class LLMUser(LLMTurns, _UserSide):
 
     implementation = "user_simulator"
 
-    def __init__(self, brief: UserBrief, settings: LLMSettings, on_retry: RetryListener | None = None):
+    def __init__(
+        self,
+        brief: UserBrief,
+        settings: LLMSettings,
+        on_retry: RetryListener | None = None,
+        protocol: ProtocolTexts = OWN_PROTOCOL,
+    ):
         super().__init__()
         self.brief = brief
         self.use_model(settings, on_retry)
-        self.system_prompt = user_system_prompt(brief.scenario_text, with_tools=bool(brief.tools))
+        self.protocol = protocol
+        self.system_prompt = protocol.user_system_prompt(brief.scenario_text, with_tools=bool(brief.tools))
 
     def info(self) -> dict[str, Any]:
-        return {**super().info(), "global_simulation_guidelines": user_guidelines(bool(self.brief.tools))}
+        return {**super().info(), "global_simulation_guidelines": self.protocol.recorded_guidelines()}
 
     def prompt(self) -> list[Message]:
         """Exactly the messages the model is given for its next turn."""

@@ -11,6 +11,10 @@ distinct, the n-th attempt of the task in file order). Each pair falls in one ce
   ``unscored in A|B`` (no reward could be computed, or an infrastructure error; never counted
   as a failure).
 
+Each outcome keeps the protocol its file says made it (``model.protocol_info``): runs of different
+protocols (tau2's prompts or ours, or other texts) measure different benchmarks, and the comparison says so
+(``protocol_warning``) beside its difference.
+
 On the comparable pairs: McNemar's exact test on the discordant cells (a_only vs b_only) and a
 paired bootstrap interval (over tasks, seeded) of mean(B − A) reward. Each side also gets its
 own intervals, flip rate and noise floor (``evaluate.stats.confidence``). Rewards are ours
@@ -41,6 +45,7 @@ from tau_tui.evaluate.stats import (
     paired_bootstrap,
 )
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
+from tau_tui.model.protocol_info import RecordedProtocol, protocol_warning
 from tau_tui.model.tasks import task_content_digest
 
 CATEGORIES = ("both_pass", "a_only", "b_only", "both_fail", "not_comparable")
@@ -63,6 +68,7 @@ class SideOutcome:
     digest: str | None  # task_content_digest of the task it ran, None when the task is unknown
     domain: str | None = None  # as its file states it (a policy variant such as ``telecom-workflow`` included)
     spend: SimCostTime = SimCostTime()  # its recorded cost, duration and tokens
+    protocol: RecordedProtocol | None = field(default=None, compare=False)  # what its file says made it
 
     @property
     def base_domain(self) -> str | None:
@@ -136,6 +142,8 @@ class RunComparison:
     b_domains: list[str] = field(default_factory=list)
     a_cost: CostTime | None = None  # each side's recorded cost and time
     b_cost: CostTime | None = None
+    a_protocols: list[RecordedProtocol] = field(default_factory=list)  # the distinct protocols of A's files
+    b_protocols: list[RecordedProtocol] = field(default_factory=list)
 
     @property
     def domain_warning(self) -> str | None:
@@ -148,6 +156,16 @@ class RunComparison:
             "tasks of different domains are not comparable"
         )
 
+    def protocol_warning(self, a_name: str = "A", b_name: str = "B") -> str | None:
+        """One line when A and B ran different protocols (or one side mixes them), naming them ``a_name`` and
+        ``b_name``; None when they agree."""
+        return protocol_warning(self.a_protocols, self.b_protocols, a_name, b_name)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Why the difference may not mean what it seems: other domains, other protocols."""
+        return [w for w in (self.domain_warning, self.protocol_warning()) if w]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": "comparison",
@@ -155,6 +173,8 @@ class RunComparison:
             "b": self.b_label,
             "rewards": self.rewards,
             "domains": {"a": self.a_domains, "b": self.b_domains},
+            "protocols": {"a": [p.to_json() for p in self.a_protocols], "b": [p.to_json() for p in self.b_protocols]},
+            "warnings": self.warnings,
             "matrix": self.matrix,
             "not_comparable": self.not_comparable,
             "mcnemar": {
@@ -228,6 +248,7 @@ def load_side(
     outcomes: list[SideOutcome] = []
     errors: list[str] = []
     for path, run in runs:
+        protocol = RecordedProtocol.of_info(run.raw_info)
         for index, entry in enumerate(run.entries):
             if cancelled is not None and cancelled():
                 return outcomes, errors
@@ -251,6 +272,7 @@ def load_side(
                         digest,
                         run.domain,
                         SimCostTime.of_raw(run.raw_simulation(index)),
+                        protocol,
                     )
                 )
                 if visit is not None:
@@ -280,6 +302,7 @@ def load_side(
                     digest,
                     run.domain,
                     SimCostTime.of_raw(run.raw_simulation(index)),
+                    protocol,
                 )
             )
             if visit is not None:
@@ -366,11 +389,18 @@ def compare_runs(
         _domains_of(b),
         side_cost_time(a),
         side_cost_time(b),
+        protocols_of(a),
+        protocols_of(b),
     )
 
 
 def _domains_of(outcomes: Sequence[SideOutcome]) -> list[str]:
     return sorted({o.domain for o in outcomes if o.domain})
+
+
+def protocols_of(outcomes: Sequence[SideOutcome]) -> list[RecordedProtocol]:
+    """The distinct protocols of a side's files, in the order first met."""
+    return list(dict.fromkeys(o.protocol for o in outcomes if o.protocol is not None))
 
 
 def _reward(o: SideOutcome | None) -> str:
@@ -392,6 +422,9 @@ def statistics_lines(cmp: RunComparison) -> list[str]:
             f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] ({d.level:.0%} paired bootstrap over tasks, "
             f"seed {d.seed}, {d.resamples} resamples)"
         )
+    protocol = cmp.protocol_warning()
+    if protocol:
+        out.append(f"warning: {protocol}")
     for name, conf in (("A", cmp.a_confidence), ("B", cmp.b_confidence)):
         out.append(f"{name}: " + "; ".join(conf.lines()[:1] + [conf.flips.text(), conf.noise.text()]))
     for name, spend in (("A", cmp.a_cost), ("B", cmp.b_cost)):

@@ -4,22 +4,24 @@ Each run other than the baseline gets the two-way ``compare_runs(baseline, run)`
 test and paired bootstrap interval of mean(run − baseline)); their McNemar p-values are adjusted for the number
 of comparisons (Holm). The task × runs matrix orders tasks regressions first (an attempt that passed in the
 baseline and failed in a run), then improvements (failed in the baseline, passed in a run), then the rest in
-task order.
+task order. Runs whose protocols differ from the baseline's are named in ``warnings``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from tau_tui.evaluate.cost_time import CostTime
 from tau_tui.evaluate.reward import is_success
 from tau_tui.evaluate.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Confidence, holm
+from tau_tui.model.protocol_info import RecordedProtocol
 from tau_tui.trust.compare import (
     RunComparison,
     SideOutcome,
     compare_runs,
     cost_time_json,
+    protocols_of,
     side_confidence,
     side_cost_time,
     task_order,
@@ -65,6 +67,7 @@ class RunSummary:
     comparison: RunComparison | None
     holm_p: float | None
     terminations: dict[str, int]  # simulations per recorded termination reason ("?" when none)
+    protocols: list[RecordedProtocol] = field(default_factory=list)  # the distinct protocols of its files
 
     @property
     def regressions(self) -> int:
@@ -88,6 +91,7 @@ class RunSummary:
             "mcnemar_p": cmp.mcnemar_p if cmp is not None else None,
             "holm_p": self.holm_p,
             "terminations": self.terminations,
+            "protocols": [p.to_json() for p in self.protocols],
             **(cost_time_json(self.cost) or {}),
         }
 
@@ -162,6 +166,17 @@ class ManyComparison:
     def labels(self) -> list[str]:
         return [run.label for run in self.runs]
 
+    @property
+    def warnings(self) -> list[str]:
+        """One line per run whose protocol differs from the baseline's (runs named ``[n]`` as in the tables)."""
+        base = f"[{self.baseline + 1}]"
+        out: list[str] = []
+        for i, run in enumerate(self.runs, 1):
+            line = run.comparison.protocol_warning(base, f"[{i}]") if run.comparison is not None else None
+            if line and line not in out:
+                out.append(line)
+        return out
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": "comparisons",
@@ -170,6 +185,7 @@ class ManyComparison:
             "seed": self.seed,
             "adjustment": "holm",
             "runs": [run.to_json() for run in self.runs],
+            "warnings": self.warnings,
         }
 
 
@@ -260,6 +276,7 @@ def compare_many(
             cmp,
             adjusted[i],
             _terminations(run.outcomes),
+            protocols_of(run.outcomes),
         )
         for i, (run, cmp) in enumerate(zip(runs, comparisons, strict=True))
     ]
@@ -312,6 +329,7 @@ def many_lines(many: ManyComparison, rows: bool = True, tasks: dict[str, str] | 
     widths = [max(len(row[c]) for row in table) for c in range(len(table[0]))]
     for row in table:
         out.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    out += [f"warning: {line}" for line in many.warnings]
     out.append("")
     out.append("Δ: mean reward minus the baseline's, points, 95% paired bootstrap; p: McNemar exact; Holm p: adjusted")
     out.append("for the comparisons; −/+: regressions (passed in the baseline, failed here) / improvements")

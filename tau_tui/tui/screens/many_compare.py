@@ -139,7 +139,9 @@ class ManyCompareScreen(Screen[None]):
             "adjusted for the comparisons · −/+: regressions / improvements",
             style="dim",
         )
-        self.query_one("#manycmp-summary", Static).update(visible_renderable(Group(many_summary(many), legend)))
+        warnings = [Text(f"⚠ {line}", style="bold yellow") for line in many.warnings]
+        summary = Group(many_summary(many), *warnings, legend)
+        self.query_one("#manycmp-summary", Static).update(visible_renderable(summary))
         self.query_one("#manycmp-charts", Static).update(visible_renderable(many_charts(many)))
         table = self.query_one(DataTable)
         table.clear(columns=True)

@@ -29,6 +29,7 @@ from tau_tui import formats
 from tau_tui.env.environment import EnvState
 from tau_tui.model.messages import ToolMessage
 from tau_tui.replay.diff import Change, diff_states
+from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.messages import SessionEvent, SessionFinished, SessionTurn
 from tau_tui.tui.screens.tool_form import ToolFormScreen, type_label
 from tau_tui.tui.widgets.info_line import InfoLine
@@ -159,6 +160,11 @@ class PlayScreen(Screen[int]):
         header.append(f" · saves to {self.out.name}", style="dim")
         self.query_one("#play-header", InfoLine).set(header)
         self.query_one("#play-conversation").border_title = "conversation"
+        protocol = getattr(session.episode, "protocol", None)  # whose prompts the LLM side got
+        if protocol is not None:
+            self.query_one("#play-conversation").border_subtitle = visible_renderable(
+                protocol.describe(), single_line=True
+            )
         self.query_one("#play-tree").border_title = "live DB · last change marked"
         self.query_one("#play-brief", RichPane).show(brief_text(session))
         self.query_one("#play-input", Input).disabled = True

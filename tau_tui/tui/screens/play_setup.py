@@ -1,6 +1,7 @@
 """The form that starts a play session: which side you play, domain, task, and who plays the other side.
 
-Modal. The task list loads in a thread worker and filters as you type.
+Modal. The task list loads in a thread worker and filters as you type; "protocol"
+picks whose prompts the LLM on the other side gets (auto / tau2 / own).
 Start builds the ``PlaySession`` in a thread worker (the first use of a
 domain loads its data) and then replaces this form with the ``PlayScreen``.
 """
@@ -29,6 +30,7 @@ from tau_tui.tui.screens.rollout import (
     TaskLister,
     task_option,
 )
+from tau_tui.tui.widgets.protocol_choice import ProtocolChoice
 from tau_tui.workspace import FORM_LABELS, PlayRequest, RequestError
 
 OTHER_DEFAULT = {"user": "scripted/gold", "agent": "scripted/user"}
@@ -89,6 +91,12 @@ class PlaySetupScreen(ModalScreen[None]):
                 )
                 yield Label("args", classes="form-label-short")
                 yield Input(placeholder="litellm args (JSON)", id="p-other-args", compact=True)
+            workspace = context(self).session.workspace
+            yield ProtocolChoice(
+                workspace.settings.protocol,
+                lambda choice: workspace.protocol(choice).describe(),
+                select_id="p-protocol",
+            )
             with Horizontal(classes="form-row"):
                 yield Label("output file", classes="form-label")
                 yield Input(
@@ -181,6 +189,7 @@ class PlaySetupScreen(ModalScreen[None]):
                 self.query_one("#p-other", Input).value,
                 self.query_one("#p-other-args", Input).value,
                 out=self.query_one("#p-out", Input).value,
+                protocol=self.query_one(ProtocolChoice).value,
                 labels=dict(FORM_LABELS),
             )
             out = context(self).session.workspace.play_path(request)

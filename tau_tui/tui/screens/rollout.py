@@ -3,7 +3,9 @@
 Modal. Domains come from the registry; the task list loads in a thread
 worker when a domain is picked and filters as you type (space selects;
 selecting none runs every task). Models are any litellm model string or a
-scripted participant (``scripted/gold``, ``scripted/user``). "run on" picks
+scripted participant (``scripted/gold``, ``scripted/user``). "protocol" picks
+whose prompts the LLM participants get (auto / tau2 / own, the settings' by
+default) and says which protocol that gives. "run on" picks
 where the episodes run: here, or on Ray actors (``workers`` of them) through
 the same ``Workspace.rollout_remote`` as ``tau-tui run --executor ray``; without
 the ``ray`` extra the choice says so. Dismisses with its ``RunPlan``; the app
@@ -28,6 +30,7 @@ from textual.widgets import Button, Input, Label, Select, SelectionList
 from tau_tui.pool import ray_missing
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
+from tau_tui.tui.widgets.protocol_choice import ProtocolChoice
 from tau_tui.workspace import FORM_LABELS, RequestError, RunPlan, RunRequest, Workspace, parse_json_object
 
 if TYPE_CHECKING:
@@ -166,6 +169,7 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
                 )
                 yield Label("args", classes="form-label-short")
                 yield Input(placeholder="litellm args (JSON)", id="r-user-args", compact=True)
+            yield ProtocolChoice(self.workspace.settings.protocol, self._describe_protocol, select_id="r-protocol")
             with Horizontal(classes="form-row"):
                 yield Label("trials (k)", classes="form-label")
                 yield Input(str(self.trials), id="r-k", compact=True, type="integer")
@@ -207,6 +211,10 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
             with Horizontal(classes="form-buttons"):
                 yield Button("Cancel", id="r-cancel")
                 yield Button("Start (ctrl+s)", id="r-start", variant="primary")
+
+    def _describe_protocol(self, choice: str) -> str:
+        """The protocol ``choice`` gives, in one line (off the UI thread: it reads tau2's texts)."""
+        return self.workspace.protocol(choice).describe()
 
     def _ray_hint(self) -> str:
         """Which cluster "Ray" joins: the settings' (``RAY_ADDRESS``), else a Ray instance on this machine."""
@@ -325,6 +333,7 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
             user,
             agent_args=self.query_one("#r-agent-args", Input).value,
             user_args=self.query_one("#r-user-args", Input).value,
+            protocol=self.query_one(ProtocolChoice).value,
             tasks=[t for t, _ in self.tasks if t in self.selected] or None,
             num_trials=self.query_one("#r-k", Input).value,
             concurrency=self.query_one("#r-concurrency", Input).value,

@@ -177,8 +177,12 @@ class RunCompareScreen(Screen[None]):
         summary.append(" · ")
         reasons = ", ".join(f"{n} {r}" for r, n in cmp.not_comparable.items())
         summary.append(f"not comparable {m['not_comparable']}" + (f" ({reasons})" if reasons else ""), style="dim")
-        stats = statistics_lines(cmp)
-        summary.append("\n" + "\n".join(stats))
+        for line in statistics_lines(cmp):
+            summary.append("\n")
+            if line.startswith("warning: "):  # runs of different protocols, said beside the difference
+                summary.append(f"⚠ {line.removeprefix('warning: ')}", style="bold yellow")
+            else:
+                summary.append(line)
         if cmp.domain_warning:
             summary.append(f"\n⚠ {cmp.domain_warning}", style="bold yellow")
         self.query_one("#runcmp-summary", Static).update(visible_renderable(summary))

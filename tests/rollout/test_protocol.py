@@ -1,0 +1,239 @@
+"""Protocols: tau2's prompts read at run time (never run, never copied), ours by name, and what a run records."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, RetryPolicy, RunConfig, Runner, build_agent
+from tau_tui.rollout import protocol as protocol_module
+from tau_tui.rollout.protocol import (
+    OWN,
+    TAU2,
+    ProtocolError,
+    agent_texts_from_file,
+    fill,
+    protocol_of_info,
+    resolve_protocol,
+)
+from tests.helpers import tau2_101_data, tau2_101_python
+from tests.rollout.fake_llm import text
+
+FAST = RetryPolicy(max_retries=0)
+
+# An llm_agent.py of tau2's shape in our own words; its first statement would stop the test if it ever ran.
+FAKE_LLM_AGENT = '''
+raise SystemExit("this file must never run")
+
+AGENT_INSTRUCTION = """
+Be a kind agent (canary-instruction).
+""".strip()
+
+SYSTEM_PROMPT = """
+<i>
+{agent_instruction}
+</i>
+<p>
+{domain_policy}
+</p>
+""".strip()
+
+AGENT_SOLO_INSTRUCTION = """
+Work alone; end with `{stop_function_name}` ({stop_token}).
+""".strip()
+
+SYSTEM_PROMPT_SOLO = "<i>{agent_instruction}</i><p>{domain_policy}</p><t>{ticket}</t>"
+
+
+class LLMSoloAgent:
+    def add_stop_tool(self):
+        def done() -> str:
+            """Say you are finished (canary-done)."""
+            return "###STOP###"
+'''
+
+
+@pytest.fixture
+def fake_agent_source(tmp_path) -> Path:
+    path = tmp_path / "llm_agent.py"
+    path.write_text(FAKE_LLM_AGENT)
+    return path
+
+
+def test_agent_texts_come_from_the_syntax_tree_and_the_file_never_runs(fake_agent_source):
+    texts = agent_texts_from_file(fake_agent_source, "--agent-prompt llm_agent.py")
+    assert texts.system_prompt("POLICY") == "<i>\nBe a kind agent (canary-instruction).\n</i>\n<p>\nPOLICY\n</p>"
+    solo = texts.system_prompt("POLICY", solo=True, ticket="TICKET")
+    assert solo == "<i>Work alone; end with `done` (###STOP###).</i><p>POLICY</p><t>TICKET</t>"
+    assert texts.done_description == "Say you are finished (canary-done)."
+
+
+def test_a_template_file_reaches_no_attribute_or_conversion(tmp_path):
+    assert fill("{{literal}} {domain_policy}", domain_policy="P") == "{literal} P"
+    for bad in (
+        "{domain_policy.__class__}",
+        "{domain_policy!r}",
+        "{domain_policy[0]}",
+        "{other}",
+        "{domain_policy:>9}",
+    ):
+        with pytest.raises(ProtocolError):
+            fill(bad, domain_policy="P")
+    template = tmp_path / "agent.txt"
+    template.write_text("Be brief.\n{domain_policy}")
+    assert agent_texts_from_file(template, "f").system_prompt("P") == "Be brief.\nP"
+    template.write_text("no policy field")
+    with pytest.raises(ProtocolError, match="domain_policy"):
+        agent_texts_from_file(template, "f")
+    broken = tmp_path / "llm_agent.py"
+    broken.write_text("AGENT_INSTRUCTION = (")
+    with pytest.raises(ProtocolError, match="not Python"):
+        agent_texts_from_file(broken, "f")
+    broken.write_text("X = 1")
+    with pytest.raises(ProtocolError, match="no AGENT_INSTRUCTION or SYSTEM_PROMPT"):
+        agent_texts_from_file(broken, "f")
+
+
+def test_auto_is_tau2_where_the_guidelines_are_found_and_own_elsewhere(tau2_data, tmp_path, fake_agent_source):
+    found = resolve_protocol("auto", [tau2_data], fake_agent_source)
+    assert found.name == TAU2
+    guidelines = (tau2_data / "user_simulator" / "simulation_guidelines.md").read_text()
+    with_tools = (tau2_data / "user_simulator" / "simulation_guidelines_tools.md").read_text()
+    assert found.user_system_prompt("SCENARIO", False) == f"{guidelines}\n\n<scenario>\nSCENARIO\n</scenario>"
+    assert found.user_system_prompt("SCENARIO", True).startswith(with_tools)
+    assert found.recorded_guidelines() == guidelines  # as tau2 records user_info.global_simulation_guidelines
+    # tau2 data given as its domains/ folder: the guidelines beside it
+    assert resolve_protocol("auto", [tau2_data / "domains"], fake_agent_source).name == TAU2
+    elsewhere = resolve_protocol("auto", [tmp_path])
+    assert elsewhere.name == OWN and elsewhere.notes
+    with pytest.raises(ProtocolError, match="--protocol own"):
+        resolve_protocol("tau2", [tmp_path])
+    with pytest.raises(ProtocolError, match="not one of"):
+        resolve_protocol("tau3", [tau2_data])
+
+
+def test_protocol_own_reads_no_tau2_text(tau2_data):
+    own = resolve_protocol("own", [tau2_data])
+    guidelines = (tau2_data / "user_simulator" / "simulation_guidelines.md").read_text()
+    long_lines = [line for line in guidelines.splitlines() if len(line) > 40]
+    prompt = own.user_system_prompt("S", True) + own.user_system_prompt("S", False) + own.agent_system_prompt("P")
+    assert long_lines and not any(line in prompt for line in long_lines)
+    assert own.record()["agent_prompt_from"] == "tau-tui"
+
+
+def test_without_tau2_agent_prompt_an_llm_agent_is_refused_in_one_line(tau2_data, mock_domain, monkeypatch):
+    monkeypatch.setattr(protocol_module, "installed_tau2_agent_source", lambda: None)
+    assert resolve_protocol("auto", [tau2_data]).name == OWN  # no tau2 to take tau2's texts from: said, not guessed
+    protocol = resolve_protocol("tau2", [tau2_data])
+    assert protocol.name == TAU2 and protocol.agent is None
+    task = next(iter(mock_domain.tasks().values()))
+    env = mock_domain.new_environment()
+    with pytest.raises(ParticipantSpecError, match="--agent-prompt") as caught:
+        build_agent(ParticipantSpec("openai/x"), task, env, protocol=protocol)
+    assert "\n" not in str(caught.value)
+    assert build_agent(ParticipantSpec("scripted/gold"), task, env, protocol=protocol) is not None  # no prompt needed
+
+
+@pytest.mark.parametrize("name", [TAU2, OWN])
+def test_a_run_records_its_protocol_and_sends_its_prompts(
+    registry, tau2_data, tmp_path, fake_llm, name, fake_agent_source
+):
+    protocol = resolve_protocol(name, [tau2_data], fake_agent_source)
+    fake_llm.script("agent-model", [text("Done. Anything else?")])
+    fake_llm.script("user-model", [text("Please mark task_1 as completed."), text("No. ###STOP###")])
+    config = RunConfig(
+        domain="mock",
+        task_ids=["update_task_1"],
+        agent=ParticipantSpec("openai/agent-model", fake_llm.args(), retry=FAST),
+        user=ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST),
+        protocol=protocol,
+    )
+    path = tmp_path / "run.json"
+    asyncio.run(Runner(config, path, registry).run())
+    info = json.loads(path.read_text())["info"]
+    recorded = info["tau_tui"]["protocol"]
+    expected = protocol.record()
+    assert recorded["name"] == name
+    assert {k: recorded[k] for k in expected if k != "tool_schemas_from"} == {
+        k: v for k, v in expected.items() if k != "tool_schemas_from"
+    }
+    assert protocol_of_info(info)["name"] == name
+    agent_system = fake_llm.requests_for("agent-model")[0].messages[0]["content"]
+    user_system = fake_llm.requests_for("user-model")[0].messages[0]["content"]
+    guidelines = (tau2_data / "user_simulator" / "simulation_guidelines.md").read_text()
+    with_tools = (tau2_data / "user_simulator" / "simulation_guidelines_tools.md").read_text()
+    if name == TAU2:  # update_task_1 gives the user no tools: the plain guidelines, then the scenario
+        assert "canary-instruction" in agent_system
+        assert user_system.startswith(guidelines.rstrip("\n")) and user_system.endswith("</scenario>")
+        assert info["user_info"]["global_simulation_guidelines"] == guidelines
+    else:
+        assert "canary-instruction" not in agent_system and with_tools[:200] not in user_system
+
+
+def test_protocol_of_older_and_foreign_files():
+    assert protocol_of_info({"tau_tui": {"solo": False}})["name"] == OWN  # tau-tui before protocols were recorded
+    tau2_made = protocol_of_info({"user_info": {"global_simulation_guidelines": "G"}})
+    assert tau2_made["name"] == TAU2 and tau2_made["recorded_guidelines_sha256"]
+    assert protocol_of_info(None)["name"] == "unknown"
+
+
+# --- against tau2 1.0.1 itself -------------------------------------------------------------------------
+
+SAMPLE = {
+    "mock": ["create_task_1", "update_task_1", "update_task_with_user_tools"],
+    "airline": ["0", "1", "27"],
+    "retail": ["0", "5"],
+    "telecom": None,  # the first tasks of tau2's own task set
+    "banking_knowledge": None,
+}
+
+
+def _tau2_prompts(python: Path, data: Path, domain: str, task_ids: list[str]) -> dict:
+    script = Path(__file__).with_name("tau2_prompts.py")
+    env = {"TAU2_DATA_DIR": str(data), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [str(python), str(script), domain, *task_ids], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.tau2_101
+@pytest.mark.parametrize("domain", list(SAMPLE))
+def test_prompts_and_tools_equal_what_tau2_101s_own_builders_give(registry, tau2_data, tmp_path, domain):
+    python = tau2_101_python()
+    if python is None:
+        pytest.skip("needs tau2 1.0.1's Python (make tau2-101, or TAU2_101_PYTHON)")
+    protocol = resolve_protocol(TAU2, [tau2_data], tau2_python=python, cache_dir=tmp_path / "cache")
+    assert protocol.agent is not None and protocol.agent.origin == "--tau2-python's tau2"
+    ours = registry.get(domain)
+    tasks = ours.tasks()
+    first = _tau2_prompts(python, tau2_101_data(tmp_path), domain, ["--first", "4"] if SAMPLE[domain] is None else [])
+    ids = SAMPLE[domain] or list(first)
+    theirs = {**first, **(_tau2_prompts(python, tau2_101_data(tmp_path), domain, ids) if SAMPLE[domain] else {})}
+    from tau_tui.rollout.participants import agent_brief, user_brief
+    from tau_tui.rollout.protocol import protocol_tools
+
+    for task_id in ids:
+        task = tasks[task_id]
+        env = ours.new_environment()
+        env.bind_task(task)
+        with_tools = protocol_tools(protocol, ours, domain, env)
+        assert with_tools.tools is not None and with_tools.tools.tau2 == "tau2 1.0.1"
+        agent = agent_brief(task, env, False, with_tools)
+        user = user_brief(task, env, with_tools)
+        assert with_tools.agent_system_prompt(agent.policy) == theirs[task_id]["agent"], task_id
+        assert agent.tools == theirs[task_id]["agent_tools"], task_id
+        assert user.tools == theirs[task_id]["user_tools"], task_id
+        assert with_tools.user_system_prompt(user.scenario_text, bool(user.tools)) == theirs[task_id]["user"], task_id
+        solo = theirs[task_id]["solo"]
+        if solo is not None:
+            solo_env = ours.new_environment(solo=True)
+            solo_env.bind_task(task)
+            brief = agent_brief(task, solo_env, True, with_tools)
+            assert with_tools.agent_system_prompt(brief.policy, True, brief.ticket) == solo["prompt"], task_id
+            assert brief.tools == solo["tools"], task_id
