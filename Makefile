@@ -11,7 +11,7 @@ TAU2_DATA_DIR ?= $(if $(wildcard ../shared/tau2-corpus/domains),../shared/tau2-c
 export TAU2_DATA_DIR
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test test-llm bench clean
+.PHONY: run test test-llm bench bench-wire tau2-101 clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,24 @@ test: $(STAMP_TEST)
 # source (cmake, a C++ compiler, about 7 minutes on 2 cores): make test-llm EXTRAS=dev,llm-local
 test-llm: $(STAMP_TEST)
 	$(PY) -m pytest -m real_model $(PYTEST_ARGS)
+
+# tau2 1.0.1 itself, beside the project (.tau2-101; Python 3.12 or 3.13, pyenv's where found): the tests marked
+# tau2_101 run its prompts, runner and evaluator against ours (tests/helpers.py finds it there, or at
+# $$TAU2_101_PYTHON). Built from the published source in ../shared/tau2-1.0.1, with its knowledge extra (banking).
+TAU2_101 ?= .tau2-101
+TAU2_101_SRC ?= ../shared/tau2-1.0.1/tau2-1.0.1-src.tar.gz
+TAU2_101_BASE ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python $(HOME)/.pyenv/versions/3.13*/bin/python) $(shell command -v python3.12 python3.13 2>/dev/null))
+tau2-101: $(TAU2_101)/.installed
+$(TAU2_101)/.installed: $(TAU2_101_SRC)
+	@test -n "$(TAU2_101_BASE)" || { echo "tau2 1.0.1 needs Python 3.12 or 3.13 (set TAU2_101_BASE)"; exit 2; }
+	$(TAU2_101_BASE) -m venv $(TAU2_101)
+	$(TAU2_101)/bin/python -m pip install --quiet --upgrade pip
+	$(TAU2_101)/bin/python -m pip install --quiet "tau2[knowledge] @ file://$(abspath $(TAU2_101_SRC))"
+	touch $@
+
+# Wire-level equivalence with tau2 1.0.1 on every domain (benchmarks/wire_tau2.py; about 10 minutes).
+bench-wire: $(STAMP_TEST) tau2-101
+	$(PY) -m benchmarks.wire_tau2 --tau2-python $(TAU2_101)/bin/python $(ARGS)
 
 bench: $(STAMP_TEST)
 	$(PY) -m benchmarks.replay_corpus

@@ -52,6 +52,7 @@ CLI_LABELS = {
     "max_errors": "--max-errors",
     "timeout": "--timeout",
     "llm_retries": "--llm-retries",
+    "task_retries": "--task-retries",
     "executor": "--executor",
     "workers": "--workers",
     "out": "--out",
@@ -173,6 +174,7 @@ class RunRequest(_Request):
         None  # Ray actors, or local worker processes (``rollout_remote``); None or empty: default
     )
     protocol: str | None = None  # whose prompts: "tau2", "own", "auto"; None: the settings' (``Workspace.protocol``)
+    task_retries: int | None = None  # runs again of a failed episode under tau2 (``RunConfig.task_retries``)
 
     def validate(self) -> None:
         """Raise ``RequestError`` naming the first field that cannot be used."""
@@ -503,6 +505,7 @@ class Workspace:
             judge_llm=self.settings.judge_model,
             layout=request.layout,
             protocol=protocol,
+            task_retries=request.task_retries,
         )
         named = request.out_path()
         if named is not None:

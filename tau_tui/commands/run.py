@@ -101,6 +101,13 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         metavar="N",
         help="retries of a model call on rate limits and transient errors (default 5)",
     )
+    parser.add_argument(
+        "--task-retries",
+        type=whole(0),
+        metavar="N",
+        help="protocol tau2: runs again of an episode whose model call failed for good or whose evaluation raised, "
+        "then tau2's infrastructure_error placeholder, as tau2's --max-retries (default 3; never under own)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     parser.add_argument(
         "--cassette",
@@ -205,6 +212,7 @@ def run_request(args: argparse.Namespace, **fields: Any):
         timeout=args.timeout,
         solo=getattr(args, "solo", False),
         llm_retries=args.llm_retries,
+        task_retries=getattr(args, "task_retries", None),
         layout=getattr(args, "format", "json"),
         out=args.out,
         resume=getattr(args, "resume", False),

@@ -142,8 +142,10 @@ def communicated(required: list[str], said: list[tuple[int, str]]) -> list[Commu
     out = []
     for info in required:
         hit = next(((step, original) for step, folded, original in texts if info.lower() in folded), None)
+        # justifications in tau2's words, so a saved reward_info reads as tau2's (the step is kept beside them)
         if hit is None:
-            out.append(CommunicateCheck(info, False, None, f"'{info}' was never said by the agent"))
+            out.append(CommunicateCheck(info, False, None, f"Information '{info}' not communicated."))
         else:
-            out.append(CommunicateCheck(info, True, hit[0], f"'{info}' said at step {hit[0]}"))
+            text = f"Information '{info}' communicated in the message:\n '{hit[1]}'"
+            out.append(CommunicateCheck(info, True, hit[0], text))
     return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tau_tui.evaluate.checks import NLCheck
@@ -33,7 +34,51 @@ metExpectation is true only if the conversation shows the outcome was met."""
 
 
 class JudgeError(Exception):
-    """The judge could not give a verdict for every assertion; ``str()`` is one line."""
+    """The judge could not give a verdict for every assertion; ``str()`` is one line.
+
+    ``raised``: under tau2's judge texts, the "Type: message" of the error tau2's own judge raises on the same
+    reply (tau2 fails the whole simulation there; ``rollout.runner`` does the same under protocol tau2)."""
+
+    def __init__(self, message: str, raised: str | None = None):
+        super().__init__(message)
+        self.raised = raised
+
+
+@dataclass(frozen=True)
+class JudgeTexts:
+    """tau2's own judge request, as read from a tau2 (``rollout.protocol.judge_texts_from_source``).
+
+    ``user_parts``: the user message's template in pieces, each a literal text or (``field=True``) one of
+    ``trajectory_str`` (``role: content`` per message, as tau2 writes it) and ``nl_assertions`` (the list as
+    Python prints it)."""
+
+    system: str
+    user_parts: tuple[tuple[bool, str], ...]
+    temperature: float
+    origin: str = ""
+
+    def messages(self, messages: list[Message], assertions: list[str]) -> list[dict[str, str]]:
+        values = {
+            "trajectory_str": "\n".join(f"{m.role}: {m.content}" for m in messages),
+            "nl_assertions": repr(list(assertions)),
+        }
+        user = "".join(values[text] if is_field else text for is_field, text in self.user_parts)
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+
+    @staticmethod
+    def verdicts(reply: str | None) -> list[NLCheck]:
+        """The checks tau2 reads from the reply: every result as the judge gave it (tau2 matches none to the
+        task's list); ``JudgeError`` with ``raised`` where tau2's parsing raises."""
+        try:
+            data = json.loads(reply)  # type: ignore[arg-type]  # None raises here, as in tau2
+            return [
+                NLCheck(str(r["expectedOutcome"]), bool(r["metExpectation"]), str(r["reasoning"]))
+                for r in data.get("results", [])
+            ]
+        except Exception as exc:  # noqa: BLE001 - what tau2's judge raises, kept for the simulation's end
+            first = (str(exc).splitlines() or [""])[0]
+            raised = f"{type(exc).__name__}: {first}"
+            raise JudgeError(f"the judge's reply is not what tau2 reads ({raised})", raised) from None
 
 
 class Judge(Protocol):
@@ -144,6 +189,15 @@ class LiteLLMJudge:
         self.api_key = api_key
         self.timeout = timeout
         self.completion_args = completion_args
+        self.texts: JudgeTexts | None = None  # tau2's request and parsing instead of ours (``with_texts``)
+
+    def with_texts(self, texts: JudgeTexts | None) -> LiteLLMJudge:
+        """This judge asking as ``texts`` say (tau2's judge), or as it is when None."""
+        if texts is None:
+            return self
+        judge = replace_judge(self)
+        judge.texts = texts
+        return judge
 
     def _args(self) -> dict[str, Any]:
         kwargs = dict(self.completion_args)
@@ -166,10 +220,11 @@ class LiteLLMJudge:
         litellm.suppress_debug_info = True  # litellm otherwise prints help banners to stdout on errors
         kwargs = self._args()
         try:
+            texts = self.texts
             response = litellm.completion(
                 model=self.model,
-                messages=judge_messages(messages, assertions),
-                temperature=0,
+                messages=texts.messages(messages, assertions) if texts else judge_messages(messages, assertions),
+                temperature=texts.temperature if texts else 0,
                 timeout=self.timeout,
                 **kwargs,
             )
@@ -178,8 +233,18 @@ class LiteLLMJudge:
             if is_refusal(exc):  # every other judgement would be refused too: the evaluation stops
                 raise refusal(self.model, kwargs, exc, "judge") from None
             first = str(exc).strip().splitlines()
-            raise JudgeError(f"judge {self.model} failed: {type(exc).__name__}: {first[0] if first else ''}") from None
-        return parse_verdicts(reply, assertions)
+            text = f"{type(exc).__name__}: {first[0] if first else ''}"
+            raise JudgeError(f"judge {self.model} failed: {text}", text if self.texts else None) from None
+        return self.texts.verdicts(reply) if self.texts else parse_verdicts(reply, assertions)
+
+
+def replace_judge(judge: LiteLLMJudge) -> LiteLLMJudge:
+    """A copy of ``judge`` (its settings shared, never changed)."""
+    copy = LiteLLMJudge(
+        judge.model, api_base=judge.api_base, api_key=judge.api_key, timeout=judge.timeout, **judge.completion_args
+    )
+    copy.texts = judge.texts
+    return copy
 
 
 def judge_credentials_problem(judge: Any) -> str | None:

@@ -93,6 +93,7 @@ class Evaluation:
     nl_evaluated: bool = True
     not_evaluated: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    raises: str | None = None  # "Type: message" of the error tau2's evaluator raises on this simulation
     info: dict[str, Any] | None = None
     strict_ok: bool = True
     graded_from: GradedFrom = "messages"  # the recorded view graded: a full-duplex run's ticks, or its messages
@@ -185,6 +186,7 @@ def env_component(
     broken = [c for c in evaluation.env_assertions if c.met is None]
     if broken:
         first = broken[0]
+        evaluation.raises = evaluation.raises or first.error
         evaluation.notes.append(
             f"env assertion {first.assertion.func_name} could not run ({first.error}); tau2 would raise here"
         )
@@ -231,6 +233,7 @@ def nl_component(
         )
         evaluation.nl = judge(conversation, list(criteria.nl_assertions))
     except JudgeError as exc:
+        evaluation.raises = evaluation.raises or exc.raised
         evaluation.nl_evaluated = False
         evaluation.notes.append(f"NL assertions not evaluated: {exc}")
         return Component(None, None, {"note": f"not evaluated: {exc}"}, awaits_judge=True)

@@ -285,7 +285,7 @@ async def run_cassettes(
         },
     )
     writer = ResultsWriter(out, info, list(tasks.values()), secret_values(agent.llm_args, user.llm_args))
-    evaluator = SimulationEvaluator(dom, variant, judge)
+    evaluator = SimulationEvaluator(dom, variant, options.protocol.run_judge(judge))
     summary = CassetteRunSummary(writer.path)
     writer.write()
     for index in indices:

@@ -30,6 +30,7 @@ class Scored:
     reward_info: dict[str, Any] | None
     notes: list[str]
     status: str
+    raises: str | None = None  # "Type: message" of the error tau2's evaluator raises here (a broken env assertion)
 
 
 class SimulationEvaluator:
@@ -50,7 +51,8 @@ class SimulationEvaluator:
     def score(self, sim: SimulationRun, task: Task, solo: bool = False) -> Scored:
         evaluation = score(sim, task, self.new_env, self.judge, solo=solo, golds=self.golds)
         reward_info = evaluation.to_reward_info() if evaluation.reward is not None else None
-        return Scored(evaluation.reward, reward_info, list(evaluation.notes), evaluation.status)
+        raises = evaluation.raises if evaluation.reward is None else None
+        return Scored(evaluation.reward, reward_info, list(evaluation.notes), evaluation.status, raises)
 
     def apply(self, sim: SimulationRun, task: Task, solo: bool = False) -> Scored:
         """Score ``sim`` and attach the result (``reward_info``, or a note in ``info`` when unscored)."""
@@ -59,5 +61,8 @@ class SimulationEvaluator:
             sim.reward_info = RewardInfo.model_validate(scored.reward_info)
         else:
             sim.reward_info = None
-            sim.info = {**(sim.info or {}), "evaluation": {"status": scored.status, "notes": scored.notes}}
+            evaluation: dict[str, Any] = {"status": scored.status, "notes": scored.notes}
+            if scored.raises:
+                evaluation["tau2_raises"] = scored.raises
+            sim.info = {**(sim.info or {}), "evaluation": evaluation}
         return scored

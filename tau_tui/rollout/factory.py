@@ -193,7 +193,7 @@ def build_user(
     """The user side; in solo mode there is no user, whatever the spec says (tau2's dummy user); an LLM user is
     prompted as ``protocol`` says."""
     if solo:
-        return NoUser()
+        return NoUser(protocol.solo_user_record(None if spec.is_scripted or spec.is_human else spec.settings()))
     check_spec(spec, "user")
     brief = user_brief(task, env, protocol)
     if spec.is_scripted:

@@ -200,7 +200,8 @@ def new_call_id() -> str:
 
 
 def to_litellm_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Our messages in the chat-completions shape (tool calls with JSON-encoded arguments)."""
+    """Our messages in the chat-completions shape (tool calls with JSON-encoded arguments), key for key as tau2's
+    ``to_litellm_messages`` writes them, so a conversation's requests are tau2's requests."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, SystemMessage):
@@ -210,11 +211,12 @@ def to_litellm_messages(messages: list[Message]) -> list[dict[str, Any]]:
         elif isinstance(message, AssistantMessage):
             entry: dict[str, Any] = {"role": "assistant", "content": message.content}
             if message.tool_calls:
-                entry["tool_calls"] = [
+                entry["tool_calls"] = [  # with a top-level "name" too, as tau2's runner sends them
                     {
                         "id": call.id,
-                        "type": "function",
+                        "name": call.name,
                         "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                        "type": "function",
                     }
                     for call in message.tool_calls
                 ]

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from tau_tui.evaluate.judge import JudgeTexts
 from tau_tui.rollout import prompts
 
 TAU2, OWN, AUTO = "tau2", "own", "auto"
@@ -129,6 +130,7 @@ class ProtocolTexts:
     tau2_python: str | None = None  # the interpreter whose tau2 renders the tool schemas (``with_tools``)
     tools: ToolSchemas | None = None  # tau2's schemas of the run's domain (``with_tools``); None: ours
     cache_dir: str | None = None  # where tau2's rendered schemas are kept between runs
+    judge: JudgeTexts | None = None  # tau2's NL-assertion judge request (from the same tau2); None: ours
 
     # --- the agent ----------------------------------------------------------------------------------
     def agent_system_prompt(self, policy: str, solo: bool = False, ticket: str | None = None) -> str:
@@ -179,6 +181,17 @@ class ProtocolTexts:
         """What ``user_info.global_simulation_guidelines`` holds: tau2 records the plain guidelines file."""
         return self.user_guidelines(False)
 
+    def solo_user_record(self, settings: Any | None) -> dict[str, Any]:
+        """What a solo run's ``user_info`` records beyond ``dummy_user``: under ``tau2``, as tau2's runner does,
+        the user model it was given (``settings``, ``LLMSettings``; none given, none recorded) and the plain
+        guidelines, though no user speaks; under ``own``, nothing."""
+        if self.name == OWN:
+            return {}
+        out: dict[str, Any] = {"global_simulation_guidelines": self.recorded_guidelines()}
+        if settings is not None:
+            out.update(llm=settings.model, llm_args=dict(settings.args))
+        return out
+
     def user_system_prompt(self, scenario: str, with_tools: bool) -> str:
         if self.name == OWN:
             return prompts.user_system_prompt(scenario, with_tools)
@@ -207,7 +220,14 @@ class ProtocolTexts:
             out["tool_schemas_from"] = self.tools.tau2 if self.tools is not None else "tau-tui"
             if self.tools is not None:
                 out["tool_schemas_sha256"] = self.tools.digest()
+            out["judge_prompt_from"] = self.judge.origin if self.judge is not None else "tau-tui"
         return out
+
+    def run_judge(self, judge: Any) -> Any:
+        """The NL judge a run of this protocol asks: under tau2 with tau2's judge texts, tau2's request and
+        parsing on the model given (``LiteLLMJudge``); any other judge as it is."""
+        with_texts = getattr(judge, "with_texts", None)
+        return with_texts(self.judge) if self.name == TAU2 and with_texts is not None else judge
 
     def describe(self) -> str:
         """One line for consoles and forms."""
@@ -215,7 +235,8 @@ class ProtocolTexts:
             return "protocol own (tau-tui's prompts)"
         source = self.agent.origin if self.agent is not None else "no agent prompt"
         tools = f"tool schemas from {self.tools.tau2}" if self.tools is not None else "tau-tui's tool schemas"
-        return f"protocol tau2 (tau2's user guidelines; agent prompt from {source}; {tools})"
+        judge = f"judge prompt from {self.judge.origin}" if self.judge is not None else "tau-tui's judge prompt"
+        return f"protocol tau2 (tau2's user guidelines; agent prompt from {source}; {tools}; {judge})"
 
     def with_tools(self, domain: str, variant: str | None, data_root: Path | None) -> ProtocolTexts:
         """This protocol with tau2's tool schemas of ``domain`` (protocol tau2 with a tau2 to ask, once; else as
@@ -305,6 +326,71 @@ def agent_texts_from_source(source: str, origin: str) -> AgentTexts:
         done_description=_done_docstring(tree),
         origin=origin,
     )
+
+
+def _template_parts(node: ast.expr) -> tuple[tuple[bool, str], ...] | None:
+    """An f-string of plain names (``f"...{name}..."``) as (is_field, text) pieces; None for anything else."""
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    parts: list[tuple[bool, str]] = []
+    for value in node.values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            parts.append((False, value.value))
+        elif (
+            isinstance(value, ast.FormattedValue)
+            and isinstance(value.value, ast.Name)
+            and value.conversion == -1
+            and value.format_spec is None
+            and value.value.id in JUDGE_FIELDS
+        ):
+            parts.append((True, value.value.id))
+        else:
+            return None
+    return tuple(parts)
+
+
+JUDGE_FIELDS = ("trajectory_str", "nl_assertions")
+
+
+def judge_texts_from_source(source: str, config_source: str, origin: str) -> JudgeTexts:
+    """tau2's judge request from the text of its ``evaluator/evaluator_nl_assertions.py`` (the system prompt and
+    the user message's f-string of ``evaluate_nl_assertions``) and of its ``config.py`` (the judge's
+    temperature); their syntax trees, nothing is run."""
+    try:
+        tree, config = ast.parse(source), ast.parse(config_source)
+    except (SyntaxError, ValueError) as exc:
+        raise ProtocolError(f"{origin}: not Python ({exc.__class__.__name__})") from None
+    system: str | None = None
+    user: tuple[tuple[bool, str], ...] | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "evaluate_nl_assertions":
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Name):
+                    if inner.targets[0].id == "system_prompt":
+                        system = _constant(inner.value)
+                    elif inner.targets[0].id == "user_prompt":
+                        user = _template_parts(inner.value)
+            break
+    temperature: float | None = None
+    for node in config.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "DEFAULT_LLM_NL_ASSERTIONS_TEMPERATURE"
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, (int, float))
+        ):
+            temperature = float(node.value.value)
+    if system is None or user is None or temperature is None:
+        raise ProtocolError(f"{origin}: tau2's judge prompt or temperature not found (another tau2 version?)")
+    return JudgeTexts(system, user, temperature, origin)
+
+
+def tau2_judge_texts(package: Path, origin: str) -> JudgeTexts:
+    """``judge_texts_from_source`` of the tau2 package folder ``package``."""
+    source = _read_text(package / "evaluator" / "evaluator_nl_assertions.py", "tau2 judge prompt")
+    return judge_texts_from_source(source, _read_text(package / "config.py", "tau2 config"), origin)
 
 
 def agent_texts_from_file(path: Path, origin: str) -> AgentTexts:
@@ -520,6 +606,14 @@ def resolve_protocol(
     guidelines_tools = _read_text(tools_path, "user-simulator guidelines") if tools_path.is_file() else guidelines
     agent: AgentTexts | None = None
     problem: str | None = None
+    judge: JudgeTexts | None = None
+    notes: tuple[str, ...] = ()
+    if source is not None and source.is_file():
+        origin = "installed tau2" if tau2_python is None else "--tau2-python's tau2"
+        try:
+            judge = tau2_judge_texts(source.parent.parent, origin)
+        except ProtocolError as exc:
+            notes = (f"{exc}; NL assertions are judged with tau-tui's prompt",)
     if agent_prompt is not None:
         agent = agent_texts_from_file(Path(agent_prompt), f"{agent_prompt_origin} {Path(agent_prompt).name}")
     elif source is not None and source.is_file():
@@ -537,8 +631,10 @@ def resolve_protocol(
         guidelines_tools,
         agent,
         problem,
+        notes=notes,
         tau2_python=str(python) if python is not None else None,
         cache_dir=str(cache_dir) if cache_dir is not None else None,
+        judge=judge,
     )
 
 

@@ -75,6 +75,8 @@ from tau_tui.rollout.records import (
 )
 
 INFRASTRUCTURE_ERROR = "infrastructure_error"
+TAU2_TASK_RETRIES, TAU2_RETRY_DELAY = 3, 1.0  # tau2 1.0.1's DEFAULT_RETRY_ATTEMPTS and DEFAULT_RETRY_MIN_WAIT
+FAILED_CALL_ENDS = frozenset({INFRASTRUCTURE_ERROR, "context_window_exceeded"})  # a model call failed for good
 
 
 class RunError(Exception):
@@ -100,6 +102,18 @@ class RunConfig:
     layout: str = "json"  # "json": one results file; "dir": results.json + simulations/<id>.json
     tasks: list[Task] | None = None  # explicit definitions (an edited task) instead of the domain's, by id
     protocol: ProtocolTexts = OWN_PROTOCOL  # whose prompts the LLM sides get (``protocol.resolve_protocol``)
+    # Under protocol tau2, as tau2's runner (--max-retries, --retry-delay): an episode whose model call failed
+    # for good, or whose evaluation raised, is run again up to this many times, then saved as tau2's
+    # infrastructure_error placeholder (no messages). None: tau2's default (3) under tau2; under own, never.
+    task_retries: int | None = None
+    retry_delay: float = TAU2_RETRY_DELAY
+
+    @property
+    def attempts(self) -> int:
+        """How many times an episode may run (1 + its retries)."""
+        if self.protocol.name != "tau2":
+            return 1
+        return 1 + (TAU2_TASK_RETRIES if self.task_retries is None else max(0, self.task_retries))
 
     def episode_options(self, seed: int | None) -> EpisodeOptions:
         """How each episode of this run goes (``seed``: its trial's)."""
@@ -312,9 +326,11 @@ class Runner:
         assert env is not None, "load() builds the first environment"
         agent = build_agent(config.agent, sample, env, solo=config.solo, protocol=config.protocol)
         user = build_user(config.user, sample, env, solo=config.solo, protocol=config.protocol)
+        # tau2's runner records the domain's own policy even in solo mode (the agent is prompted with the solo one)
+        tau2_solo = config.solo and config.protocol.name == "tau2"
         info = run_info(
             domain_name=env.domain_name,
-            policy=env.policy,
+            policy=self.domain.policy(variant=self.variant) if tau2_solo else env.policy,
             agent=agent.info(),
             user=user.info(),
             num_trials=config.num_trials,
@@ -386,7 +402,7 @@ class Runner:
         if protocol is not config.protocol:  # tau2's tool schemas, read once here: remote workers get them so
             self.config = config = dataclasses.replace(config, protocol=protocol)
         self.secrets = known_secrets(config.agent.llm_args, config.user.llm_args)
-        self.evaluator = SimulationEvaluator(self.domain, self.variant, self.judge)
+        self.evaluator = SimulationEvaluator(self.domain, self.variant, config.protocol.run_judge(self.judge))
         self._loaded = True
 
     def _lock_target(self, layout: str) -> Path:
@@ -517,15 +533,26 @@ class Runner:
                 saved.update(t for t, _ in batch)
 
         async def one(trial: int, task: Task, seed: int) -> None:
-            async with semaphore:
-                self.emit(SimulationStarted(task.id, trial, seed))
-                node = None
-                if remote is None:
-                    sim = await self.episode(task, trial, seed)
-                else:
-                    sim, scored, node = await self._finish_remotely(remote, task, trial, seed)
-            if remote is None:  # scored after its slot is free: the next episode starts meanwhile
-                scored = await self._in_thread(self._score, sim, task)
+            attempts = 1 if remote is not None else self.config.attempts  # a remote unit retries where it runs
+            for attempt in range(1, attempts + 1):
+                if attempt > 1:
+                    await asyncio.sleep(self.config.retry_delay)
+                async with semaphore:
+                    if attempt == 1:
+                        self.emit(SimulationStarted(task.id, trial, seed))
+                    node = None
+                    if remote is None:
+                        sim = await self.episode(task, trial, seed)
+                    else:
+                        sim, scored, node = await self._finish_remotely(remote, task, trial, seed)
+                if remote is None:  # scored after its slot is free: the next episode starts meanwhile
+                    scored = await self._in_thread(self._score, sim, task)
+                    failure = self._failure(sim)
+                    if failure is not None:
+                        if attempt < attempts:
+                            continue
+                        sim, scored = self._given_up(task, trial, seed, failure, attempts), None
+                break
             await save(sim)
             summary.completed += 1
             summary.terminations[sim.termination_reason] += 1
@@ -548,9 +575,67 @@ class Runner:
         return summary
 
     async def finish_unit(self, task: Task, trial: int, seed: int) -> tuple[SimulationRun, float | None]:
-        """One episode, stamped with the task's fingerprint and scored: what the writer saves, and its reward."""
-        sim = await self.episode(task, trial, seed)
-        return sim, await self._in_thread(self._score, sim, task)
+        """One episode, stamped with the task's fingerprint and scored: what the writer saves, and its reward
+        (run again as ``RunConfig.attempts`` says when it failed)."""
+        attempts = self.config.attempts
+        for attempt in range(1, attempts + 1):
+            if attempt > 1:
+                await asyncio.sleep(self.config.retry_delay)
+            sim = await self.episode(task, trial, seed)
+            scored = await self._in_thread(self._score, sim, task)
+            failure = self._failure(sim)
+            if failure is None:
+                break
+            if attempt == attempts:
+                return self._given_up(task, trial, seed, failure, attempts), None
+        return sim, scored
+
+    def _failure(self, sim: SimulationRun) -> tuple[str, str, str] | None:
+        """Under protocol tau2, why tau2's runner would have raised out of this episode (a model call that
+        failed for good, an evaluation that raised) as (error, error type, traceback); None otherwise."""
+        if self.config.protocol.name != "tau2":
+            return None
+        info = sim.info or {}
+        evaluation = info.get("evaluation")
+        if isinstance(evaluation, dict) and isinstance(evaluation.get("tau2_raises"), str):  # where tau2's raises
+            kind, _, text = evaluation["tau2_raises"].partition(": ")
+            return (text or kind, kind if text else "EvaluationError", "")
+        if isinstance(evaluation, dict) and evaluation.get("status") == "failed":
+            notes = evaluation.get("notes") or ["the evaluation failed"]
+            kind, _, text = str(notes[0]).partition(": ")
+            return (text or kind, kind if text else "EvaluationError", str(evaluation.get("traceback") or ""))
+        if sim.termination_reason in FAILED_CALL_ENDS:
+            return (str(info.get("error") or sim.termination_reason), str(info.get("error_type") or "LLMError"), "")
+        return None
+
+    def _given_up(
+        self, task: Task, trial: int, seed: int, failure: tuple[str, str, str], attempts: int
+    ) -> SimulationRun:
+        """tau2's placeholder for a task that failed every attempt (``run_with_retry``): no messages, the last
+        error in ``info``; stamped with the task's fingerprint as every simulation."""
+        error, error_type, trace = failure
+        now = datetime.now().isoformat()
+        sim = SimulationRun(
+            id=str(uuid.uuid4()),
+            task_id=task.id,
+            timestamp=now,
+            start_time=now,
+            end_time=now,
+            duration=0.0,
+            termination_reason=INFRASTRUCTURE_ERROR,
+            messages=[],
+            trial=trial,
+            seed=seed,
+            mode="half_duplex",
+            info={
+                "error": error,
+                "error_type": error_type,
+                "error_traceback": trace,
+                "failed_after_attempts": attempts,
+                **fingerprint_info(task, self.domain_fingerprint),
+            },
+        )
+        return sim
 
     async def episode(self, task: Task, trial: int, seed: int) -> SimulationRun:
         """One episode stamped with the task's fingerprint, not scored yet."""
@@ -589,10 +674,13 @@ class Runner:
             raise  # the judge's key: every simulation would be left unscored the same way
         except Exception as exc:  # noqa: BLE001 - an evaluator failure leaves the simulation unscored
             sim.reward_info = None
-            sim.info = {
-                **(sim.info or {}),
-                "evaluation": {"status": "failed", "notes": [scrub_text(f"{type(exc).__name__}: {exc}", self.secrets)]},
+            evaluation: dict[str, Any] = {
+                "status": "failed",
+                "notes": [scrub_text(f"{type(exc).__name__}: {exc}", self.secrets)],
             }
+            if self.config.protocol.name == "tau2":  # its placeholder keeps the traceback, as tau2's does
+                evaluation["traceback"] = scrub_text(traceback.format_exc(), self.secrets)
+            sim.info = {**(sim.info or {}), "evaluation": evaluation}
             return None
 
     async def simulate(self, task: Task, trial: int, seed: int) -> SimulationRun:

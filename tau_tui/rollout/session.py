@@ -78,7 +78,7 @@ class Episode:
         self.orchestrator = Orchestrator(
             self.env, task, self.agent, self.user, options, history=history, listener=listener
         )
-        self.evaluator = SimulationEvaluator(domain, variant, judge)
+        self.evaluator = SimulationEvaluator(domain, variant, self.protocol.run_judge(judge))
         self.result: SimulationRun | None = None
         self.scored: Scored | None = None
 

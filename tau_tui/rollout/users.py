@@ -205,9 +205,20 @@ class HumanUser(HumanTurns, _UserSide):
 
 
 class NoUser(_UserSide):
-    """Solo mode has no user (tau2's ``DummyUser``): it is never asked to speak."""
+    """Solo mode has no user (tau2's ``DummyUser``): it is never asked to speak.
+
+    ``recorded``: what ``user_info`` says beyond the implementation. tau2's runner records the user model it was
+    given and the plain guidelines even in solo mode, so under protocol ``tau2`` so do we.
+    """
 
     implementation = "dummy_user"
+
+    def __init__(self, recorded: dict[str, Any] | None = None):
+        super().__init__()
+        self.recorded = dict(recorded or {})
+
+    def info(self) -> dict[str, Any]:
+        return {**super().info(), **self.recorded}
 
     async def generate(self, incoming: list[Message]) -> ParticipantMessage:
         raise ParticipantError("there is no user in solo mode")

@@ -68,6 +68,8 @@ def test_sigkill_leaves_a_valid_file_and_resume_finishes_only_the_missing(tau2_d
         "--tau2-data",
         str(tau2_data),
         "--quiet",
+        "--protocol",  # under tau2 one mock task ends infrastructure_error (tau2's evaluator raises on it)
+        "own",
     ]
     proc = tau_tui(*args)
     deadline = time.time() + 120
@@ -139,6 +141,8 @@ def test_no_secret_reaches_any_written_file(tau2_data, tmp_path, fake_llm):
             str(out),
             "--tau2-data",
             str(tau2_data),
+            "--protocol",  # its own way: a rejected call ends the simulation, its error kept (tau2 runs it again)
+            "own",
             env={"OPENAI_API_KEY": ENV_KEY},
         )
     )

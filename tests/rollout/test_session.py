@@ -163,6 +163,8 @@ def test_plain_terminal_play(tau2_data, tmp_path):
             "scripted/gold",
             "--tau2-data",
             str(tau2_data),
+            "--protocol",  # every user tool (under tau2 this task's user has none: it lists none)
+            "own",
             "--out",
             str(out),
         ],
