@@ -17,6 +17,9 @@ ORACLE = CORPUS / "ORACLE.jsonl"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # tau2's rendered tool schemas (protocol tau2) are kept for the session's tests, not in the real home.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tau-tui-test-cache-")
+# The same protocol with and without tau2 installed (auto would pick tau2 only where it is): tests of protocol
+# tau2 ask for it by name.
+os.environ["TAU_TUI_PROTOCOL"] = "own"
 # A settings file on the machine running the tests must not change what they see.
 os.environ["TAU_TUI_CONFIG"] = str(ROOT / "tests" / "fixtures" / "no-such-config.toml")
 

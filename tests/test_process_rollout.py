@@ -43,7 +43,7 @@ def test_run_on_worker_processes_saves_what_one_process_saves(local_run, tmp_pat
     assert code == 0, stderr
     assert stdout.strip() == (
         f"{out}: {TOTAL}/{TOTAL} simulations ({TOTAL} this run); average reward 0.800; terminations: user_stop {TOTAL}; "
-        "protocol tau2"
+        "protocol own"
     )
     assert normalised(out) == normalised(local_run)
 
@@ -69,7 +69,7 @@ def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(tmp_path
 
     corpus_required()
     out = tmp_path / "run.json"
-    workspace = Workspace(Settings(tau2_data=CORPUS))
+    workspace = Workspace(Settings(tau2_data=CORPUS, protocol="own"))
     with LatencyServer(delay=0.5) as server:
         agent_args = {"api_base": server.base_url, "api_key": "sk-local"}
         request = RunRequest(
@@ -150,7 +150,7 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
     from tau_tui.workspace import Workspace
 
     corpus_required()
-    workspace = Workspace(Settings(tau2_data=CORPUS))
+    workspace = Workspace(Settings(tau2_data=CORPUS, protocol="own"))
     config = RunConfig(
         "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1, concurrency=4
     )

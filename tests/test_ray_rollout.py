@@ -36,7 +36,7 @@ def test_run_on_ray_saves_what_the_local_run_saves(local_ray, local_run, tmp_pat
     assert code == 0, stderr
     assert (
         stdout.strip() == f"{out}: {TOTAL}/{TOTAL} simulations ({TOTAL} this run); average reward 0.800; "
-        f"terminations: user_stop {TOTAL}; protocol tau2"
+        f"terminations: user_stop {TOTAL}; protocol own"
     )
     local_head, local_sims = normalised(local_run)
     ray_head, ray_sims = normalised(out)
@@ -65,7 +65,7 @@ def test_ray_events_are_whole_simulations_in_order(local_ray, tmp_path):
     from tau_tui.rollout.progress import RunTally
     from tau_tui.workspace import Workspace
 
-    workspace = Workspace(Settings(tau2_data=CORPUS))
+    workspace = Workspace(Settings(tau2_data=CORPUS, protocol="own"))
     config = RunConfig(
         "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1, concurrency=2
     )
@@ -113,7 +113,7 @@ def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(local_ray, l
     from tau_tui.workspace import Workspace
 
     out = tmp_path / "ray.json"
-    workspace = Workspace(Settings(tau2_data=CORPUS))
+    workspace = Workspace(Settings(tau2_data=CORPUS, protocol="own"))
     config = RunConfig(
         "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K, concurrency=1
     )
@@ -199,11 +199,13 @@ def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(loc
     policy = other / "domains" / "mock" / "policy.md"
     policy.chmod(0o644)
     policy.write_text(policy.read_text() + "\nAlways say hello twice.\n")
-    here = Workspace(Settings(tau2_data=CORPUS))
+    here = Workspace(Settings(tau2_data=CORPUS, protocol="own"))
     config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"))
     out = tmp_path / "run.json"
     runner = Runner(config, out, here.registry)
-    with RayRollout(Settings(tau2_data=other), Workspace, workers=1) as remote:  # the actors read the edited copy
+    with RayRollout(
+        Settings(tau2_data=other, protocol="own"), Workspace, workers=1
+    ) as remote:  # the actors read the edited copy
         runner.remote = remote
         with pytest.raises(RunError, match=r"other data for domain 'mock' \(its policy differs"):
             asyncio.run(runner.run())
@@ -219,7 +221,7 @@ def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_r
     from tau_tui.workspace import Workspace
 
     out = tmp_path / "ray.json"
-    workspace = Workspace(Settings(tau2_data=CORPUS))
+    workspace = Workspace(Settings(tau2_data=CORPUS, protocol="own"))
     config = RunConfig(
         "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K, concurrency=1
     )
@@ -268,7 +270,7 @@ def test_an_error_inside_an_actor_is_one_line_not_its_traceback(local_ray, tmp_p
     from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
     from tau_tui.workspace import Workspace
 
-    workspace = Workspace(Settings(tau2_data=CORPUS))
+    workspace = Workspace(Settings(tau2_data=CORPUS, protocol="own"))
     config = RunConfig("mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), concurrency=1)
     runner = Runner(config, tmp_path / "x.json", workspace.registry)
     runner.load()

@@ -112,6 +112,7 @@ class ToolSchemas:
     agent: tuple[dict[str, Any], ...]
     user: tuple[dict[str, Any], ...]
     solo: tuple[dict[str, Any], ...] | None  # agent + user tools + ``done``; None: no solo mode in tau2
+    missing: str | None = None  # why tau2 gave none (a domain its registry does not hold): ours are sent
 
     def digest(self) -> str:
         return _sha(json.dumps([self.agent, self.user, self.solo], sort_keys=True))
@@ -158,14 +159,14 @@ class ProtocolTexts:
     def agent_tools(self, ours: list[dict[str, Any]], solo: bool) -> list[dict[str, Any]]:
         """The agent's tool schemas: tau2's list as tau2 sends it (``ours``: our toolkit's, with ``done`` in
         solo mode, used under protocol own or where tau2 gave none)."""
-        if self.tools is None:
+        if self.tools is None or self.tools.missing:
             return ours
         chosen = self.tools.solo if solo else self.tools.agent
         return [dict(schema) for schema in chosen] if chosen is not None else ours
 
     def user_tools(self, ours: list[dict[str, Any]], include: list[str] | None) -> list[dict[str, Any]]:
         """The user's tool schemas: tau2's, filtered by the task's ``user_tools`` as tau2 filters them."""
-        if self.tools is None:
+        if self.tools is None or self.tools.missing:
             return ours
         wanted = None if include is None else set(include)
         return [dict(s) for s in self.tools.user if wanted is None or s["function"]["name"] in wanted]
@@ -217,9 +218,12 @@ class ProtocolTexts:
             out["agent_prompt_sha256"] = agent_hash
             out["agent_prompt_from"] = agent_from
         if self.name == TAU2:
-            out["tool_schemas_from"] = self.tools.tau2 if self.tools is not None else "tau-tui"
-            if self.tools is not None:
+            tau2_tools = self.tools is not None and not self.tools.missing
+            out["tool_schemas_from"] = self.tools.tau2 if self.tools is not None and tau2_tools else "tau-tui"
+            if self.tools is not None and tau2_tools:
                 out["tool_schemas_sha256"] = self.tools.digest()
+            elif self.tools is not None:
+                out["tool_schemas_why"] = self.tools.missing
             out["judge_prompt_from"] = self.judge.origin if self.judge is not None else "tau-tui"
         return out
 
@@ -234,7 +238,12 @@ class ProtocolTexts:
         if self.name == OWN:
             return "protocol own (tau-tui's prompts)"
         source = self.agent.origin if self.agent is not None else "no agent prompt"
-        tools = f"tool schemas from {self.tools.tau2}" if self.tools is not None else "tau-tui's tool schemas"
+        if self.tools is not None and self.tools.missing:
+            tools = f"tau-tui's tool schemas: {self.tools.missing}"
+        elif self.tools is not None:
+            tools = f"tool schemas from {self.tools.tau2}"
+        else:  # rendered per domain when a run starts, by the tau2 the texts came from
+            tools = "tool schemas from that tau2" if self.tau2_python is not None else "tau-tui's tool schemas"
         judge = f"judge prompt from {self.judge.origin}" if self.judge is not None else "tau-tui's judge prompt"
         return f"protocol tau2 (tau2's user guidelines; agent prompt from {source}; {tools}; {judge})"
 
@@ -549,6 +558,9 @@ def _schema_list(value: Any, what: str, domain: str) -> tuple[dict[str, Any], ..
 def _tool_schemas(data: Any, domain: str) -> ToolSchemas:
     if not isinstance(data, dict):
         raise ProtocolError(f"protocol tau2: tau2's tool schemas of domain '{domain}' are not an object")
+    if data.get("unknown_domain") is True:
+        version = str(data.get("tau2") or "tau2")
+        return ToolSchemas(version, (), (), None, missing=f"{version} has no domain '{domain}'")
     solo = data.get("solo_tools")
     return ToolSchemas(
         tau2=str(data.get("tau2") or "tau2"),

@@ -3,7 +3,8 @@
     TAU2_DATA_DIR=<folder holding tau2/domains> python tau2_snapshot.py DOMAIN [VARIANT]
 
 Prints one JSON object: tau2's version, its agent tool schemas in its order, the user's, the solo agent's
-(agent and user tools plus tau2's ``done`` tool) and where its ``agent/llm_agent.py`` is. Protocol ``tau2``
+(agent and user tools plus tau2's ``done`` tool) and where its ``agent/llm_agent.py`` is; for a domain tau2's
+registry does not hold, ``{"unknown_domain": true, ...}``. Protocol ``tau2``
 (``protocol.py``) sends these schemas, so a rollout's requests carry tau2's tool descriptions, which live in
 tau2's code and are never copied into ours. This file imports nothing of tau-tui: the interpreter that runs
 it may be another one (tau2 1.0.1 needs Python 3.12).
@@ -29,6 +30,16 @@ def build_environment(domain: str, solo: bool, kwargs):
     return build(domain, solo_mode=solo, env_kwargs=kwargs)
 
 
+def known_domains() -> list | None:
+    """The domains tau2's registry holds (None: this tau2 cannot list them)."""
+    try:
+        from tau2.registry import registry
+
+        return list(registry.get_domains())
+    except Exception:  # noqa: BLE001 - an older or newer registry: build the environment and see
+        return None
+
+
 def _version() -> str:
     from importlib import metadata
 
@@ -52,6 +63,10 @@ def main() -> int:
     domain = sys.argv[1]
     variant = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
     kwargs = {"retrieval_variant": variant} if variant else None
+    domains = known_domains()
+    if domains is not None and domain not in domains:  # a domain of the user's own: tau2 has no schemas of it
+        print(json.dumps({"tau2": _version(), "domain": domain, "unknown_domain": True, "domains": domains}))
+        return 0
     env = build_environment(domain, False, kwargs)
     agent = _schemas(env.get_tools())
     user = _schemas(env.get_user_tools()) if env.user_tools is not None else []

@@ -234,7 +234,7 @@ def test_run_prints_a_summary_and_refuses_to_overwrite(tau2_data, tmp_path):
     )
     assert code == 0, stderr
     assert stdout.strip() == (
-        f"{out}: 1/1 simulations (1 this run); average reward 1.000; terminations: user_stop 1; protocol tau2"
+        f"{out}: 1/1 simulations (1 this run); average reward 1.000; terminations: user_stop 1; protocol own"
     )
     assert "✓ task update_task_1 trial 0: reward 1" in stderr and "1/1" in stderr
     code, _, stderr = finish(

@@ -21,7 +21,7 @@ from tau_tui.rollout.protocol import (
     resolve_protocol,
 )
 from tests.helpers import tau2_101_data, tau2_101_python
-from tests.rollout.fake_llm import text
+from tests.rollout.fake_llm import error, text
 
 FAST = RetryPolicy(max_retries=0)
 
@@ -174,6 +174,75 @@ def test_a_run_records_its_protocol_and_sends_its_prompts(
         assert "canary-instruction" not in agent_system and with_tools[:200] not in user_system
 
 
+@pytest.mark.parametrize("name", [TAU2, OWN])
+@pytest.mark.parametrize("failing", ["evaluation", "model"])
+def test_a_task_that_fails_runs_again_under_tau2_and_is_saved_as_its_placeholder(
+    registry, tau2_data, tmp_path, fake_llm, name, failing, fake_agent_source
+):
+    """tau2's runner runs a simulation again when it raises (an env assertion that cannot run, a model call
+    that failed for good), then saves an infrastructure_error placeholder; our own protocol keeps the one
+    conversation (unscored, or ended by the failure)."""
+    protocol = resolve_protocol(name, [tau2_data], fake_agent_source)
+    reply = error(400, "bad request") if failing == "model" else text("Done. Anything else?")
+    fake_llm.script("agent-model", [], then=reply)
+    config = RunConfig(
+        domain="mock",
+        task_ids=["create_task_1_with_env_assertions"],  # its env assertion raises unless task_2 was made
+        agent=ParticipantSpec("openai/agent-model", fake_llm.args(), retry=FAST),
+        user=ParticipantSpec("scripted/user"),
+        protocol=protocol,
+        task_retries=1,
+        retry_delay=0.0,
+    )
+    path = tmp_path / "run.json"
+    asyncio.run(Runner(config, path, registry).run())
+    (sim,) = json.loads(path.read_text())["simulations"]
+    calls = len(fake_llm.requests_for("agent-model"))
+    if name == TAU2:
+        assert calls == 2  # run twice: once and one retry
+        assert sim["termination_reason"] == "infrastructure_error" and sim["messages"] == []
+        assert sim["info"]["failed_after_attempts"] == 2 and sim["reward_info"] is None
+        if failing == "evaluation":
+            assert (sim["info"]["error_type"], sim["info"]["error"]) == ("ValueError", "Task task_2 not found")
+    else:
+        assert calls == 1 and sim["messages"]
+        if failing == "evaluation":
+            assert sim["termination_reason"] == "user_stop" and sim["info"]["evaluation"]["tau2_raises"]
+        else:
+            assert sim["termination_reason"] == "infrastructure_error"
+
+
+def test_tau2_judge_texts_are_read_not_run_and_ask_as_tau2_asks(tmp_path):
+    from tau_tui.evaluate.judge import JudgeError
+    from tau_tui.model.messages import AssistantMessage, ToolMessage, UserMessage
+
+    source = (
+        'raise SystemExit("never run")\n'
+        "def evaluate_nl_assertions(trajectory, nl_assertions):\n"
+        '    trajectory_str = "\\n".join(f"{m.role}: {m.content}" for m in trajectory)\n'
+        '    system_prompt = """Grade (canary-judge)."""\n'
+        '    user_prompt = f"""conv:\n{trajectory_str}\nwant: {nl_assertions}"""\n'
+    )
+    config = "DEFAULT_LLM_NL_ASSERTIONS_TEMPERATURE = 0.0\n"
+    texts = protocol_module.judge_texts_from_source(source, config, "test tau2")
+    messages = [
+        UserMessage(content="hi {x}"),
+        AssistantMessage(content="ok"),
+        ToolMessage(id="c1", content="{}"),
+    ]
+    system, user = texts.messages(messages, ["Agent says 'ok'"])
+    assert system == {"role": "system", "content": "Grade (canary-judge)."}
+    assert user["content"] == "conv:\nuser: hi {x}\nassistant: ok\ntool: {}\nwant: [\"Agent says 'ok'\"]"
+    assert texts.temperature == 0.0 and isinstance(texts.temperature, float)
+    checks = texts.verdicts('{"results": [{"expectedOutcome": "X", "metExpectation": true, "reasoning": "r"}]}')
+    assert [(c.assertion, c.met, c.justification) for c in checks] == [("X", True, "r")]
+    with pytest.raises(JudgeError) as raised:
+        texts.verdicts("not json")
+    assert raised.value.raised and raised.value.raised.startswith("JSONDecodeError")
+    with pytest.raises(ProtocolError, match="judge prompt"):
+        protocol_module.judge_texts_from_source("x = 1\n", config, "other")
+
+
 def test_protocol_of_older_and_foreign_files():
     assert protocol_of_info({"tau_tui": {"solo": False}})["name"] == OWN  # tau-tui before protocols were recorded
     tau2_made = protocol_of_info({"user_info": {"global_simulation_guidelines": "G"}})
@@ -237,3 +306,37 @@ def test_prompts_and_tools_equal_what_tau2_101s_own_builders_give(registry, tau2
             brief = agent_brief(task, solo_env, True, with_tools)
             assert with_tools.agent_system_prompt(brief.policy, True, brief.ticket) == solo["prompt"], task_id
             assert brief.tools == solo["tools"], task_id
+
+
+def test_a_domain_tau2_does_not_have_runs_under_tau2_with_our_tool_schemas_and_says_why(
+    registry, tau2_data, tmp_path, fake_llm, fake_agent_source
+):
+    import sys
+
+    from tau_tui.tau2_adapter import tau2_available
+
+    python = tau2_101_python() or (Path(sys.executable) if tau2_available() else None)
+    if python is None:
+        pytest.skip("needs a tau2 to ask (make tau2-101, TAU2_101_PYTHON, or the tau2 extra)")
+    protocol = resolve_protocol(TAU2, [tau2_data], fake_agent_source, tau2_python=python, cache_dir=tmp_path)
+    fake_llm.script("agent-model", [text("Done. Anything else?")])
+    fake_llm.script("user-model", [text("Where is my order?"), text("No. ###STOP###")])
+    config = RunConfig(
+        domain="warehouse",  # ours (domains/ in this project): tau2's registry has no such domain
+        task_ids=["allocate_from_home_warehouse"],
+        agent=ParticipantSpec("openai/agent-model", fake_llm.args(), retry=FAST),
+        user=ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST),
+        protocol=protocol,
+    )
+    path = tmp_path / "run.json"
+    asyncio.run(Runner(config, path, registry).run())
+    saved = json.loads(path.read_text())
+    recorded = saved["info"]["tau_tui"]["protocol"]
+    assert recorded["name"] == TAU2 and recorded["tool_schemas_from"] == "tau-tui"
+    assert recorded["tool_schemas_why"].endswith("has no domain 'warehouse'")
+    assert [s["termination_reason"] for s in saved["simulations"]] == ["user_stop"]
+    from tau_tui.env.tool_schema import toolkit_schemas
+
+    ours = toolkit_schemas(registry.get("warehouse").new_environment().agent)
+    assert fake_llm.requests_for("agent-model")[0].body["tools"] == ours
+    assert "canary-instruction" in fake_llm.requests_for("agent-model")[0].messages[0]["content"]

@@ -109,6 +109,7 @@ def build_app(paths, *, calibrate=None, keymap=None, task_editor=None, viewer=No
     from tau_tui.session import Session
     from tau_tui.tui.app import TauTuiApp
 
+    settings.setdefault("protocol", "own")  # as tests/conftest.py's TAU_TUI_PROTOCOL: the same with tau2 or not
     session = Session.from_settings(
         Settings(**settings), paths, task_editor=task_editor, viewer=viewer, background_replay=background_replay
     )

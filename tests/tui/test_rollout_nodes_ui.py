@@ -221,7 +221,7 @@ async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(tmp_path: P
 
     corpus_required()
     assert not ray.is_initialized()
-    workspace = Workspace(Settings(tau2_data=CORPUS, runs_dir=tmp_path))
+    workspace = Workspace(Settings(tau2_data=CORPUS, protocol="own", runs_dir=tmp_path))
     request = RunRequest("mock", "scripted/gold", "scripted/user", concurrency=2, executor="ray", workers=2)
     plan = workspace.run_plan(request)
     controller = RolloutController(workspace)

@@ -96,6 +96,22 @@ def brief_text(session: Any) -> RenderableType:
     return Group(*parts)
 
 
+def prompt_text(session: Any) -> RenderableType:
+    """The system prompt a model in the person's place would get under the session's protocol (so the person
+    plays to the same instructions), or why there is none."""
+    protocol = getattr(session, "protocol", None)
+    head = Text(
+        f"What a model playing the {session.play_as} would be told"
+        + (f" ({protocol.describe()})" if protocol is not None else ""),
+        style="bold underline",
+    )
+    try:
+        prompt = session.person_prompt()
+    except Exception as exc:  # noqa: BLE001 - a protocol without that text says so here, the session goes on
+        return Group(head, Text(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, style="red"))
+    return Group(head, Text(prompt))
+
+
 class PlayScreen(Screen[int]):
     """Play one side of a task. ``finish(code)`` is called on leaving (default: dismiss with the code)."""
 
@@ -150,6 +166,8 @@ class PlayScreen(Screen[int]):
                     yield RichPane(id="play-change")
                 with TabPane("Brief", id="play-tab-brief"):
                     yield RichPane(id="play-brief")
+                with TabPane("Prompt", id="play-tab-prompt"):  # the system prompt a model in your place would get
+                    yield RichPane(id="play-prompt")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -167,6 +185,7 @@ class PlayScreen(Screen[int]):
             )
         self.query_one("#play-tree").border_title = "live DB · last change marked"
         self.query_one("#play-brief", RichPane).show(brief_text(session))
+        self.query_one("#play-prompt", RichPane).show(visible_renderable(prompt_text(session)))
         self.query_one("#play-input", Input).disabled = True
         self._state = session.env.freeze()
         self.query_one(StateTree).show(self._state, {})
