@@ -13,6 +13,8 @@ from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
 from tau_tui.env.environment import Environment
 from tau_tui.env.upstream import UpstreamFix, apply_upstream_fixes, upstream_fixes
 from tau_tui.evaluate import GoldCache, Judge, ScorerConfig, SimReport, assess, scorer_config_for
+from tau_tui.evaluate.cost_time import SimCostTime
+from tau_tui.evaluate.validity import SimValidity
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task, db_check_rule, db_verdict
@@ -269,6 +271,33 @@ class Analyzer:
             domain=run.domain,
             task_in_recording=in_recording,
             known_tasks=run.tasks() if in_recording else self._domain_tasks(run),
+        )
+
+    def task_changed(self, run: RunFile, task_id: str) -> str | None:
+        """How the task ``run`` embeds for ``task_id`` differs from the domain's current one (None: it embeds
+        none, the domain has none, or they are the same)."""
+        embedded = run.tasks().get(task_id)
+        if embedded is None:
+            return None
+        current = self._domain_tasks(run).get(task_id)
+        if current is None or current is embedded or self.fingerprint(current) == self.fingerprint(embedded):
+            return None
+        return "the recording embeds another version of it"
+
+    def validity(self, analysis: SimAnalysis, report: SimReport, spend: SimCostTime | None = None) -> SimValidity:
+        """What of this simulation changes what a score over it means (``evaluate.validity``); ``spend``: its
+        recorded cost and time, when the caller has read them already."""
+        sim = analysis.sim
+        agent_cost, duration = (sim.agent_cost, sim.duration) if spend is None else (spend.agent_usd, spend.duration_s)
+        return SimValidity.of(
+            analysis.sim.id,
+            analysis.sim.task_id,
+            issues=report.explanation.recording,
+            termination=report.evaluation.termination,
+            reward=report.evaluation.reward,
+            task_changed=self.task_changed(analysis.run, analysis.sim.task_id),
+            agent_cost=agent_cost,
+            duration=duration,
         )
 
     def _domain_tasks(self, run: RunFile) -> dict[str, Task]:

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
     from tau_tui.evaluate import Judge, ScorerConfig, SimReport
     from tau_tui.evaluate.cost_time import SimCostTime
+    from tau_tui.evaluate.validity import SimValidity
     from tau_tui.model.io import RunFile
     from tau_tui.model.tasks import Task
     from tau_tui.parcel import Parcel
@@ -137,6 +138,7 @@ class ReportDigest:
     replay_problem: bool = False  # its replay has a mismatch or a finding (``replay.facts.has_problems``)
     cost: tuple[str, float | None] = ("not recorded", None)  # recorded agent cost: (``agent_cost_state``, cost)
     spend: SimCostTime | None = None  # recorded costs, duration and token meters
+    validity: SimValidity | None = None  # what of it changes what a score over it means
 
     @property
     def has_problems(self) -> bool:
@@ -146,7 +148,12 @@ class ReportDigest:
 
     @classmethod
     def of(
-        cls, report: SimReport, file: str, replay_problem: bool = False, spend: SimCostTime | None = None
+        cls,
+        report: SimReport,
+        file: str,
+        replay_problem: bool = False,
+        spend: SimCostTime | None = None,
+        validity: SimValidity | None = None,
     ) -> ReportDigest:
         from tau_tui.textsafe import json_line
 
@@ -163,6 +170,7 @@ class ReportDigest:
             if report.recorded is not None
             else ("not recorded", None),
             spend,
+            validity,
         )
 
 
@@ -284,7 +292,8 @@ class Worker:
         from tau_tui.evaluate.cost_time import SimCostTime
 
         spend = SimCostTime.of_raw(run.raw_simulation(unit.index))
-        return Outcome(unit, report=ReportDigest.of(report, unit.path, replay_problem, spend), text=text)
+        validity = self.analyzer.validity(analysis, report, spend)
+        return Outcome(unit, report=ReportDigest.of(report, unit.path, replay_problem, spend, validity), text=text)
 
     def _summary(self, run: RunFile, unit: Unit) -> Outcome:
         from tau_tui.catalog import sim_text

@@ -19,6 +19,7 @@ import orjson
 
 from tau_tui.evaluate import DETECTORS, FLAG_KINDS, FLAG_LETTERS, is_success
 from tau_tui.evaluate.compliance import COMPLIANCE_KINDS
+from tau_tui.evaluate.validity import SimValidity
 from tau_tui.model.io import RunFile, RunFileError, SimEntry
 from tau_tui.model.nesting import bounded
 from tau_tui.model.notes import Note
@@ -125,9 +126,10 @@ class EvalSummary:
     inconsistent_recording: bool = False
     not_evaluated: tuple[str, ...] = ()
     first_reason: str | None = None  # the first line of "why", for the row preview
+    validity: SimValidity | None = None  # what of it changes what a score over it means
 
     @classmethod
-    def of(cls, report: Any) -> EvalSummary:
+    def of(cls, report: Any, validity: SimValidity | None = None) -> EvalSummary:
         ev = report.evaluation
         failed = report.explanation.failed
         return cls(
@@ -138,6 +140,7 @@ class EvalSummary:
             inconsistent_recording=report.explanation.inconsistent_recording,
             not_evaluated=tuple(ev.not_evaluated),
             first_reason=failed[0] if failed else None,
+            validity=validity,
         )
 
     @property

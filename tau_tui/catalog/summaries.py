@@ -42,6 +42,7 @@ def summarize(analyzer: Analyzer, analysis: SimAnalysis, judge: Judge | None = N
     """The replay and evaluation columns of an analysed simulation; a failed evaluation keeps the replay's."""
     replay = ReplaySummary.of(analysis)
     try:
-        return Summaries(replay, EvalSummary.of(assess_analysis(analyzer, analysis, judge)))
+        report = assess_analysis(analyzer, analysis, judge)
+        return Summaries(replay, EvalSummary.of(report, analyzer.validity(analysis, report)))
     except Exception as exc:  # noqa: BLE001 - the replay columns are still worth showing
         return Summaries(replay, eval_error=f"evaluation failed: {type(exc).__name__}: {exc}")

@@ -115,6 +115,9 @@ def run(args: argparse.Namespace, workspace) -> int:
             err(problem)
             status = EXIT_INPUT
         errors += problems
+        if not outcomes:  # nothing of this side could be scored (no tau2 data, say): no half-empty summary
+            err(f"{path}: no simulation could be compared; nothing printed")
+            return EXIT_INPUT
         sides.append(outcomes)
         labels.append(run_label(runs))
     if len(paths) > 2 or args.baseline is not None:

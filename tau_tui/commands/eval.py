@@ -26,6 +26,7 @@ from tau_tui.commands.replay import add_upstream_fixes_flag
 if TYPE_CHECKING:
     from tau_tui.evaluate import FileMetrics
     from tau_tui.evaluate.cost_time import CostTime
+    from tau_tui.evaluate.validity import Validity
     from tau_tui.model.io import RunFile
     from tau_tui.model.submission import DomainClaim
     from tau_tui.pool import ReportDigest
@@ -90,6 +91,21 @@ def _cost_time(reports: list[ReportDigest]) -> CostTime:
     return CostTime.of((r.spend or SimCostTime() for r in reports), solved)
 
 
+def _validity(reports: list[ReportDigest]) -> Validity:
+    from tau_tui.evaluate.validity import Validity
+
+    return Validity.of(r.validity for r in reports)
+
+
+def with_warnings(block: str, warnings: list[str]) -> str:
+    """A metrics block with its warning lines right under its title, beside the score they qualify."""
+    if not warnings:
+        return block
+    title, _, rest = block.partition("\n")
+    lines = "".join(f"\n  ⚠ warning: {line}" for line in warnings)
+    return title + lines + ("\n" + rest if rest else "")
+
+
 def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[ReportDigest]) -> dict[str, Any]:
     """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards, the recorded
     costs (unpriced ones apart, never $0), durations and tokens, and the judge the run records."""
@@ -97,6 +113,7 @@ def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[Repo
     from tau_tui.model.provenance import CostSummary, recorded_judge
 
     spend = _cost_time(reports)
+    validity = _validity(reports)
     metrics, recorded_metrics = both.ours, both.recorded
     confidence, recorded_confidence = both.confidence, both.recorded_confidence
     compared = [r.agrees for r in reports if r.agrees is not None]
@@ -107,6 +124,8 @@ def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[Repo
         "agent_model": run.agent_model,
         "metrics": metrics.to_json(),
         "recorded_metrics": recorded_metrics.to_json(),
+        "validity": validity.to_json(),
+        "warnings": validity.warnings() + validity.cost_warnings() + [f"costs: {why}" for why in spend.not_dollars],
         "agreement": {
             "compared": len(compared),
             "agree": sum(compared),
@@ -142,13 +161,26 @@ def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int)
     from tau_tui.evaluate.cost_time import CostTime, SimCostTime
     from tau_tui.evaluate.render import metrics_block
     from tau_tui.evaluate.reward import is_success
+    from tau_tui.evaluate.validity import SimValidity, Validity
 
     outcomes = [MetricOutcome(e.task_id, e.reward, e.termination) for e in (run.entries[i] for i in indices)]
     both = FileMetrics.of(outcomes, outcomes, run.raw_info, seed=seed)
     scored = [o.reward for o in outcomes if o.reward is not None]
-    spend = CostTime.of(
-        (SimCostTime.of_raw(run.raw_simulation(i)) for i in indices), sum(map(is_success, scored)) if scored else None
+    spends = [SimCostTime.of_raw(run.raw_simulation(i)) for i in indices]
+    spend = CostTime.of(spends, sum(map(is_success, scored)) if scored else None)
+    validity = Validity.of(
+        SimValidity.of(
+            e.id,
+            e.task_id,
+            termination=e.termination,
+            reward=e.reward,
+            agent_cost=cost.agent_usd,
+            duration=cost.duration_s,
+        )
+        for e, cost in zip((run.entries[i] for i in indices), spends, strict=True)
     )
+    warnings = validity.warnings(recorded=True) + validity.cost_warnings()
+    warnings += [f"costs: {why}" for why in spend.not_dollars]
     record = {
         "kind": "file",
         "file": str(path),
@@ -162,12 +194,15 @@ def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int)
         "agreement": {"compared": 0, "agree": 0, "differ": 0, "not_computable": 0},
         "confidence": None,
         "recorded_confidence": both.recorded_confidence.to_json() if both.recorded_confidence is not None else None,
+        "validity": validity.to_json(recorded=True),
+        "warnings": warnings,
         "cost": spend.cost_json(),
         "duration": spend.duration_json(),
         "tokens": spend.tokens_json(),
     }
     title = f"{path}: metrics over the recorded rewards, not recomputed\n  note: {run.recorded_only}"
     block = metrics_block(str(path), both.recorded, confidence=both.recorded_confidence, title=title)
+    block = with_warnings(block, validity.warnings(recorded=True) + [f"costs: {why}" for why in spend.not_dollars])
     return record, block + f"\n  recorded {spend.text()}"
 
 
@@ -353,7 +388,9 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                     attempts += [(str(path), r.task_id, r.reward, r.recorded_reward) for r in reports]
             files.append(record)
             if not args.json:
-                block = metrics_block(str(path), metrics, both.recorded, confidence)
+                block = with_warnings(
+                    metrics_block(str(path), metrics, both.recorded, confidence), record["validity"]["warnings"]
+                )
                 block += "".join(f"\n{line}" for line in _recorded_lines(run, reports))
                 if "submission" in record:
                     claim = sub.claim_for(run) if sub is not None and not isinstance(sub, SubmissionError) else None

@@ -16,6 +16,10 @@ from tau_tui import formats
 
 TIME_PARTS = (("total", "total_s"), ("mean", "mean_s"), ("p50", "p50_s"), ("p95", "p95_s"))
 TOKEN_METERS = ("input_tokens", "output_tokens", "input_cached_tokens", "input_audio_tokens", "output_audio_tokens")
+# What tau2 1.0.1 records on each message its LLM wrote (``Message.usage``), summed per side: the agent's
+# (assistant messages) and the user simulator's (user messages), apart.
+MESSAGE_METERS = ("agent_prompt_tokens", "agent_completion_tokens", "user_prompt_tokens", "user_completion_tokens")
+SIDES = {"assistant": "agent", "user": "user"}
 
 
 def _number(value: Any) -> float | None:
@@ -38,6 +42,24 @@ def _tokens(usage: Any) -> dict[str, float]:
     return totals
 
 
+def _message_tokens(messages: Any) -> dict[str, float]:
+    """The messages' recorded ``usage`` (prompt and completion tokens) summed per side."""
+    totals: dict[str, float] = {}
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        side = SIDES.get(message.get("role"))  # type: ignore[arg-type]
+        usage = message.get("usage")
+        if side is None or not isinstance(usage, dict):
+            continue
+        for part in ("prompt_tokens", "completion_tokens"):
+            value = _number(usage.get(part))
+            if value is not None and value >= 0:
+                key = f"{side}_{part}"
+                totals[key] = totals.get(key, 0.0) + value
+    return totals
+
+
 @dataclass(frozen=True)
 class SimCostTime:
     """One simulation's recorded cost, duration and token meters (None: not recorded or not a number)."""
@@ -57,8 +79,26 @@ class SimCostTime:
             _number(raw.get("agent_cost")),
             _number(raw.get("user_cost")),
             duration if duration is not None and duration >= 0 else None,
-            _tokens(raw.get("agent_usage")),
+            {**_tokens(raw.get("agent_usage")), **_message_tokens(raw.get("messages"))},
         )
+
+
+MAX_PLAUSIBLE_USD = 100.0  # one simulation's cost above this is not dollars (tokens, cents, a counter)
+WHOLE_NOT_USD = 10.0  # whole numbers on every simulation, some this large: a count, not dollars
+
+
+def not_dollars(name: str, values: Sequence[float]) -> str | None:
+    """Why recorded costs ``values`` of field ``name`` cannot be dollars (None: they can): every one a whole
+    number and some ≥ ``WHOLE_NOT_USD`` (a tau-bench v1 file's integer ``user_cost``), or one above
+    ``MAX_PLAUSIBLE_USD``."""
+    if not values:
+        return None
+    top = max(values)
+    if top > MAX_PLAUSIBLE_USD:
+        return f"{name} up to {top:,.0f} for one simulation cannot be dollars"
+    if top >= WHOLE_NOT_USD and all(float(v).is_integer() for v in values):
+        return f"{name} is a whole number on every simulation (up to {top:,.0f}): not dollars"
+    return None
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -84,6 +124,7 @@ class CostTime:
     tokens: dict[str, float]
     token_simulations: int  # how many simulations record token meters
     solved: int | None  # successes by the rewards given (None: no reward known)
+    not_dollars: tuple[str, ...] = ()  # why the recorded costs are no dollar amounts (then no total is given)
 
     @classmethod
     def of(cls, sims: Iterable[SimCostTime], solved: int | None = None) -> CostTime:
@@ -91,6 +132,7 @@ class CostTime:
         items = list(sims)
         agent = [s.agent_usd for s in items if s.agent_usd is not None]
         user = [s.user_usd for s in items if s.user_usd is not None]
+        odd = tuple(why for why in (not_dollars("agent_cost", agent), not_dollars("user_cost", user)) if why)
         tokens: dict[str, float] = {}
         for s in items:
             for meter, value in s.tokens.items():
@@ -101,9 +143,10 @@ class CostTime:
             math.fsum(agent) if agent else None,
             math.fsum(user) if user else None,
             tuple(s.duration_s for s in items if s.duration_s is not None),
-            {meter: tokens[meter] for meter in TOKEN_METERS if meter in tokens},
+            {meter: tokens[meter] for meter in (*MESSAGE_METERS, *TOKEN_METERS) if meter in tokens},
             sum(1 for s in items if s.tokens),
             solved,
+            odd,
         )
 
     @property
@@ -113,7 +156,7 @@ class CostTime:
 
     @property
     def total_usd(self) -> float | None:
-        if self.agent_usd is None and self.user_usd is None:
+        if self.not_dollars or (self.agent_usd is None and self.user_usd is None):
             return None
         return (self.agent_usd or 0.0) + (self.user_usd or 0.0)
 
@@ -132,9 +175,11 @@ class CostTime:
         return total / self.solved
 
     def cost_json(self) -> dict[str, Any]:
+        dollars = not self.not_dollars
         return {
-            "agent_usd": self.agent_usd,
-            "user_usd": self.user_usd,
+            "agent_usd": self.agent_usd if dollars else None,
+            "user_usd": self.user_usd if dollars else None,
+            "not_dollars": list(self.not_dollars),
             "total_usd": self.total_usd,
             "unpriced": self.unpriced,
             "per_simulation_usd": self.per_simulation_usd,
@@ -152,19 +197,45 @@ class CostTime:
             "timed": len(self.durations),
         }
 
+    @property
+    def total_tokens(self) -> float | None:
+        """Every token the run's models read and wrote: the messages' usage, or a voice agent's meters."""
+        messages = [self.tokens[m] for m in MESSAGE_METERS if m in self.tokens]
+        if messages:
+            return math.fsum(messages) + math.fsum(self.tokens.get(m, 0.0) for m in ("input_tokens", "output_tokens"))
+        voice = [self.tokens[m] for m in ("input_tokens", "output_tokens") if m in self.tokens]
+        return math.fsum(voice) if voice else None
+
+    @property
+    def per_solved_tokens(self) -> float | None:
+        """Tokens per solved task; None when nothing is solved or some simulation records no tokens."""
+        total = self.total_tokens
+        if total is None or not self.solved or self.token_simulations < self.simulations:
+            return None
+        return total / self.solved
+
     def tokens_json(self) -> dict[str, Any] | None:
-        """The summed token meters and how many simulations record them; None when none does."""
+        """The summed token meters (the messages' usage per side, a voice agent's meters), their total, tokens
+        per solved task and how many simulations record any; None when none does."""
         if not self.token_simulations:
             return None
-        return {**self.tokens, "simulations": self.token_simulations}
+        return {
+            **self.tokens,
+            "total_tokens": self.total_tokens,
+            "per_solved_task": self.per_solved_tokens,
+            "simulations": self.token_simulations,
+        }
 
     def text(self) -> str:
         """One line: ``cost $1.23 (agent $1.20, user $0.03; 2 unpriced) · $0.05/solved · time 12.0 s mean, …``."""
-        money = "cost " + formats.money(self.total_usd, "n/a")
-        parts = [f"agent {formats.money(self.agent_usd, 'n/a')}", f"user {formats.money(self.user_usd, 'n/a')}"]
-        if self.unpriced:
-            parts.append(f"{self.unpriced} unpriced, not $0")
-        line = f"{money} ({'; '.join(parts)})"
+        if self.not_dollars:
+            line = f"cost not given ({'; '.join(self.not_dollars)})"
+        else:
+            money = "cost " + formats.money(self.total_usd, "n/a")
+            parts = [f"agent {formats.money(self.agent_usd, 'n/a')}", f"user {formats.money(self.user_usd, 'n/a')}"]
+            if self.unpriced:
+                parts.append(f"{self.unpriced} unpriced, not $0")
+            line = f"{money} ({'; '.join(parts)})"
         if self.per_solved_usd is not None:
             line += f" · {formats.money(self.per_solved_usd)}/solved task"
         d = self.duration_json()
@@ -172,5 +243,22 @@ class CostTime:
             spans = ", ".join(f"{name} {formats.seconds(d[key])}" for name, key in TIME_PARTS)
             line += f" · time {spans}"
         if self.token_simulations:
-            line += " · tokens " + ", ".join(f"{k.removesuffix('_tokens')} {v:,.0f}" for k, v in self.tokens.items())
+            line += " · " + self.tokens_text()
         return line
+
+    def tokens_text(self) -> str:
+        """``tokens agent 1,234 in / 56 out, user 789 in / 12 out (2,091; 1,045/solved task)``."""
+        parts = []
+        for side in ("agent", "user"):
+            read, wrote = self.tokens.get(f"{side}_prompt_tokens"), self.tokens.get(f"{side}_completion_tokens")
+            if read is not None or wrote is not None:
+                parts.append(f"{side} {read or 0:,.0f} in / {wrote or 0:,.0f} out")
+        parts += [f"{k.removesuffix('_tokens')} {v:,.0f}" for k, v in self.tokens.items() if k in TOKEN_METERS]
+        extra = []
+        if self.total_tokens is not None:
+            extra.append(f"{self.total_tokens:,.0f}")
+        if self.per_solved_tokens is not None:
+            extra.append(f"{self.per_solved_tokens:,.0f}/solved task")
+        if self.token_simulations < self.simulations:
+            extra.append(f"{self.simulations - self.token_simulations} without usage")
+        return "tokens " + ", ".join(parts) + (f" ({'; '.join(extra)})" if extra else "")

@@ -20,6 +20,7 @@ pydantic models of a simulation are built only when it is opened.
 from __future__ import annotations
 
 import errno
+import math
 import os
 import re
 import stat
@@ -646,6 +647,25 @@ def _run_info(value: Any, warnings: list[str]) -> dict[str, Any]:
     return info
 
 
+# What a per-task export's ``run_info`` may hold of the simulation's own recorded fields.
+_RUN_INFO_SPEND = ("agent_cost", "user_cost", "duration")
+
+
+def _run_info_spend(sim: dict[str, Any], value: Any, warnings: list[str]) -> None:
+    """A per-task export's costs and duration kept in ``run_info``: they fill the simulation's own fields where
+    it records none (a simulation's own value wins)."""
+    if not isinstance(value, dict):
+        return
+    for key in _RUN_INFO_SPEND:
+        given = value.get(key)
+        if given is None or sim.get(key) is not None:
+            continue
+        if _num(given) is None or not math.isfinite(float(given)) or float(given) < 0:
+            warnings.append(f"run_info.{key} is {_kind(given)}, expected a number ≥ 0; ignored")
+            continue
+        sim[key] = float(given)
+
+
 def _lone(path: Path, layout: str, data: dict[str, Any], sim: dict[str, Any], wrapping: tuple[str, ...]) -> RunFile:
     """A file holding one simulation: a wrapper (``{task, simulation_run}``, ``{task_id, reward, simulation_run}``),
     a per-task export (``{task_id, task, run_info, reward_info, messages}``) or a lone simulation.
@@ -675,6 +695,7 @@ def _lone(path: Path, layout: str, data: dict[str, Any], sim: dict[str, Any], wr
     if layout == "wrapper" or "reward" in data:
         _recorded_reward(sim, data.get("reward"), warnings)
     info = _run_info(data.get("run_info"), warnings)
+    _run_info_spend(sim, data.get("run_info"), warnings)
     if layout == "wrapper":
         extra = {k: v for k, v in data.items() if k not in wrapping}
     else:  # a lone simulation keeps its fields; only the names of its run count as the file's

@@ -80,5 +80,6 @@ def judged(catalog: Catalog, run: RunFile, sim_id: str, report: SimReport) -> Ch
     row = catalog.find(run.path, sim_id)
     if row is None:
         return Changes()
-    row.evaluation, row.eval_error = EvalSummary.of(report), None
+    kept = row.evaluation.validity if row.evaluation is not None else None
+    row.evaluation, row.eval_error = EvalSummary.of(report, kept), None
     return Changes(replayed=[row])

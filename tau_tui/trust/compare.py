@@ -44,6 +44,7 @@ from tau_tui.evaluate.stats import (
     mcnemar_exact,
     paired_bootstrap,
 )
+from tau_tui.evaluate.validity import SimValidity, Validity
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.protocol_info import RecordedProtocol, protocol_warning
 from tau_tui.model.tasks import task_content_digest
@@ -69,6 +70,7 @@ class SideOutcome:
     domain: str | None = None  # as its file states it (a policy variant such as ``telecom-workflow`` included)
     spend: SimCostTime = SimCostTime()  # its recorded cost, duration and tokens
     protocol: RecordedProtocol | None = field(default=None, compare=False)  # what its file says made it
+    validity: SimValidity | None = field(default=None, compare=False)  # what of it changes what a score means
 
     @property
     def base_domain(self) -> str | None:
@@ -144,6 +146,8 @@ class RunComparison:
     b_cost: CostTime | None = None
     a_protocols: list[RecordedProtocol] = field(default_factory=list)  # the distinct protocols of A's files
     b_protocols: list[RecordedProtocol] = field(default_factory=list)
+    a_validity: Validity = field(default_factory=lambda: Validity(0))  # what changes what each side's score means
+    b_validity: Validity = field(default_factory=lambda: Validity(0))
 
     @property
     def domain_warning(self) -> str | None:
@@ -161,10 +165,16 @@ class RunComparison:
         ``b_name``; None when they agree."""
         return protocol_warning(self.a_protocols, self.b_protocols, a_name, b_name)
 
+    def validity_warnings(self, a_name: str = "A", b_name: str = "B") -> list[str]:
+        """Each side's validity lines (``evaluate.validity``), named ``a_name`` and ``b_name``."""
+        recorded = self.rewards == "recorded"
+        return self.a_validity.warnings(recorded, f"{a_name}: ") + self.b_validity.warnings(recorded, f"{b_name}: ")
+
     @property
     def warnings(self) -> list[str]:
-        """Why the difference may not mean what it seems: other domains, other protocols."""
-        return [w for w in (self.domain_warning, self.protocol_warning()) if w]
+        """Why the difference may not mean what it seems: other domains, other protocols, and what of either
+        side's simulations changes what its score means."""
+        return [w for w in (self.domain_warning, self.protocol_warning()) if w] + self.validity_warnings()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -174,6 +184,10 @@ class RunComparison:
             "rewards": self.rewards,
             "domains": {"a": self.a_domains, "b": self.b_domains},
             "protocols": {"a": [p.to_json() for p in self.a_protocols], "b": [p.to_json() for p in self.b_protocols]},
+            "validity": {
+                "a": self.a_validity.to_json(self.rewards == "recorded"),
+                "b": self.b_validity.to_json(self.rewards == "recorded"),
+            },
             "warnings": self.warnings,
             "matrix": self.matrix,
             "not_comparable": self.not_comparable,
@@ -256,7 +270,17 @@ def load_side(
                 errors.append(f"{path}: {entry.problem}")
                 continue
             digest = _digest(run, entry.task_id, analyzer)
+            spend = SimCostTime.of_raw(run.raw_simulation(index))
             if recorded:
+                validity = SimValidity.of(
+                    entry.id,
+                    entry.task_id,
+                    termination=entry.termination,
+                    reward=entry.reward,
+                    task_changed=analyzer.task_changed(run, entry.task_id),
+                    agent_cost=spend.agent_usd,
+                    duration=spend.duration_s,
+                )
                 outcomes.append(
                     SideOutcome(
                         path,
@@ -271,8 +295,9 @@ def load_side(
                         None,
                         digest,
                         run.domain,
-                        SimCostTime.of_raw(run.raw_simulation(index)),
+                        spend,
                         protocol,
+                        validity,
                     )
                 )
                 if visit is not None:
@@ -301,8 +326,9 @@ def load_side(
                     analysis.pred_db,
                     digest,
                     run.domain,
-                    SimCostTime.of_raw(run.raw_simulation(index)),
+                    spend,
                     protocol,
+                    analyzer.validity(analysis, report, spend),
                 )
             )
             if visit is not None:
@@ -391,6 +417,8 @@ def compare_runs(
         side_cost_time(b),
         protocols_of(a),
         protocols_of(b),
+        Validity.of(o.validity for o in a),
+        Validity.of(o.validity for o in b),
     )
 
 
@@ -425,6 +453,7 @@ def statistics_lines(cmp: RunComparison) -> list[str]:
     protocol = cmp.protocol_warning()
     if protocol:
         out.append(f"warning: {protocol}")
+    out += [f"warning: {line}" for line in cmp.validity_warnings()]
     for name, conf in (("A", cmp.a_confidence), ("B", cmp.b_confidence)):
         out.append(f"{name}: " + "; ".join(conf.lines()[:1] + [conf.flips.text(), conf.noise.text()]))
     for name, spend in (("A", cmp.a_cost), ("B", cmp.b_cost)):

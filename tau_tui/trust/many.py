@@ -15,6 +15,7 @@ from typing import Any, Sequence
 from tau_tui.evaluate.cost_time import CostTime
 from tau_tui.evaluate.reward import is_success
 from tau_tui.evaluate.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Confidence, holm
+from tau_tui.evaluate.validity import Validity
 from tau_tui.model.protocol_info import RecordedProtocol
 from tau_tui.trust.compare import (
     RunComparison,
@@ -68,6 +69,7 @@ class RunSummary:
     holm_p: float | None
     terminations: dict[str, int]  # simulations per recorded termination reason ("?" when none)
     protocols: list[RecordedProtocol] = field(default_factory=list)  # the distinct protocols of its files
+    validity: Validity = field(default_factory=lambda: Validity(0))  # what changes what its score means
 
     @property
     def regressions(self) -> int:
@@ -92,6 +94,7 @@ class RunSummary:
             "holm_p": self.holm_p,
             "terminations": self.terminations,
             "protocols": [p.to_json() for p in self.protocols],
+            "validity": self.validity.to_json(),
             **(cost_time_json(self.cost) or {}),
         }
 
@@ -168,14 +171,22 @@ class ManyComparison:
 
     @property
     def warnings(self) -> list[str]:
-        """One line per run whose protocol differs from the baseline's (runs named ``[n]`` as in the tables)."""
+        """One line per run whose protocol differs from the baseline's, then each run's validity lines (runs
+        named ``[n]`` as in the tables): what changes what its score, and every Δ against it, means."""
         base = f"[{self.baseline + 1}]"
         out: list[str] = []
         for i, run in enumerate(self.runs, 1):
             line = run.comparison.protocol_warning(base, f"[{i}]") if run.comparison is not None else None
             if line and line not in out:
                 out.append(line)
+        recorded = self.rewards == "recorded"
+        for i, run in enumerate(self.runs, 1):
+            out += run.validity.warnings(recorded, f"[{i}]: ")
         return out
+
+    def affected(self, index: int) -> bool:
+        """Whether run ``index``'s score (and so its Δ) rests on simulations a validity line names."""
+        return not self.runs[index].validity.clean
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -277,6 +288,7 @@ def compare_many(
             adjusted[i],
             _terminations(run.outcomes),
             protocols_of(run.outcomes),
+            Validity.of(o.validity for o in run.outcomes),
         )
         for i, (run, cmp) in enumerate(zip(runs, comparisons, strict=True))
     ]
@@ -298,7 +310,12 @@ def summary_table(many: ManyComparison) -> list[list[str]]:
     """One row per run: #, label, pass^1 with its interval, Δ vs baseline (points), McNemar p, Holm p, −/+, flips,
     cost per solved task. The first row holds the headers."""
     rows = [["#", "run", "pass^1", "Δ vs base", "p", "Holm p", "−/+", "flip rate", "$/solved"]]
+    base_warned = many.affected(many.baseline)
     for i, run in enumerate(many.runs, 1):
+        warned = many.affected(i - 1)
+        delta = "baseline" if run.baseline else _interval(run.comparison)
+        if not run.baseline and (warned or base_warned) and delta != "—":
+            delta += " ⚠"
         pass1 = run.confidence.intervals.pass_hat_k.get(1)
         flips = run.confidence.flips.mean_pairwise
         solved = run.cost.per_solved_usd
@@ -306,8 +323,8 @@ def summary_table(many: ManyComparison) -> list[list[str]]:
             [
                 f"{i}{'*' if run.baseline else ''}",
                 run.label,
-                pass1.text() if pass1 is not None else "—",
-                "baseline" if run.baseline else _interval(run.comparison),
+                (pass1.text() if pass1 is not None else "—") + (" ⚠" if warned else ""),
+                delta,
                 _p(run.comparison.mcnemar_p if run.comparison is not None else None),
                 _p(run.holm_p),
                 "" if run.baseline else f"{run.regressions}/{run.improvements}",
@@ -330,6 +347,8 @@ def many_lines(many: ManyComparison, rows: bool = True, tasks: dict[str, str] | 
     for row in table:
         out.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     out += [f"warning: {line}" for line in many.warnings]
+    if any(many.affected(i) for i in range(len(many.runs))):
+        out.append("⚠: a score (or a Δ against it) resting on simulations a warning names")
     out.append("")
     out.append("Δ: mean reward minus the baseline's, points, 95% paired bootstrap; p: McNemar exact; Holm p: adjusted")
     out.append("for the comparisons; −/+: regressions (passed in the baseline, failed here) / improvements")

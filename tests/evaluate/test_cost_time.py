@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,26 @@ def hand_sums(path):
     user_costs = [s["user_cost"] for s in sims if s.get("user_cost") is not None]
     durations = sorted(s["duration"] for s in sims if s.get("duration") is not None)
     return sims, agent, user_costs, durations
+
+
+def hand_tokens(sims):
+    """The messages' recorded ``usage`` summed by hand per side (None: no message records any)."""
+    out: dict[str, float] = {}
+    for sim in sims:
+        for message in sim.get("messages") or []:
+            side = {"assistant": "agent", "user": "user"}.get(message.get("role"))
+            usage = message.get("usage")
+            if side and isinstance(usage, dict):
+                for part in ("prompt_tokens", "completion_tokens"):
+                    if isinstance(usage.get(part), (int, float)):
+                        out[f"{side}_{part}"] = out.get(f"{side}_{part}", 0) + usage[part]
+    return out or None
+
+
+def _tokens_without_totals(tokens):
+    if tokens is None:
+        return None
+    return {k: v for k, v in tokens.items() if k not in ("total_tokens", "per_solved_task", "simulations")} or None
 
 
 def nearest_ranks(values, q):
@@ -55,7 +76,7 @@ def test_eval_file_record_carries_the_recorded_cost_and_duration(name, tau2_data
     assert duration["mean_s"] == pytest.approx(sum(durations) / len(durations))
     assert duration["p50_s"] == pytest.approx(nearest_ranks(durations, 0.5))
     assert duration["p95_s"] == pytest.approx(nearest_ranks(durations, 0.95))
-    assert file["tokens"] is None  # these runs record no agent_usage
+    assert _tokens_without_totals(file["tokens"]) == hand_tokens(sims)  # the messages' usage, per side
 
 
 def test_null_agent_cost_is_unpriced_not_zero(tmp_path, tau2_data, capsys):
@@ -89,7 +110,13 @@ def test_null_agent_cost_is_unpriced_not_zero(tmp_path, tau2_data, capsys):
     assert file["cost"]["per_simulation_usd"] == pytest.approx(0.30)  # over the one priced simulation
     assert file["cost"]["solved"] == 2 and file["cost"]["per_solved_task_usd"] is None
     assert file["duration"]["total_s"] == 12.0 and file["duration"]["p50_s"] == 6.0
-    assert file["tokens"] == {"input_tokens": 1000.0, "output_tokens": 200.0, "simulations": 1}
+    assert file["tokens"] == {
+        "input_tokens": 1000.0,
+        "output_tokens": 200.0,
+        "total_tokens": 1200.0,
+        "per_solved_task": None,  # two simulations record no tokens: a partial sum would understate it
+        "simulations": 1,
+    }
     main(["eval", str(path), "--tau2-data", str(tau2_data)])
     text = capsys.readouterr().out
     assert "recorded cost $0.3000 (agent $0.2500; user $0.0500; 1 unpriced, not $0)" in text
@@ -139,3 +166,26 @@ def test_recorded_only_file_carries_its_recorded_cost(tau2_data, capsys):
     assert file["cost"]["agent_usd"] is None and file["cost"]["unpriced"] == len(results)
     assert file["cost"]["solved"] == sum(1 for r in results if r["reward"] == 1)
     assert file["duration"]["total_s"] is None and file["duration"]["timed"] == 0
+
+
+@pytest.mark.corpus
+def test_eval_tokens_are_the_sum_of_the_messages_usage_on_every_corpus_file(tau2_data, capsys):
+    main(["eval", str(CORPUS), "--json", "--tau2-data", str(tau2_data)])
+    files = {
+        Path(line["file"]).resolve(): line
+        for line in map(json.loads, capsys.readouterr().out.splitlines())
+        if line["kind"] == "file"
+    }
+    runs = sorted(CORPUS.glob("*.json")) + sorted((CORPUS / "generated").glob("*.json"))
+    checked = 0
+    for path in runs:
+        data = json.loads(path.read_text())
+        if not (isinstance(data, dict) and isinstance(data.get("simulations"), list)):
+            continue  # another format (tau-bench v1, a lone trajectory): its own tests
+        record = files[path.resolve()]
+        expected = hand_tokens(data["simulations"])
+        assert _tokens_without_totals(record["tokens"]) == expected, path.name
+        if expected:
+            assert record["tokens"]["total_tokens"] == pytest.approx(sum(expected.values())), path.name
+        checked += 1
+    assert checked >= 20

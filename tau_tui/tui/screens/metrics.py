@@ -26,6 +26,7 @@ from tau_tui.catalog import EvalSummary, file_label
 from tau_tui.evaluate import FileMetrics, MetricOutcome, RunMetrics
 from tau_tui.evaluate.cost_time import CostTime, SimCostTime
 from tau_tui.evaluate.reward import is_success
+from tau_tui.evaluate.validity import Validity
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.model.provenance import CostSummary, raw_agent_cost, recorded_judge
 from tau_tui.model.submission import Submission, best_of_k, find_submission_folder, submission_for
@@ -147,6 +148,10 @@ class MetricsScreen(Screen[None]):
         self.cost_time = CostTime.of(self.spends, sum(map(is_success, scored)) if scored else None)
         self._show()
 
+    def validity(self) -> Validity:
+        """The validity of the recomputed score (``evaluate.validity``) over the simulations evaluated."""
+        return Validity.of(summary.validity for summary in self.summaries.values() if summary is not None)
+
     def _outcomes(self) -> tuple[list[MetricOutcome], list[MetricOutcome]]:
         ours, theirs = [], []
         for entry in self.run.entries:
@@ -160,6 +165,9 @@ class MetricsScreen(Screen[None]):
     def _show(self) -> None:
         assert self.recomputed is not None and self.recorded is not None
         parts: list[Any] = [render_metrics_summary(self.recomputed, self.recorded)]
+        warnings = self.validity().warnings() if not self.run.recorded_only else []
+        if warnings:  # what changes what the score above means, beside it
+            parts.append(Text("\n".join(f"⚠ {line}" for line in warnings), style="bold yellow"))
         if self.confidence is not None:
             parts.append(Text("\nconfidence (recomputed*)\n" + "\n".join(self.confidence.lines()), style=DERIVED_STYLE))
         sub = submission_for(self.run.path)
@@ -236,5 +244,6 @@ class MetricsScreen(Screen[None]):
             "duration": self.cost_time.duration_json() if self.cost_time is not None else None,
             "tokens": self.cost_time.tokens_json() if self.cost_time is not None else None,
             "judge_llm": recorded_judge(self.run.raw_info),
+            "validity": self.validity().to_json(),
         }
         context(self).open_json(data, f"metrics-{file_label(self.run)}")
