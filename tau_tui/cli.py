@@ -13,7 +13,9 @@ by commands that talk to a model.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from tau_tui.commands import COMMANDS, SUBCOMMANDS, Command
@@ -46,10 +48,35 @@ class _SubcommandParser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]  # one signature for argparse's overloads
         self, args: Any = None, namespace: Any = None
     ) -> tuple[argparse.Namespace, list[str]]:
+        unknown = self._unknown_flags(sys.argv[1:] if args is None else list(args))
+        if unknown:  # before the positionals are counted: `compare A --bogus` names the flag, not a missing B
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")
         parsed, extra = super().parse_known_args(args, namespace)
         if extra:
             self.error(f"unrecognized arguments: {' '.join(extra)}")
         return parsed, extra
+
+    def _unknown_flags(self, args: list[str]) -> list[str]:
+        """The options in ``args`` this parser has no flag for (nor a unique abbreviation of one)."""
+        if any(isinstance(action, argparse._SubParsersAction) for action in self._actions):
+            return []  # `notes add …`: the flags are the nested command's, which checks them itself
+        known = self._option_string_actions
+        out = []
+        for token in args:
+            if token == "--":
+                break
+            if not token.startswith("-") or token == "-" or _NUMBER.fullmatch(token):
+                continue
+            name = token.split("=", 1)[0]
+            if name in known or (not name.startswith("--") and name[:2] in known):  # -k3: a short flag's value
+                continue
+            if name.startswith("--") and any(flag.startswith(name) for flag in known):
+                continue  # an abbreviation argparse accepts (or names as ambiguous itself)
+            out.append(token)
+        return out
+
+
+_NUMBER = re.compile(r"-\d+(\.\d*)?([eE][-+]?\d+)?")
 
 
 class _VersionAction(argparse.Action):
@@ -116,6 +143,9 @@ def _settings(args: argparse.Namespace, announce: bool = True) -> Settings:
 
     settings = resolve(args)
     paths = [p for p in getattr(args, "paths", None) or [] if isinstance(p, str)]
+    single = getattr(args, "file", None)  # show FILE: its data found as replay's and eval's is
+    if isinstance(single, (str, Path)):
+        paths.append(str(single))
     if settings.tau2_data is None and paths:
         found = data_root_near(paths)
         if found is not None:

@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING
 
 from tau_tui.domains import DomainError, split_variant
 from tau_tui.model.io import RunResolution, sidecar_domain
-from tau_tui.model.recover import DomainMatch, lacks, match_domain, recover_simulations, summary, tool_calls
+from tau_tui.model.recover import (
+    DomainMatch,
+    checked_tools,
+    lacks,
+    match_domain,
+    recover_simulations,
+    summary,
+    tool_calls,
+)
 
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
@@ -92,6 +100,16 @@ class RunResolver:
                 index, match = wider, match_domain(calls, wider)
         if match.domain is not None:
             return match.domain, f"the tools it calls ({_names(match.deciding)})", None
+        if not calls:  # no tool called: the gold actions its recorded checks name are the domain's tools too
+            checked = checked_tools(run.raw_sims)
+            by_checks = match_domain(checked, index) if checked else None
+            if by_checks is not None and by_checks.domain is None:
+                wider = self.tool_index(fallbacks=True)
+                if len(wider) > len(index):
+                    by_checks = match_domain(checked, wider)
+            if by_checks is not None and by_checks.domain is not None:
+                names = _names(by_checks.deciding)
+                return by_checks.domain, f"the tools its recorded action checks name ({names}); it calls none", None
         return None, None, _cannot_tell(match, tuple(sorted(calls)), sorted(index))
 
     def _tasks(self, run: RunFile, domain: str | None) -> tuple[dict[str, Task], str]:

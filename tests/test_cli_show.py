@@ -115,11 +115,13 @@ def test_text_output_shows_control_characters_never_sends_them(tmp_path, tau2_da
     [
         (
             [str(AFTERSALES), "--sim", "nosuch"],
-            f"tau-tui: {AFTERSALES}: no simulation 'nosuch' (or the prefix is not unique)",
+            f"tau-tui: {AFTERSALES}: no simulation 'nosuch' in this file",
         ),
         (
             [str(AFTERSALES), "--sim", "as-"],
-            f"tau-tui: {AFTERSALES}: no simulation 'as-' (or the prefix is not unique)",
+            f"tau-tui: {AFTERSALES}: --sim 'as-' is ambiguous in this file: 3 simulations start with it: "
+            "as-gold-goodwill (task goodwill_for_late_delivery), as-gold-two-returns (task two_returns_one_delayed), "
+            "as-hasty-refund (task large_refund_needs_approval)",
         ),
         (["/no/such/file.json", "--sim", "x"], "tau-tui: /no/such/file.json: does not exist"),
     ],

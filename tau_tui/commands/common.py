@@ -69,17 +69,37 @@ def open_all(
         yield path, run, None
 
 
-def selected(run, wanted: list[str], found: set[str]) -> list[int]:
-    """Indices of the simulations ``--sim`` asks for (all when none is asked for)."""
+def selected(run, wanted: list[str], found: set[str], ambiguous: dict[str, list[str]] | None = None) -> list[int]:
+    """Indices of the simulations ``--sim`` asks for (all when none is asked for); a prefix that several ids
+    start with picks none and keeps them in ``ambiguous`` (for ``no_simulation``)."""
     if not wanted:
         return list(range(len(run.entries)))
     picked = []
     for sim_id in wanted:
-        index = run.find(sim_id)
-        if index is not None:
-            picked.append(index)
+        matches = run.matches(sim_id)
+        if len(matches) == 1:
+            picked.append(matches[0].index)
             found.add(sim_id)
+        elif matches and ambiguous is not None:
+            ambiguous.setdefault(sim_id, []).extend(f"{e.id} (task {e.task_id})" for e in matches)
     return picked
+
+
+SHOWN_CANDIDATES = 8
+
+
+def sim_candidates(run: Any, sim_id: str) -> list[str]:
+    """The simulations of ``run`` whose ids start with ``sim_id``, as ``no_simulation`` lists them."""
+    return [f"{e.id} (task {e.task_id})" for e in run.matches(sim_id)]
+
+
+def no_simulation(sim_id: str, where: str, candidates: list[str] | None = None) -> str:
+    """The line for a ``--sim`` that names no one simulation: none, or several (the first of them listed)."""
+    if not candidates:
+        return f"no simulation {sim_id!r} in {where}"
+    shown = ", ".join(candidates[:SHOWN_CANDIDATES])
+    more = f" and {len(candidates) - SHOWN_CANDIDATES} more" if len(candidates) > SHOWN_CANDIDATES else ""
+    return f"--sim {sim_id!r} is ambiguous in {where}: {len(candidates)} simulations start with it: {shown}{more}"
 
 
 def add_protocol_flags(parser: Any) -> None:

@@ -17,6 +17,7 @@ from tau_tui.commands.common import (
     add_workers_flag,
     err,
     executor_for,
+    no_simulation,
     open_all,
     selected,
     whole,
@@ -306,6 +307,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
             return EXIT_INPUT
     status = EXIT_OK
     found: set[str] = set()
+    ambiguous: dict[str, list[str]] = {}
     files: list[dict[str, Any]] = []
     out = sys.stdout
     bad_submissions: set[str] = set()
@@ -319,7 +321,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                 status = EXIT_INPUT
                 continue
             if run.recorded_only:  # tau-bench v1: its recorded rewards' metrics, nothing recomputed
-                indices = selected(run, args.sim, found)
+                indices = selected(run, args.sim, found, ambiguous)
                 if indices or not args.sim:
                     record, block = _recorded_only_file(path, run, indices, args.seed)
                     files.append(record)
@@ -335,7 +337,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                     err(f"{exc} (tool-call scores skipped)")
                     status = EXIT_INPUT
                     sidecar = False
-            indices = selected(run, args.sim, found)
+            indices = selected(run, args.sim, found, ambiguous)
             if args.sim and not indices:  # none of the asked simulations is here: no metrics of nothing
                 continue
             outcomes, recorded, reports = [], [], []
@@ -405,7 +407,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
             out.write(json_line(record) + "\n")
     for sim_id in args.sim:
         if sim_id not in found:
-            err(f"no simulation {sim_id!r} in the given files")
+            err(no_simulation(sim_id, "the given files", ambiguous.get(sim_id)))
             status = EXIT_INPUT
     out.flush()
     return status

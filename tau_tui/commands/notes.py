@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err, print_json, say, whole
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err, no_simulation, print_json, say, sim_candidates, whole
 
 NAME = "notes"
 SHARED_FLAGS = False  # notes name recordings only: no domains, no tau2 data
@@ -109,7 +109,7 @@ def _notes_add(args: argparse.Namespace) -> int:
     run = open_run(args.path)
     index = run.find(args.sim)
     if index is None:
-        err(f"{args.path}: no simulation {args.sim!r} (or the prefix is not unique)")
+        err(f"{args.path}: " + no_simulation(str(args.sim), "this file", sim_candidates(run, str(args.sim))))
         return EXIT_INPUT
     entry = run.entries[index]
     if args.step is not None and not 0 <= args.step < entry.n_steps:

@@ -15,6 +15,7 @@ from tau_tui.commands.common import (
     add_workers_flag,
     err,
     executor_for,
+    no_simulation,
     open_all,
     selected,
 )
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     status = EXIT_OK
     wanted = list(args.sim)
     found_wanted: set[str] = set()
+    ambiguous: dict[str, list[str]] = {}
     out = sys.stdout
     totals = ReplayTotals()
     noted: set[str] = set()
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace, workspace) -> int:
                 err(error or f"{path}: unreadable")
                 status = EXIT_INPUT
                 continue
-            indices = list(selected(recording, wanted, found_wanted))
+            indices = list(selected(recording, wanted, found_wanted, ambiguous))
             if recording.recorded_only:  # tau-bench v1: nothing to replay; one line says so
                 err(
                     f"note: {path}: {recording.recorded_only} ({formats.count(len(indices), 'simulation')} not replayed)"
@@ -117,7 +119,7 @@ def run(args: argparse.Namespace, workspace) -> int:
                 break
     for sim_id in wanted:
         if sim_id not in found_wanted:
-            err(f"no simulation {sim_id!r} in the given files")
+            err(no_simulation(sim_id, "the given files", ambiguous.get(sim_id)))
             status = EXIT_INPUT
     if totals.sims and not args.json:
         out.write(totals.line() + "\n")

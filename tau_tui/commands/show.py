@@ -13,7 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_domain_flag, add_judge_flags, err
+from tau_tui.commands.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    add_domain_flag,
+    add_judge_flags,
+    err,
+    no_simulation,
+    sim_candidates,
+)
 
 NAME = "show"
 SHARED_FLAGS = True
@@ -59,7 +67,10 @@ def run(args: argparse.Namespace, workspace: Any) -> int:
             err(f"note: {notice}")
         index = recording.find(str(args.sim).strip())
         if index is None:
-            err(f"{args.file}: no simulation {args.sim!r} (or the prefix is not unique)")
+            err(
+                f"{args.file}: "
+                + no_simulation(str(args.sim), "this file", sim_candidates(recording, str(args.sim).strip()))
+            )
             return EXIT_INPUT
         sim = recording.simulation(index)
     except RunFileError as exc:

@@ -540,11 +540,13 @@ class RunFile:
 
     def find(self, sim_id: str) -> int | None:
         """Index of the simulation whose id equals or starts with ``sim_id``."""
-        for entry in self.entries:
-            if entry.id == sim_id:
-                return entry.index
-        prefixed = [e.index for e in self.entries if e.id.startswith(sim_id)]
-        return prefixed[0] if len(prefixed) == 1 else None
+        matches = self.matches(sim_id)
+        return matches[0].index if len(matches) == 1 else None
+
+    def matches(self, sim_id: str) -> list[SimEntry]:
+        """The simulation whose id is ``sim_id``, else every one whose id starts with it (several: ambiguous)."""
+        exact = [entry for entry in self.entries if entry.id == sim_id]
+        return exact[:1] if exact else [e for e in self.entries if e.id.startswith(sim_id)]
 
     def to_results(self) -> Results:
         """The whole run as a ``Results`` model in the standard layout."""

@@ -57,6 +57,26 @@ def tool_calls(raws: Sequence[Any], limit: int = SCAN_SIMULATIONS) -> Counter[st
     return counts
 
 
+def checked_tools(raws: Sequence[Any], limit: int = SCAN_SIMULATIONS) -> Counter[str]:
+    """How often each tool is named by the recorded action checks (``reward_info.action_checks[].action``) of
+    the first ``limit`` simulations: the gold actions, which name the domain's tools though the agent called
+    none (a voice note where it never acted)."""
+    counts: Counter[str] = Counter()
+    for index in range(min(len(raws), limit)):
+        try:
+            raw = raws[index]
+        except (OSError, ValueError):
+            continue
+        info = raw.get("reward_info") if isinstance(raw, dict) else None
+        checks = info.get("action_checks") if isinstance(info, dict) else None
+        for check in checks if isinstance(checks, list) else []:
+            action = check.get("action") if isinstance(check, dict) else None
+            name = action.get("name") if isinstance(action, dict) else None
+            if isinstance(name, str) and name:
+                counts[name] += 1
+    return counts
+
+
 @dataclass(frozen=True)
 class DomainMatch:
     """Which domain a recording's tool calls belong to.
