@@ -67,7 +67,11 @@ def test_report_of_three_runs_links_every_page(three_runs, tau2_data, tmp_path, 
         if page in seen:
             continue
         seen.add(page)
-        for href in hrefs(page.read_text()):
+        text = page.read_text()
+        for href in hrefs(text):
+            if href.startswith("#"):  # a section of the page itself: it is there
+                assert f'id="{href[1:]}"' in text, (page, href)
+                continue
             target = (page.parent / href).resolve()
             assert target.is_file() and out.resolve() in target.parents, (page, href)
             queue.append(target)
@@ -84,8 +88,17 @@ def test_simulation_page_shows_the_replay_the_db_diff_and_the_reward(three_runs,
     regressed = re.search(r'class="n fail reg"><a href="(runs/2/sims/\d+\.html)"', index)
     assert regressed, "a regressed cell links to the run's simulation of that task"
     page = (out / regressed.group(1)).read_text()
-    for heading in ("Messages", "Replay", "Final DB against gold (replayed)", "Reward explained", "Findings", "Notes"):
-        assert f"<h2>{heading}" in page
+    headings = re.findall(r'<h2 id="(\w+)">([^<(]+)', page)
+    assert [h.strip() for _, h in headings] == [
+        "Reward explained",  # first: why it scored what it did, before the messages
+        "Messages",
+        "Replay",
+        "Final DB against gold",
+        "Findings",
+        "Notes",
+    ]
+    assert all(f'href="#{anchor}"' in page for anchor, _ in headings)  # linked from the top
+    assert page.index('href="#reward"') < page.index('<h2 id="reward">')
     assert "scripted/flaky:0.5" in page and "reward 0 recomputed" in page
 
 
@@ -143,3 +156,24 @@ def test_pareto_front():
     # (cost, score): the cheapest best ones; (2, 0.5) is beaten by (1, 0.6), (3, 0.9) is not beaten
     assert pareto_front([(1.0, 0.6), (2.0, 0.5), (3.0, 0.9), (3.0, 0.8)]) == [0, 2]
     assert pareto_front([]) == []
+
+
+def test_chart_legends_keep_every_label_whole():
+    from html import unescape
+
+    from tau_tui.report import svg
+
+    long = "gpt-4.1-mini-2025-04-14 (sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json)"
+    labels = ["short", long]
+    charts = [
+        svg.line_chart("pass-k", "t", [(label, [svg.Point(1, 0.5)]) for label in labels], "k", "pass^k"),
+        svg.scatter("cost-score", "t", [(label, 1.0, 0.5) for label in labels], "cost", "reward"),
+        svg.stacked_bars("terminations", "t", [(label, {long: 2, "user_stop": 1}) for label in labels]),
+    ]
+    for chart in charts:
+        width = float(re.search(r'viewBox="0 0 (\d+) (\d+)"', chart).group(1))
+        for x, label in re.findall(r'<text x="([\d.]+)"[^>]*>([^<]*)</text>', chart):
+            if long in unescape(label):  # drawn whole and inside the chart, at a generous width per character
+                assert float(x) + len(unescape(label)) * svg.CHAR_WIDTH <= width, chart[:80]
+    short = svg.line_chart("pass-k", "t", [("a", [svg.Point(1, 0.5)])], "k", "pass^k")
+    assert 'viewBox="0 0 640 300"' in short  # short labels keep the legend at the right, the chart its size

@@ -46,6 +46,16 @@ def browser(tmp_path, written):
             context.close()
 
 
+# The texts of a chart that reach past its edges, as the browser lays them out.
+CUT_TEXTS = """(kind) => {
+  const chart = document.querySelector(`svg.chart[data-chart="${kind}"]`);
+  const box = chart.getBoundingClientRect();
+  return [...chart.querySelectorAll("text")]
+    .filter((t) => { const b = t.getBoundingClientRect(); return b.left < box.left - 1 || b.right > box.right + 1; })
+    .map((t) => t.textContent);
+}"""
+
+
 def test_report_opens_offline_with_its_charts_labels_and_simulation_pages(written, browser):
     out = written
     requests, problems = [], []
@@ -61,6 +71,8 @@ def test_report_opens_offline_with_its_charts_labels_and_simulation_pages(writte
         assert svg.locator(".mark").count() > 0, f"{chart}: nothing drawn"
         box = svg.bounding_box()
         assert box is not None and box["width"] > 100 and box["height"] > 50, chart
+        cut = page.evaluate(CUT_TEXTS, chart)  # measured by the browser: every label drawn inside its chart
+        assert cut == [], (chart, cut)
     body = page.inner_text("body")
     for label in LABELS:
         assert label in body

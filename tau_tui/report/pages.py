@@ -239,8 +239,8 @@ def sim_page(
     report: SimReport | None,
     notes: Sequence[Note],
 ) -> str:
-    """One simulation: its header, messages, the replay, the DB diff against gold, the reward explained,
-    findings and notes."""
+    """One simulation: its header, links to its sections, the reward explained (first: why it scored what it
+    did), the messages, the replay, the DB diff against gold, findings and notes."""
     from tau_tui.evaluate.render import simulation_block
     from tau_tui.replay.facts import plain_text
     from tau_tui.views.printout import entries
@@ -262,7 +262,15 @@ def sim_page(
     parts.append("</table>")
     parts.append(f'<p><a href="../page-{link.number // SIM_LIST_PAGE + 1}.html">all simulations of this run</a></p>')
     items = entries(sim, analysis)
-    parts.append(f"<h2>Messages ({len(items)})</h2>")
+    sections = ("reward", "messages", "replay", "db", "findings", "notes")
+    names = ("reward explained", "messages", "replay", "final DB", "findings", "notes")
+    parts.append("<p>" + " · ".join(f'<a href="#{a}">{n}</a>' for a, n in zip(sections, names, strict=True)) + "</p>")
+    parts.append('<h2 id="reward">Reward explained</h2>')
+    if report is None:
+        parts.append('<p class="muted">not recomputed</p>')
+    else:
+        parts.append(f"<pre>{text(simulation_block(report))}</pre>")
+    parts.append(f'<h2 id="messages">Messages ({len(items)})</h2>')
     for entry in items:
         role = entry.role if entry.result_of is None else f"tool {entry.result_of}".rstrip()
         kind = "tool" if entry.result_of is not None else escape(entry.role)
@@ -276,13 +284,13 @@ def sim_page(
             block.append(f"<div>→ <b>{text(call.name)}</b>{verdict}<pre>{text(_json(call.arguments))}</pre></div>")
         block += [f"<div>⚠ {text(f)}</div>" for f in entry.findings]
         parts.append("".join(block) + "</div>")
-    parts.append("<h2>Replay</h2>")
+    parts.append('<h2 id="replay">Replay</h2>')
     if analysis is None:
         parts.append('<p class="muted">not replayed (recorded rewards only)</p>')
     else:
         parts.append(f"<pre>{text(plain_text([f for f in analysis.facts() if f.level > 0]))}</pre>")
     diff = report.explanation.db_diff if report is not None else None
-    parts.append("<h2>Final DB against gold (replayed)</h2>")
+    parts.append('<h2 id="db">Final DB against gold (replayed)</h2>')
     if diff is None:
         parts.append('<p class="muted">no DB comparison</p>')
     elif diff.empty:
@@ -303,15 +311,10 @@ def sim_page(
             + "".join(rows)
             + "</table>"
         )
-    parts.append("<h2>Reward explained</h2>")
-    if report is None:
-        parts.append('<p class="muted">not recomputed</p>')
-    else:
-        parts.append(f"<pre>{text(simulation_block(report))}</pre>")
     findings = analysis.findings if analysis is not None else []
-    parts.append(f"<h2>Findings ({len(findings)})</h2>")
+    parts.append(f'<h2 id="findings">Findings ({len(findings)})</h2>')
     parts += [f"<p>{text(f.kind.value)}: {text(f.message)}</p>" for f in findings]
-    parts.append(f"<h2>Notes ({len(notes)})</h2>")
+    parts.append(f'<h2 id="notes">Notes ({len(notes)})</h2>')
     for note in notes:
         where = "simulation" if note.step is None else f"step {note.step}"
         parts.append(

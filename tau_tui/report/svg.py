@@ -34,6 +34,9 @@ def _text(x: float, y: float, text: str, anchor: str = "start", extra: str = "")
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(text)}</text>'
 
 
+CHAR_WIDTH = 6.5  # a generous width of one character at font-size 11, for fitting labels
+
+
 def _legend(labels: Sequence[str], x: float, y: float, numbered: bool = True) -> list[str]:
     """A colour swatch and a label per series; ``numbered``: the runs' ``[n]`` before each label."""
     out = []
@@ -41,6 +44,33 @@ def _legend(labels: Sequence[str], x: float, y: float, numbered: bool = True) ->
         out.append(f'<rect x="{x:.1f}" y="{y + i * 16 - 9:.1f}" width="10" height="10" fill="{colour(i)}"/>')
         out.append(_text(x + 14, y + i * 16, f"[{i + 1}] {label}" if numbered else label))
     return out
+
+
+def _with_legend(
+    kind: str,
+    width: float,
+    height: float,
+    body: list[str],
+    title: str,
+    labels: Sequence[str],
+    at: tuple[float, float],
+    numbered: bool = True,
+) -> str:
+    """The chart with its legend at ``at`` (right of the plot) when every label fits there, else below the
+    plot, the chart grown to hold each label whole (a run's label is never cut)."""
+    texts = [f"[{i + 1}] {label}" if numbered else label for i, label in enumerate(labels)]
+    longest = max((len(t) for t in texts), default=0) * CHAR_WIDTH
+    x, y = at
+    if x + 14 + longest <= width:
+        return _svg(kind, width, height, body + _legend(labels, x, y, numbered), title)
+    below = height + 8
+    return _svg(
+        kind,
+        max(width, 16 + 14 + longest + 8),
+        below + 16 * len(labels) + 4,
+        body + _legend(labels, 16, below + 8, numbered),
+        title,
+    )
 
 
 @dataclass(frozen=True)
@@ -87,8 +117,8 @@ def line_chart(kind: str, title: str, series: Sequence[tuple[str, Sequence[Point
                 f'<circle class="mark" cx="{px(p.x):.1f}" cy="{py(p.y):.1f}" r="4" fill="{c}">'
                 f"<title>{escape(p.tip)}</title></circle>"
             )
-    body += _legend([label for label, _ in series], width - right + 16, top + 10)
-    return _svg(kind, width, height, body, title)
+    labels = [label for label, _ in series]
+    return _with_legend(kind, width, height, body, title, labels, (width - right + 16, top + 10))
 
 
 def _axes(left: float, top: float, w: float, h: float, x_label: str, y_label: str) -> list[str]:
@@ -159,8 +189,8 @@ def scatter(kind: str, title: str, points: Sequence[tuple[str, float, float]], x
             f'<circle class="mark{" pareto" if on_front else ""}" cx="{cx:.1f}" cy="{cy:.1f}" r="6" '
             f'fill="{colour(i)}"{ring}><title>{escape(tip)}</title></circle>'
         )
-    body += _legend([label for label, _, _ in points], width - right + 16, top + 10)
-    return _svg(kind, width, height, body, title)
+    labels = [label for label, _, _ in points]
+    return _with_legend(kind, width, height, body, title, labels, (width - right + 16, top + 10))
 
 
 def stacked_bars(kind: str, title: str, bars: Sequence[tuple[str, dict[str, int]]]) -> str:
@@ -185,5 +215,4 @@ def stacked_bars(kind: str, title: str, bars: Sequence[tuple[str, dict[str, int]
                 f"<title>[{i + 1}] {escape(label)}: {escape(category)} {n}</title></rect>"
             )
             x += w
-    body += _legend(categories, left + plot_w + 20, top + 10, numbered=False)
-    return _svg(kind, width, height, body, title)
+    return _with_legend(kind, width, height, body, title, categories, (left + plot_w + 20, top + 10), numbered=False)
