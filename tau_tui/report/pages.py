@@ -99,9 +99,13 @@ def sim_list_pages(run: int, label: str, sims: Sequence[SimLink]) -> list[tuple[
     return out
 
 
+def _tokens(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
 def _summary(many: ManyComparison, sims: Sequence[int]) -> str:
     header, *rows = summary_table(many)
-    head = "".join(f"<th>{escape(h)}</th>" for h in [*header, "simulations", "cost", "time (mean)"])
+    head = "".join(f"<th>{escape(h)}</th>" for h in [*header, "simulations", "cost", "tokens", "tokens/solved", "time (mean)"])
     body = []
     for i, (run, row) in enumerate(zip(many.runs, rows, strict=True)):
         cells = [f"<td>{text(row[0])}</td>", f'<td><a href="runs/{i + 1}/page-1.html">{text(row[1])}</a></td>']
@@ -110,6 +114,8 @@ def _summary(many: ManyComparison, sims: Sequence[int]) -> str:
         cells += [
             f'<td class="n">{sims[i]}</td>',
             f'<td class="n">{text(formats.money(run.cost.total_usd))}</td>',
+            f'<td class="n">{_tokens(run.cost.total_tokens)}</td>',
+            f'<td class="n">{_tokens(run.cost.per_solved_tokens)}</td>',
             f'<td class="n">{text(formats.seconds(mean))}</td>',
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
