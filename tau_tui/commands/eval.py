@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from tau_tui.commands.common import (
     EXIT_FINDINGS,
@@ -27,7 +27,7 @@ from tau_tui.commands.replay import add_upstream_fixes_flag
 if TYPE_CHECKING:
     from tau_tui.evaluate import FileMetrics
     from tau_tui.evaluate.cost_time import CostTime
-    from tau_tui.evaluate.validity import Validity
+    from tau_tui.evaluate.validity import SimValidity, Validity
     from tau_tui.model.io import RunFile
     from tau_tui.model.submission import DomainClaim
     from tau_tui.pool import ReportDigest
@@ -92,10 +92,10 @@ def _cost_time(reports: list[ReportDigest]) -> CostTime:
     return CostTime.of((r.spend or SimCostTime() for r in reports), solved)
 
 
-def _validity(reports: list[ReportDigest]) -> Validity:
+def _validity(reports: list[ReportDigest], unreplayed: Sequence[SimValidity] = ()) -> Validity:
     from tau_tui.evaluate.validity import Validity
 
-    return Validity.of(r.validity for r in reports)
+    return Validity.of([*(r.validity for r in reports), *unreplayed])
 
 
 def with_warnings(block: str, warnings: list[str]) -> str:
@@ -107,14 +107,16 @@ def with_warnings(block: str, warnings: list[str]) -> str:
     return title + lines + ("\n" + rest if rest else "")
 
 
-def _file_record(path: Path, run: RunFile, both: FileMetrics, reports: list[ReportDigest]) -> dict[str, Any]:
+def _file_record(
+    path: Path, run: RunFile, both: FileMetrics, reports: list[ReportDigest], unreplayed: Sequence[SimValidity] = ()
+) -> dict[str, Any]:
     """The per-file ``tau-tui eval --json`` object: metrics over recomputed and recorded rewards, the recorded
     costs (unpriced ones apart, never $0), durations and tokens, and the judge the run records."""
     from tau_tui.evaluate import FLAG_KINDS
     from tau_tui.model.provenance import CostSummary, recorded_judge
 
     spend = _cost_time(reports)
-    validity = _validity(reports)
+    validity = _validity(reports, unreplayed)
     metrics, recorded_metrics = both.ours, both.recorded
     confidence, recorded_confidence = both.confidence, both.recorded_confidence
     compared = [r.agrees for r in reports if r.agrees is not None]
@@ -286,9 +288,12 @@ def _best_of_k_claim(
 
 def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui.evaluate import FileMetrics, MetricOutcome, ScorerConfigError
+    from tau_tui.evaluate.cost_time import SimCostTime
     from tau_tui.evaluate.judge import judge_credentials_problem
     from tau_tui.evaluate.render import metrics_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
+    from tau_tui.evaluate.validity import SimValidity
+    from tau_tui.model.io import RunFileError
     from tau_tui.model.submission import SubmissionError, submission_for, submission_notes
     from tau_tui.pool import Job, Unit
     from tau_tui.textsafe import json_line, visible
@@ -341,6 +346,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
             if args.sim and not indices:  # none of the asked simulations is here: no metrics of nothing
                 continue
             outcomes, recorded, reports = [], [], []
+            unreplayed: list[SimValidity] = []  # simulations whose unit failed: in the validity, not the score
             domain_missing = False
             units = (Unit(str(path), index, sidecar) for index in indices)
             for done in lost.until_lost(executor.map(units)):
@@ -350,6 +356,20 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                     domain_missing = done.domain_error
                     if domain_missing:
                         break
+                    entry = run.entries[done.unit.index]
+                    try:
+                        spent = SimCostTime.of_raw(run.raw_simulation(entry.index))
+                    except RunFileError:
+                        spent = SimCostTime()
+                    unreplayed.append(
+                        SimValidity.of(
+                            entry.id,
+                            entry.task_id,
+                            replayed=False,
+                            agent_cost=spent.agent_usd,
+                            duration=spent.duration_s,
+                        )
+                    )
                     continue
                 report = done.report
                 assert report is not None  # an eval unit that did not fail has its report
@@ -370,7 +390,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                 continue
             both = FileMetrics.of(outcomes, recorded, run.raw_info, seed=args.seed)
             metrics, confidence = both.ours, both.confidence
-            record = _file_record(path, run, both, reports)
+            record = _file_record(path, run, both, reports, unreplayed)
             sub = submission_for(run.path)
             if isinstance(sub, SubmissionError):
                 if str(sub) not in bad_submissions:

@@ -143,3 +143,14 @@ def test_compare_of_a_side_without_its_domain_data_prints_no_half_empty_summary(
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert "no simulation could be compared; nothing printed" in captured.err
+
+
+def test_a_simulation_that_cannot_be_replayed_is_named_not_left_out_silently(tmp_path, capsys):
+    data = json.loads(GPT41.read_text())
+    data["simulations"][3]["messages"] = 5  # unreadable: no replay, no reward
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(data))
+    _, file = _eval_json(path, capsys)
+    assert file["validity"]["not_replayed"] == [data["simulations"][3]["id"]]
+    assert "1 of 20 simulations not replayed: nothing recomputed for them" in file["warnings"]
+    assert file["validity"]["unpriced"] == 0  # its recorded cost is still read
