@@ -21,15 +21,38 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
         "With PATH...: check recordings (domain invariants after every write, premature ends with what each "
         "component would have scored, the user simulator's part in a failure, whose fault each failure is), "
         "group failures across files into clusters (suspect tasks first), and split the noise of k >= 2 trials. "
-        "Exit 0: nothing found; 1: findings; 2: some input unreadable.",
+        "Every rule says its effect on scores (whose reward a finding changes) and what to do (fix the task, "
+        "file it upstream, or ignore); --markdown prints it all ready to paste into an upstream issue. "
+        "Exit status: 0 when nothing is found; 1 when there are findings, as replay's mismatches are (with "
+        "--fail-on, only findings of the named rules count); 2 when some input is unreadable or an argument is "
+        "wrong (an unknown rule, a --task no recording has), whatever was found. Clusters and the noise split "
+        "never change the status.",
     )
     doc.add_argument("paths", nargs="*", metavar="PATH", help="run files or folders (recordings)")
     doc.add_argument("--domain", metavar="D", help="check the task definitions of domain D (tau2 data or a package)")
     doc.add_argument(
         "--task", dest="tasks", action="append", default=[], metavar="ID", help="only this task (repeatable)"
     )
+    output = doc.add_mutually_exclusive_group()
+    output.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object a line (task_finding, sim_finding with effect and advice fields, cluster, noise)",
+    )
+    output.add_argument(
+        "--markdown",
+        action="store_true",
+        help="the findings as Markdown to paste into an upstream issue: a heading per rule with its effect on "
+        "scores and what to do, then the findings with their task ids and evidence",
+    )
     doc.add_argument(
-        "--json", action="store_true", help="one JSON object a line (task_finding, sim_finding, cluster...)"
+        "--fail-on",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="RULE",
+        help="exit 1 only when a finding of one of these rules is present (names as in the output; "
+        "give PATH... before it, or end the rules with --)",
     )
     doc.add_argument(
         "--judge-repeats",
@@ -54,6 +77,10 @@ def _repeats(text: str) -> int:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
+    problem = _unknown_fail_on(args.fail_on)
+    if problem:
+        err(problem)
+        return EXIT_INPUT
     if bool(args.domain) == bool(args.paths):
         err("give either --domain D (check its tasks) or PATH... (check recordings)")
         return EXIT_INPUT
@@ -62,8 +89,29 @@ def run(args: argparse.Namespace, workspace) -> int:
     return _recordings(args, workspace)
 
 
+def _unknown_fail_on(names: list[str]) -> str | None:
+    """The one-line error for ``--fail-on`` names that are no rule (None: all are rules)."""
+    from pathlib import Path
+
+    from tau_tui.doctor.report import known_rules
+
+    known = known_rules()
+    unknown = [name for name in names if name not in known]
+    if not unknown:
+        return None
+    hint = " (a path? give PATH... before --fail-on)" if any(Path(name).exists() for name in unknown) else ""
+    shown = ", ".join(repr(name) for name in unknown)
+    return f"--fail-on: no rule {shown}{hint}; known rules: {', '.join(known)}"
+
+
+def _status(rules: list[str], fail_on: list[str]) -> int:
+    """Findings (of the rules ``--fail-on`` names, when it names some) are exit 1, none exit 0."""
+    counted = [rule for rule in rules if not fail_on or rule in fail_on]
+    return EXIT_FINDINGS if counted else EXIT_OK
+
+
 def _tasks(args: argparse.Namespace, ws) -> int:
-    from tau_tui.doctor.report import task_lines
+    from tau_tui.doctor.report import markdown_tasks, task_lines
     from tau_tui.doctor.task_rules import check_tasks, counts
     from tau_tui.domains import DomainError
     from tau_tui.rollout.runner import RunError, select_tasks
@@ -82,19 +130,24 @@ def _tasks(args: argparse.Namespace, ws) -> int:
         findings.append(finding)
         if args.json:
             print_json(finding.to_json())
-    if not args.json:
+    tally = ", ".join(f"{rule} {n}" for rule, n in counts(findings).items())
+    summary = f"{args.domain}: {len(tasks)} task(s) checked; {tally}"
+    if args.markdown:
+        for line in markdown_tasks(args.domain, summary, findings):
+            say(visible(line))
+    elif not args.json:
         for line in task_lines(findings):
             say(visible(line))
-    tally = ", ".join(f"{rule} {n}" for rule, n in counts(findings).items())
-    say(f"{args.domain}: {len(tasks)} task(s) checked; {tally}", file=sys.stderr if args.json else sys.stdout)
-    return EXIT_FINDINGS if findings else EXIT_OK
+    if not args.markdown:
+        say(summary, file=sys.stderr if args.json else sys.stdout)
+    return _status([f.rule for f in findings], args.fail_on)
 
 
 def _recordings(args: argparse.Namespace, ws) -> int:
     from tau_tui.commands.common import open_all
     from tau_tui.doctor.noise import NoiseSplit
     from tau_tui.doctor.recordings import examine
-    from tau_tui.doctor.report import cluster_lines, sim_lines
+    from tau_tui.doctor.report import cluster_lines, markdown_recordings, sim_lines
     from tau_tui.textsafe import visible
 
     judge = ws.judge()
@@ -111,17 +164,29 @@ def _recordings(args: argparse.Namespace, ws) -> int:
         else:
             runs.append(loaded)
     wanted = set(args.tasks)
-    exam = examine(ws.analyzer, runs, keep=(lambda sim: sim.task_id in wanted) if wanted else None, on_probe=noise.add)
+    seen: set[str] = set()
+
+    def keep(sim: Any) -> bool:
+        seen.add(sim.task_id)
+        return sim.task_id in wanted
+
+    exam = examine(ws.analyzer, runs, keep=keep if wanted else None, on_probe=noise.add)
     for problem in [*exam.problems, *noise.problems]:
         err(problem)
         status = EXIT_INPUT
+    if runs:
+        for task in sorted(wanted - seen):
+            err(f"no simulation of task {task!r} in the given files")
+            status = EXIT_INPUT
     if args.json:
         for record in [*exam.records(), *noise.records()]:
             print_json(record)
+    elif args.markdown:
+        for line in markdown_recordings(exam, noise.lines()):
+            say(visible(line))
     else:
         for line in [*sim_lines(exam), *cluster_lines(exam), *noise.lines()]:
             say(visible(line))
-    say(exam.summary(), file=sys.stderr if args.json else sys.stdout)
-    if status == EXIT_OK and exam.findings:
-        status = EXIT_FINDINGS
-    return status
+    if not args.markdown:
+        say(exam.summary(), file=sys.stderr if args.json else sys.stdout)
+    return status if status != EXIT_OK else _status([f.rule for f in exam.findings], args.fail_on)

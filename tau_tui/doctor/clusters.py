@@ -13,10 +13,27 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tau_tui.doctor.rules import Advice, Reach, Remedy
 from tau_tui.doctor.sim_rules import SimProbe
 from tau_tui.replay import diff_states, path_text
 
 _INDEX = re.compile(r"\[\d+\]")
+MINIMUM = 2  # failed simulations a cluster needs: one task, failed the same way
+
+# What a suspect cluster means (clusters are no rule: they group findings' failures, and are never counted as
+# findings in the exit status); a cluster of one model's failures is more likely that agent's own.
+SUSPECT_ADVICE = Advice(
+    Reach.EVERY_RUN,
+    "can change the reward of every run of this task: several models fail it the same way, which points at the "
+    "task rather than at the agents",
+    Remedy.FIX_TASK,
+    "open the cluster's simulations: where the shared failure is the task's (its gold DB, a criterion no answer "
+    "meets), fix the task; where each agent really erred, ignore it.",
+    "Several models fail these tasks in the same way (the same DB paths differ from the gold state, the same "
+    "reference action is missed, the same termination). When different agents agree on a failure, the task's "
+    "reference solution or criteria are the likelier cause. Could the task be checked against these "
+    "trajectories?",
+)
 
 
 @dataclass(frozen=True)
@@ -96,10 +113,12 @@ class ClusterBuilder:
 
     def __init__(self) -> None:
         self._groups: dict[tuple[str, str, Signature], Cluster] = {}
+        self.failures = 0  # failed simulations added
 
     def add(self, probe: SimProbe) -> None:
         if not probe.failed:
             return
+        self.failures += 1
         analysis = probe.analysis
         sig = signature(probe)
         key = (probe.domain, analysis.sim.task_id, sig)
@@ -108,9 +127,23 @@ class ClusterBuilder:
             cluster = self._groups[key] = Cluster(probe.domain, analysis.sim.task_id, sig)
         cluster.members.append(Member(str(analysis.run.path), analysis.sim.id, analysis.run.agent_model))
 
-    def clusters(self, minimum: int = 2) -> list[Cluster]:
+    def clusters(self, minimum: int = MINIMUM) -> list[Cluster]:
         """Clusters of at least ``minimum`` simulations: suspect tasks first, then larger ones first."""
         return order(c for c in self._groups.values() if len(c.members) >= minimum)
+
+
+def why_no_clusters(simulations: int, failures: int, minimum: int = MINIMUM) -> str:
+    """Why there is no cluster among ``simulations`` replayed ones of which ``failures`` failed."""
+    if simulations == 0:
+        return "no simulation was replayed, so there is nothing to cluster"
+    if failures == 0:
+        return f"no failed simulations to cluster ({simulations} checked, none failed)"
+    if failures < minimum:
+        return f"only {failures} failed simulation(s) of {simulations}: a cluster needs {minimum} or more failures"
+    return (
+        f"{failures} failed simulations of {simulations}, but no {minimum} of them failed the same task the same "
+        f"way (a cluster needs {minimum} or more)"
+    )
 
 
 def order(clusters: Iterable[Cluster]) -> list[Cluster]:

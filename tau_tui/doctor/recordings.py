@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau_tui.analysis import Analyzer, SimAnalysis
-from tau_tui.doctor.clusters import Cluster, ClusterBuilder
+from tau_tui.doctor.clusters import Cluster, ClusterBuilder, why_no_clusters
 from tau_tui.doctor.sim_rules import SIM_RULES, GoldVerdicts, SimFinding, SimProbe, check_simulation
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
@@ -27,6 +27,7 @@ class Examination:
     problems: list[str] = field(default_factory=list)  # a file or simulation that could not be replayed
     notes: list[str] = field(default_factory=list)  # files left out on purpose (recorded only)
     simulations: int = 0
+    failures: int = 0  # replayed simulations that failed (what clusters are made of)
     clusters: list[Cluster] = field(default_factory=list)  # suspect tasks first
 
     def records(self) -> Iterator[dict[str, Any]]:
@@ -40,6 +41,10 @@ class Examination:
         """Findings per rule, every registered rule listed (zeros too)."""
         tally = Counter(f.rule for f in self.findings)
         return {rule: tally.get(rule, 0) for rule in [*SIM_RULES, *(r for r in tally if r not in SIM_RULES)]}
+
+    def why_no_clusters(self) -> str | None:
+        """Why the clusters are empty (None: there are some)."""
+        return None if self.clusters else why_no_clusters(self.simulations, self.failures)
 
     def summary(self) -> str:
         shown = ", ".join(f"{rule} {n}" for rule, n in self.counts().items())
@@ -92,5 +97,6 @@ def examine(
             clusters.add(probe)
             if on_probe is not None:
                 on_probe(probe)
+    exam.failures = clusters.failures
     exam.clusters = clusters.clusters()
     return exam

@@ -1,6 +1,7 @@
 """Rules over replayed recordings: what the benchmark (its tools, its user simulator) did to a simulation.
 
-Each rule is one ``SimRule(name, description, check)`` in ``SIM_RULES``; ``check(probe)`` returns
+Each rule is one ``_sim_rule(name, description, check, advice)`` call, registered in the doctor's one registry
+(``rules.RULES``; ``SIM_RULES`` is its view of the simulation rules); ``check(probe)`` returns
 ``(step, detail, evidence)`` triples for one replayed simulation. ``SimProbe`` holds the analysis and
 computes the assessment (reward, flags) once, for the rules that need it. ``check_simulation`` runs every
 rule and returns ``SimFinding`` records (``{"kind": "sim_finding", ...}`` lines of ``--json``).
@@ -15,6 +16,7 @@ from typing import Any
 
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.calibrate.gold import GoldChecker
+from tau_tui.doctor.rules import SIMULATION, Advice, Reach, Remedy, Rule, RuleView, advice_json, register
 from tau_tui.domains import DomainError, split_variant
 from tau_tui.evaluate.compliance import SUGGESTED_SOURCE
 from tau_tui.evaluate.diagnostics import Flag
@@ -47,6 +49,7 @@ class SimFinding:
             "step": self.step,
             "rule": self.rule,
             "detail": self.detail,
+            **advice_json(self.rule),
             "evidence": self.evidence,
         }
 
@@ -245,41 +248,79 @@ def _whose_fault(probe: SimProbe) -> list[Hit]:
     return [(None, fault.line, {"fault": fault.party, "confidence": fault.confidence, "evidence": fault.evidence})]
 
 
-@dataclass(frozen=True)
-class SimRule:
-    """One rule over a replayed simulation: its name (the ``rule`` field), what it means, how it is found."""
-
-    name: str
-    description: str
-    check: Callable[[SimProbe], list[Hit]]
+SimRule = Rule[SimProbe, Hit]
+SIM_RULES: RuleView[SimProbe, Hit] = RuleView(SIMULATION)  # the simulation rules of the one registry, in report order
 
 
-# The registry, in report order: a new rule is one ``register_sim_rule`` call.
-SIM_RULES: dict[str, SimRule] = {}
+def _sim_rule(name: str, description: str, check: Callable[[SimProbe], list[Hit]], advice: Advice) -> None:
+    register(Rule(name, SIMULATION, None, description, advice, check))
 
 
-def register_sim_rule(rule: SimRule) -> SimRule:
-    if rule.name in SIM_RULES:
-        raise ValueError(f"simulation rule {rule.name!r} is already registered")
-    SIM_RULES[rule.name] = rule
-    return rule
-
-
-for _rule in (
-    SimRule(
-        "invariant_violated",
-        "a write left the DB breaking what the domain's data model promises (domain invariants)",
-        _invariant_violated,
+_sim_rule(
+    "invariant_violated",
+    "a write left the DB breaking what the domain's data model promises (domain invariants)",
+    _invariant_violated,
+    Advice(
+        Reach.THIS_RUN,
+        "can change the reward of this run: a tool accepted a write the domain's data model forbids, so the DB "
+        "check compares a state that should not exist",
+        Remedy.FILE_UPSTREAM,
+        "the tool should refuse the write: report the tool, the step and the broken invariant, and do not count "
+        "the run against the agent until the tool is fixed.",
+        "A tool of this domain accepted a write that leaves the database in a state its data model forbids "
+        "(the invariant, the simulation and the step are listed below). The DB comparison then judges a state "
+        "that should not be reachable, and agents are rewarded or failed for what the tool let through. Could "
+        "the tool validate this write and return an error instead?",
     ),
-    SimRule(
-        "premature_end",
-        "an early end (max_steps, too_many_errors, ...) and what each component would have scored there",
-        _premature_end,
+)
+_sim_rule(
+    "premature_end",
+    "an early end (max_steps, too_many_errors, ...) and what each component would have scored there",
+    _premature_end,
+    Advice(
+        Reach.THIS_RUN,
+        "changes the reward of this run: an early end scores 0 whatever was done (the finding says what it "
+        "would have scored)",
+        Remedy.IGNORE,
+        "an early end is the run's limits or an error at work, not a defect of the benchmark: count it apart "
+        "from real failures, and re-run with higher limits where it would have scored 1.",
+        "These simulations ended early (max_steps, too_many_errors, an error) and scored 0. Scored as the state "
+        "stood when they ended, they would have got the rewards listed below; where that is 1, the limit, not "
+        "the task, decided the score. Are the limits meant to be this tight for these tasks?",
     ),
-    SimRule("user_simulator", "the user simulator's (or the scenario's) part: its process hints", _user_simulator),
-    SimRule("whose_fault", "whose fault a failed simulation is: agent, user simulator, task or unknown", _whose_fault),
-):
-    register_sim_rule(_rule)
+)
+_sim_rule(
+    "user_simulator",
+    "the user simulator's (or the scenario's) part: its process hints",
+    _user_simulator,
+    Advice(
+        Reach.THIS_RUN,
+        "can change the reward of this run: the user simulator (or the scenario) steered the conversation, so a "
+        "failure may not be the agent's",
+        Remedy.FILE_UPSTREAM,
+        "the simulator's behaviour and the scenario text belong to the benchmark: report the step and the hint, "
+        "and discount the run when ranking agents.",
+        "In these simulations the user simulator (or the task's scenario) did what a user of the scenario "
+        "should not: wrote tool calls as text, asked for more than the task, stopped for a reason outside the "
+        "scenario (the hints and their steps are below). The agent is then scored on a conversation the "
+        "scenario did not describe. Could the user simulator's prompt or the scenario's instructions be "
+        "tightened?",
+    ),
+)
+_sim_rule(
+    "whose_fault",
+    "whose fault a failed simulation is: agent, user simulator, task or unknown",
+    _whose_fault,
+    Advice(
+        Reach.NONE,
+        "no reward changes: a note on which party a failure points at",
+        Remedy.IGNORE,
+        "read it to triage failures; where it names the task or the user simulator, that rule's findings say "
+        "what to do.",
+        "Whose fault each failure points at (agent, user simulator or task), with the evidence, as tau-tui's "
+        "doctor attributes it. It is context for the findings above, not a defect by itself.",
+    ),
+)
 
 
 def check_simulation(probe: SimProbe, rules: Iterable[SimRule] | None = None) -> Iterator[SimFinding]:

@@ -1,7 +1,8 @@
 """Rules over a domain's task definitions: is the task itself right?
 
-Each rule is one ``TaskRule(name, severity, description, check)`` in ``TASK_RULES``; ``check(probe)``
-returns ``(detail, evidence)`` pairs for one task. ``TaskProbe`` computes what several rules share once
+Each rule is one ``_task_rule(name, severity, description, check, advice)`` call, registered in the doctor's one
+registry (``rules.RULES``; ``TASK_RULES`` is its view of the task rules); ``check(probe)`` returns
+``(detail, evidence)`` pairs for one task. ``TaskProbe`` computes what several rules share once
 (the gold check, the gold state, the domain's tool schemas). ``check_tasks`` runs every rule over
 tasks and returns ``TaskFinding`` records (``{"kind": "task_finding", ...}`` lines of ``--json``).
 """
@@ -17,6 +18,7 @@ from typing import Any
 import orjson
 
 from tau_tui.calibrate.gold import GoldCheck, GoldChecker
+from tau_tui.doctor.rules import TASK, Advice, Reach, Remedy, Rule, RuleView, advice_json, register
 from tau_tui.env.environment import Environment
 from tau_tui.env.tool_schema import tool_schema
 from tau_tui.evaluate import score
@@ -47,6 +49,7 @@ class TaskFinding:
             "rule": self.rule,
             "severity": self.severity,
             "detail": self.detail,
+            **advice_json(self.rule),
             "evidence": self.evidence,
         }
 
@@ -326,53 +329,160 @@ def _nl_contradicts_actions(probe: TaskProbe) -> list[Hit]:
     return out
 
 
-@dataclass(frozen=True)
-class TaskRule:
-    """One rule over a task definition: its name (the ``rule`` field), severity, what it means, how it is found."""
-
-    name: str
-    severity: str
-    description: str
-    check: Callable[[TaskProbe], list[Hit]]
+TaskRule = Rule[TaskProbe, Hit]
+TASK_RULES: RuleView[TaskProbe, Hit] = RuleView(TASK)  # the task rules of the one registry, in report order
 
 
-# The registry, in report order: a new rule is one ``register_task_rule`` call.
-TASK_RULES: dict[str, TaskRule] = {}
+def _task_rule(
+    name: str, severity: str, description: str, check: Callable[[TaskProbe], list[Hit]], advice: Advice
+) -> None:
+    register(Rule(name, TASK, severity, description, advice, check))
 
 
-def register_task_rule(rule: TaskRule) -> TaskRule:
-    if rule.name in TASK_RULES:
-        raise ValueError(f"task rule {rule.name!r} is already registered")
-    TASK_RULES[rule.name] = rule
-    return rule
-
-
-for _rule in (
-    TaskRule("unreachable", ERROR, "the reference solution scores < 1 (the gold check's reason)", _unreachable),
-    TaskRule(
-        "passes_on_inaction", WARNING, "an agent that does nothing while the user leaves scores 1", _passes_on_inaction
+_task_rule(
+    "unreachable",
+    ERROR,
+    "the reference solution scores < 1 (the gold check's reason)",
+    _unreachable,
+    Advice(
+        Reach.EVERY_RUN,
+        "changes the reward of every run of this task: the reference solution itself fails, so a correct agent "
+        "can fail",
+        Remedy.FIX_TASK,
+        "correct the reference actions or the criterion the reason names, or leave the task out of scores until "
+        "it is fixed; report it upstream so the published task is fixed too.",
+        "The reference solution of these tasks does not reach reward 1: replaying the task's `expected_actions` "
+        "from its initial state (and the gold agent's rollout) and scoring it with the task's own evaluation "
+        "criteria gives less than 1, for the reasons listed below. Every agent is scored against a target the "
+        "reference itself misses, so a correct agent fails these tasks and pass rates on them measure the task, "
+        "not the agent. Could the reference actions or the criteria be corrected?",
     ),
-    TaskRule(
-        "empty_component", WARNING, "a reward-basis component with nothing to check passes by itself", _empty_component
+)
+_task_rule(
+    "passes_on_inaction",
+    WARNING,
+    "an agent that does nothing while the user leaves scores 1",
+    _passes_on_inaction,
+    Advice(
+        Reach.EVERY_RUN,
+        "changes the reward of every run of this task: an agent that does nothing scores 1, so a wrong agent can pass",
+        Remedy.FIX_TASK,
+        "add a check only the intended behaviour passes (a reference action, an env assertion, a "
+        "communicate_info item or an NL assertion); where refusing is the intended answer, check that the "
+        "refusal was said.",
+        "An agent that only greets the user, while the user simulator leaves at once, scores 1 on these tasks: "
+        "nothing in the reward basis tells that agent apart from one that handled the request (the do-nothing "
+        "episode's reward breakdown is below). Passes on these tasks inflate every agent's score. Could the "
+        "criteria check the intended outcome: a reference action, an env assertion, a `communicate_info` item, "
+        "or an NL assertion about what the agent must say?",
     ),
-    TaskRule("gold_action_error", ERROR, "a reference action raises when replayed in order", _gold_action_error),
-    TaskRule(
-        "unknown_tool", ERROR, "a reference action names no tool of the domain (agent or user side)", _unknown_tool
+)
+_task_rule(
+    "empty_component",
+    WARNING,
+    "a reward-basis component with nothing to check passes by itself",
+    _empty_component,
+    Advice(
+        Reach.EVERY_RUN,
+        "can change the reward of every run of this task: the component scores 1 whatever the agent does, so a "
+        "wrong agent passes what it was meant to catch (a DB left unchecked)",
+        Remedy.FIX_TASK,
+        "give the component something to check (communicate_info, reference actions, env assertions) or take it "
+        "out of the reward basis, so the basis says what is really scored.",
+        "These tasks put a component in the `reward_basis` that has nothing to check (COMMUNICATE without "
+        "`communicate_info`, DB without reference actions or env assertions, in which case tau2 does not "
+        "compare the DB at all, and so on): the component scores 1 whatever the agent does. The reward rests on "
+        "the other components only, and where the component was meant to catch a mistake (a write the task "
+        "forbids) a wrong agent passes. Could each such component either get its check or leave the basis?",
     ),
-    TaskRule(
-        "invalid_arguments", ERROR, "a reference action's arguments do not fit the tool's schema", _invalid_arguments
+)
+_task_rule(
+    "gold_action_error",
+    ERROR,
+    "a reference action raises when replayed in order",
+    _gold_action_error,
+    Advice(
+        Reach.EVERY_RUN,
+        "changes the reward of every run of this task: the gold DB is built from a reference action that fails, "
+        "so a correct agent can fail the DB check",
+        Remedy.FIX_TASK,
+        "correct the reference action's arguments or its place in the sequence (the error says why it raises), "
+        "so the gold state is the one the task intends.",
+        "A reference action of these tasks raises an error when the task's `expected_actions` are replayed in "
+        "order from its initial state (the action, its arguments and the error are listed below). The gold DB "
+        "is built from that replay, so it lacks what the failing action should have done, and an agent that "
+        "performs the action successfully does not match it. Could the action's arguments (or the order of the "
+        "actions) be corrected?",
     ),
-    TaskRule(
-        "duplicate_task", WARNING, "another task has the same scenario, criteria and initial state", _duplicate_task
+)
+_task_rule(
+    "unknown_tool",
+    ERROR,
+    "a reference action names no tool of the domain (agent or user side)",
+    _unknown_tool,
+    Advice(
+        Reach.EVERY_RUN,
+        "changes the reward of every run of this task: a reference action names a tool no agent can call, so a "
+        "correct agent fails the action check",
+        Remedy.FIX_TASK,
+        "rename the action to the domain's tool, or give it the requestor whose side has the tool.",
+        "A reference action of these tasks names a tool the domain does not have on the requestor's side "
+        "(listed below; sometimes the tool exists on the other side). No agent can make that call, so the "
+        "action check fails for every agent and the gold state leaves the action out. Could the action's name "
+        "or its requestor be corrected?",
     ),
-    TaskRule(
-        "nl_contradicts_actions",
-        HEURISTIC,
-        "an NL assertion denies what a reference action does (a wording heuristic)",
-        _nl_contradicts_actions,
+)
+_task_rule(
+    "invalid_arguments",
+    ERROR,
+    "a reference action's arguments do not fit the tool's schema",
+    _invalid_arguments,
+    Advice(
+        Reach.EVERY_RUN,
+        "changes the reward of every run of this task: the reference call does not fit the tool's schema, so an "
+        "agent that calls the tool correctly can fail the action check",
+        Remedy.FIX_TASK,
+        "make the action's arguments match the tool's parameters (names, required ones, types) as the finding "
+        "lists them.",
+        "The arguments of a reference action of these tasks do not fit the parameters the tool declares "
+        "(unknown or missing names, wrong types; listed below). An agent that calls the tool as its schema "
+        "says cannot match the reference call, so the action check (and a DB check built from it) can fail a "
+        "correct agent. Could the arguments be corrected to the tool's schema?",
     ),
-):
-    register_task_rule(_rule)
+)
+_task_rule(
+    "duplicate_task",
+    WARNING,
+    "another task has the same scenario, criteria and initial state",
+    _duplicate_task,
+    Advice(
+        Reach.AGGREGATE,
+        "changes no single run's reward, only the averages: the scenario counts twice in average reward and pass^k",
+        Remedy.FIX_TASK,
+        "keep one of the copies in the task set you score, or make the scenarios differ if both were meant.",
+        "These tasks share the same user scenario, evaluation criteria and initial state (the pairs are below), "
+        "so the task set scores one scenario twice and averages (average reward, pass^k) weight it double. "
+        "Was each copy intended? If not, could one be removed or changed?",
+    ),
+)
+_task_rule(
+    "nl_contradicts_actions",
+    HEURISTIC,
+    "an NL assertion denies what a reference action does (a wording heuristic)",
+    _nl_contradicts_actions,
+    Advice(
+        Reach.EVERY_RUN,
+        "can change the reward of every run of this task where NL assertions are scored: no agent meets both the "
+        "assertion and the reference action (a wording heuristic: read it first)",
+        Remedy.FIX_TASK,
+        "read the assertion against the reference actions: if it really denies what they do, reword one of "
+        "them; if it denies something else, ignore the finding.",
+        "An NL assertion of these tasks says the agent must not do what one of the task's reference actions "
+        "does (assertion and action below; found by a wording check, so each is worth a read). Where both are "
+        "scored, no agent can satisfy the NL judge and the action check at once. Could the assertion or the "
+        "reference actions be reworded so they agree?",
+    ),
+)
 
 
 def check_task(probe: TaskProbe, domain: str, rules: Iterable[TaskRule] | None = None) -> Iterator[TaskFinding]:
@@ -383,7 +493,7 @@ def check_task(probe: TaskProbe, domain: str, rules: Iterable[TaskRule] | None =
         except Exception as exc:  # noqa: BLE001 - a task the rule cannot even read is reported, not raised
             hits = [(f"the rule could not check the task: {type(exc).__name__}: {exc}", {"crash": True})]
         for detail, evidence in hits:
-            yield TaskFinding(domain, probe.task.id, rule.name, rule.severity, detail, evidence)
+            yield TaskFinding(domain, probe.task.id, rule.name, rule.severity or "", detail, evidence)
 
 
 def check_tasks(

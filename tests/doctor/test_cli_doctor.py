@@ -17,7 +17,10 @@ def test_doctor_domain_json_lines(tau2_data, capsys):
     records = [json.loads(line) for line in out.out.splitlines()]
     assert status == 1
     assert {r["kind"] for r in records} == {"task_finding"}
-    assert set(records[0]) == {"kind", "domain", "task", "rule", "severity", "detail", "evidence"}
+    assert set(records[0]) == {
+        *("kind", "domain", "task", "rule", "severity", "detail", "evidence"),
+        *("reward_changes", "effect", "action", "advice"),  # the rule's advice (tests/doctor/test_doctor_advice.py)
+    }
     unreachable = {r["task"] for r in records if r["rule"] == "unreachable"}
     assert unreachable == {"update_task_with_history_and_env_assertions", "update_task_with_user_tools"}
     assert "unknown_tool 0" in out.err  # every rule is counted, zeros too

@@ -2,9 +2,11 @@
 
 Opened with ``D`` from the runs table. ``doctor.recordings.examine`` replays every loaded simulation in a
 thread worker through the replay service; ``t`` adds the task rules of the loaded runs' domains. One row
-per finding under a header row per rule; Enter opens the simulation at the finding's step, or a task
-finding's task as text. ``c`` shows the failure clusters instead (suspect tasks first); Enter opens a
-cluster's first simulation.
+per finding under a header row per rule, in columns that fit the width; the pane below shows the cursor's
+row whole (``doctor.report``'s parts: the full message, its effect on scores, what to do, the evidence).
+Enter opens the simulation at the finding's step, or a task finding's task as text. ``c`` shows the failure
+clusters instead (suspect tasks first; the pane says why there is none); Enter opens a cluster's first
+simulation.
 """
 
 from __future__ import annotations
@@ -26,12 +28,32 @@ from tau_tui.textsafe import visible_renderable
 from tau_tui.tui.context import context
 from tau_tui.tui.messages import DoctorReady
 from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.views.layout import at_cursor
+
+CELL_PADDING = 2  # a DataTable column's cell padding, both sides
+TABLE_FRAME = 4  # the table's border and its vertical scrollbar
+BLOCKS = frozenset({"evidence", "simulations"})  # parts shown as indented lines under their label
+
+
+def detail_text(parts: list[tuple[str, str]]) -> Text:
+    """The detail pane's text: each part as ``label: text``; a block (the evidence) indented under its label."""
+    text = Text()
+    for index, (label, body) in enumerate(parts):
+        if index:
+            text.append("\n")
+        text.append(f"{label}:", style="bold")
+        if label in BLOCKS or "\n" in body:
+            text.append("".join(f"\n  {line}" for line in body.splitlines()), style="dim")
+        else:
+            text.append(f" {body}")
+    return text
 
 
 class DoctorScreen(Screen[None]):
     """What is wrong with the benchmark in the loaded runs; Esc goes back."""
 
+    # belongs in app.tcss beside #doctor-rows (kept here while that file is edited elsewhere)
     BINDINGS = [
         Binding("escape", "back", "Back", id="doctor.back"),
         Binding("enter", "open", "Open the simulation at the step / the task", id="doctor.open"),
@@ -47,15 +69,23 @@ class DoctorScreen(Screen[None]):
         self.with_tasks = False
         self.show_clusters = False
         self.shown: list[Any] = []  # per table row: a finding, a cluster, or None for a header
+        self.row_rules: list[str | None] = []  # per table row: the rule of a header or finding row
+        self._width = 0  # the width the columns were fitted to
 
     def compose(self) -> ComposeResult:
         yield InfoLine(id="doctor-title")
         yield DataTable(id="doctor-rows", cursor_type="row", zebra_stripes=True)
+        yield RichPane(id="doctor-detail")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#doctor-detail").border_title = "detail"
         self.query_one(DataTable).focus()
         self._start()
+
+    def on_resize(self) -> None:
+        if self.exam is not None and self.size.width != self._width:
+            self._show()
 
     def _start(self) -> None:
         self.exam = None
@@ -115,19 +145,48 @@ class DoctorScreen(Screen[None]):
     def _show(self) -> None:
         self.query_one("#doctor-title", InfoLine).set(visible_renderable(self._title(), single_line=True))
         table = self.query_one(DataTable)
+        row = table.cursor_row
         table.clear(columns=True)
+        self._width = self.size.width
         if self.show_clusters:
             self._show_clusters(table)
         else:
             self._show_findings(table)
+        if self.shown:
+            table.move_cursor(row=min(row, len(self.shown) - 1))
+        self._show_detail()
+
+    def _rest(self, widths: list[int]) -> int:
+        """The width left for the last column after ``widths``, so that no row scrolls sideways."""
+        return max(20, self.size.width - TABLE_FRAME - sum(w + CELL_PADDING for w in widths) - CELL_PADDING)
+
+    def _show_detail(self) -> None:
+        from tau_tui.doctor.clusters import Cluster
+        from tau_tui.doctor.report import cluster_parts, finding_parts, no_cluster_parts, rule_parts
+
+        pane = self.query_one("#doctor-detail", RichPane)
+        if self.exam is None:
+            return
+        item = self.current
+        row = self.query_one(DataTable).cursor_row
+        rule = at_cursor(self.row_rules, row) if not self.show_clusters else None
+        if isinstance(item, Cluster):
+            parts = cluster_parts(item)
+        elif item is not None:
+            parts = finding_parts(item)
+        elif rule is not None:
+            parts = rule_parts(rule)
+        elif self.show_clusters:
+            parts = no_cluster_parts(self.exam)
+        else:
+            checked = f"{self.exam.simulations} simulation(s) checked"
+            tasks = f", {len(self.task_findings)} task finding(s)" if self.with_tasks else "; t checks the tasks too"
+            parts = [("no findings", checked + tasks)]
+        pane.show(detail_text(parts))
 
     def _show_findings(self, table: DataTable[Any]) -> None:
-        from tau_tui.doctor.sim_rules import SIM_RULES
-        from tau_tui.doctor.task_rules import TASK_RULES
-
-        groups: dict[str, list[Any]] = {}
-        for finding in [*self.task_findings, *self.exam.findings]:
-            groups.setdefault(finding.rule, []).append(finding)
+        from tau_tui.doctor.report import by_rule
+        from tau_tui.doctor.rules import RULES
         from tau_tui.views.layout import distinct_starts, elide
 
         names = {f.file: Path(f.file).stem for f in self.exam.findings}
@@ -144,24 +203,19 @@ class DoctorScreen(Screen[None]):
             name = names[finding.file]
             return f"{elide(name, share // 2, starts.get(name, 0))} · {finding.sim}"
 
-        findings = [f for found in groups.values() for f in found]
+        findings = [*self.task_findings, *self.exam.findings]
         where_w = min(share, max([len(where_of(f)) for f in findings] + [5]))
         task_w = min(share // 2 + 4, max([len(str(f.task)) for f in findings] + [4]))
-        for label, width in (("where", where_w), ("task", task_w), ("step", 4), ("detail", 160)):
+        widths = [where_w, task_w, 4]
+        for label, width in (("where", where_w), ("task", task_w), ("step", 4), ("detail", self._rest(widths))):
             table.add_column(label, width=width, key=label)
-        descriptions = {
-            **{n: r.description for n, r in TASK_RULES.items()},
-            **{n: r.description for n, r in SIM_RULES.items()},
-        }
-        self.shown = []
-        for rule in [*TASK_RULES, *SIM_RULES, *(r for r in groups if r not in TASK_RULES and r not in SIM_RULES)]:
-            found = groups.get(rule)
-            if not found:
-                continue
-            header = Text(f"{rule} ({len(found)})", style="bold")  # in the widest column: never cut at 80
-            header.append(f"  {descriptions.get(rule, '')}", style="dim")
+        self.shown, self.row_rules = [], []
+        for rule, found in by_rule(findings):
+            header = Text(f"{rule} ({len(found)})", style="bold")  # the pane below shows the rule whole
+            header.append(f"  {RULES[rule].description if rule in RULES else ''}", style="dim")
             table.add_row(Text("▸", style="bold"), "", "", header)
             self.shown.append(None)
+            self.row_rules.append(rule)
             for finding in found:
                 where = where_of(finding)
                 step = getattr(finding, "step", None)
@@ -172,11 +226,19 @@ class DoctorScreen(Screen[None]):
                     visible_renderable(finding.detail, single_line=True),
                 )
                 self.shown.append(finding)
+                self.row_rules.append(rule)
 
     def _show_clusters(self, table: DataTable[Any]) -> None:
-        for label, width in (("", 7), ("task", 24), ("sims", 5), ("models", 40), ("how it failed", 120)):
+        share = max(12, self.size.width // 4)
+        clusters = self.exam.clusters
+        task_w = min(share, max([len(f"{c.domain}/{c.task}") for c in clusters] + [4]))
+        models_w = min(share, max([len(", ".join(c.models)) for c in clusters] + [6]))
+        widths = [7, task_w, 4, models_w]
+        for label, width in zip(
+            ("", "task", "sims", "models", "how it failed"), [*widths, self._rest(widths)], strict=True
+        ):
             table.add_column(label, width=width, key=label or "mark")
-        self.shown = list(self.exam.clusters)
+        self.shown, self.row_rules = list(clusters), []
         for cluster in self.shown:
             table.add_row(
                 Text("suspect", style="bold red") if cluster.suspect else "",
@@ -189,6 +251,10 @@ class DoctorScreen(Screen[None]):
     @property
     def current(self) -> Any:
         return at_cursor(self.shown, self.query_one(DataTable).cursor_row)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._show_detail()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

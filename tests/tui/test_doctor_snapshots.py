@@ -1,0 +1,34 @@
+"""SVG snapshots of the doctor screen (findings with the detail pane), at the smallest and a common size."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import settle, wait_until
+
+pytestmark = pytest.mark.corpus
+
+
+def _doctor_on_the_longest_finding():
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("D")
+        screen = pilot.app.screen
+        await wait_until(pilot, lambda: screen.exam is not None, "the examination", tries=3000)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: screen.exam is not None and screen.task_findings, "task findings", tries=3000)
+        await pilot.app.workers.wait_for_complete()
+        rows = [i for i, f in enumerate(screen.shown) if f is not None]
+        row = max(rows, key=lambda i: len(screen.shown[i].detail))
+        screen.query_one("DataTable").move_cursor(row=row)
+        await pilot.pause()
+
+    return run_before
+
+
+def test_doctor_detail_pane_at_80x24(snap_compare, make_app):
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=_doctor_on_the_longest_finding())
+
+
+def test_doctor_detail_pane_at_120x35(snap_compare, make_app):
+    assert snap_compare(make_app(), terminal_size=(120, 35), run_before=_doctor_on_the_longest_finding())
