@@ -4,7 +4,8 @@ Opened from the runs table: ``M`` marks files, ``V`` picks the baseline among th
 (``trust.many``) runs in a thread worker through the replay service (recomputed rewards; ``r`` switches to
 the recorded ones). Enter on a run's cell opens the side-by-side trajectories of that task (its first pair
 that regressed or improved, else its first comparable pair: ``TrialCompareScreen``); ``o`` opens the two-way
-comparison of the baseline with the cursor's run (``RunCompareScreen``); ``c`` shows the charts (pass^k
+comparison of the baseline with the cursor's run (``RunCompareScreen``), whose whole label the detail line under
+the summary gives (the summary and the title shorten labels to keep the statistics whole); ``c`` shows the charts (pass^k
 against k, cost against score, termination reasons, as Rich text bars: ``views.charts``) in place of the matrix.
 """
 
@@ -29,12 +30,17 @@ from tau_tui.tui.context import context
 from tau_tui.tui.messages import ManyComparisonReady
 from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.summary_pane import SummaryPane
 from tau_tui.views.charts import many_charts
-from tau_tui.views.layout import at_cursor
-from tau_tui.views.many_view import cell_text, many_summary
+from tau_tui.views.compare_labels import fitted_line
+from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
+from tau_tui.views.many_view import cell_text, many_summary, run_detail
 
-TASK_WIDTH = 48
+TASK_MIN = 20
 RUN_WIDTH = 6
+MOVES_WIDTH = 6
+FRAME = 4  # the matrix's border (2) and its vertical scrollbar (2)
+SUMMARY_FRAME = 6  # the summary's border, padding and scrollbar gutter, before it is laid out
 PAIR_ORDER = {"a_only": 0, "b_only": 0, "both_pass": 1, "both_fail": 1}  # regressed or improved first
 
 
@@ -56,10 +62,12 @@ class ManyCompareScreen(Screen[None]):
         self.baseline = baseline
         self.recorded = False
         self.comparison: Any = None  # trust.ManyComparison, once computed
+        self.detail_run = 0  # the run the detail line names: the cursor's column's, else the last one it was on
 
     def compose(self) -> ComposeResult:
         yield InfoLine(id="manycmp-title")
-        yield Static(id="manycmp-summary")
+        yield SummaryPane(id="manycmp-summary")
+        yield Static(id="manycmp-detail")
         yield DataTable(id="manycmp-tasks", cursor_type="cell", zebra_stripes=True)
         with VerticalScroll(id="manycmp-charts-box"):
             yield Static(id="manycmp-charts")
@@ -73,13 +81,12 @@ class ManyCompareScreen(Screen[None]):
         self._start()
 
     def _start(self) -> None:
-        self.query_one("#manycmp-title", InfoLine).set(
-            Text(
-                f" comparing {len(self.paths)} runs with {one_line(self.paths[self.baseline].name)} "
-                f"({'recorded' if self.recorded else 'recomputed'} rewards)…",
-                style="dim",
-            )
-        )
+        pieces = [
+            (f" comparing {len(self.paths)} runs with ", "dim", False),
+            (self.paths[self.baseline].name, "dim", True),
+            (f" ({'recorded' if self.recorded else 'recomputed'} rewards)…", "dim", False),
+        ]
+        self.query_one("#manycmp-title", InfoLine).set(fitted_line(pieces, self.size.width or 120))
         catalog = context(self).session.catalog
         known = []
         for path in self.paths:
@@ -129,32 +136,74 @@ class ManyCompareScreen(Screen[None]):
 
     def _show(self) -> None:
         many = self.comparison
-        title = Text(no_wrap=True, overflow="ellipsis")
-        title.append(" compare runs ", style="bold reverse")
-        title.append(f"  {len(many.runs)} runs · baseline [{many.baseline + 1}] {many.runs[many.baseline].label}")
-        title.append(f" · {many.rewards} rewards")
-        self.query_one("#manycmp-title", InfoLine).set(visible_renderable(title, single_line=True))
+        self.detail_run = self.detail_run if self.detail_run < len(many.runs) else 0
+        if self.detail_run == many.baseline and len(many.runs) > 1:
+            self.detail_run = 1 if many.baseline == 0 else 0  # at first the first run compared with the baseline
+        self.query_one("#manycmp-charts", Static).update(visible_renderable(many_charts(many)))
+        self._summarise()
+        self._fill()
+
+    def _summarise(self) -> None:
+        """The title, the summary and the detail line at the screen's width (the run labels give way)."""
+        many = self.comparison
+        pieces = [
+            (" compare runs ", "bold reverse", False),
+            (f"  {len(many.runs)} runs · baseline [{many.baseline + 1}] ", "", False),
+            (many.runs[many.baseline].label, "", True),
+            (f" · {many.rewards} rewards", "", False),
+        ]
+        width = self.size.width or 120
+        self.query_one("#manycmp-title", InfoLine).set(visible_renderable(fitted_line(pieces, width), single_line=True))
         legend = Text(
             "Δ: mean reward minus the baseline's (points, 95% paired bootstrap) · p: McNemar exact · Holm p: "
-            "adjusted for the comparisons · −/+: regressions / improvements",
+            "adjusted for the comparisons · −/+: regressions / improvements · ▸: the run the cursor is on "
+            "(its whole label below the summary)",
             style="dim",
         )
         warnings = [Text(f"⚠ {line}", style="bold yellow") for line in many.warnings]
-        summary = Group(many_summary(many), *warnings, legend)
-        self.query_one("#manycmp-summary", Static).update(visible_renderable(summary))
-        self.query_one("#manycmp-charts", Static).update(visible_renderable(many_charts(many)))
+        pane = self.query_one("#manycmp-summary", SummaryPane)
+        room = pane.scrollable_content_region.width or width - SUMMARY_FRAME
+        summary = Group(many_summary(many, room, cursor=self.detail_run), *warnings, legend)
+        pane.show(visible_renderable(summary))
+        self.query_one("#manycmp-detail", Static).update(visible_renderable(run_detail(many, self.detail_run)))
+
+    def _fill(self, keep_cursor: bool = False) -> None:
+        """The task matrix; the task column takes the width the runs leave, its ids shortened apart."""
+        many = self.comparison
         table = self.query_one(DataTable)
+        cursor = table.cursor_coordinate if keep_cursor else None
+        tasks = {row.task: one_line(row.task) for row in many.tasks}
+        fixed = RUN_WIDTH * len(many.runs) + MOVES_WIDTH
+        available = (self.size.width or 120) - FRAME - 2 * (len(many.runs) + 2) - fixed  # cells padded by 1
+        natural = max([len("task"), *map(len, tasks.values())])
+        task_width = width_apart(tasks.values(), max(min(natural, available), min(natural, TASK_MIN)))
+        starts = distinct_starts(tasks.values())
         table.clear(columns=True)
-        table.add_column("task", width=TASK_WIDTH, key="task")
+        table.add_column("task", width=task_width, key="task")
         for i, run in enumerate(many.runs, 1):
             table.add_column(f"[{i}]{'*' if run.baseline else ''}", width=RUN_WIDTH, key=f"run{i}")
-        table.add_column("−/+", width=6, key="moves")
+        table.add_column("−/+", width=MOVES_WIDTH, key="moves")
         for row in many.tasks:
+            task = tasks[row.task]
             table.add_row(
-                visible_renderable(Text(row.task), single_line=True),
+                Text(elide(task, task_width, starts[task])),
                 *(cell_text(cell) for cell in row.cells),
                 Text(f"{row.regressions}/{row.improvements}", justify="right"),
             )
+        if cursor is not None and many.tasks:
+            table.move_cursor(row=min(cursor.row, len(many.tasks) - 1), column=cursor.column)
+
+    def on_resize(self) -> None:
+        if self.comparison is not None:
+            self._summarise()
+            self._fill(keep_cursor=True)
+
+    def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+        """The run of the cursor's column is the one the detail line names (and the summary marks)."""
+        run = event.coordinate.column - 1
+        if self.comparison is not None and 0 <= run < len(self.comparison.runs) and run != self.detail_run:
+            self.detail_run = run
+            self._summarise()
 
     def _cursor(self) -> tuple[Any, int | None]:
         """The task row under the cursor and the run index of its column (None on the task or −/+ column)."""

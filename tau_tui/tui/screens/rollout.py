@@ -1,10 +1,10 @@
 """The "new rollout" form: domain, tasks, agent and user models, k trials, concurrency, output file.
 
 Modal. Domains come from the registry; the task list loads in a thread
-worker when a domain is picked and filters as you type (space selects;
-selecting none runs every task). Models are any litellm model string or a
-scripted participant (``scripted/gold``, ``scripted/user``). "protocol" picks
-whose prompts the LLM participants get (auto / tau2 / own, the settings' by
+worker when a domain is picked and filters as you type (space ticks a task;
+ticking none runs every task, as the line under the list says, with no box
+drawn ticked). Models are any litellm model string or a scripted participant
+(``scripted/gold``, ``scripted/user``). "protocol" picks whose prompts the LLM participants get (auto / tau2 / own, the settings' by
 default) and says which protocol that gives. "run on" picks
 where the episodes run: here, or on Ray actors (``workers`` of them) through
 the same ``Workspace.rollout_remote`` as ``tau-tui run --executor ray``; without
@@ -31,6 +31,7 @@ from tau_tui.pool import ray_missing
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
 from tau_tui.tui.widgets.protocol_choice import ProtocolChoice
+from tau_tui.tui.widgets.task_checklist import TaskChecklist
 from tau_tui.workspace import FORM_LABELS, RequestError, RunPlan, RunRequest, Workspace, parse_json_object
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
                 yield Input(
                     placeholder="type to filter the tasks below", id="r-filter", compact=True, disabled=self.fixed_tasks
                 )
-            yield SelectionList[str](id="r-tasks", disabled=self.fixed_tasks)
+            yield TaskChecklist(id="r-tasks", disabled=self.fixed_tasks)
             yield Label("", id="r-task-count", classes="form-hint")
             with Horizontal(classes="form-row"):
                 yield Label("agent model", classes="form-label")
@@ -285,16 +286,16 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
         shown = len(self._shown())
         picked = len(self.selected)
         text = (
-            f"{picked} of {len(self.tasks)} tasks selected"
+            f"{picked} of {len(self.tasks)} tasks ticked"
             if picked
-            else f"no task selected: every task of the domain ({len(self.tasks)}) runs"
+            else f"no task ticked: all {len(self.tasks)} tasks run"
         )
         if self.fixed_tasks:
             self.query_one("#r-task-count", Label).update(f"{text} (the rows being re-run)")
             return
         if shown != len(self.tasks):
             text += f" · {shown} shown"
-        self.query_one("#r-task-count", Label).update(text + " · space selects · ctrl+a all shown")
+        self.query_one("#r-task-count", Label).update(text + " · space ticks · ctrl+a ticks all shown")
 
     @on(Input.Changed, "#r-filter")
     def _filter_changed(self) -> None:

@@ -3,7 +3,8 @@
 Opened from the runs table with ``M`` on a row of one file, then ``M`` on a row of another. The
 comparison (``trust.compare``) runs in a thread worker through the replay service (recomputed
 rewards; ``r`` switches to the recorded ones). Enter on a row opens the side-by-side trajectory
-comparison of that pair (``TrialCompareScreen``); ``f`` cycles which cells are listed.
+comparison of that pair (``TrialCompareScreen``); ``f`` cycles which cells are listed. The title shortens the
+run labels to keep its words whole; the detail line above the rows gives them whole.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from tau_tui.tui.context import context
 from tau_tui.tui.messages import RunComparisonReady
 from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.summary_pane import SummaryPane
+from tau_tui.views.compare_labels import fitted_line
 from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
 
 CELL_FILTERS = ("all", "discordant", "not_comparable", "both_pass", "both_fail")
@@ -76,7 +79,8 @@ class RunCompareScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield InfoLine(id="runcmp-title")
-        yield Static(id="runcmp-summary")
+        yield SummaryPane(id="runcmp-summary")
+        yield Static(id="runcmp-detail")
         yield DataTable(id="runcmp-rows", cursor_type="row", zebra_stripes=True)
         yield FittingFooter()
 
@@ -87,6 +91,7 @@ class RunCompareScreen(Screen[None]):
 
     def on_resize(self) -> None:
         if self.comparison is not None:
+            self._title()
             self._fill(keep_cursor=True)
 
     def _add_columns(self, task_width: int, cell_width: int) -> None:
@@ -96,13 +101,14 @@ class RunCompareScreen(Screen[None]):
 
     def _start(self) -> None:
         a, b = self.paths
-        self.query_one("#runcmp-title", InfoLine).set(
-            Text(
-                f" comparing {one_line(a.name)} with {one_line(b.name)} "
-                f"({'recorded' if self.recorded else 'recomputed'} rewards)…",
-                style="dim",
-            )
-        )
+        pieces = [
+            (" comparing ", "dim", False),
+            (a.name, "dim", True),
+            (" with ", "dim", False),
+            (b.name, "dim", True),
+            (f" ({'recorded' if self.recorded else 'recomputed'} rewards)…", "dim", False),
+        ]
+        self.query_one("#runcmp-title", InfoLine).set(fitted_line(pieces, self.size.width or 120))
         catalog = context(self).session.catalog
         known = []
         for path in self.paths:
@@ -160,10 +166,7 @@ class RunCompareScreen(Screen[None]):
     def _show(self) -> None:
         cmp = self.comparison
         m = cmp.matrix
-        title = Text(no_wrap=True, overflow="ellipsis")
-        title.append(" compare runs ", style="bold reverse")
-        title.append(f"  A {cmp.a_label}  ·  B {cmp.b_label}  ·  {cmp.rewards} rewards  ·  cells: {self.cell_filter}")
-        self.query_one("#runcmp-title", InfoLine).set(visible_renderable(title, single_line=True))
+        self._title()
         from tau_tui.trust import statistics_lines
 
         summary = Text()
@@ -185,8 +188,24 @@ class RunCompareScreen(Screen[None]):
                 summary.append(line)
         if cmp.domain_warning:
             summary.append(f"\n⚠ {cmp.domain_warning}", style="bold yellow")
-        self.query_one("#runcmp-summary", Static).update(visible_renderable(summary))
+        self.query_one("#runcmp-summary", SummaryPane).show(visible_renderable(summary))
+        detail = Text.assemble(("A ", "bold"), one_line(cmp.a_label), "\n", ("B ", "bold"), one_line(cmp.b_label))
+        self.query_one("#runcmp-detail", Static).update(visible_renderable(detail))
         self._fill()
+
+    def _title(self) -> None:
+        """The title at the screen's width: the run labels give way (the detail line gives them whole)."""
+        cmp = self.comparison
+        pieces = [
+            (" compare runs ", "bold reverse", False),
+            ("  A ", "", False),
+            (cmp.a_label, "", True),
+            (" · B ", "", False),
+            (cmp.b_label, "", True),
+            (f" · {cmp.rewards} rewards · cells: {self.cell_filter}", "", False),
+        ]
+        line = fitted_line(pieces, self.size.width or 120)
+        self.query_one("#runcmp-title", InfoLine).set(visible_renderable(line, single_line=True))
 
     def _keep(self, row: Any) -> bool:
         if self.cell_filter == "all":
