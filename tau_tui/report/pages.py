@@ -105,7 +105,9 @@ def _tokens(value: float | None) -> str:
 
 def _summary(many: ManyComparison, sims: Sequence[int]) -> str:
     header, *rows = summary_table(many)
-    head = "".join(f"<th>{escape(h)}</th>" for h in [*header, "simulations", "cost", "tokens", "tokens/solved", "time (mean)"])
+    head = "".join(
+        f"<th>{escape(h)}</th>" for h in [*header, "simulations", "cost", "tokens", "tokens/solved", "time (mean)"]
+    )
     body = []
     for i, (run, row) in enumerate(zip(many.runs, rows, strict=True)):
         cells = [f"<td>{text(row[0])}</td>", f'<td><a href="runs/{i + 1}/page-1.html">{text(row[1])}</a></td>']
