@@ -66,6 +66,9 @@ async def test_playing_the_user_under_tau2_shows_tau2s_user_prompt(make_app, tmp
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
         screen = app.screen
+        conversation = screen.query_one("#play-conversation")
+        # the screen is current before its on_mount has run (a loaded machine shows it): wait for it to be filled
+        await wait_until(pilot, lambda: conversation.border_subtitle is not None, "the play screen filled in")
         assert screen.session.protocol.name == "tau2"
         assert "protocol tau2" in str(screen.query_one("#play-conversation").border_subtitle)
         console = Console(width=300, record=True, file=io.StringIO())
