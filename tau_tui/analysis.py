@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
 
-from tau_tui.domains import Domain, DomainError, DomainRegistry, split_variant
+from tau_tui.domains import Domain, DomainError, DomainRegistry
 from tau_tui.env.environment import Environment
 from tau_tui.env.upstream import UpstreamFix, apply_upstream_fixes, upstream_fixes
 from tau_tui.evaluate import GoldCache, Judge, ScorerConfig, SimReport, assess, scorer_config_for
@@ -17,7 +17,7 @@ from tau_tui.evaluate.cost_time import SimCostTime
 from tau_tui.evaluate.validity import SimValidity
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
-from tau_tui.model.tasks import Task, db_check_rule, db_verdict
+from tau_tui.model.tasks import Task, db_check_rule, db_verdict, ungraded_fields
 from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, replay, run_assertions
 from tau_tui.replay.facts import Fact, replay_facts, summary_facts
 from tau_tui.replay.mismatch import mismatch_detail
@@ -181,9 +181,8 @@ class Analyzer:
         if name is None:
             problem = run.resolution.problem if run.resolution is not None else None
             raise DomainError(f"{run.path}: {problem or 'cannot tell the domain'}")
-        base, variant = split_variant(name)
         try:
-            return self.registry.get(base), variant
+            return self.registry.resolve(name)
         except DomainError as exc:
             if str(exc).startswith(f"{run.path}:"):
                 raise
@@ -298,6 +297,9 @@ class Analyzer:
             task_changed=self.task_changed(analysis.run, analysis.sim.task_id),
             agent_cost=agent_cost,
             duration=duration,
+            status=report.evaluation.status,
+            ungraded_fields=", ".join(ungraded_fields(analysis.task)) if analysis.task is not None else None,
+            placeholder=analysis.run.placeholder(analysis.index),
         )
 
     def _domain_tasks(self, run: RunFile) -> dict[str, Task]:

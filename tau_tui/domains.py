@@ -36,6 +36,7 @@ __all__ = [
     "read_data_file",
     "split_variant",
     "unknown_domain",
+    "unknown_variant",
 ]
 
 DATA_FLAGS = "pass --tau2-data DIR or set TAU2_DATA_DIR"  # how a user points at tau2 data
@@ -261,32 +262,88 @@ class DomainRegistry:
         folder = self.folder(base)
         if folder is None:
             return None
-        domain_cls = getattr(_import_domain_package(folder), "DOMAIN", None)
-        uses_data = getattr(domain_cls, "uses_tau2_data", True)
-        data_dir = find_domain_data(base, self.tau2_data, self.data_origin) if uses_data else folder / "data"
-        return folder, data_dir
+        return folder, self._data_dir(folder, base)
 
     def get(self, name: str) -> Domain:
-        base, _ = split_variant(name)
+        """The domain ``name`` names; a variant (``telecom-workflow``) only where the domain serves it."""
+        return self.resolve(name)[0]
+
+    def resolve(self, name: str) -> tuple[Domain, str | None]:
+        """(the domain, the variant) ``name`` names. A variant the base domain does not serve (``airline-relaxed``:
+        a fork's changed policy) is asked of the fallback providers by its full name, and is otherwise unknown:
+        never graded as its base domain (``DomainError``)."""
+        base, variant = split_variant(name)
+        if variant is None:
+            return self._base(base), None
+        if name in self._loaded:
+            return self._loaded[name], (None if self._loaded[name].name == name else variant)
+        own = self.folder(name)  # a fork's domain of its own under the full name (DIR/airline-relaxed/)
+        if own is not None:
+            self._loaded[name] = self._create(own, self._data_dir(own, name))
+            return self._loaded[name], None
+        served = self._base(base) if self.folder(base) is not None else None
+        if served is not None and variant in served.variants:
+            return served, variant
+        for provider in self.fallbacks:
+            found = provider(name)
+            if found is not None and (found.name == name or variant in found.variants):
+                self._loaded[name] = found
+                if found.name == base:  # the base domain, serving this variant: loaded once by either name
+                    self._loaded.setdefault(base, found)
+                return found, (None if found.name == name else variant)
+        known = served if served is not None else self._known_base(base)
+        raise DomainError(unknown_variant(name, known))
+
+    def _known_base(self, base: str) -> Domain | None:
+        try:
+            return self._base(base)
+        except DomainError:
+            return None
+
+    def _base(self, base: str) -> Domain:
         if base in self._loaded:
             return self._loaded[base]
         place = self.where(base)
         if place is None:
             for provider in self.fallbacks:  # native domains always win
-                found = provider(name)
+                found = provider(base)
                 if found is not None:
                     self._loaded[base] = found
                     return found
-            raise DomainError(unknown_domain(name, self.names()))
-        folder, data_dir = place
+            raise DomainError(unknown_domain(base, self.names()))
+        self._loaded[base] = self._create(*place)
+        return self._loaded[base]
+
+    def _data_dir(self, folder: Path, name: str) -> Path:
+        domain_cls = getattr(_import_domain_package(folder), "DOMAIN", None)
+        uses_data = getattr(domain_cls, "uses_tau2_data", True)
+        return find_domain_data(name, self.tau2_data, self.data_origin) if uses_data else folder / "data"
+
+    @staticmethod
+    def _create(folder: Path, data_dir: Path) -> Domain:
         create = getattr(_import_domain_package(folder), "create", None)
         if create is None:
             raise DomainError(f"{folder}: domain package has no create(data_dir)")
         domain = create(data_dir)
         if not isinstance(domain, Domain):
             raise DomainError(f"{folder}: create(data_dir) gave a {type(domain).__name__}, not a Domain")
-        self._loaded[base] = domain
         return domain
+
+
+def unknown_variant(name: str, base: Domain | None) -> str:
+    """The one line for a variant no domain serves: named, with the variants its base has, and never graded as
+    the base (its policy, tools or tasks may differ)."""
+    stem, variant = split_variant(name)
+    if base is None:
+        return unknown_domain(name, [])
+    has = ", ".join(f"{stem}-{v}" for v in base.variants)
+    lacks = f"no variant '{variant}' (its variants: {has})" if has else "no variants"
+    return (
+        f"unknown domain '{name}': {stem} has {lacks}, and a variant's policy, "
+        f"tools or tasks may differ, so it is not graded as {stem}; if it is a fork's domain, supply it: its package "
+        f"in a folder given with --domains DIR (DIR/{name}/__init__.py), or the fork's tau2 installed in this "
+        "environment (pip install -e FORK)"
+    )
 
 
 def unknown_domain(name: str, known: Iterable[str]) -> str:

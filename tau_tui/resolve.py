@@ -120,7 +120,7 @@ class RunResolver:
         if domain is None:
             return {}, "no tasks (the domain is unknown)"
         try:
-            return self.registry.get(split_variant(domain)[0]).tasks(), f"the tasks of domain {domain}"
+            return self.registry.get(domain).tasks(), f"the tasks of domain {domain}"
         except (DomainError, ValueError) as exc:  # a domain that cannot load, or a task file that does not validate
             return {}, f"no tasks ({exc})"
 

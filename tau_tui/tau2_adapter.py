@@ -204,12 +204,14 @@ class Tau2Domain(Domain):
     def __init__(self, name: str):
         super().__init__(None)
         self.name = name
+        prefix = f"{name}-"
+        self.variants = tuple(n[len(prefix) :] for n in tau2_domain_names() if n.startswith(prefix))
 
     def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:
         full = f"{self.name}-{variant}" if variant else self.name
         registry = _registry()
-        if full not in registry.get_domains():
-            full = self.name
+        if full not in registry.get_domains():  # never another domain's environment in its place
+            raise DomainError(f"tau2's registry has no domain '{full}'")
         constructor = registry.get_env_constructor(full)
         try:
             inner = constructor(solo_mode=solo)
@@ -244,9 +246,9 @@ class Tau2Provider:
             return None
         names = tau2_domain_names()
         base = name.split("-")[0]
-        if name in names or base in names:
-            return Tau2Domain(base if base in names else name)
-        return None
+        if name not in names and (name != base or base not in names):  # a variant tau2 lacks is no domain of it
+            return None
+        return Tau2Domain(base if base in names else name)
 
     def domain_names(self) -> list[str]:
         """The base names of the domains tau2's registry holds (none without tau2; importing it takes seconds)."""

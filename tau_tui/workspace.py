@@ -628,7 +628,6 @@ class Workspace:
         caller has it (else the domain's task of that id). Blocking steps run in threads."""
         import asyncio
 
-        from tau_tui.domains import split_variant
         from tau_tui.rollout import EpisodeOptions, fork_history
 
         request.validate()
@@ -648,7 +647,7 @@ class Workspace:
         path = request.out_path() or self.fork_path(run.label, sim.id, after)
         if path.exists():
             raise request.error("out", f"{path} already exists; choose another")
-        await asyncio.to_thread(self.registry.get, split_variant(domain)[0])
+        await asyncio.to_thread(self.registry.get, domain)
         episode = await self.fork(
             domain,
             task if task is not None else sim.task_id,

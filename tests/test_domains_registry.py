@@ -108,7 +108,9 @@ def test_variants():
 
 
 class _Found:
-    """A stand-in domain a fallback provider hands out."""
+    """A stand-in domain a fallback provider hands out (serving one variant, ``dim``)."""
+
+    variants = ("dim",)
 
     def __init__(self, name: str):
         self.name = name
@@ -136,6 +138,8 @@ def test_fallback_providers_are_asked_in_order_after_domain_folders():
     assert registry.get("mock").name == "mock" and len(asked) == 2  # a domain folder wins, providers unasked
     with pytest.raises(DomainError, match="unknown domain 'lampz'"):
         registry.get("lampz")
+    with pytest.raises(DomainError, match="unknown domain 'lamps-bright': lamps has no variant 'bright'"):
+        registry.get("lamps-bright")  # a variant the domain does not serve is never graded as it
     assert DomainRegistry(None, use_tau2=False).fallbacks == []
     composed = default_registry(None, fallbacks=[lamps], use_tau2=False)
     assert composed.fallbacks == [lamps]

@@ -45,6 +45,7 @@ def policy_type(variant: str | None) -> str:
 class TelecomDomain(Domain):
     name = "telecom"
     toolkits = (TelecomTools, TelecomUserTools)
+    variants = ("workflow",)
 
     def __init__(self, data_dir: Path | None):
         super().__init__(data_dir)

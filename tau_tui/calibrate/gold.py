@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from tau_tui.calibrate.fingerprint import Fingerprinter
-from tau_tui.domains import Domain, split_variant
+from tau_tui.domains import Domain
 from tau_tui.env.environment import Environment, EnvState
 from tau_tui.env.store import to_plain
 from tau_tui.evaluate import Evaluation, score
@@ -354,8 +354,8 @@ class GoldChecker:
 
     @classmethod
     def for_name(cls, registry: Any, name: str, **kwargs: Any) -> "GoldChecker":
-        base, variant = split_variant(name)
-        return cls(registry.get(base), variant, **kwargs)
+        domain, variant = registry.resolve(name)
+        return cls(domain, variant, **kwargs)
 
     def new_env(self, solo: bool = False) -> Environment:
         return self.domain.new_environment(solo=solo, variant=self.variant)

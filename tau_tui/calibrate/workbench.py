@@ -102,8 +102,7 @@ class Calibrator:
         remote episodes); a calibrator made alone (tests) makes its own from ``registry`` and ``judge``."""
         self.registry = registry
         self.domain_name = domain
-        base, self.variant = split_variant(domain)
-        self.domain = registry.get(base)
+        self.domain, self.variant = registry.resolve(domain)
         self.grid = grid if grid is not None else CalibrationGrid()
         self.judge = judge
         self.fingerprints = Fingerprinter(self.domain, self.variant)

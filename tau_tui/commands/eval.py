@@ -157,9 +157,12 @@ def _recorded_lines(run: RunFile, reports: list[ReportDigest]) -> list[str]:
     return lines + ([f"  recorded judge: {judge}"] if judge else [])
 
 
-def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int) -> tuple[dict[str, Any], str]:
+def _recorded_only_file(
+    path: Path, run: RunFile, indices: list[int], seed: int, note: str | None = None
+) -> tuple[dict[str, Any], str]:
     """The file record and text block of a run shown as recorded only: metrics over its recorded rewards, its
-    recorded cost and time."""
+    recorded cost and time (``note``: why nothing is recomputed, when not ``run.recorded_only``'s reason)."""
+    note = note or run.recorded_only
     from tau_tui.evaluate import FileMetrics, MetricOutcome
     from tau_tui.evaluate.cost_time import CostTime, SimCostTime
     from tau_tui.evaluate.render import metrics_block
@@ -179,6 +182,7 @@ def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int)
             reward=e.reward,
             agent_cost=cost.agent_usd,
             duration=cost.duration_s,
+            placeholder=run.placeholder(e.index),
         )
         for e, cost in zip((run.entries[i] for i in indices), spends, strict=True)
     )
@@ -191,7 +195,7 @@ def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int)
         "agent_model": run.agent_model,
         "format": run.layout,
         "recomputed": False,
-        "note": run.recorded_only,
+        "note": note,
         "metrics": None,
         "recorded_metrics": both.recorded.to_json(),
         "agreement": {"compared": 0, "agree": 0, "differ": 0, "not_computable": 0},
@@ -203,10 +207,16 @@ def _recorded_only_file(path: Path, run: RunFile, indices: list[int], seed: int)
         "duration": spend.duration_json(),
         "tokens": spend.tokens_json(),
     }
-    title = f"{path}: metrics over the recorded rewards, not recomputed\n  note: {run.recorded_only}"
+    title = f"{path}: metrics over the recorded rewards, not recomputed\n  note: {note}"
     block = metrics_block(str(path), both.recorded, confidence=both.recorded_confidence, title=title)
     block = with_warnings(block, validity.warnings(recorded=True) + [f"costs: {why}" for why in spend.not_dollars])
     return record, block + f"\n  recorded {spend.text()}"
+
+
+def _after_path(path: Path, error: str) -> str:
+    """``error`` without the ``PATH: `` it starts with (the block names the file already)."""
+    head = f"{path}: "
+    return error[len(head) :] if error.startswith(head) else error
 
 
 def _claim_record(sub, run) -> dict[str, Any]:
@@ -256,6 +266,46 @@ def _claim_lines(record: dict[str, Any], metrics, claim: DomainClaim | None = No
     return f"{head}: pass^k " + ", ".join(cells) + tail
 
 
+def _lone_submission(path: Path, note: str) -> tuple[dict[str, Any], str]:
+    """A ``submission.json`` opened without its trajectories: what it claims per domain, and that nothing can be
+    recomputed here (its ``eval --json`` record and text block). Raises ``SubmissionError`` for an unusable one."""
+    from tau_tui.model.submission import read_submission
+
+    sub = read_submission(path)
+    claims = {
+        domain: {
+            "claimed_pass_hat_k": {str(k): v for k, v in claim.pass_hat_k.items()},
+            "claimed_cost": claim.cost,
+            "claimed_cost_time": claim.cost_time or None,
+            "retrieval_config": claim.retrieval_config,
+        }
+        for domain, claim in sub.claims.items()
+    }
+    record = {
+        "path": str(path),
+        "kind": "submission",
+        **sub.to_json(),
+        "label": sub.label,
+        "recomputed": False,
+        "trajectories": None,
+        "note": note,
+        "claims": claims,
+        "claim_basis": "best_of_k" if sub.best_of_k else "file",
+        "warnings": sub.warnings,
+    }
+    lines = [f"{path}: submission {sub.label}, claims only", f"  note: {note}"]
+    for domain, claim in sub.claims.items():
+        cells = ", ".join(f"{k}: {v:.3f}" for k, v in sorted(claim.pass_hat_k.items())) or "no pass^k"
+        costs = claim.cost_time_text()
+        lines.append(f"  {domain}: claimed pass^k {cells}" + (f" · {costs}" if costs else ""))
+    if not sub.claims:
+        lines.append("  claims no pass^k for any domain")
+    if sub.best_of_k:
+        lines.append(f'  its claims are best-of-K over several trajectory files (methodology: "{sub.best_of_k}")')
+    lines.extend(f"  warning: {w}" for w in sub.warnings)
+    return record, "\n".join(lines)
+
+
 def _best_of_k_claim(
     sub, domain: str, attempts: list[tuple[str, str, float | None, float | None]]
 ) -> tuple[dict[str, Any], str]:
@@ -293,7 +343,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui.evaluate.render import metrics_block
     from tau_tui.evaluate.scorer import is_sidecar, load_scorer_config
     from tau_tui.evaluate.validity import SimValidity
-    from tau_tui.model.io import RunFileError
+    from tau_tui.model.io import SUBMISSION_LAYOUT, RunFileError
     from tau_tui.model.submission import SubmissionError, submission_for, submission_notes
     from tau_tui.pool import Job, Unit
     from tau_tui.textsafe import json_line, visible
@@ -325,6 +375,17 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                 err(error or f"{path}: unreadable")
                 status = EXIT_INPUT
                 continue
+            if run.layout == SUBMISSION_LAYOUT:  # a lone submission.json: its claims, trajectories not here
+                try:
+                    record, block = _lone_submission(path, run.recorded_only or "")
+                except SubmissionError as exc:
+                    err(str(exc))
+                    status = EXIT_INPUT
+                    continue
+                files.append(record)
+                if not args.json:
+                    out.write(visible(block + "\n\n"))
+                continue
             if run.recorded_only:  # tau-bench v1: its recorded rewards' metrics, nothing recomputed
                 indices = selected(run, args.sim, found, ambiguous)
                 if indices or not args.sim:
@@ -347,14 +408,14 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
                 continue
             outcomes, recorded, reports = [], [], []
             unreplayed: list[SimValidity] = []  # simulations whose unit failed: in the validity, not the score
-            domain_missing = False
+            domain_missing: str | None = None  # why no simulation of the file can be replayed (its domain)
             units = (Unit(str(path), index, sidecar) for index in indices)
             for done in lost.until_lost(executor.map(units)):
                 if done.error is not None:
                     err(done.error)
                     status = EXIT_INPUT
-                    domain_missing = done.domain_error
-                    if domain_missing:
+                    if done.domain_error:
+                        domain_missing = done.error
                         break
                     entry = run.entries[done.unit.index]
                     try:
@@ -386,7 +447,11 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
             if lost.happened:
                 status = EXIT_INPUT
                 break
-            if domain_missing:
+            if domain_missing:  # never graded as another domain: its recorded rewards, said to be so
+                record, block = _recorded_only_file(path, run, indices, args.seed, _after_path(path, domain_missing))
+                files.append(record)
+                if not args.json:
+                    out.write(visible(block + "\n\n"))
                 continue
             both = FileMetrics.of(outcomes, recorded, run.raw_info, seed=args.seed)
             metrics, confidence = both.ours, both.confidence

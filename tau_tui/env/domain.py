@@ -59,6 +59,9 @@ class Domain(ABC):
     # The toolkit classes of the agent's and the user's side (every variant's): their tools are known without
     # building an environment, so without the domain's data (``declared_tool_names``).
     toolkits: ClassVar[tuple[type[Toolkit], ...]] = ()
+    # The variants it serves (``telecom-workflow`` → ``workflow``): a name with any other variant is a domain we
+    # do not know, never graded as this one (``DomainRegistry.resolve``). The tau2 adapter's instances set theirs.
+    variants: tuple[str, ...] = ()
     # One pristine state tree per (class, data folder, side) for the whole process.
     _pristine: ClassVar[dict[tuple[Any, ...], Any]] = {}
     _lock: ClassVar[threading.Lock] = threading.Lock()

@@ -36,8 +36,15 @@ from tau_tui.evaluate.checks import (
 )
 from tau_tui.evaluate.judge import Judge, JudgeError
 from tau_tui.model.duplex import TICKS, GradedFrom, agent_utterances, speech_conversation
-from tau_tui.model.results import SCORED_TERMINATIONS, SimulationRun
-from tau_tui.model.tasks import DB_PASSES_UNCHECKED, EvaluationCriteria, Task, db_check_rule, db_verdict
+from tau_tui.model.results import INFRASTRUCTURE_ERROR, SCORED_TERMINATIONS, SimulationRun
+from tau_tui.model.tasks import (
+    DB_PASSES_UNCHECKED,
+    EvaluationCriteria,
+    Task,
+    db_check_rule,
+    db_verdict,
+    ungraded_fields,
+)
 from tau_tui.replay import FATAL_IN_TAU2, GoldResult, MismatchClass, Timeline
 
 SUCCESS_TOLERANCE = 1e-6
@@ -49,6 +56,15 @@ SCORED, PREMATURE, NO_CRITERIA, NO_TASK, NOT_COMPUTABLE = (
     "no_task",
     "not_computable",
 )
+# Never re-graded: a row with no trajectory (a summary, a half-written run) and a task with fields tau2 1.0.1
+# does not have where they could change the reward (a fork's); the recorded reward is shown for them.
+NO_TRAJECTORY, UNGRADED_FIELDS = "no_trajectory", "ungraded_fields"
+NO_TRAJECTORY_NOTE = "no trajectory: the recording holds no messages; its recorded reward is shown, not re-graded"
+# Why no reward, in the words a one-line summary shows (the TUI's row detail and reward header).
+NOT_GRADED_WORDS = {
+    NO_TRAJECTORY: "no trajectory: the recorded reward is shown, not re-graded",
+    UNGRADED_FIELDS: "the task has fields we do not grade",
+}
 
 
 class Replayed(Protocol):
@@ -334,6 +350,12 @@ def evaluate(replayed: Replayed, judge: Judge | None = None) -> Evaluation:
 
 def _evaluate(replayed: Replayed, judge: Judge | None) -> Evaluation:
     termination = replayed.sim.termination_reason
+    if not replayed.sim.trajectory and termination != INFRASTRUCTURE_ERROR:  # tau2's own failed units hold none
+        return Evaluation(None, NO_TRAJECTORY, termination, notes=[NO_TRAJECTORY_NOTE])
+    fields = ungraded_fields(replayed.task) if replayed.task is not None else []
+    if fields:
+        note = f"not computed: the task has fields we do not grade: {', '.join(fields)}"
+        return Evaluation(None, UNGRADED_FIELDS, termination, notes=[note])
     if termination is None:
         return Evaluation(None, NOT_COMPUTABLE, None, notes=["the recording has no termination_reason"])
     if termination not in SCORED_TERMINATIONS:

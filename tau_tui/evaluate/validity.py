@@ -11,7 +11,13 @@ A number rests on its simulations. It says less than it seems when some of them 
 - ``infrastructure_error``: the episode never ran (left out of the score);
 - ``premature``: ended by a limit or an error before the conversation finished (``max_steps``,
   ``too_many_errors``, …: scored 0 by tau2's rules);
-- ``unscored``: no reward could be computed (left out of the score);
+- ``no_trajectory``: the row holds no messages (a summary, a half-written run): not re-graded, its recorded
+  reward shown;
+- ``ungraded_fields``: its task has fields tau2 1.0.1 does not have where they could change the reward (a
+  fork's ``acceptable_outcomes``): no reward computed;
+- ``unscored``: no reward could be computed otherwise (left out of the score);
+- ``placeholder``: the file's own ``info`` says the recorded reward is a placeholder (the recorded score is no
+  result);
 - ``unpriced`` / ``untimed``: no cost or no duration recorded (the cost and time lines say less).
 
 ``SimValidity`` is one simulation's facts, plain data that travels from worker processes; ``Validity`` sums
@@ -28,7 +34,18 @@ from tau_tui.config import id_order
 from tau_tui.model.results import SCORED_TERMINATIONS
 
 INFRASTRUCTURE_ERROR = "infrastructure_error"
-KINDS = ("inconsistent", "task_changed", "not_replayed", "infrastructure_error", "premature", "unscored")
+KINDS = (
+    "inconsistent",
+    "task_changed",
+    "not_replayed",
+    "no_trajectory",
+    "ungraded_fields",
+    "infrastructure_error",
+    "premature",
+    "unscored",
+    "placeholder",
+)
+NO_TRAJECTORY, UNGRADED_FIELDS = "no_trajectory", "ungraded_fields"  # evaluate.reward's statuses of the two
 SHOWN_IDS = 5  # task ids named in a warning line; --json lists every simulation
 
 
@@ -46,6 +63,9 @@ class SimValidity:
     unscored: bool = False
     unpriced: bool = False
     untimed: bool = False
+    no_trajectory: bool = False
+    ungraded_fields: str | None = None  # the task's fields we do not grade, by path
+    placeholder: str | None = None  # what the file's info says of its recorded reward being a placeholder
 
     @classmethod
     def of(
@@ -60,8 +80,13 @@ class SimValidity:
         task_changed: str | None = None,
         agent_cost: float | None = None,
         duration: float | None = None,
+        status: str | None = None,
+        ungraded_fields: str | None = None,
+        placeholder: str | None = None,
     ) -> SimValidity:
-        """From a report's recording issues (``RecordingIssue``), its termination and reward."""
+        """From a report's recording issues (``RecordingIssue``), its termination, reward and evaluation status
+        (``status``: ``evaluate.reward``'s), the fields its task has that we do not grade, and what the file says
+        of its recorded reward being a placeholder."""
         inconsistent = [i for i in issues if getattr(i, "inconsistent", False)]
         kinds = [str(getattr(i, "kind", "")) for i in inconsistent]
         first = "mislabelled_task" if "mislabelled_task" in kinds else (kinds[0] if kinds else None)
@@ -69,6 +94,8 @@ class SimValidity:
             task_changed = "its checks fit another version of the task set"
         infra = termination == INFRASTRUCTURE_ERROR
         premature = termination if termination and termination not in SCORED_TERMINATIONS and not infra else None
+        bare = status == NO_TRAJECTORY
+        fields = (ungraded_fields or "fields we do not grade") if status == UNGRADED_FIELDS else None
         return cls(
             sim_id,
             task_id,
@@ -76,10 +103,13 @@ class SimValidity:
             task_changed,
             not replayed,
             infra,
-            premature,
-            replayed and reward is None and not infra,
+            None if bare else premature,
+            replayed and reward is None and not infra and not bare and fields is None,
             agent_cost is None,
             duration is None,
+            bare,
+            fields,
+            placeholder,
         )
 
 
@@ -159,6 +189,20 @@ class Validity:
         missing = self.count("not_replayed")
         if missing:
             out.append(f"{missing} of {n} simulations not replayed: nothing recomputed for them")
+        bare = self.count("no_trajectory")
+        if bare:
+            out.append(
+                f"{bare} of {n} simulations have no trajectory ({self._tasks('no_trajectory')}): not re-graded, "
+                "left out of the score; their recorded rewards are shown as recorded"
+            )
+        ungraded = self.count("ungraded_fields")
+        if ungraded:
+            fields = self.ids("ungraded_fields")[0].ungraded_fields
+            out.append(
+                f"{ungraded} of {n} simulations ran tasks with fields we do not grade ({fields}; "
+                f"{self._tasks('ungraded_fields')}): no reward computed for them, left out of the score"
+                + ("" if recorded else "; --recorded scores the recorded rewards")
+            )
         infra = self.count("infrastructure_error")
         if infra:
             out.append(f"{infra} of {n} simulations are infrastructure errors: left out of the score")
@@ -169,6 +213,13 @@ class Validity:
         unscored = self.count("unscored")
         if unscored:
             out.append(f"{unscored} of {n} simulations unscored (no reward computable): left out of the score")
+        placeholders = self.count("placeholder")
+        if placeholders:
+            said = self.ids("placeholder")[0].placeholder
+            out.append(
+                f"{placeholders} of {n} recorded rewards are placeholders by the file's own info "
+                f'({self._tasks("placeholder")}; "{said}"): the recorded score is no result'
+            )
         return [who + line for line in out]
 
     def cost_warnings(self) -> list[str]:
@@ -192,6 +243,9 @@ class Validity:
             "infrastructure_errors": [i.sim_id for i in self.ids("infrastructure_error")],
             "premature": self.premature_ends,
             "unscored": [i.sim_id for i in self.ids("unscored")],
+            "no_trajectory": [i.sim_id for i in self.ids("no_trajectory")],
+            "ungraded_fields": [i.sim_id for i in self.ids("ungraded_fields")],
+            "placeholder": [i.sim_id for i in self.ids("placeholder")],
             "unpriced": self.count("unpriced"),
             "untimed": self.count("untimed"),
             "warnings": self.warnings(recorded),

@@ -40,7 +40,7 @@ import orjson
 from pydantic import ValidationError
 
 from tau_tui.model.duplex import TICKS, graded_from, tick_messages
-from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw
+from tau_tui.model.results import Results, RunInfo, SimulationRun, is_silent_raw, placeholder_reward
 from tau_tui.model.secrets import environment_secrets, leaked_credentials, redact
 from tau_tui.model.tasks import Task
 from tau_tui.model.tau_bench_v1 import looks_like_v1, open_v1
@@ -517,6 +517,15 @@ class RunFile:
         except ValueError as exc:  # its span no longer parses (rewritten in place, same size and time)
             raise RunFileError(self.path, f"simulation #{index} is no longer valid JSON ({exc}); reload it") from None
 
+    def placeholder(self, index: int) -> str | None:
+        """What the file's own ``info`` says of simulation ``index``'s recorded reward being a placeholder
+        (``model.results.placeholder_reward``); None when nothing, or the simulation cannot be read."""
+        try:
+            raw = self.raw_simulation(index)
+        except RunFileError:
+            return None
+        return placeholder_reward(raw, self.raw_info) if isinstance(raw, dict) else None
+
     def simulation(self, index: int) -> SimulationRun:
         """The full model of simulation ``index`` (built once, then cached)."""
         cached = self._sims.get(index)
@@ -584,8 +593,76 @@ def _from_object(path: Path, data: dict[str, Any]) -> RunFile:
         return _lone(
             path, "single", data, {k: v for k, v in data.items() if k not in ("task", "run_info")}, ("task", "run_info")
         )
+    if isinstance(data.get(TASK_RESULTS), list):
+        return _task_results(path, data)
+    if _is_submission(data):
+        return RunFile(path, SUBMISSION_LAYOUT, [], {}, [], recorded_only=lone_submission_note(path))
     keys = ", ".join(list(data)[:6]) or "no keys"
     raise RunFileError(path, f"not a tau2 run: an object without 'simulations' or 'simulation_run' (keys: {keys})")
+
+
+# ``{task_results: [{task_id, reward, trajectory}, …]}``: a harness's per-task rows, each with its simulation (or
+# only its messages) under ``trajectory``; the row's ``task_id`` and ``reward`` are the recorded ones.
+TASK_RESULTS, _TRAJECTORY = "task_results", "trajectory"
+_ROW_FIELDS = ("task_id", "trial", "seed", "termination_reason", "agent_cost", "user_cost", "duration")
+
+
+def _task_results(path: Path, data: dict[str, Any]) -> RunFile:
+    """A ``task_results`` wrapper: one simulation per row, the row's fields filling what its simulation lacks."""
+    warnings: list[str] = []
+    sims: list[Any] = []
+    for i, row in enumerate(data[TASK_RESULTS]):
+        if not isinstance(row, dict):
+            warnings.append(f"task_results[{i}] is {_kind(row)}, expected an object; skipped")
+            continue
+        trajectory = row.get(_TRAJECTORY)
+        if isinstance(trajectory, dict):
+            sim = dict(trajectory)
+        elif isinstance(trajectory, list):  # the messages alone
+            sim = {"messages": trajectory}
+        else:
+            if trajectory is not None:
+                warnings.append(f"task_results[{i}].trajectory is {_kind(trajectory)}, expected a simulation; ignored")
+            sim = {}  # a row with a reward and no messages: shown as recorded, never re-graded
+        for key in _ROW_FIELDS:
+            if sim.get(key) in (None, "") and row.get(key) not in (None, ""):
+                sim[key] = row[key]
+        if sim.get("id") in (None, ""):
+            sim["id"] = str(row.get("id") or row.get("simulation_id") or f"task_results[{i}]")
+        _recorded_reward(sim, row.get("reward"), warnings)
+        sims.append(sim)
+    info = _part(data, "info", dict, warnings) or _run_info(data.get("run_info"), warnings)
+    tasks = _part(data, "tasks", list, warnings)
+    extra = {k: v for k, v in data.items() if k not in (TASK_RESULTS, "info", "tasks", "run_info", "timestamp")}
+    run = RunFile(
+        path,
+        TASK_RESULTS,
+        sims,
+        info,
+        tasks,
+        timestamp=data.get("timestamp") if isinstance(data.get("timestamp"), str) else None,
+        extra_top=_named_fields(extra, warnings),
+    )
+    run.warnings.extend(warnings)
+    return run
+
+
+# A leaderboard ``submission.json`` opened alone (no ``trajectories/`` beside it): its claims, nothing to replay.
+SUBMISSION_LAYOUT = "submission"
+
+
+def _is_submission(data: dict[str, Any]) -> bool:
+    """tau2 submit's metadata: a model name and claimed results, and no simulation."""
+    return isinstance(data.get("model_name"), str) and isinstance(data.get("results"), dict)
+
+
+def lone_submission_note(path: Path) -> str:
+    """Why a lone ``submission.json`` shows claims only."""
+    where = path.parent / TRAJECTORIES_DIR
+    return (
+        f"a leaderboard submission: its claims only; trajectories not here ({where} does not exist), "
+        "so nothing is recomputed; open the submission folder with its trajectories/"
+    )
 
 
 def _part(data: dict[str, Any], key: str, kind: type, warnings: list[str]) -> Any:
@@ -828,7 +905,7 @@ def _open_streamed(path: Path, on_progress: Callable[[RunFile], None] | None) ->
 
 def describe_empty(run: RunFile) -> str | None:
     """A note for runs that hold no simulation at all, or None."""
-    if run.raw_sims:
+    if run.raw_sims or run.layout == SUBMISSION_LAYOUT:
         return None
     what = {"list": "an empty list of simulations", "dir": "a run folder with 0 simulations"}.get(
         run.layout, f"a results object with 0 simulations ({len(run.raw_tasks)} tasks defined)"
@@ -867,9 +944,15 @@ RUN_CONFIG_FILE = "run.json"  # a run's configuration beside the simulations it 
 _RUN_KEYS = ("simulations", "simulation_run", "messages", "ticks")
 
 
+# Files a harness writes beside its runs that list or describe them (an index of the run files, a manifest):
+# left out of a folder scan when they hold no simulation, as ``run.json`` is.
+INDEX_FILES = (RUN_CONFIG_FILE, "index.json", "manifest.json")
+
+
 def _is_run_config(path: Path) -> bool:
-    """A small ``run.json`` that holds no simulation: a run's configuration, which a folder scan leaves out."""
-    if path.name != RUN_CONFIG_FILE:
+    """A small ``run.json``, ``index.json`` or ``manifest.json`` that holds no simulation: a run's configuration or
+    an index of the runs beside it, which a folder scan leaves out (named alone, it is opened and says why not)."""
+    if path.name not in INDEX_FILES:
         return False
     try:
         if os.stat(path).st_size > _SIDECAR_HEAD_BYTES:
@@ -877,7 +960,9 @@ def _is_run_config(path: Path) -> bool:
         data = orjson.loads(read_bytes(path))
     except (OSError, RunFileError, orjson.JSONDecodeError):
         return False
-    return isinstance(data, dict) and not any(key in data for key in _RUN_KEYS)
+    if isinstance(data, list):  # a list of names or rows: an index unless its rows are simulations
+        return not any(isinstance(row, dict) and any(key in row for key in _RUN_KEYS) for row in data)
+    return isinstance(data, dict) and not any(key in data for key in (*_RUN_KEYS, TASK_RESULTS))
 
 
 _DOMAIN_SIDECARS = ("results.json", RUN_CONFIG_FILE)

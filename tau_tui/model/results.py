@@ -27,7 +27,45 @@ TERMINATION_REASONS = (
     "no_recorded_result",
 )
 NO_RECORDED_RESULT = "no_recorded_result"
+INFRASTRUCTURE_ERROR = "infrastructure_error"  # left out of the metrics, as tau2 leaves it out
 SCORED_TERMINATIONS = ("user_stop", "agent_stop")
+
+
+RUN_INFO_ABOUT_PARTICIPANTS = ("agent_info", "user_info", "environment_info")  # prompts and policies, not verdicts
+
+
+def _placeholder_in(value: Any, depth: int = 0) -> str | None:
+    """Where ``value`` says "placeholder": a key naming it with a true value, or a text mentioning it (cut)."""
+    if depth > 3:
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "placeholder" in str(key).lower() and item not in (None, False, "", 0):
+                return f"{key}: {str(item)[:60]}"
+            found = _placeholder_in(item, depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for item in value[:20]:
+            found = _placeholder_in(item, depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(value, str) and "placeholder" in value.lower():
+        return value if len(value) <= 100 else value[:99] + "…"
+    return None
+
+
+def placeholder_reward(sim: dict[str, Any], run_info: dict[str, Any]) -> str | None:
+    """What the file's own ``info`` says of a recorded reward being a placeholder (the simulation's ``info``, its
+    ``reward_info.info``, or the run's ``info`` outside the participants' prompts); None when it says nothing."""
+    reward_info = sim.get("reward_info")
+    own = [sim.get("info"), reward_info.get("info") if isinstance(reward_info, dict) else None]
+    run = {k: v for k, v in run_info.items() if k not in RUN_INFO_ABOUT_PARTICIPANTS}
+    for part in (*own, run):
+        found = _placeholder_in(part) if isinstance(part, dict) else None
+        if found is not None:
+            return found
+    return None
 
 
 class RecordedDBCheck(Loose):

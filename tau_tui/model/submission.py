@@ -427,6 +427,21 @@ def open_submission(folder: Path | str) -> SubmissionUnit:
     return unit
 
 
+def lone_submission_notes(path: Path | str) -> list[str]:
+    """Load notes for a ``submission.json`` opened without its trajectories: what it is, and what it claims."""
+    try:
+        sub = read_submission(path)
+    except SubmissionError as exc:
+        return [str(exc)]
+    claims = "; ".join(
+        f"{domain} pass^1 {claim.pass_hat_k[1]:.3f}" if 1 in claim.pass_hat_k else f"{domain}: no pass^1"
+        for domain, claim in sub.claims.items()
+    )
+    return [f"{sub.path}: submission {sub.label} claims {claims or 'nothing'}; trajectories not here"] + [
+        f"{sub.path}: {w}" for w in sub.warnings
+    ]
+
+
 def submission_label(path: Path | str) -> str:
     """The runs-table name of the submission a run belongs to: its label, "" for none, a mark when unreadable."""
     sub = submission_for(path)

@@ -131,6 +131,42 @@ class Task(Loose):
         return list(self.evaluation_criteria.actions)
 
 
+# Fields of tau2 1.0.1's Task our model does not spell out (they do not change a reward), metadata tau2's own
+# task files carry that its Task drops (airline's and banking's ``annotations``), and our own ``fault_plan``
+# (``env.faults.FAULT_PLAN_KEY``: the faults a rollout injects, which its recording then holds as tool results).
+TASK_FIELDS_NOT_GRADED = frozenset({"issues", "required_documents", "annotations", "fault_plan"})
+# Fields tau2 1.0.1's own task files carry where its models have none, so that tau2 drops them and grades without
+# them (two banking tasks, task_058 among them, put DB rows straight under ``initialization_data`` instead of in
+# its ``agent_data``): grading as tau2 1.0.1 does means dropping them as well, gold and replay alike.
+TAU2_DROPS = frozenset({"initial_state.initialization_data.users", "initial_state.initialization_data.accounts"})
+
+
+def _extra(model: Loose | None, where: str) -> list[str]:
+    return [f"{where}{key}" for key in (model.model_extra or {})] if model is not None else []
+
+
+def ungraded_fields(task: Task) -> list[str]:
+    """The fields of ``task`` tau2 1.0.1 does not have where they could change a reward (the evaluation
+    criteria, their actions and assertions, the initial state the gold DB starts from, or the task itself: a
+    fork's ``acceptable_outcomes``), by path; [] for a task tau2 1.0.1 grades as we do. A task with any is not
+    graded: we cannot know what the field means to the fork that wrote it."""
+    out = [key for key in (task.model_extra or {}) if key not in TASK_FIELDS_NOT_GRADED]
+    criteria = task.evaluation_criteria
+    if criteria is not None:
+        out += _extra(criteria, "evaluation_criteria.")
+        for i, action in enumerate(criteria.actions or []):
+            out += _extra(action, f"evaluation_criteria.actions[{i}].")
+        for i, assertion in enumerate(criteria.env_assertions or []):
+            out += _extra(assertion, f"evaluation_criteria.env_assertions[{i}].")
+    state = task.initial_state
+    if state is not None:
+        out += _extra(state, "initial_state.")
+        out += _extra(state.initialization_data, "initial_state.initialization_data.")
+        for i, call in enumerate(state.initialization_actions or []):
+            out += _extra(call, f"initial_state.initialization_actions[{i}].")
+    return [path for path in out if path not in TAU2_DROPS]
+
+
 # How tau2 1.0.1's environment evaluator decides a task's DB check (``evaluator_env.py``), one rule for every
 # path (replay, eval, compare, audit, the TUI): the hashes decide; or the task lists neither actions nor env
 # assertions and the check passes without comparing; or the task has no evaluation criteria and no DB check

@@ -247,8 +247,7 @@ async def run_cassettes(
     if not run.solo:
         check_spec(user, "user")
     check_credentials([(agent, "agent")] + ([] if run.solo else [(user, "user")]), judge)
-    base, variant = split_variant(name)
-    dom = registry.get(base)
+    dom, variant = registry.resolve(name)
     indices = _selected(run, sim_ids, task_ids)
     tasks: dict[str, Task] = {}
     for index in indices:

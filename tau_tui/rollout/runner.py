@@ -53,7 +53,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from tau_tui.domains import Domain, DomainRegistry, split_variant
+from tau_tui.domains import Domain, DomainRegistry
 from tau_tui.env.environment import Environment
 from tau_tui.evaluate.credentials import MissingCredentials
 from tau_tui.model.io import RunFile, RunFileError, file_lock, open_run
@@ -382,8 +382,7 @@ class Runner:
         models = [spec.settings() for spec in (config.agent, config.user) if not (spec.is_scripted or spec.is_human)]
         if models and self.models_here and self.remote is None:
             preload(models)
-        base, self.variant = split_variant(config.domain)
-        self.domain = self.registry.get(base)
+        self.domain, self.variant = self.registry.resolve(config.domain)
         if config.tasks:
             given = {t.id: t for t in config.tasks}
             missing = [t for t in config.task_ids or [] if t not in given]

@@ -21,7 +21,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Callable
 
-from tau_tui.domains import Domain, DomainRegistry, split_variant
+from tau_tui.domains import Domain, DomainRegistry
 from tau_tui.env.environment import Environment
 from tau_tui.model.messages import Message
 from tau_tui.model.results import SimulationRun
@@ -119,8 +119,7 @@ class Episode:
 
 
 def _domain(registry: DomainRegistry, name: str) -> tuple[Domain, str | None]:
-    base, variant = split_variant(name)
-    return registry.get(base), variant
+    return registry.resolve(name)
 
 
 def _task(domain: Domain, task: Task | str) -> Task:

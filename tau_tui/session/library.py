@@ -45,9 +45,9 @@ def load_runs(
     works out what a run leaves out (its domain, old uploads' tasks) before its rows are shown, and its notices
     join the file's notes."""
     from tau_tui.model.indexing import Failed, Growing, Loaded, index_files, plan_workers
-    from tau_tui.model.io import describe_empty, scan_paths
+    from tau_tui.model.io import SUBMISSION_LAYOUT, describe_empty, scan_paths
     from tau_tui.model.notes import NoteBook, NotesError
-    from tau_tui.model.submission import submission_notes
+    from tau_tui.model.submission import lone_submission_notes, submission_notes
 
     scan = scan_paths(paths)
     files = scan.files
@@ -69,6 +69,8 @@ def load_runs(
         run = event.run
         inferred = prepare(run) if prepare is not None else []
         notes = [n for n in [describe_empty(run)] if n] + list(run.warnings) + submission_notes(run.path) + inferred
+        if run.layout == SUBMISSION_LAYOUT:  # a lone submission.json: its claims, and that nothing can be replayed
+            notes += lone_submission_notes(run.path) + [f"{run.path}: {run.recorded_only}"]
         notebook: NoteBook | None
         try:
             notebook = NoteBook(run.path)

@@ -280,6 +280,7 @@ def load_side(
                     task_changed=analyzer.task_changed(run, entry.task_id),
                     agent_cost=spend.agent_usd,
                     duration=spend.duration_s,
+                    placeholder=run.placeholder(index),
                 )
                 outcomes.append(
                     SideOutcome(

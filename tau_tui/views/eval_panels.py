@@ -20,6 +20,7 @@ from rich.text import Text
 from tau_tui import formats
 from tau_tui.evaluate import REWARD_COMPONENTS, RunMetrics, SimReport
 from tau_tui.evaluate.render import GRADED_FROM_TICKS, breakdown_rows, diff_row_text
+from tau_tui.evaluate.reward import NOT_GRADED_WORDS
 from tau_tui.model.results import RewardInfo, SimulationRun
 from tau_tui.model.submission import BestOfK, DomainClaim, Submission
 from tau_tui.textsafe import shown
@@ -132,7 +133,9 @@ def render_reward_header(report: SimReport, sim: SimulationRun) -> Text:
     out.append(" RECORDED ", style=RECORDED_STYLE + " reverse")
     out.append(f" reward {fmt(recorded)}   ", style="bold")
     out.append(" RECOMPUTED* ", style=DERIVED_STYLE + " reverse")
-    if ev.reward is None:
+    if ev.reward is None and ev.status in NOT_GRADED_WORDS:
+        out.append(f" not re-graded ({NOT_GRADED_WORDS[ev.status]})", style="bold yellow")
+    elif ev.reward is None:
         out.append(f" not computable ({', '.join(ev.not_evaluated) or ev.status})", style="bold yellow")
     else:
         out.append(f" reward {fmt(ev.reward)}", style="bold green" if ev.success else "bold red")

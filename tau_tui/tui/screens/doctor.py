@@ -275,12 +275,12 @@ class DoctorScreen(Screen[None]):
             ctx.open_simulation_ref(Path(item.file), item.sim, item.step)
 
     def _open_task(self, finding: Any) -> None:
-        from tau_tui.domains import DomainError, split_variant
+        from tau_tui.domains import DomainError
         from tau_tui.tui.screens.text_view import TextViewScreen
 
         registry = context(self).session.service.registry
         try:
-            task = registry.get(split_variant(finding.domain)[0]).tasks().get(finding.task)
+            task = registry.get(finding.domain).tasks().get(finding.task)
         except DomainError as exc:
             self.notify(str(exc), severity="warning")
             return

@@ -23,6 +23,7 @@ from textual.widgets import Input, Label, ProgressBar, Static
 
 from tau_tui import formats
 from tau_tui.catalog import ANY_FLAG, PASSED_BUT_VIOLATED, RunFilter, RunRow, SortSpec, file_label, flag_options
+from tau_tui.evaluate.reward import NOT_GRADED_WORDS
 from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.replay.facts import CLASS_WORDS
 from tau_tui.session.events import LoadProgress
@@ -377,6 +378,8 @@ class RunsScreen(Screen[None]):
                 text.append(
                     f"\n recomputed reward {evaluation.reward:g} ≠ recorded {row.entry.reward:g}", style="bold red"
                 )
+            elif evaluation.reward is None and evaluation.status in NOT_GRADED_WORDS:
+                text.append(f"\n not re-graded: {NOT_GRADED_WORDS[evaluation.status]}", style="yellow")
             elif evaluation.reward is None:
                 missing = ", ".join(evaluation.not_evaluated) or evaluation.status
                 text.append(f"\n recomputed reward not computable ({missing} not evaluated)", style="yellow")

@@ -132,7 +132,8 @@ class TrajectoryView(ScrollView, can_focus=True):
 
     def folded(self, step: int) -> bool:
         """Whether ``step`` takes no lines (a silent chunk of a voice run, while those are folded)."""
-        return not self.show_silent and self.doc is not None and self.doc.folds(step)
+        doc = self.doc
+        return not self.show_silent and doc is not None and 0 <= step < len(doc) and doc.folds(step)
 
     def n_folded(self) -> int:
         return 0 if self.doc is None else sum(self.folded(i) for i in range(len(self.doc)))
