@@ -575,20 +575,7 @@ def _from_object(path: Path, data: dict[str, Any]) -> RunFile:
         if not isinstance(sims, list):
             raise RunFileError(path, f"'simulations' is {_kind(sims)}, expected a list")
         warnings: list[str] = []
-        info = _part(data, "info", dict, warnings)
-        tasks = _part(data, "tasks", list, warnings)
-        extra = {k: v for k, v in data.items() if k not in ("timestamp", "info", "tasks", "simulations")}
-        run = RunFile(
-            path,
-            "results",
-            sims,
-            info,
-            tasks,
-            timestamp=data.get("timestamp") if isinstance(data.get("timestamp"), str) else None,
-            extra_top=_named_fields(extra, warnings),
-        )
-        run.warnings.extend(warnings)
-        return run
+        return _results_run(path, "results", sims, data, _part(data, "info", dict, warnings), warnings)
     if isinstance(data.get("messages"), list) or isinstance(data.get("ticks"), list):
         return _lone(
             path, "single", data, {k: v for k, v in data.items() if k not in ("task", "run_info")}, ("task", "run_info")
@@ -632,11 +619,25 @@ def _task_results(path: Path, data: dict[str, Any]) -> RunFile:
         _recorded_reward(sim, row.get("reward"), warnings)
         sims.append(sim)
     info = _part(data, "info", dict, warnings) or _run_info(data.get("run_info"), warnings)
+    return _results_run(path, TASK_RESULTS, sims, data, info, warnings, also=(TASK_RESULTS, "run_info"))
+
+
+def _results_run(
+    path: Path,
+    layout: str,
+    sims: list[Any],
+    data: dict[str, Any],
+    info: dict[str, Any],
+    warnings: list[str],
+    also: tuple[str, ...] = ("simulations",),
+) -> RunFile:
+    """A run of many simulations from a results-like object: its ``tasks`` and ``timestamp``, and the top-level
+    fields other than those, ``info`` and ``also`` kept as naming fields (``_named_fields``)."""
     tasks = _part(data, "tasks", list, warnings)
-    extra = {k: v for k, v in data.items() if k not in (TASK_RESULTS, "info", "tasks", "run_info", "timestamp")}
+    extra = {k: v for k, v in data.items() if k not in ("timestamp", "info", "tasks", *also)}
     run = RunFile(
         path,
-        TASK_RESULTS,
+        layout,
         sims,
         info,
         tasks,
