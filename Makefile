@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# Extras installed for the test suite; CI adds the optional ones (.ci/run: EXTRAS=dev,tau2,serve,browser-test,llm-local).
+# Extras installed for the test suite; CI adds the optional ones (.ci/run: EXTRAS=dev,tau2,banking,inspect,export,
+# ray,serve,browser-test,llm-local,docs; docs builds the site for tests/test_docs.py).
 EXTRAS ?= dev
 comma := ,
 STAMP_TEST := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
