@@ -8,7 +8,7 @@ Needs the ``llm-local`` extra. Measures, in one run:
      ``scripted/user``: wall time, seconds per model turn (each reply's ``generation_time_seconds``);
   3. the same command with ``scripted/gold`` as the agent, the baseline: what the run costs without a model.
 The ratio of (2) to (3) is the model's share. Building llama-cpp-python from source is not measured here
-(it happens once, at install: see the README).
+(it happens once, at install: see docs/real-model.md).
 """
 
 from __future__ import annotations
