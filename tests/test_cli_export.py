@@ -103,13 +103,13 @@ def test_duckdb_reads_back_and_joins(tau2_data, tmp_path, capsys, replayed):
 
 
 @pytest.mark.corpus
-def test_the_readmes_duckdb_example_runs_as_written(tau2_data, tmp_path):
-    """Each ``$`` command of the README's duckdb example, run in a shell where only tau-tui and its extras are
-    installed, prints the lines the README shows."""
+def test_the_docs_duckdb_example_runs_as_written(tau2_data, tmp_path):
+    """Each ``$`` command of docs/export.md's duckdb example, run in a shell where only tau-tui and its extras are
+    installed, prints the lines the page shows."""
     pytest.importorskip("duckdb", reason="duckdb is in the optional 'export' extra")
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("$ tau-tui export airline.json --out out --format duckdb")
-    example = readme[start : readme.index("```", start)]
+    page = (ROOT / "docs" / "export.md").read_text()
+    start = page.index("$ tau-tui export airline.json --out out --format duckdb")
+    example = page[start : page.index("```", start)]
     commands: list[str] = []
     shown: list[str] = []
     for line in example.splitlines():

@@ -196,9 +196,9 @@ def test_a_public_url_without_a_host_or_with_a_bad_port_is_one_line(url, capsys)
     assert f"--public-url {url}: not an http:// or https:// URL" in err and err.count("\n") == 1
 
 
-def test_the_readme_says_what_serve_refuses_and_why():
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## In a browser: `tau-tui serve`") :]
+def test_the_docs_say_what_serve_refuses_and_why():
+    page = (ROOT / "docs" / "serve.md").read_text()
+    section = page[page.index("## What `serve` refuses, and why") :]
     section = section[: section.index("\n## ", 5)]
     for said in ("403", "Origin", "Host", "DNS rebinding", "token", "cookie"):
         assert said in section, said

@@ -120,7 +120,8 @@ def test_premature_ends_load_and_score_zero_in_tau2(registry, tmp_path, monkeypa
 
 
 def test_a_termination_reason_tau2_lacks_makes_its_loader_reject_the_file(registry, tmp_path):
-    """What the README says tau2's loader does with our reasons it does not know: refuses the whole file."""
+    """What docs/compatibility.md says tau2's loader does with our reasons it does not know: refuses the whole
+    file."""
     import json
 
     from pydantic import ValidationError

@@ -1,10 +1,10 @@
-"""The README Tour, key by key, on the bundled recordings: the steps it names are where the keys land."""
+"""The Tour (docs/tour.md), key by key, on the bundled recordings: the steps it names are where the keys land."""
 
 from __future__ import annotations
 
 from .conftest import ROOT, open_sim, settle
 
-# (simulation, keys pressed from step 0, the step the cursor is on after each key), as README.md's Tour says.
+# (simulation, keys pressed from step 0, the step the cursor is on after each key), as docs/tour.md says.
 TOUR = [
     ("as-gold-goodwill", "w", [11]),
     ("as-hasty-refund", "hD", [4, 8]),
@@ -16,7 +16,7 @@ TOUR = [
 ]
 
 
-async def test_the_readme_tour_lands_where_it_says(make_app, tmp_path):
+async def test_the_tour_lands_where_it_says(make_app, tmp_path):
     app = make_app([ROOT / "recordings"], runs_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
