@@ -87,7 +87,7 @@ def test_every_page_is_in_the_nav():
 def test_the_site_builds_strict(tmp_path):
     for module in ("mkdocs", "material"):
         if importlib.util.find_spec(module) is None:
-            pytest.skip(f"{module} is not installed: the optional 'docs' extra (pip install -e '.[docs]'); CI has it")
+            pytest.skip(f"{module} is not installed: the dev extra has it (make test installs it)")
     site = tmp_path / "site"
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
