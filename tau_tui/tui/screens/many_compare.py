@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from tau_tui.model.io import RunFile, RunFileError, open_run
+from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
 from tau_tui.tui.messages import ManyComparisonReady
@@ -33,13 +33,11 @@ from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.summary_pane import SummaryPane
 from tau_tui.views.charts import many_charts
 from tau_tui.views.compare_labels import fitted_line
-from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
+from tau_tui.views.layout import at_cursor, distinct_starts, elide, task_column_width
 from tau_tui.views.many_view import cell_text, many_summary, run_detail
 
-TASK_MIN = 20
 RUN_WIDTH = 6
 MOVES_WIDTH = 6
-FRAME = 4  # the matrix's border (2) and its vertical scrollbar (2)
 SUMMARY_FRAME = 6  # the summary's border, padding and scrollbar gutter, before it is laid out
 PAIR_ORDER = {"a_only": 0, "b_only": 0, "both_pass": 1, "both_fail": 1}  # regressed or improved first
 
@@ -88,33 +86,19 @@ class ManyCompareScreen(Screen[None]):
         ]
         self.query_one("#manycmp-title", InfoLine).set(fitted_line(pieces, self.size.width or 120))
         catalog = context(self).session.catalog
-        known = []
-        for path in self.paths:
-            rows = catalog.rows_of(path)
-            known.append(rows[0].run if rows else None)
-        self.compare_worker(known, self.recorded)
+        self.compare_worker([catalog.run_of(path) for path in self.paths], self.recorded)
 
     @work(thread=True, exclusive=True, group="manycmp", name="compare many runs")
     def compare_worker(self, known: list[RunFile | None], recorded: bool) -> None:
-        from tau_tui.trust import RunSide, compare_many, load_side
+        from tau_tui.trust import compare_many, load_runs
 
         worker = get_current_worker()
         service = context(self).session.service
-        sides, errors = [], []
+        runs = list(zip(self.paths, known, strict=False))
         try:
-            for path, run in zip(self.paths, known, strict=False):
-                if run is None:
-                    run = open_run(path)
-                outcomes, problems = load_side(
-                    [(path, run)],
-                    service.analyzer,
-                    recorded=recorded,
-                    via=service,
-                    cancelled=lambda: worker.is_cancelled,
-                )
-                errors += problems
-                label = f"{run.agent_model or run.agent_implementation or '?'} ({path.name})"
-                sides.append(RunSide(label, str(path), outcomes))
+            sides, errors = load_runs(
+                runs, service.analyzer, recorded=recorded, via=service, cancelled=lambda: worker.is_cancelled
+            )
         except RunFileError as exc:
             self.post_message(ManyComparisonReady(error=str(exc)))
             return
@@ -173,10 +157,9 @@ class ManyCompareScreen(Screen[None]):
         table = self.query_one(DataTable)
         cursor = table.cursor_coordinate if keep_cursor else None
         tasks = {row.task: one_line(row.task) for row in many.tasks}
-        fixed = RUN_WIDTH * len(many.runs) + MOVES_WIDTH
-        available = (self.size.width or 120) - FRAME - 2 * (len(many.runs) + 2) - fixed  # cells padded by 1
-        natural = max([len("task"), *map(len, tasks.values())])
-        task_width = width_apart(tasks.values(), max(min(natural, available), min(natural, TASK_MIN)))
+        task_width = task_column_width(
+            tasks.values(), [RUN_WIDTH] * len(many.runs) + [MOVES_WIDTH], self.size.width or 120
+        )
         starts = distinct_starts(tasks.values())
         table.clear(columns=True)
         table.add_column("task", width=task_width, key="task")

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from tau_tui.model.io import RunFile, RunFileError, open_run
+from tau_tui.model.io import RunFile, RunFileError
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
 from tau_tui.tui.messages import RunComparisonReady
@@ -28,7 +28,7 @@ from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.summary_pane import SummaryPane
 from tau_tui.views.compare_labels import fitted_line
-from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
+from tau_tui.views.layout import TASK_MIN, at_cursor, distinct_starts, elide, task_column_width
 
 CELL_FILTERS = ("all", "discordant", "not_comparable", "both_pass", "both_fail")
 CELL_STYLES = {
@@ -40,8 +40,6 @@ CELL_STYLES = {
 }
 # (label, width) of the columns after the task; the task takes the rest of the width, the cell its longest text
 PAIR_COLUMNS = (("#", 3), ("A", 9), ("B", 9), ("DB A/B", 7), ("same DB", 7))
-TASK_MIN = 20
-FRAME = 4  # the table's border (2) and its vertical scrollbar (2)
 
 
 def _reward(outcome: Any) -> Text:
@@ -110,43 +108,29 @@ class RunCompareScreen(Screen[None]):
         ]
         self.query_one("#runcmp-title", InfoLine).set(fitted_line(pieces, self.size.width or 120))
         catalog = context(self).session.catalog
-        known = []
-        for path in self.paths:
-            rows = catalog.rows_of(path)
-            known.append(rows[0].run if rows else None)
-        self.compare_worker(known, self.recorded)
+        self.compare_worker([catalog.run_of(path) for path in self.paths], self.recorded)
 
     @work(thread=True, exclusive=True, group="runcmp", name="compare runs")
     def compare_worker(self, known: list[RunFile | None], recorded: bool) -> None:
-        from tau_tui.trust import compare_runs, load_side
+        from tau_tui.trust import compare_runs, load_runs
 
         worker = get_current_worker()
         service = context(self).session.service
-        sides, labels, errors = [], [], []
+        runs = list(zip(self.paths, known, strict=False))
         try:
-            for path, run in zip(self.paths, known, strict=False):
-                if run is None:
-                    run = open_run(path)
-                outcomes, problems = load_side(
-                    [(path, run)],
-                    service.analyzer,
-                    recorded=recorded,
-                    via=service,
-                    cancelled=lambda: worker.is_cancelled,
-                )
-                sides.append(outcomes)
-                errors += problems
-                labels.append(f"{run.agent_model or run.agent_implementation or '?'} ({path.name})")
+            (a, b), errors = load_runs(
+                runs, service.analyzer, recorded=recorded, via=service, cancelled=lambda: worker.is_cancelled
+            )
         except RunFileError as exc:
             self.post_message(RunComparisonReady(error=str(exc)))
             return
         if worker.is_cancelled:
             return
         comparison = compare_runs(
-            sides[0],
-            sides[1],
-            a_label=labels[0],
-            b_label=labels[1],
+            a.outcomes,
+            b.outcomes,
+            a_label=a.label,
+            b_label=b.label,
             rewards="recorded" if recorded else "ours",
             errors=errors,
         )
@@ -223,10 +207,8 @@ class RunCompareScreen(Screen[None]):
         tasks = {row.task: one_line(row.task) for row in self.comparison.rows}
         cells = [row.category + (f" ({row.reason})" if row.reason else "") for row in self.shown]
         cell_width = max([len("cell"), *map(len, cells)])
-        fixed = sum(width for _, width in PAIR_COLUMNS) + cell_width
-        available = (self.size.width or 120) - FRAME - 2 * (len(PAIR_COLUMNS) + 2) - fixed  # cells padded by 1
-        natural = max([len("task"), *map(len, tasks.values())])
-        task_width = width_apart(tasks.values(), max(min(natural, available), min(natural, TASK_MIN)))
+        others = [width for _, width in PAIR_COLUMNS] + [cell_width]
+        task_width = task_column_width(tasks.values(), others, self.size.width or 120)
         starts = distinct_starts(tasks.values())
         table.clear(columns=True)
         self._add_columns(task_width, cell_width)
