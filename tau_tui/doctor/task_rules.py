@@ -24,6 +24,7 @@ from tau_tui.env.tool_schema import tool_schema
 from tau_tui.evaluate import score
 from tau_tui.model.messages import AssistantMessage, Message, UserMessage
 from tau_tui.model.results import SimulationRun
+from tau_tui.model.tally import counted
 from tau_tui.model.tasks import DB_PASSES_UNCHECKED, Action, Task, db_check_rule
 from tau_tui.replay import GoldResult, gold_state
 
@@ -500,7 +501,4 @@ def check_tasks(
 
 def counts(findings: Iterable[TaskFinding]) -> dict[str, int]:
     """Findings per rule, every registered rule listed (zeros included: no rule is hidden)."""
-    out = dict.fromkeys(TASK_RULES, 0)
-    for finding in findings:
-        out[finding.rule] = out.get(finding.rule, 0) + 1
-    return out
+    return counted((f.rule for f in findings), TASK_RULES)
