@@ -108,12 +108,12 @@ class RuleView(Mapping[str, Rule[Probe, Hit]]):
         self, probe: Probe, crashed: Callable[[str], Hit], rules: Iterable[Rule[Probe, Hit]] | None = None
     ) -> Iterator[tuple[Rule[Probe, Hit], Hit]]:
         """Every hit of ``rules`` (all of this target's by default) on one probe, with its rule. A rule that raises
-        is a hit too, ``crashed(reason)``: what it cannot read is reported, not raised."""
+        is a hit too, ``crashed(detail)`` (the detail says which error): what it cannot read is reported, not raised."""
         for rule in rules if rules is not None else list(self.values()):
             try:
                 found = rule.check(probe)
             except Exception as exc:  # noqa: BLE001 - a task or simulation the rule cannot read is a finding
-                found = [crashed(f"{type(exc).__name__}: {exc}")]
+                found = [crashed(f"the rule could not check the {self.target}: {type(exc).__name__}: {exc}")]
             for hit in found:
                 yield rule, hit
 

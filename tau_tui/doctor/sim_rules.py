@@ -326,11 +326,7 @@ SIM_RULES.add(
 def check_simulation(probe: SimProbe, rules: Iterable[SimRule] | None = None) -> Iterator[SimFinding]:
     """Every finding of the rules (all registered ones by default) on one replayed simulation."""
     analysis = probe.analysis
-
-    def crashed(reason: str) -> Hit:
-        return None, f"the rule could not check the simulation: {reason}", {"crash": True}
-
-    for rule, (step, detail, evidence) in SIM_RULES.hits(probe, crashed, rules):
+    for rule, (step, detail, evidence) in SIM_RULES.hits(probe, lambda crash: (None, crash, {"crash": True}), rules):
         yield SimFinding(
             str(analysis.run.path), analysis.sim.id, analysis.sim.task_id, step, rule.name, detail, evidence
         )

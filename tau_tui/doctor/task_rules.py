@@ -482,11 +482,7 @@ TASK_RULES.add(
 
 def check_task(probe: TaskProbe, domain: str, rules: Iterable[TaskRule] | None = None) -> Iterator[TaskFinding]:
     """Every finding of the rules (all registered ones by default) on one task; a rule that crashes is a finding."""
-
-    def crashed(reason: str) -> Hit:
-        return f"the rule could not check the task: {reason}", {"crash": True}
-
-    for rule, (detail, evidence) in TASK_RULES.hits(probe, crashed, rules):
+    for rule, (detail, evidence) in TASK_RULES.hits(probe, lambda crash: (crash, {"crash": True}), rules):
         yield TaskFinding(domain, probe.task.id, rule.name, rule.severity or "", detail, evidence)
 
 
