@@ -89,3 +89,21 @@ def test_baseline_flag_and_text_report(three_runs, tau2_data, capsys):
 def test_holm_adjustment():
     assert holm([0.01, None, 0.04, 0.03]) == [pytest.approx(0.03), None, pytest.approx(0.06), pytest.approx(0.06)]
     assert holm([0.5, 0.9]) == [1.0, 1.0] and holm([]) == []
+
+
+def test_load_runs_gives_one_labelled_side_per_file_and_opens_what_is_not_given(three_runs, analyzer, tmp_path):
+    from tau_tui.model.io import RunFileError, open_run
+    from tau_tui.trust import load_runs, load_side
+
+    a, b, _ = three_runs
+    run_a = open_run(a)
+    sides, errors = load_runs([(a, run_a), (b, None)], analyzer, recorded=True)
+    assert errors == []
+    assert [side.source for side in sides] == [str(a), str(b)]
+    assert [side.label for side in sides] == [
+        f"{run_a.agent_model or run_a.agent_implementation} (gold.json)",
+        f"{open_run(b).agent_model or open_run(b).agent_implementation} (flaky5.json)",
+    ]
+    assert list(sides[1].outcomes) == load_side([(b, open_run(b))], analyzer, recorded=True)[0]
+    with pytest.raises(RunFileError):
+        load_runs([(tmp_path / "absent.json", None)], analyzer)

@@ -250,3 +250,8 @@ class Catalog:
 
     def rows_of(self, path: Path) -> list[RunRow]:
         return list(self._file_rows.get(self.file_key(path), ()))
+
+    def run_of(self, path: Path) -> RunFile | None:
+        """The ``RunFile`` of a file the catalog has rows of (None: it is to be opened afresh)."""
+        rows = self.rows_of(path)
+        return rows[0].run if rows else None

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +16,7 @@ from tau_tui.doctor.sim_rules import SIM_RULES, GoldVerdicts, SimFinding, SimPro
 from tau_tui.domains import DomainError
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
+from tau_tui.model.tally import counted
 
 
 @dataclass
@@ -39,8 +39,7 @@ class Examination:
 
     def counts(self) -> dict[str, int]:
         """Findings per rule, every registered rule listed (zeros too)."""
-        tally = Counter(f.rule for f in self.findings)
-        return {rule: tally.get(rule, 0) for rule in [*SIM_RULES, *(r for r in tally if r not in SIM_RULES)]}
+        return counted((f.rule for f in self.findings), SIM_RULES)
 
     def why_no_clusters(self) -> str | None:
         """Why the clusters are empty (None: there are some)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from tau_tui.doctor.clusters import MINIMUM, SUSPECT_ADVICE, Cluster
@@ -15,6 +16,7 @@ from tau_tui.doctor.recordings import Examination
 from tau_tui.doctor.rules import RULES, Advice, report_order
 from tau_tui.doctor.sim_rules import SimFinding
 from tau_tui.doctor.task_rules import TaskFinding
+from tau_tui.model.tally import grouped
 
 Finding = TypeVar("Finding", TaskFinding, SimFinding)
 Part = tuple[str, str]  # (label, text): one paragraph of the detail pane
@@ -27,11 +29,7 @@ def known_rules() -> list[str]:
 
 def by_rule(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
     """Findings grouped by rule in report order (a rule no longer registered last), each group in order."""
-    groups: dict[str, list[Finding]] = {}
-    for finding in findings:
-        groups.setdefault(finding.rule, []).append(finding)
-    order = [*(r for r in report_order() if r in groups), *(r for r in groups if r not in RULES)]
-    return [(name, groups[name]) for name in order]
+    return list(grouped(findings, attrgetter("rule"), report_order()).items())
 
 
 def _advice(name: str) -> Advice | None:

@@ -1,15 +1,15 @@
 """The doctor's one rule registry: every rule, over task definitions or over replayed recordings, with its advice.
 
-A rule is one ``Rule(name, target, severity, description, advice, check)`` given to ``register`` where its
-check is written (``task_rules``, ``sim_rules``); ``TASK_RULES`` and ``SIM_RULES`` are views of ``RULES`` by
-target, in registration order (the report order). ``Advice`` says what a finding of the rule does to scores,
-what to do about it, and the text to paste into an upstream issue: every output (text, ``--json``,
-``--markdown``, the TUI's detail pane) reads it from here.
+A rule is one ``Rule(name, target, severity, description, advice, check)``, added where its check is written
+(``task_rules``, ``sim_rules``) through ``TASK_RULES`` or ``SIM_RULES``: the ``RuleView`` of ``RULES`` for one
+target, in registration order (the report order), which adds that target's rules and runs them. ``Advice`` says
+what a finding of the rule does to scores, what to do about it, and the text to paste into an upstream issue:
+every output (text, ``--json``, ``--markdown``, the TUI's detail pane) reads it from here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Generic, TypeVar, cast
@@ -92,10 +92,30 @@ def register(rule: Rule[Probe, Hit]) -> Rule[Probe, Hit]:
 
 
 class RuleView(Mapping[str, Rule[Probe, Hit]]):
-    """The registered rules of one target, in registration order (a live view of ``RULES``)."""
+    """The registered rules of one target, in registration order (a live view of ``RULES``): where the rules of
+    that target are added (``add``) and run (``hits``)."""
 
     def __init__(self, target: str) -> None:
         self.target = target
+
+    def add(
+        self, name: str, severity: str | None, description: str, check: Callable[[Probe], list[Hit]], advice: Advice
+    ) -> Rule[Probe, Hit]:
+        """Register a rule of this target (a new rule is one call)."""
+        return register(Rule(name, self.target, severity, description, advice, check))
+
+    def hits(
+        self, probe: Probe, crashed: Callable[[str], Hit], rules: Iterable[Rule[Probe, Hit]] | None = None
+    ) -> Iterator[tuple[Rule[Probe, Hit], Hit]]:
+        """Every hit of ``rules`` (all of this target's by default) on one probe, with its rule. A rule that raises
+        is a hit too, ``crashed(detail)`` (the detail says which error): what it cannot read is reported, not raised."""
+        for rule in rules if rules is not None else list(self.values()):
+            try:
+                found = rule.check(probe)
+            except Exception as exc:  # noqa: BLE001 - a task or simulation the rule cannot read is a finding
+                found = [crashed(f"the rule could not check the {self.target}: {type(exc).__name__}: {exc}")]
+            for hit in found:
+                yield rule, hit
 
     def __getitem__(self, name: str) -> Rule[Probe, Hit]:
         rule = RULES[name]

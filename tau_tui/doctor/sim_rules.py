@@ -1,7 +1,7 @@
 """Rules over replayed recordings: what the benchmark (its tools, its user simulator) did to a simulation.
 
-Each rule is one ``_sim_rule(name, description, check, advice)`` call, registered in the doctor's one registry
-(``rules.RULES``; ``SIM_RULES`` is its view of the simulation rules); ``check(probe)`` returns
+Each rule is one ``SIM_RULES.add(name, None, description, check, advice)`` call: ``SIM_RULES`` is the doctor's one
+registry's (``rules.RULES``) view of the simulation rules; ``check(probe)`` returns
 ``(step, detail, evidence)`` triples for one replayed simulation. ``SimProbe`` holds the analysis and
 computes the assessment (reward, flags) once, for the rules that need it. ``check_simulation`` runs every
 rule and returns ``SimFinding`` records (``{"kind": "sim_finding", ...}`` lines of ``--json``).
@@ -9,14 +9,14 @@ rule and returns ``SimFinding`` records (``{"kind": "sim_finding", ...}`` lines 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.calibrate.gold import GoldChecker
-from tau_tui.doctor.rules import SIMULATION, Advice, Reach, Remedy, Rule, RuleView, advice_json, register
+from tau_tui.doctor.rules import SIMULATION, Advice, Reach, Remedy, Rule, RuleView, advice_json
 from tau_tui.domains import DomainError, split_variant
 from tau_tui.evaluate.compliance import SUGGESTED_SOURCE
 from tau_tui.evaluate.diagnostics import Flag
@@ -252,12 +252,9 @@ SimRule = Rule[SimProbe, Hit]
 SIM_RULES: RuleView[SimProbe, Hit] = RuleView(SIMULATION)  # the simulation rules of the one registry, in report order
 
 
-def _sim_rule(name: str, description: str, check: Callable[[SimProbe], list[Hit]], advice: Advice) -> None:
-    register(Rule(name, SIMULATION, None, description, advice, check))
-
-
-_sim_rule(
+SIM_RULES.add(
     "invariant_violated",
+    None,
     "a write left the DB breaking what the domain's data model promises (domain invariants)",
     _invariant_violated,
     Advice(
@@ -273,8 +270,9 @@ _sim_rule(
         "the tool validate this write and return an error instead?",
     ),
 )
-_sim_rule(
+SIM_RULES.add(
     "premature_end",
+    None,
     "an early end (max_steps, too_many_errors, ...) and what each component would have scored there",
     _premature_end,
     Advice(
@@ -289,8 +287,9 @@ _sim_rule(
         "the task, decided the score. Are the limits meant to be this tight for these tasks?",
     ),
 )
-_sim_rule(
+SIM_RULES.add(
     "user_simulator",
+    None,
     "the user simulator's (or the scenario's) part: its process hints",
     _user_simulator,
     Advice(
@@ -307,8 +306,9 @@ _sim_rule(
         "tightened?",
     ),
 )
-_sim_rule(
+SIM_RULES.add(
     "whose_fault",
+    None,
     "whose fault a failed simulation is: agent, user simulator, task or unknown",
     _whose_fault,
     Advice(
@@ -326,12 +326,7 @@ _sim_rule(
 def check_simulation(probe: SimProbe, rules: Iterable[SimRule] | None = None) -> Iterator[SimFinding]:
     """Every finding of the rules (all registered ones by default) on one replayed simulation."""
     analysis = probe.analysis
-    for rule in rules if rules is not None else list(SIM_RULES.values()):
-        try:
-            hits = rule.check(probe)
-        except Exception as exc:  # noqa: BLE001 - a simulation the rule cannot read is reported, not raised
-            hits = [(None, f"the rule could not check the simulation: {type(exc).__name__}: {exc}", {"crash": True})]
-        for step, detail, evidence in hits:
-            yield SimFinding(
-                str(analysis.run.path), analysis.sim.id, analysis.sim.task_id, step, rule.name, detail, evidence
-            )
+    for rule, (step, detail, evidence) in SIM_RULES.hits(probe, lambda crash: (None, crash, {"crash": True}), rules):
+        yield SimFinding(
+            str(analysis.run.path), analysis.sim.id, analysis.sim.task_id, step, rule.name, detail, evidence
+        )

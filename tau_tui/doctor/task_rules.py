@@ -1,7 +1,7 @@
 """Rules over a domain's task definitions: is the task itself right?
 
-Each rule is one ``_task_rule(name, severity, description, check, advice)`` call, registered in the doctor's one
-registry (``rules.RULES``; ``TASK_RULES`` is its view of the task rules); ``check(probe)`` returns
+Each rule is one ``TASK_RULES.add(name, severity, description, check, advice)`` call: ``TASK_RULES`` is the doctor's
+one registry's (``rules.RULES``) view of the task rules; ``check(probe)`` returns
 ``(detail, evidence)`` pairs for one task. ``TaskProbe`` computes what several rules share once
 (the gold check, the gold state, the domain's tool schemas). ``check_tasks`` runs every rule over
 tasks and returns ``TaskFinding`` records (``{"kind": "task_finding", ...}`` lines of ``--json``).
@@ -18,12 +18,13 @@ from typing import Any
 import orjson
 
 from tau_tui.calibrate.gold import GoldCheck, GoldChecker
-from tau_tui.doctor.rules import TASK, Advice, Reach, Remedy, Rule, RuleView, advice_json, register
+from tau_tui.doctor.rules import TASK, Advice, Reach, Remedy, Rule, RuleView, advice_json
 from tau_tui.env.environment import Environment
 from tau_tui.env.tool_schema import tool_schema
 from tau_tui.evaluate import score
 from tau_tui.model.messages import AssistantMessage, Message, UserMessage
 from tau_tui.model.results import SimulationRun
+from tau_tui.model.tally import counted
 from tau_tui.model.tasks import DB_PASSES_UNCHECKED, Action, Task, db_check_rule
 from tau_tui.replay import GoldResult, gold_state
 
@@ -333,13 +334,7 @@ TaskRule = Rule[TaskProbe, Hit]
 TASK_RULES: RuleView[TaskProbe, Hit] = RuleView(TASK)  # the task rules of the one registry, in report order
 
 
-def _task_rule(
-    name: str, severity: str, description: str, check: Callable[[TaskProbe], list[Hit]], advice: Advice
-) -> None:
-    register(Rule(name, TASK, severity, description, advice, check))
-
-
-_task_rule(
+TASK_RULES.add(
     "unreachable",
     ERROR,
     "the reference solution scores < 1 (the gold check's reason)",
@@ -358,7 +353,7 @@ _task_rule(
         "not the agent. Could the reference actions or the criteria be corrected?",
     ),
 )
-_task_rule(
+TASK_RULES.add(
     "passes_on_inaction",
     WARNING,
     "an agent that does nothing while the user leaves scores 1",
@@ -377,7 +372,7 @@ _task_rule(
         "or an NL assertion about what the agent must say?",
     ),
 )
-_task_rule(
+TASK_RULES.add(
     "empty_component",
     WARNING,
     "a reward-basis component with nothing to check passes by itself",
@@ -396,7 +391,7 @@ _task_rule(
         "forbids) a wrong agent passes. Could each such component either get its check or leave the basis?",
     ),
 )
-_task_rule(
+TASK_RULES.add(
     "gold_action_error",
     ERROR,
     "a reference action raises when replayed in order",
@@ -415,7 +410,7 @@ _task_rule(
         "actions) be corrected?",
     ),
 )
-_task_rule(
+TASK_RULES.add(
     "unknown_tool",
     ERROR,
     "a reference action names no tool of the domain (agent or user side)",
@@ -432,7 +427,7 @@ _task_rule(
         "or its requestor be corrected?",
     ),
 )
-_task_rule(
+TASK_RULES.add(
     "invalid_arguments",
     ERROR,
     "a reference action's arguments do not fit the tool's schema",
@@ -450,7 +445,7 @@ _task_rule(
         "correct agent. Could the arguments be corrected to the tool's schema?",
     ),
 )
-_task_rule(
+TASK_RULES.add(
     "duplicate_task",
     WARNING,
     "another task has the same scenario, criteria and initial state",
@@ -465,7 +460,7 @@ _task_rule(
         "Was each copy intended? If not, could one be removed or changed?",
     ),
 )
-_task_rule(
+TASK_RULES.add(
     "nl_contradicts_actions",
     HEURISTIC,
     "an NL assertion denies what a reference action does (a wording heuristic)",
@@ -487,13 +482,8 @@ _task_rule(
 
 def check_task(probe: TaskProbe, domain: str, rules: Iterable[TaskRule] | None = None) -> Iterator[TaskFinding]:
     """Every finding of the rules (all registered ones by default) on one task; a rule that crashes is a finding."""
-    for rule in rules if rules is not None else list(TASK_RULES.values()):
-        try:
-            hits = rule.check(probe)
-        except Exception as exc:  # noqa: BLE001 - a task the rule cannot even read is reported, not raised
-            hits = [(f"the rule could not check the task: {type(exc).__name__}: {exc}", {"crash": True})]
-        for detail, evidence in hits:
-            yield TaskFinding(domain, probe.task.id, rule.name, rule.severity or "", detail, evidence)
+    for rule, (detail, evidence) in TASK_RULES.hits(probe, lambda crash: (crash, {"crash": True}), rules):
+        yield TaskFinding(domain, probe.task.id, rule.name, rule.severity or "", detail, evidence)
 
 
 def check_tasks(
@@ -507,7 +497,4 @@ def check_tasks(
 
 def counts(findings: Iterable[TaskFinding]) -> dict[str, int]:
     """Findings per rule, every registered rule listed (zeros included: no rule is hidden)."""
-    out = dict.fromkeys(TASK_RULES, 0)
-    for finding in findings:
-        out[finding.rule] = out.get(finding.rule, 0) + 1
-    return out
+    return counted((f.rule for f in findings), TASK_RULES)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from tau_tui.model.secrets import credential, known_secrets, scrub_text
+from tau_tui.rollout import spend
 from tau_tui.textsafe import one_line
 
 CLIENT_ARG = "llm_client"
@@ -469,35 +470,12 @@ def content_text(content: Any) -> str | None:
     raise BadReply(f"the reply's content is a JSON {type(content).__name__}")
 
 
-def usage(reply: dict[str, Any]) -> dict[str, Any] | None:
-    """The reply's token counts (whole numbers only), as ``llm`` records them."""
-    counts = reply.get("usage")
-    if not isinstance(counts, dict):
-        return None
-
-    def count(name: str) -> int | None:
-        value = counts.get(name)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    return {"completion_tokens": count("completion_tokens"), "prompt_tokens": count("prompt_tokens")}
-
-
-def _litellm_cost(reply: dict[str, Any]) -> float:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    try:
-        return float(litellm.completion_cost(completion_response=litellm.ModelResponse(**reply)))
-    except Exception:  # noqa: BLE001 - an unpriced model costs 0.0, as in tau2
-        return 0.0
-
-
 async def cost(reply: dict[str, Any]) -> float:
     """What litellm would cost the reply: 0.0 for a model its map cannot price (the route's own name
     is unpriced, or it would not be a route), else litellm's own figure, computed off the event loop."""
     if not maybe_priced(reply.get("model")):
         return 0.0
-    return await asyncio.to_thread(_litellm_cost, reply)
+    return await asyncio.to_thread(spend.litellm_cost, reply)
 
 
 def needs_litellm(model: str, args: Mapping[str, Any]) -> bool:
@@ -522,6 +500,5 @@ __all__ = [
     "maybe_priced",
     "needs_litellm",
     "route",
-    "usage",
     "why_not",
 ]

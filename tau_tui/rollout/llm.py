@@ -23,11 +23,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import os
 import threading
 import time
 import uuid
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -42,7 +40,7 @@ from tau_tui.model.messages import (
     UserMessage,
 )
 from tau_tui.model.nesting import MAX_NESTING, too_deep
-from tau_tui.rollout import direct, json_tools
+from tau_tui.rollout import direct, json_tools, spend
 
 # litellm error classes worth another attempt (looked up by name: litellm is imported lazily).
 RETRYABLE_ERRORS = (
@@ -123,20 +121,6 @@ class LLMSettings:
 RetryListener = Callable[[int, float, BaseException], None]
 
 
-def _litellm():
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    # litellm makes the provider's coroutine in a worker thread: a call cancelled meanwhile (a run stopped at a
-    # refused key, a rollout cancelled in the TUI) leaves it un-awaited, which Python reports on stderr.
-    warnings.filterwarnings(
-        "ignore", message=r"coroutine '\w+\.acompletion' was never awaited", category=RuntimeWarning
-    )
-
-    litellm.suppress_debug_info = True
-    return litellm
-
-
 _preloading: dict[str, threading.Thread] = {}  # what is being imported ahead ("litellm", "http") -> its thread
 
 
@@ -148,7 +132,7 @@ def import_frozen() -> Any:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        litellm = _litellm()
+        litellm = spend.import_litellm()
         gc.freeze()
     finally:
         if enabled:
@@ -264,28 +248,6 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
 
 
-def _cost(litellm: Any, response: Any) -> float:
-    """litellm's cost of a reply (custom per-token prices in the args count); 0.0 when unpriced, as tau2."""
-    hidden = getattr(response, "_hidden_params", None) or {}
-    if "response_cost" in hidden:  # litellm priced the reply already (None: it found no price)
-        cost = hidden["response_cost"]
-        return float(cost) if isinstance(cost, (int, float)) else 0.0
-    try:
-        return float(litellm.completion_cost(completion_response=response))
-    except Exception:  # noqa: BLE001 - an unpriced model costs 0.0, as in tau2
-        return 0.0
-
-
-def _usage(response: Any) -> dict[str, Any] | None:
-    usage = getattr(response, "usage", None)
-    if usage is None:
-        return None
-    return {
-        "completion_tokens": getattr(usage, "completion_tokens", None),
-        "prompt_tokens": getattr(usage, "prompt_tokens", None),
-    }
-
-
 def _too_deep(name: str, call_id: str, text: Any) -> MalformedToolCall:
     return MalformedToolCall(
         f"tool call {name!r}: arguments nested deeper than {MAX_NESTING} levels",
@@ -370,7 +332,7 @@ async def complete(
     except direct.ClientChoiceError as exc:
         raise LLMError(str(exc), error_type="BadArgument") from None
     kwargs.pop(direct.CLIENT_ARG, None)
-    litellm: Any = None if path is not None else _litellm()
+    litellm: Any = None if path is not None else spend.import_litellm()
     kwargs.update(num_retries=0, max_retries=0, drop_params=True)
     kwargs.setdefault("timeout", settings.timeout)
     payload = to_litellm_messages(messages)
@@ -420,10 +382,9 @@ async def complete(
     if path is not None:
         assert reply is not None
         raw: dict[str, Any] | None = reply
-        usage = direct.usage(reply)
     else:
         raw = response.to_dict() if hasattr(response, "to_dict") else None
-        usage = _usage(response)
+    usage = spend.usage(raw)
     try:
         if as_json:
             content, tool_calls = _json_reply(content)
@@ -449,7 +410,7 @@ async def _reply_cost(litellm: Any, response: Any, reply: dict[str, Any] | None)
     if litellm is None:
         assert reply is not None
         return await direct.cost(reply)
-    return _cost(litellm, response)
+    return spend.litellm_cost(response, litellm)
 
 
 def completion_message(role: str, completion: Completion) -> ParticipantMessage:

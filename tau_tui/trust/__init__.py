@@ -14,7 +14,15 @@ from tau_tui.trust.compare import (
     load_side,
     statistics_lines,
 )
-from tau_tui.trust.many import ManyComparison, RunSide, RunSummary, TaskRow, compare_many, many_lines
+from tau_tui.trust.many import (
+    ManyComparison,
+    RunSide,
+    RunSummary,
+    TaskRow,
+    compare_many,
+    load_runs,
+    many_lines,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -28,6 +36,7 @@ __all__ = [
     "compare_many",
     "compare_runs",
     "comparison_lines",
+    "load_runs",
     "load_side",
     "many_lines",
     "statistics_lines",

@@ -26,6 +26,7 @@ for each rule how many simulations it explains and how many points of avg reward
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -36,6 +37,7 @@ from tau_tui.evaluate.reward import scored_reward
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.submission import BestOfK, SubmissionError, best_of_k
 from tau_tui.model.submission import read_submission as read_submission_meta
+from tau_tui.model.tally import counted, grouped
 from tau_tui.model.tasks import Task
 
 RULES = ("task_changed", "recording_inconsistent", "nl_judge_needed", "strict_replay", "solo_mode", "gold_path")
@@ -118,29 +120,18 @@ class FileAudit:
 
     def by_rule(self) -> dict[str, dict[str, Any]]:
         """Per responsible rule: simulations it explains and the points of avg reward they move (ours − recorded)."""
-        out: dict[str, dict[str, Any]] = {}
         n = len([s for s in self.sims if scored_reward(s.recorded) is not None]) or 1
-        for sim in self.sims:
-            rule = sim.responsible
-            if rule is None:
-                continue
-            entry = out.setdefault(rule, {"simulations": 0, "points": 0.0, "unscored": 0})
-            entry["simulations"] += 1
-            ours, recorded = scored_reward(sim.ours), scored_reward(sim.recorded)
-            if ours is None or recorded is None:  # nothing to move the score from or to
-                entry["unscored"] += 1
-            else:
-                entry["points"] += 100 * (ours - recorded) / n
+        out: dict[str, dict[str, Any]] = {}
+        for rule, sims in grouped(self.sims, attrgetter("responsible")).items():
+            moves = [(scored_reward(sim.ours), scored_reward(sim.recorded)) for sim in sims]
+            points = [100 * (ours - rec) / n for ours, rec in moves if ours is not None and rec is not None]
+            # a simulation unscored on either side has nothing to move the score from or to
+            out[rule] = {"simulations": len(sims), "points": sum(points, 0.0), "unscored": len(sims) - len(points)}
         return out
 
     def notes(self) -> dict[str, int]:
         """Rules that apply to simulations whose rewards agree (no effect on the reward)."""
-        counts: dict[str, int] = {}
-        for sim in self.sims:
-            if not sim.differs:
-                for hit in sim.hits:
-                    counts[hit.rule] = counts.get(hit.rule, 0) + 1
-        return counts
+        return counted(hit.rule for sim in self.sims if not sim.differs for hit in sim.hits)
 
     def to_json(self) -> dict[str, Any]:
         rec, ours = self.recorded_metrics, self.our_metrics

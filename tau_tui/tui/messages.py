@@ -222,17 +222,9 @@ class TaskLocated(Message):
 
 
 @dataclass
-class RunComparisonReady(Message):
-    """Two run files compared task by task (``comparison`` is a ``trust.RunComparison``), or ``error``."""
-
-    comparison: Any = None
-    error: str | None = None
-
-
-@dataclass
-class ManyComparisonReady(Message):
-    """Run files compared with a baseline (``comparison`` is a ``trust.ManyComparison``) and the lines of what
-    could not be scored, or ``error``."""
+class RunsComparisonReady(Message):
+    """Run files compared (``comparison``: a ``trust.RunComparison`` of two, a ``trust.ManyComparison`` of several
+    with a baseline) and the lines of what could not be scored, or ``error``."""
 
     comparison: Any = None
     errors: list[str] = field(default_factory=list)

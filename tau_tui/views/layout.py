@@ -105,6 +105,22 @@ def width_apart(values: Collection[str], width: int) -> int:
     return max(width, longest)
 
 
+TASK_MIN = 20  # a task column narrower than this only when every task id is shorter
+TABLE_FRAME = 4  # a table's border (2) and its vertical scrollbar (2)
+
+
+def task_column_width(tasks: Collection[str], others: Sequence[int], screen_width: int) -> int:
+    """The width of a table's first column, of task ids, beside columns of widths ``others``.
+
+    It takes what the others leave of ``screen_width`` (each cell padded by one on either side), at least
+    ``TASK_MIN`` unless no id is that long, at most the longest id, and widened where two ids would read
+    the same (``width_apart``).
+    """
+    available = screen_width - TABLE_FRAME - 2 * (len(others) + 1) - sum(others)
+    natural = max([len("task"), *map(len, tasks)])
+    return width_apart(tasks, max(min(natural, available), min(natural, TASK_MIN)))
+
+
 @dataclass(frozen=True)
 class Share:
     """How a column takes part in the width: at least ``min``, a ``flex`` share of the rest, at most ``natural``."""

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from tau_tui.views.layout import Share, distinct_starts, elide, fitting_count, middle_elide, share_widths, width_apart
+from tau_tui.views.layout import (
+    TASK_MIN,
+    Share,
+    distinct_starts,
+    elide,
+    fitting_count,
+    middle_elide,
+    share_widths,
+    task_column_width,
+    width_apart,
+)
 
 CALIBRATE_FILES = ["calibrate_20261201_053850", "calibrate_20261201_053934", "calibrate_20261201_054010"]
 SHARED = "[mms_issue]airplane_mode_on|bad_network_preference|break_apn_mms_setting|break_app_"
@@ -10,6 +20,13 @@ TELECOM = [
     SHARED + "both_permissions|unseat_sim_card[PERSONA:Hard]",
     SHARED + "sms_permission|unseat_sim_card[PERSONA:Hard]",
     SHARED + "sms_permission|unseat_sim_card[PERSONA:None]",
+]
+DEEP = [  # telecom ids that differ deep inside: at 20 columns two read the same
+    "[mms_issue]airplane_mode_on|bad_network_preference|break_app_both_permissions|data_usage_exceeded|"
+    "unseat_sim_card|user_abroad_roaming_disabled_on[PERSONA:Hard]",
+    "[mms_issue]airplane_mode_on|break_app_both_permissions[PERSONA:Hard]",
+    "[mms_issue]bad_network_preference|break_app_sms_permission|user_abroad_roaming_disabled_on[PERSONA:Hard]",
+    "[mms_issue]break_apn_mms_setting|user_abroad_roaming_enabled_off[PERSONA:Hard]",
 ]
 
 
@@ -43,19 +60,12 @@ def test_telecom_task_ids_keep_where_they_differ_and_their_tail():
 
 
 def test_width_apart_widens_only_as_far_as_telling_every_value_apart_needs():
-    deep = [
-        "[mms_issue]airplane_mode_on|bad_network_preference|break_app_both_permissions|data_usage_exceeded|"
-        "unseat_sim_card|user_abroad_roaming_disabled_on[PERSONA:Hard]",
-        "[mms_issue]airplane_mode_on|break_app_both_permissions[PERSONA:Hard]",
-        "[mms_issue]bad_network_preference|break_app_sms_permission|user_abroad_roaming_disabled_on[PERSONA:Hard]",
-        "[mms_issue]break_apn_mms_setting|user_abroad_roaming_enabled_off[PERSONA:Hard]",
-    ]
-    starts = distinct_starts(deep)
-    assert len({elide(v, 20, starts[v]) for v in deep}) < 4  # at 20 two read the same
-    width = width_apart(deep, 20)
-    assert 20 < width < max(map(len, deep))
-    assert len({elide(v, width, starts[v]) for v in deep}) == 4
-    assert len({elide(v, width - 1, starts[v]) for v in deep}) < 4  # the narrowest such width
+    starts = distinct_starts(DEEP)
+    assert len({elide(v, 20, starts[v]) for v in DEEP}) < 4  # at 20 two read the same
+    width = width_apart(DEEP, 20)
+    assert 20 < width < max(map(len, DEEP))
+    assert len({elide(v, width, starts[v]) for v in DEEP}) == 4
+    assert len({elide(v, width - 1, starts[v]) for v in DEEP}) < 4  # the narrowest such width
     assert width_apart(TELECOM, 14) == 14  # already apart: the width asked for
     assert width_apart(["a", "b"], 10) == 10 and width_apart([], 5) == 5
 
@@ -77,3 +87,13 @@ def test_fitting_count_counts_whole_columns():
     assert fitting_count([5, 5, 5], 12) == 2  # 6 + 6 cells; the third would need 18
     assert fitting_count([5, 5, 5], 18) == 3
     assert fitting_count([5], 3) == 0
+
+
+def test_task_column_takes_what_the_other_columns_leave_within_its_bounds():
+    tasks = [f"task_{i:02d}_" + "x" * 40 for i in range(3)]
+    # 120 - frame 4 - padding 2 × 4 columns - 30 for the others: 78, more than the longest id needs
+    assert task_column_width(tasks, [10, 10, 10], 120) == len(tasks[0])
+    assert task_column_width(tasks, [10, 10, 10], 80) == 80 - 4 - 8 - 30
+    assert task_column_width(tasks, [10, 10, 10], 40) == TASK_MIN  # never narrower while the ids are longer
+    assert task_column_width(["a", "b"], [10], 40) == len("task")  # at most what the heading and ids need
+    assert task_column_width(DEEP, [60], 80) == width_apart(DEEP, TASK_MIN) > TASK_MIN  # widened to read apart

@@ -190,6 +190,17 @@ async def test_a_voice_run_is_graded_from_ticks_and_shows_its_consolidated_list_
         assert isinstance(consolidated, ConsolidatedScreen)
         assert len(consolidated.query_one(TrajectoryView).doc) == 63
         assert "3 tool results before their calls here" in consolidated.query_one(InfoLine).plain
+        view = consolidated.query_one(TrajectoryView)
+        await pilot.press("G")  # the trajectory screen's keys move through the list
+        await pilot.pause()
+        last = view.cursor
+        assert last > 0
+        await pilot.press("g")
+        await pilot.pause()
+        assert view.cursor == 0
+        await pilot.press("j")
+        await pilot.pause()
+        assert 0 < view.cursor <= last
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen

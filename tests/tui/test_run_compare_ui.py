@@ -237,3 +237,15 @@ async def test_audit_screen_shows_only_the_effect_above_a_table_that_keeps_its_r
         assert effect.outer_size.height <= 0.4 * size[1] + 1
         table = screen.query_one(DataTable)
         assert table.size.height - 1 >= min(5, len(screen.shown))  # a header line, then at least five rows
+
+
+async def test_a_file_that_cannot_be_read_is_said_and_the_screen_goes_back(make_app, tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    app = make_app([A])
+    async with app.run_test(size=BIG) as pilot:
+        await settle(pilot)
+        runs = app.screen
+        app.push_screen(RunCompareScreen(A, broken))
+        await wait_until(pilot, lambda: app.screen is runs, "back to the runs table", tries=3000)
+        assert any("cannot compare" in n.message and "broken.json" in n.message for n in app._notifications)

@@ -16,7 +16,7 @@ from tau_tui import formats
 from tau_tui.model.duplex import results_before_calls
 from tau_tui.model.messages import Message
 from tau_tui.tui.widgets.info_line import InfoLine
-from tau_tui.tui.widgets.trajectory_view import TrajectoryView
+from tau_tui.tui.widgets.trajectory_view import TrajectoryView, cursor_bindings
 from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 
@@ -25,12 +25,7 @@ class ConsolidatedScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape,c", "back", "Back to the trajectory from ticks", id="consolidated.back"),
-        Binding("j,down", "step(1)", "Next message", id="consolidated.next_message", show=False),
-        Binding("k,up", "step(-1)", "Previous message", id="consolidated.prev_message", show=False),
-        Binding("g,home", "go(0)", "First message", id="consolidated.first", show=False),
-        Binding("G,end", "go(-1)", "Last message", id="consolidated.last", show=False),
-        Binding("pagedown,ctrl+d", "step(10)", "10 messages down", id="consolidated.page_down", show=False),
-        Binding("pageup,ctrl+u", "step(-10)", "10 messages up", id="consolidated.page_up", show=False),
+        *cursor_bindings("consolidated"),
         Binding("space,enter", "toggle_expand", "Expand/collapse", id="consolidated.expand"),
         Binding("z", "toggle_silent", "Show/fold the silent chunks", id="consolidated.silent"),
     ]
@@ -68,9 +63,11 @@ class ConsolidatedScreen(Screen[None]):
         view = self.query_one(TrajectoryView)
         view.move_to(view.cursor + delta)
 
-    def action_go(self, step: int) -> None:
-        view = self.query_one(TrajectoryView)
-        view.move_to(step if step >= 0 else len(self.messages) - 1)
+    def action_first(self) -> None:
+        self.query_one(TrajectoryView).move_to(0)
+
+    def action_last(self) -> None:
+        self.query_one(TrajectoryView).move_to(len(self.messages) - 1)
 
     def action_toggle_expand(self) -> None:
         self.query_one(TrajectoryView).toggle_expanded()

@@ -12,39 +12,36 @@ against k, cost against score, termination reasons, as Rich text bars: ``views.c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
-from textual.worker import get_current_worker
 
-from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.tui.messages import ManyComparisonReady
+from tau_tui.tui.screens.runs_comparison import RunsComparisonScreen
 from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.summary_pane import SummaryPane
 from tau_tui.views.charts import many_charts
 from tau_tui.views.compare_labels import fitted_line
-from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
+from tau_tui.views.layout import at_cursor, distinct_starts, elide, task_column_width
 from tau_tui.views.many_view import cell_text, many_summary, run_detail
 
-TASK_MIN = 20
+if TYPE_CHECKING:
+    from tau_tui.trust import ManyComparison, RunSide
+
 RUN_WIDTH = 6
 MOVES_WIDTH = 6
-FRAME = 4  # the matrix's border (2) and its vertical scrollbar (2)
 SUMMARY_FRAME = 6  # the summary's border, padding and scrollbar gutter, before it is laid out
 PAIR_ORDER = {"a_only": 0, "b_only": 0, "both_pass": 1, "both_fail": 1}  # regressed or improved first
 
 
-class ManyCompareScreen(Screen[None]):
+class ManyCompareScreen(RunsComparisonScreen):
     """Run files against ``paths[baseline]``; Esc goes back."""
 
     BINDINGS = [
@@ -56,12 +53,11 @@ class ManyCompareScreen(Screen[None]):
         Binding("e", "open_json", "Comparison JSON in $EDITOR", id="manycmp.editor", show=False),
     ]
 
+    TITLE_ID = "#manycmp-title"
+
     def __init__(self, paths: list[Path], baseline: int = 0) -> None:
-        super().__init__()
-        self.paths = paths
+        super().__init__(paths)
         self.baseline = baseline
-        self.recorded = False
-        self.comparison: Any = None  # trust.ManyComparison, once computed
         self.detail_run = 0  # the run the detail line names: the cursor's column's, else the last one it was on
 
     def compose(self) -> ComposeResult:
@@ -80,59 +76,17 @@ class ManyCompareScreen(Screen[None]):
         self.query_one(DataTable).focus()
         self._start()
 
-    def _start(self) -> None:
-        pieces = [
+    def loading_pieces(self) -> list[tuple[str, str, bool]]:
+        return [
             (f" comparing {len(self.paths)} runs with ", "dim", False),
             (self.paths[self.baseline].name, "dim", True),
             (f" ({'recorded' if self.recorded else 'recomputed'} rewards)…", "dim", False),
         ]
-        self.query_one("#manycmp-title", InfoLine).set(fitted_line(pieces, self.size.width or 120))
-        catalog = context(self).session.catalog
-        known = []
-        for path in self.paths:
-            rows = catalog.rows_of(path)
-            known.append(rows[0].run if rows else None)
-        self.compare_worker(known, self.recorded)
 
-    @work(thread=True, exclusive=True, group="manycmp", name="compare many runs")
-    def compare_worker(self, known: list[RunFile | None], recorded: bool) -> None:
-        from tau_tui.trust import RunSide, compare_many, load_side
+    def compare(self, sides: list[RunSide], errors: list[str], rewards: str) -> ManyComparison:
+        from tau_tui.trust import compare_many
 
-        worker = get_current_worker()
-        service = context(self).session.service
-        sides, errors = [], []
-        try:
-            for path, run in zip(self.paths, known, strict=False):
-                if run is None:
-                    run = open_run(path)
-                outcomes, problems = load_side(
-                    [(path, run)],
-                    service.analyzer,
-                    recorded=recorded,
-                    via=service,
-                    cancelled=lambda: worker.is_cancelled,
-                )
-                errors += problems
-                label = f"{run.agent_model or run.agent_implementation or '?'} ({path.name})"
-                sides.append(RunSide(label, str(path), outcomes))
-        except RunFileError as exc:
-            self.post_message(ManyComparisonReady(error=str(exc)))
-            return
-        if worker.is_cancelled:
-            return
-        result = compare_many(sides, self.baseline, rewards="recorded" if recorded else "ours")
-        self.post_message(ManyComparisonReady(result, errors))
-
-    @on(ManyComparisonReady)
-    def _ready(self, message: ManyComparisonReady) -> None:
-        if message.error is not None:
-            self.notify(f"cannot compare: {message.error}", severity="error", timeout=8)
-            self.dismiss(None)
-            return
-        self.comparison = message.comparison
-        for problem in message.errors[:3]:
-            self.notify(problem, severity="warning", timeout=6)
-        self._show()
+        return compare_many(sides, self.baseline, rewards=rewards)
 
     def _show(self) -> None:
         many = self.comparison
@@ -173,10 +127,9 @@ class ManyCompareScreen(Screen[None]):
         table = self.query_one(DataTable)
         cursor = table.cursor_coordinate if keep_cursor else None
         tasks = {row.task: one_line(row.task) for row in many.tasks}
-        fixed = RUN_WIDTH * len(many.runs) + MOVES_WIDTH
-        available = (self.size.width or 120) - FRAME - 2 * (len(many.runs) + 2) - fixed  # cells padded by 1
-        natural = max([len("task"), *map(len, tasks.values())])
-        task_width = width_apart(tasks.values(), max(min(natural, available), min(natural, TASK_MIN)))
+        task_width = task_column_width(
+            tasks.values(), [RUN_WIDTH] * len(many.runs) + [MOVES_WIDTH], self.size.width or 120
+        )
         starts = distinct_starts(tasks.values())
         table.clear(columns=True)
         table.add_column("task", width=task_width, key="task")
@@ -252,17 +205,8 @@ class ManyCompareScreen(Screen[None]):
         self.query_one(DataTable).display = not shown
         (self.query_one("#manycmp-charts-box") if shown else self.query_one(DataTable)).focus()
 
-    def action_toggle_rewards(self) -> None:
-        self.recorded = not self.recorded
-        self.comparison = None
-        self._start()
-
     def action_open_json(self) -> None:
         if self.comparison is not None:
             data = self.comparison.to_json()
             data["tasks"] = [row.to_json(self.comparison.labels) for row in self.comparison.tasks]
             context(self).open_json(data, "runs-comparison")
-
-    def action_back(self) -> None:
-        self.workers.cancel_group(self, "manycmp")
-        self.dismiss(None)

@@ -10,25 +10,24 @@ run labels to keep its words whole; the detail line above the rows gives them wh
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
-from textual.worker import get_current_worker
 
-from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
-from tau_tui.tui.messages import RunComparisonReady
+from tau_tui.tui.screens.runs_comparison import RunsComparisonScreen
 from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.summary_pane import SummaryPane
 from tau_tui.views.compare_labels import fitted_line
-from tau_tui.views.layout import at_cursor, distinct_starts, elide, width_apart
+from tau_tui.views.layout import TASK_MIN, at_cursor, distinct_starts, elide, task_column_width
+
+if TYPE_CHECKING:
+    from tau_tui.trust import RunComparison, RunSide
 
 CELL_FILTERS = ("all", "discordant", "not_comparable", "both_pass", "both_fail")
 CELL_STYLES = {
@@ -40,8 +39,6 @@ CELL_STYLES = {
 }
 # (label, width) of the columns after the task; the task takes the rest of the width, the cell its longest text
 PAIR_COLUMNS = (("#", 3), ("A", 9), ("B", 9), ("DB A/B", 7), ("same DB", 7))
-TASK_MIN = 20
-FRAME = 4  # the table's border (2) and its vertical scrollbar (2)
 
 
 def _reward(outcome: Any) -> Text:
@@ -58,7 +55,7 @@ def _db(outcome: Any) -> str:
     return "ok" if outcome.db_match else "x"
 
 
-class RunCompareScreen(Screen[None]):
+class RunCompareScreen(RunsComparisonScreen):
     """The comparison of two run files; Esc goes back."""
 
     BINDINGS = [
@@ -69,12 +66,11 @@ class RunCompareScreen(Screen[None]):
         Binding("e", "open_json", "Comparison JSON in $EDITOR", id="runcmp.editor", show=False),
     ]
 
+    TITLE_ID = "#runcmp-title"
+
     def __init__(self, a: Path, b: Path) -> None:
-        super().__init__()
-        self.paths = (a, b)
-        self.recorded = False
+        super().__init__((a, b))
         self.cell_filter = "all"
-        self.comparison: Any = None
         self.shown: list[Any] = []
 
     def compose(self) -> ComposeResult:
@@ -99,69 +95,21 @@ class RunCompareScreen(Screen[None]):
         for label, width in (("task", task_width), *PAIR_COLUMNS, ("cell", cell_width)):
             table.add_column(label, width=width, key=label)
 
-    def _start(self) -> None:
+    def loading_pieces(self) -> list[tuple[str, str, bool]]:
         a, b = self.paths
-        pieces = [
+        return [
             (" comparing ", "dim", False),
             (a.name, "dim", True),
             (" with ", "dim", False),
             (b.name, "dim", True),
             (f" ({'recorded' if self.recorded else 'recomputed'} rewards)…", "dim", False),
         ]
-        self.query_one("#runcmp-title", InfoLine).set(fitted_line(pieces, self.size.width or 120))
-        catalog = context(self).session.catalog
-        known = []
-        for path in self.paths:
-            rows = catalog.rows_of(path)
-            known.append(rows[0].run if rows else None)
-        self.compare_worker(known, self.recorded)
 
-    @work(thread=True, exclusive=True, group="runcmp", name="compare runs")
-    def compare_worker(self, known: list[RunFile | None], recorded: bool) -> None:
-        from tau_tui.trust import compare_runs, load_side
+    def compare(self, sides: list[RunSide], errors: list[str], rewards: str) -> RunComparison:
+        from tau_tui.trust import compare_runs
 
-        worker = get_current_worker()
-        service = context(self).session.service
-        sides, labels, errors = [], [], []
-        try:
-            for path, run in zip(self.paths, known, strict=False):
-                if run is None:
-                    run = open_run(path)
-                outcomes, problems = load_side(
-                    [(path, run)],
-                    service.analyzer,
-                    recorded=recorded,
-                    via=service,
-                    cancelled=lambda: worker.is_cancelled,
-                )
-                sides.append(outcomes)
-                errors += problems
-                labels.append(f"{run.agent_model or run.agent_implementation or '?'} ({path.name})")
-        except RunFileError as exc:
-            self.post_message(RunComparisonReady(error=str(exc)))
-            return
-        if worker.is_cancelled:
-            return
-        comparison = compare_runs(
-            sides[0],
-            sides[1],
-            a_label=labels[0],
-            b_label=labels[1],
-            rewards="recorded" if recorded else "ours",
-            errors=errors,
-        )
-        self.post_message(RunComparisonReady(comparison))
-
-    @on(RunComparisonReady)
-    def _ready(self, message: RunComparisonReady) -> None:
-        if message.error is not None:
-            self.notify(f"cannot compare: {message.error}", severity="error", timeout=8)
-            self.dismiss(None)
-            return
-        self.comparison = message.comparison
-        for problem in self.comparison.errors[:3]:
-            self.notify(problem, severity="warning", timeout=6)
-        self._show()
+        a, b = sides
+        return compare_runs(a.outcomes, b.outcomes, a_label=a.label, b_label=b.label, rewards=rewards, errors=errors)
 
     def _show(self) -> None:
         cmp = self.comparison
@@ -223,10 +171,8 @@ class RunCompareScreen(Screen[None]):
         tasks = {row.task: one_line(row.task) for row in self.comparison.rows}
         cells = [row.category + (f" ({row.reason})" if row.reason else "") for row in self.shown]
         cell_width = max([len("cell"), *map(len, cells)])
-        fixed = sum(width for _, width in PAIR_COLUMNS) + cell_width
-        available = (self.size.width or 120) - FRAME - 2 * (len(PAIR_COLUMNS) + 2) - fixed  # cells padded by 1
-        natural = max([len("task"), *map(len, tasks.values())])
-        task_width = width_apart(tasks.values(), max(min(natural, available), min(natural, TASK_MIN)))
+        others = [width for _, width in PAIR_COLUMNS] + [cell_width]
+        task_width = task_column_width(tasks.values(), others, self.size.width or 120)
         starts = distinct_starts(tasks.values())
         table.clear(columns=True)
         self._add_columns(task_width, cell_width)
@@ -270,17 +216,8 @@ class RunCompareScreen(Screen[None]):
         self.cell_filter = CELL_FILTERS[(CELL_FILTERS.index(self.cell_filter) + 1) % len(CELL_FILTERS)]
         self._show()
 
-    def action_toggle_rewards(self) -> None:
-        self.recorded = not self.recorded
-        self.comparison = None
-        self._start()
-
     def action_open_json(self) -> None:
         if self.comparison is not None:
             data = self.comparison.to_json()
             data["rows"] = [row.to_json() for row in self.comparison.rows]
             context(self).open_json(data, "run-comparison")
-
-    def action_back(self) -> None:
-        self.workers.cancel_group(self, "runcmp")
-        self.dismiss(None)

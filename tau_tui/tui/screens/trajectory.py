@@ -47,7 +47,7 @@ from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.state_tree import StateTree
-from tau_tui.tui.widgets.trajectory_view import TrajectoryView
+from tau_tui.tui.widgets.trajectory_view import TrajectoryView, cursor_bindings
 from tau_tui.views.eval_panels import render_evaluation, render_no_evaluation
 from tau_tui.views.notes_view import default_source, render_notes
 from tau_tui.views.panels import (
@@ -163,12 +163,7 @@ class TrajectoryScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="traj.back"),
-        Binding("j,down", "step(1)", "Next message", id="traj.next_message", show=False),
-        Binding("k,up", "step(-1)", "Previous message", id="traj.prev_message", show=False),
-        Binding("g,home", "first", "First message", id="traj.first", show=False),
-        Binding("G,end", "last", "Last message", id="traj.last", show=False),
-        Binding("pagedown,ctrl+d", "step(10)", "10 messages down", id="traj.page_down", show=False),
-        Binding("pageup,ctrl+u", "step(-10)", "10 messages up", id="traj.page_up", show=False),
+        *cursor_bindings("traj"),
         *_jump_bindings(),
         Binding("space,enter", "toggle_expand", "Expand/collapse", id="traj.expand"),
         Binding("a", "expand_all", "Expand/collapse all", id="traj.expand_all", show=False),

@@ -15,6 +15,7 @@ from bisect import bisect_right
 from rich.segment import Segment
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -26,6 +27,19 @@ from tau_tui.views.render import RenderContext, render_step, role_of
 from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 GUTTER = 16  # bar (1) + step number (5) + role label (10)
+
+
+def cursor_bindings(prefix: str) -> list[Binding]:
+    """The keys that move a screen's trajectory cursor (its ``step(n)``, ``first`` and ``last`` actions), hidden
+    from the footer, with ids under ``prefix``: every screen showing a trajectory moves through it alike."""
+    return [
+        Binding("j,down", "step(1)", "Next message", id=f"{prefix}.next_message", show=False),
+        Binding("k,up", "step(-1)", "Previous message", id=f"{prefix}.prev_message", show=False),
+        Binding("g,home", "first", "First message", id=f"{prefix}.first", show=False),
+        Binding("G,end", "last", "Last message", id=f"{prefix}.last", show=False),
+        Binding("pagedown,ctrl+d", "step(10)", "10 messages down", id=f"{prefix}.page_down", show=False),
+        Binding("pageup,ctrl+u", "step(-10)", "10 messages up", id=f"{prefix}.page_up", show=False),
+    ]
 
 
 class TrajectoryView(ScrollView, can_focus=True):
