@@ -1,8 +1,10 @@
 """Run under tau2 1.0.1's Python: the system prompts and tools tau2's own builders give its agent and user.
 
-    TAU2_DATA_DIR=... python tau2_prompts.py DOMAIN (TASK_ID ... | --first N)
+    TAU2_DATA_DIR=... python tau2_prompts.py '{"DOMAIN": [TASK_ID, ...] or N, ...}'
 
-Prints one JSON object: task id -> {"agent", "agent_tools", "user", "user_tools", "solo"} (``solo``: the solo
+Prints one JSON object: domain -> task id -> {"agent", "agent_tools", "user", "user_tools", "solo"} (a number N
+in place of the ids: the domain's first N tasks; one interpreter for every domain, as tau2 1.0.1 takes seconds
+to import). ``solo`` is the solo
 agent's prompt and tool schemas, or null when tau2 refuses the task for solo mode); banking_knowledge is built
 with the bm25_grep retrieval variant, tau-tui's default. Never imported by the suite: it runs in the other
 interpreter.
@@ -19,9 +21,20 @@ def main() -> None:
     from tau2.registry import registry
     from tau2.runner.build import build_agent, build_environment, build_user
 
-    domain, args = sys.argv[1], sys.argv[2:]
+    wanted = json.loads(sys.argv[1])
+    print(
+        json.dumps(
+            {
+                domain: prompts(domain, ids, registry, build_agent, build_environment, build_user)
+                for domain, ids in wanted.items()
+            }
+        )
+    )
+
+
+def prompts(domain, ids, registry, build_agent, build_environment, build_user) -> dict:
     tasks = {t.id: t for t in registry.get_tasks_loader(domain)()}
-    task_ids = list(tasks)[: int(args[1])] if args[:1] == ["--first"] else args
+    task_ids = list(tasks)[:ids] if isinstance(ids, int) else ids
     kwargs = {"retrieval_variant": "bm25_grep"} if domain == "banking_knowledge" else None
     out = {}
     for task_id in task_ids:
@@ -43,7 +56,7 @@ def main() -> None:
             "user_tools": [t.openai_schema for t in user.tools or []],
             "solo": solo,
         }
-    print(json.dumps(out))
+    return out
 
 
 if __name__ == "__main__":

@@ -261,29 +261,40 @@ SAMPLE = {
 }
 
 
-def _tau2_prompts(python: Path, data: Path, domain: str, task_ids: list[str]) -> dict:
+def _tau2_prompts(python: Path, data: Path, wanted: dict) -> dict:
     script = Path(__file__).with_name("tau2_prompts.py")
     env = {"TAU2_DATA_DIR": str(data), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
-        [str(python), str(script), domain, *task_ids], capture_output=True, text=True, env=env, timeout=600
+        [str(python), str(script), json.dumps(wanted)], capture_output=True, text=True, env=env, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.tau2_101
-@pytest.mark.parametrize("domain", list(SAMPLE))
-def test_prompts_and_tools_equal_what_tau2_101s_own_builders_give(registry, tau2_data, tmp_path, domain):
+@pytest.fixture(scope="module")
+def tau2_builders(tmp_path_factory) -> tuple[Path, dict]:
+    """tau2 1.0.1's prompts and tools for every domain's sample (its first four tasks where none is named), from
+    one run of tau2 1.0.1, and one cache of its rendered tool schemas for the tests below, as a user's cache is."""
     python = tau2_101_python()
     if python is None:
         pytest.skip("needs tau2 1.0.1's Python (make tau2-101, or TAU2_101_PYTHON)")
-    protocol = resolve_protocol(TAU2, [tau2_data], tau2_python=python, cache_dir=tmp_path / "cache")
+    data = tau2_101_data(tmp_path_factory.mktemp("tau2-101-data"))
+    wanted = {domain: sample or 4 for domain, sample in SAMPLE.items()}
+    return tmp_path_factory.mktemp("tau2-schema-cache"), _tau2_prompts(python, data, wanted)
+
+
+@pytest.mark.tau2_101
+@pytest.mark.parametrize("domain", list(SAMPLE))
+def test_prompts_and_tools_equal_what_tau2_101s_own_builders_give(registry, tau2_data, domain, tau2_builders):
+    python = tau2_101_python()
+    cache, every = tau2_builders
+    protocol = resolve_protocol(TAU2, [tau2_data], tau2_python=python, cache_dir=cache)
     assert protocol.agent is not None and protocol.agent.origin == "--tau2-python's tau2"
     ours = registry.get(domain)
     tasks = ours.tasks()
-    first = _tau2_prompts(python, tau2_101_data(tmp_path), domain, ["--first", "4"] if SAMPLE[domain] is None else [])
-    ids = SAMPLE[domain] or list(first)
-    theirs = {**first, **(_tau2_prompts(python, tau2_101_data(tmp_path), domain, ids) if SAMPLE[domain] else {})}
+    theirs = every[domain]
+    ids = SAMPLE[domain] or list(theirs)
+    assert sorted(theirs) == sorted(ids) and len(ids) >= 2
     from tau_tui.rollout.participants import agent_brief, user_brief
     from tau_tui.rollout.protocol import protocol_tools
 
