@@ -12,7 +12,7 @@ TAU2_DATA_DIR ?= $(if $(wildcard ../shared/tau2-corpus/domains),../shared/tau2-c
 export TAU2_DATA_DIR
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test test-llm bench bench-wire tau2-101 clean
+.PHONY: run test test-fast test-llm bench bench-wire tau2-101 clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,15 @@ test: $(STAMP_TEST)
 	$(VENV)/bin/ruff check $(CHECKED)
 	$(VENV)/bin/mypy tau_tui
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+# The suite runs on every core (pytest-xdist); TEST_WORKERS=0 runs it in this process (a debugger, -x, -s).
+TEST_WORKERS ?= auto
+
+# The inner loop, under a minute: the suite without the tests marked slow (tau2 1.0.1 itself, Ray clusters,
+# whole-corpus passes, real Inspect runs: tests/conftest.py SLOW), no lint. make test runs them all.
+test-fast: $(STAMP_TEST)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow and not tau2_101 and not real_model" $(PYTEST_ARGS)
 
 # The real-model tests (tests/test_real_model.py, marker real_model; about a minute once built): SmolLM2-135M
 # served by llama-cpp-python on 127.0.0.1. They need the llm-local extra, which builds llama-cpp-python from

@@ -24,6 +24,19 @@ os.environ["TAU_TUI_PROTOCOL"] = "own"
 os.environ["TAU_TUI_CONFIG"] = str(ROOT / "tests" / "fixtures" / "no-such-config.toml")
 
 
+# The tests make test-fast leaves out, by measured duration (scripts/slow_tests.py writes the list).
+SLOW_LIST = ROOT / "tests" / "slow.txt"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests tests/slow.txt lists ``slow`` (a line naming a module marks every test in it)."""
+    lines = SLOW_LIST.read_text().splitlines() if SLOW_LIST.is_file() else []
+    slow = {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+    for item in items:
+        if item.nodeid in slow or item.nodeid.split("::")[0] in slow:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def user_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """A fresh ``$XDG_DATA_HOME`` for every test: notes on bundled recordings never reach the real home (this
