@@ -89,6 +89,11 @@ def test_a_variant_of_a_domain_is_never_graded_as_that_domain(tmp_path, baseline
     code, out, err = cli_text(capsys, "replay", path, "--tau2-data", tau2_data)
     assert code == 2 and "unknown domain 'airline-relaxed'" in err
 
+    code, out, err = cli_text(capsys, "compare", path, BASELINE, "--tau2-data", tau2_data)
+    assert code == 2 and "not graded as airline" in err and "--recorded compares its recorded rewards" in err
+    code, out, err = cli_text(capsys, "compare", path, BASELINE, "--recorded", "--tau2-data", tau2_data)
+    assert code == 0 and "rewards: recorded" in out
+
 
 def test_the_registry_knows_a_variant_only_where_the_domain_declares_it(registry):
     with pytest.raises(DomainError, match="airline has no variants"):

@@ -308,7 +308,7 @@ def load_side(
                 analysis = source.analyze(run, index)
                 report = source.assess(analysis, judge=judge)
             except (DomainError, RecordedOnly) as exc:  # the whole file: one line
-                errors.append(str(exc) + ("; --recorded compares its recorded rewards" if run.recorded_only else ""))
+                errors.append(f"{exc}; --recorded compares its recorded rewards")  # never graded as another domain
                 break
             except RunFileError as exc:
                 errors.append(str(exc))
