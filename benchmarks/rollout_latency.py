@@ -11,7 +11,7 @@ simulation makes exactly one agent call: the limit is ``ceil(n / C) × delay`` s
 time taken to it is what the rollout machinery costs on top of the model. Printed per run: the wall time of
 the command (start-up included), the time from the first call the server received to the last answer (the
 rollout alone), the most calls in flight at once, both ratios, and the command's CPU time. The model is on
-an OpenAI-compatible endpoint, so its calls go straight there (``tau_tui.rollout.direct``); the baseline, in
+an OpenAI-compatible endpoint, so its calls go straight there (``tau_tui.llm.http_transport``); the baseline, in
 the same run (``--through-litellm``, the default), is the same command with ``"llm_client": "litellm"``: every
 call through litellm, as before. The baseline of the start-up: a process that only imports what a run
 imports (and one that imports litellm too). Commands run with bytecode written and read, as an installed

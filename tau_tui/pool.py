@@ -316,7 +316,7 @@ def _do_chunk_in_worker(units: list[Unit]) -> list[Outcome]:
 
 
 def _do_in_worker(unit: Unit) -> Outcome:
-    from tau_tui.evaluate.credentials import MissingCredentials
+    from tau_tui.llm.credentials import MissingCredentials
 
     assert _WORKER is not None
     try:

@@ -63,7 +63,7 @@ class _Episodes:
         try:
             from pathlib import Path
 
-            from tau_tui.evaluate.credentials import MissingCredentials
+            from tau_tui.llm.credentials import MissingCredentials
             from tau_tui.rollout import Runner
             from tau_tui.rollout.factory import check_credentials
             from tau_tui.rollout.records import sim_to_dict
@@ -152,7 +152,7 @@ def _context(runner: Runner) -> Any:
     """How the workers start: forked from a forkserver that imported litellm once (when a model of the run
     calls through it, so the workers do not each spend seconds of CPU on that import) or only the HTTP client
     (when every model goes straight to its endpoint), else spawned."""
-    from tau_tui.rollout.llm import uses_litellm
+    from tau_tui.llm.client import uses_litellm
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
@@ -160,7 +160,7 @@ def _context(runner: Runner) -> Any:
     sides = (runner.config.agent, runner.config.user)
     models = [spec.settings() for spec in sides if not (spec.is_scripted or spec.is_human)]
     if any(uses_litellm(settings) for settings in models):
-        context.set_forkserver_preload(["tau_tui.rollout.litellm_preload"])
+        context.set_forkserver_preload(["tau_tui.llm.litellm_preload"])
     elif models:  # every call goes straight to its endpoint: the workers need only the HTTP client
         context.set_forkserver_preload(["aiohttp"])
     return context
@@ -196,7 +196,7 @@ class ProcessRollout:
         self._closing = False  # close(): the workers leave, none is lost
 
     async def start(self, runner: Runner) -> None:
-        from tau_tui.evaluate.credentials import MissingCredentials
+        from tau_tui.llm.credentials import MissingCredentials
         from tau_tui.rollout import RunError
 
         config = dataclasses.replace(runner.config, tasks=list(runner.tasks), task_ids=[t.id for t in runner.tasks])

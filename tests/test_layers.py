@@ -53,7 +53,9 @@ def copy_of_project(tmp_path: Path) -> Path:
         ("model/tasks.py", "from tau_tui.replay import Timeline", "tau_tui layers"),
         ("evaluate/reward.py", "import textual.widget", "the core is headless"),
         ("replay/diff.py", "from tau_tui.views.render import one_line", "tau_tui layers"),
-        ("rollout/llm.py", "from tau_tui.tui.app import TauTuiApp", "the core is headless"),
+        ("llm/client.py", "from tau_tui.tui.app import TauTuiApp", "the core is headless"),
+        ("rollout/agents.py", "import litellm", "one door to litellm"),
+        ("evaluate/judge.py", "from litellm import completion", "one door to litellm"),
         # rollout and analysis are independent siblings: both score through evaluate
         ("rollout/evaluation.py", "from tau_tui.analysis import Analyzer", "tau_tui layers"),
         ("workbench_new.py", "from tau_tui.model import Task", "tau_tui layers"),  # no layer given

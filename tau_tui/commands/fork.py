@@ -90,7 +90,7 @@ def run(args: argparse.Namespace, workspace) -> int:
         original = run_file.entries[index] if index is not None else None
         result = asyncio.run(workspace.fork_simulation(run_file, request))
     except (RequestError, RunFileError, DomainError, ParticipantSpecError, ConfigError) as exc:
-        err(str(exc))  # ConfigError: a model's API key is missing (evaluate.credentials)
+        err(str(exc))  # ConfigError: a model's API key is missing (llm.credentials)
         return EXIT_INPUT
     except Exception as exc:  # noqa: BLE001 - a prefix that does not replay, a model error: one line
         err(f"fork failed: {error_text(exc) or type(exc).__name__}")

@@ -4,21 +4,22 @@ A ``Judge`` takes the trajectory and the task's assertions and returns one
 verdict per assertion, or raises ``JudgeError``; it never guesses a verdict it
 did not get. A missing or refused API key raises ``MissingCredentials``
 instead, which nothing catches as "not judged": the command stops in one
-line. ``LiteLLMJudge`` asks any litellm model (temperature 0) with a
-prompt of our own and reads its JSON answer leniently. litellm is imported
-inside the call, so nothing pays its import cost unless a judge is used.
+line. ``LiteLLMJudge`` asks any model (temperature 0) with a prompt of our
+own through the model client (``tau_tui.llm``: the agent's retries, its
+transports, its failure kinds) and reads its JSON answer leniently.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tau_tui.evaluate.checks import NLCheck
-from tau_tui.evaluate.credentials import credentials_problem, is_refusal, refusal
+from tau_tui.llm.client import LLMSettings, RetryPolicy, complete_sync
+from tau_tui.llm.credentials import credentials_problem
+from tau_tui.llm.failures import LLMError
 from tau_tui.model.messages import Message, ParticipantMessage
 
 SYSTEM_PROMPT = """\
@@ -182,9 +183,14 @@ class LiteLLMJudge:
         api_base: str | None = None,
         api_key: str | None = None,
         timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
         **completion_args: Any,
     ):
         self.model = model
+        asked = completion_args.pop("num_retries", None)  # litellm's own argument: our retries take its count
+        if retry is None and isinstance(asked, int) and not isinstance(asked, bool) and asked >= 0:
+            retry = RetryPolicy(max_retries=asked)
+        self.retry = retry or RetryPolicy()
         self.api_base = api_base
         self.api_key = api_key
         self.timeout = timeout
@@ -211,37 +217,33 @@ class LiteLLMJudge:
         """The API key the judge model needs and the environment lacks, in one line, or None."""
         return credentials_problem(self.model, self._args(), "judge")
 
+    def settings(self) -> LLMSettings:
+        """The judge's model call: its arguments, temperature 0 (tau2's own under tau2's texts)."""
+        temperature = self.texts.temperature if self.texts else 0
+        args = {**self._args(), "temperature": temperature}
+        return LLMSettings(self.model, args, self.timeout, self.retry, role="judge")
+
     def __call__(self, messages: list[Message], assertions: list[str]) -> list[NLCheck]:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map download at import
+        texts = self.texts
+        asked = texts.messages(messages, assertions) if texts else judge_messages(messages, assertions)
+        payload: list[dict[str, Any]] = [dict(message) for message in asked]
         try:
-            import litellm
-        except ImportError as exc:
-            raise JudgeError(f"the judge needs litellm ({exc})") from None
-        litellm.suppress_debug_info = True  # litellm otherwise prints help banners to stdout on errors
-        kwargs = self._args()
-        try:
-            texts = self.texts
-            response = litellm.completion(
-                model=self.model,
-                messages=texts.messages(messages, assertions) if texts else judge_messages(messages, assertions),
-                temperature=texts.temperature if texts else 0,
-                timeout=self.timeout,
-                **kwargs,
-            )
-            reply = response.choices[0].message.content
-        except Exception as exc:  # noqa: BLE001 - any provider failure means "not judged"
-            if is_refusal(exc):  # every other judgement would be refused too: the evaluation stops
-                raise refusal(self.model, kwargs, exc, "judge") from None
-            first = str(exc).strip().splitlines()
-            text = f"{type(exc).__name__}: {first[0] if first else ''}"
-            raise JudgeError(f"judge {self.model} failed: {text}", text if self.texts else None) from None
-        return self.texts.verdicts(reply) if self.texts else parse_verdicts(reply, assertions)
+            reply = complete_sync(self.settings(), payload).content
+        except LLMError as exc:  # after the client's retries: "not judged"; MissingCredentials stops the command
+            said = str(exc.details.get("said") or exc)
+            raise JudgeError(f"judge {self.model} failed: {said}", said if texts else None) from None
+        return texts.verdicts(reply) if texts else parse_verdicts(reply, assertions)
 
 
 def replace_judge(judge: LiteLLMJudge) -> LiteLLMJudge:
     """A copy of ``judge`` (its settings shared, never changed)."""
     copy = LiteLLMJudge(
-        judge.model, api_base=judge.api_base, api_key=judge.api_key, timeout=judge.timeout, **judge.completion_args
+        judge.model,
+        api_base=judge.api_base,
+        api_key=judge.api_key,
+        timeout=judge.timeout,
+        retry=judge.retry,
+        **judge.completion_args,
     )
     copy.texts = judge.texts
     return copy

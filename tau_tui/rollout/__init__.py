@@ -1,12 +1,10 @@
 """Making new trajectories: rollouts by models or scripts, and sessions with a person on one side.
 
-Layers inside this package (litellm is imported only inside a model call):
+Layers inside this package (model calls go through ``tau_tui.llm``):
 
 - ``participants``: the ``Participant`` interface and the briefs (what each side may know);
 - ``agents`` / ``users``: LLM, scripted (``scripted/gold``, ``scripted/user``) and human participants;
 - ``human``: the turn requests and replies a UI exchanges with a human participant;
-- ``llm``: the litellm wrapper (retries with backoff, cost, tool-call parsing);
-- ``json_tools``: tool calls as schema-held JSON replies, for models without native tool calling;
 - ``orchestrator``: one episode with tau2's turn semantics → ``SimulationRun`` (tool calls go through
   ``tau_tui.env.EpisodeTools``: the task's fault plan, per-episode attempt counters);
 - ``cassette``: an episode against a recording's tool results instead of a live environment;
@@ -17,9 +15,9 @@ Layers inside this package (litellm is imported only inside a model call):
 - ``session``: ``PlaySession`` (a person plays one side) and forks.
 """
 
+from tau_tui.llm.client import RetryPolicy
 from tau_tui.rollout.factory import HUMAN, ParticipantSpec, ParticipantSpecError, build_agent, build_user
 from tau_tui.rollout.human import HumanReply, QueueSource, ToolRequest, TurnRequest
-from tau_tui.rollout.llm import RetryPolicy
 from tau_tui.rollout.orchestrator import (
     EndEpisode,
     EpisodeEnded,

@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 from tau_tui.env.faults import is_withheld_fault
+from tau_tui.llm.chat import new_call_id
+from tau_tui.llm.client import LLMSettings, RetryListener, complete, completion_message
 from tau_tui.model.messages import (
     AssistantMessage,
     Message,
@@ -18,7 +20,6 @@ from tau_tui.model.messages import (
 )
 from tau_tui.model.tasks import Action, Task
 from tau_tui.rollout.human import HumanReply, HumanSource, TurnRequest
-from tau_tui.rollout.llm import LLMSettings, RetryListener, complete, completion_message, new_call_id
 from tau_tui.rollout.participants import AGENT, AgentBrief, Participant
 from tau_tui.rollout.prompts import SOLO_DONE_TOOL, STOP
 from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolTexts

@@ -35,19 +35,20 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tau_tui.domains import DomainError, DomainRegistry, split_variant
-from tau_tui.env.discovery import DISCOVERED_HOW_KEY
+from tau_tui.env.discovery import DISCOVERED_HOW_KEY, DISCOVERED_KEY
 from tau_tui.env.episode import CASSETTE_KEY, REFUSAL_KEY, ToolBackend, refused_message
 from tau_tui.env.faults import canonical_arguments
 from tau_tui.model.io import RunFile, RunFileError, open_run
 from tau_tui.model.messages import ParticipantMessage, ToolCall, ToolMessage
 from tau_tui.model.results import NO_RECORDED_RESULT, SimulationRun
+from tau_tui.model.secrets import secret_values
 from tau_tui.model.tasks import Task
 from tau_tui.resolve import RunResolver
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
-from tau_tui.rollout.orchestrator import DISCOVERED_KEY, EndEpisode, EpisodeOptions, Orchestrator
+from tau_tui.rollout.orchestrator import EndEpisode, EpisodeOptions, Orchestrator
 from tau_tui.rollout.protocol import protocol_tools
-from tau_tui.rollout.records import ResultsWriter, run_info, secret_values
+from tau_tui.rollout.records import ResultsWriter, run_info
 
 UNKNOWN_TOOL, DIFFERENT_ARGUMENTS, PAST_END = "unknown_tool", "different_arguments", "past_end"
 _REASON_TEXT = {

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from tau_tui.env.environment import Environment
-from tau_tui.evaluate.credentials import MissingCredentials, credentials_problem
 from tau_tui.evaluate.judge import judge_credentials_problem
+from tau_tui.llm.client import LLMSettings, RetryListener, RetryPolicy
+from tau_tui.llm.credentials import MissingCredentials, credentials_problem
 from tau_tui.model.tasks import Action, Task
 from tau_tui.rollout.agents import GoldAgent, HumanAgent, LLMAgent
 from tau_tui.rollout.human import HumanSource
-from tau_tui.rollout.llm import LLMSettings, RetryListener, RetryPolicy
 from tau_tui.rollout.participants import AgentBrief, Participant, UserBrief, agent_brief, user_brief
 from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolError, ProtocolTexts
 from tau_tui.rollout.users import HumanUser, LLMUser, NoUser, ScriptedUser

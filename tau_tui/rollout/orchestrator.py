@@ -60,12 +60,12 @@ from tau_tui.env.environment import Environment
 from tau_tui.env.episode import EpisodeTools, ToolBackend, not_run_message
 from tau_tui.env.faults import FAULT_PLAN_KEY, INSTANCE_SEED_KEY, FaultPlan, fault_mark, task_seeds
 from tau_tui.env.tool_schema import tool_schema
-from tau_tui.evaluate.credentials import MissingCredentials
+from tau_tui.llm.credentials import MissingCredentials
+from tau_tui.llm.failures import LLMError, MalformedToolCall
 from tau_tui.model.messages import AssistantMessage, Message, ParticipantMessage, ToolCall, ToolMessage, UserMessage
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task
 from tau_tui.replay import FATAL_IN_TAU2, replay
-from tau_tui.rollout.llm import LLMError, MalformedToolCall
 from tau_tui.rollout.participants import AGENT, USER, Participant, ParticipantError, agent_sees, user_sees
 from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolTexts
 

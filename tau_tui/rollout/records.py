@@ -23,22 +23,13 @@ from tau_tui import __version__
 from tau_tui.env.environment import Environment
 from tau_tui.model.io import id_file, write_atomic
 from tau_tui.model.results import SimulationRun
-from tau_tui.model.secrets import (  # noqa: F401 - re-exported: the rollout's view of the one scrubber
-    REDACTED,
-    environment_secrets,
-    is_secret_key,
-    known_secrets,
-    public_llm_args,
-    redact,
-    scrub_text,
-    secret_values,
-)
+from tau_tui.model.secrets import environment_secrets, public_llm_args, redact
 from tau_tui.model.tasks import Task, task_content_digest
 
 
 def sim_to_dict(sim: SimulationRun, secrets: Iterable[str] = ()) -> dict[str, Any]:
     """A simulation as saved: secrets blanked everywhere, key-shaped strings blanked in ``info``."""
-    data = redact(sim.model_dump(mode="json"), secrets)
+    data: dict[str, Any] = redact(sim.model_dump(mode="json"), secrets)
     if data.get("info"):
         data["info"] = redact(data["info"], secrets, scrub=True)
     return data

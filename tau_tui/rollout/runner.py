@@ -55,13 +55,15 @@ from typing import Any, Callable
 
 from tau_tui.domains import Domain, DomainRegistry
 from tau_tui.env.environment import Environment
-from tau_tui.evaluate.credentials import MissingCredentials
+from tau_tui.llm.client import RetryListener, preload
+from tau_tui.llm.credentials import MissingCredentials
+from tau_tui.llm.failures import ProviderFailure
 from tau_tui.model.io import RunFile, RunFileError, file_lock, open_run
 from tau_tui.model.results import SimulationRun
+from tau_tui.model.secrets import known_secrets, scrub_text
 from tau_tui.model.tasks import Task, task_content_digest
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
-from tau_tui.rollout.llm import preload
 from tau_tui.rollout.orchestrator import EpisodeOptions, MessageAdded, Orchestrator
 from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolTexts, protocol_tools
 from tau_tui.rollout.records import (
@@ -69,9 +71,7 @@ from tau_tui.rollout.records import (
     detect_layout,
     domain_fingerprint,
     fingerprint_info,
-    known_secrets,
     run_info,
-    scrub_text,
 )
 
 INFRASTRUCTURE_ERROR = "infrastructure_error"
@@ -221,7 +221,7 @@ class RunSummary:
     completed: int = 0
     rewards: list[float] = field(default_factory=list)
     unscored: int = 0
-    terminations: Counter = field(default_factory=Counter)
+    terminations: Counter[str | None] = field(default_factory=Counter)
 
     @property
     def average_reward(self) -> float | None:
@@ -289,7 +289,7 @@ class Runner:
         self._fingerprints: dict[str, dict[str, Any]] = {}  # task id -> the fingerprint info its simulations get
         self.secrets: set[str] = set()
         self.remote: Any = None  # where the episodes run instead of this process (see the module docstring)
-        self.models_here = True  # False: the episodes will run elsewhere, so ``load`` does not import litellm
+        self.models_here = True  # False: the episodes will run elsewhere, so ``load`` does not load litellm
         self._prepared = False
         self._loaded = False
         self._lock = ExitStack()
@@ -690,9 +690,10 @@ class Runner:
             if isinstance(event, MessageAdded):
                 self.emit(SimulationMessage(task.id, trial, event.message))
 
-        def on_retry(side: str):
+        def on_retry(side: str) -> RetryListener:
             def report(attempt: int, delay: float, exc: BaseException) -> None:
-                text = scrub_text(f"{type(exc).__name__}: {exc}".splitlines()[0], self.secrets)
+                name = exc.name if isinstance(exc, ProviderFailure) else type(exc).__name__  # as recordings name it
+                text = scrub_text(f"{name}: {exc}".splitlines()[0], self.secrets)
                 self.emit(LLMRetried(task.id, trial, side, attempt, delay, text))
 
             return report

@@ -13,8 +13,8 @@ import copy
 from typing import Any, Union
 
 from tau_tui.env.faults import is_withheld_fault
+from tau_tui.llm.chat import new_call_id
 from tau_tui.model.messages import AssistantMessage, Message, ParticipantMessage, ToolCall, ToolMessage
-from tau_tui.rollout.llm import new_call_id
 from tau_tui.rollout.participants import AGENT, Participant
 from tau_tui.rollout.prompts import STOP
 

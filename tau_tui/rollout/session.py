@@ -25,6 +25,7 @@ from tau_tui.domains import Domain, DomainRegistry
 from tau_tui.env.environment import Environment
 from tau_tui.model.messages import Message
 from tau_tui.model.results import SimulationRun
+from tau_tui.model.secrets import secret_values
 from tau_tui.model.tasks import Task
 from tau_tui.rollout.evaluation import Scored, SimulationEvaluator
 from tau_tui.rollout.factory import HUMAN, ParticipantSpec, build_agent, build_user, check_credentials
@@ -33,7 +34,7 @@ from tau_tui.rollout.orchestrator import EpisodeEnded, EpisodeOptions, Orchestra
 from tau_tui.rollout.participants import AGENT, USER, Participant
 from tau_tui.rollout.prompts import STOP
 from tau_tui.rollout.protocol import ProtocolTexts, protocol_tools
-from tau_tui.rollout.records import ResultsWriter, run_info, secret_values
+from tau_tui.rollout.records import ResultsWriter, run_info
 
 
 def _as_spec(spec: ParticipantSpec | str) -> ParticipantSpec:

@@ -12,13 +12,14 @@ it may be another one (tau2 1.0.1 needs Python 3.12).
 
 import json
 import sys
+from typing import Any
 
 
-def _schemas(tools) -> list:
+def _schemas(tools: Any) -> list[Any]:
     return [tool.openai_schema for tool in tools]
 
 
-def build_environment(domain: str, solo: bool, kwargs):
+def build_environment(domain: str, solo: bool, kwargs: Any) -> Any:
     """tau2's environment of ``domain`` as its runner builds it (releases before ``tau2.runner.build``: the
     registry's constructor)."""
     try:
@@ -30,7 +31,7 @@ def build_environment(domain: str, solo: bool, kwargs):
     return build(domain, solo_mode=solo, env_kwargs=kwargs)
 
 
-def known_domains() -> list | None:
+def known_domains() -> list[Any] | None:
     """The domains tau2's registry holds (None: this tau2 cannot list them)."""
     try:
         from tau2.registry import registry

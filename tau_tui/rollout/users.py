@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from tau_tui.llm.chat import new_call_id
+from tau_tui.llm.client import LLMSettings, RetryListener, complete, completion_message
 from tau_tui.model.messages import (
     AssistantMessage,
     Message,
@@ -17,7 +19,6 @@ from tau_tui.model.messages import (
 )
 from tau_tui.model.tasks import StructuredInstructions
 from tau_tui.rollout.agents import HumanTurns, LLMTurns
-from tau_tui.rollout.llm import LLMSettings, RetryListener, complete, completion_message, new_call_id
 from tau_tui.rollout.participants import USER, Participant, ParticipantError, UserBrief
 from tau_tui.rollout.prompts import OUT_OF_SCOPE, STOP, TRANSFER, is_user_stop
 from tau_tui.rollout.protocol import OWN_PROTOCOL, ProtocolTexts

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from tau_tui.env import EpisodeTools, FaultKind, FaultPlan, FaultPlanError, fault_mark
+from tau_tui.llm.chat import to_litellm_messages
 from tau_tui.model.messages import ToolCall, ToolMessage
 from tau_tui.replay import FindingKind, Verdict, replay
 from tau_tui.rollout.agents import GoldAgent
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user
-from tau_tui.rollout.llm import to_litellm_messages
 from tau_tui.rollout.participants import agent_brief
 from tau_tui.rollout.scripted import StepAgent
 from tests.episodes.conftest import run_episode, tool_results, with_plan

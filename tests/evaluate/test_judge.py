@@ -6,12 +6,14 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 from tau_tui.evaluate import JudgeError, LiteLLMJudge, parse_verdicts
-from tau_tui.evaluate.credentials import MissingCredentials
 from tau_tui.evaluate.judge import judge_messages
+from tau_tui.llm.client import RetryPolicy
+from tau_tui.llm.credentials import MissingCredentials
 from tau_tui.model import parse_message
 from tests.conftest import ROOT
 from tests.evaluate.support import ASSERTIONS, REPLY
@@ -103,10 +105,35 @@ def test_litellm_judge_turns_bad_answers_and_errors_into_judge_errors(server):
     with pytest.raises(JudgeError, match="no JSON"):
         LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20)(conversation(), ASSERTIONS)
     handler.status = 500
-    with pytest.raises(JudgeError, match="judge openai/test failed"):
+    handler.requests.clear()
+    with pytest.raises(JudgeError, match="judge openai/test failed: InternalServerError: boom"):
         LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20, num_retries=0)(
             conversation(), ASSERTIONS
         )
+    assert len(handler.requests) == 1  # num_retries=0: asked once
+
+
+@pytest.mark.parametrize("client", ["http", "litellm"])
+def test_the_judge_retries_a_passing_failure_as_the_agent_does(server, client):
+    """A 500 then an answer: the judge gets its verdicts on the second attempt, through either transport."""
+    handler, base = server
+    answers = iter([500, 200])
+
+    retry = RetryPolicy(max_retries=2, initial=0.01)
+    judge = LiteLLMJudge("openai/test", api_base=base, api_key="sk-test", timeout=20, retry=retry, llm_client=client)
+    original = handler.do_POST
+
+    def flaky(self: Any) -> None:
+        type(self).status = next(answers, 200)
+        original(self)
+
+    handler.do_POST = flaky
+    try:
+        checks = judge(conversation(), ASSERTIONS)
+    finally:
+        handler.do_POST = original
+    assert [c.met for c in checks] == [True, False]
+    assert len(handler.requests) == 2
 
 
 def test_litellm_judge_stops_at_a_refused_key_naming_it_when_unset(server, monkeypatch):

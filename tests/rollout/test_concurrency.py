@@ -93,7 +93,7 @@ def judged_task(registry) -> Task:
 def test_concurrency_n_holds_n_agent_calls_and_n_judge_calls_in_flight(registry, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")  # a placeholder the local server ignores
     server = GatheringServer(SLOTS)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
         config = RunConfig(

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from tau_tui.analysis import Analyzer
-from tau_tui.evaluate.credentials import MissingCredentials
+from tau_tui.llm.credentials import MissingCredentials
 from tau_tui.model.io import open_run
 from tau_tui.rollout import LLMRetried, ParticipantSpec, RetryPolicy, RunConfig, Runner, trial_seeds
 from tests.rollout.fake_llm import call, error, no_choices, text
@@ -70,7 +70,7 @@ def test_llm_agent_and_user_full_rollout_with_a_retried_rate_limit(registry, tmp
     assert len(agent_requests) == 3
     assert agent_requests[0].body == agent_requests[1].body
     retries = [e for e in events if isinstance(e, LLMRetried)]
-    assert len(retries) == 1 and retries[0].side == "agent" and "RateLimit" in retries[0].error
+    assert len(retries) == 1 and retries[0].side == "agent" and retries[0].error.startswith("RateLimitError: ")
 
     # What went over the wire: seed of the trial, tools, roles.
     seed = trial_seeds(300, 1)[0]
@@ -207,7 +207,7 @@ def test_a_refused_key_stops_the_run_at_its_first_call_and_saves_nothing(registr
 def test_a_missing_credential_error_from_litellm_names_the_variable_and_is_not_retried(monkeypatch):
     import litellm
 
-    from tau_tui.rollout.llm import LLMSettings, complete
+    from tau_tui.llm.client import LLMSettings, complete
 
     calls = []
 

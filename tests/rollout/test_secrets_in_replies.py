@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from tau_tui.evaluate.credentials import MissingCredentials
+from tau_tui.llm.credentials import MissingCredentials
 from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig, Runner
 from tests.rollout.fake_llm import error, text
 

@@ -1,5 +1,6 @@
-"""Calls that go straight to an OpenAI-compatible endpoint (``rollout.direct``) against the same calls
-through litellm, on a real local server: the same body sent, the same completion, cost and failures."""
+"""The model client's two transports on a real local server: a call straight to an OpenAI-compatible endpoint
+(``llm.http_transport``) against the same call through litellm (``llm.litellm_transport``): the same body
+sent, the same completion, cost and failures, and one retry loop for both."""
 
 from __future__ import annotations
 
@@ -12,21 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tau_tui.evaluate.credentials import MissingCredentials
+from tau_tui.llm import http_transport, litellm_transport
+from tau_tui.llm.client import LLMSettings, RetryPolicy, complete, uses_litellm
+from tau_tui.llm.credentials import MissingCredentials
+from tau_tui.llm.failures import ContextWindowExceeded, LLMError, LLMUnavailable, MalformedToolCall
 from tau_tui.model.messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
-from tau_tui.rollout import direct
-from tau_tui.rollout.llm import (
-    ContextWindowExceeded,
-    LLMError,
-    LLMSettings,
-    LLMUnavailable,
-    MalformedToolCall,
-    RetryPolicy,
-    complete,
-    uses_litellm,
-)
-
-from .fake_llm import Reply, call, calls, error, no_choices, text
+from tests.rollout.fake_llm import Reply, call, calls, error, no_choices, text
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_RETRY = RetryPolicy(max_retries=0)
@@ -189,7 +181,7 @@ def test_no_price_the_map_knows_is_missed():
             cost = litellm.completion_cost(completion_response=litellm.ModelResponse(**reply))
         except Exception:  # noqa: BLE001 - unpriced
             cost = 0.0
-        if cost and not direct.maybe_priced(name):
+        if cost and not litellm_transport.maybe_priced(name):
             missed.append(name)
     assert len(sample) > 100
     assert not missed
@@ -206,24 +198,24 @@ def test_no_price_the_map_knows_is_missed():
     ],
 )
 def test_what_goes_through_litellm_and_why(model, args, reason):
-    assert reason in (direct.why_not(model, args) or "")
-    assert direct.route(model, args) is None
+    assert reason in (http_transport.why_not(model, args) or "")
+    assert http_transport.route(model, args) is None
     assert uses_litellm(LLMSettings(model, args))
-    with pytest.raises(direct.ClientChoiceError, match="cannot be used"):
-        direct.route(model, {**args, "llm_client": "http"})
+    with pytest.raises(http_transport.ClientChoiceError, match="cannot be used"):
+        http_transport.route(model, {**args, "llm_client": "http"})
 
 
 def test_a_key_from_the_environment_counts_as_litellm_takes_it(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    assert "no api_key" in direct.why_not("openai/m", {"api_base": "http://127.0.0.1:1"})
+    assert "no api_key" in http_transport.why_not("openai/m", {"api_base": "http://127.0.0.1:1"})
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment-0000")
-    assert direct.why_not("openai/m", {"api_base": "http://127.0.0.1:1"}) is None
+    assert http_transport.why_not("openai/m", {"api_base": "http://127.0.0.1:1"}) is None
 
 
 def test_a_wrong_llm_client_is_one_line(fake_llm):
     with pytest.raises(LLMError, match="llm_client 'fast' is not one of auto, litellm, http"):
         asyncio.run(complete(settings(fake_llm, "fast"), HISTORY))
-    assert direct.route("openai/m", fake_llm.args(llm_client="litellm")) is None
+    assert http_transport.route("openai/m", fake_llm.args(llm_client="litellm")) is None
     assert not uses_litellm(LLMSettings("openai/m", fake_llm.args()))
 
 
@@ -260,7 +252,7 @@ def test_a_tool_call_whose_name_is_not_text_is_malformed(fake_llm):
 
 
 def test_a_reply_larger_than_the_cap_is_not_read(fake_llm, monkeypatch):
-    monkeypatch.setattr(direct, "MAX_REPLY_BYTES", 1000)
+    monkeypatch.setattr(http_transport, "MAX_REPLY_BYTES", 1000)
     fake_llm.script("m", [text("x" * 5000)])
     with pytest.raises(LLMUnavailable, match="larger than"):
         asyncio.run(complete(settings(fake_llm, "http"), HISTORY))
@@ -305,13 +297,13 @@ def test_a_call_straight_to_the_endpoint_never_imports_litellm_and_closes_its_se
     program = f"""
 import asyncio, gc, sys
 from tau_tui.model.messages import UserMessage
-from tau_tui.rollout import direct
-from tau_tui.rollout.llm import LLMSettings, complete
+from tau_tui.llm import client
+from tau_tui.llm.client import LLMSettings, complete
 args = {json.dumps(fake_llm.args())}
 for _ in range(2):
     done = asyncio.run(complete(LLMSettings("openai/m", args), [UserMessage(content="hi")]))
 gc.collect()
-print(done.content, "litellm" in sys.modules, len(direct._SESSIONS))
+print(done.content, "litellm" in sys.modules, len(client._CLIENTS))
 """
     fake_llm.script("m", [text("hello"), text("hello")])
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONWARNINGS="always::ResourceWarning")
@@ -358,7 +350,7 @@ def https_endpoint(tmp_path):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     yield f"https://127.0.0.1:{server.server_port}/v1", cert
     server.shutdown()
     server.server_close()
@@ -368,10 +360,10 @@ def test_an_https_endpoint_is_verified(https_endpoint, monkeypatch):
     """A certificate no trusted authority signed is refused; trusted through SSL_CERT_FILE, it is used."""
     base, cert = https_endpoint
     args = {"api_base": base, "api_key": "k", "llm_client": "http"}
-    monkeypatch.setattr(direct, "_TLS", [])
+    monkeypatch.setattr(http_transport, "_TLS", [])
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     with pytest.raises(LLMUnavailable, match="(?i)certificate"):
         asyncio.run(complete(LLMSettings("openai/m", args, retry=NO_RETRY), HISTORY))
-    monkeypatch.setattr(direct, "_TLS", [])
+    monkeypatch.setattr(http_transport, "_TLS", [])
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
     assert asyncio.run(complete(LLMSettings("openai/m", args, retry=NO_RETRY), HISTORY)).content == "secure"

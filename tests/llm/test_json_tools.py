@@ -14,9 +14,9 @@ import json
 import pytest
 
 from tau_tui.analysis import Analyzer
+from tau_tui.llm.json_tools import ReplyError, parse_reply, plain_messages, reply_schema
 from tau_tui.model.io import open_run
 from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig, Runner
-from tau_tui.rollout.json_tools import ReplyError, parse_reply, plain_messages, reply_schema
 from tests.rollout.fake_llm import text
 
 FAST = RetryPolicy(max_retries=1, initial=0.01, factor=2.0, max_delay=0.02)

@@ -1,11 +1,11 @@
-"""``rollout.spend``: a reply's token counts and litellm's price of it, one reading for a call through litellm
+"""``llm.spend`` and ``litellm_transport.price``: a reply's token counts and litellm's price of it, one reading for a call through litellm
 and one straight to its endpoint."""
 
 from __future__ import annotations
 
 import pytest
 
-from tau_tui.rollout import spend
+from tau_tui.llm import litellm_transport, spend
 
 
 def _reply(model: str, usage: object) -> dict:
@@ -32,20 +32,22 @@ def test_usage_keeps_whole_token_counts_only():
 
 
 def test_the_same_reply_reads_alike_as_json_and_as_litellms_response():
-    litellm = spend.import_litellm()
+    litellm = litellm_transport.import_litellm()
     reply = _reply("gpt-4o", {"prompt_tokens": 1000, "completion_tokens": 1000, "total_tokens": 2000})
     response = litellm.ModelResponse(**reply)
     assert spend.usage(response.to_dict()) == spend.usage(reply) == {"completion_tokens": 1000, "prompt_tokens": 1000}
     priced = litellm.completion_cost(completion_response=response)
     assert priced > 0
-    assert spend.litellm_cost(reply) == pytest.approx(priced) == spend.litellm_cost(response, litellm)
+    assert litellm_transport.price(reply) == pytest.approx(priced) == litellm_transport.price(response, litellm)
 
 
 def test_an_unpriced_model_costs_nothing_and_a_price_litellm_gave_is_kept():
-    litellm = spend.import_litellm()
-    assert spend.litellm_cost(_reply("no-such-model-anywhere", {"prompt_tokens": 1, "completion_tokens": 1})) == 0.0
+    litellm = litellm_transport.import_litellm()
+    assert (
+        litellm_transport.price(_reply("no-such-model-anywhere", {"prompt_tokens": 1, "completion_tokens": 1})) == 0.0
+    )
     response = litellm.ModelResponse(**_reply("gpt-4o", {"prompt_tokens": 1, "completion_tokens": 1}))
     response._hidden_params = {"response_cost": 0.25}  # custom per-token prices, already applied by litellm
-    assert spend.litellm_cost(response, litellm) == 0.25
+    assert litellm_transport.price(response, litellm) == 0.25
     response._hidden_params = {"response_cost": None}  # litellm found no price
-    assert spend.litellm_cost(response, litellm) == 0.0
+    assert litellm_transport.price(response, litellm) == 0.0

@@ -26,7 +26,8 @@ PROTOCOLS = (JSON_SCHEMA,)
 
 
 def _function(tool: dict[str, Any]) -> dict[str, Any]:
-    return tool.get("function", tool) if isinstance(tool, dict) else {}
+    found = tool.get("function", tool) if isinstance(tool, dict) else {}
+    return found if isinstance(found, dict) else {}
 
 
 def _parameters(tool: dict[str, Any]) -> dict[str, Any]:
