@@ -25,7 +25,7 @@ import json
 from typing import Any, Mapping
 
 from tau_tui.llm.failures import BadReply, InvalidEndpoint, TimedOut, Unreachable, from_status
-from tau_tui.llm.litellm_transport import local_cost_map, maybe_priced
+from tau_tui.llm.litellm_transport import COST_MAP_VARIABLE, local_cost_map, maybe_priced
 from tau_tui.llm.transport import JSON, Reply, Request, Route, first_message
 from tau_tui.model.secrets import credential, known_secrets, scrub_text
 from tau_tui.textsafe import one_line
@@ -83,7 +83,7 @@ def why_not(model: str, args: Mapping[str, Any]) -> str | None:
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
         return "its timeout is not a positive number"
     if not local_cost_map():
-        return "litellm reads its price map from the network (LITELLM_LOCAL_MODEL_COST_MAP is not True)"
+        return f"litellm reads its price map from the network ({COST_MAP_VARIABLE} is not True)"
     if maybe_priced(model[len(PROVIDER) :]):
         return f"litellm prices {model[len(PROVIDER) :]!r}"
     return None

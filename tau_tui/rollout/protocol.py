@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from tau_tui.evaluate.judge import JudgeTexts
+from tau_tui.llm.litellm_transport import COST_MAP_VARIABLE
 from tau_tui.rollout import prompts
 
 TAU2, OWN, AUTO = "tau2", "own", "auto"
@@ -515,7 +516,7 @@ def tau2_tool_schemas(
         scratch = (cache_dir or Path(tempfile.gettempdir())) / "tau2-data"
         env = {
             "TAU2_DATA_DIR": str(tau2_data_layout(data_root, scratch)),
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            COST_MAP_VARIABLE: "True",  # tau2's litellm reads its own price map, as ours does
             "PATH": os.defpath,
         }
         argv = [str(python), str(SNAPSHOT_SCRIPT), domain, variant or ""]

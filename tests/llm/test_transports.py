@@ -367,3 +367,20 @@ def test_an_https_endpoint_is_verified(https_endpoint, monkeypatch):
     monkeypatch.setattr(http_transport, "_TLS", [])
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
     assert asyncio.run(complete(LLMSettings("openai/m", args, retry=NO_RETRY), HISTORY)).content == "secure"
+
+
+def test_complete_sync_works_off_and_on_an_event_loop_and_keeps_its_connections(fake_llm) -> None:
+    """The judge's door: the same call, with the same retries, from plain code and from inside a coroutine."""
+    from tau_tui.llm.client import complete_sync
+
+    payload = [{"role": "user", "content": "hi"}]
+    fake_llm.script("m", [error(500, "boom"), text("first"), text("second")])
+    sync = settings(fake_llm, "http", retry=ONE_RETRY)
+    done = complete_sync(sync, payload)
+    assert (done.content, done.attempts) == ("first", 2)
+
+    async def inside() -> str | None:
+        return complete_sync(sync, payload).content
+
+    assert asyncio.run(inside()) == "second"
+    assert len(fake_llm.requests) == 3
