@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,7 @@ ROW_FIELDS = ("task", "n_scored", "n_passed", "n_unscored", "band", "pass_hat_k"
 GOLD_FIELDS = ("task", "gold_reward", "gold_consistent", "reason")
 
 
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
@@ -26,7 +27,7 @@ def json_lines(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def test_calibrate_json_rows(tau2_data, tmp_path, capsys):
+def test_calibrate_json_rows(tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_file = tmp_path / "cal.json"
     code, out, err = run_cli(
         capsys,
@@ -109,7 +110,7 @@ def test_calibrate_json_rows(tau2_data, tmp_path, capsys):
     }
 
 
-def test_calibrate_human_grid(tau2_data, capsys):
+def test_calibrate_human_grid(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(
         capsys,
         "calibrate",
@@ -133,7 +134,7 @@ def test_calibrate_human_grid(tau2_data, capsys):
     assert "95% CI: Wilson interval" in out
 
 
-def test_gold_check_json_and_exit_status(tau2_data, capsys):
+def test_gold_check_json_and_exit_status(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(
         capsys, "calibrate", "--gold-check", "--domain", "mock", "--json", "--tau2-data", str(tau2_data)
     )
@@ -182,7 +183,9 @@ def test_gold_check_json_and_exit_status(tau2_data, capsys):
         (["--domain", "mock", "--from", "/does/not/exist"], "no simulation of domain 'mock'"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(tau2_data, tmp_path, capsys, args, message):
+def test_bad_input_is_one_line_and_exit_2(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     code, out, err = run_cli(
         capsys, "calibrate", *args, "--quiet", "--out", str(tmp_path / "x.json"), "--tau2-data", str(tau2_data)
     )
@@ -191,7 +194,7 @@ def test_bad_input_is_one_line_and_exit_2(tau2_data, tmp_path, capsys, args, mes
     assert len([line for line in err.splitlines() if not line.startswith("tau-tui: note:")]) == 1
 
 
-def test_notes_add_list_export_remove(tmp_path, capsys):
+def test_notes_add_list_export_remove(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recording = tmp_path / "run.json"
     shutil.copy(TELECOM_4_TRIALS, recording)
     before = hashlib.sha256(recording.read_bytes()).hexdigest()
@@ -247,7 +250,7 @@ def test_notes_add_list_export_remove(tmp_path, capsys):
         (["remove", "RUN", "zzz"], "no note 'zzz'"),
     ],
 )
-def test_notes_bad_input(tmp_path, capsys, args, message):
+def test_notes_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
     recording = tmp_path / "run.json"
     shutil.copy(TELECOM_4_TRIALS, recording)
     sim = open_run(recording).entries[0].id
@@ -256,14 +259,16 @@ def test_notes_bad_input(tmp_path, capsys, args, message):
     assert code == 2 and message in err and "Traceback" not in err
 
 
-def test_notes_usage_errors_come_from_argparse(capsys):
+def test_notes_usage_errors_come_from_argparse(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["notes", "add", "x.json", "--sim", "s", "--source", "model", "--type", "other"])
     assert exc.value.code == 2
     assert "invalid choice: 'model'" in capsys.readouterr().err
 
 
-def test_notes_on_a_bundled_recording_are_added_and_listed_from_the_user_data_folder(user_data_home, capsys):
+def test_notes_on_a_bundled_recording_are_added_and_listed_from_the_user_data_folder(
+    user_data_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.conftest import ROOT
 
     folder = ROOT / "recordings"
@@ -288,7 +293,7 @@ def test_notes_on_a_bundled_recording_are_added_and_listed_from_the_user_data_fo
     assert [n["text"] for n in json_lines(out) if n["sim_id"] == "wh-gives-up"] == ["gave up"]
 
 
-def test_a_fork_is_left_out_of_the_grid_and_said_so(tmp_path, capsys):
+def test_a_fork_is_left_out_of_the_grid_and_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A fork's first messages were played by the run it continues: it is no trial of its agent and user."""
     from tests.conftest import ROOT
 

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tau_tui.calibrate import compare_simulations, render_comparison
-from tau_tui.model.io import open_run
+from tau_tui.model.io import RunFile, open_run
 from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
 from tests.calibrate.test_workbench import TELECOM_4_TRIALS
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainRegistry
 
 TASK = "[mobile_data_issue]airplane_mode_on|user_abroad_roaming_enabled_off[PERSONA:None]"
 
 
 @pytest.fixture(scope="module")
-def telecom_run():
+def telecom_run() -> RunFile:
     return open_run(TELECOM_4_TRIALS)
 
 
@@ -24,7 +30,7 @@ def trial(run, task_id: str, number: int) -> int:
     return next(e.index for e in run.entries if e.task_id == task_id and e.trial == number)
 
 
-def test_two_corpus_trials_of_one_task(analyzer, telecom_run):
+def test_two_corpus_trials_of_one_task(analyzer: Analyzer, telecom_run: RunFile) -> None:
     comparison = compare_simulations(
         analyzer, (telecom_run, trial(telecom_run, TASK, 0)), (telecom_run, trial(telecom_run, TASK, 2))
     )
@@ -51,7 +57,7 @@ def test_two_corpus_trials_of_one_task(analyzer, telecom_run):
     assert data["divergence"]["turn"] == marked[0].index and data["divergence"]["left"]["name"] == "check_status_bar"
 
 
-def test_identical_trials_have_no_divergence(analyzer, telecom_run):
+def test_identical_trials_have_no_divergence(analyzer: Analyzer, telecom_run: RunFile) -> None:
     comparison = compare_simulations(
         analyzer, (telecom_run, trial(telecom_run, TASK, 0)), (telecom_run, trial(telecom_run, TASK, 1))
     )
@@ -60,7 +66,7 @@ def test_identical_trials_have_no_divergence(analyzer, telecom_run):
     assert "same tool calls on both sides" in render_comparison(comparison)
 
 
-def test_only_writes_are_compared_when_asked(analyzer, telecom_run):
+def test_only_writes_are_compared_when_asked(analyzer: Analyzer, telecom_run: RunFile) -> None:
     comparison = compare_simulations(
         analyzer,
         (telecom_run, trial(telecom_run, TASK, 0)),
@@ -70,7 +76,7 @@ def test_only_writes_are_compared_when_asked(analyzer, telecom_run):
     assert comparison.divergence is None  # the trials differ only in what they read
 
 
-def test_different_tasks_are_refused_unless_allowed(analyzer, telecom_run):
+def test_different_tasks_are_refused_unless_allowed(analyzer: Analyzer, telecom_run: RunFile) -> None:
     other = next(e.index for e in telecom_run.entries if e.task_id != TASK)
     with pytest.raises(ValueError, match="different tasks"):
         compare_simulations(analyzer, (telecom_run, trial(telecom_run, TASK, 0)), (telecom_run, other))
@@ -82,7 +88,7 @@ def test_different_tasks_are_refused_unless_allowed(analyzer, telecom_run):
     )
 
 
-def test_a_dropped_write_shows_in_the_db_diff(registry, analyzer, tmp_path):
+def test_a_dropped_write_shows_in_the_db_diff(registry: DomainRegistry, analyzer: Analyzer, tmp_path: Path) -> None:
     """Gold vs flaky on a retail task: where the flaky agent skips a write, the DB states differ."""
     runs = {}
     for name, agent in (("gold", "scripted/gold"), ("flaky", "scripted/flaky:0.5")):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tau_tui.calibrate import Calibrator, Fingerprinter, changed_parts
 from tau_tui.calibrate.render import render_grid
@@ -14,14 +16,17 @@ from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
 from tau_tui.rollout.records import FINGERPRINT_PARTS, task_content_digest, toolkit_description
 from tests.conftest import CORPUS
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
-def gold_config(**kwargs) -> RunConfig:
+
+def gold_config(**kwargs: Any) -> RunConfig:
     return RunConfig(
         domain="mock", agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"), **kwargs
     )
 
 
-def test_runner_records_the_fingerprint_with_each_simulation(registry, tmp_path):
+def test_runner_records_the_fingerprint_with_each_simulation(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     asyncio.run(Runner(gold_config(task_ids=["create_task_1", "update_task_1"], num_trials=2), path, registry).run())
     fingerprints = Fingerprinter(registry.get("mock"))
@@ -36,7 +41,7 @@ def test_runner_records_the_fingerprint_with_each_simulation(registry, tmp_path)
     assert recorded.source == "recorded"
 
 
-def test_an_edited_task_never_pools_with_the_old_one(registry, tmp_path):
+def test_an_edited_task_never_pools_with_the_old_one(registry: DomainRegistry, tmp_path: Path) -> None:
     task = registry.get("mock").tasks()["update_task_1"]
     edited = task.model_copy(update={"ticket": "Please mark task_1 as done (edited)."})
     asyncio.run(Runner(gold_config(task_ids=[task.id], num_trials=2), tmp_path / "old.json", registry).run())
@@ -66,7 +71,7 @@ def test_an_edited_task_never_pools_with_the_old_one(registry, tmp_path):
     assert old.current is False and old.changed == ["task"] and new.current is True
 
 
-def test_tools_db_and_policy_are_parts_of_the_fingerprint(registry):
+def test_tools_db_and_policy_are_parts_of_the_fingerprint(registry: DomainRegistry) -> None:
     fingerprints = Fingerprinter(registry.get("mock"))
     task = registry.get("mock").tasks()["create_task_1"]
     base = fingerprints.of_task(task)
@@ -80,7 +85,7 @@ def test_tools_db_and_policy_are_parts_of_the_fingerprint(registry):
     assert changed_parts(base.parts, telecom.of_task(telecom_task).parts) == ["task", "tools", "db", "policy"]
 
 
-def test_tool_descriptions_see_types_flags_signatures_and_docstrings():
+def test_tool_descriptions_see_types_flags_signatures_and_docstrings() -> None:
     class Kit(Toolkit):
         @tool(ToolType.WRITE)
         def act(self, item_id: str) -> str:
@@ -113,7 +118,7 @@ def test_tool_descriptions_see_types_flags_signatures_and_docstrings():
     }
 
 
-def test_a_task_saved_by_tau2_hashes_like_the_hand_written_one(registry):
+def test_a_task_saved_by_tau2_hashes_like_the_hand_written_one(registry: DomainRegistry) -> None:
     """tau2 writes every optional field (null) into the tasks of a results file; that is not an edit."""
     generated = json.loads((CORPUS / "generated" / "tau2-gold_telecom.json").read_text())
     saved = generated["tasks"][0]

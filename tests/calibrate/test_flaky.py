@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,9 +13,13 @@ from tau_tui.calibrate import Band, Calibrator
 from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, RunConfig, Runner, build_agent
 from tau_tui.rollout.factory import DEFAULT_DROP, SCRIPTED_AGENTS, FlakyAgent, check_spec
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
+
 
 @pytest.fixture(scope="module")
-def retail(registry):
+def retail(registry: DomainRegistry) -> Domain:
     return registry.get("retail")
 
 
@@ -24,7 +30,7 @@ def flaky(domain, task, model: str, seed: int | None) -> FlakyAgent:
     return agent
 
 
-def test_registered_in_the_factory_with_an_optional_probability():
+def test_registered_in_the_factory_with_an_optional_probability() -> None:
     assert "scripted/flaky" in SCRIPTED_AGENTS
     check_spec(ParticipantSpec("scripted/flaky"), "agent")
     check_spec(ParticipantSpec("scripted/flaky:0.25"), "agent")
@@ -37,7 +43,7 @@ def test_registered_in_the_factory_with_an_optional_probability():
         check_spec(ParticipantSpec("scripted/flaky"), "user")
 
 
-def test_probability_from_the_name_or_the_arguments(retail):
+def test_probability_from_the_name_or_the_arguments(retail: Domain) -> None:
     task = retail.tasks()["2"]
     env = retail.new_environment()
     assert build_agent(ParticipantSpec("scripted/flaky"), task, env).drop == DEFAULT_DROP
@@ -49,7 +55,7 @@ def test_probability_from_the_name_or_the_arguments(retail):
         build_agent(ParticipantSpec("scripted/flaky", {"drop": "lots"}), task, env)
 
 
-def test_drops_are_determined_by_seed_and_task(retail):
+def test_drops_are_determined_by_seed_and_task(retail: Domain) -> None:
     task = retail.tasks()["4"]  # 13 reference actions
     names = lambda agent: [a.action_id for a in agent.dropped]  # noqa: E731
     first = flaky(retail, task, "scripted/flaky:0.5", 1234)
@@ -64,7 +70,7 @@ def test_drops_are_determined_by_seed_and_task(retail):
     assert kept == [a.action_id for a in task.expected_actions if a.action_id not in names(first)]
 
 
-def test_a_higher_probability_drops_a_superset(retail):
+def test_a_higher_probability_drops_a_superset(retail: Domain) -> None:
     task = retail.tasks()["4"]
     for seed in range(10):
         low = {a.action_id for a in flaky(retail, task, "scripted/flaky:0.2", seed).dropped}
@@ -74,7 +80,7 @@ def test_a_higher_probability_drops_a_superset(retail):
     assert [a for _, a in flaky(retail, task, "scripted/flaky:1", 7).plan if a is not None] == []
 
 
-def test_the_same_run_twice_gives_the_same_trajectories(registry, tmp_path):
+def test_the_same_run_twice_gives_the_same_trajectories(registry: DomainRegistry, tmp_path: Path) -> None:
     def run(path):
         # tau2 1.0.1's retail tasks 0, 1 and 5 have no NL assertions, so every trial is scored without a judge
         config = RunConfig(
@@ -102,7 +108,7 @@ def test_the_same_run_twice_gives_the_same_trajectories(registry, tmp_path):
     assert {reward for _, _, reward, _ in first} == {0.0, 1.0}  # some trials lose an action, some do not
 
 
-def test_all_three_bands_on_mock_with_k_trials(registry, tmp_path):
+def test_all_three_bands_on_mock_with_k_trials(registry: DomainRegistry, tmp_path: Path) -> None:
     calibrator = Calibrator(registry, "mock")
     config = RunConfig(
         domain="mock",

@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tau_tui.calibrate import GoldChecker
-from tau_tui.calibrate.gold import failure_kind
+from tau_tui.calibrate.gold import GoldCheck, failure_kind
 from tau_tui.calibrate.render import gold_summary, render_gold_check
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
 pytestmark = pytest.mark.corpus
 
@@ -63,7 +67,7 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def results(registry):
+def results(registry: DomainRegistry) -> dict[str, tuple[list[GoldCheck], float]]:
     out = {}
     for domain in EXPECTED:
         checker = GoldChecker.for_name(registry, domain)
@@ -74,7 +78,7 @@ def results(registry):
 
 
 @pytest.mark.parametrize("domain", list(EXPECTED))
-def test_exactly_these_tasks_fail_the_gold_check(results, domain):
+def test_exactly_these_tasks_fail_the_gold_check(results: dict[str, tuple[list[GoldCheck], float]], domain) -> None:
     checks, seconds = results[domain]
     expected = EXPECTED[domain]
     failing = {c.task_id: c for c in checks if not c.ok}
@@ -88,7 +92,9 @@ def test_exactly_these_tasks_fail_the_gold_check(results, domain):
     print(f"\n{gold_summary(domain, checks)}\n  ({seconds:.1f}s, {1000 * seconds / len(checks):.1f} ms/task)")
 
 
-def test_telecom_fails_only_the_consistency_check_and_never_where_the_reward_compares_dbs(results):
+def test_telecom_fails_only_the_consistency_check_and_never_where_the_reward_compares_dbs(
+    results: dict[str, tuple[list[GoldCheck], float]],
+) -> None:
     checks, seconds = results["telecom"]
     assert all(c.gold_agent_ok and c.gold_reward == 1.0 for c in checks)
     inconsistent = [c for c in checks if not c.gold_consistent]
@@ -97,7 +103,7 @@ def test_telecom_fails_only_the_consistency_check_and_never_where_the_reward_com
     assert seconds < 120, f"the telecom gold check took {seconds:.0f}s"
 
 
-def test_a_failing_task_says_which_paths_differ_and_how(results):
+def test_a_failing_task_says_which_paths_differ_and_how(results: dict[str, tuple[list[GoldCheck], float]]) -> None:
     checks, _ = results["telecom"]
     check = next(c for c in checks if c.task_id == "[service_issue]overdue_bill_suspension[PERSONA:Easy]")
     diff = {(d["side"], d["path"]): (d["gold"], d["live"]) for d in check.to_json()["diff"]}
@@ -114,7 +120,7 @@ def test_a_failing_task_says_which_paths_differ_and_how(results):
     assert 'agent bills[6].status: gold "Awaiting Payment" → live "Paid"' in text
 
 
-def test_gold_check_json_has_the_contract_fields(results):
+def test_gold_check_json_has_the_contract_fields(results: dict[str, tuple[list[GoldCheck], float]]) -> None:
     checks, _ = results["mock"]
     for check in checks:
         data = check.to_json()
@@ -123,14 +129,14 @@ def test_gold_check_json_has_the_contract_fields(results):
         assert data["gold_reward"] == 1.0 or data["reason"]
 
 
-def test_a_check_can_be_stopped_between_tasks_and_reports_each_result(registry):
+def test_a_check_can_be_stopped_between_tasks_and_reports_each_result(registry: DomainRegistry) -> None:
     checker = GoldChecker.for_name(registry, "retail")
     seen = []
     checks = checker.run(list(checker.domain.tasks().values()), seen.append, cancelled=lambda: len(seen) >= 3)
     assert [c.task_id for c in checks] == [c.task_id for c in seen] == ["0", "1", "2"]
 
 
-def test_user_tools_task_cannot_reach_one(registry):
+def test_user_tools_task_cannot_reach_one(registry: DomainRegistry) -> None:
     """Either side of the trade-off loses: dismissing breaks DB, not dismissing breaks ENV_ASSERTION."""
     from tau_tui.evaluate import evaluate
     from tests.evaluate.support import replayed

@@ -46,13 +46,13 @@ def row(*outcomes: TrialOutcome, task: str = "t", fingerprint: str = "f1") -> Ro
         (None, "user_stop", TrialOutcome.UNSCORED),  # reward not computable (e.g. NL assertions without a judge)
     ],
 )
-def test_classify(reward, termination, expected):
+def test_classify(reward: float | None, termination: str, expected) -> None:
     outcome, reason = classify(reward, termination, "why")
     assert outcome is expected
     assert (reason is not None) == (expected is TrialOutcome.UNSCORED)
 
 
-def test_unscored_reason_names_the_termination():
+def test_unscored_reason_names_the_termination() -> None:
     assert classify(0.0, "infrastructure_error", "RateLimitError")[1] == "infrastructure_error: RateLimitError"
     assert classify(None, "user_stop")[1] == "reward not computable"
 
@@ -70,18 +70,18 @@ def test_unscored_reason_names_the_termination():
         ((), Band.UNSCORED),
     ],
 )
-def test_bands(outcomes, band):
+def test_bands(outcomes, band) -> None:
     assert row(*outcomes).band is band
 
 
-def test_pending_and_running_cells_count_for_nothing_yet():
+def test_pending_and_running_cells_count_for_nothing_yet() -> None:
     r = row(P, F, TrialOutcome.PENDING, TrialOutcome.RUNNING)
     assert (r.n_scored, r.n_passed, r.n_unscored, r.n_pending) == (2, 1, 0, 2)
     assert not r.complete
     assert r.band is Band.LEARNING_ZONE
 
 
-def test_rates_and_pass_k_over_scored_attempts_only():
+def test_rates_and_pass_k_over_scored_attempts_only() -> None:
     r = row(P, U, P, F, U, P)  # 4 scored, 3 passed, 2 unscored
     assert (r.n_scored, r.n_passed, r.n_unscored) == (4, 3, 2)
     assert r.pass_rate == 0.75
@@ -91,7 +91,7 @@ def test_rates_and_pass_k_over_scored_attempts_only():
     assert r.pass_hat_k() == row(P, P, F, P).pass_hat_k()
 
 
-def test_pass_k_matches_the_formula():
+def test_pass_k_matches_the_formula() -> None:
     r = row(P, P, F, F, P)
     n, c = 5, 3
     for k in range(1, 6):
@@ -99,14 +99,14 @@ def test_pass_k_matches_the_formula():
         assert r.pass_at_k()[k] == pytest.approx(1 - math.comb(n - c, k) / math.comb(n, k))
 
 
-def test_nothing_scored_has_no_rates():
+def test_nothing_scored_has_no_rates() -> None:
     r = row(U, U)
     assert r.pass_rate is None and r.pass_hat_k() == {} and r.pass_at_k() == {}
     data = r.to_json()
     assert data["band"] == "unscored" and data["n_unscored"] == 2 and data["pass_hat_k"] == {}
 
 
-def test_row_json_has_the_contract_fields():
+def test_row_json_has_the_contract_fields() -> None:
     data = row(P, F, U).to_json()
     for key in ("task", "n_scored", "n_passed", "n_unscored", "band", "pass_hat_k", "pass_at_k", "fingerprint"):
         assert key in data
@@ -114,7 +114,7 @@ def test_row_json_has_the_contract_fields():
     assert [c["outcome"] for c in data["cells"]] == ["pass", "fail", "unscored"]
 
 
-def test_sort_and_filter_by_band():
+def test_sort_and_filter_by_band() -> None:
     rows = [row(P, P, task="2"), row(F, F, task="10"), row(P, F, task="1"), row(U, task="3"), row(P, F, F, task="4")]
     assert [r.task_id for r in sort_rows(rows)] == ["1", "2", "3", "4", "10"]  # numeric ids in numeric order
     assert [r.task_id for r in sort_rows(rows, "band")] == ["1", "4", "10", "2", "3"]
@@ -125,7 +125,7 @@ def test_sort_and_filter_by_band():
         sort_rows(rows, "colour")
 
 
-def test_grid_events_and_version_marks():
+def test_grid_events_and_version_marks() -> None:
     grid = CalibrationGrid()
     events = []
     unsubscribe = grid.subscribe(events.append)

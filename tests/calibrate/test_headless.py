@@ -8,7 +8,7 @@ import sys
 from tests.conftest import ROOT
 
 
-def test_calibrate_and_notes_import_without_textual_or_litellm():
+def test_calibrate_and_notes_import_without_textual_or_litellm() -> None:
     code = (
         "import sys, tau_tui.calibrate, tau_tui.calibrate.render, tau_tui.model.notes; "
         "print([m for m in ('textual', 'litellm') if m in sys.modules])"

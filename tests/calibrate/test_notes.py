@@ -37,18 +37,18 @@ def digest(path) -> str:
 
 
 @pytest.fixture
-def recording(tmp_path):
+def recording(tmp_path: Path) -> Path:
     path = tmp_path / "telecom_4trials.json"
     shutil.copy(TELECOM_4_TRIALS, path)
     return path
 
 
-def test_vocabulary_is_fixed():
+def test_vocabulary_is_fixed() -> None:
     assert SOURCES == ("agent", "user", "environment", "task")
     assert set(typing.get_args(ErrorType)) == set(ERROR_TYPES)
 
 
-def test_add_reload_and_export_leave_the_recording_untouched(recording):
+def test_add_reload_and_export_leave_the_recording_untouched(recording: Path) -> None:
     before = digest(recording)
     mtime = recording.stat().st_mtime_ns
     run = open_run(recording)
@@ -96,7 +96,7 @@ def test_add_reload_and_export_leave_the_recording_untouched(recording):
     assert expand_paths([recording.parent]) == [recording]
 
 
-def test_update_and_remove(recording):
+def test_update_and_remove(recording: Path) -> None:
     book = NoteBook(recording)
     note = book.add("sim-1", "user", "instruction_deviation", "asked for a refund it was not told to")
     changed = book.update(note.id[:6], error_type="other", text="fine after all")
@@ -108,7 +108,7 @@ def test_update_and_remove(recording):
         book.get("nope")
 
 
-def test_bad_notes_are_refused_on_one_line(recording):
+def test_bad_notes_are_refused_on_one_line(recording: Path) -> None:
     book = NoteBook(recording)
     with pytest.raises(NotesError, match="source must be one of: agent, user, environment, task"):
         book.add("sim-1", "model", "other")
@@ -123,7 +123,7 @@ def test_bad_notes_are_refused_on_one_line(recording):
         NoteBook(recording)
 
 
-def test_two_writers_do_not_lose_each_others_notes(recording):
+def test_two_writers_do_not_lose_each_others_notes(recording: Path) -> None:
     first, second = NoteBook(recording), NoteBook(recording)
     a = first.add("sim-1", "agent", "wrong_action", "one")
     b = second.add("sim-1", "agent", "wrong_action", "two")  # second never loaded a
@@ -132,7 +132,7 @@ def test_two_writers_do_not_lose_each_others_notes(recording):
     assert {n.id for n in NoteBook(recording).notes} == {b.id}
 
 
-def test_directory_runs_keep_their_notes_inside(tmp_path):
+def test_directory_runs_keep_their_notes_inside(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     (run_dir / "simulations").mkdir(parents=True)
     (run_dir / "results.json").write_text("{}")
@@ -140,7 +140,7 @@ def test_directory_runs_keep_their_notes_inside(tmp_path):
     assert notes_path(run_dir / "results.json") == run_dir / "results.notes.json"
 
 
-def test_notes_on_a_bundled_recording_go_to_the_user_data_folder(user_data_home):
+def test_notes_on_a_bundled_recording_go_to_the_user_data_folder(user_data_home: Path) -> None:
     recording = ROOT / "recordings" / "aftersales.json"
     beside = beside_path(recording)
     had_beside = beside.exists()
@@ -154,13 +154,15 @@ def test_notes_on_a_bundled_recording_go_to_the_user_data_folder(user_data_home)
     assert note.id not in {n.id for n in NoteBook(recording).notes}
 
 
-def test_same_named_recordings_in_the_user_data_folder_stay_apart(tmp_path):
+def test_same_named_recordings_in_the_user_data_folder_stay_apart(tmp_path: Path) -> None:
     first, second = tmp_path / "a" / "run.json", tmp_path / "b" / "run.json"
     assert user_notes_path(first) != user_notes_path(second)
     assert user_notes_path(first) == user_notes_path(tmp_path / "a" / ".." / "a" / "run.json")
 
 
-def test_a_read_only_folder_keeps_its_notes_in_the_user_data_folder(recording, user_data_home, monkeypatch):
+def test_a_read_only_folder_keeps_its_notes_in_the_user_data_folder(
+    recording: Path, user_data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = recording.parent
     writable = os.access
     monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != folder and writable(path, mode))
@@ -171,7 +173,7 @@ def test_a_read_only_folder_keeps_its_notes_in_the_user_data_folder(recording, u
     assert [n.text for n in NoteBook(recording).notes] == ["read-only here"]
 
 
-def test_notes_beside_and_in_the_user_data_folder_are_read_together(recording):
+def test_notes_beside_and_in_the_user_data_folder_are_read_together(recording: Path) -> None:
     beside = NoteBook(recording)
     kept = beside.add("sim-1", "agent", "other", "beside")
     user = user_notes_path(recording)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,7 @@ from tests.calibrate.test_workbench import TELECOM_4_TRIALS
 
 
 @pytest.fixture
-def own_data(tau2_data, tmp_path):
+def own_data(tau2_data: Path, tmp_path: Path) -> Path:
     """A writable copy of the mock domain's data, so its task file can be edited."""
     target = tmp_path / "data" / "domains" / "mock"
     target.mkdir(parents=True)
@@ -29,7 +30,7 @@ def lines_at(source, first: int, last: int) -> str:
     return "\n".join(source.path.read_text().splitlines()[first - 1 : last])
 
 
-def test_a_domain_task_is_found_in_the_task_file(registry):
+def test_a_domain_task_is_found_in_the_task_file(registry: DomainRegistry) -> None:
     domain = registry.get("mock")
     source = find_task_source("update_task_1", domain=domain)
     assert source.path == domain.task_file() and source.kind == "domain"
@@ -43,14 +44,14 @@ def test_a_domain_task_is_found_in_the_task_file(registry):
         find_task_source("nope", domain=domain)
 
 
-def test_telecom_tasks_are_found_fast_among_thousands(registry):
+def test_telecom_tasks_are_found_fast_among_thousands(registry: DomainRegistry) -> None:
     domain = registry.get("telecom")
     last = list(domain.tasks())[-1]
     source = find_task_source(last, domain=domain)
     assert read_task(source) == domain.tasks()[last]
 
 
-def test_a_task_embedded_in_a_run_file_is_found_there(registry):
+def test_a_task_embedded_in_a_run_file_is_found_there(registry: DomainRegistry) -> None:
     run = open_run(TELECOM_4_TRIALS)
     task_id = next(iter(run.tasks()))
     source = find_task_source(task_id, run=run, domain=registry.get("telecom"))
@@ -64,7 +65,7 @@ def test_a_task_embedded_in_a_run_file_is_found_there(registry):
         find_task_source(other, run=run)
 
 
-def test_edit_reload_and_rerun_gives_a_new_row(own_data, tmp_path):
+def test_edit_reload_and_rerun_gives_a_new_row(own_data: Path, tmp_path: Path) -> None:
     registry = DomainRegistry(own_data)
     calibrator = Calibrator(registry, "mock")
     config = RunConfig(
@@ -96,7 +97,7 @@ def test_edit_reload_and_rerun_gives_a_new_row(own_data, tmp_path):
     assert {c.ref.path.name for c in new.cells} == {"after.json"}
 
 
-def test_a_broken_edit_is_reported_on_one_line(own_data):
+def test_a_broken_edit_is_reported_on_one_line(own_data: Path) -> None:
     registry = DomainRegistry(own_data)
     source = find_task_source("update_task_1", domain=registry.get("mock"))
     source.path.write_text(source.path.read_text().replace('"update_task_1",', '"update_task_1" oops', 1))

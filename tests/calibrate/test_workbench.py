@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +19,7 @@ from tau_tui.calibrate import (
     RowAdded,
     TrialOutcome,
 )
-from tau_tui.domains import DomainError
+from tau_tui.domains import DomainError, DomainRegistry
 from tau_tui.model.io import open_run
 from tau_tui.rollout import ParticipantSpec, RunConfig, SimulationFinished
 from tests.conftest import CORPUS
@@ -28,7 +30,7 @@ TELECOM_4_TRIALS = CORPUS / (
 TASKS = ["create_task_1", "update_task_1", "update_task_with_history_and_env_assertions"]
 
 
-def config(agent: str = "scripted/flaky:0.5", **kwargs) -> RunConfig:
+def config(agent: str = "scripted/flaky:0.5", **kwargs: Any) -> RunConfig:
     kwargs.setdefault("task_ids", list(TASKS))
     kwargs.setdefault("num_trials", 4)
     return RunConfig(
@@ -36,13 +38,13 @@ def config(agent: str = "scripted/flaky:0.5", **kwargs) -> RunConfig:
     )
 
 
-def test_cells_fill_live_as_simulations_finish(registry, tmp_path):
+def test_cells_fill_live_as_simulations_finish(registry: DomainRegistry, tmp_path: Path) -> None:
     calibrator = Calibrator(registry, "mock")
     events = []
     history = defaultdict(list)  # (row, cell) -> outcomes in the order the events showed them
     snapshot_at_start = []
 
-    def listen(event):
+    def listen(event) -> None:
         events.append(event)
         if isinstance(event, CellChanged):
             history[(event.key, event.index)].append(event.cell.outcome)
@@ -81,7 +83,7 @@ def test_cells_fill_live_as_simulations_finish(registry, tmp_path):
             assert (sim.reward_info.reward == 1.0) == (cell.outcome is TrialOutcome.PASS)
 
 
-def test_loading_the_run_file_again_adds_nothing(registry, tmp_path):
+def test_loading_the_run_file_again_adds_nothing(registry: DomainRegistry, tmp_path: Path) -> None:
     calibrator = Calibrator(registry, "mock")
     path = tmp_path / "run.json"
     asyncio.run(calibrator.run(config(num_trials=2), path))
@@ -97,7 +99,7 @@ def test_loading_the_run_file_again_adds_nothing(registry, tmp_path):
     ]
 
 
-def test_rerun_adds_fresh_trials_to_the_same_row_or_replaces_them(registry, tmp_path):
+def test_rerun_adds_fresh_trials_to_the_same_row_or_replaces_them(registry: DomainRegistry, tmp_path: Path) -> None:
     calibrator = Calibrator(registry, "mock")
     asyncio.run(calibrator.run(config(task_ids=["update_task_1"]), tmp_path / "a.json"))
     (row,) = calibrator.grid.rows()
@@ -111,7 +113,7 @@ def test_rerun_adds_fresh_trials_to_the_same_row_or_replaces_them(registry, tmp_
     assert len(row.cells) == 4 and {c.ref.path.name for c in row.cells} == {"c.json"}
 
 
-def test_resume_shows_what_the_file_holds_and_runs_the_rest(registry, tmp_path):
+def test_resume_shows_what_the_file_holds_and_runs_the_rest(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     asyncio.run(Calibrator(registry, "mock").run(config(num_trials=2), path))
     calibrator = Calibrator(registry, "mock")
@@ -121,7 +123,7 @@ def test_resume_shows_what_the_file_holds_and_runs_the_rest(registry, tmp_path):
     assert all(c.finished for r in calibrator.grid.rows() for c in r.cells)
 
 
-def test_recorded_runs_of_the_domain(registry):
+def test_recorded_runs_of_the_domain(registry: DomainRegistry) -> None:
     calibrator = Calibrator(registry, "telecom")
     report = calibrator.load_paths([TELECOM_4_TRIALS, CORPUS / "generated" / "tau2-gold_mock.json"])
     assert report.total == 20
@@ -137,7 +139,7 @@ def test_recorded_runs_of_the_domain(registry):
         calibrator.load_run(open_run(CORPUS / "generated" / "tau2-gold_mock.json"))
 
 
-def test_recorded_unscored_simulations_say_why(registry, tmp_path):
+def test_recorded_unscored_simulations_say_why(registry: DomainRegistry, tmp_path: Path) -> None:
     data = json.loads(TELECOM_4_TRIALS.read_text())
     sims = data["simulations"][:3]
     sims[0]["termination_reason"] = "infrastructure_error"
@@ -155,7 +157,7 @@ def test_recorded_unscored_simulations_say_why(registry, tmp_path):
     assert cells[sims[2]["id"]].outcome in (TrialOutcome.PASS, TrialOutcome.FAIL)
 
 
-def test_a_new_calibration_path_never_collides(tmp_path):
+def test_a_new_calibration_path_never_collides(tmp_path: Path) -> None:
     from tau_tui.model.io import new_output_path
 
     first = new_output_path(tmp_path, "calibrate", "mock")
@@ -164,7 +166,7 @@ def test_a_new_calibration_path_never_collides(tmp_path):
     assert second != first and not second.exists() and second.name.startswith("calibrate_")
 
 
-def test_recomputed_rewards_replace_the_recorded_ones(registry, tmp_path):
+def test_recomputed_rewards_replace_the_recorded_ones(registry: DomainRegistry, tmp_path: Path) -> None:
     data = json.loads(TELECOM_4_TRIALS.read_text())
     data["simulations"] = data["simulations"][:4]
     for sim in data["simulations"]:
