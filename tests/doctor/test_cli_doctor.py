@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,7 @@ from tau_tui.cli import main
 pytestmark = pytest.mark.corpus
 
 
-def test_doctor_domain_json_lines(tau2_data, capsys):
+def test_doctor_domain_json_lines(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status = main(["doctor", "--domain", "mock", "--json", "--tau2-data", str(tau2_data)])
     out = capsys.readouterr()
     records = [json.loads(line) for line in out.out.splitlines()]
@@ -26,7 +27,7 @@ def test_doctor_domain_json_lines(tau2_data, capsys):
     assert "unknown_tool 0" in out.err  # every rule is counted, zeros too
 
 
-def test_doctor_human_output_groups_by_rule(tau2_data, capsys):
+def test_doctor_human_output_groups_by_rule(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status = main(["doctor", "--domain", "retail", "--task", "64", "--task", "10", "--tau2-data", str(tau2_data)])
     out = capsys.readouterr().out
     assert status == 1
@@ -35,13 +36,15 @@ def test_doctor_human_output_groups_by_rule(tau2_data, capsys):
     assert "passes_on_inaction (warning, 1)" in out and "task 10:" in out
 
 
-def test_doctor_unknown_task_is_one_line(tau2_data, capsys):
+def test_doctor_unknown_task_is_one_line(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--domain", "retail", "--task", "nope", "--tau2-data", str(tau2_data)]) == 2
     err = capsys.readouterr().err
     assert "no task 'nope'" in err and "Traceback" not in err
 
 
-def test_doctor_on_bad_recordings_is_one_line_each(tmp_path, tau2_data, capsys):
+def test_doctor_on_bad_recordings_is_one_line_each(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text('{"simulations": [')
     nowhere = tmp_path / "nowhere.json"
@@ -61,7 +64,9 @@ def test_doctor_on_bad_recordings_is_one_line_each(tmp_path, tau2_data, capsys):
     assert any(str(nowhere) in line and "no_such_domain" in line for line in err.splitlines())
 
 
-def test_recorded_text_reaches_the_terminal_escaped(tmp_path, tau2_data, capsys):
+def test_recorded_text_reaches_the_terminal_escaped(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     gold = json.loads((tau2_data / "generated" / "tau2-gold_mock.json").read_text())
     sim = next(s for s in gold["simulations"] if s["id"] == "gold-mock-create_task_1-gold")
     sim["id"] = "evil\x1b[31m"

@@ -5,11 +5,15 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tau_tui.doctor.recordings import examine
 from tau_tui.model.io import open_run
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
 
 pytestmark = pytest.mark.corpus
 
@@ -30,7 +34,9 @@ def _nothing_done(gold: dict, task_sim: str, new_id: str) -> dict:
     return sim
 
 
-def test_clusters_group_failures_by_task_and_signature_suspects_first(tmp_path, tau2_data, analyzer):
+def test_clusters_group_failures_by_task_and_signature_suspects_first(
+    tmp_path: Path, tau2_data: Path, analyzer: Analyzer
+) -> None:
     gold = json.loads((tau2_data / "generated" / "tau2-gold_mock.json").read_text())
     create, update = "gold-mock-create_task_1-gold", "gold-mock-update_task_1-gold"
     ok = copy.deepcopy(next(s for s in gold["simulations"] if s["id"] == create))
@@ -55,7 +61,7 @@ def test_clusters_group_failures_by_task_and_signature_suspects_first(tmp_path, 
     assert set(records[0]) == {"kind", "domain", "task", "signature", "simulations", "models", "suspect"}
 
 
-def test_one_model_failing_alone_is_no_suspect(tmp_path, tau2_data, analyzer):
+def test_one_model_failing_alone_is_no_suspect(tmp_path: Path, tau2_data: Path, analyzer: Analyzer) -> None:
     gold = json.loads((tau2_data / "generated" / "tau2-gold_mock.json").read_text())
     create = "gold-mock-create_task_1-gold"
     path = _run_file(

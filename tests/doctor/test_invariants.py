@@ -27,7 +27,7 @@ def _initial_db(registry: DomainRegistry, domain: str):
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_invariants_hold_on_tau2_initial_data(registry, domain):
+def test_invariants_hold_on_tau2_initial_data(registry: DomainRegistry, domain) -> None:
     db = _initial_db(registry, domain)  # loading the domain package registers its invariants
     checks = invariants(domain)
     assert checks, f"{domain} declares no invariant"
@@ -68,7 +68,7 @@ def _retail_files(tau2_data: Path) -> list[Path]:
     return sorted(files)
 
 
-def test_every_buggy_modify_in_the_corpus_carries_invariant_violated(tau2_data: Path, analyzer: Analyzer):
+def test_every_buggy_modify_in_the_corpus_carries_invariant_violated(tau2_data: Path, analyzer: Analyzer) -> None:
     products = json.loads((tau2_data / "domains" / "retail" / "db.json").read_text())["products"]
     expected: set[tuple[str, str]] = set()
     for path in _retail_files(tau2_data):
@@ -89,7 +89,9 @@ def test_every_buggy_modify_in_the_corpus_carries_invariant_violated(tau2_data: 
 
 
 @pytest.mark.parametrize("domain", ["airline", "telecom", "banking_knowledge", "mock", "retail"])
-def test_gold_trajectories_break_no_invariant_but_the_named_upstream_bug(tau2_data: Path, analyzer: Analyzer, domain):
+def test_gold_trajectories_break_no_invariant_but_the_named_upstream_bug(
+    tau2_data: Path, analyzer: Analyzer, domain: str
+) -> None:
     run = open_run(tau2_data / "generated" / f"tau2-gold_{domain}.json")
     products = json.loads((tau2_data / "domains" / "retail" / "db.json").read_text())["products"]
     raw = json.loads(run.path.read_text())["simulations"]
@@ -101,28 +103,28 @@ def test_gold_trajectories_break_no_invariant_but_the_named_upstream_bug(tau2_da
         assert all(b.fix is not None and b.fix.issue == "tau2-bench#317" for b in breaks)
 
 
-def test_the_upstream_fix_keeps_the_invariants(tau2_data: Path):
+def test_the_upstream_fix_keeps_the_invariants(tau2_data: Path) -> None:
     fixed = Analyzer(DomainRegistry(tau2_data), upstream_fixes=True)
     exam = examine(fixed, [open_run(tau2_data / "generated" / "tau2-gold_retail.json")])
     assert exam.simulations == 342 and not [f for f in exam.findings if f.rule == "invariant_violated"]
 
 
-def _broken(registry, domain, edit) -> list[str]:
+def _broken(registry: DomainRegistry, domain, edit) -> list[str]:
     db = copy.deepcopy(to_plain(_initial_db(registry, domain)))
     edit(db)
     return sorted({inv.name for inv in invariants(domain) if violations(inv, db)})
 
 
-def test_each_invariant_fires_on_a_broken_db(registry):
-    def retail_price(db):
+def test_each_invariant_fires_on_a_broken_db(registry: DomainRegistry) -> None:
+    def retail_price(db) -> None:
         order = next(iter(db["orders"].values()))
         order["items"][0]["price"] += 1
 
-    def retail_options(db):
+    def retail_options(db) -> None:
         order = next(iter(db["orders"].values()))
         order["items"][0]["options"] = {"color": "none"}
 
-    def retail_gift(db):
+    def retail_gift(db) -> None:
         user = next(
             u for u in db["users"].values() if any(m["source"] == "gift_card" for m in u["payment_methods"].values())
         )
@@ -132,17 +134,17 @@ def test_each_invariant_fires_on_a_broken_db(registry):
     assert _broken(registry, "retail", retail_options) == ["retail-item-own-variant"]
     assert _broken(registry, "retail", retail_gift) == ["retail-gift-card-balance"]
 
-    def cancel_keeping_money(db):
+    def cancel_keeping_money(db) -> None:
         next(iter(db["reservations"].values()))["status"] = "cancelled"
 
-    def bad_segment(db):
+    def bad_segment(db) -> None:
         next(iter(db["reservations"].values()))["flights"][0]["date"] = "1999-01-01"
 
-    def orphan(db):
+    def orphan(db) -> None:
         reservation = next(iter(db["reservations"].values()))
         db["users"][reservation["user_id"]]["reservations"].remove(reservation["reservation_id"])
 
-    def negative(db):
+    def negative(db) -> None:
         user = next(
             u for u in db["users"].values() if any(m["source"] == "gift_card" for m in u["payment_methods"].values())
         )
@@ -156,14 +158,14 @@ def test_each_invariant_fires_on_a_broken_db(registry):
     assert _broken(registry, "airline", orphan) == ["airline-owner-lists-reservation"]
     assert _broken(registry, "airline", negative) == ["airline-balances", "airline-seats"]
 
-    def telecom(db):
+    def telecom(db) -> None:
         db["bills"][0]["total_due"] += 5
         db["lines"][0]["plan_id"] = "P9999"
         db["lines"][1]["data_used_gb"] = -1
 
     assert _broken(registry, "telecom", telecom) == ["telecom-bill-total", "telecom-data-used", "telecom-references"]
 
-    def banking(db):
+    def banking(db) -> None:
         key = next(iter(db["accounts"]["data"]))
         db["accounts"]["data"][key]["account_id"] = "other"
         db["accounts"]["data"][key]["user_id"] = "nobody"
@@ -171,7 +173,7 @@ def test_each_invariant_fires_on_a_broken_db(registry):
     assert _broken(registry, "banking_knowledge", banking) == ["banking-ids-are-keys", "banking-users-exist"]
 
 
-def test_every_registered_invariant_is_tested_here(registry):
+def test_every_registered_invariant_is_tested_here(registry: DomainRegistry) -> None:
     for domain in DOMAINS:
         registry.get(domain)
     names = {"retail-item-own-variant", "retail-payments-add-up", "retail-gift-card-balance"}
@@ -181,7 +183,7 @@ def test_every_registered_invariant_is_tested_here(registry):
     assert {n for n, inv in INVARIANTS.items() if inv.domain in DOMAINS} == names
 
 
-def test_the_break_is_a_process_flag_on_the_trajectory(tau2_data: Path, analyzer: Analyzer):
+def test_the_break_is_a_process_flag_on_the_trajectory(tau2_data: Path, analyzer: Analyzer) -> None:
     """Registered as a detector: the runs table, the legend and the trajectory's flag events read it."""
     from tau_tui.evaluate.diagnostics import DETECTORS
 
@@ -195,7 +197,7 @@ def test_the_break_is_a_process_flag_on_the_trajectory(tau2_data: Path, analyzer
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_invariants_hold_on_every_tasks_initial_state(registry, domain):
+def test_invariants_hold_on_every_tasks_initial_state(registry: DomainRegistry, domain) -> None:
     """After each task's initialisation (its data patches and actions), before any message."""
     from tau_tui.replay import initialize
 

@@ -7,6 +7,7 @@ import copy
 import itertools
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,9 @@ from tau_tui.doctor.noise import FlipRate, NoiseSplit
 from tau_tui.doctor.recordings import examine
 from tau_tui.evaluate.judge import LiteLLMJudge
 from tau_tui.model.io import open_run
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
 
 pytestmark = pytest.mark.corpus
 
@@ -49,14 +53,14 @@ def _trials(tmp_path: Path, tau2_data: Path, sim_id: str, done: list[bool]) -> P
     return path
 
 
-def test_flip_rate_counts_disagreeing_pairs():
+def test_flip_rate_counts_disagreeing_pairs() -> None:
     rate = FlipRate()
     rate.add([1.0, 1.0, 0.0, 0.0])
     rate.add([1.0])  # one trial: no pair
     assert (rate.flips, rate.pairs, rate.groups) == (4, 6, 1) and rate.rate == pytest.approx(4 / 6)
 
 
-def test_trials_flip_per_component(tmp_path, tau2_data, analyzer):
+def test_trials_flip_per_component(tmp_path: Path, tau2_data: Path, analyzer: Analyzer) -> None:
     path = _trials(tmp_path, tau2_data, "gold-mock-create_task_1-gold", [True, True, False, False])
     noise = NoiseSplit()
     examine(analyzer, [open_run(path)], on_probe=noise.add)
@@ -65,12 +69,14 @@ def test_trials_flip_per_component(tmp_path, tau2_data, analyzer):
     assert all(r["source"] == "trials" for r in records.values())
 
 
-def test_judge_repeats_split_the_judges_variance_from_the_trials(tmp_path, tau2_data, analyzer, server, monkeypatch):
+def test_judge_repeats_split_the_judges_variance_from_the_trials(
+    tmp_path: Path, tau2_data: Path, analyzer: Analyzer, server: tuple[type, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     handler, base = server
     answers = itertools.cycle([_reply(True, True), _reply(True, False)])  # the judge flips on the second assertion
     original = handler.do_POST
 
-    def answer(self):
+    def answer(self) -> None:
         handler.content = next(answers)
         original(self)
 
@@ -87,7 +93,9 @@ def test_judge_repeats_split_the_judges_variance_from_the_trials(tmp_path, tau2_
     assert records[("NL_ASSERTION", "trials")]["flip_rate"] == 0.0
 
 
-def test_cli_judge_repeats(tmp_path, tau2_data, server, capsys):
+def test_cli_judge_repeats(
+    tmp_path: Path, tau2_data: Path, server: tuple[type, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     handler, base = server
     handler.content = _reply(True, True)
     path = _trials(tmp_path, tau2_data, "gold-mock-create_task_1_nl_eval-gold", [True, True])
@@ -99,7 +107,7 @@ def test_cli_judge_repeats(tmp_path, tau2_data, server, capsys):
     assert len(handler.requests) == 6
 
 
-def test_judge_repeats_need_a_judge(tmp_path, tau2_data, capsys):
+def test_judge_repeats_need_a_judge(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _trials(tmp_path, tau2_data, "gold-mock-create_task_1-gold", [True])
     assert main(["doctor", "--judge-repeats", "2", "--tau2-data", str(tau2_data), str(path)]) == 2
     assert "--judge-repeats needs a judge" in capsys.readouterr().err

@@ -16,7 +16,7 @@ def _broken(probe: object) -> list:
     raise KeyError("missing")
 
 
-def test_a_task_rule_that_raises_is_a_finding_and_the_next_rule_still_runs():
+def test_a_task_rule_that_raises_is_a_finding_and_the_next_rule_still_runs() -> None:
     rules = [
         Rule("broken", TASK, "warning", "raises", ADVICE, _broken),
         Rule("found", TASK, "error", "one hit", ADVICE, lambda probe: [("seen", {"n": 1})]),
@@ -31,7 +31,7 @@ def test_a_task_rule_that_raises_is_a_finding_and_the_next_rule_still_runs():
     assert findings[0].evidence == {"crash": True} and findings[1].evidence == {"n": 1}
 
 
-def test_a_simulation_rule_that_raises_is_a_finding_of_the_whole_simulation():
+def test_a_simulation_rule_that_raises_is_a_finding_of_the_whole_simulation() -> None:
     rules = [
         Rule("broken", SIMULATION, None, "raises", ADVICE, _broken),
         Rule("found", SIMULATION, None, "one hit", ADVICE, lambda probe: [(3, "at step 3", {})]),
@@ -47,7 +47,7 @@ def test_a_simulation_rule_that_raises_is_a_finding_of_the_whole_simulation():
     assert findings[0].evidence == {"crash": True}
 
 
-def test_each_view_adds_rules_of_its_own_target_to_the_one_registry():
+def test_each_view_adds_rules_of_its_own_target_to_the_one_registry() -> None:
     assert all(RULES[name].target == TASK for name in TASK_RULES)
     assert all(RULES[name].target == SIMULATION for name in SIM_RULES)
     assert RULES["unreachable"].severity == "error" and RULES["whose_fault"].severity is None

@@ -6,11 +6,13 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tau_tui.analysis import Analyzer
 from tau_tui.doctor.recordings import examine
+from tau_tui.env.environment import Environment
 from tau_tui.evaluate.compliance import users_writing_tool_calls
 from tau_tui.model.io import open_run
 
@@ -45,7 +47,9 @@ def _user(text: str) -> dict:
     return {"role": "user", "content": text}
 
 
-def test_premature_end_says_what_each_component_would_have_scored(tmp_path, gold_mock, analyzer):
+def test_premature_end_says_what_each_component_would_have_scored(
+    tmp_path: Path, gold_mock: dict[str, Any], analyzer: Analyzer
+) -> None:
     done = _sim(gold_mock, "gold-mock-create_task_1-gold")
     done.update(id="cut-done", termination_reason="max_steps")
     undone = _sim(gold_mock, "gold-mock-create_task_1-gold")
@@ -61,7 +65,9 @@ def test_premature_end_says_what_each_component_would_have_scored(tmp_path, gold
     assert not [f for f in found.get(normal["id"], []) if f.rule == "premature_end"]
 
 
-def test_user_writing_a_tool_call_as_text_is_the_user_simulators_part(tmp_path, gold_mock, analyzer):
+def test_user_writing_a_tool_call_as_text_is_the_user_simulators_part(
+    tmp_path: Path, gold_mock: dict[str, Any], analyzer: Analyzer
+) -> None:
     sim = _sim(gold_mock, "gold-mock-create_task_1-gold")
     sim["id"] = "user-calls-in-text"
     sim["messages"][1] = _user('{"name": "create_task", "arguments": {"user_id": "user_1", "title": "x"}}')
@@ -80,7 +86,7 @@ def test_user_writing_a_tool_call_as_text_is_the_user_simulators_part(tmp_path, 
     assert not [f for f in found.get(clean["id"], []) if f.rule == "user_simulator"]
 
 
-def test_the_detector_needs_no_domain_to_see_markup():
+def test_the_detector_needs_no_domain_to_see_markup() -> None:
     from tau_tui.model.messages import UserMessage
     from tau_tui.replay import replay
 
@@ -92,13 +98,11 @@ def test_the_detector_needs_no_domain_to_see_markup():
     assert [f.step for f in users_writing_tool_calls(timeline, 0)] == [0]
 
 
-def _no_env():
-    from tau_tui.env.environment import Environment
-
+def _no_env() -> Environment:
     return Environment(domain_name="none", policy="", agent=None)
 
 
-def test_whose_fault(tmp_path, gold_mock, analyzer):
+def test_whose_fault(tmp_path: Path, gold_mock: dict[str, Any], analyzer: Analyzer) -> None:
     ok = _sim(gold_mock, "gold-mock-create_task_1-gold")
     agent_error = _sim(gold_mock, "gold-mock-create_task_1-gold")
     agent_error.update(id="agent-error", termination_reason="agent_error")

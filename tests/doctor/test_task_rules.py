@@ -8,6 +8,7 @@ import json
 import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ def _findings(data_root: Path, domain: str, ids: list[str] | None = None):
     return list(check_tasks(checker, domain, tasks, every))
 
 
-def _plant(source: dict, new_id: str, **criteria) -> dict:
+def _plant(source: dict, new_id: str, **criteria: Any) -> dict:
     task = copy.deepcopy(source)
     task["id"] = new_id
     task["evaluation_criteria"].update(criteria)
@@ -101,11 +102,11 @@ PLANTED = {
 }
 
 
-def test_every_rule_has_a_planted_defect():
+def test_every_rule_has_a_planted_defect() -> None:
     assert set(PLANTED.values()) == set(TASK_RULES)
 
 
-def test_planted_defects_are_diagnosed_rule_by_rule(planted: Path, tau2_data: Path):
+def test_planted_defects_are_diagnosed_rule_by_rule(planted: Path, tau2_data: Path) -> None:
     findings = _findings(planted, "retail")
     by_task: dict[str, set[str]] = {}
     for f in findings:
@@ -136,7 +137,7 @@ def test_planted_defects_are_diagnosed_rule_by_rule(planted: Path, tau2_data: Pa
 
 
 @pytest.mark.parametrize("domain", ["mock", "retail", "airline", "telecom"])
-def test_tau2_own_tasks_name_real_tools_with_fitting_arguments(tau2_data: Path, domain: str):
+def test_tau2_own_tasks_name_real_tools_with_fitting_arguments(tau2_data: Path, domain: str) -> None:
     checker = GoldChecker.for_name(DomainRegistry(tau2_data), domain)
     every = checker.domain.tasks()
     tasks = list(every.values())
@@ -152,7 +153,7 @@ def test_tau2_own_tasks_name_real_tools_with_fitting_arguments(tau2_data: Path, 
     assert tally["unknown_tool"] == tally["invalid_arguments"] == tally["duplicate_task"] == 0, tally
 
 
-def test_gold_action_error_is_exactly_where_the_reference_actions_raise(tau2_data: Path):
+def test_gold_action_error_is_exactly_where_the_reference_actions_raise(tau2_data: Path) -> None:
     """Replaying each retail task's reference actions in order from its initial state, independently of the rule."""
     registry = DomainRegistry(tau2_data)
     domain = registry.get("retail")
@@ -168,7 +169,7 @@ def test_gold_action_error_is_exactly_where_the_reference_actions_raise(tau2_dat
     assert raising and found == raising
 
 
-def test_argument_problems_follow_the_schema():
+def test_argument_problems_follow_the_schema() -> None:
     parameters = {
         "properties": {
             "a": {"type": "string"},
@@ -186,7 +187,7 @@ def test_argument_problems_follow_the_schema():
     assert argument_problems({"b": 1}, parameters) == ["unknown argument 'b'", "missing required argument 'a'"]
 
 
-def test_nl_heuristic_lets_denials_of_more_of_the_same_pass():
+def test_nl_heuristic_lets_denials_of_more_of_the_same_pass() -> None:
     from tau_tui.doctor.task_rules import TaskProbe, _nl_contradicts_actions
     from tau_tui.model.tasks import Task
 
