@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,32 +16,38 @@ from tau_tui.rollout.scripted import StepAgent
 from tests.conftest import ROOT
 from tests.episodes.support import gold_rewards, needs_something_done, scored_episode
 
+if TYPE_CHECKING:
+    from tau_tui.env.domain import Domain
+    from tau_tui.env.environment import Environment
+
 PRISTINE_HASH = "e28bc1a2ef0a9bf82ec74f22d2876f1baf343c5e40310432d78743e18c8afe24"
 
 
 @pytest.fixture(scope="module")
-def registry():
+def registry() -> DomainRegistry:
     return DomainRegistry(None, use_tau2=False)
 
 
 @pytest.fixture(scope="module")
-def domain(registry):
+def domain(registry: DomainRegistry) -> Domain:
     return registry.get("aftersales")
 
 
 @pytest.fixture
-def env(domain):
+def env(domain: Domain) -> Environment:
     return domain.new_environment()
 
 
-def call(env, name, **arguments):
+def call(env: Environment, name, **arguments: Any):
     return env.make_tool_call(name, arguments=arguments)
 
 
 # --- data and tasks ------------------------------------------------------------------------------
 
 
-def test_the_domain_reads_its_own_folder_and_needs_no_tau2_data(tmp_path, monkeypatch):
+def test_the_domain_reads_its_own_folder_and_needs_no_tau2_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "nothing-here"))
     domain = DomainRegistry(tmp_path / "nor-here", use_tau2=False).get("aftersales")
     assert type(domain).uses_tau2_data is False
@@ -53,7 +61,7 @@ def test_the_domain_reads_its_own_folder_and_needs_no_tau2_data(tmp_path, monkey
         domain.new_environment(solo=True)
 
 
-def test_tasks_have_full_user_scenarios(domain):
+def test_tasks_have_full_user_scenarios(domain: Domain) -> None:
     tasks = domain.tasks()
     assert len(tasks) >= 12
     for task in tasks.values():
@@ -70,7 +78,7 @@ def test_tasks_have_full_user_scenarios(domain):
         assert instructions.domain == "aftersales" and task.description.purpose
 
 
-def test_tasks_exercise_every_kind_of_check(domain):
+def test_tasks_exercise_every_kind_of_check(domain: Domain) -> None:
     tasks = list(domain.tasks().values())
     bases = [set(t.evaluation_criteria.reward_basis) for t in tasks]
     for kind in ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE"):
@@ -87,13 +95,13 @@ def test_tasks_exercise_every_kind_of_check(domain):
     assert len(uses_hidden) == 2
 
 
-def test_gold_agent_scores_one_on_every_task(registry, domain, tmp_path):
+def test_gold_agent_scores_one_on_every_task(registry: DomainRegistry, domain: Domain, tmp_path: Path) -> None:
     rewards = gold_rewards(registry, "aftersales", tmp_path / "gold.json")
     assert set(rewards) == set(domain.tasks())
     assert rewards == {task_id: ("user_stop", 1.0) for task_id in domain.tasks()}
 
 
-def test_the_checks_bite_an_agent_that_does_nothing(domain):
+def test_the_checks_bite_an_agent_that_does_nothing(domain: Domain) -> None:
     """Doing nothing fails every task that needs an action or a message, and passes the ones that need neither."""
     env = domain.new_environment()
     writes = lambda name: env.mutates(name)  # noqa: E731
@@ -102,7 +110,7 @@ def test_the_checks_bite_an_agent_that_does_nothing(domain):
         assert reward == (0.0 if needs_something_done(task, writes) else 1.0), task.id
 
 
-def test_breaking_the_authorisation_limit_fails_db_and_ledger(domain):
+def test_breaking_the_authorisation_limit_fails_db_and_ledger(domain: Domain) -> None:
     """Owen's 449.00 refund must go to a team lead; issuing it directly is a run worth explaining."""
     task = domain.tasks()["large_refund_needs_approval"]
     agent = StepAgent(
@@ -122,14 +130,14 @@ def test_breaking_the_authorisation_limit_fails_db_and_ledger(domain):
 # --- tools ------------------------------------------------------------------------------------------
 
 
-def test_identity_look_ups(env):
+def test_identity_look_ups(env: Environment) -> None:
     assert call(env, "find_customer_by_email", email="  Amelia.Hart@Example.com ") == "cust_amelia_hart"
     assert call(env, "find_customer_by_name", full_name="hannah  lee", postcode="ox41hu") == "cust_hannah_lee"
     with pytest.raises(ValueError, match="No customer"):
         call(env, "find_customer_by_name", full_name="Hannah Lee", postcode="OX4 1HA")
 
 
-def test_refunds_follow_the_quality_check(env):
+def test_refunds_follow_the_quality_check(env: Environment) -> None:
     passed = call(env, "issue_refund", return_id="RMA-2001")
     assert passed["amount"] == 74.5 and passed["payment_method_id"] == "pm_visa_4417"
     incomplete = call(env, "issue_refund", return_id="RMA-2004")
@@ -148,7 +156,7 @@ def test_refunds_follow_the_quality_check(env):
             call(env, "issue_refund", return_id=return_id)
 
 
-def test_approvals_hold_the_refund(env):
+def test_approvals_hold_the_refund(env: Environment) -> None:
     approval = call(env, "request_refund_approval", return_id="RMA-2006")
     assert approval == {
         "approval_id": "APR-3001",
@@ -163,7 +171,7 @@ def test_approvals_hold_the_refund(env):
     assert not [e for e in env.agent.db.ledger.values() if e["customer_id"] == "cust_owen_parry"]
 
 
-def test_cancellations_and_returns(env):
+def test_cancellations_and_returns(env: Environment) -> None:
     cancelled = call(env, "cancel_order", order_id="LH-10452", reason="found_better_price")
     assert cancelled["status"] == "cancelled" and cancelled["cancellation_reason"] == "found_better_price"
     assert env.agent.db.ledger["LG-00004"]["amount"] == 169.95
@@ -179,7 +187,7 @@ def test_cancellations_and_returns(env):
         call(env, "open_return", order_id="LH-10452", line_ids=["L1"], reason="faulty")
 
 
-def test_the_goodwill_tool_is_hidden_until_kb_205_is_read(domain, env):
+def test_the_goodwill_tool_is_hidden_until_kb_205_is_read(domain: Domain, env: Environment) -> None:
     task = domain.tasks()["goodwill_for_late_delivery"]
     listed = agent_brief(task, env).tool_names
     assert "issue_goodwill_credit" not in listed and "read_document" in listed
@@ -211,7 +219,7 @@ def test_the_goodwill_tool_is_hidden_until_kb_205_is_read(domain, env):
         )
 
 
-def test_ledger_assertions_count_side_effects(env):
+def test_ledger_assertions_count_side_effects(env: Environment) -> None:
     assert env.agent.run_function("assert_new_ledger_entries", customer_id="cust_amelia_hart", expected=0)
     call(env, "issue_refund", return_id="RMA-2001")
     call(env, "issue_refund", return_id="RMA-2007")

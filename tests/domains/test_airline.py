@@ -10,12 +10,19 @@ from __future__ import annotations
 import copy
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.env import ToolType
 from tau_tui.model.messages import ToolCall
 from tests.test_oracle_agreement import agreement
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
+    from tau_tui.env.environment import Environment
 
 PRISTINE_HASH = "124e39a664b56402bcd09cb8a6a9cece6acb8462337c969799d5658e3250f263"
 
@@ -65,16 +72,16 @@ TAU2_TOOLS = {
 
 
 @pytest.fixture(scope="module")
-def domain(registry):
+def domain(registry: DomainRegistry) -> Domain:
     return registry.get("airline")
 
 
 @pytest.fixture
-def env(domain):
+def env(domain: Domain) -> Environment:
     return domain.new_environment()
 
 
-def call(env, name: str, **arguments):
+def call(env: Environment, name: str, **arguments: Any):
     """Run a tool call the way a recorded assistant call runs: (content text, error flag)."""
     message = env.call(ToolCall(id="c1", name=name, arguments=arguments))
     return message.content, message.error
@@ -87,7 +94,7 @@ def strip_pydantic_url(text: str) -> str:
 # --- pristine DB sharing --------------------------------------------------------
 
 
-def test_pristine_db_is_loaded_once_and_shared(domain, monkeypatch):
+def test_pristine_db_is_loaded_once_and_shared(domain: Domain, monkeypatch: pytest.MonkeyPatch) -> None:
     first = domain.new_environment()
     module = sys.modules[type(domain).__module__]
     reads = []
@@ -102,12 +109,12 @@ def test_pristine_db_is_loaded_once_and_shared(domain, monkeypatch):
     assert first.user is None and first.user_db_hash() is None
 
 
-def test_solo_mode_is_refused(domain):
+def test_solo_mode_is_refused(domain: Domain) -> None:
     with pytest.raises(ValueError, match="Airline domain does not support solo mode"):
         domain.new_environment(solo=True)
 
 
-def test_writes_never_touch_the_shared_pristine_tree(domain):
+def test_writes_never_touch_the_shared_pristine_tree(domain: Domain) -> None:
     env = domain.new_environment()
     pristine = env.agent.db.root
     touched = {
@@ -158,7 +165,7 @@ def test_writes_never_touch_the_shared_pristine_tree(domain):
 # --- tools: exact outputs and errors ------------------------------------------------
 
 
-def test_tool_types_and_mutating_flags_match_tau2(env):
+def test_tool_types_and_mutating_flags_match_tau2(env: Environment) -> None:
     kit = env.agent
     assert type(kit).__name__ == "AirlineTools"
     assert {name: (spec.type, spec.mutates_state) for name, spec in kit.declared_tools.items()} == TAU2_TOOLS
@@ -166,7 +173,7 @@ def test_tool_types_and_mutating_flags_match_tau2(env):
         assert env.mutates(name) is mutates
 
 
-def test_book_reservation_output_and_effects(env):
+def test_book_reservation_output_and_effects(env: Environment) -> None:
     assert call(env, "book_reservation", **MIA_BOOKING) == (MIA_BOOKING_RESULT, False)
     user = json.loads(call(env, "get_user_details", user_id="mia_li_3668")[0])
     assert user["reservations"] == ["NO6JO3", "AIXC49", "HKEG34", "HATHAT"]
@@ -178,7 +185,7 @@ def test_book_reservation_output_and_effects(env):
     assert call(env, "book_reservation", **MIA_BOOKING) == ("Error: Payment method certificate_4856383 not found", True)
 
 
-def test_new_reservation_ids_are_the_first_free_of_three(env):
+def test_new_reservation_ids_are_the_first_free_of_three(env: Environment) -> None:
     booking = dict(
         MIA_BOOKING,
         insurance="no",
@@ -192,7 +199,7 @@ def test_new_reservation_ids_are_the_first_free_of_three(env):
     assert reservation["created_at"] == "2024-05-15T15:00:00"
 
 
-def test_certificate_ids_and_plain_text_results(env):
+def test_certificate_ids_and_plain_text_results(env: Environment) -> None:
     messages = [call(env, "send_certificate", user_id="mia_li_3668", amount=100) for _ in range(4)]
     assert messages == [
         ("Certificate certificate_3221322 added to user mia_li_3668 with amount 100.", False),
@@ -212,7 +219,7 @@ def test_certificate_ids_and_plain_text_results(env):
     assert call(env, "calculate", expression="import os") == ("Error: Invalid characters in expression", True)
 
 
-def test_model_results_keep_numbers_inside_lists(env):
+def test_model_results_keep_numbers_inside_lists(env: Environment) -> None:
     text, error = call(env, "search_onestop_flight", origin="JFK", destination="DEN", date="2024-05-20")
     assert not error
     pairs = json.loads(text)
@@ -224,7 +231,7 @@ def test_model_results_keep_numbers_inside_lists(env):
     assert len(airports) == 20 and airports[0] == {"iata": "SFO", "city": "San Francisco"}
 
 
-def test_unvalidated_assignments_are_stored_as_given(env):
+def test_unvalidated_assignments_are_stored_as_given(env: Environment) -> None:
     text, _ = call(
         env,
         "update_reservation_baggages",
@@ -261,7 +268,7 @@ def test_unvalidated_assignments_are_stored_as_given(env):
     ]
 
 
-def test_error_texts_match_tau2(env):
+def test_error_texts_match_tau2(env: Environment) -> None:
     assert call(env, "get_user_details", user_id="nobody") == ("Error: User nobody not found", True)
     assert call(env, "cancel_reservation", reservation_id="ZZZ") == ("Error: Reservation ZZZ not found", True)
     assert call(env, "get_flight_status", flight_number="HAT014", date="2024-06-01") == (
@@ -304,7 +311,7 @@ def test_error_texts_match_tau2(env):
     assert env.db_hash() == PRISTINE_HASH
 
 
-def test_failing_booking_keeps_tau2s_partial_effects(env):
+def test_failing_booking_keeps_tau2s_partial_effects(env: Environment) -> None:
     # Naming one certificate twice passes the balance checks, then fails while spending it:
     # the certificate is gone, yet no reservation is made and no seat is taken (as in tau2).
     booking = dict(
@@ -330,7 +337,9 @@ def test_failing_booking_keeps_tau2s_partial_effects(env):
 # --- agreement with tau2 1.0.1 (ORACLE.jsonl) ----------------------------------------
 
 
-def test_oracle_agreement_airline(oracle_rows, analyzer, capsys):
+def test_oracle_agreement_airline(
+    oracle_rows: list[dict[str, Any]], analyzer: Analyzer, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Every airline simulation, with the corpus data folder as it is (tau2 1.0.1's tasks and DB).
 
     The adaptive-agent run embeds no tasks, so its 50 simulations take their

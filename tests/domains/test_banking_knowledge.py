@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,25 +19,31 @@ from tau_tui.model.messages import ToolCall
 from tests.conftest import CORPUS
 from tests.test_oracle_agreement import FIELDS, agreement
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
+    from tau_tui.env.environment import Environment
+
 GOLD_FILE = CORPUS / "generated" / "tau2-gold_banking_knowledge.json"
 
 
 @pytest.fixture(scope="module")
-def domain(registry):
+def domain(registry: DomainRegistry) -> Domain:
     return registry.get("banking_knowledge")
 
 
 @pytest.fixture()
-def env(domain):
+def env(domain: Domain) -> Environment:
     return domain.new_environment()
 
 
-def call(env, name, requestor="assistant", **arguments):
+def call(env: Environment, name, requestor="assistant", **arguments: Any):
     message = env.call(ToolCall(id="c1", name=name, arguments=arguments, requestor=requestor))
     return message.text, bool(message.error)
 
 
-def unlock_and_call(env, name, **arguments):
+def unlock_and_call(env: Environment, name, **arguments: Any):
     assert call(env, "unlock_discoverable_agent_tool", agent_tool_name=name)[0].startswith(f"Tool unlocked: {name}")
     return call(env, "call_discoverable_agent_tool", agent_tool_name=name, arguments=json.dumps(arguments))
 
@@ -44,7 +51,7 @@ def unlock_and_call(env, name, **arguments):
 # --- data and construction -----------------------------------------------------------------------
 
 
-def test_tasks_come_from_the_tasks_folder_not_tasks_json(domain):
+def test_tasks_come_from_the_tasks_folder_not_tasks_json(domain: Domain) -> None:
     tasks = domain.tasks()
     folder = sorted(p.stem for p in (CORPUS / "domains" / "banking_knowledge" / "tasks").glob("task_*.json"))
     assert sorted(tasks) == folder and len(folder) == 97
@@ -59,7 +66,7 @@ def test_tasks_come_from_the_tasks_folder_not_tasks_json(domain):
     assert differing, "tasks.json and tasks/ differ for some tasks; the folder must win"
 
 
-def test_pristine_hash_is_the_pydantic_dump_hash(domain, env):
+def test_pristine_hash_is_the_pydantic_dump_hash(domain: Domain, env: Environment) -> None:
     raw = json.loads((CORPUS / "domains" / "banking_knowledge" / "db.json").read_text())
     model = env.agent.db.schema.model.model_validate(raw)
     expected = hashlib.sha256(json.dumps(model.model_dump(), sort_keys=True, default=str).encode()).hexdigest()
@@ -68,12 +75,12 @@ def test_pristine_hash_is_the_pydantic_dump_hash(domain, env):
     assert env.agent.db is env.user.db  # one DB for both sides, as in tau2
 
 
-def test_solo_mode_is_refused(domain):
+def test_solo_mode_is_refused(domain: Domain) -> None:
     with pytest.raises(ValueError, match="does not support solo mode"):
         domain.new_environment(solo=True)
 
 
-def test_discoverable_tools_are_hidden_from_the_schemas(env):
+def test_discoverable_tools_are_hidden_from_the_schemas(env: Environment) -> None:
     from tau_tui.env.tool_schema import toolkit_schemas
 
     agent = {s["function"]["name"] for s in toolkit_schemas(env.agent)}
@@ -91,7 +98,7 @@ def test_discoverable_tools_are_hidden_from_the_schemas(env):
 # --- discoverable tools -----------------------------------------------------------------------------
 
 
-def test_unlock_is_episode_state_not_db_state(env, domain):
+def test_unlock_is_episode_state_not_db_state(env: Environment, domain: Domain) -> None:
     before = env.db_hash()
     text, error = call(env, "unlock_discoverable_agent_tool", agent_tool_name="close_debit_card_4721")
     assert not error and text.startswith("Tool unlocked: close_debit_card_4721\nDescription: Close or cancel")
@@ -108,7 +115,7 @@ def test_unlock_is_episode_state_not_db_state(env, domain):
     assert other.db_hash() == before
 
 
-def test_unknown_agent_tool_and_bad_arguments(env):
+def test_unknown_agent_tool_and_bad_arguments(env: Environment) -> None:
     assert call(env, "unlock_discoverable_agent_tool", agent_tool_name="nope")[0] == (
         "Error: Unknown agent tool 'nope'. This tool is not available."
     )
@@ -118,7 +125,7 @@ def test_unknown_agent_tool_and_bad_arguments(env):
     )
 
 
-def test_write_calls_are_logged_reads_only_on_the_allowlist(domain):
+def test_write_calls_are_logged_reads_only_on_the_allowlist(domain: Domain) -> None:
     env = domain.new_environment()
     unlock_and_call(env, "get_debit_dispute_status_7483", user_id="nobody")
     assert len(env.agent.db.root["agent_discoverable_tools"]["data"]) == 0  # a read off the allowlist: no log
@@ -132,7 +139,7 @@ def test_write_calls_are_logged_reads_only_on_the_allowlist(domain):
     assert len(env.agent.db.root["agent_discoverable_tools"]["data"]) == 2  # a write is logged even when it fails
 
 
-def test_bind_task_sets_the_allowlist_from_reference_actions(domain):
+def test_bind_task_sets_the_allowlist_from_reference_actions(domain: Domain) -> None:
     task = next(
         t
         for t in domain.tasks().values()
@@ -148,7 +155,7 @@ def test_bind_task_sets_the_allowlist_from_reference_actions(domain):
     assert env.agent.read_log_allowlist == wanted
 
 
-def test_integers_become_floats_inside_the_wrappers(domain):
+def test_integers_become_floats_inside_the_wrappers(domain: Domain) -> None:
     def limit_request(amount_text):
         env = domain.new_environment()
         account = next(iter(env.agent.db.root["credit_card_accounts"]["data"].values()))
@@ -175,7 +182,7 @@ def test_integers_become_floats_inside_the_wrappers(domain):
     assert "Must be a whole number of dollars" in limit_request("2500.5")[0]
 
 
-def test_user_wrapper_normalises_before_the_logged_call_is_hashed(domain):
+def test_user_wrapper_normalises_before_the_logged_call_is_hashed(domain: Domain) -> None:
     """The call log's id hashes json.dumps(arguments): 100 and 100.0 must log the same record."""
 
     def deposit(amount_text):
@@ -193,7 +200,7 @@ def test_user_wrapper_normalises_before_the_logged_call_is_hashed(domain):
     assert as_int[1] == as_float[1] and list(as_int[2]) == list(as_float[2])
 
 
-def test_user_tools_need_to_be_given_first(env):
+def test_user_tools_need_to_be_given_first(env: Environment) -> None:
     args = json.dumps({"user_id": "u1", "card_name": "Gold Rewards Card"})
     text, error = call(
         env, "call_discoverable_user_tool", "user", discoverable_tool_name="get_referral_link", arguments=args
@@ -229,7 +236,7 @@ def test_user_tools_need_to_be_given_first(env):
     )
 
 
-def test_retrieval_tools_never_mutate(domain):
+def test_retrieval_tools_never_mutate(domain: Domain) -> None:
     env = domain.new_environment(variant="bm25_grep")
     for name in ("KB_search", "grep"):
         assert env.agent.has_tool(name) and not env.mutates(name)
@@ -239,7 +246,9 @@ def test_retrieval_tools_never_mutate(domain):
 # --- agreement with tau2 ---------------------------------------------------------------------------
 
 
-def test_oracle_agreement_banking(oracle_rows, analyzer, capsys):
+def test_oracle_agreement_banking(
+    oracle_rows: list[dict[str, Any]], analyzer: Analyzer, capsys: pytest.CaptureFixture[str]
+) -> None:
     agree, total, problems = agreement("banking_knowledge", oracle_rows, analyzer)
     with capsys.disabled():
         counts = ", ".join(f"{f} {n}/{total}" for f, n in agree.items())
@@ -248,7 +257,7 @@ def test_oracle_agreement_banking(oracle_rows, analyzer, capsys):
     assert not problems, "\n".join(problems[:20])
 
 
-def test_env_assertions_env_reward_and_recorded_reward(oracle_rows, analyzer):
+def test_env_assertions_env_reward_and_recorded_reward(oracle_rows: list[dict[str, Any]], analyzer: Analyzer) -> None:
     run = open_run(GOLD_FILE)
     rows = [r for r in oracle_rows if r["domain"] == "banking_knowledge"]
     compared = 0
@@ -266,7 +275,7 @@ def test_env_assertions_env_reward_and_recorded_reward(oracle_rows, analyzer):
     assert compared == 288
 
 
-def test_the_allowlist_is_what_makes_required_reads_count(domain):
+def test_the_allowlist_is_what_makes_required_reads_count(domain: Domain) -> None:
     """Without the task's allowlist the gold hash loses the logged reads: every such task's check would fail."""
     from tau_tui.replay.replayer import gold_state
 
@@ -281,7 +290,7 @@ def test_the_allowlist_is_what_makes_required_reads_count(domain):
     )
     assert reading  # tasks whose reference actions read through the wrapper (046, 085, ...)
 
-    def unbound(solo):
+    def unbound(solo) -> Environment:
         env = domain.new_environment()
         env.bind_task = lambda _task: None
         return env
@@ -293,7 +302,7 @@ def test_the_allowlist_is_what_makes_required_reads_count(domain):
         ), task_id
 
 
-def test_gold_agent_scores_one_on_every_task_that_needs_no_judge(registry):
+def test_gold_agent_scores_one_on_every_task_that_needs_no_judge(registry: DomainRegistry) -> None:
     from tau_tui.calibrate import GoldChecker
 
     checker = GoldChecker.for_name(registry, "banking_knowledge")
@@ -308,7 +317,7 @@ def test_gold_agent_scores_one_on_every_task_that_needs_no_judge(registry):
 # --- retrieval variants ---------------------------------------------------------------------------
 
 
-def test_bm25_search_ranks_the_documents_about_the_query(domain):
+def test_bm25_search_ranks_the_documents_about_the_query(domain: Domain) -> None:
     pytest.importorskip("rank_bm25")
     env = domain.new_environment(variant="bm25")
     assert not env.agent.has_tool("grep")
@@ -319,7 +328,7 @@ def test_bm25_search_ranks_the_documents_about_the_query(domain):
     assert text.count("\n   ID: ") == 10  # top_k
 
 
-def test_grep_counts_matches_and_falls_back_to_a_literal(domain):
+def test_grep_counts_matches_and_falls_back_to_a_literal(domain: Domain) -> None:
     env = domain.new_environment(variant="grep_only")
     assert not env.agent.has_tool("KB_search")
     scores = [
@@ -333,7 +342,7 @@ def test_grep_counts_matches_and_falls_back_to_a_literal(domain):
     assert env.agent.grep("zzqx-no-such-words") == "No matches found for pattern: zzqx-no-such-words"
 
 
-def test_each_variant_has_its_own_policy(domain):
+def test_each_variant_has_its_own_policy(domain: Domain) -> None:
     policies = {v: domain.policy(variant=v) for v in ("no_knowledge", "bm25_grep", "bm25", "grep_only", "full_kb")}
     assert len(set(policies.values())) == len(policies)
     assert "{{component:" not in "".join(policies.values())
@@ -342,7 +351,7 @@ def test_each_variant_has_its_own_policy(domain):
     assert not any(f"## {titles[0]}\n" in policies[v] for v in ("no_knowledge", "bm25_grep"))
 
 
-def test_golden_retrieval_inlines_the_task_documents(domain):
+def test_golden_retrieval_inlines_the_task_documents(domain: Domain) -> None:
     task = domain.tasks()["task_001"]
     env = domain.new_environment(variant="golden_retrieval")
     assert "(No documents provided)" in env.policy
@@ -351,7 +360,7 @@ def test_golden_retrieval_inlines_the_task_documents(domain):
     assert f"## {wanted.title}\n\n{wanted.content}" in env.policy
 
 
-def test_variants_that_need_what_we_lack_fail_in_one_line(domain):
+def test_variants_that_need_what_we_lack_fail_in_one_line(domain: Domain) -> None:
     from tau_tui.domains import DomainError
 
     for name in ("alltools", "terminal_use", "bm25_reranker_grep"):
@@ -362,7 +371,7 @@ def test_variants_that_need_what_we_lack_fail_in_one_line(domain):
         domain.new_environment(variant="nope")
 
 
-def test_a_rollout_records_its_retrieval_config(domain):
+def test_a_rollout_records_its_retrieval_config(domain: Domain) -> None:
     import asyncio
 
     from tau_tui.rollout.factory import ParticipantSpec
@@ -393,7 +402,9 @@ class _FakeEmbeddings:
         return vec
 
 
-def test_embedding_variant_goes_through_litellm_to_the_configured_server(domain, monkeypatch):
+def test_embedding_variant_goes_through_litellm_to_the_configured_server(
+    domain: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.evaluate.support import (
         FakeOpenAI,  # the project's fake OpenAI server, taught /embeddings
     )
@@ -401,7 +412,7 @@ def test_embedding_variant_goes_through_litellm_to_the_configured_server(domain,
     class Handler(FakeOpenAI):
         requests: list = []
 
-        def do_POST(self):
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             type(self).requests.append({"path": self.path, "model": body.get("model"), "n": len(body["input"])})
             data = json.dumps(
@@ -426,7 +437,7 @@ def test_embedding_variant_goes_through_litellm_to_the_configured_server(domain,
     from http.server import ThreadingHTTPServer
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
         monkeypatch.setenv("TAU_TUI_EMBEDDINGS_API_BASE", f"http://127.0.0.1:{httpd.server_address[1]}/v1")
@@ -442,7 +453,7 @@ def test_embedding_variant_goes_through_litellm_to_the_configured_server(domain,
     assert sum(r["n"] for r in Handler.requests) == len(domain.knowledge().documents) + 1
 
 
-def test_search_tools_of_other_variants_replay_as_reads_not_hallucinations(domain):
+def test_search_tools_of_other_variants_replay_as_reads_not_hallucinations(domain: Domain) -> None:
     from tau_tui.model.messages import AssistantMessage, ToolMessage
     from tau_tui.replay import replay
     from tau_tui.replay.timeline import Verdict

@@ -7,12 +7,19 @@ retail toolkit on the pristine ``db.json`` (they are fixtures, not our output).
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.env import ToolType
 from tau_tui.model.messages import ToolCall
 from tests.test_oracle_agreement import agreement
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
+    from tau_tui.env.environment import Environment
 
 PRISTINE_HASH = "b25c9cb211f5efcaee5dd646054a73c4a9f43f4f5acc32c10713cd9f9ac20e9c"
 
@@ -43,28 +50,28 @@ GIFT_CARD = "gift_card_6682391"
 
 
 @pytest.fixture(scope="module")
-def retail(registry):
+def retail(registry: DomainRegistry) -> Domain:
     return registry.get("retail")
 
 
 @pytest.fixture
-def env(retail):
+def env(retail: Domain) -> Environment:
     return retail.new_environment()
 
 
-def call(env, name: str, **arguments):
+def call(env: Environment, name: str, **arguments: Any):
     message = env.call(ToolCall(id="c1", name=name, arguments=arguments))
     return message.content, message.error
 
 
-def test_pristine_db_hash_is_tau2s(env):
+def test_pristine_db_hash_is_tau2s(env: Environment) -> None:
     assert env.db_hash() == PRISTINE_HASH
     assert env.user_db_hash() is None
     assert env.user is None
     assert env.policy.startswith("# Retail agent policy")
 
 
-def test_tool_types_and_mutating_flags_match_tau2(env):
+def test_tool_types_and_mutating_flags_match_tau2(env: Environment) -> None:
     specs = env.agent.declared_tools
     assert {name: (spec.type, spec.mutates_state) for name, spec in specs.items()} == TAU2_TOOLS
     for name, (tool_type, mutates) in TAU2_TOOLS.items():
@@ -72,7 +79,7 @@ def test_tool_types_and_mutating_flags_match_tau2(env):
         assert env.mutates(name) is mutates
 
 
-def test_model_result_keeps_numbers_and_booleans(env):
+def test_model_result_keeps_numbers_and_booleans(env: Environment) -> None:
     content, error = call(env, "get_item_details", item_id="9612497925")
     assert not error
     assert content == (
@@ -81,7 +88,7 @@ def test_model_result_keeps_numbers_and_booleans(env):
     )
 
 
-def test_plain_string_results_are_not_quoted(env):
+def test_plain_string_results_are_not_quoted(env: Environment) -> None:
     assert call(env, "find_user_id_by_email", email="NOAH.BROWN7922@example.com") == ("noah_brown_6181", False)
     assert call(env, "calculate", expression="(19.99 + 5) * 2") == ("49.98", False)
     assert call(env, "transfer_to_human_agents", summary="help") == ("Transfer successful", False)
@@ -141,12 +148,12 @@ def test_plain_string_results_are_not_quoted(env):
         ("lookup_everything", {}, "Error: Tool 'lookup_everything' not found."),
     ],
 )
-def test_error_texts(env, name, arguments, expected):
+def test_error_texts(env: Environment, name: str, arguments, expected: str) -> None:
     assert call(env, name, **arguments) == (expected, True)
     assert env.db_hash() == PRISTINE_HASH
 
 
-def test_pydantic_validation_error_names_the_model(env):
+def test_pydantic_validation_error_names_the_model(env: Environment) -> None:
     content, error = call(
         env,
         "modify_user_address",
@@ -163,7 +170,7 @@ def test_pydantic_validation_error_names_the_model(env):
     assert env.db_hash() == PRISTINE_HASH
 
 
-def test_modify_items_gives_every_item_the_last_new_variant(env):
+def test_modify_items_gives_every_item_the_last_new_variant(env: Environment) -> None:
     """tau2 prices every changed item with the last variant it looked up (a tau2 quirk we keep)."""
     content, error = call(
         env,
@@ -189,7 +196,7 @@ def test_modify_items_gives_every_item_the_last_new_variant(env):
     assert env.db_hash() == "c12824e5467dfbff100287fcd88099a00906fb7d16095da0706580df3cd6670b"
 
 
-def test_the_upstream_fix_gives_each_item_its_own_new_variant(retail, env):
+def test_the_upstream_fix_gives_each_item_its_own_new_variant(retail: Domain, env: Environment) -> None:
     """tau2-bench#317/#318 (fix #322), registered by the retail package and applied on request only."""
     from tau_tui.env.upstream import set_fix, upstream_fixes
 
@@ -222,7 +229,7 @@ def test_the_upstream_fix_gives_each_item_its_own_new_variant(retail, env):
         env.agent.replace_tool("no_such_tool", fix.fixed)
 
 
-def test_cancel_refunds_gift_card_at_once(env):
+def test_cancel_refunds_gift_card_at_once(env: Environment) -> None:
     content, error = call(env, "cancel_pending_order", order_id=PENDING, reason="no longer needed")
     assert not error
     assert '"status": "cancelled"' in content and '"cancel_reason": "no longer needed"' in content
@@ -231,7 +238,7 @@ def test_cancel_refunds_gift_card_at_once(env):
     assert env.db_hash() == "741da3ea663cbe00f479d8e4825a80d06f6fd7ed4d381ec0dafc64a1e78804ec"
 
 
-def test_empty_exchange_stores_an_integer_difference(env):
+def test_empty_exchange_stores_an_integer_difference(env: Environment) -> None:
     """tau2 assigns round(0, 2), an int, without validation: the hash sees 0, not 0.0."""
     content, error = call(
         env,
@@ -246,7 +253,7 @@ def test_empty_exchange_stores_an_integer_difference(env):
     assert env.db_hash() == "d2c55899e22c0003ea27bfa27c877ec31cdfc62367302732bbe53fba44749542"
 
 
-def test_writes_never_touch_the_shared_pristine_tree(retail):
+def test_writes_never_touch_the_shared_pristine_tree(retail: Domain) -> None:
     first = retail.new_environment()
     pristine_order = first.agent.db.orders[PENDING]
     pristine_user = first.agent.db.users[PENDING_USER]
@@ -274,12 +281,14 @@ def test_writes_never_touch_the_shared_pristine_tree(retail):
     assert second.agent.db.users[PENDING_USER]["payment_methods"][GIFT_CARD]["balance"] == 35.0
 
 
-def test_solo_mode_is_refused(retail):
+def test_solo_mode_is_refused(retail: Domain) -> None:
     with pytest.raises(ValueError, match="does not support solo mode"):
         retail.new_environment(solo=True)
 
 
-def test_oracle_agreement_retail(oracle_rows, analyzer, capsys):
+def test_oracle_agreement_retail(
+    oracle_rows: list[dict[str, Any]], analyzer: Analyzer, capsys: pytest.CaptureFixture[str]
+) -> None:
     agree, total, problems = agreement("retail", oracle_rows, analyzer)
     with capsys.disabled():
         counts = ", ".join(f"{f} {n}/{total}" for f, n in agree.items())

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import inspect
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.model.messages import ToolCall
 from tau_tui.model.tasks import EnvFunctionCall
 from tests.test_oracle_agreement import FIELDS, agreement
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
+    from tau_tui.env.environment import Environment
 
 pytestmark = pytest.mark.corpus
 
@@ -19,42 +26,42 @@ PHONE = "555-123-2002"  # line L1002 of customer C1001 (Premium Plan, 15 GB)
 
 
 @pytest.fixture(scope="module")
-def telecom(registry):
+def telecom(registry: DomainRegistry) -> Domain:
     return registry.get("telecom")
 
 
 @pytest.fixture
-def env(telecom):
+def env(telecom: Domain) -> Environment:
     return telecom.new_environment()
 
 
-def user(env, tool_name, /, **arguments):
+def user(env, tool_name, /, **arguments: Any):
     return env.call(ToolCall(id="u", name=tool_name, arguments=arguments, requestor="user"))
 
 
-def agent(env, tool_name, /, **arguments):
+def agent(env, tool_name, /, **arguments: Any):
     return env.call(ToolCall(id="a", name=tool_name, arguments=arguments, requestor="assistant"))
 
 
-def init(env, env_type, func_name, **arguments):
+def init(env: Environment, env_type, func_name, **arguments: Any):
     return env.run_env_function(EnvFunctionCall(env_type=env_type, func_name=func_name, arguments=arguments))
 
 
-def line(env, line_id):
+def line(env: Environment, line_id):
     return next(item for item in env.agent.db.lines if item["line_id"] == line_id)
 
 
-def bill(env, bill_id):
+def bill(env: Environment, bill_id):
     return next(item for item in env.agent.db.bills if item["bill_id"] == bill_id)
 
 
 # --- pristine state -----------------------------------------------------------------
-def test_pristine_hashes_are_tau2s(env):
+def test_pristine_hashes_are_tau2s(env: Environment) -> None:
     assert env.db_hash() == PRISTINE_AGENT
     assert env.user_db_hash() == PRISTINE_USER
 
 
-def test_policy_variants(telecom):
+def test_policy_variants(telecom: Domain) -> None:
     manual = telecom.new_environment()
     workflow = telecom.new_environment(variant="workflow")
     solo = telecom.new_environment(solo=True, variant="workflow")
@@ -72,7 +79,7 @@ def test_policy_variants(telecom):
 
 
 # --- device tools: exact texts ----------------------------------------------------------
-def test_task_0_roaming_fix_gives_an_excellent_speed_test(telecom, env):
+def test_task_0_roaming_fix_gives_an_excellent_speed_test(telecom: Domain, env: Environment) -> None:
     for action in telecom.tasks()[TASK_0].initial_state.initialization_actions:
         env.run_env_function(action)
     bar = "Status Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%"
@@ -86,7 +93,7 @@ def test_task_0_roaming_fix_gives_an_excellent_speed_test(telecom, env):
         assert env.run_assertion(assertion)
 
 
-def test_airplane_mode_texts_and_network_status(env):
+def test_airplane_mode_texts_and_network_status(env: Environment) -> None:
     on = user(env, "toggle_airplane_mode")
     assert on.text == "Airplane Mode is now ON.\nStatus Bar: ✈️ Airplane Mode | 🔋 80%"
     assert user(env, "check_network_status").text == "\n".join(
@@ -108,7 +115,7 @@ def test_airplane_mode_texts_and_network_status(env):
     )
 
 
-def test_network_mode_and_data_saver_change_the_speed(env):
+def test_network_mode_and_data_saver_change_the_speed(env: Environment) -> None:
     assert user(env, "set_network_mode_preference", mode="3g_only").text == (
         "Preferred Network Mode set to: 3g_only\nStatus Bar: 📶² Fair | 3G | 📱 Data Enabled | 🔋 80%"
     )
@@ -124,7 +131,7 @@ def test_network_mode_and_data_saver_change_the_speed(env):
     assert user(env, "run_speed_test").text.startswith("Speed Test Result: 8.80 Mbps (Fair).")
 
 
-def test_apn_reset_applies_at_reboot_and_mms(env):
+def test_apn_reset_applies_at_reboot_and_mms(env: Environment) -> None:
     init(env, "user", "break_apn_mms_setting")
     assert user(env, "can_send_mms").text == "Your messaging app cannot send MMS messages."
     assert user(env, "check_apn_settings").text.startswith(
@@ -136,7 +143,7 @@ def test_apn_reset_applies_at_reboot_and_mms(env):
     assert user(env, "can_send_mms").text == "Your messaging app can send MMS messages."
 
 
-def test_app_permissions(env):
+def test_app_permissions(env: Environment) -> None:
     init(env, "user", "remove_app_permission", app_name="messaging", permission="sms")
     assert user(env, "check_app_permissions", app_name="messaging").text == (
         "App 'messaging' has permission for: storage, phone."
@@ -150,7 +157,7 @@ def test_app_permissions(env):
     )
 
 
-def test_broken_vpn_slows_data_until_disconnected(env):
+def test_broken_vpn_slows_data_until_disconnected(env: Environment) -> None:
     init(env, "user", "break_vpn")
     assert user(env, "check_vpn_status").text == (
         "VPN is ON and connected. Details: {'server_address': '192.168.1.1', 'protocol': 'OpenVPN', "
@@ -162,7 +169,7 @@ def test_broken_vpn_slows_data_until_disconnected(env):
     assert user(env, "run_speed_test").text.startswith("Speed Test Result: 220.00 Mbps (Excellent).")
 
 
-def test_wrong_arguments_give_pythons_type_error_with_the_class_name(env):
+def test_wrong_arguments_give_pythons_type_error_with_the_class_name(env: Environment) -> None:
     result = user(env, "toggle_roaming", name="x")
     assert result.error
     assert result.text == "Error: TelecomUserTools.toggle_roaming() got an unexpected keyword argument 'name'"
@@ -170,7 +177,7 @@ def test_wrong_arguments_give_pythons_type_error_with_the_class_name(env):
 
 
 # --- agent tools ---------------------------------------------------------------------------
-def test_refuel_data_charges_the_draft_bill(env):
+def test_refuel_data_charges_the_draft_bill(env: Environment) -> None:
     result = agent(env, "refuel_data", customer_id="C1001", line_id="L1002", gb_amount=2)
     assert result.text == (
         '{"message": "Successfully added 2 GB of data for line L1002 for $4.00", '
@@ -186,7 +193,7 @@ def test_refuel_data_charges_the_draft_bill(env):
     )
 
 
-def test_suspend_line_returns_the_line_model(env):
+def test_suspend_line_returns_the_line_model(env: Environment) -> None:
     result = agent(env, "suspend_line", customer_id="C1001", line_id="L1002", reason="travel")
     assert '"message": "Line suspended successfully. $5/month holding fee will apply."' in result.text
     assert '"status": "Suspended"' in result.text and '"suspension_start_date": "2025-02-25"' in result.text
@@ -197,12 +204,12 @@ def test_suspend_line_returns_the_line_model(env):
 
 
 # --- sync ------------------------------------------------------------------------------------
-def test_sync_does_nothing_before_the_phone_number_is_known(env):
+def test_sync_does_nothing_before_the_phone_number_is_known(env: Environment) -> None:
     agent(env, "suspend_line", customer_id="C1001", line_id="L1002", reason="test")
     assert env.user_db_hash() == PRISTINE_USER
 
 
-def test_sync_copies_line_status_roaming_and_quota(env):
+def test_sync_copies_line_status_roaming_and_quota(env: Environment) -> None:
     init(env, "user", "set_user_info", name="John Smith", phone_number=PHONE)
     around = env.user.db.surroundings
     flags = (around["line_active"], around["roaming_allowed"], around["mobile_data_usage_exceeded"])
@@ -227,7 +234,7 @@ def test_sync_copies_line_status_roaming_and_quota(env):
     assert env.user.db.surroundings["mobile_data_usage_exceeded"] is False
 
 
-def test_sync_turns_payment_requests_into_paid_bills(env):
+def test_sync_turns_payment_requests_into_paid_bills(env: Environment) -> None:
     init(env, "user", "set_user_info", name="John Smith", phone_number=PHONE)
     assert user(env, "check_payment_request").text == "No payment request has been made."
     assert user(env, "make_payment").text == "You do not have a payment request."
@@ -241,7 +248,7 @@ def test_sync_turns_payment_requests_into_paid_bills(env):
     assert env.user.db.surroundings["payment_request"] is None
 
 
-def test_gold_path_tool_calls_do_not_sync(env):
+def test_gold_path_tool_calls_do_not_sync(env: Environment) -> None:
     init(env, "user", "set_user_info", name="John Smith", phone_number=PHONE)
     env.make_tool_call("disable_roaming", "assistant", {"customer_id": "C1001", "line_id": "L1002"})
     assert env.user.db.surroundings["roaming_allowed"] is True
@@ -249,7 +256,7 @@ def test_gold_path_tool_calls_do_not_sync(env):
     assert env.user.db.surroundings["roaming_allowed"] is False
 
 
-def test_sync_without_changes_writes_nothing(env):
+def test_sync_without_changes_writes_nothing(env: Environment) -> None:
     init(env, "user", "set_user_info", name="John Smith", phone_number=PHONE)
     before = env.freeze()
     env.sync()
@@ -258,7 +265,7 @@ def test_sync_without_changes_writes_nothing(env):
 
 
 # --- isolation ----------------------------------------------------------------------------------
-def test_writes_never_reach_the_shared_pristine_trees(telecom):
+def test_writes_never_reach_the_shared_pristine_trees(telecom: Domain) -> None:
     first = telecom.new_environment()
     for action in telecom.tasks()[TASK_0].initial_state.initialization_actions:
         first.run_env_function(action)
@@ -384,14 +391,14 @@ USER_HELPERS = [
 ]
 
 
-def _params(kit, name):
+def _params(kit, name) -> list[str]:
     out = []
     for p in inspect.signature(kit.bound(name)).parameters.values():
         out.append(p.name if p.default is inspect.Parameter.empty else f"{p.name}={p.default}")
     return out
 
 
-def test_tool_types_mutation_flags_and_parameters_match_tau2(env):
+def test_tool_types_mutation_flags_and_parameters_match_tau2(env: Environment) -> None:
     assert type(env.agent).__name__ == "TelecomTools" and type(env.user).__name__ == "TelecomUserTools"
     assert set(env.agent.declared_tools) == set(AGENT_TOOLS)
     for name, (kind, params) in AGENT_TOOLS.items():
@@ -406,7 +413,7 @@ def test_tool_types_mutation_flags_and_parameters_match_tau2(env):
         assert _params(env.user, name) == USER_PARAMS.get(name, []), name
 
 
-def test_helpers_run_for_tasks_but_are_not_tools(env):
+def test_helpers_run_for_tasks_but_are_not_tools(env: Environment) -> None:
     assert set(AGENT_HELPERS) <= env.agent.declared_helpers
     assert set(USER_HELPERS) <= env.user.declared_helpers
     assert not (set(AGENT_HELPERS) & set(env.agent.declared_tools))
@@ -419,7 +426,7 @@ def test_helpers_run_for_tasks_but_are_not_tools(env):
         init(env, "assistant", "_line_by_phone", phone_number=PHONE)
 
 
-def test_every_tool_has_a_summary_and_documents_its_arguments(env):
+def test_every_tool_has_a_summary_and_documents_its_arguments(env: Environment) -> None:
     for kit in (env.agent, env.user):
         for name in kit.declared_tools:
             doc = inspect.getdoc(kit.bound(name)) or ""
@@ -429,7 +436,9 @@ def test_every_tool_has_a_summary_and_documents_its_arguments(env):
 
 
 # --- oracle ---------------------------------------------------------------------------------------
-def test_oracle_agreement_telecom(oracle_rows, analyzer, capsys):
+def test_oracle_agreement_telecom(
+    oracle_rows: list[dict[str, Any]], analyzer: Analyzer, capsys: pytest.CaptureFixture[str]
+) -> None:
     agree, total, problems = agreement("telecom", oracle_rows, analyzer)
     with capsys.disabled():
         counts = ", ".join(f"{f} {n}/{total}" for f, n in agree.items())

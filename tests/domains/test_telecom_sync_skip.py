@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tau_tui.model.messages import ToolCall
 from tau_tui.model.tasks import EnvFunctionCall
 from tests.conftest import CORPUS
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.environment import Environment
 
 pytestmark = pytest.mark.corpus
 
@@ -15,11 +22,11 @@ TELECOM_RUN = CORPUS / "sierra-research__tau2-bench__gpt-4.1_telecom_default_gpt
 
 
 @pytest.fixture
-def env(registry):
+def env(registry: DomainRegistry) -> Environment:
     return registry.get("telecom").new_environment()
 
 
-def counting(env, monkeypatch) -> list[int]:
+def counting(env: Environment, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     runs: list[int] = []
     inner = env._sync
 
@@ -31,7 +38,9 @@ def counting(env, monkeypatch) -> list[int]:
     return runs
 
 
-def test_a_sync_after_a_sync_with_no_write_between_is_skipped(env, monkeypatch):
+def test_a_sync_after_a_sync_with_no_write_between_is_skipped(
+    env: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
     env.run_env_function(
         EnvFunctionCall(
             env_type="user", func_name="set_user_info", arguments={"name": "John Smith", "phone_number": PHONE}
@@ -54,7 +63,7 @@ def test_a_sync_after_a_sync_with_no_write_between_is_skipped(env, monkeypatch):
     assert runs == [1, 1] and env.user.db.surroundings["roaming_allowed"] is False
 
 
-def test_a_sync_that_failed_is_never_skipped(env, monkeypatch):
+def test_a_sync_that_failed_is_never_skipped(env: Environment, monkeypatch: pytest.MonkeyPatch) -> None:
     env.user.db.update(("surroundings",), {"phone_number": "000-000-0000"})  # no such line
     runs = counting(env, monkeypatch)
     for _ in range(2):
@@ -63,7 +72,9 @@ def test_a_sync_that_failed_is_never_skipped(env, monkeypatch):
     assert runs == [1, 1]
 
 
-def test_replays_with_and_without_the_skip_are_the_same(analyzer, registry, monkeypatch):
+def test_replays_with_and_without_the_skip_are_the_same(
+    analyzer: Analyzer, registry: DomainRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tau_tui.model import open_run
 
     run = open_run(TELECOM_RUN)
@@ -100,7 +111,7 @@ def test_replays_with_and_without_the_skip_are_the_same(analyzer, registry, monk
     assert syncs and skipping == always and len(skipping) == 40
 
 
-def test_the_phones_no_op_check_never_takes_different_json_for_the_same(env):
+def test_the_phones_no_op_check_never_takes_different_json_for_the_same(env: Environment) -> None:
     import sys
 
     same = sys.modules[type(env.user).__module__]._same

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
 from tau_tui.domains import DomainRegistry
@@ -11,36 +14,42 @@ from tau_tui.rollout.scripted import StepAgent
 from tests.conftest import ROOT
 from tests.episodes.support import gold_rewards, needs_something_done, scored_episode
 
+if TYPE_CHECKING:
+    from tau_tui.env.domain import Domain
+    from tau_tui.env.environment import Environment
+
 PRISTINE_HASH = "7308ebd7835ba48dce3a74217583c91a40c836f838f01f7866d5aca0c0695b35"
 
 
 @pytest.fixture(scope="module")
-def registry():
+def registry() -> DomainRegistry:
     return DomainRegistry(None, use_tau2=False)
 
 
 @pytest.fixture(scope="module")
-def domain(registry):
+def domain(registry: DomainRegistry) -> Domain:
     return registry.get("warehouse")
 
 
 @pytest.fixture
-def env(domain):
+def env(domain: Domain) -> Environment:
     return domain.new_environment()
 
 
-def call(env, name, **arguments):
+def call(env: Environment, name, **arguments: Any):
     return env.make_tool_call(name, arguments=arguments)
 
 
-def reserved(env, sku, warehouse):
+def reserved(env: Environment, sku, warehouse):
     return env.agent.db.stock[sku]["levels"][warehouse]["reserved"]
 
 
 # --- data and tasks ------------------------------------------------------------------------------
 
 
-def test_the_domain_reads_its_own_folder_and_needs_no_tau2_data(tmp_path, monkeypatch):
+def test_the_domain_reads_its_own_folder_and_needs_no_tau2_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "nothing-here"))
     domain = DomainRegistry(tmp_path / "nor-here", use_tau2=False).get("warehouse")
     assert type(domain).uses_tau2_data is False
@@ -51,7 +60,7 @@ def test_the_domain_reads_its_own_folder_and_needs_no_tau2_data(tmp_path, monkey
     assert sorted(env.agent.db.warehouses) == ["north", "south"]
 
 
-def test_reservations_in_the_snapshot_match_the_orders_holding_them(env):
+def test_reservations_in_the_snapshot_match_the_orders_holding_them(env: Environment) -> None:
     held: dict[tuple[str, str], int] = {}
     for order in env.agent.db.orders.values():
         for line in order["lines"]:
@@ -63,7 +72,7 @@ def test_reservations_in_the_snapshot_match_the_orders_holding_them(env):
             assert level["reserved"] == held.get((sku, warehouse), 0), (sku, warehouse)
 
 
-def test_tasks_have_full_user_scenarios_and_faults_only_in_south(domain):
+def test_tasks_have_full_user_scenarios_and_faults_only_in_south(domain: Domain) -> None:
     tasks = domain.tasks()
     assert len(tasks) >= 12
     with_plans = 0
@@ -93,12 +102,12 @@ def test_tasks_have_full_user_scenarios_and_faults_only_in_south(domain):
         assert sum(kind in b for b in bases) >= 4, kind
 
 
-def test_gold_agent_scores_one_on_every_task(registry, domain, tmp_path):
+def test_gold_agent_scores_one_on_every_task(registry: DomainRegistry, domain: Domain, tmp_path: Path) -> None:
     rewards = gold_rewards(registry, "warehouse", tmp_path / "gold.json")
     assert rewards == {task_id: ("user_stop", 1.0) for task_id in domain.tasks()}
 
 
-def test_the_checks_bite_an_agent_that_does_nothing(domain):
+def test_the_checks_bite_an_agent_that_does_nothing(domain: Domain) -> None:
     env = domain.new_environment()
     writes = lambda name: env.mutates(name)  # noqa: E731
     for task in domain.tasks().values():
@@ -106,7 +115,7 @@ def test_the_checks_bite_an_agent_that_does_nothing(domain):
         assert reward == (0.0 if needs_something_done(task, writes) else 1.0), task.id
 
 
-def test_an_agent_that_gives_up_on_a_fault_fails(domain):
+def test_an_agent_that_gives_up_on_a_fault_fails(domain: Domain) -> None:
     """The gold steps without retries: the allocation the south service turned away never happens."""
     task = domain.tasks()["south_times_out_twice"]
     steps = [(a.name, a.arguments) for a in task.expected_actions]
@@ -119,7 +128,7 @@ def test_an_agent_that_gives_up_on_a_fault_fails(domain):
 # --- tools ------------------------------------------------------------------------------------------
 
 
-def test_lookups_and_the_availability_overview(env):
+def test_lookups_and_the_availability_overview(env: Environment) -> None:
     assert call(env, "lookup_stock", sku="TRV-15-WH", warehouse="south") == {
         "sku": "TRV-15-WH",
         "warehouse": "south",
@@ -139,7 +148,7 @@ def test_lookups_and_the_availability_overview(env):
         call(env, "lookup_stock", sku="TRV-15-WH", warehouse="east")
 
 
-def test_allocation_backorder_release_and_status(env):
+def test_allocation_backorder_release_and_status(env: Environment) -> None:
     part = call(env, "allocate_line", order_id="SO-5008", line_no=1, warehouse="north", quantity=4)
     assert part["status"] == "part_allocated" and reserved(env, "RAD-600x1000", "north") == 21
     done = call(env, "backorder_line", order_id="SO-5008", line_no=1, quantity=6)
@@ -156,7 +165,7 @@ def test_allocation_backorder_release_and_status(env):
         call(env, "allocate_line", order_id="SO-5006", line_no=1, warehouse="north", quantity=1)
 
 
-def test_substitution_and_transfers(env):
+def test_substitution_and_transfers(env: Environment) -> None:
     with pytest.raises(ValueError, match="already has stock reserved"):
         call(env, "substitute_product", order_id="SO-5010", line_no=1, new_sku="CP-15-3M")
     order = call(env, "substitute_product", order_id="SO-5007", line_no=1, new_sku="FLX-15-300B")
