@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,15 +16,18 @@ from tau_tui.rollout.users import ScriptedUser
 from tests.helpers import split_options
 from tests.rollout.fake_llm import FakeLLM
 
+if TYPE_CHECKING:
+    from tau_tui.env.domain import Domain
+
 
 @pytest.fixture(scope="session")
-def own_registry():
+def own_registry() -> DomainRegistry:
     """Domains of this project only: never reads tau2 data, never asks an installed tau2."""
     return DomainRegistry(None, use_tau2=False)
 
 
 @pytest.fixture
-def fake_llm():
+def fake_llm() -> Iterator[FakeLLM]:
     """A local OpenAI-compatible server (127.0.0.1) answering with scripted replies."""
     server = FakeLLM()
     yield server
@@ -30,12 +35,12 @@ def fake_llm():
 
 
 @pytest.fixture(scope="session")
-def warehouse(own_registry):
+def warehouse(own_registry: DomainRegistry) -> Domain:
     return own_registry.get("warehouse")
 
 
 @pytest.fixture(scope="session")
-def aftersales(own_registry):
+def aftersales(own_registry: DomainRegistry) -> Domain:
     return own_registry.get("aftersales")
 
 
@@ -48,7 +53,7 @@ def with_plan(task: Task, plan: dict | None) -> Task:
     return Task.model_validate(data)
 
 
-def run_episode(env, task, agent, user=None, **kwargs):
+def run_episode(env, task, agent, user=None, **kwargs: Any):
     """One episode with the scripted user unless another user is given; returns (simulation, orchestrator)."""
     user = user if user is not None else ScriptedUser(user_brief(task, env))
     options, rest = split_options(kwargs)

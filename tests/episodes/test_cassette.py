@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,7 +13,7 @@ from tau_tui.env import refusal_mark
 from tau_tui.env.faults import fault_mark
 from tau_tui.model.io import open_run
 from tau_tui.model.messages import AssistantMessage, ToolCall
-from tau_tui.model.results import NO_RECORDED_RESULT, TERMINATION_REASONS
+from tau_tui.model.results import NO_RECORDED_RESULT, TERMINATION_REASONS, SimulationRun
 from tau_tui.replay import Verdict, replay
 from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
 from tau_tui.rollout.agents import GoldAgent
@@ -21,12 +23,17 @@ from tau_tui.rollout.participants import agent_brief
 from tau_tui.rollout.scripted import StepAgent
 from tests.episodes.conftest import run_episode, tool_results
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
+    from tau_tui.model.tasks import Task
+
 TASK = "split_across_warehouses"
 ORDER = {"order_id": "SO-5002", "line_no": 1}
 
 
 @pytest.fixture(scope="module")
-def recorded(warehouse):
+def recorded(warehouse: Domain) -> tuple[Task, SimulationRun]:
     """The gold agent's run of the split task: faults on the first south look-up and allocation."""
     task = warehouse.tasks()[TASK]
     env = warehouse.new_environment()
@@ -52,7 +59,7 @@ def served_for_the_same_request(recorded_sim, new_sim) -> bool:
     )
 
 
-def over_cassette(warehouse, recorded, agent):
+def over_cassette(warehouse: Domain, recorded: tuple[Task, SimulationRun], agent):
     task, sim = recorded
     env = warehouse.new_environment()
     pristine = env.db_hash()
@@ -61,7 +68,9 @@ def over_cassette(warehouse, recorded, agent):
     return result
 
 
-def test_the_same_agent_gets_every_recorded_result_back(warehouse, recorded):
+def test_the_same_agent_gets_every_recorded_result_back(
+    warehouse: Domain, recorded: tuple[Task, SimulationRun]
+) -> None:
     task, sim = recorded
     again = over_cassette(warehouse, recorded, GoldAgent(task, agent_brief(task, warehouse.new_environment())))
     assert again.termination_reason == "user_stop"
@@ -77,7 +86,9 @@ def test_the_same_agent_gets_every_recorded_result_back(warehouse, recorded):
     assert scored.reward == 1.0
 
 
-def test_a_different_scripted_agent_stops_with_the_refusal_at_its_first_unmatched_request(warehouse, recorded):
+def test_a_different_scripted_agent_stops_with_the_refusal_at_its_first_unmatched_request(
+    warehouse: Domain, recorded: tuple[Task, SimulationRun]
+) -> None:
     task, sim = recorded
     agent = StepAgent(
         [
@@ -119,14 +130,18 @@ def test_a_different_scripted_agent_stops_with_the_refusal_at_its_first_unmatche
         ([("get_account", {"account_id": "ACC-1004"}), ("get_account", {"account_id": "ACC-1004"})], "past_end"),
     ],
 )
-def test_every_kind_of_unmatched_request_is_refused(warehouse, recorded, steps, reason):
+def test_every_kind_of_unmatched_request_is_refused(
+    warehouse: Domain, recorded: tuple[Task, SimulationRun], steps, reason: str
+) -> None:
     result = over_cassette(warehouse, recorded, StepAgent(steps))
     assert result.termination_reason == NO_RECORDED_RESULT
     assert refusal_mark(tool_results(result)[-1])["reason"] == reason
     assert len(tool_results(result)) == len(steps)
 
 
-def test_calls_after_a_refusal_in_the_same_message_get_not_run_results(warehouse, recorded):
+def test_calls_after_a_refusal_in_the_same_message_get_not_run_results(
+    warehouse: Domain, recorded: tuple[Task, SimulationRun]
+) -> None:
     task, _ = recorded
     calls = [
         ToolCall(id="a", name="get_account", arguments={"account_id": "ACC-1004"}),
@@ -135,7 +150,7 @@ def test_calls_after_a_refusal_in_the_same_message_get_not_run_results(warehouse
     ]
 
     class OneMessage(StepAgent):
-        async def generate(self, incoming):
+        async def generate(self, incoming) -> AssistantMessage:
             return AssistantMessage(content=None, tool_calls=[c.model_copy() for c in calls], cost=0.0)
 
     result = over_cassette(warehouse, recorded, OneMessage([]))
@@ -148,7 +163,9 @@ def test_calls_after_a_refusal_in_the_same_message_get_not_run_results(warehouse
     assert [c.verdict for c in timeline.calls] == [Verdict.SKIPPED_READ, Verdict.REFUSED, Verdict.REFUSED]
 
 
-def test_replay_of_a_cassette_run_keeps_refusals_and_shows_results_served_out_of_order(warehouse, recorded):
+def test_replay_of_a_cassette_run_keeps_refusals_and_shows_results_served_out_of_order(
+    warehouse: Domain, recorded: tuple[Task, SimulationRun]
+) -> None:
     task, _ = recorded
     # Refused writes are never run by replay.
     greedy = over_cassette(
@@ -181,7 +198,7 @@ def test_replay_of_a_cassette_run_keeps_refusals_and_shows_results_served_out_of
     )
 
 
-def test_no_recorded_result_is_a_termination_of_its_own_next_to_tau2s():
+def test_no_recorded_result_is_a_termination_of_its_own_next_to_tau2s() -> None:
     assert TERMINATION_REASONS[:10] == (
         "user_stop",
         "agent_stop",
@@ -201,7 +218,7 @@ def test_no_recorded_result_is_a_termination_of_its_own_next_to_tau2s():
 
 
 @pytest.fixture(scope="module")
-def recording_file(own_registry, tmp_path_factory):
+def recording_file(own_registry: DomainRegistry, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cassette") / "gold.json"
     config = RunConfig(
         domain="warehouse",
@@ -213,7 +230,9 @@ def recording_file(own_registry, tmp_path_factory):
     return path
 
 
-def test_run_cassettes_writes_an_evaluated_results_file(own_registry, recording_file, tmp_path):
+def test_run_cassettes_writes_an_evaluated_results_file(
+    own_registry: DomainRegistry, recording_file: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "over.json"
     summary = asyncio.run(
         run_cassettes(
@@ -245,7 +264,9 @@ def test_run_cassettes_writes_an_evaluated_results_file(own_registry, recording_
         )
 
 
-def test_cli_run_cassette(recording_file, tmp_path, capsys, monkeypatch):
+def test_cli_run_cassette(
+    recording_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tau_tui.cli import main
 
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "no-tau2-data-here"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from tau_tui.env import revealed_tools
 from tau_tui.env.tool_schema import toolkit_schemas
@@ -14,7 +15,10 @@ from tau_tui.rollout.participants import agent_brief, user_brief
 from tau_tui.rollout.scripted import StepAgent
 from tau_tui.rollout.users import ScriptedUser
 from tests.episodes.conftest import run_episode, tool_results
-from tests.rollout.fake_llm import call, text
+from tests.rollout.fake_llm import FakeLLM, call, text
+
+if TYPE_CHECKING:
+    from tau_tui.env.domain import Domain
 
 HIDDEN = "issue_goodwill_credit"
 TASK = "goodwill_for_late_delivery"
@@ -25,7 +29,7 @@ def names(schemas):
     return [s["function"]["name"] for s in schemas]
 
 
-def test_a_discoverable_tool_is_callable_but_not_listed(aftersales):
+def test_a_discoverable_tool_is_callable_but_not_listed(aftersales: Domain) -> None:
     env = aftersales.new_environment()
     task = aftersales.tasks()[TASK]
     assert HIDDEN not in agent_brief(task, env).tool_names
@@ -35,7 +39,7 @@ def test_a_discoverable_tool_is_callable_but_not_listed(aftersales):
     assert entry["kind"] == "goodwill_credit" and env.agent.db.customers["cust_rohan_mehta"]["store_credit"] == 20.0
 
 
-def test_only_a_successful_read_that_names_it_reveals_it(aftersales):
+def test_only_a_successful_read_that_names_it_reveals_it(aftersales: Domain) -> None:
     env = aftersales.new_environment()
     kb = env.make_tool_call("read_document", arguments={"doc_id": "KB-205"})
     hits = env.make_tool_call("search_knowledge_base", arguments={"query": "goodwill late delivery"})
@@ -47,7 +51,9 @@ def test_only_a_successful_read_that_names_it_reveals_it(aftersales):
     assert revealed_tools(env, "read_document", "assistant", f"{HIDDEN}s and more", False) == []  # whole words
 
 
-def test_reading_the_procedure_lists_the_tool_to_a_model_agent_from_its_next_turn(aftersales, fake_llm):
+def test_reading_the_procedure_lists_the_tool_to_a_model_agent_from_its_next_turn(
+    aftersales: Domain, fake_llm: FakeLLM
+) -> None:
     task = aftersales.tasks()[TASK]
     env = aftersales.new_environment()
     fake_llm.script(
@@ -71,7 +77,7 @@ def test_reading_the_procedure_lists_the_tool_to_a_model_agent_from_its_next_tur
     assert env.agent.db.customers["cust_rohan_mehta"]["store_credit"] == 20.0
 
 
-def test_replay_records_the_discovery_and_replays_the_tool_like_any_declared_one(aftersales):
+def test_replay_records_the_discovery_and_replays_the_tool_like_any_declared_one(aftersales: Domain) -> None:
     task = aftersales.tasks()[TASK]
     env = aftersales.new_environment()
     sim, _ = run_episode(env, task, GoldAgent(task, agent_brief(task, env)))
@@ -85,7 +91,7 @@ def test_replay_records_the_discovery_and_replays_the_tool_like_any_declared_one
     assert timeline.strict_ok and not timeline.findings
 
 
-def test_a_tool_found_before_a_fork_stays_listed_and_a_call_before_discovery_is_visible(aftersales):
+def test_a_tool_found_before_a_fork_stays_listed_and_a_call_before_discovery_is_visible(aftersales: Domain) -> None:
     task = aftersales.tasks()[TASK]
     env = aftersales.new_environment()
     sim, _ = run_episode(env, task, GoldAgent(task, agent_brief(task, env)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tau_tui.domains import read_data_file
 from tau_tui.env import AttemptCounter, Environment, EpisodeTools, FaultPlan, LoggedCall, make_store
@@ -17,6 +17,9 @@ from tau_tui.model.messages import ToolCall, ToolMessage
 from tau_tui.model.tasks import Task
 from tau_tui.rollout.scripted import StepAgent
 from tests.episodes.conftest import run_episode, tool_results, with_plan
+
+if TYPE_CHECKING:
+    from tau_tui.env.domain import Domain
 
 SOUTH = {"warehouse": "south"}
 
@@ -36,7 +39,7 @@ def recount_task(base: Task) -> Task:
     return Task.model_validate(data)
 
 
-def seen(warehouse, kit_class, task: Task) -> list[str]:
+def seen(warehouse: Domain, kit_class, task: Task) -> list[str]:
     """What one episode's agent is told by the cached overview and the live look-up."""
     env = warehouse.new_environment()
     env.agent = kit_class(env.agent.db)
@@ -47,7 +50,7 @@ def seen(warehouse, kit_class, task: Task) -> list[str]:
     return [m.content for m in tool_results(sim)]
 
 
-def isolated(warehouse, kit_class, reset) -> bool:
+def isolated(warehouse: Domain, kit_class, reset) -> bool:
     """A then B equals a fresh B, and B then A equals a fresh A."""
     base = warehouse.tasks()["quote_available_stock"]
     task_b = with_plan(base, None)
@@ -63,7 +66,7 @@ def isolated(warehouse, kit_class, reset) -> bool:
     return fresh_a != fresh_b and a_then_b == [fresh_a, fresh_b] and b_then_a == [fresh_b, fresh_a]
 
 
-def test_a_lookup_cache_never_carries_one_tasks_stock_into_another(warehouse):
+def test_a_lookup_cache_never_carries_one_tasks_stock_into_another(warehouse: Domain) -> None:
     kit_class = type(warehouse.new_environment().agent)
 
     class SharedCacheTools(kit_class):
@@ -78,7 +81,7 @@ def test_a_lookup_cache_never_carries_one_tasks_stock_into_another(warehouse):
     assert not isolated(warehouse, SharedCacheTools, reset=SharedCacheTools.shared.clear)
 
 
-def test_the_cache_follows_writes_and_restored_snapshots_within_an_episode(warehouse):
+def test_the_cache_follows_writes_and_restored_snapshots_within_an_episode(warehouse: Domain) -> None:
     env = warehouse.new_environment()
     start = env.freeze()
     available = lambda: env.make_tool_call("check_availability", arguments={"sku": "TRV-15-WH"})["available"]  # noqa: E731
@@ -98,7 +101,7 @@ def test_the_cache_follows_writes_and_restored_snapshots_within_an_episode(wareh
 # --- 2. a returned object mutated by the caller changes neither the environment nor its log ------------
 
 
-def private_environment(warehouse, environment_class=Environment) -> Environment:
+def private_environment(warehouse: Domain, environment_class=Environment) -> Environment:
     """An environment over its own copy of the data (a broken variant must not spoil the shared one)."""
     env = warehouse.new_environment()
     schema = env.agent.db.schema
@@ -150,7 +153,7 @@ def log_survives(tools: EpisodeTools) -> bool:
     return log_of(tools) == before
 
 
-def test_a_returned_object_mutated_by_the_caller_changes_neither_the_environment_nor_its_log(warehouse):
+def test_a_returned_object_mutated_by_the_caller_changes_neither_the_environment_nor_its_log(warehouse: Domain) -> None:
     env = private_environment(warehouse)
     before, hash_before = state_of(env), env.db_hash()
     mutate_result(env)
@@ -188,7 +191,7 @@ OPERATIONS = [
 class StreamFaults(EpisodeTools):
     """The bug: rate-based faults drawn from one random stream, one draw per call, in call order."""
 
-    def __init__(self, env: Environment, plan: FaultPlan):
+    def __init__(self, env: Environment, plan: FaultPlan) -> None:
         super().__init__(env, plan)
         self.rng = random.Random(plan.seed)
 
@@ -199,7 +202,9 @@ class StreamFaults(EpisodeTools):
         return self.env.call(tool_call)
 
 
-def faults_by_operation(warehouse, tools_class, order: list[tuple[str, str]]) -> dict[tuple[str, str, int], bool]:
+def faults_by_operation(
+    warehouse: Domain, tools_class, order: list[tuple[str, str]]
+) -> dict[tuple[str, str, int], bool]:
     tools = tools_class(warehouse.new_environment(), FaultPlan.parse(PLAN))
     counts: dict[tuple[str, str], int] = {}
     out = {}
@@ -210,7 +215,7 @@ def faults_by_operation(warehouse, tools_class, order: list[tuple[str, str]]) ->
     return out
 
 
-def test_the_fault_on_an_operation_stays_the_same_under_another_call_order(warehouse):
+def test_the_fault_on_an_operation_stays_the_same_under_another_call_order(warehouse: Domain) -> None:
     shuffled = list(reversed(OPERATIONS))
     ours = faults_by_operation(warehouse, EpisodeTools, OPERATIONS)
     assert ours == faults_by_operation(warehouse, EpisodeTools, shuffled)
@@ -229,12 +234,12 @@ class CarriedCounters(EpisodeTools):
 
     counter: ClassVar[AttemptCounter] = AttemptCounter()
 
-    def __init__(self, env: Environment, plan: FaultPlan | None = None):
+    def __init__(self, env: Environment, plan: FaultPlan | None = None) -> None:
         super().__init__(env, plan)
         self.attempts = self.counter
 
 
-def first_lookup_faults(warehouse, tools_class) -> list[bool]:
+def first_lookup_faults(warehouse: Domain, tools_class) -> list[bool]:
     """Two episodes of the same task in a row: does the first look-up of each meet the planned timeout?"""
     task = warehouse.tasks()["quote_available_stock"]  # its plan: the first look-up in south fails
     out = []
@@ -247,7 +252,7 @@ def first_lookup_faults(warehouse, tools_class) -> list[bool]:
     return out
 
 
-def test_a_new_episode_zeroes_the_attempt_counters(warehouse):
+def test_a_new_episode_zeroes_the_attempt_counters(warehouse: Domain) -> None:
     assert first_lookup_faults(warehouse, None) == [True, True]  # the orchestrator's own EpisodeTools
     assert first_lookup_faults(warehouse, EpisodeTools) == [True, True]
     CarriedCounters.counter.reset()
