@@ -7,10 +7,14 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from tau_tui.model import SimulationRun, Task
 from tau_tui.replay import GoldResult, Timeline, gold_state, replay, run_assertions
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.environment import Environment
 
 TASK_1_DONE = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 UPDATE = {"task_id": "task_1", "status": "completed"}
@@ -55,7 +59,7 @@ def action(name: str, arguments: dict, action_id: str = "a1", **extra: Any) -> d
 
 
 def replayed(
-    registry,
+    registry: DomainRegistry,
     messages: list[dict],
     task: dict | None,
     termination: str | None = "user_stop",
@@ -64,7 +68,7 @@ def replayed(
 ) -> Replayed:
     dom = registry.get(domain)
 
-    def new_env(solo: bool = False):
+    def new_env(solo: bool = False) -> Environment:
         return dom.new_environment(solo=solo)
 
     sim = SimulationRun.model_validate(
@@ -99,7 +103,7 @@ class FakeOpenAI(BaseHTTPRequestHandler):
     status = 200
     requests: list[dict] = []
 
-    def do_POST(self):  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append({"path": self.path, "body": body})
         payload = {
@@ -119,7 +123,7 @@ class FakeOpenAI(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, *args):
+    def log_message(self, *args) -> None:
         pass
 
 
@@ -128,7 +132,7 @@ def fake_openai(content: str | None = None, name: str = "Handler") -> Iterator[t
     """(handler class, base URL) of a local OpenAI-compatible server on 127.0.0.1; requests are recorded."""
     handler = type(name, (FakeOpenAI,), {"requests": [], "content": content or FakeOpenAI.content, "status": 200})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield handler, f"http://127.0.0.1:{httpd.server_address[1]}/v1"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ SOLO_4 = (
 
 
 @pytest.mark.corpus
-def test_eval_json_file_record_carries_confidence(tau2_data, capsys):
+def test_eval_json_file_record_carries_confidence(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(SOLO_4.read_text())
     code = main(["eval", "--tau2-data", str(tau2_data), "--json", "--seed", "9", str(SOLO_4)])
     out, _ = capsys.readouterr()
@@ -38,7 +39,9 @@ def test_eval_json_file_record_carries_confidence(tau2_data, capsys):
 
 
 @pytest.mark.corpus
-def test_eval_text_prints_the_seed_and_the_noise_floor(tau2_data, capsys, tmp_path):
+def test_eval_text_prints_the_seed_and_the_noise_floor(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     data = json.loads(SOLO_4.read_text())
     flipped = next(s for s in data["simulations"] if "airplane_mode_on|data_mode_off" in s["task_id"])
     flipped["messages"] = flipped["messages"][:1]  # nothing done: this trial now fails on replay

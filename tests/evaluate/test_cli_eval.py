@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -30,7 +31,7 @@ DONE = [greet(), user("finish task_1"), call("update_task_status", UPDATE), resu
 NOTHING = [greet(), user("finish task_1"), say("No.")]
 
 
-def run_file(tmp_path, messages, recorded=None, task=None, extra_sims=None, trials=1):
+def run_file(tmp_path: Path, messages, recorded=None, task=None, extra_sims=None, trials=1) -> Path:
     path = results_file(tmp_path / "run.json", messages, task=task, extra_sims=extra_sims)
     data = json.loads(path.read_text())
     data["info"]["num_trials"] = trials
@@ -40,7 +41,7 @@ def run_file(tmp_path, messages, recorded=None, task=None, extra_sims=None, tria
     return path
 
 
-def evaluate_cli(capsys, *args):
+def evaluate_cli(capsys: pytest.CaptureFixture[str], *args: str | Path):
     code = main(["eval", *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
@@ -50,7 +51,9 @@ def records(out):
     return [json.loads(line) for line in out.splitlines()]
 
 
-def test_json_records_and_file_metrics_last(tmp_path, tau2_data, capsys):
+def test_json_records_and_file_metrics_last(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     extra = {"id": "sim-2", "task_id": "t_update", "trial": 1, "termination_reason": "max_steps", "messages": DONE}
     path = run_file(tmp_path, DONE, recorded=1.0, extra_sims=[extra], trials=2)
     code, out, err = evaluate_cli(capsys, path, "--json", "--tau2-data", tau2_data)
@@ -67,7 +70,9 @@ def test_json_records_and_file_metrics_last(tmp_path, tau2_data, capsys):
     assert metrics["terminations"] == {"max_steps": 1, "user_stop": 1}
 
 
-def test_differing_reward_exits_1_and_says_why(tmp_path, tau2_data, capsys):
+def test_differing_reward_exits_1_and_says_why(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = run_file(tmp_path, NOTHING, recorded=1.0)
     code, out, _ = evaluate_cli(capsys, path, "--tau2-data", tau2_data)
     assert code == 1
@@ -78,19 +83,23 @@ def test_differing_reward_exits_1_and_says_why(tmp_path, tau2_data, capsys):
     assert "metrics over recomputed rewards" in out and "pass^k  1: 0.000" in out
 
 
-def test_unreadable_input_exits_2_with_one_line(tmp_path, tau2_data, capsys):
+def test_unreadable_input_exits_2_with_one_line(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     code, out, err = evaluate_cli(capsys, bad, "--json", "--tau2-data", tau2_data)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
 
 
-def test_unknown_sim_exits_2(tmp_path, tau2_data, capsys):
+def test_unknown_sim_exits_2(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = evaluate_cli(capsys, run_file(tmp_path, DONE), "--sim", "nope", "--tau2-data", tau2_data)
     assert code == 2 and "no simulation 'nope'" in err
 
 
-def test_sidecar_scorer_is_shown_beside_the_reward(tmp_path, tau2_data, capsys):
+def test_sidecar_scorer_is_shown_beside_the_reward(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = run_file(tmp_path, DONE, recorded=1.0)
     (tmp_path / "run.scorer.json").write_text(
         json.dumps({"default": {"expected_tools": ["update_task_status", "get_users"]}})
@@ -101,14 +110,18 @@ def test_sidecar_scorer_is_shown_beside_the_reward(tmp_path, tau2_data, capsys):
     assert sim["scorer"]["value"] == 0.5 and sim["scorer"]["passed"] is False
 
 
-def test_broken_sidecar_is_reported_and_scores_skipped(tmp_path, tau2_data, capsys):
+def test_broken_sidecar_is_reported_and_scores_skipped(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = run_file(tmp_path, DONE, recorded=1.0)
     (tmp_path / "run.scorer.json").write_text("[]")
     code, out, err = evaluate_cli(capsys, path, "--json", "--tau2-data", tau2_data)
     assert code == 2 and "run.scorer.json" in err and records(out)[0]["scorer"] is None
 
 
-def test_nl_assertions_without_and_with_a_judge(tmp_path, tau2_data, capsys, server):
+def test_nl_assertions_without_and_with_a_judge(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], server: tuple[type, str]
+) -> None:
     handler, base = server
     handler.content = json.dumps(
         {"results": [{"expectedOutcome": "The agent was polite", "reasoning": "ok", "metExpectation": True}]}
@@ -126,7 +139,9 @@ def test_nl_assertions_without_and_with_a_judge(tmp_path, tau2_data, capsys, ser
     assert sim["checks"]["nl_assertions"][0]["met"] is True and len(handler.requests) == 1
 
 
-def test_a_judge_that_refuses_the_key_stops_eval_in_one_line_without_retrying(tmp_path, tau2_data, capsys, server):
+def test_a_judge_that_refuses_the_key_stops_eval_in_one_line_without_retrying(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], server: tuple[type, str]
+) -> None:
     handler, base = server
     handler.status = 401
     task = mock_task(nl=["The agent was polite"], basis=["NL_ASSERTION"], task_id="t_update")
@@ -153,7 +168,9 @@ def test_a_judge_that_refuses_the_key_stops_eval_in_one_line_without_retrying(tm
     assert len(handler.requests) == 1  # not retried, and the second simulation was not judged
 
 
-def test_only_problems_prints_differing_uncomputable_and_replay_problem_simulations(tmp_path, tau2_data, capsys):
+def test_only_problems_prints_differing_uncomputable_and_replay_problem_simulations(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.test_cli_replay import TASK_1
 
     differs = {
@@ -195,7 +212,7 @@ def test_only_problems_prints_differing_uncomputable_and_replay_problem_simulati
     assert "simulations 3" in text  # the metrics block of the file is unchanged
 
 
-def test_help(capsys):
+def test_help(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["eval", "--help"])
     assert exit_info.value.code == 0 and "--judge MODEL" in capsys.readouterr().out

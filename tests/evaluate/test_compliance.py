@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -12,11 +14,15 @@ from tests.conftest import CORPUS
 from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task, replayed
 from tests.helpers import call, greet, result, say, user
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainRegistry
+
 USERS = [{"user_id": "user_1", "name": "Test User", "tasks": ["task_1"]}]
 
 
 @pytest.fixture()
-def mock_rules(monkeypatch):
+def mock_rules(monkeypatch: pytest.MonkeyPatch) -> Callable[[PolicyRules], None]:
     """The mock domain declares no rules of its own: give it a table for the test."""
 
     def use(rules: PolicyRules) -> None:
@@ -25,7 +31,7 @@ def mock_rules(monkeypatch):
     return use
 
 
-def kinds(registry, messages, kind):
+def kinds(registry: DomainRegistry, messages, kind):
     rp = replayed(registry, messages, mock_task())
     return [(f.step, f.message) for f in diagnose(rp.timeline, 0, None) if f.kind == kind]
 
@@ -34,21 +40,21 @@ def write_after(text):
     return [greet(), user(text), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
 
 
-def test_registered_once_each_with_a_letter_and_a_suggested_source():
+def test_registered_once_each_with_a_letter_and_a_suggested_source() -> None:
     for kind in ("unconfirmed_write", "write_before_auth", "transfer_against_policy", "user_stopped_early"):
         assert kind in FLAG_KINDS and DETECTORS[kind].letter
         assert SUGGESTED_SOURCE[kind] in ("agent", "user", "task")
     assert SUGGESTED_SOURCE["user_stopped_early"] == "user"
 
 
-def test_affirmative():
+def test_affirmative() -> None:
     for text in ("Yes, please.", "yeah go ahead", "Sure, do it.", "That's right", "OK ###STOP###", "I confirm"):
         assert is_affirmative(text), text
     for text in ("No, wait.", "Please use gift card 1.", "Actually, yes... no", "", None, "Don't do that"):
         assert not is_affirmative(text), text
 
 
-def test_unconfirmed_write(registry, mock_rules):
+def test_unconfirmed_write(registry: DomainRegistry, mock_rules: Callable[[PolicyRules], None]) -> None:
     mock_rules(PolicyRules(confirm_writes=True))
     assert [s for s, _ in kinds(registry, write_after("finish task_1"), "unconfirmed_write")] == [2]
     assert kinds(registry, write_after("Yes, go ahead."), "unconfirmed_write") == []
@@ -60,7 +66,7 @@ def test_unconfirmed_write(registry, mock_rules):
     assert kinds(registry, write_after("finish task_1"), "unconfirmed_write") == []
 
 
-def test_write_before_auth(registry, mock_rules):
+def test_write_before_auth(registry: DomainRegistry, mock_rules: Callable[[PolicyRules], None]) -> None:
     mock_rules(PolicyRules(auth_tools=frozenset({"get_users"})))
     assert [s for s, _ in kinds(registry, write_after("finish task_1"), "write_before_auth")] == [2]
     authed = [
@@ -83,7 +89,7 @@ def test_write_before_auth(registry, mock_rules):
     assert [s for s, _ in kinds(registry, failed_auth, "write_before_auth")] == [4]
 
 
-def test_transfer_against_policy(registry, mock_rules):
+def test_transfer_against_policy(registry: DomainRegistry, mock_rules: Callable[[PolicyRules], None]) -> None:
     mock_rules(PolicyRules(transfer_only_when_needed=True))
     transfer = [call("transfer_to_human_agents", {"summary": "x"}), result("Transfer successful")]
     assert [s for s, _ in kinds(registry, [greet(), user("finish task_1"), *transfer], "transfer_against_policy")] == [
@@ -102,7 +108,7 @@ def test_transfer_against_policy(registry, mock_rules):
     assert kinds(registry, tried, "transfer_against_policy") == []
 
 
-def test_user_stopped_early(registry):
+def test_user_stopped_early(registry: DomainRegistry) -> None:
     asked = [greet(), user("finish task_1"), say("Shall I mark task_1 as completed?"), user("Yes please. ###STOP###")]
     assert [s for s, m in kinds(registry, asked, "user_stopped_early")] == [3]
     assert "suggested source: user" in kinds(registry, asked, "user_stopped_early")[0][1]
@@ -112,7 +118,7 @@ def test_user_stopped_early(registry):
     assert kinds(registry, no_question, "user_stopped_early") == []
 
 
-def test_the_retail_and_airline_packages_declare_their_tables(registry):
+def test_the_retail_and_airline_packages_declare_their_tables(registry: DomainRegistry) -> None:
     registry.get("retail")
     registry.get("airline")
     assert POLICY_RULES["retail"].confirm_writes and "find_user_id_by_email" in POLICY_RULES["retail"].auth_tools
@@ -120,7 +126,7 @@ def test_the_retail_and_airline_packages_declare_their_tables(registry):
 
 
 @pytest.mark.corpus
-def test_a_corpus_write_whose_preceding_user_turn_is_no_yes(analyzer):
+def test_a_corpus_write_whose_preceding_user_turn_is_no_yes(analyzer: Analyzer) -> None:
     from tau_tui.model.io import open_run
 
     path = CORPUS / "sierra-research__tau2-bench__airline.json"
@@ -139,12 +145,12 @@ def test_a_corpus_write_whose_preceding_user_turn_is_no_yes(analyzer):
     )
 
 
-def task_kinds(registry, messages, task, kind):
+def task_kinds(registry: DomainRegistry, messages, task, kind):
     rp = replayed(registry, messages, task)
     return [(f.step, f.message) for f in diagnose(rp.timeline, 0, None, rp.task) if f.kind == kind]
 
 
-def test_user_contradicts_scenario(registry):
+def test_user_contradicts_scenario(registry: DomainRegistry) -> None:
     task = mock_task()
     task["user_scenario"] = {"instructions": "You are user_1. Ask the agent to complete task_1."}
     made_up = [
@@ -176,7 +182,7 @@ def test_user_contradicts_scenario(registry):
     ] == []
 
 
-def test_user_asked_beyond_task(registry):
+def test_user_asked_beyond_task(registry: DomainRegistry) -> None:
     update = {"action_id": "a1", "name": "update_task_status", "arguments": UPDATE}
     other = {"action_id": "a1", "name": "create_task", "arguments": {"user_id": "user_1", "title": "x"}}
     messages = write_after("Please update the status of task_1")
@@ -188,6 +194,6 @@ def test_user_asked_beyond_task(registry):
     assert task_kinds(registry, messages, mock_task(actions=None), "user_asked_beyond_task") == []  # no actions
 
 
-def test_the_new_hints_are_registered_with_letters_and_a_user_source():
+def test_the_new_hints_are_registered_with_letters_and_a_user_source() -> None:
     for kind in ("user_contradicts_scenario", "user_asked_beyond_task"):
         assert kind in FLAG_KINDS and DETECTORS[kind].uses_task and SUGGESTED_SOURCE[kind] == "user"

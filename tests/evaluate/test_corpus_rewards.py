@@ -14,12 +14,16 @@ are the recorded totals less those: airline 380 - 25 = 355, retail 196 - 95 =
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tau_tui.domains import DomainError
 from tau_tui.model import expand_paths, open_run
 from tests.conftest import CORPUS
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
 
 pytestmark = pytest.mark.corpus
 
@@ -39,7 +43,7 @@ def recorded_runs():
 
 
 @pytest.fixture(scope="module")
-def comparison(analyzer):
+def comparison(analyzer: Analyzer) -> tuple[dict[str, Counter[str]], list[str], Counter[str], set[str]]:
     counts: dict[str, Counter] = {}
     unexplained, by_file, missing = [], Counter(), set()
     for run in recorded_runs():
@@ -63,7 +67,11 @@ def comparison(analyzer):
 
 
 @pytest.mark.parametrize("domain", sorted(EXPECTED))
-def test_recomputed_rewards_agree_with_recorded(domain, comparison, capsys):
+def test_recomputed_rewards_agree_with_recorded(
+    domain,
+    comparison: tuple[dict[str, Counter[str]], list[str], Counter[str], set[str]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     counts, _, _, missing = comparison
     if domain in missing:
         pytest.skip(f"domain {domain} is not available")
@@ -77,7 +85,9 @@ def test_recomputed_rewards_agree_with_recorded(domain, comparison, capsys):
     assert (tally["compared"], tally["agree"]) == EXPECTED[domain]
 
 
-def test_every_disagreement_is_explained_by_the_recording_check(comparison):
+def test_every_disagreement_is_explained_by_the_recording_check(
+    comparison: tuple[dict[str, Counter[str]], list[str], Counter[str], set[str]],
+) -> None:
     _, unexplained, by_file, missing = comparison
     if missing:
         pytest.skip(f"domains not available: {', '.join(sorted(missing))}")
@@ -85,7 +95,7 @@ def test_every_disagreement_is_explained_by_the_recording_check(comparison):
     assert dict(by_file) == EXPECTED_DISAGREEMENTS
 
 
-def test_adaptive_agent_file_agrees_fully_with_the_data_folder_tasks(analyzer):
+def test_adaptive_agent_file_agrees_fully_with_the_data_folder_tasks(analyzer: Analyzer) -> None:
     """This bare-list run embeds no tasks: they come from the data folder, tau2 1.0.1's, as it was graded."""
     run = open_run(CORPUS / "sierra-research__tau2-bench__adaptive-agent_airline_claude-opus-4-6_1trial.json")
     assert run.raw_tasks is None or not run.raw_tasks

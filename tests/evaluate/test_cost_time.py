@@ -26,7 +26,7 @@ def hand_sums(path):
     return sims, agent, user_costs, durations
 
 
-def hand_tokens(sims):
+def hand_tokens(sims) -> dict[str, float] | None:
     """The messages' recorded ``usage`` summed by hand per side (None: no message records any)."""
     out: dict[str, float] = {}
     for sim in sims:
@@ -56,7 +56,9 @@ def nearest_ranks(values, q):
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", [AIRLINE, SOLO_4])
-def test_eval_file_record_carries_the_recorded_cost_and_duration(name, tau2_data, capsys):
+def test_eval_file_record_carries_the_recorded_cost_and_duration(
+    name, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = CORPUS / name
     main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -79,7 +81,9 @@ def test_eval_file_record_carries_the_recorded_cost_and_duration(name, tau2_data
     assert _tokens_without_totals(file["tokens"]) == hand_tokens(sims)  # the messages' usage, per side
 
 
-def test_null_agent_cost_is_unpriced_not_zero(tmp_path, tau2_data, capsys):
+def test_null_agent_cost_is_unpriced_not_zero(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """One priced simulation, one with ``agent_cost: null`` and ``agent_usage`` tokens: the sum is the priced one,
     the other is counted unpriced, and no cost per solved task is claimed from a partial sum."""
     messages = [
@@ -123,7 +127,7 @@ def test_null_agent_cost_is_unpriced_not_zero(tmp_path, tau2_data, capsys):
     assert "tokens input 1,000, output 200" in text
 
 
-def test_all_unpriced_is_null_and_wrong_values_are_ignored():
+def test_all_unpriced_is_null_and_wrong_values_are_ignored() -> None:
     spends = [SimCostTime.of_raw({"agent_cost": None, "duration": -1}), SimCostTime.of_raw({"agent_cost": "1"})]
     spends.append(SimCostTime.of_raw("not a simulation"))
     summary = CostTime.of(spends, solved=1)
@@ -132,7 +136,7 @@ def test_all_unpriced_is_null_and_wrong_values_are_ignored():
     assert SimCostTime.of_raw({"duration": math.inf, "agent_cost": True}) == SimCostTime()
 
 
-def test_percentile_is_linear_between_ranks():
+def test_percentile_is_linear_between_ranks() -> None:
     assert percentile([], 0.5) is None
     assert percentile([3.0], 0.95) == 3.0
     assert percentile([4.0, 1.0, 3.0, 2.0], 0.5) == 2.5
@@ -140,7 +144,7 @@ def test_percentile_is_linear_between_ranks():
 
 
 @pytest.mark.corpus
-def test_compare_shows_each_sides_recorded_cost_and_time(tau2_data, capsys):
+def test_compare_shows_each_sides_recorded_cost_and_time(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = CORPUS / AIRLINE, CORPUS / SOLO_4
     main(["compare", str(a), str(b), "--recorded", "--json", "--tau2-data", str(tau2_data)])
     summary = json.loads(capsys.readouterr().out.splitlines()[-1])
@@ -155,7 +159,7 @@ def test_compare_shows_each_sides_recorded_cost_and_time(tau2_data, capsys):
 
 
 @pytest.mark.corpus
-def test_recorded_only_file_carries_its_recorded_cost(tau2_data, capsys):
+def test_recorded_only_file_carries_its_recorded_cost(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A tau-bench v1 file records only the user simulator's cost: the agent's is unpriced, never $0."""
     path = CORPUS / "sierra-research__tau-bench__gpt-4o-airline.json"
     main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)])
@@ -169,7 +173,9 @@ def test_recorded_only_file_carries_its_recorded_cost(tau2_data, capsys):
 
 
 @pytest.mark.corpus
-def test_eval_tokens_are_the_sum_of_the_messages_usage_on_every_corpus_file(tau2_data, capsys):
+def test_eval_tokens_are_the_sum_of_the_messages_usage_on_every_corpus_file(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     main(["eval", str(CORPUS), "--json", "--tau2-data", str(tau2_data)])
     files = {
         Path(line["file"]).resolve(): line

@@ -8,6 +8,10 @@ is 0 whatever a judge would say about the NL assertion. Without a judge it is sc
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 from tau_tui.catalog.summaries import summarize
 from tau_tui.cli import main
@@ -17,12 +21,15 @@ from tau_tui.trust.compare import load_side
 from tests.evaluate.support import UPDATE, action, mock_task
 from tests.helpers import greet, results_file, say, user
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+
 TASK = mock_task(
     actions=[action("update_task_status", UPDATE)], nl=["The agent was polite"], basis=["DB", "NL_ASSERTION"]
 )
 
 
-def _run(tmp_path):
+def _run(tmp_path: Path) -> Path:
     messages = [greet(), user("finish task_1"), say("Sorry, I cannot.")]
     path = results_file(tmp_path / "decided.json", messages, task=TASK)
     data = json.loads(path.read_text())
@@ -31,7 +38,9 @@ def _run(tmp_path):
     return path
 
 
-def test_eval_scores_a_decided_reward_and_counts_it_computable(tmp_path, tau2_data, capsys):
+def test_eval_scores_a_decided_reward_and_counts_it_computable(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _run(tmp_path)
     assert main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)]) == 0
     sim, file = (json.loads(line) for line in capsys.readouterr().out.splitlines())
@@ -44,7 +53,7 @@ def test_eval_scores_a_decided_reward_and_counts_it_computable(tmp_path, tau2_da
     assert "NL_ASSERTION not evaluated (not needed: DB at 0 decides)" in text
 
 
-def test_runs_table_compare_and_audit_score_it_too(tmp_path, analyzer):
+def test_runs_table_compare_and_audit_score_it_too(tmp_path: Path, analyzer: Analyzer) -> None:
     path = _run(tmp_path)
     run = open_run(path)
     summary = summarize(analyzer, analyzer.analyze(run, 0)).evaluation

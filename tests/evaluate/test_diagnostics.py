@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tau_tui.evaluate import diagnose
 from tau_tui.evaluate.diagnostics import claims
 from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task, replayed
 from tests.helpers import call, calls, greet, result, say, user
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+
 ONE_AT_A_TIME = "You should only make one tool call at a time, and not respond to the user at the same time."
 USERS = [{"user_id": "user_1", "name": "Test User", "tasks": ["task_1"]}]
 
 
-def flags(registry, messages, kind, policy=ONE_AT_A_TIME, task=None):
+def flags(registry: DomainRegistry, messages, kind, policy=ONE_AT_A_TIME, task=None):
     rp = replayed(registry, messages, task or mock_task())
     history = len(rp.task.history) if rp.task else 0
     return [(f.step, f.message) for f in diagnose(rp.timeline, history, policy) if f.kind == kind]
@@ -23,7 +28,7 @@ def text_and_call(text, name, arguments, call_id="c1"):
     return message
 
 
-def test_parallel_calls_fire_only_when_the_policy_asks_for_one_at_a_time(registry):
+def test_parallel_calls_fire_only_when_the_policy_asks_for_one_at_a_time(registry: DomainRegistry) -> None:
     messages = [
         greet(),
         calls(("get_users", {}, "a"), ("get_users", {"x": 1}, "b")),
@@ -36,14 +41,14 @@ def test_parallel_calls_fire_only_when_the_policy_asks_for_one_at_a_time(registr
     assert flags(registry, single, "parallel_calls") == []
 
 
-def test_text_with_calls(registry):
+def test_text_with_calls(registry: DomainRegistry) -> None:
     mixed = [greet(), text_and_call("Let me look that up.", "get_users", {}), result(USERS)]
     assert [s for s, _ in flags(registry, mixed, "text_with_calls")] == [1]
     separate = [greet(), say("Let me look that up."), call("get_users", {}), result(USERS)]
     assert flags(registry, separate, "text_with_calls") == []
 
 
-def test_repeated_call_without_a_write_in_between(registry):
+def test_repeated_call_without_a_write_in_between(registry: DomainRegistry) -> None:
     twice = [greet(), call("get_users", {}, "a"), result(USERS, "a"), call("get_users", {}, "b"), result(USERS, "b")]
     assert [s for s, _ in flags(registry, twice, "repeated_call")] == [3]
     write_between = [
@@ -66,7 +71,7 @@ def test_repeated_call_without_a_write_in_between(registry):
     assert flags(registry, other_args, "repeated_call") == []
 
 
-def test_repeated_identical_write(registry):
+def test_repeated_identical_write(registry: DomainRegistry) -> None:
     messages = [
         greet(),
         call("update_task_status", UPDATE, "a"),
@@ -77,7 +82,7 @@ def test_repeated_identical_write(registry):
     assert [s for s, _ in flags(registry, messages, "repeated_call")] == [3]
 
 
-def test_write_to_an_entity_never_read(registry):
+def test_write_to_an_entity_never_read(registry: DomainRegistry) -> None:
     blind = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE)]
     [(step, message)] = flags(registry, blind, "write_before_read")
     assert step == 2 and "task_1" in message
@@ -91,7 +96,7 @@ def test_write_to_an_entity_never_read(registry):
     assert flags(registry, looked_up, "write_before_read") == []
 
 
-def test_ids_with_punctuation_count_as_read_once_a_later_result_names_them(registry):
+def test_ids_with_punctuation_count_as_read_once_a_later_result_names_them(registry: DomainRegistry) -> None:
     odd = {"task_id": "#T-1", "status": "completed"}
     messages = [
         greet(),
@@ -109,7 +114,7 @@ def test_ids_with_punctuation_count_as_read_once_a_later_result_names_them(regis
     assert [s for s, _ in flags(registry, messages, "write_before_read")] == [1, 3, 9]
 
 
-def test_error_the_agent_carried_on_past(registry):
+def test_error_the_agent_carried_on_past(registry: DomainRegistry) -> None:
     failed = [
         greet(),
         call("update_task_status", UPDATE),
@@ -124,7 +129,7 @@ def test_error_the_agent_carried_on_past(registry):
     assert flags(registry, retried, "error_ignored") == []
 
 
-def test_claim_without_a_successful_write(registry):
+def test_claim_without_a_successful_write(registry: DomainRegistry) -> None:
     claim = [greet(), user("finish task_1"), say("Your task has been updated to completed.")]
     [(step, message)] = flags(registry, claim, "unbacked_claim")
     assert step == 2 and "'has been updated'" in message
@@ -144,7 +149,7 @@ def test_claim_without_a_successful_write(registry):
     assert [s for s, _ in flags(registry, failed_write, "unbacked_claim")] == [3]
 
 
-def test_distinctive_claims_need_their_own_tool(registry):
+def test_distinctive_claims_need_their_own_tool(registry: DomainRegistry) -> None:
     cancel_claim = [
         greet(),
         call("update_task_status", UPDATE),
@@ -162,7 +167,7 @@ def test_distinctive_claims_need_their_own_tool(registry):
     assert flags(registry, side_effect, "unbacked_claim") == []
 
 
-def test_claim_detector_is_conservative():
+def test_claim_detector_is_conservative() -> None:
     assert claims("Your order has been cancelled. Anything else?") == [("cancelled", "has been cancelled")]
     assert claims("I've successfully booked the flight") == [("booked", "I've successfully booked")]
     assert claims("Once your order has been cancelled, you will get a refund.") == []
@@ -172,13 +177,13 @@ def test_claim_detector_is_conservative():
     assert claims("The payment method on file is a card.") == []
 
 
-def test_transfer_to_human(registry):
+def test_transfer_to_human(registry: DomainRegistry) -> None:
     transfer = [greet(), call("transfer_to_human_agents", {"summary": "s"}), result("Transfer successful")]
     assert [s for s, _ in flags(registry, transfer, "transfer_to_human")] == [1]
     assert flags(registry, [greet(), say("I can help.")], "transfer_to_human") == []
 
 
-def test_task_history_is_not_the_agents_doing(registry):
+def test_task_history_is_not_the_agents_doing(registry: DomainRegistry) -> None:
     history = [greet(), text_and_call("Updating.", "update_task_status", UPDATE, "h1"), result(TASK_1_DONE, "h1")]
     task = mock_task(history=history)
     messages = history + [say("Anything else?")]

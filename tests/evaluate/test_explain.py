@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from tau_tui.evaluate import evaluate, explain
 from tau_tui.model import Task
 from tests.evaluate.support import TASK_1_DONE, UPDATE, action, mock_task, replayed
 from tests.helpers import call, greet, result, say, user
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
 UPDATE_TASK = mock_task(actions=[action("update_task_status", UPDATE)])
 ARCHIVED = {"task_id": "task_1", "status": "archived"}
@@ -20,14 +25,14 @@ WRONG = [
 NOTHING = [greet(), user("finish task_1"), say("Sorry, no.")]
 
 
-def explained(registry, messages, task=UPDATE_TASK, **kwargs):
+def explained(registry: DomainRegistry, messages, task=UPDATE_TASK, **kwargs: Any):
     explain_args = {k: kwargs.pop(k) for k in ("task_in_recording", "known_tasks") if k in kwargs}
     rp = replayed(registry, messages, task, **kwargs)
     evaluation = evaluate(rp)
     return evaluation, explain(rp, evaluation, **explain_args)
 
 
-def test_db_diff_is_path_level_predicted_vs_gold(registry):
+def test_db_diff_is_path_level_predicted_vs_gold(registry: DomainRegistry) -> None:
     _, ex = explained(registry, WRONG)
     [change] = ex.db_diff.agent
     assert change.path == ("tasks", "task_1", "status") and (change.before, change.after) == ("archived", "completed")
@@ -37,14 +42,14 @@ def test_db_diff_is_path_level_predicted_vs_gold(registry):
     ]
 
 
-def test_first_wrong_write_is_the_divergence(registry):
+def test_first_wrong_write_is_the_divergence(registry: DomainRegistry) -> None:
     _, ex = explained(registry, WRONG)
     div = ex.divergence
     assert div.kind == "wrong_write" and div.step == 2 and div.tool == "update_task_status"
     assert div.path == "agent:tasks.task_1.status" and (div.written, div.gold) == ("archived", "completed")
 
 
-def test_missing_write_points_after_the_last_good_write(registry):
+def test_missing_write_points_after_the_last_good_write(registry: DomainRegistry) -> None:
     _, ex = explained(registry, NOTHING)
     assert ex.divergence.kind == "missing_write" and ex.divergence.step is None
     assert ex.divergence.missing == ["update_task_status(task_id='task_1', status='completed') never done"]
@@ -61,7 +66,7 @@ def test_missing_write_points_after_the_last_good_write(registry):
     assert "update_task_status" in ex.divergence.missing[0]
 
 
-def test_expected_write_whose_matching_call_failed_is_named(registry):
+def test_expected_write_whose_matching_call_failed_is_named(registry: DomainRegistry) -> None:
     task = mock_task(actions=[action("update_task_status", UPDATE, compare_args=["status"])])
     messages = [
         greet(),
@@ -75,12 +80,12 @@ def test_expected_write_whose_matching_call_failed_is_named(registry):
     assert ex.divergence.missing == ["update_task_status(task_id='task_1', status='completed') failed at step 2"]
 
 
-def test_no_divergence_when_the_db_matches(registry):
+def test_no_divergence_when_the_db_matches(registry: DomainRegistry) -> None:
     ev, ex = explained(registry, DONE)
     assert ev.reward == 1.0 and ex.divergence is None and ex.db_diff.empty and ex.failed == [] and ex.missed == []
 
 
-def test_closest_call_and_differing_arguments(registry):
+def test_closest_call_and_differing_arguments(registry: DomainRegistry) -> None:
     _, ex = explained(registry, WRONG)
     [missed] = ex.missed
     assert missed.closest_step == 2
@@ -90,7 +95,7 @@ def test_closest_call_and_differing_arguments(registry):
     assert ex.missed[0].closest_step is None and ex.missed[0].message.endswith("never called")
 
 
-def test_failure_reasons_name_the_cause(registry):
+def test_failure_reasons_name_the_cause(registry: DomainRegistry) -> None:
     _, ex = explained(registry, WRONG)
     assert ex.failed[0] == "DB differs from gold at 1 agent path(s) and 0 user path(s)"
     assert ex.failed[1].startswith("left the gold path: step 2: update_task_status")
@@ -109,27 +114,27 @@ def test_failure_reasons_name_the_cause(registry):
 # --- the recording against its own task -------------------------------------------------------------
 
 
-def own_reward_info(registry, messages, task=UPDATE_TASK):
+def own_reward_info(registry: DomainRegistry, messages, task=UPDATE_TASK):
     return evaluate(replayed(registry, messages, task)).to_reward_info()
 
 
-def issues(registry, messages, reward_info, task=UPDATE_TASK, **kwargs):
+def issues(registry: DomainRegistry, messages, reward_info, task=UPDATE_TASK, **kwargs: Any):
     _, ex = explained(registry, messages, task, reward_info=reward_info, **kwargs)
     return {i.kind: i for i in ex.recording}, ex
 
 
-def test_a_faithful_recording_has_no_issues(registry):
+def test_a_faithful_recording_has_no_issues(registry: DomainRegistry) -> None:
     for messages in (DONE, WRONG):
         found, ex = issues(registry, messages, own_reward_info(registry, messages))
         assert found == {} and not ex.inconsistent_recording
 
 
-def test_reward_that_termination_forbids(registry):
+def test_reward_that_termination_forbids(registry: DomainRegistry) -> None:
     found, ex = issues(registry, DONE, {"reward": 1.0}, termination="max_steps")
     assert "reward_despite_termination" in found and ex.inconsistent_recording
 
 
-def test_recorded_checks_the_task_does_not_have(registry):
+def test_recorded_checks_the_task_does_not_have(registry: DomainRegistry) -> None:
     info = own_reward_info(registry, DONE)
     info["action_checks"].append(
         {"action": {"action_id": "x", "name": "get_users", "arguments": {}}, "action_match": True, "action_reward": 1.0}
@@ -161,7 +166,7 @@ def test_recorded_checks_the_task_does_not_have(registry):
     )
 
 
-def test_recorded_checks_of_another_task_mean_a_wrong_task_id(registry):
+def test_recorded_checks_of_another_task_mean_a_wrong_task_id(registry: DomainRegistry) -> None:
     other = Task.model_validate(
         mock_task(actions=[action("create_task", {"user_id": "user_1", "title": "T"})], task_id="other")
     )
@@ -178,28 +183,28 @@ def test_recorded_checks_of_another_task_mean_a_wrong_task_id(registry):
     assert "unchecked_actions" in found
 
 
-def test_reward_against_its_own_breakdown_and_checks(registry):
+def test_reward_against_its_own_breakdown_and_checks(registry: DomainRegistry) -> None:
     info = own_reward_info(registry, WRONG)
     info["reward"] = 1.0
     found, _ = issues(registry, WRONG, info)
     assert {"reward_vs_breakdown", "reward_vs_checks"} <= set(found)
 
 
-def test_recorded_db_match_against_an_exact_replay(registry):
+def test_recorded_db_match_against_an_exact_replay(registry: DomainRegistry) -> None:
     info = own_reward_info(registry, WRONG)
     info["db_check"] = {"db_match": True, "db_reward": 1.0}
     found, ex = issues(registry, WRONG, info)
     assert found["db_match_contradicts_replay"].inconsistent and ex.inconsistent_recording
 
 
-def test_task_from_a_data_folder_only_gives_notes(registry):
+def test_task_from_a_data_folder_only_gives_notes(registry: DomainRegistry) -> None:
     info = own_reward_info(registry, WRONG)
     info["db_check"] = {"db_match": True, "db_reward": 1.0}
     found, ex = issues(registry, WRONG, info, task_in_recording=False)
     assert "task_version" in found and not ex.inconsistent_recording
 
 
-def test_replay_differences_are_notes(registry):
+def test_replay_differences_are_notes(registry: DomainRegistry) -> None:
     messages = [greet(), call("update_task_status", UPDATE), result(dict(TASK_1_DONE, title="Old")), say("Done.")]
     found, ex = issues(registry, messages, own_reward_info(registry, messages))
     assert not found["replay_differs"].inconsistent and not ex.inconsistent_recording

@@ -25,7 +25,7 @@ def _record(index: int, verdict: Verdict, step: int) -> CallRecord:
     )
 
 
-def test_withheld_and_refused_calls_do_not_satisfy_actions():
+def test_withheld_and_refused_calls_do_not_satisfy_actions() -> None:
     action = Action(action_id="a", name="ship", arguments={"order": "A"})
     for verdict in (Verdict.INJECTED_FAULT, Verdict.REFUSED):
         calls = [_record(0, verdict, 1)]
@@ -35,7 +35,7 @@ def test_withheld_and_refused_calls_do_not_satisfy_actions():
     assert check.matched and check.step == 3
 
 
-def test_retry_after_an_injected_fault_is_not_a_repeated_call():
+def test_retry_after_an_injected_fault_is_not_a_repeated_call() -> None:
     calls = [_record(0, Verdict.INJECTED_FAULT, 1), _record(1, Verdict.REPLAYED, 3)]
     assert repeated_calls(_timeline(calls), 0) == []
     calls = [_record(0, Verdict.SKIPPED_READ, 1), _record(1, Verdict.SKIPPED_READ, 3)]

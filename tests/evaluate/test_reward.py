@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
 from tau_tui.evaluate import NLCheck, evaluate
 from tau_tui.evaluate.judge import JudgeError
 from tests.evaluate.support import TASK_1_DONE, UPDATE, action, mock_task, replayed
 from tests.helpers import call, calls, greet, result, say, user
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.evaluate.reward import Evaluation
 
 DONE = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
 NOTHING = [greet(), user("finish task_1"), say("Sorry, no.")]
@@ -23,7 +29,7 @@ ASSERT_DONE = {
 
 
 @pytest.mark.parametrize("termination", ["max_steps", "too_many_errors", "agent_error", "infrastructure_error"])
-def test_premature_termination_gives_zero_with_tau2_note(registry, termination):
+def test_premature_termination_gives_zero_with_tau2_note(registry: DomainRegistry, termination: str) -> None:
     ev = evaluate(replayed(registry, DONE, UPDATE_TASK, termination=termination))
     assert ev.reward == 0.0 and ev.status == "premature" and ev.reward_basis is None
     assert ev.info == {"note": f"Simulation terminated prematurely. Termination reason: {termination}"}
@@ -32,23 +38,23 @@ def test_premature_termination_gives_zero_with_tau2_note(registry, termination):
 
 
 @pytest.mark.parametrize("termination", ["user_stop", "agent_stop"])
-def test_stops_are_scored(registry, termination):
+def test_stops_are_scored(registry: DomainRegistry, termination: str) -> None:
     ev = evaluate(replayed(registry, DONE, UPDATE_TASK, termination=termination))
     assert ev.status == "scored" and ev.reward == 1.0
 
 
-def test_no_criteria_gives_one(registry):
+def test_no_criteria_gives_one(registry: DomainRegistry) -> None:
     task = {"id": "free", "user_scenario": {"instructions": "x"}}
     ev = evaluate(replayed(registry, NOTHING, task))
     assert ev.reward == 1.0 and ev.status == "no_criteria" and ev.info == {"note": "No evaluation criteria"}
 
 
-def test_missing_task_is_not_computable(registry):
+def test_missing_task_is_not_computable(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, DONE, None))
     assert ev.reward is None and ev.status == "no_task"
 
 
-def test_missing_termination_is_not_guessed(registry):
+def test_missing_termination_is_not_guessed(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, DONE, UPDATE_TASK, termination=None))
     assert ev.reward is None and ev.status == "not_computable"
 
@@ -56,7 +62,7 @@ def test_missing_termination_is_not_guessed(registry):
 # --- env component: DB and env assertions ------------------------------------------------------
 
 
-def test_db_match_and_mismatch_use_replay_hashes(registry):
+def test_db_match_and_mismatch_use_replay_hashes(registry: DomainRegistry) -> None:
     good = replayed(registry, DONE, UPDATE_TASK)
     ev = evaluate(good)
     assert ev.db_match is True and ev.breakdown == {"DB": 1.0}
@@ -65,7 +71,7 @@ def test_db_match_and_mismatch_use_replay_hashes(registry):
     assert bad.db_match is False and bad.reward == 0.0 and bad.breakdown["DB"] == 0.0
 
 
-def test_db_check_compares_user_side_too(registry):
+def test_db_check_compares_user_side_too(registry: DomainRegistry) -> None:
     dismiss = {"notification_id": "notif_1"}
     task = mock_task(actions=[action("dismiss_notification", dismiss, requestor="user")])
     messages = [
@@ -79,19 +85,19 @@ def test_db_check_compares_user_side_too(registry):
     assert evaluate(replayed(registry, NOTHING, task)).db_match is False
 
 
-def test_no_actions_and_no_assertions_skip_the_db_check(registry):
+def test_no_actions_and_no_assertions_skip_the_db_check(registry: DomainRegistry) -> None:
     task = mock_task(actions=None, env_assertions=None, basis=["DB"])
     ev = evaluate(replayed(registry, DONE, task))  # the DB changed, yet tau2 does not compare
     assert ev.reward == 1.0 and ev.db_match is True and ev.db is None
     assert ev.breakdown == {} and ev.info["env"] == {"note": "No expected actions or env assertions"}
 
 
-def test_empty_action_list_still_compares_the_db(registry):
+def test_empty_action_list_still_compares_the_db(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, DONE, mock_task(actions=[], basis=["DB"])))
     assert ev.db_match is False and ev.reward == 0.0
 
 
-def test_env_assertions_run_on_the_predicted_state(registry):
+def test_env_assertions_run_on_the_predicted_state(registry: DomainRegistry) -> None:
     task = mock_task(env_assertions=[ASSERT_DONE], basis=["ENV_ASSERTION"])
     ev = evaluate(replayed(registry, DONE, task))
     assert ev.reward == 1.0 and [c.met for c in ev.env_assertions] == [True]
@@ -99,19 +105,19 @@ def test_env_assertions_run_on_the_predicted_state(registry):
     assert ev.reward == 0.0 and ev.breakdown == {"ENV_ASSERTION": 0.0}
 
 
-def test_assert_value_false_inverts_the_assertion(registry):
+def test_assert_value_false_inverts_the_assertion(registry: DomainRegistry) -> None:
     task = mock_task(env_assertions=[dict(ASSERT_DONE, assert_value=False)], basis=["ENV_ASSERTION"])
     assert evaluate(replayed(registry, NOTHING, task)).reward == 1.0
 
 
-def test_assertions_outside_the_basis_are_reported_but_not_counted(registry):
+def test_assertions_outside_the_basis_are_reported_but_not_counted(registry: DomainRegistry) -> None:
     task = mock_task(actions=[], env_assertions=[ASSERT_DONE], basis=["DB"])
     ev = evaluate(replayed(registry, NOTHING, task))
     assert [c.met for c in ev.env_assertions] == [False]
     assert ev.breakdown == {"DB": 1.0} and ev.reward == 1.0
 
 
-def test_failing_assertion_function_makes_the_reward_not_computable(registry):
+def test_failing_assertion_function_makes_the_reward_not_computable(registry: DomainRegistry) -> None:
     broken = dict(ASSERT_DONE, arguments={"task_id": "nope", "expected_status": "completed"})
     ev = evaluate(replayed(registry, DONE, mock_task(env_assertions=[broken], basis=["ENV_ASSERTION"])))
     assert ev.reward is None and ev.not_evaluated == ["ENV_ASSERTION"]
@@ -121,11 +127,11 @@ def test_failing_assertion_function_makes_the_reward_not_computable(registry):
 # --- action component ---------------------------------------------------------------
 
 
-def action_reward(registry, actions, messages):
+def action_reward(registry: DomainRegistry, actions, messages) -> Evaluation:
     return evaluate(replayed(registry, messages, mock_task(actions=actions, basis=["ACTION"])))
 
 
-def test_actions_match_in_any_order_and_multiplicity(registry):
+def test_actions_match_in_any_order_and_multiplicity(registry: DomainRegistry) -> None:
     actions = [
         action("update_task_status", UPDATE, "a1"),
         action("get_users", {}, "a2"),
@@ -143,7 +149,7 @@ def test_actions_match_in_any_order_and_multiplicity(registry):
     assert [c.tool_type for c in ev.actions] == ["write", "read", "write"]
 
 
-def test_user_calls_count_and_requestor_is_not_compared(registry):
+def test_user_calls_count_and_requestor_is_not_compared(registry: DomainRegistry) -> None:
     dismiss = {"notification_id": "notif_1"}
     messages = [
         greet(),
@@ -154,7 +160,7 @@ def test_user_calls_count_and_requestor_is_not_compared(registry):
     assert ev.reward == 1.0
 
 
-def test_compared_keys_default_to_the_calls_arguments(registry):
+def test_compared_keys_default_to_the_calls_arguments(registry: DomainRegistry) -> None:
     expected = [action("create_task", {"user_id": "user_1", "title": "T", "description": "D"})]
     fewer = [greet(), call("create_task", {"user_id": "user_1", "title": "T"}), result("{}")]
     assert action_reward(registry, expected, fewer).reward == 1.0  # the call's keys only
@@ -168,7 +174,7 @@ def test_compared_keys_default_to_the_calls_arguments(registry):
     assert action_reward(registry, expected, wrong).reward == 0.0
 
 
-def test_call_without_arguments_matches_on_the_name(registry):
+def test_call_without_arguments_matches_on_the_name(registry: DomainRegistry) -> None:
     expected = [action("create_task", {"user_id": "user_1", "title": "T"})]
     assert (
         action_reward(registry, expected, [greet(), call("create_task", {}), result("Error: x", error=True)]).reward
@@ -176,7 +182,7 @@ def test_call_without_arguments_matches_on_the_name(registry):
     )
 
 
-def test_compare_args_restricts_and_empty_list_matches_on_name(registry):
+def test_compare_args_restricts_and_empty_list_matches_on_name(registry: DomainRegistry) -> None:
     expected = [action("create_task", {"user_id": "user_1", "title": "T"}, compare_args=["user_id"])]
     messages = [
         greet(),
@@ -189,18 +195,18 @@ def test_compare_args_restricts_and_empty_list_matches_on_name(registry):
     assert action_reward(registry, by_name, transfer).reward == 1.0
 
 
-def test_values_compare_with_python_equality(registry):
+def test_values_compare_with_python_equality(registry: DomainRegistry) -> None:
     expected = [action("update_task_status", {"task_id": "task_1", "status": "completed"})]
     wrong_type = [greet(), call("update_task_status", {"task_id": "task_1", "status": ["completed"]}), result("{}")]
     assert action_reward(registry, expected, wrong_type).reward == 0.0
 
 
-def test_no_expected_actions_gives_one_with_tau2_note(registry):
+def test_no_expected_actions_gives_one_with_tau2_note(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, NOTHING, mock_task(actions=[], basis=["ACTION"])))
     assert ev.reward == 1.0 and ev.actions is None and ev.info["action"] == {"note": "No actions to evaluate"}
 
 
-def test_unmatched_action_fails(registry):
+def test_unmatched_action_fails(registry: DomainRegistry) -> None:
     ev = action_reward(registry, [action("update_task_status", UPDATE)], NOTHING)
     assert ev.reward == 0.0 and ev.actions[0].matched is False and ev.actions[0].step is None
 
@@ -208,31 +214,31 @@ def test_unmatched_action_fails(registry):
 # --- communicate component ---------------------------------------------------------------
 
 
-def communicate_reward(registry, required, messages):
+def communicate_reward(registry: DomainRegistry, required, messages) -> Evaluation:
     return evaluate(replayed(registry, messages, mock_task(communicate=required, basis=["COMMUNICATE"])))
 
 
-def test_communicate_is_case_insensitive_substring_of_agent_text(registry):
+def test_communicate_is_case_insensitive_substring_of_agent_text(registry: DomainRegistry) -> None:
     ev = communicate_reward(registry, ["Refund Of 100"], [greet(), user("?"), say("Your refund of 100 dollars.")])
     assert ev.reward == 1.0 and ev.communicate[0].step == 2
 
 
-def test_commas_are_stripped_from_the_agent_text_only(registry):
+def test_commas_are_stripped_from_the_agent_text_only(registry: DomainRegistry) -> None:
     assert communicate_reward(registry, ["1000"], [greet(), say("It costs 1,000 dollars")]).reward == 1.0
     assert communicate_reward(registry, ["1,000"], [greet(), say("It costs 1,000 dollars")]).reward == 0.0
 
 
-def test_only_assistant_text_counts(registry):
+def test_only_assistant_text_counts(registry: DomainRegistry) -> None:
     ev = communicate_reward(registry, ["magic word"], [greet(), user("the magic word"), say("ok")])
     assert ev.reward == 0.0 and ev.communicate[0].met is False
 
 
-def test_every_required_info_must_be_said(registry):
+def test_every_required_info_must_be_said(registry: DomainRegistry) -> None:
     ev = communicate_reward(registry, ["alpha", "beta"], [greet(), say("alpha only")])
     assert ev.reward == 0.0 and [c.met for c in ev.communicate] == [True, False]
 
 
-def test_empty_communicate_info_gives_one(registry):
+def test_empty_communicate_info_gives_one(registry: DomainRegistry) -> None:
     ev = communicate_reward(registry, [], NOTHING)
     assert ev.reward == 1.0 and ev.communicate is None
 
@@ -241,7 +247,7 @@ def test_empty_communicate_info_gives_one(registry):
 
 
 class FakeJudge:
-    def __init__(self, verdicts, error=None):
+    def __init__(self, verdicts, error=None) -> None:
         self.verdicts, self.error, self.calls = verdicts, error, 0
 
     def __call__(self, messages, assertions):
@@ -254,13 +260,13 @@ class FakeJudge:
 NL_TASK = mock_task(nl=["The agent was polite", "The agent finished"], basis=["NL_ASSERTION"])
 
 
-def test_nl_without_judge_is_not_evaluated_and_not_guessed(registry):
+def test_nl_without_judge_is_not_evaluated_and_not_guessed(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, DONE, NL_TASK))
     assert ev.reward is None and ev.nl_evaluated is False and ev.not_evaluated == ["NL_ASSERTION"]
     assert ev.status == "not_computable"
 
 
-def test_nl_with_judge(registry):
+def test_nl_with_judge(registry: DomainRegistry) -> None:
     ok = FakeJudge([True, True])
     ev = evaluate(replayed(registry, DONE, NL_TASK), ok)
     assert ev.reward == 1.0 and ev.nl_evaluated and ok.calls == 1
@@ -268,7 +274,7 @@ def test_nl_with_judge(registry):
     assert ev.reward == 0.0 and ev.breakdown == {"NL_ASSERTION": 0.0}
 
 
-def test_judge_failure_is_reported_as_not_evaluated(registry):
+def test_judge_failure_is_reported_as_not_evaluated(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, DONE, NL_TASK), FakeJudge([], error="no JSON"))
     assert ev.reward is None and not ev.nl_evaluated and any("no JSON" in n for n in ev.notes)
 
@@ -280,7 +286,7 @@ DB_AND_NL = mock_task(
 )
 
 
-def test_a_failed_db_check_decides_the_reward_without_a_judge(registry):
+def test_a_failed_db_check_decides_the_reward_without_a_judge(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, NOTHING, DB_AND_NL))  # the task was never updated: DB at 0
     assert ev.reward == 0.0 and ev.status == "scored" and ev.decided_by == ["DB"]
     assert ev.not_evaluated == ["NL_ASSERTION"] and not ev.nl_evaluated
@@ -296,22 +302,24 @@ def test_a_failed_db_check_decides_the_reward_without_a_judge(registry):
         (["COMMUNICATE", "NL_ASSERTION"], {"communicate": ["finished"]}, "COMMUNICATE"),
     ],
 )
-def test_each_non_nl_component_at_zero_decides(registry, basis, task_args, decider):
+def test_each_non_nl_component_at_zero_decides(
+    registry: DomainRegistry, basis: list[str], task_args: dict[str, Any], decider: str
+) -> None:
     ev = evaluate(replayed(registry, NOTHING, mock_task(nl=["polite"], basis=basis, **task_args)))
     assert ev.reward == 0.0 and ev.decided_by == [decider]
 
 
-def test_a_judge_failure_does_not_matter_when_the_db_decides(registry):
+def test_a_judge_failure_does_not_matter_when_the_db_decides(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, NOTHING, DB_AND_NL), FakeJudge([], error="no JSON"))
     assert ev.reward == 0.0 and ev.decided_by == ["DB"]
 
 
-def test_passing_components_leave_the_reward_to_the_judge(registry):
+def test_passing_components_leave_the_reward_to_the_judge(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, DONE, DB_AND_NL))  # DB at 1: the judge decides
     assert ev.reward is None and ev.status == "not_computable" and ev.decided_by == []
 
 
-def test_an_assertion_that_cannot_run_is_never_decided_around(registry):
+def test_an_assertion_that_cannot_run_is_never_decided_around(registry: DomainRegistry) -> None:
     """tau2 raises when an env assertion cannot run: no reward at all, even with another component at 0."""
     broken = {**ASSERT_DONE, "func_name": "no_such_assertion"}
     task = mock_task(
@@ -321,7 +329,7 @@ def test_an_assertion_that_cannot_run_is_never_decided_around(registry):
     assert ev.reward is None and ev.decided_by == []
 
 
-def test_nl_outside_the_basis_is_not_judged(registry):
+def test_nl_outside_the_basis_is_not_judged(registry: DomainRegistry) -> None:
     judge = FakeJudge([False, False])
     ev = evaluate(
         replayed(
@@ -332,7 +340,7 @@ def test_nl_outside_the_basis_is_not_judged(registry):
     assert judge.calls == 0 and ev.nl is None and ev.nl_evaluated and ev.reward == 1.0
 
 
-def test_empty_nl_list_needs_no_judge(registry):
+def test_empty_nl_list_needs_no_judge(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, DONE, mock_task(nl=[], basis=["NL_ASSERTION"])))
     assert ev.reward == 1.0 and ev.nl == [] and ev.nl_evaluated
 
@@ -340,7 +348,7 @@ def test_empty_nl_list_needs_no_judge(registry):
 # --- aggregation over the basis --------------------------------------------------------------
 
 
-def test_reward_is_the_product_over_the_basis(registry):
+def test_reward_is_the_product_over_the_basis(registry: DomainRegistry) -> None:
     task = mock_task(
         actions=[action("update_task_status", UPDATE)], communicate=["done"], basis=["DB", "ACTION", "COMMUNICATE"]
     )
@@ -351,23 +359,23 @@ def test_reward_is_the_product_over_the_basis(registry):
     assert ev.reward == 0.0 and ev.breakdown == {"DB": 1.0, "ACTION": 1.0, "COMMUNICATE": 0.0}
 
 
-def test_default_basis_is_db_and_communicate(registry):
+def test_default_basis_is_db_and_communicate(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, DONE, mock_task(actions=[action("update_task_status", UPDATE)], basis=None)))
     assert ev.reward_basis == ["DB", "COMMUNICATE"] and ev.breakdown == {"DB": 1.0, "COMMUNICATE": 1.0}
 
 
-def test_components_outside_the_basis_do_not_count(registry):
+def test_components_outside_the_basis_do_not_count(registry: DomainRegistry) -> None:
     task = mock_task(actions=[action("update_task_status", UPDATE)], communicate=["never said"], basis=["DB"])
     ev = evaluate(replayed(registry, DONE, task))
     assert ev.reward == 1.0 and ev.communicate[0].met is False and ev.breakdown == {"DB": 1.0}
 
 
-def test_unknown_basis_component_is_reported_not_crashed_on(registry):
+def test_unknown_basis_component_is_reported_not_crashed_on(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, DONE, mock_task(actions=[], basis=["DB", "VIBES"])))
     assert ev.reward is None and ev.not_evaluated == ["VIBES"] and any("VIBES" in n for n in ev.notes)
 
 
-def test_reward_info_dump_has_tau2_shape(registry):
+def test_reward_info_dump_has_tau2_shape(registry: DomainRegistry) -> None:
     task = mock_task(actions=[action("update_task_status", UPDATE)], communicate=["done"], basis=["DB", "COMMUNICATE"])
     info = evaluate(replayed(registry, DONE, task)).to_reward_info()
     assert set(info) == {
@@ -388,21 +396,21 @@ def test_reward_info_dump_has_tau2_shape(registry):
     assert set(info["info"]) == {"env", "nl", "communicate", "action"}
 
 
-def test_mismatching_replay_is_noted_and_scored_leniently(registry):
+def test_mismatching_replay_is_noted_and_scored_leniently(registry: DomainRegistry) -> None:
     messages = [greet(), call("update_task_status", UPDATE), result(dict(TASK_1_DONE, title="Other")), say("Done.")]
     ev = evaluate(replayed(registry, messages, UPDATE_TASK))
     assert ev.strict_ok is False and ev.reward == 1.0
     assert any("differs from the replay" in n for n in ev.notes)
 
 
-def test_task_history_messages_count_for_actions(registry):
+def test_task_history_messages_count_for_actions(registry: DomainRegistry) -> None:
     history = [greet(), call("update_task_status", UPDATE, "h1"), result(TASK_1_DONE, "h1")]
     task = mock_task(actions=[action("update_task_status", UPDATE)], basis=["ACTION"], history=history)
     ev = evaluate(replayed(registry, history + [say("all set")], task))
     assert ev.reward == 1.0 and ev.actions[0].step == 1
 
 
-def test_calls_in_one_message_all_count(registry):
+def test_calls_in_one_message_all_count(registry: DomainRegistry) -> None:
     messages = [
         greet(),
         calls(("get_users", {}, "c1"), ("update_task_status", UPDATE, "c2")),
@@ -413,14 +421,14 @@ def test_calls_in_one_message_all_count(registry):
     assert ev.reward == 1.0 and ev.actions[0].step == 1
 
 
-def test_structure_tau2_cannot_replay_is_noted(registry):
+def test_structure_tau2_cannot_replay_is_noted(registry: DomainRegistry) -> None:
     messages = [greet(), result("orphan", "ghost"), call("update_task_status", UPDATE), result(TASK_1_DONE), say("ok")]
     ev = evaluate(replayed(registry, messages, UPDATE_TASK))
     assert ev.reward == 1.0 and not ev.strict_ok
     assert any(n.startswith("tau2 cannot replay this trajectory (result_without_call at step 1") for n in ev.notes)
 
 
-def test_the_gold_cache_tells_apart_tasks_that_differ_only_by_a_null(registry):
+def test_the_gold_cache_tells_apart_tasks_that_differ_only_by_a_null(registry: DomainRegistry) -> None:
     """A null in initialization data sets a field: the two tasks have different gold states."""
     from tau_tui.evaluate.scoring import GoldCache
     from tau_tui.model import Task

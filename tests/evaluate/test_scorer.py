@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -11,24 +13,28 @@ from tau_tui.evaluate.scorer import sidecar_path
 from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task, replayed
 from tests.helpers import call, greet, result, user
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.replay.timeline import CallRecord
+
 TASK = mock_task()
 
 
-def calls_of(registry, messages):
+def calls_of(registry: DomainRegistry, messages) -> list[CallRecord]:
     return replayed(registry, messages, TASK).timeline.calls
 
 
-def spec(**data):
+def spec(**data: Any) -> ScorerSpec:
     return ScorerSpec.from_json(data)
 
 
-def test_junk_argument_call_satisfies_a_name_only_check(registry):
+def test_junk_argument_call_satisfies_a_name_only_check(registry: DomainRegistry) -> None:
     records = calls_of(registry, [greet(), call("get_users", {"junk": "???"}), result([])])
     score = score_tool_calls(records, spec(expected_tools=["get_users"]))
     assert score.passed and score.value == 1.0
 
 
-def test_errored_call_satisfies_nothing(registry):
+def test_errored_call_satisfies_nothing(registry: DomainRegistry) -> None:
     records = calls_of(registry, [greet(), call("update_task_status", UPDATE), result("Error: boom", error=True)])
     score = score_tool_calls(
         records, spec(expected_tools=["update_task_status"], arguments={"update_task_status": UPDATE})
@@ -37,7 +43,7 @@ def test_errored_call_satisfies_nothing(registry):
     assert [c.satisfied for c in score.checks] == [False, False]
 
 
-def test_strict_mode_fails_on_an_extra_clean_call(registry):
+def test_strict_mode_fails_on_an_extra_clean_call(registry: DomainRegistry) -> None:
     records = calls_of(
         registry,
         [
@@ -54,7 +60,7 @@ def test_strict_mode_fails_on_an_extra_clean_call(registry):
     assert not strict.passed and strict.value == 1.0 and any("strict" in n for n in strict.notes)
 
 
-def test_strict_mode_ignores_extra_calls_that_errored(registry):
+def test_strict_mode_ignores_extra_calls_that_errored(registry: DomainRegistry) -> None:
     records = calls_of(
         registry,
         [
@@ -68,14 +74,14 @@ def test_strict_mode_ignores_extra_calls_that_errored(registry):
     assert score_tool_calls(records, spec(expected_tools=["update_task_status"], strict=True)).passed
 
 
-def test_argument_specs_match_by_subset(registry):
+def test_argument_specs_match_by_subset(registry: DomainRegistry) -> None:
     records = calls_of(registry, [greet(), call("update_task_status", UPDATE), result(TASK_1_DONE)])
     assert score_tool_calls(records, spec(arguments={"update_task_status": {"status": "completed"}})).passed
     missing = score_tool_calls(records, spec(arguments={"update_task_status": {"status": "completed", "x": 1}}))
     assert not missing.passed
 
 
-def test_no_type_coercion(registry):
+def test_no_type_coercion(registry: DomainRegistry) -> None:
     records = calls_of(
         registry,
         [greet(), call("create_task", {"user_id": "user_1", "title": "5", "n": 1}), result({"task_id": "task_2"})],
@@ -85,7 +91,7 @@ def test_no_type_coercion(registry):
     assert score_tool_calls(records, spec(arguments={"create_task": {"n": 1.0}})).passed  # both numbers
 
 
-def test_value_is_satisfied_over_checks_and_lists_are_separate_checks(registry):
+def test_value_is_satisfied_over_checks_and_lists_are_separate_checks(registry: DomainRegistry) -> None:
     records = calls_of(registry, [greet(), call("update_task_status", UPDATE), result(TASK_1_DONE)])
     score = score_tool_calls(
         records,
@@ -98,7 +104,7 @@ def test_value_is_satisfied_over_checks_and_lists_are_separate_checks(registry):
     assert score.value == pytest.approx(2 / 4) and not score.passed
 
 
-def test_only_executed_agent_calls_count(registry):
+def test_only_executed_agent_calls_count(registry: DomainRegistry) -> None:
     dismiss = {"notification_id": "notif_1"}
     records = calls_of(
         registry,
@@ -124,12 +130,12 @@ def test_only_executed_agent_calls_count(registry):
         {"expected_tools": ["a"], "other": 1},
     ],
 )
-def test_spec_validation(bad):
+def test_spec_validation(bad) -> None:
     with pytest.raises(ScorerConfigError):
         ScorerSpec.from_json(bad)
 
 
-def test_sidecar_default_and_per_task_specs(tmp_path):
+def test_sidecar_default_and_per_task_specs(tmp_path: Path) -> None:
     recording = tmp_path / "run.json"
     recording.write_text("{}")
     assert scorer_config_for(recording) is None

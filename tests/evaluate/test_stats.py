@@ -18,7 +18,7 @@ from tau_tui.evaluate.stats import (
 )
 
 
-def test_mcnemar_worked_examples_by_hand():
+def test_mcnemar_worked_examples_by_hand() -> None:
     # b=1, c=9: n=10, P(X<=1) = (1 + 10) / 1024, two-sided doubles it.
     assert mcnemar_exact(1, 9) == pytest.approx(22 / 1024)
     assert mcnemar_exact(9, 1) == pytest.approx(22 / 1024)
@@ -31,13 +31,13 @@ def test_mcnemar_worked_examples_by_hand():
         mcnemar_exact(-1, 2)
 
 
-def test_mcnemar_matches_scipy_binomtest():
+def test_mcnemar_matches_scipy_binomtest() -> None:
     scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is the dev-only oracle for this check")
     for b, c in [(1, 9), (3, 12), (7, 4), (0, 1), (20, 31), (2, 2)]:
         assert mcnemar_exact(b, c) == pytest.approx(scipy_stats.binomtest(b, b + c, 0.5).pvalue, rel=1e-12)
 
 
-def test_wilson_worked_example():
+def test_wilson_worked_example() -> None:
     # 8 of 10: the textbook Wilson 95% interval is [0.4902, 0.9433]
     iv = wilson(8, 10)
     assert iv.estimate == 0.8
@@ -48,7 +48,7 @@ def test_wilson_worked_example():
     assert zero.low == 0.0 and 0.15 < zero.high < 0.17  # not the degenerate [0, 0] of the Wald interval
 
 
-def test_wilson_matches_scipy():
+def test_wilson_matches_scipy() -> None:
     scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is the dev-only oracle for this check")
     for k, n in [(8, 10), (0, 20), (34, 40), (1, 1), (50, 114)]:
         ci = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
@@ -56,7 +56,7 @@ def test_wilson_matches_scipy():
         assert (iv.low, iv.high) == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))
 
 
-def test_bootstrap_approaches_the_normal_interval_of_a_mean():
+def test_bootstrap_approaches_the_normal_interval_of_a_mean() -> None:
     # 300 tasks, one trial each, a third pass: the bootstrap SE is close to sqrt(p(1-p)/n)
     by_task = {str(i): [1.0 if i % 3 == 0 else 0.0] for i in range(300)}
     iv = bootstrap_tasks(by_task, 1, seed=7, resamples=4000).avg_reward
@@ -68,7 +68,7 @@ def test_bootstrap_approaches_the_normal_interval_of_a_mean():
     assert iv.seed == 7 and iv.resamples == 4000
 
 
-def test_bootstrap_resamples_tasks_not_simulations():
+def test_bootstrap_resamples_tasks_not_simulations() -> None:
     # Four identical trials per task carry no more information than one: the interval is as wide.
     one = {str(i): [1.0 if i % 2 else 0.0] for i in range(60)}
     four = {t: r * 4 for t, r in one.items()}
@@ -81,7 +81,7 @@ def test_bootstrap_resamples_tasks_not_simulations():
     assert res.pass_hat_k[4].estimate == pytest.approx(0.5)
 
 
-def test_bootstrap_is_reproducible_by_seed_and_degenerate_when_constant():
+def test_bootstrap_is_reproducible_by_seed_and_degenerate_when_constant() -> None:
     by_task = {str(i): [float(i % 2), float(i % 3 == 0)] for i in range(40)}
     assert bootstrap_tasks(by_task, 2, seed=11) == bootstrap_tasks(by_task, 2, seed=11)
     assert bootstrap_tasks(by_task, 2, seed=11).avg_reward != bootstrap_tasks(by_task, 2, seed=12).avg_reward
@@ -90,14 +90,14 @@ def test_bootstrap_is_reproducible_by_seed_and_degenerate_when_constant():
     assert bootstrap_tasks({}, 1).avg_reward is None
 
 
-def test_pass_hat_k_estimate_matches_the_metrics_definition():
+def test_pass_hat_k_estimate_matches_the_metrics_definition() -> None:
     # task a: 2 of 3 pass (pass^2 = C(2,2)/C(3,2) = 1/3); task b: 3 of 3 (1.0) -> mean 2/3
     res = bootstrap_tasks({"a": [1.0, 1.0, 0.0], "b": [1.0, 1.0, 1.0]}, 3, seed=0)
     assert res.pass_hat_k[2].estimate == pytest.approx(2 / 3)
     assert res.pass_hat_k[3].estimate == pytest.approx(0.5)
 
 
-def test_paired_bootstrap():
+def test_paired_bootstrap() -> None:
     same_gain = {str(i): [(0.0, 1.0)] for i in range(20)}
     iv = paired_bootstrap(same_gain, seed=5)
     assert (iv.estimate, iv.low, iv.high) == (1.0, 1.0, 1.0)
@@ -112,7 +112,7 @@ def test_paired_bootstrap():
     assert paired_bootstrap({}) is None
 
 
-def test_paired_bootstrap_against_scipy():
+def test_paired_bootstrap_against_scipy() -> None:
     scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is the dev-only oracle for this check")
     diffs = [1.0] * 30 + [-1.0] * 12 + [0.0] * 58
     ours = paired_bootstrap({str(i): [(0.0, d)] for i, d in enumerate(diffs)}, seed=2, resamples=5000)
@@ -123,7 +123,7 @@ def test_paired_bootstrap_against_scipy():
     assert ours.high == pytest.approx(theirs.high, abs=0.02)
 
 
-def test_flip_rate_by_hand():
+def test_flip_rate_by_hand() -> None:
     # [1,0,1,0]: 2*2*2/(4*3) = 2/3; [1,1]: 0; [0]: one trial, left out
     flips = flip_rate({"a": [1.0, 0.0, 1.0, 0.0], "b": [1.0, 1.0], "c": [0.0]})
     assert flips.tasks_with_trials == 2
@@ -132,7 +132,7 @@ def test_flip_rate_by_hand():
     assert "n/a" in flip_rate({"a": [1.0]}).text()
 
 
-def test_noise_floor_by_hand():
+def test_noise_floor_by_hand() -> None:
     # variances: [1,0] -> 0.5, [1,1] -> 0; v = 0.25, T = 2: 1.96 * sqrt(2 * 0.25 / 2) = 0.98 -> 98 points
     floor = noise_floor({"a": [1.0, 0.0], "b": [1.0, 1.0]})
     assert floor.points == pytest.approx(100 * 1.959964 * 0.5, rel=1e-5)
@@ -143,7 +143,7 @@ def test_noise_floor_by_hand():
     assert none.points is None and "two or more" in none.reason
 
 
-def test_confidence_block_prints_the_seed_and_leaves_unscored_out():
+def test_confidence_block_prints_the_seed_and_leaves_unscored_out() -> None:
     by_task = group_by_task([("a", 1.0), ("a", None), ("b", 0.0), ("b", 1.0)])
     assert by_task == {"a": [1.0], "b": [0.0, 1.0]}
     conf = confidence(by_task, 1, seed=42)

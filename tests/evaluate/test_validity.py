@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 
 import pytest
 
@@ -25,14 +26,14 @@ QWEN = CORPUS / "sierra-research__tau2-bench__qwen2.5-7b_airline_default_gpt-4.1
 WRONG_ID = "43 of 50 simulations carry another task's id"
 
 
-def _eval_json(path, capsys) -> tuple[list[dict], dict]:
+def _eval_json(path, capsys: pytest.CaptureFixture[str]) -> tuple[list[dict], dict]:
     main(["eval", str(path), "--json", "--tau2-data", str(CORPUS)])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     (file,) = [line for line in lines if line["kind"] == "file"]
     return [line for line in lines if line["kind"] == "simulation"], file
 
 
-def test_eval_names_the_simulations_that_carry_another_tasks_id(capsys):
+def test_eval_names_the_simulations_that_carry_another_tasks_id(capsys: pytest.CaptureFixture[str]) -> None:
     sims, file = _eval_json(ORCHESTRA, capsys)
     mislabelled = {
         s["sim"]
@@ -51,7 +52,7 @@ def test_eval_names_the_simulations_that_carry_another_tasks_id(capsys):
     assert warning < block.index("avg reward 0.140")  # beside the score, above it
 
 
-def test_compare_puts_the_warning_beside_the_difference(capsys):
+def test_compare_puts_the_warning_beside_the_difference(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["compare", str(GPT41), str(ORCHESTRA), "--tau2-data", str(CORPUS), "--no-rows"])
     assert code == 1  # the difference is significant: it is the warnings that say what it rests on
     lines = capsys.readouterr().out.splitlines()
@@ -67,7 +68,7 @@ def test_compare_puts_the_warning_beside_the_difference(capsys):
     assert "--recorded scores the recorded rewards" not in recorded  # the recorded rewards are asked for already
 
 
-def test_n_way_compare_marks_the_scores_and_deltas_it_affects(capsys):
+def test_n_way_compare_marks_the_scores_and_deltas_it_affects(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["compare", str(GPT41), str(ORCHESTRA), str(QWEN), "--tau2-data", str(CORPUS), "--no-rows"]
     assert main(argv) == 1  # significant differences
     lines = capsys.readouterr().out.splitlines()
@@ -81,14 +82,14 @@ def test_n_way_compare_marks_the_scores_and_deltas_it_affects(capsys):
     assert any(w.startswith(f"[2]: {WRONG_ID}") for w in record["warnings"])
 
 
-def test_the_report_says_it_beside_the_summary(tmp_path, capsys):
+def test_the_report_says_it_beside_the_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "report"
     assert main(["report", str(GPT41), str(ORCHESTRA), "--tau2-data", str(CORPUS), "--out", str(out)]) == 0
     page = html.unescape((out / "index.html").read_text())
     assert f"warning: [2]: {WRONG_ID}" in page
 
 
-def test_one_simulations_facts():
+def test_one_simulations_facts() -> None:
     premature = SimValidity.of("s1", "t1", termination="max_steps", reward=0.0, agent_cost=0.1, duration=3.0)
     infra = SimValidity.of("s2", "t2", termination="infrastructure_error", reward=None)
     unscored = SimValidity.of("s3", "t3", termination="user_stop", reward=None, agent_cost=0.1, duration=1.0)
@@ -105,7 +106,9 @@ def test_one_simulations_facts():
     assert Validity.of([SimValidity.of("s", "t", termination="user_stop", reward=1.0)]).clean
 
 
-def test_costs_that_cannot_be_dollars_get_a_warning_not_a_total(tmp_path, capsys):
+def test_costs_that_cannot_be_dollars_get_a_warning_not_a_total(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert not_dollars("user_cost", [400.0, 1203.0]) is not None
     assert not_dollars("user_cost", [0.01, 0.2]) is None and not_dollars("agent_cost", [2.0, 1.0]) is None
     spend = CostTime.of([SimCostTime(user_usd=512.0), SimCostTime(user_usd=900.0)])
@@ -124,7 +127,9 @@ def test_costs_that_cannot_be_dollars_get_a_warning_not_a_total(tmp_path, capsys
     assert "⚠ warning: costs: user_cost" in text and "$1,793" not in text and "cost not given" in text
 
 
-def test_a_per_task_export_keeps_its_cost_and_time_in_run_info(tmp_path, capsys):
+def test_a_per_task_export_keeps_its_cost_and_time_in_run_info(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = json.loads((ROOT / "tests" / "fixtures" / "wild" / "per_task_export.json").read_text())
     data["run_info"].update(agent_cost=0.0123, user_cost=0.004, duration=31.5)
     path = tmp_path / "export.json"
@@ -134,7 +139,9 @@ def test_a_per_task_export_keeps_its_cost_and_time_in_run_info(tmp_path, capsys)
     assert file["duration"]["total_s"] == 31.5 and file["validity"]["untimed"] == 0
 
 
-def test_compare_of_a_side_without_its_domain_data_prints_no_half_empty_summary(tmp_path, capsys):
+def test_compare_of_a_side_without_its_domain_data_prints_no_half_empty_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = json.loads(ORCHESTRA.read_text())
     data["info"]["environment_info"]["domain_name"] = "nosuchdomain"  # no tau2 data for it anywhere
     other = tmp_path / "other.json"
@@ -145,7 +152,9 @@ def test_compare_of_a_side_without_its_domain_data_prints_no_half_empty_summary(
     assert "no simulation could be compared; nothing printed" in captured.err
 
 
-def test_a_simulation_that_cannot_be_replayed_is_named_not_left_out_silently(tmp_path, capsys):
+def test_a_simulation_that_cannot_be_replayed_is_named_not_left_out_silently(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = json.loads(GPT41.read_text())
     data["simulations"][3]["messages"] = 5  # unreadable: no replay, no reward
     path = tmp_path / "broken.json"
