@@ -28,7 +28,7 @@ def library(paths=None) -> Library:
     return Library(paths or [RECORDINGS], ReplayQueue())
 
 
-def test_a_load_generation_from_start_to_finish():
+def test_a_load_generation_from_start_to_finish() -> None:
     lib = library()
     generation = lib.start_load()
     assert lib.loading and lib.progress is None
@@ -47,7 +47,7 @@ def test_a_load_generation_from_start_to_finish():
     assert not changes.catalog and not lib.loading  # nothing was removed
 
 
-def test_events_of_an_older_generation_change_nothing():
+def test_events_of_an_older_generation_change_nothing() -> None:
     lib = library()
     old = lib.start_load()
     lib.start_load()
@@ -64,7 +64,7 @@ def test_events_of_an_older_generation_change_nothing():
     assert lib.replayed(old, [ReplayOutcome(f"{run.path}#0", Summaries(error="x"))]).replayed == []
 
 
-def test_a_growing_file_shows_its_rows_before_it_is_loaded_and_keeps_them():
+def test_a_growing_file_shows_its_rows_before_it_is_loaded_and_keeps_them() -> None:
     lib = library()
     generation = lib.start_load()
     run = open_run(MOCK_DEMO)
@@ -75,7 +75,7 @@ def test_a_growing_file_shows_its_rows_before_it_is_loaded_and_keeps_them():
     assert len(lib.catalog.rows) == len(run.entries)
 
 
-def test_a_reload_removes_files_that_are_gone_but_keeps_live_ones(tmp_path):
+def test_a_reload_removes_files_that_are_gone_but_keeps_live_ones(tmp_path: Path) -> None:
     demo = tmp_path / "demo.json"
     shutil.copy(MOCK_DEMO, demo)
     live_path = tmp_path / "live.json"
@@ -92,7 +92,7 @@ def test_a_reload_removes_files_that_are_gone_but_keeps_live_ones(tmp_path):
     assert set(lib.catalog.files) == {str(live_path)}
 
 
-def test_replay_outcomes_land_on_their_rows_and_a_new_reason_becomes_one_notice():
+def test_replay_outcomes_land_on_their_rows_and_a_new_reason_becomes_one_notice() -> None:
     lib = library()
     generation = lib.start_load()
     run = open_run(MOCK_DEMO)
@@ -109,7 +109,7 @@ def test_replay_outcomes_land_on_their_rows_and_a_new_reason_becomes_one_notice(
     assert lib.catalog.derived_count == 3  # the title's "replaying n/total", counted as rows are derived
 
 
-def test_a_live_run_that_grows_keeps_what_was_derived_and_queues_only_new_simulations(tmp_path):
+def test_a_live_run_that_grows_keeps_what_was_derived_and_queues_only_new_simulations(tmp_path: Path) -> None:
     path = tmp_path / "live.json"
     shutil.copy(MOCK_DEMO, path)
     lib = library([])
@@ -127,7 +127,7 @@ def test_a_live_run_that_grows_keeps_what_was_derived_and_queues_only_new_simula
     assert lib.catalog.derived_count == 0
 
 
-def test_a_saved_file_opens_once_it_is_read_back(tmp_path):
+def test_a_saved_file_opens_once_it_is_read_back(tmp_path: Path) -> None:
     path = tmp_path / "saved.json"
     shutil.copy(MOCK_DEMO, path)
     lib = library([])
@@ -138,7 +138,7 @@ def test_a_saved_file_opens_once_it_is_read_back(tmp_path):
     assert lib.open_when_read(path) == (run, 0)
 
 
-def test_saved_notes_reach_the_catalog(tmp_path):
+def test_saved_notes_reach_the_catalog(tmp_path: Path) -> None:
     demo_copy = tmp_path / "demo.json"
     shutil.copy(MOCK_DEMO, demo_copy)
     lib = library([demo_copy])
@@ -151,7 +151,7 @@ def test_saved_notes_reach_the_catalog(tmp_path):
     assert [n.text for n in lib.catalog.find(demo_copy, sim).notes] == ["seen"]
 
 
-def test_the_loader_emits_every_file_in_order_with_its_notes(tmp_path):
+def test_the_loader_emits_every_file_in_order_with_its_notes(tmp_path: Path) -> None:
     shutil.copy(MOCK_DEMO, tmp_path / "a.json")
     (tmp_path / "b.json").write_text("{not json")
     events: list = []
@@ -165,7 +165,7 @@ def test_the_loader_emits_every_file_in_order_with_its_notes(tmp_path):
     assert [e.path.name for e in failed] == ["b.json"] and "\n" not in failed[0].error
 
 
-def test_a_cancelled_load_never_finishes(tmp_path):
+def test_a_cancelled_load_never_finishes(tmp_path: Path) -> None:
     shutil.copy(MOCK_DEMO, tmp_path / "a.json")
     events: list = []
     load_runs([tmp_path], 1, events.append, lambda: True, index_workers=0)

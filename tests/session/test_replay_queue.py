@@ -37,7 +37,7 @@ def keys(items) -> list[str]:
     return [row.key for _, row in items]
 
 
-def test_rows_come_out_in_order_once_per_generation():
+def test_rows_come_out_in_order_once_per_generation() -> None:
     queue = ReplayQueue()
     queue.new_generation()
     rows = [Row(k) for k in "abcd"]
@@ -47,7 +47,7 @@ def test_rows_come_out_in_order_once_per_generation():
     assert keys(queue.take(10)) == ["d"] and not queue.waiting
 
 
-def test_rows_on_screen_go_first_unless_already_derived():
+def test_rows_on_screen_go_first_unless_already_derived() -> None:
     queue = ReplayQueue()
     queue.new_generation()
     rows = [Row(k) for k in "abcdef"]
@@ -58,7 +58,7 @@ def test_rows_on_screen_go_first_unless_already_derived():
     assert keys(queue.take(10)) == ["a", "b", "c", "e"]
 
 
-def test_a_reload_drops_what_the_old_generation_queued_and_allows_every_row_again():
+def test_a_reload_drops_what_the_old_generation_queued_and_allows_every_row_again() -> None:
     queue = ReplayQueue()
     queue.new_generation()
     old = [Row(k) for k in "ab"]
@@ -70,7 +70,7 @@ def test_a_reload_drops_what_the_old_generation_queued_and_allows_every_row_agai
     assert keys(taken) == ["a", "c"] and {g for g, _ in taken} == {generation}
 
 
-def test_a_live_row_is_replayed_again_in_its_generation():
+def test_a_live_row_is_replayed_again_in_its_generation() -> None:
     queue = ReplayQueue()
     queue.new_generation()
     row = Row("a")
@@ -86,7 +86,7 @@ class Service:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    def summarize(self, run, index):
+    def summarize(self, run, index) -> Summaries:
         self.asked.append(index)
         return Summaries(error=f"sim {index}")
 
@@ -122,7 +122,7 @@ def replay(rows: list[Row], workers: int, executor: Executor | None = None, may_
     service = Service()
     made: list[int] = []
 
-    def make(count: int):
+    def make(count: int) -> Executor | None:
         made.append(count)
         return executor
 
@@ -130,7 +130,7 @@ def replay(rows: list[Row], workers: int, executor: Executor | None = None, may_
     return background, service, made
 
 
-def test_small_loads_stay_in_this_process_and_the_worker_processes_are_never_started():
+def test_small_loads_stay_in_this_process_and_the_worker_processes_are_never_started() -> None:
     rows = [Row(str(i), index=i) for i in range(10)]
     background, service, made = replay(rows, workers=2, executor=Executor())
     assert background.claim_start(loading=False) and not background.claim_start(loading=False)
@@ -140,7 +140,7 @@ def test_small_loads_stay_in_this_process_and_the_worker_processes_are_never_sta
     assert all(r.haystacked == ["here"] for r in rows)  # searchable text indexed off the UI thread
 
 
-def test_a_big_load_goes_to_the_worker_processes_except_rows_they_may_not_read():
+def test_a_big_load_goes_to_the_worker_processes_except_rows_they_may_not_read() -> None:
     rows = [Row(str(i), index=i) for i in range(100)]
     executor = Executor()
     background, service, made = replay(rows, 2, executor, may_pool=lambda row: row.index != 70)
@@ -152,7 +152,7 @@ def test_a_big_load_goes_to_the_worker_processes_except_rows_they_may_not_read()
     assert executor.closed
 
 
-def test_a_dead_worker_process_means_the_rest_is_replayed_here_with_one_warning():
+def test_a_dead_worker_process_means_the_rest_is_replayed_here_with_one_warning() -> None:
     rows = [Row(str(i), index=i) for i in range(100)]
     background, service, _ = replay(rows, 2, Executor(fail_after=30))
     warnings: list[str] = []
@@ -162,7 +162,7 @@ def test_a_dead_worker_process_means_the_rest_is_replayed_here_with_one_warning(
     assert [o.summaries.error for o in outcomes[28:32]] == ["pooled 28", "pooled 29", "sim 30", "sim 31"]
 
 
-def test_nothing_starts_while_files_load_or_when_disabled():
+def test_nothing_starts_while_files_load_or_when_disabled() -> None:
     background, _, _ = replay([Row("a")], workers=1)
     assert not background.claim_start(loading=True)
     background.enabled = False
@@ -171,7 +171,7 @@ def test_nothing_starts_while_files_load_or_when_disabled():
     assert background.claim_start(loading=False)
 
 
-def test_cancelling_stops_between_simulations():
+def test_cancelling_stops_between_simulations() -> None:
     rows = [Row(str(i), index=i) for i in range(5)]
     background, service, _ = replay(rows, workers=1)
     seen: list[str] = []

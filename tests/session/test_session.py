@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -17,18 +18,18 @@ from tests.tui.conftest import MOCK_DEMO, RECORDINGS
 
 
 @pytest.fixture
-def session(tau2_data, tmp_path) -> Session:
+def session(tau2_data: Path, tmp_path: Path) -> Session:
     return Session.from_settings(Settings(tau2_data=tau2_data, runs_dir=tmp_path / "runs", workers=1), [RECORDINGS])
 
 
-def test_the_factory_builds_everything_from_the_settings(session, tmp_path):
+def test_the_factory_builds_everything_from_the_settings(session: Session, tmp_path: Path) -> None:
     assert session.runs_dir == tmp_path / "runs"
     assert session.replay.workers == 1 and session.service.analyzer is session.workspace.analyzer
     assert session.rollouts.workspace is session.workspace
     assert not session.busy
 
 
-def test_loading_then_replaying_hands_over_in_turn(session):
+def test_loading_then_replaying_hands_over_in_turn(session: Session) -> None:
     generation, paths = session.start_load()
     events: list = []
     session.load(generation, paths, events.append, lambda: False)
@@ -44,7 +45,7 @@ def test_loading_then_replaying_hands_over_in_turn(session):
     assert all(row.replay is not None for row in session.catalog.rows)
 
 
-def test_a_live_run_added_after_the_replay_went_idle_starts_it_again(session, tmp_path):
+def test_a_live_run_added_after_the_replay_went_idle_starts_it_again(session: Session, tmp_path: Path) -> None:
     generation, _ = session.start_load()
     session.handle(LoadFinished(generation, []))
     path = tmp_path / "live.json"
@@ -54,7 +55,7 @@ def test_a_live_run_added_after_the_replay_went_idle_starts_it_again(session, tm
     assert not session.add_live_run(open_run(path))[1].start_replay  # already running: not claimed twice
 
 
-def test_one_rollout_at_a_time_and_its_events_fold_into_progress(session, tmp_path):
+def test_one_rollout_at_a_time_and_its_events_fold_into_progress(session: Session, tmp_path: Path) -> None:
     plan = session.workspace.run_plan(
         RunRequest("mock", "scripted/gold", "scripted/user", tasks=["create_task_1"], out=tmp_path / "r.json")
     )
@@ -73,7 +74,7 @@ def test_one_rollout_at_a_time_and_its_events_fold_into_progress(session, tmp_pa
     assert session.rollouts.stop() == "no rollout is running"
 
 
-def test_a_failed_rollout_says_why_in_one_line(session, tmp_path):
+def test_a_failed_rollout_says_why_in_one_line(session: Session, tmp_path: Path) -> None:
     plan = session.workspace.run_plan(RunRequest("nosuch", "scripted/gold", "scripted/user", out=tmp_path / "x.json"))
     session.rollouts.start(plan)
     error = asyncio.run(session.rollouts.run(plan, lambda event: None))
@@ -82,7 +83,7 @@ def test_a_failed_rollout_says_why_in_one_line(session, tmp_path):
     assert session.rollouts.progress.error == error and not session.rollouts.progress.active
 
 
-def test_opening_a_simulation_builds_its_document_and_report(session):
+def test_opening_a_simulation_builds_its_document_and_report(session: Session) -> None:
     run = open_run(MOCK_DEMO)
     opened = open_simulation(session.service, run, 0)
     assert opened.load_error is None and opened.replay_error is None and opened.eval_error is None
@@ -90,7 +91,7 @@ def test_opening_a_simulation_builds_its_document_and_report(session):
     assert opened.report is not None and opened.analysis is not None
 
 
-def test_opening_a_simulation_of_an_unknown_domain_still_shows_it(session, tmp_path):
+def test_opening_a_simulation_of_an_unknown_domain_still_shows_it(session: Session, tmp_path: Path) -> None:
     path = tmp_path / "elsewhere.json"
     path.write_bytes(MOCK_DEMO.read_bytes().replace(b'"mock"', b'"nowhere"'))
     opened = open_simulation(session.service, open_run(path), 0)
@@ -98,7 +99,7 @@ def test_opening_a_simulation_of_an_unknown_domain_still_shows_it(session, tmp_p
     assert "nowhere" in opened.replay_error and opened.eval_error.startswith("no replay (")
 
 
-def test_a_judge_verdict_reaches_the_row(session):
+def test_a_judge_verdict_reaches_the_row(session: Session) -> None:
     generation, _ = session.start_load()
     run = open_run(MOCK_DEMO)
     session.handle(FileLoaded(generation, run, []))
@@ -110,7 +111,7 @@ def test_a_judge_verdict_reaches_the_row(session):
     assert judged(session.catalog, run, "no-such-sim", report).replayed == []
 
 
-def test_the_tau2_data_found_beside_the_files_is_named_in_the_notices(tau2_data):
+def test_the_tau2_data_found_beside_the_files_is_named_in_the_notices(tau2_data: Path) -> None:
     settings = Settings(tau2_data=tau2_data, sources={"tau2_data": f"found at {tau2_data}"}, workers=1)
     session = Session.from_settings(settings, [tau2_data / "generated" / "tau2-gold_mock.json"])
     generation, paths = session.start_load()
