@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tau_tui.tui.app import TauTuiApp
+    from tau_tui.tui.screens.play import PlayScreen
+    from tau_tui.tui.screens.rollout import RolloutScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"  # the mock demo; recordings/ holds our own domains
@@ -14,7 +23,13 @@ TELECOM_IDS = ROOT / "tests" / "fixtures" / "telecom_ids" / "telecom_default_gpt
 SIZE = (120, 40)
 
 
-async def settle(pilot) -> None:
+class MakeApp(Protocol):
+    """The ``make_app`` fixture: the app on ``paths`` (the mock recordings by default) with the test data folder."""
+
+    def __call__(self, paths: Iterable[Path | str] | None = None, **kwargs: Any) -> TauTuiApp: ...
+
+
+async def settle(pilot: Pilot[None]) -> None:
     """Wait until files are loaded, background replay is done and the runs view is current."""
     app = pilot.app
     for _ in range(200):
@@ -25,7 +40,7 @@ async def settle(pilot) -> None:
     raise AssertionError("the app did not settle")
 
 
-async def open_rollout_form(pilot):
+async def open_rollout_form(pilot: Pilot[None]) -> RolloutScreen:
     """From a settled runs screen, press n and wait for the new-rollout form (its task list read)."""
     from tau_tui.tui.screens.rollout import RolloutScreen
 
@@ -39,7 +54,7 @@ async def open_rollout_form(pilot):
     return form
 
 
-async def open_sim(pilot, sim_id: str) -> None:
+async def open_sim(pilot: Pilot[None], sim_id: str) -> None:
     """From the runs screen, put the cursor on ``sim_id``, press Enter and wait for the replay."""
     from tau_tui.tui.screens.trajectory import TrajectoryScreen
     from tau_tui.tui.widgets.run_table import RunTable
@@ -56,7 +71,7 @@ async def open_sim(pilot, sim_id: str) -> None:
     assert app.screen.doc is not None
 
 
-async def wait_until(pilot, condition, what: str, tries: int = 500) -> None:
+async def wait_until(pilot: Pilot[None], condition: Callable[[], object], what: str, tries: int = 500) -> None:
     """Let the app run until ``condition()`` holds (sessions and rollouts run on the event loop)."""
     for _ in range(tries):
         if condition():
@@ -65,13 +80,13 @@ async def wait_until(pilot, condition, what: str, tries: int = 500) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-async def set_input(pilot, selector: str, value: str) -> None:
+async def set_input(pilot: Pilot[None], selector: str, value: str) -> None:
     field = pilot.app.screen.query_one(selector)
     field.value = value
     await pilot.pause()
 
 
-async def open_play(pilot, side: str, task: str, out: Path):
+async def open_play(pilot: Pilot[None], side: str, task: str, out: Path) -> PlayScreen:
     """From the runs screen: the play form (p), then the session screen once the person's first turn is up."""
     from tau_tui.tui.screens.play import PlayScreen
     from tau_tui.tui.screens.play_setup import PlaySetupScreen
@@ -103,7 +118,16 @@ def demo_copy(tmp_path: Path) -> Path:
     return target
 
 
-def build_app(paths, *, calibrate=None, keymap=None, task_editor=None, viewer=None, background_replay=True, **settings):
+def build_app(
+    paths: Iterable[Path | str],
+    *,
+    calibrate: str | None = None,
+    keymap: dict[str, str] | None = None,
+    task_editor: Callable[[list[str]], Any] | None = None,
+    viewer: Callable[[Path], Any] | None = None,
+    background_replay: bool = True,
+    **settings: Any,
+) -> TauTuiApp:
     """The app as ``tau-tui`` builds it (``Session.from_settings``): ``settings`` are ``config.Settings`` fields."""
     from tau_tui.config import Settings
     from tau_tui.session import Session
@@ -117,10 +141,10 @@ def build_app(paths, *, calibrate=None, keymap=None, task_editor=None, viewer=No
 
 
 @pytest.fixture
-def make_app(tau2_data):
+def make_app(tau2_data: Path) -> MakeApp:
     """Build the app on some paths with the test tau2 data folder; opened JSON files are collected."""
 
-    def build(paths=None, **kwargs):
+    def build(paths: Iterable[Path | str] | None = None, **kwargs: Any) -> TauTuiApp:
         opened: list[Path] = []
         kwargs.setdefault("tau2_data", tau2_data)
         app = build_app(paths or [RECORDINGS], viewer=opened.append, **kwargs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -17,6 +18,9 @@ from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.tui.widgets.state_tree import StateTree
 
 from .conftest import RECORDINGS, SIZE, TELECOM_IDS, open_sim, settle
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 
 def shown_ids(app: TauTuiApp) -> list[str]:
@@ -38,7 +42,7 @@ def change_text(screen: TrajectoryScreen) -> str:
 # --- runs screen ------------------------------------------------------------------------------
 
 
-async def test_runs_table_lists_every_simulation_with_replay_columns(make_app):
+async def test_runs_table_lists_every_simulation_with_replay_columns(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -58,7 +62,7 @@ async def test_runs_table_lists_every_simulation_with_replay_columns(make_app):
         assert rows["demo-clean-pass"].replay.db_match is True
 
 
-async def test_runs_screen_is_not_loading_to_textual(make_app):
+async def test_runs_screen_is_not_loading_to_textual(make_app: MakeApp) -> None:
     """The indexing bar is our own: Textual's ``loading`` reactive (the spinner, disabled input, the
     wait pointer) stays False on the runs screen, during and after the load."""
     app = make_app()
@@ -69,7 +73,7 @@ async def test_runs_screen_is_not_loading_to_textual(make_app):
         assert not app.runs_screen._check_disabled()
 
 
-async def test_failed_only_and_replay_filters(make_app):
+async def test_failed_only_and_replay_filters(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -88,7 +92,7 @@ async def test_failed_only_and_replay_filters(make_app):
         assert shown_ids(app) == ["demo-structural-findings"]
 
 
-async def test_filter_form_applies_as_you_change_it(make_app):
+async def test_filter_form_applies_as_you_change_it(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -111,7 +115,7 @@ def _many_telecom_rows(folder: Path, copies: int = 6) -> Path:
     return path
 
 
-async def test_clearing_a_filter_that_matched_nothing_shows_the_cursor_row(make_app, tmp_path):
+async def test_clearing_a_filter_that_matched_nothing_shows_the_cursor_row(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app([_many_telecom_rows(tmp_path)])
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -139,7 +143,7 @@ async def test_clearing_a_filter_that_matched_nothing_shows_the_cursor_row(make_
         assert table.cursor_row == table.row_index[target] + 1
 
 
-async def test_search_message_contents(make_app):
+async def test_search_message_contents(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -155,7 +159,7 @@ async def test_search_message_contents(make_app):
         assert len(shown_ids(app)) == 5
 
 
-async def test_sort_by_column_and_reverse(make_app):
+async def test_sort_by_column_and_reverse(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -166,7 +170,7 @@ async def test_sort_by_column_and_reverse(make_app):
         assert [r.entry.n_messages for r in screen.shown] == [10, 9, 8, 8, 6]
 
 
-async def test_unreadable_file_is_a_one_line_notice(make_app, tmp_path: Path):
+async def test_unreadable_file_is_a_one_line_notice(make_app: MakeApp, tmp_path: Path) -> None:
     bad = tmp_path / "broken.json"
     bad.write_text('{"simulations": [')
     app = make_app([tmp_path, RECORDINGS])
@@ -181,7 +185,7 @@ async def test_unreadable_file_is_a_one_line_notice(make_app, tmp_path: Path):
         assert isinstance(app.screen, TextViewScreen) and "broken.json" in app.screen.text
 
 
-async def test_load_notices_without_any_say_so_instead_of_an_empty_list(make_app):
+async def test_load_notices_without_any_say_so_instead_of_an_empty_list(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -194,7 +198,7 @@ async def test_load_notices_without_any_say_so_instead_of_an_empty_list(make_app
 # --- trajectory screen -----------------------------------------------------------------------
 
 
-async def test_open_run_shows_messages_and_recorded_vs_derived(make_app):
+async def test_open_run_shows_messages_and_recorded_vs_derived(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -209,7 +213,7 @@ async def test_open_run_shows_messages_and_recorded_vs_derived(make_app):
         assert isinstance(app.screen, RunsScreen)
 
 
-async def test_step_to_next_write_shows_changed_path_in_db_pane(make_app):
+async def test_step_to_next_write_shows_changed_path_in_db_pane(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -232,7 +236,7 @@ async def test_step_to_next_write_shows_changed_path_in_db_pane(make_app):
         assert tree.marked_paths("agent") == {}
 
 
-async def test_user_side_tool_write_changes_the_user_db(make_app):
+async def test_user_side_tool_write_changes_the_user_db(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -248,7 +252,7 @@ async def test_user_side_tool_write_changes_the_user_db(make_app):
         assert screen.cursor == 5
 
 
-async def test_next_mismatch_shows_recorded_vs_replayed(make_app):
+async def test_next_mismatch_shows_recorded_vs_replayed(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
@@ -263,7 +267,7 @@ async def test_next_mismatch_shows_recorded_vs_replayed(make_app):
         assert "differs at: status" in text
 
 
-async def test_next_hallucinated_call_and_error(make_app):
+async def test_next_hallucinated_call_and_error(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -280,7 +284,7 @@ async def test_next_hallucinated_call_and_error(make_app):
         assert screen.cursor == 7
 
 
-async def test_findings_and_gold_diff(make_app):
+async def test_findings_and_gold_diff(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -300,7 +304,7 @@ async def test_findings_and_gold_diff(make_app):
         assert tree.marked_paths("user")[("notifications", "notif_1", "status")] == "gold"
 
 
-async def test_gold_diff_title_says_same_or_differs_at_each_step(make_app):
+async def test_gold_diff_title_says_same_or_differs_at_each_step(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -315,7 +319,7 @@ async def test_gold_diff_title_says_same_or_differs_at_each_step(make_app):
         assert tree.border_title.startswith("≠ differs from the gold final state")
 
 
-async def test_trajectory_header_names_the_domain_once_and_the_file_by_name(make_app):
+async def test_trajectory_header_names_the_domain_once_and_the_file_by_name(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -325,7 +329,7 @@ async def test_trajectory_header_names_the_domain_once_and_the_file_by_name(make
         assert header.endswith("sim demo-clean-pass · mock_demo.json")
 
 
-async def test_search_inside_trajectory(make_app):
+async def test_search_inside_trajectory(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -338,7 +342,7 @@ async def test_search_inside_trajectory(make_app):
         assert screen.cursor == 4
 
 
-async def test_expand_a_tool_call(make_app):
+async def test_expand_a_tool_call(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -353,7 +357,7 @@ async def test_expand_a_tool_call(make_app):
         assert view._heights[4] > before
 
 
-async def test_reload_keeps_file_simulation_and_step(make_app, demo_copy: Path):
+async def test_reload_keeps_file_simulation_and_step(make_app: MakeApp, demo_copy: Path) -> None:
     app = make_app([demo_copy.parent])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -379,7 +383,7 @@ async def test_reload_keeps_file_simulation_and_step(make_app, demo_copy: Path):
         assert app.runs_screen.query_one(RunTable).current_key.endswith("#0")
 
 
-async def test_open_json_writes_a_temp_copy_and_never_touches_the_input(make_app, demo_copy: Path):
+async def test_open_json_writes_a_temp_copy_and_never_touches_the_input(make_app: MakeApp, demo_copy: Path) -> None:
     before = demo_copy.read_bytes()
     app = make_app([demo_copy])
     async with app.run_test(size=SIZE) as pilot:
@@ -394,7 +398,7 @@ async def test_open_json_writes_a_temp_copy_and_never_touches_the_input(make_app
     assert demo_copy.read_bytes() == before
 
 
-async def test_help_and_palette_list_every_action(make_app):
+async def test_help_and_palette_list_every_action(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -419,7 +423,7 @@ async def test_help_and_palette_list_every_action(make_app):
         assert app.screen is screen
 
 
-async def test_task_and_reward_tabs(make_app):
+async def test_task_and_reward_tabs(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -435,7 +439,7 @@ async def test_task_and_reward_tabs(make_app):
         assert "DERIVED" in derived and "mismatches 1" in derived
 
 
-async def test_view_all_shows_the_whole_tool_output(make_app):
+async def test_view_all_shows_the_whole_tool_output(make_app: MakeApp) -> None:
     from tau_tui.tui.screens.text_view import TextViewScreen
 
     app = make_app()
@@ -450,7 +454,7 @@ async def test_view_all_shows_the_whole_tool_output(make_app):
         assert isinstance(app.screen, TrajectoryScreen)
 
 
-async def test_reopening_reuses_the_trajectory_screen_and_resets_it(make_app):
+async def test_reopening_reuses_the_trajectory_screen_and_resets_it(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -470,7 +474,7 @@ async def test_reopening_reuses_the_trajectory_screen_and_resets_it(make_app):
         )
 
 
-async def test_a_run_that_cannot_be_replayed_still_opens(make_app, tmp_path: Path):
+async def test_a_run_that_cannot_be_replayed_still_opens(make_app: MakeApp, tmp_path: Path) -> None:
     from tests.helpers import call, greet, result, results_file, say, user
 
     path = results_file(
@@ -501,7 +505,7 @@ async def test_a_run_that_cannot_be_replayed_still_opens(make_app, tmp_path: Pat
         assert screen.cursor == 2
 
 
-def test_state_tree_overrides_no_textual_method():
+def test_state_tree_overrides_no_textual_method() -> None:
     """A method of ours named like one of Tree's (``reset``, ``_add_child``) would replace it for Textual too."""
     from textual.widgets import Tree
 
@@ -510,7 +514,7 @@ def test_state_tree_overrides_no_textual_method():
     assert ours & inherited == {"__init__"}
 
 
-async def test_state_tree_lists_big_collections_a_page_at_a_time():
+async def test_state_tree_lists_big_collections_a_page_at_a_time() -> None:
     from textual.app import App
 
     from tau_tui.env.environment import EnvState

@@ -3,6 +3,9 @@ tab, and the retrieval variant as a runs-table column and filter."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from tau_tui.analysis import Analyzer
 from tau_tui.catalog import RunFilter
 from tau_tui.domains import DomainRegistry
@@ -15,6 +18,9 @@ from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 from ..conftest import CORPUS
 from .conftest import settle
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 GOLD = CORPUS / "generated" / "tau2-gold_banking_knowledge.json"
 SIM = "gold-banking_knowledge-task_026-gold"  # gives a user tool (step 5), unlocks an agent tool (step 15)
@@ -31,7 +37,7 @@ def text_at(doc: TrajectoryDoc, step: int, expanded: bool = False) -> str:
     return render_step(doc.steps[step], RenderContext(140, expanded=expanded)).plain
 
 
-def test_unlocks_gives_and_wrapper_calls_are_marked_on_the_trajectory():
+def test_unlocks_gives_and_wrapper_calls_are_marked_on_the_trajectory() -> None:
     analysis, doc = analysed()
     assert [(d.tool, d.step, d.side, d.how) for d in analysis.timeline.discoveries] == [
         ("submit_cash_back_dispute_0589", 5, "user", "give"),
@@ -50,7 +56,7 @@ def test_unlocks_gives_and_wrapper_calls_are_marked_on_the_trajectory():
     assert not next(c for c in doc.calls if c.name == "log_verification").discoverable
 
 
-def test_the_state_tab_lists_what_is_unlocked_and_the_hashed_logs():
+def test_the_state_tab_lists_what_is_unlocked_and_the_hashed_logs() -> None:
     analysis, doc = analysed()
     early = render_tool_log(analysis.timeline, analysis.timeline.state_at(4), 4).plain
     assert "✦" not in early and "log agent_discoverable_tools (0, hashed)" in early
@@ -61,7 +67,7 @@ def test_the_state_tab_lists_what_is_unlocked_and_the_hashed_logs():
     assert "log user_discoverable_tools (1, hashed)" in late
 
 
-def test_other_domains_have_no_tool_log():
+def test_other_domains_have_no_tool_log() -> None:
     from tau_tui.replay import replay
 
     domain = DomainRegistry(CORPUS).get("mock")
@@ -69,7 +75,7 @@ def test_other_domains_have_no_tool_log():
     assert render_tool_log(timeline, timeline.final, 0) is None
 
 
-async def _rollout(tmp_path, variant: str):
+async def _rollout(tmp_path: Path, variant: str) -> Path:
     from tau_tui.rollout.factory import ParticipantSpec
     from tau_tui.rollout.session import Episode
 
@@ -81,7 +87,7 @@ async def _rollout(tmp_path, variant: str):
     return episode.save(tmp_path / f"{variant}.json")
 
 
-async def test_retrieval_variant_is_a_column_and_a_filter(make_app, tmp_path):
+async def test_retrieval_variant_is_a_column_and_a_filter(make_app: MakeApp, tmp_path: Path) -> None:
     for variant in ("bm25_grep", "grep_only"):
         await _rollout(tmp_path, variant)
     assert "retrieval" in COLUMN_BY_KEY
@@ -96,7 +102,7 @@ async def test_retrieval_variant_is_a_column_and_a_filter(make_app, tmp_path):
         assert "retrieval:grep_only" in RunFilter(retrieval="grep_only").chips()
 
 
-async def test_a_live_episode_marks_unlocks_and_gives_without_listing_the_tools():
+async def test_a_live_episode_marks_unlocks_and_gives_without_listing_the_tools() -> None:
     """Live results carry the marks (the play screen shows them); the agent still reaches them by the wrappers."""
     from tau_tui.rollout.factory import ParticipantSpec
     from tau_tui.rollout.session import Episode
@@ -116,7 +122,7 @@ async def test_a_live_episode_marks_unlocks_and_gives_without_listing_the_tools(
     assert "submit_cash_back_dispute_0589" not in episode.user.brief.tool_names
 
 
-def test_a_recording_cannot_make_up_an_unlocked_tool_name():
+def test_a_recording_cannot_make_up_an_unlocked_tool_name() -> None:
     from tau_tui.model.messages import AssistantMessage, ToolCall, ToolMessage
     from tau_tui.replay import replay
 
@@ -131,7 +137,7 @@ def test_a_recording_cannot_make_up_an_unlocked_tool_name():
     assert timeline.discoveries == []
 
 
-async def test_a_fork_after_an_unlock_keeps_the_tool_unlocked():
+async def test_a_fork_after_an_unlock_keeps_the_tool_unlocked() -> None:
     """The unlock lives with the episode: a fork rebuilds it by replaying the history's unlock call."""
     from tau_tui.rollout.factory import ParticipantSpec
     from tau_tui.rollout.session import Episode, fork_history

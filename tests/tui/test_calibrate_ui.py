@@ -11,6 +11,7 @@ import asyncio
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -26,12 +27,18 @@ from tau_tui.views.calibration_view import grid_line
 
 from .conftest import ROOT, set_input, settle, wait_until
 
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tau_tui.domains import DomainRegistry
+    from tests.tui.conftest import MakeApp
+
 BIG = (160, 45)
 OUR_RECORDINGS = ROOT / "recordings"
 WAREHOUSE_TASKS = 14
 
 
-async def open_calibrate(pilot, domain_row_sim: str = "wh-gold-split") -> CalibrateScreen:
+async def open_calibrate(pilot: Pilot[None], domain_row_sim: str = "wh-gold-split") -> CalibrateScreen:
     """From the runs screen: C on a simulation of the domain, then wait for the grid."""
     app = pilot.app
     table = app.runs_screen.query_one(RunTable)
@@ -45,7 +52,7 @@ async def open_calibrate(pilot, domain_row_sim: str = "wh-gold-split") -> Calibr
 
 
 async def run_trials(
-    pilot, screen: CalibrateScreen, agent: str, k: int, out: Path, tasks: list[str] | None = None
+    pilot: Pilot[None], screen: CalibrateScreen, agent: str, k: int, out: Path, tasks: list[str] | None = None
 ) -> None:
     """n, fill the form, ctrl+s, and wait until the run is over and the grid redrawn."""
     app = pilot.app
@@ -70,7 +77,7 @@ def line_text(row, table: CalibrationTable) -> str:
     return grid_line(row, table.columns, table.k).plain
 
 
-async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(make_app, tmp_path: Path):
+async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app([OUR_RECORDINGS], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -132,7 +139,7 @@ async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(mak
         assert len(app.session.catalog.rows_of(flaky_out)) == WAREHOUSE_TASKS * 4
 
 
-async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app, tmp_path: Path):
+async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app([OUR_RECORDINGS], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -170,7 +177,7 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
         assert app.screen is screen
 
 
-async def test_rerun_selected_rows_adds_trials_with_new_seeds(make_app, tmp_path: Path):
+async def test_rerun_selected_rows_adds_trials_with_new_seeds(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app([OUR_RECORDINGS], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -200,7 +207,7 @@ async def test_rerun_selected_rows_adds_trials_with_new_seeds(make_app, tmp_path
         assert len({c.seed for c in flaky[0].cells}) == 4  # a re-run is not a copy of the first trials
 
 
-async def test_editing_a_task_sends_its_new_trials_to_a_new_row(make_app, tmp_path: Path):
+async def test_editing_a_task_sends_its_new_trials_to_a_new_row(make_app: MakeApp, tmp_path: Path) -> None:
     domains = tmp_path / "domains"
     shutil.copytree(ROOT / "domains" / "warehouse", domains / "warehouse", ignore=shutil.ignore_patterns("__pycache__"))
     task_file = domains / "warehouse" / "data" / "tasks.json"
@@ -243,7 +250,7 @@ async def test_editing_a_task_sends_its_new_trials_to_a_new_row(make_app, tmp_pa
         assert "several versions of a task" in screen.query_one("#cal-title").plain
 
 
-async def test_gold_check_view_lists_each_task(make_app, tmp_path: Path):
+async def test_gold_check_view_lists_each_task(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app([OUR_RECORDINGS], runs_dir=tmp_path, calibrate="warehouse")
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -263,7 +270,7 @@ async def test_gold_check_view_lists_each_task(make_app, tmp_path: Path):
         assert app.screen is screen
 
 
-def test_a_failing_gold_check_shows_its_reasons_and_the_differing_paths(registry):
+def test_a_failing_gold_check_shows_its_reasons_and_the_differing_paths(registry: DomainRegistry) -> None:
     from tau_tui.calibrate import GoldChecker
 
     checker = GoldChecker.for_name(registry, "telecom")
@@ -303,7 +310,9 @@ def _forked_warehouse(folder: Path) -> None:
     )
 
 
-async def test_a_fork_is_no_trial_of_the_grid_and_the_status_line_says_it_was_left_out(make_app, tmp_path: Path):
+async def test_a_fork_is_no_trial_of_the_grid_and_the_status_line_says_it_was_left_out(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     folder = tmp_path / "runs"
     await asyncio.to_thread(_forked_warehouse, folder)
     app = make_app([folder], runs_dir=tmp_path / "new")

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tau_tui.catalog import RunFilter
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.columns import COLUMN_BY_KEY
 
 from .conftest import MOCK_DEMO, TELECOM_IDS, settle
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 NARROW = (80, 24)
 
@@ -21,7 +26,7 @@ def header(table: RunTable) -> str:
     return table._header_strip().text
 
 
-async def test_at_80_columns_the_outcome_comes_before_recorded_detail(make_app):
+async def test_at_80_columns_the_outcome_comes_before_recorded_detail(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
@@ -37,7 +42,7 @@ async def test_at_80_columns_the_outcome_comes_before_recorded_detail(make_app):
         assert table.virtual_size.width <= table.size.width  # no character-wise horizontal scrolling
 
 
-async def test_l_and_h_scroll_one_whole_column(make_app):
+async def test_l_and_h_scroll_one_whole_column(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
@@ -64,7 +69,7 @@ async def test_l_and_h_scroll_one_whole_column(make_app):
         assert shown_keys(table)[len(frozen)] == table.scrolling[table.first_column].key
 
 
-async def test_columns_grow_with_the_terminal(make_app):
+async def test_columns_grow_with_the_terminal(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
@@ -83,7 +88,7 @@ async def test_columns_grow_with_the_terminal(make_app):
         assert "demo-structural-findings" in table._row_strip(row).text
 
 
-async def test_one_file_loaded_leaves_out_the_file_column_and_its_width_goes_to_the_names(make_app):
+async def test_one_file_loaded_leaves_out_the_file_column_and_its_width_goes_to_the_names(make_app: MakeApp) -> None:
     app = make_app([TELECOM_IDS])
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
@@ -105,7 +110,7 @@ async def test_one_file_loaded_leaves_out_the_file_column_and_its_width_goes_to_
         assert len(tasks) == len(table.rows) == 8  # telecom ids sharing long prefixes, each shown apart
 
 
-async def test_two_files_loaded_show_the_file_column(make_app, tmp_path):
+async def test_two_files_loaded_show_the_file_column(make_app: MakeApp, tmp_path: Path) -> None:
     shutil.copy(TELECOM_IDS, tmp_path / "a_telecom.json")
     shutil.copy(TELECOM_IDS, tmp_path / "b_telecom.json")
     app = make_app([tmp_path])
@@ -118,7 +123,7 @@ async def test_two_files_loaded_show_the_file_column(make_app, tmp_path):
         assert "file" in shown_keys(table)
 
 
-async def test_title_filter_bar_and_footer_fit_80_columns_with_no_word_cut(make_app):
+async def test_title_filter_bar_and_footer_fit_80_columns_with_no_word_cut(make_app: MakeApp) -> None:
     from tau_tui.tui.widgets.fitting_footer import FittingFooter
 
     app = make_app([TELECOM_IDS])
@@ -150,7 +155,7 @@ async def test_title_filter_bar_and_footer_fit_80_columns_with_no_word_cut(make_
         assert "more" not in screen.query_one("#filter-bar").plain
 
 
-async def test_file_names_differing_only_at_the_end_are_told_apart(make_app, tmp_path):
+async def test_file_names_differing_only_at_the_end_are_told_apart(make_app: MakeApp, tmp_path: Path) -> None:
     names = ["calibrate_20261201_053850", "calibrate_20261201_053934"]
     for name in names:
         shutil.copy(MOCK_DEMO, tmp_path / f"{name}.json")
@@ -164,7 +169,7 @@ async def test_file_names_differing_only_at_the_end_are_told_apart(make_app, tmp
         assert {cell[-6:] for cell in cells} == {"053850", "053934"}
 
 
-async def test_the_sorted_column_makes_room_for_its_arrow(make_app):
+async def test_the_sorted_column_makes_room_for_its_arrow(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
@@ -181,7 +186,7 @@ async def test_the_sorted_column_makes_room_for_its_arrow(make_app):
         assert "reward↑" in header(table) and "rwd*" in header(table)
 
 
-async def test_calibrate_grid_shares_the_width_and_keeps_setups_apart(make_app):
+async def test_calibrate_grid_shares_the_width_and_keeps_setups_apart(make_app: MakeApp) -> None:
     from tau_tui.tui.widgets.calibration_table import CalibrationTable
     from tau_tui.views.calibration_view import grid_line
 
@@ -206,7 +211,7 @@ async def test_calibrate_grid_shares_the_width_and_keeps_setups_apart(make_app):
         assert wide["setup"] >= max(len(s) for s in setups)
 
 
-async def test_compare_labels_name_each_side_by_its_whole_simulation_id(make_app):
+async def test_compare_labels_name_each_side_by_its_whole_simulation_id(make_app: MakeApp) -> None:
     from tau_tui.tui.screens.trial_compare import TrialCompareScreen
 
     from .conftest import wait_until
@@ -229,7 +234,7 @@ async def test_compare_labels_name_each_side_by_its_whole_simulation_id(make_app
         assert "wh-gold-timeouts" in title and "wh-gives-up" in title
 
 
-async def test_notes_list_shows_simulation_ids_that_differ_late_apart(make_app, tmp_path):
+async def test_notes_list_shows_simulation_ids_that_differ_late_apart(make_app: MakeApp, tmp_path: Path) -> None:
     from textual.widgets import DataTable
 
     from tau_tui.model.notes import NoteBook
@@ -257,7 +262,7 @@ async def test_notes_list_shows_simulation_ids_that_differ_late_apart(make_app, 
         assert {s[:6] for s in sims} == {"cas-gr", "cas-re"}
 
 
-async def test_recorded_detail_gives_way_to_whole_names_beside_the_outcome(make_app):
+async def test_recorded_detail_gives_way_to_whole_names_beside_the_outcome(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
@@ -273,7 +278,7 @@ async def test_recorded_detail_gives_way_to_whole_names_beside_the_outcome(make_
         assert "cost" in shown_keys(table) and "model" in shown_keys(table)
 
 
-async def test_a_filter_keeps_the_columns_widths_fitted_to_every_loaded_row(make_app, tmp_path):
+async def test_a_filter_keeps_the_columns_widths_fitted_to_every_loaded_row(make_app: MakeApp, tmp_path: Path) -> None:
     """The text columns are measured over the loaded rows as they arrive, not again per view: a filter to
     fewer (shorter) names leaves every column where it was, and clearing it measures nothing again."""
     shutil.copy(TELECOM_IDS, tmp_path / "a_telecom.json")
@@ -291,7 +296,7 @@ async def test_a_filter_keeps_the_columns_widths_fitted_to_every_loaded_row(make
         assert not table.stats.sync(app.session.catalog.files, app.session.catalog.file_rows)
 
 
-async def test_a_replayed_row_off_screen_is_not_looked_up_among_all_rows(make_app):
+async def test_a_replayed_row_off_screen_is_not_looked_up_among_all_rows(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,9 @@ from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS
 from .conftest import settle, wait_until
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 pytestmark = pytest.mark.corpus
 
@@ -44,7 +48,9 @@ def unlabelled(data: dict) -> dict:
     return {**data, "left": {**data["left"], "label": None}, "right": {**data["right"], "label": None}}
 
 
-async def test_two_trials_of_a_task_side_by_side_with_the_first_differing_call(make_app, analyzer):
+async def test_two_trials_of_a_task_side_by_side_with_the_first_differing_call(
+    make_app: MakeApp, analyzer: Analyzer
+) -> None:
     run, task, a, b, expected = first_trials_with_different_calls(analyzer)
     app = make_app([TELECOM])
     async with app.run_test(size=BIG) as pilot:
@@ -81,7 +87,7 @@ async def test_two_trials_of_a_task_side_by_side_with_the_first_differing_call(m
         assert app.screen is screen
 
 
-async def test_runs_of_different_tasks_are_not_compared(make_app):
+async def test_runs_of_different_tasks_are_not_compared(make_app: MakeApp) -> None:
     app = make_app([TELECOM])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)

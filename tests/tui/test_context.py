@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -15,6 +16,9 @@ from tau_tui.session.notes import add_note
 from tau_tui.tui.context import context, subscribe
 
 from .conftest import ROOT, settle, wait_until
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 TUI = ROOT / "tau_tui" / "tui"
 # What the app used to call on screens; it publishes a signal instead.
@@ -50,7 +54,7 @@ def annotation_nodes(tree: ast.AST) -> set[int]:
     return inside
 
 
-def test_the_app_names_a_screen_class_only_to_push_it():
+def test_the_app_names_a_screen_class_only_to_push_it() -> None:
     tree = ast.parse((TUI / "app.py").read_text())
     in_annotation = annotation_nodes(tree)
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
@@ -89,7 +93,7 @@ def test_the_app_names_a_screen_class_only_to_push_it():
     assert problems == []
 
 
-def test_no_screen_imports_the_app():
+def test_no_screen_imports_the_app() -> None:
     for path in sorted((TUI / "screens").glob("*.py")):
         text = path.read_text()
         assert "tau_tui.tui.app" not in text, path.name
@@ -113,7 +117,7 @@ class Listener(Screen[None]):
         subscribe(self, ctx.file_rebound, lambda run: self.heard.append(f"file:{Path(run.path).name}"))
 
 
-async def test_a_second_screen_hears_catalog_and_notes_signals(make_app, demo_copy):
+async def test_a_second_screen_hears_catalog_and_notes_signals(make_app: MakeApp, demo_copy: Path) -> None:
     recording = demo_copy
     app = make_app([recording])
     async with app.run_test(size=(100, 30)) as pilot:

@@ -32,7 +32,7 @@ print("ok")
 """
 
 
-def test_core_imports_without_textual():
+def test_core_imports_without_textual() -> None:
     result = subprocess.run(
         [sys.executable, "-c", BLOCK_TEXTUAL], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
@@ -40,7 +40,7 @@ def test_core_imports_without_textual():
     assert result.stdout.strip() == "ok"
 
 
-def test_cli_says_textual_is_missing_instead_of_crashing(tmp_path: Path):
+def test_cli_says_textual_is_missing_instead_of_crashing(tmp_path: Path) -> None:
     code = BLOCK_TEXTUAL.split("import tau_tui, ")[0] + (
         f"from tau_tui.cli import main\nraise SystemExit(main([{str(ROOT / 'recordings')!r}]))\n"
     )

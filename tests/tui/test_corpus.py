@@ -11,7 +11,7 @@ from rich.console import Console
 from tau_tui.analysis import Analyzer
 from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec
 from tau_tui.domains import DomainError
-from tau_tui.model.io import RecordedOnly, RunFileError, expand_paths, open_run
+from tau_tui.model.io import RecordedOnly, RunFile, RunFileError, expand_paths, open_run
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.state_tree import StateTree
 from tau_tui.views.panels import render_changes, render_derived, render_mismatch, render_recorded, render_task
@@ -36,14 +36,14 @@ def corpus_runs():
 
 
 @pytest.fixture(scope="module")
-def corpus(analyzer):
+def corpus(analyzer: Analyzer) -> tuple[list[RunFile], list[str]]:
     if not CORPUS.is_dir():
         pytest.fail(f"the tau2 corpus is missing at {CORPUS}")
     runs, failures = corpus_runs()
     return runs, failures
 
 
-def test_every_corpus_simulation_renders(corpus, analyzer: Analyzer):
+def test_every_corpus_simulation_renders(corpus: tuple[list[RunFile], list[str]], analyzer: Analyzer) -> None:
     runs, failures = corpus
     assert failures == []  # the tau-bench v1 file opens too (recorded only)
     console = Console(width=90, file=open(os.devnull, "w"))
@@ -75,7 +75,7 @@ def test_every_corpus_simulation_renders(corpus, analyzer: Analyzer):
     assert seen > 1500
 
 
-def test_catalog_of_the_whole_corpus(corpus):
+def test_catalog_of_the_whole_corpus(corpus: tuple[list[RunFile], list[str]]) -> None:
     runs, _ = corpus
     catalog = Catalog()
     for run in runs:
@@ -110,7 +110,9 @@ def hard_cases(runs) -> list[tuple[Path, int]]:
     return sorted({(path, index) for _, path, index in picks.values()})
 
 
-async def test_hard_simulations_open_and_step_to_the_end(corpus, tau2_data):
+async def test_hard_simulations_open_and_step_to_the_end(
+    corpus: tuple[list[RunFile], list[str]], tau2_data: Path
+) -> None:
     runs, _ = corpus
     cases = hard_cases(runs)
     assert len(cases) >= 5
@@ -135,7 +137,7 @@ async def test_hard_simulations_open_and_step_to_the_end(corpus, tau2_data):
             await pilot.pause()
 
 
-async def test_the_corpus_folder_opens_with_one_notice_for_its_data_folders(tau2_data):
+async def test_the_corpus_folder_opens_with_one_notice_for_its_data_folders(tau2_data: Path) -> None:
     """Scanning the corpus lists tau2's data folders once, not each of their ~800 JSON files."""
     app = build_app([CORPUS], tau2_data=tau2_data)
     async with app.run_test(size=(160, 45)) as pilot:
@@ -155,7 +157,7 @@ async def test_the_corpus_folder_opens_with_one_notice_for_its_data_folders(tau2
         assert len(notices) - len(inferred) <= 4
 
 
-async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_data, tmp_path):
+async def test_a_run_of_a_domain_we_do_not_have_yet_shows_its_rows_and_why(tau2_data: Path, tmp_path: Path) -> None:
     # banking_knowledge is a domain now: its gold file, renamed to a domain nobody has
     path = tmp_path / "unknown_domain.json"
     path.write_bytes(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tau_tui.model.nesting import CUT_MARKER
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
@@ -12,8 +13,11 @@ from tests.helpers import deep_results_file
 
 from .conftest import SIZE, open_sim, settle
 
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
-async def test_deep_recording_opens_steps_expands_and_exports(make_app, tmp_path: Path):
+
+async def test_deep_recording_opens_steps_expands_and_exports(make_app: MakeApp, tmp_path: Path) -> None:
     path = deep_results_file(tmp_path / "deep.json")
     app = make_app([path])
     async with app.run_test(size=SIZE) as pilot:

@@ -3,12 +3,19 @@ what to do, following the cursor; and the clusters view saying why it is empty."
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tau_tui.doctor.rules import RULES
 from tau_tui.tui.screens.doctor import DoctorScreen
 
 from .conftest import settle, wait_until
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tests.tui.conftest import MakeApp
 
 pytestmark = pytest.mark.corpus
 
@@ -17,7 +24,7 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-async def _doctor_with_tasks(pilot) -> DoctorScreen:
+async def _doctor_with_tasks(pilot: Pilot[None]) -> DoctorScreen:
     await settle(pilot)
     await pilot.press("D")
     screen = pilot.app.screen
@@ -29,7 +36,7 @@ async def _doctor_with_tasks(pilot) -> DoctorScreen:
     return screen
 
 
-async def test_detail_pane_shows_a_long_finding_whole_and_follows_the_cursor(make_app):
+async def test_detail_pane_shows_a_long_finding_whole_and_follows_the_cursor(make_app: MakeApp) -> None:
     app = make_app()  # the mock demo: its domain's task rules find long reasons
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _doctor_with_tasks(pilot)
@@ -58,7 +65,7 @@ async def test_detail_pane_shows_a_long_finding_whole_and_follows_the_cursor(mak
         assert _flat(screen.shown[header + 1].detail) in _flat(pane.plain)
 
 
-async def test_empty_clusters_view_says_why(make_app):
+async def test_empty_clusters_view_says_why(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import pytest
 
 from .conftest import settle, wait_until
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tests.tui.conftest import MakeApp
 
 pytestmark = pytest.mark.corpus
 
 
 def _doctor_on_the_longest_finding():
-    async def run_before(pilot):
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await pilot.press("D")
         screen = pilot.app.screen
@@ -26,9 +34,9 @@ def _doctor_on_the_longest_finding():
     return run_before
 
 
-def test_doctor_detail_pane_at_80x24(snap_compare, make_app):
+def test_doctor_detail_pane_at_80x24(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=_doctor_on_the_longest_finding())
 
 
-def test_doctor_detail_pane_at_120x35(snap_compare, make_app):
+def test_doctor_detail_pane_at_120x35(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
     assert snap_compare(make_app(), terminal_size=(120, 35), run_before=_doctor_on_the_longest_finding())

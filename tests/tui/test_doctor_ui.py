@@ -3,6 +3,9 @@ the simulation at the finding's step, ``c`` lists the failure clusters, ``t`` ad
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tau_tui.tui.screens.doctor import DoctorScreen
@@ -12,13 +15,18 @@ from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from ..conftest import CORPUS
 from .conftest import settle, wait_until
 
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
+
 pytestmark = pytest.mark.corpus
 
 BIG = (170, 50)
 GOLD_RETAIL = CORPUS / "generated" / "tau2-gold_retail.json"
 
 
-async def test_doctor_screen_groups_by_rule_and_opens_the_step(make_app, tau2_data, capsys):
+async def test_doctor_screen_groups_by_rule_and_opens_the_step(
+    make_app: MakeApp, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     from tau_tui.cli import main
@@ -49,7 +57,7 @@ async def test_doctor_screen_groups_by_rule_and_opens_the_step(make_app, tau2_da
         assert flags and all(f.step == first.step for f in flags)  # marked on the trajectory at the write
 
 
-async def test_doctor_screen_lists_clusters_and_task_findings(make_app):
+async def test_doctor_screen_lists_clusters_and_task_findings(make_app: MakeApp) -> None:
     path = CORPUS / "sierra-research__tau2-bench__airline.json"
     other = CORPUS / "sierra-research__tau2-bench__azure-airline-full.json"
     app = make_app([path, other])

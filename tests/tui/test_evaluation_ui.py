@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -19,6 +21,11 @@ from tau_tui.views.columns import flags_cell, recomputed_cell
 from ..conftest import CORPUS
 from .conftest import SIZE, open_sim, settle
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.tui.app import TauTuiApp
+    from tests.tui.conftest import MakeApp
+
 FOUR_TRIALS = (
     CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
 )
@@ -30,16 +37,16 @@ def plain(screen, selector: str) -> str:
     return console.export_text()
 
 
-def shown_ids(app) -> list[str]:
+def shown_ids(app: TauTuiApp) -> list[str]:
     return [row.sim_id for row in app.runs_screen.query_one(RunTable).rows]
 
 
-def test_every_flag_kind_has_a_letter():
+def test_every_flag_kind_has_a_letter() -> None:
     assert set(FLAG_CODES) == set(FLAG_KINDS)
     assert len(set(FLAG_CODES.values())) == len(FLAG_CODES)
 
 
-async def test_background_worker_fills_recomputed_reward_agreement_and_flags(make_app):
+async def test_background_worker_fills_recomputed_reward_agreement_and_flags(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -60,7 +67,7 @@ async def test_background_worker_fills_recomputed_reward_agreement_and_flags(mak
         assert "recomputed reward 1 ≠ recorded 0" in app.runs_screen.query_one("#row-preview").plain
 
 
-async def test_filter_by_process_flag_and_by_disagreement(make_app):
+async def test_filter_by_process_flag_and_by_disagreement(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -80,7 +87,7 @@ async def test_filter_by_process_flag_and_by_disagreement(make_app):
         assert shown_ids(app) == ["demo-structural-findings"]
 
 
-async def test_eval_tab_names_the_cause_and_jumps_to_the_divergence(make_app):
+async def test_eval_tab_names_the_cause_and_jumps_to_the_divergence(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
@@ -99,7 +106,7 @@ async def test_eval_tab_names_the_cause_and_jumps_to_the_divergence(make_app):
         assert "left the gold path" in screen.query_one("#traj-status").plain
 
 
-async def test_eval_tab_highlights_disagreement_and_jumps_between_flags(make_app):
+async def test_eval_tab_highlights_disagreement_and_jumps_between_flags(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
@@ -122,7 +129,7 @@ async def test_eval_tab_highlights_disagreement_and_jumps_between_flags(make_app
         assert screen.cursor == 3
 
 
-async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app, analyzer):
+async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app: MakeApp, analyzer: Analyzer) -> None:
     app = make_app([FOUR_TRIALS])
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
@@ -156,7 +163,7 @@ async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app, analyzer):
         assert app.screen is app.runs_screen
 
 
-async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_app, tmp_path):
+async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_app: MakeApp, tmp_path: Path) -> None:
     from tests.helpers import call, greet, result, results_file, say, user
 
     nl_task = {
@@ -208,7 +215,9 @@ async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_a
         assert "infrastructure_error 1" in side and "never counted as failures" in " ".join(side.split())
 
 
-async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(make_app, tmp_path, server):
+async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(
+    make_app: MakeApp, tmp_path: Path, server: tuple[type, str]
+) -> None:
     """NL assertions are "not evaluated" until J asks the judge model (a local OpenAI-compatible server)."""
     from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task
     from tests.helpers import call, greet, result, results_file, say, user
@@ -246,7 +255,7 @@ async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(make_app,
     assert path.read_bytes() == before
 
 
-async def test_j_without_a_judge_model_says_how_to_give_one(make_app, tmp_path):
+async def test_j_without_a_judge_model_says_how_to_give_one(make_app: MakeApp, tmp_path: Path) -> None:
     from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task
     from tests.helpers import call, greet, result, results_file, say, user
 

@@ -6,6 +6,10 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 from tau_tui.cli import main
 from tau_tui.model.io import open_run
@@ -14,10 +18,13 @@ from tau_tui.views.panels import render_derived
 from tests.conftest import ROOT
 from tests.helpers import call, greet, result, results_file
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+
 TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def troubled_run(path, analyzer):
+def troubled_run(path, analyzer: Analyzer):
     """One simulation with a mismatch, a finding, and a recorded DB check that disagrees with ours."""
     results_file(
         path,
@@ -36,7 +43,9 @@ def troubled_run(path, analyzer):
     return path, derived
 
 
-def test_the_cli_and_the_inspector_show_the_same_facts(tmp_path, tau2_data, analyzer, capsys):
+def test_the_cli_and_the_inspector_show_the_same_facts(
+    tmp_path: Path, tau2_data: Path, analyzer: Analyzer, capsys: pytest.CaptureFixture[str]
+) -> None:
     path, derived = troubled_run(tmp_path / "troubled.json", analyzer)
     analysis = analyzer.analyze(open_run(path), 0)
     facts = analysis.facts()
@@ -88,7 +97,7 @@ asyncio.run(main())
 """
 
 
-def test_opening_the_recordings_imports_deepdiff_only_for_a_mismatch_view(tau2_data):
+def test_opening_the_recordings_imports_deepdiff_only_for_a_mismatch_view(tau2_data: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", OPEN_RECORDINGS],
         cwd=ROOT,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,12 +16,15 @@ from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from ..conftest import CORPUS
 from .conftest import SIZE, open_sim, settle, wait_until
 
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
+
 pytestmark = pytest.mark.corpus
 
 BASELINE = CORPUS / "sierra-research__tau2-bench__e2e_airline_baseline.json"
 
 
-async def test_a_row_without_messages_opens_and_is_not_regraded(make_app, tmp_path):
+async def test_a_row_without_messages_opens_and_is_not_regraded(make_app: MakeApp, tmp_path: Path) -> None:
     run = json.loads(BASELINE.read_text())
     bare = copy.deepcopy(run["simulations"][0])
     bare.update(id="bare-row", messages=[])
@@ -39,7 +44,7 @@ async def test_a_row_without_messages_opens_and_is_not_regraded(make_app, tmp_pa
         await settle(pilot)
 
 
-async def test_a_lone_submission_is_a_note_with_its_claims(make_app, tmp_path):
+async def test_a_lone_submission_is_a_note_with_its_claims(make_app: MakeApp, tmp_path: Path) -> None:
     folder = tmp_path / "sub"
     folder.mkdir()
     (folder / "submission.json").write_text(

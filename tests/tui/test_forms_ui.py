@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from textual.widgets import Input, Label, OptionList
 
 from tau_tui.tui.screens.picker import PickerScreen
@@ -10,13 +13,18 @@ from tau_tui.tui.screens.rollout import RolloutScreen
 
 from .conftest import SIZE, set_input, settle, wait_until
 
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
+
 
 def labels_before(field: Input) -> list[str]:
     row = list(field.parent.children)
     return [str(w.render()) for w in row[: row.index(field)] if isinstance(w, Label)]
 
 
-async def test_the_focused_field_and_its_label_stand_out_and_every_field_has_a_label(make_app, tmp_path):
+async def test_the_focused_field_and_its_label_stand_out_and_every_field_has_a_label(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -36,7 +44,7 @@ async def test_the_focused_field_and_its_label_stand_out_and_every_field_has_a_l
             assert labels_before(form.query_one(field_id, Input))[-1] == "args"  # not only a placeholder
 
 
-async def test_pickers_open_with_the_first_option_highlighted_and_enter_takes_it(make_app):
+async def test_pickers_open_with_the_first_option_highlighted_and_enter_takes_it(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -51,7 +59,7 @@ async def test_pickers_open_with_the_first_option_highlighted_and_enter_takes_it
         assert app.screen is app.runs_screen and app.runs_screen.sort.column is None  # load order, the first
 
 
-async def test_enter_in_the_play_task_filter_starts_the_session(make_app, tmp_path):
+async def test_enter_in_the_play_task_filter_starts_the_session(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -65,7 +73,7 @@ async def test_enter_in_the_play_task_filter_starts_the_session(make_app, tmp_pa
         assert app.screen.session.task.id == "update_task_1"
 
 
-async def test_filter_form_labels_stand_apart_and_it_fits_80x24_with_a_sign_of_more(make_app):
+async def test_filter_form_labels_stand_apart_and_it_fits_80x24_with_a_sign_of_more(make_app: MakeApp) -> None:
     from textual.widgets import Select
 
     from tau_tui.tui.screens.filters import CHOICES, FilterScreen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from textual.widgets import Static
@@ -11,6 +12,9 @@ from tau_tui.tui.screens.help import HelpScreen
 from tau_tui.views.columns import COLUMNS
 
 from .conftest import SIZE, open_sim, settle
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 
 def help_text(screen: HelpScreen) -> str:
@@ -24,7 +28,7 @@ def listed_keys(screen: HelpScreen) -> list[str]:
     return [key for _, entries in screen.sections for entry in entries for key in entry.keys.split(" / ")]
 
 
-async def test_runs_help_explains_every_column_glyph_from_the_registry(make_app):
+async def test_runs_help_explains_every_column_glyph_from_the_registry(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -42,7 +46,7 @@ async def test_runs_help_explains_every_column_glyph_from_the_registry(make_app)
         assert {"Columns: one to the right", "Sort…", "Help", "Quit"} <= listed
 
 
-async def test_trajectory_help_lists_each_key_once_without_action_ids(make_app):
+async def test_trajectory_help_lists_each_key_once_without_action_ids(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -5,7 +5,9 @@ them silently); recorded brackets are shown literally, never read as markup."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -13,6 +15,9 @@ from tests.hostile import EVIL, MARKUP, raw_controls
 
 from .conftest import open_sim, set_input, settle, wait_until
 from .test_hostile_ui import BIG, SHOWN, check, hostile  # noqa: F401 - the fixture
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 OVERWRITE = "␇␈␍X"
 """BEL, backspace, CR: rich's ``Text`` strips them silently unless they are made visible first."""
@@ -38,7 +43,7 @@ def rows_of(table, name: str, task: str) -> list[int]:
     return [i for i, row in enumerate(table.rows) if row.path.name == name and row.task == task]
 
 
-async def test_trial_comparison_of_two_hostile_runs(make_app, hostile):
+async def test_trial_comparison_of_two_hostile_runs(make_app: MakeApp, hostile) -> None:
     from tau_tui.tui.screens.trial_compare import TrialCompareScreen
     from tau_tui.tui.widgets.rich_pane import RichPane
     from tau_tui.tui.widgets.run_table import RunTable
@@ -68,7 +73,9 @@ async def test_trial_comparison_of_two_hostile_runs(make_app, hostile):
         check(app, "trial comparison, writes only", ())
 
 
-async def test_fork_form_and_fork_comparison_show_the_hostile_original(make_app, hostile, tmp_path):
+async def test_fork_form_and_fork_comparison_show_the_hostile_original(
+    make_app: MakeApp, hostile, tmp_path: Path
+) -> None:
     from tau_tui.tui.screens.compare import CompareScreen
     from tau_tui.tui.screens.fork import ForkScreen
 
@@ -99,7 +106,7 @@ async def test_fork_form_and_fork_comparison_show_the_hostile_original(make_app,
         literal(drawn, "fork comparison", (OVERWRITE,))  # message lines are clipped before the brackets
 
 
-async def test_play_setup_and_play_with_hostile_text(make_app, hostile, tmp_path):
+async def test_play_setup_and_play_with_hostile_text(make_app: MakeApp, hostile, tmp_path: Path) -> None:
     from tau_tui.tui.screens.play import PlayScreen
     from tau_tui.tui.screens.play_setup import PlaySetupScreen
     from tau_tui.tui.screens.tool_form import ToolFormScreen
@@ -138,7 +145,7 @@ async def test_play_setup_and_play_with_hostile_text(make_app, hostile, tmp_path
         check(app, "tool form", ())
 
 
-async def test_rollout_form_from_hostile_rows(make_app, hostile, tmp_path):
+async def test_rollout_form_from_hostile_rows(make_app: MakeApp, hostile, tmp_path: Path) -> None:
     from tau_tui.tui.screens.rollout import RolloutScreen
     from tau_tui.tui.widgets.run_table import RunTable
 
@@ -158,7 +165,7 @@ async def test_rollout_form_from_hostile_rows(make_app, hostile, tmp_path):
             await pilot.pause()
 
 
-async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(make_app, hostile):
+async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(make_app: MakeApp, hostile) -> None:
     from tau_tui.tui.screens.calibrate import CalibrateScreen
     from tau_tui.tui.screens.gold_check import GoldCheckScreen
     from tau_tui.tui.screens.trial_compare import TrialCompareScreen
@@ -201,7 +208,7 @@ async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(mak
         assert MARKUP in text
 
 
-def test_gold_check_detail_shows_hostile_task_text_literally():
+def test_gold_check_detail_shows_hostile_task_text_literally() -> None:
     from tau_tui.tui.screens.gold_check import check_option, render_check
 
     difference = SimpleNamespace(
@@ -231,7 +238,7 @@ def test_gold_check_detail_shows_hostile_task_text_literally():
     literal(wide(check_option(check)), "gold check option")
 
 
-def test_fork_comparison_shows_hostile_labels_and_terminations_literally():
+def test_fork_comparison_shows_hostile_labels_and_terminations_literally() -> None:
     from tau_tui.tui.screens.compare import ForkSide, render_comparison
 
     original = ForkSide(f"original{EVIL}", 1.0, 0.0, f"user_stop{EVIL}", [], None, None)
@@ -240,7 +247,7 @@ def test_fork_comparison_shows_hostile_labels_and_terminations_literally():
     assert min(text.count(OVERWRITE), text.count(MARKUP), text.count(LINK)) >= 4, text
 
 
-async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app, hostile):
+async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app: MakeApp, hostile) -> None:
     """Composed lines: rich drops CR, BS and BEL from recorded text unless it goes through textsafe first."""
     from tau_tui.tui.widgets.run_table import RunTable
 
@@ -262,7 +269,7 @@ async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app, hosti
         assert header.count(OVERWRITE) >= 3 and MARKUP in header and not raw_controls(header), header
 
 
-def test_recorded_brackets_alone_are_never_read_as_markup():
+def test_recorded_brackets_alone_are_never_read_as_markup() -> None:
     """Without any control character (the cleaning leaves such text as it is), tables and heads still show it."""
     from tau_tui.replay.diff import Change
     from tau_tui.tui.screens.compare import ForkSide, render_comparison

@@ -3,17 +3,26 @@ and recorded brackets are never read as markup."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tests.hostile import MARKUP, raw_controls, write_hostile
 
 from .conftest import settle
 
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tau_tui.tui.app import TauTuiApp
+    from tests.tui.conftest import MakeApp
+
 BIG = (220, 60)
 SHOWN = ("␛[2J", "\\u202e")
 
 
-def screen_text(app) -> str:
+def screen_text(app: TauTuiApp) -> str:
     """What the terminal gets for the current screen: the text of every segment the compositor draws."""
     strips = app.screen._compositor.render_strips()
     lines = ["".join(segment.text for segment in strip) for strip in strips]
@@ -21,7 +30,7 @@ def screen_text(app) -> str:
     return "\n".join(lines)
 
 
-def check(app, where: str, marks: tuple[str, ...] = SHOWN) -> str:
+def check(app: TauTuiApp, where: str, marks: tuple[str, ...] = SHOWN) -> str:
     text = screen_text(app)
     drawn = [line for line in text.splitlines() if raw_controls(line, keep="")]
     assert not drawn, f"{where}: raw control characters drawn in {[repr(line.strip()) for line in drawn]}"
@@ -31,11 +40,11 @@ def check(app, where: str, marks: tuple[str, ...] = SHOWN) -> str:
 
 
 @pytest.fixture
-def hostile(tmp_path):
+def hostile(tmp_path: Path) -> Path:
     return write_hostile(tmp_path / "runs")
 
 
-async def visit(pilot, key: str, where: str, marks: tuple[str, ...] = SHOWN, back: str = "escape") -> str:
+async def visit(pilot: Pilot[None], key: str, where: str, marks: tuple[str, ...] = SHOWN, back: str = "escape") -> str:
     app = pilot.app
     before = app.screen
     await pilot.press(key)
@@ -48,7 +57,7 @@ async def visit(pilot, key: str, where: str, marks: tuple[str, ...] = SHOWN, bac
     return text
 
 
-async def test_runs_screen_and_its_modals(make_app, hostile):
+async def test_runs_screen_and_its_modals(make_app: MakeApp, hostile: Path) -> None:
     from tau_tui.tui.widgets.run_table import RunTable
 
     app = make_app([hostile.parent])
@@ -78,7 +87,7 @@ async def test_runs_screen_and_its_modals(make_app, hostile):
         assert "PWNED" in text
 
 
-async def test_trajectory_screen_every_tab(make_app, hostile):
+async def test_trajectory_screen_every_tab(make_app: MakeApp, hostile: Path) -> None:
     from tau_tui.tui.screens.trajectory import TrajectoryScreen
     from tau_tui.tui.widgets.run_table import RunTable
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.corpus
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory) -> list[Path]:
+def files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     corpus_required()
     from benchmarks.make_corpus import make
 
@@ -43,16 +43,18 @@ def _expected(paths: list[Path]) -> list[tuple[str, str]]:
     return rows
 
 
-async def test_rows_appear_before_every_file_is_indexed_and_keep_the_order_of_the_files(files, monkeypatch):
+async def test_rows_appear_before_every_file_is_indexed_and_keep_the_order_of_the_files(
+    files: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(indexing, "PARALLEL_MIN_BYTES", 0)
     gate = threading.Event()
     planned: list[int] = []
     real = indexing.index_files
 
-    def gated(paths, emit, workers, cancelled, every=indexing.EVERY):
+    def gated(paths, emit, workers, cancelled, every=indexing.EVERY) -> bool:
         planned.append(workers)
 
-        def held(event):
+        def held(event) -> None:
             if event.pos == 0 and not isinstance(event, Growing):
                 gate.wait(60)  # the large file stays "being indexed" until the test has looked
             emit(event)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tau_tui.cli import main
@@ -11,9 +14,12 @@ from tau_tui.tui.screens.help import HelpScreen
 
 from .conftest import SIZE, open_sim, settle
 
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
+
 
 @pytest.fixture
-def settings_file(monkeypatch, tmp_path):
+def settings_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     for name in ("TAU2_DATA_DIR", "TAU_TUI_DOMAINS", "TAU_TUI_RUNS_DIR", "TAU_TUI_JUDGE", "TAU_TUI_JUDGE_API_BASE"):
         monkeypatch.delenv(name, raising=False)
     path = tmp_path / "config.toml"
@@ -21,7 +27,9 @@ def settings_file(monkeypatch, tmp_path):
     return path
 
 
-async def test_a_remapped_binding_runs_on_its_new_key_only_and_help_and_palette_show_it(make_app, settings_file):
+async def test_a_remapped_binding_runs_on_its_new_key_only_and_help_and_palette_show_it(
+    make_app: MakeApp, settings_file: Path
+) -> None:
     settings_file.write_text('[keymap]\n"traj.next_write" = "ctrl+n"\n')
     app = make_app(keymap=load_settings().keymap)
     async with app.run_test(size=SIZE) as pilot:
@@ -41,7 +49,7 @@ async def test_a_remapped_binding_runs_on_its_new_key_only_and_help_and_palette_
         assert listed["Next write"] == "ctrl+n"
 
 
-async def test_a_remapped_app_binding_works_on_every_screen(make_app):
+async def test_a_remapped_app_binding_works_on_every_screen(make_app: MakeApp) -> None:
     app = make_app(keymap={"app.help": "f2"})
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -54,7 +62,7 @@ async def test_a_remapped_app_binding_works_on_every_screen(make_app):
         assert listed["Help"] == "f2"
 
 
-def test_an_unknown_binding_id_is_one_line_naming_it(make_app):
+def test_an_unknown_binding_id_is_one_line_naming_it(make_app: MakeApp) -> None:
     with pytest.raises(ConfigError) as info:
         make_app(keymap={"traj.next_wirte": "ctrl+n"})
     message = str(info.value)
@@ -62,7 +70,9 @@ def test_an_unknown_binding_id_is_one_line_naming_it(make_app):
     assert "traj.next_write" in message and "app.help" in message  # the known ids
 
 
-def test_the_cli_reports_an_unknown_binding_id_without_a_traceback(settings_file, tmp_path, capsys):
+def test_the_cli_reports_an_unknown_binding_id_without_a_traceback(
+    settings_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     settings_file.write_text('[keymap]\n"nope.nothing" = "x"\n')
     (tmp_path / "runs").mkdir()
     code = main([str(tmp_path / "runs")])
@@ -71,7 +81,7 @@ def test_the_cli_reports_an_unknown_binding_id_without_a_traceback(settings_file
     assert "keymap: unknown binding id 'nope.nothing'" in err and str(settings_file) in err
 
 
-def test_keymap_values_must_be_keys(settings_file):
+def test_keymap_values_must_be_keys(settings_file: Path) -> None:
     settings_file.write_text('[keymap]\n"traj.next_write" = "ctrl+n,"\n')
     with pytest.raises(ConfigError) as info:
         load_settings()
@@ -80,6 +90,6 @@ def test_keymap_values_must_be_keys(settings_file):
     assert load_settings().keymap == {"traj.next_write": "ctrl+n,N"}
 
 
-def test_the_known_ids_cover_both_apps_and_their_screens():
+def test_the_known_ids_cover_both_apps_and_their_screens() -> None:
     ids = known_binding_ids()
     assert {"traj.next_write", "app.help", "play_app.help", "help.close"} <= set(ids)

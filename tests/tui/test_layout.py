@@ -30,7 +30,7 @@ DEEP = [  # telecom ids that differ deep inside: at 20 columns two read the same
 ]
 
 
-def test_middle_elide_keeps_head_and_tail():
+def test_middle_elide_keeps_head_and_tail() -> None:
     assert (
         middle_elide("calibrate_20261201_053850.json", 20) == "calibrate_…053850.json"[:10] + "…" + "053850.json"[-9:]
     )
@@ -39,7 +39,7 @@ def test_middle_elide_keeps_head_and_tail():
     assert middle_elide("abc", 1) == "…"
 
 
-def test_file_names_differing_only_at_the_end_stay_apart_at_any_width():
+def test_file_names_differing_only_at_the_end_stay_apart_at_any_width() -> None:
     starts = distinct_starts(CALIBRATE_FILES)
     assert starts[CALIBRATE_FILES[0]] == len("calibrate_20261201_")  # the token that differs is kept whole
     for width in (10, 12, 16, 22):
@@ -49,7 +49,7 @@ def test_file_names_differing_only_at_the_end_stay_apart_at_any_width():
         assert [s[-6:] for s in shown] == ["053850", "053934", "054010"]
 
 
-def test_telecom_task_ids_keep_where_they_differ_and_their_tail():
+def test_telecom_task_ids_keep_where_they_differ_and_their_tail() -> None:
     starts = distinct_starts(TELECOM)
     for width in (14, 20, 30):
         shown = [elide(task, width, starts[task]) for task in TELECOM]
@@ -59,7 +59,7 @@ def test_telecom_task_ids_keep_where_they_differ_and_their_tail():
     assert "both" in shown[0] and "sms" in shown[1] and shown[1].endswith("Hard]") and shown[2].endswith("None]")
 
 
-def test_width_apart_widens_only_as_far_as_telling_every_value_apart_needs():
+def test_width_apart_widens_only_as_far_as_telling_every_value_apart_needs() -> None:
     starts = distinct_starts(DEEP)
     assert len({elide(v, 20, starts[v]) for v in DEEP}) < 4  # at 20 two read the same
     width = width_apart(DEEP, 20)
@@ -70,12 +70,12 @@ def test_width_apart_widens_only_as_far_as_telling_every_value_apart_needs():
     assert width_apart(["a", "b"], 10) == 10 and width_apart([], 5) == 5
 
 
-def test_distinct_start_of_a_prefix_of_another_value_is_zero():
+def test_distinct_start_of_a_prefix_of_another_value_is_zero() -> None:
     starts = distinct_starts(["warehouse", "warehouse_cassette", "aftersales"])
     assert starts == {"warehouse": 0, "warehouse_cassette": len("warehouse"), "aftersales": 0}
 
 
-def test_share_widths_gives_minimums_then_the_rest_by_share_up_to_natural():
+def test_share_widths_gives_minimums_then_the_rest_by_share_up_to_natural() -> None:
     shares = [Share(10, 2, 40), Share(10, 1, 12), Share(3)]
     assert share_widths(shares, 23) == [10, 10, 3]
     widths = share_widths(shares, 40)
@@ -83,13 +83,13 @@ def test_share_widths_gives_minimums_then_the_rest_by_share_up_to_natural():
     assert share_widths(shares, 200) == [40, 12, 3]  # nothing grows past its content
 
 
-def test_fitting_count_counts_whole_columns():
+def test_fitting_count_counts_whole_columns() -> None:
     assert fitting_count([5, 5, 5], 12) == 2  # 6 + 6 cells; the third would need 18
     assert fitting_count([5, 5, 5], 18) == 3
     assert fitting_count([5], 3) == 0
 
 
-def test_task_column_takes_what_the_other_columns_leave_within_its_bounds():
+def test_task_column_takes_what_the_other_columns_leave_within_its_bounds() -> None:
     tasks = [f"task_{i:02d}_" + "x" * 40 for i in range(3)]
     # 120 - frame 4 - padding 2 × 4 columns - 30 for the others: 78, more than the longest id needs
     assert task_column_width(tasks, [10, 10, 10], 120) == len(tasks[0])

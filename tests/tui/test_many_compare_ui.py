@@ -3,6 +3,9 @@ Enter on a run's cell opens the trajectories of that task beside the baseline's.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tau_tui.cli import main
@@ -16,12 +19,16 @@ from tau_tui.tui.widgets.run_table import RunTable
 
 from .conftest import settle, wait_until
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tests.tui.conftest import MakeApp
+
 BIG = (170, 50)
 AGENTS = (("gold", "scripted/gold"), ("flaky5", "scripted/flaky:0.5"), ("flaky3", "scripted/flaky:0.3"))
 
 
 @pytest.fixture
-def three_runs(tmp_path, tau2_data):
+def three_runs(tmp_path: Path, tau2_data: Path) -> list[Path]:
     """Three k=2 runs of the mock tasks: the scripted gold agent and two flaky ones."""
     folder = tmp_path
     paths = []
@@ -33,7 +40,9 @@ def three_runs(tmp_path, tau2_data):
     return paths
 
 
-async def test_mark_three_pick_the_baseline_matrix_and_enter(make_app, three_runs, analyzer):
+async def test_mark_three_pick_the_baseline_matrix_and_enter(
+    make_app: MakeApp, three_runs: list[Path], analyzer: Analyzer
+) -> None:
     paths = three_runs
     app = make_app(paths)
     async with app.run_test(size=BIG) as pilot:

@@ -4,6 +4,8 @@ hyperlinks reach the terminal; search matches are highlighted; long messages and
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 
@@ -15,8 +17,13 @@ from tests.hostile import EVIL, MARKUP, VISIBLE_MARKS, raw_controls
 
 from .conftest import open_sim, settle
 
+if TYPE_CHECKING:
+    from rich.text import Text
 
-def shown(content: str, role: str = "assistant", width: int = 70, terms: tuple[str, ...] = ()):
+    from tests.tui.conftest import MakeApp
+
+
+def shown(content: str, role: str = "assistant", width: int = 70, terms: tuple[str, ...] = ()) -> Text:
     doc = TrajectoryDoc([parse_message({"role": role, "content": content})])
     return render_step(doc.steps[0], RenderContext(width, terms=terms))
 
@@ -27,7 +34,7 @@ def style_at(text, word: str) -> Style:
     return text.get_style_at_offset(Console(), text.plain.index(word))
 
 
-def test_agent_markdown_is_formatted_and_line_breaks_stay():
+def test_agent_markdown_is_formatted_and_line_breaks_stay() -> None:
     text = shown("We have **economy** and *basic* seats:\n- one `HAT123`\n- two\nThank you.\nBye.")
     plain = text.plain
     assert "**" not in plain and "`" not in plain and "economy" in plain
@@ -37,12 +44,12 @@ def test_agent_markdown_is_formatted_and_line_breaks_stay():
     assert "Thank you." in lines and "Bye." in lines  # a line break in the message stays one
 
 
-def test_user_text_and_plain_agent_text_are_left_as_written():
+def test_user_text_and_plain_agent_text_are_left_as_written() -> None:
     assert shown("I want **economy**", role="user").plain == "I want **economy**"
     assert shown("Your flight is booked.").plain == "Your flight is booked."
 
 
-def test_links_show_their_address_and_never_become_hyperlinks():
+def test_links_show_their_address_and_never_become_hyperlinks() -> None:
     text = shown("See [the policy](http://evil.example/p) or <http://evil.example/q> ![map](http://evil.example/m.png)")
     plain = text.plain
     assert "the policy (http://evil.example/p)" in plain and "http://evil.example/q" in plain
@@ -50,26 +57,26 @@ def test_links_show_their_address_and_never_become_hyperlinks():
     assert not any(isinstance(span.style, Style) and span.style.link for span in text.spans)
 
 
-def test_html_and_rich_markup_are_shown_as_text():
+def test_html_and_rich_markup_are_shown_as_text() -> None:
     text = shown("Click <a href='http://evil.example'>here</a> <script>alert(1)</script> **now** " + MARKUP)
     plain = text.plain
     assert "<a href='http://evil.example'>here</a>" in plain and "<script>alert(1)</script>" in plain
     assert MARKUP in plain
 
 
-def test_control_sequences_in_markdown_are_drawn_visibly():
+def test_control_sequences_in_markdown_are_drawn_visibly() -> None:
     text = shown(f"**Hello** {EVIL}\n- item {EVIL}")
     assert not raw_controls(text.plain)
     assert all(mark in text.plain for mark in VISIBLE_MARKS)
 
 
-def test_search_terms_are_highlighted_in_formatted_text():
+def test_search_terms_are_highlighted_in_formatted_text() -> None:
     text = shown("We have **economy** seats", terms=("economy",))
     start = text.plain.index("economy")
     assert any(span.start <= start < span.end and "yellow" in str(span.style) for span in text.spans)
 
 
-def test_a_long_agent_message_is_shown_plain_and_fast():
+def test_a_long_agent_message_is_shown_plain_and_fast() -> None:
     long = ("**row** | a | b |\n" * (MARKDOWN_LIMIT // 10))[: MARKDOWN_LIMIT * 3]
     started = time.perf_counter()
     text = shown(long)
@@ -77,7 +84,7 @@ def test_a_long_agent_message_is_shown_plain_and_fast():
     assert text.plain.startswith("**row** | a | b |")
 
 
-async def test_the_trajectory_shows_agent_markdown_and_keeps_tool_calls(make_app, tmp_path):
+async def test_the_trajectory_shows_agent_markdown_and_keeps_tool_calls(make_app: MakeApp, tmp_path: Path) -> None:
     import json
 
     from .conftest import MOCK_DEMO

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from tau_tui.analysis import Analyzer
 from tau_tui.catalog import RunFilter
 from tau_tui.domains import DomainRegistry
@@ -11,6 +14,9 @@ from tau_tui.views.render import RenderContext, render_step
 from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 from .conftest import ROOT, open_sim, settle
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 BIG = (160, 45)
 OUR_RECORDINGS = ROOT / "recordings"
@@ -27,7 +33,7 @@ def step_text(doc: TrajectoryDoc, step: int, expanded: bool = False) -> str:
     return render_step(doc.steps[step], RenderContext(120, expanded=expanded)).plain
 
 
-def test_injected_faults_have_their_pill_and_say_kind_and_attempt():
+def test_injected_faults_have_their_pill_and_say_kind_and_attempt() -> None:
     doc = doc_of("warehouse.json", "wh-gold-split")
     assert doc.targets["fault"] == [7, 9, 13]
     assert [c.pill for c in doc.calls] == ["read", "read", "fault", "slow", "read", "fault", "ok", "ok"]
@@ -38,7 +44,7 @@ def test_injected_faults_have_their_pill_and_say_kind_and_attempt():
     assert doc.calls[5].kind == "fault" and not doc.calls[5].is_write  # a faulted write changed nothing
 
 
-def test_a_cassette_refusal_ends_the_episode_where_it_is_marked():
+def test_a_cassette_refusal_ends_the_episode_where_it_is_marked() -> None:
     doc = doc_of("warehouse_cassette.json", "cas-greedy-refused")
     assert doc.targets["refusal"] == [9] and doc.calls[-1].pill == "refused"
     text = step_text(doc, 9)
@@ -46,7 +52,7 @@ def test_a_cassette_refusal_ends_the_episode_where_it_is_marked():
     assert len(doc.call_views_at(9)) == 1  # the refused call once, though two events carry it
 
 
-def test_results_served_by_a_cassette_say_where_they_were_recorded():
+def test_results_served_by_a_cassette_say_where_they_were_recorded() -> None:
     from tau_tui.views.panels import render_call
 
     doc = doc_of("warehouse_cassette.json", "cas-greedy-refused")
@@ -56,7 +62,7 @@ def test_results_served_by_a_cassette_say_where_they_were_recorded():
     assert "served by the cassette" not in render_call(doc.call_views_at(9)[0]).plain  # refused: never served
 
 
-def test_a_discovered_tool_is_marked_where_it_was_found_and_on_its_calls():
+def test_a_discovered_tool_is_marked_where_it_was_found_and_on_its_calls() -> None:
     doc = doc_of("aftersales.json", "as-gold-goodwill")
     assert doc.targets["discovery"] == [7]
     assert "✦ discovered issue_goodwill_credit" in step_text(doc, 7)
@@ -65,7 +71,7 @@ def test_a_discovered_tool_is_marked_where_it_was_found_and_on_its_calls():
     assert "✦" in step_text(doc, 10) and "discoverable tool, discovered at step 7" in step_text(doc, 10, True)
 
 
-async def test_trajectory_screen_jumps_to_faults_and_refusals(make_app):
+async def test_trajectory_screen_jumps_to_faults_and_refusals(make_app: MakeApp) -> None:
     app = make_app([OUR_RECORDINGS])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -96,7 +102,7 @@ async def test_trajectory_screen_jumps_to_faults_and_refusals(make_app):
         assert "1 discovered" in app.screen.query_one("#traj-header").plain
 
 
-async def test_runs_table_counts_faults_refusals_and_discoveries(make_app):
+async def test_runs_table_counts_faults_refusals_and_discoveries(make_app: MakeApp) -> None:
     app = make_app([OUR_RECORDINGS])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -123,7 +129,7 @@ async def test_runs_table_counts_faults_refusals_and_discoveries(make_app):
 # --- live play marks them as the inspector does ----------------------------------------------------------
 
 
-async def play_one_call(registry, tmp_path, domain: str, task: str, tool: str, arguments: dict):
+async def play_one_call(registry: DomainRegistry, tmp_path: Path, domain: str, task: str, tool: str, arguments: dict):
     """Play the agent of ``task``, call ``tool`` once; returns the screen, the view's text of the result step."""
     from tau_tui.rollout import PlaySession
     from tau_tui.tui.play import PlayApp
@@ -152,7 +158,9 @@ async def play_one_call(registry, tmp_path, domain: str, task: str, tool: str, a
         return screen.doc, shown, call_step, result_step
 
 
-async def test_live_play_marks_an_injected_fault_as_the_inspector_does(registry, tmp_path):
+async def test_live_play_marks_an_injected_fault_as_the_inspector_does(
+    registry: DomainRegistry, tmp_path: Path
+) -> None:
     doc, shown, call_step, result_step = await play_one_call(
         registry,
         tmp_path,
@@ -168,7 +176,9 @@ async def test_live_play_marks_an_injected_fault_as_the_inspector_does(registry,
     assert "error" not in shown[call_step].split()  # the pill says fault, not error
 
 
-async def test_live_play_shows_a_discovered_tool_as_the_inspector_does(registry, tmp_path):
+async def test_live_play_shows_a_discovered_tool_as_the_inspector_does(
+    registry: DomainRegistry, tmp_path: Path
+) -> None:
     doc, shown, _, result_step = await play_one_call(
         registry, tmp_path, "aftersales", "goodwill_for_late_delivery", "read_document", {"doc_id": "KB-205"}
     )
@@ -176,7 +186,7 @@ async def test_live_play_shows_a_discovered_tool_as_the_inspector_does(registry,
     assert "✦ discovered issue_goodwill_credit" in shown[result_step]
 
 
-async def test_the_trajectory_footer_counts_flags_and_tool_errors_as_the_runs_table_does(make_app):
+async def test_the_trajectory_footer_counts_flags_and_tool_errors_as_the_runs_table_does(make_app: MakeApp) -> None:
     from tests.conftest import CORPUS
 
     qwen = CORPUS / "sierra-research__tau2-bench__qwen2.5-7b_airline_default_gpt-4.1-2025-04-14_1trials.json"

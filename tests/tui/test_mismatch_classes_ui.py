@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 from rich.console import Console
 from textual.widgets import Checkbox
@@ -16,7 +19,10 @@ from tau_tui.views.panels import render_mismatch
 from tau_tui.views.render import RenderContext, render_step
 from tau_tui.views.trajectory_doc import TrajectoryDoc
 from tests.test_mismatch_classes import AS_FIXED, library_text_recording, retail_recording
-from tests.tui.conftest import SIZE, settle
+from tests.tui.conftest import SIZE, MakeApp, settle
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
 
 def text_of(renderable, width: int = 160) -> str:
@@ -26,7 +32,7 @@ def text_of(renderable, width: int = 160) -> str:
 
 
 @pytest.fixture
-def recordings(tmp_path):
+def recordings(tmp_path: Path) -> dict[str, Path]:
     """(path, sim id) of: library text only, upstream fix only, library text then a divergence."""
     return {
         "library": library_text_recording(tmp_path / "library.json", then_diverge=False, sim_id="lib-only"),
@@ -36,7 +42,7 @@ def recordings(tmp_path):
 
 
 @pytest.fixture
-def catalog(recordings, registry):
+def catalog(recordings: dict[str, Path], registry: DomainRegistry) -> Catalog:
     analyzer = Analyzer(registry)
     catalog = Catalog()
     for path in recordings.values():
@@ -46,7 +52,7 @@ def catalog(recordings, registry):
     return catalog
 
 
-def test_the_runs_table_counts_divergences_and_marks_explained_mismatches(catalog):
+def test_the_runs_table_counts_divergences_and_marks_explained_mismatches(catalog: Catalog) -> None:
     rows = {row.path.stem: row for row in catalog.rows}
     summaries = {
         name: (
@@ -73,7 +79,7 @@ def test_the_runs_table_counts_divergences_and_marks_explained_mismatches(catalo
     assert by_divergence[0].path.stem == "both"
 
 
-def test_has_mismatch_keeps_its_meaning_and_has_divergence_selects_divergences(catalog):
+def test_has_mismatch_keeps_its_meaning_and_has_divergence_selects_divergences(catalog: Catalog) -> None:
     stems = lambda rows: sorted(r.path.stem for r in rows)  # noqa: E731
     assert stems(catalog.view(RunFilter(has_mismatch=True), SortSpec())) == ["both", "library", "upstream"]
     assert stems(catalog.view(RunFilter(has_divergence=True), SortSpec())) == ["both"]
@@ -81,7 +87,9 @@ def test_has_mismatch_keeps_its_meaning_and_has_divergence_selects_divergences(c
     assert RunFilter(has_divergence=True).needs_replay
 
 
-def test_the_trajectory_pills_and_the_mismatch_panel_name_the_class(recordings, registry):
+def test_the_trajectory_pills_and_the_mismatch_panel_name_the_class(
+    recordings: dict[str, Path], registry: DomainRegistry
+) -> None:
     analyzer = Analyzer(registry)
     views = {}
     for name, path in recordings.items():
@@ -106,7 +114,7 @@ def test_the_trajectory_pills_and_the_mismatch_panel_name_the_class(recordings, 
     assert "≈ differs only in pydantic's" in text_of(step)
 
 
-async def test_the_filter_form_offers_divergences_only(recordings, make_app):
+async def test_the_filter_form_offers_divergences_only(recordings: dict[str, Path], make_app: MakeApp) -> None:
     app = make_app(list(recordings.values()))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -131,7 +139,9 @@ async def test_the_filter_form_offers_divergences_only(recordings, make_app):
         assert [row.sim_id for row in app.runs_screen.query_one(RunTable).rows] == ["lib-then-diverge"]
 
 
-def test_the_trajectory_header_shows_explained_mismatches_apart(recordings, registry):
+def test_the_trajectory_header_shows_explained_mismatches_apart(
+    recordings: dict[str, Path], registry: DomainRegistry
+) -> None:
     from tau_tui.tui.screens.trajectory import header_fact
 
     analyzer = Analyzer(registry)

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
 
 from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec, query_terms
-from tau_tui.model.io import open_run
+from tau_tui.model.io import RunFile, open_run
 from tau_tui.views.panels import render_changes, render_mismatch, side_by_side
 from tau_tui.views.render import RENDERERS, RenderContext, render_step, role_of
 from tau_tui.views.state_nodes import MISSING, label, marks_for, value_at
 from tau_tui.views.trajectory_doc import TrajectoryDoc
 
 from .conftest import MOCK_DEMO
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
 
 
 def text_of(renderable, width: int = 160) -> str:
@@ -24,11 +28,11 @@ def text_of(renderable, width: int = 160) -> str:
 
 
 @pytest.fixture(scope="module")
-def run():
+def run() -> RunFile:
     return open_run(MOCK_DEMO)
 
 
-def doc_for(run, analyzer, sim_id: str) -> TrajectoryDoc:
+def doc_for(run: RunFile, analyzer: Analyzer, sim_id: str) -> TrajectoryDoc:
     index = run.find(sim_id)
     analysis = analyzer.analyze(run, index)
     return TrajectoryDoc(analysis.sim.trajectory, analysis.timeline)
@@ -37,7 +41,7 @@ def doc_for(run, analyzer, sim_id: str) -> TrajectoryDoc:
 # --- catalog ------------------------------------------------------------------------------------
 
 
-def test_catalog_filters_sorts_and_searches(run, analyzer):
+def test_catalog_filters_sorts_and_searches(run: RunFile, analyzer: Analyzer) -> None:
     catalog = Catalog()
     catalog.add_run(run)
     for row in catalog.rows:
@@ -59,14 +63,14 @@ def test_catalog_filters_sorts_and_searches(run, analyzer):
     assert by_mismatch[0].sim_id == "demo-mismatch"
 
 
-def test_replay_filters_hide_rows_not_yet_replayed(run):
+def test_replay_filters_hide_rows_not_yet_replayed(run: RunFile) -> None:
     catalog = Catalog()
     catalog.add_run(run)
     assert catalog.view(RunFilter(has_mismatch=True), SortSpec()) == []
     assert len(catalog.view(RunFilter(), SortSpec())) == 5
 
 
-def test_reloading_a_file_replaces_its_rows_in_place(run):
+def test_reloading_a_file_replaces_its_rows_in_place(run: RunFile) -> None:
     catalog = Catalog()
     catalog.add_run(run)
     again = open_run(MOCK_DEMO)
@@ -76,7 +80,7 @@ def test_reloading_a_file_replaces_its_rows_in_place(run):
     assert catalog.find(MOCK_DEMO, "demo-user-tools").index == 4
 
 
-def test_unscored_and_infra_runs_are_never_failed(tmp_path: Path):
+def test_unscored_and_infra_runs_are_never_failed(tmp_path: Path) -> None:
     from tests.helpers import greet, results_file, user
 
     path = results_file(
@@ -101,7 +105,7 @@ def test_unscored_and_infra_runs_are_never_failed(tmp_path: Path):
     assert catalog.view(RunFilter(failed_only=True), SortSpec()) == []
 
 
-def test_query_terms():
+def test_query_terms() -> None:
     assert query_terms("  Refund  ORDER ") == ["refund", "order"]
     assert query_terms('"exact phrase"') == ["exact phrase"]
 
@@ -109,7 +113,7 @@ def test_query_terms():
 # --- trajectory document ---------------------------------------------------------------------------
 
 
-def test_jump_targets(run, analyzer):
+def test_jump_targets(run: RunFile, analyzer: Analyzer) -> None:
     doc = doc_for(run, analyzer, "demo-clean-pass")
     assert doc.targets["call"] == [2, 4]
     assert doc.targets["write"] == [5]
@@ -124,7 +128,7 @@ def test_jump_targets(run, analyzer):
     assert doc.targets["mismatch"] == [3]
 
 
-def test_doc_without_replay_still_pairs_calls(run):
+def test_doc_without_replay_still_pairs_calls(run: RunFile) -> None:
     sim = run.simulation(run.find("demo-hallucinated-tool"))
     doc = TrajectoryDoc(sim.trajectory, None)
     assert [c.pill for c in doc.calls] == ["error", "not replayed"]
@@ -134,7 +138,7 @@ def test_doc_without_replay_still_pairs_calls(run):
 # --- renderers ------------------------------------------------------------------------------------------
 
 
-def test_every_event_kind_has_a_renderer(run, analyzer):
+def test_every_event_kind_has_a_renderer(run: RunFile, analyzer: Analyzer) -> None:
     kinds = set()
     for sim_id in (
         "demo-clean-pass",
@@ -152,7 +156,7 @@ def test_every_event_kind_has_a_renderer(run, analyzer):
     assert {"write", "mismatch", "hallucinated", "tool_call", "tool_result", "tool_error", "finding"} <= kinds
 
 
-def test_call_line_fits_the_width_with_its_pill(run, analyzer):
+def test_call_line_fits_the_width_with_its_pill(run: RunFile, analyzer: Analyzer) -> None:
     doc = doc_for(run, analyzer, "demo-mismatch")
     text = render_step(doc.steps[2], RenderContext(50))
     assert text.cell_len == 50 and text.plain.endswith(" mismatch ")
@@ -161,14 +165,14 @@ def test_call_line_fits_the_width_with_its_pill(run, analyzer):
     assert '"status": "completed"' in expanded
 
 
-def test_user_side_tool_calls_are_labelled(run, analyzer):
+def test_user_side_tool_calls_are_labelled(run: RunFile, analyzer: Analyzer) -> None:
     doc = doc_for(run, analyzer, "demo-user-tools")
     assert role_of(doc.steps[1])[0] == "user ⚒"
     assert role_of(doc.steps[2])[0] == "user tool"
     assert role_of(doc.steps[3])[0] == "user"
 
 
-def test_mismatch_panel_marks_the_differing_lines(run, analyzer):
+def test_mismatch_panel_marks_the_differing_lines(run: RunFile, analyzer: Analyzer) -> None:
     doc = doc_for(run, analyzer, "demo-mismatch")
     call = doc.calls[0]
     text = text_of(render_mismatch(call))
@@ -177,7 +181,7 @@ def test_mismatch_panel_marks_the_differing_lines(run, analyzer):
     assert "− b" in table and "+ c" in table
 
 
-def test_changes_panel(run, analyzer):
+def test_changes_panel(run: RunFile, analyzer: Analyzer) -> None:
     analysis = analyzer.analyze(run, run.find("demo-clean-pass"))
     agent, user = analysis.timeline.changes_at(5)
     text = text_of(render_changes((("agent DB", agent), ("user DB", user)), "none"))
@@ -188,7 +192,7 @@ def test_changes_panel(run, analyzer):
 # --- state labels -------------------------------------------------------------------------------------------
 
 
-def test_state_labels_and_marks(run, analyzer):
+def test_state_labels_and_marks(run: RunFile, analyzer: Analyzer) -> None:
     analysis = analyzer.analyze(run, run.find("demo-clean-pass"))
     state = analysis.timeline.state_at(5).agent
     assert value_at(state, ("tasks", "task_1", "status")) == "completed"
@@ -199,7 +203,7 @@ def test_state_labels_and_marks(run, analyzer):
     assert marks == {("tasks",): "within", ("tasks", "task_1"): "within", ("tasks", "task_1", "status"): "changed"}
 
 
-def test_comparison_stacks_when_narrow():
+def test_comparison_stacks_when_narrow() -> None:
     from tau_tui.views.panels import OutputLines
 
     comparison = OutputLines(["{", '  "a": 1', "}"], ["{", '  "a": 2', "}"], ("recorded", "replayed"))

@@ -5,6 +5,8 @@ what an empty selection runs, and its model fields are reachable with tab on a s
 from __future__ import annotations
 
 import io
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
@@ -17,13 +19,19 @@ from tau_tui.tui.screens.run_compare import RunCompareScreen
 from ..conftest import CORPUS
 from .conftest import open_rollout_form, settle, wait_until
 
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tau_tui.tui.app import TauTuiApp
+    from tests.tui.conftest import MakeApp
+
 SIZES = [(80, 24), (120, 35)]
 GPT41 = CORPUS / "sierra-research__tau2-bench__gpt-4.1_airline_default_gpt-4.1_1trials.json"
 QWEN = CORPUS / "sierra-research__tau2-bench__qwen2.5-7b_airline_default_gpt-4.1-2025-04-14_1trials.json"
 ORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
 
 
-def screen_lines(app) -> list[str]:
+def screen_lines(app: TauTuiApp) -> list[str]:
     """The screen as drawn, one string per row (what ``export_screenshot`` draws, as plain text)."""
     width, height = app.size
     console = Console(width=width, height=height, file=io.StringIO(), record=True, legacy_windows=False)
@@ -31,7 +39,7 @@ def screen_lines(app) -> list[str]:
     return console.export_text().splitlines()
 
 
-def drawn_in(app, widget) -> str:
+def drawn_in(app: TauTuiApp, widget) -> str:
     """The text drawn inside ``widget``'s region, its rows joined with newlines."""
     region = widget.region
     rows = screen_lines(app)[region.y : region.bottom]
@@ -43,7 +51,7 @@ def squeezed(text: str) -> str:
     return "".join(text.split())
 
 
-async def _recorded(pilot, screen):
+async def _recorded(pilot: Pilot[None], screen):
     """Push a compare screen on its recorded rewards (nothing replayed) and wait until it shows them."""
     screen.recorded = True
     pilot.app.push_screen(screen)
@@ -56,7 +64,7 @@ pytestmark = pytest.mark.corpus
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_many_compare_keeps_the_statistics_whole_and_the_label_gives_way(make_app, size):
+async def test_many_compare_keeps_the_statistics_whole_and_the_label_gives_way(make_app: MakeApp, size) -> None:
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -90,7 +98,7 @@ async def test_many_compare_keeps_the_statistics_whole_and_the_label_gives_way(m
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_run_compare_keeps_p_and_the_interval_whole_and_the_labels_give_way(make_app, size):
+async def test_run_compare_keeps_p_and_the_interval_whole_and_the_labels_give_way(make_app: MakeApp, size) -> None:
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -116,7 +124,9 @@ async def test_run_compare_keeps_p_and_the_interval_whole_and_the_labels_give_wa
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_rollout_form_says_an_empty_selection_runs_every_task_and_ticks_none(make_app, tmp_path, size):
+async def test_rollout_form_says_an_empty_selection_runs_every_task_and_ticks_none(
+    make_app: MakeApp, tmp_path: Path, size
+) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=size) as pilot:
         form = await open_rollout_form(pilot)
@@ -140,7 +150,7 @@ async def test_rollout_form_says_an_empty_selection_runs_every_task_and_ticks_no
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_rollout_form_model_fields_are_reachable_with_tab(make_app, tmp_path, size):
+async def test_rollout_form_model_fields_are_reachable_with_tab(make_app: MakeApp, tmp_path: Path, size) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=size) as pilot:
         form = await open_rollout_form(pilot)
@@ -162,7 +172,7 @@ async def test_rollout_form_model_fields_are_reachable_with_tab(make_app, tmp_pa
 # --- the labels that give way (pure) ------------------------------------------------------------------------
 
 
-def test_shortened_labels_keep_the_model_and_fit_their_room():
+def test_shortened_labels_keep_the_model_and_fit_their_room() -> None:
     from tau_tui.views.compare_labels import fitted_line, shortened
 
     labels = [f"gpt-4.1 ({GPT41.name})", f"ollama_chat/qwen2.5:7b ({QWEN.name})"]

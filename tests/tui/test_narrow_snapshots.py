@@ -3,7 +3,9 @@ replayed), where the run labels give way to the statistics."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,6 +15,11 @@ from tau_tui.tui.screens.run_compare import RunCompareScreen
 from ..conftest import CORPUS
 from .conftest import open_rollout_form, settle, wait_until
 
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tests.tui.conftest import MakeApp
+
 pytestmark = pytest.mark.corpus
 
 SIZES = [(80, 24), (120, 35)]
@@ -21,7 +28,7 @@ QWEN = CORPUS / "sierra-research__tau2-bench__qwen2.5-7b_airline_default_gpt-4.1
 ORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
 
 
-async def _show(pilot, screen) -> None:
+async def _show(pilot: Pilot[None], screen) -> None:
     screen.recorded = True
     pilot.app.push_screen(screen)
     await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
@@ -29,8 +36,8 @@ async def _show(pilot, screen) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x35"])
-def test_many_compare_at(snap_compare, make_app, size):
-    async def run_before(pilot):
+def test_many_compare_at(snap_compare: Callable[..., bool], make_app: MakeApp, size) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         screen = ManyCompareScreen([GPT41, QWEN, ORCHESTRA], 0)
         await _show(pilot, screen)
@@ -41,8 +48,8 @@ def test_many_compare_at(snap_compare, make_app, size):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x35"])
-def test_run_compare_at(snap_compare, make_app, size):
-    async def run_before(pilot):
+def test_run_compare_at(snap_compare: Callable[..., bool], make_app: MakeApp, size) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await _show(pilot, RunCompareScreen(GPT41, ORCHESTRA))
 
@@ -50,8 +57,8 @@ def test_run_compare_at(snap_compare, make_app, size):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x35"])
-def test_rollout_form_at(snap_compare, make_app, size):
-    async def run_before(pilot):
+def test_rollout_form_at(snap_compare: Callable[..., bool], make_app: MakeApp, size) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         form = await open_rollout_form(pilot)
         form.query_one("#r-agent").focus()  # scrolled to the model fields
         await pilot.pause()

@@ -9,6 +9,9 @@ import io
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from tau_tui.model.notes import NoteBook, notes_path
 from tau_tui.tui.screens.note_form import NoteFormScreen
@@ -18,6 +21,11 @@ from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.run_table import RunTable
 
 from .conftest import ROOT, open_sim, set_input, settle, wait_until
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tests.tui.conftest import MakeApp
 
 BIG = (160, 45)
 
@@ -42,7 +50,9 @@ def copy_recordings(tmp_path: Path) -> Path:
     return folder
 
 
-async def fill_note(pilot, error_type: str, text: str, source: str | None = None, whole: bool = False) -> None:
+async def fill_note(
+    pilot: Pilot[None], error_type: str, text: str, source: str | None = None, whole: bool = False
+) -> None:
     """The note form is open: pick, type, save (ctrl+s) and wait for the sidecar write."""
     app = pilot.app
     form = app.screen
@@ -59,7 +69,9 @@ async def fill_note(pilot, error_type: str, text: str, source: str | None = None
     await pilot.pause()
 
 
-async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(make_app, tmp_path: Path):
+async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     folder = copy_recordings(tmp_path)
     recording = folder / "aftersales.json"
     before = digest(recording)
@@ -110,7 +122,7 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(ma
     assert {n.task_id for n in book.notes} == {"large_refund_needs_approval"}
 
 
-async def test_notes_list_opens_the_step_exports_and_deletes(make_app, tmp_path: Path):
+async def test_notes_list_opens_the_step_exports_and_deletes(make_app: MakeApp, tmp_path: Path) -> None:
     folder = copy_recordings(tmp_path)
     before = {p.name: digest(p) for p in folder.glob("*.json")}
     NoteBook(folder / "warehouse.json").add(
@@ -158,8 +170,8 @@ async def test_notes_list_opens_the_step_exports_and_deletes(make_app, tmp_path:
 
 
 async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_stays(
-    make_app, tmp_path: Path, monkeypatch
-):
+    make_app: MakeApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import errno
     import os
 
@@ -179,7 +191,7 @@ async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_s
             app, "notify", lambda message, **kw: (shown.append(str(message)), real_notify(message, **kw))
         )
 
-        def read_only(*args, **kwargs):
+        def read_only(*args, **kwargs: Any):
             raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
         monkeypatch.setattr(os, "replace", read_only)
@@ -192,8 +204,8 @@ async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_s
 
 
 async def test_a_note_on_the_bundled_recordings_goes_to_the_user_data_folder(
-    make_app, tmp_path: Path, user_data_home: Path
-):
+    make_app: MakeApp, tmp_path: Path, user_data_home: Path
+) -> None:
     folder = ROOT / "recordings"
     before = sorted(p.name for p in folder.iterdir())
     app = make_app([folder], runs_dir=tmp_path)
@@ -211,7 +223,9 @@ async def test_a_note_on_the_bundled_recordings_goes_to_the_user_data_folder(
     assert len(saved) == 1 and "a note on a bundled recording" in saved[0].read_text()
 
 
-async def test_the_note_form_takes_typed_text_first_and_keeps_its_lists_inside_its_border(make_app, tmp_path: Path):
+async def test_the_note_form_takes_typed_text_first_and_keeps_its_lists_inside_its_border(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     from textual.widgets import Select
 
     folder = copy_recordings(tmp_path)

@@ -26,7 +26,7 @@ async def _derived(workers: int) -> tuple[dict, bool]:
     return rows, used_pool
 
 
-async def test_two_worker_processes_give_the_same_rows_as_one():
+async def test_two_worker_processes_give_the_same_rows_as_one() -> None:
     corpus_required()
     one, pooled_one = await _derived(1)
     two, pooled_two = await _derived(2)

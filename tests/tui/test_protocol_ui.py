@@ -4,6 +4,8 @@ under protocol tau2 shows the person the prompt a model in their place would get
 from __future__ import annotations
 
 import io
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
@@ -15,12 +17,15 @@ from tau_tui.tui.widgets.rich_pane import RichPane
 
 from .conftest import SIZE, open_rollout_form, set_input, settle, wait_until
 
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
+
 
 def _line(choice: ProtocolChoice) -> str:
     return choice.line
 
 
-async def test_the_rollout_form_names_the_protocol_its_choice_gives(make_app, tmp_path):
+async def test_the_rollout_form_names_the_protocol_its_choice_gives(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         form = await open_rollout_form(pilot)
@@ -36,7 +41,9 @@ async def test_the_rollout_form_names_the_protocol_its_choice_gives(make_app, tm
 
 @pytest.mark.tau2
 @pytest.mark.skipif(not tau2_available(), reason="needs the optional tau2 extra (pip install -e '.[tau2]')")
-async def test_the_rollout_form_runs_protocol_tau2_by_default_where_tau2s_data_is_found(make_app, tmp_path):
+async def test_the_rollout_form_runs_protocol_tau2_by_default_where_tau2s_data_is_found(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     app = make_app(runs_dir=tmp_path, protocol="auto")  # the settings' default
     async with app.run_test(size=SIZE) as pilot:
         form = await open_rollout_form(pilot)
@@ -46,7 +53,9 @@ async def test_the_rollout_form_runs_protocol_tau2_by_default_where_tau2s_data_i
         assert "agent prompt from installed tau2" in _line(choice)
 
 
-async def test_playing_the_user_under_tau2_shows_tau2s_user_prompt(make_app, tmp_path, tau2_data):
+async def test_playing_the_user_under_tau2_shows_tau2s_user_prompt(
+    make_app: MakeApp, tmp_path: Path, tau2_data: Path
+) -> None:
     from tau_tui.tui.screens.play import PlayScreen
     from tau_tui.tui.screens.play_setup import PlaySetupScreen
 

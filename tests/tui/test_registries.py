@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
@@ -34,6 +37,10 @@ from tests.helpers import call, greet, result, results_file, say, user
 
 from .conftest import RECORDINGS, SIZE, settle
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tests.tui.conftest import MakeApp
+
 
 def _greeting(timeline, start, policy=None):
     """Flags the first message of the agent's own doing (every trajectory has one)."""
@@ -41,21 +48,23 @@ def _greeting(timeline, start, policy=None):
 
 
 @pytest.fixture
-def greeting():
+def greeting() -> Iterator[Detector]:
     detector = register_detector(Detector("greeting", "G", "the first agent message (a test detector)", _greeting))
     yield detector
     unregister_detector("greeting")
     assert "greeting" not in FLAG_KINDS and "greeting" not in FLAG_LETTERS
 
 
-def test_letters_must_be_unique_and_kinds_new(greeting):
+def test_letters_must_be_unique_and_kinds_new(greeting: Detector) -> None:
     with pytest.raises(ValueError, match="letter 'G'"):
         register_detector(Detector("other", "G", "", _greeting))
     with pytest.raises(ValueError, match="already registered"):
         register_detector(greeting)
 
 
-async def test_one_registration_reaches_letters_legend_filter_and_cli(greeting, make_app, tau2_data, capsys):
+async def test_one_registration_reaches_letters_legend_filter_and_cli(
+    greeting: Detector, make_app: MakeApp, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert list(FLAG_KINDS)[-1] == "greeting" and FLAG_LETTERS["greeting"] == "G"
     legend = help_legend().plain
     assert "G  greeting  the first agent message (a test detector)" in legend
@@ -85,7 +94,7 @@ async def test_one_registration_reaches_letters_legend_filter_and_cli(greeting, 
 # --- a reward component --------------------------------------------------------------------------
 
 
-def _polite_run(criteria, replayed, basis, judge, evaluation):
+def _polite_run(criteria, replayed, basis, judge, evaluation) -> Component | None:
     """POLITE: the agent says "please" somewhere (a test component)."""
     if "POLITE" not in basis:
         return None
@@ -109,7 +118,7 @@ DONE = [greet(), user("finish task_1"), call("update_task_status", UPDATE), resu
 
 
 @pytest.fixture
-def polite():
+def polite() -> Iterator[RewardComponent]:
     component = register_component(
         RewardComponent(
             "polite",
@@ -129,8 +138,12 @@ def polite():
 
 
 def test_one_registration_reaches_reward_reward_info_why_cli_and_eval_tab(
-    polite, tmp_path, tau2_data, registry, capsys
-):
+    polite: RewardComponent,
+    tmp_path: Path,
+    tau2_data: Path,
+    registry: DomainRegistry,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     task = mock_task(actions=[action("update_task_status", UPDATE)], basis=["DB", "POLITE"])
     ours = replayed(registry, DONE, task)
     report = assess(ours)
@@ -155,7 +168,7 @@ def test_one_registration_reaches_reward_reward_info_why_cli_and_eval_tab(
     assert sim["reward"] == 0.0 and sim["reward_info"]["polite_check"] is False and sim["checks"]["polite"] == []
 
 
-def test_without_the_component_its_basis_is_unknown(registry):
+def test_without_the_component_its_basis_is_unknown(registry: DomainRegistry) -> None:
     task = mock_task(actions=[action("update_task_status", UPDATE)], basis=["DB", "POLITE"])
     ev = assess(replayed(registry, DONE, task)).evaluation
     assert ev.reward is None and "reward_basis names unknown component(s): POLITE" in ev.notes

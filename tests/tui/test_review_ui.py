@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tau_tui.model.notes import NoteBook
@@ -12,6 +15,9 @@ from tests.review_fixtures import full_duplex_run, reviewed_run
 
 from .conftest import open_sim, settle
 
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
+
 pytestmark = pytest.mark.corpus
 BIG = (160, 45)
 
@@ -20,7 +26,9 @@ def pane_text(screen, selector: str) -> str:
     return screen.query_one(selector, RichPane).plain
 
 
-async def test_a_reviewed_simulation_shows_its_review_jumps_to_errors_and_keeps_them_as_notes(make_app, tmp_path):
+async def test_a_reviewed_simulation_shows_its_review_jumps_to_errors_and_keeps_them_as_notes(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     folder = reviewed_run(tmp_path, keep=5)
     path = folder / "results_reviewed.json"
     app = make_app([tmp_path], runs_dir=tmp_path)
@@ -61,7 +69,7 @@ async def test_a_reviewed_simulation_shows_its_review_jumps_to_errors_and_keeps_
         assert tabs.active == "tab-review"
 
 
-async def test_a_full_duplex_simulation_has_a_tick_timeline(make_app, tmp_path):
+async def test_a_full_duplex_simulation_has_a_tick_timeline(make_app: MakeApp, tmp_path: Path) -> None:
     full_duplex_run(tmp_path)
     app = make_app([tmp_path], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
@@ -89,7 +97,9 @@ def shown_rows(pane: RichPane) -> list[str]:
     return [strip.text.rstrip() for strip in strips]
 
 
-async def test_the_review_tab_shows_only_the_second_simulation_after_a_switch(make_app, tmp_path):
+async def test_the_review_tab_shows_only_the_second_simulation_after_a_switch(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     folder = reviewed_run(tmp_path, keep=6)
     app = make_app([tmp_path], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
@@ -112,7 +122,7 @@ async def test_the_review_tab_shows_only_the_second_simulation_after_a_switch(ma
         assert shown.count("y / Y") == 1
 
 
-async def test_a_voice_run_folds_its_silent_chunks_until_z_shows_them(make_app, tmp_path):
+async def test_a_voice_run_folds_its_silent_chunks_until_z_shows_them(make_app: MakeApp, tmp_path: Path) -> None:
     from tau_tui.model.results import is_silent
 
     full_duplex_run(tmp_path)
@@ -145,7 +155,7 @@ async def test_a_voice_run_folds_its_silent_chunks_until_z_shows_them(make_app, 
         assert screen.cursor == 1 and f"{len(folded)} silent chunks folded" in view.border_title
 
 
-def test_a_silent_chunk_with_a_note_is_not_folded(tmp_path):
+def test_a_silent_chunk_with_a_note_is_not_folded(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
     from tau_tui.model.io import open_run
@@ -161,7 +171,9 @@ def test_a_silent_chunk_with_a_note_is_not_folded(tmp_path):
     assert not doc.folds(0)
 
 
-async def test_a_voice_run_is_graded_from_ticks_and_shows_its_consolidated_list_on_c(make_app, tmp_path):
+async def test_a_voice_run_is_graded_from_ticks_and_shows_its_consolidated_list_on_c(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     from tau_tui.tui.screens.consolidated import ConsolidatedScreen
     from tau_tui.tui.widgets.info_line import InfoLine
     from tau_tui.tui.widgets.trajectory_view import TrajectoryView
@@ -206,7 +218,7 @@ async def test_a_voice_run_is_graded_from_ticks_and_shows_its_consolidated_list_
         assert app.screen is screen
 
 
-async def test_c_on_a_text_run_says_there_is_no_consolidated_list(make_app, tmp_path):
+async def test_c_on_a_text_run_says_there_is_no_consolidated_list(make_app: MakeApp, tmp_path: Path) -> None:
     reviewed_run(tmp_path, keep=4)
     app = make_app([tmp_path], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:

@@ -12,7 +12,7 @@ import faulthandler
 import io
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from rich.console import Console
@@ -26,6 +26,12 @@ from tau_tui.workspace import Workspace
 
 from .conftest import open_rollout_form, set_input, settle, wait_until
 
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tau_tui.tui.app import TauTuiApp
+    from tests.tui.conftest import MakeApp
+
 SMALL, BIG = (80, 24), (160, 45)
 NODES = ("node-a/1f2e3d4c", "node-b/9a8b7c6d")
 
@@ -34,7 +40,7 @@ class TwoNodes:
     """A ``Runner.remote`` that runs each unit in this process and reports it as run on ``NODES``, round robin;
     the fourth unit sent to node b finds its worker dead (as ``RayRollout`` reports it)."""
 
-    def __init__(self, workers: int | None):
+    def __init__(self, workers: int | None) -> None:
         self.workers = workers
         self.slots = 2
         self.sent = 0
@@ -63,11 +69,11 @@ class TwoNodes:
 
 
 @pytest.fixture
-def two_nodes(monkeypatch):
+def two_nodes(monkeypatch: pytest.MonkeyPatch) -> list[TwoNodes]:
     """The workspace's ``rollout_remote("ray")`` gives a ``TwoNodes``; the form offers Ray as if installed."""
     made: list[TwoNodes] = []
 
-    def remote(self, kind: str = "local", workers: int | None = None):
+    def remote(self, kind: str = "local", workers: int | None = None) -> TwoNodes | None:
         if kind != "ray":
             return None
         made.append(TwoNodes(workers))
@@ -85,7 +91,7 @@ def drawn(widget) -> str:
     return console.export_text().rstrip("\n")
 
 
-async def _rollout_over_two_nodes(app, pilot, out: Path) -> None:
+async def _rollout_over_two_nodes(app: TauTuiApp, pilot: Pilot[None], out: Path) -> None:
     form = await open_rollout_form(pilot)
     assert form.query_one("#r-workers").disabled  # in the TUI, workers are Ray actors (a local rollout runs here)
     form.query_one("#r-executor").value = "ray"
@@ -107,8 +113,8 @@ async def _rollout_over_two_nodes(app, pilot, out: Path) -> None:
 
 @pytest.mark.parametrize("size", [SMALL, BIG])
 async def test_a_rollout_over_two_nodes_shows_each_node_and_marks_the_one_that_died(
-    make_app, tmp_path: Path, two_nodes, size
-):
+    make_app: MakeApp, tmp_path: Path, two_nodes: list[TwoNodes], size
+) -> None:
     app = make_app(runs_dir=tmp_path)
     out = tmp_path / "nodes.json"
     async with app.run_test(size=size) as pilot:
@@ -129,7 +135,9 @@ async def test_a_rollout_over_two_nodes_shows_each_node_and_marks_the_one_that_d
         assert sorted(r.termination for r in rows).count("infrastructure_error") == 1
 
 
-async def test_without_ray_the_form_says_so_and_runs_here(make_app, tmp_path: Path, monkeypatch):
+async def test_without_ray_the_form_says_so_and_runs_here(
+    make_app: MakeApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("tau_tui.tui.screens.rollout.ray_missing", lambda: "Ray needs the optional extra 'ray'")
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=SMALL) as pilot:
@@ -141,7 +149,7 @@ async def test_without_ray_the_form_says_so_and_runs_here(make_app, tmp_path: Pa
         assert form.plan().executor == "local"
 
 
-async def test_the_form_refuses_zero_workers(make_app, tmp_path: Path, two_nodes):
+async def test_the_form_refuses_zero_workers(make_app: MakeApp, tmp_path: Path, two_nodes: list[TwoNodes]) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         form = await open_rollout_form(pilot)
@@ -153,7 +161,7 @@ async def test_the_form_refuses_zero_workers(make_app, tmp_path: Path, two_nodes
         assert "workers: at least 1" in str(form.query_one("#r-error").render())
 
 
-def test_a_run_request_names_a_bad_executor_or_worker_count_as_its_front_end_does():
+def test_a_run_request_names_a_bad_executor_or_worker_count_as_its_front_end_does() -> None:
     from tau_tui.workspace import FORM_LABELS, RequestError, RunRequest
 
     form = RunRequest("mock", "scripted/gold", "scripted/user", executor="ray", workers="0", labels=dict(FORM_LABELS))
@@ -176,7 +184,7 @@ def _many(count: int, dead: int = 0) -> RunTally:
     return tally
 
 
-def test_many_nodes_show_the_top_few_and_how_many_more_fit_to_the_width():
+def test_many_nodes_show_the_top_few_and_how_many_more_fit_to_the_width() -> None:
     tally = _many(12, dead=1)
     for width in (80, 160, 240):
         text = node_line(tally, width).plain
@@ -189,7 +197,7 @@ def test_many_nodes_show_the_top_few_and_how_many_more_fit_to_the_width():
     assert "more" not in everything and everything.count("host-") == 2
 
 
-def test_a_long_node_name_is_clipped_in_the_middle_and_dead_nodes_left_out_are_counted():
+def test_a_long_node_name_is_clipped_in_the_middle_and_dead_nodes_left_out_are_counted() -> None:
     tally = RunTally()
     long = "a-very-long-host-name.example.internal/0123abcd"
     tally.apply(WorkersStarted((long, "b", "c")))
@@ -209,7 +217,9 @@ class NoDescriptor(io.StringIO):
 
 
 @pytest.mark.corpus
-async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(tmp_path: Path, monkeypatch):
+async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The session's ``RolloutController`` with a plan whose executor is Ray, while prints are captured as in the
     TUI: it starts a local instance itself, the episodes run on its actors (``workers`` x ``concurrency`` at
     once), each simulation names its node, the tally counts them, and the instance is let go at the end."""

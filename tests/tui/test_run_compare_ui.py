@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tau_tui.tui.screens.run_compare import RunCompareScreen
@@ -11,6 +14,12 @@ from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS
 from .conftest import settle, wait_until
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tau_tui.analysis import Analyzer
+    from tests.tui.conftest import MakeApp
 
 pytestmark = pytest.mark.corpus
 
@@ -22,7 +31,7 @@ B = (
 )
 
 
-async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app):
+async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app: MakeApp) -> None:
     app = make_app([A, B])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -54,7 +63,7 @@ async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app):
         assert app.screen is screen
 
 
-async def _recorded_comparison(pilot, a, b) -> RunCompareScreen:
+async def _recorded_comparison(pilot: Pilot[None], a, b) -> RunCompareScreen:
     """The comparison screen of ``a`` and ``b`` on their recorded rewards (nothing replayed), once shown."""
     screen = RunCompareScreen(a, b)
     screen.recorded = True
@@ -72,7 +81,7 @@ def _shown_tasks(screen: RunCompareScreen) -> list[str]:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 45)])
-async def test_telecom_task_ids_read_apart_and_take_the_free_width(make_app, size):
+async def test_telecom_task_ids_read_apart_and_take_the_free_width(make_app: MakeApp, size: tuple[int, ...]) -> None:
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -98,7 +107,7 @@ async def test_telecom_task_ids_read_apart_and_take_the_free_width(make_app, siz
         assert (max(map(len, after)) > max(map(len, shown))) == (size[0] < 160)  # re-fitted to the new width
 
 
-async def test_runs_of_two_domains_say_so_and_are_not_task_changed(make_app):
+async def test_runs_of_two_domains_say_so_and_are_not_task_changed(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -116,7 +125,7 @@ async def test_runs_of_two_domains_say_so_and_are_not_task_changed(make_app):
 AIRLINE = CORPUS / "sierra-research__tau2-bench__airline.json"
 
 
-async def test_passed_but_violated_flag_filter(make_app, analyzer):
+async def test_passed_but_violated_flag_filter(make_app: MakeApp, analyzer: Analyzer) -> None:
     """The flag filter's "passed but violated the policy": a pass with a policy-compliance flag."""
     from tau_tui.catalog import PASSED_BUT_VIOLATED, RunFilter, flag_options
     from tau_tui.evaluate.compliance import COMPLIANCE_KINDS
@@ -143,7 +152,7 @@ async def test_passed_but_violated_flag_filter(make_app, analyzer):
         assert {r.sim_id for r in app.runs_screen.query_one(RunTable).rows} == expected
 
 
-async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app, tmp_path):
+async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app: MakeApp, tmp_path: Path) -> None:
     """``user_stopped_early`` suggests the user: S on its step saves that note, with no form."""
     from tests.helpers import greet, results_file, say, user
 
@@ -181,7 +190,9 @@ async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app, tmp_
 TOOLORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
 
 
-async def test_audit_screen_matches_the_cli_and_opens_a_simulation(make_app, tau2_data, capsys):
+async def test_audit_screen_matches_the_cli_and_opens_a_simulation(
+    make_app: MakeApp, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     from tau_tui.cli import main
@@ -215,7 +226,9 @@ async def test_audit_screen_matches_the_cli_and_opens_a_simulation(make_app, tau
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)])
-async def test_audit_screen_shows_only_the_effect_above_a_table_that_keeps_its_rows(make_app, size):
+async def test_audit_screen_shows_only_the_effect_above_a_table_that_keeps_its_rows(
+    make_app: MakeApp, size: tuple[int, ...]
+) -> None:
     from textual.widgets import DataTable
 
     from tau_tui.tui.screens.audit import AuditScreen
@@ -239,7 +252,7 @@ async def test_audit_screen_shows_only_the_effect_above_a_table_that_keeps_its_r
         assert table.size.height - 1 >= min(5, len(screen.shown))  # a header line, then at least five rows
 
 
-async def test_a_file_that_cannot_be_read_is_said_and_the_screen_goes_back(make_app, tmp_path):
+async def test_a_file_that_cannot_be_read_is_said_and_the_screen_goes_back(make_app: MakeApp, tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
     app = make_app([A])

@@ -6,12 +6,16 @@ from __future__ import annotations
 import io
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from tau_tui.model.notes import NoteBook
 
 from .conftest import ROOT, open_sim, settle, wait_until
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 TABS = ("state", "task", "reward", "eval", "notes")
 
@@ -45,7 +49,7 @@ EXPECTED = {
 }
 
 
-async def test_every_tab_shows_the_second_simulation_after_switching(make_app, tmp_path: Path):
+async def test_every_tab_shows_the_second_simulation_after_switching(make_app: MakeApp, tmp_path: Path) -> None:
     folder = tmp_path / "recordings"
     folder.mkdir()
     shutil.copy(ROOT / "recordings" / "aftersales.json", folder)

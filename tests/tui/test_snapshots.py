@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 from .conftest import ROOT, SIZE, TELECOM_IDS, open_play, open_sim, set_input, settle, wait_until
 
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
 
-def test_runs_screen(snap_compare, make_app):
-    async def run_before(pilot):
+    from tests.tui.conftest import MakeApp
+
+
+def test_runs_screen(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
 
-def test_trajectory_after_first_write(snap_compare, make_app):
-    async def run_before(pilot):
+def test_trajectory_after_first_write(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
         await pilot.press("w")
@@ -24,8 +33,8 @@ def test_trajectory_after_first_write(snap_compare, make_app):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
 
-def test_mismatch_side_by_side(snap_compare, make_app):
-    async def run_before(pilot):
+def test_mismatch_side_by_side(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await open_sim(pilot, "demo-mismatch")
         await pilot.press("m", "space")
@@ -34,8 +43,8 @@ def test_mismatch_side_by_side(snap_compare, make_app):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
 
-def test_dual_control_user_db_and_gold_diff(snap_compare, make_app):
-    async def run_before(pilot):
+def test_dual_control_user_db_and_gold_diff(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await open_sim(pilot, "demo-user-tools")
         await pilot.press("G", "d")
@@ -44,8 +53,8 @@ def test_dual_control_user_db_and_gold_diff(snap_compare, make_app):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
 
-def test_reward_tab_recorded_apart_from_derived(snap_compare, make_app):
-    async def run_before(pilot):
+def test_reward_tab_recorded_apart_from_derived(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await open_sim(pilot, "demo-structural-findings")
         await pilot.press("3")
@@ -54,8 +63,8 @@ def test_reward_tab_recorded_apart_from_derived(snap_compare, make_app):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
 
-def test_eval_tab_at_the_divergence(snap_compare, make_app):
-    async def run_before(pilot):
+def test_eval_tab_at_the_divergence(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await open_sim(pilot, "demo-user-tools")
         await pilot.press("4", "D")
@@ -64,8 +73,8 @@ def test_eval_tab_at_the_divergence(snap_compare, make_app):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
 
-def test_metrics_screen(snap_compare, make_app):
-    async def run_before(pilot):
+def test_metrics_screen(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await pilot.press("m")
         await pilot.app.workers.wait_for_complete()
@@ -74,8 +83,10 @@ def test_metrics_screen(snap_compare, make_app):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
 
-def test_play_as_user_after_the_agent_acted(snap_compare, make_app, tmp_path):
-    async def run_before(pilot):
+def test_play_as_user_after_the_agent_acted(
+    snap_compare: Callable[..., bool], make_app: MakeApp, tmp_path: Path
+) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         screen = await open_play(pilot, "user", "create_task_1", tmp_path / "snap-play.json")
         await pilot.press(*"Please create a task called 'Important Meeting' for user_1.", "enter")
@@ -104,8 +115,10 @@ OUR_RECORDINGS = ROOT / "recordings"
 WIDE = (160, 40)
 
 
-def test_calibrate_grid_with_all_three_bands(snap_compare, make_app, tmp_path):
-    async def run_before(pilot):
+def test_calibrate_grid_with_all_three_bands(
+    snap_compare: Callable[..., bool], make_app: MakeApp, tmp_path: Path
+) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         from tau_tui.tui.screens.calibrate import CalibrateScreen
 
         await settle(pilot)
@@ -137,8 +150,10 @@ def test_calibrate_grid_with_all_three_bands(snap_compare, make_app, tmp_path):
     assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
 
 
-def test_trajectory_with_an_injected_fault_and_a_cassette_refusal(snap_compare, make_app):
-    async def run_before(pilot):
+def test_trajectory_with_an_injected_fault_and_a_cassette_refusal(
+    snap_compare: Callable[..., bool], make_app: MakeApp
+) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await open_sim(pilot, "cas-greedy-refused")
         await pilot.press("u")
@@ -150,7 +165,7 @@ def test_trajectory_with_an_injected_fault_and_a_cassette_refusal(snap_compare, 
 # --- the runs table at 80 columns on telecom task ids (the fixture alone: no tau2 data, no ../shared) ----------
 
 
-def test_runs_table_at_80x24_on_telecom_ids(snap_compare, monkeypatch):
+def test_runs_table_at_80x24_on_telecom_ids(snap_compare: Callable[..., bool], monkeypatch: pytest.MonkeyPatch) -> None:
     """One file (so no file column), task ids sharing long prefixes shortened apart; not replayed (no data)."""
     from tests.tui.conftest import build_app
 
@@ -160,7 +175,7 @@ def test_runs_table_at_80x24_on_telecom_ids(snap_compare, monkeypatch):
     fixture = TELECOM_IDS.relative_to(ROOT)
     app = build_app([fixture], tau2_data=Path(fixture.parent), viewer=lambda path: None)
 
-    async def run_before(pilot):
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
@@ -169,12 +184,12 @@ def test_runs_table_at_80x24_on_telecom_ids(snap_compare, monkeypatch):
 # --- the corpus: a long audit, and reviewed runs -------------------------------------------------------------
 
 
-def test_audit_screen_with_a_long_summary(snap_compare, make_app):
+def test_audit_screen_with_a_long_summary(snap_compare: Callable[..., bool], make_app: MakeApp) -> None:
     from tests.conftest import CORPUS
 
     toolorchestra = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
 
-    async def run_before(pilot):
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await pilot.press("u")
         screen = pilot.app.screen
@@ -184,12 +199,14 @@ def test_audit_screen_with_a_long_summary(snap_compare, make_app):
     assert snap_compare(make_app([toolorchestra]), terminal_size=SIZE, run_before=run_before)
 
 
-def test_review_tab_after_switching_simulations(snap_compare, make_app, tmp_path):
+def test_review_tab_after_switching_simulations(
+    snap_compare: Callable[..., bool], make_app: MakeApp, tmp_path: Path
+) -> None:
     from tests.review_fixtures import reviewed_run
 
     reviewed_run(tmp_path, keep=6)
 
-    async def run_before(pilot):
+    async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         first, second = (row.sim_id for row in pilot.app.session.catalog.rows[:2])
         await open_sim(pilot, first)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
@@ -13,6 +15,9 @@ from tests.test_submission import build_submission
 
 from .conftest import settle
 
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
+
 pytestmark = pytest.mark.corpus
 
 
@@ -22,7 +27,7 @@ def plain(screen, selector: str) -> str:
     return console.export_text()
 
 
-async def test_a_submission_folder_in_the_runs_table_and_the_metrics_screen(make_app, tmp_path):
+async def test_a_submission_folder_in_the_runs_table_and_the_metrics_screen(make_app: MakeApp, tmp_path: Path) -> None:
     folder = build_submission(tmp_path)
     app = make_app([folder], runs_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
@@ -42,7 +47,7 @@ async def test_a_submission_folder_in_the_runs_table_and_the_metrics_screen(make
         assert "submission gpt-4.1-mini · OpenAI claims for retail: pass^1 0.500 (ours 1.000)" in summary
 
 
-async def test_a_claim_without_a_trajectory_file_is_a_notice(make_app, tmp_path):
+async def test_a_claim_without_a_trajectory_file_is_a_notice(make_app: MakeApp, tmp_path: Path) -> None:
     from tests.test_submission import UNFILED, unfiled_telecom
 
     folder = unfiled_telecom(tmp_path)

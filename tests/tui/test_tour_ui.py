@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from .conftest import ROOT, open_sim, settle
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 # (simulation, keys pressed from step 0, the step the cursor is on after each key), as docs/tour.md says.
 TOUR = [
@@ -16,7 +22,7 @@ TOUR = [
 ]
 
 
-async def test_the_tour_lands_where_it_says(make_app, tmp_path):
+async def test_the_tour_lands_where_it_says(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app([ROOT / "recordings"], runs_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)

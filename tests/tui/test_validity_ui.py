@@ -4,6 +4,7 @@ screen say what of a run changes what its number means (the CLI's: tests/evaluat
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
@@ -14,6 +15,9 @@ from tau_tui.tui.screens.run_compare import RunCompareScreen
 
 from ..conftest import CORPUS
 from .conftest import settle, wait_until
+
+if TYPE_CHECKING:
+    from tests.tui.conftest import MakeApp
 
 pytestmark = pytest.mark.corpus
 
@@ -28,7 +32,7 @@ def _text(widget) -> str:
     return " ".join(console.export_text().split())
 
 
-async def test_the_compare_screen_says_it_beside_the_difference(make_app):
+async def test_the_compare_screen_says_it_beside_the_difference(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
@@ -41,7 +45,7 @@ async def test_the_compare_screen_says_it_beside_the_difference(make_app):
         assert summary.index("mean reward B − A") < summary.index(WRONG_ID)
 
 
-async def test_the_many_compare_screen_names_the_run(make_app):
+async def test_the_many_compare_screen_names_the_run(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
@@ -52,7 +56,7 @@ async def test_the_many_compare_screen_names_the_run(make_app):
         assert any(line.startswith(f"[2]: {WRONG_ID}") for line in screen.comparison.warnings)
 
 
-async def test_the_metrics_screen_says_it_beside_the_score(make_app):
+async def test_the_metrics_screen_says_it_beside_the_score(make_app: MakeApp) -> None:
     app = make_app([ORCHESTRA])
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
