@@ -5,9 +5,15 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+    from tau_tui.domains import DomainRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "tau2-corpus"
@@ -38,7 +44,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def user_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+def user_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh ``$XDG_DATA_HOME`` for every test: notes on bundled recordings never reach the real home (this
     process reads it through the settings, as ``model.runtime``; commands run in a child read the variable);
     the process's file limits are the defaults again after each test."""
@@ -64,14 +70,14 @@ def tau2_data() -> Path:
 
 
 @pytest.fixture(scope="session")
-def registry(tau2_data: Path):
+def registry(tau2_data: Path) -> DomainRegistry:
     from tau_tui.domains import DomainRegistry
 
     return DomainRegistry(tau2_data)
 
 
 @pytest.fixture(scope="session")
-def analyzer(registry):
+def analyzer(registry: DomainRegistry) -> Analyzer:
     from tau_tui.analysis import Analyzer
 
     return Analyzer(registry)
@@ -84,7 +90,7 @@ def oracle_rows() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def local_ray(tmp_path_factory: pytest.TempPathFactory):
+def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A local Ray instance with 2 CPUs for one test module (the module importorskips ``ray`` first); the
     actors find this tree and the tests' settings through their environment, and keep their temporary files
     (``--ship-data``'s copies) in a folder of the test run."""

@@ -7,6 +7,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def greet() -> dict[str, Any]:
     return {"role": "assistant", "content": "Hi! How can I help you today?", "cost": 0.0}
@@ -238,17 +240,17 @@ def normalised(path) -> tuple[dict, dict]:
     return data, {(s["trial"], s["task_id"], s["seed"]): normalised_sim(s) for s in sims}
 
 
-def _no_local_episodes(monkeypatch) -> None:
+def _no_local_episodes(monkeypatch: pytest.MonkeyPatch) -> None:
     """An episode run in this process fails loudly: what a Ray run saves must come from its actors."""
     from tau_tui.rollout.runner import Runner
 
-    async def refuse(self, *args, **kwargs):
+    async def refuse(self, *args, **kwargs: Any):
         raise AssertionError("an episode ran in the driver process")
 
     monkeypatch.setattr(Runner, "finish_unit", refuse)
 
 
-def cli_on_corpus(capsys, *args) -> tuple[int, str, str]:
+def cli_on_corpus(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
     """``tau-tui ARGS --tau2-data CORPUS`` in this process: (exit code, stdout, stderr)."""
     from tau_tui.cli import main
     from tests.conftest import CORPUS

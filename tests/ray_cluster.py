@@ -61,7 +61,7 @@ class ClusterError(RuntimeError):
 class LocalCluster:
     """``nodes`` Ray nodes of ``cpus`` CPUs each on 127.0.0.1 (see the module docstring)."""
 
-    def __init__(self, nodes: int = 2, cpus: int = 1, start_timeout: float = 90.0):
+    def __init__(self, nodes: int = 2, cpus: int = 1, start_timeout: float = 90.0) -> None:
         self.nodes = nodes
         self.cpus = cpus
         self.start_timeout = start_timeout

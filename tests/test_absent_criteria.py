@@ -9,6 +9,8 @@ its final hash differs from the gold one: the hashes must not decide there.
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,6 +23,9 @@ from tau_tui.trust.compare import load_side
 from tests.conftest import CORPUS
 from tests.helpers import call, greet, result, results_file, say, user
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+
 NEW_TASK = {"task_id": "task_2", "title": "Meeting", "description": None, "status": "pending"}
 NO_ACTIONS = {
     "id": "old_create_task",
@@ -30,7 +35,7 @@ NO_ACTIONS = {
 NO_CRITERIA = {"id": "no_criteria", "user_scenario": {"instructions": "Say hello."}}
 
 
-def _writes(tmp_path, task: dict, name: str):
+def _writes(tmp_path: Path, task: dict, name: str) -> Path:
     """A mock run whose agent creates a task: its final DB differs from the (unchanged) gold DB."""
     return results_file(
         tmp_path / name,
@@ -45,12 +50,12 @@ def _writes(tmp_path, task: dict, name: str):
     )
 
 
-def _replay_record(capsys, path, tau2_data) -> dict:
+def _replay_record(capsys: pytest.CaptureFixture[str], path, tau2_data: Path) -> dict:
     assert main(["replay", str(path), "--json", "--tau2-data", str(tau2_data)]) == 0
     return json.loads(capsys.readouterr().out)
 
 
-def test_the_rule_names_each_case():
+def test_the_rule_names_each_case() -> None:
     assert db_check_rule(None) is None
     assert db_check_rule(Task.model_validate(NO_ACTIONS)) == DB_PASSES_UNCHECKED
     assert db_check_rule(Task.model_validate(NO_CRITERIA)) == DB_NOT_CHECKED
@@ -58,7 +63,9 @@ def test_the_rule_names_each_case():
     assert db_check_rule(Task.model_validate(with_actions)) == DB_COMPARED  # an empty list is not absent
 
 
-def test_replay_passes_the_db_check_when_the_task_lists_no_actions_or_assertions(tmp_path, tau2_data, capsys):
+def test_replay_passes_the_db_check_when_the_task_lists_no_actions_or_assertions(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     record = _replay_record(capsys, _writes(tmp_path, NO_ACTIONS, "old.json"), tau2_data)
     assert record["pred_db"] != record["gold_db"]  # the agent wrote; gold did nothing
     assert record["db_match"] is True and record["db_rule"] == DB_PASSES_UNCHECKED
@@ -68,13 +75,17 @@ def test_replay_passes_the_db_check_when_the_task_lists_no_actions_or_assertions
     assert "db_match 1/1" in text
 
 
-def test_replay_reports_no_db_check_without_criteria(tmp_path, tau2_data, capsys):
+def test_replay_reports_no_db_check_without_criteria(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     record = _replay_record(capsys, _writes(tmp_path, NO_CRITERIA, "none.json"), tau2_data)
     assert record["db_match"] is None and record["db_rule"] == DB_NOT_CHECKED
 
 
 @pytest.mark.parametrize(("task", "db_match"), [(NO_ACTIONS, True), (NO_CRITERIA, None)])
-def test_eval_runs_table_compare_and_audit_use_the_same_rule(tmp_path, tau2_data, analyzer, capsys, task, db_match):
+def test_eval_runs_table_compare_and_audit_use_the_same_rule(
+    tmp_path: Path, tau2_data: Path, analyzer: Analyzer, capsys: pytest.CaptureFixture[str], task, db_match: bool | None
+) -> None:
     path = _writes(tmp_path, task, "run.json")
     assert main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)]) == 0
     sim = json.loads(capsys.readouterr().out.splitlines()[0])
@@ -90,7 +101,7 @@ def test_eval_runs_table_compare_and_audit_use_the_same_rule(tmp_path, tau2_data
     assert not problems and audit.sims[0].ours == 1.0
 
 
-def test_oracle_records_absent_criteria_as_a_match(oracle_rows):
+def test_oracle_records_absent_criteria_as_a_match(oracle_rows: list[dict[str, Any]]) -> None:
     """The oracle's one task without actions or env assertions (generated mock): db_match true, as tau2 says."""
     generated = json.loads((CORPUS / "generated" / "tau2-gold_mock.json").read_text())
     absent = {

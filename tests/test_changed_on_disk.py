@@ -6,6 +6,9 @@ same size with its mtime put back) is the documented one-line notice, never ``Fi
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
@@ -15,11 +18,16 @@ from tau_tui.model import RunFileError, open_run, runtime
 from tau_tui.model.stream import SpanSims
 from tests.review_fixtures import full_review, review_error
 
+if TYPE_CHECKING:
+    from tau_tui.model.io import RunFile
+
 NOTICE = "changed on disk since it was read; reload it"
 NOT_JSON = "is no longer valid JSON"
 
 
-def streamed_file(tmp_path, n: int = 40):  # more than stay parsed (stream.KEEP_PARSED): the first are read again
+def streamed_file(
+    tmp_path: Path, n: int = 40
+) -> Path:  # more than stay parsed (stream.KEEP_PARSED): the first are read again
     sims = [
         {
             "id": f"s{i}",
@@ -37,11 +45,11 @@ def streamed_file(tmp_path, n: int = 40):  # more than stay parsed (stream.KEEP_
     return path
 
 
-def grow(path):
+def grow(path) -> None:
     path.write_bytes(path.read_bytes().replace(b"hello", b"hello again"))
 
 
-def same_size(path):
+def same_size(path) -> None:
     """Rewritten in place at the same size, its mtime put back: the spans now cut through other values."""
     info = os.stat(path)
     raw = path.read_bytes()
@@ -55,14 +63,14 @@ CHANGES = {"grown": (grow, NOTICE), "same size, same mtime": (same_size, NOT_JSO
 
 
 @pytest.fixture
-def streamed(tmp_path):
+def streamed(tmp_path: Path) -> Iterator[Path]:
     runtime.configure(stream_bytes=0)
     yield streamed_file(tmp_path)
     runtime.configure(stream_bytes=runtime.DEFAULT_STREAM_BYTES)
 
 
 @pytest.mark.parametrize("change", CHANGES, ids=str)
-def test_every_span_read_is_one_line_naming_the_file(streamed, change):
+def test_every_span_read_is_one_line_naming_the_file(streamed: Path, change) -> None:
     run = open_run(streamed)
     assert isinstance(run.raw_sims, SpanSims)
     damage, said = CHANGES[change]
@@ -75,7 +83,7 @@ def test_every_span_read_is_one_line_naming_the_file(streamed, change):
 
 
 @pytest.mark.parametrize("change", CHANGES, ids=str)
-def test_catalog_rows_review_and_search_do_not_raise(streamed, change):
+def test_catalog_rows_review_and_search_do_not_raise(streamed: Path, change) -> None:
     from tau_tui.catalog.rows import RunRow
 
     run = open_run(streamed)
@@ -86,10 +94,12 @@ def test_catalog_rows_review_and_search_do_not_raise(streamed, change):
 
 
 @pytest.mark.parametrize("change", CHANGES, ids=str)
-def test_notes_from_review_on_a_changed_file_is_a_line(streamed, capsys, monkeypatch, change):
+def test_notes_from_review_on_a_changed_file_is_a_line(
+    streamed: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, change
+) -> None:
     import tau_tui.model.io as io
 
-    def open_then_change(path, *args, **kwargs):  # indexed, then changed before its reviews are read
+    def open_then_change(path, *args, **kwargs: Any) -> RunFile:  # indexed, then changed before its reviews are read
         run = open_run(path, *args, **kwargs)
         CHANGES[change][0](streamed)
         return run
@@ -105,7 +115,7 @@ def test_notes_from_review_on_a_changed_file_is_a_line(streamed, capsys, monkeyp
 
 
 @pytest.mark.parametrize("change", CHANGES, ids=str)
-async def test_the_runs_preview_and_open_json_give_the_notice(streamed, tau2_data, change):
+async def test_the_runs_preview_and_open_json_give_the_notice(streamed: Path, tau2_data: Path, change) -> None:
     from tau_tui.tui.widgets.info_line import InfoLine
     from tau_tui.tui.widgets.run_table import RunTable
     from tests.tui.conftest import build_app, settle

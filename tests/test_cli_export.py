@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +20,9 @@ from tau_tui.trust.export import SCHEMAS, TABLES, ExportError, write_duckdb
 from tests.conftest import CORPUS, ROOT
 from tests.helpers import call, greet, result, results_file, say, user
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+
 SOLO_4 = (
     CORPUS / "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
 )
@@ -27,14 +31,14 @@ UPDATE = {"task_id": "task_1", "status": "completed"}
 TASK_1_DONE = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def export_cli(capsys, tau2_data, *args):
+def export_cli(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: str | Path):
     code = main(["export", "--tau2-data", str(tau2_data), *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
 
 
 @pytest.fixture(scope="module")
-def replayed(analyzer):
+def replayed(analyzer: Analyzer) -> dict[str, int]:
     """What we replay of the two corpus files, counted straight from the analyzer."""
     sims = messages = calls = 0
     passed = 0
@@ -56,7 +60,9 @@ def read_csv(path):
 
 
 @pytest.mark.corpus
-def test_csv_and_jsonl_row_counts_equal_what_was_replayed(tau2_data, tmp_path, capsys, replayed):
+def test_csv_and_jsonl_row_counts_equal_what_was_replayed(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], replayed: dict[str, int]
+) -> None:
     for fmt in ("csv", "jsonl"):
         out = tmp_path / fmt
         code, text, err = export_cli(capsys, tau2_data, SOLO_4, RETAIL, "--out", out, "--format", fmt)
@@ -84,7 +90,9 @@ def test_csv_and_jsonl_row_counts_equal_what_was_replayed(tau2_data, tmp_path, c
 
 
 @pytest.mark.corpus
-def test_duckdb_reads_back_and_joins(tau2_data, tmp_path, capsys, replayed):
+def test_duckdb_reads_back_and_joins(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], replayed: dict[str, int]
+) -> None:
     duckdb = pytest.importorskip("duckdb", reason="duckdb is in the optional 'export' extra")
     out = tmp_path / "db"
     code, _, err = export_cli(capsys, tau2_data, SOLO_4, RETAIL, "--out", out, "--format", "duckdb")
@@ -103,7 +111,7 @@ def test_duckdb_reads_back_and_joins(tau2_data, tmp_path, capsys, replayed):
 
 
 @pytest.mark.corpus
-def test_the_docs_duckdb_example_runs_as_written(tau2_data, tmp_path):
+def test_the_docs_duckdb_example_runs_as_written(tau2_data: Path, tmp_path: Path) -> None:
     """Each ``$`` command of docs/export.md's duckdb example, run in a shell where only tau-tui and its extras are
     installed, prints the lines the page shows."""
     pytest.importorskip("duckdb", reason="duckdb is in the optional 'export' extra")
@@ -135,7 +143,9 @@ def test_the_docs_duckdb_example_runs_as_written(tau2_data, tmp_path):
     assert printed == shown
 
 
-def test_parquet_reads_back(tau2_data, tmp_path, capsys, replayed):
+def test_parquet_reads_back(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], replayed: dict[str, int]
+) -> None:
     pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is in the optional 'export' extra")
     out = tmp_path / "pq"
     code, _, err = export_cli(capsys, tau2_data, SOLO_4, RETAIL, "--out", out, "--format", "parquet")
@@ -146,7 +156,9 @@ def test_parquet_reads_back(tau2_data, tmp_path, capsys, replayed):
 
 
 @pytest.mark.corpus
-def test_sft_records_filtered_by_reward(tau2_data, tmp_path, capsys, replayed):
+def test_sft_records_filtered_by_reward(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], replayed: dict[str, int]
+) -> None:
     out = tmp_path / "sft"
     code, text, err = export_cli(capsys, tau2_data, SOLO_4, RETAIL, "--out", out, "--format", "sft")
     assert code == 0, err
@@ -165,7 +177,7 @@ def test_sft_records_filtered_by_reward(tau2_data, tmp_path, capsys, replayed):
     assert len((out / "sft.jsonl").read_text().splitlines()) == replayed["simulations"]
 
 
-def test_csv_neutralises_formulas(tau2_data, tmp_path, capsys):
+def test_csv_neutralises_formulas(tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     messages = [
         greet(),
         user('=HYPERLINK("http://x","click")'),
@@ -188,7 +200,7 @@ def test_csv_neutralises_formulas(tau2_data, tmp_path, capsys):
     assert lines[1]["content"].startswith("=HYPERLINK")
 
 
-def test_bad_input_and_output_are_one_line(tau2_data, tmp_path, capsys):
+def test_bad_input_and_output_are_one_line(tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = results_file(tmp_path / "run.json", [greet(), user("hi"), say("hello")])
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -200,7 +212,7 @@ def test_bad_input_and_output_are_one_line(tau2_data, tmp_path, capsys):
     assert code == 2 and "unknown flag kind 'nonsense'" in err
 
 
-def test_missing_optional_dependency_is_one_line(monkeypatch, tmp_path):
+def test_missing_optional_dependency_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb now raises ImportError
     with pytest.raises(ExportError, match=r"needs duckdb: pip install 'tau-tui\[export\]'"):
         write_duckdb({t: [] for t in TABLES}, tmp_path / "x.duckdb")
@@ -250,8 +262,8 @@ def read_back(fmt: str, out: Path) -> dict[str, list]:
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet", "duckdb", "sft"])
 def test_an_environment_key_in_a_run_is_blanked_in_every_export_format_and_the_files_read_back(
-    fmt, tau2_data, tmp_path, capsys, monkeypatch
-):
+    fmt: str, tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tau_tui.model.notes import NoteBook
 
     library = {"parquet": "pyarrow.parquet", "duckdb": "duckdb"}.get(fmt)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -17,20 +18,22 @@ MOCK = CORPUS / "sierra-research__tau2-bench__e2e_mock_baseline.json"
 
 
 @pytest.fixture
-def recording(tmp_path):
+def recording(tmp_path: Path) -> Path:
     copy = tmp_path / "mock.json"
     shutil.copyfile(MOCK, copy)
     return copy
 
 
-def fork(capsys, *argv: str) -> tuple[int, str, str]:
+def fork(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     capsys.readouterr()
     code = main(["fork", *argv, "--tau2-data", str(CORPUS)])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def test_gold_continues_a_recorded_prefix_and_saves_a_replayable_file(recording, tmp_path, capsys):
+def test_gold_continues_a_recorded_prefix_and_saves_a_replayable_file(
+    recording: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     first = open_run(recording).entries[0]
     before = recording.read_bytes()
     out = tmp_path / "fork.json"
@@ -86,7 +89,9 @@ def test_gold_continues_a_recorded_prefix_and_saves_a_replayable_file(recording,
         ),
     ],
 )
-def test_bad_requests_are_one_line_naming_the_flag(recording, capsys, argv, says):
+def test_bad_requests_are_one_line_naming_the_flag(
+    recording: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
     sim = open_run(recording).entries[0].id
     if "--sim" not in argv:
         argv = ["--sim", sim, *argv]
@@ -95,7 +100,7 @@ def test_bad_requests_are_one_line_naming_the_flag(recording, capsys, argv, says
     assert err.count("\n") == 1 and says in err, err
 
 
-def test_a_file_that_is_not_a_recording_is_one_line(tmp_path, capsys):
+def test_a_file_that_is_not_a_recording_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     code, out, err = fork(capsys, str(bad), "--sim", "x", "--after", "1", "--agent-llm", "scripted/gold")

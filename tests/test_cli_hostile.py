@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,11 +12,11 @@ from tests.hostile import EVIL, MARKUP, VISIBLE_MARKS, hostile_data, raw_control
 
 
 @pytest.fixture
-def hostile(tmp_path):
+def hostile(tmp_path: Path) -> Path:
     return write_hostile(tmp_path / "runs")
 
 
-def run(capsys, *args):
+def run(capsys: pytest.CaptureFixture[str], *args: str | Path):
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
@@ -26,13 +27,15 @@ def assert_clean(out: str, err: str) -> None:
     assert raw_controls(err) == [], err[:2000]
 
 
-def test_the_fixture_is_hostile():
+def test_the_fixture_is_hostile() -> None:
     data = hostile_data()
     assert data["simulations"][0]["id"].endswith(EVIL) and raw_controls(EVIL)
 
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_human_output_shows_controls(command, hostile, tau2_data, capsys):
+def test_human_output_shows_controls(
+    command: str, hostile: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run(capsys, command, hostile.parent, "--tau2-data", tau2_data)
     assert code in (0, 1, 2)
     assert_clean(out, err)
@@ -41,7 +44,9 @@ def test_human_output_shows_controls(command, hostile, tau2_data, capsys):
 
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_json_output_escapes_controls_and_parses(command, hostile, tau2_data, capsys):
+def test_json_output_escapes_controls_and_parses(
+    command: str, hostile: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run(capsys, command, hostile.parent, "--json", "--tau2-data", tau2_data)
     assert_clean(out, err)
     records = [json.loads(line) for line in out.splitlines()]
@@ -50,7 +55,7 @@ def test_json_output_escapes_controls_and_parses(command, hostile, tau2_data, ca
     assert "\\u001b" in out and "\\u009b" in out and "\\u202e" in out
 
 
-def test_notes_list_add_export(hostile, capsys):
+def test_notes_list_add_export(hostile: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "notes", "list", hostile)
     assert code == 0
     assert_clean(out, err)
@@ -89,7 +94,9 @@ def test_notes_list_add_export(hostile, capsys):
     assert any(row["text"] == f"added{EVIL}" for row in json.loads(out))
 
 
-def test_unreadable_file_error_line_is_clean(tmp_path, tau2_data, capsys):
+def test_unreadable_file_error_line_is_clean(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / f"bad{EVIL.replace('/', '_')}.json"
     bad.write_text("{\x1b[2J not json")
     code, out, err = run(capsys, "replay", bad, "--tau2-data", tau2_data)
@@ -98,7 +105,7 @@ def test_unreadable_file_error_line_is_clean(tmp_path, tau2_data, capsys):
     assert "bad␛[2J" in err
 
 
-def test_calibrate_from_hostile_runs(hostile, tau2_data, capsys):
+def test_calibrate_from_hostile_runs(hostile: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "calibrate", "--domain", "mock", "--from", hostile.parent, "--tau2-data", tau2_data)
     assert_clean(out, err)
     assert "task␛[2J" in out + err

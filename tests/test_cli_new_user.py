@@ -5,6 +5,7 @@ lists its candidates, and a flag a command does not have is named (before a miss
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,13 +17,15 @@ pytestmark = pytest.mark.corpus
 AIRLINE = CORPUS / "sierra-research__tau2-bench__airline.json"
 
 
-def _run(capsys, *argv) -> tuple[int, str, str]:
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def test_show_finds_the_tau2_data_in_or_above_the_file(capsys, monkeypatch, tmp_path):
+def test_show_finds_the_tau2_data_in_or_above_the_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     monkeypatch.chdir(tmp_path)  # nothing set, nothing here: only the file's own folder tells
     sim = json.loads(AIRLINE.read_text())["simulations"][0]["id"]
@@ -32,7 +35,9 @@ def test_show_finds_the_tau2_data_in_or_above_the_file(capsys, monkeypatch, tmp_
     assert "reward" in out and "not replayed" not in out
 
 
-def test_a_lone_simulation_that_calls_no_tool_takes_its_domain_from_its_checks(capsys, tmp_path):
+def test_a_lone_simulation_that_calls_no_tool_takes_its_domain_from_its_checks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     sims = json.loads(AIRLINE.read_text())["simulations"]
     sim = next(s for s in sims if (s.get("reward_info") or {}).get("action_checks"))
     sim["messages"] = [m for m in sim["messages"] if m["role"] in ("user", "assistant") and not m.get("tool_calls")]
@@ -45,7 +50,7 @@ def test_a_lone_simulation_that_calls_no_tool_takes_its_domain_from_its_checks(c
     assert "[airline," in out
 
 
-def test_an_ambiguous_sim_lists_the_candidates(capsys):
+def test_an_ambiguous_sim_lists_the_candidates(capsys: pytest.CaptureFixture[str]) -> None:
     ids = [s["id"] for s in json.loads(AIRLINE.read_text())["simulations"]]
     prefix = next(c for c in "0123456789abcdef" if sum(i.startswith(c) for i in ids) > 1)
     many = [i for i in ids if i.startswith(prefix)]
@@ -58,7 +63,7 @@ def test_an_ambiguous_sim_lists_the_candidates(capsys):
     assert code == 2 and f"{len(many)} simulations start with it" in err and many[0] in err
 
 
-def test_an_unknown_flag_is_named_before_a_missing_positional(capsys):
+def test_an_unknown_flag_is_named_before_a_missing_positional(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         main(["compare", str(AIRLINE), "--bogus"])
     err = capsys.readouterr().err

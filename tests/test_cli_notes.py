@@ -5,13 +5,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tau_tui.cli import main
 from tau_tui.model.notes import NoteBook
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
 
 
-def test_notes_list_prints_whole_simulation_ids(tmp_path, capsys):
+def test_notes_list_prints_whole_simulation_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recording = tmp_path / "warehouse_cassette.json"
     shutil.copy(RECORDINGS / "warehouse_cassette.json", recording)
     book = NoteBook(recording)
@@ -22,7 +24,9 @@ def test_notes_list_prints_whole_simulation_ids(tmp_path, capsys):
     assert "sim cas-reordered-mismatch " in out and "sim cas-greedy-refused " in out
 
 
-def test_a_note_on_a_voice_run_may_name_any_step_of_its_flattened_trajectory(tmp_path, capsys):
+def test_a_note_on_a_voice_run_may_name_any_step_of_its_flattened_trajectory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tau_tui.model.io import open_run
     from tests.review_fixtures import full_duplex_run
 
@@ -49,7 +53,9 @@ def _sim_id(folder: Path) -> str:
     return json.loads((folder / "results.json").read_text())["simulations"][0]["id"]
 
 
-def test_a_note_added_by_any_name_of_a_reviewed_run_is_listed_by_every_name(tmp_path, capsys):
+def test_a_note_added_by_any_name_of_a_reviewed_run_is_listed_by_every_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = _reviewed_folder(tmp_path)
     sim = _sim_id(folder)
     names = [folder, folder / "results.json", folder / "results_reviewed.json"]
@@ -69,7 +75,9 @@ def test_a_note_added_by_any_name_of_a_reviewed_run_is_listed_by_every_name(tmp_
     assert {p.name for p in folder.glob("*.notes.json")} == {"results_reviewed.notes.json"}
 
 
-def test_notes_already_in_either_sidecar_of_a_reviewed_run_stay_readable_and_removable(tmp_path, capsys):
+def test_notes_already_in_either_sidecar_of_a_reviewed_run_stay_readable_and_removable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     folder = _reviewed_folder(tmp_path)

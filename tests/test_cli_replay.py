@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,13 +32,13 @@ FIELDS = {
 }
 
 
-def replay(capsys, *args):
+def replay(capsys: pytest.CaptureFixture[str], *args: str | Path):
     code = main(["replay", *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def test_clean_run_exits_0_with_all_fields(tmp_path, tau2_data, capsys):
+def test_clean_run_exits_0_with_all_fields(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = results_file(
         tmp_path / "ok.json",
         [
@@ -62,7 +63,9 @@ def test_clean_run_exits_0_with_all_fields(tmp_path, tau2_data, capsys):
     assert record["db_match"] is True and record["strict_ok"] is True and record["first_mismatch"] is None
 
 
-def test_mismatch_exits_1_and_shows_both_outputs(tmp_path, tau2_data, capsys):
+def test_mismatch_exits_1_and_shows_both_outputs(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = results_file(
         tmp_path / "bad.json",
         [
@@ -80,13 +83,15 @@ def test_mismatch_exits_1_and_shows_both_outputs(tmp_path, tau2_data, capsys):
     assert code == 1 and mismatch["step"] == 2 and mismatch["tool"] == "update_task_status"
 
 
-def test_findings_exit_1(tmp_path, tau2_data, capsys):
+def test_findings_exit_1(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = results_file(tmp_path / "orphan.json", [greet(), result("x", "nope")])
     code, out, _ = replay(capsys, path, "--tau2-data", tau2_data)
     assert code == 1 and "finding [result_without_call] step 1" in out
 
 
-def test_human_output_ends_with_totals_and_json_has_none(tmp_path, tau2_data, capsys):
+def test_human_output_ends_with_totals_and_json_has_none(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     good = results_file(
         tmp_path / "ok.json",
         [
@@ -120,7 +125,7 @@ def test_human_output_ends_with_totals_and_json_has_none(tmp_path, tau2_data, ca
     assert [json.loads(line)["sim"] for line in out.splitlines()] == ["sim-1", "sim-1", "orphan"]
 
 
-def test_sim_selection(tmp_path, tau2_data, capsys):
+def test_sim_selection(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     extra = {"id": "other-sim", "task_id": "t_update", "messages": [greet()], "termination_reason": "user_stop"}
     path = results_file(tmp_path / "two.json", [greet()], extra_sims=[extra])
     code, out, _ = replay(capsys, path, "--json", "--sim", "other", "--tau2-data", tau2_data)
@@ -130,7 +135,9 @@ def test_sim_selection(tmp_path, tau2_data, capsys):
 
 
 @pytest.mark.parametrize("payload", [b"", b"{", b"\xff\xfe", b"[1]", b"7", b"[" * 3000])
-def test_unreadable_input_exits_2_with_one_line(tmp_path, tau2_data, capsys, payload):
+def test_unreadable_input_exits_2_with_one_line(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], payload
+) -> None:
     path = tmp_path / "broken.json"
     path.write_bytes(payload)
     code, out, err = replay(capsys, path, "--tau2-data", tau2_data)
@@ -138,13 +145,13 @@ def test_unreadable_input_exits_2_with_one_line(tmp_path, tau2_data, capsys, pay
     assert err.count("\n") == 1 and str(path) in err and "Traceback" not in err
 
 
-def test_directory_without_results_exits_2(tmp_path, tau2_data, capsys):
+def test_directory_without_results_exits_2(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "run" / "simulations").mkdir(parents=True)
     code, _, err = replay(capsys, tmp_path / "run", "--tau2-data", tau2_data)
     assert code == 2 and "without results.json" in err
 
 
-def _clean_mismatch_finding_and_stored_db(tmp_path):
+def _clean_mismatch_finding_and_stored_db(tmp_path: Path) -> Path:
     """One file: a clean simulation, one with a mismatch, one with a finding, one whose stored final DB differs."""
     done = [
         greet(),
@@ -177,7 +184,9 @@ def _clean_mismatch_finding_and_stored_db(tmp_path):
     return results_file(tmp_path / "four.json", done, sim_id="clean", extra_sims=extra)
 
 
-def test_only_problems_prints_the_simulations_with_one_and_counts_every_one(tmp_path, tau2_data, capsys):
+def test_only_problems_prints_the_simulations_with_one_and_counts_every_one(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _clean_mismatch_finding_and_stored_db(tmp_path)
     code, everything, _ = replay(capsys, path, "--tau2-data", tau2_data)
     code_only, out, _ = replay(capsys, path, "--only-problems", "--tau2-data", tau2_data)
@@ -197,7 +206,9 @@ def test_only_problems_prints_the_simulations_with_one_and_counts_every_one(tmp_
     assert code == 1 and [json.loads(line)["sim"] for line in out.splitlines()] == ["mismatch", "orphan", "stored-db"]
 
 
-def test_a_stored_final_db_that_differs_from_ours_exits_1(tmp_path, tau2_data, capsys):
+def test_a_stored_final_db_that_differs_from_ours_exits_1(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _clean_mismatch_finding_and_stored_db(tmp_path)
     code, out, _ = replay(capsys, path, "--sim", "stored-db", "--tau2-data", tau2_data)
     assert code == 1 and "final DB stored in the Inspect log: DIFFERS from ours" in out
@@ -205,7 +216,9 @@ def test_a_stored_final_db_that_differs_from_ours_exits_1(tmp_path, tau2_data, c
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
 @pytest.mark.parametrize("content", [[], ["notes.txt"], ["sub/readme.md"]])
-def test_a_folder_with_nothing_usable_says_no_run_files_were_found(tmp_path, tau2_data, capsys, command, content):
+def test_a_folder_with_nothing_usable_says_no_run_files_were_found(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], command: str, content
+) -> None:
     folder = tmp_path / "empty"
     folder.mkdir()
     for name in content:
@@ -217,7 +230,9 @@ def test_a_folder_with_nothing_usable_says_no_run_files_were_found(tmp_path, tau
 
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_an_unknown_sim_is_only_its_error_line(tau2_data, capsys, command):
+def test_an_unknown_sim_is_only_its_error_line(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
     code = main(
         [command, str(ROOT / "recordings" / "aftersales.json"), "--sim", "nosuch", "--tau2-data", str(tau2_data)]
     )
@@ -225,7 +240,9 @@ def test_an_unknown_sim_is_only_its_error_line(tau2_data, capsys, command):
     assert code == 2 and out == "" and err == "tau-tui: no simulation 'nosuch' in the given files\n"
 
 
-def test_missing_tau2_data_is_one_clear_line(tmp_path, capsys, monkeypatch):
+def test_missing_tau2_data_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     monkeypatch.setattr("tau_tui.domains._installed_tau2_data", lambda: None)
     path = results_file(tmp_path / "ok.json", [greet()])
@@ -233,7 +250,7 @@ def test_missing_tau2_data_is_one_clear_line(tmp_path, capsys, monkeypatch):
     assert code == 2 and "no tau2 data for domain 'mock'" in err and "--tau2-data" in err and err.count("\n") == 1
 
 
-def test_corpus_notes_for_v1_and_empty_files(tau2_data, capsys):
+def test_corpus_notes_for_v1_and_empty_files(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = replay(
         capsys,
         CORPUS / "sierra-research__tau-bench__gpt-4o-airline.json",
@@ -247,7 +264,7 @@ def test_corpus_notes_for_v1_and_empty_files(tau2_data, capsys):
     assert len(v1) == 1 and "200 simulations not replayed" in v1[0]
 
 
-def test_entry_point_runs_without_traceback(tmp_path):
+def test_entry_point_runs_without_traceback(tmp_path: Path) -> None:
     broken = tmp_path / "x.json"
     broken.write_text("{")
     proc = subprocess.run(
@@ -260,7 +277,7 @@ def test_entry_point_runs_without_traceback(tmp_path):
     assert helped.returncode == 0 and "--sim" in helped.stdout
 
 
-def test_core_imports_without_textual_or_litellm():
+def test_core_imports_without_textual_or_litellm() -> None:
     code = (
         "import sys, tau_tui.cli, tau_tui.analysis, tau_tui.model, tau_tui.env, tau_tui.replay;"
         "bad=[m for m in ('textual','litellm') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
@@ -269,7 +286,9 @@ def test_core_imports_without_textual_or_litellm():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_the_totals_count_every_simulation_a_missing_domain_keeps_from_replay(capsys, tmp_path):
+def test_the_totals_count_every_simulation_a_missing_domain_keeps_from_replay(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # banking_knowledge is a domain now: its gold file, renamed to a domain nobody has, keeps 291 from replay
     unknown = tmp_path / "unknown_domain.json"
     unknown.write_bytes(
@@ -285,7 +304,7 @@ def test_the_totals_count_every_simulation_a_missing_domain_keeps_from_replay(ca
     assert "; 291 more not replayed;" in out.splitlines()[-1]
 
 
-def test_banking_knowledge_replays_every_simulation(capsys):
+def test_banking_knowledge_replays_every_simulation(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = replay(
         capsys, CORPUS / "generated" / "tau2-gold_banking_knowledge.json", "--tau2-data", str(CORPUS)
     )
@@ -293,7 +312,9 @@ def test_banking_knowledge_replays_every_simulation(capsys):
     assert out.splitlines()[-1].startswith("291 simulations in 1 file: 291 ok")
 
 
-def test_the_corpus_replays_with_the_data_folder_found_in_it(monkeypatch, capsys, tau2_data):
+def test_the_corpus_replays_with_the_data_folder_found_in_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tau2_data: Path
+) -> None:
     """``tau-tui replay ../shared/tau2-corpus --json`` with no TAU2_DATA_DIR: the data beside the runs is used,
     and said so."""
     import json as json_module

@@ -29,11 +29,11 @@ def scripted_runs(folder: Path, tau2_data: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def three_runs(tmp_path_factory, tau2_data):
+def three_runs(tmp_path_factory: pytest.TempPathFactory, tau2_data: Path) -> list[Path]:
     return scripted_runs(tmp_path_factory.mktemp("runs"), tau2_data)
 
 
-def report(capsys, tau2_data, *args):
+def report(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: str | Path):
     code = main(["report", "--tau2-data", str(tau2_data), *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
@@ -43,7 +43,9 @@ def hrefs(html: str) -> list[str]:
     return re.findall(r'href="([^"]+)"', html)
 
 
-def test_report_of_three_runs_links_every_page(three_runs, tau2_data, tmp_path, capsys):
+def test_report_of_three_runs_links_every_page(
+    three_runs: list[Path], tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "report"
     code, said, err = report(capsys, tau2_data, *three_runs, "--out", out)
     assert code == 0, err
@@ -81,7 +83,9 @@ def test_report_of_three_runs_links_every_page(three_runs, tau2_data, tmp_path, 
     assert sorted(listed) == sorted(str(p.relative_to(out.resolve())) for p in seen)
 
 
-def test_simulation_page_shows_the_replay_the_db_diff_and_the_reward(three_runs, tau2_data, tmp_path, capsys):
+def test_simulation_page_shows_the_replay_the_db_diff_and_the_reward(
+    three_runs: list[Path], tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "report"
     assert report(capsys, tau2_data, *three_runs, "--out", out)[0] == 0
     index = (out / "index.html").read_text()
@@ -102,7 +106,7 @@ def test_simulation_page_shows_the_replay_the_db_diff_and_the_reward(three_runs,
     assert "scripted/flaky:0.5" in page and "reward 0 recomputed" in page
 
 
-def test_recorded_text_is_escaped(tmp_path, tau2_data, capsys):
+def test_recorded_text_is_escaped(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     hostile = "<script>alert(1)</script> <img src=http://example.com/x.png> \x1b[31mred\x1b[0m"
     run = results_file(tmp_path / "hostile.json", [greet(), user(hostile), say(hostile)])
     out = tmp_path / "report"
@@ -113,7 +117,9 @@ def test_recorded_text_is_escaped(tmp_path, tau2_data, capsys):
     assert "\x1b" not in page and "\u241b[31m" in page  # the escape made visible, never sent
 
 
-def test_refuses_a_folder_it_did_not_write_and_replaces_its_own(three_runs, tau2_data, tmp_path, capsys):
+def test_refuses_a_folder_it_did_not_write_and_replaces_its_own(
+    three_runs: list[Path], tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     (theirs / "thesis.txt").write_text("mine")
@@ -132,7 +138,13 @@ def test_refuses_a_folder_it_did_not_write_and_replaces_its_own(three_runs, tau2
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report.")]  # no staging folder left
 
 
-def test_run_pages_are_paginated(three_runs, tau2_data, tmp_path, capsys, monkeypatch):
+def test_run_pages_are_paginated(
+    three_runs: list[Path],
+    tau2_data: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(pages, "SIM_LIST_PAGE", 7)
     out = tmp_path / "report"
     assert report(capsys, tau2_data, three_runs[0], "--out", out, "--recorded")[0] == 0
@@ -142,7 +154,9 @@ def test_run_pages_are_paginated(three_runs, tau2_data, tmp_path, capsys, monkey
     assert len(re.findall(r'href="sims/\d+\.html"', last)) == 6 and "page 3 of 3" in last
 
 
-def test_bad_baseline_and_unreadable_run_write_nothing(tmp_path, tau2_data, capsys, three_runs):
+def test_bad_baseline_and_unreadable_run_write_nothing(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], three_runs: list[Path]
+) -> None:
     out = tmp_path / "report"
     code, _, err = report(capsys, tau2_data, three_runs[0], "--out", out, "--baseline", "other.json")
     assert code == 2 and "--baseline other.json: not one of the runs given" in err
@@ -152,13 +166,13 @@ def test_bad_baseline_and_unreadable_run_write_nothing(tmp_path, tau2_data, caps
     assert code == 2 and str(bad) in err and "Traceback" not in err and not out.exists()
 
 
-def test_pareto_front():
+def test_pareto_front() -> None:
     # (cost, score): the cheapest best ones; (2, 0.5) is beaten by (1, 0.6), (3, 0.9) is not beaten
     assert pareto_front([(1.0, 0.6), (2.0, 0.5), (3.0, 0.9), (3.0, 0.8)]) == [0, 2]
     assert pareto_front([]) == []
 
 
-def test_chart_legends_keep_every_label_whole():
+def test_chart_legends_keep_every_label_whole() -> None:
     from html import unescape
 
     from tau_tui.report import svg

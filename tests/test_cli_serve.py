@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,11 +40,11 @@ RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
         ("", False),
     ],
 )
-def test_only_loopback_addresses_count_as_loopback(host, loopback):
+def test_only_loopback_addresses_count_as_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
 
 
-def test_a_network_host_without_allow_network_is_refused_in_one_line(capsys):
+def test_a_network_host_without_allow_network_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--host", "0.0.0.0", str(RECORDINGS)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
@@ -59,13 +60,13 @@ def test_a_network_host_without_allow_network_is_refused_in_one_line(capsys):
         (["--public-url", "example.org:8000"], "--public-url example.org:8000: not an http:// or https:// URL"),
     ],
 )
-def test_bad_arguments_are_one_line(argv, message, capsys):
+def test_bad_arguments_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
 
 
-def test_without_the_serve_extra_the_message_is_one_line():
+def test_without_the_serve_extra_the_message_is_one_line() -> None:
     probe = (
         "import sys; sys.modules['textual_serve'] = None; sys.modules['textual_serve.server'] = None\n"
         "from tau_tui.cli import main\nraise SystemExit(main(['serve']))"
@@ -78,7 +79,7 @@ def test_without_the_serve_extra_the_message_is_one_line():
 class BannerFirst:
     """textual-serve's ``Server`` as it behaves: the banner is printed, then the port is bound."""
 
-    def __init__(self, command: str, host: str, port: int, **kwargs):
+    def __init__(self, command: str, host: str, port: int, **kwargs: Any) -> None:
         self.host, self.port = host, port
 
     def serve(self) -> None:
@@ -87,7 +88,9 @@ class BannerFirst:
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
-def test_a_port_in_use_is_one_line_before_any_banner(host, monkeypatch, capsys):
+def test_a_port_in_use_is_one_line_before_any_banner(
+    host: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import types
 
     monkeypatch.setitem(sys.modules, "textual_serve", types.ModuleType("textual_serve"))
@@ -101,7 +104,7 @@ def test_a_port_in_use_is_one_line_before_any_banner(host, monkeypatch, capsys):
     assert out == "" and err == f"tau-tui: cannot listen on {host}:{port}: address already in use\n"
 
 
-def test_a_port_in_use_with_textual_serve_is_one_line_and_no_banner():
+def test_a_port_in_use_with_textual_serve_is_one_line_and_no_banner() -> None:
     pytest.importorskip("textual_serve", reason="the 'serve' extra (textual-serve) is not installed")
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -118,7 +121,7 @@ def test_a_port_in_use_with_textual_serve_is_one_line_and_no_banner():
     assert proc.stderr == f"tau-tui: cannot listen on 127.0.0.1:{port}: address already in use\n"
 
 
-def test_each_tab_runs_this_python_on_the_same_files_data_and_judge(tmp_path: Path):
+def test_each_tab_runs_this_python_on_the_same_files_data_and_judge(tmp_path: Path) -> None:
     from tau_tui.config import Settings
     from tau_tui.workspace import Workspace
 
@@ -135,7 +138,7 @@ def test_each_tab_runs_this_python_on_the_same_files_data_and_judge(tmp_path: Pa
     assert argv[argv.index("--domain") + 1] == "airline"
 
 
-def test_allow_network_warns_that_the_token_is_the_only_lock_and_serves():
+def test_allow_network_warns_that_the_token_is_the_only_lock_and_serves() -> None:
     pytest.importorskip("textual_serve", reason="the 'serve' extra (textual-serve) is not installed")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -16,14 +16,14 @@ AFTERSALES = ROOT / "recordings" / "aftersales.json"
 TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def show(capsys, *argv) -> tuple[int, str, str]:
+def show(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     capsys.readouterr()
     code = main(["show", *map(str, argv)])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def test_every_message_with_call_verdicts_the_replay_and_the_reward(capsys):
+def test_every_message_with_call_verdicts_the_replay_and_the_reward(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = show(capsys, AFTERSALES, "--sim", "as-hasty")  # a unique prefix
     assert code == 0, err
     assert "simulation: as-hasty-refund" in out and "recorded reward: 0" in out
@@ -40,7 +40,9 @@ def test_every_message_with_call_verdicts_the_replay_and_the_reward(capsys):
     assert "components (recorded → recomputed):" in reward and "ENV_ASSERTION  0 → 0" in reward
 
 
-def test_a_mismatch_and_a_finding_are_named_where_they_happen(tmp_path, tau2_data, capsys):
+def test_a_mismatch_and_a_finding_are_named_where_they_happen(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = results_file(
         tmp_path / "bad.json",
         [
@@ -59,7 +61,9 @@ def test_a_mismatch_and_a_finding_are_named_where_they_happen(tmp_path, tau2_dat
     assert "first mismatch at step 3: update_task_status" in out.split("\nREPLAY\n")[1]
 
 
-def test_long_texts_are_clipped_unless_full(tmp_path, tau2_data, capsys):
+def test_long_texts_are_clipped_unless_full(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     long = "word " * 2000
     path = results_file(tmp_path / "long.json", [greet(), user(long.strip()), say("Done.")])
     code, out, _ = show(capsys, path, "--sim", "sim-1", "--tau2-data", tau2_data)
@@ -85,7 +89,9 @@ def hostile_file(tmp_path: Path) -> Path:
     )
 
 
-def test_markdown_keeps_recorded_text_inside_its_fences_and_out_of_the_html(tmp_path, tau2_data, capsys):
+def test_markdown_keeps_recorded_text_inside_its_fences_and_out_of_the_html(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = show(capsys, hostile_file(tmp_path), "--sim", "evil", "--markdown", "--tau2-data", tau2_data)
     assert code == 0 and "\x1b" not in out
     parser = MarkdownIt("commonmark").enable("table")
@@ -105,7 +111,9 @@ def test_markdown_keeps_recorded_text_inside_its_fences_and_out_of_the_html(tmp_
     assert "| 2 | update\\_task\\_status | MISMATCH: replayed output differs |" in out  # the note changes the result
 
 
-def test_text_output_shows_control_characters_never_sends_them(tmp_path, tau2_data, capsys):
+def test_text_output_shows_control_characters_never_sends_them(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = show(capsys, hostile_file(tmp_path), "--sim", "evil", "--tau2-data", tau2_data)
     assert code == 0 and "\x1b" not in out and "␛[2J**not bold**" in out
 
@@ -126,19 +134,21 @@ def test_text_output_shows_control_characters_never_sends_them(tmp_path, tau2_da
         (["/no/such/file.json", "--sim", "x"], "tau-tui: /no/such/file.json: does not exist"),
     ],
 )
-def test_an_unknown_simulation_or_file_is_one_line_and_exit_2(argv, says, capsys):
+def test_an_unknown_simulation_or_file_is_one_line_and_exit_2(
+    argv, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = show(capsys, *argv)
     assert code == 2 and out == "" and err == says + "\n"
 
 
-def test_without_its_domain_the_messages_are_still_printed(tmp_path, capsys):
+def test_without_its_domain_the_messages_are_still_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = results_file(tmp_path / "elsewhere.json", [greet(), user("hello"), say("Done.")], domain="nowhere")
     code, out, err = show(capsys, path, "--sim", "sim-1")
     assert code == 2 and "[1] user\n      hello" in out and "not replayed: " in out
     assert err.count("\n") == 1 and err.startswith("tau-tui: not replayed: ")
 
 
-def test_show_is_in_the_command_list_and_help_stays_light(capsys):
+def test_show_is_in_the_command_list_and_help_stays_light(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["show", "--help"])
     assert done.value.code == 0 and "--markdown" in capsys.readouterr().out

@@ -43,7 +43,7 @@ print(json.dumps({"code": code, "heavy": heavy}))
         ["report", "--help"],
     ],
 )
-def test_help_imports_no_heavy_module(argv):
+def test_help_imports_no_heavy_module(argv: list[str]) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *argv],
         input=json.dumps(HEAVY),
@@ -57,7 +57,7 @@ def test_help_imports_no_heavy_module(argv):
     assert result == {"code": 0, "heavy": []}
 
 
-def test_every_command_is_one_module_in_one_list():
+def test_every_command_is_one_module_in_one_list() -> None:
     """``main`` loops over ``COMMANDS``: the sub-commands in --help order, then the TUI (no name)."""
     from tau_tui.commands import COMMANDS, SUBCOMMANDS
 
@@ -82,7 +82,7 @@ def test_every_command_is_one_module_in_one_list():
         assert callable(command.register) and callable(command.run), command.__name__
 
 
-def test_version_prints_the_package_version_and_imports_nothing_heavy():
+def test_version_prints_the_package_version_and_imports_nothing_heavy() -> None:
     from importlib.metadata import version
 
     proc = subprocess.run(
@@ -108,7 +108,9 @@ def test_version_prints_the_package_version_and_imports_nothing_heavy():
         ),
     ],
 )
-def test_an_unknown_flag_of_a_sub_command_prints_that_sub_command_usage(argv, usage, capsys):
+def test_an_unknown_flag_of_a_sub_command_prints_that_sub_command_usage(
+    argv: list[str], usage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tau_tui.cli import main
 
     with pytest.raises(SystemExit) as exit_info:

@@ -24,7 +24,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_json_is_byte_identical_for_one_and_two_workers_on_the_corpus(command):
+def test_json_is_byte_identical_for_one_and_two_workers_on_the_corpus(command: str) -> None:
     corpus_required()
     one = _run(command, "--json", "--workers", "1", str(CORPUS))
     two = _run(command, "--json", "--workers", "2", str(CORPUS))
@@ -33,7 +33,7 @@ def test_json_is_byte_identical_for_one_and_two_workers_on_the_corpus(command):
     assert one.stdout == two.stdout
 
 
-def test_workers_must_be_a_whole_number_of_at_least_one(capsys):
+def test_workers_must_be_a_whole_number_of_at_least_one(capsys: pytest.CaptureFixture[str]) -> None:
     from tau_tui.cli import main
 
     with pytest.raises(SystemExit) as exc:

@@ -9,11 +9,12 @@ value looked up at any point.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
 from tau_tui.catalog import Catalog
-from tau_tui.model.io import RunResolution, open_run
+from tau_tui.model.io import Recovered, RunFile, RunResolution, open_run
 from tau_tui.views import column_stats
 from tau_tui.views.column_stats import MAX_NATURAL, ColumnStats
 from tau_tui.views.columns import COLUMNS, plain
@@ -51,7 +52,7 @@ def agrees(stats: ColumnStats, rows) -> None:
 
 
 @pytest.fixture
-def runs():
+def runs() -> list[RunFile]:
     corpus_required()
     out = []
     for name in FILES:
@@ -59,7 +60,7 @@ def runs():
     return out
 
 
-def test_rows_fed_at_once_agree_with_measuring_each_row(runs) -> None:
+def test_rows_fed_at_once_agree_with_measuring_each_row(runs: list[RunFile]) -> None:
     catalog = Catalog()
     for run in runs:
         catalog.add_run(run)
@@ -70,7 +71,7 @@ def test_rows_fed_at_once_agree_with_measuring_each_row(runs) -> None:
     assert any(stats.start(c, plain(c.cell(r))) for c in MEASURED if c.elide for r in catalog.rows)
 
 
-def test_rows_arriving_in_pieces_agree_after_every_piece(runs, monkeypatch) -> None:
+def test_rows_arriving_in_pieces_agree_after_every_piece(runs: list[RunFile], monkeypatch: pytest.MonkeyPatch) -> None:
     """A file indexed piece by piece (``grow_run``): many small sorted runs, merged past ``MAX_SEGMENTS``."""
     monkeypatch.setattr(column_stats, "MAX_SEGMENTS", 2)
     catalog = Catalog()
@@ -85,7 +86,7 @@ def test_rows_arriving_in_pieces_agree_after_every_piece(runs, monkeypatch) -> N
     assert not stats.sync(catalog.files, catalog.file_rows)  # nothing new: nothing measured again
 
 
-def test_a_file_replaced_removed_or_resolved_is_measured_again(runs) -> None:
+def test_a_file_replaced_removed_or_resolved_is_measured_again(runs: list[RunFile]) -> None:
     catalog = Catalog()
     for run in runs:
         catalog.add_run(run)
@@ -116,7 +117,7 @@ def test_a_file_replaced_removed_or_resolved_is_measured_again(runs) -> None:
     agrees(stats, catalog.rows)
 
 
-def test_a_value_between_others_finds_its_neighbours_across_files(tmp_path) -> None:
+def test_a_value_between_others_finds_its_neighbours_across_files(tmp_path: Path) -> None:
     """Neighbours come from any file: ``a_b_c`` in one file, ``a_b_d`` in another, ``a_x`` in a third."""
     corpus_required()
     base = open_run(CORPUS / FILES[0])
@@ -134,13 +135,11 @@ def test_a_value_between_others_finds_its_neighbours_across_files(tmp_path) -> N
     assert stats.start(sim, "a_b_c") == 4  # shares "a_b_" with a_b_d: its own part starts at "c"
 
 
-def _recovered():
-    from tau_tui.model.io import Recovered
-
+def _recovered() -> Recovered:
     return Recovered()
 
 
-def test_the_load_order_view_needs_no_sort_and_says_the_same(runs) -> None:
+def test_the_load_order_view_needs_no_sort_and_says_the_same(runs: list[RunFile]) -> None:
     """``Catalog.view`` with no sort column copies (or filters) the rows kept in load order: the same rows in
     the same order as sorting them by their load order, reversed included, files added out of order too."""
     from tau_tui.catalog import RunFilter, SortSpec
@@ -176,7 +175,9 @@ def _sorted_as_before(rows, spec):
 
 @pytest.mark.parametrize("column", ["task", "sim", "reward", "termination", "cost", "file", "model", "trial"])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_sorting_places_by_key_orders_rows_as_sorting_pairs_did(runs, column, reverse) -> None:
+def test_sorting_places_by_key_orders_rows_as_sorting_pairs_did(
+    runs: list[RunFile], column: str, reverse: bool
+) -> None:
     from tau_tui.catalog import RunFilter, SortSpec
 
     catalog = Catalog()
@@ -188,7 +189,7 @@ def test_sorting_places_by_key_orders_rows_as_sorting_pairs_did(runs, column, re
     assert len(set(got)) == len(catalog.rows)
 
 
-def test_files_growing_at_once_keep_the_rows_in_load_order(runs) -> None:
+def test_files_growing_at_once_keep_the_rows_in_load_order(runs: list[RunFile]) -> None:
     """Files indexed in parallel grow in turns: each piece goes into its gap (no sort of every row), and the
     rows stay in load order, a file read again included."""
     import random

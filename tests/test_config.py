@@ -10,7 +10,7 @@ from tau_tui.config import ConfigError, load_settings
 
 
 @pytest.fixture
-def clean_env(monkeypatch, tmp_path):
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     for name in ("TAU2_DATA_DIR", "TAU_TUI_DOMAINS", "TAU_TUI_RUNS_DIR", "TAU_TUI_JUDGE", "TAU_TUI_JUDGE_API_BASE"):
         monkeypatch.delenv(name, raising=False)
     path = tmp_path / "config.toml"
@@ -18,12 +18,12 @@ def clean_env(monkeypatch, tmp_path):
     return path
 
 
-def test_defaults_without_a_file(clean_env):
+def test_defaults_without_a_file(clean_env: Path) -> None:
     settings = load_settings()
     assert settings.tau2_data is None and settings.runs_dir == Path("runs") and settings.judge_model is None
 
 
-def test_file_then_environment(clean_env, monkeypatch):
+def test_file_then_environment(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     clean_env.write_text('tau2_data = "/data/tau2"\njudge_model = "gpt-4.1"\ndomain_paths = ["/d1"]\n')
     assert load_settings().tau2_data == Path("/data/tau2")
     monkeypatch.setenv("TAU2_DATA_DIR", "/elsewhere")
@@ -37,7 +37,7 @@ def test_file_then_environment(clean_env, monkeypatch):
     "text, expected",
     [("not = [toml", "unreadable settings"), ('colour = "blue"', "colour"), ("runs_dir = 5", "runs_dir")],
 )
-def test_bad_files_are_one_line(clean_env, text, expected):
+def test_bad_files_are_one_line(clean_env: Path, text: str, expected: str) -> None:
     clean_env.write_text(text)
     with pytest.raises(ConfigError) as info:
         load_settings()
@@ -47,7 +47,13 @@ def test_bad_files_are_one_line(clean_env, text, expected):
 # --- the CLI takes its defaults from the settings (flags win) ---------------------------------------------------
 
 
-def test_cli_uses_the_settings_file_for_data_and_runs_folder(clean_env, tau2_data, tmp_path, monkeypatch, capsys):
+def test_cli_uses_the_settings_file_for_data_and_runs_folder(
+    clean_env: Path,
+    tau2_data: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from tau_tui.cli import main
 
     runs = tmp_path / "my-runs"
@@ -94,7 +100,7 @@ def test_cli_uses_the_settings_file_for_data_and_runs_folder(clean_env, tau2_dat
     assert out.is_file() and len(list(runs.iterdir())) == 1
 
 
-def test_cli_reports_a_broken_settings_file_on_one_line(clean_env, capsys):
+def test_cli_reports_a_broken_settings_file_on_one_line(clean_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tau_tui.cli import main
 
     clean_env.write_text("runs_dir = [1, 2]")
@@ -106,7 +112,7 @@ def test_cli_reports_a_broken_settings_file_on_one_line(clean_env, capsys):
 # --- resolved once: flags over the environment over the file --------------------------------------------------
 
 
-def test_every_setting_resolves_flags_over_environment_over_file(clean_env, tmp_path):
+def test_every_setting_resolves_flags_over_environment_over_file(clean_env: Path, tmp_path: Path) -> None:
     import argparse
 
     from tau_tui.config import resolve
@@ -151,7 +157,9 @@ def test_every_setting_resolves_flags_over_environment_over_file(clean_env, tmp_
         ("TAU_TUI_STREAM_BYTES", "4MB"),
     ],
 )
-def test_a_bad_number_in_the_environment_is_one_line_naming_the_variable(clean_env, variable, value):
+def test_a_bad_number_in_the_environment_is_one_line_naming_the_variable(
+    clean_env: Path, variable: str, value: str
+) -> None:
     from tau_tui.config import resolve
 
     with pytest.raises(ConfigError) as info:
@@ -159,7 +167,7 @@ def test_a_bad_number_in_the_environment_is_one_line_naming_the_variable(clean_e
     assert str(info.value).startswith(f"{variable}={value!r}: expected a whole number") and "\n" not in str(info.value)
 
 
-def test_whole_numbers_are_ascii_digits_only():
+def test_whole_numbers_are_ascii_digits_only() -> None:
     from tau_tui.config import whole_number
 
     assert whole_number("12") == 12 and whole_number(" 7 ") == 7
@@ -167,7 +175,7 @@ def test_whole_numbers_are_ascii_digits_only():
     assert whole_number("0", minimum=1) is None
 
 
-def test_nothing_below_the_config_module_reads_the_environment():
+def test_nothing_below_the_config_module_reads_the_environment() -> None:
     """Settings are resolved once (``config.resolve``); the one other reader is the secret scrubber, which must
     see the live values of API keys (the settings never hold secrets)."""
     import re
@@ -181,7 +189,7 @@ def test_nothing_below_the_config_module_reads_the_environment():
     assert readers == ["model/secrets.py"]
 
 
-def test_tau2_data_in_the_environment_reaches_the_workers(clean_env, tau2_data):
+def test_tau2_data_in_the_environment_reaches_the_workers(clean_env: Path, tau2_data: Path) -> None:
     """What a worker process or a Ray actor is built from is the resolved settings, whatever set them."""
     from tau_tui.config import resolve
     from tau_tui.pool import Job
@@ -194,7 +202,9 @@ def test_tau2_data_in_the_environment_reaches_the_workers(clean_env, tau2_data):
     assert worker_workspace.registry.get("mock").name == "mock"
 
 
-def test_settings_for_another_machine_have_absolute_folders(clean_env, tmp_path, monkeypatch):
+def test_settings_for_another_machine_have_absolute_folders(
+    clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A relative TAU2_DATA_DIR (or domain folder) names this process's folder; a Ray actor works elsewhere."""
     from tau_tui.config import resolve
 
@@ -206,7 +216,7 @@ def test_settings_for_another_machine_have_absolute_folders(clean_env, tmp_path,
     assert portable.sources == settings.sources and portable.portable() == portable
 
 
-def test_a_data_folder_in_or_above_the_paths_is_found(tmp_path, tau2_data):
+def test_a_data_folder_in_or_above_the_paths_is_found(tmp_path: Path, tau2_data: Path) -> None:
     from tau_tui.domains import data_root_near
 
     assert data_root_near([tau2_data]) == tau2_data
@@ -223,7 +233,9 @@ def test_a_data_folder_in_or_above_the_paths_is_found(tmp_path, tau2_data):
     assert data_root_near([tmp_path / "elsewhere.json"]) is None
 
 
-def test_ray_address_comes_from_the_environment_and_reaches_ray_init(clean_env, monkeypatch):
+def test_ray_address_comes_from_the_environment_and_reaches_ray_init(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``RAY_ADDRESS`` is read with the other settings; ``connect_ray`` hands it to ``ray.init`` (Ray itself is
     not asked to read the variable)."""
     import sys

@@ -39,12 +39,12 @@ PLAIN = ["hello", "", "a = b", "user@example.com", "x-1", "'already quoted"]
 
 
 @pytest.mark.parametrize("text", FORMULAS)
-def test_formula_like_text_gets_a_leading_apostrophe(text):
+def test_formula_like_text_gets_a_leading_apostrophe(text) -> None:
     assert is_formula_like(text) and spreadsheet_safe(text) == "'" + text
 
 
 @pytest.mark.parametrize("value", [*PLAIN, 5, -2.5, True, None])
-def test_other_cells_are_kept(value):
+def test_other_cells_are_kept(value) -> None:
     assert spreadsheet_safe(value) == value
 
 
@@ -62,7 +62,7 @@ def assert_no_live_formula(rows: list[list[str]], where: str) -> None:
             assert NUMBER.fullmatch(cell) or not is_formula_like(cell), (where, cell)
 
 
-def test_csv_text_guards_every_cell_and_the_header():
+def test_csv_text_guards_every_cell_and_the_header() -> None:
     text = csv_text(["=a", "b"], [{"=a": text, "b": -1} for text in FORMULAS])
     rows = read_csv_text(text)
     assert_no_live_formula(rows, "csv_text")
@@ -71,7 +71,7 @@ def test_csv_text_guards_every_cell_and_the_header():
 
 
 @pytest.mark.parametrize("inside", ["\r", "\n", "\r\n"])
-def test_a_line_break_inside_a_cell_cannot_start_a_row_with_a_formula(inside):
+def test_a_line_break_inside_a_cell_cannot_start_a_row_with_a_formula(inside: str) -> None:
     cell = f"fine{inside}=HYPERLINK(1)"
     rows = read_csv_text(csv_text(["a", "b"], [{"a": cell, "b": "x"}]))
     assert rows == [["a", "b"], [cell, "x"]]
@@ -90,7 +90,9 @@ def reviewed_with_formulas(tmp_path: Path) -> Path:
     return path
 
 
-def test_notes_from_review_then_notes_export_csv_quotes_the_formulas(tmp_path, capsys):
+def test_notes_from_review_then_notes_export_csv_quotes_the_formulas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = reviewed_with_formulas(tmp_path)
     assert main(["notes", "from-review", str(path)]) == 0
     texts = {n.text for n in NoteBook(path).notes}
@@ -113,7 +115,7 @@ def test_notes_from_review_then_notes_export_csv_quotes_the_formulas(tmp_path, c
     assert {n["text"] for n in json.loads(capsys.readouterr().out)} == texts
 
 
-def test_the_tuis_notes_export_quotes_the_formulas(tmp_path):
+def test_the_tuis_notes_export_quotes_the_formulas(tmp_path: Path) -> None:
     """What the notes screen writes (or sends to the browser): ``export_csv`` of the rows shown."""
     path = reviewed_with_formulas(tmp_path)
     book = NoteBook(path)
@@ -125,7 +127,9 @@ def test_the_tuis_notes_export_quotes_the_formulas(tmp_path):
     assert {r[0] for r in parsed[1:]} == {"'=evil.json"}
 
 
-def test_every_table_of_a_csv_export_quotes_the_formulas(tau2_data, tmp_path, capsys):
+def test_every_table_of_a_csv_export_quotes_the_formulas(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     task = {
         "id": "@SUM(1)",
         "user_scenario": {"instructions": "Ask to finish task_1."},
@@ -175,7 +179,7 @@ def test_every_table_of_a_csv_export_quotes_the_formulas(tau2_data, tmp_path, ca
     assert runs[1][runs[0].index("agent_model")] == "'+cmd|' /C calc'!A0"
 
 
-def test_only_the_one_csv_writer_makes_csv():
+def test_only_the_one_csv_writer_makes_csv() -> None:
     """No module of ours but ``model/csv_table.py`` calls ``csv.writer`` or ``csv.DictWriter``."""
     writers = []
     for source in sorted((ROOT / "tau_tui").rglob("*.py")):

@@ -41,7 +41,7 @@ def spawned_workers(pid: int) -> list[int]:
 
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_a_killed_pool_worker_is_one_line_exit_2_after_what_finished(command):
+def test_a_killed_pool_worker_is_one_line_exit_2_after_what_finished(command: str) -> None:
     corpus_required()
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True", TAU2_DATA_DIR=str(CORPUS))
     process = subprocess.Popen(
@@ -110,7 +110,7 @@ asyncio.run(main())
 
 
 @pytest.mark.parametrize("attempt", range(3))  # where the killed worker stood varies: try it a few times
-def test_a_killed_index_worker_leaves_no_traceback_on_quit(tmp_path, attempt):
+def test_a_killed_index_worker_leaves_no_traceback_on_quit(tmp_path: Path, attempt) -> None:
     corpus_required()
     from benchmarks.make_corpus import make
 
@@ -130,7 +130,7 @@ def test_a_killed_index_worker_leaves_no_traceback_on_quit(tmp_path, attempt):
 
 
 @pytest.mark.parametrize("when", ["before ready", "while sending an index"])
-def test_an_index_worker_whose_pipe_is_gone_exits_without_a_traceback(tmp_path, when):
+def test_an_index_worker_whose_pipe_is_gone_exits_without_a_traceback(tmp_path: Path, when: str) -> None:
     """The TUI quit (or gave up on it) while the worker was busy: its next send finds no pipe, and it ends."""
     import multiprocessing
 
@@ -146,7 +146,7 @@ def test_an_index_worker_whose_pipe_is_gone_exits_without_a_traceback(tmp_path, 
         original = child.send
         sent = []
 
-        def send_then_break(message):
+        def send_then_break(message) -> None:
             sent.append(message[0])
             if len(sent) > 1:  # "ready" went through; the index finds the pipe gone
                 raise BrokenPipeError(32, "Broken pipe")

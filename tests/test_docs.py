@@ -66,7 +66,7 @@ TIMEOUT = 60  # seconds, per example; each takes about a second
 MODEL_FLAGS = ("--agent-llm", "--user-llm", "--llm", "--judge", "--judge-llm")
 
 
-def test_the_readme_is_read_in_five_minutes():
+def test_the_readme_is_read_in_five_minutes() -> None:
     lines = README.read_text().splitlines()
     assert len(lines) <= 200, f"README.md has {len(lines)} lines; move the detail to docs/"
 
@@ -78,13 +78,13 @@ def nav_pages() -> list[str]:
     return re.findall(r"^\s*-\s*(?:[^\n]*?:\s*)?([\w./-]+\.md)\s*$", nav, flags=re.M)
 
 
-def test_every_page_is_in_the_nav():
+def test_every_page_is_in_the_nav() -> None:
     listed = nav_pages()
     assert len(listed) == len(set(listed)), listed
     assert sorted(listed) == sorted(p.name for p in PAGES)
 
 
-def test_the_site_builds_strict(tmp_path):
+def test_the_site_builds_strict(tmp_path: Path) -> None:
     for module in ("mkdocs", "material"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed: the dev extra has it (make test installs it)")
@@ -206,7 +206,7 @@ def help_reason(example: Example) -> str | None:
     return None
 
 
-def test_the_examples_are_found():
+def test_the_examples_are_found() -> None:
     """The extraction itself: every page that shows commands yields examples, and each kind of line is there."""
     found = all_examples()
     assert len(found) >= 40, len(found)
@@ -313,7 +313,7 @@ def run_page(page_examples: list[Example], cwd: Path, env: dict[str, str]) -> li
 
 
 @pytest.mark.corpus
-def test_every_example_runs_as_the_docs_say(tau2_data, tmp_path):
+def test_every_example_runs_as_the_docs_say(tau2_data: Path, tmp_path: Path) -> None:
     by_page: dict[Path, list[Example]] = {}
     for example in all_examples():
         by_page.setdefault(example.page, []).append(example)

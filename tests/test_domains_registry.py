@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -57,7 +58,7 @@ def create(data_dir: Path):
 '''
 
 
-def test_user_domain_folder_is_found_and_replays(tmp_path, monkeypatch):
+def test_user_domain_folder_is_found_and_replays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tau_tui.model import ToolCall
 
     folder = tmp_path / "my_domains" / "lamps"
@@ -77,7 +78,7 @@ def test_user_domain_folder_is_found_and_replays(tmp_path, monkeypatch):
     assert "lamps" not in DomainRegistry(None).names()  # the registry itself reads no variable
 
 
-def test_broken_user_domain_is_one_line(tmp_path):
+def test_broken_user_domain_is_one_line(tmp_path: Path) -> None:
     folder = tmp_path / "d" / "broken"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text("raise RuntimeError('boom')\n")
@@ -88,7 +89,7 @@ def test_broken_user_domain_is_one_line(tmp_path):
         DomainRegistry(None, use_tau2=False).get("nothing")
 
 
-def test_data_lookup_order_and_layouts(tmp_path, monkeypatch):
+def test_data_lookup_order_and_layouts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     explicit = tmp_path / "a"
     (explicit / "domains" / "mock").mkdir(parents=True)
     tau2_style = tmp_path / "b"
@@ -102,7 +103,7 @@ def test_data_lookup_order_and_layouts(tmp_path, monkeypatch):
     assert f"TAU2_DATA_DIR={explicit}" in str(info.value) and f"installed tau2={tau2_style}" in str(info.value)
 
 
-def test_variants():
+def test_variants() -> None:
     assert split_variant("telecom-workflow") == ("telecom", "workflow")
     assert split_variant("mock") == ("mock", None)
 
@@ -112,22 +113,22 @@ class _Found:
 
     variants = ("dim",)
 
-    def __init__(self, name: str):
+    def __init__(self, name: str) -> None:
         self.name = name
         self.warnings = ["first"]
 
 
-def test_fallback_providers_are_asked_in_order_after_domain_folders():
+def test_fallback_providers_are_asked_in_order_after_domain_folders() -> None:
     from tau_tui.domains import default_registry
     from tests.conftest import CORPUS
 
     asked: list[str] = []
 
-    def nothing(name):
+    def nothing(name) -> None:
         asked.append(f"nothing:{name}")
         return None
 
-    def lamps(name):
+    def lamps(name) -> _Found | None:
         asked.append(f"lamps:{name}")
         return _Found("lamps") if name.startswith("lamps") else None
 
@@ -145,7 +146,7 @@ def test_fallback_providers_are_asked_in_order_after_domain_folders():
     assert composed.fallbacks == [lamps]
 
 
-def test_warnings_are_reported_once_by_the_registry_not_marked_on_the_domain():
+def test_warnings_are_reported_once_by_the_registry_not_marked_on_the_domain() -> None:
     registry = DomainRegistry(None, fallbacks=[lambda name: _Found(name)])
     domain = registry.get("lamps")
     assert registry.new_warnings() == ["domain lamps: first"]
@@ -155,7 +156,7 @@ def test_warnings_are_reported_once_by_the_registry_not_marked_on_the_domain():
     assert vars(domain).keys() == {"name", "warnings"}
 
 
-def test_domain_base_declares_its_interface():
+def test_domain_base_declares_its_interface() -> None:
     from tau_tui.domains import Domain as Reexported
     from tau_tui.env.domain import Domain
 
@@ -164,7 +165,7 @@ def test_domain_base_declares_its_interface():
     assert callable(Domain.policy)
 
 
-def test_tau2_data_may_name_the_domains_folder_itself(monkeypatch):
+def test_tau2_data_may_name_the_domains_folder_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--tau2-data …/tau2-corpus/domains`` is that data, not a silent fall-back to an installed tau2's."""
     from tau_tui.domains import find_domain_data
     from tests.conftest import CORPUS
@@ -174,7 +175,7 @@ def test_tau2_data_may_name_the_domains_folder_itself(monkeypatch):
     assert find_domain_data("airline", CORPUS) == CORPUS / "domains" / "airline"
 
 
-def test_a_domain_name_from_a_recording_is_never_a_path(tmp_path):
+def test_a_domain_name_from_a_recording_is_never_a_path(tmp_path: Path) -> None:
     """A results file naming its domain ``../x`` must not import a package from outside the search path."""
     outside = tmp_path / "evil"
     outside.mkdir()

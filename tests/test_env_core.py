@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
 import pytest
 from pydantic import BaseModel
@@ -26,6 +27,9 @@ from tau_tui.env import (
 )
 from tau_tui.model import ToolCall
 
+if TYPE_CHECKING:
+    from tau_tui.model.messages import ToolMessage
+
 
 class Item(BaseModel):
     item_id: str
@@ -44,7 +48,7 @@ SCHEMA = DBSchema(Shop)
 class ShopTools(Toolkit):
     cache: dict
 
-    def __init__(self, db):
+    def __init__(self, db) -> None:
         super().__init__(db)
         self.cache = {}
         self.calls_made = 0
@@ -104,11 +108,11 @@ def new_env() -> Environment:
     return Environment("shop", "policy", ShopTools(make_store(SCHEMA, PRISTINE)))
 
 
-def run(env: Environment, name: str, arguments, call_id: str = "x"):
+def run(env: Environment, name: str, arguments, call_id: str = "x") -> ToolMessage:
     return env.call(ToolCall(id=call_id, name=name, arguments=arguments))
 
 
-def test_decorator_defaults_and_overrides():
+def test_decorator_defaults_and_overrides() -> None:
     specs = ShopTools.declared_tools
     assert specs["set_price"].mutates_state is True
     assert specs["get_item"].mutates_state is False
@@ -132,7 +136,7 @@ def test_decorator_defaults_and_overrides():
         "run_function",
     ],
 )
-def test_only_declared_tools_are_callable(name):
+def test_only_declared_tools_are_callable(name: str) -> None:
     env = new_env()
     message = run(env, name, {})
     assert message.error is True
@@ -140,7 +144,7 @@ def test_only_declared_tools_are_callable(name):
     assert not env.has_tool(name)
 
 
-def test_helpers_run_for_task_definitions_only():
+def test_helpers_run_for_task_definitions_only() -> None:
     from tau_tui.model import EnvAssertion
 
     env = new_env()
@@ -151,7 +155,7 @@ def test_helpers_run_for_task_definitions_only():
         env.run_assertion(EnvAssertion(env_type="assistant", func_name="_secret", arguments={}))
 
 
-def test_model_validation_coerces_like_tau2():
+def test_model_validation_coerces_like_tau2() -> None:
     # price declared float: the pristine int 1 becomes 1.0, as tau2's model_dump would give
     assert PRISTINE["items"]["a"]["price"] == 1.0 and isinstance(PRISTINE["items"]["a"]["price"], float)
     assert isinstance(PRISTINE["items"], Collection)
@@ -176,18 +180,18 @@ def test_model_validation_coerces_like_tau2():
         ({"k": "\u00e9"}, '{"k": "\\u00e9"}'),
     ],
 )
-def test_json_ification_matches_tau2(value, text):
+def test_json_ification_matches_tau2(value, text: str) -> None:
     assert to_json_str(value) == text
 
 
-def test_unsupported_result_type_raises():
+def test_unsupported_result_type_raises() -> None:
     from tau_tui.env.jsonify import UnsupportedResult
 
     with pytest.raises(UnsupportedResult):
         to_json_str({1, 2})
 
 
-def test_errors_become_error_messages_with_python_wording():
+def test_errors_become_error_messages_with_python_wording() -> None:
     env = new_env()
     missing = run(env, "set_price", {"item_id": "a"})
     assert (
@@ -202,14 +206,14 @@ def test_errors_become_error_messages_with_python_wording():
     assert not_object.error and "arguments must be an object" in not_object.content
 
 
-def test_call_copies_id_and_requestor_and_result_text():
+def test_call_copies_id_and_requestor_and_result_text() -> None:
     env = new_env()
     message = env.call(ToolCall(id="abc", name="set_price", arguments={"item_id": "b", "price": 7}))
     assert (message.id, message.requestor, message.error) == ("abc", "assistant", False)
     assert json.loads(message.content) == {"item_id": "b", "price": 7, "tags": []}
 
 
-def test_hash_is_tau2_canonical_sha256():
+def test_hash_is_tau2_canonical_sha256() -> None:
     plain = {
         "items": {"a": {"item_id": "a", "price": 1.0, "tags": []}, "b": {"item_id": "b", "price": 2.5, "tags": []}},
         "counter": 0,
@@ -225,7 +229,7 @@ def test_hash_is_tau2_canonical_sha256():
     assert env.db_hash() == hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def test_hash_of_dates_enums_and_unicode_follows_default_str():
+def test_hash_of_dates_enums_and_unicode_follows_default_str() -> None:
     from enum import Enum
 
     class Color(str, Enum):
@@ -243,7 +247,7 @@ def test_hash_of_dates_enums_and_unicode_follows_default_str():
     assert state_hash(tree) == hashlib.sha256(expected.encode()).hexdigest()
 
 
-def test_returned_objects_are_copies():
+def test_returned_objects_are_copies() -> None:
     env = new_env()
     result = env.make_tool_call("get_item", "assistant", {"item_id": "a"})
     result["price"] = 1000
@@ -255,8 +259,8 @@ def test_returned_objects_are_copies():
     assert PRISTINE["items"]["b"]["price"] == 2.5
 
 
-def test_episode_isolation_a_then_b_equals_b_alone():
-    def episode_a(env):
+def test_episode_isolation_a_then_b_equals_b_alone() -> None:
+    def episode_a(env) -> None:
         run(env, "get_item", {"item_id": "a"})
         run(env, "set_price", {"item_id": "a", "price": 50})
         run(env, "add_item", {"item_id": "c", "price": 1})
@@ -278,7 +282,7 @@ def test_episode_isolation_a_then_b_equals_b_alone():
     )
 
 
-def test_snapshots_never_change_after_freeze():
+def test_snapshots_never_change_after_freeze() -> None:
     env = new_env()
     before = env.freeze()
     h0 = before.agent_hash()
@@ -292,7 +296,7 @@ def test_snapshots_never_change_after_freeze():
     assert middle.agent["items"]["b"] is before.agent["items"]["b"] is PRISTINE["items"]["b"]
 
 
-def test_store_write_paths():
+def test_store_write_paths() -> None:
     store = Store({"top": {"list": [1, 2], "map": {"k": {"v": 1}}}}, kind="Thing")
     root0 = store.freeze()
     store.edit("top", "map", "k")["v"] = 2
@@ -305,7 +309,7 @@ def test_store_write_paths():
         _ = store.nope
 
 
-def test_an_argument_called_name_reaches_the_tool():
+def test_an_argument_called_name_reaches_the_tool() -> None:
     class Named(Toolkit):
         @tool(ToolType.READ)
         def greet(self, name: str) -> str:
@@ -324,7 +328,7 @@ def test_an_argument_called_name_reaches_the_tool():
     assert message.content.endswith("Named.greet() got an unexpected keyword argument 'tool_name'")
 
 
-def test_canonical_bytes_splice_matches_a_full_dump_for_any_edit_mix():
+def test_canonical_bytes_splice_matches_a_full_dump_for_any_edit_mix() -> None:
     import random
 
     rng = random.Random(7)
@@ -350,7 +354,7 @@ def test_canonical_bytes_splice_matches_a_full_dump_for_any_edit_mix():
         assert state_hash(store.root) == hashlib.sha256(expected.encode()).hexdigest()
 
 
-def test_a_patch_for_a_side_without_a_db_names_the_side():
+def test_a_patch_for_a_side_without_a_db_names_the_side() -> None:
     from tau_tui.model.tasks import InitializationData
 
     env = Environment("shop", "policy", ShopTools(make_store(SCHEMA, PRISTINE)), user=ShopTools(None))

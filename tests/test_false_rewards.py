@@ -7,11 +7,12 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tau_tui.cli import main
-from tau_tui.domains import DomainError
+from tau_tui.domains import DomainError, DomainRegistry
 from tau_tui.model.io import open_run, scan_paths
 from tests.conftest import CORPUS
 
@@ -29,13 +30,13 @@ def write(path: Path, data) -> Path:
     return path
 
 
-def cli(capsys, *args) -> tuple[int, list[dict], str]:
+def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, list[dict], str]:
     code = main([*map(str, args)])
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines() if line.startswith("{")], err
 
 
-def cli_text(capsys, *args) -> tuple[int, str, str]:
+def cli_text(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
     code = main([*map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
@@ -50,7 +51,9 @@ def the_file(records: list[dict]) -> dict:
     return record
 
 
-def test_the_baseline_is_recomputed_as_recorded(tmp_path, baseline, tau2_data, capsys):
+def test_the_baseline_is_recomputed_as_recorded(
+    tmp_path: Path, baseline: dict[str, Any], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """What the shapes below start from: a simulation we grade, and grade as tau2 does."""
     code, records, err = cli(capsys, "eval", "--json", write(tmp_path / "run.json.d" / "a.json", baseline))
     assert code == 0, err
@@ -71,7 +74,9 @@ def fork_run(baseline: dict, domain: str = "airline-relaxed") -> dict:
     return run
 
 
-def test_a_variant_of_a_domain_is_never_graded_as_that_domain(tmp_path, baseline, tau2_data, capsys):
+def test_a_variant_of_a_domain_is_never_graded_as_that_domain(
+    tmp_path: Path, baseline: dict[str, Any], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path / "fork.json", fork_run(baseline))
     code, records, err = cli(capsys, "eval", "--json", path, "--tau2-data", tau2_data)
     assert code == 2
@@ -95,7 +100,7 @@ def test_a_variant_of_a_domain_is_never_graded_as_that_domain(tmp_path, baseline
     assert code == 0 and "rewards: recorded" in out
 
 
-def test_the_registry_knows_a_variant_only_where_the_domain_declares_it(registry):
+def test_the_registry_knows_a_variant_only_where_the_domain_declares_it(registry: DomainRegistry) -> None:
     with pytest.raises(DomainError, match="airline has no variants"):
         registry.resolve("airline-relaxed")
     with pytest.raises(DomainError, match="unknown domain 'telecom-relaxed'"):
@@ -128,7 +133,9 @@ def create(data_dir):
 """
 
 
-def test_a_variant_supplied_as_a_domain_of_its_own_is_graded_as_it(tmp_path, baseline, tau2_data, capsys):
+def test_a_variant_supplied_as_a_domain_of_its_own_is_graded_as_it(
+    tmp_path: Path, baseline: dict[str, Any], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The fork's domain given with --domains (a package named as the variant, its data in a folder of that
     name) is what grades its runs, as the error line advises."""
     package = tmp_path / "domains" / "airline-relaxed"
@@ -147,7 +154,9 @@ def test_a_variant_supplied_as_a_domain_of_its_own_is_graded_as_it(tmp_path, bas
     assert [(s["domain"], s["reward"]) for s in sims(records)] == [("airline-relaxed", 1.0)]
 
 
-def test_a_task_field_we_do_not_grade_makes_the_reward_not_computed(tmp_path, baseline, tau2_data, capsys):
+def test_a_task_field_we_do_not_grade_makes_the_reward_not_computed(
+    tmp_path: Path, baseline: dict[str, Any], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = copy.deepcopy(baseline)
     run["tasks"][0]["evaluation_criteria"]["acceptable_outcomes"] = [{"actions": [], "reward_basis": ["DB"]}]
     run["simulations"][0]["reward_info"]["reward"] = 0.0
@@ -167,7 +176,7 @@ def test_a_task_field_we_do_not_grade_makes_the_reward_not_computed(tmp_path, ba
     assert "⚠ warning: 1 of 1 simulations ran tasks with fields we do not grade" in out
 
 
-def test_which_task_fields_are_not_graded(baseline):
+def test_which_task_fields_are_not_graded(baseline: dict[str, Any]) -> None:
     from tau_tui.model.tasks import Task, ungraded_fields
 
     task = baseline["tasks"][0]
@@ -179,7 +188,7 @@ def test_which_task_fields_are_not_graded(baseline):
     assert ungraded_fields(Task.model_validate(nested)) == ["evaluation_criteria.partial_credit"]
 
 
-def test_tau2s_own_tasks_have_no_field_we_do_not_grade(tau2_data):
+def test_tau2s_own_tasks_have_no_field_we_do_not_grade(tau2_data: Path) -> None:
     from tau_tui.model.tasks import Task, ungraded_fields
 
     for tasks_file in sorted((tau2_data / "domains").glob("*/tasks*.json")):
@@ -190,7 +199,9 @@ def test_tau2s_own_tasks_have_no_field_we_do_not_grade(tau2_data):
 # --- a false fail: result rows without messages ---------------------------------------------------------------
 
 
-def test_a_row_without_messages_keeps_its_recorded_reward(tmp_path, baseline, tau2_data, capsys):
+def test_a_row_without_messages_keeps_its_recorded_reward(
+    tmp_path: Path, baseline: dict[str, Any], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = copy.deepcopy(baseline)
     run["simulations"][0]["messages"] = []
     summary = copy.deepcopy(baseline["simulations"][0])
@@ -210,7 +221,9 @@ def test_a_row_without_messages_keeps_its_recorded_reward(tmp_path, baseline, ta
     assert "2 of 2 simulations have no trajectory" in out
 
 
-def test_tau2s_failed_units_are_still_infrastructure_errors(tmp_path, baseline, tau2_data, capsys):
+def test_tau2s_failed_units_are_still_infrastructure_errors(
+    tmp_path: Path, baseline: dict[str, Any], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """tau2 writes no messages for an episode that never ran: that stays an infrastructure error."""
     run = copy.deepcopy(baseline)
     sim = run["simulations"][0]
@@ -224,7 +237,9 @@ def test_tau2s_failed_units_are_still_infrastructure_errors(tmp_path, baseline, 
 # --- a recorded reward its file calls a placeholder ----------------------------------------------------------
 
 
-def test_a_placeholder_reward_is_flagged(tmp_path, baseline, tau2_data, capsys):
+def test_a_placeholder_reward_is_flagged(
+    tmp_path: Path, baseline: dict[str, Any], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = copy.deepcopy(baseline)
     run["simulations"][0]["info"] = {"note": "reward_info is a placeholder; the grader did not run"}
     path = write(tmp_path / "placeholder.json", run)
@@ -241,7 +256,9 @@ def test_a_placeholder_reward_is_flagged(tmp_path, baseline, tau2_data, capsys):
 # --- shapes that open ---------------------------------------------------------------------------------------
 
 
-def test_task_results_wrappers_open(tmp_path, baseline, tau2_data, capsys):
+def test_task_results_wrappers_open(
+    tmp_path: Path, baseline: dict[str, Any], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     sim = copy.deepcopy(baseline["simulations"][0])
     task_id = sim.pop("task_id")
     del sim["reward_info"]
@@ -264,7 +281,9 @@ def test_task_results_wrappers_open(tmp_path, baseline, tau2_data, capsys):
     assert got == [(1.0, 1.0, "scored"), (1.0, 1.0, "scored"), (None, 1.0, "no_trajectory")]
 
 
-def test_a_lone_submission_file_shows_its_claims(tmp_path, tau2_data, capsys):
+def test_a_lone_submission_file_shows_its_claims(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(
         tmp_path / "sub" / "submission.json",
         {
@@ -285,7 +304,9 @@ def test_a_lone_submission_file_shows_its_claims(tmp_path, tau2_data, capsys):
     assert "trajectories not here" in out
 
 
-def test_a_folder_with_an_index_beside_its_runs(tmp_path, baseline, tau2_data, capsys):
+def test_a_folder_with_an_index_beside_its_runs(
+    tmp_path: Path, baseline: dict[str, Any], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "runs"
     write(folder / "run_a.json", baseline)
     write(folder / "index.json", {"runs": [{"file": "run_a.json", "agent": "gpt-4.1-mini"}]})

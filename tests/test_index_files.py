@@ -77,7 +77,7 @@ def _review_check(run_par: RunFile, run_seq: RunFile) -> None:
             assert row.review == read_review(run_seq.raw_sims[entry.index])
 
 
-def test_the_corpus_folder_indexes_to_the_same_runs_in_parallel_and_here():
+def test_the_corpus_folder_indexes_to_the_same_runs_in_parallel_and_here() -> None:
     corpus_required()
     paths = scan_paths([CORPUS]).files
     sequential = _index(paths, 0)
@@ -100,7 +100,7 @@ def test_the_corpus_folder_indexes_to_the_same_runs_in_parallel_and_here():
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory) -> list[Path]:
+def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """Real simulations over several files (benchmarks.make_corpus), one of them large enough to come in chunks."""
     corpus_required()
     from benchmarks.make_corpus import make
@@ -111,7 +111,9 @@ def generated(tmp_path_factory) -> list[Path]:
     return sorted((folder / "small").iterdir()) + sorted((folder / "large").iterdir())
 
 
-def test_a_generated_folder_indexes_to_the_same_rows_whatever_order_the_workers_finish_in(generated):
+def test_a_generated_folder_indexes_to_the_same_rows_whatever_order_the_workers_finish_in(
+    generated: list[Path],
+) -> None:
     paths = list(reversed(generated))  # the large file first: the small ones after it finish before it
     sequential = _index(paths, 0)
     parallel = _index(paths, 2, every=0.0)
@@ -132,7 +134,9 @@ def test_a_generated_folder_indexes_to_the_same_rows_whatever_order_the_workers_
     assert [p for p, _, _ in catalogs[1]][0] == str(paths[0])
 
 
-def test_broken_files_among_good_ones_fail_with_the_same_line_and_the_rest_load(generated, tmp_path):
+def test_broken_files_among_good_ones_fail_with_the_same_line_and_the_rest_load(
+    generated: list[Path], tmp_path: Path
+) -> None:
     good = generated[:3]
     text = good[0].read_bytes()
     broken = {
@@ -158,12 +162,14 @@ def test_broken_files_among_good_ones_fail_with_the_same_line_and_the_rest_load(
     assert "truncated JSON" in last[1].problem and str(paths[1]) not in last[1].problem  # the path is the caller's
 
 
-def test_a_worker_that_dies_fails_its_file_with_one_line_and_the_others_load(generated, monkeypatch):
+def test_a_worker_that_dies_fails_its_file_with_one_line_and_the_others_load(
+    generated: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     paths = list(reversed(generated))  # the large file first
     killed: list[int] = []
     receive = _Coordinator._receive
 
-    def kill_on_first_chunk(self, proc):
+    def kill_on_first_chunk(self, proc) -> None:
         receive(self, proc)
         if not killed and proc.task == 0 and 0 in self.building:
             killed.append(proc.process.pid)
@@ -186,7 +192,7 @@ def test_a_worker_that_dies_fails_its_file_with_one_line_and_the_others_load(gen
     assert time.monotonic() - started < 120
 
 
-def test_cancelling_stops_the_workers(generated):
+def test_cancelling_stops_the_workers(generated: list[Path]) -> None:
     calls = []
 
     def cancelled() -> bool:
@@ -197,7 +203,7 @@ def test_cancelling_stops_the_workers(generated):
     assert index_files(list(generated), events.append, 2, cancelled=cancelled) is False
 
 
-def test_one_file_or_few_bytes_stay_in_this_process(generated, tmp_path):
+def test_one_file_or_few_bytes_stay_in_this_process(generated: list[Path], tmp_path: Path) -> None:
     assert plan_workers(generated[:1], 2) == 0
     assert plan_workers(generated, 2, min_bytes=1 << 40) == 0
     assert plan_workers(generated, 2, min_bytes=0) == 2
@@ -205,7 +211,9 @@ def test_one_file_or_few_bytes_stay_in_this_process(generated, tmp_path):
     assert plan_workers([generated[0], generated[0]], 2, min_bytes=0) == 0  # the same file twice: as before
 
 
-def test_a_file_the_streaming_reader_gives_up_on_halfway_is_read_whole_with_the_same_rows(generated, tmp_path):
+def test_a_file_the_streaming_reader_gives_up_on_halfway_is_read_whole_with_the_same_rows(
+    generated: list[Path], tmp_path: Path
+) -> None:
     """Rows sent while it was streamed are replaced by the whole file's: the catalog ends with those."""
     data = orjson.loads(generated[-1].read_bytes())
     sims = data["simulations"]
@@ -231,7 +239,9 @@ def test_a_file_the_streaming_reader_gives_up_on_halfway_is_read_whole_with_the_
     ]
 
 
-def test_compact_files_with_members_after_their_simulations_index_the_same_on_workers(generated, tmp_path, monkeypatch):
+def test_compact_files_with_members_after_their_simulations_index_the_same_on_workers(
+    generated: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Keys sorted on one line (json.dumps(sort_keys=True)): tasks and timestamp come after the simulations, so a
     worker sends them again with the file's last rows."""
     paths = []
@@ -252,14 +262,16 @@ def test_compact_files_with_members_after_their_simulations_index_the_same_on_wo
     assert list(run.raw_sims) == original["simulations"]
 
 
-def test_a_failure_of_the_thread_here_fails_its_file_and_the_rest_still_load(generated, monkeypatch):
+def test_a_failure_of_the_thread_here_fails_its_file_and_the_rest_still_load(
+    generated: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No worker process to be had, and the thread indexing here breaks on its first file: no hang."""
     paths = list(generated)
     monkeypatch.setattr(_Coordinator, "_spawn", lambda self: None)
     put = _Coordinator._local_put
     broke: list[int] = []
 
-    def breaking(self, event):
+    def breaking(self, event) -> None:
         if isinstance(event, Loaded) and not broke:
             broke.append(event.pos)
             raise MemoryError("no room")

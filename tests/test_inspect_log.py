@@ -7,6 +7,8 @@ import json
 import sys
 import zipfile
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +16,9 @@ from tau_tui.cli import main
 from tau_tui.model.io import RunFileError, open_run, scan_paths
 from tau_tui.replay.recorded_db import check_recorded_db, json_form
 from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
 
 pytestmark = pytest.mark.corpus
 
@@ -28,7 +33,7 @@ needs_inspect = pytest.mark.skipif(
 )
 
 
-def _maker():
+def _maker() -> ModuleType:
     spec = importlib.util.spec_from_file_location("make_inspect_log", ROOT / "scripts" / "make_inspect_log.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -36,7 +41,7 @@ def _maker():
 
 
 @pytest.fixture(scope="session")
-def inspect_logs(tmp_path_factory) -> dict[str, Path]:
+def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One real ``.eval`` log per domain, written by Inspect running inspect-evals' tau2 task offline."""
     maker = _maker()
     root = tmp_path_factory.mktemp("inspect-logs")
@@ -44,7 +49,7 @@ def inspect_logs(tmp_path_factory) -> dict[str, Path]:
 
 
 @needs_inspect
-def test_a_sample_becomes_a_tau2_simulation(inspect_logs):
+def test_a_sample_becomes_a_tau2_simulation(inspect_logs: dict[str, Path]) -> None:
     run = open_run(inspect_logs["airline"])
     assert run.layout == "inspect" and run.domain == "airline" and len(run.entries) == 1
     assert run.agent_model == "mockllm/model" and run.warnings == []
@@ -67,7 +72,7 @@ def test_a_sample_becomes_a_tau2_simulation(inspect_logs):
 
 
 @needs_inspect
-def test_user_side_tool_calls_keep_their_requestor(inspect_logs):
+def test_user_side_tool_calls_keep_their_requestor(inspect_logs: dict[str, Path]) -> None:
     sim = open_run(inspect_logs["telecom"]).simulation(0)
     first = sim.trajectory[0]
     assert first.role == "user" and first.tool_calls[0].name == "toggle_roaming"
@@ -77,7 +82,9 @@ def test_user_side_tool_calls_keep_their_requestor(inspect_logs):
 
 @needs_inspect
 @pytest.mark.parametrize("domain, writes", [("airline", 3), ("retail", 1)])
-def test_replay_agrees_with_the_log_and_its_final_db_is_ours(analyzer, inspect_logs, domain, writes):
+def test_replay_agrees_with_the_log_and_its_final_db_is_ours(
+    analyzer: Analyzer, inspect_logs: dict[str, Path], domain: str, writes: int
+) -> None:
     run = open_run(inspect_logs[domain])
     analysis = analyzer.analyze(run, 0)
     record = analysis.to_json()
@@ -90,7 +97,9 @@ def test_replay_agrees_with_the_log_and_its_final_db_is_ours(analyzer, inspect_l
 
 
 @needs_inspect
-def test_a_final_db_that_differs_from_ours_is_named_path_by_path(analyzer, inspect_logs):
+def test_a_final_db_that_differs_from_ours_is_named_path_by_path(
+    analyzer: Analyzer, inspect_logs: dict[str, Path]
+) -> None:
     run = open_run(inspect_logs["airline"])
     analysis = analyzer.analyze(run, 0)
     info = json.loads(json.dumps(run.raw_sims[0]["info"]))
@@ -102,7 +111,9 @@ def test_a_final_db_that_differs_from_ours_is_named_path_by_path(analyzer, inspe
 
 
 @needs_inspect
-def test_telecom_final_dbs_agree_and_the_port_writes_numbers_unlike_tau2(analyzer, inspect_logs):
+def test_telecom_final_dbs_agree_and_the_port_writes_numbers_unlike_tau2(
+    analyzer: Analyzer, inspect_logs: dict[str, Path]
+) -> None:
     analysis = analyzer.analyze(open_run(inspect_logs["telecom"]), 0)
     record = analysis.to_json()
     assert record["recorded_final_db"] == {
@@ -120,7 +131,9 @@ def test_telecom_final_dbs_agree_and_the_port_writes_numbers_unlike_tau2(analyze
 
 
 @needs_inspect
-def test_cli_replay_reads_a_folder_of_logs(inspect_logs, tau2_data, capsys):
+def test_cli_replay_reads_a_folder_of_logs(
+    inspect_logs: dict[str, Path], tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = inspect_logs["airline"].parent.parent
     assert sorted(p.suffix for p in scan_paths([folder]).files) == [".eval", ".eval", ".eval"]
     code = main(["replay", "--json", "--tau2-data", str(tau2_data), str(folder)])
@@ -135,7 +148,7 @@ def test_cli_replay_reads_a_folder_of_logs(inspect_logs, tau2_data, capsys):
 # --- untrusted input (these run without the extra too) ----------------------------------------------------------
 
 
-def test_a_broken_eval_file_is_one_line_naming_it(tmp_path):
+def test_a_broken_eval_file_is_one_line_naming_it(tmp_path: Path) -> None:
     pytest.importorskip("inspect_ai", reason="the optional extra 'inspect' is not installed")
     bad = tmp_path / "broken.eval"
     bad.write_bytes(b"not a zip at all")
@@ -150,7 +163,7 @@ def test_a_broken_eval_file_is_one_line_naming_it(tmp_path):
     assert str(caught.value).startswith(f"{empty_zip}: ") and "\n" not in str(caught.value)
 
 
-def test_without_the_extra_an_eval_file_says_what_to_install(tmp_path, monkeypatch):
+def test_without_the_extra_an_eval_file_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = tmp_path / "run.eval"
     log.write_bytes(b"PK")
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # import fails as when inspect-ai is absent

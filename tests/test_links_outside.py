@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ from tests.test_submission import BASELINES, build_submission, submission_meta
 pytestmark = pytest.mark.corpus
 
 
-def planted(tmp_path):
+def planted(tmp_path: Path):
     """A submission whose trajectories/ holds a link to a results file outside the folder, filed as airline."""
     secret = tmp_path / "private" / "secret_results.json"
     secret.parent.mkdir()
@@ -28,7 +29,7 @@ def planted(tmp_path):
     return folder, secret
 
 
-def test_a_link_out_of_trajectories_is_never_read(tmp_path):
+def test_a_link_out_of_trajectories_is_never_read(tmp_path: Path) -> None:
     folder, secret = planted(tmp_path)
     link = folder / "trajectories" / "airline_results.json"
     unit = open_submission(folder)
@@ -38,7 +39,7 @@ def test_a_link_out_of_trajectories_is_never_read(tmp_path):
 
 
 @pytest.mark.parametrize("given", ["parent", "folder", "trajectories"])
-def test_a_walk_never_follows_a_link_out_and_keeps_links_inside(tmp_path, given):
+def test_a_walk_never_follows_a_link_out_and_keeps_links_inside(tmp_path: Path, given: str) -> None:
     folder, secret = planted(tmp_path)
     start = {"parent": tmp_path / "s", "folder": folder, "trajectories": folder / "trajectories"}[given]
     scan = scan_paths([start])
@@ -48,7 +49,9 @@ def test_a_walk_never_follows_a_link_out_and_keeps_links_inside(tmp_path, given)
 
 
 @pytest.mark.parametrize("command", ["eval", "replay", "audit"])
-def test_commands_say_so_and_never_read_the_outside_file(tmp_path, tau2_data, capsys, command):
+def test_commands_say_so_and_never_read_the_outside_file(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
     folder, secret = planted(tmp_path)
     data = json.loads(secret.read_text())
     data["simulations"][0]["id"] = "SECRET-SIM"
@@ -60,7 +63,7 @@ def test_commands_say_so_and_never_read_the_outside_file(tmp_path, tau2_data, ca
     assert "Traceback" not in err
 
 
-def test_the_tui_loader_notes_the_link_and_never_loads_its_target(tmp_path):
+def test_the_tui_loader_notes_the_link_and_never_loads_its_target(tmp_path: Path) -> None:
     from tau_tui.session.events import FileLoaded, FolderNotice
     from tau_tui.session.library import load_runs
 

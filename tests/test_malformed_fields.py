@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +20,7 @@ WRONG = [5, "x", [5], {"x": 1}, [None], True]
 COMMANDS = [["replay"], ["eval"], ["notes", "from-review"], ["export", "--format", "sft", "--out", "{out}"]]
 
 
-def run_all(capsys, tmp_path, target):
+def run_all(capsys: pytest.CaptureFixture[str], tmp_path: Path, target) -> list[int]:
     """Every command that reads the field, on ``target``: exit statuses, and no traceback anywhere."""
     codes = []
     for command in COMMANDS:
@@ -36,7 +38,9 @@ def run_all(capsys, tmp_path, target):
 @pytest.mark.parametrize(
     "field", ["user_tool_results", "agent_tool_results", "user_tool_calls", "agent_tool_calls", "agent_chunk"]
 )
-def test_a_tick_field_of_the_wrong_type_never_crashes(tmp_path, tau2_data, capsys, field, value):
+def test_a_tick_field_of_the_wrong_type_never_crashes(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], field: str, value
+) -> None:
     ticks = voice_ticks()
     for tick in ticks:
         tick[field] = copy.deepcopy(value)
@@ -46,7 +50,9 @@ def test_a_tick_field_of_the_wrong_type_never_crashes(tmp_path, tau2_data, capsy
     assert all(code in (0, 1, 2) for code in run_all(capsys, tmp_path, folder))
 
 
-def test_user_tool_results_5_is_a_finding_in_replay(tmp_path, tau2_data, capsys):
+def test_user_tool_results_5_is_a_finding_in_replay(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ticks = voice_ticks()
     ticks[0]["user_tool_results"] = 5
     sim = voice_simulation()
@@ -71,7 +77,9 @@ REVIEW_FIELDS = [
 
 @pytest.mark.parametrize("value", [5, [5], {"x": 1}, 2**70], ids=repr)
 @pytest.mark.parametrize("where", REVIEW_FIELDS, ids=lambda w: ".".join(map(str, w)))
-def test_a_review_field_of_the_wrong_type_never_crashes(tmp_path, tau2_data, capsys, where, value):
+def test_a_review_field_of_the_wrong_type_never_crashes(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], where, value
+) -> None:
     base = reviewed_run(tmp_path, name="base", keep=4)
     data = json.loads((base / "results_reviewed.json").read_text())
     holder = data["simulations"][0]
@@ -86,7 +94,13 @@ def test_a_review_field_of_the_wrong_type_never_crashes(tmp_path, tau2_data, cap
 
 @pytest.mark.parametrize("value", [5, [5], {"x": 1}, None], ids=repr)
 @pytest.mark.parametrize("key", ["model_name", "results", "trajectory_files", "methodology", "voice_config"])
-def test_a_submission_field_of_the_wrong_type_is_a_line(tmp_path, tau2_data, capsys, key, value):
+def test_a_submission_field_of_the_wrong_type_is_a_line(
+    tmp_path: Path,
+    tau2_data: Path,
+    capsys: pytest.CaptureFixture[str],
+    key: str,
+    value: int | list[int] | dict[str, Any] | None,
+) -> None:
     folder = tmp_path / "sub"
     (folder / "trajectories").mkdir(parents=True)
     shutil.copyfile(DEMO, folder / "trajectories" / "mock.json")
@@ -100,7 +114,9 @@ def test_a_submission_field_of_the_wrong_type_is_a_line(tmp_path, tau2_data, cap
         assert all(line.startswith("tau-tui: ") for line in err.splitlines() if line)
 
 
-def test_a_repeated_tool_result_is_exported_once_into_sft(tmp_path, tau2_data, capsys):
+def test_a_repeated_tool_result_is_exported_once_into_sft(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = json.loads(DEMO.read_text())
     messages = data["simulations"][0]["messages"]
     first = next(i for i, m in enumerate(messages) if m["role"] == "tool" and m.get("requestor") == "assistant")

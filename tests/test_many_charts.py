@@ -41,12 +41,12 @@ def text_of(renderable) -> str:
     return out.getvalue()
 
 
-def test_bar_fills_eighths_of_a_cell():
+def test_bar_fills_eighths_of_a_cell() -> None:
     assert bar(1.0, 4) == "████" and bar(0.0, 4) == "    " and bar(0.5, 3) == "█▌ "
     assert bar(2.0, 2) == "██"  # clipped to the whole bar
 
 
-def test_pareto_mark_and_terminations():
+def test_pareto_mark_and_terminations() -> None:
     many = compare_many(
         [
             side("base", [1, 1, 0, 0], 1.0),  # 0.5 for $4: beaten by cheap (better and cheaper)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +21,9 @@ from tau_tui.model import open_run
 from tau_tui.replay.library_text import LIBRARY_TEXTS, LibraryText, library_text_only, register_library_text
 from tests.conftest import CORPUS
 from tests.helpers import call, greet, result, results_file, say, user
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
 PYDANTIC_ERROR = (
     "Error: 1 validation error for Passenger\ndob\n  Field required [type=missing, input_value="
@@ -94,7 +99,7 @@ AS_1_0_1 = modified_order((198.0, BACKPACK), (198.0, BACKPACK))
 AS_FIXED = modified_order((315.61, WATCH), (198.0, BACKPACK))
 
 
-def retail_recording(path, order: dict):
+def retail_recording(path, order: dict) -> Path:
     return results_file(
         path,
         [
@@ -112,7 +117,7 @@ def retail_recording(path, order: dict):
 # --- library_text: a registry of normalisers, none of which hides a real difference -----------------------------
 
 
-def test_a_pydantic_version_in_the_docs_url_is_library_text():
+def test_a_pydantic_version_in_the_docs_url_is_library_text() -> None:
     assert library_text_only(PYDANTIC_ERROR, PYDANTIC_ERROR.replace("2.12", "2.14")) == [
         "pydantic's docs-URL version (2.12 vs 2.14)"
     ]
@@ -122,7 +127,7 @@ def test_a_pydantic_version_in_the_docs_url_is_library_text():
     ]
 
 
-def test_a_missing_further_information_line_is_library_text():
+def test_a_missing_further_information_line_is_library_text() -> None:
     without = PYDANTIC_ERROR.split("\n    For further")[0]
     assert library_text_only(PYDANTIC_ERROR, without) == [
         'pydantic\'s "For further information visit …" lines (1 recorded, 0 replayed)'
@@ -138,11 +143,11 @@ def test_a_missing_further_information_line_is_library_text():
         PYDANTIC_ERROR,  # no difference at all is not a library-text difference
     ],
 )
-def test_any_other_difference_is_not_library_text(replayed):
+def test_any_other_difference_is_not_library_text(replayed) -> None:
     assert library_text_only(PYDANTIC_ERROR, replayed) is None
 
 
-def test_a_new_library_pattern_costs_one_entry(monkeypatch):
+def test_a_new_library_pattern_costs_one_entry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tau_tui.replay.library_text.LIBRARY_TEXTS", dict(LIBRARY_TEXTS))
     recorded, replayed = (
         "Error: see https://docs.example.org/v3/errors/E1",
@@ -161,7 +166,7 @@ def test_a_new_library_pattern_costs_one_entry(monkeypatch):
     assert library_text_only(recorded, replayed) == ["example's docs version (v3 vs v4)"]
 
 
-def test_the_corpus_mismatches_are_seven_library_text_and_one_divergence(analyzer):
+def test_the_corpus_mismatches_are_seven_library_text_and_one_divergence(analyzer: Analyzer) -> None:
     classes = []
     for name in (
         "sierra-research__tau2-bench__airline_run1.json",
@@ -180,7 +185,7 @@ def test_the_corpus_mismatches_are_seven_library_text_and_one_divergence(analyze
     assert sorted(classes, key=str) == [("divergence", None)] + [("library_text", note)] * 7
 
 
-def library_text_recording(path, then_diverge: bool = True, sim_id: str = "sim-1"):
+def library_text_recording(path, then_diverge: bool = True, sim_id: str = "sim-1") -> Path:
     """A mock run whose first write's recorded error has a pydantic further-information line the replay lacks;
     ``then_diverge``: a second write whose recorded title differs (a divergence)."""
     mock_error = "Error: Task nope not found"  # what the mock's update_task_status says of an unknown task
@@ -201,7 +206,7 @@ def library_text_recording(path, then_diverge: bool = True, sim_id: str = "sim-1
     return results_file(path, messages, sim_id=sim_id)
 
 
-def test_facts_name_the_library_text_and_a_later_divergence(tmp_path, registry):
+def test_facts_name_the_library_text_and_a_later_divergence(tmp_path: Path, registry: DomainRegistry) -> None:
     analysis = Analyzer(registry).analyze(open_run(library_text_recording(tmp_path / "two.json")), 0)
     assert [c.verdict.value for c in analysis.timeline.calls] == ["mismatch", "mismatch"]
     record = analysis.to_json()
@@ -226,7 +231,7 @@ def test_facts_name_the_library_text_and_a_later_divergence(tmp_path, registry):
 # --- upstream_fix: retail's modify_pending_order_items (tau2-bench#317, #318; fix #322) -------------------------
 
 
-def test_a_recording_made_with_the_fixed_tool_is_an_upstream_fix(tmp_path, registry):
+def test_a_recording_made_with_the_fixed_tool_is_an_upstream_fix(tmp_path: Path, registry: DomainRegistry) -> None:
     run = open_run(retail_recording(tmp_path / "fixed.json", AS_FIXED))
     record = Analyzer(registry).analyze(run, 0).to_json()
     assert record["strict_ok"] is False and record["verdicts"]["mismatch"] == 1  # strict, as tau2 1.0.1
@@ -243,7 +248,9 @@ def test_a_recording_made_with_the_fixed_tool_is_an_upstream_fix(tmp_path, regis
     assert fixed["upstream_fixes"] == ["retail-modify-items-own-variant"]
 
 
-def test_a_1_0_1_recording_replayed_with_the_fix_is_an_upstream_fix_the_other_way(tmp_path, registry):
+def test_a_1_0_1_recording_replayed_with_the_fix_is_an_upstream_fix_the_other_way(
+    tmp_path: Path, registry: DomainRegistry
+) -> None:
     run = open_run(retail_recording(tmp_path / "as-1.0.1.json", AS_1_0_1))
     plain = Analyzer(registry).analyze(run, 0).to_json()
     assert plain["strict_ok"] is True and plain["db_match"] is True
@@ -256,20 +263,22 @@ def test_a_1_0_1_recording_replayed_with_the_fix_is_an_upstream_fix_the_other_wa
     assert fixed["db_match"] is True  # the gold state is built with the same (fixed) tool
 
 
-def test_a_modify_that_neither_tool_gives_is_a_divergence(tmp_path, registry):
+def test_a_modify_that_neither_tool_gives_is_a_divergence(tmp_path: Path, registry: DomainRegistry) -> None:
     run = open_run(retail_recording(tmp_path / "other.json", modified_order((315.61, WATCH), (1.0, BACKPACK))))
     for fixes in (False, True):
         mismatch = Analyzer(registry, upstream_fixes=fixes).analyze(run, 0).to_json()["first_mismatch"]
         assert mismatch["mismatch_class"] == "divergence" and "upstream_issue" not in mismatch
 
 
-def replay(capsys, *args):
+def replay(capsys: pytest.CaptureFixture[str], *args: str | Path):
     code = main(["replay", *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def test_cli_counts_the_classes_apart_and_keeps_the_strict_exit_status(tmp_path, tau2_data, capsys):
+def test_cli_counts_the_classes_apart_and_keeps_the_strict_exit_status(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fixed = retail_recording(tmp_path / "fixed.json", AS_FIXED)
     code, out, _ = replay(capsys, fixed, "--tau2-data", tau2_data)
     assert code == 1  # strict_ok is false, as tau2 says: an explained mismatch still exits 1
@@ -281,7 +290,9 @@ def test_cli_counts_the_classes_apart_and_keeps_the_strict_exit_status(tmp_path,
     assert code == 0 and out.splitlines()[-1].startswith("1 simulation in 1 file: 1 ok, 0 with divergences")
 
 
-def test_upstream_fixes_from_the_settings_file_and_over_worker_processes(tmp_path, tau2_data, capsys, monkeypatch):
+def test_upstream_fixes_from_the_settings_file_and_over_worker_processes(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     fixed = retail_recording(tmp_path / "fixed.json", AS_FIXED)
     settings = tmp_path / "config.toml"
     settings.write_text("upstream_fixes = true\n")
@@ -294,7 +305,9 @@ def test_upstream_fixes_from_the_settings_file_and_over_worker_processes(tmp_pat
     assert code == 1 and json.loads(out)["first_mismatch"]["mismatch_class"] == "upstream_fix"
 
 
-def test_eval_names_the_class_and_takes_the_switch(tmp_path, tau2_data, capsys):
+def test_eval_names_the_class_and_takes_the_switch(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fixed = retail_recording(tmp_path / "fixed.json", AS_FIXED)
     assert main(["eval", str(fixed), "--tau2-data", str(tau2_data), "--json"]) == 0
     record = json.loads(capsys.readouterr().out.splitlines()[0])
@@ -314,7 +327,9 @@ def test_eval_names_the_class_and_takes_the_switch(tmp_path, tau2_data, capsys):
         (["--no-upstream-fixes"], "upstream_fixes = true\n", False),
     ],
 )
-def test_the_tui_takes_the_switch_from_its_flag_over_the_settings(argv, settings, on, tmp_path, monkeypatch):
+def test_the_tui_takes_the_switch_from_its_flag_over_the_settings(
+    argv, settings: str, on: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tau_tui.cli import _settings, tui_parser
     from tau_tui.workspace import Workspace
 

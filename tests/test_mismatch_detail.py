@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
@@ -16,6 +17,9 @@ from tau_tui.model import open_run
 from tau_tui.replay.mismatch import detail_lines, mismatch_detail
 from tests.conftest import ROOT
 
+if TYPE_CHECKING:
+    from tau_tui.views.trajectory_doc import CallView
+
 CASSETTE = ROOT / "recordings" / "warehouse_cassette.json"
 EXPECTED = [
     {"path": "status", "change": "changed", "recorded": "allocated", "replayed": "part_allocated"},
@@ -23,7 +27,7 @@ EXPECTED = [
 ]
 
 
-def test_every_kind_of_change_in_reading_order():
+def test_every_kind_of_change_in_reading_order() -> None:
     recorded = json.dumps({"id": 1, "n": 1, "tags": ["a"], "gone": {"k": 1}, "s": "x"})
     replayed = json.dumps({"id": 1, "n": "1", "tags": ["a", "b"], "s": "y", "new": None})
     changes = [c.to_json() for c in mismatch_detail(recorded, replayed)]
@@ -41,7 +45,7 @@ def test_every_kind_of_change_in_reading_order():
     assert mismatch_detail(None, "x") == [] and mismatch_detail("{}", "{}") == []
 
 
-def test_replay_json_and_human_output_of_the_cassette(capsys):
+def test_replay_json_and_human_output_of_the_cassette(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(CASSETTE), "--json"]) == 1
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     mismatch = next(r["first_mismatch"] for r in records if r["first_mismatch"])
@@ -58,7 +62,7 @@ def test_replay_json_and_human_output_of_the_cassette(capsys):
 
 
 @pytest.fixture(scope="module")
-def cassette_call(tmp_path_factory):
+def cassette_call(tmp_path_factory: pytest.TempPathFactory) -> CallView:
     from tau_tui.views.trajectory_doc import TrajectoryDoc
 
     analyzer = Analyzer(DomainRegistry(tmp_path_factory.mktemp("no-tau2-data"), use_tau2=False))
@@ -71,7 +75,7 @@ def cassette_call(tmp_path_factory):
     raise AssertionError("no mismatch in the cassette")
 
 
-def test_tui_mismatch_view_lists_the_fields(cassette_call):
+def test_tui_mismatch_view_lists_the_fields(cassette_call: CallView) -> None:
     pytest.importorskip("textual")
     from tau_tui.views.panels import render_mismatch
 
@@ -83,7 +87,7 @@ def test_tui_mismatch_view_lists_the_fields(cassette_call):
     assert '  lines[0].allocations[1]: removed {"quantity": 40, "warehouse": "south"}' in text
 
 
-def test_deepdiff_is_imported_only_when_a_mismatch_is_detailed():
+def test_deepdiff_is_imported_only_when_a_mismatch_is_detailed() -> None:
     code = (
         "import sys, tau_tui.cli, tau_tui.analysis, tau_tui.replay.mismatch, tau_tui.views.panels;"
         "sys.exit(1 if 'deepdiff' in sys.modules else 0)"
@@ -91,7 +95,7 @@ def test_deepdiff_is_imported_only_when_a_mismatch_is_detailed():
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60, check=False).returncode == 0
 
 
-def test_long_texts_are_shown_from_where_they_differ():
+def test_long_texts_are_shown_from_where_they_differ() -> None:
     recorded, replayed = "Error: " + "x" * 100 + " version 2.12", "Error: " + "x" * 100 + " version 2.14"
     (line,) = detail_lines([c.to_json() for c in mismatch_detail(recorded, replayed)])
     assert line.startswith("(root): …") and "2.12" in line and "2.14" in line

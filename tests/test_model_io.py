@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -13,13 +15,16 @@ from tau_tui.model.io import describe_empty
 from tests.conftest import CORPUS, corpus_required
 from tests.helpers import MOCK_TASK, call, greet, result, results_file, user
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
 
-def corpus_files():
+
+def corpus_files() -> list[Path]:
     corpus_required()
     return expand_paths([CORPUS])
 
 
-def test_every_corpus_file_loads_or_says_what_it_is(analyzer):
+def test_every_corpus_file_loads_or_says_what_it_is(analyzer: Analyzer) -> None:
     loaded, errors = 0, {}
     for path in corpus_files():
         try:
@@ -38,7 +43,7 @@ def test_every_corpus_file_loads_or_says_what_it_is(analyzer):
     assert "tau-bench v1" in v1.recorded_only and "\n" not in v1.recorded_only
 
 
-def test_tau2_data_folders_are_skipped_whole_with_one_notice():
+def test_tau2_data_folders_are_skipped_whole_with_one_notice() -> None:
     """The corpus's ``domains/`` holds tau2's data folders: their JSON files (banking's 698 documents and 97
     task files among them) are domain data, never listed as runs."""
     from tau_tui.model.io import scan_paths
@@ -54,13 +59,13 @@ def test_tau2_data_folders_are_skipped_whole_with_one_notice():
     assert single.files == [] and [p.name for p in single.data_folders] == ["banking_knowledge"]
 
 
-def test_a_run_of_a_domain_we_do_not_have_opens_with_its_rows():
+def test_a_run_of_a_domain_we_do_not_have_opens_with_its_rows() -> None:
     run = open_run(CORPUS / "generated" / "tau2-gold_banking_knowledge.json")
     assert run.domain == "banking_knowledge" and len(run.entries) == 291
     assert all(run.simulation(i).id for i in range(3))
 
 
-def test_empty_run_is_described():
+def test_empty_run_is_described() -> None:
     run = open_run(
         CORPUS / "sierra-research__tau2-bench__qwen2.5-1.5b_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
     )
@@ -68,7 +73,7 @@ def test_empty_run_is_described():
     assert "empty run" in describe_empty(run) and "0 simulations" in describe_empty(run)
 
 
-def test_layouts_in_the_corpus(analyzer):
+def test_layouts_in_the_corpus(analyzer: Analyzer) -> None:
     corpus_required()
     bare = open_run(CORPUS / "sierra-research__tau2-bench__adaptive-agent_airline_claude-opus-4-6_1trial.json")
     assert bare.layout == "list" and bare.domain is None and bare.tasks() == {}  # the file names none
@@ -83,7 +88,7 @@ def test_layouts_in_the_corpus(analyzer):
     assert solo.solo
 
 
-def test_index_does_not_build_message_models():
+def test_index_does_not_build_message_models() -> None:
     corpus_required()
     run = open_run(CORPUS / "sierra-research__tau2-bench__toolorchestra_retail_gpt-5_1trial.json")
     assert len(run.entries) == 114 and run._sims == {}
@@ -93,7 +98,7 @@ def test_index_does_not_build_message_models():
     assert list(run._sims) == [3]
 
 
-def test_directory_layout(tmp_path):
+def test_directory_layout(tmp_path: Path) -> None:
     src = results_file(tmp_path / "src.json", [greet(), user("hi")])
     data = json.loads(src.read_text())
     run_dir = tmp_path / "run"
@@ -112,7 +117,7 @@ def test_directory_layout(tmp_path):
     assert expand_paths([tmp_path]) == [run_dir, tmp_path / "src.json"]
 
 
-def test_single_simulation_object_and_unknown_fields(tmp_path):
+def test_single_simulation_object_and_unknown_fields(tmp_path: Path) -> None:
     sim = {
         "id": "s",
         "task_id": "t",
@@ -127,7 +132,7 @@ def test_single_simulation_object_and_unknown_fields(tmp_path):
     assert loaded.messages[1].model_extra["brand_new"] == 1
 
 
-def test_save_round_trip_is_atomic_and_standard(tmp_path):
+def test_save_round_trip_is_atomic_and_standard(tmp_path: Path) -> None:
     src = results_file(tmp_path / "in.json", [greet(), user("x"), call("get_users", {}), result("[]")])
     before = src.read_bytes()
     run = open_run(src)
@@ -139,11 +144,11 @@ def test_save_round_trip_is_atomic_and_standard(tmp_path):
     assert [p.name for p in out.parent.iterdir()] == ["saved.json"]  # no temp file left behind
 
 
-def test_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
+def test_failed_save_leaves_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "keep.json"
     target.write_text("old")
 
-    def boom(*args, **kwargs):
+    def boom(*args, **kwargs: Any):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)
@@ -169,7 +174,7 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
-def test_unreadable_inputs_get_one_line(tmp_path, name):
+def test_unreadable_inputs_get_one_line(tmp_path: Path, name) -> None:
     payload, expected = BAD_INPUTS[name]
     path = tmp_path / f"{name}.json"
     path.write_bytes(payload)
@@ -179,13 +184,13 @@ def test_unreadable_inputs_get_one_line(tmp_path, name):
     assert expected in text and str(path) in text and "\n" not in text
 
 
-def test_directory_without_results_json(tmp_path):
+def test_directory_without_results_json(tmp_path: Path) -> None:
     (tmp_path / "simulations").mkdir()
     with pytest.raises(RunFileError, match="without results.json"):
         open_run(tmp_path)
 
 
-def test_input_files_are_never_modified(tmp_path):
+def test_input_files_are_never_modified(tmp_path: Path) -> None:
     corpus_required()
     src = CORPUS / "sierra-research__tau2-bench__e2e_mock_baseline.json"
     copy = tmp_path / src.name
@@ -196,21 +201,21 @@ def test_input_files_are_never_modified(tmp_path):
     assert copy.read_bytes() == before
 
 
-def test_task_defaults(tmp_path):
+def test_task_defaults(tmp_path: Path) -> None:
     task = dict(MOCK_TASK)
     task["evaluation_criteria"] = {"actions": []}
     path = results_file(tmp_path / "t.json", [greet()], task=task)
     assert open_run(path).tasks()["t_update"].evaluation_criteria.reward_basis == ["DB", "COMMUNICATE"]
 
 
-def test_folder_expansion_skips_sidecars(tmp_path):
+def test_folder_expansion_skips_sidecars(tmp_path: Path) -> None:
     run = results_file(tmp_path / "run.json", [greet()])
     (tmp_path / "run.scorer.json").write_text("{}")
     (tmp_path / "run.notes.json").write_text("{}")
     assert expand_paths([tmp_path]) == [run]
 
 
-def test_atomic_writes_keep_normal_permissions(tmp_path):
+def test_atomic_writes_keep_normal_permissions(tmp_path: Path) -> None:
     from tau_tui.model import write_atomic
 
     fresh = tmp_path / "fresh.json"
@@ -225,7 +230,7 @@ def test_atomic_writes_keep_normal_permissions(tmp_path):
     assert kept.stat().st_mode & 0o777 == 0o640 and kept.read_text() == "[]"
 
 
-def test_unused_path_never_names_an_existing_file(tmp_path):
+def test_unused_path_never_names_an_existing_file(tmp_path: Path) -> None:
     from tau_tui.model.io import unused_path
 
     assert unused_path(tmp_path, "run", ".json") == tmp_path / "run.json"
@@ -234,7 +239,7 @@ def test_unused_path_never_names_an_existing_file(tmp_path):
     assert unused_path(tmp_path, "run", ".json") == tmp_path / "run_3.json"
 
 
-def test_error_text_keeps_a_key_errors_message_and_its_quotes():
+def test_error_text_keeps_a_key_errors_message_and_its_quotes() -> None:
     from tau_tui.model.io import error_text
 
     assert error_text(KeyError("no task '9' in domain 'retail'")) == "no task '9' in domain 'retail'"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from tau_tui.cli import main
@@ -74,7 +76,7 @@ PROVENANCE = {  # PR 467's RewardInfo fields
 FAILED_JUDGE = "Evaluation failed: could not parse LLM response after 3 attempts. Error: Expecting value"
 
 
-def _newer_run(tmp_path, name="newer.json", bom=False, indent=2):
+def _newer_run(tmp_path: Path, name="newer.json", bom=False, indent=2) -> Path:
     path = results_file(tmp_path / name, DONE + [user("I can't go on. ###OUT-OF-SCOPE###")])
     data = json.loads(path.read_text())
     data["info"]["judge_llm"] = "gpt-5.2"
@@ -94,7 +96,7 @@ def _newer_run(tmp_path, name="newer.json", bom=False, indent=2):
     return path
 
 
-def test_agent_cost_null_is_unpriced_not_zero():
+def test_agent_cost_null_is_unpriced_not_zero() -> None:
     assert agent_cost_state(SimulationRun.model_validate({"agent_cost": None})) == UNPRICED
     assert agent_cost_state(SimulationRun.model_validate({})) == NOT_RECORDED
     assert agent_cost_state(SimulationRun.model_validate({"agent_cost": 0.0})) == PRICED
@@ -105,7 +107,7 @@ def test_agent_cost_null_is_unpriced_not_zero():
     assert summary.text() == "agent cost: avg $0.0300 over 2 priced; 1 unpriced (left out, not $0)"
 
 
-def test_agent_usage_is_read_tolerantly():
+def test_agent_usage_is_read_tolerantly() -> None:
     usage = read_agent_usage({"agent_usage": USAGE})
     assert usage is not None and [line.label for line in usage.lines] == [
         "realtime:openai/gpt-realtime",
@@ -122,7 +124,9 @@ def test_agent_usage_is_read_tolerantly():
     assert read_agent_usage({"agent_usage": {"records": [{"input_tokens": float("inf")}]}}).tokens is None
 
 
-def test_eval_shows_the_newer_fields_in_text_and_json(tmp_path, tau2_data, capsys):
+def test_eval_shows_the_newer_fields_in_text_and_json(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _newer_run(tmp_path)
     main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)])
     sim, file = (json.loads(line) for line in capsys.readouterr().out.splitlines())
@@ -151,7 +155,7 @@ def test_eval_shows_the_newer_fields_in_text_and_json(tmp_path, tau2_data, capsy
         assert line in text, line
 
 
-def test_the_reward_tab_shows_them_as_recorded(tmp_path):
+def test_the_reward_tab_shows_them_as_recorded(tmp_path: Path) -> None:
     sim = open_run(_newer_run(tmp_path)).simulation(0)
     console = Console(width=200, record=True, file=open("/dev/null", "w"))
     console.print(render_recorded(sim, judge=recorded_judge({"judge_llm": "gpt-5.2"})))
@@ -163,7 +167,7 @@ def test_the_reward_tab_shows_them_as_recorded(tmp_path):
     assert "###OUT-OF-SCOPE###" in text and "tau2-bench#517" in text
 
 
-def test_absent_fields_are_never_an_error(tmp_path, tau2_data, capsys):
+def test_absent_fields_are_never_an_error(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = results_file(tmp_path / "plain.json", DONE)  # tau2 1.0.1's fields only
     extras = RecordedExtras.of(open_run(path).simulation(0))
     assert extras.lines() == [] and extras.usage is None and not extras.provenance.present
@@ -173,12 +177,14 @@ def test_absent_fields_are_never_an_error(tmp_path, tau2_data, capsys):
     assert "recorded agent" not in text and "provenance" not in text and "judge" not in text
 
 
-def test_the_out_of_scope_stop_is_a_registered_flag():
+def test_the_out_of_scope_stop_is_a_registered_flag() -> None:
     detector = DETECTORS["out_of_scope_stop"]
     assert detector.letter == "O" and "OUT-OF-SCOPE" in detector.description
 
 
-def test_a_byte_order_mark_is_read_past_whole_and_streamed(tmp_path, tau2_data, capsys):
+def test_a_byte_order_mark_is_read_past_whole_and_streamed(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     whole = open_run(_newer_run(tmp_path, "bom.json", bom=True))
     assert whole.simulation(0).agent_usage == USAGE and whole.raw_info["judge_llm"] == "gpt-5.2"
     before = runtime.configure(stream_bytes=1)
@@ -192,7 +198,7 @@ def test_a_byte_order_mark_is_read_past_whole_and_streamed(tmp_path, tau2_data, 
     assert json.loads(capsys.readouterr().out)["sim"] == "sim-1"
 
 
-def test_a_byte_order_mark_in_a_scorer_sidecar_and_a_notes_file(tmp_path):
+def test_a_byte_order_mark_in_a_scorer_sidecar_and_a_notes_file(tmp_path: Path) -> None:
     from tau_tui.evaluate.scorer import load_scorer_config
     from tau_tui.model.notes import NoteBook
 
@@ -207,7 +213,9 @@ def test_a_byte_order_mark_in_a_scorer_sidecar_and_a_notes_file(tmp_path):
     assert [n.text for n in NoteBook(run).notes] == ["first"]
 
 
-async def test_the_metrics_screen_counts_unpriced_costs_apart_and_names_the_judge(tmp_path, tau2_data):
+async def test_the_metrics_screen_counts_unpriced_costs_apart_and_names_the_judge(
+    tmp_path: Path, tau2_data: Path
+) -> None:
     from textual.widgets import Static
 
     from tau_tui.tui.screens.metrics import MetricsScreen

@@ -8,23 +8,28 @@ are printed per domain (run with ``-s`` to see them).
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.model import open_run
 from tests.conftest import CORPUS
 
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
+
 FIELDS = ("strict_ok", "pred_db", "pred_user_db", "gold_db", "gold_user_db", "db_match")
 
 
-def _locate(name: str):
+def _locate(name: str) -> Path:
     for candidate in (CORPUS / name, CORPUS / "generated" / name):
         if candidate.exists():
             return candidate
     raise FileNotFoundError(name)
 
 
-def agreement(domain: str, oracle_rows: list[dict], analyzer) -> tuple[dict[str, int], int, list[str]]:
+def agreement(domain: str, oracle_rows: list[dict], analyzer: Analyzer) -> tuple[dict[str, int], int, list[str]]:
     rows = [r for r in oracle_rows if r["domain"] == domain and "oracle_error" not in r]
     by_file: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
@@ -46,7 +51,9 @@ def agreement(domain: str, oracle_rows: list[dict], analyzer) -> tuple[dict[str,
 
 
 @pytest.mark.parametrize("domain", ["mock", "banking_knowledge"])
-def test_oracle_agreement(domain, oracle_rows, analyzer, capsys):
+def test_oracle_agreement(
+    domain: str, oracle_rows: list[dict[str, Any]], analyzer: Analyzer, capsys: pytest.CaptureFixture[str]
+) -> None:
     agree, total, problems = agreement(domain, oracle_rows, analyzer)
     with capsys.disabled():
         counts = ", ".join(f"{f} {n}/{total}" for f, n in agree.items())

@@ -7,6 +7,7 @@ import gzip
 import io
 import shutil
 import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,7 @@ from tests.conftest import CORPUS, ROOT, corpus_required
 
 
 @pytest.fixture
-def data(tmp_path):
+def data(tmp_path: Path) -> Path:
     """A tau2 data folder holding only the mock domain, with a hidden file and a ``__pycache__`` beside its data."""
     corpus_required()
     root = tmp_path / "data"
@@ -39,7 +40,7 @@ def parcel_of(packed) -> Parcel:
     return Parcel(packed.domain, packed.digest, len(packed.blob), ref=packed.blob)
 
 
-def test_a_parcel_holds_the_domains_data_files_only_and_the_same_data_packs_the_same(data):
+def test_a_parcel_holds_the_domains_data_files_only_and_the_same_data_packs_the_same(data: Path) -> None:
     packed = pack_domain(DomainRegistry(data), "mock")
     names = sorted(p.name for p in (CORPUS / "domains" / "mock").iterdir())
     assert sorted(members(packed)) == [f"domains/mock/{name}" for name in names]  # no package: the project's own
@@ -48,7 +49,7 @@ def test_a_parcel_holds_the_domains_data_files_only_and_the_same_data_packs_the_
     assert pack_domain(DomainRegistry(data), "mock").digest == packed.digest
 
 
-def test_a_domain_package_from_a_domains_folder_is_shipped_with_its_own_data(tmp_path):
+def test_a_domain_package_from_a_domains_folder_is_shipped_with_its_own_data(tmp_path: Path) -> None:
     extra = tmp_path / "mine"
     shutil.copytree(ROOT / "domains" / "warehouse", extra / "warehouse", ignore=shutil.ignore_patterns("__pycache__"))
     packed = pack_domain(DomainRegistry(None, [extra]), "warehouse")
@@ -58,13 +59,15 @@ def test_a_domain_package_from_a_domains_folder_is_shipped_with_its_own_data(tmp
     assert not any("__pycache__" in name for name in shipped)
 
 
-def test_more_data_than_the_limit_is_refused_in_one_line(data):
+def test_more_data_than_the_limit_is_refused_in_one_line(data: Path) -> None:
     with pytest.raises(ShipError) as refused:
         pack_domain(DomainRegistry(data), "mock", limit=1000)
     assert "more than the limit of" in str(refused.value) and "\n" not in str(refused.value)
 
 
-def test_a_link_out_of_the_data_folder_is_refused_and_one_inside_is_shipped_as_a_file(data, tmp_path):
+def test_a_link_out_of_the_data_folder_is_refused_and_one_inside_is_shipped_as_a_file(
+    data: Path, tmp_path: Path
+) -> None:
     folder = data / "domains" / "mock"
     (folder / "same_policy.md").symlink_to(folder / "policy.md")
     shipped = members(pack_domain(DomainRegistry(data), "mock"))
@@ -75,7 +78,7 @@ def test_a_link_out_of_the_data_folder_is_refused_and_one_inside_is_shipped_as_a
         pack_domain(DomainRegistry(data), "mock")
 
 
-def test_a_parcel_unpacks_once_per_node_and_the_settings_read_the_copy(data, tmp_path):
+def test_a_parcel_unpacks_once_per_node_and_the_settings_read_the_copy(data: Path, tmp_path: Path) -> None:
     packed = pack_domain(DomainRegistry(data), "mock")
     fetched = []
     (tmp_path / "node").mkdir()
@@ -120,7 +123,7 @@ def _archive(*entries) -> bytes:
         ([("domains/mock/db.json", b"x" * 2000)], "holds more than"),
     ],
 )
-def test_a_member_that_could_land_elsewhere_refuses_the_whole_parcel(tmp_path, entries, problem):
+def test_a_member_that_could_land_elsewhere_refuses_the_whole_parcel(tmp_path: Path, entries, problem: str) -> None:
     target = tmp_path / "node" / "target"
     target.mkdir(parents=True)
     with pytest.raises(ShipError, match=problem) as refused:
@@ -129,7 +132,7 @@ def test_a_member_that_could_land_elsewhere_refuses_the_whole_parcel(tmp_path, e
     assert not (tmp_path / "escaped").exists() and not (tmp_path / "node" / "escaped").exists()
 
 
-def test_a_refused_parcel_leaves_no_copy_and_a_wrong_digest_is_refused(tmp_path):
+def test_a_refused_parcel_leaves_no_copy_and_a_wrong_digest_is_refused(tmp_path: Path) -> None:
     blob = _archive(("domains/mock/db.json", b"{}"), ("domains/mock/../../x", b"x"))
     import hashlib
 
@@ -144,14 +147,14 @@ def test_a_refused_parcel_leaves_no_copy_and_a_wrong_digest_is_refused(tmp_path)
         extract(blob, tmp_path, "../mock")
 
 
-def test_a_node_cache_someone_could_enter_is_refused(tmp_path):
+def test_a_node_cache_someone_could_enter_is_refused(tmp_path: Path) -> None:
     cache = node_cache(tmp_path)
     cache.chmod(0o755)
     with pytest.raises(ShipError, match="not a private folder"):
         node_cache(tmp_path)
 
 
-def test_ship_data_on_the_command_line_needs_ray_and_the_settings_files_applies_to_ray_alone(tmp_path):
+def test_ship_data_on_the_command_line_needs_ray_and_the_settings_files_applies_to_ray_alone(tmp_path: Path) -> None:
     from tau_tui.workspace import Workspace
 
     flagged = resolve(type("Args", (), {"ship_data": True})(), environ={"TAU_TUI_CONFIG": str(tmp_path / "no")})
@@ -164,7 +167,7 @@ def test_ship_data_on_the_command_line_needs_ray_and_the_settings_files_applies_
     assert filed.ship_data and Workspace(filed).rollout_remote("local") is None
 
 
-def test_copies_no_command_used_for_a_week_go_when_a_new_one_is_unpacked(data, tmp_path):
+def test_copies_no_command_used_for_a_week_go_when_a_new_one_is_unpacked(data: Path, tmp_path: Path) -> None:
     """A node keeps what it unpacked for the next command; a copy used again is touched; once a new parcel is
     unpacked, copies unused for ``KEEP_UNUSED`` and half-unpacked folders of dead actors go, nothing else."""
     import os

@@ -44,7 +44,7 @@ print("closed")
 
 
 @pytest.mark.parametrize("attempt", range(3))  # where the killed worker stood varies: try it a few times
-def test_a_worker_that_dies_ends_map_with_an_error_not_a_hang(attempt):
+def test_a_worker_that_dies_ends_map_with_an_error_not_a_hang(attempt) -> None:
     """Run in a child process with a time limit, so that a hang fails the test instead of stalling the suite."""
     corpus_required()
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
@@ -60,7 +60,7 @@ def test_a_worker_that_dies_ends_map_with_an_error_not_a_hang(attempt):
     assert "raised: a worker process died" in done.stdout and done.stdout.rstrip().endswith("closed"), done.stdout
 
 
-def test_closing_the_pool_wakes_a_thread_waiting_for_answers():
+def test_closing_the_pool_wakes_a_thread_waiting_for_answers() -> None:
     """The TUI closes its pool when it quits while its replay thread waits on an answer."""
     corpus_required()
     executor = Workspace(Settings(tau2_data=CORPUS)).executor(Job("replay"), 2)

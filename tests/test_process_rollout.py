@@ -10,6 +10,7 @@ import json
 import os
 import signal
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +29,7 @@ def _agent(server: LatencyServer) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory):
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The mock grid (10 tasks x 2 trials, gold agent) run in one process."""
     corpus_required()
     path = tmp_path_factory.mktemp("local") / "local.json"
@@ -36,7 +37,9 @@ def local_run(tmp_path_factory):
     return path
 
 
-def test_run_on_worker_processes_saves_what_one_process_saves(local_run, tmp_path, capsys, monkeypatch):
+def test_run_on_worker_processes_saves_what_one_process_saves(
+    local_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     _no_local_episodes(monkeypatch)  # the workers are forked from a server that never saw this patch
     out = tmp_path / "workers.json"
     code, stdout, stderr = cli(capsys, "run", *GOLD, "-k", K, "--out", out, "--workers", 2, "--quiet")
@@ -48,7 +51,9 @@ def test_run_on_worker_processes_saves_what_one_process_saves(local_run, tmp_pat
     assert normalised(out) == normalised(local_run)
 
 
-def test_units_in_flight_reach_the_concurrency_over_the_workers(tmp_path, capsys):
+def test_units_in_flight_reach_the_concurrency_over_the_workers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     corpus_required()
     out = tmp_path / "run.json"
     with LatencyServer(delay=0.4) as server:
@@ -60,7 +65,9 @@ def test_units_in_flight_reach_the_concurrency_over_the_workers(tmp_path, capsys
     assert len(sims) == TOTAL and {s["termination_reason"] for s in sims} == {"user_stop"}
 
 
-def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(tmp_path, capsys):
+def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tau_tui.config import Settings
     from tau_tui.process_rollout import ProcessRollout
     from tau_tui.rollout import SimulationFinished, WorkerLost
@@ -117,7 +124,9 @@ def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(tmp_path
     assert {s["termination_reason"] for s in after} == {"user_stop"}
 
 
-def test_a_model_without_its_key_is_refused_by_the_workers_before_anything_is_written(tmp_path, capsys, monkeypatch):
+def test_a_model_without_its_key_is_refused_by_the_workers_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus_required()
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "run.json"
@@ -130,7 +139,7 @@ def test_a_model_without_its_key_is_refused_by_the_workers_before_anything_is_wr
     assert not out.exists()
 
 
-def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_path):
+def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_path: Path) -> None:
     from tau_tui.config import Settings
     from tau_tui.process_rollout import ProcessRollout
     from tau_tui.rollout import (
@@ -192,7 +201,9 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
     assert sum(n.done for n in progress.nodes.values()) == 10 and not any(n.running for n in progress.nodes.values())
 
 
-def test_a_worker_that_dies_while_loading_is_one_line(tmp_path, capsys, monkeypatch):
+def test_a_worker_that_dies_while_loading_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A worker gone before it answered (here: its process exits at once) stops the run in one line, with
     nothing written."""
     import tau_tui.process_rollout as process_rollout

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -35,7 +37,7 @@ PER_ACTOR = 4  # --concurrency: units at once on each actor
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster() -> Iterator[LocalCluster]:
     corpus_required()
     with LocalCluster(nodes=2, cpus=1) as running:
         yield running
@@ -61,7 +63,7 @@ class DataHere:
     node) the same path is that worker's own descriptor N, not the folder: an actor can read the data only
     from what it was sent."""
 
-    def __init__(self, root, domain: str):
+    def __init__(self, root, domain: str) -> None:
         shutil.copytree(CORPUS / "domains" / domain, root / "domains" / domain)
         self.fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
         self.path = f"/proc/self/fd/{self.fd}"
@@ -71,7 +73,7 @@ class DataHere:
 
 
 @pytest.fixture
-def data_here(tmp_path):
+def data_here(tmp_path: Path) -> Iterator[Callable[[str], DataHere]]:
     made: list[DataHere] = []
 
     def make(domain: str) -> DataHere:
@@ -89,7 +91,9 @@ def _unpacked_on(cluster: LocalCluster, node: int, domain: str) -> list:
 
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_only_tau2_data_dir_set_the_cluster_gives_the_local_executors_bytes(cluster, command):
+def test_only_tau2_data_dir_set_the_cluster_gives_the_local_executors_bytes(
+    cluster: LocalCluster, command: str
+) -> None:
     local = tau_tui(cluster, command, "--json", str(AIRLINE), ray_address=False)
     remote = tau_tui(cluster, command, "--json", "--executor", "ray", "--workers", "2", str(AIRLINE))
     assert local.returncode in (EXIT_OK, EXIT_FINDINGS), local.stderr
@@ -105,7 +109,7 @@ def _calibration_rows(stdout: str) -> list[dict]:
     return rows
 
 
-def test_calibrate_over_the_cluster_gives_the_local_verdicts(cluster, tmp_path):
+def test_calibrate_over_the_cluster_gives_the_local_verdicts(cluster: LocalCluster, tmp_path: Path) -> None:
     argv = ["calibrate", "--domain", "mock", "--agent-llm", "scripted/flaky:0.5", "--user-llm", "scripted/user"]
     argv += ["-k", "2", "--json", "--quiet"]
     local = tau_tui(cluster, *argv, "--out", str(tmp_path / "local.json"), ray_address=False)
@@ -115,7 +119,9 @@ def test_calibrate_over_the_cluster_gives_the_local_verdicts(cluster, tmp_path):
     assert len(rows) == 10 and _calibration_rows(remote.stdout) == rows
 
 
-def test_ship_data_replays_on_nodes_that_cannot_read_the_data_with_the_local_executors_bytes(cluster, data_here):
+def test_ship_data_replays_on_nodes_that_cannot_read_the_data_with_the_local_executors_bytes(
+    cluster: LocalCluster, data_here: Callable[[str], DataHere]
+) -> None:
     data = data_here("airline")
     argv = ["replay", "--json", str(AIRLINE)]
     local = tau_tui(cluster, *argv, "--workers", "1", ray_address=False, data=data)
@@ -132,7 +138,9 @@ def test_ship_data_replays_on_nodes_that_cannot_read_the_data_with_the_local_exe
     assert all(found[0].read_bytes() == (CORPUS / "domains/airline/tasks.json").read_bytes() for found in copies)
 
 
-def test_ship_data_runs_a_rollout_whose_data_only_the_command_can_read(cluster, data_here, tmp_path):
+def test_ship_data_runs_a_rollout_whose_data_only_the_command_can_read(
+    cluster: LocalCluster, data_here: Callable[[str], DataHere], tmp_path: Path
+) -> None:
     """The actors' domain fingerprints (tools, DB, policy) are those of the data they were sent: the run starts."""
     data = data_here("mock")
     out = tmp_path / "run.json"
@@ -154,7 +162,7 @@ def _keys(path) -> Counter:
     return Counter((s["trial"], s["task_id"], s["seed"]) for s in sims)
 
 
-def test_a_rollout_that_loses_a_node_mid_run_is_finished_by_resume(cluster, tmp_path):
+def test_a_rollout_that_loses_a_node_mid_run_is_finished_by_resume(cluster: LocalCluster, tmp_path: Path) -> None:
     """Node 1 is killed (every process of it) once the first simulations are saved: the units it held are
     saved as infrastructure errors, the other node finishes the rest, and ``--resume`` on what is left of
     the cluster runs only what is missing: every simulation once, none lost."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -25,14 +26,16 @@ def served_by_installed_tau2(domain: str) -> bool:
     return data is not None and any((data / sub / domain).is_dir() for sub in ("domains", "tau2/domains"))
 
 
-def _out(capsys, *args) -> tuple[int, str]:
+def _out(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
     code = main([*map(str, args), "--tau2-data", str(CORPUS)])
     return code, capsys.readouterr().out
 
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_ray_gives_the_local_executors_json_byte_for_byte(local_ray, capsys, command):
+def test_ray_gives_the_local_executors_json_byte_for_byte(
+    local_ray: None, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
     corpus_required()
     local_code, local = _out(capsys, command, "--json", "--workers", "1", *FILES)
     ray_code, on_ray = _out(capsys, command, "--json", "--executor", "ray", "--workers", "2", *FILES)
@@ -43,7 +46,9 @@ def test_ray_gives_the_local_executors_json_byte_for_byte(local_ray, capsys, com
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_streamed_files_ship_their_spans_byte_for_byte(local_ray, capsys, monkeypatch, command):
+def test_streamed_files_ship_their_spans_byte_for_byte(
+    local_ray: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
     from tau_tui.model.io import open_run
 
     corpus_required()
@@ -56,7 +61,7 @@ def test_streamed_files_ship_their_spans_byte_for_byte(local_ray, capsys, monkey
     assert (ray_code, on_ray) == (local_code, local)
 
 
-def _copy_with_sidecar(tmp_path):
+def _copy_with_sidecar(tmp_path: Path):
     """A corpus file copied where the test can delete it, with a tool-call scorer sidecar beside it."""
     import shutil
 
@@ -81,7 +86,9 @@ def _local_lines(kind, path, indices, stream_bytes):
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("kind", ["replay", "eval"])
-def test_ray_actors_need_no_file_a_deleted_file_gives_the_same_answers(local_ray, tmp_path, monkeypatch, kind):
+def test_ray_actors_need_no_file_a_deleted_file_gives_the_same_answers(
+    local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
     from tau_tui.pool import Job, Unit
@@ -105,7 +112,9 @@ def test_ray_actors_need_no_file_a_deleted_file_gives_the_same_answers(local_ray
 
 
 @pytest.mark.corpus
-def test_an_actor_replays_a_streamed_span_without_the_file(local_ray, tmp_path, monkeypatch):
+def test_an_actor_replays_a_streamed_span_without_the_file(
+    local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What a Ray actor does with what it is sent, run here: the streamed file is gone by then."""
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
@@ -143,7 +152,9 @@ def test_an_actor_replays_a_streamed_span_without_the_file(local_ray, tmp_path, 
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_ship_data_gives_actors_that_cannot_read_the_data_the_local_executors_bytes(local_ray, capsys, command):
+def test_ship_data_gives_actors_that_cannot_read_the_data_the_local_executors_bytes(
+    local_ray: None, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
     """TAU2_DATA_DIR is ``/proc/self/fd/N``, a descriptor of the corpus this process holds: in an actor the
     same path is not the corpus. Two files of two domains: each domain's data shipped once, both answered."""
     import os
@@ -176,7 +187,7 @@ def test_ship_data_gives_actors_that_cannot_read_the_data_the_local_executors_by
         os.close(fd)
 
 
-def test_ship_data_without_ray_is_one_line(capsys):
+def test_ship_data_without_ray_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["replay", "--ship-data", str(FILES[0]), "--tau2-data", str(CORPUS)])
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
@@ -184,7 +195,9 @@ def test_ship_data_without_ray_is_one_line(capsys):
 
 
 @pytest.mark.corpus
-def test_a_domain_too_big_to_ship_fails_its_files_units_in_one_line(local_ray, monkeypatch):
+def test_a_domain_too_big_to_ship_fails_its_files_units_in_one_line(
+    local_ray: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tau_tui import parcel
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
@@ -207,7 +220,9 @@ def test_a_domain_too_big_to_ship_fails_its_files_units_in_one_line(local_ray, m
 
 
 @pytest.mark.corpus
-def test_an_actor_refuses_a_parcel_that_is_not_what_its_digest_says(local_ray, tmp_path, monkeypatch):
+def test_an_actor_refuses_a_parcel_that_is_not_what_its_digest_says(
+    local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What a Ray actor does with a parcel whose bytes do not match its digest, run here: the file's units fail
     in one line, nothing is unpacked."""
     import tempfile

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not install
 
 
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory):
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The mock grid (10 tasks x 2 trials, gold agent) run by the local executor."""
     corpus_required()
     path = tmp_path_factory.mktemp("local") / "local.json"
@@ -27,7 +28,13 @@ def local_run(tmp_path_factory):
 
 
 @pytest.mark.corpus
-def test_run_on_ray_saves_what_the_local_run_saves(local_ray, local_run, tmp_path, capsys, monkeypatch):
+def test_run_on_ray_saves_what_the_local_run_saves(
+    local_ray: None,
+    local_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _no_local_episodes(monkeypatch)
     out = tmp_path / "ray.json"
     code, stdout, stderr = cli(
@@ -47,7 +54,7 @@ def test_run_on_ray_saves_what_the_local_run_saves(local_ray, local_run, tmp_pat
 
 
 @pytest.mark.corpus
-def test_ray_events_are_whole_simulations_in_order(local_ray, tmp_path):
+def test_ray_events_are_whole_simulations_in_order(local_ray: None, tmp_path: Path) -> None:
     from tau_tui.config import Settings
     from tau_tui.pool import RayRollout
     from tau_tui.rollout import (
@@ -106,7 +113,9 @@ class Interrupted(Exception):
 
 
 @pytest.mark.corpus
-def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(local_ray, local_run, tmp_path, capsys):
+def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(
+    local_ray: None, local_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tau_tui.config import Settings
     from tau_tui.pool import RayRollout
     from tau_tui.rollout import ParticipantSpec, RunConfig, Runner, SimulationFinished
@@ -151,7 +160,9 @@ def _rows(stdout: str) -> list[dict]:
 
 
 @pytest.mark.corpus
-def test_calibrate_on_ray_equals_local(local_ray, tmp_path, capsys, monkeypatch):
+def test_calibrate_on_ray_equals_local(
+    local_ray: None, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     args = [
         "calibrate",
         "--domain",
@@ -176,7 +187,7 @@ def test_calibrate_on_ray_equals_local(local_ray, tmp_path, capsys, monkeypatch)
     assert normalised(tmp_path / "ray.json")[1] == normalised(tmp_path / "local.json")[1]
 
 
-def test_workers_below_one_is_one_line(tmp_path, capsys):
+def test_workers_below_one_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         cli(capsys, "run", *GOLD, "--out", tmp_path / "x.json", "--workers", 0)
     assert stop.value.code == 2
@@ -186,7 +197,7 @@ def test_workers_below_one_is_one_line(tmp_path, capsys):
 
 
 @pytest.mark.corpus
-def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(local_ray, tmp_path):
+def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(local_ray: None, tmp_path: Path) -> None:
     import shutil
 
     from tau_tui.config import Settings
@@ -213,7 +224,9 @@ def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(loc
 
 
 @pytest.mark.corpus
-def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_ray, local_run, tmp_path, capsys):
+def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(
+    local_ray: None, local_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tau_tui.config import Settings
     from tau_tui.pool import RayRollout
     from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
@@ -254,7 +267,9 @@ def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(local_r
     assert normalised(out)[1] == normalised(local_run)[1]
 
 
-def test_more_workers_than_the_cluster_has_cpus_is_one_line(local_ray, tmp_path, capsys):
+def test_more_workers_than_the_cluster_has_cpus_is_one_line(
+    local_ray: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = cli(capsys, "run", *GOLD, "--out", tmp_path / "x.json", "--executor", "ray", "--workers", 3)
     assert code == 2 and err.count("\n") == 1 and "--workers 3: the Ray cluster has 2 CPU(s)" in err
     assert not (tmp_path / "x.json").exists()
@@ -262,7 +277,7 @@ def test_more_workers_than_the_cluster_has_cpus_is_one_line(local_ray, tmp_path,
 
 
 @pytest.mark.corpus
-def test_an_error_inside_an_actor_is_one_line_not_its_traceback(local_ray, tmp_path):
+def test_an_error_inside_an_actor_is_one_line_not_its_traceback(local_ray: None, tmp_path: Path) -> None:
     from types import SimpleNamespace
 
     from tau_tui.config import Settings

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import orjson
 import pytest
@@ -22,7 +23,7 @@ from tests.helpers import READER_DEPTH, deep_results_file, greet, results_file
 CHILD_TIMEOUT = 60
 
 
-def run_cli(*args) -> subprocess.CompletedProcess:
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "tau_tui", *map(str, args)],
         capture_output=True,
@@ -34,7 +35,7 @@ def run_cli(*args) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("command", ["replay", "eval"])
-def test_fifo_given_directly_is_refused_with_one_line(tmp_path, command):
+def test_fifo_given_directly_is_refused_with_one_line(tmp_path: Path, command: str) -> None:
     fifo = tmp_path / "x.json"
     os.mkfifo(fifo)
     proc = run_cli(command, fifo)
@@ -42,7 +43,7 @@ def test_fifo_given_directly_is_refused_with_one_line(tmp_path, command):
     assert proc.stderr == f"tau-tui: {fifo}: not a regular file (fifo)\n"
 
 
-def test_fifo_found_in_a_folder_is_refused_and_the_rest_is_read(tmp_path, tau2_data):
+def test_fifo_found_in_a_folder_is_refused_and_the_rest_is_read(tmp_path: Path, tau2_data: Path) -> None:
     os.mkfifo(tmp_path / "stuck.json")
     results_file(tmp_path / "ok.json", [greet()])
     proc = run_cli("replay", tmp_path, "--json", "--tau2-data", tau2_data)
@@ -51,7 +52,7 @@ def test_fifo_found_in_a_folder_is_refused_and_the_rest_is_read(tmp_path, tau2_d
     assert [json.loads(line)["file"] for line in proc.stdout.splitlines()] == [str(tmp_path / "ok.json")]
 
 
-def test_fifo_among_a_run_folders_simulations_is_skipped_with_a_note(tmp_path):
+def test_fifo_among_a_run_folders_simulations_is_skipped_with_a_note(tmp_path: Path) -> None:
     run = tmp_path / "run"
     (run / "simulations").mkdir(parents=True)
     (run / "results.json").write_text(json.dumps({"info": {}, "tasks": []}))
@@ -69,13 +70,13 @@ def test_fifo_among_a_run_folders_simulations_is_skipped_with_a_note(tmp_path):
     assert count == "1" and "simulations/s2.json: not a regular file (fifo), skipped" in warnings
 
 
-def test_device_is_refused(capsys):
+def test_device_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["replay", os.devnull])
     _, err = capsys.readouterr()
     assert code == 2 and err == f"tau-tui: {os.devnull}: not a regular file (character device)\n"
 
 
-def test_unix_socket_named_json_is_refused_in_a_folder(tmp_path):
+def test_unix_socket_named_json_is_refused_in_a_folder(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -87,7 +88,7 @@ def test_unix_socket_named_json_is_refused_in_a_folder(tmp_path):
         server.close()
 
 
-def test_reads_are_bounded(tmp_path, monkeypatch):
+def test_reads_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = results_file(tmp_path / "big.json", [greet()])
     size = path.stat().st_size
     runtime.configure(max_read_bytes=size - 1)
@@ -114,7 +115,7 @@ def _capped(*command: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="address-space caps (RLIMIT_AS) as Linux has them")
-def test_reading_under_an_address_space_cap_allocates_no_read_limit(tmp_path, tau2_data):
+def test_reading_under_an_address_space_cap_allocates_no_read_limit(tmp_path: Path, tau2_data: Path) -> None:
     path = results_file(tmp_path / "small.json", [greet()])
     code = (
         "import sys; from tau_tui.model.io import read_bytes, max_read_bytes;"
@@ -129,7 +130,7 @@ def test_reading_under_an_address_space_cap_allocates_no_read_limit(tmp_path, ta
 
 
 @pytest.mark.skipif(not os.path.isfile("/proc/self/status"), reason="a regular file whose size is reported as 0")
-def test_a_file_longer_than_its_size_says_is_read_in_chunks_up_to_the_limit(monkeypatch):
+def test_a_file_longer_than_its_size_says_is_read_in_chunks_up_to_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     status = "/proc/self/status"  # st_size 0, then a kilobyte or so: what a file growing while it is read looks like
     assert os.stat(status).st_size == 0
     assert read_bytes(status).startswith(b"Name:")
@@ -141,7 +142,7 @@ def test_a_file_longer_than_its_size_says_is_read_in_chunks_up_to_the_limit(monk
     assert str(exc.value) == (f"{status}: is more than the 100-byte read limit (raise it with TAU_TUI_MAX_READ_BYTES)")
 
 
-def test_unknown_domain_names_the_file(tmp_path, tau2_data, capsys):
+def test_unknown_domain_names_the_file(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = results_file(tmp_path / "elsewhere.json", [greet()], domain="nowhere")
     for command in ("replay", "eval"):
         code = main([command, str(path), "--tau2-data", str(tau2_data)])
@@ -153,7 +154,7 @@ def test_unknown_domain_names_the_file(tmp_path, tau2_data, capsys):
 # --- nesting -------------------------------------------------------------------------------------
 
 
-def test_depth_and_cut_work_at_any_depth():
+def test_depth_and_cut_work_at_any_depth() -> None:
     value: object = "x"
     for _ in range(100_000):
         value = [value]
@@ -168,13 +169,15 @@ def test_depth_and_cut_work_at_any_depth():
     assert clip_nesting(shallow) == shallow and nesting_depth(shallow) == 3
 
 
-def test_the_deep_recording_is_as_deep_as_the_reader_accepts(tmp_path):
+def test_the_deep_recording_is_as_deep_as_the_reader_accepts(tmp_path: Path) -> None:
     orjson.loads(deep_results_file(tmp_path / "ok.json").read_bytes())
     with pytest.raises(orjson.JSONDecodeError, match="depth"):
         orjson.loads(deep_results_file(tmp_path / "past.json", READER_DEPTH + 1).read_bytes())
 
 
-def test_deep_arguments_and_content_replay_with_findings(tmp_path, tau2_data, capsys):
+def test_deep_arguments_and_content_replay_with_findings(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = deep_results_file(tmp_path / "deep.json")
     code = main(["replay", str(path), "--json", "--tau2-data", str(tau2_data)])
     out, err = capsys.readouterr()
@@ -195,7 +198,9 @@ def test_deep_arguments_and_content_replay_with_findings(tmp_path, tau2_data, ca
     assert code == 1 and err == "" and "finding [nested_too_deep] step 2" in out
 
 
-def test_deep_arguments_and_content_evaluate(tmp_path, tau2_data, capsys):
+def test_deep_arguments_and_content_evaluate(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = deep_results_file(tmp_path / "deep.json")
     code = main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)])
     out, err = capsys.readouterr()

@@ -27,12 +27,19 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.conftest import CORPUS, ROOT
 from tests.helpers import stop_process
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tau_tui.domains import DomainRegistry
 
 pytestmark = pytest.mark.real_model
 
@@ -58,7 +65,7 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def model_server(tmp_path_factory: pytest.TempPathFactory):
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's server on the bundled GGUF, on a free loopback port; yields its /v1 URL."""
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed (the 'llm-local' extra; it builds from source)")
@@ -128,7 +135,9 @@ def turn_seconds(simulations: list[dict]) -> list[float]:
     ]
 
 
-def test_run_on_the_mock_domain_writes_a_complete_evaluated_replayable_file(model_server, registry, tmp_path: Path):
+def test_run_on_the_mock_domain_writes_a_complete_evaluated_replayable_file(
+    model_server: str, registry: DomainRegistry, tmp_path: Path
+) -> None:
     out = tmp_path / "smollm2.json"
     started = time.perf_counter()
     proc = tau_tui(
@@ -185,7 +194,7 @@ def test_run_on_the_mock_domain_writes_a_complete_evaluated_replayable_file(mode
     )
 
 
-async def test_play_as_the_user_with_the_model_as_the_agent(model_server, tmp_path: Path):
+async def test_play_as_the_user_with_the_model_as_the_agent(model_server: str, tmp_path: Path) -> None:
     from tau_tui.analysis import Analyzer
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
@@ -200,7 +209,7 @@ async def test_play_as_the_user_with_the_model_as_the_agent(model_server, tmp_pa
     out = tmp_path / "play.json"
     app = PlayApp(session, out)
 
-    async def wait_for(pilot, condition, what: str, seconds: float = 300) -> None:
+    async def wait_for(pilot: Pilot[None], condition, what: str, seconds: float = 300) -> None:
         deadline = time.monotonic() + seconds
         while not condition():
             assert time.monotonic() < deadline, f"timed out waiting for {what}"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tau_tui.analysis import Analyzer
+from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.domains import DomainRegistry
 from tau_tui.evaluate import evaluate
 from tau_tui.model import expand_paths, open_run
@@ -18,7 +19,7 @@ RECORDINGS = ROOT / "recordings"
 
 
 @pytest.fixture(scope="module")
-def analyses(tmp_path_factory):
+def analyses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SimAnalysis]:
     """Every bundled simulation replayed with a registry that cannot see any tau2 data."""
     analyzer = Analyzer(DomainRegistry(tmp_path_factory.mktemp("no-tau2-data"), use_tau2=False))
     out = {}
@@ -29,7 +30,7 @@ def analyses(tmp_path_factory):
     return out
 
 
-def test_the_recordings_are_runs_of_our_own_domains_only():
+def test_the_recordings_are_runs_of_our_own_domains_only() -> None:
     paths = expand_paths([RECORDINGS])
     assert sorted(p.name for p in paths) == ["aftersales.json", "warehouse.json", "warehouse_cassette.json"]
     for path in paths:
@@ -38,7 +39,9 @@ def test_the_recordings_are_runs_of_our_own_domains_only():
         assert set(run.tasks()) == {e.task_id for e in run.entries}  # the tasks travel with the runs
 
 
-def test_every_verdict_kind_and_episode_event_is_on_show(analyses, monkeypatch):
+def test_every_verdict_kind_and_episode_event_is_on_show(
+    analyses: dict[str, SimAnalysis], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     verdicts = {c.verdict for a in analyses.values() for c in a.timeline.calls}
     assert {
@@ -72,7 +75,7 @@ def test_every_verdict_kind_and_episode_event_is_on_show(analyses, monkeypatch):
     assert analyses["as-hasty-refund"].hallucinated == 1
 
 
-def test_the_failing_runs_fail_for_the_reasons_the_tour_gives(analyses):
+def test_the_failing_runs_fail_for_the_reasons_the_tour_gives(analyses: dict[str, SimAnalysis]) -> None:
     hasty = evaluate(analyses["as-hasty-refund"])
     assert (
         hasty.reward == 0.0
@@ -96,7 +99,7 @@ def test_the_failing_runs_fail_for_the_reasons_the_tour_gives(analyses):
         assert analysis.sim.reward_info.reward == evaluate(analysis).reward  # recorded and recomputed agree
 
 
-def test_the_script_regenerates_the_recordings_byte_for_byte(tmp_path):
+def test_the_script_regenerates_the_recordings_byte_for_byte(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "make_recordings.py"), "--out", str(tmp_path)],
         capture_output=True,

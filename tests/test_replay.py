@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tau_tui.model import Task, parse_message
 from tau_tui.replay import FindingKind, Verdict, gold_state, replay
 from tests.helpers import MOCK_TASK, call, calls, greet, result, say, user
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.environment import Environment
+    from tau_tui.replay.timeline import Timeline
+
 TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
 @pytest.fixture
-def new_env(registry):
+def new_env(registry: DomainRegistry) -> Callable[..., Environment]:
     domain = registry.get("mock")
     return lambda solo=False: domain.new_environment(solo=solo)
 
 
-def timeline_of(messages, new_env, task=MOCK_TASK, solo=False):
+def timeline_of(messages, new_env: Callable[..., Environment], task=MOCK_TASK, solo=False) -> Timeline:
     return replay([parse_message(m) for m in messages], Task.model_validate(task) if task else None, new_env, solo)
 
 
@@ -25,7 +34,7 @@ def kinds(timeline):
     return [f.kind for f in timeline.findings]
 
 
-def test_replayed_write_changes_state_at_its_step(new_env):
+def test_replayed_write_changes_state_at_its_step(new_env: Callable[..., Environment]) -> None:
     tl = timeline_of(
         [
             greet(),
@@ -48,7 +57,7 @@ def test_replayed_write_changes_state_at_its_step(new_env):
     assert tl.strict_ok and tl.findings == []
 
 
-def test_mismatch_keeps_both_outputs(new_env):
+def test_mismatch_keeps_both_outputs(new_env: Callable[..., Environment]) -> None:
     recorded = dict(TASK_1, title="Something else")
     tl = timeline_of(
         [greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}), result(recorded)], new_env
@@ -62,7 +71,7 @@ def test_mismatch_keeps_both_outputs(new_env):
     assert tl.final.agent["tasks"]["task_1"]["status"] == "completed"
 
 
-def test_reads_and_hallucinated_tools_are_skipped(new_env):
+def test_reads_and_hallucinated_tools_are_skipped(new_env: Callable[..., Environment]) -> None:
     tl = timeline_of(
         [
             greet(),
@@ -85,7 +94,7 @@ def test_reads_and_hallucinated_tools_are_skipped(new_env):
     assert tl.final.agent is tl.initial.agent and tl.strict_ok
 
 
-def test_recorded_errors_of_writes_are_re_executed_and_compared(new_env):
+def test_recorded_errors_of_writes_are_re_executed_and_compared(new_env: Callable[..., Environment]) -> None:
     good = timeline_of(
         [
             greet(),
@@ -106,7 +115,7 @@ def test_recorded_errors_of_writes_are_re_executed_and_compared(new_env):
     assert bad.calls[0].verdict is Verdict.MISMATCH
 
 
-def test_private_methods_and_helpers_named_by_a_recording_are_unknown(new_env):
+def test_private_methods_and_helpers_named_by_a_recording_are_unknown(new_env: Callable[..., Environment]) -> None:
     tl = timeline_of(
         [
             greet(),
@@ -124,14 +133,14 @@ def test_private_methods_and_helpers_named_by_a_recording_are_unknown(new_env):
     assert [c.verdict for c in tl.calls] == [Verdict.SKIPPED_UNKNOWN] * 3
 
 
-def test_result_without_call(new_env):
+def test_result_without_call(new_env: Callable[..., Environment]) -> None:
     tl = timeline_of([greet(), result("orphan", "zzz"), say("ok")], new_env)
     assert kinds(tl) == [FindingKind.RESULT_WITHOUT_CALL]
     assert tl.findings[0].step == 1 and tl.steps[1].findings == [0]
     assert not tl.strict_ok
 
 
-def test_ids_that_do_not_pair(new_env):
+def test_ids_that_do_not_pair(new_env: Callable[..., Environment]) -> None:
     tl = timeline_of(
         [
             greet(),
@@ -144,7 +153,7 @@ def test_ids_that_do_not_pair(new_env):
     assert tl.calls[0].verdict is Verdict.REPLAYED  # paired by position, still replayed
 
 
-def test_results_out_of_order(new_env):
+def test_results_out_of_order(new_env: Callable[..., Environment]) -> None:
     tl = timeline_of(
         [
             greet(),
@@ -158,7 +167,7 @@ def test_results_out_of_order(new_env):
     assert [c.verdict for c in tl.calls] == [Verdict.SKIPPED_READ, Verdict.REPLAYED]
 
 
-def test_call_without_result(new_env):
+def test_call_without_result(new_env: Callable[..., Environment]) -> None:
     tl = timeline_of(
         [greet(), call("update_task_status", {"task_id": "task_1", "status": "completed"}), say("hm")], new_env
     )
@@ -167,7 +176,7 @@ def test_call_without_result(new_env):
     assert tl.final.agent["tasks"]["task_1"]["status"] == "pending"
 
 
-def test_broken_content_becomes_findings(new_env):
+def test_broken_content_becomes_findings(new_env: Callable[..., Environment]) -> None:
     messages = [
         greet(),
         {"role": "robot", "content": "beep"},
@@ -191,7 +200,7 @@ def test_broken_content_becomes_findings(new_env):
     assert len(tl.steps) == len(messages)
 
 
-def test_missing_ids_still_pair_in_order(new_env):
+def test_missing_ids_still_pair_in_order(new_env: Callable[..., Environment]) -> None:
     msg = {
         "role": "assistant",
         "content": None,
@@ -201,12 +210,12 @@ def test_missing_ids_still_pair_in_order(new_env):
     assert tl.calls[0].verdict is Verdict.REPLAYED and tl.findings == []
 
 
-def test_user_message_in_solo_run(new_env):
+def test_user_message_in_solo_run(new_env: Callable[..., Environment]) -> None:
     tl = timeline_of([greet(), user("hello")], new_env, solo=True)
     assert kinds(tl) == [FindingKind.USER_MESSAGE_IN_SOLO]
 
 
-def test_user_side_tools_use_the_user_db(new_env):
+def test_user_side_tools_use_the_user_db(new_env: Callable[..., Environment]) -> None:
     tl = timeline_of(
         [
             greet(),
@@ -220,7 +229,7 @@ def test_user_side_tools_use_the_user_db(new_env):
     assert agent_changes == [] and [c.path for c in user_changes] == [("notifications", "notif_1", "status")]
 
 
-def test_gold_state_applies_expected_actions_without_the_trajectory(new_env):
+def test_gold_state_applies_expected_actions_without_the_trajectory(new_env: Callable[..., Environment]) -> None:
     gold = gold_state(Task.model_validate(MOCK_TASK), new_env)
     assert gold.state.agent["tasks"]["task_1"]["status"] == "completed"
     assert gold.action_errors == []
@@ -230,7 +239,7 @@ def test_gold_state_applies_expected_actions_without_the_trajectory(new_env):
     assert gold_state(Task.model_validate(failing), new_env).action_errors[0][1].startswith("ValueError: Tool")
 
 
-def test_state_storage_grows_with_changes_only(new_env):
+def test_state_storage_grows_with_changes_only(new_env: Callable[..., Environment]) -> None:
     messages = [greet()]
     for i in range(50):
         messages += [user(f"q{i}"), call("get_users", {}, f"r{i}"), result("[]", f"r{i}")]
@@ -241,7 +250,7 @@ def test_state_storage_grows_with_changes_only(new_env):
     assert tl.state_at(len(messages) - 1).agent["users"] is tl.initial.agent["users"]
 
 
-def test_initialization_failures_are_findings(new_env):
+def test_initialization_failures_are_findings(new_env: Callable[..., Environment]) -> None:
     task = dict(
         MOCK_TASK,
         initial_state={
@@ -256,7 +265,7 @@ def test_initialization_failures_are_findings(new_env):
     assert "not found" in tl.findings[0].message and "ghost" in tl.findings[1].message
 
 
-def test_mock_without_user_db_starts_with_an_empty_inbox(tmp_path):
+def test_mock_without_user_db_starts_with_an_empty_inbox(tmp_path: Path) -> None:
     from tau_tui.domains import DomainRegistry
     from tests.conftest import CORPUS
 

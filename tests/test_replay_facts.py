@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from tau_tui.analysis import Analyzer
 from tau_tui.model.io import open_run
 from tau_tui.replay.facts import Fact, plain_text
 from tests.helpers import call, greet, result, results_file, say, user
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+
 TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def facts_of(path, registry) -> list[Fact]:
+def facts_of(path, registry: DomainRegistry) -> list[Fact]:
     return Analyzer(registry).analyze(open_run(path), 0).facts()
 
 
-def test_a_clean_run_is_ok_in_order(tmp_path, registry):
+def test_a_clean_run_is_ok_in_order(tmp_path: Path, registry: DomainRegistry) -> None:
     path = results_file(
         tmp_path / "ok.json",
         [
@@ -34,7 +40,7 @@ def test_a_clean_run_is_ok_in_order(tmp_path, registry):
     assert not text[0].startswith(" ")
 
 
-def test_a_mismatch_is_bad_with_both_outputs_as_detail(tmp_path, registry):
+def test_a_mismatch_is_bad_with_both_outputs_as_detail(tmp_path: Path, registry: DomainRegistry) -> None:
     path = results_file(
         tmp_path / "bad.json",
         [
@@ -51,7 +57,7 @@ def test_a_mismatch_is_bad_with_both_outputs_as_detail(tmp_path, registry):
     assert "\n    recorded: " in plain_text([mismatch])
 
 
-def test_a_finding_is_a_warning(tmp_path, registry):
+def test_a_finding_is_a_warning(tmp_path: Path, registry: DomainRegistry) -> None:
     path = results_file(tmp_path / "orphan.json", [greet(), result("x", "nope")])
     (finding,) = [f for f in facts_of(path, registry) if f.kind == "finding"]
     assert finding.severity == "warn" and finding.text.startswith("finding [result_without_call] step 1: ")

@@ -10,18 +10,24 @@ Skipped, with the reason, where playwright or a chromium binary is missing.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tau_tui.cli import main
 from tests.test_cli_report import CHARTS, scripted_runs
 
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext
+
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 LABELS = ("scripted/gold (gold.json)", "scripted/flaky:0.5 (flaky5.json)", "scripted/flaky:0.3 (flaky3.json)")
 
 
 @pytest.fixture
-def written(tmp_path, tau2_data, capsys):
+def written(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """The report of three scripted runs (made before the browser starts: Playwright runs an event loop)."""
     runs = scripted_runs(tmp_path, tau2_data)
     out = tmp_path / "report"
@@ -31,7 +37,7 @@ def written(tmp_path, tau2_data, capsys):
 
 
 @pytest.fixture
-def browser(tmp_path, written):
+def browser(tmp_path: Path, written: Path) -> Iterator[BrowserContext]:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python package) is not installed")
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
     if executable is None:
@@ -56,7 +62,9 @@ CUT_TEXTS = """(kind) => {
 }"""
 
 
-def test_report_opens_offline_with_its_charts_labels_and_simulation_pages(written, browser):
+def test_report_opens_offline_with_its_charts_labels_and_simulation_pages(
+    written: Path, browser: BrowserContext
+) -> None:
     out = written
     requests, problems = [], []
     browser.on("request", lambda request: requests.append(request.url))

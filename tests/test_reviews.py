@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +17,7 @@ from tests.review_fixtures import full_duplex_run, reviewed_run
 pytestmark = pytest.mark.corpus
 
 
-def test_scan_prefers_results_reviewed_json_beside_results_json(tmp_path):
+def test_scan_prefers_results_reviewed_json_beside_results_json(tmp_path: Path) -> None:
     folder = reviewed_run(tmp_path)
     assert scan_paths([tmp_path]).files == [folder / "results_reviewed.json"]
     assert scan_paths([folder]).files == [folder / "results_reviewed.json"]
@@ -23,7 +25,7 @@ def test_scan_prefers_results_reviewed_json_beside_results_json(tmp_path):
     assert scan_paths([folder]).files == [folder]
 
 
-def test_the_reviewed_fields_read_as_tau2_writes_them(tmp_path):
+def test_the_reviewed_fields_read_as_tau2_writes_them(tmp_path: Path) -> None:
     run = open_run(reviewed_run(tmp_path) / "results_reviewed.json")
     first = read_review(run.raw_sims[0])
     assert first.reviewed and first.review_kind == "full" and first.summary == "One agent and one user error."
@@ -76,12 +78,12 @@ def test_the_reviewed_fields_read_as_tau2_writes_them(tmp_path):
         ({"effect_timeline": 3}, "effect_timeline has no list of events: ignored"),
     ],
 )
-def test_hostile_review_fields_become_problem_lines(raw, problem):
+def test_hostile_review_fields_become_problem_lines(raw: dict[str, Any], problem: str) -> None:
     review = read_review(raw)
     assert problem in review.problems and all("\n" not in p for p in review.problems)
 
 
-def test_hostile_values_never_raise_and_are_bounded():
+def test_hostile_values_never_raise_and_are_bounded() -> None:
     review = read_review(
         {
             "review": {
@@ -95,7 +97,7 @@ def test_hostile_values_never_raise_and_are_bounded():
     assert not read_review(None).present and not read_review([1, 2]).present
 
 
-def test_review_errors_are_offered_as_notes_and_kept_once(tmp_path):
+def test_review_errors_are_offered_as_notes_and_kept_once(tmp_path: Path) -> None:
     folder = reviewed_run(tmp_path)
     path = folder / "results_reviewed.json"
     run = open_run(path)
@@ -117,7 +119,7 @@ def test_review_errors_are_offered_as_notes_and_kept_once(tmp_path):
     assert len(NoteBook(path).notes) == 3 and {n.author for n in book.notes} == {"tau2 review"}
 
 
-def test_runs_table_columns_and_filters_read_the_review(tmp_path):
+def test_runs_table_columns_and_filters_read_the_review(tmp_path: Path) -> None:
     from tau_tui.catalog import Catalog, RunFilter, SortSpec
     from tau_tui.views.columns import COLUMN_BY_KEY
 
@@ -137,7 +139,7 @@ def test_runs_table_columns_and_filters_read_the_review(tmp_path):
     assert "has review error" in RunFilter(has_review_error=True).chips()
 
 
-def test_trajectory_doc_places_review_errors_at_their_steps(tmp_path):
+def test_trajectory_doc_places_review_errors_at_their_steps(tmp_path: Path) -> None:
     from tau_tui.views.trajectory_doc import TrajectoryDoc
 
     run = open_run(reviewed_run(tmp_path) / "results_reviewed.json")
@@ -152,7 +154,7 @@ def test_trajectory_doc_places_review_errors_at_their_steps(tmp_path):
     assert hallucinated.targets["review"] == [first_user]  # placed on the user message it quotes
 
 
-def test_a_turn_past_the_end_names_no_step(tmp_path):
+def test_a_turn_past_the_end_names_no_step(tmp_path: Path) -> None:
     from tau_tui.views.trajectory_doc import TrajectoryDoc
 
     run = open_run(reviewed_run(tmp_path) / "results_reviewed.json")
@@ -164,7 +166,7 @@ def test_a_turn_past_the_end_names_no_step(tmp_path):
 # --- full duplex ----------------------------------------------------------------------------------------------
 
 
-def test_the_tick_timeline_of_a_full_duplex_run(tmp_path):
+def test_the_tick_timeline_of_a_full_duplex_run(tmp_path: Path) -> None:
     from tau_tui.model.results import flatten_ticks
 
     run = open_run(full_duplex_run(tmp_path))
@@ -195,7 +197,7 @@ def test_the_tick_timeline_of_a_full_duplex_run(tmp_path):
     assert timeline.tick_at_step(37) == 17 and timeline.tick_at_step(0) == 0
 
 
-def test_the_lanes_show_speech_overlap_tools_and_interruptions(tmp_path):
+def test_the_lanes_show_speech_overlap_tools_and_interruptions(tmp_path: Path) -> None:
     from tau_tui.model.ticks import lane_lines
 
     timeline = read_ticks(
@@ -210,7 +212,7 @@ def test_the_lanes_show_speech_overlap_tools_and_interruptions(tmp_path):
     assert len(coarse["agent"]) == 6 and coarse["tools"][1] == "⚒"
 
 
-def test_a_voice_runs_review_and_effects_land_on_its_ticks(tmp_path):
+def test_a_voice_runs_review_and_effects_land_on_its_ticks(tmp_path: Path) -> None:
     from tau_tui.views.trajectory_doc import TrajectoryDoc
 
     run = open_run(full_duplex_run(tmp_path))
@@ -226,14 +228,14 @@ def test_a_voice_runs_review_and_effects_land_on_its_ticks(tmp_path):
 
 
 @pytest.mark.parametrize("ticks", [None, "ticks", [1, "x", None], [{"tick_id": "a"}, {"tick_id": 3}, {}]])
-def test_hostile_ticks_never_raise(ticks):
+def test_hostile_ticks_never_raise(ticks) -> None:
     timeline = read_ticks(ticks)
     assert all(r.tick_id >= 0 for r in timeline.rows)
     ids = [r.tick_id for r in timeline.rows]
     assert ids == sorted(set(ids))
 
 
-def test_review_and_tick_panels_render_as_text(tmp_path):
+def test_review_and_tick_panels_render_as_text(tmp_path: Path) -> None:
     from tau_tui.views.review_view import render_review, render_ticks
 
     run = open_run(full_duplex_run(tmp_path))
@@ -248,7 +250,7 @@ def test_review_and_tick_panels_render_as_text(tmp_path):
     assert "Not a full-duplex run" in render_ticks(None, None).plain
 
 
-def test_cli_keeps_the_review_errors_as_notes_once(tmp_path, capsys):
+def test_cli_keeps_the_review_errors_as_notes_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tau_tui.cli import main
 
     folder = reviewed_run(tmp_path, keep=4)
@@ -271,7 +273,7 @@ def test_cli_keeps_the_review_errors_as_notes_once(tmp_path, capsys):
     assert "missing.json: does not exist" in capsys.readouterr().err
 
 
-def test_a_zero_retry_count_is_not_a_review_so_the_runs_table_leaves_the_simulation_unparsed():
+def test_a_zero_retry_count_is_not_a_review_so_the_runs_table_leaves_the_simulation_unparsed() -> None:
     from tau_tui.model.io import _index_entry
 
     base = {"id": "s", "task_id": "t", "messages": [], "review": None, "hallucination_check": None}
@@ -282,7 +284,7 @@ def test_a_zero_retry_count_is_not_a_review_so_the_runs_table_leaves_the_simulat
 
 
 @pytest.mark.parametrize("width, last", [(60, "10s"), (51, "8s")])
-def test_the_tick_rulers_show_whole_labels_only(tmp_path, width, last):
+def test_the_tick_rulers_show_whole_labels_only(tmp_path: Path, width: int, last: str) -> None:
     import re
 
     from tau_tui.views.review_view import render_ticks
@@ -296,7 +298,7 @@ def test_the_tick_rulers_show_whole_labels_only(tmp_path, width, last):
         assert labels[-1] == last and len(ruler) <= 7 + width
 
 
-def test_a_voice_run_counts_the_messages_its_trajectory_shows(tmp_path):
+def test_a_voice_run_counts_the_messages_its_trajectory_shows(tmp_path: Path) -> None:
     from tau_tui.model.results import is_silent
     from tests.review_fixtures import CALLS, SPEECH
 
@@ -308,7 +310,7 @@ def test_a_voice_run_counts_the_messages_its_trajectory_shows(tmp_path):
 
 
 @pytest.mark.parametrize("width", [40, 58, 120])
-def test_the_ticks_view_draws_its_lanes_at_the_width_it_is_given(tmp_path, width):
+def test_the_ticks_view_draws_its_lanes_at_the_width_it_is_given(tmp_path: Path, width: int) -> None:
     import io
 
     from rich.console import Console
@@ -338,7 +340,7 @@ def test_the_ticks_view_draws_its_lanes_at_the_width_it_is_given(tmp_path, width
         "not a message",
     ],
 )
-def test_the_index_and_the_trajectory_agree_on_what_is_silent(raw):
+def test_the_index_and_the_trajectory_agree_on_what_is_silent(raw: dict[str, Any] | str) -> None:
     from tau_tui.model.messages import parse_message
     from tau_tui.model.results import is_silent, is_silent_raw
 

@@ -22,12 +22,17 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.conftest import CORPUS, ROOT
 from tests.helpers import served_address, stop_process, wait_for_port
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
 FLAGS = [
@@ -65,7 +70,7 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def served(tmp_path: Path):
+def served(tmp_path: Path) -> Iterator[str]:
     """``tau-tui serve`` on the mock recordings, on a free loopback port; yields its URL."""
     pytest.importorskip("textual_serve", reason="the 'serve' extra (textual-serve) is not installed")
     if not CORPUS.is_dir():
@@ -114,7 +119,7 @@ def served(tmp_path: Path):
 
 
 @pytest.fixture
-def browser_page(tmp_path: Path):
+def browser_page(tmp_path: Path) -> Iterator[Page]:
     """A fresh headless chromium (its own user-data dir) with one page whose terminal the test can read."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python package) is not installed")
     executable = chromium()
@@ -131,7 +136,7 @@ def browser_page(tmp_path: Path):
         )
         try:
 
-            def expose_terminal(route):
+            def expose_terminal(route) -> None:
                 response = route.fetch()
                 script, count = TERMINAL_HOOK.subn(
                     r"this.terminal=window.__tauTerminal=new \1.Terminal(", response.text()
@@ -164,8 +169,8 @@ def wait_for_text(page, pattern: str, what: str, timeout: float = 60.0) -> list[
 
 
 def test_served_app_in_chromium_opens_a_run_steps_switches_tabs_downloads_and_quits(
-    served, browser_page, tmp_path: Path
-):
+    served: str, browser_page: Page, tmp_path: Path
+) -> None:
     page = browser_page
     page.goto(served, wait_until="domcontentloaded")
     # the first visit sets the cookie and moves on to the page without the token in the address bar
@@ -242,8 +247,8 @@ OPEN_WEBSOCKET_JS = """(url) => new Promise((resolve) => {
 
 
 def test_a_link_on_another_site_opens_the_app_but_that_sites_page_cannot_open_its_websocket(
-    served, browser_page, tmp_path: Path
-):
+    served: str, browser_page: Page, tmp_path: Path
+) -> None:
     """The printed address pasted into another site's page (a chat, a wiki) still opens the app: the cookie is
     set and sent although another site started the navigation. That site's own script, and this server's
     WebSocket opened from it, are refused: the browser sends that site's Origin."""

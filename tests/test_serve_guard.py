@@ -16,7 +16,9 @@ import shutil
 import subprocess
 import sys
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +40,7 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, Path]]:
     """``tau-tui serve`` on the mock recordings; yields (printed address, port, the file its stderr goes to)."""
     pytest.importorskip("textual_serve", reason="the 'serve' extra (textual-serve) is not installed")
     if not CORPUS.is_dir():
@@ -116,7 +118,9 @@ def origin(port: int) -> str:
         ),
     ],
 )
-def test_a_websocket_from_another_site_or_host_is_refused_even_with_the_token(server, headers, why):
+def test_a_websocket_from_another_site_or_host_is_refused_even_with_the_token(
+    server: tuple[str, int, Path], headers: dict[str, Any], why: str
+) -> None:
     address, port, stderr = server
     headers = {k: v.format(port=port) for k, v in headers.items()}
     status, _ = run(websocket_status(f"ws://127.0.0.1:{port}/ws?token={token_of(address)}", headers))
@@ -128,7 +132,7 @@ def test_a_websocket_from_another_site_or_host_is_refused_even_with_the_token(se
 
 
 @pytest.mark.parametrize("token", [None, "", "guessed", "x" * 43])
-def test_without_this_launchs_token_every_route_is_refused(server, token):
+def test_without_this_launchs_token_every_route_is_refused(server: tuple[str, int, Path], token) -> None:
     address, port, _ = server
     query = "" if token is None else f"?token={token}"
     cookies = None if token is None else {f"tau-tui-token-{port}": token}
@@ -140,7 +144,7 @@ def test_without_this_launchs_token_every_route_is_refused(server, token):
         assert status == 403 and not set_cookies and "token" in body, path
 
 
-def test_the_printed_address_sets_the_cookie_and_the_page_and_its_websocket_work(server):
+def test_the_printed_address_sets_the_cookie_and_the_page_and_its_websocket_work(server: tuple[str, int, Path]) -> None:
     address, port, stderr = server
     assert address.startswith(f"http://127.0.0.1:{port}/?token=") and len(token_of(address)) >= 40
     status, cookies, _, body = run(status_of(address + "&fontsize=14"))
@@ -164,7 +168,7 @@ def test_the_printed_address_sets_the_cookie_and_the_page_and_its_websocket_work
     assert token_of(address) not in stderr.read_text()  # refusals are logged without any token
 
 
-def test_the_guard_names_this_server_its_loopback_aliases_and_the_public_url():
+def test_the_guard_names_this_server_its_loopback_aliases_and_the_public_url() -> None:
     guard = Guard.for_server("127.0.0.1", 8000, "http://127.0.0.1:8000", "t" * 43)
     assert guard.hosts == {"127.0.0.1:8000", "localhost:8000", "[::1]:8000"}
     assert guard.origins == {"http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"}
@@ -182,7 +186,7 @@ def test_the_guard_names_this_server_its_loopback_aliases_and_the_public_url():
     assert guard.admits("t" * 43) and not guard.admits("t" * 42) and not guard.admits(None)
 
 
-def test_every_address_without_a_public_url_is_refused_in_one_line(capsys):
+def test_every_address_without_a_public_url_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--host", "0.0.0.0", "--allow-network", str(RECORDINGS)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "--host 0.0.0.0: listens on every address" in err
@@ -190,13 +194,15 @@ def test_every_address_without_a_public_url_is_refused_in_one_line(capsys):
 
 
 @pytest.mark.parametrize("url", ["http://:8000", "http://host:port/", "ftp://host/"])
-def test_a_public_url_without_a_host_or_with_a_bad_port_is_one_line(url, capsys):
+def test_a_public_url_without_a_host_or_with_a_bad_port_is_one_line(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["serve", "--public-url", url, str(RECORDINGS)]) == 2
     err = capsys.readouterr().err
     assert f"--public-url {url}: not an http:// or https:// URL" in err and err.count("\n") == 1
 
 
-def test_the_docs_say_what_serve_refuses_and_why():
+def test_the_docs_say_what_serve_refuses_and_why() -> None:
     page = (ROOT / "docs" / "serve.md").read_text()
     section = page[page.index("## What `serve` refuses, and why") :]
     section = section[: section.index("\n## ", 5)]
@@ -204,7 +210,7 @@ def test_the_docs_say_what_serve_refuses_and_why():
         assert said in section, said
 
 
-def test_served_address_reads_the_banner(tmp_path: Path):
+def test_served_address_reads_the_banner(tmp_path: Path) -> None:
     printer = subprocess.Popen(
         [sys.executable, "-c", "print('Serving tau-tui on http://127.0.0.1:9/?token=abc', flush=True)"],
         stdout=subprocess.PIPE,

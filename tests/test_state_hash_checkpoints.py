@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import random
 
+import pytest
+
 from tau_tui.env import store as store_module
 from tau_tui.env.store import Collection, CollectionBase, canonical_bytes, state_hash
 
@@ -13,7 +15,7 @@ def _root(bases):
     return {name: Collection(base) for name, base in bases.items()}
 
 
-def test_every_kind_of_change_hashes_as_the_whole_canonical_json(monkeypatch):
+def test_every_kind_of_change_hashes_as_the_whole_canonical_json(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_module, "CHECKPOINT_BYTES", 512)  # many checkpoints on a small DB
     rng = random.Random(7)
     bases = {
@@ -45,12 +47,12 @@ def test_every_kind_of_change_hashes_as_the_whole_canonical_json(monkeypatch):
         assert state_hash(root) == hashlib.sha256(canonical_bytes(root)).hexdigest(), trial
 
 
-def test_a_root_that_is_not_all_collections_is_hashed_whole():
+def test_a_root_that_is_not_all_collections_is_hashed_whole() -> None:
     root = {"a": Collection({"x": 1}), "meta": {"v": 2}}
     assert state_hash(root) == hashlib.sha256(canonical_bytes(root)).hexdigest()
 
 
-def test_same_state_is_canonical_equality_compared_by_changes():
+def test_same_state_is_canonical_equality_compared_by_changes() -> None:
     from tau_tui.env.store import same_state
 
     rng = random.Random(11)

@@ -55,7 +55,7 @@ def tricky_tree() -> dict:
     }
 
 
-def test_memo_bytes_are_tau2s_canonical_json_before_and_after_caching():
+def test_memo_bytes_are_tau2s_canonical_json_before_and_after_caching() -> None:
     tree = tricky_tree()
     expected = canonical(tree)
     assert store_module._memo_bytes(tree, 0) == expected
@@ -65,7 +65,7 @@ def test_memo_bytes_are_tau2s_canonical_json_before_and_after_caching():
     assert state_hash(tree, frozen=True) == hashlib.sha256(expected).hexdigest() == state_hash(tree)
 
 
-def test_a_state_derived_by_the_store_hashes_like_a_full_dump():
+def test_a_state_derived_by_the_store_hashes_like_a_full_dump() -> None:
     tree = tricky_tree()
     state_hash(tree, frozen=True)  # caches the pieces of the base state
     store = Store(tree)
@@ -112,13 +112,13 @@ def test_a_state_derived_by_the_store_hashes_like_a_full_dump():
         (Level.LOW, 1),
     ],
 )
-def test_frozen_comparison_agrees_with_the_canonical_json(a, b):
+def test_frozen_comparison_agrees_with_the_canonical_json(a, b) -> None:
     for left, right in ((a, b), (b, a)):
         tree_a, tree_b = {"device": {"v": left}, "list": [left]}, {"device": {"v": right}, "list": [right]}
         assert same_state(tree_a, tree_b, frozen=True) is (canonical_bytes(tree_a) == canonical_bytes(tree_b))
 
 
-def test_store_counts_every_write():
+def test_store_counts_every_write() -> None:
     store = Store({"a": {"x": 1}, "b": [1]})
     counts = [store.writes]
     store.edit("a")["x"] = 2
@@ -139,7 +139,7 @@ def test_store_counts_every_write():
     assert store.key_writes == {"a": 4, "b": 1}  # the root replaced as a whole counts in writes only
 
 
-def test_plain_argument_keys_match_canonical_json_equality():
+def test_plain_argument_keys_match_canonical_json_equality() -> None:
     samples = [{"a": 1}, {"a": True}, {"a": "1"}, {"a": None}, {"a": 1, "b": "x"}, {"b": "x", "a": 1}, {}]
     for x in samples:
         for y in samples:
@@ -156,12 +156,12 @@ def test_plain_argument_keys_match_canonical_json_equality():
     ] == [1, 2, 1, 1, 2]
 
 
-def test_plain_argument_keys_leave_other_keys_to_the_canonical_text():
+def test_plain_argument_keys_leave_other_keys_to_the_canonical_text() -> None:
     assert _plain_key({1: "a", "b": 2}) is None and _plain_key({"a": {"b": 1}}) is None
     assert _plain_key({"a": 1}) != _plain_key({"a": True}) and _plain_key({"a": 1}) == _plain_key({"a": 1})
 
 
-def test_the_piece_cache_is_bounded_by_bytes(monkeypatch):
+def test_the_piece_cache_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_module, "_MAX_PIECE_BYTES", 100)
     store_module._PIECES.clear()
     monkeypatch.setattr(store_module, "_piece_bytes", 0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
@@ -12,13 +14,16 @@ from tau_tui.model import RunFileError, expand_paths, open_run, runtime
 from tau_tui.model.stream import SpanSims
 from tests.conftest import CORPUS, corpus_required
 
+if TYPE_CHECKING:
+    from tau_tui.model.io import RunFile
 
-def _open(path, monkeypatch, threshold: int, **kwargs):
+
+def _open(path, monkeypatch: pytest.MonkeyPatch, threshold: int, **kwargs: Any) -> RunFile:
     runtime.configure(stream_bytes=threshold)
     return open_run(path, **kwargs)
 
 
-def _same_run(path, monkeypatch, must_stream: bool = True) -> bool:
+def _same_run(path, monkeypatch: pytest.MonkeyPatch, must_stream: bool = True) -> bool:
     """Open ``path`` whole and streamed and check both give the same run (or the same error); whether it was
     streamed. ``must_stream``: a results object or a list of simulations must be."""
     try:
@@ -66,14 +71,16 @@ def _python_sorted(data) -> bytes:
 ENCODINGS = {"compact": orjson.dumps, "python-sorted": _python_sorted}
 
 
-def test_every_corpus_file_streams_to_the_same_run(monkeypatch):
+def test_every_corpus_file_streams_to_the_same_run(monkeypatch: pytest.MonkeyPatch) -> None:
     corpus_required()
     streamed_files = sum(_same_run(path, monkeypatch) for path in expand_paths([CORPUS]))
     assert streamed_files >= 27  # every results file and list of simulations in the corpus, the compact one too
 
 
 @pytest.mark.parametrize("encoding", sorted(ENCODINGS))
-def test_every_corpus_file_reencoded_streams_to_the_same_run(tmp_path, monkeypatch, encoding):
+def test_every_corpus_file_reencoded_streams_to_the_same_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding
+) -> None:
     corpus_required()
     streamed_files = 0
     for path in expand_paths([CORPUS]):
@@ -90,7 +97,7 @@ def test_every_corpus_file_reencoded_streams_to_the_same_run(tmp_path, monkeypat
     assert streamed_files >= 27
 
 
-def _big_results(tmp_path, n: int = 50, indent: bool = True):
+def _big_results(tmp_path: Path, n: int = 50, indent: bool = True):
     sims = [
         {
             "id": f"s{i}",
@@ -108,7 +115,9 @@ def _big_results(tmp_path, n: int = 50, indent: bool = True):
     return path, sims
 
 
-def test_a_streamed_file_keeps_spans_not_trees_and_reports_progress(tmp_path, monkeypatch):
+def test_a_streamed_file_keeps_spans_not_trees_and_reports_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path, sims = _big_results(tmp_path, 400)
     seen: list[int] = []
     run = _open(path, monkeypatch, 0, on_progress=lambda r: seen.append(len(r.entries)))
@@ -168,7 +177,9 @@ LAYOUTS = {
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("shape", ["results", "list"])
-def test_any_json_layout_streams_to_the_same_run(tmp_path, monkeypatch, layout, shape):
+def test_any_json_layout_streams_to_the_same_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout, shape: str
+) -> None:
     sims = _hostile_sims()
     data = {"timestamp": "t", "info": {"environment_info": {"domain_name": "mock"}}, "tasks": [], "simulations": sims}
     path = tmp_path / "run.json"
@@ -178,7 +189,9 @@ def test_any_json_layout_streams_to_the_same_run(tmp_path, monkeypatch, layout, 
     assert isinstance(run.raw_sims, SpanSims) and run.raw_sims[11] == sims[11] and run.raw_sims[29] == sims[29]
 
 
-def test_an_odd_indent_whose_first_closing_line_is_not_the_items_still_gives_the_item(tmp_path, monkeypatch):
+def test_an_odd_indent_whose_first_closing_line_is_not_the_items_still_gives_the_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     one, two = (orjson.dumps(s) for s in _hostile_sims(2))
     nested = b'{\n    "id": "odd",\n    "task_id": "0",\n    "info": {\n    },\n    "messages": []\n    }'
     path = tmp_path / "odd.json"
@@ -187,7 +200,7 @@ def test_an_odd_indent_whose_first_closing_line_is_not_the_items_still_gives_the
     assert [e.id for e in _open(path, monkeypatch, 0).entries] == ["odd", "s0", "s1"]
 
 
-def test_members_after_the_simulations_reach_the_run_once_read(tmp_path, monkeypatch):
+def test_members_after_the_simulations_reach_the_run_once_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sims = _hostile_sims(200, big_at=-1)
     info = {"environment_info": {"domain_name": "mock"}, "agent_info": {"llm": "m"}}
     data = {"simulations": sims, "tasks": [{"id": "0"}], "info": info, "timestamp": "t", "extra": 1}
@@ -214,7 +227,9 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("damage", sorted(BROKEN))
-def test_a_broken_compact_file_gives_what_the_whole_file_reader_gives(tmp_path, monkeypatch, damage):
+def test_a_broken_compact_file_gives_what_the_whole_file_reader_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage
+) -> None:
     data = {"info": {}, "tasks": [], "simulations": _hostile_sims()}
     path = tmp_path / "broken.json"
     spoil, problem = BROKEN[damage]
@@ -229,7 +244,7 @@ def test_a_broken_compact_file_gives_what_the_whole_file_reader_gives(tmp_path, 
             _open(path, monkeypatch, 0)
 
 
-def test_a_file_changed_after_indexing_is_one_line_naming_it(tmp_path, monkeypatch):
+def test_a_file_changed_after_indexing_is_one_line_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path, _ = _big_results(tmp_path)
     run = _open(path, monkeypatch, 0)
     path.write_bytes(path.read_bytes().replace(b"hello", b"HELLO"))
@@ -239,7 +254,7 @@ def test_a_file_changed_after_indexing_is_one_line_naming_it(tmp_path, monkeypat
     assert str(exc.value) == f"{path}: simulation #3: changed on disk since it was read; reload it"
 
 
-def test_a_broken_span_falls_back_to_the_whole_file_error(tmp_path, monkeypatch):
+def test_a_broken_span_falls_back_to_the_whole_file_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path, _ = _big_results(tmp_path)
     text = path.read_bytes()
     cut = text[: len(text) * 2 // 3]
@@ -249,14 +264,16 @@ def test_a_broken_span_falls_back_to_the_whole_file_error(tmp_path, monkeypatch)
     assert "truncated JSON" in str(exc.value)
 
 
-def test_catalog_rows_grow_while_a_file_is_indexed_then_complete_once(tmp_path, monkeypatch):
+def test_catalog_rows_grow_while_a_file_is_indexed_then_complete_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tau_tui.catalog import Catalog
 
     path, sims = _big_results(tmp_path, 300)
     catalog = Catalog()
     grown: list[int] = []
 
-    def progress(run):
+    def progress(run) -> None:
         catalog.grow_run(run, len(run.entries))
         grown.append(len(catalog.rows))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ BASELINES = {
 }
 
 
-def submission_meta(**changes) -> dict:
+def submission_meta(**changes: Any) -> dict:
     """A submission.json as ``tau2 submit prepare`` writes it (percentages, domain → file name)."""
     meta = {
         "model_name": "gpt-4.1-mini",
@@ -83,7 +84,7 @@ def build_voice_submission(root: Path) -> Path:
     return folder
 
 
-def test_a_submission_folder_opens_as_one_unit(tmp_path):
+def test_a_submission_folder_opens_as_one_unit(tmp_path: Path) -> None:
     folder = build_submission(tmp_path)
     unit = open_submission(folder)
     sub = unit.submission
@@ -100,7 +101,7 @@ def test_a_submission_folder_opens_as_one_unit(tmp_path):
     assert sub.label == "gpt-4.1-mini · OpenAI"
 
 
-def test_scan_lists_the_trajectories_never_submission_json(tmp_path):
+def test_scan_lists_the_trajectories_never_submission_json(tmp_path: Path) -> None:
     folder = build_submission(tmp_path)
     for given in (tmp_path, folder, folder / "submission.json"):
         scan = scan_paths([given])
@@ -110,7 +111,7 @@ def test_scan_lists_the_trajectories_never_submission_json(tmp_path):
     assert submission_for(BASELINES["retail"]) is None
 
 
-def test_voice_submission_with_dir_layout_and_voice_config(tmp_path):
+def test_voice_submission_with_dir_layout_and_voice_config(tmp_path: Path) -> None:
     folder = build_voice_submission(tmp_path)
     unit = open_submission(folder)
     assert unit.problems == [] and list(unit.runs) == ["retail"]
@@ -121,7 +122,7 @@ def test_voice_submission_with_dir_layout_and_voice_config(tmp_path):
     assert sub.claim_for(run).pass_hat_k == {1: 1.0} and sub.label.endswith("voice")
 
 
-def test_banking_claims_keep_their_retrieval_config_and_a_missing_one_is_a_warning(tmp_path):
+def test_banking_claims_keep_their_retrieval_config_and_a_missing_one_is_a_warning(tmp_path: Path) -> None:
     meta = submission_meta(results={"banking_knowledge": {"pass_1": 20.0, "retrieval_config": "bm25"}})
     sub = read_submission(build_submission(tmp_path / "a", meta))
     assert sub.retrieval_config("banking_knowledge") == "bm25" and sub.warnings == []
@@ -140,7 +141,7 @@ def test_banking_claims_keep_their_retrieval_config_and_a_missing_one_is_a_warni
         (b'{"model_name": 7}', "has no model_name"),
     ],
 )
-def test_an_unusable_submission_json_is_one_line_naming_it(tmp_path, raw, problem):
+def test_an_unusable_submission_json_is_one_line_naming_it(tmp_path: Path, raw: bytes, problem: str) -> None:
     folder = build_submission(tmp_path, raw=raw)
     with pytest.raises(SubmissionError) as caught:
         read_submission(folder)
@@ -149,7 +150,7 @@ def test_an_unusable_submission_json_is_one_line_naming_it(tmp_path, raw, proble
     assert submission_label(folder / "trajectories" / "airline_results.json") == "(unreadable submission.json)"
 
 
-def test_wrong_fields_are_warnings_and_a_name_is_never_a_path(tmp_path):
+def test_wrong_fields_are_warnings_and_a_name_is_never_a_path(tmp_path: Path) -> None:
     outside = tmp_path / "secret.json"
     shutil.copyfile(BASELINES["airline"], outside)
     meta = submission_meta(
@@ -185,7 +186,7 @@ def test_wrong_fields_are_warnings_and_a_name_is_never_a_path(tmp_path):
     ]
 
 
-def test_a_missing_or_broken_trajectory_is_a_problem_line(tmp_path):
+def test_a_missing_or_broken_trajectory_is_a_problem_line(tmp_path: Path) -> None:
     folder = build_submission(tmp_path)
     (folder / "trajectories" / "telecom_results.json").write_text('{"simulations": 3}')
     (folder / "trajectories" / "airline_results.json").unlink()
@@ -201,7 +202,7 @@ def test_a_missing_or_broken_trajectory_is_a_problem_line(tmp_path):
     )
 
 
-def test_a_trajectory_filed_under_the_wrong_domain_is_reported(tmp_path):
+def test_a_trajectory_filed_under_the_wrong_domain_is_reported(tmp_path: Path) -> None:
     meta = submission_meta(trajectory_files={"airline": "retail_results.json", "retail": "airline_results.json"})
     unit = open_submission(build_submission(tmp_path, meta))
     assert any("its domain is retail, but" in p and "files it under airline" in p for p in unit.problems)
@@ -218,7 +219,7 @@ def unfiled_telecom(root: Path) -> Path:
 UNFILED = "results.telecom has no trajectory file"
 
 
-def test_a_claim_without_a_trajectory_file_is_a_note_of_every_run_of_the_submission(tmp_path):
+def test_a_claim_without_a_trajectory_file_is_a_note_of_every_run_of_the_submission(tmp_path: Path) -> None:
     from tau_tui.model.submission import submission_notes
 
     folder = unfiled_telecom(tmp_path)
@@ -229,13 +230,15 @@ def test_a_claim_without_a_trajectory_file_is_a_note_of_every_run_of_the_submiss
         ]
 
 
-def eval_json(capsys, tau2_data, *paths):
+def eval_json(capsys: pytest.CaptureFixture[str], tau2_data: Path, *paths: str):
     code = main(["eval", "--json", "--tau2-data", str(tau2_data), *map(str, paths)])
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines()], err
 
 
-def test_eval_shows_the_claimed_pass_k_beside_ours(tmp_path, tau2_data, capsys):
+def test_eval_shows_the_claimed_pass_k_beside_ours(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = build_submission(tmp_path)
     code, records, err = eval_json(capsys, tau2_data, folder)
     files = {Path(r["file"]).name: r for r in records if r.get("kind") == "file"}
@@ -250,7 +253,9 @@ def test_eval_shows_the_claimed_pass_k_beside_ours(tmp_path, tau2_data, capsys):
     assert "submission gpt-4.1-mini · OpenAI (retail): pass^k 1: claimed 0.500 / ours 1.000" in out
 
 
-def test_eval_reports_a_claim_without_a_trajectory_file_once_and_in_each_file_record(tmp_path, tau2_data, capsys):
+def test_eval_reports_a_claim_without_a_trajectory_file_once_and_in_each_file_record(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = unfiled_telecom(tmp_path)
     code, records, err = eval_json(capsys, tau2_data, folder)
     assert err.count(UNFILED) == 1 and f"tau-tui: note: {folder / 'submission.json'}: {UNFILED}" in err
@@ -262,7 +267,9 @@ def test_eval_reports_a_claim_without_a_trajectory_file_once_and_in_each_file_re
     assert capsys.readouterr().err.count(UNFILED) == 1
 
 
-def test_eval_with_a_broken_submission_json_says_so_once_and_exits_2(tmp_path, tau2_data, capsys):
+def test_eval_with_a_broken_submission_json_says_so_once_and_exits_2(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = build_submission(tmp_path, raw=b'{"model_name": ')
     code, records, err = eval_json(capsys, tau2_data, folder)
     lines = [line for line in err.splitlines() if "submission.json" in line]
@@ -271,7 +278,7 @@ def test_eval_with_a_broken_submission_json_says_so_once_and_exits_2(tmp_path, t
     assert len([r for r in records if r.get("kind") == "file"]) == 3  # the runs still evaluate
 
 
-def test_runs_table_groups_and_filters_by_submission(tmp_path):
+def test_runs_table_groups_and_filters_by_submission(tmp_path: Path) -> None:
     from tau_tui.catalog import Catalog, RunFilter, SortSpec
 
     folder = build_submission(tmp_path / "sub")

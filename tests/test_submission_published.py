@@ -13,9 +13,12 @@ import io
 import json
 import shutil
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tau_tui.cli import main
-from tau_tui.model.submission import best_of_k, open_submission, read_submission
+from tau_tui.model.submission import Submission, best_of_k, open_submission, read_submission
 from tests.conftest import CORPUS
 from tests.helpers import call, greet, result, results_file, say, user
 
@@ -34,7 +37,7 @@ PASSES = [
 FAILS = [greet(), user("finish task_1"), say("Sorry, I cannot.")]
 
 
-def old_schema_meta(**changes) -> dict:
+def old_schema_meta(**changes: Any) -> dict:
     meta = {
         "model_name": "IronShell-IronForge-v3",
         "organization": "IronShell",  # the old key for model_organization
@@ -64,7 +67,7 @@ def best_of_k_folder(root: Path, meta: dict | None = None, bom: bool = False) ->
     return folder
 
 
-def test_the_old_schema_reads_organization_and_files_runs_by_their_domains(tmp_path):
+def test_the_old_schema_reads_organization_and_files_runs_by_their_domains(tmp_path: Path) -> None:
     folder = best_of_k_folder(tmp_path, bom=True)  # with a BOM, as a hand-edited submission.json (issue 375)
     unit = open_submission(folder)
     sub = unit.submission
@@ -77,7 +80,7 @@ def test_the_old_schema_reads_organization_and_files_runs_by_their_domains(tmp_p
     assert sub.best_of_k and sub.best_of_k.startswith("Best-of-K fusion: each task is attempted")
 
 
-def test_best_of_k_is_read_from_the_methodology_and_nothing_else():
+def test_best_of_k_is_read_from_the_methodology_and_nothing_else() -> None:
     assert read_submission_of(old_schema_meta()).best_of_k is not None
     details_only = old_schema_meta(methodology={"verification": {"details": "best result per task used"}})
     assert read_submission_of(details_only).best_of_k == "best result per task"
@@ -89,7 +92,7 @@ def test_best_of_k_is_read_from_the_methodology_and_nothing_else():
         assert read_submission_of(old_schema_meta(methodology={"notes": plain})).best_of_k is None, plain
 
 
-def read_submission_of(meta: dict, root: list[Path] = []):  # noqa: B006 - one scratch folder per process
+def read_submission_of(meta: dict, root: list[Path] = []) -> Submission:  # noqa: B006 - one scratch folder per process
     import tempfile
 
     if not root:
@@ -100,7 +103,7 @@ def read_submission_of(meta: dict, root: list[Path] = []):  # noqa: B006 - one s
     return read_submission(folder)
 
 
-def test_the_best_of_k_score_is_the_union_of_attempts():
+def test_the_best_of_k_score_is_the_union_of_attempts() -> None:
     attempts = [
         ("a", "1", 0.0),
         ("b", "1", 1.0),  # task 1: one attempt passes → passes
@@ -116,7 +119,9 @@ def test_the_best_of_k_score_is_the_union_of_attempts():
     assert union.score == 2 / 3 and union.text() == "0.667 (2/3 tasks, 1 unscored)"
 
 
-def test_eval_compares_a_best_of_k_claim_with_the_union_not_each_file(tmp_path, tau2_data, capsys):
+def test_eval_compares_a_best_of_k_claim_with_the_union_not_each_file(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = best_of_k_folder(tmp_path)
     assert main(["eval", "--json", "--tau2-data", str(tau2_data), str(folder)]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -134,7 +139,9 @@ def test_eval_compares_a_best_of_k_claim_with_the_union_not_each_file(tmp_path, 
     assert "claimed cost $0.178" in out and "user simulator gpt-4.1-2025-04-14" in out
 
 
-def test_audit_shows_the_best_of_k_score_beside_the_claim(tmp_path, tau2_data, capsys):
+def test_audit_shows_the_best_of_k_score_beside_the_claim(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = best_of_k_folder(tmp_path)
     main(["audit", "--json", "--tau2-data", str(tau2_data), str(folder)])
     record = [json.loads(line) for line in capsys.readouterr().out.splitlines()][-1]
@@ -147,7 +154,7 @@ def test_audit_shows_the_best_of_k_score_beside_the_claim(tmp_path, tau2_data, c
     assert "mock best-of-K over 2 file(s): claimed pass^1 100.0" in out and "ours 100.0 (1/1 tasks) (+0.0)" in out
 
 
-def test_cost_and_time_metrics_are_read_and_a_bad_one_is_a_warning(tmp_path):
+def test_cost_and_time_metrics_are_read_and_a_bad_one_is_a_warning(tmp_path: Path) -> None:
     results = {
         "airline": {
             "pass_1": 62.5,
@@ -175,7 +182,7 @@ def test_cost_and_time_metrics_are_read_and_a_bad_one_is_a_warning(tmp_path):
     assert sub.cost_estimated and sub.user_simulator == "v2.0"
 
 
-async def test_the_metrics_screen_shows_the_union_beside_a_best_of_k_claim(tmp_path, tau2_data):
+async def test_the_metrics_screen_shows_the_union_beside_a_best_of_k_claim(tmp_path: Path, tau2_data: Path) -> None:
     from rich.console import Console
     from textual.widgets import Static
 
@@ -197,7 +204,9 @@ async def test_the_metrics_screen_shows_the_union_beside_a_best_of_k_claim(tmp_p
         assert "Best-of-K fusion" in text and "claimed cost $0.178" in text
 
 
-def test_the_corpus_ironforge_file_in_a_best_of_k_submission(tmp_path, tau2_data, capsys):
+def test_the_corpus_ironforge_file_in_a_best_of_k_submission(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A real IronForge trajectory file beside a second airline file: the claim is checked over both."""
     folder = tmp_path / "ironshell-ironforge_ironshell-ui_2026-03-09"
     (folder / "trajectories").mkdir(parents=True)

@@ -6,10 +6,19 @@ CI installs the extra (`.ci/run` runs `make test EXTRAS=dev,tau2`), so these run
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.tau2_adapter import tau2_available
+
+if TYPE_CHECKING:
+    from tau2.data_model.tasks import Task as Tau2Task
+    from tau2.environment.environment import Environment as Tau2Environment
+
+    from tau_tui.domains import DomainRegistry
 
 pytestmark = [
     pytest.mark.tau2,
@@ -20,7 +29,7 @@ TOY = "toy_tau2_adapter"
 
 
 @pytest.fixture(scope="module")
-def toy_domain():
+def toy_domain() -> tuple[Callable[..., Tau2Environment], Tau2Task]:
     """A custom domain written against tau2's own classes, registered in tau2's registry."""
     from pydantic import Field
     from tau2.data_model.tasks import Task as Tau2Task
@@ -75,11 +84,11 @@ def toy_domain():
     return get_environment, task
 
 
-def _message(role, **kw):
+def _message(role, **kw: Any):
     return {"role": role, **kw}
 
 
-def _run_file(tmp_path, messages):
+def _run_file(tmp_path: Path, messages) -> Path:
     data = {
         "timestamp": "t",
         "info": {"environment_info": {"domain_name": TOY, "policy": "p"}},
@@ -91,7 +100,9 @@ def _run_file(tmp_path, messages):
     return path
 
 
-def test_custom_tau2_domain_replays_with_verdicts_and_tau2_hashes(tmp_path, toy_domain):
+def test_custom_tau2_domain_replays_with_verdicts_and_tau2_hashes(
+    tmp_path: Path, toy_domain: tuple[Callable[..., Tau2Environment], Tau2Task]
+) -> None:
     from tau_tui.analysis import Analyzer
     from tau_tui.domains import DomainRegistry
     from tau_tui.model import open_run
@@ -133,7 +144,7 @@ def test_custom_tau2_domain_replays_with_verdicts_and_tau2_hashes(tmp_path, toy_
     assert [(c.path, c.after) for c in changes] == [(("values", "b"), 2)]
 
 
-def test_adapter_refuses_undeclared_names(toy_domain):
+def test_adapter_refuses_undeclared_names(toy_domain: tuple[Callable[..., Tau2Environment], Tau2Task]) -> None:
     from tau_tui.model import EnvFunctionCall, ToolCall
     from tau_tui.tau2_adapter import Tau2Domain
 
@@ -148,7 +159,7 @@ def test_adapter_refuses_undeclared_names(toy_domain):
     assert env.db_hash() == env.inner.get_db_hash()
 
 
-def test_native_domains_win_over_tau2(registry):
+def test_native_domains_win_over_tau2(registry: DomainRegistry) -> None:
     from tau_tui.tau2_adapter import Tau2Domain
 
     assert not isinstance(registry.get("mock"), Tau2Domain)

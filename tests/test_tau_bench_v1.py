@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import json
 from math import comb
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 from tau_tui.cli import main
 from tau_tui.model import open_run
@@ -16,6 +20,9 @@ from tau_tui.model.io import RecordedOnly
 from tau_tui.model.tau_bench_v1 import infer_domain
 from tests.conftest import CORPUS
 from tests.tui.conftest import build_app
+
+if TYPE_CHECKING:
+    from tau_tui.analysis import Analyzer
 
 V1_AIRLINE = CORPUS / "sierra-research__tau-bench__gpt-4o-airline.json"
 V1_NAME = "tool-calling-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_1116093125.json"  # v1's checkpoint name
@@ -81,13 +88,13 @@ def _retail_records() -> list[dict]:
     ]
 
 
-def _write(tmp_path, records: list, name: str = V1_NAME):
+def _write(tmp_path: Path, records: list, name: str = V1_NAME) -> Path:
     path = tmp_path / name
     path.write_text(json.dumps(records, indent=2))
     return path
 
 
-def test_the_corpus_v1_file_opens_as_recorded_only():
+def test_the_corpus_v1_file_opens_as_recorded_only() -> None:
     run = open_run(V1_AIRLINE)
     assert run.layout == "tau-bench-v1" and run.domain == "airline" and len(run.entries) == 200
     assert "tau-bench v1 results, domain airline (from the tools it calls" in (run.recorded_only or "")
@@ -106,7 +113,7 @@ def test_the_corpus_v1_file_opens_as_recorded_only():
     assert sim.reward_info.info["gt_data_hash"].startswith("ea1402bc")
 
 
-def test_hand_made_records_map_every_v1_field(tmp_path):
+def test_hand_made_records_map_every_v1_field(tmp_path: Path) -> None:
     run = open_run(_write(tmp_path, _retail_records()))
     assert run.domain == "retail" and run.agent_model == "gpt-4o" and run.user_model == "gpt-4o"
     assert [e.id for e in run.entries] == [
@@ -131,7 +138,7 @@ def test_hand_made_records_map_every_v1_field(tmp_path):
     assert task.evaluation_criteria.communicate_info == ["1234"]
 
 
-def test_the_domain_comes_from_the_tools_else_the_file_name(tmp_path):
+def test_the_domain_comes_from_the_tools_else_the_file_name(tmp_path: Path) -> None:
     shared = [{"task_id": 0, "reward": 0.0, "info": {}, "trial": 0, "traj": [_call("c", "think", {"thought": "x"})]}]
     assert infer_domain(shared, tmp_path / "retail_results.json")[0] == "retail"
     domain, why = infer_domain(shared, tmp_path / "results.json")
@@ -143,7 +150,9 @@ def test_the_domain_comes_from_the_tools_else_the_file_name(tmp_path):
     assert [e.termination for e in run.entries] == ["max_steps", None]  # an empty traj says nothing of its end
 
 
-def test_eval_prints_recorded_metrics_and_says_they_are_not_recomputed(tmp_path, tau2_data, capsys):
+def test_eval_prints_recorded_metrics_and_says_they_are_not_recomputed(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _write(tmp_path, _retail_records())
     assert main(["eval", str(path), "--tau2-data", str(tau2_data)]) == 0
     text = capsys.readouterr().out
@@ -155,7 +164,7 @@ def test_eval_prints_recorded_metrics_and_says_they_are_not_recomputed(tmp_path,
     assert record["format"] == "tau-bench-v1" and record["domain"] == "retail"
 
 
-def test_eval_pass_hat_k_is_v1s_own(tau2_data, capsys):
+def test_eval_pass_hat_k_is_v1s_own(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """pass^k over the recorded rewards, as v1's display_metrics computes it: C(c, k) / C(trials, k) per task."""
     records = json.loads(V1_AIRLINE.read_text())
     successes: dict[int, int] = {}
@@ -168,21 +177,25 @@ def test_eval_pass_hat_k_is_v1s_own(tau2_data, capsys):
     assert ours.keys() == expected.keys() and all(abs(ours[k] - expected[k]) < 1e-12 for k in ours)
 
 
-def test_replay_says_in_one_line_that_v1_is_not_replayed(tmp_path, tau2_data, capsys):
+def test_replay_says_in_one_line_that_v1_is_not_replayed(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _write(tmp_path, _retail_records())
     assert main(["replay", str(path), "--tau2-data", str(tau2_data)]) == 0
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "4 simulations not replayed" in err and "tau-bench v1" in err
 
 
-def test_show_prints_the_conversation_and_a_note(tmp_path, tau2_data, capsys):
+def test_show_prints_the_conversation_and_a_note(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _write(tmp_path, _retail_records())
     assert main(["show", str(path), "--sim", "v1-task-3-trial-0", "--tau2-data", str(tau2_data)]) == 0
     out, err = capsys.readouterr()
     assert "cancel_pending_order" in out and "It is cancelled" in out and "note: not replayed" in err
 
 
-def test_replaying_a_v1_run_raises_one_recorded_only_error(tmp_path, analyzer):
+def test_replaying_a_v1_run_raises_one_recorded_only_error(tmp_path: Path, analyzer: Analyzer) -> None:
     run = open_run(_write(tmp_path, _retail_records()))
     try:
         analyzer.analyze(run, 0)
@@ -192,7 +205,9 @@ def test_replaying_a_v1_run_raises_one_recorded_only_error(tmp_path, analyzer):
         raise AssertionError("a v1 run was replayed")
 
 
-async def test_the_runs_table_names_the_domain_and_one_notice_says_not_replayed(tmp_path, tau2_data):
+async def test_the_runs_table_names_the_domain_and_one_notice_says_not_replayed(
+    tmp_path: Path, tau2_data: Path
+) -> None:
     path = _write(tmp_path, _retail_records())
     app = build_app([path], tau2_data=tau2_data)
     async with app.run_test(size=(160, 45)) as pilot:

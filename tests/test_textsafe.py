@@ -24,14 +24,14 @@ def _raw_controls(text: str, keep: str = "\n\t") -> list[str]:
     ]
 
 
-def test_visible_leaves_no_control_or_reordering_character():
+def test_visible_leaves_no_control_or_reordering_character() -> None:
     out = visible(HOSTILE)
     assert _raw_controls(out) == []
     assert "␛[2J" in out and "␇" in out and "␈" in out and "␍" in out and "␡" in out and "␀" in out
     assert "\\x9b" in out and "\\u202e" in out and "\\u2066" in out and "\\x85" in out and "\\u2028" in out
 
 
-def test_every_c0_c1_and_bidi_control_is_mapped():
+def test_every_c0_c1_and_bidi_control_is_mapped() -> None:
     every = (
         "".join(map(chr, range(0x20)))
         + "\x7f"
@@ -42,19 +42,19 @@ def test_every_c0_c1_and_bidi_control_is_mapped():
     assert _raw_controls(visible(every)) == []
 
 
-def test_newlines_and_tabs_kept_in_visible_and_shown_in_one_line():
+def test_newlines_and_tabs_kept_in_visible_and_shown_in_one_line() -> None:
     assert visible("a\n\tb") == "a\n\tb"
     assert one_line("a\n\tb") == "a␊␉b"
     assert visible("a\r\nb\rc") == "a\nb␍c"  # a CRLF is a line end; a lone CR would overwrite the line
 
 
-def test_plain_text_unchanged_and_the_same_object():
+def test_plain_text_unchanged_and_the_same_object() -> None:
     text = "Hello — wörld 👨‍👩‍👧 مرحبا"
     assert visible(text) is text and one_line(text) is text
     assert not has_unsafe(text) and has_unsafe("\x1b") and has_unsafe("\n", single_line=True)
 
 
-def test_json_line_escapes_esc_c1_and_bidi_and_round_trips():
+def test_json_line_escapes_esc_c1_and_bidi_and_round_trips() -> None:
     record = {"content": HOSTILE, HOSTILE: [HOSTILE], "n": 1}
     line = json_line(record)
     assert _raw_controls(line, keep="") == []
@@ -63,7 +63,7 @@ def test_json_line_escapes_esc_c1_and_bidi_and_round_trips():
     assert json_visible(json.dumps({"x": "\u202e"}, ensure_ascii=False)) == '{"x": "\\u202e"}'
 
 
-def test_visible_text_keeps_styles_on_the_same_characters():
+def test_visible_text_keeps_styles_on_the_same_characters() -> None:
     from rich.text import Text
 
     text = Text.assemble(("ab\x1b", "red"), ("c\u202ed", "blue"), "e")
@@ -75,7 +75,7 @@ def test_visible_text_keeps_styles_on_the_same_characters():
 
 
 @pytest.mark.parametrize("dirty", [False, True])
-def test_fast_on_a_long_message(dirty):
+def test_fast_on_a_long_message(dirty: bool) -> None:
     text = "the agent said something long enough " * 30_000 + ("\x1b[2J" if dirty else "")  # ~1 MB
     start = time.perf_counter()
     for _ in range(10):

@@ -54,13 +54,13 @@ def modules(override: dict) -> list[str]:
     return [named] if isinstance(named, str) else list(named)
 
 
-def test_the_strict_override_names_every_core_package():
+def test_the_strict_override_names_every_core_package() -> None:
     strict = [o for o in overrides() if STRICT <= {k for k, v in o.items() if v is True}]
     assert len(strict) == 1, "one override holds the strict settings"
     assert sorted(modules(strict[0])) == sorted(CORE)
 
 
-def test_excused_error_codes_only_shrink():
+def test_excused_error_codes_only_shrink() -> None:
     excused = {m for o in overrides() if "disable_error_code" in o for m in modules(o)}
     assert excused <= TO_DO, f"new modules excused from error codes: {sorted(excused - TO_DO)}"
     assert all(o.get("ignore_errors") is not True for o in overrides()), "no module is ignored whole"
@@ -104,7 +104,7 @@ def mypy(project: Path, *paths: str) -> subprocess.CompletedProcess[str]:
     ],
     ids=["untyped def", "bare generic", "Any returned"],
 )
-def test_the_core_is_checked_strictly_and_the_rest_is_not(project: Path, source: str, code: str):
+def test_the_core_is_checked_strictly_and_the_rest_is_not(project: Path, source: str, code: str) -> None:
     (project / "tau_tui" / "model" / "sloppy.py").write_text(source)
     (project / "tau_tui" / "rollout" / "sloppy.py").write_text(source)
     core = mypy(project, "tau_tui/model/sloppy.py")

@@ -5,21 +5,27 @@ the read limit."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tau_tui.model.messages import ToolCall
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
+
 CATASTROPHIC = [r"(\w+\s?)+$", r"(a|aa)+$", r"(.*\s?)*$"]
 
 
 @pytest.fixture(scope="module")
-def banking(registry):
+def banking(registry: DomainRegistry) -> Domain:
     return registry.get("banking_knowledge")
 
 
 @pytest.mark.parametrize("pattern", CATASTROPHIC)
-def test_a_catastrophic_grep_is_a_tool_error_within_its_deadline(banking, pattern):
+def test_a_catastrophic_grep_is_a_tool_error_within_its_deadline(banking: Domain, pattern) -> None:
     from domains.banking_knowledge.retrieval import GREP_SECONDS
 
     env = banking.new_environment(variant="grep_only")
@@ -33,7 +39,7 @@ def test_a_catastrophic_grep_is_a_tool_error_within_its_deadline(banking, patter
         assert "ID: doc_" in message.text or message.text.startswith("No matches found")
 
 
-def test_safe_patterns_keep_taus_grep_semantics(banking):
+def test_safe_patterns_keep_taus_grep_semantics(banking: Domain) -> None:
     env = banking.new_environment(variant="grep_only")
     assert env.agent.grep("(unclosed") == "No matches found for pattern: (unclosed"  # re's error: a literal
     assert "ID: doc_" in env.agent.grep("fee|charge")
@@ -46,7 +52,7 @@ LONG_MESSAGES = ["a." * 150_000, "a-" * 150_000, "x1" * 150_000, "order #W123456
 
 
 @pytest.mark.parametrize("text", LONG_MESSAGES, ids=lambda t: f"{t[:6]!r}x{len(t)}")
-def test_the_identifier_scan_is_linear(text):
+def test_the_identifier_scan_is_linear(text) -> None:
     from tau_tui.evaluate.compliance import _identifiers
 
     started = time.monotonic()
@@ -54,7 +60,7 @@ def test_the_identifier_scan_is_linear(text):
     assert time.monotonic() - started < 1.0
 
 
-def test_the_scan_finds_what_the_pattern_finds(tau2_data):
+def test_the_scan_finds_what_the_pattern_finds(tau2_data: Path) -> None:
     """On every user message of the corpus, and on random text, run by run is the pattern's own answer."""
     import json
     import random
@@ -96,7 +102,7 @@ def zip_bomb(path, inflated: int, lie: bool = False):
 
 
 @pytest.fixture
-def fake_inspect(monkeypatch):
+def fake_inspect(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """An ``inspect_ai.log`` whose reader only records that it was called (the size check comes first)."""
     import sys
     import types
@@ -104,7 +110,7 @@ def fake_inspect(monkeypatch):
     calls = []
     package, log = types.ModuleType("inspect_ai"), types.ModuleType("inspect_ai.log")
 
-    def read_eval_log(path):
+    def read_eval_log(path) -> None:
         calls.append(path)
         raise ValueError("the fake reader reads nothing")
 
@@ -116,7 +122,9 @@ def fake_inspect(monkeypatch):
 
 
 @pytest.mark.parametrize("lie", [False, True], ids=["declared", "lying header"])
-def test_an_inspect_log_that_inflates_past_the_read_limit_is_refused_before_reading(tmp_path, fake_inspect, lie):
+def test_an_inspect_log_that_inflates_past_the_read_limit_is_refused_before_reading(
+    tmp_path: Path, fake_inspect: list[str], lie: bool
+) -> None:
     from tau_tui.model import RunFileError, open_run, runtime
 
     log = zip_bomb(tmp_path / "bomb.eval", 64 * 1024**2, lie=lie)
@@ -133,7 +141,7 @@ def test_an_inspect_log_that_inflates_past_the_read_limit_is_refused_before_read
     assert fake_inspect == []  # the reader never held it
 
 
-def test_an_inspect_log_within_the_limit_reaches_the_reader(tmp_path, fake_inspect):
+def test_an_inspect_log_within_the_limit_reaches_the_reader(tmp_path: Path, fake_inspect: list[str]) -> None:
     from tau_tui.model import RunFileError, open_run
 
     log = zip_bomb(tmp_path / "fine.eval", 2 * 1024**2)

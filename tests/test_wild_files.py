@@ -4,6 +4,7 @@ reward from us where tau2 needs no judge; what a file leaves out is inferred and
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,14 +34,16 @@ SHAPES = [
 ]
 
 
-def cli(capsys, *args):
+def cli(capsys: pytest.CaptureFixture[str], *args: str | Path):
     code = main([*map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
 
 
 @pytest.mark.parametrize(("name", "domain", "source", "sims"), SHAPES, ids=[s[0] for s in SHAPES])
-def test_each_shape_replays_and_is_scored_by_us(name, domain, source, sims, tau2_data, capsys):
+def test_each_shape_replays_and_is_scored_by_us(
+    name, domain, source, sims, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = WILD / name
     code, out, err = cli(capsys, "replay", "--json", path, "--tau2-data", tau2_data)
     assert code in (0, 1), err
@@ -64,7 +67,9 @@ def test_each_shape_replays_and_is_scored_by_us(name, domain, source, sims, tau2
 
 
 @pytest.mark.parametrize(("name", "domain", "source", "sims"), SHAPES, ids=[s[0] for s in SHAPES])
-def test_each_shape_opens_in_the_tui_loader_with_its_domain_and_rewards(name, domain, source, sims, tau2_data):
+def test_each_shape_opens_in_the_tui_loader_with_its_domain_and_rewards(
+    name, domain, source, sims, tau2_data: Path
+) -> None:
     path = WILD / name
     session = Session.from_settings(Settings(tau2_data=tau2_data, workers=1, index_workers=0), [path])
     generation, paths = session.start_load()
@@ -83,20 +88,26 @@ def test_each_shape_opens_in_the_tui_loader_with_its_domain_and_rewards(name, do
         assert any(n.startswith(f"domain {domain} (the file names none), from {source}") for n in notices)
 
 
-def test_a_tau2_view_note_folder_opens_as_its_simulation_only(tau2_data, capsys):
+def test_a_tau2_view_note_folder_opens_as_its_simulation_only(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """tau2 view saves a note beside a copy of the simulation: the folder is one run, the note no run of its own."""
     code, out, err = cli(capsys, "replay", "--json", WILD / "note", "--tau2-data", tau2_data)
     assert code == 0 and len(out.splitlines()) == 1
     assert "_note.json" not in err
 
 
-def test_a_run_config_beside_the_files_is_no_run_but_names_their_domain(tau2_data, capsys):
+def test_a_run_config_beside_the_files_is_no_run_but_names_their_domain(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = cli(capsys, "replay", "--json", WILD / "sidecar", "--tau2-data", tau2_data)
     assert code == 0 and [json.loads(line)["domain"] for line in out.splitlines()] == ["airline"]
     assert "run.json:" not in err  # not opened as a run
 
 
-def test_a_simulation_calling_only_shared_tools_lists_the_candidates_in_one_line(tau2_data, capsys):
+def test_a_simulation_calling_only_shared_tools_lists_the_candidates_in_one_line(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = WILD / "transfer_only.json"
     code, out, err = cli(capsys, "replay", path, "--tau2-data", tau2_data)
     assert code == 2 and out == ""
@@ -106,7 +117,7 @@ def test_a_simulation_calling_only_shared_tools_lists_the_candidates_in_one_line
     assert "pass --domain NAME to choose" in err
 
 
-def test_domain_flag_names_the_domain_of_files_naming_none(tau2_data, capsys):
+def test_domain_flag_names_the_domain_of_files_naming_none(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = WILD / "transfer_only.json"
     for command in ("replay", "eval", "show"):
         extra = ["--sim", "gold"] if command == "show" else []
@@ -120,7 +131,7 @@ def test_domain_flag_names_the_domain_of_files_naming_none(tau2_data, capsys):
     assert "names its domain 'mock'; --domain airline is for files naming none" in err
 
 
-def test_domain_flag_is_resolved_with_the_other_settings(monkeypatch):
+def test_domain_flag_is_resolved_with_the_other_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     from tau_tui.cli import build_parser, tui_parser
     from tau_tui.config import resolve
 
@@ -134,7 +145,7 @@ def test_domain_flag_is_resolved_with_the_other_settings(monkeypatch):
         assert settings.recording_domain == "airline" and settings.origin("recording_domain") == "--domain"
 
 
-def test_bad_fields_are_problem_lines_and_the_rest_is_read(tau2_data, capsys):
+def test_bad_fields_are_problem_lines_and_the_rest_is_read(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = WILD / "bad_fields.json"
     code, out, err = cli(capsys, "replay", "--json", path, "--tau2-data", tau2_data)
     assert code == 0
@@ -162,7 +173,7 @@ def test_bad_fields_are_problem_lines_and_the_rest_is_read(tau2_data, capsys):
     assert record["reward"] is None and record["recorded_reward"] is None
 
 
-def test_a_wrappers_top_level_reward_is_the_recorded_reward(tmp_path):
+def test_a_wrappers_top_level_reward_is_the_recorded_reward(tmp_path: Path) -> None:
     from tau_tui.model.io import open_run
 
     data = json.loads((WILD / "reward_wrapper.json").read_text())
@@ -178,7 +189,9 @@ def test_a_wrappers_top_level_reward_is_the_recorded_reward(tmp_path):
     ]
 
 
-def test_old_uploads_get_their_tasks_trials_and_terminations_back_and_say_how(tau2_data, capsys):
+def test_old_uploads_get_their_tasks_trials_and_terminations_back_and_say_how(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = WILD / "old_upload.json"
     code, out, err = cli(capsys, "replay", "--json", path, "--tau2-data", tau2_data)
     assert code == 0
@@ -199,7 +212,9 @@ def test_old_uploads_get_their_tasks_trials_and_terminations_back_and_say_how(ta
     assert "recovered: task 1 from its action checks" in out
 
 
-def test_old_uploads_recover_the_same_in_worker_processes(tau2_data, capsys, monkeypatch):
+def test_old_uploads_recover_the_same_in_worker_processes(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Worker processes open the file themselves: they work out the same domain and tasks as the command."""
     import tau_tui.pool
 
@@ -275,7 +290,9 @@ def hotel_package(tmp_path: Path) -> Path:
     return folder.parent
 
 
-def test_a_forks_domain_is_named_with_the_two_ways_to_supply_it(tau2_data, capsys):
+def test_a_forks_domain_is_named_with_the_two_ways_to_supply_it(
+    tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = WILD / "fork_domain.json"
     code, out, err = cli(capsys, "replay", path, "--tau2-data", tau2_data)
     assert code == 2 and err.count("\n") == 1
@@ -287,7 +304,9 @@ def test_a_forks_domain_is_named_with_the_two_ways_to_supply_it(tau2_data, capsy
     assert "no domain we know has the tools it calls (book_room); a fork's own domain? supply it with --domains" in err
 
 
-def test_a_forks_domain_package_given_with_domains_replays_and_names_unnamed_files(tmp_path, tau2_data, capsys):
+def test_a_forks_domain_package_given_with_domains_replays_and_names_unnamed_files(
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     domains = hotel_package(tmp_path)
     for name, source in (("fork_domain.json", None), ("fork_domain_unnamed.json", "the tools it calls (book_room)")):
         path = WILD / name
@@ -299,7 +318,7 @@ def test_a_forks_domain_package_given_with_domains_replays_and_names_unnamed_fil
             assert f"domain hotel_calle (the file names none), from {source}" in err
 
 
-def test_the_tool_index_reads_every_domain_folder_without_data(tmp_path):
+def test_the_tool_index_reads_every_domain_folder_without_data(tmp_path: Path) -> None:
     from tau_tui.domains import DomainRegistry
     from tau_tui.model.recover import match_domain, tool_calls
 
@@ -315,7 +334,7 @@ def test_the_tool_index_reads_every_domain_folder_without_data(tmp_path):
     assert match.domain == "airline" and match.deciding == ("get_reservation_details",)
 
 
-def test_the_domain_match_counts_calls_and_ties_decide_nothing():
+def test_the_domain_match_counts_calls_and_ties_decide_nothing() -> None:
     from collections import Counter
 
     from tau_tui.model.recover import match_domain
@@ -331,7 +350,7 @@ def test_the_domain_match_counts_calls_and_ties_decide_nothing():
     assert match_domain(Counter(), index).calls == 0
 
 
-def test_terminations_are_read_from_the_stop_token_that_ended_the_conversation():
+def test_terminations_are_read_from_the_stop_token_that_ended_the_conversation() -> None:
     from tau_tui.model.recover import recover_termination
 
     def user(text):
@@ -350,12 +369,12 @@ def test_terminations_are_read_from_the_stop_token_that_ended_the_conversation()
     assert lost == (None, "termination not recovered (the conversation does not end with a stop token)")
 
 
-def test_trials_are_numbered_after_the_recorded_ones_and_tasks_by_their_action_ids():
+def test_trials_are_numbered_after_the_recorded_ones_and_tasks_by_their_action_ids() -> None:
     from tau_tui.model.io import SimEntry
     from tau_tui.model.recover import recover_simulations
     from tau_tui.model.tasks import Task
 
-    def entry(index, task_id, trial):
+    def entry(index, task_id, trial) -> SimEntry:
         return SimEntry(index, f"s{index}", task_id, trial, None, "user_stop", None, None, None, None, None, 0, 0, 0)
 
     def checks(*ids):
@@ -372,7 +391,7 @@ def test_trials_are_numbered_after_the_recorded_ones_and_tasks_by_their_action_i
 
 
 @pytest.fixture
-def hotel_in_tau2():
+def hotel_in_tau2() -> Iterator[None]:
     """The hotel domain written against tau2's own classes and registered in the installed tau2's registry (as a
     fork registers its domains), removed again afterwards: other tests see tau2's registry as it ships."""
     from tau_tui.tau2_adapter import tau2_available
@@ -407,7 +426,9 @@ def hotel_in_tau2():
 
 
 @pytest.mark.tau2
-def test_a_forks_domain_in_its_installed_tau2_is_served_by_the_adapter(hotel_in_tau2, tau2_data, capsys):
+def test_a_forks_domain_in_its_installed_tau2_is_served_by_the_adapter(
+    hotel_in_tau2: None, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for name, source in (("fork_domain.json", None), ("fork_domain_unnamed.json", "the tools it calls (book_room)")):
         path = WILD / name
         code, out, err = cli(capsys, "eval", "--json", path, "--tau2-data", tau2_data)
@@ -422,8 +443,8 @@ def test_a_forks_domain_in_its_installed_tau2_is_served_by_the_adapter(hotel_in_
 
 
 def test_the_domain_beside_a_file_is_read_from_a_run_folder_and_from_the_head_of_a_big_results_file(
-    tmp_path, monkeypatch
-):
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tau_tui.model import io
 
     sim = tmp_path / "run" / "simulations" / "sim-1.json"
@@ -438,7 +459,7 @@ def test_the_domain_beside_a_file_is_read_from_a_run_folder_and_from_the_head_of
     assert io.sidecar_domain(sim) is None  # a name is letters, digits and _.- only
 
 
-def test_each_file_whose_domain_cannot_be_told_says_its_own_reason_in_the_tui(tau2_data):
+def test_each_file_whose_domain_cannot_be_told_says_its_own_reason_in_the_tui(tau2_data: Path) -> None:
     paths = [WILD / "transfer_only.json", WILD / "fork_domain_unnamed.json"]
     session = Session.from_settings(Settings(tau2_data=tau2_data, workers=1, index_workers=0), paths)
     generation, found = session.start_load()

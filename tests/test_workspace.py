@@ -14,7 +14,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -24,6 +26,9 @@ from tau_tui.workspace import FORM_LABELS, GoldCheckRequest, PlayRequest, Reques
 from tests.conftest import CORPUS, ROOT
 from tests.evaluate.support import fake_openai
 
+if TYPE_CHECKING:
+    from tau_tui.model.results import SimulationRun
+
 TASK = "create_task_1"
 ASSERTION = "The agent confirmed the task was created successfully"
 JUDGE_REPLY = {"results": [{"expectedOutcome": ASSERTION, "reasoning": "it said so", "metExpectation": True}]}
@@ -31,7 +36,7 @@ BIG = (160, 45)
 
 
 @pytest.fixture
-def judge_server(monkeypatch):
+def judge_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[type, str]]:
     """(handler, base URL) of a local OpenAI-compatible judge; requests are recorded on the handler."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")  # a placeholder the local server ignores
     with fake_openai(json.dumps(JUDGE_REPLY), "Judge") as served:
@@ -39,7 +44,7 @@ def judge_server(monkeypatch):
 
 
 @pytest.fixture
-def settings_file(tmp_path: Path, judge_server, monkeypatch) -> Path:
+def settings_file(tmp_path: Path, judge_server: tuple[type, str], monkeypatch: pytest.MonkeyPatch) -> Path:
     """A settings file naming the judge, a runs folder and a tau2 data folder whose mock task needs the judge."""
     data = tmp_path / "tau2"
     shutil.copytree(CORPUS / "domains" / "mock", data / "domains" / "mock")
@@ -61,12 +66,12 @@ def settings_file(tmp_path: Path, judge_server, monkeypatch) -> Path:
     return path
 
 
-def judge_calls(judge_server) -> int:
+def judge_calls(judge_server: tuple[type, str]) -> int:
     handler, _ = judge_server
     return sum(r["body"].get("model") == "judge" for r in handler.requests)
 
 
-def sim_of(path: Path):
+def sim_of(path: Path) -> SimulationRun:
     run = open_run(path)
     assert len(run.entries) == 1
     return run.simulation(0)
@@ -80,7 +85,7 @@ def scored(sim) -> float:
     return info.reward
 
 
-def cli_settings(args: list[str] | None = None, command: str | None = None):
+def cli_settings(args: list[str] | None = None, command: str | None = None) -> Settings:
     """The settings ``tau-tui`` resolves for these flags (``config.resolve``, as the CLI does)."""
     from tau_tui.cli import _settings, build_parser, tui_parser
 
@@ -96,7 +101,7 @@ def tui_workspace(extra: list[str] | None = None) -> Workspace:
 # --- the CLI -----------------------------------------------------------------------------------------------
 
 
-def cli_rewards(tmp_path: Path, judge_server, capsys) -> dict[str, float]:
+def cli_rewards(tmp_path: Path, judge_server: tuple[type, str], capsys: pytest.CaptureFixture[str]) -> dict[str, float]:
     from tau_tui.cli import main
 
     rewards: dict[str, float] = {}
@@ -193,7 +198,9 @@ def cli_rewards(tmp_path: Path, judge_server, capsys) -> dict[str, float]:
     return rewards
 
 
-def test_every_cli_rollout_path_is_judged(settings_file, judge_server, tmp_path, capsys):
+def test_every_cli_rollout_path_is_judged(
+    settings_file: Path, judge_server: tuple[type, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rewards = cli_rewards(tmp_path, judge_server, capsys)
     assert rewards == {"run": 1.0, "calibrate": 1.0, "gold": 1.0, "play": 1.0}
 
@@ -201,7 +208,7 @@ def test_every_cli_rollout_path_is_judged(settings_file, judge_server, tmp_path,
 # --- the TUI, and the same rewards as the CLI ---------------------------------------------------------------
 
 
-async def tui_rewards(tmp_path: Path, judge_server) -> dict[str, float]:
+async def tui_rewards(tmp_path: Path, judge_server: tuple[type, str]) -> dict[str, float]:
     from tau_tui.session import Session
     from tau_tui.tui.app import TauTuiApp
     from tau_tui.tui.screens.calibrate import CalibrateScreen
@@ -287,7 +294,9 @@ async def tui_rewards(tmp_path: Path, judge_server) -> dict[str, float]:
     return rewards
 
 
-def test_every_tui_rollout_path_is_judged_with_the_cli_rewards(settings_file, judge_server, tmp_path, capsys):
+def test_every_tui_rollout_path_is_judged_with_the_cli_rewards(
+    settings_file: Path, judge_server: tuple[type, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import asyncio
 
     tui = asyncio.run(tui_rewards(tmp_path, judge_server))
@@ -295,7 +304,9 @@ def test_every_tui_rollout_path_is_judged_with_the_cli_rewards(settings_file, ju
     assert tui == cli == {"run": 1.0, "calibrate": 1.0, "gold": 1.0, "play": 1.0}
 
 
-def test_the_tui_and_the_cli_plan_the_same_run(settings_file, judge_server, tmp_path):
+def test_the_tui_and_the_cli_plan_the_same_run(
+    settings_file: Path, judge_server: tuple[type, str], tmp_path: Path
+) -> None:
     """The form's request and ``tau-tui run``'s flags give equal plans, judge included."""
     from tau_tui.cli import _settings, build_parser
     from tau_tui.commands.run import run_request
@@ -338,7 +349,7 @@ def test_the_tui_and_the_cli_plan_the_same_run(settings_file, judge_server, tmp_
         assert judge is not None and judge.model == "openai/judge" and judge.api_base == judge_server[1]
 
 
-def test_a_fork_is_judged(settings_file, judge_server):
+def test_a_fork_is_judged(settings_file: Path, judge_server: tuple[type, str]) -> None:
     """The TUI's fork (f on a trajectory) continues through the workspace: scored with the judge too."""
     import asyncio
 
@@ -351,7 +362,9 @@ def test_a_fork_is_judged(settings_file, judge_server):
     assert path.parent == ws.runs_dir and path.name.endswith("_fork_file_sim_m3.json")
 
 
-def test_tau_tui_fork_is_judged_and_gives_the_tui_fork_reward(settings_file, judge_server, tmp_path, capsys):
+def test_tau_tui_fork_is_judged_and_gives_the_tui_fork_reward(
+    settings_file: Path, judge_server: tuple[type, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``tau-tui fork`` and the trajectory screen's fork share ``Workspace.fork_simulation``: both judged."""
     import asyncio
 
@@ -415,7 +428,9 @@ JUDGING = {  # command -> the least argv it parses
 
 @pytest.mark.parametrize("command", list(JUDGING))
 @pytest.mark.parametrize("flag", ["--judge", "--judge-llm"])
-def test_every_judging_command_takes_both_judge_spellings_and_the_api_base(command, flag, tmp_path, monkeypatch):
+def test_every_judging_command_takes_both_judge_spellings_and_the_api_base(
+    command, flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tau_tui.cli import _settings, build_parser, tui_parser
 
     empty = tmp_path / "config.toml"
@@ -441,7 +456,9 @@ def judgeless_settings(settings_file: Path) -> Path:
     return settings_file
 
 
-def test_the_judge_flags_reach_the_judge_of_every_cli_path(judgeless_settings, judge_server, tmp_path, capsys):
+def test_the_judge_flags_reach_the_judge_of_every_cli_path(
+    judgeless_settings: Path, judge_server: tuple[type, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``--judge``/``--judge-llm`` with ``--judge-api-base``, no judge in the settings: the local judge is asked."""
     from tau_tui.cli import main
 
@@ -542,7 +559,7 @@ def test_the_judge_flags_reach_the_judge_of_every_cli_path(judgeless_settings, j
     assert scored(sim_of(out)) == 1.0 and judge_calls(judge_server) > before, "tau-tui play never asked the judge"
 
 
-def test_the_tui_judge_flags_reach_the_judge(judgeless_settings, judge_server):
+def test_the_tui_judge_flags_reach_the_judge(judgeless_settings: Path, judge_server: tuple[type, str]) -> None:
     import asyncio
 
     _, base = judge_server
@@ -572,7 +589,9 @@ def test_the_tui_judge_flags_reach_the_judge(judgeless_settings, judge_server):
         ({"user": "human"}, "--user-llm: a human plays", "user model: a human plays"),
     ],
 )
-def test_a_bad_run_request_names_its_field_as_each_front_end_does(fields, cli, form, tmp_path):
+def test_a_bad_run_request_names_its_field_as_each_front_end_does(
+    fields: dict[str, Any], cli: str, form: str, tmp_path: Path
+) -> None:
     ws = Workspace(Settings(runs_dir=tmp_path))
     base = {"domain": "mock", "agent": "scripted/gold", "user": "scripted/user", **fields}
     for labels, message in ((None, cli), (FORM_LABELS, form)):
@@ -583,7 +602,7 @@ def test_a_bad_run_request_names_its_field_as_each_front_end_does(fields, cli, f
         assert caught.value.field == next(iter(fields))
 
 
-def test_solo_needs_no_user_and_an_existing_output_is_refused(tmp_path):
+def test_solo_needs_no_user_and_an_existing_output_is_refused(tmp_path: Path) -> None:
     ws = Workspace(Settings(runs_dir=tmp_path))
     plan = ws.run_plan(RunRequest("mock", "scripted/gold", None, solo=True))
     assert plan.config.solo and plan.path.parent == tmp_path and not plan.path.exists()
@@ -595,7 +614,7 @@ def test_solo_needs_no_user_and_an_existing_output_is_refused(tmp_path):
     assert ws.run_plan(RunRequest("mock", "scripted/gold", "scripted/user", out=taken, resume=True)).resume
 
 
-def test_play_and_gold_check_requests(tmp_path):
+def test_play_and_gold_check_requests(tmp_path: Path) -> None:
     ws = Workspace(Settings(runs_dir=tmp_path))
     with pytest.raises(RequestError, match="^other side: a model string"):
         ws.play_path(PlayRequest("mock", TASK, "user", "human", labels=dict(FORM_LABELS)))
@@ -608,7 +627,7 @@ def test_play_and_gold_check_requests(tmp_path):
     assert ws.judge() is None  # no judge model: no judge
 
 
-def test_one_output_namer_for_every_kind(tmp_path):
+def test_one_output_namer_for_every_kind(tmp_path: Path) -> None:
     from datetime import datetime
 
     from tau_tui.model.io import new_output_path

@@ -16,7 +16,9 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -32,15 +34,18 @@ from tau_tui.model.io import (
     open_run,
     write_atomic,
 )
-from tau_tui.model.notes import NoteBook, notes_path
+from tau_tui.model.notes import NoteBook, NotesFile, notes_path
 from tau_tui.model.secrets import environment_secrets, leaked_credentials
 from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
 DEMO = ROOT / "tests" / "fixtures" / "mock_recordings" / "mock_demo.json"
 SIM = "demo-clean-pass"
 
 
-def cli(capsys, *args: str) -> tuple[int, str, str]:
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
@@ -68,7 +73,7 @@ def no_temporaries(folder: Path) -> bool:
     return not [p for p in folder.rglob("*") if p.name.endswith(".tmp")]
 
 
-def add_note(capsys, recording: Path, text: str = "a second note") -> tuple[int, str, str]:
+def add_note(capsys: pytest.CaptureFixture[str], recording: Path, text: str = "a second note") -> tuple[int, str, str]:
     return cli(
         capsys, "notes", "add", str(recording), "--sim", SIM, "--source", "agent", "--type", "other", "--text", text
     )
@@ -93,13 +98,13 @@ def mounted_tmpfs(tmp_path: Path, size: str):
 
 
 @pytest.fixture
-def tmpfs(tmp_path):
+def tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 256 KiB tmpfs."""
     yield from mounted_tmpfs(tmp_path, "256k")
 
 
 @pytest.fixture
-def export_tmpfs(tmp_path):
+def export_tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs: room for one DuckDB export of the demo recording (1.8 MB)."""
     yield from mounted_tmpfs(tmp_path, "4m")
 
@@ -122,7 +127,9 @@ def fill(mnt: Path) -> None:
     (mnt / "probe").unlink(missing_ok=True)
 
 
-def test_notes_add_in_a_read_only_folder_goes_to_the_user_data_folder(capsys, tmpfs, user_data_home):
+def test_notes_add_in_a_read_only_folder_goes_to_the_user_data_folder(
+    capsys: pytest.CaptureFixture[str], tmpfs: Path, user_data_home: Path
+) -> None:
     recording, sidecar, before = recording_with_a_note(tmpfs / "runs")
     remount_read_only(tmpfs)
     code, out, err = add_note(capsys, recording)
@@ -133,7 +140,9 @@ def test_notes_add_in_a_read_only_folder_goes_to_the_user_data_folder(capsys, tm
     assert [n.text for n in NoteBook(recording).notes] == ["the first note", "a second note"]
 
 
-def test_notes_add_where_neither_place_can_be_written(capsys, tmpfs, monkeypatch):
+def test_notes_add_where_neither_place_can_be_written(
+    capsys: pytest.CaptureFixture[str], tmpfs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     recording, sidecar, before = recording_with_a_note(tmpfs / "runs")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmpfs / "xdg"))  # the user data folder is read-only too
     remount_read_only(tmpfs)
@@ -144,7 +153,7 @@ def test_notes_add_where_neither_place_can_be_written(capsys, tmpfs, monkeypatch
     assert sidecar.read_bytes() == before
 
 
-def test_notes_add_on_a_full_disk(capsys, tmpfs):
+def test_notes_add_on_a_full_disk(capsys: pytest.CaptureFixture[str], tmpfs: Path) -> None:
     recording, sidecar, before = recording_with_a_note(tmpfs / "runs")
     fill(tmpfs)
     code, _, err = add_note(capsys, recording, text="x" * 20000)
@@ -155,7 +164,9 @@ def test_notes_add_on_a_full_disk(capsys, tmpfs):
     assert no_temporaries(tmpfs)
 
 
-def test_run_resume_on_a_read_only_folder_keeps_the_old_file(capsys, tmpfs, tau2_data):
+def test_run_resume_on_a_read_only_folder_keeps_the_old_file(
+    capsys: pytest.CaptureFixture[str], tmpfs: Path, tau2_data: Path
+) -> None:
     out = tmpfs / "run.json"
     args = [
         "run",
@@ -182,7 +193,9 @@ def test_run_resume_on_a_read_only_folder_keeps_the_old_file(capsys, tmpfs, tau2
     assert out.read_bytes() == before
 
 
-def test_run_resume_on_a_full_disk_keeps_the_old_file(capsys, tmpfs, tau2_data):
+def test_run_resume_on_a_full_disk_keeps_the_old_file(
+    capsys: pytest.CaptureFixture[str], tmpfs: Path, tau2_data: Path
+) -> None:
     out = tmpfs / "run.json"
     args = [
         "run",
@@ -210,7 +223,7 @@ def test_run_resume_on_a_full_disk_keeps_the_old_file(capsys, tmpfs, tau2_data):
     assert no_temporaries(tmpfs)
 
 
-def test_calibrate_into_a_read_only_folder(capsys, tmpfs, tau2_data):
+def test_calibrate_into_a_read_only_folder(capsys: pytest.CaptureFixture[str], tmpfs: Path, tau2_data: Path) -> None:
     out = tmpfs / "cal.json"
     remount_read_only(tmpfs)
     code, _, err = cli(
@@ -244,7 +257,9 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 EXPORT_FORMATS = ("csv", "jsonl", "parquet", "duckdb", "sft")
 
 
-def export_twice(capsys, tau2_data, tmp_path: Path, out: Path, fmt: str, between) -> tuple[int, str, dict, dict]:
+def export_twice(
+    capsys: pytest.CaptureFixture[str], tau2_data: Path, tmp_path: Path, out: Path, fmt: str, between
+) -> tuple[int, str, dict, dict]:
     """Export the demo recording into ``out``, run ``between(out)`` (remount, fill), export again."""
     if fmt in ("parquet", "duckdb"):
         pytest.importorskip("pyarrow" if fmt == "parquet" else "duckdb", reason="the optional 'export' extra")
@@ -261,8 +276,8 @@ def export_twice(capsys, tau2_data, tmp_path: Path, out: Path, fmt: str, between
 
 @pytest.mark.parametrize("fmt", EXPORT_FORMATS)
 def test_export_into_a_read_only_folder_is_one_line_and_keeps_the_old_export(
-    capsys, export_tmpfs, tau2_data, tmp_path, fmt
-):
+    capsys: pytest.CaptureFixture[str], export_tmpfs: Path, tau2_data: Path, tmp_path: Path, fmt
+) -> None:
     out = export_tmpfs / "out"
     code, err, before, after = export_twice(
         capsys, tau2_data, tmp_path, out, fmt, lambda _: remount_read_only(export_tmpfs)
@@ -273,7 +288,9 @@ def test_export_into_a_read_only_folder_is_one_line_and_keeps_the_old_export(
 
 
 @pytest.mark.parametrize("fmt", EXPORT_FORMATS)
-def test_export_on_a_full_disk_is_one_line_and_keeps_the_old_export(capsys, export_tmpfs, tau2_data, tmp_path, fmt):
+def test_export_on_a_full_disk_is_one_line_and_keeps_the_old_export(
+    capsys: pytest.CaptureFixture[str], export_tmpfs: Path, tau2_data: Path, tmp_path: Path, fmt
+) -> None:
     out = export_tmpfs / "out"
     code, err, before, after = export_twice(capsys, tau2_data, tmp_path, out, fmt, lambda _: fill(export_tmpfs))
     assert code == 2
@@ -281,7 +298,7 @@ def test_export_on_a_full_disk_is_one_line_and_keeps_the_old_export(capsys, expo
     assert after == before  # no half-built file (.tmp, a DuckDB .wal) left beside the old export either
 
 
-def test_a_librarys_io_errors_are_write_errors_and_other_errors_are_not(tmp_path):
+def test_a_librarys_io_errors_are_write_errors_and_other_errors_are_not(tmp_path: Path) -> None:
     from tau_tui.model.io import library_write_error
 
     class IOException(Exception):  # named as duckdb names its I/O errors
@@ -305,7 +322,7 @@ def test_a_librarys_io_errors_are_write_errors_and_other_errors_are_not(tmp_path
 
 
 # --- targets that are something else ----------------------------------------------------------------------------
-def test_notes_sidecar_that_is_a_directory(capsys, tmp_path):
+def test_notes_sidecar_that_is_a_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     recording = tmp_path / "mock_demo.json"
     shutil.copy(DEMO, recording)
     notes_path(recording).mkdir()
@@ -315,7 +332,7 @@ def test_notes_sidecar_that_is_a_directory(capsys, tmp_path):
     assert notes_path(recording).is_dir() and not list(notes_path(recording).iterdir())
 
 
-def test_notes_sidecar_that_is_a_fifo_is_refused_without_blocking(tmp_path):
+def test_notes_sidecar_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     recording = tmp_path / "mock_demo.json"
     shutil.copy(DEMO, recording)
     os.mkfifo(notes_path(recording))
@@ -346,7 +363,7 @@ def test_notes_sidecar_that_is_a_fifo_is_refused_without_blocking(tmp_path):
     assert notes_path(recording).is_fifo()
 
 
-def test_notes_export_to_a_directory_or_below_a_file(capsys, tmp_path):
+def test_notes_export_to_a_directory_or_below_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     recording, _, _ = recording_with_a_note(tmp_path / "runs")
     target = tmp_path / "export.json"
     target.mkdir()
@@ -361,7 +378,9 @@ def test_notes_export_to_a_directory_or_below_a_file(capsys, tmp_path):
     assert blocker.read_text() == "keep me"
 
 
-def test_run_out_below_a_file_or_a_directory_target(capsys, tmp_path, tau2_data):
+def test_run_out_below_a_file_or_a_directory_target(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tau2_data: Path
+) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("keep me")
     base = [
@@ -388,11 +407,13 @@ def test_run_out_below_a_file_or_a_directory_target(capsys, tmp_path, tau2_data)
 @pytest.mark.parametrize(
     "code, cause", [(errno.EROFS, "read-only file system"), (errno.ENOSPC, "no space left on device")]
 )
-def test_write_atomic_failure_at_the_rename_leaves_the_old_file(tmp_path, monkeypatch, code, cause):
+def test_write_atomic_failure_at_the_rename_leaves_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code, cause: str
+) -> None:
     path = tmp_path / "file.json"
     path.write_bytes(b"old\n")
 
-    def refuse(*args, **kwargs):
+    def refuse(*args, **kwargs: Any):
         raise OSError(code, os.strerror(code))
 
     monkeypatch.setattr(os, "replace", refuse)
@@ -403,7 +424,7 @@ def test_write_atomic_failure_at_the_rename_leaves_the_old_file(tmp_path, monkey
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.json"]
 
 
-def test_write_atomic_keeps_permissions(tmp_path):
+def test_write_atomic_keeps_permissions(tmp_path: Path) -> None:
     path = tmp_path / "file.json"
     path.write_bytes(b"old\n")
     path.chmod(0o640)
@@ -412,7 +433,7 @@ def test_write_atomic_keeps_permissions(tmp_path):
 
 
 # --- concurrent writers --------------------------------------------------------------------------------------------
-def test_eight_processes_adding_notes_at_once_keep_every_note(tmp_path):
+def test_eight_processes_adding_notes_at_once_keep_every_note(tmp_path: Path) -> None:
     recording = tmp_path / "mock_demo.json"
     shutil.copy(DEMO, recording)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -449,14 +470,14 @@ def test_eight_processes_adding_notes_at_once_keep_every_note(tmp_path):
     assert not list(tmp_path.glob("*.lock"))
 
 
-def test_slow_concurrent_note_writers_keep_every_note(tmp_path, monkeypatch):
+def test_slow_concurrent_note_writers_keep_every_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each writer is held between reading and replacing the sidecar: only the lock keeps the notes."""
     recording = tmp_path / "mock_demo.json"
     shutil.copy(DEMO, recording)
     read = notes_module._read
     barrier = threading.Barrier(6, timeout=0.3)
 
-    def slow_read(path):
+    def slow_read(path) -> NotesFile | None:
         loaded = read(path)
         try:
             barrier.wait()  # without the lock, all six have read the same old file here
@@ -475,7 +496,7 @@ def test_slow_concurrent_note_writers_keep_every_note(tmp_path, monkeypatch):
     assert sorted(n.text for n in NoteBook(recording).notes) == [f"t{i}" for i in range(6)]
 
 
-def test_a_held_lock_refuses_without_waiting(tmp_path):
+def test_a_held_lock_refuses_without_waiting(tmp_path: Path) -> None:
     target = tmp_path / "run.json"
     with (
         file_lock(target),
@@ -490,7 +511,7 @@ def test_a_held_lock_refuses_without_waiting(tmp_path):
 
 # --- ids are never paths ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("identifier", ["../../x", "/abs/x", "..", ".", ".hidden", "a/b\\c", "ü ñ%20", "x" * 150])
-def test_id_file_names_are_flat_safe_and_reversible(tmp_path, identifier):
+def test_id_file_names_are_flat_safe_and_reversible(tmp_path: Path, identifier) -> None:
     name = id_filename(identifier)
     assert "/" not in name and "\\" not in name and not name.startswith(".") and len(name) <= 200
     assert id_from_filename(name) == identifier
@@ -498,7 +519,7 @@ def test_id_file_names_are_flat_safe_and_reversible(tmp_path, identifier):
     assert path.parent == tmp_path and path.name == name + ".json"
 
 
-def test_ids_that_cannot_be_mapped_are_refused(tmp_path):
+def test_ids_that_cannot_be_mapped_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         id_filename("")
     with pytest.raises(WriteError, match="too long"):
@@ -506,7 +527,7 @@ def test_ids_that_cannot_be_mapped_are_refused(tmp_path):
     assert "/" not in name_part("../../" + "é" * 100, 40) and len(name_part("é" * 100, 40)) == 40
 
 
-def test_a_planted_link_out_of_the_folder_is_refused(tmp_path):
+def test_a_planted_link_out_of_the_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "sims").mkdir()
     (tmp_path / "outside.json").write_text("keep")
     (tmp_path / "sims" / "abc.json").symlink_to(tmp_path / "outside.json")
@@ -515,7 +536,9 @@ def test_a_planted_link_out_of_the_folder_is_refused(tmp_path):
 
 
 # --- secrets -------------------------------------------------------------------------------------------------------------
-def test_environment_credentials_are_scrubbed_from_notes_and_exports(capsys, tmp_path, monkeypatch):
+def test_environment_credentials_are_scrubbed_from_notes_and_exports(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = "envsecret-ABCDEFGH12345678"
     monkeypatch.setenv("SOMEPROVIDER_API_KEY", secret)
     monkeypatch.setenv("SHORT_TOKEN", "abc")  # too short to be a key: never scrubbed
@@ -532,7 +555,7 @@ def test_environment_credentials_are_scrubbed_from_notes_and_exports(capsys, tmp
     assert leaked_credentials(b"x " + secret.encode()) == ["SOMEPROVIDER_API_KEY"]
 
 
-def test_encoded_bytes_holding_a_key_are_refused_never_edited(tmp_path, monkeypatch):
+def test_encoded_bytes_holding_a_key_are_refused_never_edited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``write_atomic`` gets encoded bytes (JSON, parquet pages): blanking a key inside them would corrupt them,
     so it refuses them whole; the writers blank the values before encoding."""
     secret = "envsecret-ABCDEFGH12345678"
@@ -547,8 +570,8 @@ def test_encoded_bytes_holding_a_key_are_refused_never_edited(tmp_path, monkeypa
 
 @pytest.mark.parametrize("secret", ['quo"ted\\key-0123456789', "12345678901234"])
 def test_a_key_json_escapes_or_a_number_spells_is_blanked_in_notes_and_the_json_stays_valid(
-    capsys, tmp_path, monkeypatch, secret
-):
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secret: str
+) -> None:
     """Bytes scrubbing missed a key that JSON escapes and broke the JSON where a number spelled one."""
     recording = tmp_path / "mock_demo.json"
     shutil.copy(DEMO, recording)
@@ -580,7 +603,9 @@ def tree(root: Path, skip: Path) -> dict[str, bytes]:
     }
 
 
-def test_dir_run_resume_with_path_like_ids_stays_in_its_folder(capsys, tmp_path, tau2_data):
+def test_dir_run_resume_with_path_like_ids_stays_in_its_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tau2_data: Path
+) -> None:
     work = tmp_path / "a" / "b"
     out = work / "rundir"
     args = [
@@ -631,7 +656,9 @@ def test_dir_run_resume_with_path_like_ids_stays_in_its_folder(capsys, tmp_path,
     assert all(p.resolve().parent == sims.resolve() for p in sims.iterdir())
 
 
-def test_a_dir_run_does_not_read_through_a_link_out_of_its_folder(tmp_path, capsys, tau2_data):
+def test_a_dir_run_does_not_read_through_a_link_out_of_its_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tau2_data: Path
+) -> None:
     out = tmp_path / "rundir"
     assert (
         cli(
@@ -663,7 +690,7 @@ def test_a_dir_run_does_not_read_through_a_link_out_of_its_folder(tmp_path, caps
     assert any("link.json skipped" in w for w in run.warnings)
 
 
-def test_two_runs_on_one_file_the_second_is_refused(registry, tmp_path):
+def test_two_runs_on_one_file_the_second_is_refused(registry: DomainRegistry, tmp_path: Path) -> None:
     from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
 
     cfg = RunConfig(
@@ -682,7 +709,9 @@ def test_two_runs_on_one_file_the_second_is_refused(registry, tmp_path):
     Runner(cfg, tmp_path / "run.json", registry, resume=True).prepare()  # free again once the first closed
 
 
-def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path(registry, tmp_path):
+def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path(
+    registry: DomainRegistry, tmp_path: Path
+) -> None:
     import asyncio
 
     from tau_tui.config import Settings
@@ -701,7 +730,7 @@ def test_a_fork_saved_below_a_file_is_a_write_error_and_its_name_is_never_a_path
         assert path.parent == tmp_path / "runs" and not path.name.startswith(".") and "/" not in path.name
 
 
-def test_play_that_cannot_save_says_so_in_one_line(tmp_path, tau2_data):
+def test_play_that_cannot_save_says_so_in_one_line(tmp_path: Path, tau2_data: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("keep me")
     done = subprocess.run(
@@ -738,7 +767,7 @@ def test_play_that_cannot_save_says_so_in_one_line(tmp_path, tau2_data):
 
 
 # --- new files are created, never replaced ---------------------------------------------------------------------
-def test_a_new_file_write_never_replaces_one_made_meanwhile(tmp_path):
+def test_a_new_file_write_never_replaces_one_made_meanwhile(tmp_path: Path) -> None:
     import errno
 
     from tau_tui.model.io import WriteError, write_atomic
@@ -754,7 +783,7 @@ def test_a_new_file_write_never_replaces_one_made_meanwhile(tmp_path):
     assert fresh.read_bytes() == b"ours" and no_temporaries(tmp_path)
 
 
-def test_writers_of_new_files_at_the_same_moment_get_a_file_each(tmp_path):
+def test_writers_of_new_files_at_the_same_moment_get_a_file_each(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     from tau_tui.model.io import write_new
@@ -765,7 +794,7 @@ def test_writers_of_new_files_at_the_same_moment_get_a_file_each(tmp_path):
     assert sorted(int(p.read_bytes()) for p in paths) == list(range(8))
 
 
-def test_a_results_file_made_by_someone_else_after_we_chose_the_name_is_kept(tmp_path):
+def test_a_results_file_made_by_someone_else_after_we_chose_the_name_is_kept(tmp_path: Path) -> None:
     from tau_tui.model.io import WriteError
     from tau_tui.rollout.records import ResultsWriter
 
@@ -777,7 +806,7 @@ def test_a_results_file_made_by_someone_else_after_we_chose_the_name_is_kept(tmp
     assert target.read_bytes() == b"another session's results"
 
 
-def test_a_play_file_name_from_a_task_id_stays_in_the_runs_folder(tmp_path):
+def test_a_play_file_name_from_a_task_id_stays_in_the_runs_folder(tmp_path: Path) -> None:
     from tau_tui.model.io import new_output_path
 
     path = new_output_path(tmp_path, "play", "mock/../..", "../../etc/x")
