@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import os
 import threading
 import time
 import weakref
@@ -306,6 +307,16 @@ class _Background:
 
 _BACKGROUND: list[_Background] = []
 _BACKGROUND_LOCK = threading.Lock()
+
+
+def _forget_background() -> None:
+    """In a forked child: the parent's loop thread is not there, so the child makes its own when it needs one."""
+    global _BACKGROUND_LOCK
+    _BACKGROUND.clear()
+    _BACKGROUND_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_background)
 
 
 def complete_sync(settings: LLMSettings, payload: list[JSON], on_retry: RetryListener | None = None) -> Completion:

@@ -384,3 +384,24 @@ def test_complete_sync_works_off_and_on_an_event_loop_and_keeps_its_connections(
 
     assert asyncio.run(inside()) == "second"
     assert len(fake_llm.requests) == 3
+
+
+def test_a_forked_child_makes_its_own_background_loop(fake_llm) -> None:
+    """The parent's background loop thread does not exist in a forked child: the child's call must not wait on it."""
+    import multiprocessing
+
+    from tau_tui.llm.client import complete_sync
+
+    payload = [{"role": "user", "content": "hi"}]
+    fake_llm.script("m", [text("parent"), text("child")])
+    sync = settings(fake_llm, "http")
+    assert complete_sync(sync, payload).content == "parent"
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        said = pool.apply_async(_child_call, (sync, payload)).get(timeout=60)
+    assert said == "child"
+
+
+def _child_call(sync: LLMSettings, payload: list[dict[str, str]]) -> str | None:
+    from tau_tui.llm.client import complete_sync
+
+    return complete_sync(sync, list(payload)).content
