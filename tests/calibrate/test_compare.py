@@ -36,9 +36,13 @@ def test_two_corpus_trials_of_one_task(analyzer: Analyzer, telecom_run: RunFile)
     )
     d = comparison.divergence
     assert d is not None and d.position == 4  # the first four calls are the same on both sides
+    assert d.left is not None
+    assert d.right is not None
     assert (d.left.name, d.right.name) == ("check_status_bar", "check_sim_status")
     assert (d.left.requestor, d.right.requestor) == ("assistant", "assistant")  # solo run: the agent does it all
     marked = [t for t in comparison.turns if t.divergent]
+    assert marked[0].left is not None
+    assert marked[0].right is not None
     assert len(marked) == 1 and marked[0].left.calls[0] is d.left and marked[0].right.calls[0] is d.right
     assert (
         comparison.turns[marked[0].index - 1].left.calls[0].signature
@@ -120,6 +124,7 @@ def test_a_dropped_write_shows_in_the_db_diff(registry: DomainRegistry, analyzer
     assert diverging
     for comparison in diverging:
         d = comparison.divergence
+        assert d is not None
         assert d.left is not None  # gold made the call the flaky agent left out (or made later)
         assert d.agent_diff, "a different write leaves different DBs right after it"
         assert comparison.final_agent_diff

@@ -108,6 +108,8 @@ def test_tool_descriptions_see_types_flags_signatures_and_docstrings() -> None:
 
     described = [toolkit_description(k()) for k in (Kit, Renamed, Redocumented, ReadOnly)]
     assert len({json.dumps(d, sort_keys=True) for d in described}) == 4
+    assert described[0] is not None
+    assert described[0]["tools"] is not None
     assert described[0]["tools"][0] == {
         "name": "act",
         "signature": "(item_id: 'str') -> 'str'",

@@ -77,9 +77,12 @@ def test_cells_fill_live_as_simulations_finish(registry: DomainRegistry, tmp_pat
     for row in rows.values():
         assert row.current is True and row.versions == 1
         for cell in row.cells:
+            assert cell.ref is not None
             sim = run.simulation(run.find(cell.ref.sim_id))
             assert sim.task_id == row.task_id and sim.trial == cell.trial
+            assert sim.info is not None
             assert sim.info["task_fingerprint"] == row.fingerprint
+            assert sim.reward_info is not None
             assert (sim.reward_info.reward == 1.0) == (cell.outcome is TrialOutcome.PASS)
 
 
