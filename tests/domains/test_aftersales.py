@@ -66,6 +66,7 @@ def test_tasks_have_full_user_scenarios(domain: Domain) -> None:
     assert len(tasks) >= 12
     for task in tasks.values():
         scenario = task.user_scenario
+        assert scenario is not None
         assert scenario.persona and isinstance(scenario.instructions, StructuredInstructions), task.id
         instructions = scenario.instructions
         for part in (
@@ -75,6 +76,7 @@ def test_tasks_have_full_user_scenarios(domain: Domain) -> None:
             instructions.task_instructions,
         ):
             assert part and len(part) > 20, task.id
+        assert task.description is not None
         assert instructions.domain == "aftersales" and task.description.purpose
 
 
@@ -123,6 +125,8 @@ def test_breaking_the_authorisation_limit_fails_db_and_ledger(domain: Domain) ->
     )
     sim, reward = scored_episode(domain, task, agent)
     info = sim.reward_info
+    assert info is not None
+    assert info.db_check is not None
     assert reward == 0.0 and info.db_check.db_match is False
     assert [a["met"] for a in info.env_assertions] == [False, False]  # a refund posted; no approval pending
 
@@ -143,6 +147,8 @@ def test_refunds_follow_the_quality_check(env: Environment) -> None:
     incomplete = call(env, "issue_refund", return_id="RMA-2004")
     assert incomplete["amount"] == 121.0
     credit = call(env, "issue_refund", return_id="RMA-2002", method="store_credit")
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert credit["amount"] == 55.05 and env.agent.db.customers["cust_ines_silva"]["store_credit"] == 55.05
     ledger = [(e["kind"], e["amount"]) for e in env.agent.db.ledger.values() if e["posted_on"] == "2025-03-14"]
     assert ledger == [("refund", 74.5), ("refund", 121.0), ("store_credit", 60.0), ("return_shipping_fee", -4.95)]
@@ -174,6 +180,8 @@ def test_approvals_hold_the_refund(env: Environment) -> None:
 def test_cancellations_and_returns(env: Environment) -> None:
     cancelled = call(env, "cancel_order", order_id="LH-10452", reason="found_better_price")
     assert cancelled["status"] == "cancelled" and cancelled["cancellation_reason"] == "found_better_price"
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert env.agent.db.ledger["LG-00004"]["amount"] == 169.95
     with pytest.raises(ValueError, match="only orders still processing"):
         call(env, "cancel_order", order_id="LH-10448", reason="no_longer_needed")
@@ -191,6 +199,7 @@ def test_the_goodwill_tool_is_hidden_until_kb_205_is_read(domain: Domain, env: E
     task = domain.tasks()["goodwill_for_late_delivery"]
     listed = agent_brief(task, env).tool_names
     assert "issue_goodwill_credit" not in listed and "read_document" in listed
+    assert env.agent is not None
     spec = env.agent.spec("issue_goodwill_credit")
     assert spec.discoverable and spec.type is ToolType.WRITE
     article = call(env, "read_document", doc_id="kb-205")
@@ -220,6 +229,7 @@ def test_the_goodwill_tool_is_hidden_until_kb_205_is_read(domain: Domain, env: E
 
 
 def test_ledger_assertions_count_side_effects(env: Environment) -> None:
+    assert env.agent is not None
     assert env.agent.run_function("assert_new_ledger_entries", customer_id="cust_amelia_hart", expected=0)
     call(env, "issue_refund", return_id="RMA-2001")
     call(env, "issue_refund", return_id="RMA-2007")

@@ -103,7 +103,13 @@ def test_pristine_db_is_loaded_once_and_shared(domain: Domain, monkeypatch: pyte
     second = domain.new_environment()
     third = domain.new_environment()
     assert reads == []
+    assert second.agent is not None
+    assert second.agent.db is not None
+    assert first.agent is not None
+    assert first.agent.db is not None
     assert second.agent.db.root is first.agent.db.root
+    assert third.agent is not None
+    assert third.agent.db is not None
     assert third.agent.db.root is first.agent.db.root
     assert first.db_hash() == PRISTINE_HASH
     assert first.user is None and first.user_db_hash() is None
@@ -116,6 +122,8 @@ def test_solo_mode_is_refused(domain: Domain) -> None:
 
 def test_writes_never_touch_the_shared_pristine_tree(domain: Domain) -> None:
     env = domain.new_environment()
+    assert env.agent is not None
+    assert env.agent.db is not None
     pristine = env.agent.db.root
     touched = {
         "user": copy.deepcopy(pristine["users"]["mia_li_3668"]),

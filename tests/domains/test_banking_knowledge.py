@@ -68,10 +68,13 @@ def test_tasks_come_from_the_tasks_folder_not_tasks_json(domain: Domain) -> None
 
 def test_pristine_hash_is_the_pydantic_dump_hash(domain: Domain, env: Environment) -> None:
     raw = json.loads((CORPUS / "domains" / "banking_knowledge" / "db.json").read_text())
+    assert env.agent is not None
+    assert env.agent.db is not None
     model = env.agent.db.schema.model.model_validate(raw)
     expected = hashlib.sha256(json.dumps(model.model_dump(), sort_keys=True, default=str).encode()).hexdigest()
     assert env.db_hash() == expected == env.user_db_hash()
     assert len(model.model_dump()) == 23
+    assert env.user is not None
     assert env.agent.db is env.user.db  # one DB for both sides, as in tau2
 
 
@@ -128,6 +131,8 @@ def test_unknown_agent_tool_and_bad_arguments(env: Environment) -> None:
 def test_write_calls_are_logged_reads_only_on_the_allowlist(domain: Domain) -> None:
     env = domain.new_environment()
     unlock_and_call(env, "get_debit_dispute_status_7483", user_id="nobody")
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert len(env.agent.db.root["agent_discoverable_tools"]["data"]) == 0  # a read off the allowlist: no log
     env.agent.set_read_log_allowlist({"get_debit_dispute_status_7483"})
     unlock_and_call(env, "get_debit_dispute_status_7483", user_id="nobody")
@@ -152,12 +157,15 @@ def test_bind_task_sets_the_allowlist_from_reference_actions(domain: Domain) -> 
         for a in task.evaluation_criteria.actions
         if a.name == "call_discoverable_agent_tool"
     }
+    assert env.agent is not None
     assert env.agent.read_log_allowlist == wanted
 
 
 def test_integers_become_floats_inside_the_wrappers(domain: Domain) -> None:
     def limit_request(amount_text):
         env = domain.new_environment()
+        assert env.agent is not None
+        assert env.agent.db is not None
         account = next(iter(env.agent.db.root["credit_card_accounts"]["data"].values()))
         text, _ = call(
             env, "unlock_discoverable_agent_tool", agent_tool_name="submit_credit_limit_increase_request_7392"
@@ -193,6 +201,8 @@ def test_user_wrapper_normalises_before_the_logged_call_is_hashed(domain: Domain
         text, _ = call(
             env, "call_discoverable_user_tool", "user", discoverable_tool_name="deposit_check_3847", arguments=args
         )
+        assert env.agent is not None
+        assert env.agent.db is not None
         return text, env.db_hash(), env.agent.db.root["user_discoverable_tool_calls"]["data"]
 
     as_int, as_float = deposit("100"), deposit("100.0")
@@ -218,6 +228,8 @@ def test_user_tools_need_to_be_given_first(env: Environment) -> None:
     )
     text, _ = call(env, "give_discoverable_user_tool", discoverable_tool_name="get_referral_link", arguments=args)
     assert text.startswith("Tool given to user: get_referral_link\nDescription: Generate a referral link")
+    assert env.agent is not None
+    assert env.agent.db is not None
     given = env.agent.db.root["user_discoverable_tools"]["data"]
     assert list(given.values()) == [{"tool_name": "get_referral_link", "status": "GIVEN"}]
     text, _ = call(
@@ -239,6 +251,7 @@ def test_user_tools_need_to_be_given_first(env: Environment) -> None:
 def test_retrieval_tools_never_mutate(domain: Domain) -> None:
     env = domain.new_environment(variant="bm25_grep")
     for name in ("KB_search", "grep"):
+        assert env.agent is not None
         assert env.agent.has_tool(name) and not env.mutates(name)
     assert not domain.new_environment(variant="no_knowledge").agent.has_tool("KB_search")
 
@@ -320,6 +333,7 @@ def test_gold_agent_scores_one_on_every_task_that_needs_no_judge(registry: Domai
 def test_bm25_search_ranks_the_documents_about_the_query(domain: Domain) -> None:
     pytest.importorskip("rank_bm25")
     env = domain.new_environment(variant="bm25")
+    assert env.agent is not None
     assert not env.agent.has_tool("grep")
     text = env.agent.KB_search("Gold Rewards Card annual fee")
     first = text.split("\n")[0]
@@ -330,6 +344,7 @@ def test_bm25_search_ranks_the_documents_about_the_query(domain: Domain) -> None
 
 def test_grep_counts_matches_and_falls_back_to_a_literal(domain: Domain) -> None:
     env = domain.new_environment(variant="grep_only")
+    assert env.agent is not None
     assert not env.agent.has_tool("KB_search")
     scores = [
         float(line.split(": ")[1])
@@ -443,6 +458,7 @@ def test_embedding_variant_goes_through_litellm_to_the_configured_server(
         monkeypatch.setenv("TAU_TUI_EMBEDDINGS_API_BASE", f"http://127.0.0.1:{httpd.server_address[1]}/v1")
         env = domain.new_environment(variant="openai_embeddings")
         target = next(d for d in domain.knowledge().documents.values() if "Diamond Elite" in d.title)
+        assert env.agent is not None
         text = env.agent.KB_search(target.content[:400])
     finally:
         httpd.shutdown()

@@ -72,6 +72,7 @@ def test_pristine_db_hash_is_tau2s(env: Environment) -> None:
 
 
 def test_tool_types_and_mutating_flags_match_tau2(env: Environment) -> None:
+    assert env.agent is not None
     specs = env.agent.declared_tools
     assert {name: (spec.type, spec.mutates_state) for name, spec in specs.items()} == TAU2_TOOLS
     for name, (tool_type, mutates) in TAU2_TOOLS.items():
@@ -223,6 +224,7 @@ def test_the_upstream_fix_gives_each_item_its_own_new_variant(retail: Domain, en
         "'new_item_ids', and 'payment_method_id'"
     )
     assert set_fix(env, fix, False) and env.upstream_fixes == ()
+    assert env.agent is not None
     assert env.agent.bound("modify_pending_order_items").__func__ is type(env.agent).modify_pending_order_items
     assert retail.new_environment().upstream_fixes == ()
     with pytest.raises(ValueError, match="Tool 'no_such_tool' not found"):
@@ -234,6 +236,8 @@ def test_cancel_refunds_gift_card_at_once(env: Environment) -> None:
     assert not error
     assert '"status": "cancelled"' in content and '"cancel_reason": "no longer needed"' in content
     assert '{"transaction_type": "refund", "amount": 585.97, "payment_method_id": "gift_card_6682391"}' in content
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert env.agent.db.users[PENDING_USER]["payment_methods"][GIFT_CARD]["balance"] == 620.97
     assert env.db_hash() == "741da3ea663cbe00f479d8e4825a80d06f6fd7ed4d381ec0dafc64a1e78804ec"
 
@@ -255,6 +259,8 @@ def test_empty_exchange_stores_an_integer_difference(env: Environment) -> None:
 
 def test_writes_never_touch_the_shared_pristine_tree(retail: Domain) -> None:
     first = retail.new_environment()
+    assert first.agent is not None
+    assert first.agent.db is not None
     pristine_order = first.agent.db.orders[PENDING]
     pristine_user = first.agent.db.users[PENDING_USER]
     before = json.dumps([pristine_order, pristine_user], sort_keys=True)
@@ -277,6 +283,8 @@ def test_writes_never_touch_the_shared_pristine_tree(retail: Domain) -> None:
     assert json.dumps([pristine_order, pristine_user], sort_keys=True) == before
     second = retail.new_environment()
     assert second.db_hash() == PRISTINE_HASH
+    assert second.agent is not None
+    assert second.agent.db is not None
     assert second.agent.db.orders[PENDING]["status"] == "pending"
     assert second.agent.db.users[PENDING_USER]["payment_methods"][GIFT_CARD]["balance"] == 35.0
 

@@ -211,6 +211,8 @@ def test_sync_does_nothing_before_the_phone_number_is_known(env: Environment) ->
 
 def test_sync_copies_line_status_roaming_and_quota(env: Environment) -> None:
     init(env, "user", "set_user_info", name="John Smith", phone_number=PHONE)
+    assert env.user is not None
+    assert env.user.db is not None
     around = env.user.db.surroundings
     flags = (around["line_active"], around["roaming_allowed"], around["mobile_data_usage_exceeded"])
     assert flags == (True, True, False)
@@ -241,6 +243,8 @@ def test_sync_turns_payment_requests_into_paid_bills(env: Environment) -> None:
     assert agent(env, "send_payment_request", customer_id="C1001", bill_id="B1002").text == (
         "Payment request sent to the customer for bill B1002"
     )
+    assert env.user is not None
+    assert env.user.db is not None
     assert env.user.db.surroundings["payment_request"] == {"bill_id": "B1002", "amount_due": 150.0, "paid": False}
     assert user(env, "check_payment_request").text == "You have a payment request for bill B1002 of 150.0 USD."
     assert user(env, "make_payment").text == "Payment of 150.0 USD has been made for bill B1002."
@@ -251,6 +255,8 @@ def test_sync_turns_payment_requests_into_paid_bills(env: Environment) -> None:
 def test_gold_path_tool_calls_do_not_sync(env: Environment) -> None:
     init(env, "user", "set_user_info", name="John Smith", phone_number=PHONE)
     env.make_tool_call("disable_roaming", "assistant", {"customer_id": "C1001", "line_id": "L1002"})
+    assert env.user is not None
+    assert env.user.db is not None
     assert env.user.db.surroundings["roaming_allowed"] is True
     env.sync()
     assert env.user.db.surroundings["roaming_allowed"] is False
@@ -290,7 +296,11 @@ def test_writes_never_reach_the_shared_pristine_trees(telecom: Domain) -> None:
     second = telecom.new_environment()
     assert second.db_hash() == PRISTINE_AGENT
     assert second.user_db_hash() == PRISTINE_USER
+    assert second.user is not None
+    assert second.user.db is not None
     assert second.user.db.device["app_statuses"]["browser"]["permissions"]["sms"] is False
+    assert second.agent is not None
+    assert second.agent.db is not None
     assert len(second.agent.db.bills) == 6
 
 
@@ -400,11 +410,13 @@ def _params(kit, name) -> list[str]:
 
 def test_tool_types_mutation_flags_and_parameters_match_tau2(env: Environment) -> None:
     assert type(env.agent).__name__ == "TelecomTools" and type(env.user).__name__ == "TelecomUserTools"
+    assert env.agent is not None
     assert set(env.agent.declared_tools) == set(AGENT_TOOLS)
     for name, (kind, params) in AGENT_TOOLS.items():
         spec = env.agent.spec(name)
         assert (spec.type.value, spec.mutates_state) == (kind, kind == "write"), name
         assert _params(env.agent, name) == params, name
+    assert env.user is not None
     assert set(env.user.declared_tools) == set(USER_READ) | set(USER_WRITE)
     for name in USER_READ + USER_WRITE:
         spec = env.user.spec(name)
@@ -414,7 +426,9 @@ def test_tool_types_mutation_flags_and_parameters_match_tau2(env: Environment) -
 
 
 def test_helpers_run_for_tasks_but_are_not_tools(env: Environment) -> None:
+    assert env.agent is not None
     assert set(AGENT_HELPERS) <= env.agent.declared_helpers
+    assert env.user is not None
     assert set(USER_HELPERS) <= env.user.declared_helpers
     assert not (set(AGENT_HELPERS) & set(env.agent.declared_tools))
     assert agent(env, "set_data_usage", customer_id="C1001", line_id="L1002", data_used_gb=1.0).text == (
@@ -428,6 +442,7 @@ def test_helpers_run_for_tasks_but_are_not_tools(env: Environment) -> None:
 
 def test_every_tool_has_a_summary_and_documents_its_arguments(env: Environment) -> None:
     for kit in (env.agent, env.user):
+        assert kit is not None
         for name in kit.declared_tools:
             doc = inspect.getdoc(kit.bound(name)) or ""
             assert doc.splitlines()[0].strip(), name

@@ -53,6 +53,8 @@ def test_a_sync_after_a_sync_with_no_write_between_is_skipped(
     assert runs == []  # a read writes nothing
     before = env.freeze()
     env.call(ToolCall(id="w", name="toggle_airplane_mode", arguments={}, requestor="user"))
+    assert env.user is not None
+    assert env.user.db is not None
     assert runs == [] and env.user.db.device["airplane_mode"] is True  # sync never reads the phone
     assert env.freeze().user["surroundings"] is before.user["surroundings"]
     env.run_env_function(EnvFunctionCall(env_type="user", func_name="set_user_location", arguments={"abroad": True}))
@@ -64,6 +66,8 @@ def test_a_sync_after_a_sync_with_no_write_between_is_skipped(
 
 
 def test_a_sync_that_failed_is_never_skipped(env: Environment, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert env.user is not None
+    assert env.user.db is not None
     env.user.db.update(("surroundings",), {"phone_number": "000-000-0000"})  # no such line
     runs = counting(env, monkeypatch)
     for _ in range(2):

@@ -41,6 +41,8 @@ def call(env: Environment, name, **arguments: Any):
 
 
 def reserved(env: Environment, sku, warehouse):
+    assert env.agent is not None
+    assert env.agent.db is not None
     return env.agent.db.stock[sku]["levels"][warehouse]["reserved"]
 
 
@@ -56,12 +58,16 @@ def test_the_domain_reads_its_own_folder_and_needs_no_tau2_data(
     assert domain.data_dir == ROOT / "domains" / "warehouse" / "data"
     env = domain.new_environment()
     assert env.db_hash() == PRISTINE_HASH
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert env.agent.db.snapshot["taken_at"] == "2025-03-14T06:00:00"
     assert sorted(env.agent.db.warehouses) == ["north", "south"]
 
 
 def test_reservations_in_the_snapshot_match_the_orders_holding_them(env: Environment) -> None:
     held: dict[tuple[str, str], int] = {}
+    assert env.agent is not None
+    assert env.agent.db is not None
     for order in env.agent.db.orders.values():
         for line in order["lines"]:
             for allocation in line["allocations"]:
@@ -77,6 +83,7 @@ def test_tasks_have_full_user_scenarios_and_faults_only_in_south(domain: Domain)
     assert len(tasks) >= 12
     with_plans = 0
     for task in tasks.values():
+        assert task.user_scenario is not None
         instructions = task.user_scenario.instructions
         assert task.user_scenario.persona and isinstance(instructions, StructuredInstructions), task.id
         assert all(
@@ -122,6 +129,8 @@ def test_an_agent_that_gives_up_on_a_fault_fails(domain: Domain) -> None:
     _, patient = scored_episode(domain, task, StepAgent(steps, retry_faults=True))
     sim, hasty = scored_episode(domain, task, StepAgent(steps))
     assert patient == 1.0 and hasty == 0.0
+    assert sim.reward_info is not None
+    assert sim.reward_info.db_check is not None
     assert sim.reward_info.db_check.db_match is False
 
 
@@ -180,6 +189,8 @@ def test_substitution_and_transfers(env: Environment) -> None:
         requested_by="NG-0417",
     )
     assert transfer["transfer_id"] == "TR-7002" and transfer["eta"] == "2025-03-18"
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert env.agent.db.stock["CP-22-3M"]["levels"]["north"]["on_hand"] == 50
     assert call(env, "check_availability", sku="CP-22-3M")["in_transit"][0]["transfer_id"] == "TR-7002"
     with pytest.raises(ValueError, match="one warehouse to the other"):
