@@ -173,6 +173,7 @@ def test_replay_of_a_cassette_run_keeps_refusals_and_shows_results_served_out_of
     )
     timeline = replay(greedy.messages, task, lambda solo: warehouse.new_environment(solo=solo))
     assert [c.verdict for c in timeline.calls] == [Verdict.REFUSED]
+    assert timeline.calls[0].refusal is not None
     assert timeline.calls[0].refusal["reason"] == "different_arguments"
     assert timeline.final.agent_hash() == timeline.initial.agent_hash()
     assert timeline.verdict_counts()["refused"] == 1
@@ -291,6 +292,9 @@ def test_cli_run_cassette(
     assert code == 0, printed
     assert f"{sim_id} -> " in printed and "1 simulations over" in printed
     sim = open_run(out).simulation(0)
+    assert sim.info is not None
+    assert sim.info["cassette"] is not None
+    assert sim.reward_info is not None
     assert sim.info["cassette"]["sim"] == sim_id and sim.reward_info.reward == 0.0  # it skipped every action
 
     assert (

@@ -34,8 +34,10 @@ def test_a_discoverable_tool_is_callable_but_not_listed(aftersales: Domain) -> N
     task = aftersales.tasks()[TASK]
     assert HIDDEN not in agent_brief(task, env).tool_names
     assert HIDDEN in names(toolkit_schemas(env.agent, include_discoverable=True))
+    assert env.agent is not None
     assert env.has_tool(HIDDEN) and env.agent.spec(HIDDEN).discoverable and env.mutates(HIDDEN)
     entry = env.make_tool_call(HIDDEN, arguments=GOODWILL)  # callable before anyone found it
+    assert env.agent.db is not None
     assert entry["kind"] == "goodwill_credit" and env.agent.db.customers["cust_rohan_mehta"]["store_credit"] == 20.0
 
 
@@ -74,6 +76,8 @@ def test_reading_the_procedure_lists_the_tool_to_a_model_agent_from_its_next_tur
     read = next(m for m in tool_results(sim) if m.id == "c3")
     assert read.model_extra["discovered_tools"] == [HIDDEN]
     assert sim.info["discovered_tools"] == {HIDDEN: read.turn_idx}
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert env.agent.db.customers["cust_rohan_mehta"]["store_credit"] == 20.0
 
 
@@ -103,6 +107,7 @@ def test_a_tool_found_before_a_fork_stays_listed_and_a_call_before_discovery_is_
         fork_env, task, agent, ScriptedUser(user_brief(task, fork_env)), history=sim.messages[: read_step + 1]
     )
     forked = asyncio.run(orchestrator.run())
+    assert forked.info is not None
     assert HIDDEN in agent.brief.tool_names and forked.info["discovered_tools"] == {HIDDEN: read_step}
 
     # An agent that calls the tool without reading about it: the call runs, and nothing was discovered.

@@ -42,6 +42,7 @@ def recount_task(base: Task) -> Task:
 def seen(warehouse: Domain, kit_class, task: Task) -> list[str]:
     """What one episode's agent is told by the cached overview and the live look-up."""
     env = warehouse.new_environment()
+    assert env.agent is not None
     env.agent = kit_class(env.agent.db)
     agent = StepAgent(
         [("check_availability", {"sku": "TRV-15-WH"}), ("lookup_stock", {"sku": "TRV-15-WH", "warehouse": "south"})]
@@ -104,12 +105,16 @@ def test_the_cache_follows_writes_and_restored_snapshots_within_an_episode(wareh
 def private_environment(warehouse: Domain, environment_class=Environment) -> Environment:
     """An environment over its own copy of the data (a broken variant must not spoil the shared one)."""
     env = warehouse.new_environment()
+    assert env.agent is not None
+    assert env.agent.db is not None
     schema = env.agent.db.schema
     tree = schema.tree(read_data_file(warehouse.data_dir / "db.json"))
     return environment_class("warehouse", env.policy, type(env.agent)(make_store(schema, tree)))
 
 
 def state_of(env: Environment) -> str:
+    assert env.agent is not None
+    assert env.agent.db is not None
     return json.dumps(env.agent.db.plain(), sort_keys=True, default=str)
 
 
@@ -124,6 +129,7 @@ class NoCopyEnvironment(Environment):
     """The bug: tool results are handed out as the toolkit returned them, sharing the DB's objects."""
 
     def make_tool_call(self, name: str, requestor: str = "assistant", arguments: Any = None) -> Any:
+        assert self.agent is not None
         return self.agent.use_tool(name, **(arguments or {}))
 
 
