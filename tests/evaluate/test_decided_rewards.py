@@ -57,6 +57,7 @@ def test_runs_table_compare_and_audit_score_it_too(tmp_path: Path, analyzer: Ana
     path = _run(tmp_path)
     run = open_run(path)
     summary = summarize(analyzer, analyzer.analyze(run, 0)).evaluation
+    assert summary is not None
     assert summary.reward == 0.0 and summary.agrees is True
     outcomes, errors = load_side([(path, run)], analyzer)
     assert not errors and outcomes[0].reward == 0.0 and not outcomes[0].unscored

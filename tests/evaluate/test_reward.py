@@ -66,6 +66,8 @@ def test_db_match_and_mismatch_use_replay_hashes(registry: DomainRegistry) -> No
     good = replayed(registry, DONE, UPDATE_TASK)
     ev = evaluate(good)
     assert ev.db_match is True and ev.breakdown == {"DB": 1.0}
+    assert ev.db is not None
+    assert good.gold is not None
     assert ev.db.pred_agent == good.timeline.final.agent_hash() and ev.db.gold_agent == good.gold.agent_hash
     bad = evaluate(replayed(registry, NOTHING, UPDATE_TASK))
     assert bad.db_match is False and bad.reward == 0.0 and bad.breakdown["DB"] == 0.0
@@ -81,6 +83,8 @@ def test_db_check_compares_user_side_too(registry: DomainRegistry) -> None:
     ]
     rp = replayed(registry, messages, task)
     ev = evaluate(rp)
+    assert ev.db is not None
+    assert rp.gold is not None
     assert ev.db.pred_user == rp.gold.user_hash and ev.db_match is True
     assert evaluate(replayed(registry, NOTHING, task)).db_match is False
 
@@ -89,6 +93,7 @@ def test_no_actions_and_no_assertions_skip_the_db_check(registry: DomainRegistry
     task = mock_task(actions=None, env_assertions=None, basis=["DB"])
     ev = evaluate(replayed(registry, DONE, task))  # the DB changed, yet tau2 does not compare
     assert ev.reward == 1.0 and ev.db_match is True and ev.db is None
+    assert ev.info is not None
     assert ev.breakdown == {} and ev.info["env"] == {"note": "No expected actions or env assertions"}
 
 
@@ -121,6 +126,7 @@ def test_failing_assertion_function_makes_the_reward_not_computable(registry: Do
     broken = dict(ASSERT_DONE, arguments={"task_id": "nope", "expected_status": "completed"})
     ev = evaluate(replayed(registry, DONE, mock_task(env_assertions=[broken], basis=["ENV_ASSERTION"])))
     assert ev.reward is None and ev.not_evaluated == ["ENV_ASSERTION"]
+    assert ev.env_assertions is not None
     assert ev.env_assertions[0].met is None and "Task nope not found" in ev.env_assertions[0].error
 
 
@@ -203,11 +209,13 @@ def test_values_compare_with_python_equality(registry: DomainRegistry) -> None:
 
 def test_no_expected_actions_gives_one_with_tau2_note(registry: DomainRegistry) -> None:
     ev = evaluate(replayed(registry, NOTHING, mock_task(actions=[], basis=["ACTION"])))
+    assert ev.info is not None
     assert ev.reward == 1.0 and ev.actions is None and ev.info["action"] == {"note": "No actions to evaluate"}
 
 
 def test_unmatched_action_fails(registry: DomainRegistry) -> None:
     ev = action_reward(registry, [action("update_task_status", UPDATE)], NOTHING)
+    assert ev.actions is not None
     assert ev.reward == 0.0 and ev.actions[0].matched is False and ev.actions[0].step is None
 
 
@@ -220,6 +228,7 @@ def communicate_reward(registry: DomainRegistry, required, messages) -> Evaluati
 
 def test_communicate_is_case_insensitive_substring_of_agent_text(registry: DomainRegistry) -> None:
     ev = communicate_reward(registry, ["Refund Of 100"], [greet(), user("?"), say("Your refund of 100 dollars.")])
+    assert ev.communicate is not None
     assert ev.reward == 1.0 and ev.communicate[0].step == 2
 
 
@@ -230,6 +239,7 @@ def test_commas_are_stripped_from_the_agent_text_only(registry: DomainRegistry) 
 
 def test_only_assistant_text_counts(registry: DomainRegistry) -> None:
     ev = communicate_reward(registry, ["magic word"], [greet(), user("the magic word"), say("ok")])
+    assert ev.communicate is not None
     assert ev.reward == 0.0 and ev.communicate[0].met is False
 
 
@@ -367,6 +377,7 @@ def test_default_basis_is_db_and_communicate(registry: DomainRegistry) -> None:
 def test_components_outside_the_basis_do_not_count(registry: DomainRegistry) -> None:
     task = mock_task(actions=[action("update_task_status", UPDATE)], communicate=["never said"], basis=["DB"])
     ev = evaluate(replayed(registry, DONE, task))
+    assert ev.communicate is not None
     assert ev.reward == 1.0 and ev.communicate[0].met is False and ev.breakdown == {"DB": 1.0}
 
 
@@ -407,6 +418,7 @@ def test_task_history_messages_count_for_actions(registry: DomainRegistry) -> No
     history = [greet(), call("update_task_status", UPDATE, "h1"), result(TASK_1_DONE, "h1")]
     task = mock_task(actions=[action("update_task_status", UPDATE)], basis=["ACTION"], history=history)
     ev = evaluate(replayed(registry, history + [say("all set")], task))
+    assert ev.actions is not None
     assert ev.reward == 1.0 and ev.actions[0].step == 1
 
 
@@ -418,6 +430,7 @@ def test_calls_in_one_message_all_count(registry: DomainRegistry) -> None:
         result(TASK_1_DONE, "c2"),
     ]
     ev = action_reward(registry, [action("update_task_status", UPDATE)], messages)
+    assert ev.actions is not None
     assert ev.reward == 1.0 and ev.actions[0].step == 1
 
 

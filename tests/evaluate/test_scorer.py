@@ -150,6 +150,7 @@ def test_sidecar_default_and_per_task_specs(tmp_path: Path) -> None:
         )
     )
     config = scorer_config_for(recording)
+    assert config is not None
     assert config.spec_for("7") == ScorerSpec(("cancel",), {}, True)
     assert config.spec_for("8").expected_tools == ("get_users",)
     assert ScorerConfig.from_json({"tasks": {}}).spec_for("1") is None

@@ -40,11 +40,13 @@ def test_mcnemar_matches_scipy_binomtest() -> None:
 def test_wilson_worked_example() -> None:
     # 8 of 10: the textbook Wilson 95% interval is [0.4902, 0.9433]
     iv = wilson(8, 10)
+    assert iv is not None
     assert iv.estimate == 0.8
     assert iv.low == pytest.approx(0.4902, abs=1e-4)
     assert iv.high == pytest.approx(0.9433, abs=1e-4)
     assert wilson(0, 0) is None
     zero = wilson(0, 20)
+    assert zero is not None
     assert zero.low == 0.0 and 0.15 < zero.high < 0.17  # not the degenerate [0, 0] of the Wald interval
 
 
@@ -53,6 +55,7 @@ def test_wilson_matches_scipy() -> None:
     for k, n in [(8, 10), (0, 20), (34, 40), (1, 1), (50, 114)]:
         ci = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
         iv = wilson(k, n)
+        assert iv is not None
         assert (iv.low, iv.high) == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))
 
 
@@ -62,6 +65,7 @@ def test_bootstrap_approaches_the_normal_interval_of_a_mean() -> None:
     iv = bootstrap_tasks(by_task, 1, seed=7, resamples=4000).avg_reward
     p = 1 / 3
     half = 1.96 * math.sqrt(p * (1 - p) / 300)
+    assert iv is not None
     assert iv.estimate == pytest.approx(p)
     assert iv.low == pytest.approx(p - half, abs=0.012)
     assert iv.high == pytest.approx(p + half, abs=0.012)
@@ -74,6 +78,8 @@ def test_bootstrap_resamples_tasks_not_simulations() -> None:
     four = {t: r * 4 for t, r in one.items()}
     a = bootstrap_tasks(one, 1, seed=3).avg_reward
     b = bootstrap_tasks(four, 1, seed=3).avg_reward
+    assert a is not None
+    assert b is not None
     assert (a.low, a.high) == pytest.approx((b.low, b.high))
     # pass^4 of identical trials equals pass^1 for every task
     res = bootstrap_tasks(four, 4, seed=3)
@@ -86,6 +92,7 @@ def test_bootstrap_is_reproducible_by_seed_and_degenerate_when_constant() -> Non
     assert bootstrap_tasks(by_task, 2, seed=11) == bootstrap_tasks(by_task, 2, seed=11)
     assert bootstrap_tasks(by_task, 2, seed=11).avg_reward != bootstrap_tasks(by_task, 2, seed=12).avg_reward
     constant = bootstrap_tasks({str(i): [1.0] for i in range(10)}, 1)
+    assert constant.avg_reward is not None
     assert (constant.avg_reward.low, constant.avg_reward.high) == (1.0, 1.0)
     assert bootstrap_tasks({}, 1).avg_reward is None
 
@@ -100,6 +107,7 @@ def test_pass_hat_k_estimate_matches_the_metrics_definition() -> None:
 def test_paired_bootstrap() -> None:
     same_gain = {str(i): [(0.0, 1.0)] for i in range(20)}
     iv = paired_bootstrap(same_gain, seed=5)
+    assert iv is not None
     assert (iv.estimate, iv.low, iv.high) == (1.0, 1.0, 1.0)
     assert iv.seed == 5 and "paired" in iv.method
     # 200 tasks, B wins 60, loses 20, ties the rest: mean diff 0.2, SE ~ sqrt((0.4 - 0.04) / 200)
@@ -119,6 +127,7 @@ def test_paired_bootstrap_against_scipy() -> None:
     theirs = scipy_stats.bootstrap(
         (diffs,), lambda x, axis: x.mean(axis=axis), method="percentile", n_resamples=5000, random_state=2
     ).confidence_interval
+    assert ours is not None
     assert ours.low == pytest.approx(theirs.low, abs=0.02)
     assert ours.high == pytest.approx(theirs.high, abs=0.02)
 
@@ -147,6 +156,7 @@ def test_confidence_block_prints_the_seed_and_leaves_unscored_out() -> None:
     by_task = group_by_task([("a", 1.0), ("a", None), ("b", 0.0), ("b", 1.0)])
     assert by_task == {"a": [1.0], "b": [0.0, 1.0]}
     conf = confidence(by_task, 1, seed=42)
+    assert conf.success_rate is not None
     assert conf.success_rate.estimate == pytest.approx(2 / 3)
     text = "\n".join(conf.lines())
     assert "bootstrap seed 42" in text and "Wilson" in text and "noise floor" in text
