@@ -80,6 +80,7 @@ def test_a_failed_rollout_says_why_in_one_line(session: Session, tmp_path: Path)
     error = asyncio.run(session.rollouts.run(plan, lambda event: None))
     assert error is not None and "nosuch" in error and "\n" not in error
     session.rollouts.failed(error)
+    assert session.rollouts.progress is not None
     assert session.rollouts.progress.error == error and not session.rollouts.progress.active
 
 
@@ -96,6 +97,7 @@ def test_opening_a_simulation_of_an_unknown_domain_still_shows_it(session: Sessi
     path.write_bytes(MOCK_DEMO.read_bytes().replace(b'"mock"', b'"nowhere"'))
     opened = open_simulation(session.service, open_run(path), 0)
     assert opened.doc is not None and opened.analysis is None and opened.report is None
+    assert opened.eval_error is not None
     assert "nowhere" in opened.replay_error and opened.eval_error.startswith("no replay (")
 
 
@@ -107,6 +109,7 @@ def test_a_judge_verdict_reaches_the_row(session: Session) -> None:
     sim_id = run.entries[0].id
     changes = judged(session.catalog, run, sim_id, report)
     row = session.catalog.find(run.path, sim_id)
+    assert row is not None
     assert changes.replayed == [row] and row.evaluation is not None and row.eval_error is None
     assert judged(session.catalog, run, "no-such-sim", report).replayed == []
 
