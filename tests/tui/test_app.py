@@ -55,10 +55,15 @@ async def test_runs_table_lists_every_simulation_with_replay_columns(make_app: M
             "demo-user-tools",
         ]
         rows = {r.sim_id: r for r in app.session.catalog.rows}
+        assert rows["demo-mismatch"].replay is not None
         assert rows["demo-mismatch"].replay.mismatches == 1
+        assert rows["demo-hallucinated-tool"].replay is not None
         assert rows["demo-hallucinated-tool"].replay.hallucinated == 1
+        assert rows["demo-structural-findings"].replay is not None
         assert rows["demo-structural-findings"].replay.findings == 2
+        assert rows["demo-user-tools"].replay is not None
         assert rows["demo-user-tools"].replay.db_match is False
+        assert rows["demo-clean-pass"].replay is not None
         assert rows["demo-clean-pass"].replay.db_match is True
 
 
@@ -226,6 +231,8 @@ async def test_step_to_next_write_shows_changed_path_in_db_pane(make_app: MakeAp
         assert tree.marked_paths("agent")[path] == "changed"
         node = tree.node_at("agent", path)
         assert node is not None and "completed" in node.label.plain
+        assert node.parent is not None
+        assert node.parent.parent is not None
         assert node.parent.is_expanded and node.parent.parent.is_expanded
         assert tree.cursor_node is node
         assert "tasks.task_1.status" in change_text(screen)
@@ -313,6 +320,7 @@ async def test_gold_diff_title_says_same_or_differs_at_each_step(make_app: MakeA
         tree = screen.query_one(StateTree)
         await pilot.press("G", "d")
         assert "same as the gold final state" in change_text(screen)
+        assert tree.border_title is not None
         assert tree.border_title.startswith("= same as the gold final state")
         await pilot.press("g")
         assert "same as the gold final state" not in change_text(screen)
@@ -538,7 +546,9 @@ async def test_state_tree_lists_big_collections_a_page_at_a_time() -> None:
         tree._expand(orders_node)
         entries = [c for c in orders_node.children if c.data.kind == "entry"]
         assert len(entries) == StateTree.PAGE
+        assert orders_node is not None
         more = orders_node.children[-1]
+        assert more.data is not None
         assert more.data.kind == "more" and "70 more" in more.label.plain
         tree.select_node(more)
         await pilot.pause()
@@ -548,8 +558,10 @@ async def test_state_tree_lists_big_collections_a_page_at_a_time() -> None:
             after,
             {"agent": {("orders",): "within", ("orders", "#W117"): "within", ("orders", "#W117", "status"): "changed"}},
         )
+        assert orders_node.children[0].data is not None
         assert orders_node.children[0].data.path == ("orders", "#W117")
         status = tree.node_at("agent", ("orders", "#W117", "status"))
+        assert status is not None
         assert '"cancelled"' in status.label.plain and tree.cursor_node is status
         # and back: the value is restored, the mark is gone
         tree.show(before, {})

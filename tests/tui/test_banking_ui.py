@@ -112,6 +112,7 @@ async def test_a_live_episode_marks_unlocks_and_gives_without_listing_the_tools(
         domain, None, domain.tasks()["task_026"], ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user")
     )
     sim = await episode.run(evaluate=False)
+    assert sim.info is not None
     steps = sim.info["discovered_tools"]
     assert set(steps) == {"submit_cash_back_dispute_0589", "update_transaction_rewards_3847"}
     live = TrajectoryDoc(sim.trajectory, live=True)
@@ -155,6 +156,7 @@ async def test_a_fork_after_an_unlock_keeps_the_tool_unlocked() -> None:
         history=history,
     )
     forked = await episode.run(evaluate=False)
+    assert episode.env.agent is not None
     assert "update_transaction_rewards_3847" in episode.env.agent.unlocked
     later = [m.text for m in forked.trajectory[len(history) :] if m.role == "tool"]
     assert later and not any("has not been unlocked" in text for text in later)

@@ -82,6 +82,7 @@ async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(mak
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
         screen = await open_calibrate(pilot)
+        assert screen.calibrator is not None
         grid = screen.calibrator.grid
         recorded = len(grid)
         assert recorded and all(
@@ -152,6 +153,7 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
         table.focus()
         await pilot.pause()
         row = table.current
+        assert row is not None
         cell = row.cells[2]
         assert "trial 3/4" in screen.query_one("#cal-cell").plain
         await pilot.press("enter")
@@ -159,6 +161,7 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
             pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None, "the trajectory"
         )
         trajectory = app.screen
+        assert cell.ref is not None
         assert trajectory.run.path == out and trajectory.sim_id == cell.ref.sim_id
         assert trajectory.current.entries[trajectory.index].trial == cell.trial
         await pilot.press("escape")

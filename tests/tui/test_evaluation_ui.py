@@ -53,13 +53,16 @@ async def test_background_worker_fills_recomputed_reward_agreement_and_flags(mak
         rows = {r.sim_id: r for r in app.session.catalog.rows}
         assert all(r.evaluation is not None for r in rows.values())
         user_tools = rows["demo-user-tools"].evaluation
+        assert user_tools is not None
         assert user_tools.reward == 0.0 and user_tools.agrees is True
         assert "DB differs from gold" in user_tools.first_reason
         findings = rows["demo-structural-findings"].evaluation
+        assert findings is not None
         assert findings.reward == 1.0 and findings.agrees is False  # recorded 0: highlighted as a disagreement
         assert findings.flags == {"write_before_read": 2}
         assert flags_cell(rows["demo-structural-findings"]).plain == "2 W"
         assert recomputed_cell(rows["demo-user-tools"]).plain == "0"
+        assert rows["demo-hallucinated-tool"].evaluation is not None
         assert rows["demo-hallucinated-tool"].evaluation.flags == {"transfer_to_human": 1}
         # the preview names what the derived columns found
         app.runs_screen.query_one(RunTable).move_cursor(3)
@@ -100,6 +103,7 @@ async def test_eval_tab_names_the_cause_and_jumps_to_the_divergence(make_app: Ma
         assert "RECORDED reward 0" in text and "RECOMPUTED* reward 0" in text
         assert "DB differs from gold at 0 agent path(s) and 1 user path(s)" in text
         assert "dismiss_notification" in text and 'user notifications.notif_1.status: "read" vs gold "unread"' in text
+        assert screen.doc is not None
         assert screen.doc.targets["divergence"] == [7]
         await pilot.press("D")
         assert screen.cursor == 7
@@ -147,7 +151,9 @@ async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app: MakeApp, an
             ],
             4,
         )
+        assert screen.recomputed is not None
         assert screen.recomputed.pass_hat_k == expected.pass_hat_k and set(expected.pass_hat_k) == {1, 2, 3, 4}
+        assert screen.recorded is not None
         assert screen.recorded.avg_reward == 0.8
         summary = plain(screen, "#metrics-summary")
         assert "pass^4" in summary and "pass@4" in summary and "average reward" in summary
@@ -246,6 +252,7 @@ async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(
         assert len(handler.requests) == 1 and handler.requests[0]["body"]["model"] == "judge"
         text = plain(screen, "#eval-view")
         assert "The agent was polite" in text and "not evaluated" not in text
+        assert screen.report is not None
         assert screen.report.evaluation.reward == 1.0
         assert row.evaluation.reward == 1.0  # the runs table shows the judged reward too
         # reopening the simulation reuses the verdict instead of asking again

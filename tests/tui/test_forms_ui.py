@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 
 def labels_before(field: Input) -> list[str]:
+    assert field.parent is not None
     row = list(field.parent.children)
     return [str(w.render()) for w in row[: row.index(field)] if isinstance(w, Label)]
 
@@ -38,6 +39,8 @@ async def test_the_focused_field_and_its_label_stand_out_and_every_field_has_a_l
         assert agent.styles.background != user.styles.background
         assert agent.styles.border_left[0] and user.styles.border_left[0]  # a visible edge on every field
         assert agent.styles.border_left[1] != user.styles.border_left[1]
+        assert agent.parent is not None
+        assert user.parent is not None
         focused_label, other_label = agent.parent.query_one(".form-label"), user.parent.query_one(".form-label")
         assert focused_label.styles.text_style.bold and not other_label.styles.text_style.bold
         for field_id in ("#r-agent-args", "#r-user-args"):
@@ -89,6 +92,7 @@ async def test_filter_form_labels_stand_apart_and_it_fits_80x24_with_a_sign_of_m
         assert form.region.right <= 80 and form.region.bottom <= 24  # its border on screen
         for name in CHOICES:
             select = screen.query_one(f"#f-{name}", Select)
+            assert select.parent is not None
             label = select.parent.query_one(Label)
             text = str(label.render())
             assert text == name.replace("_", " ") and len(text) <= label.content_region.width, text

@@ -35,6 +35,7 @@ async def test_runs_help_explains_every_column_glyph_from_the_registry(make_app:
         await pilot.press("question_mark")
         screen = app.screen
         assert isinstance(screen, HelpScreen)
+        assert screen.legend is not None
         legend = screen.legend.plain
         for column in COLUMNS:
             line = next((l for l in legend.splitlines() if l.split()[:1] == [column.label.split()[0]]), None)

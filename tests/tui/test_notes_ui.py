@@ -107,6 +107,7 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(
         await settle(pilot)
         await wait_until(pilot, lambda: screen.doc is not None and screen.doc.targets["note"] == [9], "the reload")
         row = app.session.catalog.find(recording, "as-hasty-refund")
+        assert row is not None
         assert len(row.notes) == 2 and screen.cursor == 9
         await pilot.press("escape")
         # the notes filter keeps only annotated runs

@@ -148,6 +148,7 @@ def test_one_registration_reaches_reward_reward_info_why_cli_and_eval_tab(
     ours = replayed(registry, DONE, task)
     report = assess(ours)
     ev = report.evaluation
+    assert ev.info is not None
     assert ev.reward == 0.0 and ev.breakdown == {"DB": 1.0, "POLITE": 0.0} and ev.info["polite"] is None
     assert ev.to_reward_info()["polite_check"] is False and ev.checks_json()["polite"] == []
     assert report.explanation.failed == ["the agent never said please"]

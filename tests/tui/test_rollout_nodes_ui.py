@@ -122,6 +122,7 @@ async def test_a_rollout_over_two_nodes_shows_each_node_and_marks_the_one_that_d
         (remote,) = two_nodes
         assert remote.workers == 2 and remote.closed  # the form's workers reached rollout_remote; let go at the end
         progress = app.session.rollouts.progress
+        assert progress is not None
         assert progress.finished and progress.done == 10
         a, b = progress.nodes[NODES[0]], progress.nodes[NODES[1]]
         assert (b.dead, b.lost, b.done) == (True, 1, 1) and (a.dead, a.done, a.lost) == (False, 8, 0)
