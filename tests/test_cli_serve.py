@@ -164,6 +164,7 @@ def test_allow_network_warns_that_the_token_is_the_only_lock_and_serves() -> Non
         text=True,
     )
     try:
+        assert proc.stderr is not None
         warning = proc.stderr.readline()
         assert "warning: serving on 0.0.0.0" in warning and "plain HTTP" in warning
         assert "the token in the address is the only lock" in warning and "API keys" in warning

@@ -68,6 +68,8 @@ def test_user_domain_folder_is_found_and_replays(tmp_path: Path, monkeypatch: py
     assert "lamps" in registry.names() and "mock" in registry.names()
     env = registry.get("lamps").new_environment()
     assert env.call(ToolCall(id="1", name="switch_on", arguments={"lamp_id": "l1"})).content == "ok"
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert env.agent.db.root["lamps"]["l1"] == {"on": True}
     # TAU_TUI_DOMAINS reaches the registry through the resolved settings, as every front end builds it
     from tau_tui.config import resolve

@@ -58,12 +58,14 @@ class ShopTools(Toolkit):
         """Look up an item."""
         self.calls_made += 1
         if item_id not in self.cache:
+            assert self.db is not None
             self.cache[item_id] = self.db.items[item_id]
         return as_model(self.cache[item_id])
 
     @tool(ToolType.WRITE)
     def set_price(self, item_id: str, price: float) -> Item:
         """Change a price."""
+        assert self.db is not None
         item = self.db.edit("items", item_id)
         item["price"] = price
         return as_model(item)
@@ -72,6 +74,7 @@ class ShopTools(Toolkit):
     def add_item(self, item_id: str, price: float) -> Item:
         """Add an item."""
         item = Item(item_id=item_id, price=price).model_dump()
+        assert self.db is not None
         self.db.set("items", item_id, item)
         return as_model(item)
 
@@ -92,6 +95,7 @@ class ShopTools(Toolkit):
 
     @helper
     def assert_price(self, item_id: str, price: float) -> bool:
+        assert self.db is not None
         return self.db.items[item_id]["price"] == price
 
     def _secret(self) -> str:
@@ -225,6 +229,8 @@ def test_hash_is_tau2_canonical_sha256() -> None:
     run(env, "add_item", {"item_id": "0first", "price": 4})
     plain["items"]["a"]["price"] = 9.5
     plain["items"]["0first"] = {"item_id": "0first", "price": 4.0, "tags": []}
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert canonical_json(env.agent.db.root) == json.dumps(plain, sort_keys=True, default=str)
     assert env.db_hash() == hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -252,6 +258,8 @@ def test_returned_objects_are_copies() -> None:
     result = env.make_tool_call("get_item", "assistant", {"item_id": "a"})
     result["price"] = 1000
     result["tags"].append("mutated")
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert env.agent.db.items["a"]["price"] == 1.0 and env.agent.db.items["a"]["tags"] == []
     written = env.make_tool_call("set_price", "assistant", {"item_id": "b", "price": 3})
     written["price"] = -1
@@ -361,4 +369,6 @@ def test_a_patch_for_a_side_without_a_db_names_the_side() -> None:
     with pytest.raises(ValueError, match="No user DB in this domain to patch"):
         env.apply_initialization_data(InitializationData(user_data={"counter": 1}))
     env.apply_initialization_data(InitializationData(agent_data={"counter": 2}))
+    assert env.agent is not None
+    assert env.agent.db is not None
     assert env.agent.db.root["counter"] == 2

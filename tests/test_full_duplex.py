@@ -127,6 +127,7 @@ def test_the_reward_is_what_tau2s_full_duplex_evaluators_give(analyzer: Analyzer
     assert (ev.reward, ev.status, ev.strict_ok) == (1.0, "scored", True)
     assert ev.breakdown == {"DB": 1.0, "ENV_ASSERTION": 1.0, "ACTION": 1.0, "COMMUNICATE": 1.0}
     assert [c.matched for c in ev.actions] == [True, True]
+    assert ev.communicate is not None
     said = ev.communicate[0]
     # said at the first chunk of utterance a1, tick 16: 16 ticks of two chunks, two calls and two results before it,
     # then tick 16's user chunk
@@ -185,6 +186,7 @@ def test_the_task_history_is_replayed_on_the_gold_side_only(analyzer: Analyzer, 
     ev = report.evaluation
     assert ev.db_match is False and ev.reward == 0.0
     assert ev.breakdown == {"DB": 0.0, "ENV_ASSERTION": 1.0, "ACTION": 1.0, "COMMUNICATE": 1.0}
+    assert report.explanation.db_diff is not None
     assert report.explanation.db_diff.agent  # task_2 is only in gold
 
 
@@ -332,6 +334,7 @@ def test_agent_usage_is_summed_as_tau2_aggregates_it() -> None:
     from tests.review_fixtures import VOICE_USAGE
 
     usage = read_agent_usage({"agent_usage": VOICE_USAGE})
+    assert usage is not None
     assert usage.tokens == 6042 and usage.audio_seconds == 5.8 and usage.cost is None and usage.raw_records == 9
     assert usage.summary() == "6,042 tokens (4,730 audio), 5.8 s audio in, unpriced"
     assert [line.label for line in usage.lines] == [
@@ -368,6 +371,7 @@ def test_a_broken_agent_usage_is_a_problem_line(value: str | dict[str, Any], pro
     from tau_tui.model.usage import read_agent_usage
 
     usage = read_agent_usage({"agent_usage": value})
+    assert usage is not None
     assert usage.problems == [problem]
     assert read_agent_usage({}) is None and read_agent_usage({"agent_usage": None}) is None
 

@@ -36,6 +36,8 @@ needs_inspect = pytest.mark.skipif(
 def _maker() -> ModuleType:
     spec = importlib.util.spec_from_file_location("make_inspect_log", ROOT / "scripts" / "make_inspect_log.py")
     module = importlib.util.module_from_spec(spec)
+    assert spec is not None
+    assert spec.loader is not None
     spec.loader.exec_module(module)
     return module
 
@@ -68,6 +70,8 @@ def test_a_sample_becomes_a_tau2_simulation(inspect_logs: dict[str, Path]) -> No
         "cancel_reservation",
     ]
     assert sim.trajectory[-1].role == "user" and "###STOP###" in sim.trajectory[-1].text
+    assert sim.info is not None
+    assert sim.info["inspect"] is not None
     assert isinstance(sim.info["inspect"]["final_db"], dict) and sim.info["inspect"]["final_user_db"] is None
 
 
@@ -77,6 +81,8 @@ def test_user_side_tool_calls_keep_their_requestor(inspect_logs: dict[str, Path]
     first = sim.trajectory[0]
     assert first.role == "user" and first.tool_calls[0].name == "toggle_roaming"
     assert first.tool_calls[0].requestor == "user" and sim.trajectory[1].requestor == "user"
+    assert sim.info is not None
+    assert sim.info["inspect"] is not None
     assert isinstance(sim.info["inspect"]["final_user_db"], dict)
 
 
@@ -106,6 +112,7 @@ def test_a_final_db_that_differs_from_ours_is_named_path_by_path(
     reservation = next(iter(info["inspect"]["final_db"]["reservations"]))
     info["inspect"]["final_db"]["reservations"][reservation]["origin"] = "XXX"
     check = check_recorded_db(info, analysis.timeline.final)
+    assert check is not None
     assert check.match is False and check.n_differences == 1
     assert check.differences == [f"agent: reservations['{reservation}'].origin (changed in the recording)"]
 

@@ -212,6 +212,7 @@ def test_facts_name_the_library_text_and_a_later_divergence(tmp_path: Path, regi
     record = analysis.to_json()
     assert record["mismatch_classes"] == {"divergence": 1, "library_text": 1, "upstream_fix": 0}
     facts = {f.kind: f for f in analysis.facts(record)}
+    assert facts["calls"].value is not None
     assert facts["calls"].value.startswith("0 replayed, 2 mismatch (1 divergence, 1 library text), ")
     assert facts["calls"].severity == "bad"
     assert facts["first_mismatch"].severity == "warn"

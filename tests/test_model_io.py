@@ -83,6 +83,8 @@ def test_layouts_in_the_corpus(analyzer: Analyzer) -> None:
     assert wrapper.layout == "wrapper" and len(wrapper.entries) == 1 and len(wrapper.tasks()) == 1
     # version drift: a db_check without db_match still loads
     sim = wrapper.simulation(0)
+    assert sim.reward_info is not None
+    assert sim.reward_info.db_check is not None
     assert sim.reward_info.db_check.db_match is None and sim.reward_info.db_check.db_reward == 1.0
     solo = open_run(CORPUS / "sierra-research__tau2-bench__gpt-4.1_telecom_no-user_gpt-4.1_1trials.json")
     assert solo.solo
@@ -128,7 +130,10 @@ def test_single_simulation_object_and_unknown_fields(tmp_path: Path) -> None:
     path.write_text(json.dumps(sim))
     run = open_run(path)
     loaded = run.simulation(0)
+    assert loaded.model_extra is not None
     assert run.layout == "single" and loaded.model_extra["future_field"] == {"a": 1}
+    assert loaded.messages is not None
+    assert loaded.messages[1].model_extra is not None
     assert loaded.messages[1].model_extra["brand_new"] == 1
 
 

@@ -96,6 +96,7 @@ def test_the_failing_runs_fail_for_the_reasons_the_tour_gives(analyses: dict[str
     ):
         assert evaluate(analyses[sim_id]).reward == 1.0, sim_id
     for analysis in analyses.values():
+        assert analysis.sim.reward_info is not None
         assert analysis.sim.reward_info.reward == evaluate(analysis).reward  # recorded and recomputed agree
 
 

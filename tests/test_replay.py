@@ -275,5 +275,7 @@ def test_mock_without_user_db_starts_with_an_empty_inbox(tmp_path: Path) -> None
         (data / name).symlink_to(CORPUS / "domains" / "mock" / name)
     domain = DomainRegistry(tmp_path).get("mock")
     env = domain.new_environment()
+    assert env.user is not None
+    assert env.user.db is not None
     assert env.user.db.root["notifications"] == {}
     assert any("user_db.json is missing" in w for w in domain.warnings)

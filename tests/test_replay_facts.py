@@ -51,6 +51,7 @@ def test_a_mismatch_is_bad_with_both_outputs_as_detail(tmp_path: Path, registry:
     )
     (mismatch,) = [f for f in facts_of(path, registry) if f.kind == "first_mismatch"]
     assert mismatch.severity == "bad" and mismatch.label == "first mismatch at step 2"
+    assert mismatch.value is not None
     assert mismatch.value.startswith("update_task_status(")
     assert mismatch.detail[0] == "class: divergence"
     assert mismatch.detail[1].startswith("recorded: ") and mismatch.detail[2].startswith("replayed: ")

@@ -118,6 +118,7 @@ def test_voice_submission_with_dir_layout_and_voice_config(tmp_path: Path) -> No
     run = unit.runs["retail"]
     assert run.layout == "dir" and len(run.entries) == 1
     sub = unit.submission
+    assert sub.voice_config is not None
     assert sub.modality == "voice" and sub.voice_config["tick_duration_seconds"] == 0.2
     assert sub.claim_for(run).pass_hat_k == {1: 1.0} and sub.label.endswith("voice")
 

@@ -109,7 +109,10 @@ def test_the_corpus_v1_file_opens_as_recorded_only() -> None:
     results = [m for m in sim.trajectory if m.role == "tool"]
     assert [r.id for r in results] == ids
     assert any(r.error and r.content.startswith("Error: payment amount") for r in results)
+    assert sim.reward_info is not None
+    assert sim.reward_info.db_check is not None
     assert sim.reward_info.reward == 0.0 and sim.reward_info.db_check.db_match is False
+    assert sim.reward_info.info is not None
     assert sim.reward_info.info["gt_data_hash"].startswith("ea1402bc")
 
 
@@ -128,13 +131,19 @@ def test_hand_made_records_map_every_v1_field(tmp_path: Path) -> None:
     tool_results = [m for m in first.trajectory if m.role == "tool"]
     assert [m.id for m in tool_results] == ["call_a", "call_a~2"] and [m.error for m in tool_results] == [False, True]
     assert first.termination_reason == "user_stop" and cut.termination_reason == "max_steps"
+    assert first.reward_info is not None
     assert first.reward_info.communicate_checks == [{"info": "1234", "met": True, "justification": None}]
+    assert cut.reward_info is not None
+    assert cut.reward_info.db_check is not None
     assert cut.reward_info.db_check.db_match is False
+    assert broken.info is not None
     assert broken.termination_reason is None and broken.info["error"] == "rate limited" and broken.messages == []
     assert run.entries[2].error == "rate limited"
     task = run.tasks()["3"]
+    assert task.user_scenario is not None
     assert task.user_scenario.instructions.startswith("You are Yusuf Rossi")
     assert [a.name for a in task.expected_actions] == ["cancel_pending_order"]
+    assert task.evaluation_criteria is not None
     assert task.evaluation_criteria.communicate_info == ["1234"]
 
 

@@ -41,6 +41,7 @@ def test_a_catastrophic_grep_is_a_tool_error_within_its_deadline(banking: Domain
 
 def test_safe_patterns_keep_taus_grep_semantics(banking: Domain) -> None:
     env = banking.new_environment(variant="grep_only")
+    assert env.agent is not None
     assert env.agent.grep("(unclosed") == "No matches found for pattern: (unclosed"  # re's error: a literal
     assert "ID: doc_" in env.agent.grep("fee|charge")
     assert env.agent.grep(r"\p{L}+zzqx") == r"No matches found for pattern: \p{L}+zzqx"  # not a class in re

@@ -274,9 +274,11 @@ async def tui_rewards(tmp_path: Path, judge_server: tuple[type, str]) -> dict[st
             lambda: app.session.rollouts.progress is not None and app.session.rollouts.progress.finished,
             "the rollout",
         )
+        assert app.session.rollouts.progress is not None
         assert app.session.rollouts.progress.error is None and app.session.rollouts.progress.unscored == 0
         rewards["run"] = scored(sim_of(out))
         assert judge_calls(judge_server) > before, "the TUI rollout never asked the judge"
+        assert app.session.rollouts._runner is not None
         config = app.session.rollouts._runner.config
         assert config.max_steps == 150 and config.timeout == 60.0 and config.agent.retry.max_retries == 5
 

@@ -313,6 +313,7 @@ def test_a_librarys_io_errors_are_write_errors_and_other_errors_are_not(tmp_path
     full = library_write_error(
         target, TransactionException("Failed to commit: Could not write: No space left on device")
     )
+    assert full is not None
     assert str(full) == f"{target}: no space left on device" and full.errno == errno.ENOSPC
     assert str(library_write_error(target, OSError(errno.EROFS, "Read-only file system"))).endswith(
         "read-only file system"
