@@ -23,7 +23,7 @@ def retail(registry: DomainRegistry) -> Domain:
     return registry.get("retail")
 
 
-def flaky(domain, task, model: str, seed: int | None) -> FlakyAgent:
+def flaky(domain: Domain, task, model: str, seed: int | None) -> FlakyAgent:
     agent = build_agent(ParticipantSpec(model), task, domain.new_environment())
     if seed is not None:
         agent.set_seed(seed)
@@ -81,7 +81,7 @@ def test_a_higher_probability_drops_a_superset(retail: Domain) -> None:
 
 
 def test_the_same_run_twice_gives_the_same_trajectories(registry: DomainRegistry, tmp_path: Path) -> None:
-    def run(path):
+    def run(path: Path):
         # tau2 1.0.1's retail tasks 0, 1 and 5 have no NL assertions, so every trial is scored without a judge
         config = RunConfig(
             domain="retail",

@@ -27,6 +27,7 @@ from tau_tui.calibrate.render import gold_summary, render_gold_check
 
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
 
 pytestmark = pytest.mark.corpus
 
@@ -78,7 +79,9 @@ def results(registry: DomainRegistry) -> dict[str, tuple[list[GoldCheck], float]
 
 
 @pytest.mark.parametrize("domain", list(EXPECTED))
-def test_exactly_these_tasks_fail_the_gold_check(results: dict[str, tuple[list[GoldCheck], float]], domain) -> None:
+def test_exactly_these_tasks_fail_the_gold_check(
+    results: dict[str, tuple[list[GoldCheck], float]], domain: Domain
+) -> None:
     checks, seconds = results[domain]
     expected = EXPECTED[domain]
     failing = {c.task_id: c for c in checks if not c.ok}

@@ -32,7 +32,7 @@ from tests.calibrate.test_workbench import TELECOM_4_TRIALS
 from tests.conftest import ROOT
 
 
-def digest(path) -> str:
+def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
