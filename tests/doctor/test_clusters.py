@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.corpus
 
 
-def _run_file(tmp_path: Path, gold: dict, name: str, model: str, sims: list[dict]) -> Path:
+def _run_file(tmp_path: Path, gold: dict[str, Any], name: str, model: str, sims: list[dict[str, Any]]) -> Path:
     raw = copy.deepcopy({**gold, "simulations": sims})
     raw.pop("simulation_index", None)
     raw["info"].setdefault("agent_info", {})["llm"] = model
@@ -27,7 +27,7 @@ def _run_file(tmp_path: Path, gold: dict, name: str, model: str, sims: list[dict
     return path
 
 
-def _nothing_done(gold: dict, task_sim: str, new_id: str) -> dict:
+def _nothing_done(gold: dict[str, Any], task_sim: str, new_id: str) -> dict[str, Any]:
     sim = copy.deepcopy(next(s for s in gold["simulations"] if s["id"] == task_sim))
     sim["id"] = new_id
     sim["messages"] = [*sim["messages"][:2], {"role": "user", "content": "###STOP###"}]

@@ -30,7 +30,7 @@ def test_one_registry_holds_every_rule_and_the_views_split_it_by_target() -> Non
 
 
 @pytest.mark.parametrize("name", list(RULES))
-def test_every_rule_says_its_effect_what_to_do_and_what_to_file(name) -> None:
+def test_every_rule_says_its_effect_what_to_do_and_what_to_file(name: str) -> None:
     advice = RULES[name].advice
     assert isinstance(advice.reach, Reach) and isinstance(advice.remedy, Remedy)
     # the effect says whose reward changes, and "no reward changes" exactly when it changes none

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -17,6 +18,9 @@ from tau_tui.env.store import to_plain
 from tau_tui.evaluate.invariants import invariant_breaks
 from tau_tui.model.io import open_run
 
+if TYPE_CHECKING:
+    pass
+
 pytestmark = pytest.mark.corpus
 
 DOMAINS = ("retail", "airline", "telecom", "banking_knowledge")
@@ -27,7 +31,7 @@ def _initial_db(registry: DomainRegistry, domain: str):
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_invariants_hold_on_tau2_initial_data(registry: DomainRegistry, domain) -> None:
+def test_invariants_hold_on_tau2_initial_data(registry: DomainRegistry, domain: str) -> None:
     db = _initial_db(registry, domain)  # loading the domain package registers its invariants
     checks = invariants(domain)
     assert checks, f"{domain} declares no invariant"
@@ -35,7 +39,7 @@ def test_invariants_hold_on_tau2_initial_data(registry: DomainRegistry, domain) 
         assert violations(invariant, db) == [], invariant.name
 
 
-def _modify_cases(sim: dict, products: dict) -> list[int]:
+def _modify_cases(sim: dict[str, Any], products: dict[str, Any]) -> list[int]:
     """Indices of the messages where a successful modify_pending_order_items changed two or more items to
     variants that differ in price or options (found from the recording and the catalogue alone)."""
     results = {m.get("id"): m for m in sim.get("messages") or [] if m.get("role") == "tool"}
@@ -109,7 +113,7 @@ def test_the_upstream_fix_keeps_the_invariants(tau2_data: Path) -> None:
     assert exam.simulations == 342 and not [f for f in exam.findings if f.rule == "invariant_violated"]
 
 
-def _broken(registry: DomainRegistry, domain, edit) -> list[str]:
+def _broken(registry: DomainRegistry, domain: str, edit) -> list[str]:
     db = copy.deepcopy(to_plain(_initial_db(registry, domain)))
     edit(db)
     return sorted({inv.name for inv in invariants(domain) if violations(inv, db)})
@@ -197,7 +201,7 @@ def test_the_break_is_a_process_flag_on_the_trajectory(tau2_data: Path, analyzer
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_invariants_hold_on_every_tasks_initial_state(registry: DomainRegistry, domain) -> None:
+def test_invariants_hold_on_every_tasks_initial_state(registry: DomainRegistry, domain: str) -> None:
     """After each task's initialisation (its data patches and actions), before any message."""
     from tau_tui.replay import initialize
 

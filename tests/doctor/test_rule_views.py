@@ -4,6 +4,7 @@ of the task or simulation it could not read (never an error), and the other rule
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 from tau_tui.doctor.rules import RULES, SIMULATION, TASK, Advice, Reach, Remedy, Rule
 from tau_tui.doctor.sim_rules import SIM_RULES, check_simulation
@@ -12,7 +13,7 @@ from tau_tui.doctor.task_rules import TASK_RULES, check_task
 ADVICE = Advice(Reach.NONE, "no reward changes: a test", Remedy.IGNORE, "nothing.", "A test.")
 
 
-def _broken(probe: object) -> list:
+def _broken(probe: object) -> list[Any]:
     raise KeyError("missing")
 
 

@@ -20,15 +20,15 @@ pytestmark = pytest.mark.corpus
 
 
 @pytest.fixture(scope="module")
-def gold_mock(tau2_data: Path) -> dict:
+def gold_mock(tau2_data: Path) -> dict[str, Any]:
     return json.loads((tau2_data / "generated" / "tau2-gold_mock.json").read_text())
 
 
-def _sim(gold_mock: dict, sim_id: str) -> dict:
+def _sim(gold_mock: dict[str, Any], sim_id: str) -> dict[str, Any]:
     return copy.deepcopy(next(s for s in gold_mock["simulations"] if s["id"] == sim_id))
 
 
-def _file(tmp_path: Path, gold_mock: dict, sims: list[dict]) -> Path:
+def _file(tmp_path: Path, gold_mock: dict[str, Any], sims: list[dict[str, Any]]) -> Path:
     raw = {**gold_mock, "simulations": sims}
     raw.pop("simulation_index", None)
     path = tmp_path / "mock-cases.json"
@@ -36,14 +36,14 @@ def _file(tmp_path: Path, gold_mock: dict, sims: list[dict]) -> Path:
     return path
 
 
-def _findings(analyzer: Analyzer, path: Path) -> dict[str, list]:
-    out: dict[str, list] = {}
+def _findings(analyzer: Analyzer, path: Path) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
     for finding in examine(analyzer, [open_run(path)]).findings:
         out.setdefault(finding.sim, []).append(finding)
     return out
 
 
-def _user(text: str) -> dict:
+def _user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 

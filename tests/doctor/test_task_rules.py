@@ -26,7 +26,7 @@ def _findings(data_root: Path, domain: str, ids: list[str] | None = None):
     return list(check_tasks(checker, domain, tasks, every))
 
 
-def _plant(source: dict, new_id: str, **criteria: Any) -> dict:
+def _plant(source: dict[str, Any], new_id: str, **criteria: Any) -> dict[str, Any]:
     task = copy.deepcopy(source)
     task["id"] = new_id
     task["evaluation_criteria"].update(criteria)
