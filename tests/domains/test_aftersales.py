@@ -38,7 +38,7 @@ def env(domain: Domain) -> Environment:
     return domain.new_environment()
 
 
-def call(env: Environment, name, **arguments: Any):
+def call(env: Environment, name: str, **arguments: Any):
     return env.make_tool_call(name, arguments=arguments)
 
 

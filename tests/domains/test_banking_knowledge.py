@@ -38,12 +38,12 @@ def env(domain: Domain) -> Environment:
     return domain.new_environment()
 
 
-def call(env: Environment, name, requestor="assistant", **arguments: Any):
+def call(env: Environment, name: str, requestor="assistant", **arguments: Any) -> tuple[str, bool]:
     message = env.call(ToolCall(id="c1", name=name, arguments=arguments, requestor=requestor))
     return message.text, bool(message.error)
 
 
-def unlock_and_call(env: Environment, name, **arguments: Any):
+def unlock_and_call(env: Environment, name: str, **arguments: Any):
     assert call(env, "unlock_discoverable_agent_tool", agent_tool_name=name)[0].startswith(f"Tool unlocked: {name}")
     return call(env, "call_discoverable_agent_tool", agent_tool_name=name, arguments=json.dumps(arguments))
 
@@ -425,7 +425,7 @@ def test_embedding_variant_goes_through_litellm_to_the_configured_server(
     )
 
     class Handler(FakeOpenAI):
-        requests: list = []
+        requests: list[Any] = []
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

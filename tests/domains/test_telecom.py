@@ -401,7 +401,7 @@ USER_HELPERS = [
 ]
 
 
-def _params(kit, name) -> list[str]:
+def _params(kit, name: str) -> list[str]:
     out = []
     for p in inspect.signature(kit.bound(name)).parameters.values():
         out.append(p.name if p.default is inspect.Parameter.empty else f"{p.name}={p.default}")

@@ -36,11 +36,11 @@ def env(domain: Domain) -> Environment:
     return domain.new_environment()
 
 
-def call(env: Environment, name, **arguments: Any):
+def call(env: Environment, name: str, **arguments: Any):
     return env.make_tool_call(name, arguments=arguments)
 
 
-def reserved(env: Environment, sku, warehouse):
+def reserved(env: Environment, sku: str, warehouse: str):
     assert env.agent is not None
     assert env.agent.db is not None
     return env.agent.db.stock[sku]["levels"][warehouse]["reserved"]
