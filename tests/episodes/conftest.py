@@ -18,6 +18,8 @@ from tests.rollout.fake_llm import FakeLLM
 
 if TYPE_CHECKING:
     from tau_tui.env.domain import Domain
+    from tau_tui.env.environment import Environment
+    from tau_tui.model.results import SimulationRun
 
 
 @pytest.fixture(scope="session")
@@ -44,7 +46,7 @@ def aftersales(own_registry: DomainRegistry) -> Domain:
     return own_registry.get("aftersales")
 
 
-def with_plan(task: Task, plan: dict | None) -> Task:
+def with_plan(task: Task, plan: dict[str, Any] | None) -> Task:
     """A copy of ``task`` with another fault plan (None: without one)."""
     data = task.model_dump(mode="json")
     data.pop("fault_plan", None)
@@ -53,7 +55,7 @@ def with_plan(task: Task, plan: dict | None) -> Task:
     return Task.model_validate(data)
 
 
-def run_episode(env, task, agent, user=None, **kwargs: Any):
+def run_episode(env: Environment, task, agent, user=None, **kwargs: Any) -> tuple[SimulationRun, Orchestrator]:
     """One episode with the scripted user unless another user is given; returns (simulation, orchestrator)."""
     user = user if user is not None else ScriptedUser(user_brief(task, env))
     options, rest = split_options(kwargs)

@@ -75,6 +75,7 @@ def test_reading_the_procedure_lists_the_tool_to_a_model_agent_from_its_next_tur
     assert [HIDDEN in tools for tools in listed] == [False, False, False, True, True]
     read = next(m for m in tool_results(sim) if m.id == "c3")
     assert read.model_extra["discovered_tools"] == [HIDDEN]
+    assert sim.info is not None
     assert sim.info["discovered_tools"] == {HIDDEN: read.turn_idx}
     assert env.agent is not None
     assert env.agent.db is not None
@@ -103,6 +104,7 @@ def test_a_tool_found_before_a_fork_stays_listed_and_a_call_before_discovery_is_
     fork_env = aftersales.new_environment()
     agent = GoldAgent(task, agent_brief(task, fork_env))
     agent.plan = [("close", None)]
+    assert sim.messages is not None
     orchestrator = Orchestrator(
         fork_env, task, agent, ScriptedUser(user_brief(task, fork_env)), history=sim.messages[: read_step + 1]
     )

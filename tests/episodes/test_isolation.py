@@ -75,7 +75,7 @@ def test_a_lookup_cache_never_carries_one_tasks_stock_into_another(warehouse: Do
 
         shared: ClassVar[dict[str, Any]] = {}
 
-        def _cache(self):
+        def _cache(self) -> dict[str, Any]:
             return self.shared
 
     assert isolated(warehouse, kit_class, reset=lambda: None)
