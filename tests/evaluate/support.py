@@ -32,14 +32,14 @@ class Replayed:
 
 
 def mock_task(
-    actions: list[dict] | None = None,
-    env_assertions: list[dict] | None = None,
+    actions: list[dict[str, Any]] | None = None,
+    env_assertions: list[dict[str, Any]] | None = None,
     communicate: list[str] | None = None,
     nl: list[str] | None = None,
     basis: list[str] | None = ("DB",),
     task_id: str = "t",
-    history: list[dict] | None = None,
-) -> dict:
+    history: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     criteria: dict[str, Any] = {
         "actions": actions,
         "env_assertions": env_assertions,
@@ -54,16 +54,16 @@ def mock_task(
     return task
 
 
-def action(name: str, arguments: dict, action_id: str = "a1", **extra: Any) -> dict:
+def action(name: str, arguments: dict[str, Any], action_id: str = "a1", **extra: Any) -> dict[str, Any]:
     return {"action_id": action_id, "name": name, "arguments": arguments, **extra}
 
 
 def replayed(
     registry: DomainRegistry,
-    messages: list[dict],
-    task: dict | None,
+    messages: list[dict[str, Any]],
+    task: dict[str, Any] | None,
     termination: str | None = "user_stop",
-    reward_info: dict | None = None,
+    reward_info: dict[str, Any] | None = None,
     domain: str = "mock",
 ) -> Replayed:
     dom = registry.get(domain)
@@ -101,7 +101,7 @@ class FakeOpenAI(BaseHTTPRequestHandler):
 
     content = json.dumps(REPLY)
     status = 200
-    requests: list[dict] = []
+    requests: list[dict[str, Any]] = []
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

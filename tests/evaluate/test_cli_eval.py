@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,9 @@ DONE = [greet(), user("finish task_1"), call("update_task_status", UPDATE), resu
 NOTHING = [greet(), user("finish task_1"), say("No.")]
 
 
-def run_file(tmp_path: Path, messages, recorded=None, task=None, extra_sims=None, trials=1) -> Path:
+def run_file(
+    tmp_path: Path, messages: list[dict[str, Any]], recorded=None, task=None, extra_sims=None, trials=1
+) -> Path:
     path = results_file(tmp_path / "run.json", messages, task=task, extra_sims=extra_sims)
     data = json.loads(path.read_text())
     data["info"]["num_trials"] = trials
@@ -41,7 +44,7 @@ def run_file(tmp_path: Path, messages, recorded=None, task=None, extra_sims=None
     return path
 
 
-def evaluate_cli(capsys: pytest.CaptureFixture[str], *args: str | Path):
+def evaluate_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
     code = main(["eval", *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err

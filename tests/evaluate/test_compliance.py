@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -31,12 +31,12 @@ def mock_rules(monkeypatch: pytest.MonkeyPatch) -> Callable[[PolicyRules], None]
     return use
 
 
-def kinds(registry: DomainRegistry, messages, kind):
+def kinds(registry: DomainRegistry, messages: list[dict[str, Any]], kind):
     rp = replayed(registry, messages, mock_task())
     return [(f.step, f.message) for f in diagnose(rp.timeline, 0, None) if f.kind == kind]
 
 
-def write_after(text):
+def write_after(text: str):
     return [greet(), user(text), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
 
 
@@ -145,7 +145,7 @@ def test_a_corpus_write_whose_preceding_user_turn_is_no_yes(analyzer: Analyzer) 
     )
 
 
-def task_kinds(registry: DomainRegistry, messages, task, kind):
+def task_kinds(registry: DomainRegistry, messages: list[dict[str, Any]], task, kind):
     rp = replayed(registry, messages, task)
     return [(f.step, f.message) for f in diagnose(rp.timeline, 0, None, rp.task) if f.kind == kind]
 

@@ -24,6 +24,7 @@ from tests.conftest import CORPUS
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
+    from tau_tui.env.domain import Domain
 
 pytestmark = pytest.mark.corpus
 
@@ -68,7 +69,7 @@ def comparison(analyzer: Analyzer) -> tuple[dict[str, Counter[str]], list[str], 
 
 @pytest.mark.parametrize("domain", sorted(EXPECTED))
 def test_recomputed_rewards_agree_with_recorded(
-    domain,
+    domain: Domain,
     comparison: tuple[dict[str, Counter[str]], list[str], Counter[str], set[str]],
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -17,7 +17,7 @@ AIRLINE = "sierra-research__tau2-bench__airline.json"
 SOLO_4 = "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
 
 
-def hand_sums(path):
+def hand_sums(path: Path):
     """What the file records, summed by hand from its raw JSON."""
     sims = json.loads(path.read_text())["simulations"]
     agent = [s["agent_cost"] for s in sims if s.get("agent_cost") is not None]
@@ -57,7 +57,7 @@ def nearest_ranks(values, q):
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", [AIRLINE, SOLO_4])
 def test_eval_file_record_carries_the_recorded_cost_and_duration(
-    name, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+    name: str, tau2_data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = CORPUS / name
     main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)])

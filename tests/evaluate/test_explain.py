@@ -11,6 +11,8 @@ from tests.helpers import call, greet, result, say, user
 
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
+    from tau_tui.evaluate.explain import Explanation
+    from tau_tui.evaluate.reward import Evaluation
 
 UPDATE_TASK = mock_task(actions=[action("update_task_status", UPDATE)])
 ARCHIVED = {"task_id": "task_1", "status": "archived"}
@@ -25,7 +27,9 @@ WRONG = [
 NOTHING = [greet(), user("finish task_1"), say("Sorry, no.")]
 
 
-def explained(registry: DomainRegistry, messages, task=UPDATE_TASK, **kwargs: Any):
+def explained(
+    registry: DomainRegistry, messages: list[dict[str, Any]], task=UPDATE_TASK, **kwargs: Any
+) -> tuple[Evaluation, Explanation]:
     explain_args = {k: kwargs.pop(k) for k in ("task_in_recording", "known_tasks") if k in kwargs}
     rp = replayed(registry, messages, task, **kwargs)
     evaluation = evaluate(rp)
@@ -34,6 +38,7 @@ def explained(registry: DomainRegistry, messages, task=UPDATE_TASK, **kwargs: An
 
 def test_db_diff_is_path_level_predicted_vs_gold(registry: DomainRegistry) -> None:
     _, ex = explained(registry, WRONG)
+    assert ex.db_diff is not None
     [change] = ex.db_diff.agent
     assert change.path == ("tasks", "task_1", "status") and (change.before, change.after) == ("archived", "completed")
     assert ex.db_diff.user == []
@@ -45,12 +50,14 @@ def test_db_diff_is_path_level_predicted_vs_gold(registry: DomainRegistry) -> No
 def test_first_wrong_write_is_the_divergence(registry: DomainRegistry) -> None:
     _, ex = explained(registry, WRONG)
     div = ex.divergence
+    assert div is not None
     assert div.kind == "wrong_write" and div.step == 2 and div.tool == "update_task_status"
     assert div.path == "agent:tasks.task_1.status" and (div.written, div.gold) == ("archived", "completed")
 
 
 def test_missing_write_points_after_the_last_good_write(registry: DomainRegistry) -> None:
     _, ex = explained(registry, NOTHING)
+    assert ex.divergence is not None
     assert ex.divergence.kind == "missing_write" and ex.divergence.step is None
     assert ex.divergence.missing == ["update_task_status(task_id='task_1', status='completed') never done"]
     create = {"user_id": "user_1", "title": "New"}
@@ -75,13 +82,16 @@ def test_expected_write_whose_matching_call_failed_is_named(registry: DomainRegi
         say("Hmm."),
     ]
     ev, ex = explained(registry, messages, task)
+    assert ev.actions is not None
     assert ev.actions[0].matched and ev.db_match is False  # the action check passes, the DB does not
+    assert ex.divergence is not None
     assert ex.divergence.kind == "missing_write"
     assert ex.divergence.missing == ["update_task_status(task_id='task_1', status='completed') failed at step 2"]
 
 
 def test_no_divergence_when_the_db_matches(registry: DomainRegistry) -> None:
     ev, ex = explained(registry, DONE)
+    assert ex.db_diff is not None
     assert ev.reward == 1.0 and ex.divergence is None and ex.db_diff.empty and ex.failed == [] and ex.missed == []
 
 
@@ -114,11 +124,11 @@ def test_failure_reasons_name_the_cause(registry: DomainRegistry) -> None:
 # --- the recording against its own task -------------------------------------------------------------
 
 
-def own_reward_info(registry: DomainRegistry, messages, task=UPDATE_TASK):
+def own_reward_info(registry: DomainRegistry, messages: list[dict[str, Any]], task=UPDATE_TASK) -> dict[str, Any]:
     return evaluate(replayed(registry, messages, task)).to_reward_info()
 
 
-def issues(registry: DomainRegistry, messages, reward_info, task=UPDATE_TASK, **kwargs: Any):
+def issues(registry: DomainRegistry, messages: list[dict[str, Any]], reward_info, task=UPDATE_TASK, **kwargs: Any):
     _, ex = explained(registry, messages, task, reward_info=reward_info, **kwargs)
     return {i.kind: i for i in ex.recording}, ex
 

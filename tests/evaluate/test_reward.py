@@ -133,7 +133,7 @@ def test_failing_assertion_function_makes_the_reward_not_computable(registry: Do
 # --- action component ---------------------------------------------------------------
 
 
-def action_reward(registry: DomainRegistry, actions, messages) -> Evaluation:
+def action_reward(registry: DomainRegistry, actions, messages: list[dict[str, Any]]) -> Evaluation:
     return evaluate(replayed(registry, messages, mock_task(actions=actions, basis=["ACTION"])))
 
 
@@ -222,7 +222,7 @@ def test_unmatched_action_fails(registry: DomainRegistry) -> None:
 # --- communicate component ---------------------------------------------------------------
 
 
-def communicate_reward(registry: DomainRegistry, required, messages) -> Evaluation:
+def communicate_reward(registry: DomainRegistry, required, messages: list[dict[str, Any]]) -> Evaluation:
     return evaluate(replayed(registry, messages, mock_task(communicate=required, basis=["COMMUNICATE"])))
 
 
@@ -260,7 +260,7 @@ class FakeJudge:
     def __init__(self, verdicts, error=None) -> None:
         self.verdicts, self.error, self.calls = verdicts, error, 0
 
-    def __call__(self, messages, assertions):
+    def __call__(self, messages: list[dict[str, Any]], assertions):
         self.calls += 1
         if self.error:
             raise JudgeError(self.error)
@@ -453,7 +453,7 @@ def test_the_gold_cache_tells_apart_tasks_that_differ_only_by_a_null(registry: D
         "evaluation_criteria": {"actions": [], "reward_basis": ["DB"]},
     }
 
-    def with_update(update: dict) -> Task:
+    def with_update(update: dict[str, Any]) -> Task:
         return Task.model_validate(
             {**base, "initial_state": {"initialization_data": {"agent_data": {"tasks": {"task_1": update}}}}}
         )

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 TASK = mock_task()
 
 
-def calls_of(registry: DomainRegistry, messages) -> list[CallRecord]:
+def calls_of(registry: DomainRegistry, messages: list[dict[str, Any]]) -> list[CallRecord]:
     return replayed(registry, messages, TASK).timeline.calls
 
 

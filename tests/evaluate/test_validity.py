@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ QWEN = CORPUS / "sierra-research__tau2-bench__qwen2.5-7b_airline_default_gpt-4.1
 WRONG_ID = "43 of 50 simulations carry another task's id"
 
 
-def _eval_json(path, capsys: pytest.CaptureFixture[str]) -> tuple[list[dict], dict]:
+def _eval_json(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     main(["eval", str(path), "--json", "--tau2-data", str(CORPUS)])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     (file,) = [line for line in lines if line["kind"] == "file"]
