@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tau_tui.catalog.summaries import Summaries
 from tau_tui.model.io import open_run
@@ -154,7 +155,7 @@ def test_saved_notes_reach_the_catalog(tmp_path: Path) -> None:
 def test_the_loader_emits_every_file_in_order_with_its_notes(tmp_path: Path) -> None:
     shutil.copy(MOCK_DEMO, tmp_path / "a.json")
     (tmp_path / "b.json").write_text("{not json")
-    events: list = []
+    events: list[Any] = []
     load_runs([tmp_path], 7, events.append, lambda: False, index_workers=0)
     kinds = [type(e).__name__ for e in events]
     assert kinds[0] == "LoadStarted" and kinds[-1] == "LoadFinished"
@@ -167,6 +168,6 @@ def test_the_loader_emits_every_file_in_order_with_its_notes(tmp_path: Path) -> 
 
 def test_a_cancelled_load_never_finishes(tmp_path: Path) -> None:
     shutil.copy(MOCK_DEMO, tmp_path / "a.json")
-    events: list = []
+    events: list[Any] = []
     load_runs([tmp_path], 1, events.append, lambda: True, index_workers=0)
     assert not any(isinstance(e, LoadFinished) for e in events)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tau_tui.catalog.summaries import Summaries
 from tau_tui.session.replay_queue import BackgroundReplay, ReplayQueue
@@ -100,7 +101,7 @@ class Outcome:
 
 class Executor:
     def __init__(self, fail_after: int | None = None) -> None:
-        self.units: list = []
+        self.units: list[Any] = []
         self.fail_after = fail_after
         self.closed = False
 
@@ -115,7 +116,9 @@ class Executor:
         self.closed = True
 
 
-def replay(rows: list[Row], workers: int, executor: Executor | None = None, may_pool=lambda row: True):
+def replay(
+    rows: list[Row], workers: int, executor: Executor | None = None, may_pool=lambda row: True
+) -> tuple[BackgroundReplay, Service, list[int]]:
     queue = ReplayQueue()
     queue.new_generation()
     queue.put(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,7 @@ def test_the_factory_builds_everything_from_the_settings(session: Session, tmp_p
 
 def test_loading_then_replaying_hands_over_in_turn(session: Session) -> None:
     generation, paths = session.start_load()
-    events: list = []
+    events: list[Any] = []
     session.load(generation, paths, events.append, lambda: False)
     changes = [session.handle(event) for event in events]
     assert not any(c.start_replay for c in changes[:-1])  # nothing replays while files are indexed
@@ -118,7 +119,7 @@ def test_the_tau2_data_found_beside_the_files_is_named_in_the_notices(tau2_data:
     settings = Settings(tau2_data=tau2_data, sources={"tau2_data": f"found at {tau2_data}"}, workers=1)
     session = Session.from_settings(settings, [tau2_data / "generated" / "tau2-gold_mock.json"])
     generation, paths = session.start_load()
-    events: list = []
+    events: list[Any] = []
     session.load(generation, paths, events.append, lambda: False)
     assert any(session.handle(event).notices for event in events)
     notices = [(n.path, n.text) for n in session.catalog.all_notices()]
