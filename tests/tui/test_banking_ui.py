@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tau_tui.analysis import Analyzer
+from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.catalog import RunFilter
 from tau_tui.domains import DomainRegistry
 from tau_tui.model.io import open_run
@@ -26,7 +26,7 @@ GOLD = CORPUS / "generated" / "tau2-gold_banking_knowledge.json"
 SIM = "gold-banking_knowledge-task_026-gold"  # gives a user tool (step 5), unlocks an agent tool (step 15)
 
 
-def analysed():
+def analysed() -> tuple[SimAnalysis, TrajectoryDoc]:
     run = open_run(GOLD)
     index = run.find(SIM)
     analysis = Analyzer(DomainRegistry(CORPUS)).analyze(run, index)
@@ -52,6 +52,7 @@ def test_unlocks_gives_and_wrapper_calls_are_marked_on_the_trajectory() -> None:
         doc, user_call.call_step, expanded=True
     )
     agent_call = next(c for c in doc.calls if c.name == "call_discoverable_agent_tool")
+    assert agent_call.record is not None
     assert agent_call.record.via == "update_transaction_rewards_3847" and agent_call.discovered_at == 15
     assert not next(c for c in doc.calls if c.name == "log_verification").discoverable
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.analysis import Analyzer
 from tau_tui.calibrate import compare_simulations
-from tau_tui.model.io import open_run
+from tau_tui.model.io import RunFile, open_run
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.screens.trial_compare import TrialCompareScreen
 from tau_tui.tui.widgets.run_table import RunTable
@@ -18,6 +18,7 @@ from ..conftest import CORPUS
 from .conftest import settle, wait_until
 
 if TYPE_CHECKING:
+    from tau_tui.calibrate.compare import TrialComparison
     from tests.tui.conftest import MakeApp
 
 pytestmark = pytest.mark.corpus
@@ -28,7 +29,7 @@ TELECOM = (
 )
 
 
-def first_trials_with_different_calls(analyzer: Analyzer):
+def first_trials_with_different_calls(analyzer: Analyzer) -> tuple[RunFile, str, int, int, TrialComparison]:
     """(run, task, index a, index b, comparison) of the first two trials of one task that part at some call
     (gpt-4.1 at temperature 0 repeats itself: in this file only one task has trials that differ)."""
     run = open_run(TELECOM)
@@ -43,7 +44,7 @@ def first_trials_with_different_calls(analyzer: Analyzer):
     raise AssertionError("no two trials of a task differ")
 
 
-def unlabelled(data: dict) -> dict:
+def unlabelled(data: dict[str, Any]) -> dict[str, Any]:
     """A comparison's JSON without the side labels (the screen names its sides its own way)."""
     return {**data, "left": {**data["left"], "label": None}, "right": {**data["right"], "label": None}}
 

@@ -25,7 +25,7 @@ from .conftest import wait_until
 pytestmark = pytest.mark.corpus
 
 
-def corpus_runs():
+def corpus_runs() -> tuple[list[RunFile], list[str]]:
     runs, failures = [], []
     for path in expand_paths([CORPUS]):
         try:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def troubled_run(path, analyzer: Analyzer):
+def troubled_run(path: Path, analyzer: Analyzer) -> tuple[Path, bool]:
     """One simulation with a mismatch, a finding, and a recorded DB check that disagrees with ours."""
     results_file(
         path,

@@ -28,7 +28,7 @@ def shown(content: str, role: str = "assistant", width: int = 70, terms: tuple[s
     return render_step(doc.steps[0], RenderContext(width, terms=terms))
 
 
-def style_at(text, word: str) -> Style:
+def style_at(text: str, word: str) -> Style:
     from rich.console import Console
 
     return text.get_style_at_offset(Console(), text.plain.index(word))

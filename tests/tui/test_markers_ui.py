@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tau_tui.analysis import Analyzer
 from tau_tui.catalog import RunFilter
@@ -129,7 +129,9 @@ async def test_runs_table_counts_faults_refusals_and_discoveries(make_app: MakeA
 # --- live play marks them as the inspector does ----------------------------------------------------------
 
 
-async def play_one_call(registry: DomainRegistry, tmp_path: Path, domain: str, task: str, tool: str, arguments: dict):
+async def play_one_call(
+    registry: DomainRegistry, tmp_path: Path, domain: str, task: str, tool: str, arguments: dict[str, Any]
+) -> tuple[TrajectoryDoc | None, dict[int, str], int, int]:
     """Play the agent of ``task``, call ``tool`` once; returns the screen, the view's text of the result step."""
     from tau_tui.rollout import PlaySession
     from tau_tui.tui.play import PlayApp
@@ -169,7 +171,9 @@ async def test_live_play_marks_an_injected_fault_as_the_inspector_does(
         "lookup_stock",
         {"sku": "CP-22-3M", "warehouse": "south"},
     )
+    assert doc is not None
     call = doc.calls[-1]
+    assert call.fault is not None
     assert call.pill == "fault" and call.kind == "fault" and call.fault["kind"] == "timeout"
     assert doc.targets["fault"] == [result_step]
     assert "↯ lookup_stock" in shown[call_step] and "fault" in shown[call_step]
@@ -182,6 +186,7 @@ async def test_live_play_shows_a_discovered_tool_as_the_inspector_does(
     doc, shown, _, result_step = await play_one_call(
         registry, tmp_path, "aftersales", "goodwill_for_late_delivery", "read_document", {"doc_id": "KB-205"}
     )
+    assert doc is not None
     assert doc.targets["discovery"] == [result_step]
     assert "✦ discovered issue_goodwill_credit" in shown[result_step]
 

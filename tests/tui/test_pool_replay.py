@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.tui.conftest import build_app
@@ -13,7 +15,7 @@ FILE = CORPUS / "sierra-research__tau2-bench__airline.json"
 GOLD = CORPUS / "generated" / "tau2-gold_airline.json"  # together, batches big enough for the pool
 
 
-async def _derived(workers: int) -> tuple[dict, bool]:
+async def _derived(workers: int) -> tuple[dict[str, Any], bool]:
     app = build_app([FILE, GOLD], tau2_data=CORPUS, workers=workers)
     async with app.run_test(size=(160, 45)) as pilot:
         while app.busy or not app.session.catalog.rows:

@@ -247,7 +247,7 @@ async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(
 
     finish, flying = RayRollout.finish, [0]
 
-    async def counted(self, *unit):
+    async def counted(self, *unit) -> tuple[dict[str, Any], float | None, str]:
         flying.append(flying[-1] + 1)
         try:
             return await finish(self, *unit)
