@@ -7,7 +7,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -84,7 +84,7 @@ def analyzer(registry: DomainRegistry) -> Analyzer:
 
 
 @pytest.fixture(scope="session")
-def oracle_rows() -> list[dict]:
+def oracle_rows() -> list[dict[str, Any]]:
     corpus_required()
     return [json.loads(line) for line in ORACLE.read_text().splitlines() if line.strip()]
 

@@ -63,7 +63,7 @@ def results_file(
     task: dict[str, Any] | None = None,
     domain: str = "mock",
     sim_id: str = "sim-1",
-    extra_sims: list[dict] | None = None,
+    extra_sims: list[dict[str, Any]] | None = None,
     agent_impl: str = "llm_agent",
 ) -> Path:
     """Write a minimal tau2 results object with one simulation."""
@@ -218,7 +218,7 @@ VOLATILE_SIM = ("id", "timestamp", "start_time", "end_time", "duration")
 VOLATILE_MESSAGE = ("id", "timestamp")
 
 
-def normalised_sim(sim: dict) -> dict:
+def normalised_sim(sim: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in sim.items() if k not in VOLATILE_SIM}
     messages = []
     for message in sim.get("messages") or []:
@@ -230,7 +230,7 @@ def normalised_sim(sim: dict) -> dict:
     return out
 
 
-def normalised(path) -> tuple[dict, dict]:
+def normalised(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the file without its timestamp and simulations, its simulations by (trial, task, seed), normalised)."""
     data = json.loads(path.read_text())
     sims = data.pop("simulations")
@@ -250,7 +250,7 @@ def _no_local_episodes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Runner, "finish_unit", refuse)
 
 
-def cli_on_corpus(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+def cli_on_corpus(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
     """``tau-tui ARGS --tau2-data CORPUS`` in this process: (exit code, stdout, stderr)."""
     from tau_tui.cli import main
     from tests.conftest import CORPUS

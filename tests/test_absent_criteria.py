@@ -35,7 +35,7 @@ NO_ACTIONS = {
 NO_CRITERIA = {"id": "no_criteria", "user_scenario": {"instructions": "Say hello."}}
 
 
-def _writes(tmp_path: Path, task: dict, name: str) -> Path:
+def _writes(tmp_path: Path, task: dict[str, Any], name: str) -> Path:
     """A mock run whose agent creates a task: its final DB differs from the (unchanged) gold DB."""
     return results_file(
         tmp_path / name,
@@ -50,7 +50,7 @@ def _writes(tmp_path: Path, task: dict, name: str) -> Path:
     )
 
 
-def _replay_record(capsys: pytest.CaptureFixture[str], path, tau2_data: Path) -> dict:
+def _replay_record(capsys: pytest.CaptureFixture[str], path: Path, tau2_data: Path) -> dict[str, Any]:
     assert main(["replay", str(path), "--json", "--tau2-data", str(tau2_data)]) == 0
     return json.loads(capsys.readouterr().out)
 

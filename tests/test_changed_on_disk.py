@@ -45,11 +45,11 @@ def streamed_file(
     return path
 
 
-def grow(path) -> None:
+def grow(path: Path) -> None:
     path.write_bytes(path.read_bytes().replace(b"hello", b"hello again"))
 
 
-def same_size(path) -> None:
+def same_size(path: Path) -> None:
     """Rewritten in place at the same size, its mtime put back: the spans now cut through other values."""
     info = os.stat(path)
     raw = path.read_bytes()
@@ -99,7 +99,9 @@ def test_notes_from_review_on_a_changed_file_is_a_line(
 ) -> None:
     import tau_tui.model.io as io
 
-    def open_then_change(path, *args, **kwargs: Any) -> RunFile:  # indexed, then changed before its reviews are read
+    def open_then_change(
+        path: Path, *args, **kwargs: Any
+    ) -> RunFile:  # indexed, then changed before its reviews are read
         run = open_run(path, *args, **kwargs)
         CHANGES[change][0](streamed)
         return run

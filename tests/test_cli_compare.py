@@ -19,16 +19,16 @@ TELECOM_B = "sierra-research__tau2-bench__ft-gpt-4.1-2025-04-14-sierra-tau2-full
 SOLO_4 = "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
 
 
-def compare_cli(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: str | Path):
+def compare_cli(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: object) -> tuple[int, str, str]:
     code = main(["compare", "--tau2-data", str(tau2_data), *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def hand_count(a_path, b_path):
+def hand_count(a_path, b_path) -> tuple[dict[str, int], int]:
     """The matrix counted straight from the raw JSON (recorded rewards, one trial per task)."""
 
-    def rewards(path):
+    def rewards(path: Path):
         data = json.loads(path.read_text())
         return {s["task_id"]: s["reward_info"]["reward"] for s in data["simulations"]}
 

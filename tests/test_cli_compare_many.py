@@ -30,7 +30,7 @@ def three_runs(tmp_path_factory: pytest.TempPathFactory, tau2_data: Path) -> lis
     return paths
 
 
-def compare_json(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: str | Path):
+def compare_json(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: object):
     code = main(["compare", "--tau2-data", str(tau2_data), *map(str, args), "--json"])
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines()], err

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -31,7 +31,7 @@ UPDATE = {"task_id": "task_1", "status": "completed"}
 TASK_1_DONE = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def export_cli(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: str | Path):
+def export_cli(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: object) -> tuple[int, str, str]:
     code = main(["export", "--tau2-data", str(tau2_data), *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
@@ -54,7 +54,7 @@ def replayed(analyzer: Analyzer) -> dict[str, int]:
     return {"simulations": sims, "messages": messages, "tool_calls": calls, "runs": 2, "passed": passed}
 
 
-def read_csv(path):
+def read_csv(path: Path):
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 
@@ -236,7 +236,7 @@ def strings(value):
             yield from strings(item)
 
 
-def read_back(fmt: str, out: Path) -> dict[str, list]:
+def read_back(fmt: str, out: Path) -> dict[str, list[Any]]:
     """Every table of an export as rows, each format read by its own reader."""
     if fmt == "sft":
         return {"sft": [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]}

@@ -16,7 +16,7 @@ def hostile(tmp_path: Path) -> Path:
     return write_hostile(tmp_path / "runs")
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str | Path):
+def run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.corpus
 AIRLINE = CORPUS / "sierra-research__tau2-bench__airline.json"
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+def _run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err

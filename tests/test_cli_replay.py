@@ -32,7 +32,7 @@ FIELDS = {
 }
 
 
-def replay(capsys: pytest.CaptureFixture[str], *args: str | Path):
+def replay(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
     code = main(["replay", *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err

@@ -33,7 +33,7 @@ def three_runs(tmp_path_factory: pytest.TempPathFactory, tau2_data: Path) -> lis
     return scripted_runs(tmp_path_factory.mktemp("runs"), tau2_data)
 
 
-def report(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: str | Path):
+def report(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: object) -> tuple[int, str, str]:
     code = main(["report", "--tau2-data", str(tau2_data), *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err

@@ -16,7 +16,7 @@ AFTERSALES = ROOT / "recordings" / "aftersales.json"
 TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def show(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+def show(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
     capsys.readouterr()
     code = main(["show", *map(str, argv)])
     out, err = capsys.readouterr()

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import CORPUS, ROOT, corpus_required
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
     return subprocess.run(
         [sys.executable, "-m", "tau_tui", *args, "--tau2-data", str(CORPUS)],

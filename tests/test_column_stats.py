@@ -30,7 +30,7 @@ FILES = [
 MEASURED = [c for c in COLUMNS if c.flex or c.elide]
 
 
-def reference(rows):
+def reference(rows) -> tuple[dict[str, int], dict[str, dict[str, int]], set[str]]:
     """What the table computed over every row before (per column: longest value, starts; shown columns)."""
     natural, starts = {}, {}
     for column in MEASURED:

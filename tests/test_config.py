@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -248,7 +249,7 @@ def test_ray_address_comes_from_the_environment_and_reaches_ray_init(
     assert resolve(None, {"TAU_TUI_CONFIG": str(clean_env)}).ray_address == "ray://file:10001"
     settings = resolve(None, {"TAU_TUI_CONFIG": str(clean_env), "RAY_ADDRESS": "127.0.0.1:6379"})
     assert settings.ray_address == "127.0.0.1:6379" and settings.origin("ray_address") == "RAY_ADDRESS"
-    calls: list[dict] = []
+    calls: list[dict[str, Any]] = []
     fake = types.SimpleNamespace(is_initialized=lambda: False, init=lambda **kwargs: calls.append(kwargs))
     monkeypatch.setitem(sys.modules, "ray", fake)
     assert connect_ray(settings.ray_address) == (fake, True)

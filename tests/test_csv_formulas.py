@@ -39,7 +39,7 @@ PLAIN = ["hello", "", "a = b", "user@example.com", "x-1", "'already quoted"]
 
 
 @pytest.mark.parametrize("text", FORMULAS)
-def test_formula_like_text_gets_a_leading_apostrophe(text) -> None:
+def test_formula_like_text_gets_a_leading_apostrophe(text: str) -> None:
     assert is_formula_like(text) and spreadsheet_safe(text) == "'" + text
 
 

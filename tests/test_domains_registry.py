@@ -126,11 +126,11 @@ def test_fallback_providers_are_asked_in_order_after_domain_folders() -> None:
 
     asked: list[str] = []
 
-    def nothing(name) -> None:
+    def nothing(name: str) -> None:
         asked.append(f"nothing:{name}")
         return None
 
-    def lamps(name) -> _Found | None:
+    def lamps(name: str) -> _Found | None:
         asked.append(f"lamps:{name}")
         return _Found("lamps") if name.startswith("lamps") else None
 

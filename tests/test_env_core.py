@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import date, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pydantic import BaseModel
@@ -46,7 +46,7 @@ SCHEMA = DBSchema(Shop)
 
 
 class ShopTools(Toolkit):
-    cache: dict
+    cache: dict[str, Any]
 
     def __init__(self, db) -> None:
         super().__init__(db)
@@ -268,16 +268,17 @@ def test_returned_objects_are_copies() -> None:
 
 
 def test_episode_isolation_a_then_b_equals_b_alone() -> None:
-    def episode_a(env) -> None:
+    def episode_a(env: Environment) -> None:
         run(env, "get_item", {"item_id": "a"})
         run(env, "set_price", {"item_id": "a", "price": 50})
         run(env, "add_item", {"item_id": "c", "price": 1})
 
-    def episode_b(env):
+    def episode_b(env: Environment):
         out = [
             run(env, "get_item", {"item_id": "a"}).content,
             run(env, "add_item", {"item_id": "d", "price": 2}).content,
         ]
+        assert env.agent is not None
         return out, env.db_hash(), env.agent.calls_made
 
     alone = episode_b(new_env())

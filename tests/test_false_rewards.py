@@ -20,7 +20,7 @@ BASELINE = CORPUS / "sierra-research__tau2-bench__e2e_airline_baseline.json"
 
 
 @pytest.fixture
-def baseline() -> dict:
+def baseline() -> dict[str, Any]:
     return json.loads(BASELINE.read_text())
 
 
@@ -30,23 +30,23 @@ def write(path: Path, data) -> Path:
     return path
 
 
-def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, list[dict], str]:
+def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, list[dict[str, Any]], str]:
     code = main([*map(str, args)])
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines() if line.startswith("{")], err
 
 
-def cli_text(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+def cli_text(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
     code = main([*map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def sims(records: list[dict]) -> list[dict]:
+def sims(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in records if r.get("kind") == "simulation"]
 
 
-def the_file(records: list[dict]) -> dict:
+def the_file(records: list[dict[str, Any]]) -> dict[str, Any]:
     (record,) = [r for r in records if r.get("kind") == "file"]
     return record
 
@@ -63,7 +63,7 @@ def test_the_baseline_is_recomputed_as_recorded(
 # --- a false pass: a fork's domain variant and its task fields ----------------------------------------------
 
 
-def fork_run(baseline: dict, domain: str = "airline-relaxed") -> dict:
+def fork_run(baseline: dict[str, Any], domain: str = "airline-relaxed") -> dict[str, Any]:
     """A fork's run: its domain a changed-policy variant of airline, its task with other acceptable outcomes,
     the recording's own verdict 0.0 (the outcome fails the fork's stricter check)."""
     run = copy.deepcopy(baseline)

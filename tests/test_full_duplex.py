@@ -31,6 +31,7 @@ from tests.review_fixtures import voice_mock_run, voice_simulation, voice_ticks
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer, SimAnalysis
+    from tau_tui.model.results import SimulationRun
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def _analysis(analyzer: Analyzer, folder) -> SimAnalysis:
         ("half_duplex", [], "ticks", "messages"),
     ],
 )
-def test_which_view_is_graded(mode: str | None, messages, ticks, expected: str) -> None:
+def test_which_view_is_graded(mode: str | None, messages: list[dict[str, Any]], ticks, expected: str) -> None:
     assert graded_from(mode, messages, ticks) == expected
 
 
@@ -245,7 +246,7 @@ def test_the_nl_judge_is_given_the_speech_only(analyzer: Analyzer, tmp_path: Pat
     (folder / "results.json").write_text(json.dumps(meta))
     seen = []
 
-    def judge(messages, assertions):
+    def judge(messages: list[dict[str, Any]], assertions):
         seen.extend(messages)
         return [NLCheck(a, True, "ok") for a in assertions]
 
@@ -380,7 +381,7 @@ def test_an_unpriced_side_makes_the_total_cost_unknown(tmp_path: Path) -> None:
     from tau_tui.catalog.rows import RunRow
     from tau_tui.views.columns import _cost
 
-    def row(**costs: Any):
+    def row(**costs: Any) -> tuple[RunRow, SimulationRun]:
         folder = voice_mock_run(tmp_path / str(len(list(tmp_path.iterdir()))), [voice_simulation(**costs)])
         run = open_run(folder)
         return RunRow("key", run, run.entries[0], (0, 0)), run.simulation(0)

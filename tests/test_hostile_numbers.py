@@ -23,20 +23,20 @@ from tests.hostile import DEMO
 LOOKALIKES = ["²", "١٢", "𝟓", "+5", "-1", "5.0", " ", ""]
 
 
-def demo(**changes: Any) -> dict:
+def demo(**changes: Any) -> dict[str, Any]:
     data = copy.deepcopy(json.loads(DEMO.read_text()))
     for index, fields in changes.items():
         data["simulations"][int(index[1:])].update(fields)
     return data
 
 
-def write(tmp_path: Path, data, name="run.json"):
+def write(tmp_path: Path, data, name: str = "run.json") -> Path:
     path = tmp_path / name
     path.write_text(json.dumps(data))
     return path
 
 
-def cli(capsys: pytest.CaptureFixture[str], *args: str | Path):
+def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
     code = main([*map(str, args)])
     out, err = capsys.readouterr()
     assert "Traceback" not in err
@@ -44,7 +44,7 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str | Path):
 
 
 @pytest.mark.parametrize("text", LOOKALIKES)
-def test_only_ascii_digits_are_whole_numbers(text) -> None:
+def test_only_ascii_digits_are_whole_numbers(text: str) -> None:
     assert whole_number(text) is None
     assert id_order(text) == task_order(text) == _natural(text) == (1, 0, text)
 

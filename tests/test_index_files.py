@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -20,13 +21,13 @@ from tau_tui.model.stream import SpanSims
 from tests.conftest import CORPUS, corpus_required
 
 
-def _index(paths, workers: int, every: float = 0.25) -> list:
-    events: list = []
+def _index(paths, workers: int, every: float = 0.25) -> list[Any]:
+    events: list[Any] = []
     assert index_files(paths, events.append, workers, every=every)
     return events
 
 
-def _outcome(event) -> tuple:
+def _outcome(event) -> tuple[Any, ...]:
     """What a file's last event says: the run as the runs table and the trajectory screen read it."""
     if isinstance(event, Failed):
         return ("failed", str(event.path), event.problem)
@@ -44,7 +45,7 @@ def _outcome(event) -> tuple:
     )
 
 
-def _check_order(events: list, count: int) -> dict[int, object]:
+def _check_order(events: list[Any], count: int) -> dict[int, object]:
     """Every file ends with one Loaded or Failed, after its Growing events; files first appear in order."""
     first_seen: list[int] = []
     last: dict[int, object] = {}
@@ -59,7 +60,7 @@ def _check_order(events: list, count: int) -> dict[int, object]:
     return last
 
 
-def _same_runs(paths, parallel: list, sequential: list) -> None:
+def _same_runs(paths, parallel: list[Any], sequential: list[Any]) -> None:
     last_par = _check_order(parallel, len(paths))
     last_seq = _check_order(sequential, len(paths))
     for pos in range(len(paths)):
@@ -177,7 +178,7 @@ def test_a_worker_that_dies_fails_its_file_with_one_line_and_the_others_load(
 
     monkeypatch.setattr(_Coordinator, "_receive", kill_on_first_chunk)
     monkeypatch.setattr(_Coordinator, "BRIDGE", False)  # every file to a worker
-    events: list = []
+    events: list[Any] = []
     done: list[bool] = []
     thread = threading.Thread(target=lambda: done.append(index_files(paths, events.append, 2, every=0.0)), daemon=True)
     started = time.monotonic()
@@ -199,7 +200,7 @@ def test_cancelling_stops_the_workers(generated: list[Path]) -> None:
         calls.append(1)
         return len(calls) > 2
 
-    events: list = []
+    events: list[Any] = []
     assert index_files(list(generated), events.append, 2, cancelled=cancelled) is False
 
 
@@ -278,7 +279,7 @@ def test_a_failure_of_the_thread_here_fails_its_file_and_the_rest_still_load(
         put(self, event)
 
     monkeypatch.setattr(_Coordinator, "_local_put", breaking)
-    events: list = []
+    events: list[Any] = []
     done: list[bool] = []
     thread = threading.Thread(target=lambda: done.append(index_files(paths, events.append, 2, every=0.0)), daemon=True)
     thread.start()

@@ -16,7 +16,7 @@ from tests.test_submission import BASELINES, build_submission, submission_meta
 pytestmark = pytest.mark.corpus
 
 
-def planted(tmp_path: Path):
+def planted(tmp_path: Path) -> tuple[Path, Path]:
     """A submission whose trajectories/ holds a link to a results file outside the folder, filed as airline."""
     secret = tmp_path / "private" / "secret_results.json"
     secret.parent.mkdir()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -50,7 +50,7 @@ MODIFY_TASK = {
 }
 
 
-def modified_order(watch: tuple[float, dict], backpack: tuple[float, dict]) -> dict:
+def modified_order(watch: tuple[float, dict[str, Any]], backpack: tuple[float, dict[str, Any]]) -> dict[str, Any]:
     """Order #W8955613 after the modify, with the (price, options) the recording gives each new item."""
     return {
         "order_id": ORDER,
@@ -99,7 +99,7 @@ AS_1_0_1 = modified_order((198.0, BACKPACK), (198.0, BACKPACK))
 AS_FIXED = modified_order((315.61, WATCH), (198.0, BACKPACK))
 
 
-def retail_recording(path, order: dict) -> Path:
+def retail_recording(path: Path, order: dict[str, Any]) -> Path:
     return results_file(
         path,
         [
@@ -185,7 +185,7 @@ def test_the_corpus_mismatches_are_seven_library_text_and_one_divergence(analyze
     assert sorted(classes, key=str) == [("divergence", None)] + [("library_text", note)] * 7
 
 
-def library_text_recording(path, then_diverge: bool = True, sim_id: str = "sim-1") -> Path:
+def library_text_recording(path: Path, then_diverge: bool = True, sim_id: str = "sim-1") -> Path:
     """A mock run whose first write's recorded error has a pydantic further-information line the replay lacks;
     ``then_diverge``: a second write whose recorded title differs (a divergence)."""
     mock_error = "Error: Task nope not found"  # what the mock's update_task_status says of an unknown task
@@ -271,7 +271,7 @@ def test_a_modify_that_neither_tool_gives_is_a_divergence(tmp_path: Path, regist
         assert mismatch["mismatch_class"] == "divergence" and "upstream_issue" not in mismatch
 
 
-def replay(capsys: pytest.CaptureFixture[str], *args: str | Path):
+def replay(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
     code = main(["replay", *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err

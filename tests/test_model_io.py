@@ -179,7 +179,7 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
-def test_unreadable_inputs_get_one_line(tmp_path: Path, name) -> None:
+def test_unreadable_inputs_get_one_line(tmp_path: Path, name: str) -> None:
     payload, expected = BAD_INPUTS[name]
     path = tmp_path / f"{name}.json"
     path.write_bytes(payload)

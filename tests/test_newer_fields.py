@@ -76,7 +76,7 @@ PROVENANCE = {  # PR 467's RewardInfo fields
 FAILED_JUDGE = "Evaluation failed: could not parse LLM response after 3 attempts. Error: Expecting value"
 
 
-def _newer_run(tmp_path: Path, name="newer.json", bom=False, indent=2) -> Path:
+def _newer_run(tmp_path: Path, name: str = "newer.json", bom=False, indent=2) -> Path:
     path = results_file(tmp_path / name, DONE + [user("I can't go on. ###OUT-OF-SCOPE###")])
     data = json.loads(path.read_text())
     data["info"]["judge_llm"] = "gpt-5.2"

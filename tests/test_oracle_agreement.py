@@ -29,9 +29,11 @@ def _locate(name: str) -> Path:
     raise FileNotFoundError(name)
 
 
-def agreement(domain: str, oracle_rows: list[dict], analyzer: Analyzer) -> tuple[dict[str, int], int, list[str]]:
+def agreement(
+    domain: str, oracle_rows: list[dict[str, Any]], analyzer: Analyzer
+) -> tuple[dict[str, int], int, list[str]]:
     rows = [r for r in oracle_rows if r["domain"] == domain and "oracle_error" not in r]
-    by_file: dict[str, list[dict]] = defaultdict(list)
+    by_file: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_file[row["file"]].append(row)
     agree = {f: 0 for f in FIELDS}

@@ -11,6 +11,7 @@ import os
 import signal
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,7 +93,7 @@ def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(
         plan = workspace.run_plan(request)
         remote = ProcessRollout(workspace.settings, Workspace, 2)
         killed: list[int] = []
-        lost: list = []
+        lost: list[Any] = []
 
         def kill_one(event) -> None:
             if isinstance(event, WorkerLost):
@@ -164,8 +165,8 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
         "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1, concurrency=4
     )
 
-    def events_of(remote) -> list:
-        events: list = []
+    def events_of(remote) -> list[Any]:
+        events: list[Any] = []
         runner = Runner(config, tmp_path / f"{remote is not None}.json", workspace.registry, listener=events.append)
         runner.remote = remote
         asyncio.run(runner.run())
@@ -180,7 +181,7 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
     assert kinds[RunStarted] == kinds[RunFinished] == 1 and kinds[SimulationStarted] == kinds[SimulationFinished] == 10
     assert kinds[SimulationMessage] > 20
 
-    def messages(events) -> Counter:
+    def messages(events) -> Counter[str]:
         return Counter((e.task_id, e.trial, e.message.role) for e in events if isinstance(e, SimulationMessage))
 
     assert messages(spread) == messages(alone)

@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,7 +46,7 @@ def cluster() -> Iterator[LocalCluster]:
 
 def tau_tui(
     cluster: LocalCluster, *argv: str, ray_address: bool = True, data: DataHere | None = None
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """``tau-tui ARGV`` in a new process from the project folder, with only a relative TAU2_DATA_DIR for data
     (``data``: that folder instead, which only this process can read)."""
     env = cluster.env() if ray_address else {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
@@ -85,7 +86,7 @@ def data_here(tmp_path: Path) -> Iterator[Callable[[str], DataHere]]:
         data.close()
 
 
-def _unpacked_on(cluster: LocalCluster, node: int, domain: str) -> list:
+def _unpacked_on(cluster: LocalCluster, node: int, domain: str) -> list[Any]:
     """The copies of ``domain``'s data node ``node`` unpacked (``parcel.node_cache`` in its TMPDIR)."""
     return sorted(cluster.tmp(node).glob(f"tau-tui-*/shipped/*/domains/{domain}/tasks.json"))
 
@@ -101,7 +102,7 @@ def test_only_tau2_data_dir_set_the_cluster_gives_the_local_executors_bytes(
     assert remote.stdout == local.stdout and local.stdout.count("\n") >= 50  # a JSON line per simulation
 
 
-def _calibration_rows(stdout: str) -> list[dict]:
+def _calibration_rows(stdout: str) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in stdout.splitlines()]
     for row in rows:
         for cell in row["cells"]:
@@ -157,7 +158,7 @@ def test_ship_data_runs_a_rollout_whose_data_only_the_command_can_read(
     assert all(_unpacked_on(cluster, node, "mock") for node in (0, 1))
 
 
-def _keys(path) -> Counter:
+def _keys(path: Path) -> Counter[str]:
     sims = json.loads(path.read_text())["simulations"]
     return Counter((s["trial"], s["task_id"], s["seed"]) for s in sims)
 

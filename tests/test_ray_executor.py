@@ -26,7 +26,7 @@ def served_by_installed_tau2(domain: str) -> bool:
     return data is not None and any((data / sub / domain).is_dir() for sub in ("domains", "tau2/domains"))
 
 
-def _out(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
+def _out(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
     code = main([*map(str, args), "--tau2-data", str(CORPUS)])
     return code, capsys.readouterr().out
 
@@ -61,7 +61,7 @@ def test_streamed_files_ship_their_spans_byte_for_byte(
     assert (ray_code, on_ray) == (local_code, local)
 
 
-def _copy_with_sidecar(tmp_path: Path):
+def _copy_with_sidecar(tmp_path: Path) -> tuple[Path, Path]:
     """A corpus file copied where the test can delete it, with a tool-call scorer sidecar beside it."""
     import shutil
 
@@ -72,7 +72,7 @@ def _copy_with_sidecar(tmp_path: Path):
     return path, sidecar
 
 
-def _local_lines(kind, path, indices, stream_bytes):
+def _local_lines(kind, path: Path, indices, stream_bytes):
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
     from tau_tui.pool import Job, Unit

@@ -7,6 +7,7 @@ import asyncio
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,7 +77,7 @@ def test_ray_events_are_whole_simulations_in_order(local_ray: None, tmp_path: Pa
     config = RunConfig(
         "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1, concurrency=2
     )
-    events: list = []
+    events: list[Any] = []
     runner = Runner(config, tmp_path / "run.json", workspace.registry, listener=events.append)
     with RayRollout(workspace.settings, Workspace, workers=2) as remote:
         runner.remote = remote
@@ -151,7 +152,7 @@ def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(
     assert ray_sims == local_sims
 
 
-def _rows(stdout: str) -> list[dict]:
+def _rows(stdout: str) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in stdout.splitlines()]
     for row in rows:
         for cell in row["cells"]:

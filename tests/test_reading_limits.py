@@ -23,7 +23,7 @@ from tests.helpers import READER_DEPTH, deep_results_file, greet, results_file
 CHILD_TIMEOUT = 60
 
 
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess:
+def run_cli(*args: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tau_tui", *map(str, args)],
         capture_output=True,
@@ -103,7 +103,7 @@ def test_reads_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 ADDRESS_SPACE_CAP = 4 * 1024**3
 
 
-def _capped(*command: str) -> subprocess.CompletedProcess:
+def _capped(*command: str) -> subprocess.CompletedProcess[str]:
     import resource
 
     def cap() -> None:

@@ -29,7 +29,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -115,18 +115,18 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop_process(server)
 
 
-def model_args(url: str) -> dict:
+def model_args(url: str) -> dict[str, Any]:
     return {"api_base": url, "api_key": "no-key-local-server", "temperature": 0.0, "tool_protocol": "json_schema"}
 
 
-def tau_tui(*argv: str, timeout: float = 1800) -> subprocess.CompletedProcess:
+def tau_tui(*argv: str, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), TAU2_DATA_DIR=str(CORPUS))
     return subprocess.run(
         [sys.executable, "-m", "tau_tui", *argv], capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout
     )
 
 
-def turn_seconds(simulations: list[dict]) -> list[float]:
+def turn_seconds(simulations: list[dict[str, Any]]) -> list[float]:
     return [
         m["generation_time_seconds"]
         for sim in simulations

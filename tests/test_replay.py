@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,7 +26,9 @@ def new_env(registry: DomainRegistry) -> Callable[..., Environment]:
     return lambda solo=False: domain.new_environment(solo=solo)
 
 
-def timeline_of(messages, new_env: Callable[..., Environment], task=MOCK_TASK, solo=False) -> Timeline:
+def timeline_of(
+    messages: list[dict[str, Any]], new_env: Callable[..., Environment], task=MOCK_TASK, solo=False
+) -> Timeline:
     return replay([parse_message(m) for m in messages], Task.model_validate(task) if task else None, new_env, solo)
 
 

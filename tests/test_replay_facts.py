@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def facts_of(path, registry: DomainRegistry) -> list[Fact]:
+def facts_of(path: Path, registry: DomainRegistry) -> list[Fact]:
     return Analyzer(registry).analyze(open_run(path), 0).facts()
 
 

@@ -73,7 +73,9 @@ def token_of(address: str) -> str:
     return urllib.parse.parse_qs(urllib.parse.urlsplit(address).query)["token"][0]
 
 
-async def status_of(url: str, headers: dict[str, str] | None = None, cookies: dict[str, str] | None = None):
+async def status_of(
+    url: str, headers: dict[str, str] | None = None, cookies: dict[str, str] | None = None
+) -> tuple[int, set[str], str | None, str]:
     """(status, Set-Cookie names, Location, body) of one GET, redirects not followed."""
     import aiohttp
 

@@ -6,6 +6,7 @@ import datetime
 import hashlib
 import json
 from enum import Enum, IntEnum
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ def canonical(tree) -> bytes:
     return json.dumps(tree, sort_keys=True, default=str).encode()
 
 
-def tricky_tree() -> dict:
+def tricky_tree() -> dict[str, Any]:
     return {
         "plans": [{"plan_id": "P1", "limit": 5.0, "price": -0.0, "big": 1e100}, {"plan_id": "P0", "limit": 2}],
         "lines": [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Collection
 
 import orjson
 import pytest
@@ -18,12 +18,12 @@ if TYPE_CHECKING:
     from tau_tui.model.io import RunFile
 
 
-def _open(path, monkeypatch: pytest.MonkeyPatch, threshold: int, **kwargs: Any) -> RunFile:
+def _open(path: Path, monkeypatch: pytest.MonkeyPatch, threshold: int, **kwargs: Any) -> RunFile:
     runtime.configure(stream_bytes=threshold)
     return open_run(path, **kwargs)
 
 
-def _same_run(path, monkeypatch: pytest.MonkeyPatch, must_stream: bool = True) -> bool:
+def _same_run(path: Path, monkeypatch: pytest.MonkeyPatch, must_stream: bool = True) -> bool:
     """Open ``path`` whole and streamed and check both give the same run (or the same error); whether it was
     streamed. ``must_stream``: a results object or a list of simulations must be."""
     try:
@@ -97,7 +97,9 @@ def test_every_corpus_file_reencoded_streams_to_the_same_run(
     assert streamed_files >= 27
 
 
-def _big_results(tmp_path: Path, n: int = 50, indent: bool = True):
+def _big_results(
+    tmp_path: Path, n: int = 50, indent: bool = True
+) -> tuple[Path, list[dict[str, Collection[Collection[str]]]]]:
     sims = [
         {
             "id": f"s{i}",
@@ -140,7 +142,7 @@ def test_a_streamed_file_keeps_spans_not_trees_and_reports_progress(
 HOSTILE = ['}, {"id": "x"}]', '\\"}', "\\", "\n    },\n    {", "é — 日本語 🎉", "\u2028 \x00 \x1f"]
 
 
-def _hostile_sims(n: int = 30, big_at: int = 11) -> list[dict]:
+def _hostile_sims(n: int = 30, big_at: int = 11) -> list[dict[str, Any]]:
     sims = []
     for i in range(n):
         text = HOSTILE[i % len(HOSTILE)] * (40_000 if i == big_at else 3)  # one far longer than a window
@@ -206,7 +208,7 @@ def test_members_after_the_simulations_reach_the_run_once_read(tmp_path: Path, m
     data = {"simulations": sims, "tasks": [{"id": "0"}], "info": info, "timestamp": "t", "extra": 1}
     path = tmp_path / "sorted.json"
     path.write_bytes(orjson.dumps(data))
-    seen: list[tuple[int, dict]] = []
+    seen: list[tuple[int, dict[str, Any]]] = []
     monkeypatch.setattr("tau_tui.model.stream.time.monotonic", iter(range(0, 10**6)).__next__)
     run = _open(path, monkeypatch, 0, on_progress=lambda r: seen.append((len(r.entries), r.raw_info)))
     assert seen and seen[0][0] < len(sims) and seen[0][1] == {}  # rows came before the members after them

@@ -27,7 +27,7 @@ BASELINES = {
 }
 
 
-def submission_meta(**changes: Any) -> dict:
+def submission_meta(**changes: Any) -> dict[str, Any]:
     """A submission.json as ``tau2 submit prepare`` writes it (percentages, domain → file name)."""
     meta = {
         "model_name": "gpt-4.1-mini",
@@ -51,7 +51,7 @@ def submission_meta(**changes: Any) -> dict:
     return meta
 
 
-def build_submission(root: Path, meta: dict | None = None, raw: bytes | None = None) -> Path:
+def build_submission(root: Path, meta: dict[str, Any] | None = None, raw: bytes | None = None) -> Path:
     """A submission folder made of corpus files: one results file per domain under trajectories/."""
     folder = root / "gpt-4.1-mini_openai_2026-03-26"
     (folder / "trajectories").mkdir(parents=True)
@@ -231,7 +231,7 @@ def test_a_claim_without_a_trajectory_file_is_a_note_of_every_run_of_the_submiss
         ]
 
 
-def eval_json(capsys: pytest.CaptureFixture[str], tau2_data: Path, *paths: str):
+def eval_json(capsys: pytest.CaptureFixture[str], tau2_data: Path, *paths: object):
     code = main(["eval", "--json", "--tau2-data", str(tau2_data), *map(str, paths)])
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines()], err

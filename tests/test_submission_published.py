@@ -37,7 +37,7 @@ PASSES = [
 FAILS = [greet(), user("finish task_1"), say("Sorry, I cannot.")]
 
 
-def old_schema_meta(**changes: Any) -> dict:
+def old_schema_meta(**changes: Any) -> dict[str, Any]:
     meta = {
         "model_name": "IronShell-IronForge-v3",
         "organization": "IronShell",  # the old key for model_organization
@@ -55,7 +55,7 @@ def old_schema_meta(**changes: Any) -> dict:
     return meta
 
 
-def best_of_k_folder(root: Path, meta: dict | None = None, bom: bool = False) -> Path:
+def best_of_k_folder(root: Path, meta: dict[str, Any] | None = None, bom: bool = False) -> Path:
     """Two mock trajectory files of one task: one model fails it, the other passes it."""
     folder = root / "ironforge_ironshell_2026-03-09"
     trajectories = folder / "trajectories"
@@ -92,7 +92,7 @@ def test_best_of_k_is_read_from_the_methodology_and_nothing_else() -> None:
         assert read_submission_of(old_schema_meta(methodology={"notes": plain})).best_of_k is None, plain
 
 
-def read_submission_of(meta: dict, root: list[Path] = []) -> Submission:  # noqa: B006 - one scratch folder per process
+def read_submission_of(meta: dict[str, Any], root: list[Path] = []) -> Submission:  # noqa: B006 - one scratch folder per process
     import tempfile
 
     if not root:

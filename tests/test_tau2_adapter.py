@@ -43,7 +43,7 @@ def toy_domain() -> tuple[Callable[..., Tau2Environment], Tau2Task]:
 
     class CounterTools(ToolKitBase):
         @is_tool(ToolType.WRITE)
-        def set_value(self, key: str, value: int) -> dict:
+        def set_value(self, key: str, value: int) -> dict[str, Any]:
             """Set a counter."""
             if key == "forbidden":
                 raise ValueError("forbidden key")
@@ -88,7 +88,7 @@ def _message(role, **kw: Any):
     return {"role": role, **kw}
 
 
-def _run_file(tmp_path: Path, messages) -> Path:
+def _run_file(tmp_path: Path, messages: list[dict[str, Any]]) -> Path:
     data = {
         "timestamp": "t",
         "info": {"environment_info": {"domain_name": TOY, "policy": "p"}},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from math import comb
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -28,7 +28,7 @@ V1_AIRLINE = CORPUS / "sierra-research__tau-bench__gpt-4o-airline.json"
 V1_NAME = "tool-calling-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_1116093125.json"  # v1's checkpoint name
 
 
-def _call(call_id: str, name: str, arguments: dict) -> dict:
+def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {
         "content": None,
         "role": "assistant",
@@ -38,11 +38,11 @@ def _call(call_id: str, name: str, arguments: dict) -> dict:
     }
 
 
-def _tool(call_id: str, name: str, content: str) -> dict:
+def _tool(call_id: str, name: str, content: str) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
 
 
-def _task(outputs: list[str]) -> dict:
+def _task(outputs: list[str]) -> dict[str, Any]:
     return {
         "user_id": "yusuf_rossi_9620",
         "actions": [{"name": "cancel_pending_order", "kwargs": {"order_id": "#W1", "reason": "no longer needed"}}],
@@ -51,7 +51,7 @@ def _task(outputs: list[str]) -> dict:
     }
 
 
-def _retail_records() -> list[dict]:
+def _retail_records() -> list[dict[str, Any]]:
     traj = [
         {"role": "system", "content": "# Retail agent policy"},
         {"role": "user", "content": "Hi, cancel my order #W1."},
@@ -88,7 +88,7 @@ def _retail_records() -> list[dict]:
     ]
 
 
-def _write(tmp_path: Path, records: list, name: str = V1_NAME) -> Path:
+def _write(tmp_path: Path, records: list[Any], name: str = V1_NAME) -> Path:
     path = tmp_path / name
     path.write_text(json.dumps(records, indent=2))
     return path

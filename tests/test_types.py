@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,11 +46,11 @@ STRICT = {
 TO_DO = {"tau_tui.trust.export"}
 
 
-def overrides() -> list[dict]:
+def overrides() -> list[dict[str, Any]]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["overrides"]
 
 
-def modules(override: dict) -> list[str]:
+def modules(override: dict[str, Any]) -> list[str]:
     named = override["module"]
     return [named] if isinstance(named, str) else list(named)
 

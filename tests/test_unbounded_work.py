@@ -53,7 +53,7 @@ LONG_MESSAGES = ["a." * 150_000, "a-" * 150_000, "x1" * 150_000, "order #W123456
 
 
 @pytest.mark.parametrize("text", LONG_MESSAGES, ids=lambda t: f"{t[:6]!r}x{len(t)}")
-def test_the_identifier_scan_is_linear(text) -> None:
+def test_the_identifier_scan_is_linear(text: str) -> None:
     from tau_tui.evaluate.compliance import _identifiers
 
     started = time.monotonic()
@@ -83,7 +83,7 @@ def test_the_scan_finds_what_the_pattern_finds(tau2_data: Path) -> None:
 # --- an Inspect log's inflated size ---------------------------------------------------------------------------
 
 
-def zip_bomb(path, inflated: int, lie: bool = False):
+def zip_bomb(path: Path, inflated: int, lie: bool = False) -> Path:
     """A small .eval (zip) holding one member of ``inflated`` zero bytes; ``lie``: its central directory (what
     readers trust) declares 1 byte."""
     import zipfile
@@ -111,7 +111,7 @@ def fake_inspect(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls = []
     package, log = types.ModuleType("inspect_ai"), types.ModuleType("inspect_ai.log")
 
-    def read_eval_log(path) -> None:
+    def read_eval_log(path: Path) -> None:
         calls.append(path)
         raise ValueError("the fake reader reads nothing")
 

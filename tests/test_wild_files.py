@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -13,6 +14,9 @@ from tau_tui.cli import main
 from tau_tui.config import Settings
 from tau_tui.session import Session
 from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from tau_tui.env.domain import Domain
 
 WILD = ROOT / "tests" / "fixtures" / "wild"
 
@@ -34,7 +38,7 @@ SHAPES = [
 ]
 
 
-def cli(capsys: pytest.CaptureFixture[str], *args: str | Path):
+def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
     code = main([*map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
@@ -42,7 +46,7 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str | Path):
 
 @pytest.mark.parametrize(("name", "domain", "source", "sims"), SHAPES, ids=[s[0] for s in SHAPES])
 def test_each_shape_replays_and_is_scored_by_us(
-    name, domain, source, sims, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+    name: str, domain: Domain, source, sims, tau2_data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = WILD / name
     code, out, err = cli(capsys, "replay", "--json", path, "--tau2-data", tau2_data)
@@ -68,12 +72,12 @@ def test_each_shape_replays_and_is_scored_by_us(
 
 @pytest.mark.parametrize(("name", "domain", "source", "sims"), SHAPES, ids=[s[0] for s in SHAPES])
 def test_each_shape_opens_in_the_tui_loader_with_its_domain_and_rewards(
-    name, domain, source, sims, tau2_data: Path
+    name: str, domain: Domain, source, sims, tau2_data: Path
 ) -> None:
     path = WILD / name
     session = Session.from_settings(Settings(tau2_data=tau2_data, workers=1, index_workers=0), [path])
     generation, paths = session.start_load()
-    events: list = []
+    events: list[Any] = []
     session.load(generation, paths, events.append, lambda: False)
     for event in events:
         session.handle(event)
@@ -353,10 +357,10 @@ def test_the_domain_match_counts_calls_and_ties_decide_nothing() -> None:
 def test_terminations_are_read_from_the_stop_token_that_ended_the_conversation() -> None:
     from tau_tui.model.recover import recover_termination
 
-    def user(text):
+    def user(text: str):
         return {"role": "user", "content": text}
 
-    def agent(text, calls=None):
+    def agent(text: str, calls=None):
         return {"role": "assistant", "content": text, "tool_calls": calls}
 
     assert recover_termination([agent("Hi"), user("Thanks ###STOP###")])[0] == "user_stop"
@@ -406,11 +410,11 @@ def hotel_in_tau2() -> Iterator[None]:
     from tau2.registry import registry
 
     class Rooms(DB):
-        rooms: dict[str, dict] = Field(default_factory=dict)
+        rooms: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     class HotelTools(ToolKitBase):
         @is_tool(ToolType.WRITE)
-        def book_room(self, room: str, guest: str) -> dict:
+        def book_room(self, room: str, guest: str) -> dict[str, Any]:
             """Book a room for a guest."""
             self.db.rooms[room] = {"guest": guest}
             return {"room": room, "guest": guest}
@@ -463,7 +467,7 @@ def test_each_file_whose_domain_cannot_be_told_says_its_own_reason_in_the_tui(ta
     paths = [WILD / "transfer_only.json", WILD / "fork_domain_unnamed.json"]
     session = Session.from_settings(Settings(tau2_data=tau2_data, workers=1, index_workers=0), paths)
     generation, found = session.start_load()
-    events: list = []
+    events: list[Any] = []
     session.load(generation, found, events.append, lambda: False)
     for event in events:
         session.handle(event)

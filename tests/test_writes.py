@@ -259,7 +259,7 @@ EXPORT_FORMATS = ("csv", "jsonl", "parquet", "duckdb", "sft")
 
 def export_twice(
     capsys: pytest.CaptureFixture[str], tau2_data: Path, tmp_path: Path, out: Path, fmt: str, between
-) -> tuple[int, str, dict, dict]:
+) -> tuple[int, str, dict[str, Any], dict[str, Any]]:
     """Export the demo recording into ``out``, run ``between(out)`` (remount, fill), export again."""
     if fmt in ("parquet", "duckdb"):
         pytest.importorskip("pyarrow" if fmt == "parquet" else "duckdb", reason="the optional 'export' extra")
@@ -478,7 +478,7 @@ def test_slow_concurrent_note_writers_keep_every_note(tmp_path: Path, monkeypatc
     read = notes_module._read
     barrier = threading.Barrier(6, timeout=0.3)
 
-    def slow_read(path) -> NotesFile | None:
+    def slow_read(path: Path) -> NotesFile | None:
         loaded = read(path)
         try:
             barrier.wait()  # without the lock, all six have read the same old file here
