@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from textual.widgets import TabbedContent
 
 from tau_tui.tui.app import TauTuiApp
 from tau_tui.tui.screens.filters import FilterScreen
@@ -14,6 +15,8 @@ from tau_tui.tui.screens.help import HelpScreen
 from tau_tui.tui.screens.runs import RunsScreen
 from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.tui.widgets.state_tree import StateTree
 
@@ -36,7 +39,7 @@ def plain(screen, selector: str, width: int = 200) -> str:
 
 def change_text(screen: TrajectoryScreen) -> str:
     """The plain text of the state pane's change view."""
-    return screen.query_one("#change-view").plain
+    return screen.query_one("#change-view", RichPane).plain
 
 
 # --- runs screen ------------------------------------------------------------------------------
@@ -108,7 +111,7 @@ async def test_filter_form_applies_as_you_change_it(make_app: MakeApp) -> None:
         assert shown_ids(app) == ["demo-structural-findings", "demo-user-tools"]
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
-        assert "failed" in app.runs_screen.query_one("#filter-bar").plain
+        assert "failed" in app.runs_screen.query_one("#filter-bar", InfoLine).plain
 
 
 def _many_telecom_rows(folder: Path, copies: int = 6) -> Path:
@@ -138,7 +141,7 @@ async def test_clearing_a_filter_that_matched_nothing_shows_the_cursor_row(make_
         top = table.scroll_offset.y
         assert top <= table.cursor_row < top + table._body_height  # the cursor row is on screen
         row = app.session.catalog.by_key[target]
-        assert row.sim_id in screen.query_one("#row-preview").plain  # the row the detail pane describes
+        assert row.sim_id in screen.query_one("#row-preview", InfoLine).plain  # the row the detail pane describes
         line = table.render_line(table.cursor_row - top + 1)
         cursor_style = table.get_component_rich_style("line-table--cursor")
         assert line.text.strip() and all(
@@ -212,7 +215,7 @@ async def test_open_run_shows_messages_and_recorded_vs_derived(make_app: MakeApp
         assert screen.sim_id == "demo-clean-pass"
         assert len(screen.doc) == 8
         assert screen.cursor == 0
-        header = screen.query_one("#traj-header").plain
+        header = screen.query_one("#traj-header", InfoLine).plain
         assert "recorded" in header and "derived" in header
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
@@ -332,7 +335,7 @@ async def test_trajectory_header_names_the_domain_once_and_the_file_by_name(make
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
-        header = app.screen.query_one("#traj-header").plain.splitlines()[0]
+        header = app.screen.query_one("#traj-header", InfoLine).plain.splitlines()[0]
         assert header.count("mock") == 1 + header.count("mock_demo")
         assert header.endswith("sim demo-clean-pass · mock_demo.json")
 
@@ -438,10 +441,10 @@ async def test_task_and_reward_tabs(make_app: MakeApp) -> None:
         await open_sim(pilot, "demo-mismatch")
         screen = app.screen
         await pilot.press("2")
-        assert screen.query_one("#side").active == "tab-task"
+        assert screen.query_one("#side", TabbedContent).active == "tab-task"
         assert "update_task_1" in plain(screen, "#task-view")
         await pilot.press("3")
-        assert screen.query_one("#side").active == "tab-reward"
+        assert screen.query_one("#side", TabbedContent).active == "tab-reward"
         recorded, derived = plain(screen, "#recorded-view"), plain(screen, "#derived-view")
         assert "AS RECORDED" in recorded and "mismatches" not in recorded
         assert "DERIVED" in derived and "mismatches 1" in derived
@@ -474,7 +477,7 @@ async def test_reopening_reuses_the_trajectory_screen_and_resets_it(make_app: Ma
         assert app.screen is first
         assert first.sim_id == "demo-clean-pass" and first.cursor == 0
         assert not first.gold_mode
-        assert first.query_one("#side").active == "tab-state"
+        assert first.query_one("#side", TabbedContent).active == "tab-state"
         tree = first.query_one(StateTree)
         assert (
             tree.node_at("user", ("notifications", "notif_1", "status")) is None

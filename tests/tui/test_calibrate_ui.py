@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from textual.widgets import Input, OptionList
 
 from tau_tui.calibrate import Band, CellChanged, TrialOutcome
 from tau_tui.calibrate.render import CELL_GLYPHS
@@ -22,6 +23,8 @@ from tau_tui.tui.screens.gold_check import GoldCheckScreen, render_check
 from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.calibration_table import CalibrationTable
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.calibration_view import grid_line
 
@@ -69,7 +72,7 @@ async def run_trials(
     await wait_until(pilot, lambda: not screen.running, "the calibration", tries=2000)
     await wait_until(pilot, lambda: not screen.refresh_pending, "the grid redraw")
     await pilot.pause()
-    status = screen.query_one("#cal-status").plain
+    status = screen.query_one("#cal-status", InfoLine).plain
     assert "finished" in status and f"{screen.total}/{screen.total} done" in status, status
 
 
@@ -121,7 +124,7 @@ async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(mak
         gold = [r for r in grid.rows() if r.setup.agent == "scripted/gold"]
         assert len(gold) == 2 and all(r.band is Band.SATURATED for r in gold)
         assert len(screen.table.rows) == len(grid) == recorded + WAREHOUSE_TASKS + 2
-        title = screen.query_one("#cal-title").plain
+        title = screen.query_one("#cal-title", InfoLine).plain
         counts = grid.band_counts()
         assert f"{counts['learning_zone']} learning zone" in title and f"{counts['zero']} zero" in title
         texts = [line_text(r, screen.table) for r in screen.table.rows]
@@ -155,7 +158,7 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
         row = table.current
         assert row is not None
         cell = row.cells[2]
-        assert "trial 3/4" in screen.query_one("#cal-cell").plain
+        assert "trial 3/4" in screen.query_one("#cal-cell", InfoLine).plain
         await pilot.press("enter")
         await wait_until(
             pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None, "the trajectory"
@@ -175,7 +178,7 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
         await pilot.press("equals_sign")
         await wait_until(pilot, lambda: getattr(app.screen, "comparison", None) is not None, "the comparison")
         assert app.screen.comparison.divergence is not None
-        assert "first differing call #1" in app.screen.query_one("#trials-header").plain
+        assert "first differing call #1" in app.screen.query_one("#trials-header", InfoLine).plain
         await pilot.press("escape")
         assert app.screen is screen
 
@@ -202,7 +205,7 @@ async def test_rerun_selected_rows_adds_trials_with_new_seeds(make_app: MakeApp,
         await pilot.press("R")
         form = app.screen
         assert isinstance(form, RolloutScreen) and form.fixed_tasks and form.selected == {flaky[0].task_id}
-        assert form.query_one("#r-agent").value == "scripted/flaky:0.5"
+        assert form.query_one("#r-agent", Input).value == "scripted/flaky:0.5"
         await set_input(pilot, "#r-out", str(tmp_path / "again.json"))
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.running, "the re-run", tries=2000)
@@ -250,7 +253,7 @@ async def test_editing_a_task_sends_its_new_trials_to_a_new_row(make_app: MakeAp
         assert all(r.mixed_versions for r in rows)
         assert "mixes 2 versions" in line_text(old, table) and "not current (task)" in line_text(old, table)
         assert "not current" not in line_text(new, table)
-        assert "several versions of a task" in screen.query_one("#cal-title").plain
+        assert "several versions of a task" in screen.query_one("#cal-title", InfoLine).plain
 
 
 async def test_gold_check_view_lists_each_task(make_app: MakeApp, tmp_path: Path) -> None:
@@ -265,10 +268,13 @@ async def test_gold_check_view_lists_each_task(make_app: MakeApp, tmp_path: Path
         assert isinstance(gold, GoldCheckScreen)
         await wait_until(pilot, lambda: gold.finished, "the gold check", tries=2000)
         assert len(gold.checks) == WAREHOUSE_TASKS and all(c.ok for c in gold.checks)
-        assert f"{WAREHOUSE_TASKS}/{WAREHOUSE_TASKS} tasks checked · 0 failing" in gold.query_one("#gold-title").plain
-        assert "OK" in gold.query_one("#gold-detail").plain
+        assert (
+            f"{WAREHOUSE_TASKS}/{WAREHOUSE_TASKS} tasks checked · 0 failing"
+            in gold.query_one("#gold-title", InfoLine).plain
+        )
+        assert "OK" in gold.query_one("#gold-detail", RichPane).plain
         await pilot.press("f")  # failing only: none
-        assert gold.query_one("#gold-tasks").option_count == 0
+        assert gold.query_one("#gold-tasks", OptionList).option_count == 0
         await pilot.press("escape")
         assert app.screen is screen
 
@@ -325,5 +331,5 @@ async def test_a_fork_is_no_trial_of_the_grid_and_the_status_line_says_it_was_le
         screen = await open_calibrate(pilot)
         cells = [c for r in screen.calibrator.grid.rows() for c in r.cells]
         assert len(cells) == 3 and all(c.ref.path.name == "warehouse.json" for c in cells)
-        status = screen.query_one("#cal-status").plain
+        status = screen.query_one("#cal-status", InfoLine).plain
         assert "3 recorded trials loaded · 1 fork left out" in status, status

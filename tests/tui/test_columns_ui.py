@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tau_tui.catalog import RunFilter
+from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.columns import COLUMN_BY_KEY
 
@@ -144,15 +145,15 @@ async def test_title_filter_bar_and_footer_fit_80_columns_with_no_word_cut(make_
         narrow_keys = len(shown)
         screen.set_filter(RunFilter(failed_only=True, text="picture messages", task="mms_issue", model="gpt-4.1"))
         await pilot.pause()
-        bar = screen.query_one("#filter-bar").plain
+        bar = screen.query_one("#filter-bar", InfoLine).plain
         assert len(bar) <= 80 and "…" not in bar and bar.rstrip().endswith("c clears") and "more" in bar
         await pilot.resize_terminal(200, 30)
         await pilot.pause()
-        title = screen.query_one("#runs-title").plain
+        title = screen.query_one("#runs-title", InfoLine).plain
         assert "columns: recorded │ * derived by our replay and evaluator   sort: load order" in title
         shown = [child for child in footer.children if child.display and child is not palette]
         assert len(shown) > narrow_keys and all(child.region.right <= palette.region.x for child in shown)
-        assert "more" not in screen.query_one("#filter-bar").plain
+        assert "more" not in screen.query_one("#filter-bar", InfoLine).plain
 
 
 async def test_file_names_differing_only_at_the_end_are_told_apart(make_app: MakeApp, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from tau_tui.calibrate import compare_simulations
 from tau_tui.model.io import RunFile, open_run
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.screens.trial_compare import TrialCompareScreen
+from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS
@@ -67,7 +68,7 @@ async def test_two_trials_of_a_task_side_by_side_with_the_first_differing_call(
         assert comparison.left.task_id == comparison.right.task_id == task
         assert unlabelled(comparison.to_json()) == unlabelled(expected.to_json())  # the headless comparison
         d = comparison.divergence
-        header = screen.query_one("#trials-header").plain
+        header = screen.query_one("#trials-header", InfoLine).plain
         turn = next(t.index for t in comparison.turns if t.divergent)
         assert f"first differing call #{d.position + 1} at turn {turn}" in header
         text = screen.plain

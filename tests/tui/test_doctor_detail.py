@@ -9,6 +9,7 @@ import pytest
 
 from tau_tui.doctor.rules import RULES
 from tau_tui.tui.screens.doctor import DoctorScreen
+from tau_tui.tui.widgets.rich_pane import RichPane
 
 from .conftest import settle, wait_until
 
@@ -75,5 +76,5 @@ async def test_empty_clusters_view_says_why(make_app: MakeApp) -> None:
         await pilot.press("c")
         await pilot.pause()
         assert screen.shown == [] and screen.exam.failures == 1
-        shown = _flat(screen.query_one("#doctor-detail").plain)
+        shown = _flat(screen.query_one("#doctor-detail", RichPane).plain)
         assert "no failure clusters: only 1 failed simulation(s) of 5: a cluster needs 2 or more failures" in shown

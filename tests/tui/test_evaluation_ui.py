@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from textual.widgets import TabbedContent
 
 from tau_tui.catalog import FLAG_CODES, RunFilter
 from tau_tui.evaluate import FLAG_KINDS, MetricOutcome, compute_metrics
@@ -15,6 +16,8 @@ from tau_tui.model.io import open_run
 from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.columns import flags_cell, recomputed_cell
 
@@ -67,7 +70,7 @@ async def test_background_worker_fills_recomputed_reward_agreement_and_flags(mak
         # the preview names what the derived columns found
         app.runs_screen.query_one(RunTable).move_cursor(3)
         await pilot.pause()
-        assert "recomputed reward 1 ≠ recorded 0" in app.runs_screen.query_one("#row-preview").plain
+        assert "recomputed reward 1 ≠ recorded 0" in app.runs_screen.query_one("#row-preview", InfoLine).plain
 
 
 async def test_filter_by_process_flag_and_by_disagreement(make_app: MakeApp) -> None:
@@ -79,7 +82,7 @@ async def test_filter_by_process_flag_and_by_disagreement(make_app: MakeApp) -> 
         await pilot.press(*"write_before", "enter")
         assert app.runs_screen.filter.flag == "write_before_read"
         assert shown_ids(app) == ["demo-mismatch", "demo-structural-findings"]
-        assert "flag:write_before_read" in app.runs_screen.query_one("#filter-bar").plain
+        assert "flag:write_before_read" in app.runs_screen.query_one("#filter-bar", InfoLine).plain
         await pilot.press("x", *"transfer", "enter")
         assert shown_ids(app) == ["demo-hallucinated-tool"]
         await pilot.press("x", *"no process", "enter")
@@ -98,8 +101,8 @@ async def test_eval_tab_names_the_cause_and_jumps_to_the_divergence(make_app: Ma
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen)
         await pilot.press("4")
-        assert screen.query_one("#side").active == "tab-eval"
-        text = " ".join(screen.query_one("#eval-view").plain.split())
+        assert screen.query_one("#side", TabbedContent).active == "tab-eval"
+        text = " ".join(screen.query_one("#eval-view", RichPane).plain.split())
         assert "RECORDED reward 0" in text and "RECOMPUTED* reward 0" in text
         assert "DB differs from gold at 0 agent path(s) and 1 user path(s)" in text
         assert "dismiss_notification" in text and 'user notifications.notif_1.status: "read" vs gold "unread"' in text
@@ -107,7 +110,7 @@ async def test_eval_tab_names_the_cause_and_jumps_to_the_divergence(make_app: Ma
         assert screen.doc.targets["divergence"] == [7]
         await pilot.press("D")
         assert screen.cursor == 7
-        assert "left the gold path" in screen.query_one("#traj-status").plain
+        assert "left the gold path" in screen.query_one("#traj-status", InfoLine).plain
 
 
 async def test_eval_tab_highlights_disagreement_and_jumps_between_flags(make_app: MakeApp) -> None:
@@ -117,10 +120,10 @@ async def test_eval_tab_highlights_disagreement_and_jumps_between_flags(make_app
         await open_sim(pilot, "demo-structural-findings")
         screen = app.screen
         await pilot.press("4")
-        text = " ".join(screen.query_one("#eval-view").plain.split())
+        text = " ".join(screen.query_one("#eval-view", RichPane).plain.split())
         assert "DIFFER" in text and "tau2 cannot replay this trajectory" in text
         assert "step 3 write_before_read" in text and "step 7 write_before_read" in text
-        assert "≠ recorded" in screen.query_one("#traj-header").plain
+        assert "≠ recorded" in screen.query_one("#traj-header", InfoLine).plain
         await pilot.press("p")
         assert screen.cursor == 3
         await pilot.press("p")

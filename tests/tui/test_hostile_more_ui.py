@@ -10,7 +10,10 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from textual.widgets import Checkbox
 
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
 from tests.hostile import EVIL, MARKUP, raw_controls
 
 from .conftest import open_sim, set_input, settle, wait_until
@@ -96,13 +99,13 @@ async def test_fork_form_and_fork_comparison_show_the_hostile_original(
         text = check(app, "fork form", ("demo-clean-pass␛[2J",))  # the sim id in the border title
         assert MARKUP in form.query_one("#fork-form")._border_title.plain
         assert OVERWRITE in text and MARKUP in text  # the original's message, in the form
-        form.query_one("#k-lenient").value = True  # the recorded prefix carries hostile arguments
+        form.query_one("#k-lenient", Checkbox).value = True  # the recorded prefix carries hostile arguments
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), "the fork comparison", tries=2000)
         await pilot.pause()
         compare = app.screen
         text = check(app, "fork comparison", ("demo-clean-pass␛[2J",))  # the header names the original
-        drawn = wide(compare.query_one("#compare-view").content)
+        drawn = wide(compare.query_one("#compare-view", RichPane).content)
         literal(drawn, "fork comparison", (OVERWRITE,))  # message lines are clipped before the brackets
 
 
@@ -197,7 +200,7 @@ async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(mak
         )
         await pilot.pause()
         check(app, "calibrate trial comparison", ("␛[2J",))
-        literal(wide(app.screen.query_one("#trials-view").content), "calibrate trial comparison")
+        literal(wide(app.screen.query_one("#trials-view", RichPane).content), "calibrate trial comparison")
         await pilot.press("escape")
         await pilot.pause()
         gold = GoldCheckScreen(f"mock{EVIL}")  # a hostile domain name: it cannot load, the error names it
@@ -258,14 +261,14 @@ async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app: MakeA
         index = rows_of(table, "hostile.json", f"task{EVIL}")[0]
         table.move_cursor(index)
         await pilot.pause()
-        preview = app.screen.query_one("#row-preview").plain
+        preview = app.screen.query_one("#row-preview", InfoLine).plain
         assert f"task task{OVERWRITE}" in preview.replace(
             "␛[2J␛]0;PWNED␇␛]52;c;cHduZWQ=␇␛]8;;http://evil.example/␛\\link␛]8;;␛\\", ""
         )
         assert preview.count(OVERWRITE) >= 2 and not raw_controls(preview), preview  # task and sim id
         sim_id = table.rows[index].sim_id
         await open_sim(pilot, sim_id)
-        header = app.screen.query_one("#traj-header").plain
+        header = app.screen.query_one("#traj-header", InfoLine).plain
         assert header.count(OVERWRITE) >= 3 and MARKUP in header and not raw_controls(header), header
 
 

@@ -9,6 +9,8 @@ from tau_tui.analysis import Analyzer
 from tau_tui.catalog import RunFilter
 from tau_tui.domains import DomainRegistry
 from tau_tui.model.io import open_run
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.render import RenderContext, render_step
 from tau_tui.views.trajectory_doc import TrajectoryDoc
@@ -79,12 +81,12 @@ async def test_trajectory_screen_jumps_to_faults_and_refusals(make_app: MakeApp)
         screen = app.screen
         await pilot.press("i")
         assert screen.cursor == 7
-        assert "injected fault 1/3" in screen.query_one("#traj-status").plain
-        pane = " ".join(screen.query_one("#change-view").plain.split())
+        assert "injected fault 1/3" in screen.query_one("#traj-status", InfoLine).plain
+        pane = " ".join(screen.query_one("#change-view", RichPane).plain.split())
         assert "fault lookup_stock" in pane and "injected fault: timeout (30 s) · attempt 1" in pane
         await pilot.press("i")
-        assert screen.cursor == 9 and "attempt 2" in screen.query_one("#change-view").plain
-        assert "3 injected faults" in screen.query_one("#traj-header").plain
+        assert screen.cursor == 9 and "attempt 2" in screen.query_one("#change-view", RichPane).plain
+        assert "3 injected faults" in screen.query_one("#traj-header", InfoLine).plain
         assert "↯ 3" in screen.view.border_subtitle
         await pilot.press("u")  # no refusal in this run: the cursor stays
         assert screen.cursor == 9
@@ -92,14 +94,14 @@ async def test_trajectory_screen_jumps_to_faults_and_refusals(make_app: MakeApp)
         await open_sim(pilot, "cas-greedy-refused")
         screen = app.screen
         await pilot.press("u")
-        assert screen.cursor == 9 and "refused 1/1" in screen.query_one("#traj-status").plain
-        assert "1 refused" in screen.query_one("#traj-header").plain
+        assert screen.cursor == 9 and "refused 1/1" in screen.query_one("#traj-status", InfoLine).plain
+        assert "1 refused" in screen.query_one("#traj-header", InfoLine).plain
         assert "refused by the cassette: different arguments (never run)" in " ".join(
-            screen.query_one("#change-view").plain.split()
+            screen.query_one("#change-view", RichPane).plain.split()
         )
         await pilot.press("escape")
         await open_sim(pilot, "as-gold-goodwill")
-        assert "1 discovered" in app.screen.query_one("#traj-header").plain
+        assert "1 discovered" in app.screen.query_one("#traj-header", InfoLine).plain
 
 
 async def test_runs_table_counts_faults_refusals_and_discoveries(make_app: MakeApp) -> None:

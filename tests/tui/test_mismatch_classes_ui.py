@@ -13,6 +13,7 @@ from tau_tui.analysis import Analyzer
 from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec
 from tau_tui.model.io import open_run
 from tau_tui.tui.screens.filters import FilterScreen
+from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.columns import COLUMN_BY_KEY
 from tau_tui.views.panels import render_mismatch
@@ -124,7 +125,7 @@ async def test_the_filter_form_offers_divergences_only(recordings: dict[str, Pat
         for index in range(3):
             table.move_cursor(index)
             await pilot.pause()
-            previews.append(app.runs_screen.query_one("#row-preview").plain.splitlines()[1])
+            previews.append(app.runs_screen.query_one("#row-preview", InfoLine).plain.splitlines()[1])
         assert sorted(previews) == [
             " first mismatch at step 2 (library text)",
             " first mismatch at step 2 (library text)",

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from textual.widgets import DataTable
 
 from tau_tui.tui.screens.many_compare import ManyCompareScreen
 from tau_tui.tui.screens.run_compare import RunCompareScreen
@@ -41,7 +42,7 @@ def test_many_compare_at(snap_compare: Callable[..., bool], make_app: MakeApp, s
         await settle(pilot)
         screen = ManyCompareScreen([GPT41, QWEN, ORCHESTRA], 0)
         await _show(pilot, screen)
-        screen.query_one("#manycmp-tasks").move_cursor(row=0, column=3)  # the detail line names run [3]
+        screen.query_one("#manycmp-tasks", DataTable).move_cursor(row=0, column=3)  # the detail line names run [3]
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)

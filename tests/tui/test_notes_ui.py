@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from textual.widgets import Checkbox, Input, Select
 
 from tau_tui.model.notes import NoteBook, notes_path
 from tau_tui.tui.screens.note_form import NoteFormScreen
 from tau_tui.tui.screens.notes import NotesScreen
 from tau_tui.tui.screens.picker import PickerScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
 
 from .conftest import ROOT, open_sim, set_input, settle, wait_until
@@ -57,11 +60,11 @@ async def fill_note(
     app = pilot.app
     form = app.screen
     assert isinstance(form, NoteFormScreen)
-    form.query_one("#n-type").value = error_type
+    form.query_one("#n-type", Select).value = error_type
     if source is not None:
-        form.query_one("#n-source").value = source
+        form.query_one("#n-source", Select).value = source
     if whole:
-        form.query_one("#n-whole").value = True
+        form.query_one("#n-whole", Checkbox).value = True
     await set_input(pilot, "#n-text", text)
     await pilot.press("ctrl+s")
     assert app.screen is not form
@@ -87,7 +90,7 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(
         assert [(n.source, n.error_type, n.step) for n in row.notes] == [("agent", "policy_violation", None)]
         assert notes_path(recording).is_file() and digest(recording) == before
         assert shown_cell(app.runs_screen.query_one(RunTable), row, "notes") == "1"
-        assert "✐ simulation · agent · policy_violation" in app.runs_screen.query_one("#row-preview").plain
+        assert "✐ simulation · agent · policy_violation" in app.runs_screen.query_one("#row-preview", InfoLine).plain
         # a note on a step, from the trajectory screen
         await open_sim(pilot, "as-hasty-refund")
         screen = app.screen
@@ -97,10 +100,10 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(
         await fill_note(pilot, "wrong_action", "should have asked for approval", source="agent")
         assert screen.doc.targets["note"] == [9]
         assert [e.note.error_type for e in screen.doc.steps[9].events if e.kind == "note"] == ["wrong_action"]
-        assert "note 1/1" in screen.query_one("#traj-status").plain
-        assert "✐ 2 notes" in screen.query_one("#traj-header").plain
+        assert "note 1/1" in screen.query_one("#traj-status", InfoLine).plain
+        assert "✐ 2 notes" in screen.query_one("#traj-header", InfoLine).plain
         await pilot.press("5")
-        pane = screen.query_one("#notes-view").plain
+        pane = screen.query_one("#notes-view", RichPane).plain
         assert "simulation · agent · policy_violation" in pane and "step 9 · agent · wrong_action" in pane
         # reload: the notes come back from the sidecar, the cursor stays
         await pilot.press("r")
@@ -237,7 +240,7 @@ async def test_the_note_form_takes_typed_text_first_and_keeps_its_lists_inside_i
         form = app.screen
         assert isinstance(form, NoteFormScreen)
         await pilot.press(*"refunded without approval", "enter")  # no error type yet: asked for, text kept
-        assert app.screen is form and form.query_one("#n-text").value == "refunded without approval"
+        assert app.screen is form and form.query_one("#n-text", Input).value == "refunded without approval"
         assert "error type: pick one" in str(form.query_one("#n-error").render())
         assert form.focused is form.query_one("#n-type")
         box = form.query_one("#note-form").region

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from textual.widgets import TabbedContent
 
 from tau_tui.model.notes import NoteBook
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
@@ -190,7 +191,7 @@ async def test_a_voice_run_is_graded_from_ticks_and_shows_its_consolidated_list_
         header = screen.query_one("#traj-header", InfoLine)
         assert "voice: graded from ticks" in header.plain and "unpriced" in header.plain
         assert len(screen.doc) == 66 and screen.report.evaluation.reward == 1.0
-        assert screen.query_one("#side").get_tab("tab-ticks").display
+        assert screen.query_one("#side", TabbedContent).get_tab("tab-ticks").display
         await pilot.press("4")
         eval_text = " ".join(pane_text(screen, "#eval-view").split())  # as one line, however the pane wraps it
         assert "graded from ticks (full-duplex, as tau2 grades it)" in eval_text

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from rich.console import Console
+from textual.widgets import Select
 
 from tau_tui.rollout import SimulationPlaced, WorkerLost, WorkersStarted
 from tau_tui.rollout.progress import RunTally
@@ -94,7 +95,7 @@ def drawn(widget) -> str:
 async def _rollout_over_two_nodes(app: TauTuiApp, pilot: Pilot[None], out: Path) -> None:
     form = await open_rollout_form(pilot)
     assert form.query_one("#r-workers").disabled  # in the TUI, workers are Ray actors (a local rollout runs here)
-    form.query_one("#r-executor").value = "ray"
+    form.query_one("#r-executor", Select).value = "ray"
     await pilot.pause()
     assert not form.query_one("#r-workers").disabled
     await set_input(pilot, "#r-workers", "2")
@@ -154,7 +155,7 @@ async def test_the_form_refuses_zero_workers(make_app: MakeApp, tmp_path: Path, 
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         form = await open_rollout_form(pilot)
-        form.query_one("#r-executor").value = "ray"
+        form.query_one("#r-executor", Select).value = "ray"
         await pilot.pause()
         await set_input(pilot, "#r-workers", "0")
         await pilot.press("ctrl+s")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from textual.widgets import TabbedContent
 
 from tau_tui.model.notes import NoteBook
 
@@ -69,7 +70,7 @@ async def test_every_tab_shows_the_second_simulation_after_switching(make_app: M
             screen.go(10)
             for number, tab in enumerate(TABS, start=1):
                 await pilot.press(str(number))
-                assert screen.query_one("#side").active == f"tab-{tab}"
+                assert screen.query_one("#side", TabbedContent).active == f"tab-{tab}"
                 want, unwanted = EXPECTED[sim_id][tab], EXPECTED[other][tab]
                 await wait_until(pilot, lambda s=screen, t=tab, w=want: w in shown(s, t), f"{sim_id}'s {tab} tab")
                 if unwanted != want:

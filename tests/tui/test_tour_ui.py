@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tau_tui.tui.widgets.rich_pane import RichPane
+
 from .conftest import ROOT, open_sim, settle
 
 if TYPE_CHECKING:
@@ -37,6 +39,6 @@ async def test_the_tour_lands_where_it_says(make_app: MakeApp, tmp_path: Path) -
             if sim_id == "cas-greedy-refused":  # the served results say so in the side panel
                 screen.go(3)
                 await pilot.pause()
-                pane = " ".join(screen.query_one("#change-view").plain.split())
+                pane = " ".join(screen.query_one("#change-view", RichPane).plain.split())
                 assert "served by the cassette: the result recorded at wh-gold-split step 3" in pane
             await pilot.press("escape")
