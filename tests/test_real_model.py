@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tau_tui.tui.widgets.info_line import InfoLine
 from tests.conftest import CORPUS, ROOT
 from tests.helpers import stop_process
 
@@ -219,7 +220,7 @@ async def test_play_as_the_user_with_the_model_as_the_agent(model_server: str, t
         await wait_for(pilot, lambda: session.pending is not None, "the person's first turn")
         screen = app.screen
         assert isinstance(screen, PlayScreen)
-        assert f"openai/{MODEL}" in screen.query_one("#play-header").plain
+        assert f"openai/{MODEL}" in screen.query_one("#play-header", InfoLine).plain
         before = len(session.messages)
         started = time.perf_counter()
         await pilot.press(*"Please mark task_1 as completed.", "enter")
