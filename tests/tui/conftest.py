@@ -104,6 +104,7 @@ async def open_play(pilot: Pilot[None], side: str, task: str, out: Path) -> Play
     await pilot.press("ctrl+s")
     await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
     screen = app.screen
+    assert isinstance(screen, PlayScreen)
     await wait_until(pilot, lambda: screen.session.pending is not None, "the first turn")
     await pilot.pause()
     return screen

@@ -212,6 +212,7 @@ async def test_open_run_shows_messages_and_recorded_vs_derived(make_app: MakeApp
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         assert screen.sim_id == "demo-clean-pass"
         assert len(screen.doc) == 8
         assert screen.cursor == 0
@@ -227,6 +228,7 @@ async def test_step_to_next_write_shows_changed_path_in_db_pane(make_app: MakeAp
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("w")
         assert screen.cursor == 5  # the result of update_task_status: where the state changes
         tree = screen.query_one(StateTree)
@@ -252,6 +254,7 @@ async def test_user_side_tool_write_changes_the_user_db(make_app: MakeApp) -> No
         await settle(pilot)
         await open_sim(pilot, "demo-user-tools")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("w", "w")
         assert screen.cursor == 8
         tree = screen.query_one(StateTree)
@@ -268,6 +271,7 @@ async def test_next_mismatch_shows_recorded_vs_replayed(make_app: MakeApp) -> No
         await settle(pilot)
         await open_sim(pilot, "demo-mismatch")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("m")
         assert screen.cursor == 3
         text = change_text(screen)
@@ -283,6 +287,7 @@ async def test_next_hallucinated_call_and_error(make_app: MakeApp) -> None:
         await settle(pilot)
         await open_sim(pilot, "demo-hallucinated-tool")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("h")
         assert screen.cursor == 2
         assert "hallucinated" in change_text(screen)
@@ -300,6 +305,7 @@ async def test_findings_and_gold_diff(make_app: MakeApp) -> None:
         await settle(pilot)
         await open_sim(pilot, "demo-structural-findings")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("f")
         assert screen.cursor == 2
         await pilot.press("f")
@@ -346,6 +352,7 @@ async def test_search_inside_trajectory(make_app: MakeApp) -> None:
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("slash", *"completed", "enter")
         assert screen.doc.targets["match"] == [1, 4, 5, 6]
         assert screen.cursor == 1
@@ -359,6 +366,7 @@ async def test_expand_a_tool_call(make_app: MakeApp) -> None:
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         view = screen.view
         await pilot.press("t", "t")
         assert screen.cursor == 4
@@ -374,6 +382,7 @@ async def test_reload_keeps_file_simulation_and_step(make_app: MakeApp, demo_cop
         await settle(pilot)
         await open_sim(pilot, "demo-user-tools")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("w")
         assert screen.cursor == 5
         data = json.loads(demo_copy.read_text())
@@ -471,6 +480,7 @@ async def test_reopening_reuses_the_trajectory_screen_and_resets_it(make_app: Ma
         await settle(pilot)
         await open_sim(pilot, "demo-user-tools")
         first = app.screen
+        assert isinstance(first, TrajectoryScreen)
         await pilot.press("G", "d", "3")
         await pilot.press("escape")
         await open_sim(pilot, "demo-clean-pass")
@@ -506,6 +516,7 @@ async def test_a_run_that_cannot_be_replayed_still_opens(make_app: MakeApp, tmp_
         assert row.replay is None and "no_such_domain" in row.replay_error
         await open_sim(pilot, "sim-1")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         assert screen.analysis is None and "no_such_domain" in screen.replay_error
         assert not screen.query_one(StateTree).display
         assert "No replayed state" in change_text(screen)

@@ -164,6 +164,7 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
             pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None, "the trajectory"
         )
         trajectory = app.screen
+        assert isinstance(trajectory, TrajectoryScreen)
         assert cell.ref is not None
         assert trajectory.run.path == out and trajectory.sim_id == cell.ref.sim_id
         assert trajectory.current.entries[trajectory.index].trial == cell.trial
@@ -241,6 +242,7 @@ async def test_editing_a_task_sends_its_new_trials_to_a_new_row(make_app: MakeAp
         assert edited and edited[0][-1] == str(task_file) and edited[0][-2].startswith("+")
         assert old.current is False and old.changed == ["task"]
         form = app.screen
+        assert isinstance(form, RolloutScreen)
         assert form.fixed_tasks and form.selected == {"cancel_allocated_order"}
         await set_input(pilot, "#r-out", str(tmp_path / "after.json"))
         await pilot.press("ctrl+s")

@@ -84,6 +84,7 @@ async def test_two_trials_of_a_task_side_by_side_with_the_first_differing_call(
             pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None, "the trajectory"
         )
         expected_step = d.left.step if d.left is not None else d.left_step
+        assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.index == a and app.screen.cursor == expected_step
         await pilot.press("escape")
         assert app.screen is screen

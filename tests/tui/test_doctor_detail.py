@@ -72,6 +72,7 @@ async def test_empty_clusters_view_says_why(make_app: MakeApp) -> None:
         await settle(pilot)
         await pilot.press("D")
         screen = app.screen
+        assert isinstance(screen, DoctorScreen)
         await wait_until(pilot, lambda: screen.exam is not None, "the examination", tries=3000)
         await pilot.press("c")
         await pilot.pause()

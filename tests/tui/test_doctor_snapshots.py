@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tau_tui.tui.screens.doctor import DoctorScreen
+
 from .conftest import settle, wait_until
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ def _doctor_on_the_longest_finding():
         await settle(pilot)
         await pilot.press("D")
         screen = pilot.app.screen
+        assert isinstance(screen, DoctorScreen)
         await wait_until(pilot, lambda: screen.exam is not None, "the examination", tries=3000)
         await pilot.press("t")
         await wait_until(pilot, lambda: screen.exam is not None and screen.task_findings, "task findings", tries=3000)

@@ -52,6 +52,7 @@ async def test_doctor_screen_groups_by_rule_and_opens_the_step(
         first = screen.shown[1]
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen), "the trajectory")
+        assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.sim_id == first.sim and app.screen.cursor == first.step
         flags = [f for f in app.screen.report.flags if f.kind == "invariant_violated"]
         assert flags and all(f.step == first.step for f in flags)  # marked on the trajectory at the write
@@ -65,6 +66,7 @@ async def test_doctor_screen_lists_clusters_and_task_findings(make_app: MakeApp)
         await settle(pilot)
         await pilot.press("D")
         screen = app.screen
+        assert isinstance(screen, DoctorScreen)
         await wait_until(pilot, lambda: screen.exam is not None, "the examination", tries=3000)
         await pilot.press("c")
         await pilot.pause()

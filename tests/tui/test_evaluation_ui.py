@@ -119,6 +119,7 @@ async def test_eval_tab_highlights_disagreement_and_jumps_between_flags(make_app
         await settle(pilot)
         await open_sim(pilot, "demo-structural-findings")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("4")
         text = " ".join(screen.query_one("#eval-view", RichPane).plain.split())
         assert "DIFFER" in text and "tau2 cannot replay this trajectory" in text
@@ -216,6 +217,7 @@ async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_a
         await app.workers.wait_for_complete()
         await pilot.pause()
         screen = app.screen
+        assert isinstance(screen, MetricsScreen)
         assert screen.recomputed.infrastructure_errors == 1 and screen.recomputed.n_unscored == 1
         assert screen.recomputed.n_scored == 1 and screen.recomputed.avg_reward == 1.0
         summary = plain(screen, "#metrics-summary")
@@ -261,6 +263,7 @@ async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(
         # reopening the simulation reuses the verdict instead of asking again
         await pilot.press("escape")
         await open_sim(pilot, row.sim_id)
+        assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.report.evaluation.reward == 1.0 and len(handler.requests) == 1
     assert path.read_bytes() == before
 
@@ -279,4 +282,5 @@ async def test_j_without_a_judge_model_says_how_to_give_one(make_app: MakeApp, t
         await pilot.press("J")
         await pilot.pause()
         assert any("--judge MODEL" in n.message for n in app._notifications)
+        assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.report.evaluation.reward is None

@@ -73,6 +73,7 @@ async def test_enter_in_the_play_task_filter_starts_the_session(make_app: MakeAp
         app.screen.query_one("#p-filter").focus()
         await pilot.press(*"update_task_1", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
+        assert isinstance(app.screen, PlayScreen)
         assert app.screen.session.task.id == "update_task_1"
 
 

@@ -9,6 +9,7 @@ from rich.console import Console
 from textual.widgets import Static
 
 from tau_tui.tui.screens.help import HelpScreen
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.views.columns import COLUMNS
 
 from .conftest import SIZE, open_sim, settle
@@ -53,6 +54,7 @@ async def test_trajectory_help_lists_each_key_once_without_action_ids(make_app: 
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
         trajectory = app.screen
+        assert isinstance(trajectory, TrajectoryScreen)
         await pilot.press("question_mark")
         screen = app.screen
         assert isinstance(screen, HelpScreen)

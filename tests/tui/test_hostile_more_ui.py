@@ -132,6 +132,7 @@ async def test_play_setup_and_play_with_hostile_text(make_app: MakeApp, hostile,
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
         screen = app.screen
+        assert isinstance(screen, PlayScreen)
         await wait_until(pilot, lambda: screen.session.pending is not None, "the first turn")
         await pilot.pause()
         check(app, "play", ())

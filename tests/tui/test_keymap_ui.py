@@ -11,6 +11,7 @@ from tau_tui.cli import main
 from tau_tui.config import ConfigError, load_settings
 from tau_tui.tui.keys import known_binding_ids
 from tau_tui.tui.screens.help import HelpScreen
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
 
 from .conftest import SIZE, open_sim, settle
 
@@ -36,6 +37,7 @@ async def test_a_remapped_binding_runs_on_its_new_key_only_and_help_and_palette_
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("w")
         assert screen.cursor == 0  # the old key no longer jumps
         await pilot.press("ctrl+n")

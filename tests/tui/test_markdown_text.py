@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.style import Style
 
 from tau_tui.model.messages import parse_message
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.views.markdown_text import MARKDOWN_LIMIT
 from tau_tui.views.render import RenderContext, render_step
 from tau_tui.views.trajectory_doc import TrajectoryDoc
@@ -100,6 +101,7 @@ async def test_the_trajectory_shows_agent_markdown_and_keeps_tool_calls(make_app
         await settle(pilot)
         await open_sim(pilot, sim["id"])
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         step = next(s.index for s in screen.doc.steps if s.message.role == "assistant" and "created" in s.message.text)
         lines = screen.view._blocks[step]
         shown_text = "\n".join(line.plain for line in lines)

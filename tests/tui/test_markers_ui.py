@@ -9,6 +9,7 @@ from tau_tui.analysis import Analyzer
 from tau_tui.catalog import RunFilter
 from tau_tui.domains import DomainRegistry
 from tau_tui.model.io import open_run
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
@@ -79,6 +80,7 @@ async def test_trajectory_screen_jumps_to_faults_and_refusals(make_app: MakeApp)
         await settle(pilot)
         await open_sim(pilot, "wh-gold-timeouts")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("i")
         assert screen.cursor == 7
         assert "injected fault 1/3" in screen.query_one("#traj-status", InfoLine).plain
@@ -209,6 +211,7 @@ async def test_the_trajectory_footer_counts_flags_and_tool_errors_as_the_runs_ta
             row = rows[task]
             await open_sim(pilot, row.sim_id)
             screen = app.screen
+            assert isinstance(screen, TrajectoryScreen)
             assert steps_differ(screen.doc, row)
             marks = dict(part.split(" ", 1) for part in screen.view.border_subtitle.split("  ") if part.count(" ") == 1)
             assert marks["⚑"] == str(row.evaluation.n_flags)

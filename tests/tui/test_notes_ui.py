@@ -94,8 +94,10 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(
         # a note on a step, from the trajectory screen
         await open_sim(pilot, "as-hasty-refund")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("w")  # the issue_refund write (its result, step 9)
         await pilot.press("A")
+        assert isinstance(app.screen, NoteFormScreen)
         assert app.screen.step == 9 and app.screen.source == "environment"
         await fill_note(pilot, "wrong_action", "should have asked for approval", source="agent")
         assert screen.doc.targets["note"] == [9]
@@ -150,6 +152,7 @@ async def test_notes_list_opens_the_step_exports_and_deletes(make_app: MakeApp, 
         await wait_until(
             pilot, lambda: isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None, "the trajectory"
         )
+        assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.sim_id == "wh-gives-up" and app.screen.cursor == 7
         await pilot.press("escape")
         assert app.screen is screen

@@ -12,6 +12,7 @@ from rich.console import Console
 from textual.widgets import Select
 
 from tau_tui.tau2_adapter import tau2_available
+from tau_tui.tui.screens.play import PlayScreen
 from tau_tui.tui.widgets.protocol_choice import ProtocolChoice
 from tau_tui.tui.widgets.rich_pane import RichPane
 
@@ -56,7 +57,6 @@ async def test_the_rollout_form_runs_protocol_tau2_by_default_where_tau2s_data_i
 async def test_playing_the_user_under_tau2_shows_tau2s_user_prompt(
     make_app: MakeApp, tmp_path: Path, tau2_data: Path
 ) -> None:
-    from tau_tui.tui.screens.play import PlayScreen
     from tau_tui.tui.screens.play_setup import PlaySetupScreen
 
     app = make_app(runs_dir=tmp_path)
@@ -75,6 +75,7 @@ async def test_playing_the_user_under_tau2_shows_tau2s_user_prompt(
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
         screen = app.screen
+        assert isinstance(screen, PlayScreen)
         conversation = screen.query_one("#play-conversation")
         # the screen is current before its on_mount has run (a loaded machine shows it): wait for it to be filled
         await wait_until(pilot, lambda: conversation.border_subtitle is not None, "the play screen filled in")

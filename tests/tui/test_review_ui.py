@@ -132,6 +132,7 @@ async def test_a_voice_run_folds_its_silent_chunks_until_z_shows_them(make_app: 
         await settle(pilot)
         await open_sim(pilot, "fd-sim-1")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         doc, view = screen.doc, screen.view
         folded = [i for i in range(len(doc)) if doc.folds(i)]
         assert folded == [s.index for s in doc.steps if is_silent(s.message) and not s.events]
@@ -188,6 +189,7 @@ async def test_a_voice_run_is_graded_from_ticks_and_shows_its_consolidated_list_
         assert row.cost is None and row.partly_unpriced  # agent_cost null: the total is unknown, not the user's
         await open_sim(pilot, "voice-sim-1")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         header = screen.query_one("#traj-header", InfoLine)
         assert "voice: graded from ticks" in header.plain and "unpriced" in header.plain
         assert len(screen.doc) == 66 and screen.report.evaluation.reward == 1.0

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tau_tui.tui.screens.run_compare import RunCompareScreen
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.screens.trial_compare import TrialCompareScreen
 from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.run_table import RunTable
@@ -170,6 +171,7 @@ async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app: Make
         await settle(pilot)
         await open_sim(pilot, "sim-1")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await wait_until(pilot, lambda: screen.report is not None, "the evaluation")
         assert [(f.kind, f.step) for f in screen.report.flags if f.kind == "user_stopped_early"] == [
             ("user_stopped_early", 3)

@@ -12,6 +12,7 @@ from rich.console import Console
 from textual.widgets import TabbedContent
 
 from tau_tui.model.notes import NoteBook
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
 
 from .conftest import ROOT, open_sim, settle, wait_until
 
@@ -67,6 +68,7 @@ async def test_every_tab_shows_the_second_simulation_after_switching(make_app: M
         ):
             await open_sim(pilot, sim_id)
             screen = app.screen
+            assert isinstance(screen, TrajectoryScreen)
             screen.go(10)
             for number, tab in enumerate(TABS, start=1):
                 await pilot.press(str(number))

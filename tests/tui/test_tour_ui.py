@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.rich_pane import RichPane
 
 from .conftest import ROOT, open_sim, settle
@@ -31,6 +32,7 @@ async def test_the_tour_lands_where_it_says(make_app: MakeApp, tmp_path: Path) -
         for sim_id, keys, steps in TOUR:
             await open_sim(pilot, sim_id)
             screen = app.screen
+            assert isinstance(screen, TrajectoryScreen)
             landed = []
             for key in keys:
                 await pilot.press(key)
