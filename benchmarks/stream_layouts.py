@@ -60,7 +60,7 @@ def _rows_regex(path: Path) -> list[Any]:
 
     import orjson
 
-    from tau_tui.model.io import _index_entry
+    from tau_tui.model.io.runfile import _index_entry
 
     rows = []
     with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
@@ -83,7 +83,7 @@ def _rows_regex(path: Path) -> list[Any]:
 def _rows_ijson(path: Path) -> list[Any]:
     import ijson
 
-    from tau_tui.model.io import _index_entry
+    from tau_tui.model.io.runfile import _index_entry
 
     with open(path, "rb") as handle:
         return [_index_entry(i, raw) for i, raw in enumerate(ijson.items(handle, "simulations.item", use_float=True))]

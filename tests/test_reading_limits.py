@@ -134,7 +134,7 @@ def test_a_file_longer_than_its_size_says_is_read_in_chunks_up_to_the_limit(monk
     status = "/proc/self/status"  # st_size 0, then a kilobyte or so: what a file growing while it is read looks like
     assert os.stat(status).st_size == 0
     assert read_bytes(status).startswith(b"Name:")
-    monkeypatch.setattr("tau_tui.model.io.READ_CHUNK", 7)  # many chunks, each bounded
+    monkeypatch.setattr("tau_tui.model.io.reading.READ_CHUNK", 7)  # many chunks, each bounded
     assert read_bytes(status).startswith(b"Name:")
     runtime.configure(max_read_bytes=100)
     with pytest.raises(RunFileError) as exc:

@@ -274,7 +274,7 @@ def test_cli_keeps_the_review_errors_as_notes_once(tmp_path: Path, capsys: pytes
 
 
 def test_a_zero_retry_count_is_not_a_review_so_the_runs_table_leaves_the_simulation_unparsed() -> None:
-    from tau_tui.model.io import _index_entry
+    from tau_tui.model.io.runfile import _index_entry
 
     base = {"id": "s", "task_id": "t", "messages": [], "review": None, "hallucination_check": None}
     assert _index_entry(0, {**base, "hallucination_retries_used": 0}).reviewed is False  # every tau2 1.0.1 sim

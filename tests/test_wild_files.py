@@ -449,18 +449,18 @@ def test_a_forks_domain_in_its_installed_tau2_is_served_by_the_adapter(
 def test_the_domain_beside_a_file_is_read_from_a_run_folder_and_from_the_head_of_a_big_results_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tau_tui.model import io
+    from tau_tui.model.io import paths
 
     sim = tmp_path / "run" / "simulations" / "sim-1.json"
     sim.parent.mkdir(parents=True)
     sim.write_bytes((WILD / "transfer_only.json").read_bytes())
     meta = {"timestamp": "t", "info": {"environment_info": {"domain_name": "airline"}}, "simulation_index": []}
     (tmp_path / "run" / "results.json").write_text(json.dumps(meta, indent=2))
-    assert io.sidecar_domain(sim) == ("airline", tmp_path / "run" / "results.json")
-    monkeypatch.setattr(io, "_WHOLE_SIDECAR_BYTES", 10)  # a results.json too big to read whole: its head
-    assert io.sidecar_domain(sim) == ("airline", tmp_path / "run" / "results.json")
+    assert paths.sidecar_domain(sim) == ("airline", tmp_path / "run" / "results.json")
+    monkeypatch.setattr(paths, "_WHOLE_SIDECAR_BYTES", 10)  # a results.json too big to read whole: its head
+    assert paths.sidecar_domain(sim) == ("airline", tmp_path / "run" / "results.json")
     (tmp_path / "run" / "results.json").write_text('{"info": {"environment_info": {"domain_name": "../etc"}}}')
-    assert io.sidecar_domain(sim) is None  # a name is letters, digits and _.- only
+    assert paths.sidecar_domain(sim) is None  # a name is letters, digits and _.- only
 
 
 def test_each_file_whose_domain_cannot_be_told_says_its_own_reason_in_the_tui(tau2_data: Path) -> None:

@@ -165,7 +165,8 @@ def _open_spans(path: Path, on_progress: Callable[[RunFile], None] | None, every
     """The streamed index of ``path`` whatever its size, or None where ``open_run`` would not stream it."""
     import stat
 
-    from tau_tui.model.io import RUN_OPENERS, RunFile, RunFileError, _index_entry, max_read_bytes
+    from tau_tui.model.io import RUN_OPENERS, RunFile, RunFileError, max_read_bytes
+    from tau_tui.model.io.runfile import _index_entry
     from tau_tui.model.stream import FileChanged, open_streamed
 
     if path.suffix.lower() in RUN_OPENERS or (path.name == "results.json" and (path.parent / "simulations").is_dir()):
