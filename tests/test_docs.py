@@ -59,7 +59,7 @@ FOLDERS = {
 # replayed and written by duckdb).
 ELSEWHERE = {
     "tau-tui export airline.json --out out --format duckdb": (
-        "tests/test_cli_export.py::test_the_docs_duckdb_example_runs_as_written runs it and checks its output"
+        "tests/commands/test_cli_export.py::test_the_docs_duckdb_example_runs_as_written runs it and checks its output"
     ),
 }
 TIMEOUT = 60  # seconds, per example; each takes about a second
@@ -193,15 +193,17 @@ def help_reason(example: Example) -> str | None:
     if sub is None:
         return "the TUI itself needs a terminal (tests/tui/ drive it through Pilot)"
     if sub == "serve":
-        return "serves until stopped (tests/test_serve_guard.py and tests/test_serve_browser.py run it)"
+        return (
+            "serves until stopped (tests/commands/test_serve_guard.py and tests/commands/test_serve_browser.py run it)"
+        )
     if sub == "play":
-        return "an interactive session (tests/tui/ and tests/test_real_model.py play it through Pilot)"
+        return "an interactive session (tests/tui/ and tests/rollout/test_real_model.py play it through Pilot)"
     if "ray" in tokens or any(t.startswith("RAY_ADDRESS=") for t in tokens):
-        return "needs a Ray cluster (RAY_ADDRESS=auto; tests/test_ray_cluster.py starts one)"
+        return "needs a Ray cluster (RAY_ADDRESS=auto; tests/workers/test_ray_cluster.py starts one)"
     models = [tokens[i + 1] for i, t in enumerate(tokens[:-1]) if t in MODEL_FLAGS]
     live = [m for m in models if not m.startswith("scripted/")]
     if live:
-        also = " (tests/test_real_model.py runs it: make test-llm)" if "openai/smollm2" in live else ""
+        also = " (tests/rollout/test_real_model.py runs it: make test-llm)" if "openai/smollm2" in live else ""
         return f"needs a live model, {live[0]}{also}"
     return None
 

@@ -17,7 +17,7 @@ import pytest
 from tau_tui.model import open_run
 from tau_tui.model.messages import ToolCall
 from tests.conftest import CORPUS
-from tests.test_oracle_agreement import FIELDS, agreement
+from tests.evaluate.test_oracle_agreement import FIELDS, agreement
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer

@@ -13,7 +13,7 @@ import pytest
 
 from tau_tui.env import ToolType
 from tau_tui.model.messages import ToolCall
-from tests.test_oracle_agreement import agreement
+from tests.evaluate.test_oracle_agreement import agreement
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer

@@ -9,7 +9,7 @@ import pytest
 
 from tau_tui.model.messages import ToolCall
 from tau_tui.model.tasks import EnvFunctionCall
-from tests.test_oracle_agreement import FIELDS, agreement
+from tests.evaluate.test_oracle_agreement import FIELDS, agreement
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer

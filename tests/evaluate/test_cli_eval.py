@@ -174,7 +174,7 @@ def test_a_judge_that_refuses_the_key_stops_eval_in_one_line_without_retrying(
 def test_only_problems_prints_differing_uncomputable_and_replay_problem_simulations(
     tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.test_cli_replay import TASK_1
+    from tests.commands.test_cli_replay import TASK_1
 
     differs = {
         "id": "differs",

@@ -3,7 +3,7 @@
 Offline, against the local OpenAI-compatible test server: what is sent (no ``tools``, a
 ``response_format`` schema, the tools listed in the system prompt, earlier calls and results as
 plain turns) and what comes back (text, one tool call, or a malformed reply → agent_error).
-The same protocol against a real model (SmolLM2 behind llama-cpp-python) is tests/test_real_model.py.
+The same protocol against a real model (SmolLM2 behind llama-cpp-python) is tests/rollout/test_real_model.py.
 """
 
 from __future__ import annotations

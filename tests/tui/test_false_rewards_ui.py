@@ -1,4 +1,4 @@
-"""The TUI on the shapes that must never get a false reward (issue 36; the CLI's: tests/test_false_rewards.py): a
+"""The TUI on the shapes that must never get a false reward (issue 36; the CLI's: tests/evaluate/test_false_rewards.py): a
 row without messages opens (an empty trajectory) and says it is not re-graded; a lone submission.json is a note
 with its claims, not a failure."""
 

@@ -19,7 +19,7 @@ from tau_tui.views.columns import COLUMN_BY_KEY
 from tau_tui.views.panels import render_mismatch
 from tau_tui.views.render import RenderContext, render_step
 from tau_tui.views.trajectory_doc import TrajectoryDoc
-from tests.test_mismatch_classes import AS_FIXED, library_text_recording, retail_recording
+from tests.replay.test_mismatch_classes import AS_FIXED, library_text_recording, retail_recording
 from tests.tui.conftest import SIZE, MakeApp, settle
 
 if TYPE_CHECKING:

@@ -45,7 +45,7 @@ async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app: M
         assert isinstance(screen, RunCompareScreen)
         await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
         cmp = screen.comparison
-        # the same matrix as `tau-tui compare` (tests/test_cli_compare.py counts it by hand from the JSON)
+        # the same matrix as `tau-tui compare` (tests/commands/test_cli_compare.py counts it by hand from the JSON)
         assert cmp.matrix == {"both_pass": 18, "a_only": 0, "b_only": 12, "both_fail": 10, "not_comparable": 0}
         summary = str(screen.query_one("#runcmp-summary").render())
         assert "B only 12" in summary and "p = 0.0004883" in summary and "seed 0" in summary

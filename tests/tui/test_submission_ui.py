@@ -11,7 +11,7 @@ from rich.console import Console
 
 from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.widgets.run_table import RunTable
-from tests.test_submission import build_submission
+from tests.model.test_submission import build_submission
 
 from .conftest import settle
 
@@ -48,7 +48,7 @@ async def test_a_submission_folder_in_the_runs_table_and_the_metrics_screen(make
 
 
 async def test_a_claim_without_a_trajectory_file_is_a_notice(make_app: MakeApp, tmp_path: Path) -> None:
-    from tests.test_submission import UNFILED, unfiled_telecom
+    from tests.model.test_submission import UNFILED, unfiled_telecom
 
     folder = unfiled_telecom(tmp_path)
     app = make_app([folder], runs_dir=tmp_path)

@@ -1,6 +1,6 @@
 """``tau-tui serve``: loopback unless told otherwise, one-line errors, the command each browser tab runs.
 
-The app in a real browser is tests/test_serve_browser.py.
+The app in a real browser is tests/commands/test_serve_browser.py.
 """
 
 from __future__ import annotations

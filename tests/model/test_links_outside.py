@@ -11,7 +11,7 @@ import pytest
 from tau_tui.cli import main
 from tau_tui.model.io import scan_paths
 from tau_tui.model.submission import open_submission
-from tests.test_submission import BASELINES, build_submission, submission_meta
+from tests.model.test_submission import BASELINES, build_submission, submission_meta
 
 pytestmark = pytest.mark.corpus
 

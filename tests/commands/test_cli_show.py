@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 from tau_tui.cli import main
 from tests.helpers import call, greet, result, results_file, say, user
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AFTERSALES = ROOT / "recordings" / "aftersales.json"
 TASK_1 = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 

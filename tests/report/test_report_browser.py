@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tau_tui.cli import main
-from tests.test_cli_report import CHARTS, scripted_runs
+from tests.commands.test_cli_report import CHARTS, scripted_runs
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext

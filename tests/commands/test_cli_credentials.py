@@ -9,7 +9,7 @@ import pytest
 
 from tau_tui.cli import main
 
-RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
+RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 MISSING = "OPENAI_API_KEY is not set"
 
 

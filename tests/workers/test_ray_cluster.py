@@ -29,7 +29,7 @@ pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pi
 
 from benchmarks.latency_server import LatencyServer  # noqa: E402 - after the skip: it needs aiohttp (litellm's)
 from tests.ray_cluster import LocalCluster  # noqa: E402
-from tests.test_ray_executor import served_by_installed_tau2  # noqa: E402
+from tests.workers.test_ray_executor import served_by_installed_tau2  # noqa: E402
 
 AIRLINE = CORPUS / "sierra-research__tau2-bench__airline.json"
 EXIT_OK, EXIT_FINDINGS = 0, 1

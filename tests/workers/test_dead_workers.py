@@ -81,7 +81,7 @@ import asyncio, os, signal, sys
 from pathlib import Path
 import tau_tui.model.indexing as indexing
 from tests.tui.conftest import build_app
-from tests.test_dead_workers import spawned_workers
+from tests.workers.test_dead_workers import spawned_workers
 
 indexing.PARALLEL_MIN_BYTES = 0
 indexing._Coordinator.BRIDGE = False  # the workers index every file: there is always one to kill

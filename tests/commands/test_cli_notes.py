@@ -10,7 +10,7 @@ import pytest
 from tau_tui.cli import main
 from tau_tui.model.notes import NoteBook
 
-RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
+RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 
 
 def test_notes_list_prints_whole_simulation_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,7 +5,7 @@ textual-serve itself is built on) and forged headers: another site's ``Origin`` 
 ``ws://127.0.0.1:PORT/ws``), another ``Host`` (DNS rebinding: the attacker's domain resolving to 127.0.0.1), no
 token or a wrong one (a guessed port). Each is a 403 on every route (the page, the WebSocket, static files,
 downloads); the printed address, its cookie and the WebSocket with both still work, and the app streams.
-The page in a real browser, with the token, is tests/test_serve_browser.py.
+The page in a real browser, with the token, is tests/commands/test_serve_browser.py.
 """
 
 from __future__ import annotations
