@@ -29,8 +29,8 @@ $(STAMP_TEST): pyproject.toml | $(VENV)/bin/python
 run: $(VENV)/.installed
 	$(VENV)/bin/tau-tui $(ARGS)
 
-# Format, lint, types and the layer contracts first (pyproject.toml [tool.ruff], [tool.mypy],
-# [tool.importlinter]; docs/architecture.md), then the suite.
+# Format, lint, types (mypy strict over the whole package) and the layer contracts first (pyproject.toml
+# [tool.ruff], [tool.mypy], [tool.importlinter]; docs/architecture.md), then the suite.
 CHECKED := tau_tui domains tests benchmarks scripts
 test: $(STAMP_TEST)
 	$(VENV)/bin/ruff format --check $(CHECKED)
@@ -47,7 +47,7 @@ TEST_WORKERS ?= auto
 test-fast: $(STAMP_TEST)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow and not tau2_101 and not real_model" $(PYTEST_ARGS)
 
-# The real-model tests (tests/test_real_model.py, marker real_model; about a minute once built): SmolLM2-135M
+# The real-model tests (tests/rollout/test_real_model.py, marker real_model; about a minute once built): SmolLM2-135M
 # served by llama-cpp-python on 127.0.0.1. They need the llm-local extra, which builds llama-cpp-python from
 # source (cmake, a C++ compiler, about 7 minutes on 2 cores): make test-llm EXTRAS=dev,llm-local
 test-llm: $(STAMP_TEST)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from tau_tui.commands import COMMANDS, SUBCOMMANDS, Command
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, Subparsers, err
 
 if TYPE_CHECKING:
     from tau_tui.config import Settings
@@ -123,7 +123,7 @@ def tui_parser() -> argparse.ArgumentParser:
     return _register(_command(None), parser, running=True)
 
 
-def _register(command: Command, where: Any, running: bool) -> argparse.ArgumentParser:
+def _register(command: Command, where: Subparsers | argparse.ArgumentParser, running: bool) -> argparse.ArgumentParser:
     parser = command.register(where, running=running)
     if command.SHARED_FLAGS:
         _add_common(parser)

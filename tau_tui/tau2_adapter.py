@@ -18,7 +18,7 @@ import importlib
 import importlib.util
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tau_tui.env.domain import Domain, DomainError
 from tau_tui.env.environment import Environment, EnvState, call_arguments
@@ -44,7 +44,7 @@ def _quiet_tau2_logging() -> None:
     logger.disable("tau2")
 
 
-def _registry():
+def _registry() -> Any:  # tau2.registry.registry (tau2 is an optional extra, not followed by mypy)
     _quiet_tau2_logging()
     try:
         from tau2.registry import registry  # heavy: imported only when an adapted domain is used
@@ -92,12 +92,15 @@ class _KitView:
             return bool(probe(name))
         return self.tool_type(name) is ToolType.WRITE
 
-    def helper(self, name: str):
+    def helper(self, name: str) -> Callable[..., Any]:
         """A public method the domain's toolkit class defines itself (not tau2's base classes)."""
-        if not isinstance(name, str) or name.startswith("_"):
+        if not isinstance(name, str) or name.startswith("_") or (name not in self.names and not self._defines(name)):
             raise UnknownFunction(f"Function {name} not found in {type(self.kit).__name__}")
-        if name in self.names:
-            return getattr(self.kit, name)
+        method: Callable[..., Any] = getattr(self.kit, name)
+        return method
+
+    def _defines(self, name: str) -> bool:
+        """Whether the toolkit's own classes, below tau2's base classes, define a function ``name``."""
         from tau2.environment.toolkit import ToolKitBase
 
         base_names = {n for klass in ToolKitBase.__mro__ for n in vars(klass)}
@@ -106,8 +109,8 @@ class _KitView:
                 break
             member = vars(klass).get(name)
             if member is not None and inspect.isfunction(member) and name not in base_names:
-                return getattr(self.kit, name)
-        raise UnknownFunction(f"Function {name} not found in {type(self.kit).__name__}")
+                return True
+        return False
 
 
 class Tau2Environment(Environment):
@@ -190,10 +193,12 @@ class Tau2Environment(Environment):
         return False  # tau2's pydantic DBs are not rebuilt from snapshots
 
     def db_hash(self) -> str | None:
-        return self.inner.get_db_hash()
+        digest: str | None = self.inner.get_db_hash()
+        return digest
 
     def user_db_hash(self) -> str | None:
-        return self.inner.get_user_db_hash()
+        digest: str | None = self.inner.get_user_db_hash()
+        return digest
 
 
 class Tau2Domain(Domain):

@@ -43,6 +43,8 @@ class Command(Protocol):
     @property
     def SHARED_FLAGS(self) -> bool: ...  # noqa: N802
 
+    # ``sub``: a sub-command's ``common.Subparsers``, or the top-level parser itself for the TUI
+    # (``commands.tui``); left open here, since each module's parameter is the one of the two it takes
     def register(self, sub: Any, running: bool = False) -> argparse.ArgumentParser: ...
 
     def run(self, args: argparse.Namespace, workspace: Workspace) -> int: ...

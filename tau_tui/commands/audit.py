@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
-from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, add_judge_flags, err, open_all, print_json, say
+from tau_tui.commands.common import (
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    Subparsers,
+    add_judge_flags,
+    err,
+    open_all,
+    print_json,
+    say,
+)
+
+if TYPE_CHECKING:
+    from tau_tui.workspace import Workspace
 
 NAME = "audit"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     aud = sub.add_parser(
         NAME,
         help="re-grade audit: for each simulation whose recorded reward differs from ours, the rule responsible",
@@ -39,7 +52,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return aud
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from pathlib import Path
 
     from tau_tui.model.io import RunFileError

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    Subparsers,
     add_judge_flags,
     add_protocol_flags,
     add_rollout_executor_flags,
@@ -21,11 +22,15 @@ from tau_tui.commands.common import (
     whole,
 )
 
+if TYPE_CHECKING:
+    from tau_tui.calibrate.gold import GoldCheck
+    from tau_tui.workspace import Workspace
+
 NAME = "calibrate"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     cal = sub.add_parser(
         NAME,
         help="k trials per task in a grid with bands (saturated, zero, learning zone), or a gold check",
@@ -121,7 +126,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return cal
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui.calibrate.tasks import TaskSourceError
     from tau_tui.domains import DomainError
     from tau_tui.evaluate.judge import judge_credentials_problem
@@ -140,7 +145,7 @@ def run(args: argparse.Namespace, workspace) -> int:
         return EXIT_INPUT
 
 
-def _gold_check(args: argparse.Namespace, ws) -> int:
+def _gold_check(args: argparse.Namespace, ws: Workspace) -> int:
     from tau_tui.calibrate.render import gold_summary, render_gold_check
     from tau_tui.rollout.runner import select_tasks
     from tau_tui.workspace import GoldCheckRequest
@@ -148,7 +153,7 @@ def _gold_check(args: argparse.Namespace, ws) -> int:
     checker = ws.gold_checker(GoldCheckRequest(args.domain, list(args.tasks) or None))
     tasks = select_tasks(checker.domain, list(args.tasks) or None)
 
-    def show(check) -> None:
+    def show(check: GoldCheck) -> None:
         if args.json:
             print_json(check.to_json())
         elif not check.ok:
@@ -162,7 +167,7 @@ def _gold_check(args: argparse.Namespace, ws) -> int:
     return EXIT_FINDINGS if any(not c.ok for c in checks) else EXIT_OK
 
 
-def _calibrate(args: argparse.Namespace, ws) -> int:
+def _calibrate(args: argparse.Namespace, ws: Workspace) -> int:
     import asyncio
     import contextlib
 

@@ -8,14 +8,24 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
 if TYPE_CHECKING:
+    from tau_tui.model.io import RunFile
     from tau_tui.pool import Job, RayRollout, UnitExecutor
     from tau_tui.process_rollout import ProcessRollout
     from tau_tui.workspace import Workspace
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+T = TypeVar("T")
+
+
+class Subparsers(Protocol):
+    """Where a sub-command adds its parser: ``ArgumentParser.add_subparsers()``, with the keywords we pass."""
+
+    def add_parser(
+        self, name: str, *, help: str | None = ..., description: str | None = ...
+    ) -> argparse.ArgumentParser: ...
 
 
 def err(message: str) -> None:
@@ -23,7 +33,7 @@ def err(message: str) -> None:
     say(f"tau-tui: {message}", file=sys.stderr)
 
 
-def say(text: Any, file: Any = None) -> None:
+def say(text: object, file: IO[str] | None = None) -> None:
     """Print a line of human output; recorded control characters in it are shown, never sent."""
     from tau_tui.textsafe import shown
 
@@ -39,8 +49,8 @@ def print_json(record: dict[str, Any]) -> None:
 def open_all(
     paths: Sequence[Path | str],
     keep: Callable[[Path], bool] | None = None,
-    prepare: Callable[[Any], list[str]] | None = None,
-) -> Iterator[tuple[Path, Any, str | None]]:
+    prepare: Callable[[RunFile], list[str]] | None = None,
+) -> Iterator[tuple[Path, RunFile | None, str | None]]:
     """(path, run or None, error line or None) for every run file under ``paths`` that ``keep`` accepts;
     ``prepare(run)`` (the analyzer's) works out what a run leaves out, and its notices are printed."""
     from tau_tui.model.io import RunFileError, describe_empty, open_run, scan_paths
@@ -69,12 +79,14 @@ def open_all(
         yield path, run, None
 
 
-def selected(run, wanted: list[str], found: set[str], ambiguous: dict[str, list[str]] | None = None) -> list[int]:
+def selected(
+    run: RunFile, wanted: list[str], found: set[str], ambiguous: dict[str, list[str]] | None = None
+) -> list[int]:
     """Indices of the simulations ``--sim`` asks for (all when none is asked for); a prefix that several ids
     start with picks none and keeps them in ``ambiguous`` (for ``no_simulation``)."""
     if not wanted:
         return list(range(len(run.entries)))
-    picked = []
+    picked: list[int] = []
     for sim_id in wanted:
         matches = run.matches(sim_id)
         if len(matches) == 1:
@@ -88,7 +100,7 @@ def selected(run, wanted: list[str], found: set[str], ambiguous: dict[str, list[
 SHOWN_CANDIDATES = 8
 
 
-def sim_candidates(run: Any, sim_id: str) -> list[str]:
+def sim_candidates(run: RunFile, sim_id: str) -> list[str]:
     """The simulations of ``run`` whose ids start with ``sim_id``, as ``no_simulation`` lists them."""
     return [f"{e.id} (task {e.task_id})" for e in run.matches(sim_id)]
 
@@ -102,7 +114,7 @@ def no_simulation(sim_id: str, where: str, candidates: list[str] | None = None) 
     return f"--sim {sim_id!r} is ambiguous in {where}: {len(candidates)} simulations start with it: {shown}{more}"
 
 
-def add_protocol_flags(parser: Any) -> None:
+def add_protocol_flags(parser: argparse.ArgumentParser) -> None:
     """``--protocol tau2|own|auto`` and ``--agent-prompt FILE``: every command that prompts a model to play a side.
 
     Both land in the settings (``protocol``, ``agent_prompt``); ``auto`` (the default) is ``tau2`` wherever
@@ -128,7 +140,7 @@ def add_protocol_flags(parser: Any) -> None:
     )
 
 
-def add_judge_flags(parser: Any, model_help: str) -> None:
+def add_judge_flags(parser: argparse.ArgumentParser, model_help: str) -> None:
     """``--judge MODEL`` (``--judge-llm`` is the same flag) and ``--judge-api-base URL``: every command that judges.
 
     Both land on ``args.judge`` and ``args.judge_api_base``; what the command line leaves open comes from the
@@ -148,7 +160,7 @@ def add_judge_flags(parser: Any, model_help: str) -> None:
     )
 
 
-def add_domain_flag(parser: Any) -> None:
+def add_domain_flag(parser: argparse.ArgumentParser) -> None:
     """``--domain NAME``: the domain of recordings that name none (the settings' ``recording_domain``); a file that
     names its domain keeps it. Without it the domain comes from a results.json/run.json beside the file, or the
     tools the recording calls."""
@@ -161,7 +173,7 @@ def add_domain_flag(parser: Any) -> None:
     )
 
 
-def add_workers_flag(parser: Any, executor: bool = True) -> None:
+def add_workers_flag(parser: argparse.ArgumentParser, executor: bool = True) -> None:
     """``--workers N``: replay/evaluate on N worker processes (default: every core; 1: in this process);
     ``executor``: and ``--executor local|ray``."""
     parser.add_argument(
@@ -183,7 +195,7 @@ def add_workers_flag(parser: Any, executor: bool = True) -> None:
     add_ship_data_flag(parser)
 
 
-def add_ship_data_flag(parser: Any) -> None:
+def add_ship_data_flag(parser: argparse.ArgumentParser) -> None:
     """``--ship-data`` / ``--no-ship-data``: Ray actors read the domain data this process sends them."""
     parser.add_argument(
         "--ship-data",
@@ -240,7 +252,7 @@ class Lost:
     def __init__(self) -> None:
         self.happened = False
 
-    def until_lost(self, outcomes: Iterator[Any]) -> Iterator[Any]:
+    def until_lost(self, outcomes: Iterator[T]) -> Iterator[T]:
         """``outcomes`` until the workers are lost: then one error line, and the command stops after what it
         printed (exit 2)."""
         from tau_tui.pool import WorkersLost
@@ -263,7 +275,7 @@ def executor_for(args: argparse.Namespace, job: Job, workspace: Workspace) -> Un
         raise ConfigError(str(exc)) from None
 
 
-def add_rollout_executor_flags(parser: Any) -> None:
+def add_rollout_executor_flags(parser: argparse.ArgumentParser) -> None:
     """``--executor local|ray`` and ``--workers N`` for rollouts (``run``, ``calibrate``)."""
     parser.add_argument(
         "--executor",

@@ -7,12 +7,13 @@ way, and add a summary per run and the task × runs matrix, regressions first.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    Subparsers,
     add_judge_flags,
     err,
     open_all,
@@ -21,12 +22,19 @@ from tau_tui.commands.common import (
     whole,
 )
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tau_tui.model.io import RunFile
+    from tau_tui.trust import PairRow, SideOutcome
+    from tau_tui.workspace import Workspace
+
 NAME = "compare"
 SHARED_FLAGS = True
 TASK_WIDTH = 90  # the task column of the text report: longer ids are shortened, keeping what tells them apart
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     cmp = sub.add_parser(
         NAME,
         help="compare runs task by task: pass/fail matrix, McNemar test, paired bootstrap",
@@ -77,14 +85,14 @@ def _shown_tasks(tasks: set[str], width: int) -> dict[str, str]:
     return {task: elide(line, width, starts[line]) for task, line in lines.items()}
 
 
-def _pair_line(row, a_source: str, b_source: str) -> str:
+def _pair_line(row: PairRow, a_source: str, b_source: str) -> str:
     """One pair's ``--json`` object, naming the two runs (as given) it pairs."""
     from tau_tui.textsafe import json_line
 
     return json_line({"kind": "pair", "a_run": a_source, "b_run": b_source, **row.to_json()})
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui.textsafe import visible
     from tau_tui.trust import compare_runs, comparison_lines, load_side
     from tau_tui.trust.many import distinct_labels, run_label
@@ -98,9 +106,11 @@ def run(args: argparse.Namespace, workspace) -> int:
         return EXIT_INPUT
     status = EXIT_OK
     judge = None if args.recorded else workspace.judge()
-    sides, labels, errors = [], [], []
+    sides: list[list[SideOutcome]] = []
+    labels: list[str] = []
+    errors: list[str] = []
     for path in paths:
-        runs = []
+        runs: list[tuple[Path, RunFile]] = []
         for file, loaded, error in open_all([path], prepare=workspace.analyzer.prepare):
             if loaded is None:
                 err(error or f"{file}: unreadable")
@@ -152,7 +162,9 @@ def run(args: argparse.Namespace, workspace) -> int:
     return status
 
 
-def _many(args: argparse.Namespace, paths: list[str], sides: list, labels: list[str], status: int) -> int:
+def _many(
+    args: argparse.Namespace, paths: list[str], sides: list[list[SideOutcome]], labels: list[str], status: int
+) -> int:
     """Every run against the baseline: each comparison's pairs, the task matrix and the summary per run."""
     from tau_tui.textsafe import json_line, visible
     from tau_tui.trust import RunSide, compare_many, many_lines

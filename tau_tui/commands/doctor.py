@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tau_tui.commands.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, add_judge_flags, err, print_json, say
+from tau_tui.commands.common import (
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    Subparsers,
+    add_judge_flags,
+    err,
+    print_json,
+    say,
+)
+
+if TYPE_CHECKING:
+    from tau_tui.workspace import Workspace
 
 NAME = "doctor"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     doc = sub.add_parser(
         NAME,
         help="benchmark doctor: broken tasks, tool bugs the gold replay hides, whose fault a failure is",
@@ -76,7 +88,7 @@ def _repeats(text: str) -> int:
     return value
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     problem = _unknown_fail_on(args.fail_on)
     if problem:
         err(problem)
@@ -110,7 +122,7 @@ def _status(rules: list[str], fail_on: list[str]) -> int:
     return EXIT_FINDINGS if counted else EXIT_OK
 
 
-def _tasks(args: argparse.Namespace, ws) -> int:
+def _tasks(args: argparse.Namespace, ws: Workspace) -> int:
     from tau_tui.doctor.report import markdown_tasks, task_lines
     from tau_tui.doctor.task_rules import check_tasks, counts
     from tau_tui.domains import DomainError
@@ -143,7 +155,7 @@ def _tasks(args: argparse.Namespace, ws) -> int:
     return _status([f.rule for f in findings], args.fail_on)
 
 
-def _recordings(args: argparse.Namespace, ws) -> int:
+def _recordings(args: argparse.Namespace, ws: Workspace) -> int:
     from tau_tui.commands.common import open_all
     from tau_tui.doctor.noise import NoiseSplit
     from tau_tui.doctor.recordings import examine

@@ -12,6 +12,7 @@ from tau_tui.commands.common import (
     EXIT_INPUT,
     EXIT_OK,
     Lost,
+    Subparsers,
     add_domain_flag,
     add_judge_flags,
     add_workers_flag,
@@ -25,11 +26,11 @@ from tau_tui.commands.common import (
 from tau_tui.commands.replay import add_upstream_fixes_flag
 
 if TYPE_CHECKING:
-    from tau_tui.evaluate import FileMetrics
+    from tau_tui.evaluate import FileMetrics, RunMetrics
     from tau_tui.evaluate.cost_time import CostTime
     from tau_tui.evaluate.validity import SimValidity, Validity
     from tau_tui.model.io import RunFile
-    from tau_tui.model.submission import DomainClaim
+    from tau_tui.model.submission import DomainClaim, Submission
     from tau_tui.pool import ReportDigest
     from tau_tui.workspace import Workspace
 
@@ -37,7 +38,7 @@ NAME = "eval"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     evaluate = sub.add_parser(
         NAME,
         help="recompute and explain rewards, with per-file metrics",
@@ -219,7 +220,7 @@ def _after_path(path: Path, error: str) -> str:
     return error[len(head) :] if error.startswith(head) else error
 
 
-def _claim_record(sub, run) -> dict[str, Any]:
+def _claim_record(sub: Submission, run: RunFile) -> dict[str, Any]:
     """The submission a file belongs to and what it claims for the file's domain (``tau-tui eval --json``)."""
     claim = sub.claim_for(run)
     return {
@@ -234,7 +235,7 @@ def _claim_record(sub, run) -> dict[str, Any]:
     }
 
 
-def _claim_lines(record: dict[str, Any], metrics, claim: DomainClaim | None = None) -> str:
+def _claim_lines(record: dict[str, Any], metrics: RunMetrics, claim: DomainClaim | None = None) -> str:
     """Claimed pass^k beside ours, one k per column: what the submission says against what we recompute.
 
     A best-of-K claim is not compared file by file: the best-of-K score of all its files follows the files."""
@@ -307,7 +308,7 @@ def _lone_submission(path: Path, note: str) -> tuple[dict[str, Any], str]:
 
 
 def _best_of_k_claim(
-    sub, domain: str, attempts: list[tuple[str, str, float | None, float | None]]
+    sub: Submission, domain: str, attempts: list[tuple[str, str, float | None, float | None]]
 ) -> tuple[dict[str, Any], str]:
     """A best-of-K claim beside the best-of-K score of the submission's files evaluated (ours and recorded):
     its ``eval --json`` record and its text block."""
@@ -366,7 +367,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     files: list[dict[str, Any]] = []
     out = sys.stdout
     bad_submissions: set[str] = set()
-    pooled: dict[tuple[str, str], tuple[Any, list[tuple[str, str, float | None, float | None]]]] = {}
+    pooled: dict[tuple[str, str], tuple[Submission, list[tuple[str, str, float | None, float | None]]]] = {}
     job = Job("eval", ws.settings, text=not args.json, scorer=args.scorer)
     lost = Lost()
     with executor_for(args, job, ws) as executor:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err, number, open_all, say
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, Subparsers, add_judge_flags, err, number, open_all, say
+
+if TYPE_CHECKING:
+    from tau_tui.workspace import Workspace
 
 NAME = "export"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     exp = sub.add_parser(
         NAME,
         help="export replayed runs as tables for notebooks (csv, jsonl, parquet, duckdb) or SFT chat JSONL",
@@ -51,7 +54,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return exp
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from pathlib import Path
 
     from tau_tui.evaluate import FLAG_KINDS

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau_tui.commands.common import (
     EXIT_INPUT,
     EXIT_OK,
+    Subparsers,
     add_judge_flags,
     add_protocol_flags,
     err,
@@ -22,11 +23,14 @@ from tau_tui.commands.common import (
     whole,
 )
 
+if TYPE_CHECKING:
+    from tau_tui.workspace import Workspace
+
 NAME = "fork"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         NAME,
         help="continue a recorded simulation after message N with a new agent and user",
@@ -63,7 +67,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     import asyncio
 
     from tau_tui.config import ConfigError

@@ -5,15 +5,29 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, err, no_simulation, print_json, say, sim_candidates, whole
+from tau_tui.commands.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    Subparsers,
+    err,
+    no_simulation,
+    print_json,
+    say,
+    sim_candidates,
+    whole,
+)
+
+if TYPE_CHECKING:
+    from tau_tui.model.notes import NoteBook
+    from tau_tui.workspace import Workspace
 
 NAME = "notes"
 SHARED_FLAGS = False  # notes name recordings only: no domains, no tau2 data
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     """The notes sub-command; its vocabulary (pydantic models) is imported only when it runs."""
     notes = sub.add_parser(
         NAME,
@@ -84,7 +98,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return notes
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui.model.io import RunFileError
     from tau_tui.model.notes import NotesError
 
@@ -175,7 +189,7 @@ def _notes_from_review(args: argparse.Namespace) -> int:
     return status
 
 
-def _notebooks(paths: Sequence[str]) -> list:
+def _notebooks(paths: Sequence[str]) -> list[NoteBook]:
     """The notebooks of every recording under ``paths`` that has a notes file."""
     from tau_tui.model.io import expand_paths
     from tau_tui.model.notes import NoteBook

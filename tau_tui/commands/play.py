@@ -4,15 +4,35 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Callable, Protocol
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, add_protocol_flags, err, whole
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, Subparsers, add_judge_flags, add_protocol_flags, err, whole
+
+if TYPE_CHECKING:
+    from tau_tui.config import Settings
+    from tau_tui.rollout import PlaySession
+    from tau_tui.tui.play import PlayOutcome
+    from tau_tui.workspace import Workspace
 
 NAME = "play"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+class PlayInTui(Protocol):
+    """``tau_tui.tui.play.run_play``: play ``session`` in the TUI, saving the recording to ``out``."""
+
+    async def __call__(
+        self, session: PlaySession, out: Path | str, keymap: dict[str, str] | None = None
+    ) -> PlayOutcome: ...
+
+
+class Inspector(Protocol):
+    """The TUI's app on a saved recording (``tau_tui.tui.play.recording_inspector``): run until it is left."""
+
+    def run(self) -> object: ...
+
+
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     play = sub.add_parser(
         NAME,
         help="play the user or the agent of one task yourself",
@@ -39,7 +59,7 @@ def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
     return play
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     import asyncio
 
     from tau_tui.domains import DomainError
@@ -89,7 +109,7 @@ def run(args: argparse.Namespace, workspace) -> int:
         return EXIT_INPUT
 
 
-def _play_screen():
+def _play_screen() -> PlayInTui | None:
     """The TUI's play screen, when the TUI provides one (``tau_tui.tui.play.run_play(session, out)``)."""
     try:
         from tau_tui.tui.play import run_play
@@ -98,7 +118,7 @@ def _play_screen():
     return run_play
 
 
-def _inspector():
+def _inspector() -> Callable[[Path, Settings], Inspector]:
     """The TUI's inspector on a saved recording (``tau_tui.tui.play.recording_inspector(path, settings)``)."""
     from tau_tui.tui.play import recording_inspector
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
     Lost,
+    Subparsers,
     add_domain_flag,
     add_workers_flag,
     err,
@@ -20,11 +21,14 @@ from tau_tui.commands.common import (
     selected,
 )
 
+if TYPE_CHECKING:
+    from tau_tui.workspace import Workspace
+
 NAME = "replay"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     replay = sub.add_parser(
         NAME,
         help="replay recorded runs against the environment and check them",
@@ -62,7 +66,7 @@ def add_upstream_fixes_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, workspace) -> int:
+def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui import formats
     from tau_tui.pool import Job, Unit
     from tau_tui.replay.facts import has_problems

@@ -6,13 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_judge_flags, err, open_all, say
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, Subparsers, add_judge_flags, err, open_all, say
 
 NAME = "report"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     report = sub.add_parser(
         NAME,
         help="write a static HTML report of several runs (summary, charts, task matrix, every simulation)",

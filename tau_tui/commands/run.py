@@ -10,6 +10,7 @@ from tau_tui.commands.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    Subparsers,
     add_judge_flags,
     add_protocol_flags,
     add_rollout_executor_flags,
@@ -20,13 +21,15 @@ from tau_tui.commands.common import (
 )
 
 if TYPE_CHECKING:
-    from tau_tui.workspace import Workspace
+    from tau_tui.rollout import ParticipantSpec
+    from tau_tui.rollout.cassette import CassetteOutcome
+    from tau_tui.workspace import RunRequest, Workspace
 
 NAME = "run"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         NAME,
         help="roll out tasks × k trials with a model or scripted agent and user",
@@ -193,7 +196,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     return EXIT_FINDINGS if summary.terminations.get("infrastructure_error") else EXIT_OK
 
 
-def run_request(args: argparse.Namespace, **fields: Any):
+def run_request(args: argparse.Namespace, **fields: Any) -> RunRequest:
     """The run flags as a ``RunRequest`` (run and calibrate)."""
     from tau_tui.workspace import RunRequest
 
@@ -224,7 +227,7 @@ def run_request(args: argparse.Namespace, **fields: Any):
     return RunRequest(**values)
 
 
-def run_cassette(args: argparse.Namespace, ws, agent, user) -> int:
+def run_cassette(args: argparse.Namespace, ws: Workspace, agent: ParticipantSpec, user: ParticipantSpec) -> int:
     """``tau-tui run --cassette``: one new simulation per recorded one, over its recorded tool results."""
     import asyncio
 
@@ -241,7 +244,7 @@ def run_cassette(args: argparse.Namespace, ws, agent, user) -> int:
         return EXIT_INPUT
     out = Path(args.out) if args.out else ws.new_output_path("cassette", Path(args.cassette).stem)
 
-    def report(outcome) -> None:
+    def report(outcome: CassetteOutcome) -> None:
         sim = outcome.simulation
         reward = formats.reward(outcome.reward, "-")
         refusal = ((sim.info or {}).get("cassette") or {}).get("refusal")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, add_domain_flag, add_judge_flags, err, whole
+from tau_tui.commands.common import EXIT_INPUT, EXIT_OK, Subparsers, add_domain_flag, add_judge_flags, err, whole
 
 NAME = "serve"
 SHARED_FLAGS = True
@@ -35,7 +35,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         NAME,
         help="serve the TUI to a web browser (needs the 'serve' extra)",
@@ -201,7 +201,8 @@ def guard_middleware(guard: Guard) -> Any:
 def guarded_server(server_class: Any, command: str, host: str, port: int, public_url: str, guard: Guard) -> Any:
     """textual-serve's ``Server`` with ``guard`` in front of every route, announcing the address with the token."""
 
-    class GuardedServer(server_class):
+    # textual-serve is an optional extra that mypy skips ([tool.mypy] overrides): its Server is Any here
+    class GuardedServer(server_class):  # type: ignore[misc]
         async def _make_app(self) -> Any:
             app = await super()._make_app()
             app.middlewares.append(guard_middleware(guard))

@@ -16,6 +16,7 @@ from typing import Any
 from tau_tui.commands.common import (
     EXIT_INPUT,
     EXIT_OK,
+    Subparsers,
     add_domain_flag,
     add_judge_flags,
     err,
@@ -27,7 +28,7 @@ NAME = "show"
 SHARED_FLAGS = True
 
 
-def register(sub: Any, running: bool = False) -> argparse.ArgumentParser:
+def register(sub: Subparsers, running: bool = False) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         NAME,
         help="print one simulation whole (messages, replay, reward), as text or GitHub Markdown",

@@ -155,7 +155,8 @@ def _empty_component(probe: TaskProbe) -> list[Hit]:
         return []
     out: list[Hit] = []
     for component in criteria.reward_basis:
-        why = EMPTY_WHEN.get(component, lambda t: None)(probe.task)
+        empty = EMPTY_WHEN.get(component)
+        why = empty(probe.task) if empty is not None else None
         if why is not None:
             out.append(
                 (f"{component} is in the reward basis with {why}: it passes by itself", {"component": component})

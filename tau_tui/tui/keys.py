@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from textual.binding import Binding, BindingType
 from textual.keys import format_key
+
+if TYPE_CHECKING:
+    from textual.app import App, SystemCommand
+    from textual.screen import Screen
+    from textual.widget import Widget
+
+    KeyOwner = App[Any] | Widget  # what holds bindings and runs their actions
 
 
 @dataclass(frozen=True)
@@ -166,9 +173,9 @@ def check_keymap(keymap: dict[str, str]) -> dict[str, str]:
     return keymap
 
 
-def binding_owners(screen: Any) -> list[tuple[str, Any, list]]:
+def binding_owners(screen: Screen[Any]) -> list[tuple[str, KeyOwner, list[BindingType]]]:
     """(title, owner, bindings): the screen, the focused widget when it has keys of its own, the app."""
-    owners: list[tuple[str, Any, list]] = [
+    owners: list[tuple[str, KeyOwner, list[BindingType]]] = [
         (f"{type(screen).__name__.replace('Screen', '')} screen", screen, list(screen.BINDINGS))
     ]
     focused = screen.focused
@@ -178,14 +185,17 @@ def binding_owners(screen: Any) -> list[tuple[str, Any, list]]:
     return owners
 
 
-def _remapped(bindings: Iterable[BindingType], keymap: dict[str, str]) -> list[BindingType]:
+def _remapped(bindings: Iterable[BindingType], keymap: Mapping[str, str]) -> list[BindingType]:
     """``bindings`` with the keys ``keymap`` gives their ids (as textual applies it at key time)."""
     return [
-        b.with_key(keymap[b.id], key_display=None) if isinstance(b, Binding) and b.id in keymap else b for b in bindings
+        b.with_key(keymap[b.id], key_display=None)
+        if isinstance(b, Binding) and b.id is not None and b.id in keymap
+        else b
+        for b in bindings
     ]
 
 
-def palette_commands(screen: Any) -> Iterable[Any]:
+def palette_commands(screen: Screen[Any]) -> Iterable[SystemCommand]:
     """Every key action of ``screen``, its focused widget and the app as palette commands, with the keys
     the keymap gives them; each binding id once."""
     from textual.app import SystemCommand

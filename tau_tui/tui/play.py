@@ -23,6 +23,7 @@ from tau_tui.tui.screens.play import EXIT_LEFT, EXIT_SAVED, PlayScreen
 
 if TYPE_CHECKING:
     from tau_tui.config import Settings
+    from tau_tui.rollout import PlaySession
     from tau_tui.tui.app import TauTuiApp
 
 
@@ -44,7 +45,7 @@ class PlayApp(App[int]):
         Binding("ctrl+q", "quit", "Quit without saving", id="play_app.quit", show=False),
     ]
 
-    def __init__(self, session: Any, out: Path | str, keymap: dict[str, str] | None = None) -> None:
+    def __init__(self, session: PlaySession, out: Path | str, keymap: dict[str, str] | None = None) -> None:
         super().__init__()
         self.set_keymap(check_keymap(keymap or {}))
         self.session = session
@@ -62,13 +63,13 @@ class PlayApp(App[int]):
     def action_help(self) -> None:
         show_help(self)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """The play screen's keys as palette commands."""
         yield from super().get_system_commands(screen)
         yield from palette_commands(screen)
 
 
-async def run_play(session: Any, out: Path | str, keymap: dict[str, str] | None = None) -> PlayOutcome:
+async def run_play(session: PlaySession, out: Path | str, keymap: dict[str, str] | None = None) -> PlayOutcome:
     """Play ``session`` in the TUI; the recording is saved to ``out`` when the conversation ends.
 
     ``keymap``: binding id → keys from the settings file."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any, Callable, Protocol, cast
+from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -39,6 +39,9 @@ from tau_tui.tui.widgets.trajectory_view import TrajectoryView
 from tau_tui.views.panels import render_changes
 from tau_tui.views.state_nodes import marks_for
 from tau_tui.views.trajectory_doc import TrajectoryDoc
+
+if TYPE_CHECKING:
+    from tau_tui.rollout import PlaySession, TurnRequest
 
 LEAVE_CONFIRM_SECONDS = 3.0
 EXIT_SAVED, EXIT_LEFT = 0, 130
@@ -127,7 +130,7 @@ class PlayScreen(Screen[int]):
 
     def __init__(
         self,
-        session: Any,
+        session: PlaySession,
         out: Path,
         *,
         on_saved: Callable[[Path], None] | None = None,
@@ -193,9 +196,15 @@ class PlayScreen(Screen[int]):
         self._status(
             Text(f" starting… {self.other} speaks first" if session.play_as == "agent" else " starting…", style="dim")
         )
-        session.on_event = lambda event: self.post_message(SessionEvent(event))
-        session.source.on_request = lambda request: self.post_message(SessionTurn(request))
+        session.on_event = self._post_event
+        session.source.on_request = self._post_turn
         self.run_session()
+
+    def _post_event(self, event: Any) -> None:
+        self.post_message(SessionEvent(event))
+
+    def _post_turn(self, request: TurnRequest) -> None:
+        self.post_message(SessionTurn(request))
 
     def _status(self, text: Text) -> None:
         self.query_one("#play-status", InfoLine).set(text)
@@ -281,6 +290,7 @@ class PlayScreen(Screen[int]):
             self.notify(message.error, severity="error", timeout=8)
             return
         result = self.session.result
+        assert result is not None, "a session that finished without an error holds its simulation"
         reward = self.session.reward
         text = Text(" ended ", style="bold reverse")
         text.append(f" {result.termination_reason} · reward ")

@@ -9,6 +9,7 @@ domain loads its data) and then replaces this form with the ``PlayScreen``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -32,6 +33,9 @@ from tau_tui.tui.screens.rollout import (
 )
 from tau_tui.tui.widgets.protocol_choice import ProtocolChoice
 from tau_tui.workspace import FORM_LABELS, PlayRequest, RequestError
+
+if TYPE_CHECKING:
+    from tau_tui.rollout import PlaySession
 
 OTHER_DEFAULT = {"user": "scripted/gold", "agent": "scripted/user"}
 
@@ -213,7 +217,7 @@ class PlaySetupScreen(ModalScreen[None]):
         self.starting = False
         self.query_one("#p-error", Label).update(visible_renderable(error))
 
-    def _started(self, session, out: Path) -> None:
+    def _started(self, session: PlaySession, out: Path) -> None:
         from tau_tui.tui.screens.play import PlayScreen
 
         app, ctx = self.app, context(self)

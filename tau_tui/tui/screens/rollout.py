@@ -306,7 +306,7 @@ class RolloutScreen(ModalScreen["RunPlan | None"]):
         self.query_one("#r-tasks").focus()
 
     @on(SelectionList.SelectedChanged, "#r-tasks")
-    def _selection_changed(self, event: SelectionList.SelectedChanged) -> None:
+    def _selection_changed(self, event: SelectionList.SelectedChanged[str]) -> None:
         visible = {task for task, _ in self._shown()}
         self.selected = (self.selected - visible) | set(event.selection_list.selected)
         self._count()

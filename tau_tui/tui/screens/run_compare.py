@@ -27,7 +27,7 @@ from tau_tui.views.compare_labels import fitted_line
 from tau_tui.views.layout import TASK_MIN, at_cursor, distinct_starts, elide, task_column_width
 
 if TYPE_CHECKING:
-    from tau_tui.trust import RunComparison, RunSide
+    from tau_tui.trust import PairRow, RunComparison, RunSide
 
 CELL_FILTERS = ("all", "discordant", "not_comparable", "both_pass", "both_fail")
 CELL_STYLES = {
@@ -71,7 +71,7 @@ class RunCompareScreen(RunsComparisonScreen):
     def __init__(self, a: Path, b: Path) -> None:
         super().__init__((a, b))
         self.cell_filter = "all"
-        self.shown: list[Any] = []
+        self.shown: list[PairRow] = []
 
     def compose(self) -> ComposeResult:
         yield InfoLine(id="runcmp-title")
@@ -155,7 +155,7 @@ class RunCompareScreen(RunsComparisonScreen):
         line = fitted_line(pieces, self.size.width or 120)
         self.query_one("#runcmp-title", InfoLine).set(visible_renderable(line, single_line=True))
 
-    def _keep(self, row: Any) -> bool:
+    def _keep(self, row: PairRow) -> bool:
         if self.cell_filter == "all":
             return True
         if self.cell_filter == "discordant":
@@ -192,7 +192,7 @@ class RunCompareScreen(RunsComparisonScreen):
             table.move_cursor(row=min(max(cursor, 0), len(self.shown) - 1))
 
     @property
-    def current(self) -> Any:
+    def current(self) -> PairRow | None:
         return at_cursor(self.shown, self.query_one(DataTable).cursor_row)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -425,8 +425,9 @@ class RunsScreen(Screen[None]):
         raw = row.run.raw_simulation(row.index)
         messages = raw.get("messages") if isinstance(raw, dict) else None
         for message in messages if isinstance(messages, list) else []:
-            if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), str):
-                return message["content"]
+            content = message.get("content") if isinstance(message, dict) and message.get("role") == "user" else None
+            if isinstance(content, str):
+                return content
         return ""
 
     @property

@@ -13,7 +13,7 @@ adds a note on the step under the cursor.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -41,7 +41,7 @@ from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context, subscribe
 from tau_tui.tui.messages import ForkFinished, NLJudged, SimulationReady
 from tau_tui.tui.screens.compare import CompareScreen, ForkSide
-from tau_tui.tui.screens.fork import ForkRequest, ForkScreen, step_summary
+from tau_tui.tui.screens.fork import ForkScreen, step_summary
 from tau_tui.tui.screens.note_form import NoteFormScreen, NoteRequest
 from tau_tui.tui.screens.text_view import TextViewScreen
 from tau_tui.tui.widgets.info_line import InfoLine
@@ -66,6 +66,9 @@ from tau_tui.views.review_view import TicksView
 from tau_tui.views.review_view import render_review as render_review_panel
 from tau_tui.views.state_nodes import marks_for
 from tau_tui.views.trajectory_doc import TrajectoryDoc
+
+if TYPE_CHECKING:
+    from tau_tui.workspace import ForkRequest
 
 TRAJECTORY = "trajectory"  # the name of the inspector's trajectory screen, installed once
 SPINNER_DELAY = 0.2  # seconds before a loading spinner shows
