@@ -18,12 +18,12 @@ from tau_tui.evaluate.validity import SimValidity
 from tau_tui.model.io import RecordedOnly, RunFile, RunFileError
 from tau_tui.model.results import SimulationRun
 from tau_tui.model.tasks import Task, db_check_rule, db_verdict, ungraded_fields
+from tau_tui.recording_gaps import RunResolver
 from tau_tui.replay import FindingKind, GoldResult, InitCache, Timeline, Verdict, replay, run_assertions
 from tau_tui.replay.facts import Fact, replay_facts, summary_facts
 from tau_tui.replay.mismatch import mismatch_detail
 from tau_tui.replay.recorded_db import FinalDBComparison, check_recorded_db
 from tau_tui.replay.timeline import Finding
-from tau_tui.resolve import RunResolver
 
 
 @dataclass
@@ -168,7 +168,7 @@ class Analyzer:
         return self.golds.digest(task)
 
     def prepare(self, run: RunFile) -> list[str]:
-        """Work out, once, what ``run`` leaves out (``tau_tui.resolve``: its domain when it names none, the task
+        """Work out, once, what ``run`` leaves out (``tau_tui.recording_gaps``: its domain when it names none, the task
         ids, trials and terminations of old uploads); the notices to show, one line each, the first time."""
         if run.resolution is not None:
             return []

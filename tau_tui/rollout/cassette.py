@@ -43,7 +43,7 @@ from tau_tui.model.messages import ParticipantMessage, ToolCall, ToolMessage
 from tau_tui.model.results import NO_RECORDED_RESULT, SimulationRun
 from tau_tui.model.secrets import secret_values
 from tau_tui.model.tasks import Task
-from tau_tui.resolve import RunResolver
+from tau_tui.recording_gaps import RunResolver
 from tau_tui.rollout.evaluation import SimulationEvaluator
 from tau_tui.rollout.factory import ParticipantSpec, build_agent, build_user, check_credentials, check_spec
 from tau_tui.rollout.orchestrator import EndEpisode, EpisodeOptions, Orchestrator

@@ -2,7 +2,7 @@
 read from raw JSON); the pydantic models of a simulation are built only when it is opened.
 
 What a file leaves out (its domain, a simulation's task id, trial or termination) is worked out one layer up,
-where the domain registry is (``tau_tui.resolve``), and handed back as a ``RunResolution`` (``RunFile.resolve``).
+where the domain registry is (``tau_tui.recording_gaps``), and handed back as a ``RunResolution`` (``RunFile.resolve``).
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class Recovered:
 
 @dataclass(frozen=True)
 class RunResolution:
-    """What was worked out for a run one layer up (``tau_tui.resolve``, where the domain registry is).
+    """What was worked out for a run one layer up (``tau_tui.recording_gaps``, where the domain registry is).
 
     ``domain`` is the domain of a file that names none (``source`` says where it came from: ``--domain``, a file
     beside it, the tools it calls), or None with ``problem``, the one line why it cannot be told; a file that names
@@ -282,7 +282,7 @@ class RunFile:
         return self.domain_name or (self.resolution.domain if self.resolution is not None else None)
 
     def resolve(self, resolution: RunResolution) -> None:
-        """Take what was worked out for this run (``tau_tui.resolve``): the domain of a file that names none and
+        """Take what was worked out for this run (``tau_tui.recording_gaps``): the domain of a file that names none and
         the recovered fields of simulations that lack them; their index rows show the recovered fields too."""
         self.resolution = resolution
         for index, recovered in resolution.recovered.items():
