@@ -1,7 +1,7 @@
 """Write tests/slow.txt, the tests ``make test-fast`` leaves out, from a pytest durations report.
 
-    .venv/bin/python -m pytest -n auto --durations=0 --durations-min=0.1 | tee /tmp/durations.log
-    .venv/bin/python scripts/slow_tests.py /tmp/durations.log [--over 0.5]
+    .venv/bin/python -m pytest -n auto --durations=0 --durations-min=0.1 | tee durations.log
+    .venv/bin/python scripts/slow_tests.py durations.log [--over 0.5]
 
 A test is slow when its setup, call and teardown together took at least ``--over`` seconds (0.5 by default:
 what keeps make test-fast under a minute on two cores), and a module whose fixture setup took 2 s or more is
