@@ -166,9 +166,13 @@ def test_a_run_records_its_protocol_and_sends_its_prompts(
     user_system = fake_llm.requests_for("user-model")[0].messages[0]["content"]
     guidelines = (tau2_data / "user_simulator" / "simulation_guidelines.md").read_text()
     with_tools = (tau2_data / "user_simulator" / "simulation_guidelines_tools.md").read_text()
-    if name == TAU2:  # update_task_1 gives the user no tools: the plain guidelines, then the scenario
+    if name == TAU2:  # the guidelines file for a user without tools or with them, then the scenario
+        # tau2's schemas give update_task_1's user no tools; without a tau2 installed, our schemas of the mock
+        # domain (whose user has tools) are sent, and with them tau2's guidelines for a user with tools
+        user_tools = fake_llm.requests_for("user-model")[0].body.get("tools")
         assert "canary-instruction" in agent_system
-        assert user_system.startswith(guidelines.rstrip("\n")) and user_system.endswith("</scenario>")
+        expected = with_tools if user_tools else guidelines
+        assert user_system.startswith(expected.rstrip("\n")) and user_system.endswith("</scenario>")
         assert info["user_info"]["global_simulation_guidelines"] == guidelines
     else:
         assert "canary-instruction" not in agent_system and with_tools[:200] not in user_system
