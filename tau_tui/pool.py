@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from tau_tui.model.io import RunFile
     from tau_tui.model.tasks import Task
     from tau_tui.parcel import Parcel
-    from tau_tui.rollout import RunConfig, Runner
+    from tau_tui.rollout import RetryPolicy, RunConfig, Runner
 
 KEEP_RUNS = 4  # run files a worker keeps open
 CHUNK = 8  # units handed to a worker at a time
@@ -84,7 +84,7 @@ class WorkerWorkspace(Protocol):
     @property
     def registry(self) -> DomainRegistry: ...
 
-    def judge(self) -> Judge | None: ...
+    def judge(self, retry: RetryPolicy | None = None) -> Judge | None: ...
 
 
 WorkspaceFactory = Callable[["Settings"], WorkerWorkspace]
@@ -820,7 +820,7 @@ class _RayEpisodes:
                 root = None if parcel is None else unpacked(parcel, ray.get)
                 settings = shipped_settings(settings, root)
             workspace = factory(settings)
-            self.runner = Runner(config, Path("-"), workspace.registry, judge=workspace.judge())
+            self.runner = Runner(config, Path("-"), workspace.registry, judge=workspace.judge(config.agent.retry))
             self.runner.load()
             self.tasks = {task.id: task for task in self.runner.tasks}
         except Exception as exc:  # noqa: BLE001 - told to the driver in one line by ``ready``

@@ -70,7 +70,9 @@ class _Episodes:
 
             self._to_dict = sim_to_dict
             workspace = factory(settings)
-            self.runner = Runner(config, Path("-"), workspace.registry, listener=forward, judge=workspace.judge())
+            self.runner = Runner(
+                config, Path("-"), workspace.registry, listener=forward, judge=workspace.judge(config.agent.retry)
+            )
             self.runner.load()
             self.tasks = {task.id: task for task in self.runner.tasks}
             sides = [(config.agent, "agent")] + ([] if config.solo else [(config.user, "user")])

@@ -371,15 +371,16 @@ class Workspace:
     def judge_api_base(self) -> str | None:
         return self.settings.judge_api_base
 
-    def judge(self) -> Judge | None:
-        """The NL-assertion judge of the settings, or None when no judge model is set."""
+    def judge(self, retry: RetryPolicy | None = None) -> Judge | None:
+        """The NL-assertion judge of the settings, or None when no judge model is set. ``retry``: a run's
+        policy (its ``--llm-retries``), so the judge of a run retries as its agent does; None: the default."""
         if not self.settings.judge_model:
             return None
         if self._judge_factory is not None:
             return self._judge_factory(self.settings.judge_model, self.settings.judge_api_base)
         from tau_tui.evaluate.judge import LiteLLMJudge
 
-        return LiteLLMJudge(self.settings.judge_model, api_base=self.settings.judge_api_base)
+        return LiteLLMJudge(self.settings.judge_model, api_base=self.settings.judge_api_base, retry=retry)
 
     # --- where work runs -------------------------------------------------------------------------
     def replay_workers(self, workers: int | None = None) -> int:
@@ -554,7 +555,9 @@ class Workspace:
         """The one place runners are made (runs, the TUI's rollouts, calibrations' trials)."""
         from tau_tui.rollout import Runner
 
-        runner = Runner(config, path, self.registry, resume=resume, listener=listener, judge=self.judge())
+        runner = Runner(
+            config, path, self.registry, resume=resume, listener=listener, judge=self.judge(config.agent.retry)
+        )
         runner.remote = remote
         return runner
 
@@ -616,7 +619,9 @@ class Workspace:
         """Continue a recorded prefix with new sides (scored with the judge)."""
         from tau_tui.rollout import continue_episode
 
-        return await continue_episode(self.registry, domain, task, history, agent, user, options, judge=self.judge())
+        return await continue_episode(
+            self.registry, domain, task, history, agent, user, options, judge=self.judge(agent.retry)
+        )
 
     def fork_path(self, file_label: str, sim_id: str, step: int) -> Path:
         return self.new_output_path("fork", file_label, sim_id, f"m{step}")

@@ -654,3 +654,16 @@ def test_one_output_namer_for_every_kind(tmp_path: Path) -> None:
     }
     (tmp_path / names["play"]).write_text("{}")
     assert new_output_path(tmp_path, "play", "mock", "t1", when=when).name == "20261201_080000_play_mock_t1_2.json"
+
+
+def test_a_runs_judge_retries_as_its_agent_does(tmp_path: Path) -> None:
+    """``--llm-retries`` reaches the judge of a run too: the runner's judge takes the run's retry policy."""
+    from tau_tui.evaluate.judge import LiteLLMJudge
+    from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig
+
+    ws = Workspace(Settings(judge_model="openai/judge", judge_api_base="http://127.0.0.1:9/v1"))
+    default = ws.judge()
+    assert isinstance(default, LiteLLMJudge) and default.retry.max_retries == RetryPolicy().max_retries
+    agent = ParticipantSpec("scripted/gold", retry=ws.retry_policy(1))
+    runner = ws.new_runner(RunConfig("mock", agent, ParticipantSpec("scripted/user")), tmp_path / "run.json")
+    assert isinstance(runner.judge, LiteLLMJudge) and runner.judge.retry.max_retries == 1
