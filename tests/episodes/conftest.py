@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.domains import DomainRegistry
+from tau_tui.model.messages import Message, ToolMessage
 from tau_tui.model.tasks import Task
-from tau_tui.rollout.orchestrator import Orchestrator
-from tau_tui.rollout.participants import user_brief
+from tau_tui.rollout.orchestrator import EpisodeOptions, Orchestrator
+from tau_tui.rollout.participants import Participant, user_brief
 from tau_tui.rollout.users import ScriptedUser
 from tests.helpers import split_options
 from tests.rollout.fake_llm import FakeLLM
@@ -55,13 +56,37 @@ def with_plan(task: Task, plan: dict[str, Any] | None) -> Task:
     return Task.model_validate(data)
 
 
-def run_episode(env: Environment, task, agent, user=None, **kwargs: Any) -> tuple[SimulationRun, Orchestrator]:
+# tests.helpers.split_options, seen through its real signature (it has no annotations of its own).
+_split_options: Callable[[dict[str, Any]], tuple[EpisodeOptions, dict[str, Any]]] = split_options
+
+
+def run_episode(
+    env: Environment, task: Task, agent: Participant, user: Participant | None = None, **kwargs: Any
+) -> tuple[SimulationRun, Orchestrator]:
     """One episode with the scripted user unless another user is given; returns (simulation, orchestrator)."""
     user = user if user is not None else ScriptedUser(user_brief(task, env))
-    options, rest = split_options(kwargs)
+    options, rest = _split_options(kwargs)
     orchestrator = Orchestrator(env, task, agent, user, options, **rest)
     return asyncio.run(orchestrator.run()), orchestrator
 
 
-def tool_results(sim):
-    return [m for m in sim.messages if m.role == "tool"]
+def tool_results(sim: SimulationRun) -> list[ToolMessage]:
+    assert sim.messages is not None
+    results: list[ToolMessage] = []
+    for m in sim.messages:
+        if m.role == "tool":
+            assert isinstance(m, ToolMessage)
+            results.append(m)
+    return results
+
+
+def extra(message: Message) -> dict[str, Any]:
+    """A message's fields beyond the declared ones (a dict on our models, which allow extra fields)."""
+    assert message.model_extra is not None
+    return message.model_extra
+
+
+def info_of(sim: SimulationRun) -> dict[str, Any]:
+    """A simulation's ``info`` (the orchestrator always records one)."""
+    assert sim.info is not None
+    return sim.info

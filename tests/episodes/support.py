@@ -17,7 +17,7 @@ from tau_tui.rollout.participants import Participant, user_brief
 from tau_tui.rollout.users import ScriptedUser
 
 
-def gold_rewards(registry: DomainRegistry, domain: str, path: Path) -> dict[str, tuple[str, float | None]]:
+def gold_rewards(registry: DomainRegistry, domain: str, path: Path) -> dict[str, tuple[str | None, float | None]]:
     """Task id -> (termination, reward) of ``scripted/gold`` with ``scripted/user`` on every task."""
     config = RunConfig(
         domain=domain, agent=ParticipantSpec("scripted/gold"), user=ParticipantSpec("scripted/user"), concurrency=4

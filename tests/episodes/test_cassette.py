@@ -12,16 +12,16 @@ import pytest
 from tau_tui.env import refusal_mark
 from tau_tui.env.faults import fault_mark
 from tau_tui.model.io import open_run
-from tau_tui.model.messages import AssistantMessage, ToolCall
+from tau_tui.model.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from tau_tui.model.results import NO_RECORDED_RESULT, TERMINATION_REASONS, SimulationRun
 from tau_tui.replay import Verdict, replay
 from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
 from tau_tui.rollout.agents import GoldAgent
 from tau_tui.rollout.cassette import Cassette, CassetteError, run_cassettes
 from tau_tui.rollout.evaluation import SimulationEvaluator
-from tau_tui.rollout.participants import agent_brief
-from tau_tui.rollout.scripted import StepAgent
-from tests.episodes.conftest import run_episode, tool_results
+from tau_tui.rollout.participants import Participant, agent_brief
+from tau_tui.rollout.scripted import Step, StepAgent
+from tests.episodes.conftest import extra, info_of, run_episode, tool_results
 
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
@@ -41,8 +41,9 @@ def recorded(warehouse: Domain) -> tuple[Task, SimulationRun]:
     return task, sim
 
 
-def requests(sim) -> dict[str, tuple[str, str]]:
+def requests(sim: SimulationRun) -> dict[str, tuple[str, str]]:
     """Call id -> (tool, arguments) of every call in a trajectory."""
+    assert sim.messages is not None
     return {
         call.id: (call.name, json.dumps(call.arguments, sort_keys=True))
         for m in sim.messages
@@ -50,16 +51,24 @@ def requests(sim) -> dict[str, tuple[str, str]]:
     }
 
 
-def served_for_the_same_request(recorded_sim, new_sim) -> bool:
+def result_id(message: Message) -> str:
+    """The call id a recorded tool result answers."""
+    assert isinstance(message, ToolMessage)
+    return message.id
+
+
+def served_for_the_same_request(recorded_sim: SimulationRun, new_sim: SimulationRun) -> bool:
     """Every served result was recorded for a call with the same tool and arguments as the one it answers."""
     recorded_calls, new_calls = requests(recorded_sim), requests(new_sim)
-    served = [m for m in tool_results(new_sim) if m.model_extra.get("cassette")]
+    served = [m for m in tool_results(new_sim) if extra(m).get("cassette")]
+    recorded_messages = recorded_sim.messages
+    assert recorded_messages is not None
     return bool(served) and all(
-        recorded_calls[recorded_sim.messages[m.model_extra["cassette"]["step"]].id] == new_calls[m.id] for m in served
+        recorded_calls[result_id(recorded_messages[extra(m)["cassette"]["step"]])] == new_calls[m.id] for m in served
     )
 
 
-def over_cassette(warehouse: Domain, recorded: tuple[Task, SimulationRun], agent):
+def over_cassette(warehouse: Domain, recorded: tuple[Task, SimulationRun], agent: Participant) -> SimulationRun:
     task, sim = recorded
     env = warehouse.new_environment()
     pristine = env.db_hash()
@@ -76,12 +85,20 @@ def test_the_same_agent_gets_every_recorded_result_back(
     assert again.termination_reason == "user_stop"
     assert [m.content for m in tool_results(again)] == [m.content for m in tool_results(sim)]
     assert served_for_the_same_request(sim, again)
-    served = [m.model_extra["cassette"] for m in tool_results(again)]
+    served = [extra(m)["cassette"] for m in tool_results(again)]
     assert [s["step"] for s in served] == [m.turn_idx for m in tool_results(sim)]
     # The recorded timeout comes back as the recorded timeout (still marked), then the recorded success.
     south = [m for m in tool_results(again) if '"warehouse": "south"' in m.content or fault_mark(m)]
-    assert fault_mark(south[0])["kind"] == "timeout"
-    assert again.info["cassette"] == {"recording": "rec.json", "sim": sim.id, "recorded": 8, "served": 8, "unused": 0}
+    mark = fault_mark(south[0])
+    assert mark is not None
+    assert mark["kind"] == "timeout"
+    assert info_of(again)["cassette"] == {
+        "recording": "rec.json",
+        "sim": sim.id,
+        "recorded": 8,
+        "served": 8,
+        "unused": 0,
+    }
     scored = SimulationEvaluator(warehouse).apply(again, task)
     assert scored.reward == 1.0
 
@@ -103,8 +120,9 @@ def test_a_different_scripted_agent_stops_with_the_refusal_at_its_first_unmatche
     result = over_cassette(warehouse, recorded, agent)
     assert result.termination_reason == NO_RECORDED_RESULT
     results = tool_results(result)
-    assert [bool(m.model_extra.get("cassette")) for m in results] == [True, True, True, False]
+    assert [bool(extra(m).get("cassette")) for m in results] == [True, True, True, False]
     refused = results[-1]
+    assert result.messages is not None
     assert result.messages[-1] is refused  # the episode ended right there
     assert refused.error and refused.content.startswith("Error: no recorded result for allocate_line(")
     assert "only with other arguments" in refused.content
@@ -114,8 +132,8 @@ def test_a_different_scripted_agent_stops_with_the_refusal_at_its_first_unmatche
         "arguments": {**ORDER, "warehouse": "south", "quantity": 60},
         "by": "cassette",
     }
-    assert result.info["cassette"]["refusal"]["reason"] == "different_arguments"
-    assert result.info["error"].startswith("no recorded result for allocate_line")
+    assert info_of(result)["cassette"]["refusal"]["reason"] == "different_arguments"
+    assert info_of(result)["error"].startswith("no recorded result for allocate_line")
     assert agent.steps == [("allocate_line", {**ORDER, "warehouse": "north", "quantity": 20})]
     assert served_for_the_same_request(sim, result)
     scored = SimulationEvaluator(warehouse).apply(result, task)
@@ -131,11 +149,13 @@ def test_a_different_scripted_agent_stops_with_the_refusal_at_its_first_unmatche
     ],
 )
 def test_every_kind_of_unmatched_request_is_refused(
-    warehouse: Domain, recorded: tuple[Task, SimulationRun], steps, reason: str
+    warehouse: Domain, recorded: tuple[Task, SimulationRun], steps: list[Step], reason: str
 ) -> None:
     result = over_cassette(warehouse, recorded, StepAgent(steps))
     assert result.termination_reason == NO_RECORDED_RESULT
-    assert refusal_mark(tool_results(result)[-1])["reason"] == reason
+    mark = refusal_mark(tool_results(result)[-1])
+    assert mark is not None
+    assert mark["reason"] == reason
     assert len(tool_results(result)) == len(steps)
 
 
@@ -150,14 +170,17 @@ def test_calls_after_a_refusal_in_the_same_message_get_not_run_results(
     ]
 
     class OneMessage(StepAgent):
-        async def generate(self, incoming) -> AssistantMessage:
+        async def generate(self, incoming: list[Message]) -> AssistantMessage:
             return AssistantMessage(content=None, tool_calls=[c.model_copy() for c in calls], cost=0.0)
 
     result = over_cassette(warehouse, recorded, OneMessage([]))
     served, refused, not_run = tool_results(result)
     assert [m.id for m in (served, refused, not_run)] == ["a", "b", "c"]
-    assert not served.error and refusal_mark(refused)["reason"] == "different_arguments"
-    assert refusal_mark(not_run)["reason"] == "not_run" and "not run" in not_run.content
+    refused_mark, not_run_mark = refusal_mark(refused), refusal_mark(not_run)
+    assert refused_mark is not None and not_run_mark is not None
+    assert not served.error and refused_mark["reason"] == "different_arguments"
+    assert not_run_mark["reason"] == "not_run" and "not run" in not_run.content
+    assert result.messages is not None
     timeline = replay(result.messages, task, lambda solo: warehouse.new_environment(solo=solo))
     assert not timeline.findings  # every call still has its result
     assert [c.verdict for c in timeline.calls] == [Verdict.SKIPPED_READ, Verdict.REFUSED, Verdict.REFUSED]
@@ -171,6 +194,7 @@ def test_replay_of_a_cassette_run_keeps_refusals_and_shows_results_served_out_of
     greedy = over_cassette(
         warehouse, recorded, StepAgent([("allocate_line", {**ORDER, "warehouse": "south", "quantity": 60})])
     )
+    assert greedy.messages is not None
     timeline = replay(greedy.messages, task, lambda solo: warehouse.new_environment(solo=solo))
     assert [c.verdict for c in timeline.calls] == [Verdict.REFUSED]
     assert timeline.calls[0].refusal is not None
@@ -191,9 +215,11 @@ def test_replay_of_a_cassette_run_keeps_refusals_and_shows_results_served_out_of
             retry_faults=True,
         ),
     )
+    assert swapped.messages is not None
     timeline = replay(swapped.messages, task, lambda solo: warehouse.new_environment(solo=solo))
     assert [c.verdict for c in timeline.calls] == [Verdict.MISMATCH, Verdict.INJECTED_FAULT, Verdict.MISMATCH]
     first = timeline.calls[0]
+    assert first.recorded is not None and first.replayed is not None
     assert (
         json.loads(first.recorded)["status"] == "allocated" and json.loads(first.replayed)["status"] == "part_allocated"
     )
@@ -244,7 +270,7 @@ def test_run_cassettes_writes_an_evaluated_results_file(
     run = open_run(out)
     assert run.raw_info["tau_tui"]["cassette"]["recording"] == str(recording_file)
     assert {t for t in run.tasks()} == {TASK, "quote_available_stock"}
-    sources = [run.simulation(i).info["cassette"]["sim"] for i in range(len(run.entries))]
+    sources = [info_of(run.simulation(i))["cassette"]["sim"] for i in range(len(run.entries))]
     assert sources == [e.id for e in open_run(recording_file).entries]
     with pytest.raises(CassetteError, match="already exists"):
         asyncio.run(

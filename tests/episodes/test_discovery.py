@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tau_tui.env import revealed_tools
 from tau_tui.env.tool_schema import toolkit_schemas
@@ -25,7 +25,7 @@ TASK = "goodwill_for_late_delivery"
 GOODWILL = {"customer_id": "cust_rohan_mehta", "amount": 20.0, "reason": "late_delivery", "order_id": "LH-10433"}
 
 
-def names(schemas):
+def names(schemas: list[dict[str, Any]]) -> list[str]:
     return [s["function"]["name"] for s in schemas]
 
 
@@ -74,6 +74,7 @@ def test_reading_the_procedure_lists_the_tool_to_a_model_agent_from_its_next_tur
     listed = [names(r.body["tools"]) for r in fake_llm.requests_for("agent-model")]
     assert [HIDDEN in tools for tools in listed] == [False, False, False, True, True]
     read = next(m for m in tool_results(sim) if m.id == "c3")
+    assert read.model_extra is not None
     assert read.model_extra["discovered_tools"] == [HIDDEN]
     assert sim.info is not None
     assert sim.info["discovered_tools"] == {HIDDEN: read.turn_idx}
@@ -86,9 +87,11 @@ def test_replay_records_the_discovery_and_replays_the_tool_like_any_declared_one
     task = aftersales.tasks()[TASK]
     env = aftersales.new_environment()
     sim, _ = run_episode(env, task, GoldAgent(task, agent_brief(task, env)))
+    assert sim.messages is not None
     timeline = replay(sim.messages, task, lambda solo: aftersales.new_environment(solo=solo))
     read = next(c for c in timeline.calls if c.name == "read_document")
     credit = next(c for c in timeline.calls if c.name == HIDDEN)
+    assert read.result_step is not None
     assert timeline.discoveries == [Discovery(HIDDEN, read.result_step, read.index, "assistant")]
     assert timeline.discovered_at(HIDDEN) == read.result_step and read.revealed == [HIDDEN]
     assert credit.discoverable and credit.verdict is Verdict.REPLAYED and credit.call_step > read.result_step
@@ -100,7 +103,8 @@ def test_a_tool_found_before_a_fork_stays_listed_and_a_call_before_discovery_is_
     task = aftersales.tasks()[TASK]
     env = aftersales.new_environment()
     sim, _ = run_episode(env, task, GoldAgent(task, agent_brief(task, env)))
-    read_step = next(m.turn_idx for m in tool_results(sim) if m.model_extra.get("discovered_tools"))
+    read_step = next(m.turn_idx for m in tool_results(sim) if (m.model_extra or {}).get("discovered_tools"))
+    assert read_step is not None
     fork_env = aftersales.new_environment()
     agent = GoldAgent(task, agent_brief(task, fork_env))
     agent.plan = [("close", None)]
@@ -115,6 +119,7 @@ def test_a_tool_found_before_a_fork_stays_listed_and_a_call_before_discovery_is_
     # An agent that calls the tool without reading about it: the call runs, and nothing was discovered.
     blind = StepAgent([(HIDDEN, GOODWILL)])
     sim, _ = run_episode(aftersales.new_environment(), task, blind)
+    assert sim.messages is not None
     timeline = replay(sim.messages, task, lambda solo: aftersales.new_environment(solo=solo))
     assert timeline.discoveries == [] and timeline.calls[0].discoverable
     assert "discovered_tools" not in (sim.info or {})

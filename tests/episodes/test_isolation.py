@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tau_tui.domains import read_data_file
-from tau_tui.env import AttemptCounter, Environment, EpisodeTools, FaultPlan, LoggedCall, make_store
+from tau_tui.env import AttemptCounter, Environment, EpisodeTools, FaultPlan, LoggedCall, Toolkit, make_store
 from tau_tui.model.messages import ToolCall, ToolMessage
 from tau_tui.model.tasks import Task
 from tau_tui.rollout.scripted import StepAgent
@@ -39,7 +40,7 @@ def recount_task(base: Task) -> Task:
     return Task.model_validate(data)
 
 
-def seen(warehouse: Domain, kit_class, task: Task) -> list[str]:
+def seen(warehouse: Domain, kit_class: type[Toolkit], task: Task) -> list[str]:
     """What one episode's agent is told by the cached overview and the live look-up."""
     env = warehouse.new_environment()
     assert env.agent is not None
@@ -51,7 +52,7 @@ def seen(warehouse: Domain, kit_class, task: Task) -> list[str]:
     return [m.content for m in tool_results(sim)]
 
 
-def isolated(warehouse: Domain, kit_class, reset) -> bool:
+def isolated(warehouse: Domain, kit_class: type[Toolkit], reset: Callable[[], None]) -> bool:
     """A then B equals a fresh B, and B then A equals a fresh A."""
     base = warehouse.tasks()["quote_available_stock"]
     task_b = with_plan(base, None)
@@ -68,9 +69,12 @@ def isolated(warehouse: Domain, kit_class, reset) -> bool:
 
 
 def test_a_lookup_cache_never_carries_one_tasks_stock_into_another(warehouse: Domain) -> None:
-    kit_class = type(warehouse.new_environment().agent)
+    kit = warehouse.new_environment().agent
+    assert kit is not None
+    kit_class = type(kit)
 
-    class SharedCacheTools(kit_class):
+    # The domain's toolkit class is only known at run time: mypy cannot take a variable as a base class.
+    class SharedCacheTools(kit_class):  # type: ignore[misc, valid-type]
         """The bug: one availability cache for every environment (a class attribute)."""
 
         shared: ClassVar[dict[str, Any]] = {}
@@ -85,7 +89,10 @@ def test_a_lookup_cache_never_carries_one_tasks_stock_into_another(warehouse: Do
 def test_the_cache_follows_writes_and_restored_snapshots_within_an_episode(warehouse: Domain) -> None:
     env = warehouse.new_environment()
     start = env.freeze()
-    available = lambda: env.make_tool_call("check_availability", arguments={"sku": "TRV-15-WH"})["available"]  # noqa: E731
+
+    def available() -> Any:
+        return env.make_tool_call("check_availability", arguments={"sku": "TRV-15-WH"})["available"]
+
     assert available() == {"north": 38, "south": 50}
     env.make_tool_call(
         "allocate_line", arguments={"order_id": "SO-5002", "line_no": 1, "warehouse": "south", "quantity": 40}
@@ -102,12 +109,13 @@ def test_the_cache_follows_writes_and_restored_snapshots_within_an_episode(wareh
 # --- 2. a returned object mutated by the caller changes neither the environment nor its log ------------
 
 
-def private_environment(warehouse: Domain, environment_class=Environment) -> Environment:
+def private_environment(warehouse: Domain, environment_class: type[Environment] = Environment) -> Environment:
     """An environment over its own copy of the data (a broken variant must not spoil the shared one)."""
     env = warehouse.new_environment()
     assert env.agent is not None
     assert env.agent.db is not None
     schema = env.agent.db.schema
+    assert warehouse.data_dir is not None
     tree = schema.tree(read_data_file(warehouse.data_dir / "db.json"))
     return environment_class("warehouse", env.policy, type(env.agent)(make_store(schema, tree)))
 
@@ -138,11 +146,18 @@ class SharingLogTools(EpisodeTools):
 
     def call(self, tool_call: ToolCall) -> ToolMessage:
         message = self.env.call(tool_call)
-        self.log.append(
-            LoggedCall(
-                len(self.log), tool_call.id, tool_call.name, tool_call.requestor, tool_call.arguments, 1, message, False
-            )
-        )  # type: ignore[arg-type]
+        # The log entry holds the ToolMessage itself where a str copy belongs: that is the bug shown.
+        entry = LoggedCall(
+            len(self.log),
+            tool_call.id,
+            tool_call.name,
+            tool_call.requestor,
+            tool_call.arguments,
+            1,
+            message,  # type: ignore[arg-type]
+            False,
+        )
+        self.log.append(entry)
         return message
 
 
@@ -209,11 +224,11 @@ class StreamFaults(EpisodeTools):
 
 
 def faults_by_operation(
-    warehouse: Domain, tools_class, order: list[tuple[str, str]]
+    warehouse: Domain, tools_class: Callable[[Environment, FaultPlan], EpisodeTools], order: list[tuple[str, str]]
 ) -> dict[tuple[str, str, int], bool]:
     tools = tools_class(warehouse.new_environment(), FaultPlan.parse(PLAN))
     counts: dict[tuple[str, str], int] = {}
-    out = {}
+    out: dict[tuple[str, str, int], bool] = {}
     for i, (sku, where) in enumerate(order):
         counts[(sku, where)] = counts.get((sku, where), 0) + 1
         message = tools.call(ToolCall(id=f"c{i}", name="lookup_stock", arguments={"sku": sku, "warehouse": where}))
@@ -245,10 +260,12 @@ class CarriedCounters(EpisodeTools):
         self.attempts = self.counter
 
 
-def first_lookup_faults(warehouse: Domain, tools_class) -> list[bool]:
+def first_lookup_faults(
+    warehouse: Domain, tools_class: Callable[[Environment, FaultPlan | None], EpisodeTools] | None
+) -> list[bool]:
     """Two episodes of the same task in a row: does the first look-up of each meet the planned timeout?"""
     task = warehouse.tasks()["quote_available_stock"]  # its plan: the first look-up in south fails
-    out = []
+    out: list[bool] = []
     for _ in range(2):
         env = warehouse.new_environment()
         tools = None if tools_class is None else tools_class(env, FaultPlan.of_task(task))
