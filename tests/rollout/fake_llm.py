@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 
 @dataclass
@@ -69,11 +69,11 @@ class Request:
 
     @property
     def model(self) -> str:
-        return self.body.get("model", "")
+        return cast(str, self.body.get("model", ""))
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return self.body.get("messages", [])
+        return cast("list[dict[str, Any]]", self.body.get("messages", []))
 
     def dump(self) -> str:
         return json.dumps(self.body)

@@ -12,6 +12,8 @@ interpreter.
 
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 
 def main() -> None:
@@ -32,17 +34,24 @@ def main() -> None:
     )
 
 
-def prompts(domain, ids, registry, build_agent, build_environment, build_user) -> dict:
+def prompts(
+    domain: str,
+    ids: list[str] | int,
+    registry: Any,  # tau2 1.0.1's registry, in the other interpreter: not the tau2 this venv type-checks against
+    build_agent: Callable[..., Any],
+    build_environment: Callable[..., Any],
+    build_user: Callable[..., Any],
+) -> dict[str, dict[str, Any]]:
     tasks = {t.id: t for t in registry.get_tasks_loader(domain)()}
     task_ids = list(tasks)[:ids] if isinstance(ids, int) else ids
     kwargs = {"retrieval_variant": "bm25_grep"} if domain == "banking_knowledge" else None
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for task_id in task_ids:
         task = tasks[task_id]
         env = build_environment(domain, solo_mode=False, env_kwargs=kwargs)
         agent = build_agent("llm_agent", env, llm="x", llm_args={}, task=task, solo_mode=False)
         user = build_user("user_simulator", env, task, llm="x", llm_args={}, solo_mode=False)
-        solo = None
+        solo: dict[str, Any] | None = None
         try:
             solo_env = build_environment(domain, solo_mode=True, env_kwargs=kwargs)
             solo_agent = build_agent("llm_agent_solo", solo_env, llm="x", llm_args={}, task=task, solo_mode=True)
