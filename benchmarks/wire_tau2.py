@@ -117,54 +117,64 @@ sys.argv = ["tau2", *sys.argv[1:]]
 sys.exit(main())
 """
 
-NORMALISE = r"""
-import json, sys
-from loguru import logger
-logger.remove()
-from tau2.data_model.simulation import Results
-for source, target in zip(sys.argv[1::2], sys.argv[2::2]):
-    try:
-        data = Results.load(source).model_dump(mode="json")
-    except Exception as error:
-        print(f"{source}: {type(error).__name__}: {str(error)[:800]}")
-        continue
-    with open(target, "w") as out:
-        json.dump(data, out)
-"""
-
-EVALUATE = r"""
-import json, sys
+# tau2's checks of every case's results, in one tau2 process (importing tau2 costs seconds of CPU): each job's
+# results files loaded and dumped by tau2's ``Results`` (absent fields take tau2's defaults), then our file scored
+# by tau2's evaluator. Jobs come as JSON on stdin; one JSON line per job goes out.
+TAU2_CHECKS = r"""
+import json, os, sys
 from types import SimpleNamespace
 from loguru import logger
 logger.remove()
 from tau2.data_model.simulation import Results
 from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
 from tau2.runner.build import _build_env_kwargs
-path, solo, retrieval = sys.argv[1], sys.argv[2] == "solo", sys.argv[3] or None
-try:
-    results = Results.load(path)
-except Exception as error:
-    print(json.dumps({"load_error": f"{type(error).__name__}: {error}"}))
-    raise SystemExit(0)
-domain = results.info.environment_info.domain_name
-tasks = {t.id: t for t in results.tasks}
-rows = []
-for sim in results.simulations:
-    task = tasks[sim.task_id]
-    if sim.termination_reason.value == "infrastructure_error":  # tau2's runner never scores its placeholders
-        rows.append({"task_id": sim.task_id, "trial": sim.trial, "ours": sim.reward_info and sim.reward_info.reward, "tau2": None})
-        continue
-    config = SimpleNamespace(retrieval_config=retrieval, retrieval_config_kwargs=None, domain=domain)
-    row = {"task_id": sim.task_id, "trial": sim.trial, "ours": sim.reward_info.reward if sim.reward_info else None}
+
+
+def normalise(pairs):
+    failures = []
+    for source, target in pairs:
+        try:
+            data = Results.load(source).model_dump(mode="json")
+        except Exception as error:
+            failures.append(f"{source}: {type(error).__name__}: {str(error)[:800]}")
+            continue
+        with open(target, "w") as out:
+            json.dump(data, out)
+    return failures
+
+
+def evaluate(path, solo, retrieval):
     try:
-        row["tau2"] = evaluate_simulation(
-            simulation=sim, task=task, evaluation_type=EvaluationType.ALL, solo_mode=solo, domain=domain,
-            env_kwargs=_build_env_kwargs(config, task) or None,
-        ).reward
+        results = Results.load(path)
     except Exception as error:
-        row["tau2"], row["error"] = None, f"{type(error).__name__}: {error}"
-    rows.append(row)
-print(json.dumps({"simulations": rows}))
+        return {"load_error": f"{type(error).__name__}: {error}"}
+    domain = results.info.environment_info.domain_name
+    tasks = {t.id: t for t in results.tasks}
+    rows = []
+    for sim in results.simulations:
+        task = tasks[sim.task_id]
+        ours = sim.reward_info.reward if sim.reward_info else None
+        if sim.termination_reason.value == "infrastructure_error":  # tau2's runner never scores its placeholders
+            rows.append({"task_id": sim.task_id, "trial": sim.trial, "ours": ours, "tau2": None})
+            continue
+        config = SimpleNamespace(retrieval_config=retrieval, retrieval_config_kwargs=None, domain=domain)
+        row = {"task_id": sim.task_id, "trial": sim.trial, "ours": ours}
+        try:
+            row["tau2"] = evaluate_simulation(
+                simulation=sim, task=task, evaluation_type=EvaluationType.ALL, solo_mode=solo, domain=domain,
+                env_kwargs=_build_env_kwargs(config, task) or None,
+            ).reward
+        except Exception as error:
+            row["tau2"], row["error"] = None, f"{type(error).__name__}: {error}"
+        rows.append(row)
+    return {"simulations": rows}
+
+
+for job in json.load(sys.stdin):
+    os.environ["OPENAI_API_BASE"] = job["judge_url"]  # the case's judge (NL assertions) on the wire server
+    out = {"normalise_failures": normalise(job["normalise"])}
+    out["evaluation"] = evaluate(job["evaluate"], job["solo"], job["retrieval"] or None)
+    print(json.dumps(out), flush=True)
 """
 
 
@@ -465,19 +475,6 @@ def _walk(a: Any, b: Any, path: str, out: list[tuple[str, Any, Any]]) -> None:
         out.append((path, a, b))
 
 
-def normalised(python: str, files: list[Path], env: dict[str, str], outcome: Outcome) -> list[Path]:
-    """Each results file as tau2's ``Results`` loads and dumps it (absent fields take tau2's defaults); a file
-    tau2 cannot load stays as it is, and the failure is reported."""
-    targets = [f.with_name(f.stem + ".tau2-normalised.json") for f in files]
-    pairs = [str(p) for pair in zip(files, targets, strict=True) for p in pair]
-    done = subprocess.run([python, "-c", NORMALISE, *pairs], env=env, capture_output=True, text=True, timeout=3600)
-    for line in done.stdout.splitlines():
-        outcome.failures.append(f"tau2's Results does not load {line}")
-    if done.returncode:
-        outcome.failures.append(f"normalising failed: {done.stderr[-800:]}")
-    return [t if t.exists() else f for f, t in zip(files, targets, strict=True)]
-
-
 def conversation(sim: dict[str, Any]) -> str:
     """What was said and called in a simulation, in order: who, text, calls, results."""
     said = [
@@ -530,20 +527,62 @@ def compare_results(tau2_file: Path, ours_file: Path, outcome: Outcome) -> None:
         setattr(outcome, f"terminations_{side}", dict(sorted(ends.items())))
 
 
-def check_rewards(python: str, ours_file: Path, case: Case, env: dict[str, str], outcome: Outcome) -> None:
-    command = [python, "-c", EVALUATE, str(ours_file), "solo" if case.solo else "", RETRIEVAL.get(case.domain, "")]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
-    try:
-        report = json.loads(done.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        outcome.failures.append(f"tau2's evaluator did not answer: {done.stderr[-800:]}")
+@dataclass
+class Checks:
+    """What tau2 is asked of a case once both runners are done: its results files, and its judge's address."""
+
+    outcome: Outcome
+    tau2_file: Path
+    ours_file: Path
+    solo: bool
+    retrieval: str
+    judge_url: str
+
+    @property
+    def targets(self) -> list[Path]:
+        return [f.with_name(f.stem + ".tau2-normalised.json") for f in (self.tau2_file, self.ours_file)]
+
+
+def run_checks(python: str, checks: list[Checks], env: dict[str, str]) -> None:
+    """Every case's tau2 checks in one tau2 process: the results as tau2 loads them compared field by field, and
+    our rewards against tau2's evaluator on our file. A check that cannot be made is a failure of its case."""
+    if not checks:
         return
-    if "load_error" in report:
-        outcome.failures.append(f"tau2's Results does not load our file: {report['load_error'][:800]}")
-        return
-    for row in report["simulations"]:
-        if row.get("error") or row["tau2"] != row["ours"]:
-            outcome.evaluator_disagreements.append(row)
+    jobs = [
+        {
+            "normalise": [[str(f), str(t)] for f, t in zip((c.tau2_file, c.ours_file), c.targets, strict=True)],
+            "evaluate": str(c.ours_file),
+            "solo": c.solo,
+            "retrieval": c.retrieval,
+            "judge_url": c.judge_url,
+        }
+        for c in checks
+    ]
+    done = subprocess.run(
+        [python, "-c", TAU2_CHECKS], input=json.dumps(jobs), env=env, capture_output=True, text=True, timeout=3600
+    )
+    answers = []
+    for line in done.stdout.splitlines():
+        try:
+            answers.append(json.loads(line))
+        except ValueError:
+            continue  # tau2's own prints
+    for index, check in enumerate(checks):
+        outcome = check.outcome
+        if index >= len(answers):
+            outcome.failures.append(f"tau2's checks did not answer (exit {done.returncode}): {done.stderr[-800:]}")
+            continue
+        answer = answers[index]
+        outcome.failures.extend(f"tau2's Results does not load {line}" for line in answer["normalise_failures"])
+        files = [t if t.exists() else f for f, t in zip((check.tau2_file, check.ours_file), check.targets, strict=True)]
+        compare_results(files[0], files[1], outcome)
+        report = answer["evaluation"]
+        if "load_error" in report:
+            outcome.failures.append(f"tau2's Results does not load our file: {report['load_error'][:800]}")
+            continue
+        for row in report["simulations"]:
+            if row.get("error") or row["tau2"] != row["ours"]:
+                outcome.evaluator_disagreements.append(row)
 
 
 # ---------------------------------------------------------------------------------------------------- cases
@@ -585,7 +624,9 @@ def run_case(
     listing: dict[str, Any],
     base_env: dict[str, str],
     protocol: bool,
-) -> Outcome:
+) -> tuple[Outcome, Checks | None]:
+    """Both runners on one case and their requests compared; the tau2 checks of its results are left to
+    ``run_checks``, which makes every case's in one process."""
     outcome = Outcome(case.name, len(case.tasks))
     work = args.out / case.name
     work.mkdir(parents=True, exist_ok=True)
@@ -624,16 +665,15 @@ def run_case(
         with (work / f"requests-{side}.jsonl").open("w") as out:
             out.writelines(canonical(b) + "\n" for b in found)
     compare_requests(bodies["tau2"], bodies["ours"], outcome)
-    if (tau2_dir / "results.json").exists() and ours_file.exists():
-        for stale in work.glob("*.tau2-normalised.json"):
-            stale.unlink()
-        files = normalised(args.tau2_python, [tau2_dir / "results.json", ours_file], base_env, outcome)
-        compare_results(files[0], files[1], outcome)
-        eval_env = {**base_env, "OPENAI_API_BASE": server.url(f"{case.name}-eval"), "OPENAI_API_KEY": "sk-local"}
-        check_rewards(args.tau2_python, ours_file, case, eval_env, outcome)
-    else:
+    if not ((tau2_dir / "results.json").exists() and ours_file.exists()):
         outcome.failures.append("a results file is missing")
-    return outcome
+        return outcome, None
+    for stale in work.glob("*.tau2-normalised.json"):
+        stale.unlink()
+    judge = server.url(f"{case.name}-eval")
+    return outcome, Checks(
+        outcome, tau2_dir / "results.json", ours_file, case.solo, RETRIEVAL.get(case.domain, ""), judge
+    )
 
 
 def print_outcome(outcome: Outcome) -> None:
@@ -709,13 +749,12 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     with WireServer(lenient=args.lenient_tools) as server, ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(run_case, case, server, args, listing, base_env, protocol) for case in cases]
-        outcomes = []
-        for future in futures:
-            outcome = future.result()
-            outcomes.append(outcome)
-            if not args.json:
-                print_outcome(outcome)
-                sys.stdout.flush()
+        ran = [future.result() for future in futures]
+        run_checks(args.tau2_python, [checks for _, checks in ran if checks is not None], base_env)
+    outcomes = [outcome for outcome, _ in ran]
+    if not args.json:
+        for outcome in outcomes:
+            print_outcome(outcome)
     total = {k: sum(getattr(o, k) for o in outcomes) for k in ("requests_tau2", "requests_ours", "requests_equal")}
     ok = all(o.equal for o in outcomes)
     if args.json:
