@@ -70,7 +70,7 @@ def streamed(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("change", CHANGES, ids=str)
-def test_every_span_read_is_one_line_naming_the_file(streamed: Path, change) -> None:
+def test_every_span_read_is_one_line_naming_the_file(streamed: Path, change: str) -> None:
     run = open_run(streamed)
     assert isinstance(run.raw_sims, SpanSims)
     damage, said = CHANGES[change]
@@ -83,7 +83,7 @@ def test_every_span_read_is_one_line_naming_the_file(streamed: Path, change) -> 
 
 
 @pytest.mark.parametrize("change", CHANGES, ids=str)
-def test_catalog_rows_review_and_search_do_not_raise(streamed: Path, change) -> None:
+def test_catalog_rows_review_and_search_do_not_raise(streamed: Path, change: str) -> None:
     from tau_tui.catalog.rows import RunRow
 
     run = open_run(streamed)
@@ -95,12 +95,12 @@ def test_catalog_rows_review_and_search_do_not_raise(streamed: Path, change) -> 
 
 @pytest.mark.parametrize("change", CHANGES, ids=str)
 def test_notes_from_review_on_a_changed_file_is_a_line(
-    streamed: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, change
+    streamed: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
     import tau_tui.model.io as io
 
     def open_then_change(
-        path: Path, *args, **kwargs: Any
+        path: Path, *args: Any, **kwargs: Any
     ) -> RunFile:  # indexed, then changed before its reviews are read
         run = open_run(path, *args, **kwargs)
         CHANGES[change][0](streamed)
@@ -117,12 +117,12 @@ def test_notes_from_review_on_a_changed_file_is_a_line(
 
 
 @pytest.mark.parametrize("change", CHANGES, ids=str)
-async def test_the_runs_preview_and_open_json_give_the_notice(streamed: Path, tau2_data: Path, change) -> None:
+async def test_the_runs_preview_and_open_json_give_the_notice(streamed: Path, tau2_data: Path, change: str) -> None:
     from tau_tui.tui.widgets.info_line import InfoLine
     from tau_tui.tui.widgets.run_table import RunTable
     from tests.tui.conftest import build_app, settle
 
-    opened = []
+    opened: list[Path] = []
     app = build_app([streamed], tau2_data=tau2_data, viewer=opened.append, background_replay=False, stream_bytes=0)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +15,20 @@ import orjson
 import pytest
 
 from tau_tui.catalog import Catalog
-from tau_tui.model.indexing import Failed, Growing, Loaded, _Coordinator, index_files, plan_workers
+from tau_tui.model.indexing import Event, Failed, Growing, Loaded, _Coordinator, _Proc, index_files, plan_workers
 from tau_tui.model.io import RunFile, scan_paths
 from tau_tui.model.reviews import read_review
 from tau_tui.model.stream import SpanSims
 from tests.conftest import CORPUS, corpus_required
 
 
-def _index(paths, workers: int, every: float = 0.25) -> list[Any]:
-    events: list[Any] = []
+def _index(paths: Sequence[Path], workers: int, every: float = 0.25) -> list[Event]:
+    events: list[Event] = []
     assert index_files(paths, events.append, workers, every=every)
     return events
 
 
-def _outcome(event) -> tuple[Any, ...]:
+def _outcome(event: Event) -> tuple[Any, ...]:
     """What a file's last event says: the run as the runs table and the trajectory screen read it."""
     if isinstance(event, Failed):
         return ("failed", str(event.path), event.problem)
@@ -45,10 +46,10 @@ def _outcome(event) -> tuple[Any, ...]:
     )
 
 
-def _check_order(events: list[Any], count: int) -> dict[int, object]:
+def _check_order(events: list[Event], count: int) -> dict[int, Event]:
     """Every file ends with one Loaded or Failed, after its Growing events; files first appear in order."""
     first_seen: list[int] = []
-    last: dict[int, object] = {}
+    last: dict[int, Event] = {}
     for event in events:
         assert event.pos not in last, f"an event of file {event.pos} after its last one"
         if event.pos not in first_seen:
@@ -60,7 +61,7 @@ def _check_order(events: list[Any], count: int) -> dict[int, object]:
     return last
 
 
-def _same_runs(paths, parallel: list[Any], sequential: list[Any]) -> None:
+def _same_runs(paths: Sequence[Path], parallel: list[Event], sequential: list[Event]) -> None:
     last_par = _check_order(parallel, len(paths))
     last_seq = _check_order(sequential, len(paths))
     for pos in range(len(paths)):
@@ -73,6 +74,7 @@ def _review_check(run_par: RunFile, run_seq: RunFile) -> None:
 
     for entry in run_par.entries:
         if entry.reviewed:
+            assert isinstance(run_par.raw_sims, SpanSims)
             assert entry.index in run_par.raw_sims.reviews  # the table reads it without parsing the simulation
             row = RunRow("k", run_par, entry, order=(0, entry.index))
             assert row.review == read_review(run_seq.raw_sims[entry.index])
@@ -87,9 +89,11 @@ def test_the_corpus_folder_indexes_to_the_same_runs_in_parallel_and_here() -> No
     last_par, last_seq = _check_order(parallel, len(paths)), _check_order(sequential, len(paths))
     spans = 0
     for pos in range(len(paths)):
-        if isinstance(last_par[pos], Loaded) and isinstance(last_par[pos].run.raw_sims, SpanSims):
+        par, seq = last_par[pos], last_seq[pos]
+        if isinstance(par, Loaded) and isinstance(par.run.raw_sims, SpanSims):
             spans += 1
-            run_par, run_seq = last_par[pos].run, last_seq[pos].run
+            assert isinstance(seq, Loaded)
+            run_par, run_seq = par.run, seq.run
             assert list(run_par.raw_sims) == list(run_seq.raw_sims)  # the spans point at the same simulations
             _review_check(run_par, run_seq)
             middle = len(run_par.entries) // 2
@@ -160,6 +164,7 @@ def test_broken_files_among_good_ones_fail_with_the_same_line_and_the_rest_load(
     assert failed == {str(tmp_path / name) for name in broken}
     loaded_v1 = last[paths.index(v1)]
     assert isinstance(loaded_v1, Loaded) and loaded_v1.run.recorded_only and len(loaded_v1.run.entries) == 1
+    assert isinstance(last[1], Failed)
     assert "truncated JSON" in last[1].problem and str(paths[1]) not in last[1].problem  # the path is the caller's
 
 
@@ -170,15 +175,17 @@ def test_a_worker_that_dies_fails_its_file_with_one_line_and_the_others_load(
     killed: list[int] = []
     receive = _Coordinator._receive
 
-    def kill_on_first_chunk(self, proc) -> None:
+    def kill_on_first_chunk(self: _Coordinator, proc: _Proc) -> None:
         receive(self, proc)
         if not killed and proc.task == 0 and 0 in self.building:
-            killed.append(proc.process.pid)
-            os.kill(proc.process.pid, signal.SIGKILL)
+            pid = proc.process.pid
+            assert pid is not None  # a started worker
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
 
     monkeypatch.setattr(_Coordinator, "_receive", kill_on_first_chunk)
     monkeypatch.setattr(_Coordinator, "BRIDGE", False)  # every file to a worker
-    events: list[Any] = []
+    events: list[Event] = []
     done: list[bool] = []
     thread = threading.Thread(target=lambda: done.append(index_files(paths, events.append, 2, every=0.0)), daemon=True)
     started = time.monotonic()
@@ -200,7 +207,7 @@ def test_cancelling_stops_the_workers(generated: list[Path]) -> None:
         calls.append(1)
         return len(calls) > 2
 
-    events: list[Any] = []
+    events: list[Event] = []
     assert index_files(list(generated), events.append, 2, cancelled=cancelled) is False
 
 
@@ -227,6 +234,7 @@ def test_a_file_the_streaming_reader_gives_up_on_halfway_is_read_whole_with_the_
     _same_runs(paths, parallel, sequential)
     last = _check_order(parallel, 2)
     assert any(isinstance(e, Growing) and e.pos == 0 for e in parallel)  # it was streamed first
+    assert isinstance(last[0], Loaded)
     assert isinstance(last[0].run.raw_sims, list) and len(last[0].run.entries) == len(sims)
     assert last[0].run.entries[200].problem == "simulation #200 is a int, not an object"
     catalog = Catalog()
@@ -258,6 +266,7 @@ def test_compact_files_with_members_after_their_simulations_index_the_same_on_wo
     assert all(isinstance(e, Loaded) and isinstance(e.run.raw_sims, SpanSims) for e in last.values())
     assert len([e for e in parallel if isinstance(e, Growing) and e.pos == 0]) > 1  # rows before the tasks
     original = orjson.loads(generated[-1].read_bytes())
+    assert isinstance(last[0], Loaded)
     run = last[0].run
     assert (run.raw_tasks, run.timestamp) == (original["tasks"], original["timestamp"]) and run.tasks()
     assert list(run.raw_sims) == original["simulations"]
@@ -272,14 +281,14 @@ def test_a_failure_of_the_thread_here_fails_its_file_and_the_rest_still_load(
     put = _Coordinator._local_put
     broke: list[int] = []
 
-    def breaking(self, event) -> None:
+    def breaking(self: _Coordinator, event: Event) -> None:
         if isinstance(event, Loaded) and not broke:
             broke.append(event.pos)
             raise MemoryError("no room")
         put(self, event)
 
     monkeypatch.setattr(_Coordinator, "_local_put", breaking)
-    events: list[Any] = []
+    events: list[Event] = []
     done: list[bool] = []
     thread = threading.Thread(target=lambda: done.append(index_files(paths, events.append, 2, every=0.0)), daemon=True)
     thread.start()

@@ -14,6 +14,7 @@ import pytest
 
 from tau_tui.cli import main
 from tau_tui.model.io import RunFileError, open_run, scan_paths
+from tau_tui.model.messages import ToolMessage, UserMessage
 from tau_tui.replay.recorded_db import check_recorded_db, json_form
 from tests.conftest import ROOT
 
@@ -35,8 +36,8 @@ needs_inspect = pytest.mark.skipif(
 
 def _maker() -> ModuleType:
     spec = importlib.util.spec_from_file_location("make_inspect_log", ROOT / "scripts" / "make_inspect_log.py")
-    module = importlib.util.module_from_spec(spec)
     assert spec is not None
+    module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(module)
     return module
@@ -78,9 +79,11 @@ def test_a_sample_becomes_a_tau2_simulation(inspect_logs: dict[str, Path]) -> No
 @needs_inspect
 def test_user_side_tool_calls_keep_their_requestor(inspect_logs: dict[str, Path]) -> None:
     sim = open_run(inspect_logs["telecom"]).simulation(0)
-    first = sim.trajectory[0]
+    first, second = sim.trajectory[0], sim.trajectory[1]
+    assert isinstance(first, UserMessage) and isinstance(second, ToolMessage)
+    assert first.tool_calls is not None
     assert first.role == "user" and first.tool_calls[0].name == "toggle_roaming"
-    assert first.tool_calls[0].requestor == "user" and sim.trajectory[1].requestor == "user"
+    assert first.tool_calls[0].requestor == "user" and second.requestor == "user"
     assert sim.info is not None
     assert sim.info["inspect"] is not None
     assert isinstance(sim.info["inspect"]["final_user_db"], dict)

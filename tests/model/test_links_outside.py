@@ -64,11 +64,11 @@ def test_commands_say_so_and_never_read_the_outside_file(
 
 
 def test_the_tui_loader_notes_the_link_and_never_loads_its_target(tmp_path: Path) -> None:
-    from tau_tui.session.events import FileLoaded, FolderNotice
+    from tau_tui.session.events import FileLoaded, FolderNotice, LoadEvent
     from tau_tui.session.library import load_runs
 
     folder, secret = planted(tmp_path)
-    events = []
+    events: list[LoadEvent] = []
     load_runs([folder], 1, events.append, lambda: False, index_workers=0)
     loaded = [e.run.path.resolve() for e in events if isinstance(e, FileLoaded)]
     assert loaded and secret not in loaded

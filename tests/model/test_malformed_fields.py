@@ -20,9 +20,9 @@ WRONG = [5, "x", [5], {"x": 1}, [None], True]
 COMMANDS = [["replay"], ["eval"], ["notes", "from-review"], ["export", "--format", "sft", "--out", "{out}"]]
 
 
-def run_all(capsys: pytest.CaptureFixture[str], tmp_path: Path, target) -> list[int]:
+def run_all(capsys: pytest.CaptureFixture[str], tmp_path: Path, target: Path) -> list[int | str | None]:
     """Every command that reads the field, on ``target``: exit statuses, and no traceback anywhere."""
-    codes = []
+    codes: list[int | str | None] = []
     for command in COMMANDS:
         args = [a.replace("{out}", str(tmp_path / "out")) for a in command]
         try:
@@ -39,7 +39,7 @@ def run_all(capsys: pytest.CaptureFixture[str], tmp_path: Path, target) -> list[
     "field", ["user_tool_results", "agent_tool_results", "user_tool_calls", "agent_tool_calls", "agent_chunk"]
 )
 def test_a_tick_field_of_the_wrong_type_never_crashes(
-    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], field: str, value
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], field: str, value: Any
 ) -> None:
     ticks = voice_ticks()
     for tick in ticks:
@@ -78,11 +78,11 @@ REVIEW_FIELDS = [
 @pytest.mark.parametrize("value", [5, [5], {"x": 1}, 2**70], ids=repr)
 @pytest.mark.parametrize("where", REVIEW_FIELDS, ids=lambda w: ".".join(map(str, w)))
 def test_a_review_field_of_the_wrong_type_never_crashes(
-    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], where, value
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], where: tuple[str | int, ...], value: Any
 ) -> None:
     base = reviewed_run(tmp_path, name="base", keep=4)
     data = json.loads((base / "results_reviewed.json").read_text())
-    holder = data["simulations"][0]
+    holder: Any = data["simulations"][0]
     for key in where[:-1]:
         holder = holder[key]
     holder[where[-1]] = value
@@ -104,7 +104,11 @@ def test_a_submission_field_of_the_wrong_type_is_a_line(
     folder = tmp_path / "sub"
     (folder / "trajectories").mkdir(parents=True)
     shutil.copyfile(DEMO, folder / "trajectories" / "mock.json")
-    meta = {"model_name": "m", "trajectory_files": {"mock": "mock.json"}, "results": {"mock": {"pass_1": 50}}}
+    meta: dict[str, Any] = {
+        "model_name": "m",
+        "trajectory_files": {"mock": "mock.json"},
+        "results": {"mock": {"pass_1": 50}},
+    }
     meta[key] = value
     (folder / "submission.json").write_text(json.dumps(meta))
     for command in (["eval"], ["audit"], ["replay"]):

@@ -6,12 +6,13 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from tau_tui.model import RunFileError, expand_paths, open_run, save_results
 from tau_tui.model.io import describe_empty
+from tau_tui.model.messages import AssistantMessage
 from tests.conftest import CORPUS, corpus_required
 from tests.helpers import MOCK_TASK, call, greet, result, results_file, user
 
@@ -70,7 +71,9 @@ def test_empty_run_is_described() -> None:
         CORPUS / "sierra-research__tau2-bench__qwen2.5-1.5b_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
     )
     assert run.entries == []
-    assert "empty run" in describe_empty(run) and "0 simulations" in describe_empty(run)
+    described = describe_empty(run)
+    assert described is not None
+    assert "empty run" in described and "0 simulations" in described
 
 
 def test_layouts_in_the_corpus(analyzer: Analyzer) -> None:
@@ -145,7 +148,11 @@ def test_save_round_trip_is_atomic_and_standard(tmp_path: Path) -> None:
     save_results(run.to_results(), out)
     assert src.read_bytes() == before
     again = open_run(out)
-    assert again.layout == "results" and again.simulation(0).messages[2].tool_calls[0].name == "get_users"
+    messages = again.simulation(0).messages
+    assert messages is not None
+    called = messages[2]
+    assert isinstance(called, AssistantMessage) and called.tool_calls is not None
+    assert again.layout == "results" and called.tool_calls[0].name == "get_users"
     assert [p.name for p in out.parent.iterdir()] == ["saved.json"]  # no temp file left behind
 
 
@@ -153,7 +160,7 @@ def test_failed_save_leaves_the_old_file(tmp_path: Path, monkeypatch: pytest.Mon
     target = tmp_path / "keep.json"
     target.write_text("old")
 
-    def boom(*args, **kwargs: Any):
+    def boom(*args: Any, **kwargs: Any) -> NoReturn:
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)
@@ -202,7 +209,9 @@ def test_input_files_are_never_modified(tmp_path: Path) -> None:
     shutil.copy(src, copy)
     before = copy.read_bytes()
     run = open_run(copy)
-    run.simulation(0).messages[0].content = "changed in memory"
+    messages = run.simulation(0).messages
+    assert messages is not None
+    messages[0].content = "changed in memory"
     assert copy.read_bytes() == before
 
 
@@ -210,7 +219,9 @@ def test_task_defaults(tmp_path: Path) -> None:
     task = dict(MOCK_TASK)
     task["evaluation_criteria"] = {"actions": []}
     path = results_file(tmp_path / "t.json", [greet()], task=task)
-    assert open_run(path).tasks()["t_update"].evaluation_criteria.reward_basis == ["DB", "COMMUNICATE"]
+    criteria = open_run(path).tasks()["t_update"].evaluation_criteria
+    assert criteria is not None
+    assert criteria.reward_basis == ["DB", "COMMUNICATE"]
 
 
 def test_folder_expansion_skips_sidecars(tmp_path: Path) -> None:

@@ -76,7 +76,7 @@ PROVENANCE = {  # PR 467's RewardInfo fields
 FAILED_JUDGE = "Evaluation failed: could not parse LLM response after 3 attempts. Error: Expecting value"
 
 
-def _newer_run(tmp_path: Path, name: str = "newer.json", bom=False, indent=2) -> Path:
+def _newer_run(tmp_path: Path, name: str = "newer.json", bom: bool = False, indent: int | None = 2) -> Path:
     path = results_file(tmp_path / name, DONE + [user("I can't go on. ###OUT-OF-SCOPE###")])
     data = json.loads(path.read_text())
     data["info"]["judge_llm"] = "gpt-5.2"
@@ -120,8 +120,10 @@ def test_agent_usage_is_read_tolerantly() -> None:
         {"agent_usage": {"records": ["x", {"provider": 3}], "cost_breakdown": [1], "num_raw_records": True}}
     )
     assert odd is not None and len(odd.lines) == 1 and len(odd.problems) == 2 and odd.raw_records is None
-    assert read_agent_usage({"agent_usage": "nope"}).problems  # a wrong shape is a problem line, not an exception
-    assert read_agent_usage({"agent_usage": {"records": [{"input_tokens": float("inf")}]}}).tokens is None
+    wrong_shape = read_agent_usage({"agent_usage": "nope"})
+    assert wrong_shape is not None and wrong_shape.problems  # a wrong shape is a problem line, not an exception
+    infinite = read_agent_usage({"agent_usage": {"records": [{"input_tokens": float("inf")}]}})
+    assert infinite is not None and infinite.tokens is None
 
 
 def test_eval_shows_the_newer_fields_in_text_and_json(
@@ -186,7 +188,9 @@ def test_a_byte_order_mark_is_read_past_whole_and_streamed(
     tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     whole = open_run(_newer_run(tmp_path, "bom.json", bom=True))
-    assert whole.simulation(0).agent_usage == USAGE and whole.raw_info["judge_llm"] == "gpt-5.2"
+    extra = whole.simulation(0).model_extra  # agent_usage: a field tau2 added after our model
+    assert extra is not None
+    assert extra["agent_usage"] == USAGE and whole.raw_info["judge_llm"] == "gpt-5.2"
     before = runtime.configure(stream_bytes=1)
     try:
         streamed = open_run(_newer_run(tmp_path, "bom_streamed.json", bom=True))

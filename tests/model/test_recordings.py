@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,12 @@ from tau_tui.replay import Verdict
 from tests.conftest import ROOT
 
 RECORDINGS = ROOT / "recordings"
+
+
+def marked(mark: dict[str, Any] | None, key: str) -> Any:
+    """One key of a replayed call's recorded mark (its fault or its refusal): the call has that mark."""
+    assert mark is not None
+    return mark[key]
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +65,7 @@ def test_every_verdict_kind_and_episode_event_is_on_show(
         assert analyses[sim_id].db_match and analyses[sim_id].timeline.strict_ok, sim_id
     assert analyses["as-gold-goodwill"].timeline.discovered_at("issue_goodwill_credit") == 7
     timeouts = analyses["wh-gold-timeouts"].timeline.injected_faults
-    assert [(c.name, c.fault["kind"], c.attempt) for c in timeouts] == [
+    assert [(c.name, marked(c.fault, "kind"), c.attempt) for c in timeouts] == [
         ("lookup_stock", "timeout", 1),
         ("lookup_stock", "timeout", 2),
         ("allocate_line", "transient_error", 1),
@@ -66,7 +73,7 @@ def test_every_verdict_kind_and_episode_event_is_on_show(
 
     refused = analyses["cas-greedy-refused"]
     assert refused.sim.termination_reason == "no_recorded_result"
-    assert [(c.name, c.refusal["reason"]) for c in refused.timeline.refusals] == [
+    assert [(c.name, marked(c.refusal, "reason")) for c in refused.timeline.refusals] == [
         ("allocate_line", "different_arguments")
     ]
     reordered = analyses["cas-reordered-mismatch"]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tau_tui.model.io import open_run, scan_paths
+from tau_tui.model.messages import ParticipantMessage
 from tau_tui.model.notes import NoteBook, review_suggestion
 from tau_tui.model.reviews import read_review
 from tau_tui.model.ticks import read_ticks
@@ -140,13 +141,17 @@ def test_runs_table_columns_and_filters_read_the_review(tmp_path: Path) -> None:
 
 
 def test_trajectory_doc_places_review_errors_at_their_steps(tmp_path: Path) -> None:
-    from tau_tui.views.trajectory_doc import TrajectoryDoc
+    from tau_tui.views.trajectory_doc import Event, TrajectoryDoc
+
+    def review_source(event: Event) -> str:
+        assert event.review is not None  # a "review" event carries its review error
+        return event.review.source
 
     run = open_run(reviewed_run(tmp_path) / "results_reviewed.json")
     doc = TrajectoryDoc(run.simulation(0).trajectory)
     doc.add_reviews(read_review(run.raw_sims[0]))
     assert doc.targets["review"] == [3, 6]
-    assert [e.review.source for e in doc.steps[6].events if e.kind == "review"] == ["agent"]
+    assert [review_source(e) for e in doc.steps[6].events if e.kind == "review"] == ["agent"]
     assert [e.source for e in doc.run_reviews] == ["unknown"]
     hallucinated = TrajectoryDoc(run.simulation(2).trajectory)
     hallucinated.add_reviews(read_review(run.raw_sims[2]))
@@ -193,7 +198,11 @@ def test_the_tick_timeline_of_a_full_duplex_run(tmp_path: Path) -> None:
     flat = flatten_ticks(raw["ticks"])
     assert timeline.rows[17].step == 36 and timeline.rows[-1].step + 2 == len(flat)
     assert [r.step for r in timeline.rows] == sorted(r.step for r in timeline.rows)
-    assert flat[timeline.step_of_tick(16) + 2].tool_calls[0].name == "get_user_details"
+    step = timeline.step_of_tick(16)
+    assert step is not None
+    called = flat[step + 2]
+    assert isinstance(called, ParticipantMessage) and called.tool_calls is not None
+    assert called.tool_calls[0].name == "get_user_details"
     assert timeline.tick_at_step(37) == 17 and timeline.tick_at_step(0) == 0
 
 
@@ -228,7 +237,7 @@ def test_a_voice_runs_review_and_effects_land_on_its_ticks(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("ticks", [None, "ticks", [1, "x", None], [{"tick_id": "a"}, {"tick_id": 3}, {}]])
-def test_hostile_ticks_never_raise(ticks) -> None:
+def test_hostile_ticks_never_raise(ticks: Any) -> None:
     timeline = read_ticks(ticks)
     assert all(r.tick_id >= 0 for r in timeline.rows)
     ids = [r.tick_id for r in timeline.rows]
@@ -276,7 +285,7 @@ def test_cli_keeps_the_review_errors_as_notes_once(tmp_path: Path, capsys: pytes
 def test_a_zero_retry_count_is_not_a_review_so_the_runs_table_leaves_the_simulation_unparsed() -> None:
     from tau_tui.model.io.runfile import _index_entry
 
-    base = {"id": "s", "task_id": "t", "messages": [], "review": None, "hallucination_check": None}
+    base: dict[str, Any] = {"id": "s", "task_id": "t", "messages": [], "review": None, "hallucination_check": None}
     assert _index_entry(0, {**base, "hallucination_retries_used": 0}).reviewed is False  # every tau2 1.0.1 sim
     assert _index_entry(0, {**base, "hallucination_retries_used": 2}).reviewed is True
     assert _index_entry(0, {**base, "hallucination_retries_used": "two"}).reviewed is True  # read, and reported
