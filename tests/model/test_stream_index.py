@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection
 
@@ -61,14 +62,14 @@ def _same_run(path: Path, monkeypatch: pytest.MonkeyPatch, must_stream: bool = T
     return bool(whole.raw_sims)
 
 
-def _python_sorted(data) -> bytes:
+def _python_sorted(data: Any) -> bytes:
     """What Python's json module writes with sorted keys: ", " and ": ", non-ASCII as escapes, and the
     members after "simulations" (tasks, timestamp) coming after the simulations."""
     return json.dumps(data, sort_keys=True).encode()
 
 
 # Re-encodings of a parsed file as other tools save it: one line, or keys sorted.
-ENCODINGS = {"compact": orjson.dumps, "python-sorted": _python_sorted}
+ENCODINGS: dict[str, Callable[[Any], bytes]] = {"compact": orjson.dumps, "python-sorted": _python_sorted}
 
 
 def test_every_corpus_file_streams_to_the_same_run(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,7 +80,7 @@ def test_every_corpus_file_streams_to_the_same_run(monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.parametrize("encoding", sorted(ENCODINGS))
 def test_every_corpus_file_reencoded_streams_to_the_same_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
 ) -> None:
     corpus_required()
     streamed_files = 0
@@ -162,11 +163,11 @@ def _hostile_sims(n: int = 30, big_at: int = 11) -> list[dict[str, Any]]:
     return sims
 
 
-def _ws_everywhere(data) -> bytes:
+def _ws_everywhere(data: Any) -> bytes:
     return json.dumps(data, indent=" \t", separators=(" ,\r\n ", " :\t")).encode()
 
 
-LAYOUTS = {
+LAYOUTS: dict[str, Callable[[Any], bytes]] = {
     "compact": orjson.dumps,
     "python default": lambda d: json.dumps(d).encode(),
     "utf-8 kept": lambda d: json.dumps(d, ensure_ascii=False).encode(),
@@ -180,7 +181,7 @@ LAYOUTS = {
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("shape", ["results", "list"])
 def test_any_json_layout_streams_to_the_same_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout, shape: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str, shape: str
 ) -> None:
     sims = _hostile_sims()
     data = {"timestamp": "t", "info": {"environment_info": {"domain_name": "mock"}}, "tasks": [], "simulations": sims}
@@ -217,7 +218,7 @@ def test_members_after_the_simulations_reach_the_run_once_read(tmp_path: Path, m
 
 
 # Damage done to a compact results file, and what the whole-file reader then says (None: it reads a run).
-BROKEN = {
+BROKEN: dict[str, tuple[Callable[[bytes], bytes], str | None]] = {
     "cut short": (lambda text: text[: len(text) * 2 // 3], "is truncated JSON"),
     "trailing garbage": (lambda text: text + b" {}", "is not valid JSON"),
     "invalid UTF-8 in a simulation": (lambda text: text.replace("日本".encode(), b"\xff\xfe", 1), "is not UTF-8"),
@@ -230,7 +231,7 @@ BROKEN = {
 
 @pytest.mark.parametrize("damage", sorted(BROKEN))
 def test_a_broken_compact_file_gives_what_the_whole_file_reader_gives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
     data = {"info": {}, "tasks": [], "simulations": _hostile_sims()}
     path = tmp_path / "broken.json"
@@ -275,7 +276,7 @@ def test_catalog_rows_grow_while_a_file_is_indexed_then_complete_once(
     catalog = Catalog()
     grown: list[int] = []
 
-    def progress(run) -> None:
+    def progress(run: RunFile) -> None:
         catalog.grow_run(run, len(run.entries))
         grown.append(len(catalog.rows))
 

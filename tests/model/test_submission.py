@@ -120,7 +120,9 @@ def test_voice_submission_with_dir_layout_and_voice_config(tmp_path: Path) -> No
     sub = unit.submission
     assert sub.voice_config is not None
     assert sub.modality == "voice" and sub.voice_config["tick_duration_seconds"] == 0.2
-    assert sub.claim_for(run).pass_hat_k == {1: 1.0} and sub.label.endswith("voice")
+    claim = sub.claim_for(run)
+    assert claim is not None
+    assert claim.pass_hat_k == {1: 1.0} and sub.label.endswith("voice")
 
 
 def test_banking_claims_keep_their_retrieval_config_and_a_missing_one_is_a_warning(tmp_path: Path) -> None:
@@ -231,7 +233,9 @@ def test_a_claim_without_a_trajectory_file_is_a_note_of_every_run_of_the_submiss
         ]
 
 
-def eval_json(capsys: pytest.CaptureFixture[str], tau2_data: Path, *paths: object):
+def eval_json(
+    capsys: pytest.CaptureFixture[str], tau2_data: Path, *paths: object
+) -> tuple[int, list[dict[str, Any]], str]:
     code = main(["eval", "--json", "--tau2-data", str(tau2_data), *map(str, paths)])
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines()], err

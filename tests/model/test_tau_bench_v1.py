@@ -17,6 +17,7 @@ import pytest
 from tau_tui.cli import main
 from tau_tui.model import open_run
 from tau_tui.model.io import RecordedOnly
+from tau_tui.model.messages import Message, ParticipantMessage, ToolCall, ToolMessage
 from tau_tui.model.tau_bench_v1 import infer_domain
 from tests.conftest import CORPUS
 from tests.tui.conftest import build_app
@@ -26,6 +27,26 @@ if TYPE_CHECKING:
 
 V1_AIRLINE = CORPUS / "sierra-research__tau-bench__gpt-4o-airline.json"
 V1_NAME = "tool-calling-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_1116093125.json"  # v1's checkpoint name
+
+
+def _calls_in(trajectory: list[Message]) -> list[ToolCall]:
+    """The tool calls of a trajectory's tool-calling messages, in order."""
+    calls: list[ToolCall] = []
+    for m in trajectory:
+        if m.is_tool_call:
+            assert isinstance(m, ParticipantMessage) and m.tool_calls is not None
+            calls.extend(m.tool_calls)
+    return calls
+
+
+def _results_in(trajectory: list[Message]) -> list[ToolMessage]:
+    """A trajectory's tool results, in order."""
+    results: list[ToolMessage] = []
+    for m in trajectory:
+        if m.role == "tool":
+            assert isinstance(m, ToolMessage)
+            results.append(m)
+    return results
 
 
 def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -103,10 +124,11 @@ def test_the_corpus_v1_file_opens_as_recorded_only() -> None:
     assert len(run.tasks()) == 50 and run.raw_info["num_trials"] == 4
     sim = run.simulation(0)
     call = next(m for m in sim.trajectory if m.is_tool_call)
+    assert isinstance(call, ParticipantMessage) and call.tool_calls is not None
     assert call.tool_calls[0].name == "get_user_details" and call.tool_calls[0].arguments == {"user_id": "mia_li_3668"}
-    ids = [c.id for m in sim.trajectory if m.is_tool_call for c in m.tool_calls]
+    ids = [c.id for c in _calls_in(sim.trajectory)]
     assert len(ids) == len(set(ids))  # v1 reused ids; each call keeps its own result
-    results = [m for m in sim.trajectory if m.role == "tool"]
+    results = _results_in(sim.trajectory)
     assert [r.id for r in results] == ids
     assert any(r.error and r.content.startswith("Error: payment amount") for r in results)
     assert sim.reward_info is not None
@@ -126,9 +148,9 @@ def test_hand_made_records_map_every_v1_field(tmp_path: Path) -> None:
         "v1-task-5-trial-1",
     ]
     first, cut, broken = run.simulation(0), run.simulation(1), run.simulation(2)
-    calls = [c for m in first.trajectory if m.is_tool_call for c in m.tool_calls]
+    calls = _calls_in(first.trajectory)
     assert [c.id for c in calls] == ["call_a", "call_a~2"]
-    tool_results = [m for m in first.trajectory if m.role == "tool"]
+    tool_results = _results_in(first.trajectory)
     assert [m.id for m in tool_results] == ["call_a", "call_a~2"] and [m.error for m in tool_results] == [False, True]
     assert first.termination_reason == "user_stop" and cut.termination_reason == "max_steps"
     assert first.reward_info is not None
@@ -141,6 +163,7 @@ def test_hand_made_records_map_every_v1_field(tmp_path: Path) -> None:
     assert run.entries[2].error == "rate limited"
     task = run.tasks()["3"]
     assert task.user_scenario is not None
+    assert isinstance(task.user_scenario.instructions, str)
     assert task.user_scenario.instructions.startswith("You are Yusuf Rossi")
     assert [a.name for a in task.expected_actions] == ["cancel_pending_order"]
     assert task.evaluation_criteria is not None
@@ -155,6 +178,7 @@ def test_the_domain_comes_from_the_tools_else_the_file_name(tmp_path: Path) -> N
     run = open_run(
         _write(tmp_path, shared + [{"task_id": 1, "reward": 0.0, "info": {}, "traj": [], "trial": 0}], "results.json")
     )
+    assert run.recorded_only is not None
     assert run.domain is None and "domain unknown" in run.recorded_only
     assert [e.termination for e in run.entries] == ["max_steps", None]  # an empty traj says nothing of its end
 

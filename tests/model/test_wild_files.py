@@ -6,17 +6,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from tau_tui.cli import main
 from tau_tui.config import Settings
 from tau_tui.session import Session
+from tau_tui.session.events import LoadEvent
 from tests.conftest import ROOT
-
-if TYPE_CHECKING:
-    from tau_tui.env.domain import Domain
 
 WILD = ROOT / "tests" / "fixtures" / "wild"
 
@@ -46,7 +44,12 @@ def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, st
 
 @pytest.mark.parametrize(("name", "domain", "source", "sims"), SHAPES, ids=[s[0] for s in SHAPES])
 def test_each_shape_replays_and_is_scored_by_us(
-    name: str, domain: Domain, source, sims, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+    name: str,
+    domain: str,
+    source: str,
+    sims: list[tuple[str, int]],
+    tau2_data: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     path = WILD / name
     code, out, err = cli(capsys, "replay", "--json", path, "--tau2-data", tau2_data)
@@ -72,12 +75,12 @@ def test_each_shape_replays_and_is_scored_by_us(
 
 @pytest.mark.parametrize(("name", "domain", "source", "sims"), SHAPES, ids=[s[0] for s in SHAPES])
 def test_each_shape_opens_in_the_tui_loader_with_its_domain_and_rewards(
-    name: str, domain: Domain, source, sims, tau2_data: Path
+    name: str, domain: str, source: str, sims: list[tuple[str, int]], tau2_data: Path
 ) -> None:
     path = WILD / name
     session = Session.from_settings(Settings(tau2_data=tau2_data, workers=1, index_workers=0), [path])
     generation, paths = session.start_load()
-    events: list[Any] = []
+    events: list[LoadEvent] = []
     session.load(generation, paths, events.append, lambda: False)
     for event in events:
         session.handle(event)
@@ -182,12 +185,16 @@ def test_a_wrappers_top_level_reward_is_the_recorded_reward(tmp_path: Path) -> N
 
     data = json.loads((WILD / "reward_wrapper.json").read_text())
     run = open_run(WILD / "reward_wrapper.json")
-    assert run.layout == "wrapper" and run.entries[0].reward == 1.0 and run.simulation(0).reward_info.reward == 1.0
+    recorded = run.simulation(0).reward_info
+    assert recorded is not None
+    assert run.layout == "wrapper" and run.entries[0].reward == 1.0 and recorded.reward == 1.0
     data["simulation_run"]["reward_info"] = {"reward": 0.0, "db_check": {"db_match": False, "db_reward": 0.0}}
     differing = tmp_path / "differing.json"
     differing.write_text(json.dumps(data))
     run = open_run(differing)
-    assert run.entries[0].reward == 1.0 and run.simulation(0).reward_info.db_check.db_match is False
+    differing_info = run.simulation(0).reward_info
+    assert differing_info is not None and differing_info.db_check is not None
+    assert run.entries[0].reward == 1.0 and differing_info.db_check.db_match is False
     assert run.warnings == [
         "top-level reward 1.0 differs from its simulation's reward_info.reward 0.0; the top-level one is taken as recorded"
     ]
@@ -220,11 +227,11 @@ def test_old_uploads_recover_the_same_in_worker_processes(
     tau2_data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Worker processes open the file themselves: they work out the same domain and tasks as the command."""
-    import tau_tui.pool
+    import tau_tui.workers.pool
 
     path = WILD / "old_upload.json"
     one = cli(capsys, "replay", "--json", "--workers", "1", path, "--tau2-data", tau2_data)
-    monkeypatch.setattr(tau_tui.pool, "POOL_MIN", 1)
+    monkeypatch.setattr(tau_tui.workers.pool, "POOL_MIN", 1)
     two = cli(capsys, "replay", "--json", "--workers", "2", path, "--tau2-data", tau2_data)
     assert one[0] == two[0] == 0 and one[1] == two[1] and '"task":"69"' in two[1]
 
@@ -357,10 +364,10 @@ def test_the_domain_match_counts_calls_and_ties_decide_nothing() -> None:
 def test_terminations_are_read_from_the_stop_token_that_ended_the_conversation() -> None:
     from tau_tui.model.recover import recover_termination
 
-    def user(text: str):
+    def user(text: str) -> dict[str, Any]:
         return {"role": "user", "content": text}
 
-    def agent(text: str, calls=None):
+    def agent(text: str | None, calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         return {"role": "assistant", "content": text, "tool_calls": calls}
 
     assert recover_termination([agent("Hi"), user("Thanks ###STOP###")])[0] == "user_stop"
@@ -378,10 +385,10 @@ def test_trials_are_numbered_after_the_recorded_ones_and_tasks_by_their_action_i
     from tau_tui.model.recover import recover_simulations
     from tau_tui.model.tasks import Task
 
-    def entry(index, task_id, trial) -> SimEntry:
+    def entry(index: int, task_id: str, trial: int | None) -> SimEntry:
         return SimEntry(index, f"s{index}", task_id, trial, None, "user_stop", None, None, None, None, None, 0, 0, 0)
 
-    def checks(*ids):
+    def checks(*ids: str) -> dict[str, Any]:
         return {
             "reward_info": {"action_checks": [{"action": {"action_id": i, "name": "n", "arguments": {}}} for i in ids]}
         }
@@ -409,17 +416,18 @@ def hotel_in_tau2() -> Iterator[None]:
     from tau2.environment.toolkit import ToolKitBase, ToolType, is_tool
     from tau2.registry import registry
 
-    class Rooms(DB):
+    # tau2 is skipped by mypy (an optional extra, pyproject.toml): its classes and decorators are Any to it.
+    class Rooms(DB):  # type: ignore[misc]
         rooms: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
-    class HotelTools(ToolKitBase):
-        @is_tool(ToolType.WRITE)
+    class HotelTools(ToolKitBase):  # type: ignore[misc]
+        @is_tool(ToolType.WRITE)  # type: ignore[untyped-decorator]
         def book_room(self, room: str, guest: str) -> dict[str, Any]:
             """Book a room for a guest."""
             self.db.rooms[room] = {"guest": guest}
             return {"room": room, "guest": guest}
 
-    def get_environment(solo_mode: bool = False):
+    def get_environment(solo_mode: bool = False) -> Environment:
         return Environment(domain_name="hotel_calle", policy="Book rooms.", tools=HotelTools(Rooms(rooms={"101": {}})))
 
     registry.register_domain(get_environment, "hotel_calle")
@@ -467,13 +475,15 @@ def test_each_file_whose_domain_cannot_be_told_says_its_own_reason_in_the_tui(ta
     paths = [WILD / "transfer_only.json", WILD / "fork_domain_unnamed.json"]
     session = Session.from_settings(Settings(tau2_data=tau2_data, workers=1, index_workers=0), paths)
     generation, found = session.start_load()
-    events: list[Any] = []
+    events: list[LoadEvent] = []
     session.load(generation, found, events.append, lambda: False)
     for event in events:
         session.handle(event)
     outcomes = [o for _, batch in session.replay_batches(lambda: False, print) for o in batch]
     session.replayed(generation, outcomes)
     errors = {row.path.name: row.replay_error for row in session.catalog.rows}
-    assert "are in aftersales, airline" in errors["transfer_only.json"]
-    assert "no domain we know has the tools it calls (book_room)" in errors["fork_domain_unnamed.json"]
+    transfer_only, fork_unnamed = errors["transfer_only.json"], errors["fork_domain_unnamed.json"]
+    assert transfer_only is not None and fork_unnamed is not None
+    assert "are in aftersales, airline" in transfer_only
+    assert "no domain we know has the tools it calls (book_room)" in fork_unnamed
     assert all(row.domain == "?" for row in session.catalog.rows)

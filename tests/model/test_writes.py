@@ -16,9 +16,9 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -80,7 +80,7 @@ def add_note(capsys: pytest.CaptureFixture[str], recording: Path, text: str = "a
 
 
 # --- real conditions: a small tmpfs, remounted read-only or filled up ------------------------------------------
-def mounted_tmpfs(tmp_path: Path, size: str):
+def mounted_tmpfs(tmp_path: Path, size: str) -> Iterator[Path]:
     """A tmpfs of ``size`` (needs mount rights; root ignores permission bits, so chmod cannot make a folder
     read-only); unmounted afterwards."""
     mnt = tmp_path / "mnt"
@@ -258,7 +258,12 @@ EXPORT_FORMATS = ("csv", "jsonl", "parquet", "duckdb", "sft")
 
 
 def export_twice(
-    capsys: pytest.CaptureFixture[str], tau2_data: Path, tmp_path: Path, out: Path, fmt: str, between
+    capsys: pytest.CaptureFixture[str],
+    tau2_data: Path,
+    tmp_path: Path,
+    out: Path,
+    fmt: str,
+    between: Callable[[Path], None],
 ) -> tuple[int, str, dict[str, Any], dict[str, Any]]:
     """Export the demo recording into ``out``, run ``between(out)`` (remount, fill), export again."""
     if fmt in ("parquet", "duckdb"):
@@ -276,7 +281,7 @@ def export_twice(
 
 @pytest.mark.parametrize("fmt", EXPORT_FORMATS)
 def test_export_into_a_read_only_folder_is_one_line_and_keeps_the_old_export(
-    capsys: pytest.CaptureFixture[str], export_tmpfs: Path, tau2_data: Path, tmp_path: Path, fmt
+    capsys: pytest.CaptureFixture[str], export_tmpfs: Path, tau2_data: Path, tmp_path: Path, fmt: str
 ) -> None:
     out = export_tmpfs / "out"
     code, err, before, after = export_twice(
@@ -289,7 +294,7 @@ def test_export_into_a_read_only_folder_is_one_line_and_keeps_the_old_export(
 
 @pytest.mark.parametrize("fmt", EXPORT_FORMATS)
 def test_export_on_a_full_disk_is_one_line_and_keeps_the_old_export(
-    capsys: pytest.CaptureFixture[str], export_tmpfs: Path, tau2_data: Path, tmp_path: Path, fmt
+    capsys: pytest.CaptureFixture[str], export_tmpfs: Path, tau2_data: Path, tmp_path: Path, fmt: str
 ) -> None:
     out = export_tmpfs / "out"
     code, err, before, after = export_twice(capsys, tau2_data, tmp_path, out, fmt, lambda _: fill(export_tmpfs))
@@ -409,12 +414,12 @@ def test_run_out_below_a_file_or_a_directory_target(
     "code, cause", [(errno.EROFS, "read-only file system"), (errno.ENOSPC, "no space left on device")]
 )
 def test_write_atomic_failure_at_the_rename_leaves_the_old_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code, cause: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, cause: str
 ) -> None:
     path = tmp_path / "file.json"
     path.write_bytes(b"old\n")
 
-    def refuse(*args, **kwargs: Any):
+    def refuse(*args: Any, **kwargs: Any) -> NoReturn:
         raise OSError(code, os.strerror(code))
 
     monkeypatch.setattr(os, "replace", refuse)
@@ -512,7 +517,7 @@ def test_a_held_lock_refuses_without_waiting(tmp_path: Path) -> None:
 
 # --- ids are never paths ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("identifier", ["../../x", "/abs/x", "..", ".", ".hidden", "a/b\\c", "ü ñ%20", "x" * 150])
-def test_id_file_names_are_flat_safe_and_reversible(tmp_path: Path, identifier) -> None:
+def test_id_file_names_are_flat_safe_and_reversible(tmp_path: Path, identifier: str) -> None:
     name = id_filename(identifier)
     assert "/" not in name and "\\" not in name and not name.startswith(".") and len(name) <= 200
     assert id_from_filename(name) == identifier
