@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
+
+if TYPE_CHECKING:
+    import subprocess
+
+    from tau_tui.rollout import EpisodeOptions
 
 
 def greet() -> dict[str, Any]:
@@ -146,7 +151,7 @@ def deep_results_file(path: Path, depth: int = READER_DEPTH) -> Path:
     return path
 
 
-def stop_process(process: Any, timeout: float = 15) -> None:
+def stop_process(process: subprocess.Popen[str] | subprocess.Popen[bytes], timeout: float = 15) -> None:
     """Stop a server a test started: terminate, and kill it if it does not exit within ``timeout`` seconds."""
     import subprocess
 
@@ -158,7 +163,7 @@ def stop_process(process: Any, timeout: float = 15) -> None:
         process.wait()
 
 
-def split_options(kwargs):
+def split_options(kwargs: dict[str, Any]) -> tuple[EpisodeOptions, dict[str, Any]]:
     """The ``EpisodeOptions`` fields of ``kwargs`` as one value, and the rest."""
     from tau_tui.rollout import EpisodeOptions
 
@@ -168,7 +173,7 @@ def split_options(kwargs):
     }
 
 
-def served_address(process: Any, timeout: float = 60) -> str:
+def served_address(process: subprocess.Popen[str], timeout: float = 60) -> str:
     """The address ``tau-tui serve`` prints on its stdout (a text pipe), token included; fails if it exits first."""
     import re
     import selectors
@@ -176,12 +181,14 @@ def served_address(process: Any, timeout: float = 60) -> str:
 
     deadline = time.monotonic() + timeout
     seen: list[str] = []
+    stdout = process.stdout
+    assert stdout is not None, "served_address reads the server's stdout: start it with stdout=PIPE"
     with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(stdout, selectors.EVENT_READ)
         while time.monotonic() < deadline:
             if not selector.select(timeout=0.5):
                 continue
-            line = process.stdout.readline()
+            line = stdout.readline()
             if not line:
                 raise AssertionError(f"tau-tui serve exited ({process.wait()}) before its address: {''.join(seen)}")
             seen.append(line)
@@ -191,7 +198,7 @@ def served_address(process: Any, timeout: float = 60) -> str:
     raise AssertionError(f"tau-tui serve printed no address within {timeout} s: {''.join(seen)}")
 
 
-def wait_for_port(port: int, server: Any, timeout: float = 60.0) -> None:
+def wait_for_port(port: int, server: subprocess.Popen[str], timeout: float = 60.0) -> None:
     """Wait until a server process a test started accepts connections on loopback ``port``."""
     import socket
     import time
@@ -199,7 +206,8 @@ def wait_for_port(port: int, server: Any, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise AssertionError(f"tau-tui serve exited with {server.returncode}: {server.stdout.read()}")
+            said = server.stdout.read() if server.stdout is not None else ""
+            raise AssertionError(f"tau-tui serve exited with {server.returncode}: {said}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
@@ -230,7 +238,7 @@ def normalised_sim(sim: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def normalised(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def normalised(path: Path) -> tuple[dict[str, Any], dict[tuple[int, str, int], dict[str, Any]]]:
     """(the file without its timestamp and simulations, its simulations by (trial, task, seed), normalised)."""
     data = json.loads(path.read_text())
     sims = data.pop("simulations")
@@ -244,7 +252,7 @@ def _no_local_episodes(monkeypatch: pytest.MonkeyPatch) -> None:
     """An episode run in this process fails loudly: what a Ray run saves must come from its actors."""
     from tau_tui.rollout.runner import Runner
 
-    async def refuse(self, *args, **kwargs: Any):
+    async def refuse(self: Runner, *args: Any, **kwargs: Any) -> NoReturn:
         raise AssertionError("an episode ran in the driver process")
 
     monkeypatch.setattr(Runner, "finish_unit", refuse)

@@ -43,7 +43,7 @@ def _evil_text(content: Any) -> Any:
 
 def hostile_data(domain: str = "mock") -> dict[str, Any]:
     """The demo's results with hostile text everywhere a recording holds text."""
-    data = copy.deepcopy(json.loads(DEMO.read_text()))
+    data: dict[str, Any] = copy.deepcopy(json.loads(DEMO.read_text()))
     data["info"]["agent_info"]["llm"] = "model" + EVIL
     data["info"]["environment_info"]["domain_name"] = domain
     for n, sim in enumerate(data["simulations"]):

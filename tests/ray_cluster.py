@@ -67,7 +67,7 @@ class LocalCluster:
         self.start_timeout = start_timeout
         self.root = Path(tempfile.mkdtemp(prefix="rc", dir="/tmp"))  # short: Ray's socket paths have a limit
         self.address = ""
-        self.processes: list[subprocess.Popen] = []
+        self.processes: list[subprocess.Popen[bytes]] = []
         self.logs: list[Path] = []
         self._worker_ranges: list[int] = []
 

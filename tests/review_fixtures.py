@@ -243,7 +243,7 @@ def full_duplex_run(root: Path) -> Path:
 
 # --- a full-duplex mock run with ticks and the consolidated messages list beside them ---------------------
 
-VOICE_TASK = {
+VOICE_TASK: dict[str, Any] = {
     "id": "voice_update_and_dismiss",
     "description": {"purpose": "A voice run: the agent completes task_1, the user dismisses its notification"},
     "user_scenario": {"instructions": "Check your notifications, ask to complete task_1, then dismiss notif_1."},
@@ -300,7 +300,7 @@ NOTIFICATIONS = (
     '"status": "unread", "task_id": "task_1"}]'
 )
 # (tick, side, call id, tool, arguments, tau2's output)
-VOICE_CALLS = (
+VOICE_CALLS: tuple[tuple[int, str, str, str, dict[str, str], str], ...] = (
     (5, "user", "call_u1", "check_notifications", {}, NOTIFICATIONS),
     (
         14,
@@ -355,14 +355,17 @@ def voice_ticks(skip_calls: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     a live API reports them.
     """
     said: dict[tuple[int, str], tuple[str, str, int]] = {}
-    for start, side, parts, utterance in VOICE_SPEECH:
-        for n, text in enumerate(parts):
-            said[(start + n, side)] = (text, utterance, n)
+    for start, side, parts, utterance_id in VOICE_SPEECH:
+        for k, part in enumerate(parts):
+            said[(start + k, side)] = (part, utterance_id, k)
     ticks = []
     for i in range(VOICE_TICKS):
         begin = i * TICK_SECONDS
         tick: dict[str, Any] = {"tick_id": i, "timestamp": _stamp(begin)}
         for side, role, late in (("agent", "assistant", 0.15), ("user", "user", 0.16)):
+            text: str | None
+            utterance: str | None
+            n: int | None
             text, utterance, n = said.get((i, side), (None, None, None))
             tick[f"{side}_chunk"] = _voice_chunk(role, begin + late, text, utterance, n)
             tick[f"{side}_tool_calls"] = []
