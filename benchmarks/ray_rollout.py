@@ -90,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     from tau_tui.config import Settings
-    from tau_tui.pool import RayRollout
     from tau_tui.rollout import ParticipantSpec, RunConfig
+    from tau_tui.workers.pool import RayRollout
     from tau_tui.workspace import Workspace
 
     workspace = Workspace(Settings(tau2_data=args.tau2_data))

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from tau_tui.domains import DomainRegistry
-from tau_tui.parcel import extract, pack_domain
+from tau_tui.workers.parcel import extract, pack_domain
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "tau2-corpus"

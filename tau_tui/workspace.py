@@ -34,10 +34,10 @@ if TYPE_CHECKING:
     from tau_tui.evaluate import Judge
     from tau_tui.model.messages import Message
     from tau_tui.model.tasks import Task
-    from tau_tui.pool import Job, RayRollout, UnitExecutor
-    from tau_tui.process_rollout import ProcessRollout
     from tau_tui.rollout import Episode, EpisodeOptions, ParticipantSpec, PlaySession, RetryPolicy, RunConfig, Runner
     from tau_tui.rollout.protocol import ProtocolTexts
+    from tau_tui.workers.pool import Job, RayRollout, UnitExecutor
+    from tau_tui.workers.process_rollout import ProcessRollout
 
 # field -> how the command line names it; forms pass their own labels
 CLI_LABELS = {
@@ -386,7 +386,7 @@ class Workspace:
     def replay_workers(self, workers: int | None = None) -> int:
         """Processes for replay and evaluation: ``workers``, else the settings' (default every core); one when
         the registry was built in code (a worker process could not rebuild it)."""
-        from tau_tui.pool import available_cores
+        from tau_tui.workers.pool import available_cores
 
         if self.registry_given:
             return 1
@@ -397,7 +397,7 @@ class Workspace:
         """What computes ``job``'s units: processes here (``replay_workers``), or Ray actors (``kind="ray"``,
         ``workers`` of them; ``RayUnavailable`` when Ray cannot start). Workers build their workspace from
         these settings."""
-        from tau_tui.pool import Executor, RayExecutor
+        from tau_tui.workers.pool import Executor, RayExecutor
 
         self._ships(kind)
         job = dataclasses.replace(job, settings=self.settings, factory=Workspace)
@@ -415,11 +415,11 @@ class Workspace:
         if kind != "ray":
             if workers is None or workers <= 1:
                 return None
-            from tau_tui.process_rollout import ProcessRollout
+            from tau_tui.workers.process_rollout import ProcessRollout
 
             return ProcessRollout(self.settings, Workspace, workers)
         self._rebuildable()
-        from tau_tui.pool import RayRollout
+        from tau_tui.workers.pool import RayRollout
 
         return RayRollout(
             self.settings.portable(), Workspace, workers if workers is not None else self.settings.workers

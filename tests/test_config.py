@@ -193,7 +193,7 @@ def test_nothing_below_the_config_module_reads_the_environment() -> None:
 def test_tau2_data_in_the_environment_reaches_the_workers(clean_env: Path, tau2_data: Path) -> None:
     """What a worker process or a Ray actor is built from is the resolved settings, whatever set them."""
     from tau_tui.config import resolve
-    from tau_tui.pool import Job
+    from tau_tui.workers.pool import Job
     from tau_tui.workspace import Workspace
 
     settings = resolve(None, {"TAU_TUI_CONFIG": str(clean_env), "TAU2_DATA_DIR": str(tau2_data)})
@@ -243,7 +243,7 @@ def test_ray_address_comes_from_the_environment_and_reaches_ray_init(
     import types
 
     from tau_tui.config import resolve
-    from tau_tui.pool import connect_ray
+    from tau_tui.workers.pool import connect_ray
 
     clean_env.write_text('ray_address = "ray://file:10001"\n')
     assert resolve(None, {"TAU_TUI_CONFIG": str(clean_env)}).ray_address == "ray://file:10001"

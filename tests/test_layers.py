@@ -65,7 +65,10 @@ def copy_of_project(tmp_path: Path) -> Path:
         ("session/rollouts.py", "from rich.text import Text", "the TUI session is plain data"),
         ("views/panels.py", "from textual.widgets import Static", "the core is headless"),
         # the pool sits below the composition root: its workers get the workspace class, never import it
-        ("pool.py", "from tau_tui.workspace import Workspace", "tau_tui layers"),
+        ("workers/pool.py", "from tau_tui.workspace import Workspace", "tau_tui layers"),
+        # inside workers/, the parcel the pool ships sits below it and stays below evaluate's layer
+        ("workers/parcel.py", "from tau_tui.workers.pool import Job", "tau_tui.workers layers"),
+        ("workers/parcel.py", "from tau_tui.evaluate import Judge", "the parcel stays low"),
         ("views/render.py", "from tau_tui.session import Session", "tau_tui layers"),
     ],
 )

@@ -12,8 +12,8 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequenc
 
 if TYPE_CHECKING:
     from tau_tui.model.io import RunFile
-    from tau_tui.pool import Job, RayRollout, UnitExecutor
-    from tau_tui.process_rollout import ProcessRollout
+    from tau_tui.workers.pool import Job, RayRollout, UnitExecutor
+    from tau_tui.workers.process_rollout import ProcessRollout
     from tau_tui.workspace import Workspace
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
@@ -255,7 +255,7 @@ class Lost:
     def until_lost(self, outcomes: Iterator[T]) -> Iterator[T]:
         """``outcomes`` until the workers are lost: then one error line, and the command stops after what it
         printed (exit 2)."""
-        from tau_tui.pool import WorkersLost
+        from tau_tui.workers.pool import WorkersLost
 
         try:
             yield from outcomes
@@ -267,7 +267,7 @@ class Lost:
 def executor_for(args: argparse.Namespace, job: Job, workspace: Workspace) -> UnitExecutor:
     """The executor of ``--workers`` and ``--executor`` (``ConfigError`` in one line when Ray cannot start)."""
     from tau_tui.config import ConfigError
-    from tau_tui.pool import RayUnavailable
+    from tau_tui.workers.pool import RayUnavailable
 
     try:
         return workspace.executor(job, args.workers, getattr(args, "executor", "local"))
@@ -302,7 +302,7 @@ def rollout_remote(args: argparse.Namespace, workspace: Workspace) -> RayRollout
     """The ``Runner.remote`` of ``--executor`` and ``--workers`` (None: this process); ``ConfigError`` in one
     line when it cannot be."""
     from tau_tui.config import ConfigError
-    from tau_tui.pool import RayUnavailable
+    from tau_tui.workers.pool import RayUnavailable
 
     kind = getattr(args, "executor", "local")
     try:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from tau_tui.evaluate.validity import SimValidity, Validity
     from tau_tui.model.io import RunFile
     from tau_tui.model.submission import DomainClaim, Submission
-    from tau_tui.pool import ReportDigest
+    from tau_tui.workers.pool import ReportDigest
     from tau_tui.workspace import Workspace
 
 NAME = "eval"
@@ -346,8 +346,8 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui.evaluate.validity import SimValidity
     from tau_tui.model.io import SUBMISSION_LAYOUT, RunFileError
     from tau_tui.model.submission import SubmissionError, submission_for, submission_notes
-    from tau_tui.pool import Job, Unit
     from tau_tui.textsafe import json_line, visible
+    from tau_tui.workers.pool import Job, Unit
 
     ws = workspace
     problem = judge_credentials_problem(ws.judge())

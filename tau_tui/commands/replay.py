@@ -68,9 +68,9 @@ def add_upstream_fixes_flag(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui import formats
-    from tau_tui.pool import Job, Unit
     from tau_tui.replay.facts import has_problems
     from tau_tui.textsafe import visible
+    from tau_tui.workers.pool import Job, Unit
 
     status = EXIT_OK
     wanted = list(args.sim)

@@ -163,7 +163,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
         err("--domain is required (or --cassette RECORDING)")
         return EXIT_INPUT
     from tau_tui.config import ConfigError
-    from tau_tui.pool import RayUnavailable
+    from tau_tui.workers.pool import RayUnavailable
 
     with contextlib.ExitStack() as stack:
         try:

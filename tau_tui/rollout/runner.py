@@ -11,7 +11,7 @@ and run again. A run holds an advisory lock on its results file from
 ``prepare`` to the end of ``run``: a second run (or ``--resume``) on the same
 file is refused while the first is going.
 
-``Runner.remote`` moves the episodes elsewhere (``tau_tui.pool.RayRollout``:
+``Runner.remote`` moves the episodes elsewhere (``tau_tui.workers.pool.RayRollout``:
 ``--executor ray``): an object with ``slots`` (units at once), ``async
 start(runner)`` (called once, before the file is first written) and ``async
 finish(task, trial, seed)`` returning the simulation as saved (a dict), its

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
     from tau_tui.model.io import RunFile
     from tau_tui.model.notes import NoteBook
-    from tau_tui.pool import UnitExecutor
     from tau_tui.session.notes import NoteChange
+    from tau_tui.workers.pool import UnitExecutor
     from tau_tui.workspace import Workspace
 
 FREEZE_ROWS = 50_000  # loaded rows from which the collector no longer walks those it has seen (``handle``)
@@ -179,7 +179,7 @@ class Session:
         return not self.library.is_live(row.path) and not self.service.knows_verdicts(row.path, row.sim_id)
 
     def _executor(self, workers: int) -> UnitExecutor:
-        from tau_tui.pool import Job
+        from tau_tui.workers.pool import Job
 
         return self.workspace.executor(Job("summary", self.workspace.settings), workers)
 

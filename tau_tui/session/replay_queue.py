@@ -22,8 +22,8 @@ from tau_tui.session.events import ReplayOutcome
 
 if TYPE_CHECKING:
     from tau_tui.catalog import RunRow
-    from tau_tui.pool import UnitExecutor
     from tau_tui.session.replay_service import ReplayService
+    from tau_tui.workers.pool import UnitExecutor
 
 PRIORITY_ROWS = 120  # rows on screen and just below, replayed first
 POOL_BATCH = 32  # simulations per worker process handed out at a time (the queue's priorities apply between)
@@ -168,7 +168,7 @@ class BackgroundReplay:
 
     def _summarize(self, items: list[Item], warn: Callable[[str], None]) -> Iterator[tuple[Item, Summaries]]:
         """(item, Summaries) for each item, in order: on worker processes when enough can go there."""
-        from tau_tui.pool import POOL_MIN, Unit
+        from tau_tui.workers.pool import POOL_MIN, Unit
 
         remote = [item for item in items if self.may_pool(item[1])]
         if not remote or self.workers == 1 or (self._executor is None and len(remote) < POOL_MIN):

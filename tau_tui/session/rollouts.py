@@ -72,8 +72,8 @@ class RolloutController:
         from tau_tui.config import ConfigError
         from tau_tui.domains import DomainError
         from tau_tui.model.io import error_text
-        from tau_tui.pool import RayUnavailable
         from tau_tui.rollout import ParticipantSpecError, RunError
+        from tau_tui.workers.pool import RayUnavailable
 
         runner: Runner | None = None
         try:

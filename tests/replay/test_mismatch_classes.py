@@ -298,7 +298,7 @@ def test_upstream_fixes_from_the_settings_file_and_over_worker_processes(
     settings = tmp_path / "config.toml"
     settings.write_text("upstream_fixes = true\n")
     monkeypatch.setenv("TAU_TUI_CONFIG", str(settings))
-    monkeypatch.setattr("tau_tui.pool.POOL_MIN", 1)  # one simulation is enough to start the worker processes
+    monkeypatch.setattr("tau_tui.workers.pool.POOL_MIN", 1)  # one simulation is enough to start the worker processes
     code, out, _ = replay(capsys, fixed, "--tau2-data", tau2_data, "--json", "--workers", "2")
     record = json.loads(out)
     assert code == 0 and record["upstream_fixes"] == ["retail-modify-items-own-variant"]

@@ -20,7 +20,7 @@ class NoTextual(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, NoTextual())
 import tau_tui, tau_tui.model, tau_tui.env, tau_tui.replay, tau_tui.analysis, tau_tui.cli, tau_tui.domains, tau_tui.textsafe
 import tau_tui.evaluate, tau_tui.rollout, tau_tui.calibrate, tau_tui.config, tau_tui.tau2_adapter, tau_tui.env.domain, tau_tui.workspace
-import tau_tui.session, tau_tui.session.simulation, tau_tui.views.panels, tau_tui.views.legend, tau_tui.pool
+import tau_tui.session, tau_tui.session.simulation, tau_tui.views.panels, tau_tui.views.legend, tau_tui.workers.pool
 assert not any(m == "textual" or m.startswith("textual.") for m in sys.modules), "textual was imported"
 try:
     import tau_tui.tui.app

@@ -244,7 +244,7 @@ async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(
         events.append(event)
         controller.fold(event)
 
-    from tau_tui.pool import RayRollout
+    from tau_tui.workers.pool import RayRollout
 
     finish, flying = RayRollout.finish, [0]
 

@@ -110,7 +110,7 @@ asyncio.run(main())
 
 
 @pytest.mark.parametrize("attempt", range(3))  # where the killed worker stood varies: try it a few times
-def test_a_killed_index_worker_leaves_no_traceback_on_quit(tmp_path: Path, attempt) -> None:
+def test_a_killed_index_worker_leaves_no_traceback_on_quit(tmp_path: Path, attempt: int) -> None:
     corpus_required()
     from benchmarks.make_corpus import make
 
@@ -130,7 +130,9 @@ def test_a_killed_index_worker_leaves_no_traceback_on_quit(tmp_path: Path, attem
 
 
 @pytest.mark.parametrize("when", ["before ready", "while sending an index"])
-def test_an_index_worker_whose_pipe_is_gone_exits_without_a_traceback(tmp_path: Path, when: str) -> None:
+def test_an_index_worker_whose_pipe_is_gone_exits_without_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
     """The TUI quit (or gave up on it) while the worker was busy: its next send finds no pipe, and it ends."""
     import multiprocessing
 
@@ -144,13 +146,13 @@ def test_an_index_worker_whose_pipe_is_gone_exits_without_a_traceback(tmp_path: 
         parent.send((0, str(AIRLINE)))
         parent.send(None)
         original = child.send
-        sent = []
+        sent: list[object] = []
 
-        def send_then_break(message) -> None:
+        def send_then_break(message: tuple[object, ...]) -> None:
             sent.append(message[0])
             if len(sent) > 1:  # "ready" went through; the index finds the pipe gone
                 raise BrokenPipeError(32, "Broken pipe")
             original(message)
 
-        child.send = send_then_break
+        monkeypatch.setattr(child, "send", send_then_break)
     _worker_main(child, 0.01)  # returns quietly instead of raising (a traceback in a worker process)

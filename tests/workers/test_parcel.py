@@ -1,5 +1,5 @@
-"""``--ship-data``'s parcels (``tau_tui.parcel``): what is packed, the size limit, and the arrival checks that keep
-an unpacked member inside its folder."""
+"""``--ship-data``'s parcels (``tau_tui.workers.parcel``): what is packed, the size limit, and the arrival checks
+that keep an unpacked member inside its folder."""
 
 from __future__ import annotations
 
@@ -13,7 +13,16 @@ import pytest
 
 from tau_tui.config import ConfigError, Settings, resolve
 from tau_tui.domains import DomainRegistry
-from tau_tui.parcel import Parcel, ShipError, extract, node_cache, pack_domain, shipped_settings, unpacked
+from tau_tui.workers.parcel import (
+    Packed,
+    Parcel,
+    ShipError,
+    extract,
+    node_cache,
+    pack_domain,
+    shipped_settings,
+    unpacked,
+)
 from tests.conftest import CORPUS, ROOT, corpus_required
 
 
@@ -31,12 +40,17 @@ def data(tmp_path: Path) -> Path:
     return root
 
 
-def members(packed) -> dict[str, bytes]:
+def members(packed: Packed) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
     with tarfile.open(fileobj=io.BytesIO(packed.blob), mode="r:gz") as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar}
+        for member in tar:
+            content = tar.extractfile(member)
+            assert content is not None, f"{member.name} is not a regular file"
+            found[member.name] = content.read()
+    return found
 
 
-def parcel_of(packed) -> Parcel:
+def parcel_of(packed: Packed) -> Parcel:
     return Parcel(packed.domain, packed.digest, len(packed.blob), ref=packed.blob)
 
 
@@ -80,9 +94,14 @@ def test_a_link_out_of_the_data_folder_is_refused_and_one_inside_is_shipped_as_a
 
 def test_a_parcel_unpacks_once_per_node_and_the_settings_read_the_copy(data: Path, tmp_path: Path) -> None:
     packed = pack_domain(DomainRegistry(data), "mock")
-    fetched = []
+    fetched: list[int] = []
+
+    def fetch(blob: bytes) -> bytes:
+        fetched.append(1)
+        return blob
+
     (tmp_path / "node").mkdir()
-    root = unpacked(parcel_of(packed), lambda blob: fetched.append(1) or blob, base=tmp_path / "node")
+    root = unpacked(parcel_of(packed), fetch, base=tmp_path / "node")
     assert (root / "domains" / "mock" / "tasks.json").read_bytes() == (data / "domains/mock/tasks.json").read_bytes()
     assert not (root / "domains" / "mock" / ".env").exists()
     again = unpacked(parcel_of(packed), lambda blob: pytest.fail("fetched twice"), base=tmp_path / "node")
@@ -94,7 +113,10 @@ def test_a_parcel_unpacks_once_per_node_and_the_settings_read_the_copy(data: Pat
     assert shipped.tasks().keys() == DomainRegistry(data).get("mock").tasks().keys()
 
 
-def _archive(*entries) -> bytes:
+Entry = tuple[str, bytes | tuple[bytes]]  # a member's name and its content, or a link's type
+
+
+def _archive(*entries: Entry) -> bytes:
     """A gzip'd tar of (name, content bytes or ``(link type,)``) entries."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
@@ -123,7 +145,9 @@ def _archive(*entries) -> bytes:
         ([("domains/mock/db.json", b"x" * 2000)], "holds more than"),
     ],
 )
-def test_a_member_that_could_land_elsewhere_refuses_the_whole_parcel(tmp_path: Path, entries, problem: str) -> None:
+def test_a_member_that_could_land_elsewhere_refuses_the_whole_parcel(
+    tmp_path: Path, entries: list[Entry], problem: str
+) -> None:
     target = tmp_path / "node" / "target"
     target.mkdir(parents=True)
     with pytest.raises(ShipError, match=problem) as refused:
@@ -173,7 +197,7 @@ def test_copies_no_command_used_for_a_week_go_when_a_new_one_is_unpacked(data: P
     import os
     import time
 
-    from tau_tui.parcel import KEEP_STAGING, KEEP_UNUSED, forget_unused
+    from tau_tui.workers.parcel import KEEP_STAGING, KEEP_UNUSED, forget_unused
 
     (tmp_path / "node").mkdir()
     packed = pack_domain(DomainRegistry(data), "mock")

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tau_tui.config import Settings
-from tau_tui.pool import Job, Unit
+from tau_tui.workers.pool import Executor, Job, Unit
 from tau_tui.workspace import Workspace
 from tests.conftest import CORPUS, ROOT, corpus_required
 
@@ -27,7 +27,7 @@ def _units(n: int) -> list[Unit]:
 KILL_ONE = """
 import os, signal, sys, time
 from tau_tui.config import Settings
-from tau_tui.pool import Job, Unit
+from tau_tui.workers.pool import Job, Unit
 from tau_tui.workspace import Workspace
 executor = Workspace(Settings(tau2_data=sys.argv[1])).executor(Job("replay"), 2)
 answers = executor.map([Unit(sys.argv[2], i % 150) for i in range(4000)])
@@ -44,7 +44,7 @@ print("closed")
 
 
 @pytest.mark.parametrize("attempt", range(3))  # where the killed worker stood varies: try it a few times
-def test_a_worker_that_dies_ends_map_with_an_error_not_a_hang(attempt) -> None:
+def test_a_worker_that_dies_ends_map_with_an_error_not_a_hang(attempt: int) -> None:
     """Run in a child process with a time limit, so that a hang fails the test instead of stalling the suite."""
     corpus_required()
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
@@ -64,6 +64,7 @@ def test_closing_the_pool_wakes_a_thread_waiting_for_answers() -> None:
     """The TUI closes its pool when it quits while its replay thread waits on an answer."""
     corpus_required()
     executor = Workspace(Settings(tau2_data=CORPUS)).executor(Job("replay"), 2)
+    assert isinstance(executor, Executor)  # worker processes here, whose pids it keeps
     outcome: list[BaseException | str] = []
 
     def consume() -> None:

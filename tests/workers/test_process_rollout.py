@@ -11,7 +11,7 @@ import os
 import signal
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,6 +20,13 @@ from tau_tui.cli import main
 from tests.conftest import CORPUS, corpus_required
 from tests.helpers import GOLD, TOTAL, K, _no_local_episodes, normalised
 from tests.helpers import cli_on_corpus as cli
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    from tau_tui.config import Settings
+    from tau_tui.rollout import RunConfig
+    from tau_tui.workers.process_rollout import ProcessRollout, WorkspaceFactory
 
 pytestmark = pytest.mark.corpus
 
@@ -70,9 +77,9 @@ def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tau_tui.config import Settings
-    from tau_tui.process_rollout import ProcessRollout
     from tau_tui.rollout import SimulationFinished, WorkerLost
     from tau_tui.rollout.progress import lost_text
+    from tau_tui.workers.process_rollout import ProcessRollout
     from tau_tui.workspace import RunRequest, Workspace
 
     corpus_required()
@@ -95,7 +102,7 @@ def test_a_killed_worker_loses_only_its_units_and_resume_runs_them_once(
         killed: list[int] = []
         lost: list[Any] = []
 
-        def kill_one(event) -> None:
+        def kill_one(event: object) -> None:
             if isinstance(event, WorkerLost):
                 lost.append(event)
             if isinstance(event, SimulationFinished) and not killed:
@@ -142,7 +149,6 @@ def test_a_model_without_its_key_is_refused_by_the_workers_before_anything_is_wr
 
 def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_path: Path) -> None:
     from tau_tui.config import Settings
-    from tau_tui.process_rollout import ProcessRollout
     from tau_tui.rollout import (
         ParticipantSpec,
         RunConfig,
@@ -157,6 +163,7 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
         WorkersStarted,
     )
     from tau_tui.rollout.progress import RunTally
+    from tau_tui.workers.process_rollout import ProcessRollout
     from tau_tui.workspace import Workspace
 
     corpus_required()
@@ -165,7 +172,7 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
         "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=1, concurrency=4
     )
 
-    def events_of(remote) -> list[Any]:
+    def events_of(remote: ProcessRollout | None) -> list[Any]:
         events: list[Any] = []
         runner = Runner(config, tmp_path / f"{remote is not None}.json", workspace.registry, listener=events.append)
         runner.remote = remote
@@ -181,7 +188,7 @@ def test_the_workers_episode_events_reach_the_listener_as_in_one_process(tmp_pat
     assert kinds[RunStarted] == kinds[RunFinished] == 1 and kinds[SimulationStarted] == kinds[SimulationFinished] == 10
     assert kinds[SimulationMessage] > 20
 
-    def messages(events) -> Counter[str]:
+    def messages(events: list[Any]) -> Counter[tuple[str, int, str]]:
         return Counter((e.task_id, e.trial, e.message.role) for e in events if isinstance(e, SimulationMessage))
 
     assert messages(spread) == messages(alone)
@@ -207,7 +214,7 @@ def test_a_worker_that_dies_while_loading_is_one_line(
 ) -> None:
     """A worker gone before it answered (here: its process exits at once) stops the run in one line, with
     nothing written."""
-    import tau_tui.process_rollout as process_rollout
+    import tau_tui.workers.process_rollout as process_rollout
 
     corpus_required()
     monkeypatch.setattr(process_rollout, "_serve", _exit_at_once)
@@ -220,5 +227,5 @@ def test_a_worker_that_dies_while_loading_is_one_line(
     assert not out.exists()
 
 
-def _exit_at_once(conn, settings, factory, config) -> None:
+def _exit_at_once(conn: Connection, settings: Settings, factory: WorkspaceFactory, config: RunConfig) -> None:
     os._exit(3)

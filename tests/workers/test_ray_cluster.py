@@ -64,7 +64,7 @@ class DataHere:
     node) the same path is that worker's own descriptor N, not the folder: an actor can read the data only
     from what it was sent."""
 
-    def __init__(self, root, domain: str) -> None:
+    def __init__(self, root: Path, domain: str) -> None:
         shutil.copytree(CORPUS / "domains" / domain, root / "domains" / domain)
         self.fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
         self.path = f"/proc/self/fd/{self.fd}"
@@ -158,7 +158,7 @@ def test_ship_data_runs_a_rollout_whose_data_only_the_command_can_read(
     assert all(_unpacked_on(cluster, node, "mock") for node in (0, 1))
 
 
-def _keys(path: Path) -> Counter[str]:
+def _keys(path: Path) -> Counter[tuple[int, str, int]]:
     sims = json.loads(path.read_text())["simulations"]
     return Counter((s["trial"], s["task_id"], s["seed"]) for s in sims)
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tau_tui.cli import main
 from tau_tui.model import runtime
 from tests.conftest import CORPUS, corpus_required
+
+if TYPE_CHECKING:
+    from tau_tui.workers.pool import Outcome
 
 ray = pytest.importorskip("ray", reason="the optional extra 'ray' is not installed (pip install 'tau-tui[ray]')")
 FILES = [CORPUS / "sierra-research__tau2-bench__airline.json", CORPUS / "generated" / "tau2-gold_retail.json"]
@@ -72,16 +76,24 @@ def _copy_with_sidecar(tmp_path: Path) -> tuple[Path, Path]:
     return path, sidecar
 
 
-def _local_lines(kind, path: Path, indices, stream_bytes):
+def _answer(outcome: Outcome) -> str:
+    """A unit's answer as one JSON line: replay's line, or the line of eval's report."""
+    if outcome.line:
+        return outcome.line
+    assert outcome.report is not None, outcome.error
+    return outcome.report.line
+
+
+def _local_lines(kind: str, path: Path, indices: list[int], stream_bytes: int) -> list[str]:
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
-    from tau_tui.pool import Job, Unit
+    from tau_tui.workers.pool import Job, Unit
     from tau_tui.workspace import Workspace
 
     workspace = Workspace(Settings(tau2_data=CORPUS, stream_bytes=stream_bytes))
     with workspace.executor(Job(kind), 1) as executor:
         executor.adopt(path, open_run(path))
-        return [o.line or o.report.line for o in executor.map(Unit(str(path), i) for i in indices)]
+        return [_answer(o) for o in executor.map(Unit(str(path), i) for i in indices)]
 
 
 @pytest.mark.corpus
@@ -91,7 +103,7 @@ def test_ray_actors_need_no_file_a_deleted_file_gives_the_same_answers(
 ) -> None:
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
-    from tau_tui.pool import Job, Unit
+    from tau_tui.workers.pool import Job, Unit
     from tau_tui.workspace import Workspace
 
     corpus_required()
@@ -108,7 +120,7 @@ def test_ray_actors_need_no_file_a_deleted_file_gives_the_same_answers(
         sidecar.unlink()
         outcomes = list(executor.map(Unit(str(path), i) for i in indices))
     assert [o.error for o in outcomes] == [None] * len(indices)
-    assert [o.line or o.report.line for o in outcomes] == expected
+    assert [_answer(o) for o in outcomes] == expected
 
 
 @pytest.mark.corpus
@@ -118,7 +130,7 @@ def test_an_actor_replays_a_streamed_span_without_the_file(
     """What a Ray actor does with what it is sent, run here: the streamed file is gone by then."""
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
-    from tau_tui.pool import FileHead, Job, Unit, _RayWorker, _shipped
+    from tau_tui.workers.pool import FileHead, Job, Unit, _RayWorker, _shipped
     from tau_tui.workspace import Workspace
 
     corpus_required()
@@ -147,7 +159,7 @@ def test_an_actor_replays_a_streamed_span_without_the_file(
     for kind in ("replay", "eval"):
         actor = _RayWorker(Job(kind, Settings(tau2_data=CORPUS), factory=Workspace))
         outcomes = actor.do_shipped("k", [ray.put(head)], items)
-        assert [o.line or o.report.line for o in outcomes] == expected[kind]
+        assert [_answer(o) for o in outcomes] == expected[kind]
 
 
 @pytest.mark.corpus
@@ -164,7 +176,7 @@ def test_ship_data_gives_actors_that_cannot_read_the_data_the_local_executors_by
     try:
         data = f"/proc/self/fd/{fd}"
 
-        def out(*args) -> tuple[int, str, str]:
+        def out(*args: object) -> tuple[int, str, str]:
             code = main([*map(str, args), "--tau2-data", data])
             return code, *capsys.readouterr()
 
@@ -198,10 +210,10 @@ def test_ship_data_without_ray_is_one_line(capsys: pytest.CaptureFixture[str]) -
 def test_a_domain_too_big_to_ship_fails_its_files_units_in_one_line(
     local_ray: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tau_tui import parcel
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
-    from tau_tui.pool import Job, Unit
+    from tau_tui.workers import parcel
+    from tau_tui.workers.pool import Job, Unit
     from tau_tui.workspace import Workspace
 
     corpus_required()
@@ -229,8 +241,8 @@ def test_an_actor_refuses_a_parcel_that_is_not_what_its_digest_says(
 
     from tau_tui.config import Settings
     from tau_tui.model.io import open_run
-    from tau_tui.parcel import Parcel
-    from tau_tui.pool import FileHead, Job, Unit, _RayWorker, _shipped
+    from tau_tui.workers.parcel import Parcel
+    from tau_tui.workers.pool import FileHead, Job, Unit, _RayWorker, _shipped
     from tau_tui.workspace import Workspace
 
     corpus_required()

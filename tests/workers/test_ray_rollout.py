@@ -57,7 +57,6 @@ def test_run_on_ray_saves_what_the_local_run_saves(
 @pytest.mark.corpus
 def test_ray_events_are_whole_simulations_in_order(local_ray: None, tmp_path: Path) -> None:
     from tau_tui.config import Settings
-    from tau_tui.pool import RayRollout
     from tau_tui.rollout import (
         ParticipantSpec,
         RunConfig,
@@ -71,6 +70,7 @@ def test_ray_events_are_whole_simulations_in_order(local_ray: None, tmp_path: Pa
         WorkersStarted,
     )
     from tau_tui.rollout.progress import RunTally
+    from tau_tui.workers.pool import RayRollout
     from tau_tui.workspace import Workspace
 
     workspace = Workspace(Settings(tau2_data=CORPUS, protocol="own"))
@@ -118,8 +118,8 @@ def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(
     local_ray: None, local_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tau_tui.config import Settings
-    from tau_tui.pool import RayRollout
     from tau_tui.rollout import ParticipantSpec, RunConfig, Runner, SimulationFinished
+    from tau_tui.workers.pool import RayRollout
     from tau_tui.workspace import Workspace
 
     out = tmp_path / "ray.json"
@@ -128,7 +128,7 @@ def test_an_interrupted_ray_run_resumes_with_only_the_missing_units(
         "mock", ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"), num_trials=K, concurrency=1
     )
 
-    def stop_after_five(event) -> None:
+    def stop_after_five(event: object) -> None:
         if isinstance(event, SimulationFinished) and event.completed == 5:
             raise Interrupted
 
@@ -202,8 +202,8 @@ def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(loc
     import shutil
 
     from tau_tui.config import Settings
-    from tau_tui.pool import RayRollout
     from tau_tui.rollout import ParticipantSpec, RunConfig, RunError, Runner
+    from tau_tui.workers.pool import RayRollout
     from tau_tui.workspace import Workspace
 
     other = tmp_path / "data"
@@ -226,12 +226,16 @@ def test_a_worker_with_other_domain_data_is_refused_before_anything_is_saved(loc
 
 @pytest.mark.corpus
 def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(
-    local_ray: None, local_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    local_ray: None,
+    local_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tau_tui.config import Settings
-    from tau_tui.pool import RayRollout
     from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
     from tau_tui.rollout.progress import RunTally
+    from tau_tui.workers.pool import RayRollout
     from tau_tui.workspace import Workspace
 
     out = tmp_path / "ray.json"
@@ -242,13 +246,17 @@ def test_a_worker_that_dies_loses_only_its_unit_and_resume_runs_it_again(
     with RayRollout(workspace.settings, Workspace, workers=2) as remote:
         start = remote.start
 
-        async def start_then_kill_one(runner) -> None:
+        async def start_then_kill_one(runner: Runner) -> None:
             await start(runner)
             ray.kill(remote._actors[0])  # it gets the first unit (all are idle), then nothing more
 
-        remote.start = start_then_kill_one
+        monkeypatch.setattr(remote, "start", start_then_kill_one)
         tally = RunTally()
-        runner = Runner(config, out, workspace.registry, listener=tally.apply)
+
+        def count(event: object) -> None:
+            tally.apply(event)
+
+        runner = Runner(config, out, workspace.registry, listener=count)
         runner.remote = remote
         summary = asyncio.run(runner.run())
     assert summary.terminations == {"infrastructure_error": 1, "user_stop": TOTAL - 1}
@@ -279,11 +287,10 @@ def test_more_workers_than_the_cluster_has_cpus_is_one_line(
 
 @pytest.mark.corpus
 def test_an_error_inside_an_actor_is_one_line_not_its_traceback(local_ray: None, tmp_path: Path) -> None:
-    from types import SimpleNamespace
-
     from tau_tui.config import Settings
-    from tau_tui.pool import RayRollout
+    from tau_tui.model.tasks import Task
     from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
+    from tau_tui.workers.pool import RayRollout
     from tau_tui.workspace import Workspace
 
     workspace = Workspace(Settings(tau2_data=CORPUS, protocol="own"))
@@ -293,7 +300,7 @@ def test_an_error_inside_an_actor_is_one_line_not_its_traceback(local_ray: None,
 
     async def ask_for_a_task_the_actor_was_not_given() -> None:
         await remote.start(runner)
-        await remote.finish(SimpleNamespace(id="no-such-task"), 0, 1)
+        await remote.finish(Task(id="no-such-task"), 0, 1)
 
     with RayRollout(workspace.settings, Workspace, workers=1) as remote:
         with pytest.raises(RuntimeError) as caught:

@@ -27,11 +27,11 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList
 
-from tau_tui.pool import ray_missing
 from tau_tui.textsafe import one_line, visible_renderable
 from tau_tui.tui.context import context
 from tau_tui.tui.widgets.protocol_choice import ProtocolChoice
 from tau_tui.tui.widgets.task_checklist import TaskChecklist
+from tau_tui.workers.pool import ray_missing
 from tau_tui.workspace import FORM_LABELS, RequestError, RunPlan, RunRequest, Workspace, parse_json_object
 
 if TYPE_CHECKING:

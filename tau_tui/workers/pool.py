@@ -58,8 +58,8 @@ if TYPE_CHECKING:
     from tau_tui.evaluate.validity import SimValidity
     from tau_tui.model.io import RunFile
     from tau_tui.model.tasks import Task
-    from tau_tui.parcel import Parcel
     from tau_tui.rollout import RetryPolicy, RunConfig, Runner
+    from tau_tui.workers.parcel import Parcel
 
 KEEP_RUNS = 4  # run files a worker keeps open
 CHUNK = 8  # units handed to a worker at a time
@@ -580,7 +580,7 @@ class _RayWorker:
             if job.settings is not None and job.settings.ship_data:
                 import ray
 
-                from tau_tui.parcel import shipped_settings, unpacked
+                from tau_tui.workers.parcel import shipped_settings, unpacked
 
                 root = None if parcel is None else unpacked(parcel, ray.get)
                 job = dataclasses.replace(job, settings=shipped_settings(job.settings, root))
@@ -616,7 +616,7 @@ class _RayWorker:
         ``head_ref`` is ``[ref of its FileHead]``: inside a list Ray leaves the ref alone, so the head is fetched
         only by an actor that does not hold that file yet.
         """
-        from tau_tui.parcel import ShipError
+        from tau_tui.workers.parcel import ShipError
 
         held = self.runs.get(key)
         if held is None:
@@ -682,7 +682,7 @@ class RayExecutor:
         """The parcel of ``domain``'s data, packed and put in the object store the first time; or the one line
         why it cannot be (the registry's own error, as a local worker would give it, or ``ShipError``'s)."""
         from tau_tui.domains import DomainError, split_variant
-        from tau_tui.parcel import Parcel, ShipError, pack_domain
+        from tau_tui.workers.parcel import Parcel, ShipError, pack_domain
 
         base = split_variant(domain)[0]
         if base not in self._parcels:
@@ -815,7 +815,7 @@ class _RayEpisodes:
             if settings.ship_data:  # the run's domain data as this process was sent it, unpacked on this node
                 import ray
 
-                from tau_tui.parcel import shipped_settings, unpacked
+                from tau_tui.workers.parcel import shipped_settings, unpacked
 
                 root = None if parcel is None else unpacked(parcel, ray.get)
                 settings = shipped_settings(settings, root)
@@ -903,8 +903,8 @@ class RayRollout:
         """The run's domain data, packed as ``runner`` reads it and put in the object store (``RunError``: one line
         when it cannot be shipped)."""
         from tau_tui.domains import DomainError
-        from tau_tui.parcel import Parcel, ShipError, pack_domain
         from tau_tui.rollout import RunError
+        from tau_tui.workers.parcel import Parcel, ShipError, pack_domain
 
         try:
             packed = pack_domain(runner.registry, runner.config.domain)
