@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tau_tui.analysis import Analyzer
+from tau_tui.domains import DomainRegistry
 from tau_tui.llm.json_tools import ReplyError, parse_reply, plain_messages, reply_schema
-from tau_tui.model.io import open_run
-from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig, Runner
-from tests.rollout.fake_llm import text
+from tau_tui.model.io import RunFile, open_run
+from tau_tui.model.messages import AssistantMessage
+from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig, Runner, RunSummary
+from tests.rollout.fake_llm import FakeLLM, text
 
 FAST = RetryPolicy(max_retries=1, initial=0.01, factor=2.0, max_delay=0.02)
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": "get_users", "description": "All users.", "parameters": {}}},
     {
         "type": "function",
@@ -37,7 +41,7 @@ TOOLS = [
 ]
 
 
-def test_reply_schema_has_a_message_branch_and_one_branch_per_tool():
+def test_reply_schema_has_a_message_branch_and_one_branch_per_tool() -> None:
     branches = reply_schema(TOOLS)["anyOf"]
     assert branches[0]["required"] == ["message"]
     assert [b["properties"]["tool"]["const"] for b in branches[1:]] == ["get_users", "update_task_status"]
@@ -46,11 +50,12 @@ def test_reply_schema_has_a_message_branch_and_one_branch_per_tool():
     assert all("message" not in b["properties"] for b in reply_schema(TOOLS, require_tool=True)["anyOf"])
 
 
-def test_parse_reply_gives_text_or_one_call_and_names_what_is_wrong():
+def test_parse_reply_gives_text_or_one_call_and_names_what_is_wrong() -> None:
     assert parse_reply('{"message": "Done."}', "c1") == ("Done.", None)
     content, calls = parse_reply(
         '{"tool": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}', "c1"
     )
+    assert calls is not None
     assert content is None and (calls[0].id, calls[0].name) == ("c1", "update_task_status")
     assert calls[0].arguments == {"task_id": "task_1", "status": "completed"}
     assert parse_reply('{"message": "two\nlines"}', "c1")[0] == "two\nlines"  # a raw newline in a string
@@ -66,8 +71,8 @@ def test_parse_reply_gives_text_or_one_call_and_names_what_is_wrong():
             parse_reply(bad, "c1")
 
 
-def test_plain_messages_show_calls_and_results_as_turns_in_the_reply_format():
-    payload = [
+def test_plain_messages_show_calls_and_results_as_turns_in_the_reply_format() -> None:
+    payload: list[dict[str, Any]] = [
         {"role": "system", "content": "POLICY"},
         {"role": "user", "content": "Mark task_1 done."},
         {
@@ -88,7 +93,9 @@ def test_plain_messages_show_calls_and_results_as_turns_in_the_reply_format():
     assert all("tool_calls" not in m for m in out)
 
 
-def rollout(registry, tmp_path, fake, agent_args):
+def rollout(
+    registry: DomainRegistry, tmp_path: Path, fake: FakeLLM, agent_args: dict[str, Any]
+) -> tuple[RunSummary, RunFile]:
     cfg = RunConfig(
         domain="mock",
         agent=ParticipantSpec("openai/json-agent", fake.args(**agent_args), retry=FAST),
@@ -101,7 +108,9 @@ def rollout(registry, tmp_path, fake, agent_args):
     return summary, open_run(path)
 
 
-def test_a_rollout_in_the_json_protocol_calls_tools_and_is_scored(registry, tmp_path, fake_llm):
+def test_a_rollout_in_the_json_protocol_calls_tools_and_is_scored(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script(
         "json-agent",
         [
@@ -112,7 +121,10 @@ def test_a_rollout_in_the_json_protocol_calls_tools_and_is_scored(registry, tmp_
     summary, run = rollout(registry, tmp_path, fake_llm, {"tool_protocol": "json_schema"})
     sim = run.simulation(0)
     assert sim.termination_reason == "user_stop" and summary.rewards == [1.0]
-    call = sim.messages[2].tool_calls[0]
+    assert sim.messages is not None
+    step = sim.messages[2]
+    assert isinstance(step, AssistantMessage) and step.tool_calls is not None
+    call = step.tool_calls[0]
     assert (call.name, call.arguments) == ("update_task_status", {"task_id": "task_1", "status": "completed"})
     assert sim.messages[4].content == "task_1 is now completed. Anything else?"
     first, second = fake_llm.requests_for("json-agent")
@@ -130,18 +142,24 @@ def test_a_rollout_in_the_json_protocol_calls_tools_and_is_scored(registry, tmp_
     assert analysis.timeline.strict_ok and analysis.db_match
 
 
-def test_a_reply_outside_the_protocol_ends_the_episode_as_agent_error(registry, tmp_path, fake_llm):
+def test_a_reply_outside_the_protocol_ends_the_episode_as_agent_error(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script("json-agent", [text("Sure, I will update it now.")])
     summary, run = rollout(registry, tmp_path, fake_llm, {"tool_protocol": "json_schema"})
     sim = run.simulation(0)
     assert sim.termination_reason == "agent_error"
+    assert sim.info is not None
     assert "json_schema tool protocol: the reply is not valid JSON" in sim.info["error"]
     assert summary.rewards == [0.0]
 
 
-def test_an_unknown_tool_protocol_is_an_error_naming_it(registry, tmp_path, fake_llm):
+def test_an_unknown_tool_protocol_is_an_error_naming_it(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     summary, run = rollout(registry, tmp_path, fake_llm, {"tool_protocol": "xml"})
     sim = run.simulation(0)
     assert sim.termination_reason == "infrastructure_error"
+    assert sim.info is not None
     assert "tool_protocol 'xml' is not one of json_schema" in sim.info["error"]
     assert fake_llm.requests_for("json-agent") == []

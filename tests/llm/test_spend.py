@@ -3,12 +3,14 @@ and one straight to its endpoint."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tau_tui.llm import litellm_transport, spend
 
 
-def _reply(model: str, usage: object) -> dict:
+def _reply(model: str, usage: object) -> dict[str, Any]:
     return {
         "id": "x",
         "object": "chat.completion",
@@ -19,7 +21,7 @@ def _reply(model: str, usage: object) -> dict:
     }
 
 
-def test_usage_keeps_whole_token_counts_only():
+def test_usage_keeps_whole_token_counts_only() -> None:
     assert spend.usage(_reply("m", {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})) == {
         "completion_tokens": 5,
         "prompt_tokens": 10,
@@ -31,7 +33,7 @@ def test_usage_keeps_whole_token_counts_only():
     assert spend.usage(_reply("m", "many")) is None and spend.usage({}) is None and spend.usage(None) is None
 
 
-def test_the_same_reply_reads_alike_as_json_and_as_litellms_response():
+def test_the_same_reply_reads_alike_as_json_and_as_litellms_response() -> None:
     litellm = litellm_transport.import_litellm()
     reply = _reply("gpt-4o", {"prompt_tokens": 1000, "completion_tokens": 1000, "total_tokens": 2000})
     response = litellm.ModelResponse(**reply)
@@ -41,7 +43,7 @@ def test_the_same_reply_reads_alike_as_json_and_as_litellms_response():
     assert litellm_transport.price(reply) == pytest.approx(priced) == litellm_transport.price(response, litellm)
 
 
-def test_an_unpriced_model_costs_nothing_and_a_price_litellm_gave_is_kept():
+def test_an_unpriced_model_costs_nothing_and_a_price_litellm_gave_is_kept() -> None:
     litellm = litellm_transport.import_litellm()
     assert (
         litellm_transport.price(_reply("no-such-model-anywhere", {"prompt_tokens": 1, "completion_tokens": 1})) == 0.0

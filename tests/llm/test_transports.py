@@ -9,21 +9,23 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tau_tui.llm import http_transport, litellm_transport
-from tau_tui.llm.client import LLMSettings, RetryPolicy, complete, uses_litellm
+from tau_tui.llm.client import Completion, LLMSettings, RetryPolicy, complete, uses_litellm
 from tau_tui.llm.credentials import MissingCredentials
 from tau_tui.llm.failures import ContextWindowExceeded, LLMError, LLMUnavailable, MalformedToolCall
 from tau_tui.model.messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
-from tests.rollout.fake_llm import Reply, call, calls, error, no_choices, text
+from tests.rollout.fake_llm import FakeLLM, Reply, call, calls, error, no_choices, text
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_RETRY = RetryPolicy(max_retries=0)
 ONE_RETRY = RetryPolicy(max_retries=1, initial=0.01)
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
@@ -41,19 +43,30 @@ HISTORY = [
 ]
 
 
-def settings(fake_llm, client: str, model: str = "openai/m", retry: RetryPolicy = NO_RETRY, **args) -> LLMSettings:
+def settings(
+    fake_llm: FakeLLM, client: str, model: str = "openai/m", retry: RetryPolicy = NO_RETRY, **args: Any
+) -> LLMSettings:
     return LLMSettings(model, fake_llm.args(llm_client=client, **args), retry=retry)
 
 
-def both(fake_llm, replies, model="m", tools=None, tool_choice=None, args=None):
+def both(
+    fake_llm: FakeLLM,
+    replies: list[Reply],
+    model: str = "m",
+    tools: list[dict[str, Any]] | None = None,
+    tool_choice: str | None = None,
+    args: dict[str, Any] | None = None,
+) -> list[tuple[Completion | Exception, list[dict[str, Any]]]]:
     """The completion (or the exception) of the same call through litellm and straight, with the bodies sent."""
-    out = []
+    out: list[tuple[Completion | Exception, list[dict[str, Any]]]] = []
     for client in ("litellm", "http"):
         fake_llm.requests.clear()
         fake_llm.script(model, list(replies))
         call_settings = settings(fake_llm, client, model=f"openai/{model}", **(args or {}))
         try:
-            result = asyncio.run(complete(call_settings, HISTORY, tools=tools, tool_choice=tool_choice))
+            result: Completion | Exception = asyncio.run(
+                complete(call_settings, HISTORY, tools=tools, tool_choice=tool_choice)
+            )
         except Exception as exc:  # noqa: BLE001 - compared below
             result = exc
         out.append((result, [r.body for r in fake_llm.requests]))
@@ -69,14 +82,14 @@ def both(fake_llm, replies, model="m", tools=None, tool_choice=None, args=None):
         {"tool_protocol": "json_schema"},
     ],
 )
-def test_the_body_sent_is_litellms(fake_llm, args):
+def test_the_body_sent_is_litellms(fake_llm: FakeLLM, args: dict[str, Any]) -> None:
     reply = '{"name": "get_task", "arguments": {"task_id": "task_1"}}' if args.get("tool_protocol") else "Hi"
     (_, theirs), (_, ours) = both(fake_llm, [text(reply)], tools=TOOLS, tool_choice="auto", args=args)
     assert ours == theirs
     assert len(ours) == 1
 
 
-def test_headers_sent_carry_the_key_and_the_extra_headers(fake_llm):
+def test_headers_sent_carry_the_key_and_the_extra_headers(fake_llm: FakeLLM) -> None:
     fake_llm.script("m", [text("Hi")])
     asyncio.run(complete(settings(fake_llm, "http", extra_headers={"X-Team": "eval"}), HISTORY))
     sent = fake_llm.requests[-1]
@@ -98,8 +111,9 @@ def test_headers_sent_carry_the_key_and_the_extra_headers(fake_llm):
         Reply(content="x", usage=(1234, 567)),
     ],
 )
-def test_the_completion_is_litellms(fake_llm, reply):
+def test_the_completion_is_litellms(fake_llm: FakeLLM, reply: Reply) -> None:
     (theirs, _), (ours, _) = both(fake_llm, [reply], tools=TOOLS)
+    assert isinstance(ours, Completion) and isinstance(theirs, Completion)
     assert (ours.content, ours.tool_calls, ours.usage, ours.cost, ours.attempts) == (
         theirs.content,
         theirs.tool_calls,
@@ -107,6 +121,7 @@ def test_the_completion_is_litellms(fake_llm, reply):
         theirs.cost,
         theirs.attempts,
     )
+    assert ours.raw is not None
     assert ours.raw["choices"][0]["message"]["role"] == "assistant"
 
 
@@ -130,18 +145,21 @@ def test_the_completion_is_litellms(fake_llm, reply):
         (504, "gateway timeout", LLMUnavailable, "Timeout"),
     ],
 )
-def test_a_failure_is_classified_as_litellm_classifies_it(fake_llm, status, message, expected, error_type):
+def test_a_failure_is_classified_as_litellm_classifies_it(
+    fake_llm: FakeLLM, status: int, message: str, expected: type[Exception], error_type: str | None
+) -> None:
     (theirs, _), (ours, _) = both(fake_llm, [error(status, message)])
     assert type(ours) is type(theirs) is expected
     if error_type is not None:
+        assert isinstance(ours, LLMError) and isinstance(theirs, LLMError)
         assert ours.error_type == theirs.error_type == error_type
 
 
 @pytest.mark.parametrize(
     "status, retried", [(400, False), (404, False), (408, True), (429, True), (500, True), (529, True)]
 )
-def test_what_litellm_retries_is_retried(fake_llm, status, retried):
-    results = []
+def test_what_litellm_retries_is_retried(fake_llm: FakeLLM, status: int, retried: bool) -> None:
+    results: list[int | None] = []
     for client in ("litellm", "http"):
         fake_llm.script("m", [error(status, "nope")], then=text("fine"))
         try:
@@ -151,23 +169,24 @@ def test_what_litellm_retries_is_retried(fake_llm, status, retried):
     assert results == ([2, 2] if retried else [None, None])
 
 
-def test_a_reply_naming_a_priced_model_costs_what_litellm_says(fake_llm):
+def test_a_reply_naming_a_priced_model_costs_what_litellm_says(fake_llm: FakeLLM) -> None:
     """The endpoint's own model name is unpriced, so the call goes straight; its reply names gpt-4o, which
     litellm prices (by the reply's model): the direct call asks litellm for the same figure."""
     reply = Reply(content="x", model="gpt-4o", usage=(1000, 500))
     (theirs, _), (ours, _) = both(fake_llm, [reply])
+    assert isinstance(ours, Completion) and isinstance(theirs, Completion)
     assert theirs.cost > 0
     assert ours.cost == pytest.approx(theirs.cost)
 
 
-def test_no_price_the_map_knows_is_missed():
+def test_no_price_the_map_knows_is_missed() -> None:
     """Every model litellm's map prices is one ``maybe_priced`` says may be priced (a sample of each
     provider's chat models, under the names a reply gives them)."""
     import litellm
 
     names = [name for name, info in litellm.model_cost.items() if isinstance(info, dict) and info.get("mode") == "chat"]
     sample = names[:: max(1, len(names) // 400)]
-    missed = []
+    missed: list[str] = []
     for name in sample:
         reply = {
             "id": "x",
@@ -197,7 +216,7 @@ def test_no_price_the_map_knows_is_missed():
         ("openai/m", {"api_base": "http://127.0.0.1:1", "api_key": "k", "timeout": -1}, "timeout"),
     ],
 )
-def test_what_goes_through_litellm_and_why(model, args, reason):
+def test_what_goes_through_litellm_and_why(model: str, args: dict[str, Any], reason: str) -> None:
     assert reason in (http_transport.why_not(model, args) or "")
     assert http_transport.route(model, args) is None
     assert uses_litellm(LLMSettings(model, args))
@@ -205,14 +224,15 @@ def test_what_goes_through_litellm_and_why(model, args, reason):
         http_transport.route(model, {**args, "llm_client": "http"})
 
 
-def test_a_key_from_the_environment_counts_as_litellm_takes_it(monkeypatch):
+def test_a_key_from_the_environment_counts_as_litellm_takes_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    assert "no api_key" in http_transport.why_not("openai/m", {"api_base": "http://127.0.0.1:1"})
+    why = http_transport.why_not("openai/m", {"api_base": "http://127.0.0.1:1"})
+    assert why is not None and "no api_key" in why
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment-0000")
     assert http_transport.why_not("openai/m", {"api_base": "http://127.0.0.1:1"}) is None
 
 
-def test_a_wrong_llm_client_is_one_line(fake_llm):
+def test_a_wrong_llm_client_is_one_line(fake_llm: FakeLLM) -> None:
     with pytest.raises(LLMError, match="llm_client 'fast' is not one of auto, litellm, http"):
         asyncio.run(complete(settings(fake_llm, "fast"), HISTORY))
     assert http_transport.route("openai/m", fake_llm.args(llm_client="litellm")) is None
@@ -230,7 +250,7 @@ def test_a_wrong_llm_client_is_one_line(fake_llm):
         (Reply(choices=[{"index": 0, "message": {"role": "assistant", "content": [{"type": "image"}]}}]), "not text"),
     ],
 )
-def test_a_hostile_reply_is_retried_then_an_infrastructure_error(fake_llm, reply, what):
+def test_a_hostile_reply_is_retried_then_an_infrastructure_error(fake_llm: FakeLLM, reply: Reply, what: str) -> None:
     fake_llm.script("m", [reply, reply])
     with pytest.raises(LLMUnavailable, match=what) as failed:
         asyncio.run(complete(settings(fake_llm, "http", retry=ONE_RETRY), HISTORY))
@@ -238,27 +258,27 @@ def test_a_hostile_reply_is_retried_then_an_infrastructure_error(fake_llm, reply
     assert "\n" not in str(failed.value)
 
 
-def test_content_in_text_parts_is_joined(fake_llm):
+def test_content_in_text_parts_is_joined(fake_llm: FakeLLM) -> None:
     parts = [{"type": "text", "text": "Hello, "}, {"type": "text", "text": "world."}]
     fake_llm.script("m", [Reply(choices=[{"index": 0, "message": {"role": "assistant", "content": parts}}])])
     assert asyncio.run(complete(settings(fake_llm, "http"), HISTORY)).content == "Hello, world."
 
 
-def test_a_tool_call_whose_name_is_not_text_is_malformed(fake_llm):
+def test_a_tool_call_whose_name_is_not_text_is_malformed(fake_llm: FakeLLM) -> None:
     bad = {"id": "c1", "type": "function", "function": {"name": 7, "arguments": "{}"}}
     fake_llm.script("m", [Reply(tool_calls=[bad])])
     with pytest.raises(MalformedToolCall, match="its name is a int"):
         asyncio.run(complete(settings(fake_llm, "http"), HISTORY, tools=TOOLS))
 
 
-def test_a_reply_larger_than_the_cap_is_not_read(fake_llm, monkeypatch):
+def test_a_reply_larger_than_the_cap_is_not_read(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(http_transport, "MAX_REPLY_BYTES", 1000)
     fake_llm.script("m", [text("x" * 5000)])
     with pytest.raises(LLMUnavailable, match="larger than"):
         asyncio.run(complete(settings(fake_llm, "http"), HISTORY))
 
 
-def test_an_error_message_reaches_the_user_as_one_safe_line_without_the_key(fake_llm):
+def test_an_error_message_reaches_the_user_as_one_safe_line_without_the_key(fake_llm: FakeLLM) -> None:
     fake_llm.script("m", [error(400, "bad \x1b[31mred\x1b[0m\nsecond line sk-test-not-a-real-key-000000")])
     with pytest.raises(LLMUnavailable) as failed:
         asyncio.run(complete(settings(fake_llm, "http"), HISTORY))
@@ -267,14 +287,14 @@ def test_an_error_message_reaches_the_user_as_one_safe_line_without_the_key(fake
     assert "sk-test-not-a-real-key-000000" not in said
 
 
-def test_an_endpoint_that_is_down_is_a_connection_error_retried(fake_llm):
+def test_an_endpoint_that_is_down_is_a_connection_error_retried(fake_llm: FakeLLM) -> None:
     import socket
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     args = {"api_base": f"http://127.0.0.1:{port}/v1", "api_key": "k", "llm_client": "http"}
-    retries = []
+    retries: list[tuple[object, ...]] = []
     with pytest.raises(LLMUnavailable, match="after 2 attempts: APIConnectionError") as failed:
         asyncio.run(
             complete(LLMSettings("openai/m", args, retry=ONE_RETRY), HISTORY, on_retry=lambda *a: retries.append(a))
@@ -283,14 +303,14 @@ def test_an_endpoint_that_is_down_is_a_connection_error_retried(fake_llm):
     assert len(retries) == 1
 
 
-def test_no_answer_in_time_is_a_timeout(fake_llm):
+def test_no_answer_in_time_is_a_timeout(fake_llm: FakeLLM) -> None:
     fake_llm.script("m", [text("late", delay=2.0)])
     with pytest.raises(LLMUnavailable, match="Timeout") as failed:
         asyncio.run(complete(settings(fake_llm, "http", timeout=0.3), HISTORY))
     assert failed.value.error_type == "Timeout"
 
 
-def test_a_call_straight_to_the_endpoint_never_imports_litellm_and_closes_its_session(fake_llm):
+def test_a_call_straight_to_the_endpoint_never_imports_litellm_and_closes_its_session(fake_llm: FakeLLM) -> None:
     """In a process of its own: the call is answered, litellm was never imported, and the session is closed
     with the loop (aiohttp says on stderr when one is left open)."""
     fake_llm.script("m", [text("hello")])
@@ -314,7 +334,7 @@ print(done.content, "litellm" in sys.modules, len(client._CLIENTS))
 
 
 @pytest.fixture
-def https_endpoint(tmp_path):
+def https_endpoint(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """A chat endpoint on https://127.0.0.1 with a self-signed certificate (made by openssl)."""
     import shutil
     import ssl
@@ -343,7 +363,7 @@ def https_endpoint(tmp_path):
             self.end_headers()
             self.wfile.write(answer)
 
-        def log_message(self, *args) -> None:
+        def log_message(self, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -356,7 +376,7 @@ def https_endpoint(tmp_path):
     server.server_close()
 
 
-def test_an_https_endpoint_is_verified(https_endpoint, monkeypatch):
+def test_an_https_endpoint_is_verified(https_endpoint: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """A certificate no trusted authority signed is refused; trusted through SSL_CERT_FILE, it is used."""
     base, cert = https_endpoint
     args = {"api_base": base, "api_key": "k", "llm_client": "http"}
@@ -369,7 +389,7 @@ def test_an_https_endpoint_is_verified(https_endpoint, monkeypatch):
     assert asyncio.run(complete(LLMSettings("openai/m", args, retry=NO_RETRY), HISTORY)).content == "secure"
 
 
-def test_complete_sync_works_off_and_on_an_event_loop_and_keeps_its_connections(fake_llm) -> None:
+def test_complete_sync_works_off_and_on_an_event_loop_and_keeps_its_connections(fake_llm: FakeLLM) -> None:
     """The judge's door: the same call, with the same retries, from plain code and from inside a coroutine."""
     from tau_tui.llm.client import complete_sync
 
@@ -386,7 +406,7 @@ def test_complete_sync_works_off_and_on_an_event_loop_and_keeps_its_connections(
     assert len(fake_llm.requests) == 3
 
 
-def test_a_forked_child_makes_its_own_background_loop(fake_llm) -> None:
+def test_a_forked_child_makes_its_own_background_loop(fake_llm: FakeLLM) -> None:
     """The parent's background loop thread does not exist in a forked child: the child's call must not wait on it."""
     import multiprocessing
 
