@@ -7,17 +7,37 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.analysis import Analyzer
 from tau_tui.evaluate import evaluate
 from tau_tui.model.io import open_run
+from tau_tui.model.messages import AssistantMessage, ToolMessage, UserMessage
+from tau_tui.model.results import SimulationRun
 from tau_tui.rollout import EpisodeOptions, PlaySession, continue_episode, fork_history
 from tests.conftest import ROOT
 
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.tui.play import PlayApp
 
-async def _play_user(registry, path, on_event=None):
+
+def _saved(app: PlayApp) -> Path | None:
+    """Where the play screen of ``app`` saved its recording (None: not yet)."""
+    from tau_tui.tui.screens.play import PlayScreen
+
+    screen = app.screen
+    assert isinstance(screen, PlayScreen)
+    return screen.saved
+
+
+async def _play_user(
+    registry: DomainRegistry, path: Path, on_event: Callable[[Any], None] | None = None
+) -> tuple[PlaySession, SimulationRun, Path]:
     session = PlaySession(
         registry, "mock", "create_task_1", "user", "scripted/gold", EpisodeOptions(seed=7), on_event=on_event
     )
@@ -32,20 +52,26 @@ async def _play_user(registry, path, on_event=None):
         session.say("   ")
     session.call_tool("check_notifications", {})
     after_tool = await session.wait_turn()
-    assert after_tool.incoming[0].role == "tool" and after_tool.incoming[0].requestor == "user"
+    assert after_tool is not None
+    result = after_tool.incoming[0]
+    assert result.role == "tool" and isinstance(result, ToolMessage) and result.requestor == "user"
     session.say("Please create a task called 'Important Meeting' for user_1.")
     closing = await session.wait_turn()
+    assert closing is not None
     assert "anything else" in closing.incoming[-1].content.lower()
-    assert "task_2" in session.env.agent.db.tasks  # the live DB, as a DB pane would show it
+    agent_tools = session.env.agent
+    assert agent_tools is not None and agent_tools.db is not None
+    assert "task_2" in agent_tools.db.tasks  # the live DB, as a DB pane would show it
     session.end()
     assert await session.wait_turn() is None
-    result = await session.wait()
-    return session, result, session.save(path)
+    sim = await session.wait()
+    return session, sim, session.save(path)
 
 
-def test_human_as_user_session_is_saved_replayed_and_evaluated(registry, tmp_path):
-    events = []
+def test_human_as_user_session_is_saved_replayed_and_evaluated(registry: DomainRegistry, tmp_path: Path) -> None:
+    events: list[Any] = []
     session, sim, path = asyncio.run(_play_user(registry, tmp_path / "play.json", events.append))
+    assert sim.messages is not None and sim.reward_info is not None
     assert sim.termination_reason == "user_stop" and sim.messages[-1].content == "###STOP###"
     assert session.reward == 1.0 and sim.reward_info.reward == 1.0
     assert len([e for e in events if hasattr(e, "message")]) == len(sim.messages) == len(session.messages)
@@ -56,35 +82,45 @@ def test_human_as_user_session_is_saved_replayed_and_evaluated(registry, tmp_pat
     analysis = Analyzer(registry).analyze(run, 0)
     assert analysis.timeline.strict_ok and analysis.db_match and not analysis.findings
     assert evaluate(analysis).reward == 1.0
-    user_call = run.simulation(0).messages[1]
-    assert user_call.role == "user" and user_call.tool_calls[0].requestor == "user"
+    recorded = run.simulation(0).messages
+    assert recorded is not None
+    user_call = recorded[1]
+    assert user_call.role == "user" and isinstance(user_call, UserMessage) and user_call.tool_calls is not None
+    assert user_call.tool_calls[0].requestor == "user"
     assert json.loads(path.read_text())["info"]["tau_tui"]["play_as"] == "user"
 
 
-async def _play_agent(registry):
+async def _play_agent(registry: DomainRegistry) -> tuple[PlaySession, SimulationRun]:
     session = PlaySession(registry, "mock", "update_task_1", "agent", "scripted/user")
     session.start()
     turn = await session.wait_turn()
+    assert turn is not None
     assert turn.side == "agent" and turn.incoming[0].role == "user"
     assert "update_task_status" in turn.tool_names and "check_notifications" not in turn.tool_names
-    assert turn.schema("update_task_status")["function"]["parameters"]["required"] == ["task_id", "status"]
+    schema = turn.schema("update_task_status")
+    assert schema is not None
+    assert schema["function"]["parameters"]["required"] == ["task_id", "status"]
     session.call_tool("update_task_status", {"task_id": "task_1", "status": "completed"})
     turn = await session.wait_turn()
+    assert turn is not None
     assert '"status": "completed"' in turn.incoming[0].content
     session.say("Done: task_1 is completed. Anything else?")
     assert await session.wait_turn() is None
     return session, await session.wait()
 
 
-def test_human_as_agent_calls_tools_through_structured_requests(registry):
+def test_human_as_agent_calls_tools_through_structured_requests(registry: DomainRegistry) -> None:
     session, sim = asyncio.run(_play_agent(registry))
     assert sim.termination_reason == "user_stop"
+    assert sim.reward_info is not None and sim.messages is not None
     assert sim.reward_info.reward == 1.0
-    assert sim.messages[2].tool_calls[0].name == "update_task_status"
+    agent_call = sim.messages[2]
+    assert isinstance(agent_call, AssistantMessage) and agent_call.tool_calls is not None
+    assert agent_call.tool_calls[0].name == "update_task_status"
 
 
-def test_human_agent_ends_with_stop(registry):
-    async def main():
+def test_human_agent_ends_with_stop(registry: DomainRegistry) -> None:
+    async def main() -> SimulationRun:
         session = PlaySession(registry, "mock", "update_task_1", "agent", "scripted/user")
         await session.wait_turn()
         session.end()
@@ -94,8 +130,8 @@ def test_human_agent_ends_with_stop(registry):
     assert sim.termination_reason == "agent_stop"
 
 
-def test_abort_leaves_no_result(registry):
-    async def main():
+def test_abort_leaves_no_result(registry: DomainRegistry) -> None:
+    async def main() -> PlaySession:
         session = PlaySession(registry, "mock", "update_task_1", "agent", "scripted/user")
         await session.wait_turn()
         session.abort()
@@ -107,21 +143,25 @@ def test_abort_leaves_no_result(registry):
     assert session.result is None and not session.done
 
 
-def test_bad_session_arguments(registry):
+def test_bad_session_arguments(registry: DomainRegistry) -> None:
     with pytest.raises(KeyError, match="no task"):
         PlaySession(registry, "mock", "nope", "user", "scripted/gold")
     with pytest.raises(ValueError, match="play as"):
         PlaySession(registry, "mock", "update_task_1", "both", "scripted/gold")
 
 
-def test_fork_continues_a_recorded_prefix_with_new_participants(registry, tmp_path):
+def test_fork_continues_a_recorded_prefix_with_new_participants(registry: DomainRegistry, tmp_path: Path) -> None:
     _, sim, _ = asyncio.run(_play_user(registry, tmp_path / "play.json"))
+    assert sim.messages is not None
     prefix = fork_history(sim.messages, 3)  # greeting, check, result, the user's request
     assert prefix[-1].role == "user"
     episode = asyncio.run(continue_episode(registry, "mock", "create_task_1", prefix, "scripted/gold", "scripted/user"))
     forked = episode.result
+    assert forked is not None and forked.messages is not None and episode.scored is not None
     assert [m.content for m in forked.messages[:4]] == [m.content for m in sim.messages[:4]]
-    assert forked.messages[4].tool_calls[0].name == "create_task"
+    agent_call = forked.messages[4]
+    assert isinstance(agent_call, AssistantMessage) and agent_call.tool_calls is not None
+    assert agent_call.tool_calls[0].name == "create_task"
     assert forked.termination_reason == "user_stop" and episode.scored.reward == 1.0
     saved = episode.save(tmp_path / "fork.json")
     assert Analyzer(registry).analyze(open_run(saved), 0).timeline.strict_ok
@@ -129,7 +169,7 @@ def test_fork_continues_a_recorded_prefix_with_new_participants(registry, tmp_pa
         fork_history(sim.messages, 99)
 
 
-def test_plain_terminal_play(tau2_data, tmp_path):
+def test_plain_terminal_play(tau2_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "plain.json"
     lines = (
         "\n".join(
@@ -181,10 +221,11 @@ def test_plain_terminal_play(tau2_data, tmp_path):
     assert "! arguments are not valid JSON" in proc.stdout
     assert "[agent calls] create_task" in proc.stdout
     assert "termination: user_stop; reward: 1" in proc.stdout
-    assert open_run(out).simulation(0).reward_info.reward == 1.0
+    reward_info = open_run(out).simulation(0).reward_info
+    assert reward_info is not None and reward_info.reward == 1.0
 
 
-def test_plain_play_quit_saves_nothing(tau2_data, tmp_path):
+def test_plain_play_quit_saves_nothing(tau2_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "quit.json"
     proc = subprocess.run(
         [
@@ -216,21 +257,26 @@ def test_plain_play_quit_saves_nothing(tau2_data, tmp_path):
     assert not out.exists()
 
 
-def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, capsys, monkeypatch):
+def test_tui_play_prints_how_it_ended_and_where_it_saved(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``tau-tui play`` in the TUI: leaving with esc after the end prints the outcome and the saved path."""
     from tau_tui import cli
     from tau_tui.commands import play as play_command
     from tau_tui.tui.play import PlayApp, PlayOutcome
 
-    async def play_in_test_app(session, out, keymap=None):
+    async def play_in_test_app(
+        session: PlaySession, out: Path | str, keymap: dict[str, str] | None = None
+    ) -> PlayOutcome:
         app = PlayApp(session, out, keymap)
         async with app.run_test() as pilot:
             while session.pending is None:
                 await pilot.pause(0.01)
             await pilot.press("ctrl+s")  # the person playing the agent ends the conversation
-            while app.screen.saved is None:
+            while _saved(app) is None:
                 await pilot.pause(0.01)
             await pilot.press("escape")
+        assert app.return_value is not None
         return PlayOutcome(app.return_value, app.open_saved)
 
     monkeypatch.setattr(play_command, "_play_screen", lambda: play_in_test_app)
@@ -257,17 +303,24 @@ def test_tui_play_prints_how_it_ended_and_where_it_saved(tau2_data, tmp_path, ca
     assert printed.splitlines()[-2:] == ["termination: agent_stop; reward: 0", f"saved to {out}"]
 
 
-def test_ctrl_o_in_tui_play_opens_the_saved_recording_in_the_inspector(tau2_data, tmp_path, capsys, monkeypatch):
+def test_ctrl_o_in_tui_play_opens_the_saved_recording_in_the_inspector(
+    tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``tau-tui play``: ctrl+o after the end closes the play app, and the inspector opens at the saved simulation."""
     import asyncio
 
+    from textual.app import App
+
     from tau_tui import cli
     from tau_tui.commands import play as play_command
+    from tau_tui.commands.play import Inspector
     from tau_tui.model.io import open_run
     from tau_tui.tui.play import PlayApp, PlayOutcome
     from tau_tui.tui.screens.trajectory import TrajectoryScreen
 
-    async def play_then_ctrl_o(session, out, keymap=None):
+    async def play_then_ctrl_o(
+        session: PlaySession, out: Path | str, keymap: dict[str, str] | None = None
+    ) -> PlayOutcome:
         app = PlayApp(session, out, keymap)
         async with app.run_test() as pilot:
             while session.pending is None:
@@ -275,32 +328,34 @@ def test_ctrl_o_in_tui_play_opens_the_saved_recording_in_the_inspector(tau2_data
             await pilot.press("ctrl+o")  # nothing saved yet: the play goes on
             assert app.is_running and app.open_saved is None
             await pilot.press("ctrl+s")
-            while app.screen.saved is None:
+            while _saved(app) is None:
                 await pilot.pause(0.01)
             await pilot.press("ctrl+o")
             await pilot.pause()
+        assert app.return_value is not None
         return PlayOutcome(app.return_value, app.open_saved)
 
-    shown: list[tuple] = []
+    shown: list[tuple[object, ...]] = []
 
     class HeadlessInspector:
-        def __init__(self, app):
+        def __init__(self, app: Inspector) -> None:
             self.app = app
 
-        def run(self):
-            async def look():
+        def run(self) -> None:
+            async def look() -> None:
                 app = self.app
+                assert isinstance(app, App)
                 async with app.run_test(size=(120, 40)) as pilot:
                     for _ in range(1000):
                         if isinstance(app.screen, TrajectoryScreen) and app.screen.doc is not None:
                             break
                         await pilot.pause(0.01)
                     screen = app.screen
-                    shown.append(
-                        (type(screen), screen.run.path, screen.sim_id)
-                        if isinstance(screen, TrajectoryScreen)
-                        else (type(screen),)
-                    )
+                    if isinstance(screen, TrajectoryScreen):
+                        assert screen.run is not None
+                        shown.append((type(screen), screen.run.path, screen.sim_id))
+                    else:
+                        shown.append((type(screen),))
 
             asyncio.run(look())
 
@@ -331,7 +386,7 @@ def test_ctrl_o_in_tui_play_opens_the_saved_recording_in_the_inspector(tau2_data
     assert shown == [(TrajectoryScreen, out, open_run(out).entries[0].id)]
 
 
-def test_an_unknown_task_is_named_with_both_quotes(tau2_data, capsys):
+def test_an_unknown_task_is_named_with_both_quotes(tau2_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tau_tui import cli
 
     code = cli.main(
