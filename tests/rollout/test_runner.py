@@ -6,44 +6,59 @@ import asyncio
 import json
 import time
 from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.model.io import open_run
-from tau_tui.model.messages import AssistantMessage
+from tau_tui.model.messages import AssistantMessage, Message, ParticipantMessage
+from tau_tui.model.results import SimulationRun
+from tau_tui.model.tasks import Task
 from tau_tui.rollout import (
     ParticipantSpec,
     ParticipantSpecError,
     RunConfig,
     RunError,
     Runner,
+    RunSummary,
     SimulationFinished,
     SimulationStarted,
     factory,
     trial_seeds,
 )
 from tau_tui.rollout.agents import GoldAgent
+from tau_tui.rollout.participants import AgentBrief
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.rollout.records import ResultsWriter
+
+# A simulation's key in a results file: (trial, task id, seed).
+SimKey = tuple[int | None, str, int | None]
 
 GOLD, USER = ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user")
 TASKS = ["create_task_1", "update_task_1", "impossible_task_1"]
 
 
-def config(**kwargs) -> RunConfig:
+def config(**kwargs: Any) -> RunConfig:
     kwargs.setdefault("task_ids", list(TASKS))
     return RunConfig(domain="mock", agent=kwargs.pop("agent", GOLD), user=kwargs.pop("user", USER), **kwargs)
 
 
-def run(registry, path, cfg, **kwargs):
-    events: list = []
+def run(registry: DomainRegistry, path: Path, cfg: RunConfig, **kwargs: Any) -> tuple[RunSummary, list[object]]:
+    events: list[object] = []
     summary = asyncio.run(Runner(cfg, path, registry, listener=events.append, **kwargs).run())
     return summary, events
 
 
-def keys(path):
+def keys(path: Path) -> Counter[SimKey]:
     return Counter((e.trial, e.task_id, e.seed) for e in open_run(path).entries)
 
 
-def test_tasks_times_trials_with_tau2_seeds_in_tau2_order(registry, tmp_path):
+def test_tasks_times_trials_with_tau2_seeds_in_tau2_order(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     summary, events = run(registry, path, config(num_trials=3, concurrency=1, seed=42))
     seeds = trial_seeds(42, 3)
@@ -64,11 +79,11 @@ def test_tasks_times_trials_with_tau2_seeds_in_tau2_order(registry, tmp_path):
     assert all(s["reward_info"]["reward"] == 1.0 for s in data["simulations"])
 
 
-def test_every_finished_simulation_is_on_disk_before_the_next_event(registry, tmp_path):
+def test_every_finished_simulation_is_on_disk_before_the_next_event(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
-    seen = []
+    seen: list[tuple[int, bool, bool]] = []
 
-    def listener(event):
+    def listener(event: object) -> None:
         if isinstance(event, SimulationFinished):
             saved = json.loads(path.read_text())["simulations"]
             seen.append(
@@ -79,13 +94,15 @@ def test_every_finished_simulation_is_on_disk_before_the_next_event(registry, tm
     assert seen == [(i, True, True) for i in range(1, 7)]
 
 
-def test_simulations_that_finish_during_a_save_are_saved_together(registry, tmp_path, monkeypatch):
+def test_simulations_that_finish_during_a_save_are_saved_together(
+    registry: DomainRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tau_tui.rollout.records import ResultsWriter
 
-    writes = []
+    writes: list[int] = []
     write = ResultsWriter.write
 
-    def slow_write(self):
+    def slow_write(self: ResultsWriter) -> None:
         time.sleep(0.2)  # a big file: the other episodes finish meanwhile
         writes.append(len(self.simulations))
         write(self)
@@ -100,10 +117,10 @@ def test_simulations_that_finish_during_a_save_are_saved_together(registry, tmp_
     assert len(writes) < 1 + 9  # the first write (no simulation yet), then fewer than one per simulation
 
 
-def test_a_failed_save_fails_the_run(registry, tmp_path, monkeypatch):
+def test_a_failed_save_fails_the_run(registry: DomainRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tau_tui.rollout.records import ResultsWriter
 
-    def full_disk(self, sims):
+    def full_disk(self: ResultsWriter, sims: Iterable[SimulationRun]) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(ResultsWriter, "add_many", full_disk)
@@ -115,7 +132,7 @@ class SlowGold(GoldAgent):
     running = 0
     peak = 0
 
-    async def generate(self, incoming):
+    async def generate(self, incoming: list[Message]) -> ParticipantMessage:
         SlowGold.running += 1
         SlowGold.peak = max(SlowGold.peak, SlowGold.running)
         await asyncio.sleep(0.02)
@@ -123,7 +140,7 @@ class SlowGold(GoldAgent):
         return await super().generate(incoming)
 
 
-def test_concurrency_limit(registry, tmp_path, monkeypatch):
+def test_concurrency_limit(registry: DomainRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(factory.SCRIPTED_AGENTS, "scripted/slow", lambda task, brief, args: SlowGold(task, brief))
     SlowGold.peak = 0
     summary, _ = run(
@@ -133,7 +150,7 @@ def test_concurrency_limit(registry, tmp_path, monkeypatch):
     assert SlowGold.peak == 3
 
 
-def test_resume_runs_only_what_is_missing(registry, tmp_path):
+def test_resume_runs_only_what_is_missing(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     run(registry, path, config(num_trials=2))
     full = json.loads(path.read_text())
@@ -150,11 +167,11 @@ def test_resume_runs_only_what_is_missing(registry, tmp_path):
     assert final["timestamp"] == full["timestamp"]
 
 
-def keys_of(data):
+def keys_of(data: dict[str, Any]) -> Counter[SimKey]:
     return Counter((s["trial"], s["task_id"], s["seed"]) for s in data["simulations"])
 
 
-def test_resume_reruns_infrastructure_errors_and_drops_them(registry, tmp_path):
+def test_resume_reruns_infrastructure_errors_and_drops_them(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     run(registry, path, config())
     data = json.loads(path.read_text())
@@ -168,7 +185,7 @@ def test_resume_reruns_infrastructure_errors_and_drops_them(registry, tmp_path):
     assert len(final["simulations"]) == 3 and all(s["reward_info"]["reward"] == 1.0 for s in final["simulations"])
 
 
-def test_resume_with_more_trials_adds_them(registry, tmp_path):
+def test_resume_with_more_trials_adds_them(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     run(registry, path, config(num_trials=1))
     summary, events = run(registry, path, config(num_trials=2), resume=True)
@@ -176,7 +193,7 @@ def test_resume_with_more_trials_adds_them(registry, tmp_path):
     assert len(open_run(path).entries) == 6
 
 
-def test_refusals_before_anything_runs(registry, tmp_path):
+def test_refusals_before_anything_runs(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     run(registry, path, config())
     with pytest.raises(RunError, match="already exists; pass --resume"):
@@ -196,7 +213,7 @@ def test_refusals_before_anything_runs(registry, tmp_path):
     assert not (tmp_path / "x.json").exists()
 
 
-def test_resume_refuses_a_changed_task(registry, tmp_path):
+def test_resume_refuses_a_changed_task(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     run(registry, path, config())
     data = json.loads(path.read_text())
@@ -206,7 +223,7 @@ def test_resume_refuses_a_changed_task(registry, tmp_path):
         Runner(config(), path, registry, resume=True).prepare()
 
 
-def test_dir_layout_and_its_resume(registry, tmp_path):
+def test_dir_layout_and_its_resume(registry: DomainRegistry, tmp_path: Path) -> None:
     root = tmp_path / "rundir"
     run(registry, root, config(num_trials=2, layout="dir"))
     meta = json.loads((root / "results.json").read_text())
@@ -227,36 +244,42 @@ def test_dir_layout_and_its_resume(registry, tmp_path):
     assert not open_run(root).warnings
 
 
-def test_a_simulation_that_cannot_start_is_an_infrastructure_error(registry, tmp_path, monkeypatch):
+def test_a_simulation_that_cannot_start_is_an_infrastructure_error(
+    registry: DomainRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "run.json"
     runner = Runner(config(task_ids=["update_task_1"]), path, registry)
     runner.prepare()
 
-    def broken(task, brief, args):
+    def broken(task: Task, brief: AgentBrief, args: dict[str, Any]) -> GoldAgent:
         raise RuntimeError("agent construction failed")
 
     monkeypatch.setitem(factory.SCRIPTED_AGENTS, "scripted/gold", broken)
     summary = asyncio.run(runner.run())
     sim = open_run(path).simulation(0)
     assert sim.termination_reason == "infrastructure_error" and sim.messages == []
+    assert sim.info is not None and sim.reward_info is not None
     assert "agent construction failed" in sim.info["error"] and sim.reward_info.reward == 0.0
     assert summary.terminations["infrastructure_error"] == 1
 
 
-def test_assistant_message_costs_are_summed_per_side(registry, tmp_path):
+def test_assistant_message_costs_are_summed_per_side(registry: DomainRegistry, tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     run(registry, path, config(task_ids=["update_task_1"]))
     sim = open_run(path).simulation(0)
     assert sim.agent_cost == 0.0 and sim.user_cost == 0.0
+    assert sim.messages is not None
     assert isinstance(sim.messages[0], AssistantMessage)
 
 
-def test_a_snapshot_is_the_results_file_as_saved_without_reading_it_back(registry, tmp_path):
+def test_a_snapshot_is_the_results_file_as_saved_without_reading_it_back(
+    registry: DomainRegistry, tmp_path: Path
+) -> None:
     path = tmp_path / "run.json"
     seen: list[tuple[int, bool]] = []
     runner = Runner(config(num_trials=2, concurrency=1), path, registry)
 
-    def listener(event) -> None:
+    def listener(event: object) -> None:
         if isinstance(event, SimulationFinished):
             entries = runner.snapshot().entries
             seen.append((len(entries) >= event.completed, event.simulation.id in {e.id for e in entries}))
