@@ -318,7 +318,8 @@ def test_a_fork_is_left_out_of_the_grid_and_said_so(tmp_path: Path, capsys: pyte
         )
         == 0
     )
-    assert open_run(fork).forked_from["simulation"] == "wh-gold-split"
+    forked_from = open_run(fork).forked_from
+    assert forked_from is not None and forked_from["simulation"] == "wh-gold-split"
     rollout = tmp_path / "gold.json"
     assert (
         main(

@@ -26,7 +26,7 @@ def telecom_run() -> RunFile:
     return open_run(TELECOM_4_TRIALS)
 
 
-def trial(run, task_id: str, number: int) -> int:
+def trial(run: RunFile, task_id: str, number: int) -> int:
     return next(e.index for e in run.entries if e.task_id == task_id and e.trial == number)
 
 
@@ -44,10 +44,9 @@ def test_two_corpus_trials_of_one_task(analyzer: Analyzer, telecom_run: RunFile)
     assert marked[0].left is not None
     assert marked[0].right is not None
     assert len(marked) == 1 and marked[0].left.calls[0] is d.left and marked[0].right.calls[0] is d.right
-    assert (
-        comparison.turns[marked[0].index - 1].left.calls[0].signature
-        == comparison.turns[marked[0].index - 1].right.calls[0].signature
-    )
+    before = comparison.turns[marked[0].index - 1]
+    assert before.left is not None and before.right is not None
+    assert before.left.calls[0].signature == before.right.calls[0].signature
     # both are reads: the DB states right after them, and at the end, are the same
     assert d.agent_diff == [] and d.user_diff == []
     assert comparison.final_agent_diff == [] and comparison.final_user_diff == []
@@ -106,7 +105,7 @@ def test_a_dropped_write_shows_in_the_db_diff(registry: DomainRegistry, analyzer
         )
         asyncio.run(Runner(config, path, registry).run())
         runs[name] = open_run(path)
-    by_trial = defaultdict(dict)
+    by_trial: defaultdict[int | None, dict[str, int]] = defaultdict(dict)
     for name, run in runs.items():
         for entry in run.entries:
             by_trial[entry.trial][name] = entry.index

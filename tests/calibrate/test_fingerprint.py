@@ -7,17 +7,23 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tau_tui.calibrate import Calibrator, Fingerprinter, changed_parts
+from tau_tui.calibrate import Calibrator, Cell, Fingerprinter, SimRef, changed_parts
 from tau_tui.calibrate.render import render_grid
 from tau_tui.env.tools import Toolkit, ToolType, tool
 from tau_tui.model.io import open_run
-from tau_tui.model.tasks import Task
+from tau_tui.model.tasks import Task, task_content_digest
 from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
-from tau_tui.rollout.records import FINGERPRINT_PARTS, task_content_digest, toolkit_description
+from tau_tui.rollout.records import FINGERPRINT_PARTS, toolkit_description
 from tests.conftest import CORPUS
 
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
+
+
+def ref(cell: Cell) -> SimRef:
+    """The cell's saved trajectory, which a loaded cell has."""
+    assert cell.ref is not None
+    return cell.ref
 
 
 def gold_config(**kwargs: Any) -> RunConfig:
@@ -35,6 +41,7 @@ def test_runner_records_the_fingerprint_with_each_simulation(registry: DomainReg
         expected = fingerprints.of_task(tasks[sim["task_id"]])
         assert sim["info"]["task_fingerprint"] == expected.value
         assert sim["info"]["task_fingerprint_parts"] == expected.parts
+        assert expected.parts is not None
         assert set(expected.parts) == set(FINGERPRINT_PARTS)
     run = open_run(path)
     recorded = fingerprints.of_simulation(run, run.raw_sims[0])
@@ -54,11 +61,11 @@ def test_an_edited_task_never_pools_with_the_old_one(registry: DomainRegistry, t
     calibrator.load_paths([tmp_path])
     rows = calibrator.grid.rows_of(task.id)
     assert len(rows) == 2
-    by_file = {row.cells[0].ref.path.name: row for row in rows}
+    by_file = {ref(row.cells[0]).path.name: row for row in rows}
     old, new = by_file["old.json"], by_file["new.json"]
     assert old.fingerprint != new.fingerprint
-    assert {c.ref.path.name for c in old.cells} == {"old.json"} and len(old.cells) == 2
-    assert {c.ref.path.name for c in new.cells} == {"new.json"} and len(new.cells) == 3
+    assert {ref(c).path.name for c in old.cells} == {"old.json"} and len(old.cells) == 2
+    assert {ref(c).path.name for c in new.cells} == {"new.json"} and len(new.cells) == 3
     assert old.versions == new.versions == 2
     # the domain still defines the old version; the edited one differs in the task part only
     assert old.current is True and new.current is False and new.changed == ["task"]
@@ -79,7 +86,9 @@ def test_tools_db_and_policy_are_parts_of_the_fingerprint(registry: DomainRegist
     assert other_policy.value != base.value and changed_parts(base.parts, other_policy.parts) == ["policy"]
     solo = fingerprints.of_task(task, solo=True)  # solo mode runs under another policy text
     assert changed_parts(base.parts, solo.parts) == ["policy"]
-    assert fingerprints.of_task(registry.get("mock").tasks()["update_task_1"]).parts["tools"] == base.parts["tools"]
+    other_task = fingerprints.of_task(registry.get("mock").tasks()["update_task_1"])
+    assert other_task.parts is not None and base.parts is not None
+    assert other_task.parts["tools"] == base.parts["tools"]
     telecom = Fingerprinter(registry.get("telecom"))
     telecom_task = next(iter(registry.get("telecom").tasks().values()))
     assert changed_parts(base.parts, telecom.of_task(telecom_task).parts) == ["task", "tools", "db", "policy"]
@@ -90,21 +99,25 @@ def test_tool_descriptions_see_types_flags_signatures_and_docstrings() -> None:
         @tool(ToolType.WRITE)
         def act(self, item_id: str) -> str:
             """Do it."""
+            raise NotImplementedError  # described, never called
 
     class Renamed(Toolkit):
         @tool(ToolType.WRITE)
         def act(self, item: str) -> str:
             """Do it."""
+            raise NotImplementedError  # described, never called
 
     class Redocumented(Toolkit):
         @tool(ToolType.WRITE)
         def act(self, item_id: str) -> str:
             """Do it, carefully."""
+            raise NotImplementedError  # described, never called
 
     class ReadOnly(Toolkit):
         @tool(ToolType.READ)
         def act(self, item_id: str) -> str:
             """Do it."""
+            raise NotImplementedError  # described, never called
 
     described = [toolkit_description(k()) for k in (Kit, Renamed, Redocumented, ReadOnly)]
     assert len({json.dumps(d, sort_keys=True) for d in described}) == 4

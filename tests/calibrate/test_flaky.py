@@ -12,10 +12,12 @@ import pytest
 from tau_tui.calibrate import Band, Calibrator
 from tau_tui.rollout import ParticipantSpec, ParticipantSpecError, RunConfig, Runner, build_agent
 from tau_tui.rollout.factory import DEFAULT_DROP, SCRIPTED_AGENTS, FlakyAgent, check_spec
+from tau_tui.rollout.participants import Participant
 
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
     from tau_tui.env.domain import Domain
+    from tau_tui.model.tasks import Task
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +25,13 @@ def retail(registry: DomainRegistry) -> Domain:
     return registry.get("retail")
 
 
-def flaky(domain: Domain, task, model: str, seed: int | None) -> FlakyAgent:
-    agent = build_agent(ParticipantSpec(model), task, domain.new_environment())
+def as_flaky(agent: Participant) -> FlakyAgent:
+    assert isinstance(agent, FlakyAgent)
+    return agent
+
+
+def flaky(domain: Domain, task: Task, model: str, seed: int | None) -> FlakyAgent:
+    agent = as_flaky(build_agent(ParticipantSpec(model), task, domain.new_environment()))
     if seed is not None:
         agent.set_seed(seed)
     return agent
@@ -46,18 +53,21 @@ def test_registered_in_the_factory_with_an_optional_probability() -> None:
 def test_probability_from_the_name_or_the_arguments(retail: Domain) -> None:
     task = retail.tasks()["2"]
     env = retail.new_environment()
-    assert build_agent(ParticipantSpec("scripted/flaky"), task, env).drop == DEFAULT_DROP
-    agent = build_agent(ParticipantSpec("scripted/flaky:0.5"), task, env)
+    assert as_flaky(build_agent(ParticipantSpec("scripted/flaky"), task, env)).drop == DEFAULT_DROP
+    agent = as_flaky(build_agent(ParticipantSpec("scripted/flaky:0.5"), task, env))
     assert agent.drop == 0.5
     assert agent.info() == {"implementation": "scripted_flaky", "llm": "scripted/flaky:0.5", "llm_args": {"drop": 0.5}}
-    assert build_agent(ParticipantSpec("scripted/flaky", {"drop": 0.75}), task, env).drop == 0.75
+    assert as_flaky(build_agent(ParticipantSpec("scripted/flaky", {"drop": 0.75}), task, env)).drop == 0.75
     with pytest.raises(ParticipantSpecError):
         build_agent(ParticipantSpec("scripted/flaky", {"drop": "lots"}), task, env)
 
 
 def test_drops_are_determined_by_seed_and_task(retail: Domain) -> None:
     task = retail.tasks()["4"]  # 13 reference actions
-    names = lambda agent: [a.action_id for a in agent.dropped]  # noqa: E731
+
+    def names(agent: FlakyAgent) -> list[str]:
+        return [a.action_id for a in agent.dropped]
+
     first = flaky(retail, task, "scripted/flaky:0.5", 1234)
     assert names(first) == names(flaky(retail, task, "scripted/flaky:0.5", 1234))
     assert 0 < len(first.dropped) < len(task.expected_actions)
@@ -81,7 +91,7 @@ def test_a_higher_probability_drops_a_superset(retail: Domain) -> None:
 
 
 def test_the_same_run_twice_gives_the_same_trajectories(registry: DomainRegistry, tmp_path: Path) -> None:
-    def run(path: Path):
+    def run(path: Path) -> list[tuple[str, int, float, list[list[str]]]]:
         # tau2 1.0.1's retail tasks 0, 1 and 5 have no NL assertions, so every trial is scored without a judge
         config = RunConfig(
             domain="retail",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,7 +27,6 @@ from tau_tui.calibrate.render import gold_summary, render_gold_check
 
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
-    from tau_tui.env.domain import Domain
 
 pytestmark = pytest.mark.corpus
 
@@ -80,7 +79,7 @@ def results(registry: DomainRegistry) -> dict[str, tuple[list[GoldCheck], float]
 
 @pytest.mark.parametrize("domain", list(EXPECTED))
 def test_exactly_these_tasks_fail_the_gold_check(
-    results: dict[str, tuple[list[GoldCheck], float]], domain: Domain
+    results: dict[str, tuple[list[GoldCheck], float]], domain: str
 ) -> None:
     checks, seconds = results[domain]
     expected = EXPECTED[domain]
@@ -134,7 +133,7 @@ def test_gold_check_json_has_the_contract_fields(results: dict[str, tuple[list[G
 
 def test_a_check_can_be_stopped_between_tasks_and_reports_each_result(registry: DomainRegistry) -> None:
     checker = GoldChecker.for_name(registry, "retail")
-    seen = []
+    seen: list[GoldCheck] = []
     checks = checker.run(list(checker.domain.tasks().values()), seen.append, cancelled=lambda: len(seen) >= 3)
     assert [c.task_id for c in checks] == [c.task_id for c in seen] == ["0", "1", "2"]
 
@@ -145,7 +144,7 @@ def test_user_tools_task_cannot_reach_one(registry: DomainRegistry) -> None:
     from tests.evaluate.support import replayed
 
     task = registry.get("mock").tasks()["update_task_with_user_tools"].model_dump(mode="json", exclude_none=True)
-    update = [
+    update: list[dict[str, Any]] = [
         {
             "role": "assistant",
             "tool_calls": [
@@ -154,7 +153,7 @@ def test_user_tools_task_cannot_reach_one(registry: DomainRegistry) -> None:
         },
         {"role": "tool", "id": "c1", "content": "{}"},
     ]
-    dismiss = [
+    dismiss: list[dict[str, Any]] = [
         {
             "role": "user",
             "tool_calls": [

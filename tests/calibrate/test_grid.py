@@ -46,7 +46,7 @@ def row(*outcomes: TrialOutcome, task: str = "t", fingerprint: str = "f1") -> Ro
         (None, "user_stop", TrialOutcome.UNSCORED),  # reward not computable (e.g. NL assertions without a judge)
     ],
 )
-def test_classify(reward: float | None, termination: str, expected) -> None:
+def test_classify(reward: float | None, termination: str, expected: TrialOutcome) -> None:
     outcome, reason = classify(reward, termination, "why")
     assert outcome is expected
     assert (reason is not None) == (expected is TrialOutcome.UNSCORED)
@@ -70,7 +70,7 @@ def test_unscored_reason_names_the_termination() -> None:
         ((), Band.UNSCORED),
     ],
 )
-def test_bands(outcomes, band) -> None:
+def test_bands(outcomes: tuple[TrialOutcome, ...], band: Band) -> None:
     assert row(*outcomes).band is band
 
 
@@ -127,7 +127,7 @@ def test_sort_and_filter_by_band() -> None:
 
 def test_grid_events_and_version_marks() -> None:
     grid = CalibrationGrid()
-    events = []
+    events: list[RowAdded | RowChanged | CellChanged] = []
     unsubscribe = grid.subscribe(events.append)
     r1 = grid.ensure_row("t", "v1", SETUP, parts={"task": "a", "tools": "x", "db": "y", "policy": "z"})
     assert events == [RowAdded(r1.key)]
@@ -135,7 +135,7 @@ def test_grid_events_and_version_marks() -> None:
     grid.update_cell(r1.key, index, outcome=TrialOutcome.PASS, reward=1.0, ref=SimRef(Path("run.json"), "sim-1"))
     assert [type(e) for e in events[1:]] == [CellChanged, CellChanged]
     assert grid.row(r1.key).cells[0].outcome is TrialOutcome.PASS
-    assert r1.versions == 1 and r1.current is None
+    assert (r1.versions, r1.current) == (1, None)
 
     # the task is edited: its current definition has another fingerprint, and a run of it makes a new row
     grid.set_current("t", "v2", {"task": "b", "tools": "x", "db": "y", "policy": "z"})

@@ -9,11 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from tau_tui.calibrate import Calibrator, TaskSourceError, find_task_source, read_task
+from tau_tui.calibrate import Calibrator, Cell, SimRef, TaskSource, TaskSourceError, find_task_source, read_task
 from tau_tui.domains import DomainRegistry
 from tau_tui.model.io import open_run
 from tau_tui.rollout import ParticipantSpec, RunConfig
 from tests.calibrate.test_workbench import TELECOM_4_TRIALS
+
+
+def ref(cell: Cell) -> SimRef:
+    """The cell's saved trajectory, which a finished cell has."""
+    assert cell.ref is not None
+    return cell.ref
 
 
 @pytest.fixture
@@ -26,7 +32,7 @@ def own_data(tau2_data: Path, tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
-def lines_at(source, first: int, last: int) -> str:
+def lines_at(source: TaskSource, first: int, last: int) -> str:
     return "\n".join(source.path.read_text().splitlines()[first - 1 : last])
 
 
@@ -86,7 +92,8 @@ def test_edit_reload_and_rerun_gives_a_new_row(own_data: Path, tmp_path: Path) -
     assert read_task(source).ticket == "An edited ticket."
 
     calibrator.reload_tasks()
-    assert calibrator.current_task("update_task_1").ticket == "An edited ticket."
+    current = calibrator.current_task("update_task_1")
+    assert current is not None and current.ticket == "An edited ticket."
     assert old.current is False and old.changed == ["task"]
     asyncio.run(calibrator.rerun([old.key], config, tmp_path / "after.json"))
     rows = calibrator.grid.rows_of("update_task_1")
@@ -94,7 +101,7 @@ def test_edit_reload_and_rerun_gives_a_new_row(own_data: Path, tmp_path: Path) -
     new = next(r for r in rows if r is not old)
     assert new.current is True and new.versions == old.versions == 2
     assert len(old.cells) == 2 and len(new.cells) == 2
-    assert {c.ref.path.name for c in new.cells} == {"after.json"}
+    assert {ref(c).path.name for c in new.cells} == {"after.json"}
 
 
 def test_a_broken_edit_is_reported_on_one_line(own_data: Path) -> None:

@@ -15,10 +15,13 @@ from tau_tui.calibrate import (
     CalibrationFinished,
     CalibrationStarted,
     Calibrator,
+    Cell,
     CellChanged,
     RowAdded,
+    SimRef,
     TrialOutcome,
 )
+from tau_tui.calibrate.grid import RowKey
 from tau_tui.domains import DomainError, DomainRegistry
 from tau_tui.model.io import open_run
 from tau_tui.rollout import ParticipantSpec, RunConfig, SimulationFinished
@@ -28,6 +31,12 @@ TELECOM_4_TRIALS = CORPUS / (
     "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
 )
 TASKS = ["create_task_1", "update_task_1", "update_task_with_history_and_env_assertions"]
+
+
+def ref(cell: Cell) -> SimRef:
+    """The cell's saved trajectory, which a finished cell has."""
+    assert cell.ref is not None
+    return cell.ref
 
 
 def config(agent: str = "scripted/flaky:0.5", **kwargs: Any) -> RunConfig:
@@ -40,11 +49,12 @@ def config(agent: str = "scripted/flaky:0.5", **kwargs: Any) -> RunConfig:
 
 def test_cells_fill_live_as_simulations_finish(registry: DomainRegistry, tmp_path: Path) -> None:
     calibrator = Calibrator(registry, "mock")
-    events = []
-    history = defaultdict(list)  # (row, cell) -> outcomes in the order the events showed them
-    snapshot_at_start = []
+    events: list[object] = []
+    # (row, cell) -> outcomes in the order the events showed them
+    history: defaultdict[tuple[RowKey, int], list[TrialOutcome]] = defaultdict(list)
+    snapshot_at_start: list[TrialOutcome] = []
 
-    def listen(event) -> None:
+    def listen(event: object) -> None:
         events.append(event)
         if isinstance(event, CellChanged):
             history[(event.key, event.index)].append(event.cell.outcome)
@@ -78,7 +88,9 @@ def test_cells_fill_live_as_simulations_finish(registry: DomainRegistry, tmp_pat
         assert row.current is True and row.versions == 1
         for cell in row.cells:
             assert cell.ref is not None
-            sim = run.simulation(run.find(cell.ref.sim_id))
+            index = run.find(cell.ref.sim_id)
+            assert index is not None
+            sim = run.simulation(index)
             assert sim.task_id == row.task_id and sim.trial == cell.trial
             assert sim.info is not None
             assert sim.info["task_fingerprint"] == row.fingerprint
@@ -111,9 +123,9 @@ def test_rerun_adds_fresh_trials_to_the_same_row_or_replaces_them(registry: Doma
     assert calibrator.grid.rows() == [row] and len(row.cells) == 8
     new_seeds = [c.seed for c in row.cells[4:]]
     assert set(new_seeds).isdisjoint(first_seeds)  # another run seed: new trials, not copies
-    assert {c.ref.path.name for c in row.cells} == {"a.json", "b.json"}
+    assert {ref(c).path.name for c in row.cells} == {"a.json", "b.json"}
     asyncio.run(calibrator.rerun([row.key], config(), tmp_path / "c.json", replace=True))
-    assert len(row.cells) == 4 and {c.ref.path.name for c in row.cells} == {"c.json"}
+    assert len(row.cells) == 4 and {ref(c).path.name for c in row.cells} == {"c.json"}
 
 
 def test_resume_shows_what_the_file_holds_and_runs_the_rest(registry: DomainRegistry, tmp_path: Path) -> None:
@@ -137,7 +149,7 @@ def test_recorded_runs_of_the_domain(registry: DomainRegistry) -> None:
     assert sorted(r.band.value for r in rows) == ["saturated"] * 4 + ["zero"]
     # no fingerprint was recorded: derived from the embedded task (same as the domain's) and the current domain
     assert all(r.fingerprint_source == "derived" and r.current is True for r in rows)
-    assert all(c.trial is not None and c.ref.path == TELECOM_4_TRIALS for r in rows for c in r.cells)
+    assert all(c.trial is not None and ref(c).path == TELECOM_4_TRIALS for r in rows for c in r.cells)
     with pytest.raises(DomainError, match="not 'telecom'"):
         calibrator.load_run(open_run(CORPUS / "generated" / "tau2-gold_mock.json"))
 
@@ -154,7 +166,7 @@ def test_recorded_unscored_simulations_say_why(registry: DomainRegistry, tmp_pat
     path.write_text(json.dumps(data))
     calibrator = Calibrator(registry, "telecom")
     calibrator.load_run(open_run(path))
-    cells = {c.ref.sim_id: c for r in calibrator.grid.rows() for c in r.cells}
+    cells = {ref(c).sim_id: c for r in calibrator.grid.rows() for c in r.cells}
     assert cells[sims[0]["id"]].reason == "infrastructure_error: RateLimitError: too many requests"
     assert cells[sims[1]["id"]].reason == "NL assertions not evaluated"
     assert cells[sims[2]["id"]].outcome in (TrialOutcome.PASS, TrialOutcome.FAIL)
