@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -51,7 +52,7 @@ TOOLS = [
 ]
 
 
-def user_body(seed: int = 1, turns: int = 0) -> dict:
+def user_body(seed: int = 1, turns: int = 0) -> dict[str, Any]:
     messages = [{"role": "system", "content": f"Be a customer.\n\n{SCENARIO}"}]
     messages.append({"role": "user", "content": "Hi! How can I help you today?"})
     for turn in range(turns):
@@ -60,7 +61,7 @@ def user_body(seed: int = 1, turns: int = 0) -> dict:
     return {"model": "wire-user", "messages": messages, "seed": seed, "temperature": 0.0}
 
 
-def agent_body(seed: int = 1, tool_choice: str = "auto", tools: list | None = None) -> dict:
+def agent_body(seed: int = 1, tool_choice: str = "auto", tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {
         "model": "wire-agent",
         "messages": [
@@ -75,28 +76,28 @@ def agent_body(seed: int = 1, tool_choice: str = "auto", tools: list | None = No
     }
 
 
-def message(body: dict) -> dict:
-    return answer(body)["choices"][0]["message"]
+def message(body: dict[str, Any]) -> dict[str, Any]:
+    return cast("dict[str, Any]", answer(body)["choices"][0]["message"])
 
 
-def test_the_same_body_gets_the_same_reply_whatever_its_key_order():
+def test_the_same_body_gets_the_same_reply_whatever_its_key_order() -> None:
     body = agent_body()
     shuffled = json.loads(json.dumps(dict(reversed(list(body.items())))))
     assert canonical(answer(body)) == canonical(answer(shuffled)) == canonical(answer(json.loads(json.dumps(body))))
 
 
-def test_another_seed_can_give_another_reply():
+def test_another_seed_can_give_another_reply() -> None:
     replies = {canonical(message(agent_body(seed))) for seed in range(40)}
     assert len(replies) > 5
 
 
-def test_the_users_first_turn_quotes_its_scenario():
+def test_the_users_first_turn_quotes_its_scenario() -> None:
     said = message(user_body())["content"]
     assert "mia_li_3668" in said and "EHGLP3" in said and "555-123-2002" in said
     assert STOP not in said
 
 
-def test_users_end_with_every_stop_condition_across_seeds():
+def test_users_end_with_every_stop_condition_across_seeds() -> None:
     endings = set()
     for seed in range(300):
         said = message(user_body(seed, turns=3)).get("content") or ""
@@ -104,12 +105,12 @@ def test_users_end_with_every_stop_condition_across_seeds():
     assert endings == {STOP, TRANSFER, OUT_OF_SCOPE}
 
 
-def test_a_user_always_ends_after_nine_turns():
+def test_a_user_always_ends_after_nine_turns() -> None:
     said = message(user_body(7, turns=9))["content"]
     assert any(token in said for token in (STOP, TRANSFER, OUT_OF_SCOPE))
 
 
-def test_agent_tool_calls_have_schema_arguments_from_the_conversation():
+def test_agent_tool_calls_have_schema_arguments_from_the_conversation() -> None:
     calls = [c for seed in range(200) for c in message(agent_body(seed)).get("tool_calls") or []]
     assert calls
     names = {c["function"]["name"] for c in calls}
@@ -125,14 +126,14 @@ def test_agent_tool_calls_have_schema_arguments_from_the_conversation():
     assert {"EHGLP3", "mia_li_3668"} & ids
 
 
-def test_tool_call_ids_come_from_the_hash():
+def test_tool_call_ids_come_from_the_hash() -> None:
     body = next(agent_body(s) for s in range(50) if message(agent_body(s)).get("tool_calls"))
     first = message(body)["tool_calls"][0]["id"]
     assert first == message(json.loads(json.dumps(body)))["tool_calls"][0]["id"]
     assert first.startswith("call_")
 
 
-def test_required_tool_choice_only_calls_tools_and_ends_with_done():
+def test_required_tool_choice_only_calls_tools_and_ends_with_done() -> None:
     done = {"type": "function", "function": {"name": "done", "parameters": {"type": "object", "properties": {}}}}
     replies = [message(agent_body(s, "required", [*TOOLS, done])) for s in range(60)]
     assert all(r.get("tool_calls") for r in replies)
@@ -140,12 +141,12 @@ def test_required_tool_choice_only_calls_tools_and_ends_with_done():
     assert finals and all(len(r["tool_calls"]) == 1 for r in finals)
 
 
-def test_replies_carry_usage():
+def test_replies_carry_usage() -> None:
     usage = answer(agent_body())["usage"]
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] > 0
 
 
-def test_judge_requests_grade_every_listed_outcome():
+def test_judge_requests_grade_every_listed_outcome() -> None:
     body = {
         "model": "gpt-4.1-2025-04-14",
         "messages": [
@@ -160,7 +161,7 @@ def test_judge_requests_grade_every_listed_outcome():
     assert [r["expectedOutcome"] for r in results] == ["Agent greets", "Agent helps"]
 
 
-def test_the_server_logs_each_run_under_its_url_and_answers_as_answer_does():
+def test_the_server_logs_each_run_under_its_url_and_answers_as_answer_does() -> None:
     with WireServer() as server:
         body = agent_body()
         request = urllib.request.Request(
@@ -176,7 +177,7 @@ def test_the_server_logs_each_run_under_its_url_and_answers_as_answer_does():
         assert len(server.drain()) == 1 and server.drain() == []
 
 
-def test_request_differences_name_what_differs():
+def test_request_differences_name_what_differs() -> None:
     a = agent_body()
     b = json.loads(json.dumps(a))
     b["tools"][1]["function"]["parameters"]["properties"]["status"].pop("enum")
@@ -191,7 +192,9 @@ TAU2_PYTHON = tau2_101_python()
 
 @pytest.mark.tau2_101
 @pytest.mark.skipif(TAU2_PYTHON is None, reason="no tau2 1.0.1 (make tau2-101, or TAU2_101_PYTHON)")
-def test_tau2_101_and_tau_tui_send_the_same_requests_and_save_the_same_results(tmp_path: Path, capsys):
+def test_tau2_101_and_tau_tui_send_the_same_requests_and_save_the_same_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = ["--per-domain", "4", "--telecom-sample", "4", "--concurrency", "4", "--jobs", "2"]
     code = wire_tau2.main([*args, "--tau2-python", str(TAU2_PYTHON), "--out", str(tmp_path), "--json"])
     report = json.loads(capsys.readouterr().out)
