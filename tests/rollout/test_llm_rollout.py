@@ -3,30 +3,36 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tau_tui.analysis import Analyzer
 from tau_tui.llm.credentials import MissingCredentials
-from tau_tui.model.io import open_run
-from tau_tui.rollout import LLMRetried, ParticipantSpec, RetryPolicy, RunConfig, Runner, trial_seeds
-from tests.rollout.fake_llm import call, error, no_choices, text
+from tau_tui.model.io import RunFile, open_run
+from tau_tui.model.messages import AssistantMessage
+from tau_tui.rollout import LLMRetried, ParticipantSpec, RetryPolicy, RunConfig, Runner, RunSummary, trial_seeds
+from tests.rollout.fake_llm import FakeLLM, call, error, no_choices, text
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
 FAST = RetryPolicy(max_retries=3, initial=0.01, factor=2.0, max_delay=0.05)
 PRICES = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
 
 
 def rollout(
-    registry,
-    tmp_path,
-    fake,
-    task_id,
-    agent_model="openai/agent-model",
-    user_model="openai/user-model",
-    retry=FAST,
-    **config,
-):
-    events: list = []
+    registry: DomainRegistry,
+    tmp_path: Path,
+    fake: FakeLLM,
+    task_id: str,
+    agent_model: str = "openai/agent-model",
+    user_model: str = "openai/user-model",
+    retry: RetryPolicy = FAST,
+    **config: Any,
+) -> tuple[RunSummary, RunFile, list[object]]:
+    events: list[object] = []
     config.setdefault("task_ids", [task_id])
     cfg = RunConfig(
         domain="mock",
@@ -40,7 +46,9 @@ def rollout(
     return summary, run, events
 
 
-def test_llm_agent_and_user_full_rollout_with_a_retried_rate_limit(registry, tmp_path, fake_llm):
+def test_llm_agent_and_user_full_rollout_with_a_retried_rate_limit(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script(
         "agent-model",
         [
@@ -55,9 +63,12 @@ def test_llm_agent_and_user_full_rollout_with_a_retried_rate_limit(registry, tmp
     assert summary.completed == 1 and summary.rewards == [1.0]
     sim = run.simulation(0)
     assert sim.termination_reason == "user_stop"
+    assert sim.reward_info is not None and sim.reward_info.db_check is not None and sim.messages is not None
     assert sim.reward_info.reward == 1.0 and sim.reward_info.db_check.db_match is True
     assert [m.role for m in sim.messages] == ["assistant", "user", "assistant", "tool", "assistant", "user"]
     call_msg = sim.messages[2]
+    assert isinstance(call_msg, AssistantMessage) and call_msg.tool_calls is not None
+    assert call_msg.model_extra is not None
     assert call_msg.tool_calls[0].id == "call_x" and call_msg.tool_calls[0].requestor == "assistant"
     assert call_msg.usage == {"completion_tokens": 5, "prompt_tokens": 10}
     assert call_msg.cost == pytest.approx(10 * 1e-6 + 5 * 2e-6)
@@ -98,13 +109,17 @@ def test_llm_agent_and_user_full_rollout_with_a_retried_rate_limit(registry, tmp
     assert analysis.timeline.strict_ok and analysis.db_match
 
 
-def test_malformed_tool_call_json_ends_with_agent_error(registry, tmp_path, fake_llm):
+def test_malformed_tool_call_json_ends_with_agent_error(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     bad = '{"task_id": "task_1", "status": '
     fake_llm.script("agent-model", [call("update_task_status", bad, "call_bad")])
     fake_llm.script("user-model", [text("Please mark task_1 as completed.")])
     summary, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
     sim = run.simulation(0)
     assert sim.termination_reason == "agent_error"
+    assert sim.info is not None and sim.messages is not None and sim.reward_info is not None
+    assert sim.reward_info.info is not None
     assert sim.info["side"] == "agent" and sim.info["error_type"] == "MalformedToolCall"
     assert sim.info["malformed_reply"]["arguments"] == bad
     assert sim.info["malformed_reply"]["tool"] == "update_task_status"
@@ -114,29 +129,38 @@ def test_malformed_tool_call_json_ends_with_agent_error(registry, tmp_path, fake
     assert Analyzer(registry).analyze(run, 0).timeline.strict_ok
 
 
-def test_tool_arguments_nested_too_deep_end_with_agent_error(registry, tmp_path, fake_llm):
+def test_tool_arguments_nested_too_deep_end_with_agent_error(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     deep = '{"task_id": "task_1", "status": ' + "[" * 500 + "]" * 500 + "}"
     fake_llm.script("agent-model", [call("update_task_status", deep, "call_deep")])
     fake_llm.script("user-model", [text("Please mark task_1 as completed.")])
     _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
     sim = run.simulation(0)
+    assert sim.info is not None
     assert sim.termination_reason == "agent_error" and sim.info["error_type"] == "MalformedToolCall"
     assert "nested deeper than 100 levels" in sim.info["error"]
 
 
-def test_tool_arguments_that_are_not_an_object_end_the_user_side_with_user_error(registry, tmp_path, fake_llm):
+def test_tool_arguments_that_are_not_an_object_end_the_user_side_with_user_error(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script("user-model", [call("check_notifications", "[1, 2]")])
     _, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1")
     sim = run.simulation(0)
+    assert sim.info is not None
     assert sim.termination_reason == "user_error" and sim.info["side"] == "user"
     assert "not an object" in sim.info["error"]
 
 
-def test_transient_errors_exhaust_the_retries_as_an_infrastructure_error(registry, tmp_path, fake_llm):
+def test_transient_errors_exhaust_the_retries_as_an_infrastructure_error(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script("user-model", [error(503, "overloaded")] * 4)
     summary, run, events = rollout(registry, tmp_path, fake_llm, "update_task_1")
     sim = run.simulation(0)
     assert sim.termination_reason == "infrastructure_error"
+    assert sim.info is not None and sim.reward_info is not None
     assert len(fake_llm.requests_for("user-model")) == 4  # 1 + 3 retries
     assert sim.info["details"]["attempts"] == 4 and "after 4 attempts" in sim.info["error"]
     assert [e.attempt for e in events if isinstance(e, LLMRetried)] == [1, 2, 3]
@@ -145,11 +169,12 @@ def test_transient_errors_exhaust_the_retries_as_an_infrastructure_error(registr
 
 
 def test_a_reply_without_choices_is_retried_then_an_infrastructure_error_that_resume_reruns(
-    registry, tmp_path, fake_llm
-):
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script("user-model", [no_choices()] * 4)
     summary, run, events = rollout(registry, tmp_path, fake_llm, "update_task_1")
     sim = run.simulation(0)
+    assert sim.info is not None
     assert sim.termination_reason == "infrastructure_error" and summary.terminations["infrastructure_error"] == 1
     assert sim.info["error_type"] == "EmptyReply" and "no choices" in sim.info["error"]
     assert len(fake_llm.requests_for("user-model")) == 4
@@ -176,7 +201,9 @@ def test_a_reply_without_choices_is_retried_then_an_infrastructure_error_that_re
 
 
 @pytest.mark.parametrize("layout", ["json", "dir"])
-def test_a_refused_key_stops_the_run_at_its_first_call_and_saves_nothing(registry, tmp_path, fake_llm, layout):
+def test_a_refused_key_stops_the_run_at_its_first_call_and_saves_nothing(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM, layout: str
+) -> None:
     fake_llm.script(
         "agent-model",
         [error(401, "Incorrect API key provided: sk-test-not-a-real-key-000000.")],
@@ -193,7 +220,7 @@ def test_a_refused_key_stops_the_run_at_its_first_call_and_saves_nothing(registr
         user=ParticipantSpec("openai/user-model", fake_llm.args(), retry=FAST),
     )
     path = tmp_path / ("run.json" if layout == "json" else "rundir")
-    events: list = []
+    events: list[object] = []
     with pytest.raises(MissingCredentials) as stopped:
         asyncio.run(Runner(cfg, path, registry, listener=events.append).run())
     message = str(stopped.value)
@@ -204,16 +231,19 @@ def test_a_refused_key_stops_the_run_at_its_first_call_and_saves_nothing(registr
     assert not path.exists() and list(tmp_path.iterdir()) == []  # no results file, no lock, no folder
 
 
-def test_a_missing_credential_error_from_litellm_names_the_variable_and_is_not_retried(monkeypatch):
+def test_a_missing_credential_error_from_litellm_names_the_variable_and_is_not_retried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import litellm
+    from litellm.exceptions import InternalServerError
 
     from tau_tui.llm.client import LLMSettings, complete
 
     calls = []
 
-    async def refuse(**kwargs):
+    async def refuse(**kwargs: Any) -> None:
         calls.append(kwargs["model"])
-        raise litellm.InternalServerError(
+        raise InternalServerError(
             "OpenAIException - Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` "
             "environment variable.",
             llm_provider="openai",
@@ -228,10 +258,12 @@ def test_a_missing_credential_error_from_litellm_names_the_variable_and_is_not_r
     assert calls == ["openai/gpt-4.1"]
 
 
-def test_a_model_without_its_key_is_refused_before_the_run_starts(registry, tmp_path, monkeypatch):
+def test_a_model_without_its_key_is_refused_before_the_run_starts(
+    registry: DomainRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import litellm
 
-    async def never(**kwargs):
+    async def never(**kwargs: Any) -> None:
         raise AssertionError("no model call before the credentials are there")
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -250,7 +282,9 @@ def test_a_model_without_its_key_is_refused_before_the_run_starts(registry, tmp_
     assert own_server.credentials_problem("user") is None  # a local server needs no key
 
 
-def test_context_window_overflow_has_its_own_termination(registry, tmp_path, fake_llm):
+def test_context_window_overflow_has_its_own_termination(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script(
         "agent-model",
         [
@@ -265,7 +299,9 @@ def test_context_window_overflow_has_its_own_termination(registry, tmp_path, fak
     assert run.simulation(0).termination_reason == "context_window_exceeded"
 
 
-def test_solo_llm_agent_gets_required_tool_choice_and_done_stops(registry, tmp_path, fake_llm):
+def test_solo_llm_agent_gets_required_tool_choice_and_done_stops(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script(
         "agent-model",
         [
@@ -276,7 +312,10 @@ def test_solo_llm_agent_gets_required_tool_choice_and_done_stops(registry, tmp_p
     summary, run, _ = rollout(registry, tmp_path, fake_llm, "update_task_1", solo=True)
     sim = run.simulation(0)
     assert sim.termination_reason == "agent_stop"
-    assert sim.messages[-1].content == "###STOP###" and sim.messages[-1].tool_calls is None
+    assert sim.messages is not None and sim.reward_info is not None
+    last = sim.messages[-1]
+    assert isinstance(last, AssistantMessage)
+    assert last.content == "###STOP###" and last.tool_calls is None
     body = fake_llm.requests_for("agent-model")[0].body
     assert body["tool_choice"] == "required"
     names = [t["function"]["name"] for t in body["tools"]]
