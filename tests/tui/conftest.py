@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import shutil
+import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.pilot import Pilot
 
     from tau_tui.tui.app import TauTuiApp
@@ -22,6 +24,8 @@ MOCK_DEMO = RECORDINGS / "mock_demo.json"
 TELECOM_IDS = ROOT / "tests" / "fixtures" / "telecom_ids" / "telecom_default_gpt-4.1_1trials.json"  # ids only
 SIZE = (120, 40)
 
+ReturnType = TypeVar("ReturnType")  # of an app: None for TauTuiApp, the exit status for PlayApp
+
 
 class MakeApp(Protocol):
     """The ``make_app`` fixture: the app on ``paths`` (the mock recordings by default) with the test data folder."""
@@ -31,7 +35,10 @@ class MakeApp(Protocol):
 
 async def settle(pilot: Pilot[None]) -> None:
     """Wait until files are loaded, background replay is done and the runs view is current."""
+    from tau_tui.tui.app import TauTuiApp
+
     app = pilot.app
+    assert isinstance(app, TauTuiApp)
     for _ in range(200):
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -71,7 +78,7 @@ async def open_sim(pilot: Pilot[None], sim_id: str) -> None:
     assert app.screen.doc is not None
 
 
-async def wait_until(pilot: Pilot[None], condition: Callable[[], object], what: str, tries: int = 500) -> None:
+async def wait_until(pilot: Pilot[ReturnType], condition: Callable[[], object], what: str, tries: int = 500) -> None:
     """Let the app run until ``condition()`` holds (sessions and rollouts run on the event loop)."""
     for _ in range(tries):
         if condition():
@@ -80,14 +87,25 @@ async def wait_until(pilot: Pilot[None], condition: Callable[[], object], what: 
     raise AssertionError(f"timed out waiting for {what}")
 
 
-async def set_input(pilot: Pilot[None], selector: str, value: str) -> None:
-    field = pilot.app.screen.query_one(selector)
+async def set_input(pilot: Pilot[ReturnType], selector: str, value: str) -> None:
+    from textual.widgets import Input
+
+    field = pilot.app.screen.query_one(selector, Input)
     field.value = value
     await pilot.pause()
 
 
+def current_screen(app: App[ReturnType]) -> object:
+    """``app.screen`` read afresh, to compare with ``is``: mypy keeps an ``isinstance`` or ``is`` on ``app.screen``
+    for the rest of the test, though a key press since may have changed the screen (an ``object``, so that ``is``
+    does not narrow the other side either)."""
+    return app.screen
+
+
 async def open_play(pilot: Pilot[None], side: str, task: str, out: Path) -> PlayScreen:
     """From the runs screen: the play form (p), then the session screen once the person's first turn is up."""
+    from textual.widgets import Select
+
     from tau_tui.tui.screens.play import PlayScreen
     from tau_tui.tui.screens.play_setup import PlaySetupScreen
 
@@ -97,7 +115,7 @@ async def open_play(pilot: Pilot[None], side: str, task: str, out: Path) -> Play
     assert isinstance(form, PlaySetupScreen)
     await app.workers.wait_for_complete()
     await pilot.pause()
-    form.query_one("#p-side").value = side
+    form.query_one("#p-side", Select).value = side
     await pilot.pause()
     await set_input(pilot, "#p-filter", task)
     await set_input(pilot, "#p-out", str(out))
@@ -141,6 +159,14 @@ def build_app(
     return TauTuiApp(session, calibrate=calibrate, keymap=keymap)
 
 
+_OPENED: weakref.WeakKeyDictionary[TauTuiApp, list[Path]] = weakref.WeakKeyDictionary()
+
+
+def opened_files(app: TauTuiApp) -> list[Path]:
+    """The JSON files an app of ``make_app`` opened in the viewer (``E``, ``e``), in order."""
+    return _OPENED[app]
+
+
 @pytest.fixture
 def make_app(tau2_data: Path) -> MakeApp:
     """Build the app on some paths with the test tau2 data folder; opened JSON files are collected."""
@@ -149,7 +175,7 @@ def make_app(tau2_data: Path) -> MakeApp:
         opened: list[Path] = []
         kwargs.setdefault("tau2_data", tau2_data)
         app = build_app(paths or [RECORDINGS], viewer=opened.append, **kwargs)
-        app.opened = opened
+        _OPENED[app] = opened
         return app
 
     return build

@@ -7,7 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from textual.widgets import TabbedContent
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widget import Widget
+from textual.widgets import Static, TabbedContent, TextArea
+from textual.widgets.tree import TreeNode
 
 from tau_tui.tui.app import TauTuiApp
 from tau_tui.tui.screens.filters import FilterScreen
@@ -18,9 +22,9 @@ from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
-from tau_tui.tui.widgets.state_tree import StateTree
+from tau_tui.tui.widgets.state_tree import NodeRef, StateTree
 
-from .conftest import RECORDINGS, SIZE, TELECOM_IDS, open_sim, settle
+from .conftest import RECORDINGS, SIZE, TELECOM_IDS, current_screen, open_sim, opened_files, settle
 
 if TYPE_CHECKING:
     from tests.tui.conftest import MakeApp
@@ -30,16 +34,30 @@ def shown_ids(app: TauTuiApp) -> list[str]:
     return [row.sim_id for row in app.runs_screen.query_one(RunTable).rows]
 
 
-def plain(screen, selector: str, width: int = 200) -> str:
+def plain(screen: Widget, selector: str, width: int = 200) -> str:
     """The plain text of a Static's rich content."""
     console = Console(width=width, record=True)
-    console.print(screen.query_one(selector).content)
+    console.print(screen.query_one(selector, Static).content)
     return console.export_text()
 
 
 def change_text(screen: TrajectoryScreen) -> str:
     """The plain text of the state pane's change view."""
     return screen.query_one("#change-view", RichPane).plain
+
+
+def label(node: TreeNode[NodeRef] | None) -> str:
+    """The plain text of a state-tree node's label (Tree makes every label a Text)."""
+    assert node is not None
+    text = node.label
+    assert isinstance(text, Text)
+    return text.plain
+
+
+def kind(node: TreeNode[NodeRef]) -> str:
+    """What a state-tree node lists: "side", "entry" or "more"."""
+    assert node.data is not None
+    return node.data.kind
 
 
 # --- runs screen ------------------------------------------------------------------------------
@@ -132,6 +150,7 @@ async def test_clearing_a_filter_that_matched_nothing_shows_the_cursor_row(make_
         table.focus()
         await pilot.press("G", "k", "k")  # a row far down, off the first page
         target = table.current_key
+        assert target is not None
         assert table.cursor_row > table._body_height and table.scroll_offset.y > 0
         await pilot.press("slash", *"zzzqqq", "enter")
         assert table.row_count == 0
@@ -214,6 +233,7 @@ async def test_open_run_shows_messages_and_recorded_vs_derived(make_app: MakeApp
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen)
         assert screen.sim_id == "demo-clean-pass"
+        assert screen.doc is not None
         assert len(screen.doc) == 8
         assert screen.cursor == 0
         header = screen.query_one("#traj-header", InfoLine).plain
@@ -235,7 +255,7 @@ async def test_step_to_next_write_shows_changed_path_in_db_pane(make_app: MakeAp
         path = ("tasks", "task_1", "status")
         assert tree.marked_paths("agent")[path] == "changed"
         node = tree.node_at("agent", path)
-        assert node is not None and "completed" in node.label.plain
+        assert node is not None and "completed" in label(node)
         assert node.parent is not None
         assert node.parent.parent is not None
         assert node.parent.is_expanded and node.parent.parent.is_expanded
@@ -244,7 +264,7 @@ async def test_step_to_next_write_shows_changed_path_in_db_pane(make_app: MakeAp
         # stepping back to before the write shows the old value, unmarked
         await pilot.press("k")
         assert screen.cursor == 4
-        assert "pending" in tree.node_at("agent", path).label.plain
+        assert "pending" in label(tree.node_at("agent", path))
         assert tree.marked_paths("agent") == {}
 
 
@@ -259,7 +279,8 @@ async def test_user_side_tool_write_changes_the_user_db(make_app: MakeApp) -> No
         assert screen.cursor == 8
         tree = screen.query_one(StateTree)
         assert tree.marked_paths("user")[("notifications", "notif_1", "status")] == "changed"
-        assert "read" in tree.node_at("user", ("notifications", "notif_1", "status")).label.plain
+        assert "read" in label(tree.node_at("user", ("notifications", "notif_1", "status")))
+        assert screen.doc is not None
         assert screen.doc.steps[7].user_side_tool
         await pilot.press("W")
         assert screen.cursor == 5
@@ -313,6 +334,7 @@ async def test_findings_and_gold_diff(make_app: MakeApp) -> None:
         await pilot.press("escape")
         await open_sim(pilot, "demo-user-tools")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("G", "d")
         assert screen.gold_mode
         assert "notifications" in change_text(screen)
@@ -326,6 +348,7 @@ async def test_gold_diff_title_says_same_or_differs_at_each_step(make_app: MakeA
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         tree = screen.query_one(StateTree)
         await pilot.press("G", "d")
         assert "same as the gold final state" in change_text(screen)
@@ -354,6 +377,7 @@ async def test_search_inside_trajectory(make_app: MakeApp) -> None:
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen)
         await pilot.press("slash", *"completed", "enter")
+        assert screen.doc is not None
         assert screen.doc.targets["match"] == [1, 4, 5, 6]
         assert screen.cursor == 1
         await pilot.press("n")
@@ -394,13 +418,15 @@ async def test_reload_keeps_file_simulation_and_step(make_app: MakeApp, demo_cop
         await settle(pilot)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.screen is screen
+        assert current_screen(app) is screen
         assert screen.sim_id == "demo-user-tools"
         assert screen.index == 0
         assert screen.cursor == 5
+        assert screen.doc is not None
         assert screen.doc.steps[6].message.text == "task_1 is completed (edited on disk)."
         await pilot.press("escape")
-        assert app.runs_screen.query_one(RunTable).current_key.endswith("#0")
+        key = app.runs_screen.query_one(RunTable).current_key
+        assert key is not None and key.endswith("#0")
 
 
 async def test_open_json_writes_a_temp_copy_and_never_touches_the_input(make_app: MakeApp, demo_copy: Path) -> None:
@@ -411,7 +437,7 @@ async def test_open_json_writes_a_temp_copy_and_never_touches_the_input(make_app
         await open_sim(pilot, "demo-mismatch")
         await pilot.press("m", "e")
         await pilot.press("E")
-        message_file, sim_file = app.opened
+        message_file, sim_file = opened_files(app)
         assert json.loads(message_file.read_text())["id"] == "call_update"
         assert json.loads(sim_file.read_text())["id"] == "demo-mismatch"
         assert message_file.parent != demo_copy.parent
@@ -468,7 +494,7 @@ async def test_view_all_shows_the_whole_tool_output(make_app: MakeApp) -> None:
         await open_sim(pilot, "demo-clean-pass")
         await pilot.press("w", "v")
         assert isinstance(app.screen, TextViewScreen)
-        text = app.screen.query_one("TextArea").text
+        text = app.screen.query_one("TextArea", TextArea).text
         assert '"status": "completed"' in text and text.startswith("{")
         await pilot.press("escape")
         assert isinstance(app.screen, TrajectoryScreen)
@@ -484,14 +510,13 @@ async def test_reopening_reuses_the_trajectory_screen_and_resets_it(make_app: Ma
         await pilot.press("G", "d", "3")
         await pilot.press("escape")
         await open_sim(pilot, "demo-clean-pass")
-        assert app.screen is first
+        assert current_screen(app) is first
         assert first.sim_id == "demo-clean-pass" and first.cursor == 0
         assert not first.gold_mode
         assert first.query_one("#side", TabbedContent).active == "tab-state"
         tree = first.query_one(StateTree)
-        assert (
-            tree.node_at("user", ("notifications", "notif_1", "status")) is None
-            or "unread" in tree.node_at("user", ("notifications", "notif_1", "status")).label.plain
+        assert tree.node_at("user", ("notifications", "notif_1", "status")) is None or "unread" in label(
+            tree.node_at("user", ("notifications", "notif_1", "status"))
         )
 
 
@@ -513,13 +538,14 @@ async def test_a_run_that_cannot_be_replayed_still_opens(make_app: MakeApp, tmp_
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         row = app.session.catalog.rows[0]
-        assert row.replay is None and "no_such_domain" in row.replay_error
+        assert row.replay is None and row.replay_error is not None and "no_such_domain" in row.replay_error
         await open_sim(pilot, "sim-1")
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen)
-        assert screen.analysis is None and "no_such_domain" in screen.replay_error
+        assert screen.analysis is None and screen.replay_error is not None and "no_such_domain" in screen.replay_error
         assert not screen.query_one(StateTree).display
         assert "No replayed state" in change_text(screen)
+        assert screen.doc is not None
         assert [c.pill for c in screen.doc.calls] == ["not replayed"]
         await pilot.press("t")
         assert screen.cursor == 2
@@ -548,8 +574,8 @@ async def test_state_tree_lists_big_collections_a_page_at_a_time() -> None:
     changed["#W117"] = {"status": "cancelled", "items": [117]}
     after = EnvState({"orders": changed}, None)
 
-    class TreeApp(App):
-        def compose(self):
+    class TreeApp(App[None]):
+        def compose(self) -> ComposeResult:
             yield StateTree()
 
     app = TreeApp()
@@ -557,16 +583,16 @@ async def test_state_tree_lists_big_collections_a_page_at_a_time() -> None:
         tree = app.query_one(StateTree)
         tree.show(before, {})
         orders_node = tree.node_at("agent", ("orders",))
-        tree._expand(orders_node)
-        entries = [c for c in orders_node.children if c.data.kind == "entry"]
-        assert len(entries) == StateTree.PAGE
         assert orders_node is not None
+        tree._expand(orders_node)
+        entries = [c for c in orders_node.children if kind(c) == "entry"]
+        assert len(entries) == StateTree.PAGE
         more = orders_node.children[-1]
         assert more.data is not None
-        assert more.data.kind == "more" and "70 more" in more.label.plain
+        assert more.data.kind == "more" and "70 more" in label(more)
         tree.select_node(more)
         await pilot.pause()
-        assert sum(1 for c in orders_node.children if c.data.kind == "entry") == 100
+        assert sum(1 for c in orders_node.children if kind(c) == "entry") == 100
         # a change beyond the listed page is pinned at the top and revealed
         tree.show(
             after,
@@ -576,8 +602,8 @@ async def test_state_tree_lists_big_collections_a_page_at_a_time() -> None:
         assert orders_node.children[0].data.path == ("orders", "#W117")
         status = tree.node_at("agent", ("orders", "#W117", "status"))
         assert status is not None
-        assert '"cancelled"' in status.label.plain and tree.cursor_node is status
+        assert '"cancelled"' in label(status) and tree.cursor_node is status
         # and back: the value is restored, the mark is gone
         tree.show(before, {})
-        assert '"pending"' in tree.node_at("agent", ("orders", "#W117", "status")).label.plain
-        assert "✎" not in tree.node_at("agent", ("orders", "#W117", "status")).label.plain
+        assert '"pending"' in label(tree.node_at("agent", ("orders", "#W117", "status")))
+        assert "✎" not in label(tree.node_at("agent", ("orders", "#W117", "status")))

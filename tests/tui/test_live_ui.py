@@ -7,29 +7,46 @@ write into the test's temporary folder (the app's ``runs_dir``).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from textual.widgets import Select, TabbedContent
 
 from tau_tui.analysis import Analyzer
 from tau_tui.model.io import open_run
+from tau_tui.model.messages import Message, ParticipantMessage, ToolCall
 from tau_tui.tui.screens.compare import CompareScreen
 from tau_tui.tui.screens.play import PlayScreen
 from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.screens.tool_form import ToolFormScreen, parse_form
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.widgets.info_line import InfoLine
+from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
+from tau_tui.tui.widgets.state_tree import StateTree
 from tests.rollout.fake_llm import FakeLLM, text
 
-from .conftest import open_play, open_rollout_form, open_sim, set_input, settle, wait_until
+from .conftest import current_screen, open_play, open_rollout_form, open_sim, set_input, settle, wait_until
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tests.tui.conftest import MakeApp
 
 BIG = (160, 45)
+
+
+def first_call(message: Message) -> ToolCall:
+    """The first tool call of an agent's or user's message."""
+    assert isinstance(message, ParticipantMessage) and message.tool_calls is not None
+    return message.tool_calls[0]
 
 
 # --- rollout -------------------------------------------------------------------------------------------
 
 
-async def test_new_rollout_lands_in_the_runs_table_as_it_runs(make_app, tmp_path: Path):
+async def test_new_rollout_lands_in_the_runs_table_as_it_runs(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         form = await open_rollout_form(pilot)
@@ -56,7 +73,7 @@ async def test_new_rollout_lands_in_the_runs_table_as_it_runs(make_app, tmp_path
         assert len(rows) == 4 and {r.task for r in rows} == {"update_task_1", "create_task_1_with_env_assertions"}
         assert all(r.evaluation is not None and r.evaluation.reward == 1.0 for r in rows)
         assert all(r.entry.reward == 1.0 for r in rows)
-        status = app.runs_screen.query_one("#rollout-status").plain
+        status = app.runs_screen.query_one("#rollout-status", InfoLine).plain
         assert "4/4 done" in status and "avg reward 1.000" in status and "finished" in status
         assert len(open_run(out).entries) == 4
         # every finished simulation is openable from the table
@@ -66,10 +83,10 @@ async def test_new_rollout_lands_in_the_runs_table_as_it_runs(make_app, tmp_path
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert isinstance(app.screen, TrajectoryScreen) and app.screen.run.path == out
+        assert isinstance(app.screen, TrajectoryScreen) and app.screen.run is not None and app.screen.run.path == out
 
 
-async def test_rollout_form_refuses_bad_fields(make_app, tmp_path: Path):
+async def test_rollout_form_refuses_bad_fields(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -84,13 +101,15 @@ async def test_rollout_form_refuses_bad_fields(make_app, tmp_path: Path):
         await pilot.press("ctrl+s")
         assert "agent args: not valid JSON" in str(app.screen.query_one("#r-error").render())
         await pilot.press("escape")
-        assert app.screen is app.runs_screen and app.session.rollouts.progress is None
+        assert current_screen(app) is app.runs_screen and app.session.rollouts.progress is None
 
 
 # --- play -----------------------------------------------------------------------------------------------
 
 
-async def test_human_as_user_session_saves_a_recording_replay_and_evaluator_accept(make_app, registry, tmp_path: Path):
+async def test_human_as_user_session_saves_a_recording_replay_and_evaluator_accept(
+    make_app: MakeApp, registry: DomainRegistry, tmp_path: Path
+) -> None:
     app = make_app(runs_dir=tmp_path)
     out = tmp_path / "play-user.json"
     async with app.run_test(size=BIG) as pilot:
@@ -100,44 +119,47 @@ async def test_human_as_user_session_saves_a_recording_replay_and_evaluator_acce
         assert session.play_as == "user" and session.task.id == "create_task_1"
         field = screen.query_one("#play-input")
         assert not field.disabled and field.has_focus
-        assert "scripted/gold" in screen.query_one("#play-header").plain
+        assert "scripted/gold" in screen.query_one("#play-header", InfoLine).plain
         # a refused reply is shown and nothing is sent
         await pilot.press("space", "enter")
         assert len(session.messages) == 1 and session.pending is not None
         # the user's own tool (a dual-control user tool) through the form
         await pilot.press("ctrl+t")
-        assert isinstance(app.screen, ToolFormScreen)
-        assert set(app.screen.tools) == {"check_notifications", "dismiss_notification"}
+        tool_form = app.screen
+        assert isinstance(tool_form, ToolFormScreen)
+        assert set(tool_form.tools) == {"check_notifications", "dismiss_notification"}
         await pilot.press(*"check", "enter", "ctrl+s")
         await wait_until(pilot, lambda: session.pending is not None and len(session.messages) == 3, "the tool result")
-        assert session.messages[1].tool_calls[0].name == "check_notifications"
+        assert first_call(session.messages[1]).name == "check_notifications"
+        assert screen.doc is not None
         assert screen.doc.calls[0].pill == "done"
         # ↓/↑ in the filter walk the tool list; Enter takes the highlighted tool
         await pilot.press("ctrl+t")
         form = app.screen
+        assert isinstance(form, ToolFormScreen)
         await pilot.press("down", "up", "down")
         assert form.current == "dismiss_notification" and form.focused is form.query_one("#tool-filter")
         await pilot.press("escape")
-        assert app.screen is screen and len(session.messages) == 3
+        assert current_screen(app) is screen and len(session.messages) == 3
         await pilot.press("backspace")
         await pilot.press(*"Please create a task called 'Important Meeting' for user_1.", "enter")
         await wait_until(pilot, lambda: session.pending is not None and len(session.messages) > 4, "the agent")
-        assert screen.query_one("#play-side").active == "play-tab-brief"  # the user's scenario comes first
+        assert screen.query_one("#play-side", TabbedContent).active == "play-tab-brief"  # the user's scenario first
         await pilot.press("ctrl+b")
-        assert screen.query_one("#play-side").active == "play-tab-db"
-        tree = screen.query_one("#play-tree")
+        assert screen.query_one("#play-side", TabbedContent).active == "play-tab-db"
+        tree = screen.query_one("#play-tree", StateTree)
         assert tree.node_at("agent", ("tasks", "task_2")) is not None  # the live DB pane shows the new task
-        assert "tasks.task_2" in screen.query_one("#play-change").plain
+        assert "tasks.task_2" in screen.query_one("#play-change", RichPane).plain
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: screen.saved is not None, "the saved recording")
-        assert "reward 1" in screen.query_one("#play-status").plain
+        assert "reward 1" in screen.query_one("#play-status", InfoLine).plain
         await settle(pilot)
         await wait_until(pilot, lambda: bool(app.session.catalog.rows_of(out)), "the recording in the runs table")
         assert screen.saved == out
         await pilot.press("ctrl+o")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert isinstance(app.screen, TrajectoryScreen) and app.screen.run.path == out
+        assert isinstance(app.screen, TrajectoryScreen) and app.screen.run is not None and app.screen.run.path == out
     run = open_run(out)
     assert run.user_implementation == "human_user" and run.agent_model == "scripted/gold"
     analyzer = Analyzer(registry)
@@ -147,7 +169,9 @@ async def test_human_as_user_session_saves_a_recording_replay_and_evaluator_acce
     assert json.loads(out.read_text())["info"]["tau_tui"]["play_as"] == "user"
 
 
-async def test_human_as_agent_calls_a_tool_through_the_form(make_app, registry, tmp_path: Path):
+async def test_human_as_agent_calls_a_tool_through_the_form(
+    make_app: MakeApp, registry: DomainRegistry, tmp_path: Path
+) -> None:
     app = make_app(runs_dir=tmp_path)
     out = tmp_path / "play-agent.json"
     async with app.run_test(size=BIG) as pilot:
@@ -163,11 +187,13 @@ async def test_human_as_agent_calls_a_tool_through_the_form(make_app, registry, 
         assert app.screen is form  # a missing required parameter keeps the form open
         assert "missing parameter 'status'" in str(form.query_one("#tool-error").render())
         await pilot.press("tab", *"completed", "enter")
-        assert app.screen is screen
+        assert current_screen(app) is screen
         await wait_until(pilot, lambda: session.pending is not None and len(session.messages) == 4, "the result")
-        call = session.messages[2].tool_calls[0]
+        call = first_call(session.messages[2])
         assert (call.name, call.arguments) == ("update_task_status", {"task_id": "task_1", "status": "completed"})
-        assert screen.query_one("#play-tree").marked_paths("agent")[("tasks", "task_1", "status")] == "changed"
+        assert (
+            screen.query_one("#play-tree", StateTree).marked_paths("agent")[("tasks", "task_1", "status")] == "changed"
+        )
         await pilot.press(*"Done: task_1 is completed. Anything else?", "enter")
         await wait_until(pilot, lambda: screen.saved is not None, "the saved recording")
     run = open_run(out)
@@ -175,7 +201,7 @@ async def test_human_as_agent_calls_a_tool_through_the_form(make_app, registry, 
     assert Analyzer(registry).evaluate(run, 0).evaluation.reward == 1.0
 
 
-def test_tool_form_parses_json_fields_and_reports_problems():
+def test_tool_form_parses_json_fields_and_reports_problems() -> None:
     schema = {
         "type": "function",
         "function": {
@@ -199,7 +225,9 @@ def test_tool_form_parses_json_fields_and_reports_problems():
     assert problems[0].startswith("passengers: not valid JSON") and "missing parameter 'passengers'" in problems
 
 
-async def test_leaving_a_running_session_needs_a_second_escape_and_saves_nothing(make_app, tmp_path: Path):
+async def test_leaving_a_running_session_needs_a_second_escape_and_saves_nothing(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     app = make_app(runs_dir=tmp_path)
     out = tmp_path / "left.json"
     async with app.run_test(size=BIG) as pilot:
@@ -208,7 +236,7 @@ async def test_leaving_a_running_session_needs_a_second_escape_and_saves_nothing
         await pilot.press("escape")
         assert app.screen is screen
         await pilot.press("escape")
-        assert app.screen is app.runs_screen
+        assert current_screen(app) is app.runs_screen
         await pilot.pause()
         assert screen.session.result is None
     assert not out.exists()
@@ -217,17 +245,19 @@ async def test_leaving_a_running_session_needs_a_second_escape_and_saves_nothing
 # --- fork -------------------------------------------------------------------------------------------------
 
 
-async def test_fork_from_a_step_runs_a_continuation_and_compares(make_app, tmp_path: Path):
+async def test_fork_from_a_step_runs_a_continuation_and_compares(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
         await open_sim(pilot, "demo-clean-pass")
         original = app.screen
+        assert isinstance(original, TrajectoryScreen)
         await pilot.press("j")  # message 1: the user's request
         await pilot.press("b")
         await pilot.press("ctrl+s")  # scripted/gold and scripted/user, the defaults
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), "the comparison")
         compare = app.screen
+        assert isinstance(compare, CompareScreen)
         text = " ".join(compare.plain.split())
         assert "messages 0…1 are shared" in text
         assert compare.fork.reward == 1.0 and compare.fork.termination == "user_stop"
@@ -236,7 +266,9 @@ async def test_fork_from_a_step_runs_a_continuation_and_compares(make_app, tmp_p
         forks = list(tmp_path.glob("*_fork_*.json"))
         assert len(forks) == 1 and app.session.catalog.rows_of(forks[0])
         fork_run = open_run(forks[0])
-        assert [m.content for m in fork_run.simulation(0).messages[:2]] == [
+        fork_messages = fork_run.simulation(0).messages
+        assert fork_messages is not None
+        assert [m.content for m in fork_messages[:2]] == [
             "Hi! How can I help you today?",
             "Please mark task_1 as completed.",
         ]
@@ -245,14 +277,15 @@ async def test_fork_from_a_step_runs_a_continuation_and_compares(make_app, tmp_p
         await pilot.pause()
         fork_screen = app.screen
         assert isinstance(fork_screen, TrajectoryScreen) and fork_screen is not original
+        assert fork_screen.run is not None
         assert fork_screen.run.path == forks[0] and fork_screen.cursor == 2
         await pilot.press("escape")
         assert app.screen is compare
         await pilot.press("escape")
-        assert app.screen is original and original.sim_id == "demo-clean-pass"
+        assert current_screen(app) is original and original.sim_id == "demo-clean-pass"
 
 
-async def test_a_fork_whose_history_does_not_replay_says_why(make_app, tmp_path: Path):
+async def test_a_fork_whose_history_does_not_replay_says_why(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -269,13 +302,15 @@ async def test_a_fork_whose_history_does_not_replay_says_why(make_app, tmp_path:
 
 
 @pytest.fixture
-def fake_llm():
+def fake_llm() -> Iterator[FakeLLM]:
     server = FakeLLM()
     yield server
     server.close()
 
 
-async def test_play_as_agent_against_an_llm_user_over_http(make_app, registry, tmp_path: Path, fake_llm):
+async def test_play_as_agent_against_an_llm_user_over_http(
+    make_app: MakeApp, registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script("user-model", [text("Hi, please mark task_1 as completed."), text("That's all. ###STOP###")])
     app = make_app(runs_dir=tmp_path)
     out = tmp_path / "llm-user.json"
@@ -284,7 +319,7 @@ async def test_play_as_agent_against_an_llm_user_over_http(make_app, registry, t
         await pilot.press("p")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        app.screen.query_one("#p-side").value = "agent"
+        app.screen.query_one("#p-side", Select).value = "agent"
         await pilot.pause()
         await set_input(pilot, "#p-other", "openai/user-model")
         await set_input(pilot, "#p-other-args", json.dumps(fake_llm.args()))
@@ -293,10 +328,11 @@ async def test_play_as_agent_against_an_llm_user_over_http(make_app, registry, t
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
         screen = app.screen
+        assert isinstance(screen, PlayScreen)
         session = screen.session
         await wait_until(pilot, lambda: session.pending is not None, "the model's first message")
         assert session.messages[1].content == "Hi, please mark task_1 as completed."
-        assert "openai/user-model" in screen.query_one("#play-header").plain
+        assert "openai/user-model" in screen.query_one("#play-header", InfoLine).plain
         await pilot.press("ctrl+t", *"update_task_status", "enter", *"task_1", "tab", *"completed", "enter")
         await wait_until(pilot, lambda: session.pending is not None and len(session.messages) == 4, "the result")
         await pilot.press(*"Done. Anything else?", "enter")
@@ -309,7 +345,7 @@ async def test_play_as_agent_against_an_llm_user_over_http(make_app, registry, t
     assert Analyzer(registry).evaluate(run, 0).evaluation.reward == 1.0
 
 
-async def test_tau_tui_play_runs_the_session_in_its_own_app(registry, tmp_path: Path):
+async def test_tau_tui_play_runs_the_session_in_its_own_app(registry: DomainRegistry, tmp_path: Path) -> None:
     from tau_tui.rollout import PlaySession
     from tau_tui.tui.play import PlayApp
     from tau_tui.tui.screens.help import HelpScreen
