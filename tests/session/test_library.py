@@ -25,7 +25,7 @@ from tau_tui.session.replay_queue import ReplayQueue
 from tests.tui.conftest import MOCK_DEMO, RECORDINGS
 
 
-def library(paths=None) -> Library:
+def library(paths: list[Path] | None = None) -> Library:
     return Library(paths or [RECORDINGS], ReplayQueue())
 
 
@@ -149,7 +149,9 @@ def test_saved_notes_reach_the_catalog(tmp_path: Path) -> None:
     sim = lib.catalog.rows[0].sim_id
     book.add(sim, "agent", "other", "seen")
     assert lib.notes_saved(book).notes
-    assert [n.text for n in lib.catalog.find(demo_copy, sim).notes] == ["seen"]
+    row = lib.catalog.find(demo_copy, sim)
+    assert row is not None
+    assert [n.text for n in row.notes] == ["seen"]
 
 
 def test_the_loader_emits_every_file_in_order_with_its_notes(tmp_path: Path) -> None:

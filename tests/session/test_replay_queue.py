@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from tau_tui.catalog.summaries import Summaries
-from tau_tui.session.replay_queue import BackgroundReplay, ReplayQueue
+from tau_tui.session.replay_queue import BackgroundReplay, Item, ReplayQueue
+from tau_tui.workers.pool import Unit
+
+if TYPE_CHECKING:
+    from tau_tui.catalog import RunRow
+    from tau_tui.session.replay_service import ReplayService
+    from tau_tui.workers.pool import UnitExecutor
 
 
 @dataclass
@@ -34,7 +41,12 @@ class Row:
         self.haystacked.append(text)
 
 
-def keys(items) -> list[str]:
+def as_rows(rows: list[Row]) -> list[RunRow]:
+    """The stand-in rows as the queue takes them (it reads only what ``Row`` has)."""
+    return cast("list[RunRow]", rows)
+
+
+def keys(items: list[Item]) -> list[str]:
     return [row.key for _, row in items]
 
 
@@ -42,8 +54,8 @@ def test_rows_come_out_in_order_once_per_generation() -> None:
     queue = ReplayQueue()
     queue.new_generation()
     rows = [Row(k) for k in "abcd"]
-    queue.put(rows)
-    queue.put(rows[:2])  # queued twice: handed out once
+    queue.put(as_rows(rows))
+    queue.put(as_rows(rows[:2]))  # queued twice: handed out once
     assert keys(queue.take(3)) == ["a", "b", "c"]
     assert keys(queue.take(10)) == ["d"] and not queue.waiting
 
@@ -53,8 +65,8 @@ def test_rows_on_screen_go_first_unless_already_derived() -> None:
     queue.new_generation()
     rows = [Row(k) for k in "abcdef"]
     rows[4].replay = "done"
-    queue.put(rows)
-    queue.prioritize([rows[5], rows[4], rows[3]])
+    queue.put(as_rows(rows))
+    queue.prioritize(as_rows([rows[5], rows[4], rows[3]]))
     assert keys(queue.take(2)) == ["f", "d"]
     assert keys(queue.take(10)) == ["a", "b", "c", "e"]
 
@@ -63,10 +75,10 @@ def test_a_reload_drops_what_the_old_generation_queued_and_allows_every_row_agai
     queue = ReplayQueue()
     queue.new_generation()
     old = [Row(k) for k in "ab"]
-    queue.put(old)
+    queue.put(as_rows(old))
     assert keys(queue.take(1)) == ["a"]
     generation = queue.new_generation()
-    queue.put([Row("a"), Row("c")])
+    queue.put(as_rows([Row("a"), Row("c")]))
     taken = queue.take(10)
     assert keys(taken) == ["a", "c"] and {g for g, _ in taken} == {generation}
 
@@ -75,25 +87,25 @@ def test_a_live_row_is_replayed_again_in_its_generation() -> None:
     queue = ReplayQueue()
     queue.new_generation()
     row = Row("a")
-    queue.put([row])
+    queue.put(as_rows([row]))
     assert keys(queue.take(1)) == ["a"]
-    queue.put([row])
+    queue.put(as_rows([row]))
     assert queue.take(1) == []  # once per generation...
-    queue.again([row])
+    queue.again(as_rows([row]))
     assert keys(queue.take(1)) == ["a"]  # ...unless the simulation changed
 
 
 class Service:
     def __init__(self) -> None:
-        self.asked: list[str] = []
+        self.asked: list[int] = []
 
-    def summarize(self, run, index) -> Summaries:
+    def summarize(self, run: object, index: int) -> Summaries:
         self.asked.append(index)
         return Summaries(error=f"sim {index}")
 
 
 class Outcome:
-    def __init__(self, unit) -> None:
+    def __init__(self, unit: Unit) -> None:
         self.summaries = Summaries(error=f"pooled {unit.index}")
         self.haystack = f"text {unit.index}"
         self.error = None
@@ -101,11 +113,11 @@ class Outcome:
 
 class Executor:
     def __init__(self, fail_after: int | None = None) -> None:
-        self.units: list[Any] = []
+        self.units: list[Unit] = []
         self.fail_after = fail_after
         self.closed = False
 
-    def map(self, units):
+    def map(self, units: Iterable[Unit]) -> Iterator[Outcome]:
         for unit in units:
             if self.fail_after is not None and len(self.units) >= self.fail_after:
                 raise RuntimeError("a worker died")
@@ -117,11 +129,14 @@ class Executor:
 
 
 def replay(
-    rows: list[Row], workers: int, executor: Executor | None = None, may_pool=lambda row: True
+    rows: list[Row],
+    workers: int,
+    executor: Executor | None = None,
+    may_pool: Callable[[Row], bool] = lambda row: True,
 ) -> tuple[BackgroundReplay, Service, list[int]]:
     queue = ReplayQueue()
     queue.new_generation()
-    queue.put(rows)
+    queue.put(as_rows(rows))
     service = Service()
     made: list[int] = []
 
@@ -129,7 +144,14 @@ def replay(
         made.append(count)
         return executor
 
-    background = BackgroundReplay(queue, service, workers, make, may_pool)
+    # the stand-ins have what the background replay uses of the service, the executor and the rows
+    background = BackgroundReplay(
+        queue,
+        cast("ReplayService", service),
+        workers,
+        cast("Callable[[int], UnitExecutor]", make),
+        cast("Callable[[RunRow], bool]", may_pool),
+    )
     return background, service, made
 
 

@@ -98,7 +98,7 @@ def test_opening_a_simulation_of_an_unknown_domain_still_shows_it(session: Sessi
     path.write_bytes(MOCK_DEMO.read_bytes().replace(b'"mock"', b'"nowhere"'))
     opened = open_simulation(session.service, open_run(path), 0)
     assert opened.doc is not None and opened.analysis is None and opened.report is None
-    assert opened.eval_error is not None
+    assert opened.eval_error is not None and opened.replay_error is not None
     assert "nowhere" in opened.replay_error and opened.eval_error.startswith("no replay (")
 
 
@@ -107,6 +107,7 @@ def test_a_judge_verdict_reaches_the_row(session: Session) -> None:
     run = open_run(MOCK_DEMO)
     session.handle(FileLoaded(generation, run, []))
     report = open_simulation(session.service, run, 0).report
+    assert report is not None
     sim_id = run.entries[0].id
     changes = judged(session.catalog, run, sim_id, report)
     row = session.catalog.find(run.path, sim_id)
