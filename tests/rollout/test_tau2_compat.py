@@ -9,12 +9,24 @@ import asyncio
 import functools
 import inspect
 import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from tau_tui.env.tool_schema import tool_schema
+from tau_tui.model.tasks import Task
 from tau_tui.rollout import ParticipantSpec, PlaySession, RunConfig, Runner
+from tau_tui.rollout.participants import AgentBrief, Participant
 from tau_tui.tau2_adapter import tau2_available
+
+if TYPE_CHECKING:
+    # tau2's modules are skipped by mypy (pyproject.toml): these names are Any to it, named for the reader.
+    from tau2.data_model.simulation import Results
+    from tau2.data_model.simulation import SimulationRun as Tau2SimulationRun
+
+    from tau_tui.domains import DomainRegistry
 
 pytestmark = [
     pytest.mark.tau2,
@@ -22,7 +34,7 @@ pytestmark = [
 ]
 
 
-def tau2_results(path):
+def tau2_results(path: Path) -> Results:
     from tau2.data_model.simulation import Results
 
     return Results.load(path)
@@ -41,21 +53,24 @@ def tau2_mock_has_user_tools() -> bool:
     return registry.get_env_constructor("mock")().user_tools is not None
 
 
-def tau2_reward(results, sim) -> float:
+def tau2_reward(results: Results, sim: Tau2SimulationRun) -> float:
     from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
 
     task = next(t for t in results.tasks if t.id == sim.task_id)
-    return evaluate_simulation(
+    reward: float = evaluate_simulation(
         simulation=sim,
         task=task,
         evaluation_type=EvaluationType.ALL,
         solo_mode=False,
         domain=results.info.environment_info.domain_name,
     ).reward
+    return reward
 
 
 @pytest.mark.parametrize("layout", ["json", "dir"])
-def test_runner_recordings_load_in_tau2_and_tau2_scores_them_the_same(registry, tmp_path, layout):
+def test_runner_recordings_load_in_tau2_and_tau2_scores_them_the_same(
+    registry: DomainRegistry, tmp_path: Path, layout: str
+) -> None:
     if layout == "dir" and not tau2_reads_dir_layout():
         pytest.skip("this tau2 predates the dir layout")
     path = tmp_path / ("run.json" if layout == "json" else "rundir")
@@ -85,11 +100,13 @@ def tau2_terminations() -> set[str]:
     return {reason.value for reason in TerminationReason}
 
 
-def test_premature_ends_load_and_score_zero_in_tau2(registry, tmp_path, monkeypatch):
+def test_premature_ends_load_and_score_zero_in_tau2(
+    registry: DomainRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """max_steps always; an infrastructure_error placeholder too when this tau2 knows that reason (1.0.1 does)."""
     from tau_tui.rollout import factory
 
-    def broken(task, brief, args):
+    def broken(task: Task, brief: AgentBrief, args: dict[str, Any]) -> Participant:
         raise RuntimeError("cannot start")
 
     path = tmp_path / "run.json"
@@ -119,7 +136,9 @@ def test_premature_ends_load_and_score_zero_in_tau2(registry, tmp_path, monkeypa
             assert tau2_reward(results, sim) == 0.0
 
 
-def test_a_termination_reason_tau2_lacks_makes_its_loader_reject_the_file(registry, tmp_path):
+def test_a_termination_reason_tau2_lacks_makes_its_loader_reject_the_file(
+    registry: DomainRegistry, tmp_path: Path
+) -> None:
     """What docs/compatibility.md says tau2's loader does with our reasons it does not know: refuses the whole
     file."""
     import json
@@ -147,7 +166,7 @@ def test_a_termination_reason_tau2_lacks_makes_its_loader_reject_the_file(regist
             tau2_results(edited)
 
 
-async def _session(registry, path, with_user_tool: bool):
+async def _session(registry: DomainRegistry, path: Path, with_user_tool: bool) -> Path:
     session = PlaySession(registry, "mock", "create_task_1", "user", "scripted/gold")
     await session.wait_turn()
     if with_user_tool:
@@ -160,14 +179,8 @@ async def _session(registry, path, with_user_tool: bool):
     return session.save(path)
 
 
-def tau2_mock_has_user_tools() -> bool:
-    from tau2.registry import registry as tau2_registry
-
-    return tau2_registry.get_env_constructor("mock")().user_tools is not None
-
-
 @pytest.mark.parametrize("with_user_tool", [False, True])
-def test_human_session_recording_loads_in_tau2(registry, tmp_path, with_user_tool):
+def test_human_session_recording_loads_in_tau2(registry: DomainRegistry, tmp_path: Path, with_user_tool: bool) -> None:
     path = asyncio.run(_session(registry, tmp_path / "play.json", with_user_tool))
     results = tau2_results(path)
     sim = results.simulations[0]
@@ -181,7 +194,7 @@ def test_human_session_recording_loads_in_tau2(registry, tmp_path, with_user_too
     assert tau2_reward(results, sim) == 1.0
 
 
-def _resolved(method):
+def _resolved(method: Callable[..., Any]) -> Callable[..., Any]:
     """The method with its string annotations resolved (our domain modules use postponed annotations)."""
     hints = typing.get_type_hints(method)
     signature = inspect.signature(method)
@@ -190,21 +203,23 @@ def _resolved(method):
     )
 
     @functools.wraps(method)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         return method(*args, **kwargs)
 
-    wrapper.__signature__ = signature
+    cast(Any, wrapper).__signature__ = signature  # read by inspect.signature; no function type declares it
     return wrapper
 
 
 @pytest.mark.parametrize("domain", ["mock", "airline", "retail", "telecom"])
-def test_tool_schemas_equal_tau2s_construction(registry, domain):
+def test_tool_schemas_equal_tau2s_construction(registry: DomainRegistry, domain: str) -> None:
     from tau2.environment.tool import Tool
 
     env = registry.get(domain).new_environment()
     compared = 0
     for kit in (env.agent, env.user):
-        for name in kit.tool_names() if kit is not None else []:
+        if kit is None:
+            continue
+        for name in kit.tool_names():
             assert tool_schema(kit, name) == Tool(_resolved(kit.bound(name))).openai_schema, name
             compared += 1
     assert compared >= 4
