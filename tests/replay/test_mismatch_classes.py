@@ -143,7 +143,7 @@ def test_a_missing_further_information_line_is_library_text() -> None:
         PYDANTIC_ERROR,  # no difference at all is not a library-text difference
     ],
 )
-def test_any_other_difference_is_not_library_text(replayed) -> None:
+def test_any_other_difference_is_not_library_text(replayed: str) -> None:
     assert library_text_only(PYDANTIC_ERROR, replayed) is None
 
 
@@ -329,7 +329,7 @@ def test_eval_names_the_class_and_takes_the_switch(
     ],
 )
 def test_the_tui_takes_the_switch_from_its_flag_over_the_settings(
-    argv, settings: str, on: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    argv: list[str], settings: str, on: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tau_tui.cli import _settings, tui_parser
     from tau_tui.workspace import Workspace

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -27,12 +27,15 @@ def new_env(registry: DomainRegistry) -> Callable[..., Environment]:
 
 
 def timeline_of(
-    messages: list[dict[str, Any]], new_env: Callable[..., Environment], task=MOCK_TASK, solo=False
+    messages: Sequence[object],
+    new_env: Callable[..., Environment],
+    task: Mapping[str, object] | None = MOCK_TASK,
+    solo: bool = False,
 ) -> Timeline:
     return replay([parse_message(m) for m in messages], Task.model_validate(task) if task else None, new_env, solo)
 
 
-def kinds(timeline):
+def kinds(timeline: Timeline) -> list[FindingKind]:
     return [f.kind for f in timeline.findings]
 
 
