@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 import pytest
 from pydantic import BaseModel
 
 from tau_tui.env import Toolkit, ToolType, tool
+from tau_tui.env.domain import Domain
 from tau_tui.env.tool_schema import function_schema, parse_docstring, tool_schema, toolkit_schemas
 
 
@@ -26,7 +27,7 @@ class Kit(Toolkit):
         extras: dict[str, int],
         note: Optional[str] = None,
         count: int = 1,
-    ) -> dict:  # noqa: UP045 - Optional on purpose
+    ) -> dict[str, Any]:  # noqa: UP045 - Optional on purpose
         """Book a trip for a user.
 
         Charges the saved payment method.
@@ -45,8 +46,9 @@ class Kit(Toolkit):
         """
         return {}
 
+    # x unannotated on purpose: the schema of such a parameter is what test_undocumented_tool... checks
     @tool(ToolType.READ)
-    def undocumented(self, x, y: float = 2.5):
+    def undocumented(self, x, y: float = 2.5):  # type: ignore[no-untyped-def]
         return x
 
     @tool(ToolType.READ, discoverable=True)
@@ -58,7 +60,7 @@ class Kit(Toolkit):
         """Never listed."""
 
 
-def test_docstring_parts_follow_google_style():
+def test_docstring_parts_follow_google_style() -> None:
     doc = parse_docstring(Kit.book.__doc__)
     assert doc.summary == "Book a trip for a user."
     assert doc.details == "Charges the saved payment method.\nNever books twice."
@@ -68,7 +70,7 @@ def test_docstring_parts_follow_google_style():
     assert doc.returns == "The reservation."
 
 
-def test_schema_types_descriptions_and_required():
+def test_schema_types_descriptions_and_required() -> None:
     schema = tool_schema(Kit(), "book")
     assert schema["type"] == "function"
     function = schema["function"]
@@ -88,38 +90,38 @@ def test_schema_types_descriptions_and_required():
     assert props["count"] == {"default": 1, "title": "Count", "type": "integer"}
 
 
-def test_undocumented_tool_gets_its_name_and_any_types():
+def test_undocumented_tool_gets_its_name_and_any_types() -> None:
     function = tool_schema(Kit(), "undocumented")["function"]
     assert function["description"] == "undocumented"
     assert function["parameters"]["properties"]["x"] == {"title": "X"}
     assert function["parameters"]["required"] == ["x"]
 
 
-def test_discoverable_tools_and_helpers_are_not_listed_by_default():
+def test_discoverable_tools_and_helpers_are_not_listed_by_default() -> None:
     names = [s["function"]["name"] for s in toolkit_schemas(Kit())]
     assert names == ["book", "undocumented"]
     with_hidden = [s["function"]["name"] for s in toolkit_schemas(Kit(), include_discoverable=True)]
     assert "hidden" in with_hidden and "helper_not_a_tool" not in with_hidden
 
 
-def test_include_filters_like_task_user_tools():
+def test_include_filters_like_task_user_tools() -> None:
     assert [s["function"]["name"] for s in toolkit_schemas(Kit(), include=["undocumented"])] == ["undocumented"]
     assert toolkit_schemas(Kit(), include=[]) == []
     assert toolkit_schemas(None) == []
 
 
-def test_schemas_are_private_copies():
+def test_schemas_are_private_copies() -> None:
     first = tool_schema(Kit(), "book")
     first["function"]["parameters"]["properties"].clear()
     assert tool_schema(Kit(), "book")["function"]["parameters"]["properties"]
 
 
-def test_unknown_tool_is_refused():
+def test_unknown_tool_is_refused() -> None:
     with pytest.raises(ValueError, match="not found"):
         tool_schema(Kit(), "helper_not_a_tool")
 
 
-def test_function_schema_of_a_plain_function():
+def test_function_schema_of_a_plain_function() -> None:
     def done() -> str:
         """Finish."""
         return ""
@@ -131,7 +133,7 @@ def test_function_schema_of_a_plain_function():
     }
 
 
-def test_mock_domain_schemas(mock_domain):
+def test_mock_domain_schemas(mock_domain: Domain) -> None:
     env = mock_domain.new_environment()
     agent = {s["function"]["name"]: s for s in toolkit_schemas(env.agent)}
     assert list(agent) == ["create_task", "get_users", "update_task_status", "transfer_to_human_agents"]
