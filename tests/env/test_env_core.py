@@ -25,6 +25,7 @@ from tau_tui.env import (
     to_json_str,
     tool,
 )
+from tau_tui.env.jsonify import ModelDict
 from tau_tui.model import ToolCall
 
 if TYPE_CHECKING:
@@ -48,13 +49,13 @@ SCHEMA = DBSchema(Shop)
 class ShopTools(Toolkit):
     cache: dict[str, Any]
 
-    def __init__(self, db) -> None:
+    def __init__(self, db: Store | None) -> None:
         super().__init__(db)
         self.cache = {}
         self.calls_made = 0
 
     @tool(ToolType.READ)
-    def get_item(self, item_id: str) -> Item:
+    def get_item(self, item_id: str) -> ModelDict:
         """Look up an item."""
         self.calls_made += 1
         if item_id not in self.cache:
@@ -63,7 +64,7 @@ class ShopTools(Toolkit):
         return as_model(self.cache[item_id])
 
     @tool(ToolType.WRITE)
-    def set_price(self, item_id: str, price: float) -> Item:
+    def set_price(self, item_id: str, price: float) -> ModelDict:
         """Change a price."""
         assert self.db is not None
         item = self.db.edit("items", item_id)
@@ -71,7 +72,7 @@ class ShopTools(Toolkit):
         return as_model(item)
 
     @tool(ToolType.WRITE)
-    def add_item(self, item_id: str, price: float) -> Item:
+    def add_item(self, item_id: str, price: float) -> ModelDict:
         """Add an item."""
         item = Item(item_id=item_id, price=price).model_dump()
         assert self.db is not None
@@ -96,7 +97,7 @@ class ShopTools(Toolkit):
     @helper
     def assert_price(self, item_id: str, price: float) -> bool:
         assert self.db is not None
-        return self.db.items[item_id]["price"] == price
+        return bool(self.db.items[item_id]["price"] == price)
 
     def _secret(self) -> str:
         return "never"
@@ -112,7 +113,7 @@ def new_env() -> Environment:
     return Environment("shop", "policy", ShopTools(make_store(SCHEMA, PRISTINE)))
 
 
-def run(env: Environment, name: str, arguments, call_id: str = "x") -> ToolMessage:
+def run(env: Environment, name: str, arguments: object, call_id: str = "x") -> ToolMessage:
     return env.call(ToolCall(id=call_id, name=name, arguments=arguments))
 
 
@@ -184,7 +185,7 @@ def test_model_validation_coerces_like_tau2() -> None:
         ({"k": "\u00e9"}, '{"k": "\\u00e9"}'),
     ],
 )
-def test_json_ification_matches_tau2(value, text: str) -> None:
+def test_json_ification_matches_tau2(value: object, text: str) -> None:
     assert to_json_str(value) == text
 
 
@@ -218,7 +219,7 @@ def test_call_copies_id_and_requestor_and_result_text() -> None:
 
 
 def test_hash_is_tau2_canonical_sha256() -> None:
-    plain = {
+    plain: dict[str, Any] = {
         "items": {"a": {"item_id": "a", "price": 1.0, "tags": []}, "b": {"item_id": "b", "price": 2.5, "tags": []}},
         "counter": 0,
     }
@@ -273,12 +274,12 @@ def test_episode_isolation_a_then_b_equals_b_alone() -> None:
         run(env, "set_price", {"item_id": "a", "price": 50})
         run(env, "add_item", {"item_id": "c", "price": 1})
 
-    def episode_b(env: Environment):
+    def episode_b(env: Environment) -> tuple[list[object], str | None, int]:
         out = [
             run(env, "get_item", {"item_id": "a"}).content,
             run(env, "add_item", {"item_id": "d", "price": 2}).content,
         ]
-        assert env.agent is not None
+        assert isinstance(env.agent, ShopTools)
         return out, env.db_hash(), env.agent.calls_made
 
     alone = episode_b(new_env())

@@ -11,7 +11,7 @@ from tau_tui.env import store as store_module
 from tau_tui.env.store import Collection, CollectionBase, canonical_bytes, state_hash
 
 
-def _root(bases):
+def _root(bases: dict[str, CollectionBase]) -> dict[str, Collection]:
     return {name: Collection(base) for name, base in bases.items()}
 
 

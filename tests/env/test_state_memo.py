@@ -25,7 +25,7 @@ class Level(IntEnum):
     HIGH = 2
 
 
-def canonical(tree) -> bytes:
+def canonical(tree: object) -> bytes:
     return json.dumps(tree, sort_keys=True, default=str).encode()
 
 
@@ -113,7 +113,7 @@ def test_a_state_derived_by_the_store_hashes_like_a_full_dump() -> None:
         (Level.LOW, 1),
     ],
 )
-def test_frozen_comparison_agrees_with_the_canonical_json(a, b) -> None:
+def test_frozen_comparison_agrees_with_the_canonical_json(a: object, b: object) -> None:
     for left, right in ((a, b), (b, a)):
         tree_a, tree_b = {"device": {"v": left}, "list": [left]}, {"device": {"v": right}, "list": [right]}
         assert same_state(tree_a, tree_b, frozen=True) is (canonical_bytes(tree_a) == canonical_bytes(tree_b))
