@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,7 +22,11 @@ from tau_tui.rollout.protocol import (
     resolve_protocol,
 )
 from tests.helpers import tau2_101_data, tau2_101_python
-from tests.rollout.fake_llm import error, text
+from tests.rollout.fake_llm import FakeLLM, error, text
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
 
 FAST = RetryPolicy(max_retries=0)
 
@@ -58,13 +63,13 @@ class LLMSoloAgent:
 
 
 @pytest.fixture
-def fake_agent_source(tmp_path) -> Path:
+def fake_agent_source(tmp_path: Path) -> Path:
     path = tmp_path / "llm_agent.py"
     path.write_text(FAKE_LLM_AGENT)
     return path
 
 
-def test_agent_texts_come_from_the_syntax_tree_and_the_file_never_runs(fake_agent_source):
+def test_agent_texts_come_from_the_syntax_tree_and_the_file_never_runs(fake_agent_source: Path) -> None:
     texts = agent_texts_from_file(fake_agent_source, "--agent-prompt llm_agent.py")
     assert texts.system_prompt("POLICY") == "<i>\nBe a kind agent (canary-instruction).\n</i>\n<p>\nPOLICY\n</p>"
     solo = texts.system_prompt("POLICY", solo=True, ticket="TICKET")
@@ -72,7 +77,7 @@ def test_agent_texts_come_from_the_syntax_tree_and_the_file_never_runs(fake_agen
     assert texts.done_description == "Say you are finished (canary-done)."
 
 
-def test_a_template_file_reaches_no_attribute_or_conversion(tmp_path):
+def test_a_template_file_reaches_no_attribute_or_conversion(tmp_path: Path) -> None:
     assert fill("{{literal}} {domain_policy}", domain_policy="P") == "{literal} P"
     for bad in (
         "{domain_policy.__class__}",
@@ -98,7 +103,9 @@ def test_a_template_file_reaches_no_attribute_or_conversion(tmp_path):
         agent_texts_from_file(broken, "f")
 
 
-def test_auto_is_tau2_where_the_guidelines_are_found_and_own_elsewhere(tau2_data, tmp_path, fake_agent_source):
+def test_auto_is_tau2_where_the_guidelines_are_found_and_own_elsewhere(
+    tau2_data: Path, tmp_path: Path, fake_agent_source: Path
+) -> None:
     found = resolve_protocol("auto", [tau2_data], fake_agent_source)
     assert found.name == TAU2
     guidelines = (tau2_data / "user_simulator" / "simulation_guidelines.md").read_text()
@@ -116,7 +123,7 @@ def test_auto_is_tau2_where_the_guidelines_are_found_and_own_elsewhere(tau2_data
         resolve_protocol("tau3", [tau2_data])
 
 
-def test_protocol_own_reads_no_tau2_text(tau2_data):
+def test_protocol_own_reads_no_tau2_text(tau2_data: Path) -> None:
     own = resolve_protocol("own", [tau2_data])
     guidelines = (tau2_data / "user_simulator" / "simulation_guidelines.md").read_text()
     long_lines = [line for line in guidelines.splitlines() if len(line) > 40]
@@ -125,7 +132,9 @@ def test_protocol_own_reads_no_tau2_text(tau2_data):
     assert own.record()["agent_prompt_from"] == "tau-tui"
 
 
-def test_without_tau2_agent_prompt_an_llm_agent_is_refused_in_one_line(tau2_data, mock_domain, monkeypatch):
+def test_without_tau2_agent_prompt_an_llm_agent_is_refused_in_one_line(
+    tau2_data: Path, mock_domain: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(protocol_module, "installed_tau2_agent_source", lambda: None)
     assert resolve_protocol("auto", [tau2_data]).name == OWN  # no tau2 to take tau2's texts from: said, not guessed
     protocol = resolve_protocol("tau2", [tau2_data])
@@ -140,8 +149,8 @@ def test_without_tau2_agent_prompt_an_llm_agent_is_refused_in_one_line(tau2_data
 
 @pytest.mark.parametrize("name", [TAU2, OWN])
 def test_a_run_records_its_protocol_and_sends_its_prompts(
-    registry, tau2_data, tmp_path, fake_llm, name, fake_agent_source
-):
+    registry: DomainRegistry, tau2_data: Path, tmp_path: Path, fake_llm: FakeLLM, name: str, fake_agent_source: Path
+) -> None:
     protocol = resolve_protocol(name, [tau2_data], fake_agent_source)
     fake_llm.script("agent-model", [text("Done. Anything else?")])
     fake_llm.script("user-model", [text("Please mark task_1 as completed."), text("No. ###STOP###")])
@@ -171,8 +180,8 @@ def test_a_run_records_its_protocol_and_sends_its_prompts(
         # domain (whose user has tools) are sent, and with them tau2's guidelines for a user with tools
         user_tools = fake_llm.requests_for("user-model")[0].body.get("tools")
         assert "canary-instruction" in agent_system
-        expected = with_tools if user_tools else guidelines
-        assert user_system.startswith(expected.rstrip("\n")) and user_system.endswith("</scenario>")
+        sent_guidelines = with_tools if user_tools else guidelines
+        assert user_system.startswith(sent_guidelines.rstrip("\n")) and user_system.endswith("</scenario>")
         assert info["user_info"]["global_simulation_guidelines"] == guidelines
     else:
         assert "canary-instruction" not in agent_system and with_tools[:200] not in user_system
@@ -181,8 +190,14 @@ def test_a_run_records_its_protocol_and_sends_its_prompts(
 @pytest.mark.parametrize("name", [TAU2, OWN])
 @pytest.mark.parametrize("failing", ["evaluation", "model"])
 def test_a_task_that_fails_runs_again_under_tau2_and_is_saved_as_its_placeholder(
-    registry, tau2_data, tmp_path, fake_llm, name, failing, fake_agent_source
-):
+    registry: DomainRegistry,
+    tau2_data: Path,
+    tmp_path: Path,
+    fake_llm: FakeLLM,
+    name: str,
+    failing: str,
+    fake_agent_source: Path,
+) -> None:
     """tau2's runner runs a simulation again when it raises (an env assertion that cannot run, a model call
     that failed for good), then saves an infrastructure_error placeholder; our own protocol keeps the one
     conversation (unscored, or ended by the failure)."""
@@ -216,7 +231,7 @@ def test_a_task_that_fails_runs_again_under_tau2_and_is_saved_as_its_placeholder
             assert sim["termination_reason"] == "infrastructure_error"
 
 
-def test_tau2_judge_texts_are_read_not_run_and_ask_as_tau2_asks(tmp_path):
+def test_tau2_judge_texts_are_read_not_run_and_ask_as_tau2_asks(tmp_path: Path) -> None:
     from tau_tui.evaluate.judge import JudgeError
     from tau_tui.model.messages import AssistantMessage, ToolMessage, UserMessage
 
@@ -247,7 +262,7 @@ def test_tau2_judge_texts_are_read_not_run_and_ask_as_tau2_asks(tmp_path):
         protocol_module.judge_texts_from_source("x = 1\n", config, "other")
 
 
-def test_protocol_of_older_and_foreign_files():
+def test_protocol_of_older_and_foreign_files() -> None:
     assert protocol_of_info({"tau_tui": {"solo": False}})["name"] == OWN  # tau-tui before protocols were recorded
     tau2_made = protocol_of_info({"user_info": {"global_simulation_guidelines": "G"}})
     assert tau2_made["name"] == TAU2 and tau2_made["recorded_guidelines_sha256"]
@@ -265,31 +280,38 @@ SAMPLE = {
 }
 
 
-def _tau2_prompts(python: Path, data: Path, wanted: dict) -> dict:
+# What tau2_prompts.py prints: domain -> task id -> {"agent", "agent_tools", "user", "user_tools", "solo"}.
+Tau2Prompts = dict[str, dict[str, dict[str, Any]]]
+
+
+def _tau2_prompts(python: Path, data: Path, wanted: dict[str, list[str] | int]) -> Tau2Prompts:
     script = Path(__file__).with_name("tau2_prompts.py")
     env = {"TAU2_DATA_DIR": str(data), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
         [str(python), str(script), json.dumps(wanted)], capture_output=True, text=True, env=env, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    prompts: Tau2Prompts = json.loads(done.stdout.strip().splitlines()[-1])
+    return prompts
 
 
 @pytest.fixture(scope="module")
-def tau2_builders(tmp_path_factory) -> tuple[Path, dict]:
+def tau2_builders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Tau2Prompts]:
     """tau2 1.0.1's prompts and tools for every domain's sample (its first four tasks where none is named), from
     one run of tau2 1.0.1, and one cache of its rendered tool schemas for the tests below, as a user's cache is."""
     python = tau2_101_python()
     if python is None:
         pytest.skip("needs tau2 1.0.1's Python (make tau2-101, or TAU2_101_PYTHON)")
     data = tau2_101_data(tmp_path_factory.mktemp("tau2-101-data"))
-    wanted = {domain: sample or 4 for domain, sample in SAMPLE.items()}
+    wanted: dict[str, list[str] | int] = {domain: sample or 4 for domain, sample in SAMPLE.items()}
     return tmp_path_factory.mktemp("tau2-schema-cache"), _tau2_prompts(python, data, wanted)
 
 
 @pytest.mark.tau2_101
 @pytest.mark.parametrize("domain", list(SAMPLE))
-def test_prompts_and_tools_equal_what_tau2_101s_own_builders_give(registry, tau2_data, domain, tau2_builders):
+def test_prompts_and_tools_equal_what_tau2_101s_own_builders_give(
+    registry: DomainRegistry, tau2_data: Path, domain: str, tau2_builders: tuple[Path, Tau2Prompts]
+) -> None:
     python = tau2_101_python()
     cache, every = tau2_builders
     protocol = resolve_protocol(TAU2, [tau2_data], tau2_python=python, cache_dir=cache)
@@ -324,8 +346,8 @@ def test_prompts_and_tools_equal_what_tau2_101s_own_builders_give(registry, tau2
 
 
 def test_a_domain_tau2_does_not_have_runs_under_tau2_with_our_tool_schemas_and_says_why(
-    registry, tau2_data, tmp_path, fake_llm, fake_agent_source
-):
+    registry: DomainRegistry, tau2_data: Path, tmp_path: Path, fake_llm: FakeLLM, fake_agent_source: Path
+) -> None:
     import sys
 
     from tau_tui.tau2_adapter import tau2_available
