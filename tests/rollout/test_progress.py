@@ -25,7 +25,7 @@ def _finished(task_id: str, reward: float | None, completed: int) -> SimulationF
     return SimulationFinished(task_id, 0, 7, sim, reward, completed, 5)
 
 
-def test_a_resumed_run_is_folded_into_counts_and_an_average():
+def test_a_resumed_run_is_folded_into_counts_and_an_average() -> None:
     tally = RunTally()
     assert tally.average is None and not tally.finished
     assert tally.apply(RunStarted(PATH, total=5, already_done=2, pending=3))
@@ -43,7 +43,7 @@ def test_a_resumed_run_is_folded_into_counts_and_an_average():
     assert tally.finished and tally.running == 0
 
 
-def test_other_events_leave_the_tally_alone_and_running_never_goes_below_zero():
+def test_other_events_leave_the_tally_alone_and_running_never_goes_below_zero() -> None:
     tally = RunTally()
     assert not tally.apply(MessageAdded(None, 0))  # type: ignore[arg-type]
     assert not tally.apply(object())
@@ -52,14 +52,14 @@ def test_other_events_leave_the_tally_alone_and_running_never_goes_below_zero():
     assert tally == RunTally(done=1, rewards=[1.0])
 
 
-def test_over_ray_each_finished_simulation_names_its_node_and_the_end_counts_them_per_node():
+def test_over_ray_each_finished_simulation_names_its_node_and_the_end_counts_them_per_node() -> None:
     import io
 
     from tau_tui.rollout.console import RunProgress
 
     stream = io.StringIO()
     progress = RunProgress(stream=stream)
-    events = [RunStarted(PATH, total=3, already_done=0, pending=3)]
+    events: list[RunStarted | SimulationFinished] = [RunStarted(PATH, total=3, already_done=0, pending=3)]
     for completed, node in enumerate(["host/1f2e3d4c", "host/9a8b7c6d", "host/1f2e3d4c"], 1):
         finished = _finished(f"t{completed}", 1.0, completed)
         events.append(SimulationFinished(**{**finished.__dict__, "node": node}))
@@ -84,7 +84,7 @@ def _back(task_id: str, completed: int, node: str | None, termination: str = "us
     return SimulationFinished(task_id, 0, 7, sim, None if node is None else 1.0, completed, 5, node)
 
 
-def test_each_node_counts_what_it_runs_and_what_it_finished():
+def test_each_node_counts_what_it_runs_and_what_it_finished() -> None:
     tally = RunTally()
     assert tally.apply(WorkersStarted(("a", "a", "b")))
     tally.apply(RunStarted(PATH, total=5, already_done=0, pending=5))
@@ -101,7 +101,7 @@ def test_each_node_counts_what_it_runs_and_what_it_finished():
     assert all(n.running == 0 for n in tally.nodes.values())
 
 
-def test_a_node_whose_workers_died_is_marked_and_its_lost_units_counted_there():
+def test_a_node_whose_workers_died_is_marked_and_its_lost_units_counted_there() -> None:
     tally = RunTally()
     tally.apply(WorkersStarted(("a", "b", "b")))
     for task_id, node in [("t1", "a"), ("t2", "b"), ("t3", "b")]:
@@ -125,7 +125,7 @@ def test_a_node_whose_workers_died_is_marked_and_its_lost_units_counted_there():
     )
 
 
-def test_nodes_are_ranked_dead_first_then_by_work_then_by_name():
+def test_nodes_are_ranked_dead_first_then_by_work_then_by_name() -> None:
     tally = RunTally()
     tally.apply(WorkersStarted(("c", "b", "a", "d")))
     for i, node in enumerate(["a", "b", "b", "c"]):
@@ -134,14 +134,14 @@ def test_nodes_are_ranked_dead_first_then_by_work_then_by_name():
     assert [name for name, _ in tally.ranked_nodes()] == ["d", "b", "a", "c"]
 
 
-def test_a_local_run_has_no_nodes():
+def test_a_local_run_has_no_nodes() -> None:
     tally = RunTally()
     tally.apply(SimulationStarted("t1", 0, 7))
     tally.apply(_back("t1", 1, None))
     assert tally.nodes == {} and tally.by_node == {}
 
 
-def test_the_console_lists_each_node_under_the_bar_while_the_run_goes():
+def test_the_console_lists_each_node_under_the_bar_while_the_run_goes() -> None:
     import io
 
     from tau_tui.rollout.console import RunProgress, node_lines
