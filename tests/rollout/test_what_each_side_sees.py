@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import TYPE_CHECKING
 
+from tau_tui.model.messages import ToolMessage
 from tau_tui.model.tasks import Task
 from tau_tui.rollout import ParticipantSpec, PlaySession, RetryPolicy
+from tau_tui.rollout.human import TurnRequest
 from tau_tui.rollout.participants import agent_brief
 from tau_tui.rollout.session import Episode
-from tests.rollout.fake_llm import call, text
+from tests.rollout.fake_llm import FakeLLM, call, text
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
+    from tau_tui.env.domain import Domain
 
 SCENARIO_SECRETS = ["CANARY-UNKNOWN-INFO", "CANARY-TASK-INSTRUCTIONS", "CANARY-PERSONA"]
 GRADER_SECRETS = [
@@ -75,7 +82,7 @@ TASK = Task.model_validate(
 )
 
 
-def test_llm_agent_requests_hold_no_grader_or_scenario_secrets(mock_domain, fake_llm):
+def test_llm_agent_requests_hold_no_grader_or_scenario_secrets(mock_domain: Domain, fake_llm: FakeLLM) -> None:
     fake_llm.script(
         "agent-model",
         [
@@ -103,7 +110,10 @@ def test_llm_agent_requests_hold_no_grader_or_scenario_secrets(mock_domain, fake
     )
     sim = asyncio.run(episode.run())
     assert sim.termination_reason == "user_stop"
-    user_result = next(m for m in sim.messages if m.role == "tool" and m.requestor == "user")
+    assert sim.messages is not None
+    user_result = next(
+        m for m in sim.messages if m.role == "tool" and isinstance(m, ToolMessage) and m.requestor == "user"
+    )
 
     agent_requests = fake_llm.requests_for("agent-model")
     assert len(agent_requests) == 3
@@ -126,7 +136,7 @@ def test_llm_agent_requests_hold_no_grader_or_scenario_secrets(mock_domain, fake
     assert "c1" not in user_requests[-1].dump()  # nor does it see the agent's calls
 
 
-def test_agent_brief_carries_only_policy_tools_and_solo_ticket(mock_domain):
+def test_agent_brief_carries_only_policy_tools_and_solo_ticket(mock_domain: Domain) -> None:
     env = mock_domain.new_environment()
     brief = agent_brief(TASK, env)
     dumped = json.dumps({"policy": brief.policy, "tools": brief.tools, "ticket": brief.ticket})
@@ -136,8 +146,8 @@ def test_agent_brief_carries_only_policy_tools_and_solo_ticket(mock_domain):
     assert solo.ticket == "CANARY-TICKET"  # solo mode works from the ticket, as in tau2
 
 
-async def _human_agent_view(registry) -> list:
-    shown = []
+async def _human_agent_view(registry: DomainRegistry) -> list[TurnRequest]:
+    shown: list[TurnRequest] = []
     session = PlaySession(registry, "mock", TASK, "agent", "scripted/user", on_turn=shown.append)
     session.start()
     await session.wait_turn()
@@ -149,7 +159,7 @@ async def _human_agent_view(registry) -> list:
     return shown
 
 
-def test_a_human_agent_is_shown_no_grader_or_scenario_secrets(registry):
+def test_a_human_agent_is_shown_no_grader_or_scenario_secrets(registry: DomainRegistry) -> None:
     shown = asyncio.run(_human_agent_view(registry))
     assert len(shown) == 2
     for request in shown:
