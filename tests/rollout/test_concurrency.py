@@ -12,11 +12,18 @@ import json
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from tau_tui.evaluate.judge import LiteLLMJudge
 from tau_tui.model.io import open_run
 from tau_tui.model.tasks import Task
 from tau_tui.rollout import ParticipantSpec, RunConfig, Runner
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
 SLOTS = 40  # more than asyncio's default executor ever has threads
 HOLD = 5.0  # seconds a request waits for the others before it is answered anyway
@@ -46,7 +53,7 @@ class GatheringServer(ThreadingHTTPServer):
             self.in_flight[model] -= 1
 
 
-def _reply(model: str, body: dict) -> str:
+def _reply(model: str, body: dict[str, Any]) -> str:
     """The agent closes the conversation; the judge finds every expected outcome met (one per numbered line)."""
     if model != "judge":
         return "Done. Is there anything else I can help you with?"
@@ -58,7 +65,7 @@ def _reply(model: str, body: dict) -> str:
 class _Handler(BaseHTTPRequestHandler):
     server: GatheringServer
 
-    def do_POST(self):  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         model = str(body.get("model"))
         self.server.hold(model)
@@ -79,18 +86,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, *args):
+    def log_message(self, *args: Any) -> None:
         pass
 
 
-def judged_task(registry) -> Task:
+def judged_task(registry: DomainRegistry) -> Task:
     """The mock domain's NL-assertion task with a reward that needs the judge (its basis is NL_ASSERTION)."""
     task = registry.get("mock").tasks()["create_task_1_nl_eval"]
+    assert task.evaluation_criteria is not None
     criteria = task.evaluation_criteria.model_copy(update={"reward_basis": ["NL_ASSERTION"]})
     return task.model_copy(update={"evaluation_criteria": criteria})
 
 
-def test_concurrency_n_holds_n_agent_calls_and_n_judge_calls_in_flight(registry, tmp_path, monkeypatch):
+def test_concurrency_n_holds_n_agent_calls_and_n_judge_calls_in_flight(
+    registry: DomainRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")  # a placeholder the local server ignores
     server = GatheringServer(SLOTS)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()

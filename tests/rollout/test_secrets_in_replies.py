@@ -4,12 +4,17 @@ model arguments reaches the results file."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tau_tui.llm.credentials import MissingCredentials
 from tau_tui.rollout import ParticipantSpec, RetryPolicy, RunConfig, Runner
-from tests.rollout.fake_llm import error, text
+from tests.rollout.fake_llm import FakeLLM, error, text
+
+if TYPE_CHECKING:
+    from tau_tui.domains import DomainRegistry
 
 FAST = RetryPolicy(max_retries=1, initial=0.01, factor=2.0, max_delay=0.02)
 # Not key-shaped (no sk- prefix): only knowing the environment's values can blank them.
@@ -18,7 +23,9 @@ ENV_TOKEN = "plain-token-value-abcdefgh"
 ARG_KEY = "ArgumentKeyValue9876543210"
 
 
-def test_keys_in_replies_contents_and_error_bodies_are_not_written(registry, tmp_path, fake_llm, monkeypatch):
+def test_keys_in_replies_contents_and_error_bodies_are_not_written(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MYPROVIDER_API_KEY", ENV_KEY)
     monkeypatch.setenv("SOME_SERVICE_TOKEN", ENV_TOKEN)
     monkeypatch.setenv("TINY_KEY", "abc123")  # too short to be a key: left alone
@@ -42,7 +49,9 @@ def test_keys_in_replies_contents_and_error_bodies_are_not_written(registry, tmp
         assert secret not in written, secret
 
 
-def test_a_key_echoed_in_an_error_body_is_not_written(registry, tmp_path, fake_llm, monkeypatch):
+def test_a_key_echoed_in_an_error_body_is_not_written(
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MYPROVIDER_API_KEY", ENV_KEY)
     fake_llm.script("agent-model", [error(400, f"Request rejected for caller {ENV_KEY}")])
     fake_llm.script("user-model", [text("hello")])
@@ -57,8 +66,8 @@ def test_a_key_echoed_in_an_error_body_is_not_written(registry, tmp_path, fake_l
 
 
 def test_a_key_echoed_by_a_refusal_is_blanked_in_the_one_line_that_stops_the_run(
-    registry, tmp_path, fake_llm, monkeypatch
-):
+    registry: DomainRegistry, tmp_path: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MYPROVIDER_API_KEY", ENV_KEY)
     fake_llm.script("agent-model", [error(401, f"Invalid credentials: {ENV_KEY} {ARG_KEY}")])
     fake_llm.script("user-model", [text("hello")])
