@@ -10,18 +10,19 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tau_tui.model.io import open_run
 from tests.conftest import ROOT
-from tests.rollout.fake_llm import Request, error, text
+from tests.rollout.fake_llm import FakeLLM, Reply, Request, error, text
 
 ENV_KEY = "sk-test-env-secret-1234567890abcdef"
 ARG_KEY = "sk-test-arg-secret-0987654321fedcba"
 
 
-def tau_tui(*args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
+def tau_tui(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.Popen[str]:
     full_env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
     return subprocess.Popen(
         [sys.executable, "-m", "tau_tui.cli", *args],
@@ -34,7 +35,7 @@ def tau_tui(*args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
     )
 
 
-def finish(proc: subprocess.Popen, timeout: float = 180) -> tuple[int, str, str]:
+def finish(proc: subprocess.Popen[str], timeout: float = 180) -> tuple[int, str, str]:
     out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out, err
 
@@ -46,7 +47,9 @@ def saved_count(path: Path) -> int:
         return -1
 
 
-def test_sigkill_leaves_a_valid_file_and_resume_finishes_only_the_missing(tau2_data, tmp_path, fake_llm):
+def test_sigkill_leaves_a_valid_file_and_resume_finishes_only_the_missing(
+    tau2_data: Path, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     fake_llm.script("agent-model", [], then=text("All done. Anything else?", delay=0.3))
     out = tmp_path / "run.json"
     args = [
@@ -99,8 +102,8 @@ def test_sigkill_leaves_a_valid_file_and_resume_finishes_only_the_missing(tau2_d
     assert not list(out.parent.glob(".*.tmp"))
 
 
-def test_no_secret_reaches_any_written_file(tau2_data, tmp_path, fake_llm):
-    def echo_key(request: Request):
+def test_no_secret_reaches_any_written_file(tau2_data: Path, tmp_path: Path, fake_llm: FakeLLM) -> None:
+    def echo_key(request: Request) -> Reply:
         """The first request of each side is rejected, echoing the key it came with (providers do that)."""
         model = request.model
         if len(fake_llm.requests_for(model)) == 1:
@@ -165,9 +168,12 @@ def test_no_secret_reaches_any_written_file(tau2_data, tmp_path, fake_llm):
         "extra_headers": {},
     }
     run = open_run(out)
-    errors = [
-        run.simulation(i).info["error"] for i, e in enumerate(run.entries) if e.termination == "infrastructure_error"
-    ]
+    errors = []
+    for i, e in enumerate(run.entries):
+        if e.termination == "infrastructure_error":
+            info = run.simulation(i).info
+            assert info is not None
+            errors.append(info["error"])
     assert len(errors) == 2 and all("Request rejected for caller ***" in e for e in errors)
 
 
@@ -203,7 +209,7 @@ def test_no_secret_reaches_any_written_file(tau2_data, tmp_path, fake_llm):
         ),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(tau2_data, tmp_path, args, message):
+def test_bad_input_is_one_line_and_exit_2(tau2_data: Path, tmp_path: Path, args: list[str], message: str) -> None:
     out = tmp_path / "x.json"
     code, stdout, stderr = finish(tau_tui("run", *args, "--tau2-data", str(tau2_data), "--out", str(out)))
     assert code == 2
@@ -213,7 +219,7 @@ def test_bad_input_is_one_line_and_exit_2(tau2_data, tmp_path, args, message):
     assert not (tmp_path / "x.json").exists()
 
 
-def test_run_prints_a_summary_and_refuses_to_overwrite(tau2_data, tmp_path):
+def test_run_prints_a_summary_and_refuses_to_overwrite(tau2_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "gold.json"
     code, stdout, stderr = finish(
         tau_tui(
@@ -255,7 +261,7 @@ def test_run_prints_a_summary_and_refuses_to_overwrite(tau2_data, tmp_path):
     assert code == 2 and "already exists; pass --resume" in stderr
 
 
-def test_cli_and_rollout_core_import_neither_litellm_nor_textual():
+def test_cli_and_rollout_core_import_neither_litellm_nor_textual() -> None:
     code = (
         "import sys; import tau_tui.cli as cli; cli.build_parser(); import tau_tui.rollout; "
         "import tau_tui.rollout.console; print([m for m in ('litellm', 'textual') if m in sys.modules])"
