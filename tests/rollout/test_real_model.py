@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +62,8 @@ def gguf_path() -> Path | None:
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +211,7 @@ async def test_play_as_the_user_with_the_model_as_the_agent(model_server: str, t
     out = tmp_path / "play.json"
     app = PlayApp(session, out)
 
-    async def wait_for(pilot: Pilot[None], condition, what: str, seconds: float = 300) -> None:
+    async def wait_for(pilot: Pilot[int], condition: Callable[[], bool], what: str, seconds: float = 300) -> None:
         deadline = time.monotonic() + seconds
         while not condition():
             assert time.monotonic() < deadline, f"timed out waiting for {what}"
