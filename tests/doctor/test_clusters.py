@@ -28,7 +28,7 @@ def _run_file(tmp_path: Path, gold: dict[str, Any], name: str, model: str, sims:
 
 
 def _nothing_done(gold: dict[str, Any], task_sim: str, new_id: str) -> dict[str, Any]:
-    sim = copy.deepcopy(next(s for s in gold["simulations"] if s["id"] == task_sim))
+    sim: dict[str, Any] = copy.deepcopy(next(s for s in gold["simulations"] if s["id"] == task_sim))
     sim["id"] = new_id
     sim["messages"] = [*sim["messages"][:2], {"role": "user", "content": "###STOP###"}]
     return sim

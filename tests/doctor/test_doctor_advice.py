@@ -104,7 +104,7 @@ def test_markdown_of_task_findings_names_tasks_and_evidence(
     [([], 1), (["unreachable"], 1), (["gold_action_error"], 0), (["gold_action_error", "empty_component"], 1)],
 )
 def test_fail_on_counts_only_the_named_rules(
-    tau2_data: Path, capsys: pytest.CaptureFixture[str], fail_on, status: int
+    tau2_data: Path, capsys: pytest.CaptureFixture[str], fail_on: list[str], status: int
 ) -> None:
     args = ["doctor", "--domain", "mock", "--tau2-data", str(tau2_data)]
     assert main([*args, *(["--fail-on", *fail_on] if fail_on else [])]) == status

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +27,9 @@ pytestmark = pytest.mark.corpus
 DOMAINS = ("retail", "airline", "telecom", "banking_knowledge")
 
 
-def _initial_db(registry: DomainRegistry, domain: str):
-    return registry.get(domain).new_environment().freeze().agent
+def _initial_db(registry: DomainRegistry, domain: str) -> dict[str, Any]:
+    db: dict[str, Any] = registry.get(domain).new_environment().freeze().agent  # the agent DB's frozen root
+    return db
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
@@ -113,22 +115,22 @@ def test_the_upstream_fix_keeps_the_invariants(tau2_data: Path) -> None:
     assert exam.simulations == 342 and not [f for f in exam.findings if f.rule == "invariant_violated"]
 
 
-def _broken(registry: DomainRegistry, domain: str, edit) -> list[str]:
+def _broken(registry: DomainRegistry, domain: str, edit: Callable[[dict[str, Any]], None]) -> list[str]:
     db = copy.deepcopy(to_plain(_initial_db(registry, domain)))
     edit(db)
     return sorted({inv.name for inv in invariants(domain) if violations(inv, db)})
 
 
 def test_each_invariant_fires_on_a_broken_db(registry: DomainRegistry) -> None:
-    def retail_price(db) -> None:
+    def retail_price(db: dict[str, Any]) -> None:
         order = next(iter(db["orders"].values()))
         order["items"][0]["price"] += 1
 
-    def retail_options(db) -> None:
+    def retail_options(db: dict[str, Any]) -> None:
         order = next(iter(db["orders"].values()))
         order["items"][0]["options"] = {"color": "none"}
 
-    def retail_gift(db) -> None:
+    def retail_gift(db: dict[str, Any]) -> None:
         user = next(
             u for u in db["users"].values() if any(m["source"] == "gift_card" for m in u["payment_methods"].values())
         )
@@ -138,17 +140,17 @@ def test_each_invariant_fires_on_a_broken_db(registry: DomainRegistry) -> None:
     assert _broken(registry, "retail", retail_options) == ["retail-item-own-variant"]
     assert _broken(registry, "retail", retail_gift) == ["retail-gift-card-balance"]
 
-    def cancel_keeping_money(db) -> None:
+    def cancel_keeping_money(db: dict[str, Any]) -> None:
         next(iter(db["reservations"].values()))["status"] = "cancelled"
 
-    def bad_segment(db) -> None:
+    def bad_segment(db: dict[str, Any]) -> None:
         next(iter(db["reservations"].values()))["flights"][0]["date"] = "1999-01-01"
 
-    def orphan(db) -> None:
+    def orphan(db: dict[str, Any]) -> None:
         reservation = next(iter(db["reservations"].values()))
         db["users"][reservation["user_id"]]["reservations"].remove(reservation["reservation_id"])
 
-    def negative(db) -> None:
+    def negative(db: dict[str, Any]) -> None:
         user = next(
             u for u in db["users"].values() if any(m["source"] == "gift_card" for m in u["payment_methods"].values())
         )
@@ -162,14 +164,14 @@ def test_each_invariant_fires_on_a_broken_db(registry: DomainRegistry) -> None:
     assert _broken(registry, "airline", orphan) == ["airline-owner-lists-reservation"]
     assert _broken(registry, "airline", negative) == ["airline-balances", "airline-seats"]
 
-    def telecom(db) -> None:
+    def telecom(db: dict[str, Any]) -> None:
         db["bills"][0]["total_due"] += 5
         db["lines"][0]["plan_id"] = "P9999"
         db["lines"][1]["data_used_gb"] = -1
 
     assert _broken(registry, "telecom", telecom) == ["telecom-bill-total", "telecom-data-used", "telecom-references"]
 
-    def banking(db) -> None:
+    def banking(db: dict[str, Any]) -> None:
         key = next(iter(db["accounts"]["data"]))
         db["accounts"]["data"][key]["account_id"] = "other"
         db["accounts"]["data"][key]["user_id"] = "nobody"

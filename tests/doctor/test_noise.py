@@ -19,6 +19,7 @@ from tau_tui.model.io import open_run
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
+    from tests.evaluate.support import FakeOpenAI
 
 pytestmark = pytest.mark.corpus
 
@@ -70,13 +71,17 @@ def test_trials_flip_per_component(tmp_path: Path, tau2_data: Path, analyzer: An
 
 
 def test_judge_repeats_split_the_judges_variance_from_the_trials(
-    tmp_path: Path, tau2_data: Path, analyzer: Analyzer, server: tuple[type, str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    tau2_data: Path,
+    analyzer: Analyzer,
+    server: tuple[type[FakeOpenAI], str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     handler, base = server
     answers = itertools.cycle([_reply(True, True), _reply(True, False)])  # the judge flips on the second assertion
     original = handler.do_POST
 
-    def answer(self) -> None:
+    def answer(self: FakeOpenAI) -> None:
         handler.content = next(answers)
         original(self)
 
@@ -94,7 +99,7 @@ def test_judge_repeats_split_the_judges_variance_from_the_trials(
 
 
 def test_cli_judge_repeats(
-    tmp_path: Path, tau2_data: Path, server: tuple[type, str], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, tau2_data: Path, server: tuple[type[FakeOpenAI], str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     handler, base = server
     handler.content = _reply(True, True)

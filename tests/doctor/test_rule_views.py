@@ -4,11 +4,11 @@ of the task or simulation it could not read (never an error), and the other rule
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from tau_tui.doctor.rules import RULES, SIMULATION, TASK, Advice, Reach, Remedy, Rule
-from tau_tui.doctor.sim_rules import SIM_RULES, check_simulation
-from tau_tui.doctor.task_rules import TASK_RULES, check_task
+from tau_tui.doctor.sim_rules import SIM_RULES, SimProbe, check_simulation
+from tau_tui.doctor.task_rules import TASK_RULES, TaskProbe, check_task
 
 ADVICE = Advice(Reach.NONE, "no reward changes: a test", Remedy.IGNORE, "nothing.", "A test.")
 
@@ -18,12 +18,13 @@ def _broken(probe: object) -> list[Any]:
 
 
 def test_a_task_rule_that_raises_is_a_finding_and_the_next_rule_still_runs() -> None:
-    rules = [
+    rules: list[Rule[TaskProbe, tuple[str, dict[str, Any]]]] = [
         Rule("broken", TASK, "warning", "raises", ADVICE, _broken),
         Rule("found", TASK, "error", "one hit", ADVICE, lambda probe: [("seen", {"n": 1})]),
     ]
     probe = SimpleNamespace(task=SimpleNamespace(id="t1"))
-    findings = list(check_task(probe, "mock", rules))
+    # a stand-in with only what the rule view reads of a task probe
+    findings = list(check_task(cast(TaskProbe, probe), "mock", rules))
     assert [(f.rule, f.severity, f.task, f.domain) for f in findings] == [
         ("broken", "warning", "t1", "mock"),
         ("found", "error", "t1", "mock"),
@@ -33,13 +34,14 @@ def test_a_task_rule_that_raises_is_a_finding_and_the_next_rule_still_runs() -> 
 
 
 def test_a_simulation_rule_that_raises_is_a_finding_of_the_whole_simulation() -> None:
-    rules = [
+    rules: list[Rule[SimProbe, tuple[int | None, str, dict[str, Any]]]] = [
         Rule("broken", SIMULATION, None, "raises", ADVICE, _broken),
         Rule("found", SIMULATION, None, "one hit", ADVICE, lambda probe: [(3, "at step 3", {})]),
     ]
     sim = SimpleNamespace(id="s1", task_id="t1")
     probe = SimpleNamespace(analysis=SimpleNamespace(run=SimpleNamespace(path="run.json"), sim=sim))
-    findings = list(check_simulation(probe, rules))
+    # a stand-in with only what the rule view reads of a simulation probe
+    findings = list(check_simulation(cast(SimProbe, probe), rules))
     assert [(f.rule, f.step, f.file, f.sim, f.task) for f in findings] == [
         ("broken", None, "run.json", "s1", "t1"),
         ("found", 3, "run.json", "s1", "t1"),

@@ -21,11 +21,13 @@ pytestmark = pytest.mark.corpus
 
 @pytest.fixture(scope="module")
 def gold_mock(tau2_data: Path) -> dict[str, Any]:
-    return json.loads((tau2_data / "generated" / "tau2-gold_mock.json").read_text())
+    gold: dict[str, Any] = json.loads((tau2_data / "generated" / "tau2-gold_mock.json").read_text())
+    return gold
 
 
 def _sim(gold_mock: dict[str, Any], sim_id: str) -> dict[str, Any]:
-    return copy.deepcopy(next(s for s in gold_mock["simulations"] if s["id"] == sim_id))
+    sim: dict[str, Any] = copy.deepcopy(next(s for s in gold_mock["simulations"] if s["id"] == sim_id))
+    return sim
 
 
 def _file(tmp_path: Path, gold_mock: dict[str, Any], sims: list[dict[str, Any]]) -> Path:
@@ -124,7 +126,7 @@ def test_whose_fault(tmp_path: Path, gold_mock: dict[str, Any], analyzer: Analyz
         analyzer, _file(tmp_path, gold_mock, [ok, agent_error, out_of_scope, user_only, unreachable, nothing])
     )
 
-    def fault(sim_id: str):
+    def fault(sim_id: str) -> tuple[str, str] | None:
         hits = [f for f in found.get(sim_id, []) if f.rule == "whose_fault"]
         return (hits[0].evidence["fault"], hits[0].evidence["confidence"]) if hits else None
 

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from tau_tui.calibrate.gold import GoldChecker
-from tau_tui.doctor.task_rules import TASK_RULES, argument_problems, check_tasks, counts
+from tau_tui.doctor.task_rules import TASK_RULES, TaskFinding, argument_problems, check_tasks, counts
 from tau_tui.domains import DomainRegistry
 
 pytestmark = pytest.mark.corpus
 
 
-def _findings(data_root: Path, domain: str, ids: list[str] | None = None):
+def _findings(data_root: Path, domain: str, ids: list[str] | None = None) -> list[TaskFinding]:
     checker = GoldChecker.for_name(DomainRegistry(data_root), domain)
     every = checker.domain.tasks()
     tasks = [every[i] for i in ids] if ids else list(every.values())
