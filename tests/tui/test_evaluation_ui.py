@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from textual.widgets import TabbedContent
+from textual.widget import Widget
+from textual.widgets import DataTable, Static, TabbedContent
 
 from tau_tui.catalog import FLAG_CODES, RunFilter
 from tau_tui.evaluate import FLAG_KINDS, MetricOutcome, compute_metrics
@@ -27,6 +28,7 @@ from .conftest import SIZE, open_sim, settle
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
     from tau_tui.tui.app import TauTuiApp
+    from tests.evaluate.support import FakeOpenAI
     from tests.tui.conftest import MakeApp
 
 FOUR_TRIALS = (
@@ -34,9 +36,11 @@ FOUR_TRIALS = (
 )
 
 
-def plain(screen, selector: str) -> str:
+def plain(screen: Widget, selector: str) -> str:
     console = Console(width=150, record=True, file=io.StringIO())
-    console.print(screen.query_one(selector).content)
+    pane = screen.query_one(selector)
+    assert isinstance(pane, (Static, RichPane))
+    console.print(pane.content)
     return console.export_text()
 
 
@@ -58,6 +62,7 @@ async def test_background_worker_fills_recomputed_reward_agreement_and_flags(mak
         user_tools = rows["demo-user-tools"].evaluation
         assert user_tools is not None
         assert user_tools.reward == 0.0 and user_tools.agrees is True
+        assert user_tools.first_reason is not None
         assert "DB differs from gold" in user_tools.first_reason
         findings = rows["demo-structural-findings"].evaluation
         assert findings is not None
@@ -132,6 +137,7 @@ async def test_eval_tab_highlights_disagreement_and_jumps_between_flags(make_app
         await pilot.press("P")
         assert screen.cursor == 3
         # a flag is an event of its step in the message list too
+        assert screen.doc is not None
         assert any(e.kind == "flag" for e in screen.doc.steps[3].events)
         await pilot.press("D")  # the final DB matches gold: nowhere to go
         assert screen.cursor == 3
@@ -166,7 +172,7 @@ async def test_metrics_screen_shows_pass_hat_k_for_every_k(make_app: MakeApp, an
         assert "bootstrap seed 0" in summary and "noise floor" in summary and "flip rate: 0/5" in summary
         assert abs(screen.confidence.intervals.pass_hat_k[4].estimate - expected.pass_hat_k[4]) < 1e-9
         assert "agent_stop 20" in plain(screen, "#metrics-terminations")
-        table = screen.query_one("#metrics-tasks")
+        table = screen.query_one("#metrics-tasks", DataTable)
         assert table.row_count == 5
         assert [str(c.label) for c in table.columns.values()][-4:] == ["pass^1*", "pass^2*", "pass^3*", "pass^4*"]
         await pilot.press("escape")
@@ -218,6 +224,7 @@ async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_a
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, MetricsScreen)
+        assert screen.recomputed is not None
         assert screen.recomputed.infrastructure_errors == 1 and screen.recomputed.n_unscored == 1
         assert screen.recomputed.n_scored == 1 and screen.recomputed.avg_reward == 1.0
         summary = plain(screen, "#metrics-summary")
@@ -227,7 +234,7 @@ async def test_metrics_keep_infrastructure_errors_and_unscored_runs_apart(make_a
 
 
 async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(
-    make_app: MakeApp, tmp_path: Path, server: tuple[type, str]
+    make_app: MakeApp, tmp_path: Path, server: tuple[type[FakeOpenAI], str]
 ) -> None:
     """NL assertions are "not evaluated" until J asks the judge model (a local OpenAI-compatible server)."""
     from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task
@@ -264,6 +271,7 @@ async def test_j_asks_the_judge_and_the_eval_tab_and_runs_table_follow(
         await pilot.press("escape")
         await open_sim(pilot, row.sim_id)
         assert isinstance(app.screen, TrajectoryScreen)
+        assert app.screen.report is not None
         assert app.screen.report.evaluation.reward == 1.0 and len(handler.requests) == 1
     assert path.read_bytes() == before
 
@@ -283,4 +291,5 @@ async def test_j_without_a_judge_model_says_how_to_give_one(make_app: MakeApp, t
         await pilot.pause()
         assert any("--judge MODEL" in n.message for n in app._notifications)
         assert isinstance(app.screen, TrajectoryScreen)
+        assert app.screen.report is not None
         assert app.screen.report.evaluation.reward is None

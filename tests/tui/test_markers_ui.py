@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tau_tui.analysis import Analyzer
-from tau_tui.catalog import RunFilter
+from tau_tui.catalog import EvalSummary, RunFilter, RunRow
 from tau_tui.domains import DomainRegistry
 from tau_tui.model.io import open_run
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
@@ -28,8 +29,20 @@ OUR_RECORDINGS = ROOT / "recordings"
 def doc_of(name: str, sim_id: str) -> TrajectoryDoc:
     run = open_run(OUR_RECORDINGS / name)
     index = run.find(sim_id)
+    assert index is not None
     analysis = Analyzer(DomainRegistry(None)).analyze(run, index)
     return TrajectoryDoc(run.simulation(index).trajectory, analysis.timeline)
+
+
+def evaluation_of(row: RunRow) -> EvalSummary:
+    assert row.evaluation is not None
+    return row.evaluation
+
+
+def replay_counts(row: RunRow) -> tuple[int, int, int]:
+    """A row's injected faults, cassette refusals and discovered tools."""
+    assert row.replay is not None
+    return row.replay.faults, row.replay.refused, row.replay.discovered
 
 
 def step_text(doc: TrajectoryDoc, step: int, expanded: bool = False) -> str:
@@ -89,12 +102,13 @@ async def test_trajectory_screen_jumps_to_faults_and_refusals(make_app: MakeApp)
         await pilot.press("i")
         assert screen.cursor == 9 and "attempt 2" in screen.query_one("#change-view", RichPane).plain
         assert "3 injected faults" in screen.query_one("#traj-header", InfoLine).plain
-        assert "↯ 3" in screen.view.border_subtitle
+        assert screen.view.border_subtitle is not None and "↯ 3" in screen.view.border_subtitle
         await pilot.press("u")  # no refusal in this run: the cursor stays
         assert screen.cursor == 9
         await pilot.press("escape")
         await open_sim(pilot, "cas-greedy-refused")
         screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
         await pilot.press("u")
         assert screen.cursor == 9 and "refused 1/1" in screen.query_one("#traj-status", InfoLine).plain
         assert "1 refused" in screen.query_one("#traj-header", InfoLine).plain
@@ -111,7 +125,7 @@ async def test_runs_table_counts_faults_refusals_and_discoveries(make_app: MakeA
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
         rows = {r.sim_id: r for r in app.session.catalog.rows}
-        assert {k: (r.replay.faults, r.replay.refused, r.replay.discovered) for k, r in rows.items()} == {
+        assert {k: replay_counts(r) for k, r in rows.items()} == {
             "as-gold-goodwill": (0, 0, 1),
             "as-gold-two-returns": (0, 0, 1),
             "as-hasty-refund": (0, 0, 0),
@@ -204,17 +218,24 @@ async def test_the_trajectory_footer_counts_flags_and_tool_errors_as_the_runs_ta
         await settle(pilot)
         rows = {row.task: row for row in app.session.catalog.rows}
         # task 3: three flags on one step; task 11: one tool error and two errors recorded on agent messages
-        for task, steps_differ in (
-            ("3", lambda doc, row: len(doc.targets["flag"]) < row.evaluation.n_flags),
+        checks: tuple[tuple[str, Callable[[TrajectoryDoc, RunRow], bool]], ...] = (
+            ("3", lambda doc, row: len(doc.targets["flag"]) < evaluation_of(row).n_flags),
             ("11", lambda doc, row: len(doc.targets["error"]) > row.entry.n_tool_errors),
-        ):
+        )
+        for task, steps_differ in checks:
             row = rows[task]
             await open_sim(pilot, row.sim_id)
             screen = app.screen
             assert isinstance(screen, TrajectoryScreen)
+            assert screen.doc is not None
             assert steps_differ(screen.doc, row)
-            marks = dict(part.split(" ", 1) for part in screen.view.border_subtitle.split("  ") if part.count(" ") == 1)
-            assert marks["⚑"] == str(row.evaluation.n_flags)
+            subtitle = screen.view.border_subtitle
+            assert subtitle is not None
+            marks = {
+                mark: count
+                for mark, count in (part.split(" ", 1) for part in subtitle.split("  ") if part.count(" ") == 1)
+            }
+            assert marks["⚑"] == str(evaluation_of(row).n_flags)
             assert marks["✗"] == str(row.entry.n_tool_errors)
             await pilot.press("escape")
             await pilot.pause()

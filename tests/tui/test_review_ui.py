@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from textual.widget import Widget
 from textual.widgets import TabbedContent
 
 from tau_tui.model.notes import NoteBook
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.corpus
 BIG = (160, 45)
 
 
-def pane_text(screen, selector: str) -> str:
+def pane_text(screen: Widget, selector: str) -> str:
     return screen.query_one(selector, RichPane).plain
 
 
@@ -43,7 +44,7 @@ async def test_a_reviewed_simulation_shows_its_review_jumps_to_errors_and_keeps_
         await open_sim(pilot, row.sim_id)
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen)
-        tabs = screen.query_one("#side")
+        tabs = screen.query_one("#side", TabbedContent)
         assert tabs.get_tab("tab-review").display and not tabs.get_tab("tab-ticks").display
         await pilot.press("6")
         assert tabs.active == "tab-review"
@@ -79,7 +80,7 @@ async def test_a_full_duplex_simulation_has_a_tick_timeline(make_app: MakeApp, t
         assert [r.sim_id for r in app.session.catalog.rows] == ["fd-sim-1"]
         await open_sim(pilot, "fd-sim-1")
         screen = app.screen
-        tabs = screen.query_one("#side")
+        tabs = screen.query_one("#side", TabbedContent)
         assert tabs.get_tab("tab-ticks").display
         await pilot.press("7")
         await pilot.press("y")  # the review error at ticks 30-38
@@ -134,12 +135,13 @@ async def test_a_voice_run_folds_its_silent_chunks_until_z_shows_them(make_app: 
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen)
         doc, view = screen.doc, screen.view
+        assert doc is not None
         folded = [i for i in range(len(doc)) if doc.folds(i)]
         assert folded == [s.index for s in doc.steps if is_silent(s.message) and not s.events]
         assert folded[0] == 0 and 1 not in folded
         shown = len(doc) - len(folded)
         assert app.session.catalog.rows[0].entry.n_messages == shown  # the runs table's msgs: what the trajectory shows
-        assert f"{len(folded)} silent chunks folded (z shows)" in view.border_title
+        assert view.border_title is not None and f"{len(folded)} silent chunks folded (z shows)" in view.border_title
         visited = [screen.cursor]
         for _ in range(shown + 2):
             await pilot.press("j")
@@ -149,18 +151,21 @@ async def test_a_voice_run_folds_its_silent_chunks_until_z_shows_them(make_app: 
         assert screen.cursor == 1
         await pilot.press("z")
         await pilot.pause()
-        assert "silent chunks shown (z folds)" in view.border_title
+        assert view.border_title is not None and "silent chunks shown (z folds)" in view.border_title
         await pilot.press("g")
         assert screen.cursor == 0
         await pilot.press("z")
         await pilot.pause()
+        assert view.border_title is not None
         assert screen.cursor == 1 and f"{len(folded)} silent chunks folded" in view.border_title
 
 
 def test_a_silent_chunk_with_a_note_is_not_folded(tmp_path: Path) -> None:
     from types import SimpleNamespace
+    from typing import cast
 
     from tau_tui.model.io import open_run
+    from tau_tui.model.notes import Note
     from tau_tui.model.ticks import read_ticks
     from tau_tui.views.trajectory_doc import TrajectoryDoc
 
@@ -169,7 +174,7 @@ def test_a_silent_chunk_with_a_note_is_not_folded(tmp_path: Path) -> None:
     assert not doc.folds(0)  # not known as a voice run yet: nothing folds
     doc.add_reviews(None, read_ticks(run.raw_sims[0]["ticks"]))
     assert doc.folds(0)
-    doc.set_notes([SimpleNamespace(step=0, text="silence here")])
+    doc.set_notes([cast(Note, SimpleNamespace(step=0, text="silence here"))])  # only what set_notes reads
     assert not doc.folds(0)
 
 
@@ -192,6 +197,7 @@ async def test_a_voice_run_is_graded_from_ticks_and_shows_its_consolidated_list_
         assert isinstance(screen, TrajectoryScreen)
         header = screen.query_one("#traj-header", InfoLine)
         assert "voice: graded from ticks" in header.plain and "unpriced" in header.plain
+        assert screen.doc is not None and screen.report is not None
         assert len(screen.doc) == 66 and screen.report.evaluation.reward == 1.0
         assert screen.query_one("#side", TabbedContent).get_tab("tab-ticks").display
         await pilot.press("4")
@@ -203,7 +209,9 @@ async def test_a_voice_run_is_graded_from_ticks_and_shows_its_consolidated_list_
         await pilot.pause()
         consolidated = app.screen
         assert isinstance(consolidated, ConsolidatedScreen)
-        assert len(consolidated.query_one(TrajectoryView).doc) == 63
+        consolidated_doc = consolidated.query_one(TrajectoryView).doc
+        assert consolidated_doc is not None
+        assert len(consolidated_doc) == 63
         assert "3 tool results before their calls here" in consolidated.query_one(InfoLine).plain
         view = consolidated.query_one(TrajectoryView)
         await pilot.press("G")  # the trajectory screen's keys move through the list

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from textual.widgets import DataTable
 
 from tau_tui.tui.screens.run_compare import RunCompareScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from textual.pilot import Pilot
 
     from tau_tui.analysis import Analyzer
+    from tau_tui.model.notes import Note
     from tests.tui.conftest import MakeApp
 
 pytestmark = pytest.mark.corpus
@@ -57,6 +59,7 @@ async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app: M
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TrialCompareScreen), "the trial comparison")
         trial = app.screen
+        assert isinstance(trial, TrialCompareScreen)
         await wait_until(pilot, lambda: trial.comparison is not None, "the pair replayed", tries=2000)
         row = screen.shown[0]
         assert trial.comparison.left.task_id == trial.comparison.right.task_id == row.task
@@ -64,7 +67,7 @@ async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app: M
         assert app.screen is screen
 
 
-async def _recorded_comparison(pilot: Pilot[None], a, b) -> RunCompareScreen:
+async def _recorded_comparison(pilot: Pilot[None], a: Path, b: Path) -> RunCompareScreen:
     """The comparison screen of ``a`` and ``b`` on their recorded rewards (nothing replayed), once shown."""
     screen = RunCompareScreen(a, b)
     screen.recorded = True
@@ -76,20 +79,20 @@ async def _recorded_comparison(pilot: Pilot[None], a, b) -> RunCompareScreen:
 
 def _shown_tasks(screen: RunCompareScreen) -> list[str]:
     """The task column as drawn: what fits its width."""
-    table = screen.query_one("#runcmp-rows")
+    table = screen.query_one("#runcmp-rows", DataTable)
     width = next(iter(table.columns.values())).width
     return [table.get_row_at(i)[0].plain[:width] for i in range(table.row_count)]
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 45)])
-async def test_telecom_task_ids_read_apart_and_take_the_free_width(make_app: MakeApp, size: tuple[int, ...]) -> None:
+async def test_telecom_task_ids_read_apart_and_take_the_free_width(make_app: MakeApp, size: tuple[int, int]) -> None:
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
         screen = await _recorded_comparison(pilot, A, B)
         shown = _shown_tasks(screen)
         assert len(shown) == 40 and len(set(shown)) == 40, [t for t in shown if shown.count(t) > 1]
-        table = screen.query_one("#runcmp-rows")
+        table = screen.query_one("#runcmp-rows", DataTable)
         widths = [column.width for column in table.columns.values()]
         if size[0] >= 160:  # the task column takes what the others leave (cells are padded by one each side)
             assert sum(widths) + 2 * len(widths) == table.size.width - 2
@@ -173,6 +176,7 @@ async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app: Make
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen)
         await wait_until(pilot, lambda: screen.report is not None, "the evaluation")
+        assert screen.report is not None
         assert [(f.kind, f.step) for f in screen.report.flags if f.kind == "user_stopped_early"] == [
             ("user_stopped_early", 3)
         ]
@@ -183,10 +187,16 @@ async def test_S_accepts_the_suggested_source_of_a_flag_as_a_note(make_app: Make
         screen.go(3)
         await pilot.pause()
         await pilot.press("S")
-        await wait_until(pilot, lambda: bool(app.session.catalog.find(path, "sim-1").notes), "the note")
-        note = app.session.catalog.find(path, "sim-1").notes[0]
+
+        def notes() -> list[Note]:
+            row = app.session.catalog.find(path, "sim-1")
+            assert row is not None
+            return row.notes
+
+        await wait_until(pilot, lambda: bool(notes()), "the note")
+        note = notes()[0]
         assert (note.source, note.error_type, note.step) == ("user", "premature_end", 3)
-        assert note.text.startswith("user_stopped_early:") and len(app.session.catalog.find(path, "sim-1").notes) == 1
+        assert note.text.startswith("user_stopped_early:") and len(notes()) == 1
 
 
 TOOLORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
@@ -224,15 +234,14 @@ async def test_audit_screen_matches_the_cli_and_opens_a_simulation(
         await pilot.pause()
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen), "the trajectory")
+        assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.sim_id == screen.shown[0].sim_id
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)])
 async def test_audit_screen_shows_only_the_effect_above_a_table_that_keeps_its_rows(
-    make_app: MakeApp, size: tuple[int, ...]
+    make_app: MakeApp, size: tuple[int, int]
 ) -> None:
-    from textual.widgets import DataTable
-
     from tau_tui.tui.screens.audit import AuditScreen
 
     app = make_app([TOOLORCHESTRA])
