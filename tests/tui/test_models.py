@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from rich.console import Console
+from rich.console import Console, RenderableType
 
-from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec, query_terms
+from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, RunRow, SortSpec, query_terms
 from tau_tui.model.io import RunFile, open_run
 from tau_tui.views.panels import render_changes, render_mismatch, side_by_side
 from tau_tui.views.render import RENDERERS, RenderContext, render_step, role_of
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
 
 
-def text_of(renderable, width: int = 160) -> str:
+def text_of(renderable: RenderableType, width: int = 160) -> str:
     console = Console(width=width, record=True)
     console.print(renderable)
     return console.export_text()
@@ -32,8 +32,14 @@ def run() -> RunFile:
     return open_run(MOCK_DEMO)
 
 
-def doc_for(run: RunFile, analyzer: Analyzer, sim_id: str) -> TrajectoryDoc:
+def index_of(run: RunFile, sim_id: str) -> int:
     index = run.find(sim_id)
+    assert index is not None
+    return index
+
+
+def doc_for(run: RunFile, analyzer: Analyzer, sim_id: str) -> TrajectoryDoc:
+    index = index_of(run, sim_id)
     analysis = analyzer.analyze(run, index)
     return TrajectoryDoc(analysis.sim.trajectory, analysis.timeline)
 
@@ -46,7 +52,10 @@ def test_catalog_filters_sorts_and_searches(run: RunFile, analyzer: Analyzer) ->
     catalog.add_run(run)
     for row in catalog.rows:
         row.replay = ReplaySummary.of(analyzer.analyze(run, row.index))
-    ids = lambda rows: [r.sim_id for r in rows]  # noqa: E731
+
+    def ids(rows: list[RunRow]) -> list[str]:
+        return [r.sim_id for r in rows]
+
     assert [r.status for r in catalog.rows] == ["pass", "pass", "pass", "fail", "fail"]
     assert ids(catalog.view(RunFilter(failed_only=True), SortSpec())) == ["demo-structural-findings", "demo-user-tools"]
     assert ids(catalog.view(RunFilter(text="dismiss"), SortSpec())) == ["demo-user-tools"]
@@ -77,7 +86,8 @@ def test_reloading_a_file_replaces_its_rows_in_place(run: RunFile) -> None:
     catalog.add_run(again)
     assert len(catalog.rows) == 5
     assert all(r.run is again for r in catalog.rows)
-    assert catalog.find(MOCK_DEMO, "demo-user-tools").index == 4
+    found = catalog.find(MOCK_DEMO, "demo-user-tools")
+    assert found is not None and found.index == 4
 
 
 def test_unscored_and_infra_runs_are_never_failed(tmp_path: Path) -> None:
@@ -129,7 +139,7 @@ def test_jump_targets(run: RunFile, analyzer: Analyzer) -> None:
 
 
 def test_doc_without_replay_still_pairs_calls(run: RunFile) -> None:
-    sim = run.simulation(run.find("demo-hallucinated-tool"))
+    sim = run.simulation(index_of(run, "demo-hallucinated-tool"))
     doc = TrajectoryDoc(sim.trajectory, None)
     assert [c.pill for c in doc.calls] == ["error", "not replayed"]
     assert doc.targets["write"] == [] and doc.targets["error"] == [3]
@@ -139,7 +149,7 @@ def test_doc_without_replay_still_pairs_calls(run: RunFile) -> None:
 
 
 def test_every_event_kind_has_a_renderer(run: RunFile, analyzer: Analyzer) -> None:
-    kinds = set()
+    kinds: set[str] = set()
     for sim_id in (
         "demo-clean-pass",
         "demo-mismatch",
@@ -182,7 +192,7 @@ def test_mismatch_panel_marks_the_differing_lines(run: RunFile, analyzer: Analyz
 
 
 def test_changes_panel(run: RunFile, analyzer: Analyzer) -> None:
-    analysis = analyzer.analyze(run, run.find("demo-clean-pass"))
+    analysis = analyzer.analyze(run, index_of(run, "demo-clean-pass"))
     agent, user = analysis.timeline.changes_at(5)
     text = text_of(render_changes((("agent DB", agent), ("user DB", user)), "none"))
     assert "agent DB · 1 change" in text and '"pending" → "completed"' in text
@@ -193,7 +203,7 @@ def test_changes_panel(run: RunFile, analyzer: Analyzer) -> None:
 
 
 def test_state_labels_and_marks(run: RunFile, analyzer: Analyzer) -> None:
-    analysis = analyzer.analyze(run, run.find("demo-clean-pass"))
+    analysis = analyzer.analyze(run, index_of(run, "demo-clean-pass"))
     state = analysis.timeline.state_at(5).agent
     assert value_at(state, ("tasks", "task_1", "status")) == "completed"
     assert value_at(state, ("tasks", "nope")) is MISSING

@@ -9,12 +9,13 @@ import io
 import json
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 from textual.widgets import Checkbox, Input, Select
 
-from tau_tui.model.notes import NoteBook, notes_path
+from tau_tui.catalog import RunRow
+from tau_tui.model.notes import Note, NoteBook, notes_path
 from tau_tui.tui.screens.note_form import NoteFormScreen
 from tau_tui.tui.screens.notes import NotesScreen
 from tau_tui.tui.screens.picker import PickerScreen
@@ -22,8 +23,9 @@ from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
+from tau_tui.views.trajectory_doc import Event
 
-from .conftest import ROOT, open_sim, set_input, settle, wait_until
+from .conftest import ROOT, current_screen, open_sim, set_input, settle, wait_until
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -37,7 +39,13 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def shown_cell(table: RunTable, row, key: str) -> str:
+def note_of(event: Event) -> Note:
+    """The note a "note" event shows."""
+    assert event.note is not None
+    return event.note
+
+
+def shown_cell(table: RunTable, row: RunRow, key: str) -> str:
     """The text a column of the runs table shows for ``row`` (as drawn, not as computed)."""
     span = table.column_span(key)
     if span is None:
@@ -87,6 +95,7 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(
         await pilot.press("A")
         await fill_note(pilot, "policy_violation", "refunded 449.00 without the approval the policy asks for")
         row = app.session.catalog.find(recording, "as-hasty-refund")
+        assert row is not None
         assert [(n.source, n.error_type, n.step) for n in row.notes] == [("agent", "policy_violation", None)]
         assert notes_path(recording).is_file() and digest(recording) == before
         assert shown_cell(app.runs_screen.query_one(RunTable), row, "notes") == "1"
@@ -100,8 +109,9 @@ async def test_a_note_is_added_shown_reloaded_and_the_recording_never_changes(
         assert isinstance(app.screen, NoteFormScreen)
         assert app.screen.step == 9 and app.screen.source == "environment"
         await fill_note(pilot, "wrong_action", "should have asked for approval", source="agent")
+        assert screen.doc is not None
         assert screen.doc.targets["note"] == [9]
-        assert [e.note.error_type for e in screen.doc.steps[9].events if e.kind == "note"] == ["wrong_action"]
+        assert [note_of(e).error_type for e in screen.doc.steps[9].events if e.kind == "note"] == ["wrong_action"]
         assert "note 1/1" in screen.query_one("#traj-status", InfoLine).plain
         assert "✐ 2 notes" in screen.query_one("#traj-header", InfoLine).plain
         await pilot.press("5")
@@ -155,7 +165,7 @@ async def test_notes_list_opens_the_step_exports_and_deletes(make_app: MakeApp, 
         assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.sim_id == "wh-gives-up" and app.screen.cursor == 7
         await pilot.press("escape")
-        assert app.screen is screen
+        assert current_screen(app) is screen
         await set_input(pilot, "#notes-filter", "")
         for fmt in ("json", "csv"):
             await pilot.press("e")
@@ -194,11 +204,14 @@ async def test_a_note_that_cannot_be_written_is_a_notification_and_the_sidecar_s
         table.focus()
         shown: list[str] = []
         real_notify = app.notify
-        monkeypatch.setattr(
-            app, "notify", lambda message, **kw: (shown.append(str(message)), real_notify(message, **kw))
-        )
 
-        def read_only(*args, **kwargs: Any):
+        def notify(message: str, **kw: Any) -> None:
+            shown.append(str(message))
+            real_notify(message, **kw)
+
+        monkeypatch.setattr(app, "notify", notify)
+
+        def read_only(*args: object, **kwargs: object) -> NoReturn:
             raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
         monkeypatch.setattr(os, "replace", read_only)
@@ -224,6 +237,7 @@ async def test_a_note_on_the_bundled_recordings_goes_to_the_user_data_folder(
         await pilot.press("A")
         await fill_note(pilot, "tool_bug", "a note on a bundled recording")
         row = app.session.catalog.find(folder / "warehouse_cassette.json", "cas-reordered-mismatch")
+        assert row is not None
         assert "a note on a bundled recording" in [n.text for n in row.notes]
     assert sorted(p.name for p in folder.iterdir()) == before
     saved = list((user_data_home / "tau-tui" / "notes").glob("*-warehouse_cassette.notes.json"))
