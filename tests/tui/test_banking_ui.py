@@ -4,7 +4,7 @@ tab, and the retrieval variant as a runs-table column and filter."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from tau_tui.analysis import Analyzer, SimAnalysis
 from tau_tui.catalog import RunFilter
@@ -22,6 +22,14 @@ from .conftest import settle
 if TYPE_CHECKING:
     from tests.tui.conftest import MakeApp
 
+
+@runtime_checkable
+class UnlockingToolkit(Protocol):
+    """banking_knowledge's agent toolkit (loaded from the domain folder, so not a class to import here)."""
+
+    unlocked: dict[str, dict[str, Any]]
+
+
 GOLD = CORPUS / "generated" / "tau2-gold_banking_knowledge.json"
 SIM = "gold-banking_knowledge-task_026-gold"  # gives a user tool (step 5), unlocks an agent tool (step 15)
 
@@ -29,6 +37,7 @@ SIM = "gold-banking_knowledge-task_026-gold"  # gives a user tool (step 5), unlo
 def analysed() -> tuple[SimAnalysis, TrajectoryDoc]:
     run = open_run(GOLD)
     index = run.find(SIM)
+    assert index is not None
     analysis = Analyzer(DomainRegistry(CORPUS)).analyze(run, index)
     return analysis, TrajectoryDoc(run.simulation(index).trajectory, analysis.timeline)
 
@@ -59,9 +68,13 @@ def test_unlocks_gives_and_wrapper_calls_are_marked_on_the_trajectory() -> None:
 
 def test_the_state_tab_lists_what_is_unlocked_and_the_hashed_logs() -> None:
     analysis, doc = analysed()
-    early = render_tool_log(analysis.timeline, analysis.timeline.state_at(4), 4).plain
+    early_log = render_tool_log(analysis.timeline, analysis.timeline.state_at(4), 4)
+    assert early_log is not None
+    early = early_log.plain
     assert "✦" not in early and "log agent_discoverable_tools (0, hashed)" in early
-    late = render_tool_log(analysis.timeline, analysis.timeline.state_at(len(doc) - 1), len(doc) - 1).plain
+    late_log = render_tool_log(analysis.timeline, analysis.timeline.state_at(len(doc) - 1), len(doc) - 1)
+    assert late_log is not None
+    late = late_log.plain
     assert "submit_cash_back_dispute_0589  given to the user at step 5" in late
     assert "update_transaction_rewards_3847  unlocked by the agent at step 15" in late
     assert "log agent_discoverable_tools (1, hashed)" in late and '"status":"CALLED"' in late
@@ -105,8 +118,10 @@ async def test_retrieval_variant_is_a_column_and_a_filter(make_app: MakeApp, tmp
 
 async def test_a_live_episode_marks_unlocks_and_gives_without_listing_the_tools() -> None:
     """Live results carry the marks (the play screen shows them); the agent still reaches them by the wrappers."""
+    from tau_tui.rollout.agents import GoldAgent
     from tau_tui.rollout.factory import ParticipantSpec
     from tau_tui.rollout.session import Episode
+    from tau_tui.rollout.users import ScriptedUser
 
     domain = DomainRegistry(CORPUS).get("banking_knowledge")
     episode = Episode(
@@ -119,6 +134,7 @@ async def test_a_live_episode_marks_unlocks_and_gives_without_listing_the_tools(
     live = TrajectoryDoc(sim.trajectory, live=True)
     assert "✦ given to the user submit_cash_back_dispute_0589" in text_at(live, steps["submit_cash_back_dispute_0589"])
     assert "✦ unlocked update_transaction_rewards_3847" in text_at(live, steps["update_transaction_rewards_3847"])
+    assert isinstance(episode.agent, GoldAgent) and isinstance(episode.user, ScriptedUser)
     assert "update_transaction_rewards_3847" not in episode.agent.brief.tool_names
     assert "unlock_discoverable_agent_tool" in episode.agent.brief.tool_names
     assert "submit_cash_back_dispute_0589" not in episode.user.brief.tool_names
@@ -146,7 +162,9 @@ async def test_a_fork_after_an_unlock_keeps_the_tool_unlocked() -> None:
 
     domain = DomainRegistry(CORPUS).get("banking_knowledge")
     run = open_run(GOLD)
-    sim = run.simulation(run.find(SIM))
+    index = run.find(SIM)
+    assert index is not None
+    sim = run.simulation(index)
     history = fork_history(sim.trajectory, 16)  # just after "Tool unlocked: update_transaction_rewards_3847"
     episode = Episode(
         domain,
@@ -157,7 +175,7 @@ async def test_a_fork_after_an_unlock_keeps_the_tool_unlocked() -> None:
         history=history,
     )
     forked = await episode.run(evaluate=False)
-    assert episode.env.agent is not None
+    assert isinstance(episode.env.agent, UnlockingToolkit)
     assert "update_transaction_rewards_3847" in episode.env.agent.unlocked
     later = [m.text for m in forked.trajectory[len(history) :] if m.role == "tool"]
     assert later and not any("has not been unlocked" in text for text in later)

@@ -13,15 +13,19 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
 from rich.console import Console
 from textual.widgets import Input, OptionList
 
 from tau_tui.calibrate import Band, CellChanged, TrialOutcome
+from tau_tui.calibrate.grid import Row, RowKey
 from tau_tui.calibrate.render import CELL_GLYPHS
+from tau_tui.tui.app import TauTuiApp
 from tau_tui.tui.screens.calibrate import CalibrateScreen
 from tau_tui.tui.screens.gold_check import GoldCheckScreen, render_check
 from tau_tui.tui.screens.rollout import RolloutScreen
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.screens.trial_compare import TrialCompareScreen
 from tau_tui.tui.widgets.calibration_table import CalibrationTable
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
@@ -44,6 +48,7 @@ WAREHOUSE_TASKS = 14
 async def open_calibrate(pilot: Pilot[None], domain_row_sim: str = "wh-gold-split") -> CalibrateScreen:
     """From the runs screen: C on a simulation of the domain, then wait for the grid."""
     app = pilot.app
+    assert isinstance(app, TauTuiApp)
     table = app.runs_screen.query_one(RunTable)
     table.move_cursor(next(i for i, row in enumerate(table.rows) if row.sim_id == domain_row_sim))
     await pilot.press("C")
@@ -76,11 +81,13 @@ async def run_trials(
     assert "finished" in status and f"{screen.total}/{screen.total} done" in status, status
 
 
-def line_text(row, table: CalibrationTable) -> str:
+def line_text(row: Row, table: CalibrationTable) -> str:
     return grid_line(row, table.columns, table.k).plain
 
 
-async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(make_app: MakeApp, tmp_path: Path) -> None:
+async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(
+    make_app: MakeApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     app = make_app([OUR_RECORDINGS], runs_dir=tmp_path)
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
@@ -96,11 +103,11 @@ async def test_grid_fills_live_from_gold_and_flaky_and_shows_all_three_bands(mak
         drawn: list[str] = []  # the trials column of each row the table redrew while the run went on
         update_row = screen.table.update_row
 
-        def spy(key) -> None:
+        def spy(key: RowKey) -> None:
             update_row(key)
             drawn.append("".join(CELL_GLYPHS[c.outcome] for c in grid.row(key).cells))
 
-        screen.table.update_row = spy
+        monkeypatch.setattr(screen.table, "update_row", spy)
         flaky_out = tmp_path / "flaky.json"
         await run_trials(pilot, screen, "scripted/flaky:0.5", 4, flaky_out)
         # live: cells went pending → running → finished, and the table redrew rows while trials were unfinished
@@ -166,6 +173,7 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
         trajectory = app.screen
         assert isinstance(trajectory, TrajectoryScreen)
         assert cell.ref is not None
+        assert trajectory.run is not None
         assert trajectory.run.path == out and trajectory.sim_id == cell.ref.sim_id
         assert trajectory.current.entries[trajectory.index].trial == cell.trial
         await pilot.press("escape")
@@ -178,6 +186,7 @@ async def test_enter_on_a_cell_opens_that_trial_and_equals_compares_two(make_app
         table.move_to(index, passing)
         await pilot.press("equals_sign")
         await wait_until(pilot, lambda: getattr(app.screen, "comparison", None) is not None, "the comparison")
+        assert isinstance(app.screen, TrialCompareScreen)
         assert app.screen.comparison.divergence is not None
         assert "first differing call #1" in app.screen.query_one("#trials-header", InfoLine).plain
         await pilot.press("escape")
@@ -248,6 +257,7 @@ async def test_editing_a_task_sends_its_new_trials_to_a_new_row(make_app: MakeAp
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.running, "the re-run", tries=2000)
         await wait_until(pilot, lambda: not screen.refresh_pending, "the grid redraw")
+        assert screen.calibrator is not None
         rows = [r for r in screen.calibrator.grid.rows() if r.task_id == "cancel_allocated_order"]
         assert len(rows) == 2 and {r.current for r in rows} == {True, False}
         new = next(r for r in rows if r.current)
@@ -331,7 +341,8 @@ async def test_a_fork_is_no_trial_of_the_grid_and_the_status_line_says_it_was_le
         await settle(pilot)
         assert len(app.session.catalog.rows) == 4  # the fork is in the runs table
         screen = await open_calibrate(pilot)
+        assert screen.calibrator is not None
         cells = [c for r in screen.calibrator.grid.rows() for c in r.cells]
-        assert len(cells) == 3 and all(c.ref.path.name == "warehouse.json" for c in cells)
+        assert len(cells) == 3 and all(c.ref is not None and c.ref.path.name == "warehouse.json" for c in cells)
         status = screen.query_one("#cal-status", InfoLine).plain
         assert "3 recorded trials loaded · 1 fork left out" in status, status

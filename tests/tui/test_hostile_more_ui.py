@@ -9,11 +9,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from textual.widgets import Checkbox
 
 from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.rich_pane import RichPane
+from tau_tui.tui.widgets.run_table import RunTable
 from tests.hostile import EVIL, MARKUP, raw_controls
 
 from .conftest import open_sim, set_input, settle, wait_until
@@ -27,7 +28,7 @@ OVERWRITE = "␇␈␍X"
 LINK = "[link=http://evil.example/]L[/link]"
 
 
-def wide(renderable) -> str:
+def wide(renderable: RenderableType) -> str:
     """A renderable drawn on a wide console (no folding), as a terminal would get it."""
     console = Console(width=1200, color_system=None, legacy_windows=False)
     with console.capture() as capture:
@@ -42,14 +43,12 @@ def literal(text: str, where: str, marks: tuple[str, ...] = (OVERWRITE, MARKUP, 
         assert mark in text, f"{where}: {mark!r} not shown literally\n{text}"
 
 
-def rows_of(table, name: str, task: str) -> list[int]:
+def rows_of(table: RunTable, name: str, task: str) -> list[int]:
     return [i for i, row in enumerate(table.rows) if row.path.name == name and row.task == task]
 
 
-async def test_trial_comparison_of_two_hostile_runs(make_app: MakeApp, hostile) -> None:
+async def test_trial_comparison_of_two_hostile_runs(make_app: MakeApp, hostile: Path) -> None:
     from tau_tui.tui.screens.trial_compare import TrialCompareScreen
-    from tau_tui.tui.widgets.rich_pane import RichPane
-    from tau_tui.tui.widgets.run_table import RunTable
 
     app = make_app([hostile.parent])
     async with app.run_test(size=BIG) as pilot:
@@ -65,7 +64,8 @@ async def test_trial_comparison_of_two_hostile_runs(make_app: MakeApp, hostile) 
         await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=2000)
         await pilot.pause()
         text = check(app, "trial comparison", ("demo-clean-pass␛[2J",))
-        assert MARKUP in screen.query_one("#trials-view")._border_title.plain
+        title = screen.query_one("#trials-view")._border_title
+        assert title is not None and MARKUP in title.plain
         assert "demo-user-tools␛[2J" in text  # the side labels (the sim ids) in the column heads and the border
         drawn = wide(screen.query_one("#trials-view", RichPane).content)
         literal(drawn, "trial comparison")
@@ -77,7 +77,7 @@ async def test_trial_comparison_of_two_hostile_runs(make_app: MakeApp, hostile) 
 
 
 async def test_fork_form_and_fork_comparison_show_the_hostile_original(
-    make_app: MakeApp, hostile, tmp_path: Path
+    make_app: MakeApp, hostile: Path, tmp_path: Path
 ) -> None:
     from tau_tui.tui.screens.compare import CompareScreen
     from tau_tui.tui.screens.fork import ForkScreen
@@ -87,7 +87,7 @@ async def test_fork_form_and_fork_comparison_show_the_hostile_original(
         await settle(pilot)
         sim_id = next(
             r.sim_id
-            for r in app.runs_screen.query_one("RunTable").rows
+            for r in app.runs_screen.query_one("RunTable", RunTable).rows
             if r.path.name == "hostile.json" and r.sim_id.startswith("demo-clean-pass")
         )
         await open_sim(pilot, sim_id)
@@ -97,7 +97,8 @@ async def test_fork_form_and_fork_comparison_show_the_hostile_original(
         form = app.screen
         assert isinstance(form, ForkScreen)
         text = check(app, "fork form", ("demo-clean-pass␛[2J",))  # the sim id in the border title
-        assert MARKUP in form.query_one("#fork-form")._border_title.plain
+        title = form.query_one("#fork-form")._border_title
+        assert title is not None and MARKUP in title.plain
         assert OVERWRITE in text and MARKUP in text  # the original's message, in the form
         form.query_one("#k-lenient", Checkbox).value = True  # the recorded prefix carries hostile arguments
         await pilot.press("ctrl+s")
@@ -109,11 +110,10 @@ async def test_fork_form_and_fork_comparison_show_the_hostile_original(
         literal(drawn, "fork comparison", (OVERWRITE,))  # message lines are clipped before the brackets
 
 
-async def test_play_setup_and_play_with_hostile_text(make_app: MakeApp, hostile, tmp_path: Path) -> None:
+async def test_play_setup_and_play_with_hostile_text(make_app: MakeApp, hostile: Path, tmp_path: Path) -> None:
     from tau_tui.tui.screens.play import PlayScreen
     from tau_tui.tui.screens.play_setup import PlaySetupScreen
     from tau_tui.tui.screens.tool_form import ToolFormScreen
-    from tau_tui.tui.widgets.run_table import RunTable
 
     app = make_app([hostile.parent], runs_dir=tmp_path / "out")
     async with app.run_test(size=BIG) as pilot:
@@ -149,9 +149,8 @@ async def test_play_setup_and_play_with_hostile_text(make_app: MakeApp, hostile,
         check(app, "tool form", ())
 
 
-async def test_rollout_form_from_hostile_rows(make_app: MakeApp, hostile, tmp_path: Path) -> None:
+async def test_rollout_form_from_hostile_rows(make_app: MakeApp, hostile: Path, tmp_path: Path) -> None:
     from tau_tui.tui.screens.rollout import RolloutScreen
-    from tau_tui.tui.widgets.run_table import RunTable
 
     app = make_app([hostile.parent], runs_dir=tmp_path / "out")
     async with app.run_test(size=BIG) as pilot:
@@ -169,7 +168,7 @@ async def test_rollout_form_from_hostile_rows(make_app: MakeApp, hostile, tmp_pa
             await pilot.pause()
 
 
-async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(make_app: MakeApp, hostile) -> None:
+async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(make_app: MakeApp, hostile: Path) -> None:
     from tau_tui.tui.screens.calibrate import CalibrateScreen
     from tau_tui.tui.screens.gold_check import GoldCheckScreen
     from tau_tui.tui.screens.trial_compare import TrialCompareScreen
@@ -251,10 +250,8 @@ def test_fork_comparison_shows_hostile_labels_and_terminations_literally() -> No
     assert min(text.count(OVERWRITE), text.count(MARKUP), text.count(LINK)) >= 4, text
 
 
-async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app: MakeApp, hostile) -> None:
+async def test_runs_preview_and_trajectory_header_show_cr_bs_bel(make_app: MakeApp, hostile: Path) -> None:
     """Composed lines: rich drops CR, BS and BEL from recorded text unless it goes through textsafe first."""
-    from tau_tui.tui.widgets.run_table import RunTable
-
     app = make_app([hostile.parent])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)

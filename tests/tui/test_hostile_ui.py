@@ -13,16 +13,16 @@ from tests.hostile import MARKUP, raw_controls, write_hostile
 from .conftest import settle
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.pilot import Pilot
 
-    from tau_tui.tui.app import TauTuiApp
     from tests.tui.conftest import MakeApp
 
 BIG = (220, 60)
 SHOWN = ("␛[2J", "\\u202e")
 
 
-def screen_text(app: TauTuiApp) -> str:
+def screen_text(app: App[None]) -> str:
     """What the terminal gets for the current screen: the text of every segment the compositor draws."""
     strips = app.screen._compositor.render_strips()
     lines = ["".join(segment.text for segment in strip) for strip in strips]
@@ -30,7 +30,7 @@ def screen_text(app: TauTuiApp) -> str:
     return "\n".join(lines)
 
 
-def check(app: TauTuiApp, where: str, marks: tuple[str, ...] = SHOWN) -> str:
+def check(app: App[None], where: str, marks: tuple[str, ...] = SHOWN) -> str:
     text = screen_text(app)
     drawn = [line for line in text.splitlines() if raw_controls(line, keep="")]
     assert not drawn, f"{where}: raw control characters drawn in {[repr(line.strip()) for line in drawn]}"
