@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from textual.widgets import DataTable
 
 from tau_tui.cli import main
 from tau_tui.model.io import open_run
@@ -57,6 +58,7 @@ async def test_mark_three_pick_the_baseline_matrix_and_enter(
         await pilot.press("down", "down", "down", "enter")  # to the list, then the third file: the baseline
         await wait_until(pilot, lambda: isinstance(app.screen, ManyCompareScreen), "the many-runs screen")
         screen = app.screen
+        assert isinstance(screen, ManyCompareScreen)
         await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
         many = screen.comparison
         assert many.baseline == 2 and app.runs_screen.file_marks == []
@@ -69,7 +71,7 @@ async def test_mark_three_pick_the_baseline_matrix_and_enter(
         assert [r.comparison.matrix if r.comparison else None for r in many.runs] == [
             r.comparison.matrix if r.comparison else None for r in expected.runs
         ]
-        grid = screen.query_one("#manycmp-tasks")
+        grid = screen.query_one("#manycmp-tasks", DataTable)
         assert grid.row_count == len(many.tasks) and len(grid.columns) == 1 + 3 + 1
         drawn = app.export_screenshot().replace("&#160;", " ")
         assert "Holm" in drawn and "baseline" in drawn and "regressions first" in drawn
@@ -86,6 +88,7 @@ async def test_mark_three_pick_the_baseline_matrix_and_enter(
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TrialCompareScreen), "the trial comparison")
         trial = app.screen
+        assert isinstance(trial, TrialCompareScreen)
         await wait_until(pilot, lambda: trial.comparison is not None, "the pair replayed", tries=2000)
         assert trial.comparison.left.task_id == trial.comparison.right.task_id == many.tasks[moved].task
         await pilot.press("escape")

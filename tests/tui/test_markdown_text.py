@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.style import Style
 
-from tau_tui.model.messages import parse_message
+from tau_tui.model.messages import ParticipantMessage, parse_message
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.views.markdown_text import MARKDOWN_LIMIT
 from tau_tui.views.render import RenderContext, render_step
@@ -29,7 +29,7 @@ def shown(content: str, role: str = "assistant", width: int = 70, terms: tuple[s
     return render_step(doc.steps[0], RenderContext(width, terms=terms))
 
 
-def style_at(text: str, word: str) -> Style:
+def style_at(text: Text, word: str) -> Style:
     from rich.console import Console
 
     return text.get_style_at_offset(Console(), text.plain.index(word))
@@ -102,11 +102,16 @@ async def test_the_trajectory_shows_agent_markdown_and_keeps_tool_calls(make_app
         await open_sim(pilot, sim["id"])
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen)
+        assert screen.doc is not None
         step = next(s.index for s in screen.doc.steps if s.message.role == "assistant" and "created" in s.message.text)
         lines = screen.view._blocks[step]
         shown_text = "\n".join(line.plain for line in lines)
         assert "**" not in shown_text and "your task is created." in shown_text and " 2 second" in shown_text
-        calls = [s for s in screen.doc.steps if s.message.role == "assistant" and s.message.tool_calls]
+        calls = [
+            s
+            for s in screen.doc.steps
+            if s.message.role == "assistant" and isinstance(s.message, ParticipantMessage) and s.message.tool_calls
+        ]
         assert calls and all(
             screen.view._blocks[s.index][0].plain.startswith(("⚒ ", "✎ ", "≠ ", "? ")) for s in calls
         )  # tool calls keep their one-line form

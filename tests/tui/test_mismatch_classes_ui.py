@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from rich.console import Console
+from rich.console import Console, RenderableType
 from textual.widgets import Checkbox
 
 from tau_tui.analysis import Analyzer
-from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, SortSpec
+from tau_tui.catalog import Catalog, ReplaySummary, RunFilter, RunRow, SortSpec
 from tau_tui.model.io import open_run
 from tau_tui.tui.screens.filters import FilterScreen
 from tau_tui.tui.widgets.info_line import InfoLine
@@ -26,7 +26,12 @@ if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
 
 
-def text_of(renderable, width: int = 160) -> str:
+def replay_of(row: RunRow) -> ReplaySummary:
+    assert row.replay is not None
+    return row.replay
+
+
+def text_of(renderable: RenderableType, width: int = 160) -> str:
     console = Console(width=width, record=True)
     console.print(renderable)
     return console.export_text()
@@ -55,15 +60,10 @@ def catalog(recordings: dict[str, Path], registry: DomainRegistry) -> Catalog:
 
 def test_the_runs_table_counts_divergences_and_marks_explained_mismatches(catalog: Catalog) -> None:
     rows = {row.path.stem: row for row in catalog.rows}
+    replays = {name: replay_of(r) for name, r in rows.items()}
     summaries = {
-        name: (
-            r.replay.mismatches,
-            r.replay.divergences,
-            r.replay.library_text,
-            r.replay.upstream_fix,
-            r.replay.first_mismatch_class,
-        )
-        for name, r in rows.items()
+        name: (s.mismatches, s.divergences, s.library_text, s.upstream_fix, s.first_mismatch_class)
+        for name, s in replays.items()
     }
     assert summaries == {
         "library": (1, 0, 1, 0, "library_text"),
@@ -81,7 +81,10 @@ def test_the_runs_table_counts_divergences_and_marks_explained_mismatches(catalo
 
 
 def test_has_mismatch_keeps_its_meaning_and_has_divergence_selects_divergences(catalog: Catalog) -> None:
-    stems = lambda rows: sorted(r.path.stem for r in rows)  # noqa: E731
+
+    def stems(rows: list[RunRow]) -> list[str]:
+        return sorted(r.path.stem for r in rows)
+
     assert stems(catalog.view(RunFilter(has_mismatch=True), SortSpec())) == ["both", "library", "upstream"]
     assert stems(catalog.view(RunFilter(has_divergence=True), SortSpec())) == ["both"]
     assert RunFilter(has_divergence=True).chips() == ["has divergence"]

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 from rich.console import Console
+from textual.widget import Widget
 from textual.widgets import DataTable, Input
 
 from tau_tui.trust.many import summary_table
 from tau_tui.tui.screens.many_compare import ManyCompareScreen
 from tau_tui.tui.screens.run_compare import RunCompareScreen
+from tau_tui.tui.screens.runs_comparison import RunsComparisonScreen
 
 from ..conftest import CORPUS
 from .conftest import open_rollout_form, settle, wait_until
@@ -30,6 +32,8 @@ GPT41 = CORPUS / "sierra-research__tau2-bench__gpt-4.1_airline_default_gpt-4.1_1
 QWEN = CORPUS / "sierra-research__tau2-bench__qwen2.5-7b_airline_default_gpt-4.1-2025-04-14_1trials.json"
 ORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
 
+ComparisonScreen = TypeVar("ComparisonScreen", bound=RunsComparisonScreen)
+
 
 def screen_lines(app: TauTuiApp) -> list[str]:
     """The screen as drawn, one string per row (what ``export_screenshot`` draws, as plain text)."""
@@ -39,7 +43,7 @@ def screen_lines(app: TauTuiApp) -> list[str]:
     return console.export_text().splitlines()
 
 
-def drawn_in(app: TauTuiApp, widget) -> str:
+def drawn_in(app: TauTuiApp, widget: Widget) -> str:
     """The text drawn inside ``widget``'s region, its rows joined with newlines."""
     region = widget.region
     rows = screen_lines(app)[region.y : region.bottom]
@@ -51,7 +55,7 @@ def squeezed(text: str) -> str:
     return "".join(text.split())
 
 
-async def _recorded(pilot: Pilot[None], screen):
+async def _recorded(pilot: Pilot[None], screen: ComparisonScreen) -> ComparisonScreen:
     """Push a compare screen on its recorded rewards (nothing replayed) and wait until it shows them."""
     screen.recorded = True
     pilot.app.push_screen(screen)
@@ -64,7 +68,9 @@ pytestmark = pytest.mark.corpus
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_many_compare_keeps_the_statistics_whole_and_the_label_gives_way(make_app: MakeApp, size) -> None:
+async def test_many_compare_keeps_the_statistics_whole_and_the_label_gives_way(
+    make_app: MakeApp, size: tuple[int, int]
+) -> None:
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -98,7 +104,9 @@ async def test_many_compare_keeps_the_statistics_whole_and_the_label_gives_way(m
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_run_compare_keeps_p_and_the_interval_whole_and_the_labels_give_way(make_app: MakeApp, size) -> None:
+async def test_run_compare_keeps_p_and_the_interval_whole_and_the_labels_give_way(
+    make_app: MakeApp, size: tuple[int, int]
+) -> None:
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -125,7 +133,7 @@ async def test_run_compare_keeps_p_and_the_interval_whole_and_the_labels_give_wa
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_rollout_form_says_an_empty_selection_runs_every_task_and_ticks_none(
-    make_app: MakeApp, tmp_path: Path, size
+    make_app: MakeApp, tmp_path: Path, size: tuple[int, int]
 ) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=size) as pilot:
@@ -150,7 +158,9 @@ async def test_rollout_form_says_an_empty_selection_runs_every_task_and_ticks_no
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_rollout_form_model_fields_are_reachable_with_tab(make_app: MakeApp, tmp_path: Path, size) -> None:
+async def test_rollout_form_model_fields_are_reachable_with_tab(
+    make_app: MakeApp, tmp_path: Path, size: tuple[int, int]
+) -> None:
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=size) as pilot:
         form = await open_rollout_form(pilot)

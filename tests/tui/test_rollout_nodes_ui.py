@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from rich.console import Console
+from textual.widget import Widget
 from textual.widgets import Select
 
 from tau_tui.rollout import SimulationPlaced, WorkerLost, WorkersStarted
@@ -30,6 +31,7 @@ from .conftest import open_rollout_form, set_input, settle, wait_until
 if TYPE_CHECKING:
     from textual.pilot import Pilot
 
+    from tau_tui.model.tasks import Task
     from tau_tui.tui.app import TauTuiApp
     from tests.tui.conftest import MakeApp
 
@@ -74,7 +76,7 @@ def two_nodes(monkeypatch: pytest.MonkeyPatch) -> list[TwoNodes]:
     """The workspace's ``rollout_remote("ray")`` gives a ``TwoNodes``; the form offers Ray as if installed."""
     made: list[TwoNodes] = []
 
-    def remote(self, kind: str = "local", workers: int | None = None) -> TwoNodes | None:
+    def remote(self: Workspace, kind: str = "local", workers: int | None = None) -> TwoNodes | None:
         if kind != "ray":
             return None
         made.append(TwoNodes(workers))
@@ -85,7 +87,7 @@ def two_nodes(monkeypatch: pytest.MonkeyPatch) -> list[TwoNodes]:
     return made
 
 
-def drawn(widget) -> str:
+def drawn(widget: Widget) -> str:
     """What a line widget shows, rendered at its width."""
     console = Console(width=widget.size.width, record=True, file=io.StringIO())
     console.print(widget.render())
@@ -114,7 +116,7 @@ async def _rollout_over_two_nodes(app: TauTuiApp, pilot: Pilot[None], out: Path)
 
 @pytest.mark.parametrize("size", [SMALL, BIG])
 async def test_a_rollout_over_two_nodes_shows_each_node_and_marks_the_one_that_died(
-    make_app: MakeApp, tmp_path: Path, two_nodes: list[TwoNodes], size
+    make_app: MakeApp, tmp_path: Path, two_nodes: list[TwoNodes], size: tuple[int, int]
 ) -> None:
     app = make_app(runs_dir=tmp_path)
     out = tmp_path / "nodes.json"
@@ -144,7 +146,7 @@ async def test_without_ray_the_form_says_so_and_runs_here(
     app = make_app(runs_dir=tmp_path)
     async with app.run_test(size=SMALL) as pilot:
         form = await open_rollout_form(pilot)
-        executor = form.query_one("#r-executor")
+        executor = form.query_one("#r-executor", Select)
         assert executor.disabled and executor.value == "local"
         assert "Ray needs the optional extra 'ray'" in str(form.query_one("#r-executor-hint").render())
         await set_input(pilot, "#r-out", str(tmp_path / "here.json"))
@@ -248,10 +250,10 @@ async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(
 
     finish, flying = RayRollout.finish, [0]
 
-    async def counted(self, *unit) -> tuple[dict[str, Any], float | None, str]:
+    async def counted(self: RayRollout, task: Task, trial: int, seed: int) -> tuple[dict[str, Any], float | None, str]:
         flying.append(flying[-1] + 1)
         try:
-            return await finish(self, *unit)
+            return await finish(self, task, trial, seed)
         finally:
             flying.append(flying[-1] - 1)
 
@@ -266,6 +268,7 @@ async def test_a_rollout_launched_by_the_controller_runs_on_real_ray(
         monkeypatch.undo()  # the streams (and the counting) as they were
         faulthandler.disable()
         if enabled:
+            assert sys.__stderr__ is not None
             faulthandler.enable(file=sys.__stderr__)
     assert error is None
     assert not ray.is_initialized()  # the instance it started is shut down
