@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 def _expected(paths: list[Path]) -> list[tuple[str, str]]:
     """The rows the sequential loader shows: each file's simulations, file after file (broken ones left out)."""
-    rows = []
+    rows: list[tuple[str, str]] = []
     for path in paths:
         try:
             run = open_run(path)
@@ -51,10 +52,16 @@ async def test_rows_appear_before_every_file_is_indexed_and_keep_the_order_of_th
     planned: list[int] = []
     real = indexing.index_files
 
-    def gated(paths, emit, workers, cancelled, every=indexing.EVERY) -> bool:
+    def gated(
+        paths: Sequence[Path | str],
+        emit: Callable[[indexing.Event], None],
+        workers: int,
+        cancelled: Callable[[], bool],
+        every: float = indexing.EVERY,
+    ) -> bool:
         planned.append(workers)
 
-        def held(event) -> None:
+        def held(event: indexing.Event) -> None:
             if event.pos == 0 and not isinstance(event, Growing):
                 gate.wait(60)  # the large file stays "being indexed" until the test has looked
             emit(event)

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from tau_tui.workers.pool import Executor
 from tests.tui.conftest import build_app
 
 from ..conftest import CORPUS, corpus_required
@@ -20,7 +21,9 @@ async def _derived(workers: int) -> tuple[dict[str, Any], bool]:
     async with app.run_test(size=(160, 45)) as pilot:
         while app.busy or not app.session.catalog.rows:
             await pilot.pause(0.05)
-        used_pool = app.session.replay._executor is not None and app.session.replay._executor._pool is not None
+        executor = app.session.replay._executor
+        assert executor is None or isinstance(executor, Executor)  # worker processes here, not Ray actors
+        used_pool = executor is not None and executor._pool is not None
         rows = {
             r.key: (r.replay, r.evaluation, r.replay_error, r.eval_error, r.haystack())
             for r in app.session.catalog.rows

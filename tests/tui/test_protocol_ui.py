@@ -67,7 +67,7 @@ async def test_playing_the_user_under_tau2_shows_tau2s_user_prompt(
         assert isinstance(form, PlaySetupScreen)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        form.query_one("#p-side").value = "user"
+        form.query_one("#p-side", Select).value = "user"
         form.query_one("#p-protocol", Select).value = "tau2"
         await pilot.pause()
         await set_input(pilot, "#p-filter", "update_task_1")

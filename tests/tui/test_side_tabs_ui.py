@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from textual.widgets import TabbedContent
+from textual.widget import Widget
+from textual.widgets import Static, TabbedContent
 
 from tau_tui.model.notes import NoteBook
 from tau_tui.tui.screens.trajectory import TrajectoryScreen
+from tau_tui.tui.widgets.rich_pane import RichPane
 
 from .conftest import ROOT, open_sim, settle, wait_until
 
@@ -22,13 +24,14 @@ if TYPE_CHECKING:
 TABS = ("state", "task", "reward", "eval", "notes")
 
 
-def shown(screen, tab: str) -> str:
+def shown(screen: Widget, tab: str) -> str:
     """The text the tab shows, as drawn (RichPanes keep their drawn lines; Statics are rendered here)."""
     if tab in ("state", "eval", "notes"):
-        return screen.query_one({"state": "#change-view", "eval": "#eval-view", "notes": "#notes-view"}[tab]).plain
+        selector = {"state": "#change-view", "eval": "#eval-view", "notes": "#notes-view"}[tab]
+        return screen.query_one(selector, RichPane).plain
     console = Console(file=io.StringIO(), width=200, record=True)
     for selector in {"task": ("#task-view",), "reward": ("#recorded-view", "#derived-view")}[tab]:
-        console.print(screen.query_one(selector).content)
+        console.print(screen.query_one(selector, Static).content)
     return console.export_text()
 
 
@@ -74,7 +77,11 @@ async def test_every_tab_shows_the_second_simulation_after_switching(make_app: M
                 await pilot.press(str(number))
                 assert screen.query_one("#side", TabbedContent).active == f"tab-{tab}"
                 want, unwanted = EXPECTED[sim_id][tab], EXPECTED[other][tab]
-                await wait_until(pilot, lambda s=screen, t=tab, w=want: w in shown(s, t), f"{sim_id}'s {tab} tab")
+
+                def tab_shows(s: TrajectoryScreen = screen, t: str = tab, w: str = want) -> bool:
+                    return w in shown(s, t)
+
+                await wait_until(pilot, tab_shows, f"{sim_id}'s {tab} tab")
                 if unwanted != want:
                     assert unwanted not in shown(screen, tab), (sim_id, tab)
             await pilot.press("escape")

@@ -120,6 +120,7 @@ def test_calibrate_grid_with_all_three_bands(
 ) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         from tau_tui.tui.screens.calibrate import CalibrateScreen
+        from tau_tui.tui.screens.rollout import RolloutScreen
 
         await settle(pilot)
         screen = pilot.app.screen
@@ -127,6 +128,7 @@ def test_calibrate_grid_with_all_three_bands(
         await wait_until(pilot, lambda: screen.ready, "the calibrator")
         await pilot.press("n")
         form = pilot.app.screen
+        assert isinstance(form, RolloutScreen)
         await wait_until(pilot, lambda: len(form.tasks) == 14, "the task list")
         await set_input(pilot, "#r-agent", "scripted/flaky:0.5")
         await set_input(pilot, "#r-out", str(tmp_path / "snap-calibrate.json"))
@@ -207,7 +209,10 @@ def test_review_tab_after_switching_simulations(
     reviewed_run(tmp_path, keep=6)
 
     async def run_before(pilot: Pilot[None]) -> None:
+        from tau_tui.tui.app import TauTuiApp
+
         await settle(pilot)
+        assert isinstance(pilot.app, TauTuiApp)
         first, second = (row.sim_id for row in pilot.app.session.catalog.rows[:2])
         await open_sim(pilot, first)
         await pilot.press("6")
