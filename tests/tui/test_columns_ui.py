@@ -103,10 +103,12 @@ async def test_one_file_loaded_leaves_out_the_file_column_and_its_width_goes_to_
         assert set(one) == set(two) - {"file"}  # no column more: the freed width went to task and sim
         assert one["task"] > two["task"] and one["sim"] > two["sim"]
         assert one["task"] + one["sim"] == two["task"] + two["sim"] + two["file"] + 1  # its cell and its gap
-        assert table.column_span("task")[1] == two["task"]
+        task_span = table.column_span("task")
+        assert task_span is not None and task_span[1] == two["task"]
         table.show_rows(table.rows, files=1)
         await pilot.pause()
-        assert table.column_span("task")[1] == one["task"] and table.column_span("file") is None
+        task_span = table.column_span("task")
+        assert task_span is not None and task_span[1] == one["task"] and table.column_span("file") is None
         tasks = {table._cell(COLUMN_BY_KEY["task"], row, one["task"]).plain for row in table.rows}
         assert len(tasks) == len(table.rows) == 8  # telecom ids sharing long prefixes, each shown apart
 
@@ -131,7 +133,7 @@ async def test_title_filter_bar_and_footer_fit_80_columns_with_no_word_cut(make_
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
         screen = app.runs_screen
-        title, bar = (screen.query_one(selector).plain for selector in ("#runs-title", "#filter-bar"))
+        title, bar = (screen.query_one(selector, InfoLine).plain for selector in ("#runs-title", "#filter-bar"))
         for line in (title, bar):
             assert len(line) <= 80 and "…" not in line, line
         assert title.rstrip().endswith(("* derived", "sort: load order")) and "8 of 8 simulations" in title
@@ -164,7 +166,9 @@ async def test_file_names_differing_only_at_the_end_are_told_apart(make_app: Mak
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
         table = app.runs_screen.query_one(RunTable)
-        start, width = table.column_span("file")
+        file_span = table.column_span("file")
+        assert file_span is not None
+        start, width = file_span
         cells = {table._row_strip(row).text[start : start + width].strip() for row in table.rows}
         assert len(cells) == 2 and width < len(names[0])
         assert {cell[-6:] for cell in cells} == {"053850", "053934"}
@@ -232,6 +236,7 @@ async def test_compare_labels_name_each_side_by_its_whole_simulation_id(make_app
         assert left.startswith("wh-gold-timeouts") and right.startswith("wh-gives-up")
         assert "scripted/gold" not in left  # the same file-level model on both sides says nothing
         title = screen.query_one("#trials-view").border_title
+        assert title is not None
         assert "wh-gold-timeouts" in title and "wh-gives-up" in title
 
 

@@ -16,7 +16,7 @@ from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS
-from .conftest import settle, wait_until
+from .conftest import current_screen, settle, wait_until
 
 if TYPE_CHECKING:
     from tau_tui.calibrate.compare import TrialComparison
@@ -36,6 +36,7 @@ def first_trials_with_different_calls(analyzer: Analyzer) -> tuple[RunFile, str,
     run = open_run(TELECOM)
     by_task: dict[str, dict[int, int]] = {}
     for entry in run.entries:
+        assert entry.trial is not None
         by_task.setdefault(entry.task_id, {})[entry.trial] = entry.index
     for task, trials in by_task.items():
         for x, y in itertools.combinations(sorted(trials), 2):
@@ -77,7 +78,8 @@ async def test_two_trials_of_a_task_side_by_side_with_the_first_differing_call(
         assert f"▶ first differing tool call: #{d.position + 1}" in text
         assert f"DB right after it (left step {d.left_step}, right step {d.right_step})" in text
         trial = run.entries[a].trial
-        assert f"trial {trial}" in screen.query_one("#trials-view").border_title
+        title = screen.query_one("#trials-view").border_title
+        assert title is not None and f"trial {trial}" in title
         # o opens the left run at the differing call
         await pilot.press("o")
         await wait_until(
@@ -87,7 +89,7 @@ async def test_two_trials_of_a_task_side_by_side_with_the_first_differing_call(
         assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.index == a and app.screen.cursor == expected_step
         await pilot.press("escape")
-        assert app.screen is screen
+        assert current_screen(app) is screen
 
 
 async def test_runs_of_different_tasks_are_not_compared(make_app: MakeApp) -> None:
@@ -95,7 +97,7 @@ async def test_runs_of_different_tasks_are_not_compared(make_app: MakeApp) -> No
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
         table = app.runs_screen.query_one(RunTable)
-        tasks = {}
+        tasks: dict[str, int] = {}
         for i, row in enumerate(table.rows):
             tasks.setdefault(row.task, i)
         first, second = list(tasks.values())[:2]

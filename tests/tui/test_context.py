@@ -128,9 +128,9 @@ async def test_a_second_screen_hears_catalog_and_notes_signals(make_app: MakeApp
         row = app.session.catalog.rows[0]
         app.change_notes(row.path, add_note(row.sim_id, "agent", "policy_violation", "heard by a second screen"))
         await wait_until(pilot, lambda: "notes" in listener.heard, "the notes signal")
-        assert "heard by a second screen" in [
-            note.text for note in app.session.catalog.find(row.path, row.sim_id).notes
-        ]
+        found = app.session.catalog.find(row.path, row.sim_id)
+        assert found is not None
+        assert "heard by a second screen" in [note.text for note in found.notes]
         app.add_run(open_run(recording))
         assert listener.heard[-2:] == ["catalog", "file:mock_demo.json"]
         await settle(pilot)

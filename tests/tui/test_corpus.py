@@ -92,7 +92,7 @@ def test_catalog_of_the_whole_corpus(corpus: tuple[list[RunFile], list[str]]) ->
     assert len(catalog.view(RunFilter(), SortSpec("mismatches"))) == len(catalog.rows)
 
 
-def hard_cases(runs) -> list[tuple[Path, int]]:
+def hard_cases(runs: list[RunFile]) -> list[tuple[Path, int]]:
     """The longest trajectory of each domain, a solo run, a dual-control run and a run that ended in an error."""
     picks: dict[str, tuple[int, Path, int]] = {}
     for run in runs:

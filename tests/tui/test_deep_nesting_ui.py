@@ -11,7 +11,7 @@ from tau_tui.tui.screens.trajectory import TrajectoryScreen
 from tau_tui.tui.widgets.state_tree import StateTree
 from tests.helpers import deep_results_file
 
-from .conftest import SIZE, open_sim, settle
+from .conftest import SIZE, open_sim, opened_files, settle
 
 if TYPE_CHECKING:
     from tests.tui.conftest import MakeApp
@@ -25,7 +25,7 @@ async def test_deep_recording_opens_steps_expands_and_exports(make_app: MakeApp,
         assert app.session.catalog.all_notices() == []
         await open_sim(pilot, "sim-1")
         screen = app.screen
-        assert isinstance(screen, TrajectoryScreen) and len(screen.doc) == 14
+        assert isinstance(screen, TrajectoryScreen) and screen.doc is not None and len(screen.doc) == 14
         for step in range(len(screen.doc)):  # every message, each tool call expanded
             await pilot.press("space")
             assert screen.cursor == step
@@ -39,6 +39,6 @@ async def test_deep_recording_opens_steps_expands_and_exports(make_app: MakeApp,
         for tab in ("2", "3", "1"):
             await pilot.press(tab)
         await pilot.press("g", "j", "j", "e", "E")
-        message_file, sim_file = app.opened
+        message_file, sim_file = opened_files(app)
         assert CUT_MARKER in message_file.read_text()
         assert json.loads(sim_file.read_text())["id"] == "sim-1"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from textual.widgets import DataTable
 
 from tau_tui.doctor.rules import RULES
 from tau_tui.tui.screens.doctor import DoctorScreen
@@ -41,8 +42,8 @@ async def test_detail_pane_shows_a_long_finding_whole_and_follows_the_cursor(mak
     app = make_app()  # the mock demo: its domain's task rules find long reasons
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _doctor_with_tasks(pilot)
-        table = screen.query_one("DataTable")
-        pane = screen.query_one("#doctor-detail")
+        table = screen.query_one("DataTable", DataTable)
+        pane = screen.query_one("#doctor-detail", RichPane)
         row, finding = max(
             ((i, f) for i, f in enumerate(screen.shown) if f is not None), key=lambda pair: len(pair[1].detail)
         )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import pytest
+from textual.widgets import DataTable
 
 from tau_tui.tui.screens.doctor import DoctorScreen
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.corpus
 
 
-def _doctor_on_the_longest_finding():
+def _doctor_on_the_longest_finding() -> Callable[[Pilot[None]], Awaitable[None]]:
     async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await pilot.press("D")
@@ -31,7 +32,7 @@ def _doctor_on_the_longest_finding():
         await pilot.app.workers.wait_for_complete()
         rows = [i for i, f in enumerate(screen.shown) if f is not None]
         row = max(rows, key=lambda i: len(screen.shown[i].detail))
-        screen.query_one("DataTable").move_cursor(row=row)
+        screen.query_one("DataTable", DataTable).move_cursor(row=row)
         await pilot.pause()
 
     return run_before

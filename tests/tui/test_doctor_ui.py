@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from textual.widgets import DataTable
 
 from tau_tui.tui.screens.doctor import DoctorScreen
 from tau_tui.tui.screens.text_view import TextViewScreen
@@ -48,12 +49,13 @@ async def test_doctor_screen_groups_by_rule_and_opens_the_step(
         headers = [i for i, f in enumerate(screen.shown) if f is None]
         rules = [screen.shown[i + 1].rule for i in headers]
         assert rules == sorted(set(rules), key=rules.index) and rules[0] == "invariant_violated"
-        screen.query_one("DataTable").move_cursor(row=1)
+        screen.query_one("DataTable", DataTable).move_cursor(row=1)
         first = screen.shown[1]
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen), "the trajectory")
         assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.sim_id == first.sim and app.screen.cursor == first.step
+        assert app.screen.report is not None
         flags = [f for f in app.screen.report.flags if f.kind == "invariant_violated"]
         assert flags and all(f.step == first.step for f in flags)  # marked on the trajectory at the write
 
@@ -74,6 +76,7 @@ async def test_doctor_screen_lists_clusters_and_task_findings(make_app: MakeApp)
         assert screen.shown == screen.exam.clusters
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TrajectoryScreen), "the cluster's simulation")
+        assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.sim_id == screen.shown[0].members[0].sim
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is screen, "back on the doctor")
@@ -83,7 +86,8 @@ async def test_doctor_screen_lists_clusters_and_task_findings(make_app: MakeApp)
         rules = {f.rule for f in screen.task_findings}
         assert {"passes_on_inaction", "empty_component"} <= rules
         row = next(i for i, f in enumerate(screen.shown) if f is not None and f.rule == "passes_on_inaction")
-        screen.query_one("DataTable").move_cursor(row=row)
+        screen.query_one("DataTable", DataTable).move_cursor(row=row)
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TextViewScreen), "the task view")
+        assert isinstance(app.screen, TextViewScreen)
         assert '"evaluation_criteria"' in app.screen.text and app.screen.text.startswith("passes_on_inaction")

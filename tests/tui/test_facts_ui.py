@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from rich.text import Text
 
 from tau_tui.cli import main
 from tau_tui.model.io import open_run
@@ -53,7 +54,9 @@ def test_the_cli_and_the_inspector_show_the_same_facts(
     assert {"first_mismatch", "finding", "recorded_db_match"} <= kinds
     assert main(["replay", str(path), "--tau2-data", str(tau2_data)]) == 1
     cli = capsys.readouterr().out
-    panel = render_derived(analysis, None).plain
+    derived_panel = render_derived(analysis, None)
+    assert isinstance(derived_panel, Text)
+    panel = derived_panel.plain
     for fact in facts:
         if fact.cli:
             assert fact.text in cli

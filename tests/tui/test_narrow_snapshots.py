@@ -12,6 +12,7 @@ from textual.widgets import DataTable
 
 from tau_tui.tui.screens.many_compare import ManyCompareScreen
 from tau_tui.tui.screens.run_compare import RunCompareScreen
+from tau_tui.tui.screens.runs_comparison import RunsComparisonScreen
 
 from ..conftest import CORPUS
 from .conftest import open_rollout_form, settle, wait_until
@@ -29,7 +30,7 @@ QWEN = CORPUS / "sierra-research__tau2-bench__qwen2.5-7b_airline_default_gpt-4.1
 ORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
 
 
-async def _show(pilot: Pilot[None], screen) -> None:
+async def _show(pilot: Pilot[None], screen: RunsComparisonScreen) -> None:
     screen.recorded = True
     pilot.app.push_screen(screen)
     await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
@@ -37,7 +38,7 @@ async def _show(pilot: Pilot[None], screen) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x35"])
-def test_many_compare_at(snap_compare: Callable[..., bool], make_app: MakeApp, size) -> None:
+def test_many_compare_at(snap_compare: Callable[..., bool], make_app: MakeApp, size: tuple[int, int]) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         screen = ManyCompareScreen([GPT41, QWEN, ORCHESTRA], 0)
@@ -49,7 +50,7 @@ def test_many_compare_at(snap_compare: Callable[..., bool], make_app: MakeApp, s
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x35"])
-def test_run_compare_at(snap_compare: Callable[..., bool], make_app: MakeApp, size) -> None:
+def test_run_compare_at(snap_compare: Callable[..., bool], make_app: MakeApp, size: tuple[int, int]) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await _show(pilot, RunCompareScreen(GPT41, ORCHESTRA))
@@ -58,7 +59,7 @@ def test_run_compare_at(snap_compare: Callable[..., bool], make_app: MakeApp, si
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x35"])
-def test_rollout_form_at(snap_compare: Callable[..., bool], make_app: MakeApp, size) -> None:
+def test_rollout_form_at(snap_compare: Callable[..., bool], make_app: MakeApp, size: tuple[int, int]) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         form = await open_rollout_form(pilot)
         form.query_one("#r-agent").focus()  # scrolled to the model fields

@@ -27,8 +27,12 @@ from tau_tui.evaluate import (
     unregister_component,
     unregister_detector,
 )
-from tau_tui.evaluate.reward import CheckLine, Component
+from tau_tui.evaluate.judge import Judge
+from tau_tui.evaluate.reward import CheckLine, Component, Evaluation, Replayed
 from tau_tui.model.results import RewardInfo
+from tau_tui.model.tasks import EvaluationCriteria
+from tau_tui.replay import Timeline
+from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.columns import flags_cell
 from tau_tui.views.eval_panels import RecordedChecks, render_breakdown, render_checks
 from tau_tui.views.legend import help_legend
@@ -42,7 +46,7 @@ if TYPE_CHECKING:
     from tests.tui.conftest import MakeApp
 
 
-def _greeting(timeline, start, policy=None):
+def _greeting(timeline: Timeline, start: int, policy: str | None = None) -> list[Flag]:
     """Flags the first message of the agent's own doing (every trajectory has one)."""
     return [Flag("greeting", step.index, "the agent spoke first") for step in timeline.steps[start : start + 1]]
 
@@ -79,7 +83,7 @@ async def test_one_registration_reaches_letters_legend_filter_and_cli(
         assert ("greeting", f"G  greeting  ·  {len(rows)} runs") in flag_options(counts)
         app.runs_screen.set_filter(RunFilter(flag="greeting"))
         await pilot.pause()
-        assert len(app.runs_screen.query_one("RunTable").rows) == len(rows)
+        assert len(app.runs_screen.query_one("RunTable", RunTable).rows) == len(rows)
 
     path = next(RECORDINGS.glob("*.json"))
     assert main(["eval", str(path), "--tau2-data", str(tau2_data)]) in (0, 1)
@@ -94,7 +98,9 @@ async def test_one_registration_reaches_letters_legend_filter_and_cli(
 # --- a reward component --------------------------------------------------------------------------
 
 
-def _polite_run(criteria, replayed, basis, judge, evaluation) -> Component | None:
+def _polite_run(
+    criteria: EvaluationCriteria, replayed: Replayed, basis: list[str], judge: Judge | None, evaluation: Evaluation
+) -> Component | None:
     """POLITE: the agent says "please" somewhere (a test component)."""
     if "POLITE" not in basis:
         return None
@@ -108,7 +114,7 @@ def _polite_run(criteria, replayed, basis, judge, evaluation) -> Component | Non
     return Component(reward, {"POLITE": reward}, None)
 
 
-def _polite_lines(evaluation, recorded_info):
+def _polite_lines(evaluation: Evaluation, recorded_info: RewardInfo | None) -> list[CheckLine]:
     said = evaluation.results.get("polite")
     recorded = (recorded_info.model_extra or {}).get("polite_check") if recorded_info is not None else None
     return [] if said is None else [CheckLine(bool(said), recorded, "agent says please")]

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
+from textual.widget import Widget
+from textual.widgets import Static
 
 from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.widgets.run_table import RunTable
@@ -21,9 +23,9 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.corpus
 
 
-def plain(screen, selector: str) -> str:
+def plain(screen: Widget, selector: str) -> str:
     console = Console(width=150, record=True, file=io.StringIO())
-    console.print(screen.query_one(selector).content)
+    console.print(screen.query_one(selector, Static).content)
     return console.export_text()
 
 

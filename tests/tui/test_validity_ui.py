@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
+from textual.widgets import Static
 
 from tau_tui.tui.screens.many_compare import ManyCompareScreen
 from tau_tui.tui.screens.metrics import MetricsScreen
 from tau_tui.tui.screens.run_compare import RunCompareScreen
+from tau_tui.tui.widgets.rich_pane import RichPane
+from tau_tui.tui.widgets.summary_pane import SummaryPane
 
 from ..conftest import CORPUS
 from .conftest import settle, wait_until
@@ -26,7 +29,7 @@ GPT41 = CORPUS / "sierra-research__tau2-bench__gpt-4.1_airline_default_gpt-4.1_1
 WRONG_ID = "43 of 50 simulations carry another task's id"
 
 
-def _text(widget) -> str:
+def _text(widget: Static | RichPane) -> str:
     console = Console(width=400, record=True, file=io.StringIO())
     console.print(widget.content)
     return " ".join(console.export_text().split())
@@ -40,7 +43,7 @@ async def test_the_compare_screen_says_it_beside_the_difference(make_app: MakeAp
         app.push_screen(screen)
         await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
         await pilot.pause()
-        summary = _text(screen.query_one("#runcmp-summary"))
+        summary = _text(screen.query_one("#runcmp-summary", SummaryPane))
         assert f"⚠ B: {WRONG_ID}" in summary
         assert summary.index("mean reward B − A") < summary.index(WRONG_ID)
 
@@ -65,6 +68,6 @@ async def test_the_metrics_screen_says_it_beside_the_score(make_app: MakeApp) ->
         assert isinstance(screen, MetricsScreen)
         await wait_until(pilot, lambda: screen.complete, "the metrics", tries=3000)
         await pilot.pause()
-        summary = _text(screen.query_one("#metrics-summary"))
+        summary = _text(screen.query_one("#metrics-summary", Static))
         assert f"⚠ {WRONG_ID}" in summary
         assert screen.validity().wrong_task_id == 43
