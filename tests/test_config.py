@@ -193,11 +193,14 @@ def test_nothing_below_the_config_module_reads_the_environment() -> None:
 def test_tau2_data_in_the_environment_reaches_the_workers(clean_env: Path, tau2_data: Path) -> None:
     """What a worker process or a Ray actor is built from is the resolved settings, whatever set them."""
     from tau_tui.config import resolve
-    from tau_tui.workers.pool import Job
+    from tau_tui.workers.pool import Executor, Job
     from tau_tui.workspace import Workspace
 
     settings = resolve(None, {"TAU_TUI_CONFIG": str(clean_env), "TAU2_DATA_DIR": str(tau2_data)})
-    job = Workspace(settings).executor(Job("replay"), 1).job
+    executor = Workspace(settings).executor(Job("replay"), 1)
+    assert isinstance(executor, Executor)  # processes here: the local kind
+    job = executor.job
+    assert job.settings is not None and job.factory is not None  # both set by Workspace.executor
     assert job.settings.tau2_data == tau2_data and job.factory is Workspace
     worker_workspace = job.factory(job.settings)  # as a worker process builds it, with no environment
     assert worker_workspace.registry.get("mock").name == "mock"

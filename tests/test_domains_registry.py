@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tau_tui.domains import DataNotFound, DomainError, DomainRegistry, find_domain_data, split_variant
+from tau_tui.domains import DataNotFound, Domain, DomainError, DomainRegistry, find_domain_data, split_variant
+from tau_tui.env import Environment
 
 USER_DOMAIN = '''
 from pathlib import Path
@@ -110,14 +111,18 @@ def test_variants() -> None:
     assert split_variant("mock") == ("mock", None)
 
 
-class _Found:
-    """A stand-in domain a fallback provider hands out (serving one variant, ``dim``)."""
+class _Found(Domain):
+    """A stand-in domain a fallback provider hands out (serving one variant, ``dim``): a name and warnings only
+    (``Domain.__init__`` is not run, so it holds no data folder or tasks)."""
 
     variants = ("dim",)
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.warnings = ["first"]
+
+    def new_environment(self, solo: bool = False, variant: str | None = None) -> Environment:
+        raise AssertionError("the stand-in domain builds no environment")
 
 
 def test_fallback_providers_are_asked_in_order_after_domain_folders() -> None:

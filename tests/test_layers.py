@@ -32,7 +32,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_import_contracts_are_kept():
+def test_import_contracts_are_kept() -> None:
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
@@ -72,7 +72,7 @@ def copy_of_project(tmp_path: Path) -> Path:
         ("views/render.py", "from tau_tui.session import Session", "tau_tui layers"),
     ],
 )
-def test_a_bad_import_breaks_a_contract(copy_of_project: Path, module: str, line: str, broken: str):
+def test_a_bad_import_breaks_a_contract(copy_of_project: Path, module: str, line: str, broken: str) -> None:
     path = copy_of_project / "tau_tui" / module
     path.write_text((path.read_text() if path.exists() else "") + f"\n{line}\n")
     result = lint_imports(copy_of_project)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import pytest
 
@@ -26,6 +26,14 @@ pytestmark = [
 ]
 
 TOY = "toy_tau2_adapter"
+_Tool = TypeVar("_Tool", bound=Callable[..., Any])
+
+
+def _tau2_tool(kind: Any) -> Callable[[_Tool], _Tool]:
+    """tau2's ``is_tool(kind)``, seen with its real shape (mypy skips tau2, so its decorator is untyped)."""
+    from tau2.environment.toolkit import is_tool
+
+    return cast("Callable[[_Tool], _Tool]", is_tool(kind))
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +43,14 @@ def toy_domain() -> tuple[Callable[..., Tau2Environment], Tau2Task]:
     from tau2.data_model.tasks import Task as Tau2Task
     from tau2.environment.db import DB
     from tau2.environment.environment import Environment
-    from tau2.environment.toolkit import ToolKitBase, ToolType, is_tool
+    from tau2.environment.toolkit import ToolKitBase, ToolType
     from tau2.registry import registry
 
-    class Counter(DB):
+    class Counter(DB):  # type: ignore[misc]  # mypy skips tau2 (pyproject.toml): DB is Any to it
         values: dict[str, int] = Field(default_factory=dict)
 
-    class CounterTools(ToolKitBase):
-        @is_tool(ToolType.WRITE)
+    class CounterTools(ToolKitBase):  # type: ignore[misc]  # likewise: ToolKitBase is Any to mypy
+        @_tau2_tool(ToolType.WRITE)
         def set_value(self, key: str, value: int) -> dict[str, Any]:
             """Set a counter."""
             if key == "forbidden":
@@ -50,10 +58,11 @@ def toy_domain() -> tuple[Callable[..., Tau2Environment], Tau2Task]:
             self.db.values[key] = value
             return {"key": key, "value": value}
 
-        @is_tool(ToolType.READ)
+        @_tau2_tool(ToolType.READ)
         def get_value(self, key: str) -> int:
             """Read a counter."""
-            return self.db.values[key]
+            value: int = self.db.values[key]
+            return value
 
         def reset_all(self) -> None:
             """A public helper tasks may use in initialisation actions."""
@@ -62,7 +71,7 @@ def toy_domain() -> tuple[Callable[..., Tau2Environment], Tau2Task]:
         def _secret(self) -> str:
             return "never"
 
-    def get_environment(solo_mode: bool = False):
+    def get_environment(solo_mode: bool = False) -> Tau2Environment:
         return Environment(domain_name=TOY, policy="count things", tools=CounterTools(Counter(values={"a": 1})))
 
     task = Tau2Task.model_validate(
@@ -84,7 +93,7 @@ def toy_domain() -> tuple[Callable[..., Tau2Environment], Tau2Task]:
     return get_environment, task
 
 
-def _message(role, **kw: Any):
+def _message(role: str, **kw: Any) -> dict[str, Any]:
     return {"role": role, **kw}
 
 
@@ -147,8 +156,10 @@ def test_custom_tau2_domain_replays_with_verdicts_and_tau2_hashes(
 def test_adapter_refuses_undeclared_names(toy_domain: tuple[Callable[..., Tau2Environment], Tau2Task]) -> None:
     from tau_tui.model import EnvFunctionCall, ToolCall
     from tau_tui.tau2_adapter import Tau2Domain
+    from tau_tui.tau2_adapter import Tau2Environment as AdaptedEnvironment
 
     env = Tau2Domain(TOY).new_environment()
+    assert isinstance(env, AdaptedEnvironment)
     for name in ("_secret", "update_db", "get_db_hash", "__init__", "reset_all"):
         message = env.call(ToolCall(id="x", name=name, arguments={}))
         assert message.error and message.content == f"Error: Tool '{name}' not found."

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import pytest
 
@@ -15,6 +15,15 @@ from tau_tui.model.messages import ToolCall
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
     from tau_tui.env.domain import Domain
+
+
+@runtime_checkable
+class _Greps(Protocol):
+    """The grep variant's agent toolkit (the registry loads the domain folder under its own module name, so
+    ``domains.banking_knowledge.retrieval.GrepMixin`` is another class than the one it built)."""
+
+    def grep(self, pattern: str) -> str: ...
+
 
 CATASTROPHIC = [r"(\w+\s?)+$", r"(a|aa)+$", r"(.*\s?)*$"]
 
@@ -25,7 +34,7 @@ def banking(registry: DomainRegistry) -> Domain:
 
 
 @pytest.mark.parametrize("pattern", CATASTROPHIC)
-def test_a_catastrophic_grep_is_a_tool_error_within_its_deadline(banking: Domain, pattern) -> None:
+def test_a_catastrophic_grep_is_a_tool_error_within_its_deadline(banking: Domain, pattern: str) -> None:
     from domains.banking_knowledge.retrieval import GREP_SECONDS
 
     env = banking.new_environment(variant="grep_only")
@@ -41,7 +50,7 @@ def test_a_catastrophic_grep_is_a_tool_error_within_its_deadline(banking: Domain
 
 def test_safe_patterns_keep_taus_grep_semantics(banking: Domain) -> None:
     env = banking.new_environment(variant="grep_only")
-    assert env.agent is not None
+    assert isinstance(env.agent, _Greps)
     assert env.agent.grep("(unclosed") == "No matches found for pattern: (unclosed"  # re's error: a literal
     assert "ID: doc_" in env.agent.grep("fee|charge")
     assert env.agent.grep(r"\p{L}+zzqx") == r"No matches found for pattern: \p{L}+zzqx"  # not a class in re
@@ -108,15 +117,15 @@ def fake_inspect(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     import sys
     import types
 
-    calls = []
+    calls: list[str] = []
     package, log = types.ModuleType("inspect_ai"), types.ModuleType("inspect_ai.log")
 
-    def read_eval_log(path: Path) -> None:
+    def read_eval_log(path: str) -> None:
         calls.append(path)
         raise ValueError("the fake reader reads nothing")
 
-    log.read_eval_log = read_eval_log
-    package.log = log
+    vars(log)["read_eval_log"] = read_eval_log  # a plain module: mypy knows no such attribute on ModuleType
+    vars(package)["log"] = log
     monkeypatch.setitem(sys.modules, "inspect_ai", package)
     monkeypatch.setitem(sys.modules, "inspect_ai.log", log)
     return calls

@@ -16,27 +16,34 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 from tau_tui.config import Settings
+from tau_tui.evaluate.judge import LiteLLMJudge
 from tau_tui.model.io import open_run
+from tau_tui.rollout import ParticipantSpec
 from tau_tui.workspace import FORM_LABELS, GoldCheckRequest, PlayRequest, RequestError, RunRequest, Workspace
 from tests.conftest import CORPUS, ROOT
-from tests.evaluate.support import fake_openai
+from tests.evaluate.support import FakeOpenAI, fake_openai
 
 if TYPE_CHECKING:
+    from textual.app import App
+    from textual.screen import Screen
+
     from tau_tui.model.results import SimulationRun
 
 TASK = "create_task_1"
 ASSERTION = "The agent confirmed the task was created successfully"
 JUDGE_REPLY = {"results": [{"expectedOutcome": ASSERTION, "reasoning": "it said so", "metExpectation": True}]}
 BIG = (160, 45)
+JudgeServer = tuple[type[FakeOpenAI], str]  # (handler, base URL): ``judge_server``
+_Screen = TypeVar("_Screen", bound="Screen[Any]")
 
 
 @pytest.fixture
-def judge_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[type, str]]:
+def judge_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[JudgeServer]:
     """(handler, base URL) of a local OpenAI-compatible judge; requests are recorded on the handler."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")  # a placeholder the local server ignores
     with fake_openai(json.dumps(JUDGE_REPLY), "Judge") as served:
@@ -44,7 +51,7 @@ def judge_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[type, str]]:
 
 
 @pytest.fixture
-def settings_file(tmp_path: Path, judge_server: tuple[type, str], monkeypatch: pytest.MonkeyPatch) -> Path:
+def settings_file(tmp_path: Path, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A settings file naming the judge, a runs folder and a tau2 data folder whose mock task needs the judge."""
     data = tmp_path / "tau2"
     shutil.copytree(CORPUS / "domains" / "mock", data / "domains" / "mock")
@@ -66,7 +73,7 @@ def settings_file(tmp_path: Path, judge_server: tuple[type, str], monkeypatch: p
     return path
 
 
-def judge_calls(judge_server: tuple[type, str]) -> int:
+def judge_calls(judge_server: JudgeServer) -> int:
     handler, _ = judge_server
     return sum(r["body"].get("model") == "judge" for r in handler.requests)
 
@@ -77,11 +84,12 @@ def sim_of(path: Path) -> SimulationRun:
     return run.simulation(0)
 
 
-def scored(sim) -> float:
+def scored(sim: SimulationRun) -> float:
     """The reward of a simulation whose NL assertions were judged (met)."""
     info = sim.reward_info
     assert info is not None, sim.info  # unscored: the judge never came
     assert [c["met"] for c in info.nl_assertions or []] == [True], info
+    assert info.reward is not None, info
     return info.reward
 
 
@@ -101,7 +109,7 @@ def tui_workspace(extra: list[str] | None = None) -> Workspace:
 # --- the CLI -----------------------------------------------------------------------------------------------
 
 
-def cli_rewards(tmp_path: Path, judge_server: tuple[type, str], capsys: pytest.CaptureFixture[str]) -> dict[str, float]:
+def cli_rewards(tmp_path: Path, judge_server: JudgeServer, capsys: pytest.CaptureFixture[str]) -> dict[str, float]:
     from tau_tui.cli import main
 
     rewards: dict[str, float] = {}
@@ -199,7 +207,7 @@ def cli_rewards(tmp_path: Path, judge_server: tuple[type, str], capsys: pytest.C
 
 
 def test_every_cli_rollout_path_is_judged(
-    settings_file: Path, judge_server: tuple[type, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    settings_file: Path, judge_server: JudgeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rewards = cli_rewards(tmp_path, judge_server, capsys)
     assert rewards == {"run": 1.0, "calibrate": 1.0, "gold": 1.0, "play": 1.0}
@@ -208,7 +216,14 @@ def test_every_cli_rollout_path_is_judged(
 # --- the TUI, and the same rewards as the CLI ---------------------------------------------------------------
 
 
-async def tui_rewards(tmp_path: Path, judge_server: tuple[type, str]) -> dict[str, float]:
+def screen_of(app: App[Any], kind: type[_Screen]) -> _Screen:
+    """The screen ``app`` shows now, checked to be a ``kind``."""
+    screen = app.screen
+    assert isinstance(screen, kind), screen
+    return screen
+
+
+async def tui_rewards(tmp_path: Path, judge_server: JudgeServer) -> dict[str, float]:
     from tau_tui.session import Session
     from tau_tui.tui.app import TauTuiApp
     from tau_tui.tui.screens.calibrate import CalibrateScreen
@@ -220,15 +235,14 @@ async def tui_rewards(tmp_path: Path, judge_server: tuple[type, str]) -> dict[st
     app = TauTuiApp(Session.from_settings(cli_settings([str(RECORDINGS)]), [RECORDINGS]), calibrate="mock")
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        calibrate = app.screen
-        assert isinstance(calibrate, CalibrateScreen)
+        calibrate = screen_of(app, CalibrateScreen)
         await wait_until(pilot, lambda: calibrate.ready, "the calibrator")
 
         # the calibrate screen's trials (n): the calibrator's runner has the judge
         before = judge_calls(judge_server)
         await pilot.press("n")
-        form = app.screen
-        assert isinstance(form, RolloutScreen) and form.calibrate
+        form = screen_of(app, RolloutScreen)
+        assert form.calibrate
         await wait_until(pilot, lambda: len(form.tasks) == 10, "the task list")
         form.selected = {TASK}
         await set_input(pilot, "#r-agent", "scripted/gold")
@@ -236,7 +250,7 @@ async def tui_rewards(tmp_path: Path, judge_server: tuple[type, str]) -> dict[st
         out = tmp_path / "tui-calibrate.json"
         await set_input(pilot, "#r-out", str(out))
         await pilot.press("ctrl+s")
-        assert app.screen is calibrate
+        assert screen_of(app, CalibrateScreen) is calibrate
         await wait_until(pilot, lambda: not calibrate.running, "the calibration", tries=2000)
         rewards["calibrate"] = scored(sim_of(out))
         assert judge_calls(judge_server) > before, "the calibrate screen never asked the judge"
@@ -245,8 +259,7 @@ async def tui_rewards(tmp_path: Path, judge_server: tuple[type, str]) -> dict[st
         before = judge_calls(judge_server)
         calibrate.query_one("#cal-grid").focus()
         await pilot.press("c")
-        gold = app.screen
-        assert isinstance(gold, GoldCheckScreen)
+        gold = screen_of(app, GoldCheckScreen)
         await wait_until(pilot, lambda: gold.finished, "the gold check", tries=2000)
         check = next(c for c in gold.checks if c.task_id == TASK)
         assert check.ok and check.gold_reward is not None
@@ -259,8 +272,8 @@ async def tui_rewards(tmp_path: Path, judge_server: tuple[type, str]) -> dict[st
         # the new-rollout form (n on the runs screen)
         before = judge_calls(judge_server)
         await pilot.press("n")
-        form = app.screen
-        assert isinstance(form, RolloutScreen) and not form.calibrate
+        form = screen_of(app, RolloutScreen)
+        assert not form.calibrate
         await wait_until(pilot, lambda: len(form.tasks) == 10, "the task list")
         form.selected = {TASK}
         out = tmp_path / "tui-run.json"
@@ -297,7 +310,7 @@ async def tui_rewards(tmp_path: Path, judge_server: tuple[type, str]) -> dict[st
 
 
 def test_every_tui_rollout_path_is_judged_with_the_cli_rewards(
-    settings_file: Path, judge_server: tuple[type, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    settings_file: Path, judge_server: JudgeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import asyncio
 
@@ -306,9 +319,7 @@ def test_every_tui_rollout_path_is_judged_with_the_cli_rewards(
     assert tui == cli == {"run": 1.0, "calibrate": 1.0, "gold": 1.0, "play": 1.0}
 
 
-def test_the_tui_and_the_cli_plan_the_same_run(
-    settings_file: Path, judge_server: tuple[type, str], tmp_path: Path
-) -> None:
+def test_the_tui_and_the_cli_plan_the_same_run(settings_file: Path, judge_server: JudgeServer, tmp_path: Path) -> None:
     """The form's request and ``tau-tui run``'s flags give equal plans, judge included."""
     from tau_tui.cli import _settings, build_parser
     from tau_tui.commands.run import run_request
@@ -348,16 +359,17 @@ def test_the_tui_and_the_cli_plan_the_same_run(
     assert cli_plan.config.judge_llm == "openai/judge" and cli_plan.config.agent.retry.max_retries == 5
     for ws in (cli_ws, tui_ws):
         judge = ws.judge()
-        assert judge is not None and judge.model == "openai/judge" and judge.api_base == judge_server[1]
+        assert isinstance(judge, LiteLLMJudge)  # the settings' judge model, no factory: litellm's judge
+        assert judge.model == "openai/judge" and judge.api_base == judge_server[1]
 
 
-def test_a_fork_is_judged(settings_file: Path, judge_server: tuple[type, str]) -> None:
+def test_a_fork_is_judged(settings_file: Path, judge_server: JudgeServer) -> None:
     """The TUI's fork (f on a trajectory) continues through the workspace: scored with the judge too."""
     import asyncio
 
     ws = tui_workspace()
     before = judge_calls(judge_server)
-    episode = asyncio.run(ws.fork("mock", TASK, [], "scripted/gold", "scripted/user"))
+    episode = asyncio.run(ws.fork("mock", TASK, [], ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user")))
     assert episode.scored is not None and episode.scored.reward == 1.0
     assert judge_calls(judge_server) > before
     path = ws.fork_path("file", "sim", 3)
@@ -365,7 +377,7 @@ def test_a_fork_is_judged(settings_file: Path, judge_server: tuple[type, str]) -
 
 
 def test_tau_tui_fork_is_judged_and_gives_the_tui_fork_reward(
-    settings_file: Path, judge_server: tuple[type, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    settings_file: Path, judge_server: JudgeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``tau-tui fork`` and the trajectory screen's fork share ``Workspace.fork_simulation``: both judged."""
     import asyncio
@@ -431,7 +443,7 @@ JUDGING = {  # command -> the least argv it parses
 @pytest.mark.parametrize("command", list(JUDGING))
 @pytest.mark.parametrize("flag", ["--judge", "--judge-llm"])
 def test_every_judging_command_takes_both_judge_spellings_and_the_api_base(
-    command, flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    command: str | None, flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tau_tui.cli import _settings, build_parser, tui_parser
 
@@ -444,7 +456,8 @@ def test_every_judging_command_takes_both_judge_spellings_and_the_api_base(
     args = parser.parse_args(JUDGING[command] + [flag, "openai/judge", "--judge-api-base", "http://judge.test/v1"])
     assert (args.judge, args.judge_api_base) == ("openai/judge", "http://judge.test/v1")
     judge = Workspace(_settings(args)).judge()
-    assert judge is not None and (judge.model, judge.api_base) == ("openai/judge", "http://judge.test/v1")
+    assert isinstance(judge, LiteLLMJudge)
+    assert (judge.model, judge.api_base) == ("openai/judge", "http://judge.test/v1")
     bare = parser.parse_args(JUDGING[command])
     assert Workspace(_settings(bare)).judge() is None  # no flag, no settings: no judge
 
@@ -459,7 +472,7 @@ def judgeless_settings(settings_file: Path) -> Path:
 
 
 def test_the_judge_flags_reach_the_judge_of_every_cli_path(
-    judgeless_settings: Path, judge_server: tuple[type, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    judgeless_settings: Path, judge_server: JudgeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``--judge``/``--judge-llm`` with ``--judge-api-base``, no judge in the settings: the local judge is asked."""
     from tau_tui.cli import main
@@ -561,14 +574,16 @@ def test_the_judge_flags_reach_the_judge_of_every_cli_path(
     assert scored(sim_of(out)) == 1.0 and judge_calls(judge_server) > before, "tau-tui play never asked the judge"
 
 
-def test_the_tui_judge_flags_reach_the_judge(judgeless_settings: Path, judge_server: tuple[type, str]) -> None:
+def test_the_tui_judge_flags_reach_the_judge(judgeless_settings: Path, judge_server: JudgeServer) -> None:
     import asyncio
 
     _, base = judge_server
     for spelling in ("--judge", "--judge-llm"):
         ws = tui_workspace([spelling, "openai/judge", "--judge-api-base", base])
         before = judge_calls(judge_server)
-        episode = asyncio.run(ws.fork("mock", TASK, [], "scripted/gold", "scripted/user"))
+        episode = asyncio.run(
+            ws.fork("mock", TASK, [], ParticipantSpec("scripted/gold"), ParticipantSpec("scripted/user"))
+        )
         assert episode.scored is not None and episode.scored.reward == 1.0
         assert judge_calls(judge_server) > before
 
