@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 from tau_tui.model import SimulationRun, Task
 from tau_tui.replay import GoldResult, Timeline, gold_state, replay, run_assertions
@@ -36,7 +37,7 @@ def mock_task(
     env_assertions: list[dict[str, Any]] | None = None,
     communicate: list[str] | None = None,
     nl: list[str] | None = None,
-    basis: list[str] | None = ("DB",),
+    basis: Sequence[str] | None = ("DB",),
     task_id: str = "t",
     history: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
@@ -123,14 +124,17 @@ class FakeOpenAI(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, *args) -> None:
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
 @contextmanager
-def fake_openai(content: str | None = None, name: str = "Handler") -> Iterator[tuple[type, str]]:
+def fake_openai(content: str | None = None, name: str = "Handler") -> Iterator[tuple[type[FakeOpenAI], str]]:
     """(handler class, base URL) of a local OpenAI-compatible server on 127.0.0.1; requests are recorded."""
-    handler = type(name, (FakeOpenAI,), {"requests": [], "content": content or FakeOpenAI.content, "status": 200})
+    handler = cast(
+        "type[FakeOpenAI]",
+        type(name, (FakeOpenAI,), {"requests": [], "content": content or FakeOpenAI.content, "status": 200}),
+    )
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()

@@ -31,12 +31,12 @@ def mock_rules(monkeypatch: pytest.MonkeyPatch) -> Callable[[PolicyRules], None]
     return use
 
 
-def kinds(registry: DomainRegistry, messages: list[dict[str, Any]], kind):
+def kinds(registry: DomainRegistry, messages: list[dict[str, Any]], kind: str) -> list[tuple[int, str]]:
     rp = replayed(registry, messages, mock_task())
     return [(f.step, f.message) for f in diagnose(rp.timeline, 0, None) if f.kind == kind]
 
 
-def write_after(text: str):
+def write_after(text: str) -> list[dict[str, Any]]:
     return [greet(), user(text), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
 
 
@@ -48,6 +48,7 @@ def test_registered_once_each_with_a_letter_and_a_suggested_source() -> None:
 
 
 def test_affirmative() -> None:
+    text: str | None
     for text in ("Yes, please.", "yeah go ahead", "Sure, do it.", "That's right", "OK ###STOP###", "I confirm"):
         assert is_affirmative(text), text
     for text in ("No, wait.", "Please use gift card 1.", "Actually, yes... no", "", None, "Don't do that"):
@@ -132,6 +133,7 @@ def test_a_corpus_write_whose_preceding_user_turn_is_no_yes(analyzer: Analyzer) 
     path = CORPUS / "sierra-research__tau2-bench__airline.json"
     run = open_run(path)
     index = run.find("c767ac4e")
+    assert index is not None
     report = analyzer.evaluate(run, index)
     flagged = [f for f in report.flags if f.kind == "unconfirmed_write"]
     assert flagged and report.evaluation.reward == 1.0  # passed, but broke the confirmation rule on the way
@@ -145,7 +147,9 @@ def test_a_corpus_write_whose_preceding_user_turn_is_no_yes(analyzer: Analyzer) 
     )
 
 
-def task_kinds(registry: DomainRegistry, messages: list[dict[str, Any]], task, kind):
+def task_kinds(
+    registry: DomainRegistry, messages: list[dict[str, Any]], task: dict[str, Any] | None, kind: str
+) -> list[tuple[int, str]]:
     rp = replayed(registry, messages, task)
     return [(f.step, f.message) for f in diagnose(rp.timeline, 0, None, rp.task) if f.kind == kind]
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +19,7 @@ AIRLINE = "sierra-research__tau2-bench__airline.json"
 SOLO_4 = "sierra-research__tau2-bench__gpt-4.1-2025-04-14_telecom_no-user_gpt-4.1-2025-04-14_4trials_5tasks.json"
 
 
-def hand_sums(path: Path):
+def hand_sums(path: Path) -> tuple[list[dict[str, Any]], list[float], list[float], list[float]]:
     """What the file records, summed by hand from its raw JSON."""
     sims = json.loads(path.read_text())["simulations"]
     agent = [s["agent_cost"] for s in sims if s.get("agent_cost") is not None]
@@ -26,7 +28,7 @@ def hand_sums(path: Path):
     return sims, agent, user_costs, durations
 
 
-def hand_tokens(sims) -> dict[str, float] | None:
+def hand_tokens(sims: list[dict[str, Any]]) -> dict[str, float] | None:
     """The messages' recorded ``usage`` summed by hand per side (None: no message records any)."""
     out: dict[str, float] = {}
     for sim in sims:
@@ -40,13 +42,13 @@ def hand_tokens(sims) -> dict[str, float] | None:
     return out or None
 
 
-def _tokens_without_totals(tokens):
+def _tokens_without_totals(tokens: dict[str, Any] | None) -> dict[str, Any] | None:
     if tokens is None:
         return None
     return {k: v for k, v in tokens.items() if k not in ("total_tokens", "per_solved_task", "simulations")} or None
 
 
-def nearest_ranks(values, q):
+def nearest_ranks(values: Sequence[float], q: float) -> float:
     """The linear-between-ranks quantile, written out by hand."""
     position = (len(values) - 1) * q
     low = int(position)

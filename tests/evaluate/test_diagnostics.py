@@ -16,13 +16,19 @@ ONE_AT_A_TIME = "You should only make one tool call at a time, and not respond t
 USERS = [{"user_id": "user_1", "name": "Test User", "tasks": ["task_1"]}]
 
 
-def flags(registry: DomainRegistry, messages: list[dict[str, Any]], kind, policy=ONE_AT_A_TIME, task=None):
+def flags(
+    registry: DomainRegistry,
+    messages: list[dict[str, Any]],
+    kind: str,
+    policy: str | None = ONE_AT_A_TIME,
+    task: dict[str, Any] | None = None,
+) -> list[tuple[int, str]]:
     rp = replayed(registry, messages, task or mock_task())
     history = len(rp.task.history) if rp.task else 0
     return [(f.step, f.message) for f in diagnose(rp.timeline, history, policy) if f.kind == kind]
 
 
-def text_and_call(text: str, name: str, arguments, call_id="c1") -> dict[str, Any]:
+def text_and_call(text: str, name: str, arguments: Any, call_id: str = "c1") -> dict[str, Any]:
     message = call(name, arguments, call_id)
     message["content"] = text
     return message

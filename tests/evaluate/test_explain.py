@@ -11,7 +11,7 @@ from tests.helpers import call, greet, result, say, user
 
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
-    from tau_tui.evaluate.explain import Explanation
+    from tau_tui.evaluate.explain import Explanation, RecordingIssue
     from tau_tui.evaluate.reward import Evaluation
 
 UPDATE_TASK = mock_task(actions=[action("update_task_status", UPDATE)])
@@ -28,7 +28,7 @@ NOTHING = [greet(), user("finish task_1"), say("Sorry, no.")]
 
 
 def explained(
-    registry: DomainRegistry, messages: list[dict[str, Any]], task=UPDATE_TASK, **kwargs: Any
+    registry: DomainRegistry, messages: list[dict[str, Any]], task: dict[str, Any] | None = UPDATE_TASK, **kwargs: Any
 ) -> tuple[Evaluation, Explanation]:
     explain_args = {k: kwargs.pop(k) for k in ("task_in_recording", "known_tasks") if k in kwargs}
     rp = replayed(registry, messages, task, **kwargs)
@@ -69,6 +69,7 @@ def test_missing_write_points_after_the_last_good_write(registry: DomainRegistry
         say("Created."),
     ]
     _, ex = explained(registry, half, task)
+    assert ex.divergence is not None
     assert ex.divergence.kind == "missing_write" and ex.divergence.step == 2
     assert "update_task_status" in ex.divergence.missing[0]
 
@@ -124,11 +125,19 @@ def test_failure_reasons_name_the_cause(registry: DomainRegistry) -> None:
 # --- the recording against its own task -------------------------------------------------------------
 
 
-def own_reward_info(registry: DomainRegistry, messages: list[dict[str, Any]], task=UPDATE_TASK) -> dict[str, Any]:
+def own_reward_info(
+    registry: DomainRegistry, messages: list[dict[str, Any]], task: dict[str, Any] | None = UPDATE_TASK
+) -> dict[str, Any]:
     return evaluate(replayed(registry, messages, task)).to_reward_info()
 
 
-def issues(registry: DomainRegistry, messages: list[dict[str, Any]], reward_info, task=UPDATE_TASK, **kwargs: Any):
+def issues(
+    registry: DomainRegistry,
+    messages: list[dict[str, Any]],
+    reward_info: dict[str, Any] | None,
+    task: dict[str, Any] | None = UPDATE_TASK,
+    **kwargs: Any,
+) -> tuple[dict[str, RecordingIssue], Explanation]:
     _, ex = explained(registry, messages, task, reward_info=reward_info, **kwargs)
     return {i.kind: i for i in ex.recording}, ex
 

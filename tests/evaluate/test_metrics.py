@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from tau_tui.evaluate import MetricOutcome, compute_metrics, pass_at_k, pass_hat_k
 
 
-def outcomes(task_id, rewards, termination="user_stop"):
+def outcomes(
+    task_id: str, rewards: Sequence[float | None], termination: str | None = "user_stop"
+) -> list[MetricOutcome]:
     return [MetricOutcome(task_id, r, termination) for r in rewards]
 
 

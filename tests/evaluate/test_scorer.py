@@ -130,7 +130,7 @@ def test_only_executed_agent_calls_count(registry: DomainRegistry) -> None:
         {"expected_tools": ["a"], "other": 1},
     ],
 )
-def test_spec_validation(bad) -> None:
+def test_spec_validation(bad: dict[str, Any]) -> None:
     with pytest.raises(ScorerConfigError):
         ScorerSpec.from_json(bad)
 
@@ -152,7 +152,9 @@ def test_sidecar_default_and_per_task_specs(tmp_path: Path) -> None:
     config = scorer_config_for(recording)
     assert config is not None
     assert config.spec_for("7") == ScorerSpec(("cancel",), {}, True)
-    assert config.spec_for("8").expected_tools == ("get_users",)
+    spec_8 = config.spec_for("8")
+    assert spec_8 is not None
+    assert spec_8.expected_tools == ("get_users",)
     assert ScorerConfig.from_json({"tasks": {}}).spec_for("1") is None
     sidecar.write_text("{nope")
     with pytest.raises(ScorerConfigError, match="run.scorer.json"):

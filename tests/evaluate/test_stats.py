@@ -56,7 +56,7 @@ def test_wilson_matches_scipy() -> None:
         ci = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
         iv = wilson(k, n)
         assert iv is not None
-        assert (iv.low, iv.high) == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))
+        assert (iv.low, iv.high) == pytest.approx((ci.low, ci.high), abs=1e-9)
 
 
 def test_bootstrap_approaches_the_normal_interval_of_a_mean() -> None:
@@ -114,6 +114,7 @@ def test_paired_bootstrap() -> None:
     pairs = {str(i): [(0.0, 1.0) if i < 60 else (1.0, 0.0) if i < 80 else (1.0, 1.0)] for i in range(200)}
     iv = paired_bootstrap(pairs, seed=1, resamples=4000)
     half = 1.96 * math.sqrt((80 / 200 - 0.2**2) / 200)
+    assert iv is not None
     assert iv.estimate == pytest.approx(0.2)
     assert iv.low == pytest.approx(0.2 - half, abs=0.012)
     assert iv.high == pytest.approx(0.2 + half, abs=0.012)
@@ -147,8 +148,10 @@ def test_noise_floor_by_hand() -> None:
     assert floor.points == pytest.approx(100 * 1.959964 * 0.5, rel=1e-5)
     assert "under 98.0 points are within trial-to-trial noise" in floor.text() and "2 tasks with trials" in floor.text()
     wide = noise_floor({"a": [1.0, 0.0]})  # 196 points: more than the scale has
+    assert wide.points is not None
     assert wide.points > 100 and "any difference is within trial-to-trial noise" in wide.text()
     none = noise_floor({"a": [1.0], "b": [0.0]})
+    assert none.reason is not None
     assert none.points is None and "two or more" in none.reason
 
 
