@@ -128,8 +128,12 @@ class FakeOpenAI(BaseHTTPRequestHandler):
         pass
 
 
+# what ``fake_openai`` (and the ``server`` fixture) gives: (handler class, base URL)
+Server = tuple[type[FakeOpenAI], str]
+
+
 @contextmanager
-def fake_openai(content: str | None = None, name: str = "Handler") -> Iterator[tuple[type[FakeOpenAI], str]]:
+def fake_openai(content: str | None = None, name: str = "Handler") -> Iterator[Server]:
     """(handler class, base URL) of a local OpenAI-compatible server on 127.0.0.1; requests are recorded."""
     handler = cast(
         "type[FakeOpenAI]",

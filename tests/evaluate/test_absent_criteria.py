@@ -52,7 +52,8 @@ def _writes(tmp_path: Path, task: dict[str, Any], name: str) -> Path:
 
 def _replay_record(capsys: pytest.CaptureFixture[str], path: Path, tau2_data: Path) -> dict[str, Any]:
     assert main(["replay", str(path), "--json", "--tau2-data", str(tau2_data)]) == 0
-    return json.loads(capsys.readouterr().out)
+    record: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return record
 
 
 def test_the_rule_names_each_case() -> None:
@@ -84,7 +85,12 @@ def test_replay_reports_no_db_check_without_criteria(
 
 @pytest.mark.parametrize(("task", "db_match"), [(NO_ACTIONS, True), (NO_CRITERIA, None)])
 def test_eval_runs_table_compare_and_audit_use_the_same_rule(
-    tmp_path: Path, tau2_data: Path, analyzer: Analyzer, capsys: pytest.CaptureFixture[str], task, db_match: bool | None
+    tmp_path: Path,
+    tau2_data: Path,
+    analyzer: Analyzer,
+    capsys: pytest.CaptureFixture[str],
+    task: dict[str, Any],
+    db_match: bool | None,
 ) -> None:
     path = _writes(tmp_path, task, "run.json")
     assert main(["eval", str(path), "--json", "--tau2-data", str(tau2_data)]) == 0
@@ -94,7 +100,9 @@ def test_eval_runs_table_compare_and_audit_use_the_same_rule(
 
     run = open_run(path)
     analysis = analyzer.analyze(run, 0)
-    assert summarize(analyzer, analysis).replay.db_match is db_match  # the runs table's DB column
+    summary = summarize(analyzer, analysis)
+    assert summary.replay is not None
+    assert summary.replay.db_match is db_match  # the runs table's DB column
     outcomes, errors = load_side([(path, run)], analyzer)
     assert not errors and outcomes[0].db_match is db_match and outcomes[0].reward == 1.0
     audit, problems = audit_file(path, run, analyzer)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tau_tui.cli import main
-from tests.evaluate.support import TASK_1_DONE, UPDATE, mock_task
+from tests.evaluate.support import TASK_1_DONE, UPDATE, Server, mock_task
 from tests.helpers import call, greet, result, results_file, say, user
 
 SIM_FIELDS = {
@@ -33,7 +33,12 @@ NOTHING = [greet(), user("finish task_1"), say("No.")]
 
 
 def run_file(
-    tmp_path: Path, messages: list[dict[str, Any]], recorded=None, task=None, extra_sims=None, trials=1
+    tmp_path: Path,
+    messages: list[dict[str, Any]],
+    recorded: float | None = None,
+    task: dict[str, Any] | None = None,
+    extra_sims: list[dict[str, Any]] | None = None,
+    trials: int = 1,
 ) -> Path:
     path = results_file(tmp_path / "run.json", messages, task=task, extra_sims=extra_sims)
     data = json.loads(path.read_text())
@@ -50,7 +55,7 @@ def evaluate_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int
     return code, out, err
 
 
-def records(out):
+def records(out: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines()]
 
 
@@ -123,7 +128,7 @@ def test_broken_sidecar_is_reported_and_scores_skipped(
 
 
 def test_nl_assertions_without_and_with_a_judge(
-    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], server: tuple[type, str]
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], server: Server
 ) -> None:
     handler, base = server
     handler.content = json.dumps(
@@ -143,7 +148,7 @@ def test_nl_assertions_without_and_with_a_judge(
 
 
 def test_a_judge_that_refuses_the_key_stops_eval_in_one_line_without_retrying(
-    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], server: tuple[type, str]
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], server: Server
 ) -> None:
     handler, base = server
     handler.status = 401

@@ -21,10 +21,11 @@ BASELINE = CORPUS / "sierra-research__tau2-bench__e2e_airline_baseline.json"
 
 @pytest.fixture
 def baseline() -> dict[str, Any]:
-    return json.loads(BASELINE.read_text())
+    data: dict[str, Any] = json.loads(BASELINE.read_text())
+    return data
 
 
-def write(path: Path, data) -> Path:
+def write(path: Path, data: object) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))
     return path

@@ -7,6 +7,7 @@ import copy
 import csv
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,13 @@ LOOKALIKES = ["²", "١٢", "𝟓", "+5", "-1", "5.0", " ", ""]
 
 
 def demo(**changes: Any) -> dict[str, Any]:
-    data = copy.deepcopy(json.loads(DEMO.read_text()))
+    data: dict[str, Any] = copy.deepcopy(json.loads(DEMO.read_text()))
     for index, fields in changes.items():
         data["simulations"][int(index[1:])].update(fields)
     return data
 
 
-def write(tmp_path: Path, data, name: str = "run.json") -> Path:
+def write(tmp_path: Path, data: dict[str, Any], name: str = "run.json") -> Path:
     path = tmp_path / name
     path.write_text(json.dumps(data))
     return path
@@ -65,7 +66,7 @@ def test_integer_settings_refuse_lookalike_digits(tmp_path: Path, variable: str,
 
 @pytest.mark.parametrize("command", [["eval"], ["audit"], ["replay"], ["compare", DEMO]])
 def test_a_superscript_task_id_is_a_name_everywhere(
-    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], command
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], command: list[str | Path]
 ) -> None:
     path = write(tmp_path, demo(s0={"task_id": "²"}, s2={"task_id": "١٢"}))
     code, out, _ = cli(capsys, command[0], "--tau2-data", tau2_data, path, *command[1:])
@@ -86,10 +87,11 @@ def test_an_export_and_the_grid_with_lookalike_task_ids(
 
 
 @pytest.mark.parametrize("bad", [1e308, -1e308, math.inf, math.nan, 2.0])
-def test_statistics_leave_out_rewards_no_run_can_have(bad) -> None:
+def test_statistics_leave_out_rewards_no_run_can_have(bad: float) -> None:
     outcomes = [MetricOutcome("t", r, "user_stop") for r in (1.0, bad, 0.0, 1.0)]
     metrics = compute_metrics(outcomes)
     assert metrics.n_scored == 3 and metrics.n_unscored == 1
+    assert metrics.avg_reward is not None
     assert math.isfinite(metrics.avg_reward) and all(math.isfinite(v) for v in metrics.pass_hat_k.values())
     by_task = group_by_task([(o.task_id, o.reward) for o in outcomes])
     assert by_task == {"t": [1.0, 0.0, 1.0]}
@@ -111,7 +113,7 @@ def test_a_recorded_1e308_is_unscored_in_every_command(
         assert all(abs(n) <= 1e6 for n in derived_numbers(json.loads(line)))
 
 
-def derived_numbers(value, key=""):
+def derived_numbers(value: Any, key: str = "") -> Iterator[float]:
     """Every number of a JSON record but the recorded rewards it echoes (``compare --recorded``: ``reward``)."""
     if isinstance(value, dict):
         for k, v in value.items():
@@ -163,7 +165,7 @@ def test_a_trial_beyond_64_bits_is_left_empty_with_a_line_in_every_format(
 
 # --- flags -----------------------------------------------------------------------------------------------
 
-BAD_FLAGS = [
+BAD_FLAGS: list[list[str | Path]] = [
     ["export", "--out", "o", "--min-reward", "nan", DEMO],
     ["export", "--out", "o", "--min-reward", "inf", DEMO],
     ["export", "--out", "o", "--min-reward", "1.5", DEMO],
@@ -185,7 +187,7 @@ BAD_FLAGS = [
 
 
 @pytest.mark.parametrize("args", BAD_FLAGS, ids=lambda a: " ".join(map(str, a[:4])))
-def test_every_numeric_flag_is_range_checked(capsys: pytest.CaptureFixture[str], args) -> None:
+def test_every_numeric_flag_is_range_checked(capsys: pytest.CaptureFixture[str], args: list[str | Path]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main([*map(str, args)])
     assert exit_.value.code == 2
@@ -205,7 +207,7 @@ def test_min_reward_accepts_a_number_in_range(
 # --- claims ------------------------------------------------------------------------------------------------
 
 
-def submission(tmp_path: Path, results) -> Path:
+def submission(tmp_path: Path, results: dict[str, float]) -> Path:
     folder = tmp_path / "sub"
     (folder / "trajectories").mkdir(parents=True)
     (folder / "trajectories" / "mock.json").write_text(DEMO.read_text())

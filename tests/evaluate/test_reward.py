@@ -13,7 +13,9 @@ from tests.helpers import call, calls, greet, result, say, user
 
 if TYPE_CHECKING:
     from tau_tui.domains import DomainRegistry
+    from tau_tui.env.environment import Environment
     from tau_tui.evaluate.reward import Evaluation
+    from tau_tui.model import Message
 
 DONE = [greet(), user("finish task_1"), call("update_task_status", UPDATE), result(TASK_1_DONE), say("Done.")]
 NOTHING = [greet(), user("finish task_1"), say("Sorry, no.")]
@@ -105,6 +107,7 @@ def test_empty_action_list_still_compares_the_db(registry: DomainRegistry) -> No
 def test_env_assertions_run_on_the_predicted_state(registry: DomainRegistry) -> None:
     task = mock_task(env_assertions=[ASSERT_DONE], basis=["ENV_ASSERTION"])
     ev = evaluate(replayed(registry, DONE, task))
+    assert ev.env_assertions is not None
     assert ev.reward == 1.0 and [c.met for c in ev.env_assertions] == [True]
     ev = evaluate(replayed(registry, NOTHING, task))
     assert ev.reward == 0.0 and ev.breakdown == {"ENV_ASSERTION": 0.0}
@@ -118,6 +121,7 @@ def test_assert_value_false_inverts_the_assertion(registry: DomainRegistry) -> N
 def test_assertions_outside_the_basis_are_reported_but_not_counted(registry: DomainRegistry) -> None:
     task = mock_task(actions=[], env_assertions=[ASSERT_DONE], basis=["DB"])
     ev = evaluate(replayed(registry, NOTHING, task))
+    assert ev.env_assertions is not None
     assert [c.met for c in ev.env_assertions] == [False]
     assert ev.breakdown == {"DB": 1.0} and ev.reward == 1.0
 
@@ -127,13 +131,16 @@ def test_failing_assertion_function_makes_the_reward_not_computable(registry: Do
     ev = evaluate(replayed(registry, DONE, mock_task(env_assertions=[broken], basis=["ENV_ASSERTION"])))
     assert ev.reward is None and ev.not_evaluated == ["ENV_ASSERTION"]
     assert ev.env_assertions is not None
+    assert ev.env_assertions[0].error is not None
     assert ev.env_assertions[0].met is None and "Task nope not found" in ev.env_assertions[0].error
 
 
 # --- action component ---------------------------------------------------------------
 
 
-def action_reward(registry: DomainRegistry, actions, messages: list[dict[str, Any]]) -> Evaluation:
+def action_reward(
+    registry: DomainRegistry, actions: list[dict[str, Any]], messages: list[dict[str, Any]]
+) -> Evaluation:
     return evaluate(replayed(registry, messages, mock_task(actions=actions, basis=["ACTION"])))
 
 
@@ -151,6 +158,7 @@ def test_actions_match_in_any_order_and_multiplicity(registry: DomainRegistry) -
         result([], "c2"),
     ]
     ev = action_reward(registry, actions, messages)
+    assert ev.actions is not None
     assert ev.reward == 1.0 and [c.step for c in ev.actions] == [1, 3, 1]
     assert [c.tool_type for c in ev.actions] == ["write", "read", "write"]
 
@@ -222,7 +230,7 @@ def test_unmatched_action_fails(registry: DomainRegistry) -> None:
 # --- communicate component ---------------------------------------------------------------
 
 
-def communicate_reward(registry: DomainRegistry, required, messages: list[dict[str, Any]]) -> Evaluation:
+def communicate_reward(registry: DomainRegistry, required: list[str], messages: list[dict[str, Any]]) -> Evaluation:
     return evaluate(replayed(registry, messages, mock_task(communicate=required, basis=["COMMUNICATE"])))
 
 
@@ -245,6 +253,7 @@ def test_only_assistant_text_counts(registry: DomainRegistry) -> None:
 
 def test_every_required_info_must_be_said(registry: DomainRegistry) -> None:
     ev = communicate_reward(registry, ["alpha", "beta"], [greet(), say("alpha only")])
+    assert ev.communicate is not None
     assert ev.reward == 0.0 and [c.met for c in ev.communicate] == [True, False]
 
 
@@ -257,10 +266,10 @@ def test_empty_communicate_info_gives_one(registry: DomainRegistry) -> None:
 
 
 class FakeJudge:
-    def __init__(self, verdicts, error=None) -> None:
+    def __init__(self, verdicts: list[bool], error: str | None = None) -> None:
         self.verdicts, self.error, self.calls = verdicts, error, 0
 
-    def __call__(self, messages: list[dict[str, Any]], assertions):
+    def __call__(self, messages: list[Message], assertions: list[str]) -> list[NLCheck]:
         self.calls += 1
         if self.error:
             raise JudgeError(self.error)
@@ -459,7 +468,11 @@ def test_the_gold_cache_tells_apart_tasks_that_differ_only_by_a_null(registry: D
         )
 
     plain, with_null = with_update({}), with_update({"description": None})
+
+    def new_env(solo: bool = False) -> Environment:
+        return mock.new_environment(solo=solo)
+
     cache = GoldCache()
-    first = cache.get(plain, lambda solo=False: mock.new_environment(solo=solo))
-    second = cache.get(with_null, lambda solo=False: mock.new_environment(solo=solo))
+    first = cache.get(plain, new_env)
+    second = cache.get(with_null, new_env)
     assert first.agent_hash != second.agent_hash
