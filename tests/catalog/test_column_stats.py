@@ -9,7 +9,9 @@ value looked up at any point.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,6 +23,10 @@ from tau_tui.views.columns import COLUMNS, plain
 from tau_tui.views.layout import distinct_starts
 from tests.conftest import CORPUS, corpus_required
 
+if TYPE_CHECKING:
+    from tau_tui.catalog import SortSpec
+    from tau_tui.catalog.rows import RunRow
+
 pytestmark = pytest.mark.corpus
 FILES = [
     "sierra-research__tau2-bench__airline.json",
@@ -30,7 +36,7 @@ FILES = [
 MEASURED = [c for c in COLUMNS if c.flex or c.elide]
 
 
-def reference(rows) -> tuple[dict[str, int], dict[str, dict[str, int]], set[str]]:
+def reference(rows: Sequence[RunRow]) -> tuple[dict[str, int], dict[str, dict[str, int]], set[str]]:
     """What the table computed over every row before (per column: longest value, starts; shown columns)."""
     natural, starts = {}, {}
     for column in MEASURED:
@@ -42,7 +48,7 @@ def reference(rows) -> tuple[dict[str, int], dict[str, dict[str, int]], set[str]
     return natural, starts, shows
 
 
-def agrees(stats: ColumnStats, rows) -> None:
+def agrees(stats: ColumnStats, rows: Sequence[RunRow]) -> None:
     natural, starts, shows = reference(rows)
     for column in MEASURED:
         assert stats.natural(column) == natural[column.key], column.key
@@ -157,7 +163,7 @@ def test_the_load_order_view_needs_no_sort_and_says_the_same(runs: list[RunFile]
             assert expected or flt.active
 
 
-def _sorted_as_before(rows, spec):
+def _sorted_as_before(rows: list[RunRow], spec: SortSpec) -> list[RunRow]:
     """The sort as it was: (key, load order) pairs, rows without a key last in the order given."""
     from tau_tui.catalog.query import FIELD_BY_KEY
 

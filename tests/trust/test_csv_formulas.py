@@ -44,7 +44,7 @@ def test_formula_like_text_gets_a_leading_apostrophe(text: str) -> None:
 
 
 @pytest.mark.parametrize("value", [*PLAIN, 5, -2.5, True, None])
-def test_other_cells_are_kept(value) -> None:
+def test_other_cells_are_kept(value: str | float | bool | None) -> None:
     assert spreadsheet_safe(value) == value
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 
 from tau_tui.evaluate.cost_time import SimCostTime
 from tau_tui.trust import RunSide, SideOutcome, compare_many
@@ -35,7 +35,7 @@ def side(label: str, rewards: list[float], cost: float | None, termination: str 
     return RunSide(label, f"{label}.json", outcomes)
 
 
-def text_of(renderable) -> str:
+def text_of(renderable: RenderableType) -> str:
     out = io.StringIO()
     Console(file=out, width=120, color_system=None).print(renderable)
     return out.getvalue()
