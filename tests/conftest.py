@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +71,45 @@ def tau2_data() -> Path:
     """The tau2 data folder: the corpus's ``domains/`` as it is (tau2 1.0.1's data, see its MANIFEST)."""
     corpus_required()
     return CORPUS
+
+
+@dataclass(frozen=True)
+class CorpusPass:
+    """What ``tau-tui COMMAND --json --workers 1 CORPUS`` printed and returned."""
+
+    returncode: int
+    stdout: bytes
+
+
+def corpus_command(*args: str) -> subprocess.CompletedProcess[bytes]:
+    """``tau-tui ARGS --tau2-data CORPUS`` in a child of this Python, from the project folder."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    return subprocess.run(
+        [sys.executable, "-m", "tau_tui", *args, "--tau2-data", str(CORPUS)],
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        timeout=900,
+    )
+
+
+@pytest.fixture(scope="session")
+def corpus_eval(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> CorpusPass:
+    """``tau-tui eval --json --workers 1`` of the whole corpus, made once for the whole run: the first pytest-xdist
+    worker to ask makes it under a lock, the others read what it saved (a whole-corpus eval takes seconds of
+    CPU, and several tests check its output)."""
+    corpus_required()
+    shared = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):  # a pytest-xdist worker: the run's base folder is the parent
+        shared = shared.parent
+    out, code = shared / "corpus-eval.json-lines", shared / "corpus-eval.returncode"
+    with (shared / "corpus-eval.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not code.is_file():
+            done = corpus_command("eval", "--json", "--workers", "1", str(CORPUS))
+            out.write_bytes(done.stdout)
+            code.write_text(str(done.returncode))
+        return CorpusPass(int(code.read_text()), out.read_bytes())
 
 
 @pytest.fixture(scope="session")

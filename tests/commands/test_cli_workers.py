@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.conftest import CORPUS, ROOT, corpus_required
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True")
-    return subprocess.run(
-        [sys.executable, "-m", "tau_tui", *args, "--tau2-data", str(CORPUS)],
-        capture_output=True,
-        env=env,
-        cwd=ROOT,
-        timeout=900,
-    )
+from tests.conftest import CORPUS, CorpusPass, corpus_command, corpus_required
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("command", ["replay", "eval"])
-def test_json_is_byte_identical_for_one_and_two_workers_on_the_corpus(command: str) -> None:
+def test_eval_json_is_byte_identical_for_one_and_two_workers_on_the_corpus(corpus_eval: CorpusPass) -> None:
+    """The one-worker eval is the run's shared one (``corpus_eval``), made by the same command."""
+    two = corpus_command("eval", "--json", "--workers", "2", str(CORPUS))
+    assert corpus_eval.returncode == two.returncode
+    assert corpus_eval.stdout.count(b"\n") > 1600  # every simulation of the corpus
+    assert corpus_eval.stdout == two.stdout
+
+
+@pytest.mark.corpus
+def test_replay_json_is_byte_identical_for_one_and_two_workers_on_the_corpus() -> None:
     corpus_required()
-    one = _run(command, "--json", "--workers", "1", str(CORPUS))
-    two = _run(command, "--json", "--workers", "2", str(CORPUS))
+    one = corpus_command("replay", "--json", "--workers", "1", str(CORPUS))
+    two = corpus_command("replay", "--json", "--workers", "2", str(CORPUS))
     assert one.returncode == two.returncode
     assert one.stdout.count(b"\n") > 1600  # every simulation of the corpus
     assert one.stdout == two.stdout

@@ -12,7 +12,7 @@ import pytest
 
 from tau_tui.cli import main
 from tau_tui.evaluate.cost_time import CostTime, SimCostTime, percentile
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, CorpusPass
 from tests.helpers import call, greet, result, results_file, say, user
 
 AIRLINE = "sierra-research__tau2-bench__airline.json"
@@ -175,13 +175,11 @@ def test_recorded_only_file_carries_its_recorded_cost(tau2_data: Path, capsys: p
 
 
 @pytest.mark.corpus
-def test_eval_tokens_are_the_sum_of_the_messages_usage_on_every_corpus_file(
-    tau2_data: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    main(["eval", str(CORPUS), "--json", "--tau2-data", str(tau2_data)])
+def test_eval_tokens_are_the_sum_of_the_messages_usage_on_every_corpus_file(corpus_eval: CorpusPass) -> None:
+    """On ``tau-tui eval --json`` of the whole corpus (the run's shared one, ``corpus_eval``)."""
     files = {
         Path(line["file"]).resolve(): line
-        for line in map(json.loads, capsys.readouterr().out.splitlines())
+        for line in map(json.loads, corpus_eval.stdout.decode().splitlines())
         if line["kind"] == "file"
     }
     runs = sorted(CORPUS.glob("*.json")) + sorted((CORPUS / "generated").glob("*.json"))
