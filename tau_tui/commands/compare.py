@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tau_tui.model.io import RunFile
-    from tau_tui.trust import PairRow, SideOutcome
+    from tau_tui.trust import ManyComparison, PairRow
     from tau_tui.workspace import Workspace
 
 NAME = "compare"
@@ -94,8 +94,7 @@ def _pair_line(row: PairRow, a_source: str, b_source: str) -> str:
 
 def run(args: argparse.Namespace, workspace: Workspace) -> int:
     from tau_tui.textsafe import visible
-    from tau_tui.trust import compare_runs, comparison_lines, load_side
-    from tau_tui.trust.many import distinct_labels, run_label
+    from tau_tui.trust import Sides, comparison_lines
 
     if args.resamples < 1:
         err("--resamples must be at least 1")
@@ -105,10 +104,7 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
         err(f"--baseline {args.baseline}: not one of the runs given ({', '.join(paths)})")
         return EXIT_INPUT
     status = EXIT_OK
-    judge = None if args.recorded else workspace.judge()
-    sides: list[list[SideOutcome]] = []
-    labels: list[str] = []
-    errors: list[str] = []
+    sides = Sides(workspace.analyzer, recorded=args.recorded, judge=None if args.recorded else workspace.judge())
     for path in paths:
         runs: list[tuple[Path, RunFile]] = []
         for file, loaded, error in open_all([path], prepare=workspace.analyzer.prepare):
@@ -120,28 +116,17 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
         if not runs:
             err(f"{path}: no run file to compare")
             return EXIT_INPUT
-        outcomes, problems = load_side(runs, workspace.analyzer, recorded=args.recorded, judge=judge)
+        side, problems = sides.add(path, runs)
         for problem in problems:
             err(problem)
             status = EXIT_INPUT
-        errors += problems
-        if not outcomes:  # nothing of this side could be scored (no tau2 data, say): no half-empty summary
+        if not side.outcomes:  # nothing of this side could be scored (no tau2 data, say): no half-empty summary
             err(f"{path}: no simulation could be compared; nothing printed")
             return EXIT_INPUT
-        sides.append(outcomes)
-        labels.append(run_label(runs))
     if len(paths) > 2 or args.baseline is not None:
-        return _many(args, paths, sides, distinct_labels(labels), status)
-    result = compare_runs(
-        sides[0],
-        sides[1],
-        a_label=labels[0],
-        b_label=labels[1],
-        rewards="recorded" if args.recorded else "ours",
-        seed=args.seed,
-        resamples=args.resamples,
-        errors=errors,
-    )
+        baseline = paths.index(args.baseline) if args.baseline is not None else 0
+        return _many(args, paths, sides.against(baseline, seed=args.seed, resamples=args.resamples), status)
+    result = sides.two_way(seed=args.seed, resamples=args.resamples)
     if result.domain_warning:
         err(f"warning: {result.domain_warning}")
     protocol = result.protocol_warning()
@@ -162,22 +147,12 @@ def run(args: argparse.Namespace, workspace: Workspace) -> int:
     return status
 
 
-def _many(
-    args: argparse.Namespace, paths: list[str], sides: list[list[SideOutcome]], labels: list[str], status: int
-) -> int:
+def _many(args: argparse.Namespace, paths: list[str], result: ManyComparison, status: int) -> int:
     """Every run against the baseline: each comparison's pairs, the task matrix and the summary per run."""
     from tau_tui.textsafe import json_line, visible
-    from tau_tui.trust import RunSide, compare_many, many_lines
+    from tau_tui.trust import many_lines
 
-    baseline = paths.index(args.baseline) if args.baseline is not None else 0
-    runs = [RunSide(label, path, outcomes) for label, path, outcomes in zip(labels, paths, sides, strict=True)]
-    result = compare_many(
-        runs,
-        baseline,
-        rewards="recorded" if args.recorded else "ours",
-        seed=args.seed,
-        resamples=args.resamples,
-    )
+    baseline = result.baseline
     for cmp in result.comparisons:
         if cmp.domain_warning:
             err(f"warning: {cmp.b_label}: {cmp.domain_warning}")

@@ -3,7 +3,7 @@
 The pages are written into a new folder beside ``out`` and moved into place at the end, so ``out`` is either
 the previous report or the new one, never half of each. ``out`` must be missing, empty, or a report of ours:
 a folder holding ``MARKER`` (the list of the files we wrote) and nothing else; anything else is refused.
-Simulations are replayed and scored once each (``trust.load_side``'s ``visit``), their page written at once,
+Simulations are replayed and scored once each (``trust.Sides.add``'s ``visit``), their page written at once,
 so memory stays bounded by one simulation however many there are.
 """
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tau_tui.evaluate import Judge
     from tau_tui.model.io import RunFile
     from tau_tui.model.notes import Note
-    from tau_tui.trust import SideOutcome
+    from tau_tui.trust import Sides
 
 MARKER = ".tau-tui-report.json"
 REPORT_VERSION = 1
@@ -87,17 +87,11 @@ class _Pages:
         self.size += len(data)
 
     def run_pages(
-        self,
-        r: int,
-        label: str,
-        runs: Sequence[tuple[Path, RunFile]],
-        analyzer: Analyzer,
-        recorded: bool,
-        judge: Judge | None,
-    ) -> tuple[list[SideOutcome], list[pages.SimLink]]:
-        """Run ``r``'s simulation pages, each written once it is scored, then its list pages."""
+        self, r: int, label: str, source: str, runs: Sequence[tuple[Path, RunFile]], sides: Sides
+    ) -> list[pages.SimLink]:
+        """Run ``r`` scored into ``sides``: its simulation pages, each written once it is scored, then its list
+        pages."""
         from tau_tui.model.notes import NoteBook, NotesError
-        from tau_tui.trust import load_side
 
         links: list[pages.SimLink] = []
         books: dict[Path, dict[str, list[Note]]] = {}
@@ -122,11 +116,11 @@ class _Pages:
             if self.progress is not None:
                 self.progress(self.simulations)
 
-        outcomes, problems = load_side(runs, analyzer, recorded=recorded, judge=judge, visit=visit)
+        _, problems = sides.add(source, runs, visit=visit)
         self.errors += problems
         for name, html in pages.sim_list_pages(r, label, links):
             self.write(f"runs/{r + 1}/{name}", html)
-        return outcomes, links
+        return links
 
 
 def build_report(
@@ -142,22 +136,21 @@ def build_report(
 ) -> ReportResult:
     """The report of ``sources`` (each a run: its path as given and its opened files) into ``out``;
     ``progress`` is called with the number of simulations done."""
-    from tau_tui.trust import RunSide, compare_many
-    from tau_tui.trust.many import distinct_labels, run_label
+    from tau_tui.trust import Sides, labels_apart
 
     check_target(out)
     started = time.monotonic()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        labels = distinct_labels([run_label(runs) for _, runs in sources])
+        labels = labels_apart([runs for _, runs in sources])  # the pages name each run as the comparison does
         written = _Pages(staging, progress)
-        sides, links_of = [], []
-        for r, ((source, runs), label) in enumerate(zip(sources, labels, strict=True)):
-            outcomes, links = written.run_pages(r, label, runs, analyzer, recorded, judge)
-            sides.append(RunSide(label, source, outcomes))
-            links_of.append(links)
-        many = compare_many(sides, baseline, rewards="recorded" if recorded else "ours", seed=seed)
+        sides = Sides(analyzer, recorded=recorded, judge=judge)
+        links_of = [
+            written.run_pages(r, label, source, runs, sides)
+            for r, ((source, runs), label) in enumerate(zip(sources, labels, strict=True))
+        ]
+        many = sides.against(baseline, seed=seed)
         first: dict[tuple[int, str], int] = {}
         for r, links in enumerate(links_of):
             for link in links:

@@ -1,9 +1,11 @@
 """Can I trust this score? Run-vs-run comparison with paired statistics (``compare``).
 
 Headless: built on ``analysis`` (replay and recomputed rewards) and ``evaluate.stats``; the CLI
-(``tau-tui compare``) and the TUI's comparison screen both call it.
+(``tau-tui compare``), the report and the TUI's comparison screens all assemble their comparison through
+``Sides`` (``assembly``).
 """
 
+from tau_tui.trust.assembly import Sides, labels_apart, load_runs
 from tau_tui.trust.compare import (
     CATEGORIES,
     PairRow,
@@ -20,7 +22,6 @@ from tau_tui.trust.many import (
     RunSummary,
     TaskRow,
     compare_many,
-    load_runs,
     many_lines,
 )
 
@@ -32,10 +33,12 @@ __all__ = [
     "RunSide",
     "RunSummary",
     "SideOutcome",
+    "Sides",
     "TaskRow",
     "compare_many",
     "compare_runs",
     "comparison_lines",
+    "labels_apart",
     "load_runs",
     "load_side",
     "many_lines",

@@ -10,22 +10,18 @@ task order. Runs whose protocols differ from the baseline's are named in ``warni
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from tau_tui.analysis import Analyzer
 from tau_tui.evaluate.cost_time import CostTime
 from tau_tui.evaluate.reward import is_success
 from tau_tui.evaluate.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Confidence, holm
 from tau_tui.evaluate.validity import Validity
-from tau_tui.model.io import RunFile, open_run
 from tau_tui.model.protocol_info import RecordedProtocol
 from tau_tui.trust.compare import (
     RunComparison,
     SideOutcome,
     compare_runs,
     cost_time_json,
-    load_side,
     protocols_of,
     side_confidence,
     side_cost_time,
@@ -58,30 +54,6 @@ class RunSide:
     label: str
     source: str
     outcomes: Sequence[SideOutcome]
-
-
-def load_runs(
-    runs: Sequence[tuple[Path, RunFile | None]],
-    analyzer: Analyzer,
-    *,
-    recorded: bool = False,
-    via: Any = None,
-    cancelled: Callable[[], bool] | None = None,
-) -> tuple[list[RunSide], list[str]]:
-    """One side per run file, labelled ``model (file name)``, and the error lines of what could not be scored.
-
-    A run given as None is opened from its path (``RunFileError`` when it cannot be); ``recorded``, ``via``
-    and ``cancelled`` as ``load_side`` takes them.
-    """
-    sides: list[RunSide] = []
-    errors: list[str] = []
-    for path, run in runs:
-        if run is None:
-            run = open_run(path)
-        outcomes, problems = load_side([(path, run)], analyzer, recorded=recorded, via=via, cancelled=cancelled)
-        errors += problems
-        sides.append(RunSide(run_label([(path, run)]), str(path), outcomes))
-    return sides, errors
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from tau_tui.views.layout import at_cursor, distinct_starts, elide, task_column_
 from tau_tui.views.many_view import cell_text, many_summary, run_detail
 
 if TYPE_CHECKING:
-    from tau_tui.trust import ManyComparison, RunSide
+    from tau_tui.trust import ManyComparison, Sides
 
 RUN_WIDTH = 6
 MOVES_WIDTH = 6
@@ -83,10 +83,8 @@ class ManyCompareScreen(RunsComparisonScreen):
             (f" ({'recorded' if self.recorded else 'recomputed'} rewards)…", "dim", False),
         ]
 
-    def compare(self, sides: list[RunSide], errors: list[str], rewards: str) -> ManyComparison:
-        from tau_tui.trust import compare_many
-
-        return compare_many(sides, self.baseline, rewards=rewards)
+    def compare(self, sides: Sides) -> ManyComparison:
+        return sides.against(self.baseline)
 
     def _show(self) -> None:
         many = self.comparison

@@ -27,7 +27,7 @@ from tau_tui.views.compare_labels import fitted_line
 from tau_tui.views.layout import TASK_MIN, at_cursor, distinct_starts, elide, task_column_width
 
 if TYPE_CHECKING:
-    from tau_tui.trust import PairRow, RunComparison, RunSide
+    from tau_tui.trust import PairRow, RunComparison, Sides
 
 CELL_FILTERS = ("all", "discordant", "not_comparable", "both_pass", "both_fail")
 CELL_STYLES = {
@@ -105,11 +105,8 @@ class RunCompareScreen(RunsComparisonScreen):
             (f" ({'recorded' if self.recorded else 'recomputed'} rewards)…", "dim", False),
         ]
 
-    def compare(self, sides: list[RunSide], errors: list[str], rewards: str) -> RunComparison:
-        from tau_tui.trust import compare_runs
-
-        a, b = sides
-        return compare_runs(a.outcomes, b.outcomes, a_label=a.label, b_label=b.label, rewards=rewards, errors=errors)
+    def compare(self, sides: Sides) -> RunComparison:
+        return sides.two_way()
 
     def _show(self) -> None:
         cmp = self.comparison

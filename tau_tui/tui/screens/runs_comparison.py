@@ -1,7 +1,7 @@
 """What the two-way and the many-way comparisons of run files share (``RunCompareScreen``, ``ManyCompareScreen``).
 
-The run files are scored in a thread worker through the replay service (``trust.load_runs``: the runs the catalog
-holds, the others opened afresh) and compared there; the screen shows the result or, when a file cannot be read,
+The run files are scored in a thread worker through the replay service (``trust.Sides``, one run a file: the runs
+the catalog holds, the others opened afresh) and compared there; the screen shows the result or, when a file cannot be read,
 says so and goes back. ``r`` switches between recomputed and recorded rewards; Esc cancels and goes back.
 """
 
@@ -21,7 +21,7 @@ from tau_tui.tui.widgets.info_line import InfoLine
 from tau_tui.views.compare_labels import fitted_line
 
 if TYPE_CHECKING:  # trust is imported in the worker, off the screen's start-up
-    from tau_tui.trust import RunSide
+    from tau_tui.trust import Sides
 
 
 class RunsComparisonScreen(Screen[None]):
@@ -40,8 +40,8 @@ class RunsComparisonScreen(Screen[None]):
         """The title's pieces (``fitted_line``'s) while the runs are compared."""
         raise NotImplementedError
 
-    def compare(self, sides: list[RunSide], errors: list[str], rewards: str) -> Any:
-        """The comparison of the loaded ``sides`` (``errors``: what could not be scored), in the worker thread."""
+    def compare(self, sides: Sides) -> Any:
+        """The comparison of the loaded ``sides``, in the worker thread."""
         raise NotImplementedError
 
     def _show(self) -> None:
@@ -55,22 +55,20 @@ class RunsComparisonScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="runs-comparison", name="compare runs")
     def compare_worker(self, known: list[RunFile | None], recorded: bool) -> None:
-        from tau_tui.trust import load_runs
+        from tau_tui.trust import Sides
 
         worker = get_current_worker()
         service = context(self).session.service
-        runs = list(zip(self.paths, known, strict=False))
+        sides = Sides(service.analyzer, recorded=recorded, via=service, cancelled=lambda: worker.is_cancelled)
         try:
-            sides, errors = load_runs(
-                runs, service.analyzer, recorded=recorded, via=service, cancelled=lambda: worker.is_cancelled
-            )
+            for path, run in zip(self.paths, known, strict=False):
+                sides.add(str(path), [(path, run)])
         except RunFileError as exc:
             self.post_message(RunsComparisonReady(error=str(exc)))
             return
         if worker.is_cancelled:
             return
-        comparison = self.compare(sides, errors, "recorded" if recorded else "ours")
-        self.post_message(RunsComparisonReady(comparison, errors))
+        self.post_message(RunsComparisonReady(self.compare(sides), sides.errors))
 
     @on(RunsComparisonReady)
     def _ready(self, message: RunsComparisonReady) -> None:
