@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import pytest
 
 if TYPE_CHECKING:
     import subprocess
 
+    from tau_tui.model.tasks import EvaluationCriteria, Task
     from tau_tui.rollout import EpisodeOptions
+
+_T = TypeVar("_T")
 
 
 def greet() -> dict[str, Any]:
@@ -288,3 +291,23 @@ def tau2_101_data(folder: Path) -> Path:
         if not link.exists():
             link.symlink_to(corpus / name, target_is_directory=True)
     return root
+
+
+def loaded_as(value: object, kind: type[_T]) -> _T:
+    """``value``, checked to be a ``kind``: a class of a domain folder (``domains/<name>/...``) as the test imports it.
+
+    The registry imports each domain folder as a package of its own (``tau_tui_domains.<name>``), so what it builds
+    is an instance of a twin of the class the test imports: the same qualified name in the same module below the
+    package. An instance of either counts."""
+
+    def key(klass: type[object]) -> tuple[str, str]:
+        return klass.__module__.partition(".")[2], klass.__qualname__
+
+    assert isinstance(value, kind) or key(kind) in {key(c) for c in type(value).__mro__}, f"{value!r} is no {kind}"
+    return cast(_T, value)
+
+
+def criteria_of(task: Task) -> EvaluationCriteria:
+    """The task's evaluation criteria, which a test relies on being there."""
+    assert task.evaluation_criteria is not None, f"task {task.id} has no evaluation criteria"
+    return task.evaluation_criteria

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from domains.aftersales import AftersalesDomain
 from tau_tui.domains import DomainRegistry
 from tau_tui.env import ToolType
 from tau_tui.model.tasks import StructuredInstructions
@@ -15,9 +16,9 @@ from tau_tui.rollout.participants import agent_brief
 from tau_tui.rollout.scripted import StepAgent
 from tests.conftest import ROOT
 from tests.episodes.support import gold_rewards, needs_something_done, scored_episode
+from tests.helpers import criteria_of, loaded_as
 
 if TYPE_CHECKING:
-    from tau_tui.env.domain import Domain
     from tau_tui.env.environment import Environment
 
 PRISTINE_HASH = "e28bc1a2ef0a9bf82ec74f22d2876f1baf343c5e40310432d78743e18c8afe24"
@@ -29,16 +30,16 @@ def registry() -> DomainRegistry:
 
 
 @pytest.fixture(scope="module")
-def domain(registry: DomainRegistry) -> Domain:
-    return registry.get("aftersales")
+def domain(registry: DomainRegistry) -> AftersalesDomain:
+    return loaded_as(registry.get("aftersales"), AftersalesDomain)
 
 
 @pytest.fixture
-def env(domain: Domain) -> Environment:
+def env(domain: AftersalesDomain) -> Environment:
     return domain.new_environment()
 
 
-def call(env: Environment, name: str, **arguments: Any):
+def call(env: Environment, name: str, **arguments: Any) -> Any:
     return env.make_tool_call(name, arguments=arguments)
 
 
@@ -49,7 +50,7 @@ def test_the_domain_reads_its_own_folder_and_needs_no_tau2_data(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "nothing-here"))
-    domain = DomainRegistry(tmp_path / "nor-here", use_tau2=False).get("aftersales")
+    domain = loaded_as(DomainRegistry(tmp_path / "nor-here", use_tau2=False).get("aftersales"), AftersalesDomain)
     assert type(domain).uses_tau2_data is False
     assert domain.data_dir == ROOT / "domains" / "aftersales" / "data"
     env = domain.new_environment()
@@ -61,7 +62,7 @@ def test_the_domain_reads_its_own_folder_and_needs_no_tau2_data(
         domain.new_environment(solo=True)
 
 
-def test_tasks_have_full_user_scenarios(domain: Domain) -> None:
+def test_tasks_have_full_user_scenarios(domain: AftersalesDomain) -> None:
     tasks = domain.tasks()
     assert len(tasks) >= 12
     for task in tasks.values():
@@ -80,16 +81,16 @@ def test_tasks_have_full_user_scenarios(domain: Domain) -> None:
         assert instructions.domain == "aftersales" and task.description.purpose
 
 
-def test_tasks_exercise_every_kind_of_check(domain: Domain) -> None:
+def test_tasks_exercise_every_kind_of_check(domain: AftersalesDomain) -> None:
     tasks = list(domain.tasks().values())
-    bases = [set(t.evaluation_criteria.reward_basis) for t in tasks]
+    bases = [set(criteria_of(t).reward_basis) for t in tasks]
     for kind in ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE"):
         assert sum(kind in b for b in bases) >= 4, kind
-    assert sum(bool(t.evaluation_criteria.env_assertions) for t in tasks) >= 10
+    assert sum(bool(criteria_of(t).env_assertions) for t in tasks) >= 10
     ledger_checks = [
         a
         for t in tasks
-        for a in t.evaluation_criteria.env_assertions or []
+        for a in criteria_of(t).env_assertions or []
         if a.func_name in ("assert_ledger_count", "assert_new_ledger_entries")
     ]
     assert len(ledger_checks) >= 12  # the evaluator counts the ledger's side effects
@@ -97,13 +98,15 @@ def test_tasks_exercise_every_kind_of_check(domain: Domain) -> None:
     assert len(uses_hidden) == 2
 
 
-def test_gold_agent_scores_one_on_every_task(registry: DomainRegistry, domain: Domain, tmp_path: Path) -> None:
+def test_gold_agent_scores_one_on_every_task(
+    registry: DomainRegistry, domain: AftersalesDomain, tmp_path: Path
+) -> None:
     rewards = gold_rewards(registry, "aftersales", tmp_path / "gold.json")
     assert set(rewards) == set(domain.tasks())
     assert rewards == {task_id: ("user_stop", 1.0) for task_id in domain.tasks()}
 
 
-def test_the_checks_bite_an_agent_that_does_nothing(domain: Domain) -> None:
+def test_the_checks_bite_an_agent_that_does_nothing(domain: AftersalesDomain) -> None:
     """Doing nothing fails every task that needs an action or a message, and passes the ones that need neither."""
     env = domain.new_environment()
     writes = lambda name: env.mutates(name)  # noqa: E731
@@ -112,7 +115,7 @@ def test_the_checks_bite_an_agent_that_does_nothing(domain: Domain) -> None:
         assert reward == (0.0 if needs_something_done(task, writes) else 1.0), task.id
 
 
-def test_breaking_the_authorisation_limit_fails_db_and_ledger(domain: Domain) -> None:
+def test_breaking_the_authorisation_limit_fails_db_and_ledger(domain: AftersalesDomain) -> None:
     """Owen's 449.00 refund must go to a team lead; issuing it directly is a run worth explaining."""
     task = domain.tasks()["large_refund_needs_approval"]
     agent = StepAgent(
@@ -128,6 +131,7 @@ def test_breaking_the_authorisation_limit_fails_db_and_ledger(domain: Domain) ->
     assert info is not None
     assert info.db_check is not None
     assert reward == 0.0 and info.db_check.db_match is False
+    assert info.env_assertions is not None
     assert [a["met"] for a in info.env_assertions] == [False, False]  # a refund posted; no approval pending
 
 
@@ -174,6 +178,7 @@ def test_approvals_hold_the_refund(env: Environment) -> None:
     }
     with pytest.raises(ValueError, match="waiting for refund approval APR-3001"):
         call(env, "issue_refund", return_id="RMA-2006")
+    assert env.agent is not None and env.agent.db is not None
     assert not [e for e in env.agent.db.ledger.values() if e["customer_id"] == "cust_owen_parry"]
 
 
@@ -195,7 +200,7 @@ def test_cancellations_and_returns(env: Environment) -> None:
         call(env, "open_return", order_id="LH-10452", line_ids=["L1"], reason="faulty")
 
 
-def test_the_goodwill_tool_is_hidden_until_kb_205_is_read(domain: Domain, env: Environment) -> None:
+def test_the_goodwill_tool_is_hidden_until_kb_205_is_read(domain: AftersalesDomain, env: Environment) -> None:
     task = domain.tasks()["goodwill_for_late_delivery"]
     listed = agent_brief(task, env).tool_names
     assert "issue_goodwill_credit" not in listed and "read_document" in listed

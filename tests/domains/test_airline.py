@@ -19,6 +19,8 @@ from tau_tui.model.messages import ToolCall
 from tests.evaluate.test_oracle_agreement import agreement
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tau_tui.analysis import Analyzer
     from tau_tui.domains import DomainRegistry
     from tau_tui.env.domain import Domain
@@ -81,7 +83,7 @@ def env(domain: Domain) -> Environment:
     return domain.new_environment()
 
 
-def call(env: Environment, name: str, **arguments: Any):
+def call(env: Environment, name: str, **arguments: Any) -> tuple[Any, bool]:
     """Run a tool call the way a recorded assistant call runs: (content text, error flag)."""
     message = env.call(ToolCall(id="c1", name=name, arguments=arguments))
     return message.content, message.error
@@ -97,9 +99,14 @@ def strip_pydantic_url(text: str) -> str:
 def test_pristine_db_is_loaded_once_and_shared(domain: Domain, monkeypatch: pytest.MonkeyPatch) -> None:
     first = domain.new_environment()
     module = sys.modules[type(domain).__module__]
-    reads = []
+    reads: list[Path] = []
     original = module.read_data_file
-    monkeypatch.setattr(module, "read_data_file", lambda path: reads.append(path) or original(path))
+
+    def counted(path: Path) -> Any:
+        reads.append(path)
+        return original(path)
+
+    monkeypatch.setattr(module, "read_data_file", counted)
     second = domain.new_environment()
     third = domain.new_environment()
     assert reads == []
@@ -175,6 +182,7 @@ def test_writes_never_touch_the_shared_pristine_tree(domain: Domain) -> None:
 
 def test_tool_types_and_mutating_flags_match_tau2(env: Environment) -> None:
     kit = env.agent
+    assert kit is not None
     assert type(kit).__name__ == "AirlineTools"
     assert {name: (spec.type, spec.mutates_state) for name, spec in kit.declared_tools.items()} == TAU2_TOOLS
     for name, (_, mutates) in TAU2_TOOLS.items():

@@ -14,36 +14,40 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from domains.banking_knowledge import BankingDomain
+from domains.banking_knowledge.retrieval import GrepMixin, KBSearchMixin
+from domains.banking_knowledge.tools import KnowledgeTools
 from tau_tui.model import open_run
 from tau_tui.model.messages import ToolCall
 from tests.conftest import CORPUS
 from tests.evaluate.test_oracle_agreement import FIELDS, agreement
+from tests.helpers import criteria_of, loaded_as
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
     from tau_tui.domains import DomainRegistry
-    from tau_tui.env.domain import Domain
     from tau_tui.env.environment import Environment
+    from tau_tui.model.messages import Message
 
 GOLD_FILE = CORPUS / "generated" / "tau2-gold_banking_knowledge.json"
 
 
 @pytest.fixture(scope="module")
-def domain(registry: DomainRegistry) -> Domain:
-    return registry.get("banking_knowledge")
+def domain(registry: DomainRegistry) -> BankingDomain:
+    return loaded_as(registry.get("banking_knowledge"), BankingDomain)
 
 
 @pytest.fixture()
-def env(domain: Domain) -> Environment:
+def env(domain: BankingDomain) -> Environment:
     return domain.new_environment()
 
 
-def call(env: Environment, name: str, requestor="assistant", **arguments: Any) -> tuple[str, bool]:
+def call(env: Environment, name: str, requestor: str = "assistant", **arguments: Any) -> tuple[str, bool]:
     message = env.call(ToolCall(id="c1", name=name, arguments=arguments, requestor=requestor))
     return message.text, bool(message.error)
 
 
-def unlock_and_call(env: Environment, name: str, **arguments: Any):
+def unlock_and_call(env: Environment, name: str, **arguments: Any) -> tuple[str, bool]:
     assert call(env, "unlock_discoverable_agent_tool", agent_tool_name=name)[0].startswith(f"Tool unlocked: {name}")
     return call(env, "call_discoverable_agent_tool", agent_tool_name=name, arguments=json.dumps(arguments))
 
@@ -51,7 +55,7 @@ def unlock_and_call(env: Environment, name: str, **arguments: Any):
 # --- data and construction -----------------------------------------------------------------------
 
 
-def test_tasks_come_from_the_tasks_folder_not_tasks_json(domain: Domain) -> None:
+def test_tasks_come_from_the_tasks_folder_not_tasks_json(domain: BankingDomain) -> None:
     tasks = domain.tasks()
     folder = sorted(p.stem for p in (CORPUS / "domains" / "banking_knowledge" / "tasks").glob("task_*.json"))
     assert sorted(tasks) == folder and len(folder) == 97
@@ -66,7 +70,7 @@ def test_tasks_come_from_the_tasks_folder_not_tasks_json(domain: Domain) -> None
     assert differing, "tasks.json and tasks/ differ for some tasks; the folder must win"
 
 
-def test_pristine_hash_is_the_pydantic_dump_hash(domain: Domain, env: Environment) -> None:
+def test_pristine_hash_is_the_pydantic_dump_hash(domain: BankingDomain, env: Environment) -> None:
     raw = json.loads((CORPUS / "domains" / "banking_knowledge" / "db.json").read_text())
     assert env.agent is not None
     assert env.agent.db is not None
@@ -78,7 +82,7 @@ def test_pristine_hash_is_the_pydantic_dump_hash(domain: Domain, env: Environmen
     assert env.agent.db is env.user.db  # one DB for both sides, as in tau2
 
 
-def test_solo_mode_is_refused(domain: Domain) -> None:
+def test_solo_mode_is_refused(domain: BankingDomain) -> None:
     with pytest.raises(ValueError, match="does not support solo mode"):
         domain.new_environment(solo=True)
 
@@ -94,6 +98,7 @@ def test_discoverable_tools_are_hidden_from_the_schemas(env: Environment) -> Non
     transfer = next(s for s in toolkit_schemas(env.agent) if s["function"]["name"] == "transfer_to_human_agents")
     reason = transfer["function"]["parameters"]["properties"]["reason"]
     assert reason["default"] == "other" and len(reason["enum"]) == 19 and "fraud_or_security_concern" in reason["enum"]
+    assert env.agent is not None and env.user is not None
     assert len([n for n, s in env.agent.declared_tools.items() if s.discoverable]) == 44
     assert len([n for n, s in env.user.declared_tools.items() if s.discoverable]) == 4
 
@@ -101,7 +106,7 @@ def test_discoverable_tools_are_hidden_from_the_schemas(env: Environment) -> Non
 # --- discoverable tools -----------------------------------------------------------------------------
 
 
-def test_unlock_is_episode_state_not_db_state(env: Environment, domain: Domain) -> None:
+def test_unlock_is_episode_state_not_db_state(env: Environment, domain: BankingDomain) -> None:
     before = env.db_hash()
     text, error = call(env, "unlock_discoverable_agent_tool", agent_tool_name="close_debit_card_4721")
     assert not error and text.startswith("Tool unlocked: close_debit_card_4721\nDescription: Close or cancel")
@@ -128,13 +133,13 @@ def test_unknown_agent_tool_and_bad_arguments(env: Environment) -> None:
     )
 
 
-def test_write_calls_are_logged_reads_only_on_the_allowlist(domain: Domain) -> None:
+def test_write_calls_are_logged_reads_only_on_the_allowlist(domain: BankingDomain) -> None:
     env = domain.new_environment()
     unlock_and_call(env, "get_debit_dispute_status_7483", user_id="nobody")
     assert env.agent is not None
     assert env.agent.db is not None
     assert len(env.agent.db.root["agent_discoverable_tools"]["data"]) == 0  # a read off the allowlist: no log
-    env.agent.set_read_log_allowlist({"get_debit_dispute_status_7483"})
+    loaded_as(env.agent, KnowledgeTools).set_read_log_allowlist({"get_debit_dispute_status_7483"})
     unlock_and_call(env, "get_debit_dispute_status_7483", user_id="nobody")
     logged = env.agent.db.root["agent_discoverable_tools"]["data"]
     expected_id = hashlib.sha256(b"agent_discoverable_tool:get_debit_dispute_status_7483").digest()[:8].hex()
@@ -144,25 +149,25 @@ def test_write_calls_are_logged_reads_only_on_the_allowlist(domain: Domain) -> N
     assert len(env.agent.db.root["agent_discoverable_tools"]["data"]) == 2  # a write is logged even when it fails
 
 
-def test_bind_task_sets_the_allowlist_from_reference_actions(domain: Domain) -> None:
+def test_bind_task_sets_the_allowlist_from_reference_actions(domain: BankingDomain) -> None:
     task = next(
         t
         for t in domain.tasks().values()
-        if any(a.name == "call_discoverable_agent_tool" for a in t.evaluation_criteria.actions or [])
+        if any(a.name == "call_discoverable_agent_tool" for a in criteria_of(t).actions or [])
     )
     env = domain.new_environment()
     env.bind_task(task)
     wanted = {
         a.arguments["agent_tool_name"]
-        for a in task.evaluation_criteria.actions
+        for a in criteria_of(task).actions or []
         if a.name == "call_discoverable_agent_tool"
     }
     assert env.agent is not None
-    assert env.agent.read_log_allowlist == wanted
+    assert loaded_as(env.agent, KnowledgeTools).read_log_allowlist == wanted
 
 
-def test_integers_become_floats_inside_the_wrappers(domain: Domain) -> None:
-    def limit_request(amount_text):
+def test_integers_become_floats_inside_the_wrappers(domain: BankingDomain) -> None:
+    def limit_request(amount_text: str) -> tuple[str, str | None, dict[str, Any]]:
         env = domain.new_environment()
         assert env.agent is not None
         assert env.agent.db is not None
@@ -190,19 +195,19 @@ def test_integers_become_floats_inside_the_wrappers(domain: Domain) -> None:
     assert "Must be a whole number of dollars" in limit_request("2500.5")[0]
 
 
-def test_user_wrapper_normalises_before_the_logged_call_is_hashed(domain: Domain) -> None:
+def test_user_wrapper_normalises_before_the_logged_call_is_hashed(domain: BankingDomain) -> None:
     """The call log's id hashes json.dumps(arguments): 100 and 100.0 must log the same record."""
 
-    def deposit(amount_text):
+    def deposit(amount_text: str) -> tuple[str, str | None, dict[str, Any]]:
         env = domain.new_environment()
+        assert env.agent is not None
+        assert env.agent.db is not None
         account = next(a for a in env.agent.db.root["accounts"]["data"].values() if a.get("status") == "OPEN")
         call(env, "give_discoverable_user_tool", discoverable_tool_name="deposit_check_3847")
         args = f'{{"account_id": "{account["account_id"]}", "check_amount": {amount_text}}}'
         text, _ = call(
             env, "call_discoverable_user_tool", "user", discoverable_tool_name="deposit_check_3847", arguments=args
         )
-        assert env.agent is not None
-        assert env.agent.db is not None
         return text, env.db_hash(), env.agent.db.root["user_discoverable_tool_calls"]["data"]
 
     as_int, as_float = deposit("100"), deposit("100.0")
@@ -248,12 +253,14 @@ def test_user_tools_need_to_be_given_first(env: Environment) -> None:
     )
 
 
-def test_retrieval_tools_never_mutate(domain: Domain) -> None:
+def test_retrieval_tools_never_mutate(domain: BankingDomain) -> None:
     env = domain.new_environment(variant="bm25_grep")
     for name in ("KB_search", "grep"):
         assert env.agent is not None
         assert env.agent.has_tool(name) and not env.mutates(name)
-    assert not domain.new_environment(variant="no_knowledge").agent.has_tool("KB_search")
+    bare = domain.new_environment(variant="no_knowledge").agent
+    assert bare is not None
+    assert not bare.has_tool("KB_search")
 
 
 # --- agreement with tau2 ---------------------------------------------------------------------------
@@ -276,6 +283,7 @@ def test_env_assertions_env_reward_and_recorded_reward(oracle_rows: list[dict[st
     compared = 0
     for row in rows:
         index = run.find(row["sim"])
+        assert index is not None, row["sim"]
         report = analyzer.evaluate(run, index)
         ours = report.evaluation
         assert [c.met for c in ours.env_assertions or []] == row["env_assertions"], row["sim"]
@@ -288,24 +296,25 @@ def test_env_assertions_env_reward_and_recorded_reward(oracle_rows: list[dict[st
     assert compared == 288
 
 
-def test_the_allowlist_is_what_makes_required_reads_count(domain: Domain) -> None:
+def test_the_allowlist_is_what_makes_required_reads_count(domain: BankingDomain) -> None:
     """Without the task's allowlist the gold hash loses the logged reads: every such task's check would fail."""
     from tau_tui.replay.replayer import gold_state
 
     kit = domain.new_environment().agent
+    assert kit is not None
     reading = sorted(
         {
             t.id
             for t in domain.tasks().values()
-            for a in (t.evaluation_criteria.actions or [])
+            for a in (criteria_of(t).actions or [])
             if a.name == "call_discoverable_agent_tool" and not kit.spec(a.arguments["agent_tool_name"]).mutates_state
         }
     )
     assert reading  # tasks whose reference actions read through the wrapper (046, 085, ...)
 
-    def unbound(solo) -> Environment:
+    def unbound(solo: bool) -> Environment:
         env = domain.new_environment()
-        env.bind_task = lambda _task: None
+        vars(env)["bind_task"] = lambda _task: None  # this episode binds no task (mypy refuses assigning a method)
         return env
 
     for task_id in reading:
@@ -330,34 +339,33 @@ def test_gold_agent_scores_one_on_every_task_that_needs_no_judge(registry: Domai
 # --- retrieval variants ---------------------------------------------------------------------------
 
 
-def test_bm25_search_ranks_the_documents_about_the_query(domain: Domain) -> None:
+def test_bm25_search_ranks_the_documents_about_the_query(domain: BankingDomain) -> None:
     pytest.importorskip("rank_bm25")
     env = domain.new_environment(variant="bm25")
     assert env.agent is not None
     assert not env.agent.has_tool("grep")
-    text = env.agent.KB_search("Gold Rewards Card annual fee")
+    text = loaded_as(env.agent, KBSearchMixin).KB_search("Gold Rewards Card annual fee")
     first = text.split("\n")[0]
     assert first.startswith("1. ") and "Gold" in first
     assert "   ID: doc_" in text and "   Score: " in text and text.rstrip().endswith("ms]")
     assert text.count("\n   ID: ") == 10  # top_k
 
 
-def test_grep_counts_matches_and_falls_back_to_a_literal(domain: Domain) -> None:
+def test_grep_counts_matches_and_falls_back_to_a_literal(domain: BankingDomain) -> None:
     env = domain.new_environment(variant="grep_only")
     assert env.agent is not None
     assert not env.agent.has_tool("KB_search")
+    grep = loaded_as(env.agent, GrepMixin).grep
     scores = [
-        float(line.split(": ")[1])
-        for line in env.agent.grep("Diamond Elite").splitlines()
-        if line.startswith("   Score: ")
+        float(line.split(": ")[1]) for line in grep("Diamond Elite").splitlines() if line.startswith("   Score: ")
     ]
     assert scores and scores == sorted(scores, reverse=True) and len(scores) <= 10
-    assert env.agent.grep("(unclosed") == "No matches found for pattern: (unclosed"  # bad regex: literal search
-    assert "ID: doc_" in env.agent.grep("Rho-Bank+")  # '+' after '-Bank' is a regex; still finds documents
-    assert env.agent.grep("zzqx-no-such-words") == "No matches found for pattern: zzqx-no-such-words"
+    assert grep("(unclosed") == "No matches found for pattern: (unclosed"  # bad regex: literal search
+    assert "ID: doc_" in grep("Rho-Bank+")  # '+' after '-Bank' is a regex; still finds documents
+    assert grep("zzqx-no-such-words") == "No matches found for pattern: zzqx-no-such-words"
 
 
-def test_each_variant_has_its_own_policy(domain: Domain) -> None:
+def test_each_variant_has_its_own_policy(domain: BankingDomain) -> None:
     policies = {v: domain.policy(variant=v) for v in ("no_knowledge", "bm25_grep", "bm25", "grep_only", "full_kb")}
     assert len(set(policies.values())) == len(policies)
     assert "{{component:" not in "".join(policies.values())
@@ -366,16 +374,17 @@ def test_each_variant_has_its_own_policy(domain: Domain) -> None:
     assert not any(f"## {titles[0]}\n" in policies[v] for v in ("no_knowledge", "bm25_grep"))
 
 
-def test_golden_retrieval_inlines_the_task_documents(domain: Domain) -> None:
+def test_golden_retrieval_inlines_the_task_documents(domain: BankingDomain) -> None:
     task = domain.tasks()["task_001"]
     env = domain.new_environment(variant="golden_retrieval")
     assert "(No documents provided)" in env.policy
     env.bind_task(task)
-    wanted = domain.knowledge().documents[task.required_documents[0]]
+    assert task.model_extra is not None  # a banking task's required documents: a field our Task does not declare
+    wanted = domain.knowledge().documents[task.model_extra["required_documents"][0]]
     assert f"## {wanted.title}\n\n{wanted.content}" in env.policy
 
 
-def test_variants_that_need_what_we_lack_fail_in_one_line(domain: Domain) -> None:
+def test_variants_that_need_what_we_lack_fail_in_one_line(domain: BankingDomain) -> None:
     from tau_tui.domains import DomainError
 
     for name in ("alltools", "terminal_use", "bm25_reranker_grep"):
@@ -386,7 +395,7 @@ def test_variants_that_need_what_we_lack_fail_in_one_line(domain: Domain) -> Non
         domain.new_environment(variant="nope")
 
 
-def test_a_rollout_records_its_retrieval_config(domain: Domain) -> None:
+def test_a_rollout_records_its_retrieval_config(domain: BankingDomain) -> None:
     import asyncio
 
     from tau_tui.rollout.factory import ParticipantSpec
@@ -418,7 +427,7 @@ class _FakeEmbeddings:
 
 
 def test_embedding_variant_goes_through_litellm_to_the_configured_server(
-    domain: Domain, monkeypatch: pytest.MonkeyPatch
+    domain: BankingDomain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.evaluate.support import (
         FakeOpenAI,  # the project's fake OpenAI server, taught /embeddings
@@ -459,7 +468,7 @@ def test_embedding_variant_goes_through_litellm_to_the_configured_server(
         env = domain.new_environment(variant="openai_embeddings")
         target = next(d for d in domain.knowledge().documents.values() if "Diamond Elite" in d.title)
         assert env.agent is not None
-        text = env.agent.KB_search(target.content[:400])
+        text = loaded_as(env.agent, KBSearchMixin).KB_search(target.content[:400])
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -469,7 +478,7 @@ def test_embedding_variant_goes_through_litellm_to_the_configured_server(
     assert sum(r["n"] for r in Handler.requests) == len(domain.knowledge().documents) + 1
 
 
-def test_search_tools_of_other_variants_replay_as_reads_not_hallucinations(domain: Domain) -> None:
+def test_search_tools_of_other_variants_replay_as_reads_not_hallucinations(domain: BankingDomain) -> None:
     from tau_tui.model.messages import AssistantMessage, ToolMessage
     from tau_tui.replay import replay
     from tau_tui.replay.timeline import Verdict
@@ -478,7 +487,7 @@ def test_search_tools_of_other_variants_replay_as_reads_not_hallucinations(domai
         ToolCall(id=f"c{i}", name=name, arguments={"query": "fees"})
         for i, name in enumerate(("KB_search_dense", "shell", "KB_search", "no_such_tool"))
     ]
-    messages = [AssistantMessage(role="assistant", content=None, tool_calls=calls)]
+    messages: list[Message] = [AssistantMessage(role="assistant", content=None, tool_calls=calls)]
     messages += [
         ToolMessage(id=c.id, role="tool", content="whatever was recorded", requestor="assistant") for c in calls
     ]

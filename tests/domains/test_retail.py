@@ -7,13 +7,16 @@ retail toolkit on the pristine ``db.json`` (they are fixtures, not our output).
 from __future__ import annotations
 
 import json
+from types import MethodType
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from domains.retail.tools import RetailTools
 from tau_tui.env import ToolType
 from tau_tui.model.messages import ToolCall
 from tests.evaluate.test_oracle_agreement import agreement
+from tests.helpers import loaded_as
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
@@ -59,7 +62,7 @@ def env(retail: Domain) -> Environment:
     return retail.new_environment()
 
 
-def call(env: Environment, name: str, **arguments: Any):
+def call(env: Environment, name: str, **arguments: Any) -> tuple[Any, bool]:
     message = env.call(ToolCall(id="c1", name=name, arguments=arguments))
     return message.content, message.error
 
@@ -149,7 +152,7 @@ def test_plain_string_results_are_not_quoted(env: Environment) -> None:
         ("lookup_everything", {}, "Error: Tool 'lookup_everything' not found."),
     ],
 )
-def test_error_texts(env: Environment, name: str, arguments, expected: str) -> None:
+def test_error_texts(env: Environment, name: str, arguments: dict[str, Any], expected: str) -> None:
     assert call(env, name, **arguments) == (expected, True)
     assert env.db_hash() == PRISTINE_HASH
 
@@ -223,9 +226,12 @@ def test_the_upstream_fix_gives_each_item_its_own_new_variant(retail: Domain, en
         "Error: RetailTools.modify_pending_order_items() missing 3 required positional arguments: 'item_ids', "
         "'new_item_ids', and 'payment_method_id'"
     )
-    assert set_fix(env, fix, False) and env.upstream_fixes == ()
+    none: tuple[str, ...] = ()  # a bare () here: mypy keeps env.upstream_fixes narrowed to the one fix above
+    assert set_fix(env, fix, False) and env.upstream_fixes == none
     assert env.agent is not None
-    assert env.agent.bound("modify_pending_order_items").__func__ is type(env.agent).modify_pending_order_items
+    kit = loaded_as(env.agent, RetailTools)
+    bound = kit.bound("modify_pending_order_items")
+    assert isinstance(bound, MethodType) and bound.__func__ is type(kit).modify_pending_order_items
     assert retail.new_environment().upstream_fixes == ()
     with pytest.raises(ValueError, match="Tool 'no_such_tool' not found"):
         env.agent.replace_tool("no_such_tool", fix.fixed)

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tau_tui.model.messages import ToolCall
+from tau_tui.model.messages import ToolCall, ToolMessage
 from tau_tui.model.tasks import EnvFunctionCall
 from tests.evaluate.test_oracle_agreement import FIELDS, agreement
+from tests.helpers import criteria_of
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
     from tau_tui.domains import DomainRegistry
     from tau_tui.env.domain import Domain
     from tau_tui.env.environment import Environment
+    from tau_tui.env.tools import Toolkit
 
 pytestmark = pytest.mark.corpus
 
@@ -35,23 +38,25 @@ def env(telecom: Domain) -> Environment:
     return telecom.new_environment()
 
 
-def user(env, tool_name, /, **arguments: Any):
+def user(env: Environment, tool_name: str, /, **arguments: Any) -> ToolMessage:
     return env.call(ToolCall(id="u", name=tool_name, arguments=arguments, requestor="user"))
 
 
-def agent(env, tool_name, /, **arguments: Any):
+def agent(env: Environment, tool_name: str, /, **arguments: Any) -> ToolMessage:
     return env.call(ToolCall(id="a", name=tool_name, arguments=arguments, requestor="assistant"))
 
 
-def init(env: Environment, env_type, func_name, **arguments: Any):
+def init(env: Environment, env_type: str, func_name: str, **arguments: Any) -> Any:
     return env.run_env_function(EnvFunctionCall(env_type=env_type, func_name=func_name, arguments=arguments))
 
 
-def line(env: Environment, line_id):
+def line(env: Environment, line_id: str) -> Mapping[str, Any]:
+    assert env.agent is not None and env.agent.db is not None
     return next(item for item in env.agent.db.lines if item["line_id"] == line_id)
 
 
-def bill(env: Environment, bill_id):
+def bill(env: Environment, bill_id: str) -> Mapping[str, Any]:
+    assert env.agent is not None and env.agent.db is not None
     return next(item for item in env.agent.db.bills if item["bill_id"] == bill_id)
 
 
@@ -80,7 +85,9 @@ def test_policy_variants(telecom: Domain) -> None:
 
 # --- device tools: exact texts ----------------------------------------------------------
 def test_task_0_roaming_fix_gives_an_excellent_speed_test(telecom: Domain, env: Environment) -> None:
-    for action in telecom.tasks()[TASK_0].initial_state.initialization_actions:
+    task = telecom.tasks()[TASK_0]
+    assert task.initial_state is not None and task.initial_state.initialization_actions is not None
+    for action in task.initial_state.initialization_actions:
         env.run_env_function(action)
     bar = "Status Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%"
     assert user(env, "check_status_bar").text == bar
@@ -89,7 +96,9 @@ def test_task_0_roaming_fix_gives_an_excellent_speed_test(telecom: Domain, env: 
     result = user(env, "run_speed_test")
     assert not result.error
     assert result.text == "Speed Test Result: 275.00 Mbps (Excellent). Connection is very fast."
-    for assertion in telecom.tasks()[TASK_0].evaluation_criteria.env_assertions:
+    assertions = criteria_of(task).env_assertions
+    assert assertions is not None
+    for assertion in assertions:
         assert env.run_assertion(assertion)
 
 
@@ -273,7 +282,9 @@ def test_sync_without_changes_writes_nothing(env: Environment) -> None:
 # --- isolation ----------------------------------------------------------------------------------
 def test_writes_never_reach_the_shared_pristine_trees(telecom: Domain) -> None:
     first = telecom.new_environment()
-    for action in telecom.tasks()[TASK_0].initial_state.initialization_actions:
+    task = telecom.tasks()[TASK_0]
+    assert task.initial_state is not None and task.initial_state.initialization_actions is not None
+    for action in task.initial_state.initialization_actions:
         first.run_env_function(action)
     user(first, "toggle_roaming")
     user(first, "toggle_airplane_mode")
@@ -401,7 +412,8 @@ USER_HELPERS = [
 ]
 
 
-def _params(kit, name: str) -> list[str]:
+def _params(kit: Toolkit | None, name: str) -> list[str]:
+    assert kit is not None
     out = []
     for p in inspect.signature(kit.bound(name)).parameters.values():
         out.append(p.name if p.default is inspect.Parameter.empty else f"{p.name}={p.default}")

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from domains.telecom.environment import TelecomEnvironment
 from tau_tui.model.messages import ToolCall
 from tau_tui.model.tasks import EnvFunctionCall
 from tests.conftest import CORPUS
+from tests.helpers import loaded_as
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
     from tau_tui.domains import DomainRegistry
-    from tau_tui.env.environment import Environment
 
 pytestmark = pytest.mark.corpus
 
@@ -22,11 +23,11 @@ TELECOM_RUN = CORPUS / "sierra-research__tau2-bench__gpt-4.1_telecom_default_gpt
 
 
 @pytest.fixture
-def env(registry: DomainRegistry) -> Environment:
-    return registry.get("telecom").new_environment()
+def env(registry: DomainRegistry) -> TelecomEnvironment:
+    return loaded_as(registry.get("telecom").new_environment(), TelecomEnvironment)
 
 
-def counting(env: Environment, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def counting(env: TelecomEnvironment, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     runs: list[int] = []
     inner = env._sync
 
@@ -39,7 +40,7 @@ def counting(env: Environment, monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_a_sync_after_a_sync_with_no_write_between_is_skipped(
-    env: Environment, monkeypatch: pytest.MonkeyPatch
+    env: TelecomEnvironment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env.run_env_function(
         EnvFunctionCall(
@@ -65,7 +66,7 @@ def test_a_sync_after_a_sync_with_no_write_between_is_skipped(
     assert runs == [1, 1] and env.user.db.surroundings["roaming_allowed"] is False
 
 
-def test_a_sync_that_failed_is_never_skipped(env: Environment, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sync_that_failed_is_never_skipped(env: TelecomEnvironment, monkeypatch: pytest.MonkeyPatch) -> None:
     assert env.user is not None
     assert env.user.db is not None
     env.user.db.update(("surroundings",), {"phone_number": "000-000-0000"})  # no such line
@@ -85,9 +86,9 @@ def test_replays_with_and_without_the_skip_are_the_same(
     environment_class = type(registry.get("telecom").new_environment())
     syncs: list[int] = []
 
-    def outcome():
+    def outcome() -> list[tuple[Any, ...]]:
         analyzer.forget()
-        out = []
+        out: list[tuple[Any, ...]] = []
         for index in range(len(run.entries)):
             analysis = analyzer.analyze(run, index)
             record = analysis.to_json()
@@ -105,7 +106,7 @@ def test_replays_with_and_without_the_skip_are_the_same(
 
     skipping = outcome()
 
-    def always_sync(self) -> None:
+    def always_sync(self: TelecomEnvironment) -> None:
         syncs.append(1)
         self._sync()
 
@@ -115,7 +116,7 @@ def test_replays_with_and_without_the_skip_are_the_same(
     assert syncs and skipping == always and len(skipping) == 40
 
 
-def test_the_phones_no_op_check_never_takes_different_json_for_the_same(env: Environment) -> None:
+def test_the_phones_no_op_check_never_takes_different_json_for_the_same(env: TelecomEnvironment) -> None:
     import sys
 
     same = sys.modules[type(env.user).__module__]._same

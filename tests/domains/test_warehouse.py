@@ -10,9 +10,10 @@ import pytest
 from tau_tui.domains import DomainRegistry
 from tau_tui.env import FaultPlan
 from tau_tui.model.tasks import StructuredInstructions
-from tau_tui.rollout.scripted import StepAgent
+from tau_tui.rollout.scripted import Step, StepAgent
 from tests.conftest import ROOT
 from tests.episodes.support import gold_rewards, needs_something_done, scored_episode
+from tests.helpers import criteria_of
 
 if TYPE_CHECKING:
     from tau_tui.env.domain import Domain
@@ -36,14 +37,15 @@ def env(domain: Domain) -> Environment:
     return domain.new_environment()
 
 
-def call(env: Environment, name: str, **arguments: Any):
+def call(env: Environment, name: str, **arguments: Any) -> Any:
     return env.make_tool_call(name, arguments=arguments)
 
 
-def reserved(env: Environment, sku: str, warehouse: str):
+def reserved(env: Environment, sku: str, warehouse: str) -> int:
     assert env.agent is not None
     assert env.agent.db is not None
-    return env.agent.db.stock[sku]["levels"][warehouse]["reserved"]
+    count: int = env.agent.db.stock[sku]["levels"][warehouse]["reserved"]
+    return count
 
 
 # --- data and tasks ------------------------------------------------------------------------------
@@ -104,7 +106,7 @@ def test_tasks_have_full_user_scenarios_and_faults_only_in_south(domain: Domain)
                 where = dict(rule.where or ())
                 assert where.get("warehouse") == '"south"' or '"warehouse": "south"' in (rule.arguments or ""), task.id
     assert with_plans >= 8
-    bases = [set(t.evaluation_criteria.reward_basis) for t in tasks.values()]
+    bases = [set(criteria_of(t).reward_basis) for t in tasks.values()]
     for kind in ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE"):
         assert sum(kind in b for b in bases) >= 4, kind
 
@@ -125,7 +127,7 @@ def test_the_checks_bite_an_agent_that_does_nothing(domain: Domain) -> None:
 def test_an_agent_that_gives_up_on_a_fault_fails(domain: Domain) -> None:
     """The gold steps without retries: the allocation the south service turned away never happens."""
     task = domain.tasks()["south_times_out_twice"]
-    steps = [(a.name, a.arguments) for a in task.expected_actions]
+    steps: list[Step] = [(a.name, a.arguments) for a in task.expected_actions]
     _, patient = scored_episode(domain, task, StepAgent(steps, retry_faults=True))
     sim, hasty = scored_episode(domain, task, StepAgent(steps))
     assert patient == 1.0 and hasty == 0.0
