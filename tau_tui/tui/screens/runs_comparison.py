@@ -1,8 +1,8 @@
 """What the two-way and the many-way comparisons of run files share (``RunCompareScreen``, ``ManyCompareScreen``).
 
 The run files are scored in a thread worker through the replay service (``trust.Sides``, one run a file: the runs
-the catalog holds, the others opened afresh) and compared there; the screen shows the result or, when a file cannot be read,
-says so and goes back. ``r`` switches between recomputed and recorded rewards; Esc cancels and goes back.
+the catalog holds, the others opened afresh) and compared there; the screen shows the result or, when a file
+cannot be read, says so and goes back. ``r`` switches between recomputed and recorded rewards; Esc cancels and goes back.
 """
 
 from __future__ import annotations
