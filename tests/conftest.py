@@ -25,8 +25,14 @@ ORACLE = CORPUS / "ORACLE.jsonl"
 
 # The corpus stands in for a tau2 data folder; litellm must never reach for the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-# tau2's rendered tool schemas (protocol tau2) are kept for the session's tests, not in the real home.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tau-tui-test-cache-")
+# tau2's rendered tool schemas (protocol tau2) are kept for the run's tests, not in the real home: one cache for
+# every pytest-xdist worker of a run (its writes are atomic), so each domain is rendered once per run.
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+if _RUN.isalnum():
+    os.environ["XDG_CACHE_HOME"] = os.path.join(tempfile.gettempdir(), f"tau-tui-test-cache-{_RUN}")
+    os.makedirs(os.environ["XDG_CACHE_HOME"], exist_ok=True)
+else:
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tau-tui-test-cache-")
 # The same protocol with and without tau2 installed (auto would pick tau2 only where it is): tests of protocol
 # tau2 ask for it by name.
 os.environ["TAU_TUI_PROTOCOL"] = "own"
