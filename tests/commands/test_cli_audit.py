@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -15,9 +15,6 @@ from tau_tui.model.tasks import task_content_digest
 from tests.conftest import CORPUS
 from tests.helpers import call, greet, result, results_file, say, user
 
-if TYPE_CHECKING:
-    from tau_tui.env.domain import Domain
-
 TOOLORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1trial.json"
 ADAPTIVE = CORPUS / "sierra-research__tau2-bench__adaptive-agent_airline_claude-opus-4-6_1trial.json"
 AIRLINE_RUN1 = CORPUS / "sierra-research__tau2-bench__airline_run1.json"
@@ -26,20 +23,23 @@ UPDATE = {"task_id": "task_1", "status": "completed"}
 TASK_1_DONE = {"task_id": "task_1", "title": "Test task", "description": "A test task", "status": "completed"}
 
 
-def audit_cli(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: object):
+def audit_cli(
+    capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: object
+) -> tuple[int, list[dict[str, Any]], list[dict[str, Any]], str]:
     code = main(["audit", "--tau2-data", str(tau2_data), "--json", *map(str, args)])
     out, err = capsys.readouterr()
     lines = [json.loads(line) for line in out.splitlines()]
     return code, [r for r in lines if r["kind"] == "simulation"], [r for r in lines if r["kind"] == "file"], err
 
 
-def recorded_avg(path: Path):
+def recorded_avg(path: Path) -> float:
     sims = json.loads(path.read_text())
     sims = sims["simulations"] if isinstance(sims, dict) else sims
-    return sum(s["reward_info"]["reward"] for s in sims) / len(sims)
+    avg: float = sum(s["reward_info"]["reward"] for s in sims) / len(sims)
+    return avg
 
 
-def changed_tasks(path: Path, tau2_data: Path, domain: Domain = "airline"):
+def changed_tasks(path: Path, tau2_data: Path, domain: str = "airline") -> set[str]:
     """Task ids whose embedded definition differs from the data folder's (tau2 1.0.1), by digest."""
     run = open_run(path)
     current = default_registry(tau2_data).get(domain).tasks()
@@ -50,8 +50,9 @@ def changed_tasks(path: Path, tau2_data: Path, domain: Domain = "airline"):
     }
 
 
-def responsible_hit(sim):
-    return next(r for r in sim["rules"] if r["rule"] == sim["responsible"])
+def responsible_hit(sim: dict[str, Any]) -> dict[str, Any]:
+    hit: dict[str, Any] = next(r for r in sim["rules"] if r["rule"] == sim["responsible"])
+    return hit
 
 
 @pytest.mark.corpus

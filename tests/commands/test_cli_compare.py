@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,10 +26,10 @@ def compare_cli(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: obje
     return code, out, err
 
 
-def hand_count(a_path, b_path) -> tuple[dict[str, int], int]:
+def hand_count(a_path: Path, b_path: Path) -> tuple[dict[str, int], int]:
     """The matrix counted straight from the raw JSON (recorded rewards, one trial per task)."""
 
-    def rewards(path: Path):
+    def rewards(path: Path) -> dict[str, float | None]:
         data = json.loads(path.read_text())
         return {s["task_id"]: s["reward_info"]["reward"] for s in data["simulations"]}
 
@@ -45,7 +46,7 @@ def hand_count(a_path, b_path) -> tuple[dict[str, int], int]:
     "pair, recorded", [((RETAIL_A, RETAIL_B), True), ((TELECOM_A, TELECOM_B), True), ((TELECOM_A, TELECOM_B), False)]
 )
 def test_matrix_of_two_corpus_files_equals_the_hand_count(
-    pair, recorded: bool, tau2_data: Path, capsys: pytest.CaptureFixture[str]
+    pair: tuple[str, str], recorded: bool, tau2_data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     a, b = CORPUS / pair[0], CORPUS / pair[1]
     flags = ["--recorded"] if recorded else []
@@ -130,7 +131,7 @@ def edited_pair(tmp_path: Path) -> tuple[Path, Path]:
     edited = copy.deepcopy(source)
     sims = edited["simulations"]
 
-    def sim(task_part, trial):
+    def sim(task_part: str, trial: int) -> dict[str, Any]:
         return next(s for s in sims if task_part in s["task_id"] and s["trial"] == trial)
 
     for trial in (0, 1):  # data_saver task: all fail in A; B passes trials 0 and 1 -> b_only 2
@@ -193,9 +194,9 @@ def test_unreadable_side_is_one_line(tmp_path: Path, tau2_data: Path, capsys: py
 
 def test_gold_against_flaky_scripted_runs(tau2_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Two scripted runs of the mock domain: the gold agent passes everything, the flaky one drops actions."""
-    runs = {}
+    runs: dict[str, list[dict[str, Any]]] = {}
     for name, agent in (("gold", "scripted/gold"), ("flaky", "scripted/flaky:0.5")):
-        out = tmp_path / f"{name}.json"
+        saved = tmp_path / f"{name}.json"
         code = main(
             [
                 "run",
@@ -208,19 +209,19 @@ def test_gold_against_flaky_scripted_runs(tau2_data: Path, tmp_path: Path, capsy
                 "-k",
                 "2",
                 "--out",
-                str(out),
+                str(saved),
                 "--tau2-data",
                 str(tau2_data),
                 "--quiet",
             ]
         )
         capsys.readouterr()
-        assert code == 0 and out.is_file()
-        runs[name] = json.loads(out.read_text())["simulations"]
+        assert code == 0 and saved.is_file()
+        runs[name] = json.loads(saved.read_text())["simulations"]
 
     # counted by hand from the two files (the gold agent cannot pass two of the mock tasks); a trial without a
     # reward is not comparable
-    def reward(s):
+    def reward(s: dict[str, Any]) -> float | None:
         return s["reward_info"]["reward"] if s.get("reward_info") else None
 
     gold = {(s["task_id"], s["trial"]): reward(s) for s in runs["gold"]}
@@ -242,9 +243,9 @@ def test_gold_against_flaky_scripted_runs(tau2_data: Path, tmp_path: Path, capsy
     summary = json.loads(out.splitlines()[-1])
     assert summary["matrix"] == expected, err
     assert summary["mcnemar"]["p_value"] == pytest.approx(mcnemar_exact(expected["a_only"], expected["b_only"]))
-    comparable = [k for k in gold if gold[k] is not None and flaky[k] is not None]
+    comparable = [(a, b) for a, b in ((gold[k], flaky[k]) for k in gold) if a is not None and b is not None]
     assert summary["difference_b_minus_a"]["estimate"] == pytest.approx(
-        sum(flaky[k] - gold[k] for k in comparable) / len(comparable)
+        sum(b - a for a, b in comparable) / len(comparable)
     )
     # the same matrix from our recomputed rewards
     code, out, err = compare_cli(capsys, tau2_data, tmp_path / "gold.json", tmp_path / "flaky.json", "--json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -30,7 +30,9 @@ def three_runs(tmp_path_factory: pytest.TempPathFactory, tau2_data: Path) -> lis
     return paths
 
 
-def compare_json(capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: object):
+def compare_json(
+    capsys: pytest.CaptureFixture[str], tau2_data: Path, *args: object
+) -> tuple[int, list[dict[str, Any]], str]:
     code = main(["compare", "--tau2-data", str(tau2_data), *map(str, args), "--json"])
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines()], err

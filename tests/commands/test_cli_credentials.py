@@ -4,6 +4,7 @@ the variable, exit status 2, nothing saved, no model call (so no retries)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 
@@ -14,11 +15,11 @@ MISSING = "OPENAI_API_KEY is not set"
 
 
 @pytest.fixture
-def no_key(monkeypatch, tmp_path):
+def no_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """No OpenAI key in the environment, runs saved under ``tmp_path/runs``, and any model call fails the test."""
     import litellm
 
-    def never(**kwargs):
+    def never(**kwargs: Any) -> NoReturn:
         raise AssertionError(f"a model was called: {kwargs.get('model')}")
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -28,7 +29,7 @@ def no_key(monkeypatch, tmp_path):
     return tmp_path
 
 
-def one_line(capsys) -> str:
+def one_line(capsys: pytest.CaptureFixture[str]) -> str:
     captured = capsys.readouterr()
     ours = [line for line in captured.err.splitlines() if line.startswith("tau-tui: ")]
     assert len(ours) == 1 and "Traceback" not in captured.err, captured.err
@@ -139,7 +140,9 @@ def one_line(capsys) -> str:
         (["eval", str(RECORDINGS / "aftersales.json"), "--judge", "openai/gpt-4.1"], "the judge model openai/gpt-4.1"),
     ],
 )
-def test_a_missing_key_is_one_line_exit_2_and_nothing_saved(no_key, capsys, argv, who):
+def test_a_missing_key_is_one_line_exit_2_and_nothing_saved(
+    no_key: Path, capsys: pytest.CaptureFixture[str], argv: list[str], who: str
+) -> None:
     assert main(argv) == 2
     line = one_line(capsys)
     assert line == f"tau-tui: {MISSING} ({who} needs it)"

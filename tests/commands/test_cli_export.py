@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +55,7 @@ def replayed(analyzer: Analyzer) -> dict[str, int]:
     return {"simulations": sims, "messages": messages, "tool_calls": calls, "runs": 2, "passed": passed}
 
 
-def read_csv(path: Path):
+def read_csv(path: Path) -> list[dict[str, str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 
@@ -223,7 +224,7 @@ PLAIN_KEY = "ExportKeyValue0123456789abcdef"
 QUOTED_KEY = 'quo"te\\Key0123456789'  # JSON and CSV escape it: only the value, not the bytes, can be scrubbed
 
 
-def strings(value):
+def strings(value: object) -> Iterator[str]:
     """Every string in a decoded value (keys too)."""
     if isinstance(value, str):
         yield value

@@ -50,7 +50,8 @@ def _reviewed_folder(tmp_path: Path) -> Path:
 def _sim_id(folder: Path) -> str:
     import json
 
-    return json.loads((folder / "results.json").read_text())["simulations"][0]["id"]
+    sim_id: str = json.loads((folder / "results.json").read_text())["simulations"][0]["id"]
+    return sim_id
 
 
 def test_a_note_added_by_any_name_of_a_reviewed_run_is_listed_by_every_name(

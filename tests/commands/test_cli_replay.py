@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,7 +137,7 @@ def test_sim_selection(tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFi
 
 @pytest.mark.parametrize("payload", [b"", b"{", b"\xff\xfe", b"[1]", b"7", b"[" * 3000])
 def test_unreadable_input_exits_2_with_one_line(
-    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], payload
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], payload: bytes
 ) -> None:
     path = tmp_path / "broken.json"
     path.write_bytes(payload)
@@ -165,7 +166,7 @@ def _clean_mismatch_finding_and_stored_db(tmp_path: Path) -> Path:
         call("update_task_status", {"task_id": "task_1", "status": "completed"}),
         result(dict(TASK_1, title="Other")),
     ]
-    extra = [
+    extra: list[dict[str, Any]] = [
         {"id": "mismatch", "task_id": "t_update", "termination_reason": "user_stop", "messages": mismatch},
         {
             "id": "orphan",
@@ -217,7 +218,7 @@ def test_a_stored_final_db_that_differs_from_ours_exits_1(
 @pytest.mark.parametrize("command", ["replay", "eval"])
 @pytest.mark.parametrize("content", [[], ["notes.txt"], ["sub/readme.md"]])
 def test_a_folder_with_nothing_usable_says_no_run_files_were_found(
-    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], command: str, content
+    tmp_path: Path, tau2_data: Path, capsys: pytest.CaptureFixture[str], command: str, content: list[str]
 ) -> None:
     folder = tmp_path / "empty"
     folder.mkdir()

@@ -185,7 +185,9 @@ def test_chart_legends_keep_every_label_whole() -> None:
         svg.stacked_bars("terminations", "t", [(label, {long: 2, "user_stop": 1}) for label in labels]),
     ]
     for chart in charts:
-        width = float(re.search(r'viewBox="0 0 (\d+) (\d+)"', chart).group(1))
+        box = re.search(r'viewBox="0 0 (\d+) (\d+)"', chart)
+        assert box is not None, chart[:80]
+        width = float(box.group(1))
         for x, label in re.findall(r'<text x="([\d.]+)"[^>]*>([^<]*)</text>', chart):
             if long in unescape(label):  # drawn whole and inside the chart, at a generous width per character
                 assert float(x) + len(unescape(label)) * svg.CHAR_WIDTH <= width, chart[:80]

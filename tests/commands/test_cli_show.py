@@ -135,7 +135,7 @@ def test_text_output_shows_control_characters_never_sends_them(
     ],
 )
 def test_an_unknown_simulation_or_file_is_one_line_and_exit_2(
-    argv, says: str, capsys: pytest.CaptureFixture[str]
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = show(capsys, *argv)
     assert code == 2 and out == "" and err == says + "\n"

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -79,6 +80,7 @@ def test_every_command_is_one_module_in_one_list() -> None:
     )
     assert [c.NAME for c in COMMANDS] == [*SUBCOMMANDS, None]
     for command in COMMANDS:
+        assert isinstance(command, ModuleType), command  # one module each
         assert callable(command.register) and callable(command.run), command.__name__
 
 

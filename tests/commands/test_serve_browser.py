@@ -32,7 +32,7 @@ from tests.conftest import CORPUS, ROOT
 from tests.helpers import served_address, stop_process, wait_for_port
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Page, Route
 
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
 FLAGS = [
@@ -66,7 +66,8 @@ def chromium() -> str | None:
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 @pytest.fixture
@@ -136,7 +137,7 @@ def browser_page(tmp_path: Path) -> Iterator[Page]:
         )
         try:
 
-            def expose_terminal(route) -> None:
+            def expose_terminal(route: Route) -> None:
                 response = route.fetch()
                 script, count = TERMINAL_HOOK.subn(
                     r"this.terminal=window.__tauTerminal=new \1.Terminal(", response.text()
@@ -151,11 +152,12 @@ def browser_page(tmp_path: Path) -> Iterator[Page]:
             context.close()
 
 
-def screen_rows(page) -> list[str]:
-    return page.evaluate(ROWS_JS) or []
+def screen_rows(page: Page) -> list[str]:
+    rows: list[str] = page.evaluate(ROWS_JS) or []
+    return rows
 
 
-def wait_for_text(page, pattern: str, what: str, timeout: float = 60.0) -> list[str]:
+def wait_for_text(page: Page, pattern: str, what: str, timeout: float = 60.0) -> list[str]:
     """Poll the terminal's rows until one matches ``pattern`` (a regex); returns the rows."""
     deadline = time.monotonic() + timeout
     rows: list[str] = []

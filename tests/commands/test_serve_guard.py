@@ -16,9 +16,9 @@ import shutil
 import subprocess
 import sys
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -27,7 +27,11 @@ from tau_tui.commands.serve import Guard
 from tests.conftest import CORPUS, ROOT
 from tests.helpers import served_address, stop_process, wait_for_port
 
+if TYPE_CHECKING:
+    import aiohttp
+
 RECORDINGS = ROOT / "tests" / "fixtures" / "mock_recordings"
+_T = TypeVar("_T")
 EVIL = "https://evil.example"
 
 
@@ -36,7 +40,8 @@ def free_port() -> int:
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +89,9 @@ async def status_of(
             return response.status, set(response.cookies), response.headers.get("Location"), await response.text()
 
 
-async def websocket_status(url: str, headers: dict[str, str] | None = None, cookies: dict[str, str] | None = None):
+async def websocket_status(
+    url: str, headers: dict[str, str] | None = None, cookies: dict[str, str] | None = None
+) -> tuple[int, aiohttp.WSMessage | None]:
     """The handshake's status: 101 (and the first bytes the app streams) or the refusal's status."""
     import aiohttp
 
@@ -99,7 +106,7 @@ async def websocket_status(url: str, headers: dict[str, str] | None = None, cook
             return refused.status, None
 
 
-def run(coroutine):
+def run(coroutine: Coroutine[Any, Any, _T]) -> _T:
     return asyncio.run(coroutine)
 
 
@@ -134,7 +141,7 @@ def test_a_websocket_from_another_site_or_host_is_refused_even_with_the_token(
 
 
 @pytest.mark.parametrize("token", [None, "", "guessed", "x" * 43])
-def test_without_this_launchs_token_every_route_is_refused(server: tuple[str, int, Path], token) -> None:
+def test_without_this_launchs_token_every_route_is_refused(server: tuple[str, int, Path], token: str | None) -> None:
     address, port, _ = server
     query = "" if token is None else f"?token={token}"
     cookies = None if token is None else {f"tau-tui-token-{port}": token}
@@ -170,14 +177,21 @@ def test_the_printed_address_sets_the_cookie_and_the_page_and_its_websocket_work
     assert token_of(address) not in stderr.read_text()  # refusals are logged without any token
 
 
+def refusal_of(guard: Guard, host: str | None, page_origin: str | None) -> str:
+    """Why ``guard`` refuses a request with this Host and Origin (the test expects it to)."""
+    said = guard.refusal(host, page_origin)
+    assert said is not None, (host, page_origin)
+    return said
+
+
 def test_the_guard_names_this_server_its_loopback_aliases_and_the_public_url() -> None:
     guard = Guard.for_server("127.0.0.1", 8000, "http://127.0.0.1:8000", "t" * 43)
     assert guard.hosts == {"127.0.0.1:8000", "localhost:8000", "[::1]:8000"}
     assert guard.origins == {"http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"}
     assert guard.refusal("LOCALHOST:8000", None) is None
-    assert "DNS-rebinding" in guard.refusal("attacker.example:8000", None)
-    assert "DNS-rebinding" in guard.refusal("127.0.0.1:8001", None) and guard.refusal(None, None)
-    assert "another site" in guard.refusal("127.0.0.1:8000", "http://127.0.0.1:8000.evil.example")
+    assert "DNS-rebinding" in refusal_of(guard, "attacker.example:8000", None)
+    assert "DNS-rebinding" in refusal_of(guard, "127.0.0.1:8001", None) and guard.refusal(None, None)
+    assert "another site" in refusal_of(guard, "127.0.0.1:8000", "http://127.0.0.1:8000.evil.example")
     proxied = Guard.for_server("0.0.0.0", 8000, "https://tau.example.org", "t" * 43)
     assert proxied.hosts == {"tau.example.org:443", "tau.example.org"} and proxied.secure
     assert proxied.origins == {"https://tau.example.org"}
