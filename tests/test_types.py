@@ -1,5 +1,5 @@
-"""The type checker's configuration (``pyproject.toml`` ``[tool.mypy]``): strict over the whole package, and it
-really is."""
+"""The type checker's configuration (``pyproject.toml`` ``[tool.mypy]``): strict over the whole package and the
+tests, and it really is."""
 
 from __future__ import annotations
 
@@ -35,23 +35,23 @@ def modules(override: dict[str, Any]) -> list[str]:
 def test_the_whole_package_is_strict() -> None:
     config = mypy_config()
     assert config.get("strict") is True
-    assert config.get("files") == ["tau_tui"]
+    assert config.get("files") == ["tau_tui", "tests"]
     relaxed = {key: value for key, value in config.items() if value is False or key == "disable_error_code"}
     assert not relaxed, f"[tool.mypy] relaxes strict: {relaxed}"
 
 
-def test_no_override_relaxes_a_tau_tui_module() -> None:
-    ours = [m for o in overrides() for m in modules(o) if m == "tau_tui" or m.startswith("tau_tui.")]
-    assert not ours, f"overrides name tau_tui modules: {ours}"
+def test_no_override_relaxes_a_module_of_ours() -> None:
+    ours = [m for o in overrides() for m in modules(o) if m.split(".")[0] in ("tau_tui", "tests")]
+    assert not ours, f"overrides name our modules (tau_tui, tests): {ours}"
     extra = {key for o in overrides() for key in o} - THIRD_PARTY_SETTINGS
     assert not extra, f"an override sets more than the optional extras need: {sorted(extra)}"
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of the configuration with two packages of ``tau_tui``: a headless one and the TUI's."""
+    """A copy of the configuration with two packages of ``tau_tui`` (a headless one and the TUI's) and ``tests``."""
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    for package in ("tau_tui", "tau_tui/model", "tau_tui/tui"):
+    for package in ("tau_tui", "tau_tui/model", "tau_tui/tui", "tests"):
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
     return tmp_path
@@ -85,8 +85,11 @@ def mypy(project: Path, *paths: str) -> subprocess.CompletedProcess[str]:
     ],
     ids=["untyped def", "bare generic", "Any returned"],
 )
-@pytest.mark.parametrize("package", ["model", "tui"])
+@pytest.mark.parametrize("package", ["tau_tui/model", "tau_tui/tui", "tests"])
 def test_every_package_is_checked_strictly(project: Path, package: str, source: str, code: str) -> None:
-    (project / "tau_tui" / package / "sloppy.py").write_text(source)
-    checked = mypy(project, f"tau_tui/{package}/sloppy.py")
-    assert checked.returncode == 1 and f"[{code}]" in checked.stdout, checked.stdout + checked.stderr
+    """A sloppy module in a headless package, the TUI or the tests fails ``mypy`` as ``make test`` runs it: with
+    no paths, the configuration's ``files``."""
+    (project / package / "sloppy.py").write_text(source)
+    checked = mypy(project)
+    assert checked.returncode == 1 and f"{package}/sloppy.py" in checked.stdout, checked.stdout + checked.stderr
+    assert f"[{code}]" in checked.stdout, checked.stdout + checked.stderr
