@@ -251,7 +251,7 @@ async def tui_rewards(tmp_path: Path, judge_server: JudgeServer) -> dict[str, fl
         await set_input(pilot, "#r-out", str(out))
         await pilot.press("ctrl+s")
         assert screen_of(app, CalibrateScreen) is calibrate
-        await wait_until(pilot, lambda: not calibrate.running, "the calibration", tries=2000)
+        await wait_until(pilot, lambda: not calibrate.running, "the calibration")
         rewards["calibrate"] = scored(sim_of(out))
         assert judge_calls(judge_server) > before, "the calibrate screen never asked the judge"
 
@@ -260,7 +260,7 @@ async def tui_rewards(tmp_path: Path, judge_server: JudgeServer) -> dict[str, fl
         calibrate.query_one("#cal-grid").focus()
         await pilot.press("c")
         gold = screen_of(app, GoldCheckScreen)
-        await wait_until(pilot, lambda: gold.finished, "the gold check", tries=2000)
+        await wait_until(pilot, lambda: gold.finished, "the gold check")
         check = next(c for c in gold.checks if c.task_id == TASK)
         assert check.ok and check.gold_reward is not None
         rewards["gold"] = check.gold_reward

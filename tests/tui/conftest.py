@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -78,13 +79,16 @@ async def open_sim(pilot: Pilot[None], sim_id: str) -> None:
     assert app.screen.doc is not None
 
 
-async def wait_until(pilot: Pilot[ReturnType], condition: Callable[[], object], what: str, tries: int = 500) -> None:
-    """Let the app run until ``condition()`` holds (sessions and rollouts run on the event loop)."""
-    for _ in range(tries):
-        if condition():
-            return
+async def wait_until(
+    pilot: Pilot[ReturnType], condition: Callable[[], object], what: str, seconds: float = 60.0
+) -> None:
+    """Let the app run until ``condition()`` holds (sessions and rollouts run on the event loop), looking every
+    10 ms; fail after ``seconds`` of wall time, so a loaded machine (more test workers than cores) is only slower."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what} ({seconds:g} s)")
         await pilot.pause(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 async def set_input(pilot: Pilot[ReturnType], selector: str, value: str) -> None:

@@ -74,7 +74,7 @@ async def run_trials(
     await set_input(pilot, "#r-out", str(out))
     await pilot.press("ctrl+s")
     assert app.screen is screen and screen.run_path == out
-    await wait_until(pilot, lambda: not screen.running, "the calibration", tries=2000)
+    await wait_until(pilot, lambda: not screen.running, "the calibration")
     await wait_until(pilot, lambda: not screen.refresh_pending, "the grid redraw")
     await pilot.pause()
     status = screen.query_one("#cal-status", InfoLine).plain
@@ -218,7 +218,7 @@ async def test_rerun_selected_rows_adds_trials_with_new_seeds(make_app: MakeApp,
         assert form.query_one("#r-agent", Input).value == "scripted/flaky:0.5"
         await set_input(pilot, "#r-out", str(tmp_path / "again.json"))
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: not screen.running, "the re-run", tries=2000)
+        await wait_until(pilot, lambda: not screen.running, "the re-run")
         assert len(flaky[0].cells) == 4 and len(flaky[1].cells) == 2  # the same row grew; the other did not
         assert len({c.seed for c in flaky[0].cells}) == 4  # a re-run is not a copy of the first trials
 
@@ -255,7 +255,7 @@ async def test_editing_a_task_sends_its_new_trials_to_a_new_row(make_app: MakeAp
         assert form.fixed_tasks and form.selected == {"cancel_allocated_order"}
         await set_input(pilot, "#r-out", str(tmp_path / "after.json"))
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: not screen.running, "the re-run", tries=2000)
+        await wait_until(pilot, lambda: not screen.running, "the re-run")
         await wait_until(pilot, lambda: not screen.refresh_pending, "the grid redraw")
         assert screen.calibrator is not None
         rows = [r for r in screen.calibrator.grid.rows() if r.task_id == "cancel_allocated_order"]
@@ -278,7 +278,7 @@ async def test_gold_check_view_lists_each_task(make_app: MakeApp, tmp_path: Path
         await pilot.press("c")
         gold = app.screen
         assert isinstance(gold, GoldCheckScreen)
-        await wait_until(pilot, lambda: gold.finished, "the gold check", tries=2000)
+        await wait_until(pilot, lambda: gold.finished, "the gold check")
         assert len(gold.checks) == WAREHOUSE_TASKS and all(c.ok for c in gold.checks)
         assert (
             f"{WAREHOUSE_TASKS}/{WAREHOUSE_TASKS} tasks checked · 0 failing"

@@ -231,7 +231,7 @@ async def test_compare_labels_name_each_side_by_its_whole_simulation_id(make_app
             await pilot.press("equals_sign")
         screen = app.screen
         assert isinstance(screen, TrialCompareScreen)
-        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=2000)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison")
         left, right = screen.comparison.left.label, screen.comparison.right.label
         assert left.startswith("wh-gold-timeouts") and right.startswith("wh-gives-up")
         assert "scripted/gold" not in left  # the same file-level model on both sides says nothing

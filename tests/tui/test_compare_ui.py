@@ -64,7 +64,7 @@ async def test_two_trials_of_a_task_side_by_side_with_the_first_differing_call(
             await pilot.press("equals_sign")
         screen = app.screen
         assert isinstance(screen, TrialCompareScreen)
-        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=2000)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison")
         comparison = screen.comparison
         assert comparison.left.task_id == comparison.right.task_id == task
         assert unlabelled(comparison.to_json()) == unlabelled(expected.to_json())  # the headless comparison

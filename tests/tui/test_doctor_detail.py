@@ -31,9 +31,9 @@ async def _doctor_with_tasks(pilot: Pilot[None]) -> DoctorScreen:
     await pilot.press("D")
     screen = pilot.app.screen
     assert isinstance(screen, DoctorScreen)
-    await wait_until(pilot, lambda: screen.exam is not None, "the examination", tries=3000)
+    await wait_until(pilot, lambda: screen.exam is not None, "the examination")
     await pilot.press("t")
-    await wait_until(pilot, lambda: screen.exam is not None and screen.task_findings, "task findings", tries=3000)
+    await wait_until(pilot, lambda: screen.exam is not None and screen.task_findings, "task findings")
     await pilot.pause()
     return screen
 
@@ -74,7 +74,7 @@ async def test_empty_clusters_view_says_why(make_app: MakeApp) -> None:
         await pilot.press("D")
         screen = app.screen
         assert isinstance(screen, DoctorScreen)
-        await wait_until(pilot, lambda: screen.exam is not None, "the examination", tries=3000)
+        await wait_until(pilot, lambda: screen.exam is not None, "the examination")
         await pilot.press("c")
         await pilot.pause()
         assert screen.shown == [] and screen.exam.failures == 1

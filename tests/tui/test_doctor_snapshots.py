@@ -26,9 +26,9 @@ def _doctor_on_the_longest_finding() -> Callable[[Pilot[None]], Awaitable[None]]
         await pilot.press("D")
         screen = pilot.app.screen
         assert isinstance(screen, DoctorScreen)
-        await wait_until(pilot, lambda: screen.exam is not None, "the examination", tries=3000)
+        await wait_until(pilot, lambda: screen.exam is not None, "the examination")
         await pilot.press("t")
-        await wait_until(pilot, lambda: screen.exam is not None and screen.task_findings, "task findings", tries=3000)
+        await wait_until(pilot, lambda: screen.exam is not None and screen.task_findings, "task findings")
         await pilot.app.workers.wait_for_complete()
         rows = [i for i, f in enumerate(screen.shown) if f is not None]
         row = max(rows, key=lambda i: len(screen.shown[i].detail))

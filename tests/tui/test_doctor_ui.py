@@ -41,7 +41,7 @@ async def test_doctor_screen_groups_by_rule_and_opens_the_step(
         await pilot.press("D")
         screen = app.screen
         assert isinstance(screen, DoctorScreen)
-        await wait_until(pilot, lambda: screen.exam is not None, "the examination", tries=3000)
+        await wait_until(pilot, lambda: screen.exam is not None, "the examination")
         findings = [f for f in screen.shown if f is not None]
         assert sorted((f.sim, f.rule, f.step, f.detail) for f in findings) == sorted(
             (r["sim"], r["rule"], r["step"], r["detail"]) for r in expected
@@ -69,7 +69,7 @@ async def test_doctor_screen_lists_clusters_and_task_findings(make_app: MakeApp)
         await pilot.press("D")
         screen = app.screen
         assert isinstance(screen, DoctorScreen)
-        await wait_until(pilot, lambda: screen.exam is not None, "the examination", tries=3000)
+        await wait_until(pilot, lambda: screen.exam is not None, "the examination")
         await pilot.press("c")
         await pilot.pause()
         assert screen.shown and screen.shown[0].suspect
@@ -82,7 +82,7 @@ async def test_doctor_screen_lists_clusters_and_task_findings(make_app: MakeApp)
         await wait_until(pilot, lambda: app.screen is screen, "back on the doctor")
         await pilot.press("c")
         await pilot.press("t")
-        await wait_until(pilot, lambda: screen.exam is not None and screen.task_findings, "task findings", tries=3000)
+        await wait_until(pilot, lambda: screen.exam is not None and screen.task_findings, "task findings")
         rules = {f.rule for f in screen.task_findings}
         assert {"passes_on_inaction", "empty_component"} <= rules
         row = next(i for i, f in enumerate(screen.shown) if f is not None and f.rule == "passes_on_inaction")

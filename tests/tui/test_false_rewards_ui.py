@@ -37,7 +37,7 @@ async def test_a_row_without_messages_opens_and_is_not_regraded(make_app: MakeAp
         await open_sim(pilot, "bare-row")
         screen = app.screen
         assert isinstance(screen, TrajectoryScreen)
-        await wait_until(pilot, lambda: screen.report is not None, "the report", tries=3000)
+        await wait_until(pilot, lambda: screen.report is not None, "the report")
         assert screen.report is not None
         assert screen.report.evaluation.status == "no_trajectory"
         await pilot.press("3")  # the reward tab, and back: nothing to step through, nothing breaks

@@ -61,7 +61,7 @@ async def test_trial_comparison_of_two_hostile_runs(make_app: MakeApp, hostile: 
         check(app, "runs preview with a marked run", ())
         screen = app.screen
         assert isinstance(screen, TrialCompareScreen)
-        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=2000)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison")
         await pilot.pause()
         text = check(app, "trial comparison", ("demo-clean-pass␛[2J",))
         title = screen.query_one("#trials-view")._border_title
@@ -102,7 +102,7 @@ async def test_fork_form_and_fork_comparison_show_the_hostile_original(
         assert OVERWRITE in text and MARKUP in text  # the original's message, in the form
         form.query_one("#k-lenient", Checkbox).value = True  # the recorded prefix carries hostile arguments
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), "the fork comparison", tries=2000)
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), "the fork comparison")
         await pilot.pause()
         compare = app.screen
         text = check(app, "fork comparison", ("demo-clean-pass␛[2J",))  # the header names the original
@@ -179,7 +179,7 @@ async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(mak
         await pilot.press("C")
         screen = app.screen
         assert isinstance(screen, CalibrateScreen)
-        await wait_until(pilot, lambda: screen.ready, "the calibrator", tries=2000)
+        await wait_until(pilot, lambda: screen.ready, "the calibrator")
         await pilot.pause()
         table = screen.table
         cells = [
@@ -196,7 +196,6 @@ async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(mak
             pilot,
             lambda: isinstance(app.screen, TrialCompareScreen) and app.screen.comparison is not None,
             "the comparison",
-            tries=2000,
         )
         await pilot.pause()
         check(app, "calibrate trial comparison", ("␛[2J",))
@@ -205,7 +204,7 @@ async def test_calibrate_trial_comparison_and_gold_check_of_a_hostile_domain(mak
         await pilot.pause()
         gold = GoldCheckScreen(f"mock{EVIL}")  # a hostile domain name: it cannot load, the error names it
         app.push_screen(gold)
-        await wait_until(pilot, lambda: gold.finished, "the gold check", tries=2000)
+        await wait_until(pilot, lambda: gold.finished, "the gold check")
         await pilot.pause()
         text = check(app, "gold check of a hostile domain", ("mock␛[2J",))
         assert MARKUP in text

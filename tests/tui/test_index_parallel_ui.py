@@ -75,7 +75,7 @@ async def test_rows_appear_before_every_file_is_indexed_and_keep_the_order_of_th
     try:
         async with app.run_test(size=(160, 45)) as pilot:
             table = app.runs_screen.query_one(RunTable)
-            await wait_until(pilot, lambda: table.row_count > 0, "the first rows", tries=3000)
+            await wait_until(pilot, lambda: table.row_count > 0, "the first rows")
             assert app.session.library.loading  # rows are shown while the files are still being indexed
             shown = [(str(r.path), r.sim_id) for r in table.rows]
             assert str(files[0]) in {p for p, _ in shown}  # the large file's rows came before it was indexed
@@ -85,7 +85,6 @@ async def test_rows_appear_before_every_file_is_indexed_and_keep_the_order_of_th
                 pilot,
                 lambda: not app.session.library.loading and not app.runs_screen.refresh_pending,
                 "every file indexed",
-                tries=3000,
             )
             await pilot.pause()
             assert [(str(r.path), r.sim_id) for r in table.rows] == _expected(files)

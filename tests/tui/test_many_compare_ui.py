@@ -59,7 +59,7 @@ async def test_mark_three_pick_the_baseline_matrix_and_enter(
         await wait_until(pilot, lambda: isinstance(app.screen, ManyCompareScreen), "the many-runs screen")
         screen = app.screen
         assert isinstance(screen, ManyCompareScreen)
-        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison")
         many = screen.comparison
         assert many.baseline == 2 and app.runs_screen.file_marks == []
         sides = []
@@ -89,7 +89,7 @@ async def test_mark_three_pick_the_baseline_matrix_and_enter(
         await wait_until(pilot, lambda: isinstance(app.screen, TrialCompareScreen), "the trial comparison")
         trial = app.screen
         assert isinstance(trial, TrialCompareScreen)
-        await wait_until(pilot, lambda: trial.comparison is not None, "the pair replayed", tries=2000)
+        await wait_until(pilot, lambda: trial.comparison is not None, "the pair replayed")
         assert trial.comparison.left.task_id == trial.comparison.right.task_id == many.tasks[moved].task
         await pilot.press("escape")
         assert app.screen is screen

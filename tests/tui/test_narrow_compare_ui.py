@@ -59,7 +59,7 @@ async def _recorded(pilot: Pilot[None], screen: ComparisonScreen) -> ComparisonS
     """Push a compare screen on its recorded rewards (nothing replayed) and wait until it shows them."""
     screen.recorded = True
     pilot.app.push_screen(screen)
-    await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
+    await wait_until(pilot, lambda: screen.comparison is not None, "the comparison")
     await pilot.pause()
     return screen
 

@@ -33,7 +33,7 @@ ORCHESTRA = CORPUS / "sierra-research__tau2-bench__toolorchestra_airline_gpt-5_1
 async def _show(pilot: Pilot[None], screen: RunsComparisonScreen) -> None:
     screen.recorded = True
     pilot.app.push_screen(screen)
-    await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
+    await wait_until(pilot, lambda: screen.comparison is not None, "the comparison")
     await pilot.pause()
 
 

@@ -109,7 +109,6 @@ async def _rollout_over_two_nodes(app: TauTuiApp, pilot: Pilot[None], out: Path)
         pilot,
         lambda: app.session.rollouts.progress is not None and not app.session.rollouts.progress.active,
         "the rollout",
-        tries=2000,
     )
     await settle(pilot)
 

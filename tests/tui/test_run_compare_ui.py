@@ -45,7 +45,7 @@ async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app: M
         await pilot.press("V")
         screen = app.screen
         assert isinstance(screen, RunCompareScreen)
-        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison")
         cmp = screen.comparison
         # the same matrix as `tau-tui compare` (tests/commands/test_cli_compare.py counts it by hand from the JSON)
         assert cmp.matrix == {"both_pass": 18, "a_only": 0, "b_only": 12, "both_fail": 10, "not_comparable": 0}
@@ -60,7 +60,7 @@ async def test_mark_two_files_matrix_filter_and_enter_opens_the_pair(make_app: M
         await wait_until(pilot, lambda: isinstance(app.screen, TrialCompareScreen), "the trial comparison")
         trial = app.screen
         assert isinstance(trial, TrialCompareScreen)
-        await wait_until(pilot, lambda: trial.comparison is not None, "the pair replayed", tries=2000)
+        await wait_until(pilot, lambda: trial.comparison is not None, "the pair replayed")
         row = screen.shown[0]
         assert trial.comparison.left.task_id == trial.comparison.right.task_id == row.task
         await pilot.press("escape")
@@ -72,7 +72,7 @@ async def _recorded_comparison(pilot: Pilot[None], a: Path, b: Path) -> RunCompa
     screen = RunCompareScreen(a, b)
     screen.recorded = True
     pilot.app.push_screen(screen)
-    await wait_until(pilot, lambda: screen.comparison is not None and screen.shown, "the comparison", tries=2000)
+    await wait_until(pilot, lambda: screen.comparison is not None and screen.shown, "the comparison")
     await pilot.pause()
     return screen
 
@@ -145,9 +145,7 @@ async def test_passed_but_violated_flag_filter(make_app: MakeApp, analyzer: Anal
     app = make_app([AIRLINE])
     async with app.run_test(size=BIG) as pilot:
         await settle(pilot)
-        await wait_until(
-            pilot, lambda: all(r.evaluation is not None for r in app.session.catalog.rows), "evaluations", tries=3000
-        )
+        await wait_until(pilot, lambda: all(r.evaluation is not None for r in app.session.catalog.rows), "evaluations")
         counts = dict(app.runs_screen._flag_values())
         assert counts[PASSED_BUT_VIOLATED] == len(expected)
         assert (PASSED_BUT_VIOLATED, f"passed but violated the policy  ·  {len(expected)} runs") in flag_options(counts)
@@ -223,7 +221,7 @@ async def test_audit_screen_matches_the_cli_and_opens_a_simulation(
         await pilot.press("u")
         screen = app.screen
         assert isinstance(screen, AuditScreen)
-        await wait_until(pilot, lambda: screen.audit is not None, "the audit", tries=3000)
+        await wait_until(pilot, lambda: screen.audit is not None, "the audit")
         assert {s.sim_id for s in screen.shown} == expected and len(expected) == 25
         summary = str(screen.query_one("#audit-summary").render())
         assert "avg reward 56.0 recorded → 14.0 ours" in summary
@@ -250,7 +248,7 @@ async def test_audit_screen_shows_only_the_effect_above_a_table_that_keeps_its_r
         await pilot.press("u")
         screen = app.screen
         assert isinstance(screen, AuditScreen)
-        await wait_until(pilot, lambda: screen.audit is not None, "the audit", tries=3000)
+        await wait_until(pilot, lambda: screen.audit is not None, "the audit")
         await pilot.pause()
         summary = str(screen.query_one("#audit-summary").render()).splitlines()
         assert summary[0].startswith("effect: avg reward 56.0 recorded → 14.0 ours")
@@ -271,5 +269,5 @@ async def test_a_file_that_cannot_be_read_is_said_and_the_screen_goes_back(make_
         await settle(pilot)
         runs = app.screen
         app.push_screen(RunCompareScreen(A, broken))
-        await wait_until(pilot, lambda: app.screen is runs, "back to the runs table", tries=3000)
+        await wait_until(pilot, lambda: app.screen is runs, "back to the runs table")
         assert any("cannot compare" in n.message and "broken.json" in n.message for n in app._notifications)

@@ -133,7 +133,7 @@ def test_calibrate_grid_with_all_three_bands(
         await set_input(pilot, "#r-agent", "scripted/flaky:0.5")
         await set_input(pilot, "#r-out", str(tmp_path / "snap-calibrate.json"))
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: not screen.running, "the calibration", tries=2000)
+        await wait_until(pilot, lambda: not screen.running, "the calibration")
         await wait_until(pilot, lambda: not screen.refresh_pending, "the grid redraw")
         await pilot.app.workers.wait_for_complete()
         table = screen.table
@@ -195,7 +195,7 @@ def test_audit_screen_with_a_long_summary(snap_compare: Callable[..., bool], mak
         await settle(pilot)
         await pilot.press("u")
         screen = pilot.app.screen
-        await wait_until(pilot, lambda: getattr(screen, "audit", None) is not None, "the audit", tries=3000)
+        await wait_until(pilot, lambda: getattr(screen, "audit", None) is not None, "the audit")
         await pilot.pause()
 
     assert snap_compare(make_app([toolorchestra]), terminal_size=SIZE, run_before=run_before)

@@ -41,7 +41,7 @@ async def test_the_compare_screen_says_it_beside_the_difference(make_app: MakeAp
         await settle(pilot)
         screen = RunCompareScreen(GPT41, ORCHESTRA)
         app.push_screen(screen)
-        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison")
         await pilot.pause()
         summary = _text(screen.query_one("#runcmp-summary", SummaryPane))
         assert f"⚠ B: {WRONG_ID}" in summary
@@ -54,7 +54,7 @@ async def test_the_many_compare_screen_names_the_run(make_app: MakeApp) -> None:
         await settle(pilot)
         screen = ManyCompareScreen([GPT41, ORCHESTRA], 0)
         app.push_screen(screen)
-        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison", tries=3000)
+        await wait_until(pilot, lambda: screen.comparison is not None, "the comparison")
         await pilot.pause()
         assert any(line.startswith(f"[2]: {WRONG_ID}") for line in screen.comparison.warnings)
 
@@ -66,7 +66,7 @@ async def test_the_metrics_screen_says_it_beside_the_score(make_app: MakeApp) ->
         await pilot.press("m")
         screen = app.screen
         assert isinstance(screen, MetricsScreen)
-        await wait_until(pilot, lambda: screen.complete, "the metrics", tries=3000)
+        await wait_until(pilot, lambda: screen.complete, "the metrics")
         await pilot.pause()
         summary = _text(screen.query_one("#metrics-summary", Static))
         assert f"⚠ {WRONG_ID}" in summary
