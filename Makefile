@@ -43,7 +43,7 @@ test: $(STAMP_TEST)
 # process, a server or the terminal, so one more worker per two cores keeps the cores busy (tests/tui and
 # tests/commands on 2 cores: 266 s with 2 workers, 178 s with 3, 175 s with 4). TEST_WORKERS=N sets the
 # number; TEST_WORKERS=0 runs the suite in this process (a debugger, -x, -s).
-TEST_WORKERS ?= $(shell $(PYTHON) -c "import os; n = len(os.sched_getaffinity(0)); print(n + (n + 1) // 2)")
+TEST_WORKERS ?= $(shell $(PYTHON) -c "import os; n = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1; print(n + (n + 1) // 2)")
 
 # The inner loop, under a minute: the suite without the tests marked slow (tau2 1.0.1 itself, Ray clusters,
 # whole-corpus passes, real Inspect runs: tests/conftest.py SLOW), no lint. make test runs them all.
