@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 import types
 from collections.abc import Iterable
 from pathlib import Path
@@ -41,6 +42,9 @@ __all__ = [
 
 DATA_FLAGS = "pass --tau2-data DIR or set TAU2_DATA_DIR"  # how a user points at tau2 data
 _PACKAGE_PREFIX = "tau_tui_domains"
+# One import of a domain package at a time: a package is in sys.modules before its code has run, and a second
+# thread (the TUI's loader beside its calibrator) must wait for it rather than take the half-made module.
+_IMPORT_LOCK = threading.RLock()
 
 
 def _installed_tau2_data() -> Path | None:
@@ -136,6 +140,11 @@ def data_root_near(paths: Iterable[Path | str], levels: int = 3) -> Path | None:
 
 
 def _import_domain_package(folder: Path) -> types.ModuleType:
+    with _IMPORT_LOCK:
+        return _import_domain_package_locked(folder)
+
+
+def _import_domain_package_locked(folder: Path) -> types.ModuleType:
     if _PACKAGE_PREFIX not in sys.modules:
         parent = types.ModuleType(_PACKAGE_PREFIX)
         parent.__path__ = []

@@ -194,3 +194,30 @@ def test_a_domain_name_from_a_recording_is_never_a_path(tmp_path: Path) -> None:
         assert registry.folder(name) is None
         with pytest.raises(DomainError, match="unknown domain"):
             registry.get(name)
+
+
+def test_a_domain_package_imported_by_two_threads_at_once_is_whole_in_both(tmp_path: Path) -> None:
+    """The TUI's file loader and its calibrator can ask for one domain together: the second must wait for the
+    package's code to run, not take the module half made (warehouse then lacked DOMAIN and read as a tau2 domain)."""
+    import sys
+    import threading
+    import time
+
+    from tau_tui.domains import _import_domain_package
+
+    folder = tmp_path / "slowpoke"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("import time\ntime.sleep(0.5)\nDOMAIN = 'made'\n")
+    name = "tau_tui_domains.slowpoke"
+    first = threading.Thread(target=_import_domain_package, args=(folder,))
+    try:
+        first.start()
+        deadline = time.monotonic() + 30
+        while name not in sys.modules:  # the first import is under way: the module is registered, its code runs
+            assert time.monotonic() < deadline and first.is_alive(), "the first import never began"
+            time.sleep(0.001)
+        second = _import_domain_package(folder)
+        assert getattr(second, "DOMAIN", None) == "made"
+    finally:
+        first.join()
+        sys.modules.pop(name, None)
