@@ -72,6 +72,11 @@ def unscored_note(raw: Any) -> str | None:
     return str(error).splitlines()[0] if error else None
 
 
+def _trial_order(trial: int | None) -> tuple[bool, int]:
+    """Trials in order, a simulation that names none after them (in file order: the sort is stable)."""
+    return (trial is None, trial or 0)
+
+
 def forks_line(count: int) -> str:
     """``1 fork left out``: what the grid does not count, said where it is shown."""
     from tau_tui import formats
@@ -165,7 +170,10 @@ class Calibrator:
         setup = Setup(run.agent_model or run.agent_implementation, run.user_model or run.user_implementation)
         added = 0
         tasks = set()
-        for entry, raw in zip(run.entries, run.raw_sims, strict=False):
+        # A run file holds simulations in the order they finished (trial 3 may be written before trial 2): the
+        # cells are added in trial order, as a live calibration adds them, so a resumed grid reads the same.
+        pairs = sorted(zip(run.entries, run.raw_sims, strict=False), key=lambda pair: _trial_order(pair[0].trial))
+        for entry, raw in pairs:
             ref = SimRef(run.path, entry.id)
             if entry.problem or self._known(ref):
                 continue

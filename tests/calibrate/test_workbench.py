@@ -195,3 +195,24 @@ def test_recomputed_rewards_replace_the_recorded_ones(registry: DomainRegistry, 
     recomputed.load_run(open_run(path), recompute=True)
     assert {c.reward for r in recomputed.grid.rows() for c in r.cells} <= {0.0, 1.0}
     assert TrialOutcome.PASS in {c.outcome for r in recomputed.grid.rows() for c in r.cells}
+
+
+def test_a_run_file_written_out_of_trial_order_loads_as_the_live_grid_shows_it(
+    registry: DomainRegistry, tmp_path: Path
+) -> None:
+    """Simulations are saved as they finish (trial 3 of a task can come before its trial 2): the loaded row has
+    its cells in trial order, as the live run added them, so resuming a calibration prints the same grid."""
+    calibrator = Calibrator(registry, "mock")
+    path = tmp_path / "run.json"
+    asyncio.run(calibrator.run(config(num_trials=3), path))
+    live = {r.key: [(c.trial, c.seed, ref(c).sim_id) for c in r.cells] for r in calibrator.grid.rows()}
+    assert all([t for t, _, _ in cells] == [0, 1, 2] for cells in live.values())
+
+    shuffled = tmp_path / "shuffled.json"
+    data = json.loads(path.read_text())
+    data["simulations"].reverse()  # the last trial of each task written first
+    shuffled.write_text(json.dumps(data))
+    fresh = Calibrator(registry, "mock")
+    assert fresh.load_run(open_run(shuffled)) == 9
+    loaded = {r.key: [(c.trial, c.seed, ref(c).sim_id) for c in r.cells] for r in fresh.grid.rows()}
+    assert loaded == live
