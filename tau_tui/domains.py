@@ -198,12 +198,26 @@ class DomainRegistry:
         self.search_path = domain_search_path(extra_paths)
         self.fallbacks: list[DomainProvider] = list(default_fallbacks(use_tau2) if fallbacks is None else fallbacks)
         self._loaded: dict[str, Domain] = {}
+        # The TUI asks from several threads (file loading, replay, the calibrator): a domain is built once, and
+        # the loaded ones are not read while another is being added.
+        self._lock = threading.RLock()
         self._reported: dict[str, int] = {}  # per loaded name: how many of its warnings were returned
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state.pop("_lock")  # a lock does not pickle (a registry shipped to a worker process gets its own)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     def new_warnings(self) -> list[str]:
         """Data warnings of loaded domains not returned before (each is reported once)."""
         out = []
-        for key, domain in self._loaded.items():
+        with self._lock:
+            loaded = list(self._loaded.items())
+        for key, domain in loaded:
             seen = self._reported.get(key, 0)
             out += [f"domain {domain.name}: {w}" for w in domain.warnings[seen:]]
             self._reported[key] = len(domain.warnings)
@@ -281,6 +295,10 @@ class DomainRegistry:
         """(the domain, the variant) ``name`` names. A variant the base domain does not serve (``airline-relaxed``:
         a fork's changed policy) is asked of the fallback providers by its full name, and is otherwise unknown:
         never graded as its base domain (``DomainError``)."""
+        with self._lock:
+            return self._resolve(name)
+
+    def _resolve(self, name: str) -> tuple[Domain, str | None]:
         base, variant = split_variant(name)
         if variant is None:
             return self._base(base), None

@@ -221,3 +221,40 @@ def test_a_domain_package_imported_by_two_threads_at_once_is_whole_in_both(tmp_p
     finally:
         first.join()
         sys.modules.pop(name, None)
+
+
+def test_two_threads_asking_for_one_domain_get_the_one_domain_built_once(tmp_path: Path) -> None:
+    """The file loader, the replay and the calibrator share the session's registry: a domain asked for by two
+    at once is built once, and both get that one."""
+    import threading
+
+    folder = tmp_path / "d" / "lamps"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(
+        USER_DOMAIN.replace(
+            "def create(data_dir: Path):\n",
+            "BUILT = []\n\n\ndef create(data_dir: Path):\n    import time\n    BUILT.append(1)\n    time.sleep(0.3)\n",
+        )
+    )
+    registry = DomainRegistry(None, [tmp_path / "d"], use_tau2=False)
+    got: list[Domain] = []
+    threads = [threading.Thread(target=lambda: got.append(registry.get("lamps"))) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(got) == 3 and got[0] is got[1] is got[2]
+    import sys
+
+    assert sys.modules["tau_tui_domains.lamps"].BUILT == [1]
+
+
+def test_a_registry_pickles_with_its_loaded_domains(tau2_data: Path) -> None:
+    """Its lock stays behind: the copy (in a worker process) has its own and the same domains."""
+    import pickle
+
+    registry = DomainRegistry(tau2_data)
+    registry.get("mock")
+    copy = pickle.loads(pickle.dumps(registry))
+    assert copy.get("mock").tool_names() == registry.get("mock").tool_names()
+    assert copy._lock is not registry._lock
