@@ -91,6 +91,12 @@ async def wait_until(
         await pilot.pause(0.01)
 
 
+def notified(app: App[ReturnType], *parts: str) -> bool:
+    """A toast holding every one of ``parts`` is up. ``notify`` posts a message the app handles in its turn, so a
+    test waits for this (``wait_until``) rather than looking once after what raised it."""
+    return any(all(part in str(n.message) for part in parts) for n in app._notifications)
+
+
 async def set_input(pilot: Pilot[ReturnType], selector: str, value: str) -> None:
     from textual.widgets import Input
 

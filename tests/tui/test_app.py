@@ -24,7 +24,17 @@ from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.tui.widgets.state_tree import NodeRef, StateTree
 
-from .conftest import RECORDINGS, SIZE, TELECOM_IDS, current_screen, open_sim, opened_files, settle
+from .conftest import (
+    RECORDINGS,
+    SIZE,
+    TELECOM_IDS,
+    current_screen,
+    notified,
+    open_sim,
+    opened_files,
+    settle,
+    wait_until,
+)
 
 if TYPE_CHECKING:
     from tests.tui.conftest import MakeApp
@@ -219,7 +229,7 @@ async def test_load_notices_without_any_say_so_instead_of_an_empty_list(make_app
         assert app.session.catalog.all_notices() == []
         await pilot.press("exclamation_mark")
         assert isinstance(app.screen, RunsScreen)
-        assert any("no load notices" in n.message for n in app._notifications)
+        await wait_until(pilot, lambda: notified(app, "no load notices"), "the toast")
 
 
 # --- trajectory screen -----------------------------------------------------------------------

@@ -23,7 +23,7 @@ from tau_tui.tui.widgets.run_table import RunTable
 from tau_tui.views.columns import flags_cell, recomputed_cell
 
 from ..conftest import CORPUS
-from .conftest import SIZE, open_sim, settle
+from .conftest import SIZE, notified, open_sim, settle, wait_until
 
 if TYPE_CHECKING:
     from tau_tui.analysis import Analyzer
@@ -289,7 +289,7 @@ async def test_j_without_a_judge_model_says_how_to_give_one(make_app: MakeApp, t
         await open_sim(pilot, app.session.catalog.rows[0].sim_id)
         await pilot.press("J")
         await pilot.pause()
-        assert any("--judge MODEL" in n.message for n in app._notifications)
+        await wait_until(pilot, lambda: notified(app, "--judge MODEL"), "the toast")
         assert isinstance(app.screen, TrajectoryScreen)
         assert app.screen.report is not None
         assert app.screen.report.evaluation.reward is None

@@ -15,7 +15,7 @@ from tau_tui.tui.widgets.rich_pane import RichPane
 from tau_tui.tui.widgets.run_table import RunTable
 from tests.review_fixtures import full_duplex_run, reviewed_run
 
-from .conftest import open_sim, settle
+from .conftest import notified, open_sim, settle, wait_until
 
 if TYPE_CHECKING:
     from tests.tui.conftest import MakeApp
@@ -239,4 +239,4 @@ async def test_c_on_a_text_run_says_there_is_no_consolidated_list(make_app: Make
         await pilot.press("c")
         await pilot.pause()
         assert app.screen is screen
-        assert any("graded from its messages" in str(n.message) for n in app._notifications)
+        await wait_until(pilot, lambda: notified(app, "graded from its messages"), "the toast")

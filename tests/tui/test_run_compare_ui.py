@@ -15,7 +15,7 @@ from tau_tui.tui.widgets.fitting_footer import FittingFooter
 from tau_tui.tui.widgets.run_table import RunTable
 
 from ..conftest import CORPUS
-from .conftest import settle, wait_until
+from .conftest import notified, settle, wait_until
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -270,4 +270,4 @@ async def test_a_file_that_cannot_be_read_is_said_and_the_screen_goes_back(make_
         runs = app.screen
         app.push_screen(RunCompareScreen(A, broken))
         await wait_until(pilot, lambda: app.screen is runs, "back to the runs table")
-        assert any("cannot compare" in n.message and "broken.json" in n.message for n in app._notifications)
+        await wait_until(pilot, lambda: notified(app, "cannot compare", "broken.json"), "the toast naming the file")
