@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 
@@ -44,13 +44,73 @@ os.environ["TAU_TUI_CONFIG"] = str(ROOT / "tests" / "fixtures" / "no-such-config
 SLOW_LIST = ROOT / "tests" / "slow.txt"
 
 
+# The longest tests with their seconds (scripts/slow_tests.py writes it too): make test starts them first.
+LONGEST_LIST = ROOT / "tests" / "longest.txt"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests tests/slow.txt lists ``slow`` (a line naming a module marks every test in it)."""
+    """Mark the tests tests/slow.txt lists ``slow`` (a line naming a module marks every test in it); under
+    pytest-xdist (make test: ``--dist worksteal``), put the longest tests at the head of each worker's share. Each
+    worker collects and reorders alike; the controller schedules the order they report."""
     lines = SLOW_LIST.read_text().splitlines() if SLOW_LIST.is_file() else []
     slow = {line.strip() for line in lines if line.strip() and not line.startswith("#")}
     for item in items:
         if item.nodeid in slow or item.nodeid.split("::")[0] in slow:
             item.add_marker(pytest.mark.slow)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+    if workers > 1:  # set in each worker (where config.option.dist reads "no")
+        items[:] = front_loaded(items, longest_tests(), workers)
+
+
+def longest_tests() -> dict[str, float]:
+    """tests/longest.txt: test id to its seconds in the run it was measured from."""
+    lines = LONGEST_LIST.read_text().splitlines() if LONGEST_LIST.is_file() else []
+    out = {}
+    for line in lines:
+        seconds, _, node = line.strip().partition(" ")
+        if node and not line.startswith("#"):
+            out[node] = float(seconds)
+    return out
+
+
+def worksteal_shares(total: int, workers: int) -> list[int]:
+    """How many tests each worker is given first: worksteal splits the collection into even runs, in order (the
+    rest is stolen from the end of the longest queue as workers run dry)."""
+    shares, left = [], total
+    for i in range(workers):
+        shares.append(left // (workers - i))
+        left -= shares[-1]
+    return shares
+
+
+class _Test(Protocol):
+    @property
+    def nodeid(self) -> str: ...
+
+
+TestT = TypeVar("TestT", bound=_Test)
+
+
+def front_loaded(items: list[TestT], longest: dict[str, float], workers: int) -> list[TestT]:
+    """``items`` reordered so each worker's first share begins with some of the longest tests, dealt longest
+    first to the worker with the fewest seconds so far; the other tests keep their order. A long test left to
+    the end of a share runs last and keeps the whole run waiting; at the head, the short ones fill in around it."""
+    shares = worksteal_shares(len(items), workers)
+    heavy = sorted((item for item in items if item.nodeid in longest), key=lambda item: -longest[item.nodeid])
+    dealt: list[list[TestT]] = [[] for _ in range(workers)]
+    seconds = [0.0] * workers
+    for item in heavy:
+        worker = min(range(workers), key=lambda w: (seconds[w], w))
+        dealt[worker].append(item)
+        seconds[worker] += longest[item.nodeid]
+    if any(len(dealt[w]) > shares[w] for w in range(workers)):
+        return items  # a small selection: the order as collected
+    rest = iter(item for item in items if item.nodeid not in longest)
+    out: list[TestT] = []
+    for worker in range(workers):
+        out += dealt[worker]
+        out += [next(rest) for _ in range(shares[worker] - len(dealt[worker]))]
+    return out
 
 
 @pytest.fixture(autouse=True)
