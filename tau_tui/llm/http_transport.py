@@ -222,7 +222,7 @@ class HttpTransport:
 
     async def send(self, request: Request) -> Reply:
         raw = await self.post(request)
-        return Reply(message=first_message(raw), raw=raw)
+        return Reply(message=first_message(raw), raw=raw, provider=PROVIDER.rstrip("/"))
 
     async def post(self, request: Request) -> JSON:
         """The reply to ``request`` as a JSON object, or a ``ProviderFailure``."""

@@ -139,10 +139,14 @@ def maybe_priced(name: Any) -> bool:
     return any(candidate in names for candidate in candidates)
 
 
-def price(response: Any, litellm: Any = None) -> float:
+def price(response: Any, litellm: Any = None, provider: str | None = None) -> float:
     """litellm's cost of a reply, 0.0 when unpriced (as in tau2): litellm's response (custom per-token prices in
     the call's arguments count: litellm priced it already), or an endpoint's JSON reply, made one here.
-    ``litellm``: the module, when the caller has it; else it is imported here (call this off the event loop)."""
+    ``litellm``: the module, when the caller has it; else it is imported here (call this off the event loop).
+    ``provider``: the provider that answered (``openai`` for the direct transport). litellm then prices the
+    reply's model as that provider's, as it does a reply to its own call; without it, litellm finds the provider
+    from the model name the endpoint wrote, and for some names (``github_copilot/…``) that starts an OAuth login
+    over the network."""
     if litellm is None:
         litellm = import_litellm()
     hidden = getattr(response, "_hidden_params", None) or {}
@@ -152,7 +156,7 @@ def price(response: Any, litellm: Any = None) -> float:
     try:
         if isinstance(response, dict):
             response = litellm.ModelResponse(**response)
-        return float(litellm.completion_cost(completion_response=response))
+        return float(litellm.completion_cost(completion_response=response, custom_llm_provider=provider))
     except Exception:  # noqa: BLE001 - an unpriced model costs 0.0, as in tau2
         return 0.0
 

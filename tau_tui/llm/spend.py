@@ -4,7 +4,7 @@
 JSON). ``reply_cost`` is litellm's price of the reply whichever transport carried it, 0.0 for a model
 litellm cannot price (as in tau2), so a cost never differs with the way the call went: litellm's own figure
 when litellm made the call, else 0.0 for a reply naming a model its map has no price for, else litellm's
-price of the JSON reply, computed off the event loop (it imports litellm).
+price of the JSON reply as a reply of the endpoint's provider, computed off the event loop (it imports litellm).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ async def reply_cost(reply: Reply) -> float:
         return reply.cost
     if not maybe_priced(reply.raw.get("model")):
         return 0.0
-    return await asyncio.to_thread(price, reply.raw)
+    return await asyncio.to_thread(price, reply.raw, None, reply.provider)
 
 
 __all__ = ["reply_cost", "usage"]

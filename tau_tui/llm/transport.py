@@ -47,11 +47,13 @@ class Request:
 @dataclass(frozen=True)
 class Reply:
     """A usable reply: the first choice's message and the whole reply, both as JSON; ``cost`` when the
-    transport priced the reply itself (litellm does), else None and ``llm.spend`` prices it."""
+    transport priced the reply itself (litellm does), else None and ``llm.spend`` prices it as a reply of
+    ``provider`` (litellm's provider name of the endpoint that answered)."""
 
     message: JSON
     raw: JSON
     cost: float | None = None
+    provider: str | None = None
 
 
 class Transport(Protocol):

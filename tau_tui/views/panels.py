@@ -458,7 +458,7 @@ def render_fact(fact: Fact) -> Text:
     return out
 
 
-def render_derived(analysis: SimAnalysis | None, error: str | None) -> RenderableType:
+def render_derived(analysis: SimAnalysis | None, error: str | None) -> Text:
     """What tau-tui's own replay found; never mixed with the recorded reward."""
     out = Text()
     out.append("DERIVED", style=DERIVED_STYLE + " reverse")

@@ -420,3 +420,31 @@ def _child_call(sync: LLMSettings, payload: list[dict[str, str]]) -> str | None:
     from tau_tui.llm.client import complete_sync
 
     return complete_sync(sync, list(payload)).content
+
+
+def test_a_reply_naming_any_providers_model_costs_what_litellm_says_and_starts_no_login(
+    fake_llm: FakeLLM, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """An endpoint writes any model name in its reply. Priced as a reply of the provider that answered (openai),
+    as litellm prices a reply to its own call: one chat model of each provider in litellm's map (91 of them
+    cost otherwise when litellm was left to find the provider) costs the same through both transports; and a name such as github_copilot/gpt-4o
+    never starts litellm's OAuth device login (network requests, retries, lines on stderr)."""
+    import litellm
+
+    first: dict[str, str] = {}
+    for name, info in litellm.model_cost.items():
+        if isinstance(info, dict) and info.get("mode") == "chat":
+            first.setdefault(str(info.get("litellm_provider")), name)
+    names = sorted({"github_copilot/gpt-4o", "gpt-4o", *first.values()})
+
+    async def costs(client: str) -> list[float]:  # one event loop for every call (a loop each costs seconds)
+        out = []
+        for name in names:
+            fake_llm.script("m", [Reply(content="x", model=name, usage=(1000, 500))])
+            out.append((await complete(settings(fake_llm, client, model="openai/m"), HISTORY)).cost)
+        return out
+
+    theirs, ours = asyncio.run(costs("litellm")), asyncio.run(costs("http"))
+    differ = [(name, a, b) for name, a, b in zip(names, theirs, ours, strict=True) if a != pytest.approx(b)]
+    assert differ == [] and len(names) > 40
+    assert "authenticator" not in capfd.readouterr().err
