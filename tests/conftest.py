@@ -91,21 +91,41 @@ class _Test(Protocol):
 TestT = TypeVar("TestT", bound=_Test)
 
 
+# Tests that must not run beside each other on two workers: each Ray module starts a Ray runtime (or a
+# cluster) of its own, and two at once on two cores starve each other (a test of 48 s took 160 s).
+SHARED_GROUPS = {"tests/workers/test_ray_": "ray"}
+
+
+def group_of(nodeid: str) -> str:
+    """What a test is moved with: its module (module fixtures are built once, on one worker), or a group of
+    modules in ``SHARED_GROUPS``."""
+    module = nodeid.split("::")[0]
+    return next((group for prefix, group in SHARED_GROUPS.items() if module.startswith(prefix)), module)
+
+
 def front_loaded(items: list[TestT], longest: dict[str, float], workers: int) -> list[TestT]:
-    """``items`` reordered so each worker's first share begins with some of the longest tests, dealt longest
-    first to the worker with the fewest seconds so far; the other tests keep their order. A long test left to
-    the end of a share runs last and keeps the whole run waiting; at the head, the short ones fill in around it."""
+    """``items`` reordered so each worker's first share begins with the groups (``group_of``) holding the
+    longest tests, dealt by their seconds, most first, to the worker with the fewest so far; a group's tests
+    stay together and in order, the other tests keep their order. A long test left to the end of a share runs
+    last and keeps the whole run waiting; at the head, the short ones fill in around it."""
     shares = worksteal_shares(len(items), workers)
-    heavy = sorted((item for item in items if item.nodeid in longest), key=lambda item: -longest[item.nodeid])
+    groups: dict[str, list[TestT]] = {}
+    weight: dict[str, float] = {}
+    for item in items:
+        if item.nodeid in longest:
+            weight[group_of(item.nodeid)] = weight.get(group_of(item.nodeid), 0.0) + longest[item.nodeid]
+    for item in items:
+        if group_of(item.nodeid) in weight:
+            groups.setdefault(group_of(item.nodeid), []).append(item)
     dealt: list[list[TestT]] = [[] for _ in range(workers)]
     seconds = [0.0] * workers
-    for item in heavy:
+    for group in sorted(weight, key=lambda g: -weight[g]):
         worker = min(range(workers), key=lambda w: (seconds[w], w))
-        dealt[worker].append(item)
-        seconds[worker] += longest[item.nodeid]
+        dealt[worker] += groups[group]
+        seconds[worker] += weight[group]
     if any(len(dealt[w]) > shares[w] for w in range(workers)):
         return items  # a small selection: the order as collected
-    rest = iter(item for item in items if item.nodeid not in longest)
+    rest = iter(item for item in items if group_of(item.nodeid) not in weight)
     out: list[TestT] = []
     for worker in range(workers):
         out += dealt[worker]
